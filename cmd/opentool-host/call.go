@@ -1,0 +1,64 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/opentool-host/opentool-host/pluginsdk"
+)
+
+func callCommand() *cli.Command {
+	flags := []cli.Flag{
+		dirFlag(true),
+		&cli.StringFlag{Name: "params", Aliases: []string{"p"}, Value: "{}", Usage: "arguments as a JSON `OBJECT`, e.g. '{\"a\":1,\"b\":2}'"},
+	}
+	flags = append(flags, hostFlags()...)
+	flags = append(flags, logFlags("warn")...)
+	return &cli.Command{
+		Name:      "call",
+		Usage:     "start the plugins in --dir, call one function once and print its JSON result",
+		UsageText: "opentool-host call --dir plugins FUNCTION --params '{\"a\":1}'",
+		Description: "Prints the result object on stdout. On a tool or host error prints the error\n" +
+			"on stderr and exits with status 1 (2 for bad usage).",
+		ArgsUsage: "FUNCTION",
+		Flags:     flags,
+		Action:    callAction,
+	}
+}
+
+func callAction(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return cli.Exit("call: give exactly one FUNCTION name (see --help)", 2)
+	}
+	fn := c.Args().First()
+	params := bytes.TrimSpace([]byte(c.String("params")))
+	var obj map[string]any
+	if err := json.Unmarshal(params, &obj); err != nil {
+		return cli.Exit(fmt.Sprintf("call: --params must be a JSON object: %v", err), 2)
+	}
+	h, err := startHost(c)
+	if err != nil {
+		return err
+	}
+	defer h.Close(context.Background())
+	res, err := h.Call(c.Context, fn, params)
+	if err != nil {
+		var te *pluginsdk.Error
+		if errors.As(err, &te) {
+			return cli.Exit(fmt.Sprintf("call %s: tool error %d: %s", fn, te.Code, te.Message), 1)
+		}
+		return cli.Exit(fmt.Sprintf("call %s: %v", fn, err), 1)
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, res, "", "  "); err != nil {
+		out.Reset()
+		out.Write(res)
+	}
+	fmt.Fprintln(c.App.Writer, out.String())
+	return nil
+}

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/httpapi"
+	"github.com/opentool-host/opentool-host/opentool"
+)
+
+func listCommand() *cli.Command {
+	flags := []cli.Flag{
+		dirFlag(false),
+		&cli.StringFlag{Name: "url", Usage: "base `URL` of a running host (e.g. http://127.0.0.1:9627) instead of --dir"},
+		&cli.BoolFlag{Name: "json", Usage: "print JSON instead of a table"},
+	}
+	flags = append(flags, hostFlags()...)
+	flags = append(flags, logFlags("warn")...)
+	return &cli.Command{
+		Name:      "list",
+		Usage:     "list plugins and their functions (from --dir, or from a running host with --url)",
+		UsageText: "opentool-host list --dir plugins\n   opentool-host list --url http://127.0.0.1:9627",
+		Flags:     flags,
+		Action:    listAction,
+	}
+}
+
+// listing is what list prints: plugins with their state and the served
+// functions with the plugin that serves each.
+type listing struct {
+	Plugins   []host.PluginStatus `json:"plugins"`
+	Functions []listedFunction    `json:"functions"`
+}
+
+type listedFunction struct {
+	Plugin      string `json:"plugin"`
+	Function    string `json:"function"`
+	Description string `json:"description"`
+}
+
+func listAction(c *cli.Context) error {
+	var l listing
+	switch {
+	case c.String("url") != "":
+		var err error
+		if l, err = listFromURL(c.Context, c.String("url")); err != nil {
+			return cli.Exit(err.Error(), 1)
+		}
+	case c.String("dir") != "":
+		h, err := startHost(c)
+		if err != nil {
+			return err
+		}
+		defer h.Close(context.Background())
+		l.Plugins = h.Plugins()
+		for _, f := range h.Functions() {
+			l.Functions = append(l.Functions, listedFunction{Plugin: f.Plugin, Function: f.Function.Name, Description: f.Function.Description})
+		}
+	default:
+		return cli.Exit("list: give --dir DIR or --url URL", 2)
+	}
+	if c.Bool("json") {
+		enc := json.NewEncoder(c.App.Writer)
+		enc.SetIndent("", "  ")
+		return enc.Encode(l)
+	}
+	printListing(c.App.Writer, l)
+	return nil
+}
+
+func printListing(w io.Writer, l listing) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PLUGIN\tFUNCTION\tDESCRIPTION")
+	for _, f := range l.Functions {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", f.Plugin, f.Function, oneLine(f.Description))
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PLUGIN\tSTATE\tPID\tRESTARTS\tFUNCTIONS\tREASON")
+	for _, p := range l.Plugins {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\n", p.Name, p.State, p.PID, p.Restarts, len(p.Functions), oneLine(p.LastError))
+	}
+	tw.Flush()
+}
+
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 160 {
+		s = s[:157] + "..."
+	}
+	return s
+}
+
+// listFromURL reads GET /health and GET /opentool/load of a running host.
+func listFromURL(ctx context.Context, base string) (listing, error) {
+	base = strings.TrimSuffix(strings.TrimSuffix(base, "/"), httpapi.BasePath)
+	var l listing
+	var health httpapi.Health
+	if err := getJSON(ctx, base+"/health", &health); err != nil {
+		return l, err
+	}
+	l.Plugins = health.Plugins
+	var doc opentool.OpenTool
+	if err := getJSON(ctx, base+httpapi.BasePath+"/load", &doc); err != nil {
+		return l, err
+	}
+	owner := map[string]string{}
+	for _, p := range health.Plugins {
+		for _, f := range p.Functions {
+			if _, ok := owner[f]; !ok && p.State != host.StateFailed {
+				owner[f] = p.Name
+			}
+		}
+	}
+	for _, f := range doc.Functions {
+		l.Functions = append(l.Functions, listedFunction{Plugin: owner[f.Name], Function: f.Name, Description: f.Description})
+	}
+	return l, nil
+}
+
+func getJSON(ctx context.Context, url string, v any) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: HTTP %d", url, resp.StatusCode)
+	}
+	return json.NewDecoder(resp.Body).Decode(v)
+}
+
+// startHost starts a host on --dir without watching, for list and call.
+func startHost(c *cli.Context) (*host.Host, error) {
+	cfg, err := hostConfig(c)
+	if err != nil {
+		return nil, err
+	}
+	h, err := host.New(cfg)
+	if err != nil {
+		return nil, cli.Exit(err.Error(), 1)
+	}
+	if err := h.Start(c.Context); err != nil {
+		_ = h.Close(context.Background())
+		return nil, cli.Exit(err.Error(), 1)
+	}
+	return h, nil
+}

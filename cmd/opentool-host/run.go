@@ -1,0 +1,140 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/httpapi"
+	"github.com/opentool-host/opentool-host/internal/version"
+)
+
+// DefaultAddr is the reference OpenTool SDKs' default address, on loopback.
+const DefaultAddr = "127.0.0.1:9627"
+
+func hostFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.DurationFlag{Name: "call-timeout", Value: 60 * time.Second, Usage: "longest a call may run before it fails"},
+		&cli.IntFlag{Name: "max-concurrency", Value: 64, Usage: "calls one plugin may run at once; more wait until their deadline"},
+		&cli.DurationFlag{Name: "start-timeout", Value: 10 * time.Second, Usage: "longest a plugin may take to handshake and load"},
+		&cli.StringFlag{Name: "state-dir", Usage: "parent of the host's state folder (binary copies, sockets); default $TMPDIR/opentool-host"},
+	}
+}
+
+func hostConfig(c *cli.Context) (host.Config, error) {
+	log, err := newLogger(c)
+	if err != nil {
+		return host.Config{}, err
+	}
+	return host.Config{
+		Dir:            c.String("dir"),
+		Logger:         log,
+		CallTimeout:    c.Duration("call-timeout"),
+		MaxConcurrency: c.Int("max-concurrency"),
+		StartTimeout:   c.Duration("start-timeout"),
+		StateDir:       c.String("state-dir"),
+	}, nil
+}
+
+func runCommand() *cli.Command {
+	flags := []cli.Flag{
+		dirFlag(true),
+		&cli.StringFlag{Name: "addr", Value: DefaultAddr, Usage: "`HOST:PORT` to listen on (loopback by default)", EnvVars: []string{"OPENTOOL_ADDR"}},
+		&cli.BoolFlag{Name: "watch", Value: true, Usage: "hot reload: watch --dir and start, replace or stop plugins as files change"},
+		&cli.DurationFlag{Name: "shutdown-timeout", Value: 15 * time.Second, Usage: "on SIGINT/SIGTERM, longest wait for calls in flight"},
+		&cli.Int64Flag{Name: "max-body", Value: httpapi.DefaultMaxBodyBytes, Usage: "largest request body in bytes"},
+	}
+	flags = append(flags, hostFlags()...)
+	flags = append(flags, logFlags("info")...)
+	return &cli.Command{
+		Name:      "run",
+		Usage:     "start every plugin in --dir and serve their functions over HTTP",
+		UsageText: "opentool-host run --dir plugins [--addr 127.0.0.1:9627] [--log-level info] [--log-json]",
+		Description: "Serves GET /opentool/version, POST /opentool/call, GET /opentool/load and GET /health.\n" +
+			"SIGINT/SIGTERM drain calls in flight and stop every plugin; SIGHUP rescans --dir.",
+		Flags:  flags,
+		Action: runAction,
+	}
+}
+
+func runAction(c *cli.Context) error {
+	cfg, err := hostConfig(c)
+	if err != nil {
+		return err
+	}
+	cfg.Watch = c.Bool("watch")
+	log := cfg.Logger
+
+	ln, err := net.Listen("tcp", c.String("addr"))
+	if err != nil {
+		return cli.Exit(fmt.Sprintf("listen: %v", err), 1)
+	}
+	h, err := host.New(cfg)
+	if err != nil {
+		ln.Close()
+		return cli.Exit(err.Error(), 1)
+	}
+	ctx := context.Background()
+	started := time.Now()
+	if err := h.Start(ctx); err != nil {
+		ln.Close()
+		_ = h.Close(ctx)
+		return cli.Exit(err.Error(), 1)
+	}
+	api := httpapi.New(h, httpapi.Config{Version: version.Version, MaxBodyBytes: c.Int64("max-body"), Logger: log.Named("http")})
+	srv := &http.Server{
+		Handler:           api,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+	}
+	served := 0
+	for _, p := range h.Plugins() {
+		if p.State == host.StateReady {
+			served++
+		}
+	}
+	log.Info("serving", "url", "http://"+ln.Addr().String()+httpapi.BasePath, "plugins", served, "functions", len(h.Functions()), "startup_ms", time.Since(started).Milliseconds())
+
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	for {
+		select {
+		case err := <-errc:
+			_ = h.Close(ctx)
+			return cli.Exit(fmt.Sprintf("http server: %v", err), 1)
+		case sig := <-sigs:
+			if sig == syscall.SIGHUP {
+				log.Info("SIGHUP: rescanning plugins dir")
+				go func() {
+					if err := h.Rescan(ctx); err != nil {
+						log.Error("rescan failed", "error", err)
+					}
+				}()
+				continue
+			}
+			log.Info("shutting down", "signal", sig.String())
+			sctx, cancel := context.WithTimeout(ctx, c.Duration("shutdown-timeout"))
+			defer cancel()
+			if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+				log.Warn("http shutdown", "error", err)
+			}
+			if err := h.Close(sctx); err != nil {
+				log.Warn("host close", "error", err)
+			}
+			log.Info("stopped")
+			return nil
+		}
+	}
+}

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/opentool-host/opentool-host/opentool"
+)
+
+func validateCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "validate",
+		Usage:     "check OpenTool documents; print every fault as FILE: PATH: MESSAGE",
+		UsageText: "opentool-host validate FILE...",
+		Description: "Checks each document against the OpenTool specification (1.0.0/1.1.0, plus the 2.0\n" +
+			"\"stream\" field): required fields, function names, types, $refs. Exit status 1 when any\n" +
+			"document has a fault, 2 for bad usage.",
+		ArgsUsage: "FILE...",
+		Action: func(c *cli.Context) error {
+			if c.NArg() == 0 {
+				return cli.Exit("validate: give at least one FILE", 2)
+			}
+			bad := 0
+			for _, file := range c.Args().Slice() {
+				data, err := os.ReadFile(file)
+				if err != nil {
+					fmt.Fprintf(c.App.Writer, "%s: %v\n", file, err)
+					bad++
+					continue
+				}
+				err = opentool.ValidateJSON(data)
+				var ve *opentool.ValidationError
+				switch {
+				case err == nil:
+					fmt.Fprintf(c.App.Writer, "%s: ok\n", file)
+				case errors.As(err, &ve):
+					bad++
+					for _, f := range ve.Faults {
+						fmt.Fprintf(c.App.Writer, "%s: %s\n", file, f.String())
+					}
+				default:
+					bad++
+					fmt.Fprintf(c.App.Writer, "%s: %v\n", file, err)
+				}
+			}
+			if bad > 0 {
+				return cli.Exit("", 1)
+			}
+			return nil
+		},
+	}
+}

@@ -1,0 +1,603 @@
+package opentool
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// ErrUnsupportedSchema is wrapped by FromJSONSchema for JSON Schema
+// constructs that an OpenTool Schema cannot express.
+var ErrUnsupportedSchema = errors.New("opentool: unsupported JSON Schema")
+
+// JSONSchema returns s as a JSON Schema (draft 2020-12) fragment, following
+// spec 1.1.0 "Schema Object": "type", "description" (when not empty),
+// "properties" (always for type object, {} when there are none), "items",
+// "enum" and "required" (when not empty).
+//
+// The values are those json.Unmarshal makes (map[string]any, []any, string,
+// bool and the enum values as they are), so the result can be marshalled or
+// handed to a JSON Schema compiler. s should be inlined first (see
+// OpenTool.ResolveSchema); a remaining "$ref" is copied as is. A nil s gives
+// an empty map.
+func (s *Schema) JSONSchema() map[string]any {
+	m := map[string]any{}
+	if s == nil {
+		return m
+	}
+	if s.Ref != "" {
+		m["$ref"] = s.Ref
+	}
+	if s.Type != "" {
+		m["type"] = s.Type
+	}
+	if s.Description != "" {
+		m["description"] = s.Description
+	}
+	if s.Type == TypeObject || len(s.Properties) > 0 {
+		props := make(map[string]any, len(s.Properties))
+		for k, p := range s.Properties {
+			props[k] = p.JSONSchema()
+		}
+		m["properties"] = props
+	}
+	if s.Items != nil {
+		m["items"] = s.Items.JSONSchema()
+	}
+	if len(s.Enum) > 0 {
+		m["enum"] = cloneValues(s.Enum)
+	}
+	if len(s.Required) > 0 {
+		req := make([]any, len(s.Required))
+		for i, r := range s.Required {
+			req[i] = r
+		}
+		m["required"] = req
+	}
+	return m
+}
+
+// ParametersJSONSchema returns the parameters of f as one JSON Schema
+// object, the form OpenAI "parameters" and Anthropic "input_schema" take:
+//
+//	{"type": "object",
+//	 "properties": {param.Name: param schema, with param.Description as its
+//	                "description" when set},
+//	 "required": [names of the required parameters, in order]}
+//
+// "required" is always present ([] when no parameter is required). Schemas
+// are resolved through doc (which may be nil) as OpenTool.ResolveSchema
+// does, so the result has no "$ref".
+//
+// Errors: those of Inline (*RefError wrapping ErrUnknownRef or ErrRefCycle,
+// ErrTooLarge), and errors wrapping ErrInvalidDocument for a nil f, a
+// parameter without schema and duplicate parameter names. Paths start at
+// "functions[i]" when f is in doc, else at `function "name"`.
+func ParametersJSONSchema(doc *OpenTool, f *Function) (map[string]any, error) {
+	if f == nil {
+		return nil, fmt.Errorf("%w: nil function", ErrInvalidDocument)
+	}
+	prefix := fmt.Sprintf("function %q", f.Name)
+	in := &inliner{}
+	if doc != nil {
+		in.schemas = doc.Schemas
+		for i := range doc.Functions {
+			if &doc.Functions[i] == f || doc.Functions[i].Name == f.Name {
+				prefix = joinIndex("functions", i)
+				break
+			}
+		}
+	}
+	props := make(map[string]any, len(f.Parameters))
+	required := []any{}
+	for i, p := range f.Parameters {
+		path := joinIndex(joinField(prefix, "parameters"), i)
+		if p.Schema == nil {
+			return nil, fmt.Errorf("%w: %s.schema: required", ErrInvalidDocument, path)
+		}
+		if _, dup := props[p.Name]; dup {
+			return nil, fmt.Errorf("%w: %s.name: duplicate parameter name %q", ErrInvalidDocument, path, p.Name)
+		}
+		s, err := in.schema(p.Schema, joinField(path, "schema"))
+		if err != nil {
+			return nil, err
+		}
+		js := s.JSONSchema()
+		if p.Description != "" {
+			js["description"] = p.Description
+		}
+		props[p.Name] = js
+		if p.Required {
+			required = append(required, p.Name)
+		}
+	}
+	return map[string]any{"type": TypeObject, "properties": props, "required": required}, nil
+}
+
+// FromJSONSchema converts a JSON Schema fragment, as json.Unmarshal (with or
+// without UseNumber) decodes it, e.g. the reflection output of
+// github.com/invopop/jsonschema, into an OpenTool Schema (spec 1.1.0
+// "Schema Object") that passes validation. It reads:
+//
+//   - "type": a string, or an array whose one non-"null" entry is taken
+//     (["string", "null"] is "string"). When absent it is inferred from
+//     properties (object), items (array) or the enum values.
+//   - "description", "properties", "items", "enum" (null values dropped),
+//     "const" (as a one-value enum) and "required".
+//   - "$ref" to a local JSON Pointer ("#/$defs/X", "#/definitions/X", "#"),
+//     inlined; a "description" next to it replaces the target's.
+//   - "anyOf"/"oneOf" with exactly one alternative that is not {"type":
+//     "null"}: that alternative.
+//
+// Annotations and constraints OpenTool cannot express ("$schema", "$id",
+// "title", "format", "default", "additionalProperties", "minimum", ...)
+// are dropped; an object without properties gets an empty Properties map.
+//
+// Errors name the path of the construct (e.g. "properties.tags.items"):
+// ErrUnsupportedSchema for boolean schemas, several types, tuple items,
+// allOf, not, if/then/else and other shapes OpenTool cannot express, enum
+// values that do not match the type, required names that are not
+// properties; a *RefError wrapping ErrUnknownRef (non-local or missing
+// target) or ErrRefCycle (recursive types); ErrTooLarge beyond
+// MaxInlineSchemas.
+func FromJSONSchema(js map[string]any) (*Schema, error) {
+	c := &fromJSON{root: js}
+	return c.schema(js, "")
+}
+
+// unsupportedKeywords change the shape of the accepted values in ways an
+// OpenTool Schema cannot express.
+var unsupportedKeywords = []string{"allOf", "not", "if", "then", "else", "prefixItems", "dependentSchemas", "$dynamicRef", "$recursiveRef"}
+
+// fromJSON converts one JSON Schema document.
+type fromJSON struct {
+	root  map[string]any
+	stack []string // "$ref"s being expanded
+	count int
+}
+
+func unsupported(path, format string, args ...any) error {
+	if path == "" {
+		path = rootPath
+	}
+	return fmt.Errorf("%w at %s: %s", ErrUnsupportedSchema, path, fmt.Sprintf(format, args...))
+}
+
+// jsKey appends a JSON Schema keyword or property name to a path; keywords
+// such as "$defs" stay dotted.
+func jsKey(base, key string) string {
+	if len(key) > 1 && key[0] == '$' && isSimpleKey(key[1:]) {
+		return joinField(base, key)
+	}
+	return joinKey(base, key)
+}
+
+func (c *fromJSON) schema(v any, path string) (*Schema, error) {
+	if c.count++; c.count > MaxInlineSchemas {
+		return nil, fmt.Errorf("%w: more than %d schemas at %s", ErrTooLarge, MaxInlineSchemas, path)
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		if b, isBool := v.(bool); isBool {
+			return nil, unsupported(path, "boolean schema %v: OpenTool schemas need a type", b)
+		}
+		return nil, unsupported(path, "must be an object, got %T", v)
+	}
+	for _, k := range unsupportedKeywords {
+		if _, ok := m[k]; ok {
+			return nil, unsupported(jsKey(path, k), "keyword not supported")
+		}
+	}
+	desc := ""
+	if d, ok := m["description"]; ok && d != nil {
+		if desc, ok = d.(string); !ok {
+			return nil, unsupported(jsKey(path, "description"), "must be a string, got %T", d)
+		}
+	}
+	if ref, ok := m["$ref"]; ok {
+		return c.ref(m, ref, path, desc)
+	}
+	for _, k := range []string{"anyOf", "oneOf"} {
+		if alts, ok := m[k]; ok {
+			return c.alternatives(m, k, alts, path, desc)
+		}
+	}
+
+	typ, err := c.typeOf(m, path)
+	if err != nil {
+		return nil, err
+	}
+	s := &Schema{Type: typ, Description: desc}
+
+	pp := jsKey(path, "properties")
+	if p, ok := m["properties"]; ok && p != nil {
+		pm, ok := p.(map[string]any)
+		switch {
+		case typ != TypeObject:
+			return nil, unsupported(pp, "only supported with type object, not %s", typ)
+		case !ok:
+			return nil, unsupported(pp, "must be an object, got %T", p)
+		}
+		keys := make([]string, 0, len(pm))
+		for k := range pm {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		s.Properties = make(map[string]*Schema, len(pm))
+		for _, k := range keys {
+			if s.Properties[k], err = c.schema(pm[k], jsKey(pp, k)); err != nil {
+				return nil, err
+			}
+		}
+	} else if typ == TypeObject {
+		s.Properties = map[string]*Schema{}
+	}
+
+	ip := jsKey(path, "items")
+	if it, ok := m["items"]; ok && it != nil {
+		switch it.(type) {
+		case []any:
+			return nil, unsupported(ip, "tuple items (an array of schemas) are not supported")
+		}
+		if typ != TypeArray {
+			return nil, unsupported(ip, "only supported with type array, not %s", typ)
+		}
+		if s.Items, err = c.schema(it, ip); err != nil {
+			return nil, err
+		}
+	} else if typ == TypeArray {
+		return nil, unsupported(ip, "required: OpenTool arrays need an item schema")
+	}
+
+	if s.Enum, err = enumValues(m, path, typ); err != nil {
+		return nil, err
+	}
+
+	rp := jsKey(path, "required")
+	if r, ok := m["required"]; ok && r != nil {
+		names, ok := stringList(r)
+		switch {
+		case !ok:
+			return nil, unsupported(rp, "must be an array of strings")
+		case typ != TypeObject:
+			if len(names) > 0 {
+				return nil, unsupported(rp, "only supported with type object, not %s", typ)
+			}
+		}
+		for i, n := range names {
+			if _, ok := s.Properties[n]; !ok {
+				return nil, unsupported(joinIndex(rp, i), "%q is not a declared property", n)
+			}
+		}
+		if len(names) > 0 {
+			s.Required = names
+		}
+	}
+	return s, nil
+}
+
+// ref inlines the local reference of m (description desc).
+func (c *fromJSON) ref(m map[string]any, ref any, path, desc string) (*Schema, error) {
+	rp := jsKey(path, "$ref")
+	r, ok := ref.(string)
+	if !ok {
+		return nil, unsupported(rp, "must be a string, got %T", ref)
+	}
+	for _, k := range []string{"type", "properties", "items", "enum", "const", "anyOf", "oneOf"} {
+		if _, ok := m[k]; ok {
+			return nil, unsupported(jsKey(path, k), "not supported alongside $ref")
+		}
+	}
+	target, targetPath, ok := c.pointer(r)
+	if !ok {
+		return nil, &RefError{Path: rp, Ref: r, Err: ErrUnknownRef}
+	}
+	if i := slices.Index(c.stack, r); i >= 0 {
+		return nil, &RefError{Path: rp, Ref: r, Cycle: append(slices.Clone(c.stack[i:]), r), Err: ErrRefCycle}
+	}
+	c.stack = append(c.stack, r)
+	s, err := c.schema(target, targetPath)
+	c.stack = c.stack[:len(c.stack)-1]
+	if err != nil {
+		return nil, err
+	}
+	if desc != "" {
+		s.Description = desc
+	}
+	return s, nil
+}
+
+// pointer resolves a local reference "#" or "#/a/b" (RFC 6901) against the
+// root, returning the target and its path.
+func (c *fromJSON) pointer(ref string) (any, string, bool) {
+	rest, ok := strings.CutPrefix(ref, "#")
+	if !ok {
+		return nil, "", false
+	}
+	var cur any = c.root
+	path := ""
+	if rest == "" {
+		return cur, path, true
+	}
+	if rest[0] != '/' {
+		return nil, "", false
+	}
+	for _, tok := range strings.Split(rest[1:], "/") {
+		tok = strings.NewReplacer("~1", "/", "~0", "~").Replace(tok)
+		switch t := cur.(type) {
+		case map[string]any:
+			if cur, ok = t[tok]; !ok {
+				return nil, "", false
+			}
+			path = jsKey(path, tok)
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(t) {
+				return nil, "", false
+			}
+			cur, path = t[i], joinIndex(path, i)
+		default:
+			return nil, "", false
+		}
+	}
+	return cur, path, true
+}
+
+// alternatives handles anyOf/oneOf (keyword k) with one non-null branch.
+func (c *fromJSON) alternatives(m map[string]any, k string, alts any, path, desc string) (*Schema, error) {
+	kp := jsKey(path, k)
+	arr, ok := alts.([]any)
+	if !ok {
+		return nil, unsupported(kp, "must be an array, got %T", alts)
+	}
+	for _, other := range []string{"type", "properties", "items", "enum", "const", "anyOf", "oneOf"} {
+		if _, ok := m[other]; ok && other != k {
+			return nil, unsupported(jsKey(path, other), "not supported alongside %s", k)
+		}
+	}
+	keep := -1
+	for i, a := range arr {
+		if isNullSchema(a) {
+			continue
+		}
+		if keep >= 0 {
+			return nil, unsupported(kp, "more than one non-null alternative")
+		}
+		keep = i
+	}
+	if keep < 0 {
+		return nil, unsupported(kp, "no non-null alternative")
+	}
+	s, err := c.schema(arr[keep], joinIndex(kp, keep))
+	if err != nil {
+		return nil, err
+	}
+	if desc != "" {
+		s.Description = desc
+	}
+	return s, nil
+}
+
+// isNullSchema reports whether a is {"type": "null"} (or ["null"]).
+func isNullSchema(a any) bool {
+	m, ok := a.(map[string]any)
+	if !ok {
+		return false
+	}
+	types, ok := stringList(m["type"])
+	return ok && len(types) == 1 && types[0] == "null"
+}
+
+// typeOf returns the one non-null type of m, inferring a missing one.
+func (c *fromJSON) typeOf(m map[string]any, path string) (string, error) {
+	tp := jsKey(path, "type")
+	t, ok := m["type"]
+	if !ok || t == nil {
+		if _, ok := m["properties"]; ok {
+			return TypeObject, nil
+		}
+		if _, ok := m["items"]; ok {
+			return TypeArray, nil
+		}
+		if typ := inferEnumType(m); typ != "" {
+			return typ, nil
+		}
+		return "", unsupported(tp, "missing: OpenTool schemas need a type")
+	}
+	types, ok := stringList(t)
+	if !ok {
+		return "", unsupported(tp, "must be a string or an array of strings")
+	}
+	var nonNull []string
+	for _, ty := range types {
+		if ty != "null" {
+			nonNull = append(nonNull, ty)
+		}
+	}
+	switch len(nonNull) {
+	case 0:
+		return "", unsupported(tp, "type null is not supported")
+	case 1:
+	default:
+		return "", unsupported(tp, "several types %q are not supported", nonNull)
+	}
+	switch nonNull[0] {
+	case TypeBoolean, TypeInteger, TypeNumber, TypeString, TypeArray, TypeObject:
+		return nonNull[0], nil
+	}
+	return "", unsupported(tp, "unknown type %q", nonNull[0])
+}
+
+// rawEnum returns the enum (or const) values of m, without nulls, and the
+// keyword they came from.
+func rawEnum(m map[string]any) ([]any, string, bool) {
+	var vals []any
+	key := "enum"
+	if e, ok := m["enum"]; ok && e != nil {
+		switch t := e.(type) {
+		case []any:
+			vals = t
+		case []string:
+			for _, s := range t {
+				vals = append(vals, s)
+			}
+		default:
+			return nil, key, false
+		}
+	} else if cv, ok := m["const"]; ok {
+		vals, key = []any{cv}, "const"
+	} else {
+		return nil, key, true
+	}
+	return vals, key, true
+}
+
+// inferEnumType returns the type all enum/const values share, or "".
+func inferEnumType(m map[string]any) string {
+	vals, _, ok := rawEnum(m)
+	typ := ""
+	for _, v := range vals {
+		t := ""
+		switch v.(type) {
+		case nil:
+			continue
+		case string:
+			t = TypeString
+		case bool:
+			t = TypeBoolean
+		default:
+			f, ok := toFloat(v)
+			if !ok {
+				return ""
+			}
+			t = TypeNumber
+			if f == math.Trunc(f) {
+				t = TypeInteger
+			}
+		}
+		switch {
+		case typ == "" || typ == t:
+			typ = t
+		case typ == TypeInteger && t == TypeNumber || typ == TypeNumber && t == TypeInteger:
+			typ = TypeNumber
+		default:
+			return ""
+		}
+	}
+	if !ok {
+		return ""
+	}
+	return typ
+}
+
+// enumValues converts the enum (or const) of m, checking each against typ.
+func enumValues(m map[string]any, path, typ string) ([]any, error) {
+	vals, key, ok := rawEnum(m)
+	ep := jsKey(path, key)
+	if !ok {
+		return nil, unsupported(ep, "must be an array")
+	}
+	if len(vals) == 0 {
+		return nil, nil
+	}
+	if typ == TypeArray || typ == TypeObject {
+		return nil, unsupported(ep, "not supported for type %s", typ)
+	}
+	var out []any
+	for i, v := range vals {
+		vp := ep
+		if key == "enum" {
+			vp = joinIndex(ep, i)
+		}
+		if v == nil {
+			continue
+		}
+		var ok bool
+		switch typ {
+		case TypeString:
+			_, ok = v.(string)
+		case TypeBoolean:
+			_, ok = v.(bool)
+		case TypeNumber, TypeInteger:
+			var f float64
+			if f, ok = toFloat(v); ok {
+				ok = typ == TypeNumber || f == math.Trunc(f)
+				v = f
+			}
+		}
+		if !ok {
+			return nil, unsupported(vp, "value %v does not match type %s", v, typ)
+		}
+		out = append(out, v)
+	}
+	if len(out) == 0 {
+		return nil, unsupported(ep, "no value other than null")
+	}
+	return out, nil
+}
+
+// toFloat returns a finite JSON number of any Go numeric type as float64.
+func toFloat(v any) (float64, bool) {
+	var f float64
+	switch t := v.(type) {
+	case float64:
+		f = t
+	case float32:
+		f = float64(t)
+	case int:
+		f = float64(t)
+	case int8:
+		f = float64(t)
+	case int16:
+		f = float64(t)
+	case int32:
+		f = float64(t)
+	case int64:
+		f = float64(t)
+	case uint:
+		f = float64(t)
+	case uint8:
+		f = float64(t)
+	case uint16:
+		f = float64(t)
+	case uint32:
+		f = float64(t)
+	case uint64:
+		f = float64(t)
+	case json.Number:
+		var err error
+		if f, err = strconv.ParseFloat(string(t), 64); err != nil {
+			return 0, false
+		}
+	default:
+		return 0, false
+	}
+	return f, !math.IsInf(f, 0) && !math.IsNaN(f)
+}
+
+// stringList returns v as strings when it is a string, []string or an []any
+// of strings.
+func stringList(v any) ([]string, bool) {
+	switch t := v.(type) {
+	case string:
+		return []string{t}, true
+	case []string:
+		return slices.Clone(t), true
+	case []any:
+		out := make([]string, len(t))
+		for i, e := range t {
+			s, ok := e.(string)
+			if !ok {
+				return nil, false
+			}
+			out[i] = s
+		}
+		return out, true
+	}
+	return nil, false
+}

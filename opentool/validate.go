@@ -1,0 +1,457 @@
+package opentool
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// ErrInvalidDocument is matched (errors.Is) by every *ValidationError, and
+// wrapped by the errors of this package that reject a document's content.
+var ErrInvalidDocument = errors.New("opentool: invalid document")
+
+// Fault is one rule violation found by ValidateJSON.
+//
+// Path is the JSON path of the offending (or, for a missing field, absent)
+// value, in the form "functions[3].parameters[0].schema.items"; map keys
+// that are not plain names are quoted: `schemas["a.b"]`. Faults about the
+// document as a whole (not JSON, not an object) have Path "$".
+type Fault struct {
+	Path    string
+	Message string
+}
+
+// String returns "path: message", e.g.
+// "functions[3].parameters[0].schema.items: required when type is array".
+func (f Fault) String() string {
+	if f.Path == "" {
+		return f.Message
+	}
+	return f.Path + ": " + f.Message
+}
+
+// ValidationError is the error of ValidateJSON, Validate and Parse: every
+// fault of a document, in document order (by the byte offset of the value at
+// fault; a missing field sorts at the start of the object that lacks it).
+// errors.Is(err, ErrInvalidDocument) is true for it.
+type ValidationError struct {
+	Faults []Fault
+}
+
+// Error returns the faults, one "path: message" per line, in the order of
+// Faults (document order when built by this package).
+func (e *ValidationError) Error() string {
+	if len(e.Faults) == 0 {
+		return ErrInvalidDocument.Error()
+	}
+	lines := make([]string, len(e.Faults))
+	for i, f := range e.Faults {
+		lines[i] = f.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Is reports whether target is ErrInvalidDocument.
+func (e *ValidationError) Is(target error) bool { return target == ErrInvalidDocument }
+
+// Validate checks doc against the rules of ValidateJSON by encoding it with
+// encoding/json first, so it sees exactly what would be sent on the wire.
+//
+// It returns nil or a *ValidationError (a document that cannot be encoded,
+// e.g. one with a NaN enum value, gives a single fault at path "$").
+func Validate(doc *OpenTool) error {
+	data, err := json.Marshal(doc)
+	if err != nil {
+		return &ValidationError{Faults: []Fault{{Path: rootPath, Message: "cannot be encoded as JSON: " + err.Error()}}}
+	}
+	return ValidateJSON(data)
+}
+
+// ValidateJSON checks the raw JSON of an OpenTool document against spec
+// 1.1.0 "Objects" (plus the 2.0 "stream" field) and returns nil or a
+// *ValidationError listing every fault, in document order.
+//
+// It walks a generic decoded tree, so a missing field ("info.title:
+// required") is told apart from a zero value and from a value of the wrong
+// JSON type ("functions[0].name: must be a string"). Unknown fields are
+// allowed; null for an optional field means absent. The rules:
+//
+//   - opentool: required, non-empty string. info: required object with
+//     title and version (required strings) and description (string).
+//     server: object with url (required string) and description.
+//   - functions: required array (may be empty). Each function: name
+//     required, matching ^[a-zA-Z0-9_-]{1,64}$ and unique in the document;
+//     description required string; parameters required array; return a
+//     Return object or null; stream an object with data (a Return object).
+//   - Parameter: name required, non-empty and unique in its function;
+//     description string; schema required; required a required boolean.
+//     Return: name required string; description string; schema required.
+//   - Schema: either a reference {"$ref": "#/schemas/Name"} to an existing
+//     entry of schemas (a sibling description is allowed; type, properties,
+//     items, enum and required are not), or an object whose type is one of
+//     boolean, integer, number, string, array and object. properties (a map
+//     of schemas) is required for, and only allowed on, type object; items
+//     likewise for array. enum is a non-empty array of values of the type
+//     (not allowed for array and object). required is an array of strings
+//     naming declared properties, only on objects.
+//   - schemas: a map of schemas with non-empty names; "$ref" cycles among
+//     them (also through properties and items) are faults naming the cycle.
+//
+// Data that is not one JSON value gives a single fault at path "$" whose
+// message has the byte offset of the syntax error.
+func ValidateJSON(data []byte) error {
+	root, fault := decodeTree(data)
+	if fault != nil {
+		return &ValidationError{Faults: []Fault{*fault}}
+	}
+	v := &validator{edges: map[string][]refEdge{}}
+	v.document(root)
+	return v.err()
+}
+
+// validator collects the faults of one document.
+type validator struct {
+	faults  []offFault
+	schemas *node // the "schemas" object, nil when absent or not an object
+	edges   map[string][]refEdge
+}
+
+// offFault is a fault with the byte offset it is sorted by.
+type offFault struct {
+	off int64
+	Fault
+}
+
+// refEdge is a "$ref" found inside the named schema it belongs to.
+type refEdge struct {
+	to   string
+	path string
+	off  int64
+}
+
+func (v *validator) add(off int64, path, format string, args ...any) {
+	v.faults = append(v.faults, offFault{off, Fault{Path: path, Message: fmt.Sprintf(format, args...)}})
+}
+
+func (v *validator) err() error {
+	if len(v.faults) == 0 {
+		return nil
+	}
+	sort.SliceStable(v.faults, func(i, j int) bool { return v.faults[i].off < v.faults[j].off })
+	faults := make([]Fault, len(v.faults))
+	for i, f := range v.faults {
+		faults[i] = f.Fault
+	}
+	return &ValidationError{Faults: faults}
+}
+
+// expect adds a fault unless n has kind k, and reports whether it has.
+func (v *validator) expect(n *node, path string, k kind) bool {
+	if n.kind == k {
+		return true
+	}
+	v.add(n.off, path, "must be %s", kindNames[k])
+	return false
+}
+
+var kindNames = [...]string{
+	kindNull:   "null",
+	kindBool:   "a boolean",
+	kindNumber: "a number",
+	kindString: "a string",
+	kindArray:  "an array",
+	kindObject: "an object",
+}
+
+// required returns member key of obj, adding a "required" fault (at obj)
+// when it is absent or null, or a type fault when it is not of kind k.
+func (v *validator) required(obj *node, path, key string, k kind) *node {
+	c := obj.get(key)
+	p := joinField(path, key)
+	if c == nil {
+		v.add(obj.off, p, "required")
+		return nil
+	}
+	if !v.expect(c, p, k) {
+		return nil
+	}
+	return c
+}
+
+// optional returns member key of obj when present and of kind k, adding a
+// type fault when it is present with another kind.
+func (v *validator) optional(obj *node, path, key string, k kind) *node {
+	c := obj.get(key)
+	if c == nil || !v.expect(c, joinField(path, key), k) {
+		return nil
+	}
+	return c
+}
+
+func (v *validator) document(root *node) {
+	if !v.expect(root, rootPath, kindObject) {
+		return
+	}
+	v.schemas = v.optional(root, "", "schemas", kindObject)
+
+	if s := v.required(root, "", "opentool", kindString); s != nil && s.s == "" {
+		v.add(s.off, "opentool", "must not be empty")
+	}
+	if info := v.required(root, "", "info", kindObject); info != nil {
+		v.required(info, "info", "title", kindString)
+		v.optional(info, "info", "description", kindString)
+		v.required(info, "info", "version", kindString)
+	}
+	if server := v.optional(root, "", "server", kindObject); server != nil {
+		v.required(server, "server", "url", kindString)
+		v.optional(server, "server", "description", kindString)
+	}
+	if fns := v.required(root, "", "functions", kindArray); fns != nil {
+		first := map[string]int{}
+		for i, fn := range fns.arr {
+			v.function(fn, joinIndex("functions", i), i, first)
+		}
+	}
+	if v.schemas != nil {
+		for _, name := range v.schemas.keys {
+			s := v.schemas.obj[name]
+			path := joinKey("schemas", name)
+			if name == "" {
+				v.add(s.off, path, "name must not be empty")
+			}
+			v.schema(s, path, name)
+		}
+		v.cycles()
+	}
+}
+
+// function checks functions[i]; first maps each name seen to its index.
+func (v *validator) function(fn *node, path string, i int, first map[string]int) {
+	if !v.expect(fn, path, kindObject) {
+		return
+	}
+	if name := v.required(fn, path, "name", kindString); name != nil {
+		p := joinField(path, "name")
+		if !ValidFunctionName(name.s) {
+			v.add(name.off, p, "must match ^[a-zA-Z0-9_-]{1,64}$ (got %q)", name.s)
+		}
+		if j, dup := first[name.s]; dup {
+			v.add(name.off, p, "duplicate function name %q (first at %s)", name.s, joinIndex("functions", j))
+		} else {
+			first[name.s] = i
+		}
+	}
+	v.required(fn, path, "description", kindString)
+	if params := v.required(fn, path, "parameters", kindArray); params != nil {
+		seen := map[string]string{}
+		for j, p := range params.arr {
+			v.parameter(p, joinIndex(joinField(path, "parameters"), j), seen)
+		}
+	}
+	if ret := v.optional(fn, path, "return", kindObject); ret != nil {
+		v.returnObject(ret, joinField(path, "return"))
+	}
+	if stream := v.optional(fn, path, "stream", kindObject); stream != nil {
+		sp := joinField(path, "stream")
+		if data := v.required(stream, sp, "data", kindObject); data != nil {
+			v.returnObject(data, joinField(sp, "data"))
+		}
+	}
+}
+
+// parameter checks one Parameter object; seen maps names to their paths.
+func (v *validator) parameter(p *node, path string, seen map[string]string) {
+	if !v.expect(p, path, kindObject) {
+		return
+	}
+	if name := v.required(p, path, "name", kindString); name != nil {
+		np := joinField(path, "name")
+		switch first, dup := seen[name.s]; {
+		case name.s == "":
+			v.add(name.off, np, "must not be empty")
+		case dup:
+			v.add(name.off, np, "duplicate parameter name %q (first at %s)", name.s, first)
+		default:
+			seen[name.s] = path
+		}
+	}
+	v.optional(p, path, "description", kindString)
+	if s := p.get("schema"); s == nil {
+		v.add(p.off, joinField(path, "schema"), "required")
+	} else {
+		v.schema(s, joinField(path, "schema"), "")
+	}
+	v.required(p, path, "required", kindBool)
+}
+
+// returnObject checks a Return object (a function's return or stream data).
+func (v *validator) returnObject(r *node, path string) {
+	v.required(r, path, "name", kindString)
+	v.optional(r, path, "description", kindString)
+	if s := r.get("schema"); s == nil {
+		v.add(r.off, joinField(path, "schema"), "required")
+	} else {
+		v.schema(s, joinField(path, "schema"), "")
+	}
+}
+
+// schema checks a Schema object at path. owner is the name of the entry of
+// schemas it is part of ("" outside schemas), for the cycle check.
+func (v *validator) schema(n *node, path, owner string) {
+	if !v.expect(n, path, kindObject) {
+		return
+	}
+	if _, isRef := n.obj["$ref"]; isRef {
+		v.ref(n, path, owner)
+		return
+	}
+	typ := ""
+	if t := v.required(n, path, "type", kindString); t != nil {
+		switch t.s {
+		case TypeBoolean, TypeInteger, TypeNumber, TypeString, TypeArray, TypeObject:
+			typ = t.s
+		default:
+			v.add(t.off, joinField(path, "type"), "must be one of boolean, integer, number, string, array, object (got %q)", t.s)
+		}
+	}
+	v.optional(n, path, "description", kindString)
+
+	var props *node
+	pp := joinField(path, "properties")
+	switch p := n.get("properties"); {
+	case p == nil:
+		if typ == TypeObject {
+			v.add(n.off, pp, "required when type is object")
+		}
+	case typ != "" && typ != TypeObject:
+		v.add(p.off, pp, "only allowed when type is object")
+	case v.expect(p, pp, kindObject):
+		props = p
+		for _, key := range p.keys {
+			v.schema(p.obj[key], joinKey(pp, key), owner)
+		}
+	}
+
+	ip := joinField(path, "items")
+	switch it := n.get("items"); {
+	case it == nil:
+		if typ == TypeArray {
+			v.add(n.off, ip, "required when type is array")
+		}
+	case typ != "" && typ != TypeArray:
+		v.add(it.off, ip, "only allowed when type is array")
+	default:
+		v.schema(it, ip, owner)
+	}
+
+	ep := joinField(path, "enum")
+	switch e := n.get("enum"); {
+	case e == nil:
+	case typ == TypeArray || typ == TypeObject:
+		v.add(e.off, ep, "not allowed when type is %s", typ)
+	case !v.expect(e, ep, kindArray):
+	case len(e.arr) == 0:
+		v.add(e.off, ep, "must not be empty")
+	default:
+		for i, val := range e.arr {
+			v.enumValue(val, joinIndex(ep, i), typ)
+		}
+	}
+
+	rp := joinField(path, "required")
+	switch r := n.get("required"); {
+	case r == nil:
+	case typ != "" && typ != TypeObject:
+		v.add(r.off, rp, "only allowed when type is object")
+	case !v.expect(r, rp, kindArray):
+	default:
+		for i, name := range r.arr {
+			np := joinIndex(rp, i)
+			if !v.expect(name, np, kindString) || props == nil {
+				continue
+			}
+			if _, ok := props.obj[name.s]; !ok {
+				v.add(name.off, np, "%q is not a declared property", name.s)
+			}
+		}
+	}
+}
+
+// enumValue checks that an enum value has the schema's type ("" = unknown).
+func (v *validator) enumValue(val *node, path, typ string) {
+	switch typ {
+	case TypeString:
+		v.expect(val, path, kindString)
+	case TypeBoolean:
+		v.expect(val, path, kindBool)
+	case TypeNumber, TypeInteger:
+		if val.kind != kindNumber || typ == TypeInteger && !isIntegerLiteral(val.s) {
+			v.add(val.off, path, "must be %s", map[string]string{TypeNumber: "a number", TypeInteger: "an integer"}[typ])
+		} else if _, ok := parseNumber(val.s); !ok {
+			v.add(val.off, path, "number out of range")
+		}
+	}
+}
+
+// ref checks a reference schema {"$ref": "#/schemas/Name"}.
+func (v *validator) ref(n *node, path, owner string) {
+	r := n.obj["$ref"]
+	rp := joinField(path, "$ref")
+	if v.expect(r, rp, kindString) {
+		name, ok := RefName(r.s)
+		switch {
+		case !ok:
+			v.add(r.off, rp, "must be of the form \"#/schemas/Name\" (got %q)", r.s)
+		case v.schemas == nil || v.schemas.obj[name] == nil:
+			v.add(r.off, rp, "unknown schema %q", name)
+		case owner != "":
+			v.edges[owner] = append(v.edges[owner], refEdge{to: name, path: rp, off: r.off})
+		}
+	}
+	for _, key := range n.keys {
+		switch key {
+		case "type", "properties", "items", "enum", "required":
+			v.add(n.obj[key].off, joinField(path, key), "not allowed with $ref")
+		}
+	}
+	v.optional(n, path, "description", kindString)
+}
+
+// cycles adds a fault for every "$ref" that closes a cycle among the
+// entries of schemas, found by a depth-first search in document order.
+func (v *validator) cycles() {
+	const (
+		unseen = iota
+		onStack
+		done
+	)
+	state := map[string]int{}
+	var stack []string
+	var visit func(name string)
+	visit = func(name string) {
+		state[name] = onStack
+		stack = append(stack, name)
+		for _, e := range v.edges[name] {
+			switch state[e.to] {
+			case unseen:
+				visit(e.to)
+			case onStack:
+				i := len(stack) - 1
+				for stack[i] != e.to {
+					i--
+				}
+				cycle := append(append([]string(nil), stack[i:]...), e.to)
+				v.add(e.off, e.path, "$ref cycle: %s", strings.Join(cycle, " -> "))
+			}
+		}
+		stack = stack[:len(stack)-1]
+		state[name] = done
+	}
+	for _, name := range v.schemas.keys {
+		if state[name] == unseen {
+			visit(name)
+		}
+	}
+}

@@ -1,0 +1,33 @@
+// Command opentool-plugin-files is an opentool-host plugin with read-only
+// tools over one folder, the root: list_dir, read_file and search.
+//
+// The root is $OPENTOOL_FILES_ROOT, or the current folder when that is
+// unset or empty. Every path is relative to the root; paths that leave it
+// ("..", absolute paths, symbolic links pointing outside) are refused with
+// code 400. Access goes through os.Root, so the kernel-level lookups cannot
+// escape the root either.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/opentool-host/opentool-host/pluginsdk"
+)
+
+// rootEnv is the environment variable naming the root folder.
+const rootEnv = "OPENTOOL_FILES_ROOT"
+
+func main() {
+	dir := os.Getenv(rootEnv)
+	if dir == "" {
+		dir = "."
+	}
+	ft, err := newFilesTool(dir)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "opentool-plugin-files: %v\n", err)
+		os.Exit(1)
+	}
+	defer ft.Close()
+	pluginsdk.Serve(ft.toolkit())
+}

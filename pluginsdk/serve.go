@@ -1,0 +1,76 @@
+package pluginsdk
+
+import (
+	"os"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	plugin "github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+)
+
+// ServeConfig tunes Serve. The zero value is what Serve uses.
+type ServeConfig struct {
+	// Logger is the plugin's logger; its output goes to stderr, which the
+	// host logs under the plugin's name. Default: JSON hclog at trace level,
+	// so the host's --log-level decides what is shown.
+	Logger hclog.Logger
+
+	// ParentWatchInterval is how often the plugin checks that the host that
+	// started it is still alive; when the host is gone the plugin exits.
+	// This is a second guard beside the host's parent-death signal.
+	// Default 200 ms; negative disables the watch.
+	ParentWatchInterval time.Duration
+}
+
+// Serve runs tool as an opentool-host plugin and never returns normally: it
+// performs the go-plugin handshake on stdout and serves the Tool gRPC
+// service until the host closes the connection or dies. Call it from main.
+// A binary run by hand (without the host's magic cookie) prints a notice
+// and exits with status 1.
+func Serve(tool Tool) { ServeWithConfig(tool, ServeConfig{}) }
+
+// ServeWithConfig is Serve with options.
+func ServeWithConfig(tool Tool, cfg ServeConfig) {
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.New(&hclog.LoggerOptions{
+			Level:      hclog.Trace,
+			Output:     os.Stderr,
+			JSONFormat: true,
+		})
+	}
+	if cfg.ParentWatchInterval == 0 {
+		cfg.ParentWatchInterval = 200 * time.Millisecond
+	}
+	if cfg.ParentWatchInterval > 0 && os.Getenv(Handshake.MagicCookieKey) == Handshake.MagicCookieValue {
+		go watchParent(os.Getppid(), cfg.ParentWatchInterval, cfg.Logger)
+	}
+	plugin.Serve(&plugin.ServeConfig{
+		HandshakeConfig: Handshake,
+		Plugins:         PluginSet(tool),
+		Logger:          cfg.Logger,
+		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
+			opts = append(opts,
+				grpc.MaxRecvMsgSize(MaxMessageSize),
+				grpc.MaxSendMsgSize(MaxMessageSize),
+			)
+			return plugin.DefaultGRPCServer(opts)
+		},
+	})
+}
+
+// watchParent exits the process when its parent changes (the host died and
+// the plugin was re-parented), checking every interval.
+func watchParent(ppid int, interval time.Duration, log hclog.Logger) {
+	if ppid <= 1 {
+		return
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for range t.C {
+		if os.Getppid() != ppid {
+			log.Error("host process is gone; exiting", "host_pid", ppid)
+			os.Exit(2)
+		}
+	}
+}

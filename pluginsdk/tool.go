@@ -1,0 +1,61 @@
+// Package pluginsdk is what a plugin author imports to write an OpenTool
+// plugin for opentool-host.
+//
+// A plugin implements Tool (client/server protocol 1.0.0, section 5) and
+// calls Serve from main:
+//
+//	func main() { pluginsdk.Serve(myTool{}) }
+//
+// Serve runs the tool as a hashicorp/go-plugin gRPC plugin. The host starts
+// the binary, performs the handshake, dispenses PluginName and calls Load and
+// Call over gRPC. For a typed way to write functions see Toolkit and Func.
+//
+// The package also holds the host side of the connection (GRPCClient), so
+// that one package owns the wire protocol, as in hashicorp/go-plugin.
+package pluginsdk
+
+import (
+	"context"
+
+	"github.com/opentool-host/opentool-host/opentool"
+)
+
+// Tool is the interface of client/server protocol 1.0.0, section 5
+// ("OpenToolServer 与 Tool 的交互方式").
+//
+// Both methods may be called concurrently from many goroutines; the host
+// does not serialise calls.
+type Tool interface {
+	// Load returns the tool's OpenTool document. The host calls it once
+	// after the handshake and validates the result; a nil document or an
+	// error marks the plugin broken.
+	Load(ctx context.Context) (*opentool.OpenTool, error)
+
+	// Call runs function name with args (nil when the call had no params)
+	// and returns the result object. Return an *Error to choose the error
+	// code the caller sees (400 invalid arguments, 500 tool failure, or
+	// your own); any other error is reported with code 500. ctx is
+	// cancelled when the caller's deadline passes or it goes away.
+	Call(ctx context.Context, name string, args map[string]any) (map[string]any, error)
+}
+
+// JSONCaller may be implemented by a Tool that wants its arguments and
+// results as raw JSON, skipping the conversion to and from map[string]any.
+// When a Tool implements it, CallJSON is used instead of Call.
+type JSONCaller interface {
+	// CallJSON runs function name. args is the JSON object of arguments
+	// (nil or empty when the call had none); the returned bytes must be a
+	// JSON object. Errors are as for Tool.Call.
+	CallJSON(ctx context.Context, name string, args []byte) ([]byte, error)
+}
+
+// Streamer may be implemented by a Tool with streaming functions (those
+// whose document entry has "stream"). The host calls StreamCall for
+// /opentool/streamCall.
+type Streamer interface {
+	// StreamCall runs streaming function name and calls send once per
+	// produced item, in order. It returns when the stream is complete; a
+	// returned error ends the stream with that error (an *Error keeps its
+	// code). send returns an error when the caller has gone away; stop then.
+	StreamCall(ctx context.Context, name string, args map[string]any, send func(item map[string]any) error) error
+}

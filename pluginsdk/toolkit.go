@@ -1,0 +1,524 @@
+package pluginsdk
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+
+	"github.com/invopop/jsonschema"
+
+	"github.com/opentool-host/opentool-host/opentool"
+)
+
+// Toolkit is a Tool assembled from typed Go functions, so that a plugin is
+// a few lines long:
+//
+//	type AddIn struct {
+//		A float64 `json:"a" jsonschema:"description=First operand"`
+//		B float64 `json:"b" jsonschema:"description=Second operand"`
+//	}
+//	type Result struct {
+//		Result float64 `json:"result"`
+//	}
+//
+//	func main() {
+//		tk := pluginsdk.NewToolkit(opentool.Info{Title: "Calculator", Version: "1.0.0"})
+//		tk.Add(pluginsdk.Func("add", "Add two numbers.",
+//			func(ctx context.Context, in AddIn) (Result, error) { return Result{in.A + in.B}, nil }))
+//		pluginsdk.Serve(tk)
+//	}
+//
+// Load returns an OpenTool 1.1.0 document with one Function per added
+// Function, in the order they were added. CallJSON decodes the arguments
+// straight into the function's input struct and encodes its output as the
+// result object; StreamCall does the same for streaming functions.
+//
+// A Toolkit is safe for concurrent use. Functions are normally added before
+// Serve; adding later is safe but the host only reads the document once.
+type Toolkit struct {
+	info opentool.Info
+
+	mu     sync.RWMutex
+	fns    []*Function
+	byName map[string]*Function
+}
+
+// Compile-time checks that Toolkit implements the plugin interfaces.
+var (
+	_ Tool       = (*Toolkit)(nil)
+	_ JSONCaller = (*Toolkit)(nil)
+	_ Streamer   = (*Toolkit)(nil)
+)
+
+// NewToolkit returns an empty Toolkit whose document has the given info
+// (Title and Version are required by the OpenTool specification).
+func NewToolkit(info opentool.Info) *Toolkit {
+	return &Toolkit{info: info, byName: make(map[string]*Function)}
+}
+
+// Add adds functions to the toolkit and returns tk for chaining.
+//
+// Add panics, as these are programmer errors found at start-up, when a
+// function is the zero Function (not built with Func or StreamFunc), when
+// its name does not match ^[a-zA-Z0-9_-]{1,64}$, or when the name is already
+// in use in tk (or appears twice in fns). On a panic no function of fns is
+// added.
+func (tk *Toolkit) Add(fns ...Function) *Toolkit {
+	tk.mu.Lock()
+	defer tk.mu.Unlock()
+	seen := make(map[string]bool, len(fns))
+	for _, f := range fns {
+		name := f.def.Name
+		switch {
+		case f.call == nil && f.stream == nil:
+			panic("pluginsdk: Toolkit.Add: zero Function; build functions with Func or StreamFunc")
+		case !opentool.ValidFunctionName(name):
+			panic(fmt.Sprintf("pluginsdk: Toolkit.Add: invalid function name %q: must match ^[a-zA-Z0-9_-]{1,64}$", name))
+		case tk.byName[name] != nil || seen[name]:
+			panic(fmt.Sprintf("pluginsdk: Toolkit.Add: duplicate function name %q", name))
+		}
+		seen[name] = true
+	}
+	for _, f := range fns {
+		tk.fns = append(tk.fns, &f)
+		tk.byName[f.def.Name] = &f
+	}
+	return tk
+}
+
+// Load implements Tool. It returns a new OpenTool 1.1.0 document
+// (opentool.Version) with tk's info and its functions in the order they
+// were added; Functions is empty, not nil, when none were added. The
+// schemas in the document are shared with tk: callers must not modify them.
+// The error is always nil.
+func (tk *Toolkit) Load(context.Context) (*opentool.OpenTool, error) {
+	tk.mu.RLock()
+	defer tk.mu.RUnlock()
+	doc := &opentool.OpenTool{
+		OpenTool:  opentool.Version,
+		Info:      tk.info,
+		Functions: make([]opentool.Function, 0, len(tk.fns)),
+	}
+	for _, f := range tk.fns {
+		doc.Functions = append(doc.Functions, f.Definition())
+	}
+	return doc, nil
+}
+
+// lookup returns the function called name, or the 404 *Error of
+// FunctionNotFound.
+func (tk *Toolkit) lookup(name string) (*Function, error) {
+	tk.mu.RLock()
+	f := tk.byName[name]
+	tk.mu.RUnlock()
+	if f == nil {
+		return nil, FunctionNotFound(name)
+	}
+	return f, nil
+}
+
+// CallJSON implements JSONCaller. args is the JSON object of arguments (nil,
+// empty or "null" count as {}); the result is the function's output encoded
+// as a JSON object ({} for a nil output or a struct{} output).
+//
+// Errors: FunctionNotFound (404) for an unknown name; code 404 when name is
+// a streaming function (use StreamCall); code 400 (InvalidArguments) when
+// args is not a JSON object, lacks a required parameter, has an unknown
+// member, or a value of the wrong type, the message naming the parameter,
+// e.g. `parameter "a": want number, got string`; otherwise the function's
+// own error, unchanged (an *Error keeps its code, any other error becomes
+// code 500 on the wire).
+func (tk *Toolkit) CallJSON(ctx context.Context, name string, args []byte) ([]byte, error) {
+	f, err := tk.lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	if f.call == nil {
+		return nil, Errorf(CodeNotFound, "function %q streams; call it with streamCall", name)
+	}
+	return f.call(ctx, args)
+}
+
+// Call implements Tool by way of CallJSON: args is encoded to JSON and the
+// JSON result decoded into a map whose numbers are json.Number, so that
+// encoding the map again gives back exactly what the function produced.
+// Errors are those of CallJSON, plus code 400 when args cannot be encoded
+// and code 500 when the result cannot be decoded.
+func (tk *Toolkit) Call(ctx context.Context, name string, args map[string]any) (map[string]any, error) {
+	raw, err := encodeArgs(args)
+	if err != nil {
+		return nil, err
+	}
+	out, err := tk.CallJSON(ctx, name, raw)
+	if err != nil {
+		return nil, err
+	}
+	return decodeObject(out)
+}
+
+// StreamCall implements Streamer. args is as for Call; each item the
+// function sends is encoded to JSON and handed to send as a map whose
+// numbers are json.Number. The function's send returns send's error, and
+// returns ctx's error once ctx is done.
+//
+// Errors: FunctionNotFound (404) for an unknown name; code 404 when name
+// does not stream (use Call); code 400 for bad arguments, as for CallJSON;
+// otherwise the function's own error, unchanged.
+func (tk *Toolkit) StreamCall(ctx context.Context, name string, args map[string]any, send func(item map[string]any) error) error {
+	f, err := tk.lookup(name)
+	if err != nil {
+		return err
+	}
+	if f.stream == nil {
+		return Errorf(CodeNotFound, "function %q does not stream", name)
+	}
+	raw, err := encodeArgs(args)
+	if err != nil {
+		return err
+	}
+	return f.stream(ctx, raw, send)
+}
+
+// Function is one function of a Toolkit: its OpenTool description and the
+// Go function that runs it. Build one with Func or StreamFunc; the zero
+// Function is not usable. A Function is an immutable value and may be added
+// to several toolkits.
+type Function struct {
+	def    opentool.Function
+	call   func(ctx context.Context, args []byte) ([]byte, error)
+	stream func(ctx context.Context, args []byte, send func(map[string]any) error) error
+}
+
+// Name returns the function's name, e.g. "add".
+func (f Function) Name() string { return f.def.Name }
+
+// Definition returns the function's OpenTool description as it appears in
+// the Toolkit's document. The Parameters slice is a copy; the schemas are
+// shared and must not be modified.
+func (f Function) Definition() opentool.Function {
+	d := f.def
+	d.Parameters = append([]opentool.Parameter{}, f.def.Parameters...)
+	return d
+}
+
+// Func builds a Function named name that runs fn.
+//
+// In must be a struct type. Each of its top-level JSON fields (as
+// encoding/json sees them: the name comes from the json tag, embedded
+// structs are flattened, `json:"-"` fields are skipped) becomes one
+// Parameter, in field order. The field's schema is derived by
+// github.com/invopop/jsonschema reflection and converted with
+// opentool.FromJSONSchema; its description comes from the jsonschema tag
+// (`jsonschema:"description=..."`) and enums from
+// `jsonschema:"enum=a,enum=b"`. A parameter is required unless its json tag
+// has omitempty or omitzero (invopop's rules; `jsonschema:"required"` forces
+// it). Only the presence of required top-level parameters is checked before
+// fn runs; nested objects are decoded as encoding/json does.
+//
+// Out is the result object: a struct, a pointer to a struct, or a map with
+// string keys. Its reflected schema becomes the function's Return, named
+// "result". With Out = struct{} the function has no return value (Return is
+// nil) and the result object is {}.
+//
+// fn receives the decoded arguments. Return an *Error to choose the error
+// code the caller sees (e.g. InvalidArguments for 400); any other error
+// reaches the caller with code 500.
+//
+// Func panics, a programmer error found at start-up, when In is not a
+// struct, when Out is not an object type, when In or Out is recursive
+// (refers to itself), or when a schema cannot be converted to OpenTool (for
+// example a field of interface type has no type to describe). The name is
+// checked by Toolkit.Add.
+func Func[In, Out any](name, description string, fn func(context.Context, In) (Out, error)) Function {
+	params, required, err := parametersOf(reflect.TypeFor[In]())
+	if err != nil {
+		panic(fmt.Sprintf("pluginsdk: Func %q: input: %v", name, err))
+	}
+	outType := reflect.TypeFor[Out]()
+	var ret *opentool.Return
+	if outType != reflect.TypeFor[struct{}]() {
+		schema, err := objectSchemaOf(outType)
+		if err != nil {
+			panic(fmt.Sprintf("pluginsdk: Func %q: output: %v", name, err))
+		}
+		ret = &opentool.Return{Name: "result", Schema: schema}
+	}
+	return Function{
+		def: opentool.Function{
+			Name:        name,
+			Description: description,
+			Parameters:  params,
+			Return:      ret,
+		},
+		call: func(ctx context.Context, args []byte) ([]byte, error) {
+			var in In
+			if err := decodeInput(args, required, &in); err != nil {
+				return nil, err
+			}
+			out, err := fn(ctx, in)
+			if err != nil {
+				return nil, err
+			}
+			return encodeOutput(out)
+		},
+	}
+}
+
+// StreamFunc builds a streaming Function named name that runs fn. In is as
+// for Func. Item is the type of one streamed item, with the same rules as
+// Func's Out (struct{} is not allowed); its schema becomes the function's
+// Stream.Data, named "item". The function has no Return.
+//
+// fn calls send once per item, in order. send returns an error when the
+// caller has gone away or ctx is done (then ctx.Err()), or when the item
+// cannot be encoded (code 500); fn should then stop and return that error.
+// fn's returned error ends the stream as for Func.
+//
+// StreamFunc panics on the same programmer errors as Func.
+func StreamFunc[In, Item any](name, description string, fn func(ctx context.Context, in In, send func(Item) error) error) Function {
+	params, required, err := parametersOf(reflect.TypeFor[In]())
+	if err != nil {
+		panic(fmt.Sprintf("pluginsdk: StreamFunc %q: input: %v", name, err))
+	}
+	schema, err := objectSchemaOf(reflect.TypeFor[Item]())
+	if err != nil {
+		panic(fmt.Sprintf("pluginsdk: StreamFunc %q: item: %v", name, err))
+	}
+	return Function{
+		def: opentool.Function{
+			Name:        name,
+			Description: description,
+			Parameters:  params,
+			Stream:      &opentool.Stream{Data: &opentool.Return{Name: "item", Schema: schema}},
+		},
+		stream: func(ctx context.Context, args []byte, send func(map[string]any) error) error {
+			var in In
+			if err := decodeInput(args, required, &in); err != nil {
+				return err
+			}
+			return fn(ctx, in, func(item Item) error {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				raw, err := encodeOutput(item)
+				if err != nil {
+					return err
+				}
+				m, err := decodeObject(raw)
+				if err != nil {
+					return err
+				}
+				return send(m)
+			})
+		},
+	}
+}
+
+// reflector derives the JSON Schemas of Func's types: definitions are
+// inlined ("$ref"-free) and the root struct is expanded, which is the
+// subset opentool.FromJSONSchema accepts.
+func reflector() *jsonschema.Reflector {
+	return &jsonschema.Reflector{DoNotReference: true, ExpandedStruct: true, Anonymous: true}
+}
+
+// parametersOf returns the OpenTool parameters of struct type t, in field
+// order, and the names of the required ones.
+func parametersOf(t reflect.Type) ([]opentool.Parameter, []string, error) {
+	if t.Kind() != reflect.Struct {
+		return nil, nil, fmt.Errorf("type %s is not a struct", t)
+	}
+	if err := checkNotRecursive(t, map[reflect.Type]bool{}); err != nil {
+		return nil, nil, err
+	}
+	js := reflector().ReflectFromType(t)
+	required := make(map[string]bool, len(js.Required))
+	for _, name := range js.Required {
+		required[name] = true
+	}
+	params := []opentool.Parameter{}
+	if js.Properties != nil {
+		for name, prop := range js.Properties.FromOldest() {
+			schema, err := convertSchema(prop)
+			if err != nil {
+				return nil, nil, fmt.Errorf("parameter %q: %w", name, err)
+			}
+			desc := schema.Description
+			schema.Description = ""
+			params = append(params, opentool.Parameter{
+				Name:        name,
+				Description: desc,
+				Schema:      schema,
+				Required:    required[name],
+			})
+		}
+	}
+	return params, js.Required, nil
+}
+
+// objectSchemaOf returns the OpenTool schema of an object type: a struct, a
+// pointer to a struct, or a map with string keys.
+func objectSchemaOf(t reflect.Type) (*opentool.Schema, error) {
+	base := t
+	if base.Kind() == reflect.Pointer {
+		base = base.Elem()
+	}
+	switch {
+	case base.Kind() == reflect.Struct:
+	case t.Kind() == reflect.Map && t.Key().Kind() == reflect.String:
+	default:
+		return nil, fmt.Errorf("type %s is not a struct, pointer to struct or map with string keys; a result must be a JSON object", t)
+	}
+	if err := checkNotRecursive(t, map[reflect.Type]bool{}); err != nil {
+		return nil, err
+	}
+	return convertSchema(reflector().ReflectFromType(t))
+}
+
+// convertSchema converts a reflected JSON Schema to an OpenTool schema with
+// opentool.FromJSONSchema.
+func convertSchema(s *jsonschema.Schema) (*opentool.Schema, error) {
+	raw, err := json.Marshal(s)
+	if err != nil {
+		return nil, fmt.Errorf("encode JSON Schema: %w", err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+		// A boolean schema ("true") is what an interface field gives.
+		return nil, fmt.Errorf("JSON Schema %s has no type (interface fields cannot be described)", raw)
+	}
+	delete(m, "$schema")
+	delete(m, "$id")
+	out, err := opentool.FromJSONSchema(m)
+	if err != nil {
+		return nil, fmt.Errorf("convert JSON Schema %s: %w", raw, err)
+	}
+	return out, nil
+}
+
+// checkNotRecursive returns an error when t refers to itself through its
+// JSON-visible fields; the reflector would recurse forever on it.
+func checkNotRecursive(t reflect.Type, onPath map[reflect.Type]bool) error {
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
+		return checkNotRecursive(t.Elem(), onPath)
+	case reflect.Struct:
+		if onPath[t] {
+			return fmt.Errorf("type %s is recursive, which OpenTool schemas cannot describe", t)
+		}
+		onPath[t] = true
+		defer delete(onPath, t)
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if (!f.IsExported() && !f.Anonymous) || f.Tag.Get("json") == "-" {
+				continue
+			}
+			if err := checkNotRecursive(f.Type, onPath); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// encodeArgs encodes a Call's argument map; nil gives nil (no arguments).
+func encodeArgs(args map[string]any) ([]byte, error) {
+	if args == nil {
+		return nil, nil
+	}
+	raw, err := json.Marshal(args)
+	if err != nil {
+		return nil, InvalidArguments("encode arguments: %v", err)
+	}
+	return raw, nil
+}
+
+// decodeInput decodes the JSON arguments object args into in (a pointer to
+// a struct), checking that the required parameters are present and not
+// null and that no unknown member is given. Errors are code 400.
+func decodeInput(args []byte, required []string, in any) error {
+	args = bytes.TrimSpace(args)
+	if len(args) == 0 || string(args) == "null" {
+		args = []byte("{}")
+	}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(args, &members); err != nil {
+		return InvalidArguments("arguments must be a JSON object: %v", err)
+	}
+	for _, name := range required {
+		if v, ok := members[name]; !ok || string(v) == "null" {
+			return InvalidArguments("missing required parameter %q", name)
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(in); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			field := te.Field
+			if field == "" {
+				field = "arguments"
+			}
+			return InvalidArguments("parameter %q: want %s, got %s", field, jsonKind(te.Type), te.Value)
+		}
+		return InvalidArguments("invalid arguments: %s", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	return nil
+}
+
+// jsonKind names the JSON type that decodes into Go type t, for messages.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Bool:
+		return "boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return "integer"
+	case reflect.Float32, reflect.Float64:
+		return "number"
+	case reflect.String:
+		return "string"
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return "string (base64)"
+		}
+		return "array"
+	case reflect.Array:
+		return "array"
+	case reflect.Map, reflect.Struct:
+		return "object"
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	default:
+		return t.String()
+	}
+}
+
+// encodeOutput encodes a function's output as a JSON object; a nil map or
+// pointer gives {}. An encoding failure is code 500.
+func encodeOutput(out any) ([]byte, error) {
+	raw, err := json.Marshal(out)
+	if err != nil {
+		return nil, ToolFailure("encode result: %v", err)
+	}
+	if string(raw) == "null" {
+		return []byte("{}"), nil
+	}
+	return raw, nil
+}
+
+// decodeObject decodes a JSON object with numbers as json.Number. A failure
+// is code 500.
+func decodeObject(raw []byte) (map[string]any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return nil, ToolFailure("decode result: %v", err)
+	}
+	return m, nil
+}

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Regenerates pluginsdk/toolpb from tool.proto. Installs protoc (Debian's
+# protobuf-compiler) and the Go generators when they are missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v protoc >/dev/null 2>&1; then
+	if command -v apt-get >/dev/null 2>&1; then
+		apt-get update -qq && apt-get install -y -qq protobuf-compiler
+	else
+		echo "genproto: protoc not found; install protobuf-compiler" >&2
+		exit 1
+	fi
+fi
+
+GOBIN="$(go env GOPATH)/bin"
+export PATH="$GOBIN:$PATH"
+go install google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.11
+go install google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
+
+protoc -I pluginsdk/toolpb \
+	--go_out=pluginsdk/toolpb --go_opt=paths=source_relative \
+	--go-grpc_out=pluginsdk/toolpb --go-grpc_opt=paths=source_relative \
+	pluginsdk/toolpb/tool.proto
+echo "genproto: pluginsdk/toolpb regenerated"
