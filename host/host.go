@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -35,9 +36,9 @@ type Host struct {
 	log   hclog.Logger
 	state *stateDir
 
-	mu      sync.Mutex // guards plugins and lifecycle
-	plugins map[string]*Plugin
-	routes  atomic.Pointer[routeTable]
+	mu              sync.Mutex // guards plugins and lifecycle
+	plugins         map[string]*Plugin
+	routes          atomic.Pointer[routeTable]
 	conflictsLogged map[[3]string]bool
 
 	scanMu  sync.Mutex // one rescan at a time
@@ -144,6 +145,34 @@ func (h *Host) Rescan(ctx context.Context) error {
 	return nil
 }
 
+// syncPath brings the plugin of one file in line with it: started when
+// new, replaced when changed, removed when the file is gone or no longer a
+// plugin. The watcher calls it for each settled path.
+func (h *Host) syncPath(ctx context.Context, path string) {
+	if h.closed.Load() {
+		return
+	}
+	name, ok := PluginName(filepath.Base(path))
+	if !ok {
+		return
+	}
+	c, reason := checkCandidate(path)
+	if reason == "" {
+		h.sync(ctx, c)
+		return
+	}
+	h.mu.Lock()
+	p, ok := h.plugins[name]
+	if ok {
+		delete(h.plugins, name)
+	}
+	h.mu.Unlock()
+	if ok {
+		h.log.Info("plugin file gone or unusable", "plugin", name, "reason", reason)
+		h.removePlugin(p)
+	}
+}
+
 // sync starts, replaces or retries the plugin of candidate c as needed.
 func (h *Host) sync(ctx context.Context, c candidate) {
 	h.mu.Lock()
@@ -157,16 +186,32 @@ func (h *Host) sync(ctx context.Context, c candidate) {
 		h.plugins[c.name] = p
 		h.mu.Unlock()
 		h.log.Info("plugin found", "plugin", c.name, "path", c.path)
+		p.opMu.Lock()
+		defer p.opMu.Unlock()
 		p.start(ctx)
 		return
 	}
 	h.mu.Unlock()
+	p.opMu.Lock()
+	defer p.opMu.Unlock()
 	p.mu.Lock()
 	unchanged := p.stamp == c.info && p.path == c.path
-	failed := p.v.Load().state == StateFailed
+	v := p.v.Load()
 	p.mu.Unlock()
-	if unchanged && !failed {
+	if v.state == StateFailed || v.state == StateStarting {
+		p.replace(ctx, c)
 		return
+	}
+	if unchanged {
+		return
+	}
+	if v.inst != nil {
+		if sum, err := fileSHA256(c.path); err == nil && sum == v.inst.sum {
+			p.mu.Lock()
+			p.path, p.stamp = c.path, c.info
+			p.mu.Unlock()
+			return // touched, same content
+		}
 	}
 	p.replace(ctx, c)
 }
@@ -174,6 +219,8 @@ func (h *Host) sync(ctx context.Context, c candidate) {
 // removePlugin drains and stops p (its file is gone).
 func (h *Host) removePlugin(p *Plugin) {
 	h.log.Info("plugin removed", "plugin", p.name)
+	p.opMu.Lock()
+	defer p.opMu.Unlock()
 	p.remove()
 	h.rebuildRoutes()
 }
@@ -223,8 +270,12 @@ func (h *Host) withTimeout(ctx context.Context) (context.Context, context.Cancel
 // goes to the plugin that serves fn over its existing gRPC connection;
 // calls do not wait for each other beyond the plugin's MaxConcurrency.
 //
+// args are validated against fn's parameters first (see package
+// argcheck); invalid ones never reach the plugin.
+//
 // Errors: ErrFunctionNotFound; ErrWrongKind for a streaming function;
-// *pluginsdk.Error when the tool itself failed (its code kept); else a
+// *argcheck.Error (matching argcheck.ErrInvalidArguments) listing every
+// fault of args; *pluginsdk.Error when the tool itself failed (its code kept); else a
 // *PluginError or *ExitError naming the plugin and matching ErrPluginFailed,
 // ErrPluginStopped, ErrPluginExited, ErrBusy or ErrTimeout; ErrCanceled
 // when ctx was cancelled.
@@ -236,13 +287,14 @@ func (h *Host) Call(ctx context.Context, fn string, args []byte) ([]byte, error)
 	if r.fn.IsStream() {
 		return nil, fmt.Errorf("%w: function %q streams; use streamCall", ErrWrongKind, fn)
 	}
+	if r.args != nil {
+		if err := r.args.Validate(args); err != nil {
+			return nil, err
+		}
+	}
 	ctx, cancel := h.withTimeout(ctx)
 	defer cancel()
-	inst, err := r.plugin.ready(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return inst.call(ctx, fn, args)
+	return r.plugin.call(ctx, fn, args)
 }
 
 // StreamCall runs streaming function fn and hands each JSON item to
@@ -256,13 +308,14 @@ func (h *Host) StreamCall(ctx context.Context, fn string, args []byte, onItem fu
 	if !r.fn.IsStream() {
 		return fmt.Errorf("%w: function %q does not stream; use call", ErrWrongKind, fn)
 	}
+	if r.args != nil {
+		if err := r.args.Validate(args); err != nil {
+			return err
+		}
+	}
 	ctx, cancel := h.withTimeout(ctx)
 	defer cancel()
-	inst, err := r.plugin.ready(ctx)
-	if err != nil {
-		return err
-	}
-	return inst.streamCall(ctx, fn, args, onItem)
+	return r.plugin.streamCall(ctx, fn, args, onItem)
 }
 
 // Function returns the served function fn with its $refs inlined, or nil.
@@ -289,6 +342,9 @@ type FunctionInfo struct {
 	Plugin string `json:"plugin"`
 	// Function is the function (with $refs inlined).
 	Function *opentool.Function `json:"function"`
+	// Info is the info object (title, description, version) of the
+	// serving plugin's own document.
+	Info opentool.Info `json:"info"`
 }
 
 // Functions lists the served functions in the order of Document.
@@ -296,7 +352,7 @@ func (h *Host) Functions() []FunctionInfo {
 	t := h.routes.Load()
 	out := make([]FunctionInfo, 0, len(t.order))
 	for _, r := range t.order {
-		out = append(out, FunctionInfo{Plugin: r.plugin.name, Function: r.fn})
+		out = append(out, FunctionInfo{Plugin: r.plugin.name, Function: r.fn, Info: r.info})
 	}
 	return out
 }

@@ -37,7 +37,7 @@ type instance struct {
 
 	started time.Time
 	sem     chan struct{} // concurrency limit
-	calls   atomic.Int64 // in-flight calls and streams
+	calls   atomic.Int64  // in-flight calls and streams
 	nextID  atomic.Uint64
 
 	grace   time.Duration
@@ -71,6 +71,11 @@ func startInstance(ctx context.Context, cfg *Config, state *stateDir, name, path
 		Logger:           inst.log,
 		StartTimeout:     cfg.StartTimeout,
 		Stderr:           inst.stderr,
+		// What the plugin writes to os.Stdout/os.Stderr after Serve comes
+		// over go-plugin's stdio stream: log it under the plugin's name
+		// and keep it for crash reports.
+		SyncStdout:       &lineLogger{log: cfg.Logger.Named("plugin").Named(name), tail: inst.stderr, stream: "stdout"},
+		SyncStderr:       &lineLogger{log: cfg.Logger.Named("plugin").Named(name), tail: inst.stderr, stream: "stderr"},
 		GRPCDialOptions:  pluginsdk.GRPCDialOptions(),
 		UnixSocketConfig: &plugin.UnixSocketConfig{TempDir: state.sock},
 		// go-plugin hands over a spec command holding the environment (magic
@@ -145,11 +150,13 @@ func (i *instance) hasExited() bool {
 func (i *instance) call(ctx context.Context, fn string, args []byte) ([]byte, error) {
 	i.calls.Add(1)
 	defer i.calls.Add(-1)
+	if i.stopped.Load() || i.hasExited() {
+		return nil, errNotSent
+	}
 	if err := i.acquire(ctx); err != nil {
 		return nil, err
 	}
 	defer func() { <-i.sem }()
-
 
 	id := i.nextID.Add(1)
 	// The RPC's own context outlives ctx by the grace period: when ctx
@@ -157,6 +164,7 @@ func (i *instance) call(ctx context.Context, fn string, args []byte) ([]byte, er
 	// it to return; a plugin still busy at the end of the grace is killed.
 	rpcCtx, cancelRPC := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelRPC()
+	var killed atomic.Bool
 	stop := context.AfterFunc(ctx, func() {
 		go func() {
 			cctx, cancel := context.WithTimeout(rpcCtx, i.grace)
@@ -166,6 +174,7 @@ func (i *instance) call(ctx context.Context, fn string, args []byte) ([]byte, er
 		timer := time.AfterFunc(i.grace, func() {
 			if rpcCtx.Err() == nil {
 				i.log.Warn("plugin ignored cancellation; killing it", "plugin", i.name, "function", fn, "grace", i.grace)
+				killed.Store(true)
 				i.kill()
 			}
 		})
@@ -184,7 +193,10 @@ func (i *instance) call(ctx context.Context, fn string, args []byte) ([]byte, er
 		}
 		return nil, te
 	}
-	if cerr := ctx.Err(); cerr != nil && !i.hasExitedAfter(20*time.Millisecond) {
+	if cerr := ctx.Err(); cerr != nil {
+		if killed.Load() {
+			return nil, &PluginError{Plugin: i.name, Err: fmt.Errorf("%w; the plugin ignored cancellation for %v and was killed", ctxError(ctx, cerr), i.grace)}
+		}
 		return nil, ctxError(ctx, cerr)
 	}
 	if i.hasExitedAfter(100 * time.Millisecond) {
@@ -209,15 +221,22 @@ func (i *instance) acquire(ctx context.Context) error {
 	case <-ctx.Done():
 		return fmt.Errorf("%w: %d calls already in flight on plugin %q", ErrBusy, cap(i.sem), i.name)
 	case <-i.exited():
-		return i.exitError()
+		return errNotSent
 	}
 }
+
+// errNotSent: the instance was stopped or exited before the call was
+// sent to it; the caller may safely retry on the plugin's next instance.
+var errNotSent = errors.New("instance gone before the call was sent")
 
 // streamCall runs one streaming call on this process, handing each JSON
 // item to onItem. Errors are as for call.
 func (i *instance) streamCall(ctx context.Context, fn string, args []byte, onItem func([]byte) error) error {
 	i.calls.Add(1)
 	defer i.calls.Add(-1)
+	if i.stopped.Load() || i.hasExited() {
+		return errNotSent
+	}
 	if err := i.acquire(ctx); err != nil {
 		return err
 	}
@@ -281,6 +300,9 @@ func (i *instance) stderrNote() string {
 }
 
 // drain waits up to timeout for in-flight calls, then stops the process.
+// Setting stopped before reading the in-flight count pairs with call's
+// increment-then-check: a call either sees stopped (and is retried on the
+// new instance) or is counted here (and is waited for).
 func (i *instance) drain(timeout time.Duration) {
 	i.stopped.Store(true)
 	deadline := time.Now().Add(timeout)

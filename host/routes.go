@@ -3,6 +3,7 @@ package host
 import (
 	"sort"
 
+	"github.com/opentool-host/opentool-host/argcheck"
 	"github.com/opentool-host/opentool-host/opentool"
 )
 
@@ -25,6 +26,10 @@ type routeTable struct {
 type route struct {
 	plugin *Plugin
 	fn     *opentool.Function // with $refs inlined
+	info   opentool.Info      // info of the plugin's document
+	// args validates call arguments; nil when fn's parameters did not
+	// compile (logged; the function is then served without validation).
+	args *argcheck.Validator
 }
 
 // buildRoutes builds the table from plugins (sorted by name). Plugins that
@@ -62,7 +67,7 @@ func buildRoutes(plugins []*Plugin) (t *routeTable, conflicts [][3]string) {
 				conflicts = append(conflicts, [3]string{f.Name, prev.plugin.name, p.name})
 				continue
 			}
-			r := &route{plugin: p, fn: f}
+			r := &route{plugin: p, fn: f, info: inlined.Info, args: compileArgs(p, f)}
 			t.funcs[f.Name] = r
 			t.order = append(t.order, r)
 		}
@@ -98,4 +103,18 @@ func (t *routeTable) document(title, version, baseURL string) *opentool.OpenTool
 		doc.Schemas = t.schemas
 	}
 	return doc
+}
+
+// compileArgs compiles the argument validator of f, served by p. A
+// function whose parameters do not compile is logged and gets nil: it is
+// served without validation.
+func compileArgs(p *Plugin, f *opentool.Function) *argcheck.Validator {
+	v, err := argcheck.Compile(f)
+	if err != nil {
+		if p.h != nil {
+			p.h.log.Warn("cannot compile parameter schema; serving without argument validation", "plugin", p.name, "function", f.Name, "error", err)
+		}
+		return nil
+	}
+	return v
 }

@@ -3,6 +3,7 @@ package host
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,12 +16,15 @@ import (
 	"github.com/hashicorp/go-hclog"
 )
 
-// stateDir is the host-owned folder "host-PID" under Config.StateDir. It
-// holds "bin/", copies of plugin binaries named by their sha256 (running a
-// copy avoids "text file busy" when a binary is rebuilt in place, and the
-// gap between checking a file and executing it), and "sock/", go-plugin's
-// unix sockets. Copies are reference counted and removed when no process
-// uses them; remove deletes the whole folder.
+// stateDir is the host-owned state of one Host. Its root folder
+// "host-PID-RANDOM" under Config.StateDir holds copies of plugin binaries
+// named by their sha256 (running a copy avoids "text file busy" when a
+// binary is rebuilt in place, and closes the gap between checking a file
+// and executing it). go-plugin's unix sockets go into a second folder,
+// "oth-PID-RANDOM" under the system temp folder, whose path stays short
+// enough for a socket address (108 bytes). Copies are reference counted
+// and removed when no process uses them; remove deletes both folders, and
+// folders of dead hosts are swept when a host starts.
 type stateDir struct {
 	root string
 	bin  string
@@ -30,7 +34,9 @@ type stateDir struct {
 	refs map[string]int // sha256 -> processes using the copy
 }
 
-// newStateDir makes parent/host-PID and sweeps folders of dead hosts.
+const sockPrefix = "oth-"
+
+// newStateDir makes the state folders and sweeps those of dead hosts.
 func newStateDir(parent string, log hclog.Logger) (*stateDir, error) {
 	if parent == "" {
 		parent = filepath.Join(os.TempDir(), "opentool-host")
@@ -38,35 +44,45 @@ func newStateDir(parent string, log hclog.Logger) (*stateDir, error) {
 	if err := os.MkdirAll(parent, 0o700); err != nil {
 		return nil, fmt.Errorf("state dir: %w", err)
 	}
-	sweepStateDirs(parent, log)
-	root := filepath.Join(parent, "host-"+strconv.Itoa(os.Getpid()))
-	_ = os.RemoveAll(root) // a previous host with our pid is dead
-	s := &stateDir{root: root, bin: filepath.Join(root, "bin"), sock: filepath.Join(root, "sock"), refs: map[string]int{}}
-	for _, d := range []string{s.bin, s.sock} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return nil, fmt.Errorf("state dir: %w", err)
-		}
+	sweepStateDirs(parent, "host-", log)
+	sweepStateDirs(os.TempDir(), sockPrefix, log)
+	pid := strconv.Itoa(os.Getpid())
+	root, err := os.MkdirTemp(parent, "host-"+pid+"-")
+	if err != nil {
+		return nil, fmt.Errorf("state dir: %w", err)
+	}
+	sock, err := os.MkdirTemp("", sockPrefix+pid+"-")
+	if err != nil {
+		os.RemoveAll(root)
+		return nil, fmt.Errorf("state dir: %w", err)
+	}
+	s := &stateDir{root: root, bin: filepath.Join(root, "bin"), sock: sock, refs: map[string]int{}}
+	if err := os.MkdirAll(s.bin, 0o700); err != nil {
+		s.remove()
+		return nil, fmt.Errorf("state dir: %w", err)
 	}
 	return s, nil
 }
 
-// sweepStateDirs removes host-PID folders whose process no longer exists.
-func sweepStateDirs(parent string, log hclog.Logger) {
+// sweepStateDirs removes folders PREFIX+PID+"-"... in parent whose
+// process no longer exists.
+func sweepStateDirs(parent, prefix string, log hclog.Logger) {
 	entries, err := os.ReadDir(parent)
 	if err != nil {
 		return
 	}
 	for _, e := range entries {
-		pidText, ok := strings.CutPrefix(e.Name(), "host-")
+		rest, ok := strings.CutPrefix(e.Name(), prefix)
 		if !ok || !e.IsDir() {
 			continue
 		}
+		pidText, _, _ := strings.Cut(rest, "-")
 		pid, err := strconv.Atoi(pidText)
 		if err != nil || pid == os.Getpid() || processAlive(pid) {
 			continue
 		}
 		if err := os.RemoveAll(filepath.Join(parent, e.Name())); err == nil {
-			log.Debug("swept state of a dead host", "dir", e.Name())
+			log.Debug("swept state of a dead host", "dir", filepath.Join(parent, e.Name()))
 		}
 	}
 }
@@ -126,5 +142,21 @@ func (s *stateDir) release(sum string) {
 	}
 }
 
-// remove deletes the whole state folder.
-func (s *stateDir) remove() error { return os.RemoveAll(s.root) }
+// remove deletes both state folders.
+func (s *stateDir) remove() error {
+	return errors.Join(os.RemoveAll(s.root), os.RemoveAll(s.sock))
+}
+
+// fileSHA256 returns the hex sha256 of the file at path.
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}

@@ -3,6 +3,8 @@ package host
 import (
 	"strings"
 	"sync"
+
+	"github.com/hashicorp/go-hclog"
 )
 
 // tailBuffer is an io.Writer that keeps the last n lines written to it
@@ -61,4 +63,37 @@ func (t *tailBuffer) lines() []string {
 		out = append(out, p)
 	}
 	return out
+}
+
+// lineLogger is an io.Writer for a plugin's synced stdout or stderr: it
+// logs each complete line at info level and copies it into tail.
+type lineLogger struct {
+	log    hclog.Logger
+	tail   *tailBuffer
+	stream string
+
+	mu      sync.Mutex
+	partial []byte
+}
+
+// Write implements io.Writer; it never fails.
+func (l *lineLogger) Write(p []byte) (int, error) {
+	_, _ = l.tail.Write(p)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.partial = append(l.partial, p...)
+	for {
+		i := strings.IndexByte(string(l.partial), '\n')
+		if i < 0 {
+			if len(l.partial) > 64<<10 { // an endless line: flush it
+				l.log.Info(string(l.partial), "stream", l.stream)
+				l.partial = l.partial[:0]
+			}
+			return len(p), nil
+		}
+		if line := strings.TrimRight(string(l.partial[:i]), "\r"); line != "" {
+			l.log.Info(line, "stream", l.stream)
+		}
+		l.partial = l.partial[i+1:]
+	}
 }

@@ -1,8 +1,158 @@
 package host
 
-// watcher is filled in by the supervision work (fsnotify on Dir).
-type watcher struct{}
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
 
-func newWatcher(h *Host) (*watcher, error) { return &watcher{}, nil }
+	"github.com/fsnotify/fsnotify"
+)
 
-func (w *watcher) close() {}
+// watcher turns fsnotify events on the plugins directory into plugin
+// starts, replacements and removals. It watches the folder, not the files,
+// so that every way of putting a file in place is seen: cp (many WRITEs),
+// install (CREATE 0600, then CHMOD), mv into place (RENAME + CREATE),
+// go build -o (CREATE, WRITEs, CHMOD).
+//
+// A partial file is never executed: events are debounced per path, and a
+// file is acted on only once its size and mtime have not changed for
+// Config.SettleTime and its exec bit is set. Names that break the naming
+// rule (dotfiles, editors' temp files) are ignored. An event queue
+// overflow triggers a full rescan.
+type watcher struct {
+	h    *Host
+	fs   *fsnotify.Watcher
+	done chan struct{}
+	wg   sync.WaitGroup
+
+	mu      sync.Mutex
+	pending map[string]*pendingFile // path -> debounce state
+}
+
+// pendingFile is the debounce state of one changed path.
+type pendingFile struct {
+	timer *time.Timer
+	last  fileStamp
+	seen  bool // last is valid
+}
+
+func newWatcher(h *Host) (*watcher, error) {
+	fw, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, err
+	}
+	if err := fw.Add(h.cfg.Dir); err != nil {
+		fw.Close()
+		return nil, err
+	}
+	w := &watcher{h: h, fs: fw, done: make(chan struct{}), pending: map[string]*pendingFile{}}
+	w.wg.Add(1)
+	go w.loop()
+	h.log.Info("watching plugins dir", "dir", h.cfg.Dir)
+	return w, nil
+}
+
+func (w *watcher) loop() {
+	defer w.wg.Done()
+	for {
+		select {
+		case <-w.done:
+			return
+		case ev, ok := <-w.fs.Events:
+			if !ok {
+				return
+			}
+			w.event(ev)
+		case err, ok := <-w.fs.Errors:
+			if !ok {
+				return
+			}
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				w.h.log.Warn("fsnotify event queue overflowed; rescanning plugins dir")
+				go w.rescan()
+				continue
+			}
+			w.h.log.Error("watching plugins dir", "error", err)
+		}
+	}
+}
+
+func (w *watcher) rescan() {
+	if err := w.h.Rescan(context.Background()); err != nil && !errors.Is(err, ErrClosed) {
+		w.h.log.Error("rescan failed", "error", err)
+	}
+}
+
+// event debounces ev's path: every event restarts its settle timer.
+func (w *watcher) event(ev fsnotify.Event) {
+	base := filepath.Base(ev.Name)
+	if _, ok := PluginName(base); !ok {
+		w.h.log.Trace("ignoring event for non-plugin file", "file", base, "op", ev.Op.String())
+		return
+	}
+	w.h.log.Debug("plugins dir event", "file", base, "op", ev.Op.String())
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	pf, ok := w.pending[ev.Name]
+	if !ok {
+		pf = &pendingFile{}
+		w.pending[ev.Name] = pf
+		path := ev.Name
+		pf.timer = time.AfterFunc(w.h.cfg.SettleTime, func() { w.settle(path) })
+		return
+	}
+	pf.seen = false // changed again: wait for a fresh stable pair
+	pf.timer.Reset(w.h.cfg.SettleTime)
+}
+
+// settle runs when path had no event for SettleTime. It acts when the
+// file is gone (remove), or when its stamp is the same as at the previous
+// check and it is executable (start or replace); otherwise it checks again
+// after SettleTime.
+func (w *watcher) settle(path string) {
+	select {
+	case <-w.done:
+		return
+	default:
+	}
+	fi, err := os.Stat(path)
+	w.mu.Lock()
+	pf := w.pending[path]
+	if pf == nil {
+		w.mu.Unlock()
+		return
+	}
+	if err != nil {
+		delete(w.pending, path)
+		w.mu.Unlock()
+		if os.IsNotExist(err) {
+			w.h.syncPath(context.Background(), path)
+		}
+		return
+	}
+	st := stampOf(fi)
+	stable := pf.seen && pf.last == st
+	if !stable || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
+		pf.last, pf.seen = st, true
+		pf.timer.Reset(w.h.cfg.SettleTime)
+		w.mu.Unlock()
+		return
+	}
+	delete(w.pending, path)
+	w.mu.Unlock()
+	w.h.syncPath(context.Background(), path)
+}
+
+func (w *watcher) close() {
+	close(w.done)
+	w.fs.Close()
+	w.wg.Wait()
+	w.mu.Lock()
+	for _, pf := range w.pending {
+		pf.timer.Stop()
+	}
+	w.mu.Unlock()
+}

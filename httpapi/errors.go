@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strconv"
 
+	"github.com/opentool-host/opentool-host/argcheck"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/jsonrpc"
 	"github.com/opentool-host/opentool-host/pluginsdk"
@@ -11,12 +12,19 @@ import (
 
 // rpcError maps an error from Backend.Call to the JSON-RPC error sent to
 // the client, or nil when the client went away (nothing to send):
+//   - *argcheck.Error (arguments that fail the function's parameters,
+//     checked by the host before the plugin runs) → -32602 "invalid
+//     params: FAULT; FAULT" with data {"faults": [{"path","message"}]};
 //   - the tool's own *pluginsdk.Error keeps its code and message;
 //   - host.ErrFunctionNotFound → -32601 naming the function;
 //   - host.ErrWrongKind → -32600;
 //   - every other host failure (plugin exited, failed, busy, timed out)
 //     → -32603 with data {"plugin", "stderr"} where known.
 func (s *Server) rpcError(fn string, err error) *jsonrpc.Error {
+	var ae *argcheck.Error
+	if errors.As(err, &ae) {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: " + ae.Summary(), Data: map[string]any{"faults": ae.Faults}}
+	}
 	var te *pluginsdk.Error
 	if errors.As(err, &te) {
 		return &jsonrpc.Error{Code: te.Code, Message: te.Message}

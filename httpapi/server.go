@@ -4,7 +4,8 @@
 // One call travels: call.go (decode the JSON-RPC request) → Backend.Call
 // (host: route by function name) → the plugin over gRPC → back to call.go
 // (write the JSON-RPC response). errors.go maps host errors to JSON-RPC
-// errors.
+// errors. stream.go serves POST /opentool/streamCall as server-sent
+// events; auth.go guards every route with API keys (Config.APIKeys).
 package httpapi
 
 import (
@@ -51,6 +52,10 @@ type Config struct {
 	MaxBodyBytes int64
 	// Logger logs request failures. Default: a null logger.
 	Logger hclog.Logger
+	// APIKeys, when it holds a non-empty key, turns on API key
+	// authentication for every route (auth.go): requests must send
+	// "Authorization: Bearer KEY" or get HTTP 401. Empty: auth off.
+	APIKeys []string
 }
 
 // Server is the http.Handler of the API.
@@ -58,6 +63,8 @@ type Server struct {
 	b   Backend
 	cfg Config
 	mux *http.ServeMux
+	// keys guards every route; nil when authentication is off.
+	keys *keySet
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -73,16 +80,24 @@ func New(b Backend, cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
 	}
-	s := &Server{b: b, cfg: cfg, mux: http.NewServeMux()}
+	s := &Server{b: b, cfg: cfg, mux: http.NewServeMux(), keys: newKeySet(cfg.APIKeys)}
 	s.mux.HandleFunc("GET "+BasePath+"/version", s.handleVersion)
 	s.mux.HandleFunc("POST "+BasePath+"/call", s.handleCall)
+	s.mux.HandleFunc("POST "+BasePath+"/streamCall", s.handleStreamCall)
 	s.mux.HandleFunc("GET "+BasePath+"/load", s.handleLoad)
+	s.mux.HandleFunc("GET "+BasePath+"/export", s.handleExport)
 	s.mux.HandleFunc("GET /health", s.handleHealth)
 	return s
 }
 
-// ServeHTTP implements http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+// ServeHTTP implements http.Handler. With Config.APIKeys set, a request
+// without a valid key gets HTTP 401 whatever its route.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.keys != nil && !s.keys.allow(w, r) {
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
 
 // baseURL is this server's OpenTool base URL as the client reached it.
 func baseURL(r *http.Request) string {

@@ -82,13 +82,13 @@ func ParametersJSONSchema(doc *OpenTool, f *Function) (map[string]any, error) {
 	if f == nil {
 		return nil, fmt.Errorf("%w: nil function", ErrInvalidDocument)
 	}
-	prefix := fmt.Sprintf("function %q", f.Name)
+	prefix := (*jpath)(nil).field(fmt.Sprintf("function %q", f.Name))
 	in := &inliner{}
 	if doc != nil {
 		in.schemas = doc.Schemas
 		for i := range doc.Functions {
 			if &doc.Functions[i] == f || doc.Functions[i].Name == f.Name {
-				prefix = joinIndex("functions", i)
+				prefix = (*jpath)(nil).field("functions").index(i)
 				break
 			}
 		}
@@ -96,14 +96,14 @@ func ParametersJSONSchema(doc *OpenTool, f *Function) (map[string]any, error) {
 	props := make(map[string]any, len(f.Parameters))
 	required := []any{}
 	for i, p := range f.Parameters {
-		path := joinIndex(joinField(prefix, "parameters"), i)
+		path := prefix.field("parameters").index(i)
 		if p.Schema == nil {
 			return nil, fmt.Errorf("%w: %s.schema: required", ErrInvalidDocument, path)
 		}
 		if _, dup := props[p.Name]; dup {
 			return nil, fmt.Errorf("%w: %s.name: duplicate parameter name %q", ErrInvalidDocument, path, p.Name)
 		}
-		s, err := in.schema(p.Schema, joinField(path, "schema"))
+		s, err := in.schema(p.Schema, path.field("schema"))
 		if err != nil {
 			return nil, err
 		}
@@ -147,7 +147,7 @@ func ParametersJSONSchema(doc *OpenTool, f *Function) (map[string]any, error) {
 // MaxInlineSchemas.
 func FromJSONSchema(js map[string]any) (*Schema, error) {
 	c := &fromJSON{root: js}
-	return c.schema(js, "")
+	return c.schema(js, nil)
 }
 
 // unsupportedKeywords change the shape of the accepted values in ways an
@@ -161,23 +161,11 @@ type fromJSON struct {
 	count int
 }
 
-func unsupported(path, format string, args ...any) error {
-	if path == "" {
-		path = rootPath
-	}
-	return fmt.Errorf("%w at %s: %s", ErrUnsupportedSchema, path, fmt.Sprintf(format, args...))
+func unsupported(p *jpath, format string, args ...any) error {
+	return fmt.Errorf("%w at %s: %s", ErrUnsupportedSchema, p.orRoot(), fmt.Sprintf(format, args...))
 }
 
-// jsKey appends a JSON Schema keyword or property name to a path; keywords
-// such as "$defs" stay dotted.
-func jsKey(base, key string) string {
-	if len(key) > 1 && key[0] == '$' && isSimpleKey(key[1:]) {
-		return joinField(base, key)
-	}
-	return joinKey(base, key)
-}
-
-func (c *fromJSON) schema(v any, path string) (*Schema, error) {
+func (c *fromJSON) schema(v any, path *jpath) (*Schema, error) {
 	if c.count++; c.count > MaxInlineSchemas {
 		return nil, fmt.Errorf("%w: more than %d schemas at %s", ErrTooLarge, MaxInlineSchemas, path)
 	}
@@ -190,13 +178,13 @@ func (c *fromJSON) schema(v any, path string) (*Schema, error) {
 	}
 	for _, k := range unsupportedKeywords {
 		if _, ok := m[k]; ok {
-			return nil, unsupported(jsKey(path, k), "keyword not supported")
+			return nil, unsupported(path.jsKey(k), "keyword not supported")
 		}
 	}
 	desc := ""
 	if d, ok := m["description"]; ok && d != nil {
 		if desc, ok = d.(string); !ok {
-			return nil, unsupported(jsKey(path, "description"), "must be a string, got %T", d)
+			return nil, unsupported(path.jsKey("description"), "must be a string, got %T", d)
 		}
 	}
 	if ref, ok := m["$ref"]; ok {
@@ -214,7 +202,7 @@ func (c *fromJSON) schema(v any, path string) (*Schema, error) {
 	}
 	s := &Schema{Type: typ, Description: desc}
 
-	pp := jsKey(path, "properties")
+	pp := path.jsKey("properties")
 	if p, ok := m["properties"]; ok && p != nil {
 		pm, ok := p.(map[string]any)
 		switch {
@@ -230,7 +218,7 @@ func (c *fromJSON) schema(v any, path string) (*Schema, error) {
 		sort.Strings(keys)
 		s.Properties = make(map[string]*Schema, len(pm))
 		for _, k := range keys {
-			if s.Properties[k], err = c.schema(pm[k], jsKey(pp, k)); err != nil {
+			if s.Properties[k], err = c.schema(pm[k], pp.jsKey(k)); err != nil {
 				return nil, err
 			}
 		}
@@ -238,7 +226,7 @@ func (c *fromJSON) schema(v any, path string) (*Schema, error) {
 		s.Properties = map[string]*Schema{}
 	}
 
-	ip := jsKey(path, "items")
+	ip := path.jsKey("items")
 	if it, ok := m["items"]; ok && it != nil {
 		switch it.(type) {
 		case []any:
@@ -258,7 +246,7 @@ func (c *fromJSON) schema(v any, path string) (*Schema, error) {
 		return nil, err
 	}
 
-	rp := jsKey(path, "required")
+	rp := path.jsKey("required")
 	if r, ok := m["required"]; ok && r != nil {
 		names, ok := stringList(r)
 		switch {
@@ -271,7 +259,7 @@ func (c *fromJSON) schema(v any, path string) (*Schema, error) {
 		}
 		for i, n := range names {
 			if _, ok := s.Properties[n]; !ok {
-				return nil, unsupported(joinIndex(rp, i), "%q is not a declared property", n)
+				return nil, unsupported(rp.index(i), "%q is not a declared property", n)
 			}
 		}
 		if len(names) > 0 {
@@ -282,23 +270,23 @@ func (c *fromJSON) schema(v any, path string) (*Schema, error) {
 }
 
 // ref inlines the local reference of m (description desc).
-func (c *fromJSON) ref(m map[string]any, ref any, path, desc string) (*Schema, error) {
-	rp := jsKey(path, "$ref")
+func (c *fromJSON) ref(m map[string]any, ref any, path *jpath, desc string) (*Schema, error) {
+	rp := path.jsKey("$ref")
 	r, ok := ref.(string)
 	if !ok {
 		return nil, unsupported(rp, "must be a string, got %T", ref)
 	}
 	for _, k := range []string{"type", "properties", "items", "enum", "const", "anyOf", "oneOf"} {
 		if _, ok := m[k]; ok {
-			return nil, unsupported(jsKey(path, k), "not supported alongside $ref")
+			return nil, unsupported(path.jsKey(k), "not supported alongside $ref")
 		}
 	}
 	target, targetPath, ok := c.pointer(r)
 	if !ok {
-		return nil, &RefError{Path: rp, Ref: r, Err: ErrUnknownRef}
+		return nil, &RefError{Path: rp.String(), Ref: r, Err: ErrUnknownRef}
 	}
 	if i := slices.Index(c.stack, r); i >= 0 {
-		return nil, &RefError{Path: rp, Ref: r, Cycle: append(slices.Clone(c.stack[i:]), r), Err: ErrRefCycle}
+		return nil, &RefError{Path: rp.String(), Ref: r, Cycle: append(slices.Clone(c.stack[i:]), r), Err: ErrRefCycle}
 	}
 	c.stack = append(c.stack, r)
 	s, err := c.schema(target, targetPath)
@@ -314,50 +302,50 @@ func (c *fromJSON) ref(m map[string]any, ref any, path, desc string) (*Schema, e
 
 // pointer resolves a local reference "#" or "#/a/b" (RFC 6901) against the
 // root, returning the target and its path.
-func (c *fromJSON) pointer(ref string) (any, string, bool) {
+func (c *fromJSON) pointer(ref string) (any, *jpath, bool) {
 	rest, ok := strings.CutPrefix(ref, "#")
 	if !ok {
-		return nil, "", false
+		return nil, nil, false
 	}
 	var cur any = c.root
-	path := ""
+	var path *jpath
 	if rest == "" {
 		return cur, path, true
 	}
 	if rest[0] != '/' {
-		return nil, "", false
+		return nil, nil, false
 	}
 	for _, tok := range strings.Split(rest[1:], "/") {
 		tok = strings.NewReplacer("~1", "/", "~0", "~").Replace(tok)
 		switch t := cur.(type) {
 		case map[string]any:
 			if cur, ok = t[tok]; !ok {
-				return nil, "", false
+				return nil, nil, false
 			}
-			path = jsKey(path, tok)
+			path = path.jsKey(tok)
 		case []any:
 			i, err := strconv.Atoi(tok)
 			if err != nil || i < 0 || i >= len(t) {
-				return nil, "", false
+				return nil, nil, false
 			}
-			cur, path = t[i], joinIndex(path, i)
+			cur, path = t[i], path.index(i)
 		default:
-			return nil, "", false
+			return nil, nil, false
 		}
 	}
 	return cur, path, true
 }
 
 // alternatives handles anyOf/oneOf (keyword k) with one non-null branch.
-func (c *fromJSON) alternatives(m map[string]any, k string, alts any, path, desc string) (*Schema, error) {
-	kp := jsKey(path, k)
+func (c *fromJSON) alternatives(m map[string]any, k string, alts any, path *jpath, desc string) (*Schema, error) {
+	kp := path.jsKey(k)
 	arr, ok := alts.([]any)
 	if !ok {
 		return nil, unsupported(kp, "must be an array, got %T", alts)
 	}
 	for _, other := range []string{"type", "properties", "items", "enum", "const", "anyOf", "oneOf"} {
 		if _, ok := m[other]; ok && other != k {
-			return nil, unsupported(jsKey(path, other), "not supported alongside %s", k)
+			return nil, unsupported(path.jsKey(other), "not supported alongside %s", k)
 		}
 	}
 	keep := -1
@@ -373,7 +361,7 @@ func (c *fromJSON) alternatives(m map[string]any, k string, alts any, path, desc
 	if keep < 0 {
 		return nil, unsupported(kp, "no non-null alternative")
 	}
-	s, err := c.schema(arr[keep], joinIndex(kp, keep))
+	s, err := c.schema(arr[keep], kp.index(keep))
 	if err != nil {
 		return nil, err
 	}
@@ -394,8 +382,8 @@ func isNullSchema(a any) bool {
 }
 
 // typeOf returns the one non-null type of m, inferring a missing one.
-func (c *fromJSON) typeOf(m map[string]any, path string) (string, error) {
-	tp := jsKey(path, "type")
+func (c *fromJSON) typeOf(m map[string]any, path *jpath) (string, error) {
+	tp := path.jsKey("type")
 	t, ok := m["type"]
 	if !ok || t == nil {
 		if _, ok := m["properties"]; ok {
@@ -496,9 +484,9 @@ func inferEnumType(m map[string]any) string {
 }
 
 // enumValues converts the enum (or const) of m, checking each against typ.
-func enumValues(m map[string]any, path, typ string) ([]any, error) {
+func enumValues(m map[string]any, path *jpath, typ string) ([]any, error) {
 	vals, key, ok := rawEnum(m)
-	ep := jsKey(path, key)
+	ep := path.jsKey(key)
 	if !ok {
 		return nil, unsupported(ep, "must be an array")
 	}
@@ -512,7 +500,7 @@ func enumValues(m map[string]any, path, typ string) ([]any, error) {
 	for i, v := range vals {
 		vp := ep
 		if key == "enum" {
-			vp = joinIndex(ep, i)
+			vp = ep.index(i)
 		}
 		if v == nil {
 			continue

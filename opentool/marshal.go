@@ -1,6 +1,10 @@
 package opentool
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+	"sort"
+)
 
 // These MarshalJSON methods make encoding/json write the fields the spec
 // requires even when the Go value leaves them empty, so that a document built
@@ -30,16 +34,108 @@ func (f Function) MarshalJSON() ([]byte, error) {
 	return json.Marshal(p)
 }
 
-// MarshalJSON encodes s with "properties": {} when s is an object schema
-// without properties (spec 1.1.0 "Schema Object": properties is required
-// when type is object; the omitempty tag would drop an empty map).
+// MarshalJSON encodes s as its JSON tags say, except that an object schema
+// (type object, no "$ref") always has "properties", {} when it has none
+// (spec 1.1.0 "Schema Object": properties is required when type is object;
+// the omitempty tag would drop an empty map).
+//
+// It writes the whole subtree itself: encoding/json re-checks the output of
+// every MarshalJSON call, which for nested calls would cost time quadratic
+// in the nesting depth.
 func (s Schema) MarshalJSON() ([]byte, error) {
-	type plain Schema
-	if s.Ref == "" && s.Type == TypeObject && len(s.Properties) == 0 {
-		return json.Marshal(struct {
-			plain
-			Properties map[string]*Schema `json:"properties"`
-		}{plain(s), map[string]*Schema{}})
+	var b bytes.Buffer
+	if err := s.encode(&b); err != nil {
+		return nil, err
 	}
-	return json.Marshal(plain(s))
+	return b.Bytes(), nil
+}
+
+// encode writes s like encoding/json would with the field tags (same
+// order, omitempty, sorted property names), plus the rule above.
+func (s *Schema) encode(b *bytes.Buffer) error {
+	b.WriteByte('{')
+	n := 0
+	next := func(name string) {
+		if n > 0 {
+			b.WriteByte(',')
+		}
+		n++
+		b.WriteString(name)
+	}
+	str := func(name, v string) error {
+		if v == "" {
+			return nil
+		}
+		next(name)
+		return writeJSON(b, v)
+	}
+	if err := str(`"$ref":`, s.Ref); err != nil {
+		return err
+	}
+	if err := str(`"type":`, s.Type); err != nil {
+		return err
+	}
+	if err := str(`"description":`, s.Description); err != nil {
+		return err
+	}
+	if len(s.Properties) > 0 || s.Ref == "" && s.Type == TypeObject {
+		next(`"properties":`)
+		keys := make([]string, 0, len(s.Properties))
+		for k := range s.Properties {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		b.WriteByte('{')
+		for i, k := range keys {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			if err := writeJSON(b, k); err != nil {
+				return err
+			}
+			b.WriteByte(':')
+			if err := s.Properties[k].encodeOrNull(b); err != nil {
+				return err
+			}
+		}
+		b.WriteByte('}')
+	}
+	if s.Items != nil {
+		next(`"items":`)
+		if err := s.Items.encode(b); err != nil {
+			return err
+		}
+	}
+	if len(s.Enum) > 0 {
+		next(`"enum":`)
+		if err := writeJSON(b, s.Enum); err != nil {
+			return err
+		}
+	}
+	if len(s.Required) > 0 {
+		next(`"required":`)
+		if err := writeJSON(b, s.Required); err != nil {
+			return err
+		}
+	}
+	b.WriteByte('}')
+	return nil
+}
+
+func (s *Schema) encodeOrNull(b *bytes.Buffer) error {
+	if s == nil {
+		b.WriteString("null")
+		return nil
+	}
+	return s.encode(b)
+}
+
+// writeJSON appends the encoding/json encoding of v.
+func writeJSON(b *bytes.Buffer, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b.Write(data)
+	return nil
 }

@@ -1,33 +1,87 @@
 package opentool
 
-import "strconv"
+import (
+	"strconv"
+	"strings"
+)
 
 // rootPath is the path of faults about the document as a whole (not JSON,
 // not an object).
 const rootPath = "$"
 
-// joinField appends a fixed field name of the spec ("info", "$ref", ...) to
-// the path base: "functions[0]" + "name" = "functions[0].name".
-func joinField(base, field string) string {
-	if base == "" {
-		return field
-	}
-	return base + "." + field
+// jpath is a JSON path kept as a linked list from the leaf up, so that
+// walking a deeply nested document costs O(1) per level; it is rendered
+// only when a fault or error needs it. The nil *jpath is the empty path.
+//
+// Rendered form: fixed field names are dotted ("functions[0].name"), map
+// keys made only of ASCII letters, digits, '_' and '-' too ("schemas.Id"),
+// other keys are quoted (`schemas["a.b"]`, `schemas[""]`).
+type jpath struct {
+	parent *jpath
+	seg    string // field name or key
+	kind   segKind
+	idx    int
 }
 
-// joinKey appends a user-chosen map key (a schema or property name) to base.
-// Keys made only of ASCII letters, digits, '_' and '-' are dotted
-// ("schemas.Id"); others are quoted ("schemas[\"a.b\"]", "schemas[\"\"]").
-func joinKey(base, key string) string {
-	if isSimpleKey(key) {
-		return joinField(base, key)
+type segKind uint8
+
+const (
+	segField segKind = iota // a fixed field name of the spec, never quoted
+	segKey                  // a user-chosen map key, quoted when not simple
+	segIndex                // an array index
+)
+
+// dollarPath renders as "$"; it is used only for faults about the root.
+var dollarPath = &jpath{seg: rootPath}
+
+// field returns p + "." + name for a fixed field name.
+func (p *jpath) field(name string) *jpath { return &jpath{parent: p, seg: name, kind: segField} }
+
+// key returns p + ".key" or p + `["key"]` for a map key.
+func (p *jpath) key(key string) *jpath { return &jpath{parent: p, seg: key, kind: segKey} }
+
+// index returns p + "[i]".
+func (p *jpath) index(i int) *jpath { return &jpath{parent: p, kind: segIndex, idx: i} }
+
+// jsKey returns p + key for a JSON Schema keyword or pointer token: keywords
+// such as "$defs" and "$ref" stay dotted, others are keys.
+func (p *jpath) jsKey(key string) *jpath {
+	if len(key) > 1 && key[0] == '$' && isSimpleKey(key[1:]) {
+		return p.field(key)
 	}
-	return base + "[" + strconv.Quote(key) + "]"
+	return p.key(key)
 }
 
-// joinIndex appends an array index to base: "functions" + 3 = "functions[3]".
-func joinIndex(base string, i int) string {
-	return base + "[" + strconv.Itoa(i) + "]"
+// String renders the path ("" for the empty path).
+func (p *jpath) String() string {
+	var segs []*jpath
+	for q := p; q != nil; q = q.parent {
+		segs = append(segs, q)
+	}
+	var b strings.Builder
+	for i := len(segs) - 1; i >= 0; i-- {
+		s := segs[i]
+		switch {
+		case s.kind == segIndex:
+			b.WriteString("[" + strconv.Itoa(s.idx) + "]")
+		case s.kind == segKey && !isSimpleKey(s.seg):
+			b.WriteString("[" + strconv.Quote(s.seg) + "]")
+		default:
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(s.seg)
+		}
+	}
+	return b.String()
+}
+
+// orRoot renders p, or "$" for the empty path.
+func (p *jpath) orRoot() string {
+	if s := p.String(); s != "" {
+		return s
+	}
+	return rootPath
 }
 
 func isSimpleKey(key string) bool {

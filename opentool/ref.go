@@ -112,21 +112,21 @@ func (d *OpenTool) Inline() (*OpenTool, error) {
 	in := &inliner{schemas: d.Schemas}
 	for i := range out.Functions {
 		fn := &out.Functions[i]
-		path := joinIndex("functions", i)
+		path := (*jpath)(nil).field("functions").index(i)
 		var err error
 		for j := range fn.Parameters {
 			p := &fn.Parameters[j]
-			if p.Schema, err = in.schema(p.Schema, joinField(joinIndex(joinField(path, "parameters"), j), "schema")); err != nil {
+			if p.Schema, err = in.schema(p.Schema, path.field("parameters").index(j).field("schema")); err != nil {
 				return nil, err
 			}
 		}
 		if fn.Return != nil {
-			if fn.Return.Schema, err = in.schema(fn.Return.Schema, joinField(path, "return.schema")); err != nil {
+			if fn.Return.Schema, err = in.schema(fn.Return.Schema, path.field("return").field("schema")); err != nil {
 				return nil, err
 			}
 		}
 		if fn.Stream != nil && fn.Stream.Data != nil {
-			if fn.Stream.Data.Schema, err = in.schema(fn.Stream.Data.Schema, joinField(path, "stream.data.schema")); err != nil {
+			if fn.Stream.Data.Schema, err = in.schema(fn.Stream.Data.Schema, path.field("stream").field("data").field("schema")); err != nil {
 				return nil, err
 			}
 		}
@@ -146,7 +146,7 @@ func (d *OpenTool) ResolveSchema(s *Schema) (*Schema, error) {
 	if d != nil {
 		in.schemas = d.Schemas
 	}
-	return in.schema(s, "")
+	return in.schema(s, nil)
 }
 
 // inliner expands the "$ref"s of schemas against a Schemas map.
@@ -157,15 +157,15 @@ type inliner struct {
 }
 
 // schema returns an expanded deep copy of s found at path.
-func (in *inliner) schema(s *Schema, path string) (*Schema, error) {
+func (in *inliner) schema(s *Schema, path *jpath) (*Schema, error) {
 	if s == nil {
 		return nil, nil
 	}
 	if in.count++; in.count > MaxInlineSchemas {
-		return nil, fmt.Errorf("%w: more than %d schemas at %s", ErrTooLarge, MaxInlineSchemas, path)
+		return nil, fmt.Errorf("%w: more than %d schemas at %s", ErrTooLarge, MaxInlineSchemas, path.orRoot())
 	}
 	if s.Ref != "" {
-		refPath := joinField(path, "$ref")
+		refPath := path.field("$ref").String()
 		name, ok := RefName(s.Ref)
 		target := in.schemas[name]
 		if !ok || target == nil {
@@ -176,7 +176,7 @@ func (in *inliner) schema(s *Schema, path string) (*Schema, error) {
 			return nil, &RefError{Path: refPath, Ref: s.Ref, Cycle: cycle, Err: ErrRefCycle}
 		}
 		in.stack = append(in.stack, name)
-		out, err := in.schema(target, joinKey("schemas", name))
+		out, err := in.schema(target, (*jpath)(nil).field("schemas").key(name))
 		in.stack = in.stack[:len(in.stack)-1]
 		if err != nil {
 			return nil, err
@@ -200,7 +200,7 @@ func (in *inliner) schema(s *Schema, path string) (*Schema, error) {
 		}
 		sort.Strings(keys) // deterministic errors
 		for _, k := range keys {
-			p, err := in.schema(s.Properties[k], joinKey(joinField(path, "properties"), k))
+			p, err := in.schema(s.Properties[k], path.field("properties").key(k))
 			if err != nil {
 				return nil, err
 			}
@@ -208,7 +208,7 @@ func (in *inliner) schema(s *Schema, path string) (*Schema, error) {
 		}
 	}
 	var err error
-	if out.Items, err = in.schema(s.Items, joinField(path, "items")); err != nil {
+	if out.Items, err = in.schema(s.Items, path.field("items")); err != nil {
 		return nil, err
 	}
 	return out, nil

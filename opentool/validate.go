@@ -118,21 +118,23 @@ type validator struct {
 	edges   map[string][]refEdge
 }
 
-// offFault is a fault with the byte offset it is sorted by.
+// offFault is a fault with the byte offset it is sorted by; the path is
+// rendered when the error is built.
 type offFault struct {
-	off int64
-	Fault
+	off  int64
+	path *jpath
+	msg  string
 }
 
 // refEdge is a "$ref" found inside the named schema it belongs to.
 type refEdge struct {
 	to   string
-	path string
+	path *jpath
 	off  int64
 }
 
-func (v *validator) add(off int64, path, format string, args ...any) {
-	v.faults = append(v.faults, offFault{off, Fault{Path: path, Message: fmt.Sprintf(format, args...)}})
+func (v *validator) add(off int64, p *jpath, format string, args ...any) {
+	v.faults = append(v.faults, offFault{off, p, fmt.Sprintf(format, args...)})
 }
 
 func (v *validator) err() error {
@@ -142,17 +144,17 @@ func (v *validator) err() error {
 	sort.SliceStable(v.faults, func(i, j int) bool { return v.faults[i].off < v.faults[j].off })
 	faults := make([]Fault, len(v.faults))
 	for i, f := range v.faults {
-		faults[i] = f.Fault
+		faults[i] = Fault{Path: f.path.String(), Message: f.msg}
 	}
 	return &ValidationError{Faults: faults}
 }
 
 // expect adds a fault unless n has kind k, and reports whether it has.
-func (v *validator) expect(n *node, path string, k kind) bool {
+func (v *validator) expect(n *node, p *jpath, k kind) bool {
 	if n.kind == k {
 		return true
 	}
-	v.add(n.off, path, "must be %s", kindNames[k])
+	v.add(n.off, p, "must be %s", kindNames[k])
 	return false
 }
 
@@ -165,16 +167,15 @@ var kindNames = [...]string{
 	kindObject: "an object",
 }
 
-// required returns member key of obj, adding a "required" fault (at obj)
-// when it is absent or null, or a type fault when it is not of kind k.
-func (v *validator) required(obj *node, path, key string, k kind) *node {
+// required returns member key of obj (at p), adding a "required" fault (at
+// obj) when it is absent or null, or a type fault when it is not of kind k.
+func (v *validator) required(obj *node, p *jpath, key string, k kind) *node {
 	c := obj.get(key)
-	p := joinField(path, key)
 	if c == nil {
-		v.add(obj.off, p, "required")
+		v.add(obj.off, p.field(key), "required")
 		return nil
 	}
-	if !v.expect(c, p, k) {
+	if !v.expect(c, p.field(key), k) {
 		return nil
 	}
 	return c
@@ -182,223 +183,224 @@ func (v *validator) required(obj *node, path, key string, k kind) *node {
 
 // optional returns member key of obj when present and of kind k, adding a
 // type fault when it is present with another kind.
-func (v *validator) optional(obj *node, path, key string, k kind) *node {
+func (v *validator) optional(obj *node, p *jpath, key string, k kind) *node {
 	c := obj.get(key)
-	if c == nil || !v.expect(c, joinField(path, key), k) {
+	if c == nil || !v.expect(c, p.field(key), k) {
 		return nil
 	}
 	return c
 }
 
 func (v *validator) document(root *node) {
-	if !v.expect(root, rootPath, kindObject) {
+	if !v.expect(root, dollarPath, kindObject) {
 		return
 	}
-	v.schemas = v.optional(root, "", "schemas", kindObject)
+	var top *jpath
+	v.schemas = v.optional(root, top, "schemas", kindObject)
 
-	if s := v.required(root, "", "opentool", kindString); s != nil && s.s == "" {
-		v.add(s.off, "opentool", "must not be empty")
+	if s := v.required(root, top, "opentool", kindString); s != nil && s.s == "" {
+		v.add(s.off, top.field("opentool"), "must not be empty")
 	}
-	if info := v.required(root, "", "info", kindObject); info != nil {
-		v.required(info, "info", "title", kindString)
-		v.optional(info, "info", "description", kindString)
-		v.required(info, "info", "version", kindString)
+	if info := v.required(root, top, "info", kindObject); info != nil {
+		p := top.field("info")
+		v.required(info, p, "title", kindString)
+		v.optional(info, p, "description", kindString)
+		v.required(info, p, "version", kindString)
 	}
-	if server := v.optional(root, "", "server", kindObject); server != nil {
-		v.required(server, "server", "url", kindString)
-		v.optional(server, "server", "description", kindString)
+	if server := v.optional(root, top, "server", kindObject); server != nil {
+		p := top.field("server")
+		v.required(server, p, "url", kindString)
+		v.optional(server, p, "description", kindString)
 	}
-	if fns := v.required(root, "", "functions", kindArray); fns != nil {
-		first := map[string]int{}
+	if fns := v.required(root, top, "functions", kindArray); fns != nil {
+		p := top.field("functions")
+		first := map[string]*jpath{}
 		for i, fn := range fns.arr {
-			v.function(fn, joinIndex("functions", i), i, first)
+			v.function(fn, p.index(i), first)
 		}
 	}
 	if v.schemas != nil {
+		p := top.field("schemas")
 		for _, name := range v.schemas.keys {
 			s := v.schemas.obj[name]
-			path := joinKey("schemas", name)
 			if name == "" {
-				v.add(s.off, path, "name must not be empty")
+				v.add(s.off, p.key(name), "name must not be empty")
 			}
-			v.schema(s, path, name)
+			v.schema(s, p.key(name), name)
 		}
 		v.cycles()
 	}
 }
 
-// function checks functions[i]; first maps each name seen to its index.
-func (v *validator) function(fn *node, path string, i int, first map[string]int) {
-	if !v.expect(fn, path, kindObject) {
+// function checks one function at p; first maps each name seen to the
+// path of the function that has it first.
+func (v *validator) function(fn *node, p *jpath, first map[string]*jpath) {
+	if !v.expect(fn, p, kindObject) {
 		return
 	}
-	if name := v.required(fn, path, "name", kindString); name != nil {
-		p := joinField(path, "name")
+	if name := v.required(fn, p, "name", kindString); name != nil {
 		if !ValidFunctionName(name.s) {
-			v.add(name.off, p, "must match ^[a-zA-Z0-9_-]{1,64}$ (got %q)", name.s)
+			v.add(name.off, p.field("name"), "must match ^[a-zA-Z0-9_-]{1,64}$ (got %q)", name.s)
 		}
-		if j, dup := first[name.s]; dup {
-			v.add(name.off, p, "duplicate function name %q (first at %s)", name.s, joinIndex("functions", j))
+		if q, dup := first[name.s]; dup {
+			v.add(name.off, p.field("name"), "duplicate function name %q (first at %s)", name.s, q)
 		} else {
-			first[name.s] = i
+			first[name.s] = p
 		}
 	}
-	v.required(fn, path, "description", kindString)
-	if params := v.required(fn, path, "parameters", kindArray); params != nil {
-		seen := map[string]string{}
-		for j, p := range params.arr {
-			v.parameter(p, joinIndex(joinField(path, "parameters"), j), seen)
+	v.required(fn, p, "description", kindString)
+	if params := v.required(fn, p, "parameters", kindArray); params != nil {
+		seen := map[string]*jpath{}
+		for j, pn := range params.arr {
+			v.parameter(pn, p.field("parameters").index(j), seen)
 		}
 	}
-	if ret := v.optional(fn, path, "return", kindObject); ret != nil {
-		v.returnObject(ret, joinField(path, "return"))
+	if ret := v.optional(fn, p, "return", kindObject); ret != nil {
+		v.returnObject(ret, p.field("return"))
 	}
-	if stream := v.optional(fn, path, "stream", kindObject); stream != nil {
-		sp := joinField(path, "stream")
+	if stream := v.optional(fn, p, "stream", kindObject); stream != nil {
+		sp := p.field("stream")
 		if data := v.required(stream, sp, "data", kindObject); data != nil {
-			v.returnObject(data, joinField(sp, "data"))
+			v.returnObject(data, sp.field("data"))
 		}
 	}
 }
 
 // parameter checks one Parameter object; seen maps names to their paths.
-func (v *validator) parameter(p *node, path string, seen map[string]string) {
-	if !v.expect(p, path, kindObject) {
+func (v *validator) parameter(pn *node, p *jpath, seen map[string]*jpath) {
+	if !v.expect(pn, p, kindObject) {
 		return
 	}
-	if name := v.required(p, path, "name", kindString); name != nil {
-		np := joinField(path, "name")
+	if name := v.required(pn, p, "name", kindString); name != nil {
 		switch first, dup := seen[name.s]; {
 		case name.s == "":
-			v.add(name.off, np, "must not be empty")
+			v.add(name.off, p.field("name"), "must not be empty")
 		case dup:
-			v.add(name.off, np, "duplicate parameter name %q (first at %s)", name.s, first)
+			v.add(name.off, p.field("name"), "duplicate parameter name %q (first at %s)", name.s, first)
 		default:
-			seen[name.s] = path
+			seen[name.s] = p
 		}
 	}
-	v.optional(p, path, "description", kindString)
-	if s := p.get("schema"); s == nil {
-		v.add(p.off, joinField(path, "schema"), "required")
+	v.optional(pn, p, "description", kindString)
+	if s := pn.get("schema"); s == nil {
+		v.add(pn.off, p.field("schema"), "required")
 	} else {
-		v.schema(s, joinField(path, "schema"), "")
+		v.schema(s, p.field("schema"), "")
 	}
-	v.required(p, path, "required", kindBool)
+	v.required(pn, p, "required", kindBool)
 }
 
 // returnObject checks a Return object (a function's return or stream data).
-func (v *validator) returnObject(r *node, path string) {
-	v.required(r, path, "name", kindString)
-	v.optional(r, path, "description", kindString)
+func (v *validator) returnObject(r *node, p *jpath) {
+	v.required(r, p, "name", kindString)
+	v.optional(r, p, "description", kindString)
 	if s := r.get("schema"); s == nil {
-		v.add(r.off, joinField(path, "schema"), "required")
+		v.add(r.off, p.field("schema"), "required")
 	} else {
-		v.schema(s, joinField(path, "schema"), "")
+		v.schema(s, p.field("schema"), "")
 	}
 }
 
-// schema checks a Schema object at path. owner is the name of the entry of
+// schema checks a Schema object at p. owner is the name of the entry of
 // schemas it is part of ("" outside schemas), for the cycle check.
-func (v *validator) schema(n *node, path, owner string) {
-	if !v.expect(n, path, kindObject) {
+func (v *validator) schema(n *node, p *jpath, owner string) {
+	if !v.expect(n, p, kindObject) {
 		return
 	}
 	if _, isRef := n.obj["$ref"]; isRef {
-		v.ref(n, path, owner)
+		v.ref(n, p, owner)
 		return
 	}
 	typ := ""
-	if t := v.required(n, path, "type", kindString); t != nil {
+	if t := v.required(n, p, "type", kindString); t != nil {
 		switch t.s {
 		case TypeBoolean, TypeInteger, TypeNumber, TypeString, TypeArray, TypeObject:
 			typ = t.s
 		default:
-			v.add(t.off, joinField(path, "type"), "must be one of boolean, integer, number, string, array, object (got %q)", t.s)
+			v.add(t.off, p.field("type"), "must be one of boolean, integer, number, string, array, object (got %q)", t.s)
 		}
 	}
-	v.optional(n, path, "description", kindString)
+	v.optional(n, p, "description", kindString)
 
 	var props *node
-	pp := joinField(path, "properties")
-	switch p := n.get("properties"); {
-	case p == nil:
+	switch pr := n.get("properties"); {
+	case pr == nil:
 		if typ == TypeObject {
-			v.add(n.off, pp, "required when type is object")
+			v.add(n.off, p.field("properties"), "required when type is object")
 		}
 	case typ != "" && typ != TypeObject:
-		v.add(p.off, pp, "only allowed when type is object")
-	case v.expect(p, pp, kindObject):
-		props = p
-		for _, key := range p.keys {
-			v.schema(p.obj[key], joinKey(pp, key), owner)
+		v.add(pr.off, p.field("properties"), "only allowed when type is object")
+	case v.expect(pr, p.field("properties"), kindObject):
+		props = pr
+		pp := p.field("properties")
+		for _, key := range pr.keys {
+			v.schema(pr.obj[key], pp.key(key), owner)
 		}
 	}
 
-	ip := joinField(path, "items")
 	switch it := n.get("items"); {
 	case it == nil:
 		if typ == TypeArray {
-			v.add(n.off, ip, "required when type is array")
+			v.add(n.off, p.field("items"), "required when type is array")
 		}
 	case typ != "" && typ != TypeArray:
-		v.add(it.off, ip, "only allowed when type is array")
+		v.add(it.off, p.field("items"), "only allowed when type is array")
 	default:
-		v.schema(it, ip, owner)
+		v.schema(it, p.field("items"), owner)
 	}
 
-	ep := joinField(path, "enum")
 	switch e := n.get("enum"); {
 	case e == nil:
 	case typ == TypeArray || typ == TypeObject:
-		v.add(e.off, ep, "not allowed when type is %s", typ)
-	case !v.expect(e, ep, kindArray):
+		v.add(e.off, p.field("enum"), "not allowed when type is %s", typ)
+	case !v.expect(e, p.field("enum"), kindArray):
 	case len(e.arr) == 0:
-		v.add(e.off, ep, "must not be empty")
+		v.add(e.off, p.field("enum"), "must not be empty")
 	default:
+		ep := p.field("enum")
 		for i, val := range e.arr {
-			v.enumValue(val, joinIndex(ep, i), typ)
+			v.enumValue(val, ep.index(i), typ)
 		}
 	}
 
-	rp := joinField(path, "required")
 	switch r := n.get("required"); {
 	case r == nil:
 	case typ != "" && typ != TypeObject:
-		v.add(r.off, rp, "only allowed when type is object")
-	case !v.expect(r, rp, kindArray):
+		v.add(r.off, p.field("required"), "only allowed when type is object")
+	case !v.expect(r, p.field("required"), kindArray):
 	default:
+		rp := p.field("required")
 		for i, name := range r.arr {
-			np := joinIndex(rp, i)
-			if !v.expect(name, np, kindString) || props == nil {
+			if !v.expect(name, rp.index(i), kindString) || props == nil {
 				continue
 			}
 			if _, ok := props.obj[name.s]; !ok {
-				v.add(name.off, np, "%q is not a declared property", name.s)
+				v.add(name.off, rp.index(i), "%q is not a declared property", name.s)
 			}
 		}
 	}
 }
 
 // enumValue checks that an enum value has the schema's type ("" = unknown).
-func (v *validator) enumValue(val *node, path, typ string) {
+func (v *validator) enumValue(val *node, p *jpath, typ string) {
 	switch typ {
 	case TypeString:
-		v.expect(val, path, kindString)
+		v.expect(val, p, kindString)
 	case TypeBoolean:
-		v.expect(val, path, kindBool)
+		v.expect(val, p, kindBool)
 	case TypeNumber, TypeInteger:
 		if val.kind != kindNumber || typ == TypeInteger && !isIntegerLiteral(val.s) {
-			v.add(val.off, path, "must be %s", map[string]string{TypeNumber: "a number", TypeInteger: "an integer"}[typ])
+			v.add(val.off, p, "must be %s", map[string]string{TypeNumber: "a number", TypeInteger: "an integer"}[typ])
 		} else if _, ok := parseNumber(val.s); !ok {
-			v.add(val.off, path, "number out of range")
+			v.add(val.off, p, "number out of range")
 		}
 	}
 }
 
 // ref checks a reference schema {"$ref": "#/schemas/Name"}.
-func (v *validator) ref(n *node, path, owner string) {
+func (v *validator) ref(n *node, p *jpath, owner string) {
 	r := n.obj["$ref"]
-	rp := joinField(path, "$ref")
+	rp := p.field("$ref")
 	if v.expect(r, rp, kindString) {
 		name, ok := RefName(r.s)
 		switch {
@@ -413,10 +415,10 @@ func (v *validator) ref(n *node, path, owner string) {
 	for _, key := range n.keys {
 		switch key {
 		case "type", "properties", "items", "enum", "required":
-			v.add(n.obj[key].off, joinField(path, key), "not allowed with $ref")
+			v.add(n.obj[key].off, p.field(key), "not allowed with $ref")
 		}
 	}
-	v.optional(n, path, "description", kindString)
+	v.optional(n, p, "description", kindString)
 }
 
 // cycles adds a fault for every "$ref" that closes a cycle among the

@@ -42,8 +42,12 @@ func ServeWithConfig(tool Tool, cfg ServeConfig) {
 	if cfg.ParentWatchInterval == 0 {
 		cfg.ParentWatchInterval = 200 * time.Millisecond
 	}
-	if cfg.ParentWatchInterval > 0 && os.Getenv(Handshake.MagicCookieKey) == Handshake.MagicCookieValue {
-		go watchParent(os.Getppid(), cfg.ParentWatchInterval, cfg.Logger)
+	if os.Getenv(Handshake.MagicCookieKey) == Handshake.MagicCookieValue {
+		// Started by a host: die with it, and take our children along.
+		guardChildren(cfg.Logger)
+		if cfg.ParentWatchInterval > 0 {
+			go watchParent(os.Getppid(), cfg.ParentWatchInterval, cfg.Logger)
+		}
 	}
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: Handshake,
@@ -70,7 +74,7 @@ func watchParent(ppid int, interval time.Duration, log hclog.Logger) {
 	for range t.C {
 		if os.Getppid() != ppid {
 			log.Error("host process is gone; exiting", "host_pid", ppid)
-			os.Exit(2)
+			exitWithGroup()
 		}
 	}
 }

@@ -94,8 +94,8 @@ func (tk *Toolkit) Add(fns ...Function) *Toolkit {
 // Load implements Tool. It returns a new OpenTool 1.1.0 document
 // (opentool.Version) with tk's info and its functions in the order they
 // were added; Functions is empty, not nil, when none were added. The
-// schemas in the document are shared with tk: callers must not modify them.
-// The error is always nil.
+// document shares no memory with tk, so the caller may modify it. The error
+// is always nil.
 func (tk *Toolkit) Load(context.Context) (*opentool.OpenTool, error) {
 	tk.mu.RLock()
 	defer tk.mu.RUnlock()
@@ -128,11 +128,13 @@ func (tk *Toolkit) lookup(name string) (*Function, error) {
 //
 // Errors: FunctionNotFound (404) for an unknown name; code 404 when name is
 // a streaming function (use StreamCall); code 400 (InvalidArguments) when
-// args is not a JSON object, lacks a required parameter, has an unknown
-// member, or a value of the wrong type, the message naming the parameter,
-// e.g. `parameter "a": want number, got string`; otherwise the function's
-// own error, unchanged (an *Error keeps its code, any other error becomes
-// code 500 on the wire).
+// args is not valid JSON, not a JSON object, lacks a required parameter
+// (absent or null), has an unknown member, or has a value of the wrong
+// type, the message naming the parameter, e.g. `missing required parameter
+// "b"` or `parameter "a": want number, got string` (nested fields are
+// dotted: "origin.x"); code 500 when the output cannot be encoded (e.g. a
+// NaN); otherwise the function's own error, unchanged (an *Error keeps its
+// code, any other error becomes code 500 on the wire).
 func (tk *Toolkit) CallJSON(ctx context.Context, name string, args []byte) ([]byte, error) {
 	f, err := tk.lookup(name)
 	if err != nil {
@@ -197,13 +199,10 @@ type Function struct {
 // Name returns the function's name, e.g. "add".
 func (f Function) Name() string { return f.def.Name }
 
-// Definition returns the function's OpenTool description as it appears in
-// the Toolkit's document. The Parameters slice is a copy; the schemas are
-// shared and must not be modified.
+// Definition returns a deep copy of the function's OpenTool description,
+// as it appears in the Toolkit's document; the caller may modify it.
 func (f Function) Definition() opentool.Function {
-	d := f.def
-	d.Parameters = append([]opentool.Parameter{}, f.def.Parameters...)
-	return d
+	return *f.def.Clone()
 }
 
 // Func builds a Function named name that runs fn.
@@ -271,8 +270,8 @@ func Func[In, Out any](name, description string, fn func(context.Context, In) (O
 
 // StreamFunc builds a streaming Function named name that runs fn. In is as
 // for Func. Item is the type of one streamed item, with the same rules as
-// Func's Out (struct{} is not allowed); its schema becomes the function's
-// Stream.Data, named "item". The function has no Return.
+// Func's Out; its schema becomes the function's Stream.Data, named "item".
+// The function has no Return.
 //
 // fn calls send once per item, in order. send returns an error when the
 // caller has gone away or ctx is done (then ctx.Err()), or when the item
@@ -320,8 +319,9 @@ func StreamFunc[In, Item any](name, description string, fn func(ctx context.Cont
 }
 
 // reflector derives the JSON Schemas of Func's types: definitions are
-// inlined ("$ref"-free) and the root struct is expanded, which is the
-// subset opentool.FromJSONSchema accepts.
+// inlined ("$ref"-free, so that each property of the root converts on its
+// own) and the root struct is expanded. It recurses forever on recursive
+// types; checkNotRecursive must run first.
 func reflector() *jsonschema.Reflector {
 	return &jsonschema.Reflector{DoNotReference: true, ExpandedStruct: true, Anonymous: true}
 }
@@ -445,6 +445,14 @@ func decodeInput(args []byte, required []string, in any) error {
 	if len(args) == 0 || string(args) == "null" {
 		args = []byte("{}")
 	}
+	if !json.Valid(args) {
+		var v any
+		err := json.Unmarshal(args, &v)
+		return InvalidArguments("arguments are not valid JSON: %s", strings.TrimPrefix(fmt.Sprint(err), "json: "))
+	}
+	if args[0] != '{' {
+		return InvalidArguments("arguments must be a JSON object, got %s", rawKind(args[0]))
+	}
 	var members map[string]json.RawMessage
 	if err := json.Unmarshal(args, &members); err != nil {
 		return InvalidArguments("arguments must be a JSON object: %v", err)
@@ -468,6 +476,20 @@ func decodeInput(args []byte, required []string, in any) error {
 		return InvalidArguments("invalid arguments: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}
 	return nil
+}
+
+// rawKind names the JSON type of a value that starts with byte c.
+func rawKind(c byte) string {
+	switch c {
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "boolean"
+	default:
+		return "number"
+	}
 }
 
 // jsonKind names the JSON type that decodes into Go type t, for messages.

@@ -263,8 +263,20 @@ func TestFunctionAccessors(t *testing.T) {
 	}
 	d := fn.Definition()
 	d.Parameters[0].Name = "changed"
-	if fn.Definition().Parameters[0].Name != "a" {
-		t.Error("Definition shares its Parameters slice with the Function")
+	d.Parameters[0].Schema.Type = opentool.TypeString
+	d.Return.Schema.Properties["result"].Type = opentool.TypeString
+	again := fn.Definition()
+	if again.Parameters[0].Name != "a" || again.Parameters[0].Schema.Type != opentool.TypeNumber ||
+		again.Return.Schema.Properties["result"].Type != opentool.TypeNumber {
+		t.Errorf("Definition shares memory with the Function: %+v", again)
+	}
+
+	// Nor does a loaded document share memory with the toolkit.
+	tk := pluginsdk.NewToolkit(opentool.Info{Title: "t", Version: "1"}).Add(fn)
+	doc := load(t, tk)
+	doc.Functions[0].Parameters[0].Schema.Type = opentool.TypeString
+	if load(t, tk).Functions[0].Parameters[0].Schema.Type != opentool.TypeNumber {
+		t.Error("Load shares schemas with the Toolkit")
 	}
 }
 
@@ -341,8 +353,9 @@ func TestCallJSONInvalidArguments(t *testing.T) {
 		{"add", `{"a": 1}`, []string{`missing required parameter "b"`}},
 		{"add", `{"a": 1, "b": null}`, []string{`missing required parameter "b"`}},
 		{"add", `{"a": 1, "b": 2, "c": 3}`, []string{`unknown field "c"`}},
-		{"add", `[1, 2]`, []string{"JSON object"}},
-		{"add", `{"a": 1,`, []string{"JSON object"}},
+		{"add", `[1, 2]`, []string{"must be a JSON object, got array"}},
+		{"add", `"x"`, []string{"must be a JSON object, got string"}},
+		{"add", `{"a": 1,`, []string{"not valid JSON"}},
 		{"rich", `{"name":"n","origin":{"x":"1"},"flag":true}`, []string{`"origin.x"`, "integer"}},
 		{"rich", `{"name":"n","origin":{"x":1},"flag":true,"count":1.5}`, []string{`"count"`, "integer", "1.5"}},
 		{"rich", `{"name":"n","origin":{"x":1},"flag":true,"tags":"t"}`, []string{`"tags"`, "array"}},
@@ -535,15 +548,15 @@ func TestToolkitOverGRPC(t *testing.T) {
 		t.Fatalf("document over the wire is invalid: %v", err)
 	}
 
-	out, err := c.Call(ctx, "add", []byte(`{"a":2,"b":3}`))
+	out, err := c.Call(ctx, "add", []byte(`{"a":2,"b":3}`), 0)
 	if err != nil || string(out) != `{"result":5}` {
 		t.Errorf("add = %s, %v", out, err)
 	}
-	_, err = c.Call(ctx, "add", []byte(`{"a":"2","b":3}`))
+	_, err = c.Call(ctx, "add", []byte(`{"a":"2","b":3}`), 0)
 	wantCode(t, err, pluginsdk.CodeInvalidArguments, `"a"`)
-	_, err = c.Call(ctx, "fail", nil)
+	_, err = c.Call(ctx, "fail", nil, 0)
 	wantCode(t, err, 418, "teapot")
-	_, err = c.Call(ctx, "missing", nil)
+	_, err = c.Call(ctx, "missing", nil, 0)
 	wantCode(t, err, pluginsdk.CodeNotFound)
 
 	var items []string

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -19,7 +20,7 @@ import (
 )
 
 func main() {
-	if err := newApp().Run(os.Args); err != nil {
+	if err := newApp().Run(interspersed(os.Args)); err != nil {
 		var ec cli.ExitCoder
 		if errors.As(err, &ec) {
 			if msg := err.Error(); msg != "" {
@@ -46,6 +47,7 @@ func newApp() *cli.App {
 			listCommand(),
 			callCommand(),
 			validateCommand(),
+			exportCommand(),
 			versionCommand(),
 		},
 	}
@@ -60,4 +62,44 @@ func versionCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// interspersed lets the "call" command take flags after FUNCTION, as in
+// `call --dir plugins add --params '{"a":1}'`: urfave/cli stops parsing
+// flags at the first argument, so the arguments after "call" are reordered
+// to put flags (and their values) first. Every call flag takes a value
+// except those in boolFlags.
+func interspersed(args []string) []string {
+	boolFlags := map[string]bool{"--log-json": true, "-log-json": true, "--help": true, "-h": true, "-help": true}
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		if a != "call" {
+			if strings.HasPrefix(a, "-") {
+				continue // a global flag before the command
+			}
+			return args
+		}
+		var flags, positional []string
+		rest := args[i+1:]
+		for j := 0; j < len(rest); j++ {
+			t := rest[j]
+			switch {
+			case t == "--":
+				positional = append(positional, rest[j+1:]...)
+				j = len(rest)
+			case strings.HasPrefix(t, "-") && len(t) > 1:
+				flags = append(flags, t)
+				if !strings.Contains(t, "=") && !boolFlags[t] && j+1 < len(rest) {
+					flags = append(flags, rest[j+1])
+					j++
+				}
+			default:
+				positional = append(positional, t)
+			}
+		}
+		out := append([]string{}, args[:i+1]...)
+		out = append(out, flags...)
+		return append(out, positional...)
+	}
+	return args
 }

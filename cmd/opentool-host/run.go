@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -52,6 +53,7 @@ func runCommand() *cli.Command {
 		&cli.BoolFlag{Name: "watch", Value: true, Usage: "hot reload: watch --dir and start, replace or stop plugins as files change"},
 		&cli.DurationFlag{Name: "shutdown-timeout", Value: 15 * time.Second, Usage: "on SIGINT/SIGTERM, longest wait for calls in flight"},
 		&cli.Int64Flag{Name: "max-body", Value: httpapi.DefaultMaxBodyBytes, Usage: "largest request body in bytes"},
+		&cli.StringSliceFlag{Name: "api-key", Usage: "accept `KEY` as \"Authorization: Bearer KEY\" (repeatable; env: comma-separated); none: no auth", EnvVars: []string{"OPENTOOL_API_KEYS"}},
 	}
 	flags = append(flags, hostFlags()...)
 	flags = append(flags, logFlags("info")...)
@@ -59,7 +61,8 @@ func runCommand() *cli.Command {
 		Name:      "run",
 		Usage:     "start every plugin in --dir and serve their functions over HTTP",
 		UsageText: "opentool-host run --dir plugins [--addr 127.0.0.1:9627] [--log-level info] [--log-json]",
-		Description: "Serves GET /opentool/version, POST /opentool/call, GET /opentool/load and GET /health.\n" +
+		Description: "Serves GET /opentool/version, POST /opentool/call, POST /opentool/streamCall, GET /opentool/load and GET /health.\n" +
+			"With --api-key (or OPENTOOL_API_KEYS), every route requires Authorization: Bearer KEY.\n" +
 			"SIGINT/SIGTERM drain calls in flight and stop every plugin; SIGHUP rescans --dir.",
 		Flags:  flags,
 		Action: runAction,
@@ -73,6 +76,10 @@ func runAction(c *cli.Context) error {
 	}
 	cfg.Watch = c.Bool("watch")
 	log := cfg.Logger
+	keys, err := apiKeys(c)
+	if err != nil {
+		return err
+	}
 
 	ln, err := net.Listen("tcp", c.String("addr"))
 	if err != nil {
@@ -90,7 +97,7 @@ func runAction(c *cli.Context) error {
 		_ = h.Close(ctx)
 		return cli.Exit(err.Error(), 1)
 	}
-	api := httpapi.New(h, httpapi.Config{Version: version.Version, MaxBodyBytes: c.Int64("max-body"), Logger: log.Named("http")})
+	api := httpapi.New(h, httpapi.Config{Version: version.Version, MaxBodyBytes: c.Int64("max-body"), Logger: log.Named("http"), APIKeys: keys})
 	srv := &http.Server{
 		Handler:           api,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -103,7 +110,7 @@ func runAction(c *cli.Context) error {
 			served++
 		}
 	}
-	log.Info("serving", "url", "http://"+ln.Addr().String()+httpapi.BasePath, "plugins", served, "functions", len(h.Functions()), "startup_ms", time.Since(started).Milliseconds())
+	log.Info("serving", "url", "http://"+ln.Addr().String()+httpapi.BasePath, "api_keys", len(keys), "plugins", served, "functions", len(h.Functions()), "startup_ms", time.Since(started).Milliseconds())
 
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
@@ -137,4 +144,25 @@ func runAction(c *cli.Context) error {
 			return nil
 		}
 	}
+}
+
+// apiKeys returns the keys of --api-key / OPENTOOL_API_KEYS, trimmed, with
+// empty entries (e.g. a trailing comma) dropped. An empty
+// OPENTOOL_API_KEYS means no keys; giving only blank keys (--api-key "",
+// OPENTOOL_API_KEYS=" , ") is an error, so that auth is never silently off.
+func apiKeys(c *cli.Context) ([]string, error) {
+	raw := c.StringSlice("api-key")
+	if env, ok := os.LookupEnv("OPENTOOL_API_KEYS"); ok && env == "" && len(raw) == 1 && raw[0] == "" {
+		return nil, nil // OPENTOOL_API_KEYS= (empty): no keys
+	}
+	var keys []string
+	for _, k := range raw {
+		if k = strings.TrimSpace(k); k != "" {
+			keys = append(keys, k)
+		}
+	}
+	if len(raw) > 0 && len(keys) == 0 {
+		return nil, cli.Exit("--api-key / OPENTOOL_API_KEYS: every key is empty; give a non-empty key or leave it unset to turn auth off", 2)
+	}
+	return keys, nil
 }

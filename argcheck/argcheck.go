@@ -1,0 +1,178 @@
+// Package argcheck validates the arguments of a call against the
+// parameters of the called OpenTool function before the call reaches the
+// plugin, and reports every fault by parameter path in clear words.
+//
+// The parameters of a function (OpenTool Specification 1.1.0, "Function
+// Object" parameters and "Parameter Object") become one JSON Schema object
+// (opentool.ParametersJSONSchema), compiled once with
+// github.com/santhosh-tekuri/jsonschema/v6. A call's arguments are decoded
+// once (numbers kept exact) and validated against it:
+//
+//	v, err := argcheck.Compile(fn) // once, when the function is loaded
+//	err = v.Validate(args)         // per call: nil or an *Error
+//
+// Parameters that the function does not declare are allowed, as in the
+// OpenTool documents themselves (no schema says otherwise).
+package argcheck
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/opentool-host/opentool-host/opentool"
+)
+
+// ErrInvalidArguments is matched (errors.Is) by every *Error: the
+// arguments of a call do not match the function's parameters.
+var ErrInvalidArguments = errors.New("invalid arguments")
+
+// ErrCompile is wrapped by Compile when a function's parameters cannot be
+// turned into a JSON Schema or the schema does not compile.
+var ErrCompile = errors.New("argcheck: cannot compile parameters")
+
+// Validator checks call arguments against one function's parameters. It
+// is immutable and safe for concurrent use.
+type Validator struct {
+	fn     string
+	schema *jsonschema.Schema
+	// empty is the result of validating {} (nil or an *Error), computed
+	// once: calls without arguments skip decoding and validation.
+	empty *Error
+}
+
+// Compile builds the Validator of fn, whose parameter schemas must already
+// have their "$ref"s inlined (host routes hold inlined functions; see
+// opentool.OpenTool.Inline). The parameters become the JSON Schema object
+// {"type":"object","properties":{...},"required":[...]} of
+// opentool.ParametersJSONSchema, compiled as draft 2020-12.
+//
+// Errors wrap ErrCompile: a nil fn, a parameter without schema, duplicate
+// parameter names, a remaining "$ref" (opentool.ErrUnknownRef), or a
+// schema the JSON Schema compiler rejects (e.g. an enum value of a type
+// JSON cannot hold).
+func Compile(fn *opentool.Function) (*Validator, error) {
+	if fn == nil {
+		return nil, fmt.Errorf("%w: nil function", ErrCompile)
+	}
+	js, err := opentool.ParametersJSONSchema(nil, fn)
+	if err != nil {
+		return nil, fmt.Errorf("%w: function %q: %w", ErrCompile, fn.Name, err)
+	}
+	key, err := json.Marshal(js) // map keys sorted: equal schemas, equal keys
+	if err != nil {
+		return nil, fmt.Errorf("%w: function %q: %w", ErrCompile, fn.Name, err)
+	}
+	if v, ok := compiled.get(string(key)); ok {
+		return &Validator{fn: fn.Name, schema: v.schema, empty: v.withFunction(fn.Name)}, nil
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	loc := "mem://opentool/functions/" + url.PathEscape(fn.Name) + "/parameters.json"
+	if err := c.AddResource(loc, js); err != nil {
+		return nil, fmt.Errorf("%w: function %q: %w", ErrCompile, fn.Name, err)
+	}
+	sch, err := c.Compile(loc)
+	if err != nil {
+		return nil, fmt.Errorf("%w: function %q: %w", ErrCompile, fn.Name, err)
+	}
+	v := &Validator{fn: fn.Name, schema: sch}
+	v.empty = v.check(map[string]any{})
+	compiled.put(string(key), v)
+	return v, nil
+}
+
+// withFunction returns v.empty for function fn (nil when {} is valid).
+func (v *Validator) withFunction(fn string) *Error {
+	if v.empty == nil {
+		return nil
+	}
+	return &Error{Function: fn, Faults: v.empty.Faults}
+}
+
+// maxCached bounds the compiled-schema cache (entries).
+const maxCached = 4096
+
+// compiled caches compiled parameter schemas by their JSON text. The host
+// rebuilds its routes (and so compiles every function) whenever a plugin
+// changes state; the cache makes that cheap. A compiled schema is
+// immutable, so sharing it is safe.
+var compiled = &schemaCache{m: map[string]*Validator{}}
+
+type schemaCache struct {
+	mu sync.Mutex
+	m  map[string]*Validator
+}
+
+func (c *schemaCache) get(key string) (*Validator, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.m[key]
+	return v, ok
+}
+
+func (c *schemaCache) put(key string, v *Validator) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.m) >= maxCached {
+		clear(c.m)
+	}
+	c.m[key] = v
+}
+
+// Function returns the name of the function v validates.
+func (v *Validator) Function() string { return v.fn }
+
+// Validate checks args, the JSON object of a call's arguments, against the
+// function's parameters. nil, empty (or all-whitespace) args and the JSON
+// literal null mean no arguments: {}.
+//
+// It returns nil when args are valid, else an *Error (matching
+// ErrInvalidArguments) listing every fault, sorted by parameter path: a
+// missing required parameter, a value of the wrong type, a value outside
+// an enum, a parameter the schema forbids, arguments that are not a JSON
+// object or not valid JSON.
+func (v *Validator) Validate(args []byte) error {
+	args = bytes.TrimSpace(args)
+	if len(args) == 0 || string(args) == "null" || string(args) == "{}" {
+		return v.emptyResult()
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
+	if err != nil {
+		return &Error{Function: v.fn, Faults: []Fault{{Path: "", Message: "arguments are not valid JSON: " + err.Error()}}}
+	}
+	if inst == nil {
+		return v.emptyResult()
+	}
+	if e := v.check(inst); e != nil {
+		return e
+	}
+	return nil
+}
+
+// emptyResult returns the precomputed result for no arguments, copied so
+// callers may keep or change it.
+func (v *Validator) emptyResult() error {
+	if v.empty == nil {
+		return nil
+	}
+	return &Error{Function: v.fn, Faults: append([]Fault(nil), v.empty.Faults...)}
+}
+
+// check validates the decoded instance; nil when valid.
+func (v *Validator) check(inst any) *Error {
+	err := v.schema.Validate(inst)
+	if err == nil {
+		return nil
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return &Error{Function: v.fn, Faults: []Fault{{Path: "", Message: "arguments: " + err.Error()}}}
+	}
+	return &Error{Function: v.fn, Faults: faults(ve, inst)}
+}

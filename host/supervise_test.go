@@ -1,0 +1,322 @@
+package host_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/internal/testutil"
+)
+
+func TestKilledMidCallFailsFastAndRestarts(t *testing.T) {
+	dir := t.TempDir()
+	testutil.InstallPlugin(t, dir, "faulty", "./internal/testplugins/faulty")
+	testutil.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
+	h := startHost(t, dir, nil)
+	pid := pidOf(t, h)
+
+	errc := make(chan error, 1)
+	go func() {
+		_, err := h.Call(context.Background(), "sleep", []byte(`{"ms":5000}`))
+		errc <- err
+	}()
+	time.Sleep(200 * time.Millisecond) // let the call reach the plugin
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	var err error
+	select {
+	case err = <-errc:
+	case <-time.After(3 * time.Second):
+		t.Fatal("call did not return after its plugin was killed")
+	}
+	t.Logf("call failed %v after SIGKILL: %v", time.Since(killed), err)
+	var ee *host.ExitError
+	if !errors.As(err, &ee) || !errors.Is(err, host.ErrPluginExited) || ee.Plugin != "faulty" || !strings.Contains(ee.Status, "killed") {
+		t.Fatalf("err = %#v, want *ExitError for faulty, signal: killed", err)
+	}
+	// Other plugins are untouched.
+	if got := call(t, h, "add", `{"a":1,"b":1}`); got["result"] != 2.0 {
+		t.Fatalf("add = %v", got)
+	}
+	// The plugin comes back (a call waits for the restart).
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	res, err := h.Call(ctx, "pid", nil)
+	if err != nil {
+		t.Fatalf("call after restart: %v", err)
+	}
+	if strings.Contains(string(res), `"pid":`+itoa(pid)) {
+		t.Fatalf("same pid %d after restart: %s", pid, res)
+	}
+	if st := pluginStatus(h, "faulty"); st.Restarts != 1 || st.State != host.StateReady {
+		t.Fatalf("status = %+v, want ready with 1 restart", st)
+	}
+	if alive(pid) {
+		t.Fatalf("killed plugin %d still alive", pid)
+	}
+}
+
+func TestPanicAndExitCarryStderr(t *testing.T) {
+	dir := t.TempDir()
+	testutil.InstallPlugin(t, dir, "faulty", "./internal/testplugins/faulty")
+	h := startHost(t, dir, nil)
+	for _, tc := range []struct{ fn, stderr, status string }{
+		{"panic", "faulty plugin panics on purpose", "exit status 2"},
+		{"exit", "faulty: exiting with status 3", "exit status 3"},
+	} {
+		_, err := h.Call(context.Background(), tc.fn, nil)
+		var ee *host.ExitError
+		if !errors.As(err, &ee) {
+			t.Fatalf("%s: err = %v, want *ExitError", tc.fn, err)
+		}
+		if ee.Status != tc.status || !strings.Contains(strings.Join(ee.Stderr, "\n"), tc.stderr) {
+			t.Fatalf("%s: exit %q stderr %q, want %q containing %q", tc.fn, ee.Status, ee.Stderr, tc.status, tc.stderr)
+		}
+		if !strings.Contains(err.Error(), `plugin "faulty" exited`) {
+			t.Fatalf("%s: message %q does not name the plugin", tc.fn, err)
+		}
+		// Wait for the restart before the next case.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if _, err := h.Call(ctx, "pid", nil); err != nil {
+			t.Fatalf("after %s: %v", tc.fn, err)
+		}
+		cancel()
+	}
+}
+
+func TestHungPluginIsKilledAfterGrace(t *testing.T) {
+	dir := t.TempDir()
+	testutil.InstallPlugin(t, dir, "faulty", "./internal/testplugins/faulty")
+	h := startHost(t, dir, nil) // CancelGrace 300 ms
+	pid := pidOf(t, h)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_, err := h.Call(ctx, "hang", nil)
+	if !errors.Is(err, host.ErrTimeout) {
+		t.Fatalf("hang: err = %v, want ErrTimeout", err)
+	}
+	testutil.Eventually(t, 5*time.Second, "hung plugin killed", func() bool { return !alive(pid) })
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel2()
+	if _, err := h.Call(ctx2, "pid", nil); err != nil {
+		t.Fatalf("after kill: %v", err)
+	}
+}
+
+func TestCancellationReachesPlugin(t *testing.T) {
+	dir := t.TempDir()
+	testutil.InstallPlugin(t, dir, "faulty", "./internal/testplugins/faulty")
+	h := startHost(t, dir, func(c *host.Config) { c.CancelGrace = 5 * time.Second })
+	pid := pidOf(t, h)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(100 * time.Millisecond); cancel() }()
+	_, err := h.Call(ctx, "sleep", []byte(`{"ms":30000}`))
+	if !errors.Is(err, host.ErrCanceled) {
+		t.Fatalf("err = %v, want ErrCanceled", err)
+	}
+	// The plugin honoured the cancel: it was not killed.
+	if got := pidOf(t, h); got != pid {
+		t.Fatalf("plugin restarted (%d -> %d): cancellation did not reach it", pid, got)
+	}
+}
+
+func TestConcurrencyLimitBusy(t *testing.T) {
+	dir := t.TempDir()
+	testutil.InstallPlugin(t, dir, "faulty", "./internal/testplugins/faulty")
+	h := startHost(t, dir, func(c *host.Config) { c.MaxConcurrency = 2 })
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _ = h.Call(context.Background(), "sleep", []byte(`{"ms":1500}`))
+		}()
+	}
+	time.Sleep(300 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err := h.Call(ctx, "echo", []byte(`{"x":"y"}`))
+	if !errors.Is(err, host.ErrBusy) || !strings.Contains(err.Error(), "2 calls already in flight") {
+		t.Fatalf("err = %v, want ErrBusy", err)
+	}
+	wg.Wait()
+	if got := call(t, h, "echo", `{"x":"y"}`); got["x"] != "y" {
+		t.Fatalf("echo after the slots freed = %v", got)
+	}
+}
+
+func TestCrashLoopMarksFailed(t *testing.T) {
+	dir := t.TempDir()
+	testutil.InstallPlugin(t, dir, "crashloop", "./internal/testplugins/crashloop")
+	testutil.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
+	h := startHost(t, dir, nil) // MaxFailures 3
+	testutil.Eventually(t, 20*time.Second, "crashloop marked failed", func() bool {
+		return pluginStatus(h, "crashloop").State == host.StateFailed
+	})
+	st := pluginStatus(h, "crashloop")
+	if !strings.Contains(st.LastError, "crash loop") || st.PID != 0 {
+		t.Fatalf("status = %+v", st)
+	}
+	for _, f := range h.Document("t", "1", "").Functions {
+		if f.Name == "flaky" {
+			t.Fatal("failed plugin's function still in the document")
+		}
+	}
+	_, err := h.Call(context.Background(), "flaky", nil)
+	if !errors.Is(err, host.ErrPluginFailed) || !strings.Contains(err.Error(), "crash loop") {
+		t.Fatalf("err = %v, want ErrPluginFailed saying why", err)
+	}
+	if got := call(t, h, "add", `{"a":1,"b":1}`); got["result"] != 2.0 {
+		t.Fatalf("add = %v", got)
+	}
+	// A fixed binary dropped in its place is tried again (rescan, as SIGHUP).
+	testutil.InstallPlugin(t, dir, "crashloop", "./internal/testplugins/collide")
+	if err := h.Rescan(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := call(t, h, "collide_only", ""); got["served_by"] != "collide" {
+		t.Fatalf("replacement not served: %v", got)
+	}
+}
+
+func TestHotReloadAddReplaceRemove(t *testing.T) {
+	dir := t.TempDir()
+	testutil.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
+	h := startHost(t, dir, func(c *host.Config) { c.Watch = true })
+
+	// Add: install(1)-style, CREATE 0600 then write then CHMOD.
+	dst := filepath.Join(dir, "opentool-plugin-faulty")
+	src := testutil.Build(t, "./internal/testplugins/faulty")
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, data[:len(data)/2], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(150 * time.Millisecond) // a partial, non-executable file must not run
+	if st := pluginStatus(h, "faulty"); st.Name != "" {
+		t.Fatalf("partial file was picked up: %+v", st)
+	}
+	if err := os.WriteFile(dst, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dst, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	added := time.Now()
+	testutil.Eventually(t, 10*time.Second, "new plugin served", func() bool { return h.Function("pid") != nil })
+	t.Logf("dropped binary served after %v", time.Since(added))
+	pid1 := pidOf(t, h)
+
+	// Editors' temp files and dotfiles are ignored.
+	for _, name := range []string{".opentool-plugin-x.swp", "opentool-plugin-faulty~", "opentool-plugin-x.tmp"} {
+		if err := os.WriteFile(filepath.Join(dir, name), data[:100], 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// Replace with cp over the file (many WRITEs; text file busy is
+	// avoided because the host runs a copy).
+	other := testutil.Build(t, "./internal/testplugins/collide")
+	od, _ := os.ReadFile(other)
+	if err := os.WriteFile(dst, od, 0o755); err != nil {
+		t.Fatalf("overwrite running plugin binary: %v", err)
+	}
+	testutil.Eventually(t, 10*time.Second, "replaced plugin served", func() bool { return h.Function("collide_only") != nil })
+	if h.Function("pid") != nil {
+		t.Fatal("old binary's functions still served after replace")
+	}
+	testutil.Eventually(t, 10*time.Second, "old process stopped", func() bool { return !alive(pid1) })
+
+	// Remove.
+	if err := os.Remove(dst); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 10*time.Second, "removed plugin gone", func() bool { return h.Function("collide_only") == nil })
+	if got := call(t, h, "add", `{"a":1,"b":1}`); got["result"] != 2.0 {
+		t.Fatalf("add = %v", got)
+	}
+	for _, p := range h.Plugins() {
+		if p.Name != "calculator" {
+			t.Fatalf("unexpected plugin %+v", p)
+		}
+	}
+}
+
+func TestReplaceUnderLoadFailsNoCalls(t *testing.T) {
+	dir := t.TempDir()
+	testutil.InstallPlugin(t, dir, "faulty", "./internal/testplugins/faulty")
+	h := startHost(t, dir, func(c *host.Config) { c.Watch = true })
+	v1 := testutil.Build(t, "./internal/testplugins/faulty")
+	v2 := buildVariant(t, "2")
+
+	var sent, failed atomic.Int64
+	var firstErr atomic.Value
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				sent.Add(1)
+				if _, err := h.Call(context.Background(), "sleep", []byte(`{"ms":5}`)); err != nil {
+					failed.Add(1)
+					firstErr.CompareAndSwap(nil, err.Error())
+				}
+			}
+		}()
+	}
+	dst := filepath.Join(dir, "opentool-plugin-faulty")
+	for i := range 4 {
+		bin := v2
+		if i%2 == 1 {
+			bin = v1
+		}
+		testutil.CopyFile(t, bin, dst, 0o755)
+		want := map[bool]string{true: "2", false: "1"}[i%2 == 0]
+		testutil.Eventually(t, 10*time.Second, "version "+want+" serving", func() bool {
+			res, err := h.Call(context.Background(), "pid", nil)
+			return err == nil && strings.Contains(string(res), `"version":"`+want+`"`)
+		})
+	}
+	close(stop)
+	wg.Wait()
+	t.Logf("replace under load: %d calls sent, %d failed", sent.Load(), failed.Load())
+	if failed.Load() != 0 {
+		t.Fatalf("%d of %d calls failed during replaces; first: %v", failed.Load(), sent.Load(), firstErr.Load())
+	}
+	if sent.Load() < 100 {
+		t.Fatalf("only %d calls sent: load too light to mean anything", sent.Load())
+	}
+}
+
+// buildVariant builds the faulty plugin with main.version set to v.
+func buildVariant(t *testing.T, v string) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "faulty-v"+v)
+	cmd := execCommand("go", "build", "-ldflags", "-X main.version="+v, "-o", out, "./internal/testplugins/faulty")
+	cmd.Dir = testutil.RepoRoot(t)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build variant: %v\n%s", err, b)
+	}
+	return out
+}
+
+func itoa(n int) string { return strconvItoa(n) }

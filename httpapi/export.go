@@ -1,0 +1,68 @@
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/opentool-host/opentool-host/export"
+)
+
+// StrictIssueHeader is the response header of GET /opentool/export that
+// names, once per function, each function OpenAI strict mode could not be
+// applied to: `function "NAME" exported without strict mode: REASON`.
+const StrictIssueHeader = "OpenTool-Strict-Issue"
+
+// handleExport serves GET /opentool/export?format=F[&strict=true]: every
+// served function as the tool definitions of an LLM API (package export),
+// the same JSON `opentool-host export` prints: an array for openai,
+// openai-chat and anthropic, the aggregated document for opentool.
+//
+// strict takes the values of strconv.ParseBool. Functions strict mode
+// cannot take are exported non-strict and each named in a
+// StrictIssueHeader header. HTTP 400 with {"error":{"code":400,
+// "message"}} for a missing or unknown format, a bad strict value, or
+// strict with a format other than openai and openai-chat.
+func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	format, err := export.ParseFormat(q.Get("format"))
+	if err != nil {
+		writeExportError(w, http.StatusBadRequest, strings.TrimPrefix(err.Error(), "export: "))
+		return
+	}
+	strict := false
+	if v := q.Get("strict"); v != "" {
+		if strict, err = strconv.ParseBool(v); err != nil {
+			writeExportError(w, http.StatusBadRequest, "strict must be true or false, got "+quote(v))
+			return
+		}
+	}
+	out, issues, err := export.Document(s.b.Document(s.cfg.Title, s.cfg.Version, baseURL(r)), format, strict)
+	switch {
+	case errors.Is(err, export.ErrStrictUnsupported):
+		writeExportError(w, http.StatusBadRequest, "strict=true applies only to format openai and openai-chat, not "+string(format))
+		return
+	case err != nil:
+		s.cfg.Logger.Error("export failed", "format", format, "error", err)
+		writeExportError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	h := w.Header()
+	for _, is := range issues {
+		h.Add(StrictIssueHeader, is.String())
+	}
+	h["Content-Type"] = jsonContentType
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(out)
+}
+
+// writeExportError writes {"error":{"code":STATUS,"message":MSG}} with
+// HTTP status (the shape of the API's other non-JSON-RPC errors).
+func writeExportError(w http.ResponseWriter, status int, msg string) {
+	type body struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	}
+	writeJSON(w, status, map[string]body{"error": {Code: status, Message: msg}})
+}

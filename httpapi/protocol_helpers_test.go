@@ -1,0 +1,99 @@
+package httpapi_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/httpapi"
+	"github.com/opentool-host/opentool-host/internal/testutil"
+)
+
+// startMockAPI starts a real host serving the mock plugin, serves it with
+// httpapi.New(h, cfg) on loopback and returns the base URL
+// "http://127.0.0.1:PORT". Everything stops when the test ends.
+func startMockAPI(t *testing.T, cfg httpapi.Config) string {
+	t.Helper()
+	dir := t.TempDir()
+	testutil.InstallPlugin(t, dir, "mock", "./plugins/mock")
+	h, err := host.New(host.Config{Dir: dir, Logger: testutil.Logger(t), StateDir: t.TempDir(), CallTimeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := h.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = h.Close(ctx)
+	})
+	for _, p := range h.Plugins() {
+		if p.State != host.StateReady {
+			t.Fatalf("plugin %s is %s, want ready: %+v", p.Name, p.State, p)
+		}
+	}
+	if cfg.Version == "" {
+		cfg.Version = "1.2.3"
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = testutil.Logger(t)
+	}
+	return testutil.Serve(t, httpapi.New(h, cfg))
+}
+
+// testHTTP is the client of these tests: every request is bounded.
+var testHTTP = &http.Client{Timeout: 30 * time.Second}
+
+// rawRequest sends body (when method is POST) with the given headers
+// ("Name: value" pairs) and returns the status, the response headers and
+// the body.
+func rawRequest(t *testing.T, method, url, body string, headers ...string) (int, http.Header, string) {
+	t.Helper()
+	var rd io.Reader
+	if method == http.MethodPost {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, url, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range headers {
+		name, value, ok := strings.Cut(h, ": ")
+		if !ok {
+			t.Fatalf("bad header %q", h)
+		}
+		req.Header.Set(name, value)
+	}
+	resp, err := testHTTP.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("%s %s: read body: %v", method, url, err)
+	}
+	return resp.StatusCode, resp.Header, string(b)
+}
+
+// postJSON posts body to url with Content-Type application/json.
+func postJSON(t *testing.T, url, body string, headers ...string) (int, http.Header, string) {
+	t.Helper()
+	return rawRequest(t, http.MethodPost, url, body, append([]string{"Content-Type: application/json"}, headers...)...)
+}
+
+// wantResponse fails the test unless the status and body are exactly as
+// given.
+func wantResponse(t *testing.T, what string, status int, body string, wantStatus int, wantBody string) {
+	t.Helper()
+	if status != wantStatus || body != wantBody {
+		t.Errorf("%s:\n got HTTP %d %s\nwant HTTP %d %s", what, status, body, wantStatus, wantBody)
+	}
+}

@@ -1,0 +1,94 @@
+// Command faulty is a test plugin whose functions misbehave on purpose.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"time"
+
+	"github.com/opentool-host/opentool-host/opentool"
+	"github.com/opentool-host/opentool-host/pluginsdk"
+)
+
+// rawStderr is the process's fd 2: go-plugin redirects os.Stderr to its
+// stdio stream during Serve, which may not flush before os.Exit.
+var rawStderr = os.Stderr
+
+// version is set by tests with -ldflags to make distinct binaries.
+var version = "1"
+
+type faulty struct{}
+
+func fn(name, desc string, params ...opentool.Parameter) opentool.Function {
+	if params == nil {
+		params = []opentool.Parameter{}
+	}
+	return opentool.Function{Name: name, Description: desc, Parameters: params}
+}
+
+func (faulty) Load(context.Context) (*opentool.OpenTool, error) {
+	ms := opentool.Parameter{Name: "ms", Schema: &opentool.Schema{Type: opentool.TypeInteger}, Required: false}
+	return &opentool.OpenTool{
+		OpenTool: "1.1.0",
+		Info:     opentool.Info{Title: "Faulty", Version: version},
+		Functions: []opentool.Function{
+			fn("panic", "Crashes the process with a panic in a goroutine."),
+			fn("exit", "Exits the process with status 3."),
+			fn("hang", "Blocks forever, ignoring cancellation."),
+			fn("sleep", "Sleeps ms milliseconds, honouring cancellation.", ms),
+			fn("pid", "Returns the process id and the binary version."),
+			fn("spawn", "Starts a child process (sleep 600) and returns its pid."),
+			fn("echo", "Returns its arguments.", opentool.Parameter{Name: "x", Schema: &opentool.Schema{Type: opentool.TypeString}}),
+		},
+	}, nil
+}
+
+func (faulty) Call(ctx context.Context, name string, args map[string]any) (map[string]any, error) {
+	switch name {
+	case "panic":
+		fmt.Fprintln(rawStderr, "faulty: about to panic")
+		done := make(chan struct{})
+		go func() { panic("faulty plugin panics on purpose") }()
+		<-done
+	case "exit":
+		fmt.Fprintln(rawStderr, "faulty: exiting with status 3")
+		os.Exit(3)
+	case "hang":
+		select {}
+	case "sleep":
+		ms, _ := args["ms"].(float64)
+		select {
+		case <-time.After(time.Duration(ms) * time.Millisecond):
+			return map[string]any{"slept_ms": ms}, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	case "pid":
+		return map[string]any{"pid": os.Getpid(), "version": version}, nil
+	case "spawn":
+		cmd := exec.Command("sleep", "600")
+		if err := cmd.Start(); err != nil {
+			return nil, err
+		}
+		go func() { _ = cmd.Wait() }()
+		return map[string]any{"pid": cmd.Process.Pid}, nil
+	case "echo":
+		b, _ := json.Marshal(args)
+		var out map[string]any
+		_ = json.Unmarshal(b, &out)
+		return out, nil
+	}
+	return nil, pluginsdk.FunctionNotFound(name)
+}
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "version" {
+		fmt.Println(version, strconv.Itoa(os.Getpid()))
+		return
+	}
+	pluginsdk.Serve(faulty{})
+}

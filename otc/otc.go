@@ -1,0 +1,122 @@
+// Package otc serves a Host's functions over the Open Tool Calling (OTC)
+// standard (../shared/spec/open-tool-calling-rfc.md), mounted under /otc:
+//
+//	GET  /otc/health  → 200 {"status":"ok"}                  (RFC 5.1)
+//	GET  /otc/tools   → 200 {"$schema", "tools": [ToolDefinition]} (RFC 5.2, 4.1)
+//	POST /otc/call    → 200 CallResponse                      (RFC 5.2 "Tool Execution", 4.2, 4.3)
+//
+// Every served OpenTool function is one tool. Its id is
+// "Toolkit.Tool@Version": Toolkit is the info.title of the serving
+// plugin's own document made an identifier ("CRUD API for mock" →
+// "CRUDAPIForMock"), Tool the function name ("-" written "_"), Version the
+// document's info.version. A call may name a tool without version or with
+// "@latest": both mean the version served now (RFC 4.2 "Tool Version
+// Resolution").
+//
+// One call travels: call.go (decode the request, resolve tool_id) →
+// Backend.Call (the host validates the input against the parameters and
+// runs the plugin) → call.go (CallResponse, host errors mapped to
+// output.error with can_retry).
+//
+// Authentication is not done here: the caller wraps the handler (the
+// command mounts it behind the same API keys as the OpenTool API).
+package otc
+
+import (
+	"context"
+	"net/http"
+	"sync/atomic"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/opentool-host/opentool-host/host"
+)
+
+// SchemaURL is the "$schema" of every response: the OTC HTTP 1.0
+// specification (RFC section 7, "Versioning").
+const SchemaURL = "https://github.com/ArcadeAI/OpenToolCalling/tree/main/specification/http/1.0/openapi.json"
+
+// BasePath is where the OTC API is mounted.
+const BasePath = "/otc"
+
+// DefaultMaxBodyBytes is the default request body limit (4 MiB).
+const DefaultMaxBodyBytes = 4 << 20
+
+// DefaultMaxResultBytes is the default limit of a streaming tool's
+// collected items (16 MiB).
+const DefaultMaxResultBytes = 16 << 20
+
+// Backend is what the OTC API needs from a host. *host.Host implements it.
+type Backend interface {
+	// Call runs a function; see host.Host.Call.
+	Call(ctx context.Context, fn string, args []byte) ([]byte, error)
+	// StreamCall runs a streaming function; see host.Host.StreamCall.
+	StreamCall(ctx context.Context, fn string, args []byte, onItem func([]byte) error) error
+	// Functions lists the served functions with their plugin's document
+	// info; see host.Host.Functions.
+	Functions() []host.FunctionInfo
+}
+
+var _ Backend = (*host.Host)(nil)
+
+// Config configures the OTC API. Zero fields take the defaults listed.
+type Config struct {
+	// MaxBodyBytes caps a request body, in bytes; larger bodies get HTTP
+	// 413. Default DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// MaxResultBytes caps the items of a streaming tool collected into
+	// one value, in bytes. Default DefaultMaxResultBytes.
+	MaxResultBytes int64
+	// Logger logs failed calls and tools that cannot be listed. Default:
+	// a null logger.
+	Logger hclog.Logger
+}
+
+// handler is the http.Handler New returns.
+type handler struct {
+	b     Backend
+	cfg   Config
+	mux   *http.ServeMux
+	index atomic.Pointer[index] // tools of the last route table seen
+}
+
+// New returns the OTC API handler for b. It serves the paths under
+// BasePath (mount it at BasePath+"/") and answers 404 elsewhere.
+func New(b Backend, cfg Config) http.Handler {
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.MaxResultBytes <= 0 {
+		cfg.MaxResultBytes = DefaultMaxResultBytes
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	h := &handler{b: b, cfg: cfg, mux: http.NewServeMux()}
+	h.mux.HandleFunc("GET "+BasePath+"/health", h.handleHealth)
+	h.mux.HandleFunc("GET "+BasePath+"/tools", h.handleTools)
+	h.mux.HandleFunc("POST "+BasePath+"/call", h.handleCall)
+	return h
+}
+
+// ServeHTTP implements http.Handler.
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+
+// handleHealth serves GET /otc/health (RFC 5.1): 200 while the server
+// accepts requests. Plugin states are on the host's own GET /health.
+func (h *handler) handleHealth(w http.ResponseWriter, _ *http.Request) {
+	writeBody(w, http.StatusOK, []byte(`{"status":"ok"}`))
+}
+
+// handleTools serves GET /otc/tools (RFC 5.2 "Tool Discovery").
+func (h *handler) handleTools(w http.ResponseWriter, _ *http.Request) {
+	writeBody(w, http.StatusOK, h.tools().body)
+}
+
+var jsonContentType = []string{"application/json"}
+
+func writeBody(w http.ResponseWriter, status int, body []byte) {
+	w.Header()["Content-Type"] = jsonContentType
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}

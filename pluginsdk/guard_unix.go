@@ -1,0 +1,35 @@
+//go:build unix
+
+package pluginsdk
+
+import (
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// guardChildren makes SIGTERM (the host's parent-death signal, and what a
+// stopping host sends) end the plugin together with every process it
+// started: the host puts each plugin in a process group of its own, so
+// the plugin kills that group. Without it, a plugin's children would
+// outlive a host that was SIGKILLed.
+func guardChildren(log hclog.Logger) {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGTERM)
+	go func() {
+		<-ch
+		log.Debug("SIGTERM: exiting with the process group")
+		exitWithGroup()
+	}()
+}
+
+// exitWithGroup kills the plugin's process group when the plugin leads it
+// (as the host arranges), else exits alone.
+func exitWithGroup() {
+	if syscall.Getpgrp() == os.Getpid() {
+		_ = syscall.Kill(0, syscall.SIGKILL)
+	}
+	os.Exit(2)
+}
