@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -79,12 +78,11 @@ func startInstance(ctx context.Context, cfg *Config, state *stateDir, name, path
 		GRPCDialOptions:  pluginsdk.GRPCDialOptions(),
 		UnixSocketConfig: &plugin.UnixSocketConfig{TempDir: state.sock},
 		// go-plugin hands over a spec command holding the environment (magic
-		// cookie, socket dir); the real command runs the binary copy from
-		// the plugins directory.
+		// cookie, socket dir); the real command runs the host-owned copy of
+		// the binary, in the host's working directory.
 		RunnerFunc: func(_ hclog.Logger, spec *exec.Cmd, _ string) (runner.Runner, error) {
 			cmd := exec.Command(copyPath)
-			cmd.Env = spec.Env
-			cmd.Dir = filepath.Dir(path)
+			cmd.Env = spec.Env // the host's environment plus go-plugin's
 			r, err := newProcessRunner(name, cmd)
 			inst.runner = r
 			return r, err

@@ -167,7 +167,7 @@ func unsupported(p *jpath, format string, args ...any) error {
 
 func (c *fromJSON) schema(v any, path *jpath) (*Schema, error) {
 	if c.count++; c.count > MaxInlineSchemas {
-		return nil, fmt.Errorf("%w: more than %d schemas at %s", ErrTooLarge, MaxInlineSchemas, path)
+		return nil, fmt.Errorf("%w: more than %d schemas at %s", ErrTooLarge, MaxInlineSchemas, path.orRoot())
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
@@ -218,7 +218,7 @@ func (c *fromJSON) schema(v any, path *jpath) (*Schema, error) {
 		sort.Strings(keys)
 		s.Properties = make(map[string]*Schema, len(pm))
 		for _, k := range keys {
-			if s.Properties[k], err = c.schema(pm[k], pp.jsKey(k)); err != nil {
+			if s.Properties[k], err = c.schema(pm[k], pp.key(k)); err != nil {
 				return nil, err
 			}
 		}
@@ -325,7 +325,7 @@ func (c *fromJSON) pointer(ref string) (any, *jpath, bool) {
 			path = path.jsKey(tok)
 		case []any:
 			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(t) {
+			if err != nil || i < 0 || i >= len(t) || strconv.Itoa(i) != tok { // RFC 6901: no leading zeros or signs
 				return nil, nil, false
 			}
 			cur, path = t[i], path.index(i)

@@ -334,3 +334,21 @@ func TestCallCommand(t *testing.T) {
 	}
 	_ = strconv.Itoa
 }
+
+func TestSIGHUPRescansWithoutWatch(t *testing.T) {
+	dir := t.TempDir()
+	testutil.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
+	hp := startHostProc(t, dir, "--watch=false")
+	testutil.InstallPlugin(t, dir, "mock", "./plugins/mock")
+	time.Sleep(300 * time.Millisecond)
+	if _, m := rpc(t, hp.url, `{"jsonrpc":"2.0","method":"count","id":1}`); m["error"] == nil {
+		t.Fatalf("mock served without watch or SIGHUP: %v", m)
+	}
+	if err := hp.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 10*time.Second, "mock served after SIGHUP", func() bool {
+		_, m := rpc(t, hp.url, `{"jsonrpc":"2.0","method":"count","id":1}`)
+		return m["error"] == nil
+	})
+}

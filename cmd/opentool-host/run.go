@@ -17,6 +17,7 @@ import (
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/httpapi"
 	"github.com/opentool-host/opentool-host/internal/version"
+	"github.com/opentool-host/opentool-host/otc"
 )
 
 // DefaultAddr is the reference OpenTool SDKs' default address, on loopback.
@@ -62,6 +63,8 @@ func runCommand() *cli.Command {
 		Usage:     "start every plugin in --dir and serve their functions over HTTP",
 		UsageText: "opentool-host run --dir plugins [--addr 127.0.0.1:9627] [--log-level info] [--log-json]",
 		Description: "Serves GET /opentool/version, POST /opentool/call, POST /opentool/streamCall, GET /opentool/load and GET /health.\n" +
+			"GET /opentool/export?format=openai|openai-chat|anthropic|opentool gives LLM API tool definitions;\n" +
+			"GET /otc/health, GET /otc/tools and POST /otc/call serve the Open Tool Calling standard.\n" +
 			"With --api-key (or OPENTOOL_API_KEYS), every route requires Authorization: Bearer KEY.\n" +
 			"SIGINT/SIGTERM drain calls in flight and stop every plugin; SIGHUP rescans --dir.",
 		Flags:  flags,
@@ -98,8 +101,13 @@ func runAction(c *cli.Context) error {
 		return cli.Exit(err.Error(), 1)
 	}
 	api := httpapi.New(h, httpapi.Config{Version: version.Version, MaxBodyBytes: c.Int64("max-body"), Logger: log.Named("http"), APIKeys: keys})
+	// /otc/ serves Open Tool Calling (package otc) behind the same keys;
+	// everything else goes to the OpenTool API.
+	root := http.NewServeMux()
+	root.Handle(otc.BasePath+"/", httpapi.RequireAPIKey(keys, otc.New(h, otc.Config{MaxBodyBytes: c.Int64("max-body"), Logger: log.Named("otc")})))
+	root.Handle("/", api)
 	srv := &http.Server{
-		Handler:           api,
+		Handler:           root,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,

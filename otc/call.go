@@ -1,0 +1,264 @@
+package otc
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"mime"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/opentool-host/opentool-host/argcheck"
+	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/pluginsdk"
+)
+
+// CallRequest is the body of POST /otc/call (RFC 5.2 "Tool Execution").
+type CallRequest struct {
+	// Schema is the OTC version the client wrote; optional and not
+	// checked (the server assumes the latest, RFC 5.2).
+	Schema string `json:"$schema,omitempty"`
+	// Request is the call (required).
+	Request *ToolCallRequest `json:"request"`
+}
+
+// ToolCallRequest is RFC 4.2 "Tool Request Schema".
+type ToolCallRequest struct {
+	// CallID identifies the call; the server makes a random UUID when it
+	// is empty (RFC 4.2) and echoes it in the response.
+	CallID string `json:"call_id,omitempty"`
+	// TraceID is the client's trace id; optional, logged only.
+	TraceID string `json:"trace_id,omitempty"`
+	// ToolID is "Toolkit.Tool[@Version]" (required).
+	ToolID string `json:"tool_id"`
+	// Input is the JSON object of arguments; absent or null means {}.
+	Input json.RawMessage `json:"input,omitempty"`
+	// Inputs is the RFC 4.2 spelling of Input, used when Input is absent.
+	Inputs json.RawMessage `json:"inputs,omitempty"`
+	// Context (authorization, secrets, user_id, user_info) is accepted
+	// but not passed to plugins: OpenTool calls carry only arguments.
+	Context json.RawMessage `json:"context,omitempty"`
+}
+
+// CallResponse is RFC 4.3 "Tool Response Schema", the body of every
+// POST /otc/call answer.
+type CallResponse struct {
+	// Schema is SchemaURL.
+	Schema string `json:"$schema"`
+	// CallID echoes the request's call_id (or the one the server made).
+	CallID string `json:"call_id"`
+	// Duration is how long the call took, in milliseconds; absent when
+	// the request was rejected before any tool ran.
+	Duration *float64 `json:"duration,omitempty"`
+	// Success says whether the tool returned a value.
+	Success bool `json:"success"`
+	// Output holds the value or the error.
+	Output *CallOutput `json:"output,omitempty"`
+}
+
+// CallOutput is the "output" of a CallResponse: Value or Error.
+type CallOutput struct {
+	// Value is the tool's JSON result object; for a streaming tool
+	// {"items": [ITEM, ...]}.
+	Value json.RawMessage `json:"value,omitempty"`
+	// Error says why the call failed.
+	Error *ToolError `json:"error,omitempty"`
+}
+
+// ToolError is the "error" of a CallOutput (RFC 4.3).
+type ToolError struct {
+	// Message is for the user or the model: what went wrong.
+	Message string `json:"message"`
+	// DeveloperMessage is the detailed cause (plugin name, exit status,
+	// stderr, error chain), for logs.
+	DeveloperMessage string `json:"developer_message,omitempty"`
+	// CanRetry says whether sending the same request again may succeed
+	// (busy, timed out, plugin restarting or replaced).
+	CanRetry bool `json:"can_retry"`
+	// AdditionalPromptContent is extra text for a retry prompt; unused.
+	AdditionalPromptContent string `json:"additional_prompt_content,omitempty"`
+	// RetryAfterMs is the suggested wait before retrying, in
+	// milliseconds; absent when there is no suggestion.
+	RetryAfterMs int64 `json:"retry_after_ms,omitempty"`
+}
+
+// RetryAfter is the retry_after_ms suggested when a plugin is busy,
+// restarting or being replaced.
+const RetryAfter = time.Second
+
+// handleCall serves POST /otc/call (RFC 5.2 "Tool Execution").
+//
+// HTTP 200 with a CallResponse for every call that names a tool, whether
+// it succeeds or not (unknown tool, wrong version, invalid input, tool
+// failure: success false and output.error). HTTP 400 with a CallResponse
+// (success false) for a malformed request: not JSON, no "request", no or
+// malformed tool_id, input that is not an object; 413 for a body over
+// MaxBodyBytes; 415 for a Content-Type other than JSON.
+func (h *handler) handleCall(w http.ResponseWriter, r *http.Request) {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+			h.reject(w, http.StatusUnsupportedMediaType, "", "Content-Type must be application/json, got "+strconv.Quote(ct))
+			return
+		}
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.MaxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			h.reject(w, http.StatusRequestEntityTooLarge, "", fmt.Sprintf("request body larger than the limit of %d bytes", mbe.Limit))
+			return
+		}
+		h.reject(w, http.StatusBadRequest, "", "reading the request body: "+err.Error())
+		return
+	}
+	var req CallRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		h.reject(w, http.StatusBadRequest, "", "the body is not a valid call request: "+err.Error())
+		return
+	}
+	if req.Request == nil {
+		h.reject(w, http.StatusBadRequest, "", `the body must have a "request" object`)
+		return
+	}
+	call := req.Request
+	if call.CallID == "" {
+		call.CallID = newCallID()
+	}
+	if call.ToolID == "" {
+		h.reject(w, http.StatusBadRequest, call.CallID, `"request.tool_id" is required`)
+		return
+	}
+	input := call.Input
+	if len(input) == 0 {
+		input = call.Inputs
+	}
+	if input = bytes.TrimSpace(input); len(input) > 0 && input[0] != '{' && string(input) != "null" {
+		h.reject(w, http.StatusBadRequest, call.CallID, `"request.input" must be a JSON object`)
+		return
+	}
+	if string(input) == "null" {
+		input = nil
+	}
+
+	t, err := h.tools().resolve(call.ToolID)
+	if errors.Is(err, errBadToolID) {
+		h.reject(w, http.StatusBadRequest, call.CallID, err.Error())
+		return
+	}
+	start := time.Now()
+	var value []byte
+	if err == nil {
+		value, err = h.run(r, t, input)
+	}
+	if errors.Is(err, host.ErrCanceled) && r.Context().Err() != nil {
+		return // the client went away
+	}
+	ms := math.Round(float64(time.Since(start).Microseconds())) / 1000
+	resp := &CallResponse{Schema: SchemaURL, CallID: call.CallID, Duration: &ms}
+	if err != nil {
+		te := h.toolError(call.ToolID, err)
+		resp.Output = &CallOutput{Error: te}
+		h.cfg.Logger.Debug("otc call failed", "call_id", call.CallID, "trace_id", call.TraceID, "tool_id", call.ToolID, "error", err)
+	} else {
+		if len(value) == 0 {
+			value = []byte("{}")
+		}
+		resp.Success = true
+		resp.Output = &CallOutput{Value: value}
+	}
+	h.write(w, http.StatusOK, resp)
+}
+
+// run calls tool t with input; a streaming tool's items are collected
+// into {"items":[...]}, up to MaxResultBytes.
+func (h *handler) run(r *http.Request, t *tool, input []byte) ([]byte, error) {
+	if !t.fn.IsStream() {
+		return h.b.Call(r.Context(), t.fn.Name, input)
+	}
+	buf := []byte(`{"items":[`)
+	n := 0
+	err := h.b.StreamCall(r.Context(), t.fn.Name, input, func(item []byte) error {
+		if int64(len(buf)+len(item)+3) > h.cfg.MaxResultBytes {
+			return fmt.Errorf("%w: the streamed items exceed %d bytes", errTooLarge, h.cfg.MaxResultBytes)
+		}
+		if n > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, item...)
+		n++
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return append(buf, "]}"...), nil
+}
+
+// errTooLarge: a streaming tool's items exceed MaxResultBytes.
+var errTooLarge = errors.New("result too large")
+
+// toolError maps a resolution or host error to the RFC 4.3 error object.
+func (h *handler) toolError(toolID string, err error) *ToolError {
+	retry := func(msg string) *ToolError {
+		return &ToolError{Message: msg, DeveloperMessage: err.Error(), CanRetry: true, RetryAfterMs: RetryAfter.Milliseconds()}
+	}
+	var ae *argcheck.Error
+	var te *pluginsdk.Error
+	switch {
+	case errors.As(err, &ae):
+		return &ToolError{Message: "Invalid input: " + ae.Summary(), DeveloperMessage: err.Error()}
+	case errors.As(err, &te):
+		return &ToolError{Message: te.Message, DeveloperMessage: fmt.Sprintf("tool %s failed with code %d: %s", toolID, te.Code, te.Message)}
+	case errors.Is(err, errUnknownTool), errors.Is(err, errWrongVersion):
+		return &ToolError{Message: err.Error()}
+	case errors.Is(err, host.ErrFunctionNotFound):
+		return &ToolError{Message: "Tool " + toolID + " is not served any more.", DeveloperMessage: err.Error()}
+	case errors.Is(err, errTooLarge):
+		return &ToolError{Message: "The tool's result is too large.", DeveloperMessage: err.Error()}
+	case errors.Is(err, host.ErrBusy):
+		return retry("The tool is busy; try again shortly.")
+	case errors.Is(err, host.ErrTimeout):
+		return &ToolError{Message: "The tool call timed out.", DeveloperMessage: err.Error(), CanRetry: true}
+	case errors.Is(err, host.ErrPluginExited):
+		return retry("The tool stopped unexpectedly during the call; it is being restarted.")
+	case errors.Is(err, host.ErrPluginStopped):
+		return retry("The tool is being replaced or stopped.")
+	case errors.Is(err, host.ErrPluginFailed):
+		h.cfg.Logger.Warn("otc call failed", "tool_id", toolID, "error", err)
+		return &ToolError{Message: "The tool is unavailable.", DeveloperMessage: err.Error()}
+	case errors.Is(err, host.ErrCanceled):
+		return &ToolError{Message: "The call was canceled.", DeveloperMessage: err.Error(), CanRetry: true}
+	}
+	h.cfg.Logger.Warn("otc call failed", "tool_id", toolID, "error", err)
+	return &ToolError{Message: "The tool failed.", DeveloperMessage: err.Error()}
+}
+
+// reject answers a request that cannot be run with status and a
+// CallResponse whose error is msg.
+func (h *handler) reject(w http.ResponseWriter, status int, callID, msg string) {
+	h.write(w, status, &CallResponse{Schema: SchemaURL, CallID: callID, Output: &CallOutput{Error: &ToolError{Message: "Invalid request: " + msg}}})
+}
+
+func (h *handler) write(w http.ResponseWriter, status int, resp *CallResponse) {
+	b, err := json.Marshal(resp)
+	if err != nil { // only a plugin result that is not JSON could do this
+		h.cfg.Logger.Error("encode otc response", "call_id", resp.CallID, "error", err)
+		b, _ = json.Marshal(&CallResponse{Schema: SchemaURL, CallID: resp.CallID, Duration: resp.Duration,
+			Output: &CallOutput{Error: &ToolError{Message: "The tool returned a result that is not JSON.", DeveloperMessage: err.Error()}}})
+	}
+	writeBody(w, status, b)
+}
+
+// newCallID returns a random (version 4) UUID.
+func newCallID() string {
+	var u [16]byte
+	_, _ = rand.Read(u[:])
+	u[6] = u[6]&0x0f | 0x40
+	u[8] = u[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
+}
