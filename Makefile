@@ -4,8 +4,15 @@ ADDR    ?= 127.0.0.1:9627
 PLUGINS := $(notdir $(patsubst %/,%,$(wildcard plugins/*/)))
 BINS    := $(addprefix plugins/opentool-plugin-,$(PLUGINS))
 TESTFLAGS ?= -race -count=1 -timeout 20m
+# make bench / bench-scale / soak / fuzz (see bench/README.md)
+BENCHTIME  ?= 2s
+BENCHCOUNT ?= 3
+BENCHFLAGS ?=
+SOAKTIME   ?= 60s
+FUZZTIME   ?= 30s
+FUZZPKGS   ?= ./jsonrpc ./opentool
 
-.PHONY: all build host plugins run test vet fmt fmt-check bench proto clean
+.PHONY: all build host plugins run test vet fmt fmt-check bench bench-scale soak fuzz proto clean
 
 all: build
 
@@ -34,6 +41,28 @@ fmt:
 fmt-check:
 	@out=$$(gofmt -l $$(find . -name '*.go' -not -path './.git/*')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+# Floor hops and the host end to end in one run, then a summary table.
+# Profile with BENCHFLAGS='-cpuprofile cpu.out -bench Call/.*/path=host'.
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -count $(BENCHCOUNT) -timeout 60m $(BENCHFLAGS) ./bench/
+
+# 50 plugins in a real host process: cold start, RSS, SIGKILL recovery, hot reload.
+bench-scale: host
+	$(GO) run ./bench/cmd/scale -host bin/opentool-host
+
+# Bounded chaos soak of a real host process (SOAKTIME, loopback only).
+soak: host
+	$(GO) run ./bench/cmd/soak -host bin/opentool-host -duration $(SOAKTIME)
+
+# Every Fuzz target of FUZZPKGS for FUZZTIME each (their seeds run in make test).
+fuzz:
+	@set -e; for pkg in $(FUZZPKGS); do \
+	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    echo "== fuzz $$pkg $$t for $(FUZZTIME)"; \
+	    $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
 
 proto:
 	./scripts/genproto.sh

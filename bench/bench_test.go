@@ -176,6 +176,8 @@ type result struct {
 	p50, p99  time.Duration
 	procAlloc float64 // allocations per call in this process (client + server side)
 	srvAlloc  float64 // allocations per call on the server side alone (-1 when not measured)
+	cpuSelf   float64 // CPU ns per call of this process (client, HTTP server, host)
+	cpuPlugin float64 // CPU ns per call of the plugin process
 }
 
 var (
@@ -257,9 +259,21 @@ func runCase(b *testing.B, size string, nbytes, clients int, path string) {
 			b.Fatal(w.err)
 		}
 	}
+	pluginPID := 0
+	switch path {
+	case pathGRPC:
+		pluginPID = env.grpc.PID()
+	case pathHost:
+		for _, p := range env.host.Plugins() {
+			if p.Name == "echo" {
+				pluginPID = p.PID
+			}
+		}
+	}
 	runtime.GC()
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
+	self0, plug0 := harness.SelfCPUTime(), harness.CPUTime(pluginPID)
 	b.ReportAllocs()
 	b.ResetTimer()
 	start := time.Now()
@@ -281,6 +295,7 @@ func runCase(b *testing.B, size string, nbytes, clients int, path string) {
 	wg.Wait()
 	elapsed := time.Since(start)
 	b.StopTimer()
+	self1, plug1 := harness.SelfCPUTime(), harness.CPUTime(pluginPID)
 	runtime.ReadMemStats(&m1)
 	var lats []time.Duration
 	for _, w := range ws {
@@ -298,8 +313,11 @@ func runCase(b *testing.B, size string, nbytes, clients int, path string) {
 		p99:       harness.Percentile(lats, 99),
 		procAlloc: float64(m1.Mallocs-m0.Mallocs) / float64(b.N),
 		srvAlloc:  -1,
+		cpuSelf:   float64(self1-self0) / float64(b.N),
+		cpuPlugin: float64(plug1-plug0) / float64(b.N),
 	}
 	b.ReportMetric(r.callsPerS, "calls/s")
+	b.ReportMetric((r.cpuSelf+r.cpuPlugin)/1e3, "cpu-µs/op")
 	b.ReportMetric(float64(r.p50.Nanoseconds())/1e3, "p50-µs")
 	b.ReportMetric(float64(r.p99.Nanoseconds())/1e3, "p99-µs")
 	// The server side's own allocations, counted around a client that
@@ -362,6 +380,7 @@ func TestMain(m *testing.M) {
 // agg is the median over -count runs of one case.
 type agg struct {
 	nsPerOp, callsPerS, procAlloc, srvAlloc float64
+	cpu                                     float64 // CPU ns per call, both processes
 	p50, p99                                time.Duration
 	runs                                    int
 }
@@ -388,6 +407,7 @@ func aggregate() map[[3]string]*agg {
 			callsPerS: f(func(r *result) float64 { return r.callsPerS }),
 			procAlloc: f(func(r *result) float64 { return r.procAlloc }),
 			srvAlloc:  f(func(r *result) float64 { return r.srvAlloc }),
+			cpu:       f(func(r *result) float64 { return r.cpuSelf + r.cpuPlugin }),
 			p50:       time.Duration(f(func(r *result) float64 { return float64(r.p50) })),
 			p99:       time.Duration(f(func(r *result) float64 { return float64(r.p99) })),
 			runs:      len(rs),
@@ -421,8 +441,8 @@ func printSummary(w io.Writer) {
 	fmt.Fprintf(w, "\n## Summary (%s)\n\n", machine())
 	fmt.Fprintln(w, "Sequential (1 client): host latency against the floor = gRPC floor + HTTP floor")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| payload | gRPC floor µs | HTTP floor µs | floor µs | host µs | host/floor | calls/s | p50 | p99 | host allocs/call (floor srv+cli) | ratio ≤ 1.2 |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| payload | gRPC floor µs | HTTP floor µs | floor µs | host µs | host/floor | calls/s | p50 | p99 | CPU µs/call floor → host | host allocs/call (floor) | ratio ≤ 1.2 |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, sz := range benchSizes {
 		g, h, o := a[[3]string{sz.name, "1", pathGRPC}], a[[3]string{sz.name, "1", pathHTTP}], a[[3]string{sz.name, "1", pathHost}]
 		if g == nil || h == nil || o == nil {
@@ -430,15 +450,15 @@ func printSummary(w io.Writer) {
 		}
 		fl := g.nsPerOp + h.nsPerOp
 		ratio := o.nsPerOp / fl
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %.2f | %.0f | %s | %s | %.0f (%.0f) | %s |\n",
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %.2f | %.0f | %s | %s | %s → %s | %.0f (%.0f) | %s |\n",
 			sz.name, us(g.nsPerOp), us(h.nsPerOp), us(fl), us(o.nsPerOp), ratio, o.callsPerS, dur(o.p50), dur(o.p99),
-			o.srvAlloc, h.srvAlloc+g.procAlloc, mark(ratio <= targetSeqRatio))
+			us(g.cpu+h.cpu), us(o.cpu), o.srvAlloc, h.srvAlloc+g.procAlloc, mark(ratio <= targetSeqRatio))
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Concurrent (64 keep-alive clients): host throughput against the floor = 1 / (gRPC µs/op + HTTP µs/op)")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| payload | gRPC floor µs/op | HTTP floor µs/op | floor calls/s | host calls/s | host/floor | p50 | p99 | ≥ 75% of floor | p99 ≤ 10 ms |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| payload | gRPC floor µs/op | HTTP floor µs/op | floor calls/s | host calls/s | host/floor | p50 | p99 | CPU µs/call floor → host | ≥ 75% of floor | p99 ≤ 10 ms |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, sz := range benchSizes {
 		c := fmt.Sprint(benchClients[len(benchClients)-1])
 		g, h, o := a[[3]string{sz.name, c, pathGRPC}], a[[3]string{sz.name, c, pathHTTP}], a[[3]string{sz.name, c, pathHost}]
@@ -447,16 +467,18 @@ func printSummary(w io.Writer) {
 		}
 		floorTput := 1e9 / (g.nsPerOp + h.nsPerOp)
 		share := o.callsPerS / floorTput
-		fmt.Fprintf(w, "| %s | %s | %s | %.0f | %.0f | %.0f%% | %s | %s | %s | %s |\n",
+		fmt.Fprintf(w, "| %s | %s | %s | %.0f | %.0f | %.0f%% | %s | %s | %s → %s | %s | %s |\n",
 			sz.name, us(g.nsPerOp), us(h.nsPerOp), floorTput, o.callsPerS, 100*share, dur(o.p50), dur(o.p99),
-			mark(share >= targetConcShare), mark(o.p99 <= targetP99))
+			us(g.cpu+h.cpu), us(o.cpu), mark(share >= targetConcShare), mark(o.p99 <= targetP99))
 	}
 	runs := 0
 	for _, g := range a {
 		runs = max(runs, g.runs)
 	}
-	fmt.Fprintf(w, "\nMedians of %d run(s) per case. host allocs/call: allocations in the host process per call, counted around a\n"+
-		"non-allocating raw HTTP client; in brackets the floor's (bare net/http server + go-plugin gRPC client).\n", runs)
+	fmt.Fprintf(w, "\nMedians of %d run(s) per case. CPU µs/call: user+system CPU of the benchmark process (HTTP client and server,\n"+
+		"host) and of the plugin process per call, a figure that load from other processes disturbs less than wall time.\n"+
+		"host allocs/call: allocations in the host process per call, counted around a non-allocating raw HTTP client;\n"+
+		"in brackets the floor's (bare net/http server + go-plugin gRPC client).\n", runs)
 }
 
 // machine describes where the benchmark ran.

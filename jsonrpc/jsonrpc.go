@@ -8,7 +8,6 @@
 package jsonrpc
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -91,22 +90,24 @@ var (
 // The returned Request's ID is valid even when the error is
 // CodeInvalidRequest, when the body had a usable id.
 func DecodeRequest(body []byte) (*Request, *Error) {
-	trimmed := bytes.TrimSpace(body)
+	trimmed := trimJSONSpace(body)
 	if len(trimmed) == 0 {
 		return nil, &Error{Code: CodeParseError, Message: "parse error: empty body"}
 	}
-	if !json.Valid(trimmed) {
-		var v any
-		err := json.Unmarshal(trimmed, &v)
-		return nil, &Error{Code: CodeParseError, Message: fmt.Sprintf("parse error: %v", err)}
-	}
-	switch trimmed[0] {
-	case '{':
-	case '[':
-		return nil, &Error{Code: CodeInvalidRequest, Message: "invalid request: batch requests are not supported"}
-	default:
+	if trimmed[0] != '{' {
+		if !json.Valid(trimmed) {
+			var v any
+			err := json.Unmarshal(trimmed, &v)
+			return nil, &Error{Code: CodeParseError, Message: fmt.Sprintf("parse error: %v", err)}
+		}
+		if trimmed[0] == '[' {
+			return nil, &Error{Code: CodeInvalidRequest, Message: "invalid request: batch requests are not supported"}
+		}
 		return nil, &Error{Code: CodeInvalidRequest, Message: "invalid request: body must be a JSON object"}
 	}
+	// json.Unmarshal checks the whole body first and reports a syntax
+	// error before decoding anything; into these fields nothing else can
+	// fail, so one call both validates and decodes.
 	var raw struct {
 		JSONRPC json.RawMessage `json:"jsonrpc"`
 		Method  json.RawMessage `json:"method"`
@@ -124,7 +125,7 @@ func DecodeRequest(body []byte) (*Request, *Error) {
 	if len(raw.JSONRPC) == 0 {
 		return req, &Error{Code: CodeInvalidRequest, Message: "invalid request: \"jsonrpc\" is required"}
 	}
-	if err := json.Unmarshal(raw.JSONRPC, &req.JSONRPC); err != nil {
+	if err := json.Unmarshal(raw.JSONRPC, &req.JSONRPC); err != nil || raw.JSONRPC[0] != '"' {
 		return req, &Error{Code: CodeInvalidRequest, Message: "invalid request: \"jsonrpc\" must be a string"}
 	}
 	if len(raw.Method) == 0 || string(raw.Method) == "null" {
@@ -173,6 +174,20 @@ func AppendError(dst []byte, e *Error, id []byte) []byte {
 }
 
 var emptyObject = []byte("{}")
+
+// trimJSONSpace trims the whitespace JSON allows around a value (space,
+// tab, CR, LF) and nothing else: a body wrapped in other Unicode spaces is
+// not JSON.
+func trimJSONSpace(b []byte) []byte {
+	isSpace := func(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+	for len(b) > 0 && isSpace(b[0]) {
+		b = b[1:]
+	}
+	for len(b) > 0 && isSpace(b[len(b)-1]) {
+		b = b[:len(b)-1]
+	}
+	return b
+}
 
 func appendID(dst, id []byte) []byte {
 	if len(id) == 0 {

@@ -7,6 +7,7 @@
 package floor
 
 import (
+	"os"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +16,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 	plugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/experimental"
+	"google.golang.org/grpc/mem"
 
 	"github.com/opentool-host/opentool-host/pluginsdk/toolpb"
 )
@@ -69,7 +72,12 @@ func Serve() {
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: Handshake,
 		Plugins:         plugin.PluginSet{PluginName: Plugin{}},
-		GRPCServer:      plugin.DefaultGRPCServer,
+		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
+			if os.Getenv("FLOOR_WINDOW") != "" {
+				opts = append(opts, experimental.BufferPool(pool()))
+			}
+			return plugin.DefaultGRPCServer(opts)
+		},
 		Logger:          hclog.NewNullLogger(),
 	})
 }
@@ -89,6 +97,7 @@ func Start(bin string) (*Client, error) {
 		Cmd:              exec.Command(bin),
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		Logger:           hclog.NewNullLogger(),
+		GRPCDialOptions:  dialOpts(),
 	})
 	rpc, err := pc.Client()
 	if err != nil {
@@ -120,3 +129,26 @@ func (c *Client) Call(ctx context.Context, args []byte) ([]byte, error) {
 
 // Close stops the plugin process.
 func (c *Client) Close() { c.pc.Kill() }
+
+// PID returns the plugin process's id.
+func (c *Client) PID() int {
+	if rc := c.pc.ReattachConfig(); rc != nil {
+		return rc.Pid
+	}
+	return 0
+}
+
+func dialOpts() []grpc.DialOption {
+	if os.Getenv("FLOOR_WINDOW") == "" {
+		return nil
+	}
+	return []grpc.DialOption{experimental.WithBufferPool(pool())}
+}
+
+func pool() mem.BufferPool {
+	p, err := mem.NewBinaryTieredBufferPool(8, 12, 14, 15, 16, 17, 18, 19, 20)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}

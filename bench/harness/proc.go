@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // ProcStats are a process's resource readings from /proc (Linux). A field
@@ -118,4 +119,39 @@ func ProcsUnder(dir string, parent int) []int {
 		}
 	}
 	return out
+}
+
+// CPUTime returns the user+system CPU time pid has used, from
+// /proc/PID/stat (clock ticks of 10 ms), or 0 when it cannot be read.
+func CPUTime(pid int) time.Duration {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return 0
+	}
+	f := strings.Fields(string(b[i+2:]))
+	if len(f) < 13 {
+		return 0
+	}
+	// After "pid (comm)": state(0) ppid pgrp session tty tpgid flags minflt
+	// cminflt majflt cmajflt utime(11) stime(12).
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * (time.Second / clockTicks)
+}
+
+// clockTicks is USER_HZ, 100 on every Linux platform Go supports.
+const clockTicks = 100
+
+// SelfCPUTime returns the user+system CPU time of this process
+// (getrusage, µs resolution).
+func SelfCPUTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
