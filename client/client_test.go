@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/opentool-host/opentool-host/client"
-	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/httpapi"
 	"github.com/opentool-host/opentool-host/internal/testutil"
 )
@@ -21,22 +20,7 @@ import (
 // HTTP API (with the given API keys) and returns its OpenTool base URL.
 func startMockServer(t *testing.T, keys ...string) string {
 	t.Helper()
-	dir := t.TempDir()
-	testutil.InstallPlugin(t, dir, "mock", "./plugins/mock")
-	h, err := host.New(host.Config{Dir: dir, Logger: testutil.Logger(t), StateDir: t.TempDir(), CallTimeout: 20 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := h.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = h.Close(ctx)
-	})
+	h := testutil.StartHost(t, nil, "./plugins/mock")
 	api := httpapi.New(h, httpapi.Config{Version: "1.2.3", APIKeys: keys, Logger: testutil.Logger(t)})
 	return testutil.Serve(t, api) + httpapi.BasePath
 }

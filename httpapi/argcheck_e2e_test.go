@@ -1,7 +1,6 @@
 package httpapi_test
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -9,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/httpapi"
 	"github.com/opentool-host/opentool-host/internal/testutil"
 )
@@ -19,29 +17,11 @@ import (
 // returns the base URL. Everything stops when the test ends.
 func startPluginsAPI(t *testing.T, plugins ...string) string {
 	t.Helper()
-	dir := t.TempDir()
-	for _, p := range plugins {
-		testutil.InstallPlugin(t, dir, p, "./plugins/"+p)
+	pkgs := make([]string, len(plugins))
+	for i, p := range plugins {
+		pkgs[i] = "./plugins/" + p
 	}
-	h, err := host.New(host.Config{Dir: dir, Logger: testutil.Logger(t), StateDir: t.TempDir(), CallTimeout: 20 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := h.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = h.Close(ctx)
-	})
-	for _, p := range h.Plugins() {
-		if p.State != host.StateReady {
-			t.Fatalf("plugin %s is %s, want ready: %+v", p.Name, p.State, p)
-		}
-	}
+	h := testutil.StartHost(t, nil, pkgs...)
 	return testutil.Serve(t, httpapi.New(h, httpapi.Config{Version: "1.2.3", Logger: testutil.Logger(t)}))
 }
 

@@ -18,13 +18,8 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
 
-	req, status, rerr := s.readRequest(w, r, bp)
-	if rerr != nil {
-		var id []byte
-		if req != nil {
-			id = req.ID
-		}
-		s.writeRPC(w, status, jsonrpc.AppendError((*bp)[len(*bp):], rerr, id))
+	req, ok := s.decodeCall(w, r, bp)
+	if !ok {
 		return
 	}
 	result, err := s.b.Call(r.Context(), req.Method, req.Params)
@@ -38,6 +33,21 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.writeRPC(w, http.StatusOK, jsonrpc.AppendResult(out, result, req.ID))
+}
+
+// decodeCall reads and decodes the request into *bp; when it is not a
+// usable request it writes the JSON-RPC error response and returns false.
+func (s *Server) decodeCall(w http.ResponseWriter, r *http.Request, bp *[]byte) (*jsonrpc.Request, bool) {
+	req, status, rerr := s.readRequest(w, r, bp)
+	if rerr == nil {
+		return req, true
+	}
+	var id []byte
+	if req != nil {
+		id = req.ID
+	}
+	s.writeRPC(w, status, jsonrpc.AppendError((*bp)[len(*bp):], rerr, id))
+	return nil, false
 }
 
 // readRequest reads and decodes the body into *bp. On error it returns

@@ -1,14 +1,12 @@
 package httpapi_test
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/httpapi"
 	"github.com/opentool-host/opentool-host/internal/testutil"
 )
@@ -18,27 +16,7 @@ import (
 // "http://127.0.0.1:PORT". Everything stops when the test ends.
 func startMockAPI(t *testing.T, cfg httpapi.Config) string {
 	t.Helper()
-	dir := t.TempDir()
-	testutil.InstallPlugin(t, dir, "mock", "./plugins/mock")
-	h, err := host.New(host.Config{Dir: dir, Logger: testutil.Logger(t), StateDir: t.TempDir(), CallTimeout: 20 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := h.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = h.Close(ctx)
-	})
-	for _, p := range h.Plugins() {
-		if p.State != host.StateReady {
-			t.Fatalf("plugin %s is %s, want ready: %+v", p.Name, p.State, p)
-		}
-	}
+	h := testutil.StartHost(t, nil, "./plugins/mock")
 	if cfg.Version == "" {
 		cfg.Version = "1.2.3"
 	}

@@ -67,13 +67,8 @@ func (s *Server) handleStreamCall(w http.ResponseWriter, r *http.Request) {
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
 
-	req, status, rerr := s.readRequest(w, r, bp)
-	if rerr != nil {
-		var id []byte
-		if req != nil {
-			id = req.ID
-		}
-		s.writeRPC(w, status, jsonrpc.AppendError((*bp)[len(*bp):], rerr, id))
+	req, ok := s.decodeCall(w, r, bp)
+	if !ok {
 		return
 	}
 

@@ -23,28 +23,7 @@ import (
 // serves otc.New on loopback; it returns the base URL.
 func startOTC(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
-	testutil.InstallPlugin(t, dir, "mock", "./plugins/mock")
-	testutil.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
-	h, err := host.New(host.Config{Dir: dir, Logger: testutil.Logger(t), StateDir: t.TempDir(), CallTimeout: 20 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := h.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = h.Close(ctx)
-	})
-	for _, p := range h.Plugins() {
-		if p.State != host.StateReady {
-			t.Fatalf("plugin %s is %s: %+v", p.Name, p.State, p)
-		}
-	}
+	h := testutil.StartHost(t, nil, "./plugins/mock", "./plugins/calculator")
 	return testutil.Serve(t, otc.New(h, otc.Config{Logger: testutil.Logger(t)}))
 }
 

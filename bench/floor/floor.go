@@ -7,7 +7,6 @@
 package floor
 
 import (
-	"os"
 	"context"
 	"errors"
 	"fmt"
@@ -16,8 +15,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 	plugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/experimental"
-	"google.golang.org/grpc/mem"
 
 	"github.com/opentool-host/opentool-host/pluginsdk/toolpb"
 )
@@ -72,12 +69,7 @@ func Serve() {
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: Handshake,
 		Plugins:         plugin.PluginSet{PluginName: Plugin{}},
-		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
-			if os.Getenv("FLOOR_WINDOW") != "" {
-				opts = append(opts, experimental.BufferPool(pool()))
-			}
-			return plugin.DefaultGRPCServer(opts)
-		},
+		GRPCServer:      plugin.DefaultGRPCServer,
 		Logger:          hclog.NewNullLogger(),
 	})
 }
@@ -97,7 +89,6 @@ func Start(bin string) (*Client, error) {
 		Cmd:              exec.Command(bin),
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		Logger:           hclog.NewNullLogger(),
-		GRPCDialOptions:  dialOpts(),
 	})
 	rpc, err := pc.Client()
 	if err != nil {
@@ -136,19 +127,4 @@ func (c *Client) PID() int {
 		return rc.Pid
 	}
 	return 0
-}
-
-func dialOpts() []grpc.DialOption {
-	if os.Getenv("FLOOR_WINDOW") == "" {
-		return nil
-	}
-	return []grpc.DialOption{experimental.WithBufferPool(pool())}
-}
-
-func pool() mem.BufferPool {
-	p, err := mem.NewBinaryTieredBufferPool(8, 12, 14, 15, 16, 17, 18, 19, 20)
-	if err != nil {
-		panic(err)
-	}
-	return p
 }
