@@ -318,6 +318,9 @@ func runCase(b *testing.B, size string, nbytes, clients int, path string) {
 	}
 	b.ReportMetric(r.callsPerS, "calls/s")
 	b.ReportMetric((r.cpuSelf+r.cpuPlugin)/1e3, "cpu-µs/op")
+	if pluginPID > 0 {
+		b.ReportMetric(r.cpuPlugin/1e3, "plugin-cpu-µs/op")
+	}
 	b.ReportMetric(float64(r.p50.Nanoseconds())/1e3, "p50-µs")
 	b.ReportMetric(float64(r.p99.Nanoseconds())/1e3, "p99-µs")
 	// The server side's own allocations, counted around a client that

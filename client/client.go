@@ -25,6 +25,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/opentool-host/opentool-host/jsonrpc"
 	"github.com/opentool-host/opentool-host/opentool"
 )
 
@@ -192,9 +193,9 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte, accep
 		return nil, &NoAccessError{Status: http.StatusNotFound}
 	}
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	var r rpcResponse
+	var r jsonrpc.Response
 	if json.Unmarshal(b, &r) == nil && r.Error != nil {
-		return nil, r.Error.callError(resp.StatusCode)
+		return nil, callError(r.Error, resp.StatusCode)
 	}
 	msg := fmt.Sprintf("HTTP %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
 	if s := snippet(b); s != "" {
@@ -211,19 +212,7 @@ type rpcRequest struct {
 	ID      string         `json:"id"`
 }
 
-// rpcResponse is a JSON-RPC response as the client reads it.
-type rpcResponse struct {
-	Result json.RawMessage `json:"result"`
-	Error  *rpcError       `json:"error"`
-}
-
-type rpcError struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-	Data    any    `json:"data"`
-}
-
-func (e *rpcError) callError(status int) *CallError {
+func callError(e *jsonrpc.Error, status int) *CallError {
 	return &CallError{Code: e.Code, Message: e.Message, Data: e.Data, Status: status}
 }
 
@@ -241,7 +230,7 @@ func requestBody(fc FunctionCall) (string, []byte, error) {
 	if params == nil {
 		params = map[string]any{}
 	}
-	b, err := json.Marshal(rpcRequest{JSONRPC: "2.0", Method: fc.Name, Params: params, ID: id})
+	b, err := json.Marshal(rpcRequest{JSONRPC: jsonrpc.Version, Method: fc.Name, Params: params, ID: id})
 	if err != nil {
 		return "", nil, fmt.Errorf("opentool client: encode arguments of %q: %w", fc.Name, err)
 	}
@@ -254,12 +243,12 @@ func decodeResponse(body []byte, status int) (map[string]any, error) {
 	if isNull(body) {
 		return nil, &ResponseNullError{Code: status}
 	}
-	var r rpcResponse
+	var r jsonrpc.Response
 	if err := json.Unmarshal(body, &r); err != nil {
 		return nil, fmt.Errorf("opentool client: decode response %s: %w", snippet(body), err)
 	}
 	if r.Error != nil {
-		return nil, r.Error.callError(status)
+		return nil, callError(r.Error, status)
 	}
 	if isNull(r.Result) {
 		return nil, &ErrorNullError{Code: status}
