@@ -58,6 +58,7 @@ func TestKilledMidCallFailsFastAndRestarts(t *testing.T) {
 	if strings.Contains(string(res), `"pid":`+itoa(pid)) {
 		t.Fatalf("same pid %d after restart: %s", pid, res)
 	}
+	t.Logf("functions answering again %v after SIGKILL", time.Since(killed))
 	if st := pluginStatus(h, "faulty"); st.Restarts != 1 || st.State != host.StateReady {
 		t.Fatalf("status = %+v, want ready with 1 restart", st)
 	}

@@ -8,6 +8,7 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -94,28 +95,23 @@ func DecodeRequest(body []byte) (*Request, *Error) {
 	if len(trimmed) == 0 {
 		return nil, &Error{Code: CodeParseError, Message: "parse error: empty body"}
 	}
-	if trimmed[0] != '{' {
-		if !json.Valid(trimmed) {
-			var v any
-			err := json.Unmarshal(trimmed, &v)
-			return nil, &Error{Code: CodeParseError, Message: fmt.Sprintf("parse error: %v", err)}
-		}
-		if trimmed[0] == '[' {
-			return nil, &Error{Code: CodeInvalidRequest, Message: "invalid request: batch requests are not supported"}
-		}
+	if !json.Valid(trimmed) {
+		var v any
+		err := json.Unmarshal(trimmed, &v)
+		return nil, &Error{Code: CodeParseError, Message: fmt.Sprintf("parse error: %v", err)}
+	}
+	switch trimmed[0] {
+	case '{':
+	case '[':
+		return nil, &Error{Code: CodeInvalidRequest, Message: "invalid request: batch requests are not supported"}
+	default:
 		return nil, &Error{Code: CodeInvalidRequest, Message: "invalid request: body must be a JSON object"}
 	}
-	// json.Unmarshal checks the whole body first and reports a syntax
-	// error before decoding anything; into these fields nothing else can
-	// fail, so one call both validates and decodes.
-	var raw struct {
-		JSONRPC json.RawMessage `json:"jsonrpc"`
-		Method  json.RawMessage `json:"method"`
-		Params  json.RawMessage `json:"params"`
-		ID      json.RawMessage `json:"id"`
-	}
-	if err := json.Unmarshal(trimmed, &raw); err != nil {
-		return nil, &Error{Code: CodeParseError, Message: fmt.Sprintf("parse error: %v", err)}
+	// The body is valid JSON: one structural scan finds the members
+	// (no second full decode of a large params object).
+	m := scanMembers(trimmed)
+	raw := struct{ JSONRPC, Method, Params, ID json.RawMessage }{
+		JSONRPC: m.jsonrpc, Method: m.method, Params: bytes.Clone(m.params), ID: bytes.Clone(m.id),
 	}
 	req := &Request{ID: raw.ID}
 	if len(raw.ID) > 0 && raw.ID[0] != '"' && raw.ID[0] != 'n' && raw.ID[0] != '-' && (raw.ID[0] < '0' || raw.ID[0] > '9') {
