@@ -51,9 +51,12 @@ bench:
 bench-scale: host
 	$(GO) run ./bench/cmd/scale -host bin/opentool-host
 
-# Bounded chaos soak of a real host process (SOAKTIME, loopback only).
+# Bounded chaos soak (SOAKTIME each, loopback only): a real host process
+# (fds, RSS, clean SIGTERM stop, no plugin left), then an in-process host
+# (goroutines counted).
 soak: host
 	$(GO) run ./bench/cmd/soak -host bin/opentool-host -duration $(SOAKTIME)
+	$(GO) run ./bench/cmd/soak -inprocess -duration $(SOAKTIME)
 
 # Every Fuzz target of FUZZPKGS for FUZZTIME each (their seeds run in make test).
 fuzz:

@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -10,11 +11,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,13 +31,14 @@ var (
 		bytes int
 	}{{"16B", 16}, {"64KiB", 64 << 10}}
 	benchClients = []int{1, 64}
-	benchPaths   = []string{pathGRPC, pathHTTP, pathHost}
+	benchPaths   = []string{pathGRPC, pathHTTP, pathStack, pathHost}
 )
 
 const (
-	pathGRPC = "floor-grpc" // bare go-plugin gRPC round trip
-	pathHTTP = "floor-http" // bare net/http JSON POST on loopback
-	pathHost = "host"       // POST /opentool/call through the host
+	pathGRPC  = "floor-grpc"  // bare go-plugin gRPC round trip
+	pathHTTP  = "floor-http"  // bare net/http JSON POST on loopback
+	pathStack = "floor-stack" // bare net/http handler calling the bare gRPC plugin: both hops, no host code
+	pathHost  = "host"        // POST /opentool/call through the host
 )
 
 // env is what the benchmarks share: built once, torn down by TestMain.
@@ -48,11 +48,16 @@ var env struct {
 	tmp       string
 	grpc      *floor.Client
 	httpAddr  string // bare net/http echo
+	stackAddr string // bare net/http handler → bare gRPC plugin
 	hostAddr  string // httpapi on the host
 	host      *host.Host
 	servers   []*http.Server
+	lg        *harness.Loadgen // the HTTP clients, in a process of their own
 	setupTook time.Duration
 }
+
+// loadgenEnv makes the test binary a load generator (see TestMain).
+const loadgenEnv = "OPENTOOL_BENCH_LOADGEN"
 
 func setup(b *testing.B) {
 	b.Helper()
@@ -80,7 +85,13 @@ func doSetup() error {
 	if env.grpc, err = floor.Start(floorBin); err != nil {
 		return err
 	}
+	if env.lg, err = harness.StartLoadgen(os.Args[0], []string{"-test.run=^$"}, []string{loadgenEnv + "=1"}); err != nil {
+		return err
+	}
 	if env.httpAddr, err = serve(http.HandlerFunc(floorHTTP)); err != nil {
+		return err
+	}
+	if env.stackAddr, err = serve(http.HandlerFunc(floorStack)); err != nil {
 		return err
 	}
 	plugins := filepath.Join(tmp, "plugins")
@@ -124,6 +135,9 @@ func teardown() {
 	if env.grpc != nil {
 		env.grpc.Close()
 	}
+	if env.lg != nil {
+		_ = env.lg.Close()
+	}
 	if env.tmp != "" {
 		_ = os.RemoveAll(env.tmp)
 	}
@@ -165,6 +179,28 @@ func floorHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(out.Bytes())
 }
 
+// floorStack is both floor hops stacked without any host code: it reads
+// the body, sends it as the arguments of the bare gRPC plugin's echo and
+// answers its result ({"echo":BODY}).
+func floorStack(w http.ResponseWriter, r *http.Request) {
+	in := floorBufs.Get().(*bytes.Buffer)
+	defer floorBufs.Put(in)
+	in.Reset()
+	if _, err := in.ReadFrom(r.Body); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	res, err := env.grpc.Call(r.Context(), in.Bytes())
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	h := w.Header()
+	h["Content-Type"] = []string{"application/json"}
+	h["Content-Length"] = []string{fmt.Sprint(len(res))}
+	_, _ = w.Write(res)
+}
+
 // result is one final run of one benchmark case.
 type result struct {
 	size      string
@@ -174,10 +210,10 @@ type result struct {
 	nsPerOp   float64 // wall time per call
 	callsPerS float64
 	p50, p99  time.Duration
-	procAlloc float64 // allocations per call in this process (client + server side)
-	srvAlloc  float64 // allocations per call on the server side alone (-1 when not measured)
-	cpuSelf   float64 // CPU ns per call of this process (client, HTTP server, host)
+	alloc     float64 // allocations per call in this process: the HTTP server and host, or the gRPC client
+	cpuSelf   float64 // CPU ns per call of this process (the HTTP server and host, or the gRPC client)
 	cpuPlugin float64 // CPU ns per call of the plugin process
+	cpuClient float64 // CPU ns per call of the load generator (HTTP clients)
 }
 
 var (
@@ -201,74 +237,46 @@ func BenchmarkCall(b *testing.B) {
 	}
 }
 
-// worker is one caller: its own HTTP connection (keep-alive) or gRPC
-// stream, buffer and latency record.
-type worker struct {
-	op   func(*worker) error
-	buf  bytes.Buffer
-	lats []time.Duration
-	err  error
-}
-
 func runCase(b *testing.B, size string, nbytes, clients int, path string) {
 	params := harness.Params(nbytes)
 	body := harness.CallBody("echo", params, 1)
-	hc := harness.NewHTTPClient(clients, 30*time.Second)
-	defer hc.CloseIdleConnections()
 	ctx := context.Background()
-	var op func(*worker) error
-	switch path {
-	case pathGRPC:
-		op = func(*worker) error { _, err := env.grpc.Call(ctx, params); return err }
-	case pathHTTP:
-		url := "http://" + env.httpAddr + "/"
-		op = func(w *worker) error {
-			st, resp, err := harness.Post(ctx, hc, url, body, &w.buf)
-			if err == nil && (st != http.StatusOK || len(resp) != len(body)+9) {
-				err = fmt.Errorf("floor http: HTTP %d, %d bytes", st, len(resp))
-			}
-			return err
-		}
-	case pathHost:
-		url := "http://" + env.hostAddr + httpapi.BasePath + "/call"
-		op = func(w *worker) error {
-			st, resp, err := harness.Post(ctx, hc, url, body, &w.buf)
-			if err == nil && st != http.StatusOK {
-				err = fmt.Errorf("host: HTTP %d: %.200s", st, resp)
-			}
-			if err == nil {
-				err = harness.CheckEcho(resp, params)
-			}
-			return err
-		}
-	}
-	ws := make([]*worker, clients)
-	for i := range ws {
-		ws[i] = &worker{op: op, lats: make([]time.Duration, 0, b.N/clients+1)}
-	}
-	// Warm up: one call per worker at once, so that every keep-alive
-	// connection exists before the clock starts.
-	var wg sync.WaitGroup
-	for _, w := range ws {
-		wg.Add(1)
-		go func() { defer wg.Done(); w.err = w.op(w) }()
-	}
-	wg.Wait()
-	for _, w := range ws {
-		if w.err != nil {
-			b.Fatal(w.err)
-		}
-	}
+	var run func(n int, warm bool) (harness.LoadResult, error)
 	pluginPID := 0
 	switch path {
 	case pathGRPC:
 		pluginPID = env.grpc.PID()
+		run = func(n int, warm bool) (harness.LoadResult, error) {
+			res := harness.RunLocal(clients, n, warm, func(int) error { _, err := env.grpc.Call(ctx, params); return err })
+			if res.Err != "" {
+				return res, errors.New(res.Err)
+			}
+			return res, nil
+		}
+	case pathHTTP:
+		run = func(n int, warm bool) (harness.LoadResult, error) {
+			return env.lg.Run(harness.LoadRequest{URL: "http://" + env.httpAddr + "/", Body: body, Clients: clients, N: n, Warm: warm})
+		}
+	case pathStack:
+		pluginPID = env.grpc.PID()
+		run = func(n int, warm bool) (harness.LoadResult, error) {
+			return env.lg.Run(harness.LoadRequest{URL: "http://" + env.stackAddr + "/", Body: body, Clients: clients, N: n, Warm: warm})
+		}
 	case pathHost:
 		for _, p := range env.host.Plugins() {
 			if p.Name == "echo" {
 				pluginPID = p.PID
 			}
 		}
+		url := "http://" + env.hostAddr + httpapi.BasePath + "/call"
+		run = func(n int, warm bool) (harness.LoadResult, error) {
+			return env.lg.Run(harness.LoadRequest{URL: url, Body: body, Clients: clients, N: n, Warm: warm, EchoParams: params})
+		}
+	}
+	// Warm up: one call per client at once, so that every keep-alive
+	// connection exists before the clock starts.
+	if _, err := run(0, true); err != nil {
+		b.Fatal(err)
 	}
 	runtime.GC()
 	var m0, m1 runtime.MemStats
@@ -276,67 +284,33 @@ func runCase(b *testing.B, size string, nbytes, clients int, path string) {
 	self0, plug0 := harness.SelfCPUTime(), harness.CPUTime(pluginPID)
 	b.ReportAllocs()
 	b.ResetTimer()
-	start := time.Now()
-	var next atomic.Int64
-	for _, w := range ws {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for next.Add(1) <= int64(b.N) {
-				t0 := time.Now()
-				if err := w.op(w); err != nil {
-					w.err = err
-					return
-				}
-				w.lats = append(w.lats, time.Since(t0))
-			}
-		}()
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
+	res, err := run(b.N, false)
 	b.StopTimer()
 	self1, plug1 := harness.SelfCPUTime(), harness.CPUTime(pluginPID)
 	runtime.ReadMemStats(&m1)
-	var lats []time.Duration
-	for _, w := range ws {
-		if w.err != nil {
-			b.Fatal(w.err)
-		}
-		lats = append(lats, w.lats...)
+	if err != nil {
+		b.Fatal(err)
 	}
-	harness.SortDurations(lats)
+	n := float64(b.N)
 	r := &result{
 		size: size, clients: clients, path: path, n: b.N,
-		nsPerOp:   float64(elapsed.Nanoseconds()) / float64(b.N),
-		callsPerS: float64(b.N) / elapsed.Seconds(),
-		p50:       harness.Percentile(lats, 50),
-		p99:       harness.Percentile(lats, 99),
-		procAlloc: float64(m1.Mallocs-m0.Mallocs) / float64(b.N),
-		srvAlloc:  -1,
-		cpuSelf:   float64(self1-self0) / float64(b.N),
-		cpuPlugin: float64(plug1-plug0) / float64(b.N),
+		nsPerOp:   float64(res.Elapsed.Nanoseconds()) / n,
+		callsPerS: n / res.Elapsed.Seconds(),
+		p50:       res.P50,
+		p99:       res.P99,
+		alloc:     float64(m1.Mallocs-m0.Mallocs) / n,
+		cpuSelf:   float64(self1-self0) / n,
+		cpuPlugin: float64(plug1-plug0) / n,
+	}
+	if path != pathGRPC {
+		r.cpuClient = float64(res.CPU) / n
 	}
 	b.ReportMetric(r.callsPerS, "calls/s")
+	b.ReportMetric(float64(r.p50.Nanoseconds())/1e3, "p50-µs")
+	b.ReportMetric(float64(r.p99.Nanoseconds())/1e3, "p99-µs")
 	b.ReportMetric((r.cpuSelf+r.cpuPlugin)/1e3, "cpu-µs/op")
 	if pluginPID > 0 {
 		b.ReportMetric(r.cpuPlugin/1e3, "plugin-cpu-µs/op")
-	}
-	b.ReportMetric(float64(r.p50.Nanoseconds())/1e3, "p50-µs")
-	b.ReportMetric(float64(r.p99.Nanoseconds())/1e3, "p99-µs")
-	// The server side's own allocations, counted around a client that
-	// allocates nothing (sequential cases only; it is a property of the
-	// server, not of the load).
-	if clients == 1 && b.N >= 100 && path != pathGRPC {
-		addr, p := env.httpAddr, "/"
-		if path == pathHost {
-			addr, p = env.hostAddr, httpapi.BasePath+"/call"
-		}
-		a, err := serverAllocs(addr, p, body)
-		if err != nil {
-			b.Fatal(err)
-		}
-		r.srvAlloc = a
-		b.ReportMetric(a, "server-allocs/op")
 	}
 	resultsMu.Lock()
 	if _, ok := results[b]; !ok {
@@ -346,32 +320,10 @@ func runCase(b *testing.B, size string, nbytes, clients int, path string) {
 	resultsMu.Unlock()
 }
 
-// serverAllocs returns the allocations per call in this process while a
-// raw (non-allocating) client sends 500 calls to addr: the server's own.
-func serverAllocs(addr, path string, body []byte) (float64, error) {
-	rc, err := harness.DialRaw(addr, path, body)
-	if err != nil {
-		return 0, err
-	}
-	defer rc.Close()
-	for range 50 {
-		if st, _, err := rc.Do(); err != nil || st != http.StatusOK {
-			return 0, fmt.Errorf("raw client: HTTP %d, %v", st, err)
-		}
-	}
-	const n = 500
-	var m0, m1 runtime.MemStats
-	runtime.ReadMemStats(&m0)
-	for range n {
-		if _, _, err := rc.Do(); err != nil {
-			return 0, err
-		}
-	}
-	runtime.ReadMemStats(&m1)
-	return float64(m1.Mallocs-m0.Mallocs) / n, nil
-}
-
 func TestMain(m *testing.M) {
+	if os.Getenv(loadgenEnv) == "1" {
+		os.Exit(harness.ServeLoadgen(os.Stdin, os.Stdout))
+	}
 	code := m.Run()
 	if len(results) > 0 {
 		printSummary(os.Stdout)
@@ -382,10 +334,10 @@ func TestMain(m *testing.M) {
 
 // agg is the median over -count runs of one case.
 type agg struct {
-	nsPerOp, callsPerS, procAlloc, srvAlloc float64
-	cpu                                     float64 // CPU ns per call, both processes
-	p50, p99                                time.Duration
-	runs                                    int
+	nsPerOp, callsPerS, alloc float64
+	cpu                       float64 // CPU ns per call: this process and the plugin's
+	p50, p99                  time.Duration
+	runs                      int
 }
 
 func aggregate() map[[3]string]*agg {
@@ -408,8 +360,7 @@ func aggregate() map[[3]string]*agg {
 		out[k] = &agg{
 			nsPerOp:   f(func(r *result) float64 { return r.nsPerOp }),
 			callsPerS: f(func(r *result) float64 { return r.callsPerS }),
-			procAlloc: f(func(r *result) float64 { return r.procAlloc }),
-			srvAlloc:  f(func(r *result) float64 { return r.srvAlloc }),
+			alloc:     f(func(r *result) float64 { return r.alloc }),
 			cpu:       f(func(r *result) float64 { return r.cpuSelf + r.cpuPlugin }),
 			p50:       time.Duration(f(func(r *result) float64 { return float64(r.p50) })),
 			p99:       time.Duration(f(func(r *result) float64 { return float64(r.p99) })),
@@ -442,46 +393,48 @@ func printSummary(w io.Writer) {
 		return "NOT met"
 	}
 	fmt.Fprintf(w, "\n## Summary (%s)\n\n", machine())
-	fmt.Fprintln(w, "Sequential (1 client): host latency against the floor = gRPC floor + HTTP floor")
+	fmt.Fprintln(w, "Sequential (1 client). floor = gRPC floor + HTTP floor; stacked = a bare net/http handler calling the bare gRPC plugin (both hops, no host code).")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| payload | gRPC floor µs | HTTP floor µs | floor µs | host µs | host/floor | calls/s | p50 | p99 | CPU µs/call floor → host | host allocs/call (floor) | ratio ≤ 1.2 |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| payload | gRPC floor µs | HTTP floor µs | floor µs | stacked µs | host µs | host/floor | host/stacked | host calls/s | p50 | p99 | CPU µs/call floor → stacked → host | host allocs/call (floor) | ratio ≤ 1.2 |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, sz := range benchSizes {
-		g, h, o := a[[3]string{sz.name, "1", pathGRPC}], a[[3]string{sz.name, "1", pathHTTP}], a[[3]string{sz.name, "1", pathHost}]
-		if g == nil || h == nil || o == nil {
+		g, h, st, o := a[[3]string{sz.name, "1", pathGRPC}], a[[3]string{sz.name, "1", pathHTTP}], a[[3]string{sz.name, "1", pathStack}], a[[3]string{sz.name, "1", pathHost}]
+		if g == nil || h == nil || st == nil || o == nil {
 			continue
 		}
 		fl := g.nsPerOp + h.nsPerOp
 		ratio := o.nsPerOp / fl
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %.2f | %.0f | %s | %s | %s → %s | %.0f (%.0f) | %s |\n",
-			sz.name, us(g.nsPerOp), us(h.nsPerOp), us(fl), us(o.nsPerOp), ratio, o.callsPerS, dur(o.p50), dur(o.p99),
-			us(g.cpu+h.cpu), us(o.cpu), o.srvAlloc, h.srvAlloc+g.procAlloc, mark(ratio <= targetSeqRatio))
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %.2f | %.2f | %.0f | %s | %s | %s → %s → %s | %.0f (%.0f) | %s |\n",
+			sz.name, us(g.nsPerOp), us(h.nsPerOp), us(fl), us(st.nsPerOp), us(o.nsPerOp), ratio, o.nsPerOp/st.nsPerOp, o.callsPerS, dur(o.p50), dur(o.p99),
+			us(g.cpu+h.cpu), us(st.cpu), us(o.cpu), o.alloc, h.alloc+g.alloc, mark(ratio <= targetSeqRatio))
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Concurrent (64 keep-alive clients): host throughput against the floor = 1 / (gRPC µs/op + HTTP µs/op)")
+	fmt.Fprintln(w, "Concurrent (64 keep-alive clients). floor calls/s = 1 / (gRPC µs/op + HTTP µs/op).")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| payload | gRPC floor µs/op | HTTP floor µs/op | floor calls/s | host calls/s | host/floor | p50 | p99 | CPU µs/call floor → host | ≥ 75% of floor | p99 ≤ 10 ms |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| payload | gRPC floor µs/op | HTTP floor µs/op | floor calls/s | stacked calls/s | host calls/s | host/floor | host/stacked | p50 | p99 | CPU µs/call floor → stacked → host | ≥ 75% of floor | p99 ≤ 10 ms |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, sz := range benchSizes {
 		c := fmt.Sprint(benchClients[len(benchClients)-1])
-		g, h, o := a[[3]string{sz.name, c, pathGRPC}], a[[3]string{sz.name, c, pathHTTP}], a[[3]string{sz.name, c, pathHost}]
-		if g == nil || h == nil || o == nil {
+		g, h, st, o := a[[3]string{sz.name, c, pathGRPC}], a[[3]string{sz.name, c, pathHTTP}], a[[3]string{sz.name, c, pathStack}], a[[3]string{sz.name, c, pathHost}]
+		if g == nil || h == nil || st == nil || o == nil {
 			continue
 		}
 		floorTput := 1e9 / (g.nsPerOp + h.nsPerOp)
 		share := o.callsPerS / floorTput
-		fmt.Fprintf(w, "| %s | %s | %s | %.0f | %.0f | %.0f%% | %s | %s | %s → %s | %s | %s |\n",
-			sz.name, us(g.nsPerOp), us(h.nsPerOp), floorTput, o.callsPerS, 100*share, dur(o.p50), dur(o.p99),
-			us(g.cpu+h.cpu), us(o.cpu), mark(share >= targetConcShare), mark(o.p99 <= targetP99))
+		fmt.Fprintf(w, "| %s | %s | %s | %.0f | %.0f | %.0f | %.0f%% | %.0f%% | %s | %s | %s → %s → %s | %s | %s |\n",
+			sz.name, us(g.nsPerOp), us(h.nsPerOp), floorTput, st.callsPerS, o.callsPerS, 100*share, 100*o.callsPerS/st.callsPerS, dur(o.p50), dur(o.p99),
+			us(g.cpu+h.cpu), us(st.cpu), us(o.cpu), mark(share >= targetConcShare), mark(o.p99 <= targetP99))
 	}
 	runs := 0
 	for _, g := range a {
 		runs = max(runs, g.runs)
 	}
-	fmt.Fprintf(w, "\nMedians of %d run(s) per case. CPU µs/call: user+system CPU of the benchmark process (HTTP client and server,\n"+
-		"host) and of the plugin process per call, a figure that load from other processes disturbs less than wall time.\n"+
-		"host allocs/call: allocations in the host process per call, counted around a non-allocating raw HTTP client;\n"+
-		"in brackets the floor's (bare net/http server + go-plugin gRPC client).\n", runs)
+	fmt.Fprintf(w, "\nMedians of %d run(s) per case. The HTTP clients run in a load-generator process of their own; the HTTP\n"+
+		"servers, the host and the gRPC floor's client run in the benchmark process; each plugin in its own.\n"+
+		"CPU µs/call: user+system CPU per call of the server side (benchmark process + plugin process; the clients'\n"+
+		"CPU is left out of both), less disturbed by load from other processes than wall time.\n"+
+		"host allocs/call: allocations per call in the host process; in brackets the floor's (bare net/http server +\n"+
+		"go-plugin gRPC client).\n", runs)
 }
 
 // machine describes where the benchmark ran.
@@ -496,10 +449,10 @@ func machine() string {
 		}
 	}
 	gp := "go-plugin ?"
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, d := range bi.Deps {
-			if d.Path == "github.com/hashicorp/go-plugin" {
-				gp = "go-plugin " + d.Version
+	if b, err := os.ReadFile(filepath.Join(harness.RepoRoot(), "go.mod")); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(line); len(f) >= 2 && f[0] == "github.com/hashicorp/go-plugin" {
+				gp = "go-plugin " + f[1]
 			}
 		}
 	}

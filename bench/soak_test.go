@@ -45,6 +45,9 @@ func checkSoak(t *testing.T, r *harness.SoakReport) {
 	for _, f := range r.Failures() {
 		t.Error(f)
 	}
+	if r.GoroutineDump != "" {
+		t.Logf("goroutines after the soak:\n%s", r.GoroutineDump)
+	}
 	if r.Kills == 0 {
 		t.Error("the chaos loop killed no plugin")
 	}

@@ -75,7 +75,7 @@ func startInstance(ctx context.Context, cfg *Config, state *stateDir, name, path
 		// and keep it for crash reports.
 		SyncStdout:       &lineLogger{log: cfg.Logger.Named("plugin").Named(name), tail: inst.stderr, stream: "stdout"},
 		SyncStderr:       &lineLogger{log: cfg.Logger.Named("plugin").Named(name), tail: inst.stderr, stream: "stderr"},
-		GRPCDialOptions:  pluginsdk.GRPCDialOptions(),
+		GRPCDialOptions:  append(pluginsdk.GRPCDialOptions(), pluginsdk.PoolDialOptions()...),
 		UnixSocketConfig: &plugin.UnixSocketConfig{TempDir: state.sock},
 		// go-plugin hands over a spec command holding the environment (magic
 		// cookie, socket dir); the real command runs the host-owned copy of

@@ -164,6 +164,7 @@ func (p *Plugin) monitor(inst *instance) {
 	p.failures++
 	p.restarts++
 	p.h.log.Error("plugin crashed", "plugin", p.name, "pid", exitErr.PID, "status", exitErr.Status, "stderr", exitErr.Stderr, "failures", p.failures)
+	inst.client.Kill() // closes the gRPC connection to the dead process
 	inst.release()
 	p.publish(StateRestarting, inst, exitErr.Error())
 	p.mu.Unlock()
@@ -193,7 +194,10 @@ func (p *Plugin) restartLoop(dead *instance) {
 		case <-p.h.closing:
 			return
 		}
-		inst, err := startInstance(context.Background(), &p.h.cfg, p.h.state, p.name, p.path)
+		p.mu.Lock()
+		path := p.path
+		p.mu.Unlock()
+		inst, err := startInstance(context.Background(), &p.h.cfg, p.h.state, p.name, path)
 
 		p.mu.Lock()
 		cur := p.v.Load()

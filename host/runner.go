@@ -122,6 +122,11 @@ func (r *processRunner) exitStatus() string {
 	}
 }
 
+// forkMu keeps forks and open-for-write binary copies apart: a child
+// forked while a copy is open for writing inherits the fd until it execs,
+// and exec of that copy then fails with ETXTBSY (golang/go#22315).
+var forkMu sync.RWMutex
+
 type spawnRequest struct {
 	cmd  *exec.Cmd
 	done chan error
@@ -141,7 +146,10 @@ func spawn(cmd *exec.Cmd) error {
 		go func() {
 			runtime.LockOSThread()
 			for req := range spawnCh {
-				req.done <- req.cmd.Start()
+				forkMu.Lock()
+				err := req.cmd.Start()
+				forkMu.Unlock()
+				req.done <- err
 			}
 		}()
 	})

@@ -101,22 +101,24 @@ func (s *stateDir) acquire(path string) (copyPath, sum string, err error) {
 		return "", "", err
 	}
 	defer src.Close()
+	forkMu.RLock() // no fork while the copy is open for writing
 	tmp, err := os.CreateTemp(s.bin, ".copy-*")
 	if err != nil {
+		forkMu.RUnlock()
 		return "", "", err
 	}
 	defer os.Remove(tmp.Name()) // no-op after the rename
 	h := sha256.New()
-	if _, err := io.Copy(io.MultiWriter(tmp, h), src); err != nil {
-		tmp.Close()
+	_, err = io.Copy(io.MultiWriter(tmp, h), src)
+	if err == nil {
+		err = tmp.Chmod(0o700)
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	forkMu.RUnlock()
+	if err != nil {
 		return "", "", fmt.Errorf("copy %s: %w", path, err)
-	}
-	if err := tmp.Chmod(0o700); err != nil {
-		tmp.Close()
-		return "", "", err
-	}
-	if err := tmp.Close(); err != nil {
-		return "", "", err
 	}
 	sum = hex.EncodeToString(h.Sum(nil))
 	copyPath = filepath.Join(s.bin, sum)

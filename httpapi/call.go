@@ -6,6 +6,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
 
 	"github.com/opentool-host/opentool-host/jsonrpc"
 )
@@ -53,7 +54,7 @@ func (s *Server) decodeCall(w http.ResponseWriter, r *http.Request, bp *[]byte) 
 // readRequest reads and decodes the body into *bp. On error it returns
 // the HTTP status and the JSON-RPC error to answer with.
 func (s *Server) readRequest(w http.ResponseWriter, r *http.Request, bp *[]byte) (*jsonrpc.Request, int, *jsonrpc.Error) {
-	if ct := r.Header.Get("Content-Type"); ct != "" {
+	if ct := r.Header.Get("Content-Type"); ct != "" && ct != "application/json" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || (mt != "application/json" && mt != "text/plain" && mt != "application/json-rpc") {
 			return nil, http.StatusUnsupportedMediaType, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
@@ -87,6 +88,11 @@ func readAll(r io.Reader, buf []byte) ([]byte, error) {
 func (s *Server) writeRPC(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
 	h["Content-Type"] = jsonContentType
+	if len(body) > 2048 {
+		// net/http sends Content-Length itself only for the bodies it
+		// buffers whole (2 KiB); a larger one would go out chunked.
+		h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	}
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }

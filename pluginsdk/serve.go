@@ -58,6 +58,8 @@ func ServeWithConfig(tool Tool, cfg ServeConfig) {
 				grpc.MaxRecvMsgSize(MaxMessageSize),
 				grpc.MaxSendMsgSize(MaxMessageSize),
 			)
+			// Pooled buffers sized to the message (see grpc_codec.go).
+			opts = append(opts, PoolServerOptions()...)
 			return plugin.DefaultGRPCServer(opts)
 		},
 	})

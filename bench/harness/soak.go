@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"sync"
@@ -51,28 +52,48 @@ type SoakConfig struct {
 
 // SoakReport is the outcome of a soak.
 type SoakReport struct {
-	Duration        time.Duration
-	Clients         int
-	Plugins         int
-	Sent            int64
-	OK              int64
-	RPCErrors       int64            // answered with a clean JSON-RPC error
-	RPCErrorsByKind map[string]int64 // "code: message head" -> count
-	Unclean         int64            // transport errors, non-JSON-RPC answers, wrong echoes
-	UncleanSamples  []string
-	Hung            int64 // not answered within CallTimeout + 1 s
-	MaxLatency      time.Duration
-	P50, P99        time.Duration // of successful calls
-	Kills           int
-	Replaces        int      // new binaries written
-	Replaced        int      // generations the host was seen serving
-	PIDsSeen        int      // distinct plugin processes seen
-	Revived         []string // failed plugins revived by a new binary after the chaos
-	Before, After   ProcStats
-	HostAlive       bool
-	StopErr         error
-	Leaked          []int // plugin processes left after the host stopped
-	SetupErr        error
+	// Duration, Clients and Plugins are the soak's configuration.
+	Duration time.Duration
+	Clients  int
+	Plugins  int
+	// Sent counts the calls made; OK those answered with the right echo.
+	Sent int64
+	OK   int64
+	// RPCErrors counts calls answered with a clean JSON-RPC error;
+	// RPCErrorsByKind splits them by "code: message head".
+	RPCErrors       int64
+	RPCErrorsByKind map[string]int64
+	// Unclean counts transport errors, non-JSON-RPC answers and wrong
+	// echoes; UncleanSamples holds the first few.
+	Unclean        int64
+	UncleanSamples []string
+	// Hung counts calls not answered within CallTimeout + 1 s.
+	Hung int64
+	// MaxLatency is the slowest call; P50 and P99 are of successful calls.
+	MaxLatency time.Duration
+	P50, P99   time.Duration
+	// Kills counts SIGKILLs sent; Replaces the new binaries written;
+	// Replaced the new generations the host was seen serving; PIDsSeen the
+	// distinct plugin processes seen.
+	Kills    int
+	Replaces int
+	Replaced int
+	PIDsSeen int
+	// Revived lists failed plugins revived by a new binary after the chaos.
+	Revived []string
+	// Before and After are the host's resource readings around the soak.
+	Before, After ProcStats
+	// HostAlive: the host still answered GET /health at the end.
+	HostAlive bool
+	// StopErr is the error of stopping the host (nil: clean stop).
+	StopErr error
+	// Leaked lists plugin processes left after the host stopped.
+	Leaked []int
+	// SetupErr is set when the host never served every plugin.
+	SetupErr error
+	// GoroutineDump holds the goroutine profile (debug=1) of an in-process
+	// host whose goroutines grew beyond MaxGoroutineGrowth.
+	GoroutineDump string
 }
 
 // Bounds on resource growth between before and after the soak that
@@ -99,7 +120,7 @@ func (r *SoakReport) Failures() []string {
 	if r.Sent > 0 && r.OK == 0 {
 		f = append(f, "no call succeeded")
 	}
-	if !r.HostAlive {
+	if !r.HostAlive && r.SetupErr == nil {
 		f = append(f, "host died")
 	}
 	if r.StopErr != nil {
@@ -203,7 +224,9 @@ func Soak(t Target, cfg SoakConfig) *SoakReport {
 
 	if _, err := WaitHealthy(t, ctl, len(cfg.Plugins), cfg.SettleTimeout); err != nil {
 		r.SetupErr = err
+		r.HostAlive = t.Alive()
 		r.StopErr = stopTarget(t)
+		r.Leaked = leftovers(t)
 		return r
 	}
 	r.Before = settledStats(t, ProcStats{Goroutines: -1, FDs: -1})
@@ -394,6 +417,11 @@ wait:
 	r.PIDsSeen = len(pids)
 	ctl.CloseIdleConnections()
 	r.After = settledStats(t, r.Before)
+	if _, ok := t.(*InProcess); ok && r.After.Goroutines > r.Before.Goroutines+MaxGoroutineGrowth {
+		var b strings.Builder
+		_ = pprof.Lookup("goroutine").WriteTo(&b, 1)
+		r.GoroutineDump = b.String()
+	}
 	r.HostAlive = t.Alive()
 	if r.HostAlive {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -473,15 +501,15 @@ func classifyRPCError(resp []byte) (string, bool) {
 // dropped), e.g. `plugin "p3" exited (pid 123, signal: killed) during the
 // call` → `plugin exited during the call`.
 func kindOf(msg string) string {
-	switch {
-	case strings.Contains(msg, "exited") && strings.Contains(msg, "during the call"):
-		return "plugin exited during the call"
-	case strings.Contains(msg, "connection lost"):
-		return "plugin connection lost"
+	switch { // the cause comes first; a failed plugin's reason names its last exit
 	case strings.Contains(msg, "plugin failed"):
 		return "plugin failed (crash loop)"
 	case strings.Contains(msg, "timed out"):
 		return "call timed out"
+	case strings.Contains(msg, "exited") && strings.Contains(msg, "during the call"):
+		return "plugin exited during the call"
+	case strings.Contains(msg, "connection lost"):
+		return "plugin connection lost"
 	case strings.Contains(msg, "busy"):
 		return "plugin busy"
 	case strings.Contains(msg, "stopped"):

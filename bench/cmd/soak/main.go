@@ -24,7 +24,9 @@ import (
 	"github.com/opentool-host/opentool-host/host"
 )
 
-func main() {
+func main() { os.Exit(run()) }
+
+func run() int {
 	var (
 		hostBin      = flag.String("host", "bin/opentool-host", "the opentool-host binary to soak")
 		inProcess    = flag.Bool("inprocess", false, "run the host in this process instead (goroutines are then counted)")
@@ -40,23 +42,27 @@ func main() {
 
 	tmp, err := os.MkdirTemp("", "opentool-soak-")
 	if err != nil {
-		log.Fatal(err)
+		log.Print(err)
+		return 1
 	}
 	defer os.RemoveAll(tmp)
 	bin, err := harness.Build("./bench/namedecho", tmp)
 	if err != nil {
-		log.Fatal(err)
+		log.Print(err)
+		return 1
 	}
 	dir := filepath.Join(tmp, "plugins")
 	state := filepath.Join(tmp, "state")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		log.Fatal(err)
+		log.Print(err)
+		return 1
 	}
 	names := make([]string, *plugins)
 	for i := range names {
 		names[i] = fmt.Sprintf("p%02d", i)
 		if _, err := harness.WriteNamedPlugin(bin, dir, names[i], 0); err != nil {
-			log.Fatal(err)
+			log.Print(err)
+			return 1
 		}
 	}
 
@@ -67,13 +73,15 @@ func main() {
 	} else {
 		abs, aerr := filepath.Abs(*hostBin)
 		if aerr != nil {
-			log.Fatal(aerr)
+			log.Print(aerr)
+			return 1
 		}
 		proc, err = harness.StartHostProcess(abs, harness.HostOptions{Dir: dir, StateDir: state, Args: []string{"--call-timeout", callTimeout.String()}})
 		target = proc
 	}
 	if err != nil {
-		log.Fatal(err)
+		log.Print(err)
+		return 1
 	}
 	kind := "opentool-host process " + *hostBin
 	if *inProcess {
@@ -100,7 +108,8 @@ func main() {
 		if proc != nil {
 			fmt.Printf("host output (head):\n%.4000s\n", proc.Output())
 		}
-		os.Exit(1)
+		return 1
 	}
 	fmt.Println("SOAK PASSED: no hung call, no unclean failure, host alive, no fd/goroutine growth, no plugin process left.")
+	return 0
 }
