@@ -15,12 +15,14 @@ import (
 // started: the host puts each plugin in a process group of its own, so
 // the plugin kills that group. Without it, a plugin's children would
 // outlive a host that was SIGKILLed.
-func guardChildren(log hclog.Logger) {
+func guardChildren(_ hclog.Logger) {
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, syscall.SIGTERM)
 	go func() {
 		<-ch
-		log.Debug("SIGTERM: exiting with the process group")
+		// No logging first: when the host is dead, stderr is a broken
+		// pipe and a write to it would end the process by SIGPIPE before
+		// the group is killed.
 		exitWithGroup()
 	}()
 }

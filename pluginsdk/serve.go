@@ -67,7 +67,7 @@ func ServeWithConfig(tool Tool, cfg ServeConfig) {
 
 // watchParent exits the process when its parent changes (the host died and
 // the plugin was re-parented), checking every interval.
-func watchParent(ppid int, interval time.Duration, log hclog.Logger) {
+func watchParent(ppid int, interval time.Duration, _ hclog.Logger) {
 	if ppid <= 1 {
 		return
 	}
@@ -75,7 +75,8 @@ func watchParent(ppid int, interval time.Duration, log hclog.Logger) {
 	defer t.Stop()
 	for range t.C {
 		if os.Getppid() != ppid {
-			log.Error("host process is gone; exiting", "host_pid", ppid)
+			// The host is gone: stderr is likely a broken pipe, so exit
+			// without logging (a write could end us by SIGPIPE first).
 			exitWithGroup()
 		}
 	}
