@@ -112,6 +112,7 @@ type keyGuard struct {
 	h  http.Handler
 }
 
+// ServeHTTP implements http.Handler: 401 unless the request carries a key.
 func (g keyGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if g.ks.allow(w, r) {
 		g.h.ServeHTTP(w, r)

@@ -146,6 +146,7 @@ type lockedBuffer struct {
 	b  bytes.Buffer
 }
 
+// Write implements io.Writer, keeping at most the first 4 MiB.
 func (l *lockedBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -155,6 +156,7 @@ func (l *lockedBuffer) Write(p []byte) (int, error) {
 	return l.b.Write(p)
 }
 
+// String returns what was written.
 func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()

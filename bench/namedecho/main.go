@@ -27,6 +27,7 @@ var (
 	_ pluginsdk.JSONCaller = echo{}
 )
 
+// Load implements pluginsdk.Tool: it returns the plugin's document.
 func (e echo) Load(context.Context) (*opentool.OpenTool, error) {
 	return &opentool.OpenTool{
 		OpenTool: "1.1.0",
@@ -39,10 +40,12 @@ func (e echo) Load(context.Context) (*opentool.OpenTool, error) {
 	}, nil
 }
 
+// Call implements pluginsdk.Tool.
 func (e echo) Call(_ context.Context, _ string, args map[string]any) (map[string]any, error) {
 	return map[string]any{"echo": args}, nil
 }
 
+// CallJSON implements pluginsdk.JSONCaller.
 func (e echo) CallJSON(_ context.Context, name string, args []byte) ([]byte, error) {
 	if name != e.fn {
 		return nil, pluginsdk.FunctionNotFound(name)

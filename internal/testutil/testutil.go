@@ -112,6 +112,7 @@ type tWriter struct {
 	done bool
 }
 
+// Write implements io.Writer by logging p to the test.
 func (w *tWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()

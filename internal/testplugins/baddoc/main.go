@@ -11,6 +11,7 @@ import (
 
 type baddoc struct{}
 
+// Load implements pluginsdk.Tool: it returns the plugin's document.
 func (baddoc) Load(context.Context) (*opentool.OpenTool, error) {
 	return &opentool.OpenTool{
 		OpenTool: "1.1.0",
@@ -23,6 +24,7 @@ func (baddoc) Load(context.Context) (*opentool.OpenTool, error) {
 	}, nil
 }
 
+// Call implements pluginsdk.Tool.
 func (baddoc) Call(context.Context, string, map[string]any) (map[string]any, error) {
 	return nil, pluginsdk.ToolFailure("never served")
 }

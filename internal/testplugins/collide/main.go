@@ -11,6 +11,7 @@ import (
 
 type collide struct{}
 
+// Load implements pluginsdk.Tool: it returns the plugin's document.
 func (collide) Load(context.Context) (*opentool.OpenTool, error) {
 	return &opentool.OpenTool{
 		OpenTool: "1.1.0",
@@ -22,6 +23,7 @@ func (collide) Load(context.Context) (*opentool.OpenTool, error) {
 	}, nil
 }
 
+// Call implements pluginsdk.Tool.
 func (collide) Call(_ context.Context, name string, _ map[string]any) (map[string]any, error) {
 	return map[string]any{"served_by": "collide", "function": name}, nil
 }

@@ -14,6 +14,7 @@ import (
 
 type crashloop struct{}
 
+// Load implements pluginsdk.Tool: it returns the plugin's document.
 func (crashloop) Load(context.Context) (*opentool.OpenTool, error) {
 	return &opentool.OpenTool{
 		OpenTool:  "1.1.0",
@@ -22,6 +23,7 @@ func (crashloop) Load(context.Context) (*opentool.OpenTool, error) {
 	}, nil
 }
 
+// Call implements pluginsdk.Tool.
 func (crashloop) Call(context.Context, string, map[string]any) (map[string]any, error) {
 	return map[string]any{}, nil
 }

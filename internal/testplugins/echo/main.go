@@ -17,6 +17,7 @@ var (
 	_ pluginsdk.JSONCaller = echo{}
 )
 
+// Load implements pluginsdk.Tool: it returns the plugin's document.
 func (echo) Load(context.Context) (*opentool.OpenTool, error) {
 	return &opentool.OpenTool{
 		OpenTool: "1.1.0",
@@ -29,10 +30,12 @@ func (echo) Load(context.Context) (*opentool.OpenTool, error) {
 	}, nil
 }
 
+// Call implements pluginsdk.Tool.
 func (echo) Call(_ context.Context, _ string, args map[string]any) (map[string]any, error) {
 	return map[string]any{"echo": args}, nil
 }
 
+// CallJSON implements pluginsdk.JSONCaller.
 func (echo) CallJSON(_ context.Context, name string, args []byte) ([]byte, error) {
 	if name != "echo" {
 		return nil, pluginsdk.FunctionNotFound(name)

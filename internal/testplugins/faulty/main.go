@@ -30,6 +30,7 @@ func fn(name, desc string, params ...opentool.Parameter) opentool.Function {
 	return opentool.Function{Name: name, Description: desc, Parameters: params}
 }
 
+// Load implements pluginsdk.Tool: it returns the plugin's document.
 func (faulty) Load(context.Context) (*opentool.OpenTool, error) {
 	ms := opentool.Parameter{Name: "ms", Schema: &opentool.Schema{Type: opentool.TypeInteger}, Required: false}
 	return &opentool.OpenTool{
@@ -47,6 +48,7 @@ func (faulty) Load(context.Context) (*opentool.OpenTool, error) {
 	}, nil
 }
 
+// Call implements pluginsdk.Tool.
 func (faulty) Call(ctx context.Context, name string, args map[string]any) (map[string]any, error) {
 	switch name {
 	case "panic":
