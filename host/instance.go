@@ -160,27 +160,26 @@ func (i *instance) call(ctx context.Context, fn string, args []byte) ([]byte, er
 	// The RPC's own context outlives ctx by the grace period: when ctx
 	// ends, Cancel asks the plugin to stop and the RPC keeps waiting for
 	// it to return; a plugin still busy at the end of the grace is killed.
-	rpcCtx, cancelRPC := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancelRPC()
-	var killed atomic.Bool
+	rpcCtx := context.WithoutCancel(ctx)
+	// state: 0 the RPC runs, 1 it returned, 2 the grace timer killed the
+	// plugin. Whichever moves it from 0 first decides.
+	var state atomic.Int32
 	stop := context.AfterFunc(ctx, func() {
 		go func() {
 			cctx, cancel := context.WithTimeout(rpcCtx, i.grace)
 			defer cancel()
 			_, _ = i.tool.Cancel(cctx, id)
 		}()
-		timer := time.AfterFunc(i.grace, func() {
-			if rpcCtx.Err() == nil {
+		time.AfterFunc(i.grace, func() {
+			if state.CompareAndSwap(0, 2) {
 				i.log.Warn("plugin ignored cancellation; killing it", "plugin", i.name, "function", fn, "grace", i.grace)
-				killed.Store(true)
 				i.kill()
 			}
 		})
-		context.AfterFunc(rpcCtx, func() { timer.Stop() })
 	})
-	defer stop()
-
 	res, err := i.tool.Call(rpcCtx, fn, args, id)
+	killed := !state.CompareAndSwap(0, 1)
+	stop()
 	if err == nil {
 		return res, nil
 	}
@@ -192,7 +191,7 @@ func (i *instance) call(ctx context.Context, fn string, args []byte) ([]byte, er
 		return nil, te
 	}
 	if cerr := ctx.Err(); cerr != nil {
-		if killed.Load() {
+		if killed {
 			return nil, &PluginError{Plugin: i.name, Err: fmt.Errorf("%w; the plugin ignored cancellation for %v and was killed", ctxError(ctx, cerr), i.grace)}
 		}
 		return nil, ctxError(ctx, cerr)
