@@ -107,6 +107,12 @@ func TestHungPluginIsKilledAfterGrace(t *testing.T) {
 		t.Fatalf("hang: err = %v, want ErrTimeout", err)
 	}
 	testutil.Eventually(t, 5*time.Second, "hung plugin killed", func() bool { return !alive(pid) })
+	// A call racing the exit notification may still see the dead process
+	// (and fail as exited): wait until the host has noticed the exit.
+	testutil.Eventually(t, 5*time.Second, "exit noticed", func() bool {
+		st := pluginStatus(h, "faulty")
+		return st.PID != pid && st.Restarts == 1
+	})
 	ctx2, cancel2 := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel2()
 	if _, err := h.Call(ctx2, "pid", nil); err != nil {
