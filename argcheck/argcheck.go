@@ -17,11 +17,9 @@ package argcheck
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
-	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -64,13 +62,6 @@ func Compile(fn *opentool.Function) (*Validator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: function %q: %w", ErrCompile, fn.Name, err)
 	}
-	key, err := json.Marshal(js) // map keys sorted: equal schemas, equal keys
-	if err != nil {
-		return nil, fmt.Errorf("%w: function %q: %w", ErrCompile, fn.Name, err)
-	}
-	if v, ok := compiled.get(string(key)); ok {
-		return &Validator{fn: fn.Name, schema: v.schema, empty: v.withFunction(fn.Name)}, nil
-	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	loc := "mem://opentool/functions/" + url.PathEscape(fn.Name) + "/parameters.json"
@@ -83,46 +74,7 @@ func Compile(fn *opentool.Function) (*Validator, error) {
 	}
 	v := &Validator{fn: fn.Name, schema: sch}
 	v.empty = v.check(map[string]any{})
-	compiled.put(string(key), v)
 	return v, nil
-}
-
-// withFunction returns v.empty for function fn (nil when {} is valid).
-func (v *Validator) withFunction(fn string) *Error {
-	if v.empty == nil {
-		return nil
-	}
-	return &Error{Function: fn, Faults: v.empty.Faults}
-}
-
-// maxCached bounds the compiled-schema cache (entries).
-const maxCached = 4096
-
-// compiled caches compiled parameter schemas by their JSON text. The host
-// rebuilds its routes (and so compiles every function) whenever a plugin
-// changes state; the cache makes that cheap. A compiled schema is
-// immutable, so sharing it is safe.
-var compiled = &schemaCache{m: map[string]*Validator{}}
-
-type schemaCache struct {
-	mu sync.Mutex
-	m  map[string]*Validator
-}
-
-func (c *schemaCache) get(key string) (*Validator, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	v, ok := c.m[key]
-	return v, ok
-}
-
-func (c *schemaCache) put(key string, v *Validator) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.m) >= maxCached {
-		clear(c.m)
-	}
-	c.m[key] = v
 }
 
 // Function returns the name of the function v validates.

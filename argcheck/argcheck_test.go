@@ -287,15 +287,3 @@ func BenchmarkValidateNoArgs(b *testing.B) {
 		}
 	}
 }
-
-// BenchmarkCompileCached is Compile of a schema compiled before (the host
-// recompiles every function whenever its routes change).
-func BenchmarkCompileCached(b *testing.B) {
-	f := loadFixture(b, "reference-weather.json").Function("get_n_day_weather_forecast")
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := argcheck.Compile(f); err != nil {
-			b.Fatal(err)
-		}
-	}
-}

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/opentool-host/opentool-host/argcheck"
 	"github.com/opentool-host/opentool-host/opentool"
 	"github.com/opentool-host/opentool-host/pluginsdk"
 )
@@ -31,7 +32,8 @@ type instance struct {
 	client *plugin.Client
 	runner *processRunner
 	tool   *pluginsdk.GRPCClient
-	doc    *opentool.OpenTool
+	doc    *opentool.OpenTool    // the validated document, $refs inlined
+	args   []*argcheck.Validator // per doc.Functions; nil: not validated
 	stderr *tailBuffer
 
 	started time.Time
@@ -112,10 +114,22 @@ func startInstance(ctx context.Context, cfg *Config, state *stateDir, name, path
 	if err != nil {
 		return fail(fmt.Errorf("invalid document: %w", err))
 	}
-	if _, err := doc.Inline(); err != nil {
+	// Inline and compile once per process: routes are rebuilt from these
+	// on every plugin state change.
+	inlined, err := doc.Inline()
+	if err != nil {
 		return fail(fmt.Errorf("invalid document: %w", err))
 	}
-	inst.doc = doc
+	inst.doc = inlined
+	inst.args = make([]*argcheck.Validator, len(inlined.Functions))
+	for k := range inlined.Functions {
+		f := &inlined.Functions[k]
+		v, err := argcheck.Compile(f)
+		if err != nil {
+			cfg.Logger.Warn("cannot compile parameter schema; serving without argument validation", "plugin", name, "function", f.Name, "error", err)
+		}
+		inst.args[k] = v
+	}
 	return inst, nil
 }
 

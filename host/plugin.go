@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/opentool-host/opentool-host/argcheck"
 	"github.com/opentool-host/opentool-host/opentool"
 )
 
@@ -57,7 +58,8 @@ type Plugin struct {
 	mu       sync.Mutex // guards the fields below and publishing
 	path     string
 	stamp    fileStamp
-	doc      *opentool.OpenTool // last loaded document (kept while restarting)
+	doc      *opentool.OpenTool    // last loaded document, inlined (kept while restarting)
+	args     []*argcheck.Validator // its functions' validators (see instance.args)
 	restarts int
 	failures int // consecutive crashes or failed starts
 	removed  bool
@@ -101,7 +103,7 @@ func (p *Plugin) start(ctx context.Context) {
 		p.publish(StateFailed, nil, err.Error())
 		return
 	}
-	p.doc = inst.doc
+	p.doc, p.args = inst.doc, inst.args
 	p.publish(StateReady, inst, "")
 	p.h.log.Info("plugin ready", "plugin", p.name, "pid", inst.pid(), "functions", len(inst.doc.Functions), "sha256", inst.sum[:12])
 	go p.monitor(inst)
@@ -132,7 +134,7 @@ func (p *Plugin) replace(ctx context.Context, c candidate) {
 		return
 	}
 	old := cur.inst
-	p.doc = inst.doc
+	p.doc, p.args = inst.doc, inst.args
 	p.failures = 0
 	p.publish(StateReady, inst, "")
 	p.mu.Unlock()
@@ -216,7 +218,7 @@ func (p *Plugin) restartLoop(dead *instance) {
 			continue
 		}
 		docChanged := !sameFunctions(p.doc, inst.doc)
-		p.doc = inst.doc
+		p.doc, p.args = inst.doc, inst.args
 		p.publish(StateReady, inst, "")
 		p.mu.Unlock()
 		p.h.log.Info("plugin restarted", "plugin", p.name, "pid", inst.pid(), "restarts", p.restarts)

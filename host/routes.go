@@ -25,7 +25,7 @@ type routeTable struct {
 // route is one served function.
 type route struct {
 	plugin *Plugin
-	fn     *opentool.Function // with $refs inlined
+	fn     *opentool.Function // with $refs inlined (shared with the plugin's document)
 	info   opentool.Info      // info of the plugin's document
 	// args validates call arguments; nil when fn's parameters did not
 	// compile (logged; the function is then served without validation).
@@ -41,7 +41,7 @@ func buildRoutes(plugins []*Plugin) (t *routeTable, conflicts [][3]string) {
 	t = &routeTable{funcs: map[string]*route{}, failed: map[string]*Plugin{}, schemas: map[string]*opentool.Schema{}}
 	for _, p := range plugins {
 		p.mu.Lock()
-		doc, st := p.doc, p.v.Load().state
+		doc, args, st := p.doc, p.args, p.v.Load().state
 		p.mu.Unlock()
 		if doc == nil {
 			continue
@@ -57,21 +57,17 @@ func buildRoutes(plugins []*Plugin) (t *routeTable, conflicts [][3]string) {
 		if st != StateReady && st != StateRestarting && st != StateStarting {
 			continue
 		}
-		inlined, err := doc.Inline()
-		if err != nil { // validated at load; cannot happen
-			continue
-		}
-		for i := range inlined.Functions {
-			f := &inlined.Functions[i]
+		for i := range doc.Functions {
+			f := &doc.Functions[i]
 			if prev, ok := t.funcs[f.Name]; ok {
 				conflicts = append(conflicts, [3]string{f.Name, prev.plugin.name, p.name})
 				continue
 			}
-			r := &route{plugin: p, fn: f, info: inlined.Info, args: compileArgs(p, f)}
+			r := &route{plugin: p, fn: f, info: doc.Info, args: args[i]}
 			t.funcs[f.Name] = r
 			t.order = append(t.order, r)
 		}
-		for k, s := range inlined.Schemas {
+		for k, s := range doc.Schemas {
 			t.schemas[p.name+"."+k] = s
 		}
 	}
@@ -103,18 +99,4 @@ func (t *routeTable) document(title, version, baseURL string) *opentool.OpenTool
 		doc.Schemas = t.schemas
 	}
 	return doc
-}
-
-// compileArgs compiles the argument validator of f, served by p. A
-// function whose parameters do not compile is logged and gets nil: it is
-// served without validation.
-func compileArgs(p *Plugin, f *opentool.Function) *argcheck.Validator {
-	v, err := argcheck.Compile(f)
-	if err != nil {
-		if p.h != nil {
-			p.h.log.Warn("cannot compile parameter schema; serving without argument validation", "plugin", p.name, "function", f.Name, "error", err)
-		}
-		return nil
-	}
-	return v
 }
