@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -55,7 +57,7 @@ func TestKilledMidCallFailsFastAndRestarts(t *testing.T) {
 	if err != nil {
 		t.Fatalf("call after restart: %v", err)
 	}
-	if strings.Contains(string(res), `"pid":`+itoa(pid)) {
+	if strings.Contains(string(res), `"pid":`+strconv.Itoa(pid)) {
 		t.Fatalf("same pid %d after restart: %s", pid, res)
 	}
 	t.Logf("functions answering again %v after SIGKILL", time.Since(killed))
@@ -318,12 +320,10 @@ func TestReplaceUnderLoadFailsNoCalls(t *testing.T) {
 func buildVariant(t *testing.T, v string) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "faulty-v"+v)
-	cmd := execCommand("go", "build", "-ldflags", "-X main.version="+v, "-o", out, "./internal/testplugins/faulty")
+	cmd := exec.Command("go", "build", "-ldflags", "-X main.version="+v, "-o", out, "./internal/testplugins/faulty")
 	cmd.Dir = testutil.RepoRoot(t)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("build variant: %v\n%s", err, b)
 	}
 	return out
 }
-
-func itoa(n int) string { return strconvItoa(n) }

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -332,7 +331,6 @@ func TestCallCommand(t *testing.T) {
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(stderr.String(), "400") {
 		t.Fatalf("divide by zero: err %v stderr %q", err, stderr.String())
 	}
-	_ = strconv.Itoa
 }
 
 func TestSIGHUPRescansWithoutWatch(t *testing.T) {

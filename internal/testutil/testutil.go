@@ -8,54 +8,39 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/opentool-host/opentool-host/bench/harness"
 )
 
 var (
-	buildMu    sync.Mutex
-	buildCache = map[string]string{} // package -> built binary
-	buildDir   string
+	buildDirOnce sync.Once
+	buildDir     string
+	buildDirErr  error
 )
 
 // RepoRoot returns the repository root (the folder holding go.mod).
-func RepoRoot(t testing.TB) string {
-	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
-}
+func RepoRoot(t testing.TB) string { return harness.RepoRoot() }
 
 // Build builds the main package pkg (a path relative to the repository
-// root, e.g. "./plugins/mock") once per test binary and returns the path
-// of the binary.
+// root, e.g. "./plugins/mock") once per test binary (harness.Build) and
+// returns the path of the binary.
 func Build(t testing.TB, pkg string) string {
 	t.Helper()
-	buildMu.Lock()
-	defer buildMu.Unlock()
-	if bin, ok := buildCache[pkg]; ok {
-		return bin
+	buildDirOnce.Do(func() { buildDir, buildDirErr = os.MkdirTemp("", "opentool-test-bin-") })
+	if buildDirErr != nil {
+		t.Fatal(buildDirErr)
 	}
-	if buildDir == "" {
-		d, err := os.MkdirTemp("", "opentool-test-bin-")
-		if err != nil {
-			t.Fatal(err)
-		}
-		buildDir = d
+	bin, err := harness.Build(pkg, buildDir)
+	if err != nil {
+		t.Fatal(err)
 	}
-	bin := filepath.Join(buildDir, strings.NewReplacer("/", "_", ".", "_").Replace(pkg))
-	cmd := exec.Command("go", "build", "-o", bin, pkg)
-	cmd.Dir = RepoRoot(t)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
-	}
-	buildCache[pkg] = bin
 	return bin
 }
 
@@ -124,12 +109,11 @@ func (w *tWriter) Write(p []byte) (int, error) {
 // FreeAddr returns a free 127.0.0.1:PORT.
 func FreeAddr(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := harness.FreeAddr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return addr
 }
 
 // Serve serves h on a free loopback port until the test ends and returns
@@ -150,15 +134,11 @@ func Serve(t testing.TB, h http.Handler) string {
 	return "http://" + ln.Addr().String()
 }
 
-// Eventually polls cond every 10 ms until it is true or timeout passes,
-// then fails the test with msg.
+// Eventually polls cond every 10 ms (harness.Poll) until it is true or
+// timeout passes, then fails the test with msg.
 func Eventually(t testing.TB, timeout time.Duration, msg string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v: %s", timeout, msg)
-		}
-		time.Sleep(10 * time.Millisecond)
+	if _, err := harness.Poll(timeout, 10*time.Millisecond, cond); err != nil {
+		t.Fatalf("timed out after %v: %s", timeout, msg)
 	}
 }
