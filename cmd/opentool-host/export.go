@@ -5,15 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/opentool-host/opentool-host/export"
-	"github.com/opentool-host/opentool-host/httpapi"
 	"github.com/opentool-host/opentool-host/internal/version"
 	"github.com/opentool-host/opentool-host/opentool"
 )
@@ -23,12 +19,8 @@ func exportCommand() *cli.Command {
 		&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Required: true,
 			Usage: "`FORMAT` of the tool definitions: openai (Responses API), openai-chat (Chat Completions), anthropic or opentool (the document)"},
 		&cli.BoolFlag{Name: "strict", Usage: "rewrite for OpenAI strict mode (openai, openai-chat); functions it cannot apply to are exported non-strict and named on stderr"},
-		dirFlag(false),
-		&cli.StringFlag{Name: "url", Usage: "base `URL` of a running host (e.g. http://127.0.0.1:9627) instead of --dir"},
-		&cli.StringFlag{Name: "api-key", Usage: "with --url: send `KEY` as \"Authorization: Bearer KEY\""},
 	}
-	flags = append(flags, hostFlags()...)
-	flags = append(flags, logFlags("warn")...)
+	flags = append(flags, sourceFlags()...)
 	return &cli.Command{
 		Name:  "export",
 		Usage: "print every served function as LLM API tool definitions (from --dir, or a running host with --url)",
@@ -55,8 +47,7 @@ func exportAction(c *cli.Context) error {
 	var doc *opentool.OpenTool
 	switch {
 	case c.String("url") != "":
-		base := strings.TrimSuffix(strings.TrimSuffix(c.String("url"), "/"), httpapi.BasePath)
-		if doc, err = loadDocument(c.Context, base+httpapi.BasePath+"/load", c.String("api-key")); err != nil {
+		if doc, err = remoteLoad(c); err != nil {
 			return cli.Exit("export: "+err.Error(), 1)
 		}
 	case c.String("dir") != "":
@@ -83,35 +74,4 @@ func exportAction(c *cli.Context) error {
 	b.WriteByte('\n')
 	_, err = c.App.Writer.Write(b.Bytes())
 	return err
-}
-
-// loadDocument reads the aggregated document of GET url (a host's
-// /opentool/load), sending apiKey as a Bearer token when not empty.
-func loadDocument(ctx context.Context, url, apiKey string) (*opentool.OpenTool, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, err
-	}
-	if apiKey != "" {
-		req.Header.Set("Authorization", "Bearer "+apiKey)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return nil, fmt.Errorf("GET %s: %w", url, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: HTTP %d: %s", url, resp.StatusCode, oneLine(string(body)))
-	}
-	doc, err := opentool.Parse(body)
-	if err != nil {
-		return nil, fmt.Errorf("GET %s: %w", url, err)
-	}
-	return doc, nil
 }

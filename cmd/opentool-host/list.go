@@ -12,19 +12,16 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/opentool-host/opentool-host/client"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/httpapi"
 	"github.com/opentool-host/opentool-host/opentool"
 )
 
 func listCommand() *cli.Command {
-	flags := []cli.Flag{
-		dirFlag(false),
-		&cli.StringFlag{Name: "url", Usage: "base `URL` of a running host (e.g. http://127.0.0.1:9627) instead of --dir"},
+	flags := append([]cli.Flag{
 		&cli.BoolFlag{Name: "json", Usage: "print JSON instead of a table"},
-	}
-	flags = append(flags, hostFlags()...)
-	flags = append(flags, logFlags("warn")...)
+	}, sourceFlags()...)
 	return &cli.Command{
 		Name:      "list",
 		Usage:     "list plugins and their functions (from --dir, or from a running host with --url)",
@@ -52,7 +49,7 @@ func listAction(c *cli.Context) error {
 	switch {
 	case c.String("url") != "":
 		var err error
-		if l, err = listFromURL(c.Context, c.String("url")); err != nil {
+		if l, err = listFromURL(c); err != nil {
 			return cli.Exit(err.Error(), 1)
 		}
 	case c.String("dir") != "":
@@ -101,17 +98,38 @@ func oneLine(s string) string {
 	return s
 }
 
-// listFromURL reads GET /health and GET /opentool/load of a running host.
-func listFromURL(ctx context.Context, base string) (listing, error) {
-	base = strings.TrimSuffix(strings.TrimSuffix(base, "/"), httpapi.BasePath)
+// sourceFlags are the flags of commands that read the functions either
+// from plugins they start (--dir) or from a running host (--url).
+func sourceFlags() []cli.Flag {
+	flags := []cli.Flag{
+		dirFlag(false),
+		&cli.StringFlag{Name: "url", Usage: "base `URL` of a running host (e.g. http://127.0.0.1:9627) instead of --dir"},
+		&cli.StringFlag{Name: "api-key", Usage: "with --url: send `KEY` as \"Authorization: Bearer KEY\""},
+	}
+	flags = append(flags, hostFlags()...)
+	return append(flags, logFlags("warn")...)
+}
+
+// remoteLoad reads the aggregated document of the host at --url (with
+// --api-key) through the Go client SDK, within 10 s.
+func remoteLoad(c *cli.Context) (*opentool.OpenTool, error) {
+	ctx, cancel := context.WithTimeout(c.Context, 10*time.Second)
+	defer cancel()
+	base := strings.TrimSuffix(strings.TrimSuffix(c.String("url"), "/"), httpapi.BasePath)
+	return client.New(client.WithBaseURL(base+httpapi.BasePath), client.WithAPIKey(c.String("api-key"))).Load(ctx)
+}
+
+// listFromURL reads GET /health and the document of a running host.
+func listFromURL(c *cli.Context) (listing, error) {
+	base := strings.TrimSuffix(strings.TrimSuffix(c.String("url"), "/"), httpapi.BasePath)
 	var l listing
 	var health httpapi.Health
-	if err := getJSON(ctx, base+"/health", &health); err != nil {
+	if err := getJSON(c.Context, base+"/health", c.String("api-key"), &health); err != nil {
 		return l, err
 	}
 	l.Plugins = health.Plugins
-	var doc opentool.OpenTool
-	if err := getJSON(ctx, base+httpapi.BasePath+"/load", &doc); err != nil {
+	doc, err := remoteLoad(c)
+	if err != nil {
 		return l, err
 	}
 	owner := map[string]string{}
@@ -122,18 +140,25 @@ func listFromURL(ctx context.Context, base string) (listing, error) {
 			}
 		}
 	}
-	for _, f := range doc.Functions {
-		l.Functions = append(l.Functions, listedFunction{Plugin: owner[f.Name], Function: f.Name, Description: f.Description})
+	if doc != nil {
+		for _, f := range doc.Functions {
+			l.Functions = append(l.Functions, listedFunction{Plugin: owner[f.Name], Function: f.Name, Description: f.Description})
+		}
 	}
 	return l, nil
 }
 
-func getJSON(ctx context.Context, url string, v any) error {
+// getJSON decodes the JSON body of GET url, sending apiKey as a Bearer
+// token when not empty.
+func getJSON(ctx context.Context, url, apiKey string, v any) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err
+	}
+	if apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+apiKey)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
