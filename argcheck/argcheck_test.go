@@ -3,30 +3,20 @@ package argcheck_test
 import (
 	"encoding/json"
 	"errors"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/opentool-host/opentool-host/internal/testutil"
 
 	"github.com/opentool-host/opentool-host/argcheck"
 	"github.com/opentool-host/opentool-host/opentool"
 )
 
-const fixtures = "../../shared/fixtures/opentool"
-
 // loadFixture parses a shared fixture and returns it with $refs inlined.
 func loadFixture(t testing.TB, name string) *opentool.OpenTool {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(fixtures, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := opentool.Parse(b)
-	if err != nil {
-		t.Fatalf("parse %s: %v", name, err)
-	}
-	in, err := doc.Inline()
+	in, err := testutil.Fixture(t, name).Inline()
 	if err != nil {
 		t.Fatalf("inline %s: %v", name, err)
 	}

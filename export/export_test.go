@@ -4,28 +4,17 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/opentool-host/opentool-host/internal/testutil"
 
 	"github.com/opentool-host/opentool-host/export"
 	"github.com/opentool-host/opentool-host/opentool"
 )
 
-const fixtures = "../../shared/fixtures/opentool"
-
 func loadFixture(t *testing.T, name string) *opentool.OpenTool {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(fixtures, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := opentool.Parse(b)
-	if err != nil {
-		t.Fatalf("parse %s: %v", name, err)
-	}
-	return doc
+	return testutil.Fixture(t, name)
 }
 
 // compact returns the JSON text s without insignificant space.

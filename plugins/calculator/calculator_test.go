@@ -2,9 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
-	"strings"
 	"testing"
+
+	"github.com/opentool-host/opentool-host/internal/testutil"
 
 	"github.com/opentool-host/opentool-host/opentool"
 	"github.com/opentool-host/opentool-host/pluginsdk"
@@ -52,28 +52,17 @@ func TestOperations(t *testing.T) {
 	}
 }
 
-func wantError(t *testing.T, err error, code int, contains string) {
-	t.Helper()
-	var te *pluginsdk.Error
-	if !errors.As(err, &te) {
-		t.Fatalf("error %v (%T) is not a *pluginsdk.Error", err, err)
-	}
-	if te.Code != code || !strings.Contains(te.Message, contains) {
-		t.Errorf("error = %d %q, want %d containing %q", te.Code, te.Message, code, contains)
-	}
-}
-
 func TestErrors(t *testing.T) {
 	tk := newToolkit()
 	ctx := context.Background()
 	_, err := tk.CallJSON(ctx, "divide", []byte(`{"a":1,"b":0}`))
-	wantError(t, err, pluginsdk.CodeInvalidArguments, "division by zero")
+	testutil.WantToolError(t, err, pluginsdk.CodeInvalidArguments, "division by zero")
 	_, err = tk.CallJSON(ctx, "add", []byte(`{"a":"1","b":0}`))
-	wantError(t, err, pluginsdk.CodeInvalidArguments, `"a"`)
+	testutil.WantToolError(t, err, pluginsdk.CodeInvalidArguments, `"a"`)
 	_, err = tk.CallJSON(ctx, "add", []byte(`{"a":1}`))
-	wantError(t, err, pluginsdk.CodeInvalidArguments, `"b"`)
+	testutil.WantToolError(t, err, pluginsdk.CodeInvalidArguments, `"b"`)
 	_, err = tk.CallJSON(ctx, "multiply", []byte(`{"a":1e308,"b":10}`))
-	wantError(t, err, pluginsdk.CodeToolFailure, "out of the range")
+	testutil.WantToolError(t, err, pluginsdk.CodeToolFailure, "out of the range")
 	_, err = tk.CallJSON(ctx, "power", []byte(`{"a":1,"b":2}`))
-	wantError(t, err, pluginsdk.CodeNotFound, `"power"`)
+	testutil.WantToolError(t, err, pluginsdk.CodeNotFound, `"power"`)
 }

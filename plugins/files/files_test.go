@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/opentool-host/opentool-host/internal/testutil"
+
 	"github.com/opentool-host/opentool-host/opentool"
 	"github.com/opentool-host/opentool-host/pluginsdk"
 )
@@ -79,17 +81,6 @@ func call(tk *pluginsdk.Toolkit, name, args string, out any) error {
 	return nil
 }
 
-func wantError(t *testing.T, err error, code int, contains string) {
-	t.Helper()
-	var te *pluginsdk.Error
-	if !errors.As(err, &te) {
-		t.Fatalf("error %v (%T) is not a *pluginsdk.Error", err, err)
-	}
-	if te.Code != code || !strings.Contains(te.Message, contains) {
-		t.Errorf("error = %d %q, want %d containing %q", te.Code, te.Message, code, contains)
-	}
-}
-
 func TestDocument(t *testing.T) {
 	tk, _ := setup(t)
 	doc, err := tk.Load(context.Background())
@@ -148,8 +139,8 @@ func TestListDir(t *testing.T) {
 	if len(out.Entries) != 1 || out.Entries[0] != (entry{Name: "b.txt", Type: "file", Size: 13}) {
 		t.Errorf("list_dir(sub) = %+v", out.Entries)
 	}
-	wantError(t, call(tk, "list_dir", `{"path":"a.txt"}`, &out), pluginsdk.CodeInvalidArguments, "not a folder")
-	wantError(t, call(tk, "list_dir", `{"path":"nope"}`, &out), pluginsdk.CodeInvalidArguments, `"nope" does not exist`)
+	testutil.WantToolError(t, call(tk, "list_dir", `{"path":"a.txt"}`, &out), pluginsdk.CodeInvalidArguments, "not a folder")
+	testutil.WantToolError(t, call(tk, "list_dir", `{"path":"nope"}`, &out), pluginsdk.CodeInvalidArguments, `"nope" does not exist`)
 }
 
 func TestReadFile(t *testing.T) {
@@ -175,11 +166,11 @@ func TestReadFile(t *testing.T) {
 		}
 	}
 	var out readFileOut
-	wantError(t, call(tk, "read_file", `{"path":"sub"}`, &out), pluginsdk.CodeInvalidArguments, "not a regular file")
-	wantError(t, call(tk, "read_file", `{"path":"nope.txt"}`, &out), pluginsdk.CodeInvalidArguments, "does not exist")
-	wantError(t, call(tk, "read_file", `{"path":"bin.dat"}`, &out), pluginsdk.CodeInvalidArguments, "binary")
-	wantError(t, call(tk, "read_file", `{"path":"a.txt","max_bytes":-1}`, &out), pluginsdk.CodeInvalidArguments, "max_bytes")
-	wantError(t, call(tk, "read_file", `{}`, &out), pluginsdk.CodeInvalidArguments, `missing required parameter "path"`)
+	testutil.WantToolError(t, call(tk, "read_file", `{"path":"sub"}`, &out), pluginsdk.CodeInvalidArguments, "not a regular file")
+	testutil.WantToolError(t, call(tk, "read_file", `{"path":"nope.txt"}`, &out), pluginsdk.CodeInvalidArguments, "does not exist")
+	testutil.WantToolError(t, call(tk, "read_file", `{"path":"bin.dat"}`, &out), pluginsdk.CodeInvalidArguments, "binary")
+	testutil.WantToolError(t, call(tk, "read_file", `{"path":"a.txt","max_bytes":-1}`, &out), pluginsdk.CodeInvalidArguments, "max_bytes")
+	testutil.WantToolError(t, call(tk, "read_file", `{}`, &out), pluginsdk.CodeInvalidArguments, `missing required parameter "path"`)
 }
 
 func TestReadFileLimits(t *testing.T) {
@@ -225,10 +216,10 @@ func TestEscapesAreRefused(t *testing.T) {
 		args, _ := json.Marshal(map[string]any{"path": p})
 		want := fmt.Sprintf("path %q is outside the root", p)
 		var out any
-		wantError(t, call(tk, "read_file", string(args), &out), pluginsdk.CodeInvalidArguments, want)
-		wantError(t, call(tk, "list_dir", string(args), &out), pluginsdk.CodeInvalidArguments, want)
+		testutil.WantToolError(t, call(tk, "read_file", string(args), &out), pluginsdk.CodeInvalidArguments, want)
+		testutil.WantToolError(t, call(tk, "list_dir", string(args), &out), pluginsdk.CodeInvalidArguments, want)
 		sargs, _ := json.Marshal(map[string]any{"path": p, "pattern": "secret"})
-		wantError(t, call(tk, "search", string(sargs), &out), pluginsdk.CodeInvalidArguments, want)
+		testutil.WantToolError(t, call(tk, "search", string(sargs), &out), pluginsdk.CodeInvalidArguments, want)
 	}
 }
 
@@ -292,10 +283,10 @@ func TestSearch(t *testing.T) {
 	}
 
 	var e any
-	wantError(t, call(tk, "search", `{"pattern":"("  ,"regexp":true}`, &e), pluginsdk.CodeInvalidArguments, "regular expression")
-	wantError(t, call(tk, "search", `{"pattern":""}`, &e), pluginsdk.CodeInvalidArguments, "pattern must not be empty")
-	wantError(t, call(tk, "search", `{"pattern":"x","max_matches":-1}`, &e), pluginsdk.CodeInvalidArguments, "max_matches")
-	wantError(t, call(tk, "search", `{"pattern":"x","path":"nope"}`, &e), pluginsdk.CodeInvalidArguments, "does not exist")
+	testutil.WantToolError(t, call(tk, "search", `{"pattern":"("  ,"regexp":true}`, &e), pluginsdk.CodeInvalidArguments, "regular expression")
+	testutil.WantToolError(t, call(tk, "search", `{"pattern":""}`, &e), pluginsdk.CodeInvalidArguments, "pattern must not be empty")
+	testutil.WantToolError(t, call(tk, "search", `{"pattern":"x","max_matches":-1}`, &e), pluginsdk.CodeInvalidArguments, "max_matches")
+	testutil.WantToolError(t, call(tk, "search", `{"pattern":"x","path":"nope"}`, &e), pluginsdk.CodeInvalidArguments, "does not exist")
 }
 
 func TestSearchCancelled(t *testing.T) {

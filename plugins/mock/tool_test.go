@@ -6,9 +6,10 @@ import (
 	"errors"
 	"os"
 	"reflect"
-	"strings"
 	"sync"
 	"testing"
+
+	"github.com/opentool-host/opentool-host/internal/testutil"
 
 	plugin "github.com/hashicorp/go-plugin"
 
@@ -66,17 +67,6 @@ func call(t *testing.T, m *mockTool, name string, args map[string]any) map[strin
 	return out
 }
 
-func wantCode(t *testing.T, err error, code int, contains string) {
-	t.Helper()
-	var te *pluginsdk.Error
-	if !errors.As(err, &te) {
-		t.Fatalf("error %v (%T) is not a *pluginsdk.Error", err, err)
-	}
-	if te.Code != code || !strings.Contains(te.Message, contains) {
-		t.Errorf("error = %d %q, want %d containing %q", te.Code, te.Message, code, contains)
-	}
-}
-
 func TestCRUD(t *testing.T) {
 	m := newMockTool()
 	check := func(name string, args, want map[string]any) {
@@ -122,7 +112,7 @@ func TestInvalidArguments(t *testing.T) {
 		{"delete", map[string]any{"id": 2.0}, "out of range"},
 	} {
 		_, err := m.Call(context.Background(), tc.name, tc.args)
-		wantCode(t, err, pluginsdk.CodeInvalidArguments, tc.contains)
+		testutil.WantToolError(t, err, pluginsdk.CodeInvalidArguments, tc.contains)
 	}
 	// Nothing was changed by the failed calls.
 	if got := call(t, m, "count", nil); got["count"] != 2 {
@@ -133,15 +123,15 @@ func TestInvalidArguments(t *testing.T) {
 func TestRunFailsAndUnknown(t *testing.T) {
 	m := newMockTool()
 	_, err := m.Call(context.Background(), "run", nil)
-	wantCode(t, err, pluginsdk.CodeToolFailure, "run failed")
+	testutil.WantToolError(t, err, pluginsdk.CodeToolFailure, "run failed")
 	_, err = m.Call(context.Background(), "nope", nil)
-	wantCode(t, err, pluginsdk.CodeNotFound, `"nope"`)
+	testutil.WantToolError(t, err, pluginsdk.CodeNotFound, `"nope"`)
 	_, err = m.Call(context.Background(), "sequentiallyRead", nil)
-	wantCode(t, err, pluginsdk.CodeNotFound, "streamCall")
+	testutil.WantToolError(t, err, pluginsdk.CodeNotFound, "streamCall")
 	err = m.StreamCall(context.Background(), "count", nil, func(map[string]any) error { return nil })
-	wantCode(t, err, pluginsdk.CodeNotFound, "does not stream")
+	testutil.WantToolError(t, err, pluginsdk.CodeNotFound, "does not stream")
 	err = m.StreamCall(context.Background(), "nope", nil, func(map[string]any) error { return nil })
-	wantCode(t, err, pluginsdk.CodeNotFound, `"nope"`)
+	testutil.WantToolError(t, err, pluginsdk.CodeNotFound, `"nope"`)
 }
 
 func TestSequentiallyRead(t *testing.T) {
@@ -247,9 +237,9 @@ func TestOverGRPC(t *testing.T) {
 		}
 	}
 	_, err = c.Call(ctx, "read", []byte(`{"id":1.5}`), 0)
-	wantCode(t, err, pluginsdk.CodeInvalidArguments, "must be an integer")
+	testutil.WantToolError(t, err, pluginsdk.CodeInvalidArguments, "must be an integer")
 	_, err = c.Call(ctx, "run", nil, 0)
-	wantCode(t, err, pluginsdk.CodeToolFailure, "run failed")
+	testutil.WantToolError(t, err, pluginsdk.CodeToolFailure, "run failed")
 
 	var items []string
 	err = c.StreamCall(ctx, "sequentiallyRead", nil, func(b []byte) error {
