@@ -4,7 +4,7 @@ ADDR    ?= 127.0.0.1:9627
 PLUGINS := $(notdir $(patsubst %/,%,$(wildcard plugins/*/)))
 BINS    := $(addprefix plugins/opentool-plugin-,$(PLUGINS))
 TESTFLAGS ?= -race -count=1 -timeout 20m
-# make bench / bench-scale / soak / fuzz (see bench/README.md)
+# make bench / bench-scale / soak / fuzz (see "Performance" in README.md)
 BENCHTIME  ?= 2s
 BENCHCOUNT ?= 3
 BENCHFLAGS ?=
