@@ -22,7 +22,6 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -242,80 +241,6 @@ func (h *Host) rebuildRoutes() {
 		}
 	}
 	h.routes.Store(t)
-}
-
-// lookup finds the route of function fn, or the error for it.
-func (h *Host) lookup(fn string) (*route, error) {
-	t := h.routes.Load()
-	if r, ok := t.funcs[fn]; ok {
-		return r, nil
-	}
-	if p, ok := t.failed[fn]; ok {
-		v := p.v.Load()
-		return nil, &PluginError{Plugin: p.name, Err: fmt.Errorf("%w: %s", ErrPluginFailed, v.lastErr)}
-	}
-	return nil, fmt.Errorf("%w: %q", ErrFunctionNotFound, fn)
-}
-
-// withTimeout applies Config.CallTimeout when ctx has no earlier deadline.
-func (h *Host) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
-	if d, ok := ctx.Deadline(); ok && time.Until(d) <= h.cfg.CallTimeout {
-		return ctx, func() {}
-	}
-	return context.WithTimeout(ctx, h.cfg.CallTimeout)
-}
-
-// Call runs function fn with args, a JSON object (nil or empty for no
-// arguments), and returns the function's JSON result object. The call
-// goes to the plugin that serves fn over its existing gRPC connection;
-// calls do not wait for each other beyond the plugin's MaxConcurrency.
-//
-// args are validated against fn's parameters first (see package
-// argcheck); invalid ones never reach the plugin.
-//
-// Errors: ErrFunctionNotFound; ErrWrongKind for a streaming function;
-// *argcheck.Error (matching argcheck.ErrInvalidArguments) listing every
-// fault of args; *pluginsdk.Error when the tool itself failed (its code kept); else a
-// *PluginError or *ExitError naming the plugin and matching ErrPluginFailed,
-// ErrPluginStopped, ErrPluginExited, ErrBusy or ErrTimeout; ErrCanceled
-// when ctx was cancelled.
-func (h *Host) Call(ctx context.Context, fn string, args []byte) ([]byte, error) {
-	r, err := h.lookup(fn)
-	if err != nil {
-		return nil, err
-	}
-	if r.fn.IsStream() {
-		return nil, fmt.Errorf("%w: function %q streams; use streamCall", ErrWrongKind, fn)
-	}
-	if r.args != nil {
-		if err := r.args.Validate(args); err != nil {
-			return nil, err
-		}
-	}
-	ctx, cancel := h.withTimeout(ctx)
-	defer cancel()
-	return r.plugin.call(ctx, fn, args)
-}
-
-// StreamCall runs streaming function fn and hands each JSON item to
-// onItem, in order. Errors are as for Call; ErrWrongKind for a function
-// that does not stream.
-func (h *Host) StreamCall(ctx context.Context, fn string, args []byte, onItem func(item []byte) error) error {
-	r, err := h.lookup(fn)
-	if err != nil {
-		return err
-	}
-	if !r.fn.IsStream() {
-		return fmt.Errorf("%w: function %q does not stream; use call", ErrWrongKind, fn)
-	}
-	if r.args != nil {
-		if err := r.args.Validate(args); err != nil {
-			return err
-		}
-	}
-	ctx, cancel := h.withTimeout(ctx)
-	defer cancel()
-	return r.plugin.streamCall(ctx, fn, args, onItem)
 }
 
 // Function returns the served function fn with its $refs inlined, or nil.

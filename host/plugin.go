@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -258,79 +257,6 @@ func (p *Plugin) remove() {
 	p.mu.Lock()
 	p.publish(StateStopped, nil, "")
 	p.mu.Unlock()
-}
-
-// call runs one call on the current process. A call that could not be
-// sent because the process was being replaced or had just died waits for
-// the next view (new process, restart) and is sent there.
-func (p *Plugin) call(ctx context.Context, fn string, args []byte) ([]byte, error) {
-	for {
-		v, err := p.ready(ctx)
-		if err != nil {
-			return nil, err
-		}
-		res, err := v.inst.call(ctx, fn, args)
-		if !errors.Is(err, errNotSent) {
-			return res, err
-		}
-		if err := p.waitChange(ctx, v); err != nil {
-			return nil, err
-		}
-	}
-}
-
-// streamCall is call for streaming functions.
-func (p *Plugin) streamCall(ctx context.Context, fn string, args []byte, onItem func([]byte) error) error {
-	for {
-		v, err := p.ready(ctx)
-		if err != nil {
-			return err
-		}
-		err = v.inst.streamCall(ctx, fn, args, onItem)
-		if !errors.Is(err, errNotSent) {
-			return err
-		}
-		if err := p.waitChange(ctx, v); err != nil {
-			return err
-		}
-	}
-}
-
-// waitChange waits until v is no longer the current view.
-func (p *Plugin) waitChange(ctx context.Context, v *view) error {
-	select {
-	case <-v.changed:
-		return nil
-	case <-ctx.Done():
-		return p.waitError(ctx, v)
-	}
-}
-
-func (p *Plugin) waitError(ctx context.Context, v *view) error {
-	err := ctxError(ctx, ctx.Err())
-	if errors.Is(err, ErrTimeout) {
-		return &PluginError{Plugin: p.name, Err: fmt.Errorf("%w while the plugin was %s (last error: %s)", ErrTimeout, v.state, v.lastErr)}
-	}
-	return err
-}
-
-// ready returns the current view once it is ready, waiting while the
-// plugin starts or restarts, up to ctx's deadline.
-func (p *Plugin) ready(ctx context.Context) (*view, error) {
-	for {
-		v := p.v.Load()
-		switch v.state {
-		case StateReady:
-			return v, nil
-		case StateFailed:
-			return nil, &PluginError{Plugin: p.name, Err: fmt.Errorf("%w: %s", ErrPluginFailed, v.lastErr)}
-		case StateDraining, StateStopped:
-			return nil, &PluginError{Plugin: p.name, Err: ErrPluginStopped}
-		}
-		if err := p.waitChange(ctx, v); err != nil {
-			return nil, err
-		}
-	}
 }
 
 // sameFunctions reports whether a and b declare the same function names
