@@ -54,7 +54,33 @@ type Config struct {
 	// SettleTime is how long a changed file's size and mtime must stay the
 	// same (and its exec bit be set) before it is started. Default 150 ms.
 	SettleTime time.Duration
+
+	// MaxResultBytes caps one result (or one streamed item) a plugin may
+	// return, in bytes; a larger one is refused before it is buffered and
+	// the caller gets an error of KindResultRejected. Default 16 MiB
+	// (DefaultMaxResultBytes).
+	MaxResultBytes int64
+
+	// MaxQueue is how many calls may wait for a slot of one plugin beyond
+	// MaxConcurrency; a call that finds the queue full fails at once with
+	// ErrBusy. Default 4 × MaxConcurrency.
+	MaxQueue int
+
+	// PluginEnv names further variables of the host's environment that
+	// every plugin receives, beside the allow-list of plugin_env.go (PATH,
+	// HOME, TMPDIR, LANG, LC_*, TZ and OPENTOOL_<PLUGIN>_* for plugin
+	// PLUGIN). The host's own secrets (OPENTOOL_API_KEYS) are never passed.
+	PluginEnv []string
+
+	// PrefixCollisions serves a function whose name another plugin already
+	// owns as "PLUGIN__NAME" instead of refusing it. Without it the later
+	// duplicate is refused (logged at ERROR and shown in /health); the
+	// first owner keeps the name either way.
+	PrefixCollisions bool
 }
+
+// DefaultMaxResultBytes is the default of Config.MaxResultBytes (16 MiB).
+const DefaultMaxResultBytes = 16 << 20
 
 // RestartPolicy is the exponential backoff with jitter used to restart a
 // plugin that died. Zero fields take the defaults listed.
