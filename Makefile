@@ -71,4 +71,4 @@ proto:
 	./scripts/genproto.sh
 
 clean:
-	rm -rf bin $(BINS)
+	rm -rf bin $(BINS) opentool-host

@@ -9,12 +9,13 @@ import (
 	"testing"
 )
 
-// fixtureDir holds the reference documents shared by the whole project.
-const fixtureDir = "../../shared/fixtures/opentool"
+// fixtureDir holds the reference documents used by the whole project's
+// tests (testdata/opentool at the repository root).
+const fixtureDir = "../testdata/opentool"
 
 var fixtureNames = []string{"reference-mock-tool.json", "reference-weather.json"}
 
-// readFixture returns a shared fixture; a missing fixture fails the test.
+// readFixture returns a fixture of fixtureDir; a missing fixture fails the test.
 func readFixture(t testing.TB, name string) []byte {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(fixtureDir, name))
@@ -24,7 +25,7 @@ func readFixture(t testing.TB, name string) []byte {
 	return data
 }
 
-// parseFixture parses a shared fixture, failing the test on any error.
+// parseFixture parses a fixture of fixtureDir, failing the test on any error.
 func parseFixture(t testing.TB, name string) *OpenTool {
 	t.Helper()
 	doc, err := Parse(readFixture(t, name))

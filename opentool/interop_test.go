@@ -94,7 +94,7 @@ func TestFromJSONSchemaInvopop(t *testing.T) {
 // fixtures to a draft 2020-12 validator and checks arguments against it.
 func TestParametersJSONSchemaCompiles(t *testing.T) {
 	load := func(name string) *opentool.OpenTool {
-		data, err := os.ReadFile("../../shared/fixtures/opentool/" + name)
+		data, err := os.ReadFile("../testdata/opentool/" + name)
 		if err != nil {
 			t.Fatalf("fixture %s: %v", name, err)
 		}

@@ -287,8 +287,7 @@ func TestSIGTERMDrainsInFlightCalls(t *testing.T) {
 
 func TestValidateCommand(t *testing.T) {
 	bin := testutil.Build(t, "./cmd/opentool-host")
-	root := testutil.RepoRoot(t)
-	good := filepath.Join(root, "..", "shared", "fixtures", "opentool", "reference-mock-tool.json")
+	good := testutil.FixturePath(t, "reference-mock-tool.json")
 	bad := filepath.Join(t.TempDir(), "bad.json")
 	if err := os.WriteFile(bad, []byte(`{"opentool":"1.0.0","info":{"title":"x"},"functions":[{"name":"a b","description":"d","parameters":[{"name":"p","schema":{"type":"array"},"required":true}]}]}`), 0o644); err != nil {
 		t.Fatal(err)

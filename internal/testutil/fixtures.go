@@ -11,12 +11,12 @@ import (
 	"github.com/opentool-host/opentool-host/pluginsdk"
 )
 
-// Fixture reads and parses the shared OpenTool fixture name (a file of
-// ../shared/fixtures/opentool beside the repository). A missing fixture
+// Fixture reads and parses the OpenTool fixture name (a file of the
+// repository's testdata/opentool, see FixturePath). A missing fixture
 // fails the test.
 func Fixture(t testing.TB, name string) *opentool.OpenTool {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(RepoRoot(t), "..", "shared", "fixtures", "opentool", name))
+	b, err := os.ReadFile(FixturePath(t, name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,6 +25,13 @@ func Fixture(t testing.TB, name string) *opentool.OpenTool {
 		t.Fatalf("parse %s: %v", name, err)
 	}
 	return doc
+}
+
+// FixturePath returns the path of the OpenTool fixture name: a file of
+// testdata/opentool at the repository root (the reference SDKs' documents,
+// reference-mock-tool.json and reference-weather.json).
+func FixturePath(t testing.TB, name string) string {
+	return filepath.Join(RepoRoot(t), "testdata", "opentool", name)
 }
 
 // WantToolError fails the test unless err is a *pluginsdk.Error with the

@@ -17,9 +17,8 @@ import (
 	"github.com/opentool-host/opentool-host/pluginsdk"
 )
 
-const fixture = "../../../shared/fixtures/opentool/reference-mock-tool.json"
-
 func TestDocumentIsTheFixture(t *testing.T) {
+	fixture := testutil.FixturePath(t, "reference-mock-tool.json")
 	want, err := os.ReadFile(fixture)
 	if err != nil {
 		t.Fatalf("read fixture: %v", err)
