@@ -1,27 +1,164 @@
 package host
 
-// The call path: Host.Call and Host.StreamCall look the function up in the
-// routing table, validate its arguments and hand the call to the owning
-// plugin, which sends it to its current process (instance.go).
+// The call path. One call travels:
+//
+//	Host.Call / Host.StreamCall   (call.go)     a unary call is a stream of one result
+//	  → Host.invoke               route by name, check the call kind, validate args,
+//	                              apply Config.CallTimeout
+//	  → Plugin.invoke             wait for a ready process; resend a call that
+//	                              was never sent when the process changed
+//	  → instance.invoke           (instance.go) concurrency slot and queue; a
+//	                              call whose caller is gone is not sent
+//	  → instance.send             one Invoke stream (internal/wire); results
+//	                              checked (request.accept) and handed to emit;
+//	                              cancel + grace + kill (guard)
+//
+// Every failure is an *Error (errors.go) built by request.fail or
+// request.ctxError.
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/opentool-host/opentool-host/argcheck"
 )
 
-// lookup finds the route of function fn, or the error for it.
-func (h *Host) lookup(fn string) (*route, error) {
+// request is one call on its way from a front end to a plugin.
+type request struct {
+	fn     string
+	args   []byte // JSON object of arguments; nil or empty for none
+	stream bool   // StreamCall (many results) rather than Call (one)
+	// emit receives each result object in order; an error from it stops
+	// the call (the plugin is told to cancel) and is returned as is.
+	emit func(item []byte) error
+}
+
+// fail returns the *Error of kind k for r.
+func (r *request) fail(k Kind, plugin, msg string, cause error) *Error {
+	return &Error{Kind: k, Function: r.fn, Plugin: plugin, Message: msg, Err: cause}
+}
+
+// ctxError is the error of a call whose context ended: KindTimeout when
+// its deadline passed, KindCanceled when its caller went away. note is
+// appended to the message ("while queued", "; the plugin ... was
+// killed").
+func (r *request) ctxError(ctx context.Context, plugin, note string) *Error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return r.fail(KindTimeout, plugin, joinNote("the call timed out", note), ctx.Err())
+	}
+	return r.fail(KindCanceled, plugin, joinNote("the call was canceled", note), context.Cause(ctx))
+}
+
+func joinNote(msg, note string) string {
+	switch {
+	case note == "":
+		return msg
+	case note[0] == ';':
+		return msg + note
+	}
+	return msg + " " + note
+}
+
+// accept checks the n-th result item a plugin sent at the boundary: it
+// must be one JSON object, and a unary call gets exactly one. (Its size
+// is capped by the connection: Config.MaxResultBytes.)
+func (r *request) accept(plugin string, item []byte, n int) error {
+	if n > 1 && !r.stream {
+		return r.fail(KindResultRejected, plugin, "the plugin sent more than one result", nil)
+	}
+	if t := bytes.TrimLeft(item, " \t\r\n"); len(t) == 0 || t[0] != '{' || !json.Valid(t) {
+		return r.fail(KindResultRejected, plugin, "the plugin's result is not one JSON object", nil)
+	}
+	return nil
+}
+
+// Call runs unary function fn with args, a JSON object (nil or empty for
+// no arguments), and returns the function's JSON result object. It is
+// StreamCall's path with exactly one result.
+//
+// Errors: an *Error (errors.go) whose Kind says what happened; see
+// StreamCall.
+func (h *Host) Call(ctx context.Context, fn string, args []byte) ([]byte, error) {
+	var result []byte
+	err := h.invoke(ctx, &request{fn: fn, args: args, emit: func(item []byte) error {
+		result = item
+		return nil
+	}})
+	if err != nil {
+		return nil, err
+	}
+	return result, nil
+}
+
+// StreamCall runs streaming function fn and hands each JSON result object
+// to onItem, in order. The call goes to the plugin that serves fn over its
+// existing connection; calls do not wait for each other beyond the
+// plugin's MaxConcurrency. args are validated against fn's parameters
+// first; invalid ones never reach the plugin.
+//
+// Errors: the error onItem returned (the plugin is told to cancel), or an
+// *Error of kind KindNotFound, KindWrongKind (a unary function), KindInvalidParams
+// (with Faults), KindTool (the tool's own code and message), KindExited,
+// KindFailed, KindStopped, KindTransport, KindTimeout, KindBusy,
+// KindCanceled or KindResultRejected.
+func (h *Host) StreamCall(ctx context.Context, fn string, args []byte, onItem func(item []byte) error) error {
+	return h.invoke(ctx, &request{fn: fn, args: args, stream: true, emit: onItem})
+}
+
+// invoke routes r, checks its kind and arguments, bounds it by
+// Config.CallTimeout and hands it to the owning plugin.
+func (h *Host) invoke(ctx context.Context, r *request) error {
+	rt, err := h.lookup(r)
+	if err != nil {
+		return err
+	}
+	if rt.fn.IsStream() != r.stream {
+		if r.stream {
+			return r.fail(KindWrongKind, rt.plugin.name, fmt.Sprintf("wrong call kind: function %q does not stream; use call", r.fn), nil)
+		}
+		return r.fail(KindWrongKind, rt.plugin.name, fmt.Sprintf("wrong call kind: function %q streams; use streamCall", r.fn), nil)
+	}
+	if rt.args != nil {
+		if err := rt.args.Validate(r.args); err != nil {
+			return invalidParams(r, rt.plugin.name, err)
+		}
+	}
+	ctx, cancel := h.withTimeout(ctx)
+	defer cancel()
+	return rt.plugin.invoke(ctx, r)
+}
+
+// invalidParams turns argcheck's error into the call's *Error.
+func invalidParams(r *request, plugin string, err error) *Error {
+	e := r.fail(KindInvalidParams, plugin, "invalid params: "+err.Error(), err)
+	var ae *argcheck.Error
+	if errors.As(err, &ae) {
+		e.Message, e.Faults = "invalid params: "+ae.Summary(), ae.Faults
+	}
+	return e
+}
+
+// lookup finds the route of r's function, or the error for it.
+func (h *Host) lookup(r *request) (*route, error) {
 	t := h.routes.Load()
-	if r, ok := t.funcs[fn]; ok {
-		return r, nil
+	if rt, ok := t.funcs[r.fn]; ok {
+		return rt, nil
 	}
-	if p, ok := t.failed[fn]; ok {
-		v := p.v.Load()
-		return nil, &PluginError{Plugin: p.name, Err: fmt.Errorf("%w: %s", ErrPluginFailed, v.lastErr)}
+	if p, ok := t.failed[r.fn]; ok {
+		return nil, failedError(r, p.name, p.v.Load())
 	}
-	return nil, fmt.Errorf("%w: %q", ErrFunctionNotFound, fn)
+	return nil, r.fail(KindNotFound, "", fmt.Sprintf("function %q is not served", r.fn), nil)
+}
+
+// failedError is the error of a call to a failed plugin: the host's own
+// reason (crash loop, invalid document, handshake failure), which never
+// holds the plugin's output.
+func failedError(r *request, plugin string, v *view) *Error {
+	return r.fail(KindFailed, plugin, "the plugin has failed and serves nothing until its file changes: "+v.lastErr, nil)
 }
 
 // withTimeout applies Config.CallTimeout when ctx has no earlier deadline.
@@ -32,128 +169,49 @@ func (h *Host) withTimeout(ctx context.Context) (context.Context, context.Cancel
 	return context.WithTimeout(ctx, h.cfg.CallTimeout)
 }
 
-// Call runs function fn with args, a JSON object (nil or empty for no
-// arguments), and returns the function's JSON result object. The call
-// goes to the plugin that serves fn over its existing gRPC connection;
-// calls do not wait for each other beyond the plugin's MaxConcurrency.
-//
-// args are validated against fn's parameters first (see package
-// argcheck); invalid ones never reach the plugin.
-//
-// Errors: ErrFunctionNotFound; ErrWrongKind for a streaming function;
-// *argcheck.Error (matching argcheck.ErrInvalidArguments) listing every
-// fault of args; *pluginsdk.Error when the tool itself failed (its code kept); else a
-// *PluginError or *ExitError naming the plugin and matching ErrPluginFailed,
-// ErrPluginStopped, ErrPluginExited, ErrBusy or ErrTimeout; ErrCanceled
-// when ctx was cancelled.
-func (h *Host) Call(ctx context.Context, fn string, args []byte) ([]byte, error) {
-	r, err := h.lookup(fn)
-	if err != nil {
-		return nil, err
-	}
-	if r.fn.IsStream() {
-		return nil, fmt.Errorf("%w: function %q streams; use streamCall", ErrWrongKind, fn)
-	}
-	if r.args != nil {
-		if err := r.args.Validate(args); err != nil {
-			return nil, err
-		}
-	}
-	ctx, cancel := h.withTimeout(ctx)
-	defer cancel()
-	return r.plugin.call(ctx, fn, args)
-}
-
-// StreamCall runs streaming function fn and hands each JSON item to
-// onItem, in order. Errors are as for Call; ErrWrongKind for a function
-// that does not stream.
-func (h *Host) StreamCall(ctx context.Context, fn string, args []byte, onItem func(item []byte) error) error {
-	r, err := h.lookup(fn)
-	if err != nil {
-		return err
-	}
-	if !r.fn.IsStream() {
-		return fmt.Errorf("%w: function %q does not stream; use call", ErrWrongKind, fn)
-	}
-	if r.args != nil {
-		if err := r.args.Validate(args); err != nil {
-			return err
-		}
-	}
-	ctx, cancel := h.withTimeout(ctx)
-	defer cancel()
-	return r.plugin.streamCall(ctx, fn, args, onItem)
-}
-
-// call runs one call on the current process. A call that could not be
+// invoke runs r on the plugin's current process. A call that could not be
 // sent because the process was being replaced or had just died waits for
 // the next view (new process, restart) and is sent there.
-func (p *Plugin) call(ctx context.Context, fn string, args []byte) ([]byte, error) {
+func (p *Plugin) invoke(ctx context.Context, r *request) error {
 	for {
-		v, err := p.ready(ctx)
-		if err != nil {
-			return nil, err
-		}
-		res, err := v.inst.call(ctx, fn, args)
-		if !errors.Is(err, errNotSent) {
-			return res, err
-		}
-		if err := p.waitChange(ctx, v); err != nil {
-			return nil, err
-		}
-	}
-}
-
-// streamCall is call for streaming functions.
-func (p *Plugin) streamCall(ctx context.Context, fn string, args []byte, onItem func([]byte) error) error {
-	for {
-		v, err := p.ready(ctx)
+		v, err := p.ready(ctx, r)
 		if err != nil {
 			return err
 		}
-		err = v.inst.streamCall(ctx, fn, args, onItem)
-		if !errors.Is(err, errNotSent) {
+		if err := v.inst.invoke(ctx, r); !errors.Is(err, errNotSent) {
 			return err
 		}
-		if err := p.waitChange(ctx, v); err != nil {
+		if err := p.waitChange(ctx, r, v); err != nil {
 			return err
 		}
 	}
-}
-
-// waitChange waits until v is no longer the current view.
-func (p *Plugin) waitChange(ctx context.Context, v *view) error {
-	select {
-	case <-v.changed:
-		return nil
-	case <-ctx.Done():
-		return p.waitError(ctx, v)
-	}
-}
-
-func (p *Plugin) waitError(ctx context.Context, v *view) error {
-	err := ctxError(ctx, ctx.Err())
-	if errors.Is(err, ErrTimeout) {
-		return &PluginError{Plugin: p.name, Err: fmt.Errorf("%w while the plugin was %s (last error: %s)", ErrTimeout, v.state, v.lastErr)}
-	}
-	return err
 }
 
 // ready returns the current view once it is ready, waiting while the
 // plugin starts or restarts, up to ctx's deadline.
-func (p *Plugin) ready(ctx context.Context) (*view, error) {
+func (p *Plugin) ready(ctx context.Context, r *request) (*view, error) {
 	for {
 		v := p.v.Load()
 		switch v.state {
 		case StateReady:
 			return v, nil
 		case StateFailed:
-			return nil, &PluginError{Plugin: p.name, Err: fmt.Errorf("%w: %s", ErrPluginFailed, v.lastErr)}
+			return nil, failedError(r, p.name, v)
 		case StateDraining, StateStopped:
-			return nil, &PluginError{Plugin: p.name, Err: ErrPluginStopped}
+			return nil, r.fail(KindStopped, p.name, "the plugin was removed or the host is stopping", nil)
 		}
-		if err := p.waitChange(ctx, v); err != nil {
+		if err := p.waitChange(ctx, r, v); err != nil {
 			return nil, err
 		}
+	}
+}
+
+// waitChange waits until v is no longer the current view.
+func (p *Plugin) waitChange(ctx context.Context, r *request, v *view) error {
+	select {
+	case <-v.changed:
+		return nil
+	case <-ctx.Done():
+		return r.ctxError(ctx, p.name, fmt.Sprintf("while the plugin was %s", v.state))
 	}
 }

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -99,40 +100,61 @@ type RestartPolicy struct {
 	MaxFailures int
 }
 
-func (c Config) withDefaults() Config {
+// withDefaults returns c with its zero fields set to their defaults, or
+// an error naming the first field that is out of range (negative
+// durations and counts are refused, never replaced by a default).
+func (c Config) withDefaults() (Config, error) {
+	if err := c.check(); err != nil {
+		return c, err
+	}
 	if c.Logger == nil {
 		c.Logger = hclog.NewNullLogger()
 	}
-	if c.StartTimeout <= 0 {
-		c.StartTimeout = 10 * time.Second
-	}
-	if c.CallTimeout <= 0 {
-		c.CallTimeout = 60 * time.Second
-	}
-	if c.CancelGrace <= 0 {
-		c.CancelGrace = 500 * time.Millisecond
-	}
-	if c.MaxConcurrency <= 0 {
-		c.MaxConcurrency = 64
-	}
-	if c.DrainTimeout <= 0 {
-		c.DrainTimeout = 10 * time.Second
-	}
-	if c.SettleTime <= 0 {
-		c.SettleTime = 150 * time.Millisecond
-	}
+	setDefault(&c.StartTimeout, 10*time.Second)
+	setDefault(&c.CallTimeout, 60*time.Second)
+	setDefault(&c.CancelGrace, 500*time.Millisecond)
+	setDefault(&c.DrainTimeout, 10*time.Second)
+	setDefault(&c.SettleTime, 150*time.Millisecond)
+	setDefault(&c.MaxConcurrency, 64)
+	setDefault(&c.MaxQueue, 4*c.MaxConcurrency)
+	setDefault(&c.MaxResultBytes, DefaultMaxResultBytes)
 	r := &c.Restart
-	if r.InitialBackoff <= 0 {
-		r.InitialBackoff = 100 * time.Millisecond
+	setDefault(&r.InitialBackoff, 100*time.Millisecond)
+	setDefault(&r.MaxBackoff, 30*time.Second)
+	setDefault(&r.ResetAfter, 10*time.Second)
+	setDefault(&r.MaxFailures, 5)
+	return c, nil
+}
+
+// setDefault sets *v to def when it is zero.
+func setDefault[T int | int64 | time.Duration](v *T, def T) {
+	if *v == 0 {
+		*v = def
 	}
-	if r.MaxBackoff <= 0 {
-		r.MaxBackoff = 30 * time.Second
+}
+
+// check refuses negative settings and plugin env names that are not
+// allowed (see plugin_env.go).
+func (c Config) check() error {
+	durations := map[string]time.Duration{
+		"StartTimeout": c.StartTimeout, "CallTimeout": c.CallTimeout, "CancelGrace": c.CancelGrace,
+		"DrainTimeout": c.DrainTimeout, "SettleTime": c.SettleTime,
+		"Restart.InitialBackoff": c.Restart.InitialBackoff, "Restart.MaxBackoff": c.Restart.MaxBackoff,
+		"Restart.ResetAfter": c.Restart.ResetAfter,
 	}
-	if r.ResetAfter <= 0 {
-		r.ResetAfter = 10 * time.Second
+	for name, d := range durations {
+		if d < 0 {
+			return fmt.Errorf("host: %s must be positive (0 for the default), got %v", name, d)
+		}
 	}
-	if r.MaxFailures <= 0 {
-		r.MaxFailures = 5
+	counts := map[string]int64{
+		"MaxConcurrency": int64(c.MaxConcurrency), "MaxQueue": int64(c.MaxQueue),
+		"MaxResultBytes": c.MaxResultBytes, "Restart.MaxFailures": int64(c.Restart.MaxFailures),
 	}
-	return c
+	for name, n := range counts {
+		if n < 0 {
+			return fmt.Errorf("host: %s must not be negative (0 for the default), got %d", name, n)
+		}
+	}
+	return checkPluginEnv(c.PluginEnv)
 }

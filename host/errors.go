@@ -4,79 +4,143 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/opentool-host/opentool-host/argcheck"
 )
 
-// Sentinel errors returned (wrapped) by Host.Call and Host.StreamCall.
-// Inspect them with errors.Is.
-var (
-	// ErrFunctionNotFound: no served function has the requested name.
-	ErrFunctionNotFound = errors.New("function not found")
-	// ErrPluginFailed: the owning plugin is in the failed state (crash
-	// loop or a broken binary); the error text gives the reason.
-	ErrPluginFailed = errors.New("plugin failed")
-	// ErrPluginStopped: the owning plugin was removed or the host is
-	// shutting down.
-	ErrPluginStopped = errors.New("plugin stopped")
-	// ErrPluginExited: the plugin process exited while the call was in
-	// flight. The error is a *ExitError with the plugin's stderr tail.
-	ErrPluginExited = errors.New("plugin exited")
-	// ErrBusy: the plugin's concurrency limit stayed full until the call's
-	// deadline.
-	ErrBusy = errors.New("plugin busy")
-	// ErrTimeout: the call's deadline passed (--call-timeout or the
+// Kind says what went wrong with a call. Every error of Host.Call and
+// Host.StreamCall is an *Error with one Kind; front ends translate the
+// kind into their wire format (OpenTool JSON-RPC, Open Tool Calling, ...)
+// and never need to look further. A Kind is itself an error, so that
+// errors.Is(err, host.ErrTimeout) tests the kind of an *Error.
+type Kind string
+
+// The kinds of call errors.
+const (
+	// KindInvalidParams: the arguments fail the function's parameters
+	// (checked by the host before the plugin runs); Error.Faults lists
+	// every fault by parameter path.
+	KindInvalidParams Kind = "invalid_params"
+	// KindNotFound: no served function has the requested name.
+	KindNotFound Kind = "not_found"
+	// KindWrongKind: a streaming function was called with Call, or a
+	// unary one with StreamCall.
+	KindWrongKind Kind = "wrong_kind"
+	// KindTool: the tool's own error; Error.Code and Error.Message are
+	// what the plugin chose (400, 404, 500 or its own code).
+	KindTool Kind = "tool_error"
+	// KindExited: the plugin process exited during the call;
+	// Error.Status is the exit status ("signal: killed").
+	KindExited Kind = "plugin_exited"
+	// KindFailed: the owning plugin is failed (crash loop or a broken
+	// binary) until its file changes.
+	KindFailed Kind = "plugin_failed"
+	// KindStopped: the owning plugin was removed, or the host is closing.
+	KindStopped Kind = "plugin_stopped"
+	// KindTransport: the connection to the plugin failed although the
+	// process still runs.
+	KindTransport Kind = "transport"
+	// KindTimeout: the call's deadline passed (Config.CallTimeout or the
 	// caller's own).
-	ErrTimeout = errors.New("call timed out")
-	// ErrCanceled: the caller went away before the call finished.
-	ErrCanceled = errors.New("call canceled")
-	// ErrWrongKind: a streaming function was called with Call, or a
-	// non-streaming one with StreamCall.
-	ErrWrongKind = errors.New("wrong call kind")
-	// ErrClosed: the host has been closed.
-	ErrClosed = errors.New("host closed")
+	KindTimeout Kind = "timeout"
+	// KindBusy: the plugin's concurrency limit and queue are full, or no
+	// slot freed before the call's deadline.
+	KindBusy Kind = "busy"
+	// KindCanceled: the caller went away before the call finished.
+	KindCanceled Kind = "canceled"
+	// KindResultRejected: the plugin's result is not one JSON object, is
+	// larger than Config.MaxResultBytes, or a unary function sent more
+	// than one result.
+	KindResultRejected Kind = "result_rejected"
 )
 
-// ExitError reports a plugin process that exited during a call. It
-// matches ErrPluginExited with errors.Is.
-type ExitError struct {
-	// Plugin is the plugin's name (file name without "opentool-plugin-").
+// Error implements error: the kind's name, so that a Kind can be the
+// target of errors.Is.
+func (k Kind) Error() string { return string(k) }
+
+// Retryable reports whether sending the same call again may succeed
+// without any change: busy, timed out, canceled, or the plugin exited or
+// lost its connection (it is being restarted).
+func (k Kind) Retryable() bool {
+	switch k {
+	case KindBusy, KindTimeout, KindCanceled, KindExited, KindTransport, KindStopped:
+		return true
+	}
+	return false
+}
+
+// Sentinels for errors.Is, one per kind (kept from the first API).
+var (
+	ErrFunctionNotFound error = KindNotFound
+	ErrWrongKind        error = KindWrongKind
+	ErrPluginExited     error = KindExited
+	ErrPluginFailed     error = KindFailed
+	ErrPluginStopped    error = KindStopped
+	ErrTimeout          error = KindTimeout
+	ErrBusy             error = KindBusy
+	ErrCanceled         error = KindCanceled
+	ErrResultRejected   error = KindResultRejected
+	ErrInvalidParams    error = KindInvalidParams
+)
+
+// ErrClosed: the host has been closed (Rescan after Close).
+var ErrClosed = errors.New("host closed")
+
+// Fault is one problem with a call's arguments: a parameter path and a
+// readable message (see argcheck.Fault).
+type Fault = argcheck.Fault
+
+// Error is the one error type of a call. Message is short and safe to
+// show any caller (it never holds a plugin's stderr or the host's paths);
+// Err keeps the cause for the host's log.
+type Error struct {
+	// Kind says what happened.
+	Kind Kind
+	// Function is the called function's name.
+	Function string
+	// Plugin is the serving plugin's name ("" when none was involved).
 	Plugin string
-	// PID is the process id that exited.
-	PID int
-	// Status is the exit status as the OS reported it, e.g.
-	// "signal: killed" or "exit status 2".
+	// Code is the tool's own error code (KindTool only).
+	Code int
+	// Message describes the failure for the caller.
+	Message string
+	// Faults lists every fault of the arguments (KindInvalidParams only).
+	Faults []Fault
+	// Status is the plugin's exit status, e.g. "signal: killed" or
+	// "exit status 2" (KindExited only).
 	Status string
-	// Stderr holds the last lines the process wrote to stderr (oldest
-	// first, at most 20).
-	Stderr []string
-}
-
-// Error implements error.
-func (e *ExitError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "plugin %q exited (pid %d", e.Plugin, e.PID)
-	if e.Status != "" {
-		fmt.Fprintf(&b, ", %s", e.Status)
-	}
-	b.WriteString(") during the call")
-	if n := len(e.Stderr); n > 0 {
-		fmt.Fprintf(&b, "; last stderr: %s", strings.Join(e.Stderr[max(0, n-5):], " | "))
-	}
-	return b.String()
-}
-
-// Is reports whether target is ErrPluginExited.
-func (e *ExitError) Is(target error) bool { return target == ErrPluginExited }
-
-// PluginError wraps an error with the name of the plugin it came from.
-type PluginError struct {
-	// Plugin is the plugin's name.
-	Plugin string
-	// Err is the cause.
+	// Err is the underlying cause, for logs; nil when there is none.
 	Err error
 }
 
-// Error implements error: "plugin NAME: CAUSE".
-func (e *PluginError) Error() string { return fmt.Sprintf("plugin %q: %v", e.Plugin, e.Err) }
+// Error implements error: `plugin "P": function "F": MESSAGE`, with the
+// plugin left out when there is none.
+func (e *Error) Error() string {
+	var b strings.Builder
+	if e.Plugin != "" {
+		fmt.Fprintf(&b, "plugin %q: ", e.Plugin)
+	}
+	if e.Function != "" {
+		fmt.Fprintf(&b, "function %q: ", e.Function)
+	}
+	b.WriteString(e.Message)
+	return b.String()
+}
 
 // Unwrap returns the cause.
-func (e *PluginError) Unwrap() error { return e.Err }
+func (e *Error) Unwrap() error { return e.Err }
+
+// Is reports whether target is e's Kind.
+func (e *Error) Is(target error) bool {
+	k, ok := target.(Kind)
+	return ok && k == e.Kind
+}
+
+// AsError returns the *Error in err's chain, or nil.
+func AsError(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return nil
+}

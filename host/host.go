@@ -50,7 +50,10 @@ type Host struct {
 // and makes the host-owned state folder (sweeping those of dead hosts).
 // Nothing is started until Start.
 func New(cfg Config) (*Host, error) {
-	cfg = cfg.withDefaults()
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
 	if cfg.Dir == "" {
 		return nil, errors.New("host: plugins directory is required")
 	}

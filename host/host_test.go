@@ -13,7 +13,6 @@ import (
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/internal/testutil"
 	"github.com/opentool-host/opentool-host/opentool"
-	"github.com/opentool-host/opentool-host/pluginsdk"
 )
 
 // startHost starts a host on dir with fast supervision settings and closes
@@ -100,17 +99,12 @@ func TestMockCRUDAndCalculator(t *testing.T) {
 		t.Fatalf("count after delete = %v", got)
 	}
 	_, err := h.Call(context.Background(), "run", nil)
-	var te *pluginsdk.Error
-	if !errors.As(err, &te) || te.Code != 500 {
-		t.Fatalf("run: err = %v, want tool error 500", err)
-	}
+	testutil.WantToolError(t, err, 500, "run failed")
 	if got := call(t, h, "add", `{"a":1.5,"b":2}`); got["result"] != 3.5 {
 		t.Fatalf("add = %v", got)
 	}
 	_, err = h.Call(context.Background(), "divide", []byte(`{"a":1,"b":0}`))
-	if !errors.As(err, &te) || te.Code != 400 {
-		t.Fatalf("divide by zero: err = %v, want tool error 400", err)
-	}
+	testutil.WantToolError(t, err, 400, "")
 	_, err = h.Call(context.Background(), "nope", nil)
 	if !errors.Is(err, host.ErrFunctionNotFound) {
 		t.Fatalf("unknown function: err = %v", err)

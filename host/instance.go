@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"os/exec"
 	"sync"
 	"sync/atomic"
@@ -16,8 +18,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/opentool-host/opentool-host/argcheck"
+	"github.com/opentool-host/opentool-host/internal/wire"
 	"github.com/opentool-host/opentool-host/opentool"
-	"github.com/opentool-host/opentool-host/pluginsdk"
 )
 
 // instance is one running plugin process: the go-plugin client, the
@@ -31,18 +33,20 @@ type instance struct {
 	log    hclog.Logger
 	client *plugin.Client
 	runner *processRunner
-	tool   *pluginsdk.GRPCClient
+	tool   *wire.Client
 	doc    *opentool.OpenTool    // the validated document, $refs inlined
 	args   []*argcheck.Validator // per doc.Functions; nil: not validated
 	stderr *tailBuffer
 
 	started time.Time
-	sem     chan struct{} // concurrency limit
-	calls   atomic.Int64  // in-flight calls and streams
-	nextID  atomic.Uint64
+	sem     chan struct{} // concurrency limit: one token per call sent
+	queued  atomic.Int64  // calls waiting for a token
+	queue   int64         // most calls that may wait (Config.MaxQueue)
+	calls   atomic.Int64  // in-flight calls, counted before stopped is read
 
-	grace   time.Duration
-	release func()
+	grace     time.Duration
+	maxResult int64 // Config.MaxResultBytes
+	release   func()
 	stopped atomic.Bool // stop was asked: exit is not a crash
 }
 
@@ -62,12 +66,14 @@ func startInstance(ctx context.Context, cfg *Config, state *stateDir, name, path
 		stderr:  newTailBuffer(20),
 		started: time.Now(),
 		sem:     make(chan struct{}, cfg.MaxConcurrency),
+		queue:   int64(cfg.MaxQueue),
 		grace:   cfg.CancelGrace,
+		maxResult: cfg.MaxResultBytes,
 		release: sync.OnceFunc(func() { state.release(sum) }),
 	}
 	inst.client = plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  pluginsdk.Handshake,
-		Plugins:          pluginsdk.PluginSet(nil),
+		HandshakeConfig:  wire.Handshake,
+		Plugins:          wire.PluginSet(nil),
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		Logger:           inst.log,
 		StartTimeout:     cfg.StartTimeout,
@@ -75,62 +81,74 @@ func startInstance(ctx context.Context, cfg *Config, state *stateDir, name, path
 		// What the plugin writes to os.Stdout/os.Stderr after Serve comes
 		// over go-plugin's stdio stream: log it under the plugin's name
 		// and keep it for crash reports.
-		SyncStdout:       &lineLogger{log: cfg.Logger.Named("plugin").Named(name), tail: inst.stderr, stream: "stdout"},
-		SyncStderr:       &lineLogger{log: cfg.Logger.Named("plugin").Named(name), tail: inst.stderr, stream: "stderr"},
-		GRPCDialOptions:  append(pluginsdk.GRPCDialOptions(), pluginsdk.PoolDialOptions()...),
+		SyncStdout: &lineLogger{log: cfg.Logger.Named("plugin").Named(name), tail: inst.stderr, stream: "stdout"},
+		SyncStderr: &lineLogger{log: cfg.Logger.Named("plugin").Named(name), tail: inst.stderr, stream: "stderr"},
+		// A result over the cap fails its stream before it is buffered;
+		// the protobuf envelope adds a few bytes to the JSON.
+		GRPCDialOptions:  wire.DialOptions(int(cfg.MaxResultBytes) + 64),
 		UnixSocketConfig: &plugin.UnixSocketConfig{TempDir: state.sock},
+		// The plugin gets go-plugin's variables and the allow-list of
+		// plugin_env.go, never the host's whole environment.
+		SkipHostEnv: true,
 		// go-plugin hands over a spec command holding the environment (magic
 		// cookie, socket dir); the real command runs the host-owned copy of
 		// the binary, in the host's working directory.
 		RunnerFunc: func(_ hclog.Logger, spec *exec.Cmd, _ string) (runner.Runner, error) {
 			cmd := exec.Command(copyPath)
-			cmd.Env = spec.Env // the host's environment plus go-plugin's
+			cmd.Env = pluginEnv(spec.Env, name, cfg.PluginEnv, os.Environ())
 			r, err := newProcessRunner(name, cmd)
 			inst.runner = r
 			return r, err
 		},
 	})
-	fail := func(err error) (*instance, error) {
+	if err := inst.load(ctx, cfg); err != nil {
 		inst.kill()
+		if tail := inst.stderrTail(); len(tail) > 0 {
+			inst.log.Error("plugin output before it failed to start", "plugin", name, "stderr", tail)
+		}
 		return nil, err
 	}
-	rpc, err := inst.client.Client()
-	if err != nil {
-		return fail(fmt.Errorf("handshake: %w%s", err, inst.stderrNote()))
-	}
-	raw, err := rpc.Dispense(pluginsdk.PluginName)
-	if err != nil {
-		return fail(fmt.Errorf("dispense: %w", err))
-	}
-	inst.tool = raw.(*pluginsdk.GRPCClient)
+	return inst, nil
+}
 
+// load performs the handshake, dispenses the tool, and loads, validates,
+// inlines and compiles its document (once per process: routes are rebuilt
+// from these on every plugin state change).
+func (i *instance) load(ctx context.Context, cfg *Config) error {
+	rpc, err := i.client.Client()
+	if err != nil {
+		return fmt.Errorf("handshake: %w", err)
+	}
+	raw, err := rpc.Dispense(wire.PluginName)
+	if err != nil {
+		return fmt.Errorf("dispense: %w", err)
+	}
+	i.tool = raw.(*wire.Client)
 	lctx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
 	defer cancel()
-	docJSON, err := inst.tool.Load(lctx)
+	docJSON, err := i.tool.Load(lctx)
 	if err != nil {
-		return fail(fmt.Errorf("load: %w%s", err, inst.stderrNote()))
+		return fmt.Errorf("load: %w", err)
 	}
 	doc, err := opentool.Parse(docJSON)
 	if err != nil {
-		return fail(fmt.Errorf("invalid document: %w", err))
+		return fmt.Errorf("invalid document: %w", err)
 	}
-	// Inline and compile once per process: routes are rebuilt from these
-	// on every plugin state change.
 	inlined, err := doc.Inline()
 	if err != nil {
-		return fail(fmt.Errorf("invalid document: %w", err))
+		return fmt.Errorf("invalid document: %w", err)
 	}
-	inst.doc = inlined
-	inst.args = make([]*argcheck.Validator, len(inlined.Functions))
+	i.doc = inlined
+	i.args = make([]*argcheck.Validator, len(inlined.Functions))
 	for k := range inlined.Functions {
 		f := &inlined.Functions[k]
 		v, err := argcheck.Compile(f)
 		if err != nil {
-			cfg.Logger.Warn("cannot compile parameter schema; serving without argument validation", "plugin", name, "function", f.Name, "error", err)
+			cfg.Logger.Warn("cannot compile parameter schema; serving without argument validation", "plugin", i.name, "function", f.Name, "error", err)
 		}
-		inst.args[k] = v
+		i.args[k] = v
 	}
-	return inst, nil
+	return nil
 }
 
 // pid returns the process id, or 0 before start.
@@ -154,83 +172,57 @@ func (i *instance) hasExited() bool {
 	}
 }
 
-// call runs one call on this process. It waits for a concurrency slot up
-// to ctx's deadline (ErrBusy), sends the call, and when ctx ends first it
-// sends Cancel and gives the plugin CancelGrace to return before it kills
-// the process. Errors: *pluginsdk.Error (the tool's own), *ExitError,
-// ErrBusy, ErrTimeout, ErrCanceled, or a transport error.
-func (i *instance) call(ctx context.Context, fn string, args []byte) ([]byte, error) {
+// exitStatus is the exit status as the OS reported it ("signal: killed",
+// "exit status 2"), "" while the process runs.
+func (i *instance) exitStatus() string { return i.runner.exitStatus() }
+
+// stderrTail returns the last lines the process wrote to stderr, oldest
+// first (at most 20), for the host's log and /health; never for callers.
+func (i *instance) stderrTail() []string { return i.stderr.lines() }
+
+// invoke runs call r on this process: it takes a concurrency slot
+// (queueing up to Config.MaxQueue calls), does not send a call whose
+// caller is already gone, and sends it (send). errNotSent means the call
+// never reached this process, which was stopped or has exited: the caller
+// may send it to the plugin's next process.
+func (i *instance) invoke(ctx context.Context, r *request) error {
 	i.calls.Add(1)
 	defer i.calls.Add(-1)
 	if i.stopped.Load() || i.hasExited() {
-		return nil, errNotSent
+		return errNotSent
 	}
-	if err := i.acquire(ctx); err != nil {
-		return nil, err
+	if err := i.acquire(ctx, r); err != nil {
+		return err
 	}
 	defer func() { <-i.sem }()
-
-	id := i.nextID.Add(1)
-	// The RPC's own context outlives ctx by the grace period: when ctx
-	// ends, Cancel asks the plugin to stop and the RPC keeps waiting for
-	// it to return; a plugin still busy at the end of the grace is killed.
-	rpcCtx := context.WithoutCancel(ctx)
-	// state: 0 the RPC runs, 1 it returned, 2 the grace timer killed the
-	// plugin. Whichever moves it from 0 first decides.
-	var state atomic.Int32
-	stop := context.AfterFunc(ctx, func() {
-		go func() {
-			cctx, cancel := context.WithTimeout(rpcCtx, i.grace)
-			defer cancel()
-			_, _ = i.tool.Cancel(cctx, id)
-		}()
-		time.AfterFunc(i.grace, func() {
-			if state.CompareAndSwap(0, 2) {
-				i.log.Warn("plugin ignored cancellation; killing it", "plugin", i.name, "function", fn, "grace", i.grace)
-				i.kill()
-			}
-		})
-	})
-	res, err := i.tool.Call(rpcCtx, fn, args, id)
-	killed := !state.CompareAndSwap(0, 1)
-	stop()
-	if err == nil {
-		return res, nil
+	if ctx.Err() != nil {
+		return r.ctxError(ctx, i.name, "before it was sent")
 	}
-	var te *pluginsdk.Error
-	if errors.As(err, &te) {
-		if cerr := ctx.Err(); cerr != nil {
-			return nil, ctxError(ctx, cerr)
-		}
-		return nil, te
-	}
-	if cerr := ctx.Err(); cerr != nil {
-		if killed {
-			return nil, &PluginError{Plugin: i.name, Err: fmt.Errorf("%w; the plugin ignored cancellation for %v and was killed", ctxError(ctx, cerr), i.grace)}
-		}
-		return nil, ctxError(ctx, cerr)
-	}
-	if i.hasExitedAfter(100 * time.Millisecond) {
-		return nil, i.exitError()
-	}
-	if s, ok := status.FromError(err); ok && s.Code() == codes.Unavailable {
-		return nil, &PluginError{Plugin: i.name, Err: fmt.Errorf("connection lost: %s", s.Message())}
-	}
-	return nil, &PluginError{Plugin: i.name, Err: err}
+	return i.send(ctx, r)
 }
 
-// acquire takes a concurrency slot, waiting up to ctx's deadline.
-func (i *instance) acquire(ctx context.Context) error {
+// acquire takes a concurrency slot. When none is free the call queues,
+// unless Config.MaxQueue calls already wait (busy at once); a queued call
+// whose deadline passes is busy too, one whose caller left is canceled.
+func (i *instance) acquire(ctx context.Context, r *request) error {
 	select {
 	case i.sem <- struct{}{}:
 		return nil
 	default:
 	}
+	if i.queued.Add(1) > i.queue {
+		i.queued.Add(-1)
+		return r.fail(KindBusy, i.name, fmt.Sprintf("busy: %d calls in flight and %d queued", cap(i.sem), i.queue), nil)
+	}
+	defer i.queued.Add(-1)
 	select {
 	case i.sem <- struct{}{}:
 		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("%w: %d calls already in flight on plugin %q", ErrBusy, cap(i.sem), i.name)
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return r.fail(KindBusy, i.name, fmt.Sprintf("busy: no slot of %d freed before the deadline", cap(i.sem)), nil)
+		}
+		return r.ctxError(ctx, i.name, "while queued")
 	case <-i.exited():
 		return errNotSent
 	}
@@ -240,45 +232,86 @@ func (i *instance) acquire(ctx context.Context) error {
 // sent to it; the caller may safely retry on the plugin's next instance.
 var errNotSent = errors.New("instance gone before the call was sent")
 
-// streamCall runs one streaming call on this process, handing each JSON
-// item to onItem. Errors are as for call.
-func (i *instance) streamCall(ctx context.Context, fn string, args []byte, onItem func([]byte) error) error {
-	i.calls.Add(1)
-	defer i.calls.Add(-1)
-	if i.stopped.Load() || i.hasExited() {
-		return errNotSent
+// send sends r on one Invoke stream and hands each result to r.emit. The
+// stream's own context outlives ctx: when ctx ends (or emit fails, or a
+// result is rejected) the guard sends cancel on the stream and gives the
+// plugin Config.CancelGrace to end it before it kills the process.
+func (i *instance) send(ctx context.Context, r *request) error {
+	rpcCtx, abort := context.WithCancel(context.WithoutCancel(ctx))
+	defer abort()
+	call, err := i.tool.Invoke(rpcCtx, r.fn, r.args, r.stream)
+	if err != nil {
+		if i.stopped.Load() || i.hasExited() {
+			return errNotSent
+		}
+		return r.fail(KindTransport, i.name, "the call could not be sent to the plugin", err)
 	}
-	if err := i.acquire(ctx); err != nil {
-		return err
+	g := &guard{inst: i, call: call, fn: r.fn}
+	stop := context.AfterFunc(ctx, g.cancel)
+	defer stop()
+	var first error // why the call was cut short (emit failed, result rejected)
+	n := 0
+	for {
+		item, err := call.Recv()
+		if err != nil {
+			killed := !g.end()
+			if first != nil {
+				return first
+			}
+			return i.endError(ctx, r, err, n, killed)
+		}
+		n++
+		if first != nil {
+			continue // draining after a cancel
+		}
+		if first = r.accept(i.name, item, n); first == nil {
+			first = r.emit(item)
+		}
+		if first != nil {
+			g.cancel()
+		}
 	}
-	defer func() { <-i.sem }()
-	err := i.tool.StreamCall(ctx, fn, args, onItem)
-	if err == nil {
-		return nil
-	}
-	var te *pluginsdk.Error
-	if errors.As(err, &te) {
-		return te
-	}
-	if cerr := ctx.Err(); cerr != nil {
-		return ctxError(ctx, cerr)
-	}
-	if i.hasExitedAfter(100 * time.Millisecond) {
-		return i.exitError()
-	}
-	if _, ok := status.FromError(err); ok {
-		return &PluginError{Plugin: i.name, Err: err}
-	}
-	return err // onItem's own error
 }
 
-// hasExitedAfter waits up to d for the process to exit, for a transport
-// error that races with the exit notification.
-func (i *instance) hasExitedAfter(d time.Duration) bool {
+// endError maps how a stream ended to the call's error (nil for success):
+// io.EOF is success when a unary call got its result; the tool's own
+// error keeps its code; a stream cut by the caller's context, an exit, a
+// result over the size cap or a lost connection each get their Kind.
+func (i *instance) endError(ctx context.Context, r *request, err error, n int, killed bool) error {
+	if errors.Is(err, io.EOF) {
+		if n == 0 && !r.stream {
+			if ctx.Err() != nil {
+				return r.ctxError(ctx, i.name, "")
+			}
+			return r.fail(KindResultRejected, i.name, "the plugin ended the call without a result", nil)
+		}
+		return nil
+	}
+	var te *wire.ToolError
+	switch {
+	case killed:
+		return r.ctxError(ctx, i.name, fmt.Sprintf("; the plugin ignored cancellation for %v and was killed", i.grace))
+	case ctx.Err() != nil:
+		return r.ctxError(ctx, i.name, "")
+	case errors.As(err, &te):
+		return &Error{Kind: KindTool, Function: r.fn, Plugin: i.name, Code: te.Code, Message: te.Message}
+	case status.Code(err) == codes.ResourceExhausted:
+		return r.fail(KindResultRejected, i.name, fmt.Sprintf("the plugin's result is larger than the limit of %d bytes", i.maxResult), err)
+	case i.exitedSoon():
+		return &Error{Kind: KindExited, Function: r.fn, Plugin: i.name, Status: i.exitStatus(),
+			Message: fmt.Sprintf("the plugin exited during the call (%s); it is being restarted", i.exitStatus()), Err: err}
+	}
+	return r.fail(KindTransport, i.name, "the connection to the plugin failed", err)
+}
+
+// exitedSoon reports whether the process has exited, waiting up to
+// exitNoticeWait: a broken connection is seen a little before go-plugin
+// reaps the process, and the exit is the better report.
+func (i *instance) exitedSoon() bool {
 	if i.hasExited() {
 		return true
 	}
-	t := time.NewTimer(d)
+	t := time.NewTimer(exitNoticeWait)
 	defer t.Stop()
 	select {
 	case <-i.exited():
@@ -288,30 +321,52 @@ func (i *instance) hasExitedAfter(d time.Duration) bool {
 	}
 }
 
-func ctxError(ctx context.Context, err error) error {
-	if errors.Is(err, context.DeadlineExceeded) {
-		return ErrTimeout
-	}
-	if c := context.Cause(ctx); c != nil && !errors.Is(c, context.Canceled) {
-		return fmt.Errorf("%w: %v", ErrCanceled, c)
-	}
-	return ErrCanceled
+// exitNoticeWait bounds exitedSoon's wait (only on a broken connection).
+const exitNoticeWait = 100 * time.Millisecond
+
+// guard is the cancel grace of one call in flight: cancel sends cancel
+// on the call's stream once and arms a timer; when the stream has not
+// ended by then the process is killed. end reports false when the timer
+// killed it first.
+type guard struct {
+	inst  *instance
+	call  *wire.Call
+	fn    string
+	once  sync.Once
+	state atomic.Int32 // guardRunning, guardEnded or guardKilled
 }
 
-// exitError describes the exit of this process.
-func (i *instance) exitError() *ExitError {
-	return &ExitError{Plugin: i.name, PID: i.pid(), Status: i.runner.exitStatus(), Stderr: i.stderr.lines()}
+const (
+	guardRunning int32 = iota
+	guardEnded
+	guardKilled
+)
+
+// cancel asks the plugin to stop the call and arms the kill timer. Safe
+// to call many times and from any goroutine.
+func (g *guard) cancel() {
+	g.once.Do(func() {
+		if g.state.Load() != guardRunning {
+			return
+		}
+		_ = g.call.Cancel() // a broken stream ends the call anyway
+		time.AfterFunc(g.inst.grace, g.expire)
+	})
 }
 
-func (i *instance) stderrNote() string {
-	if l := i.stderr.lines(); len(l) > 0 {
-		return fmt.Sprintf(" (last stderr: %s)", l[len(l)-1])
+// expire kills the process when the call is still running.
+func (g *guard) expire() {
+	if g.state.CompareAndSwap(guardRunning, guardKilled) {
+		g.inst.log.Warn("plugin ignored cancellation; killing it", "plugin", g.inst.name, "function", g.fn, "grace", g.inst.grace)
+		g.inst.kill()
 	}
-	return ""
 }
+
+// end marks the stream ended; false when expire got there first.
+func (g *guard) end() bool { return g.state.CompareAndSwap(guardRunning, guardEnded) }
 
 // drain waits up to timeout for in-flight calls, then stops the process.
-// Setting stopped before reading the in-flight count pairs with call's
+// Setting stopped before reading the in-flight count pairs with invoke's
 // increment-then-check: a call either sees stopped (and is retried on the
 // new instance) or is counted here (and is waited for).
 func (i *instance) drain(timeout time.Duration) {
@@ -328,7 +383,8 @@ func (i *instance) drain(timeout time.Duration) {
 }
 
 // stop asks the plugin to exit (go-plugin closes the connection and waits
-// up to 2 s before SIGKILL) and releases its binary copy.
+// up to 2 s before SIGKILL), kills what is left of its process group and
+// releases its binary copy. It is idempotent.
 func (i *instance) stop() {
 	i.stopped.Store(true)
 	i.client.Kill()

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/opentool-host/opentool-host/httpapi"
+	"github.com/opentool-host/opentool-host/internal/httpguard"
 	"github.com/opentool-host/opentool-host/internal/testutil"
 )
 
@@ -87,16 +88,16 @@ func TestAPIKeysOff(t *testing.T) {
 
 func TestRequireAPIKey(t *testing.T) {
 	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
-	if h := httpapi.RequireAPIKey([]string{"", ""}, ok); h == nil {
+	if h := httpguard.RequireAPIKey([]string{"", ""}, ok); h == nil {
 		t.Fatal("nil handler")
 	}
-	base := testutil.Serve(t, httpapi.RequireAPIKey([]string{"k"}, ok))
+	base := testutil.Serve(t, httpguard.RequireAPIKey([]string{"k"}, ok))
 	st, _, body := rawRequest(t, http.MethodGet, base+"/otc/anything", "")
 	wantResponse(t, "no key", st, body, http.StatusUnauthorized, bodyMissingKey)
 	st, _, body = rawRequest(t, http.MethodGet, base+"/otc/anything", "", "Authorization: Bearer k")
 	wantResponse(t, "key", st, body, http.StatusOK, "ok")
 
-	open := testutil.Serve(t, httpapi.RequireAPIKey(nil, ok))
+	open := testutil.Serve(t, httpguard.RequireAPIKey(nil, ok))
 	st, _, body = rawRequest(t, http.MethodGet, open+"/x", "")
 	wantResponse(t, "no keys configured", st, body, http.StatusOK, "ok")
 }

@@ -1,13 +1,9 @@
 package httpapi
 
 import (
-	"bytes"
-	"errors"
-	"io"
-	"mime"
 	"net/http"
-	"strconv"
 
+	"github.com/opentool-host/opentool-host/internal/httpguard"
 	"github.com/opentool-host/opentool-host/jsonrpc"
 )
 
@@ -16,8 +12,8 @@ import (
 // 200 for results and call errors; 400 for -32700 and -32600; 413 for a
 // body over MaxBodyBytes; 415 for a non-JSON Content-Type.
 func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
-	bp := bufPool.Get().(*[]byte)
-	defer bufPool.Put(bp)
+	bp := getBuf()
+	defer putBuf(bp)
 
 	req, ok := s.decodeCall(w, r, bp)
 	if !ok {
@@ -26,14 +22,15 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 	result, err := s.b.Call(r.Context(), req.Method, req.Params)
 	out := (*bp)[len(*bp):]
 	if err != nil {
-		je := s.rpcError(req.Method, err)
+		je := s.rpcError(r, req.Method, err)
 		if je == nil { // the client went away
 			return
 		}
 		s.writeRPC(w, http.StatusOK, jsonrpc.AppendError(out, je, req.ID))
 		return
 	}
-	s.writeRPC(w, http.StatusOK, jsonrpc.AppendResult(out, result, req.ID))
+	*bp = jsonrpc.AppendResult(out, result, req.ID)
+	s.writeRPC(w, http.StatusOK, *bp)
 }
 
 // decodeCall reads and decodes the request into *bp; when it is not a
@@ -51,25 +48,19 @@ func (s *Server) decodeCall(w http.ResponseWriter, r *http.Request, bp *[]byte) 
 	return nil, false
 }
 
-// readRequest reads and decodes the body into *bp. On error it returns
-// the HTTP status and the JSON-RPC error to answer with.
+// readRequest reads (httpguard.ReadBody) and decodes the body into *bp.
+// On error it returns the HTTP status and the JSON-RPC error to answer
+// with: the body's own status (413, 415, 400) with -32600, or 400 with
+// the decoder's -32700 or -32600.
 func (s *Server) readRequest(w http.ResponseWriter, r *http.Request, bp *[]byte) (*jsonrpc.Request, int, *jsonrpc.Error) {
-	if ct := r.Header.Get("Content-Type"); ct != "" && ct != "application/json" {
-		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || (mt != "application/json" && mt != "text/plain" && mt != "application/json-rpc") {
-			return nil, http.StatusUnsupportedMediaType, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
-				Message: "invalid request: Content-Type must be application/json, got " + quote(ct)}
-		}
-	}
-	body, err := readAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes), (*bp)[:0])
+	body, berr := httpguard.ReadBody(w, r, s.cfg.MaxBodyBytes, *bp)
 	*bp = body
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, http.StatusRequestEntityTooLarge, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
-				Message: "invalid request: body larger than the limit of " + itoa(mbe.Limit) + " bytes"}
+	if berr != nil {
+		code := jsonrpc.CodeInvalidRequest
+		if berr.Status == http.StatusBadRequest {
+			code = jsonrpc.CodeParseError
 		}
-		return nil, http.StatusBadRequest, &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "parse error: reading body: " + err.Error()}
+		return nil, berr.Status, &jsonrpc.Error{Code: code, Message: "invalid request: " + berr.Message}
 	}
 	req, rerr := jsonrpc.DecodeRequest(body)
 	if rerr != nil {
@@ -78,23 +69,7 @@ func (s *Server) readRequest(w http.ResponseWriter, r *http.Request, bp *[]byte)
 	return req, 0, nil
 }
 
-// readAll appends r's content to buf.
-func readAll(r io.Reader, buf []byte) ([]byte, error) {
-	bb := bytes.NewBuffer(buf)
-	_, err := bb.ReadFrom(r)
-	return bb.Bytes(), err
-}
-
+// writeRPC writes a JSON-RPC response body under the write deadline.
 func (s *Server) writeRPC(w http.ResponseWriter, status int, body []byte) {
-	h := w.Header()
-	h["Content-Type"] = jsonContentType
-	if len(body) > 2048 {
-		// net/http sends Content-Length itself only for the bodies it
-		// buffers whole (2 KiB); a larger one would go out chunked.
-		h["Content-Length"] = []string{strconv.Itoa(len(body))}
-	}
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
+	httpguard.Write(w, status, httpguard.JSON, body, s.cfg.WriteTimeout)
 }
-
-var jsonContentType = []string{"application/json"}

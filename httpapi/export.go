@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/opentool-host/opentool-host/export"
+	"github.com/opentool-host/opentool-host/internal/httpguard"
 )
 
 // StrictIssueHeader is the response header of GET /opentool/export that
@@ -28,41 +29,39 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	format, err := export.ParseFormat(q.Get("format"))
 	if err != nil {
-		writeExportError(w, http.StatusBadRequest, strings.TrimPrefix(err.Error(), "export: "))
+		s.writeExportError(w, http.StatusBadRequest, strings.TrimPrefix(err.Error(), "export: "))
 		return
 	}
 	strict := false
 	if v := q.Get("strict"); v != "" {
 		if strict, err = strconv.ParseBool(v); err != nil {
-			writeExportError(w, http.StatusBadRequest, "strict must be true or false, got "+quote(v))
+			s.writeExportError(w, http.StatusBadRequest, "strict must be true or false, got "+quote(v))
 			return
 		}
 	}
 	out, issues, err := export.Document(s.b.Document(s.cfg.Title, s.cfg.Version, baseURL(r)), format, strict)
 	switch {
 	case errors.Is(err, export.ErrStrictUnsupported):
-		writeExportError(w, http.StatusBadRequest, "strict=true applies only to format openai and openai-chat, not "+string(format))
+		s.writeExportError(w, http.StatusBadRequest, "strict=true applies only to format openai and openai-chat, not "+string(format))
 		return
 	case err != nil:
 		s.cfg.Logger.Error("export failed", "format", format, "error", err)
-		writeExportError(w, http.StatusInternalServerError, err.Error())
+		s.writeExportError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
 	h := w.Header()
 	for _, is := range issues {
 		h.Add(StrictIssueHeader, is.String())
 	}
-	h["Content-Type"] = jsonContentType
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(out)
+	httpguard.Write(w, http.StatusOK, httpguard.JSON, out, s.cfg.WriteTimeout)
 }
 
 // writeExportError writes {"error":{"code":STATUS,"message":MSG}} with
 // HTTP status (the shape of the API's other non-JSON-RPC errors).
-func writeExportError(w http.ResponseWriter, status int, msg string) {
+func (s *Server) writeExportError(w http.ResponseWriter, status int, msg string) {
 	type body struct {
 		Code    int    `json:"code"`
 		Message string `json:"message"`
 	}
-	writeJSON(w, status, map[string]body{"error": {Code: status, Message: msg}})
+	s.writeJSON(w, status, map[string]body{"error": {Code: status, Message: msg}})
 }

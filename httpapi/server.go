@@ -1,11 +1,13 @@
 // Package httpapi serves a Host over HTTP: the OpenTool API under
 // /opentool (client/server protocol 1.0.0, sections 1-3) and GET /health.
 //
-// One call travels: call.go (decode the JSON-RPC request) → Backend.Call
-// (host: route by function name) → the plugin over gRPC → back to call.go
-// (write the JSON-RPC response). errors.go maps host errors to JSON-RPC
-// errors. stream.go serves POST /opentool/streamCall as server-sent
-// events; auth.go guards every route with API keys (Config.APIKeys).
+// One call travels: call.go (read the body with httpguard.ReadBody, decode
+// the JSON-RPC request) → Backend.Call (host/call.go: route, validate,
+// send to the plugin, check the result) → back to call.go (write the
+// JSON-RPC response under a write deadline). errors.go translates the
+// host's one error type (*host.Error) into JSON-RPC errors. stream.go
+// serves POST /opentool/streamCall as server-sent events on the same
+// path. Every route is behind httpguard's API keys (Config.APIKeys).
 package httpapi
 
 import (
@@ -13,10 +15,12 @@ import (
 	"encoding/json"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/internal/httpguard"
 	"github.com/opentool-host/opentool-host/opentool"
 )
 
@@ -53,9 +57,14 @@ type Config struct {
 	// Logger logs request failures. Default: a null logger.
 	Logger hclog.Logger
 	// APIKeys, when it holds a non-empty key, turns on API key
-	// authentication for every route (auth.go): requests must send
-	// "Authorization: Bearer KEY" or get HTTP 401. Empty: auth off.
+	// authentication for every route (httpguard.RequireAPIKey): requests
+	// must send "Authorization: Bearer KEY" or get HTTP 401. Empty: auth
+	// off.
 	APIKeys []string
+	// WriteTimeout is how long a client has to take one response or one
+	// stream frame; a client that does not read is cut off then. Default
+	// httpguard.DefaultWriteTimeout (30 s).
+	WriteTimeout time.Duration
 }
 
 // Server is the http.Handler of the API.
@@ -63,8 +72,8 @@ type Server struct {
 	b   Backend
 	cfg Config
 	mux *http.ServeMux
-	// keys guards every route; nil when authentication is off.
-	keys *keySet
+	// guarded is mux behind the API keys (mux itself when auth is off).
+	guarded http.Handler
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -80,7 +89,11 @@ func New(b Backend, cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
 	}
-	s := &Server{b: b, cfg: cfg, mux: http.NewServeMux(), keys: newKeySet(cfg.APIKeys)}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = httpguard.DefaultWriteTimeout
+	}
+	s := &Server{b: b, cfg: cfg, mux: http.NewServeMux()}
+	s.guarded = httpguard.RequireAPIKey(cfg.APIKeys, s.mux)
 	s.mux.HandleFunc("GET "+BasePath+"/version", s.handleVersion)
 	s.mux.HandleFunc("POST "+BasePath+"/call", s.handleCall)
 	s.mux.HandleFunc("POST "+BasePath+"/streamCall", s.handleStreamCall)
@@ -92,12 +105,7 @@ func New(b Backend, cfg Config) *Server {
 
 // ServeHTTP implements http.Handler. With Config.APIKeys set, a request
 // without a valid key gets HTTP 401 whatever its route.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if s.keys != nil && !s.keys.allow(w, r) {
-		return
-	}
-	s.mux.ServeHTTP(w, r)
-}
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.guarded.ServeHTTP(w, r) }
 
 // baseURL is this server's OpenTool base URL as the client reached it.
 func baseURL(r *http.Request) string {
@@ -108,26 +116,38 @@ func baseURL(r *http.Request) string {
 	return scheme + "://" + r.Host + BasePath
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
+func (s *Server) writeJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		http.Error(w, `{"error":"encode response"}`, http.StatusInternalServerError)
-		return
+		s.cfg.Logger.Error("encode response", "error", err)
+		b, status = []byte(`{"error":{"code":500,"message":"encode response"}}`), http.StatusInternalServerError
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
+	httpguard.Write(w, status, httpguard.JSON, b, s.cfg.WriteTimeout)
 }
 
-// bufPool holds request and response buffers of the call path.
+// bufPool holds request and response buffers of the call path. Buffers
+// that grew past maxPooledBuf (a large result) are not kept.
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
+// maxPooledBuf is the largest buffer put back into bufPool (64 KiB).
+const maxPooledBuf = 64 << 10
+
+// getBuf takes a buffer from bufPool; putBuf returns it.
+func getBuf() *[]byte { return bufPool.Get().(*[]byte) }
+
+func putBuf(bp *[]byte) {
+	if cap(*bp) <= maxPooledBuf {
+		*bp = (*bp)[:0]
+		bufPool.Put(bp)
+	}
+}
+
 func (s *Server) handleVersion(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"version": s.cfg.Version})
+	s.writeJSON(w, http.StatusOK, map[string]string{"version": s.cfg.Version})
 }
 
 func (s *Server) handleLoad(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, s.b.Document(s.cfg.Title, s.cfg.Version, baseURL(r)))
+	s.writeJSON(w, http.StatusOK, s.b.Document(s.cfg.Title, s.cfg.Version, baseURL(r)))
 }
 
 // Health is the body of GET /health.
@@ -147,5 +167,5 @@ func (s *Server) handleHealth(w http.ResponseWriter, _ *http.Request) {
 			h.Status = "degraded"
 		}
 	}
-	writeJSON(w, http.StatusOK, h)
+	s.writeJSON(w, http.StatusOK, h)
 }

@@ -64,18 +64,18 @@ var _ functionFinder = (*host.Host)(nil)
 // disconnects, the request context is cancelled and with it the plugin's
 // stream; nothing more is written.
 func (s *Server) handleStreamCall(w http.ResponseWriter, r *http.Request) {
-	bp := bufPool.Get().(*[]byte)
-	defer bufPool.Put(bp)
+	bp := getBuf()
+	defer putBuf(bp)
 
 	req, ok := s.decodeCall(w, r, bp)
 	if !ok {
 		return
 	}
 
-	fp := bufPool.Get().(*[]byte)
-	defer bufPool.Put(fp)
-	sw := &sseWriter{w: w, rc: http.NewResponseController(w), fn: req.Method, id: req.ID, buf: (*fp)[:0]}
-	defer func() { *fp = sw.buf[:0] }()
+	fp := getBuf()
+	defer putBuf(fp)
+	sw := &sseWriter{w: w, rc: http.NewResponseController(w), fn: req.Method, id: req.ID, buf: (*fp)[:0], timeout: s.cfg.WriteTimeout}
+	defer func() { *fp = sw.buf }()
 
 	if ff, ok := s.b.(functionFinder); ok && ff.Function(req.Method) != nil {
 		sw.begin()
@@ -85,7 +85,7 @@ func (s *Server) handleStreamCall(w http.ResponseWriter, r *http.Request) {
 		return // the client went away
 	}
 	if err != nil {
-		je := s.rpcError(req.Method, err)
+		je := s.rpcError(r, req.Method, err)
 		if je == nil {
 			return
 		}
@@ -111,7 +111,8 @@ type sseWriter struct {
 	id      []byte // raw JSON id of the request
 	buf     []byte // the frame being built
 	started bool
-	werr    error // first write error: the client is gone
+	werr    error         // first write error: the client is gone
+	timeout time.Duration // for the client to take each frame
 }
 
 // begin writes the headers and the start frame, once.
@@ -124,8 +125,6 @@ func (sw *sseWriter) begin() {
 	h["Content-Type"] = sseContentType
 	h["Cache-Control"] = noCache
 	h["X-Accel-Buffering"] = noBuffering // nginx: do not buffer the stream
-	// A stream may outlive a server-wide WriteTimeout; lift it.
-	_ = sw.rc.SetWriteDeadline(time.Time{})
 	sw.w.WriteHeader(http.StatusOK)
 	sw.nameFrame(EventStart)
 }
@@ -166,11 +165,13 @@ func (sw *sseWriter) head(event string) []byte {
 }
 
 // flushFrame ends the frame in sw.buf with "\n\n", writes it in one Write
-// (the reference Dart client loses frames split across reads) and flushes.
+// (the reference Dart client loses frames split across reads) and flushes,
+// giving the client sw.timeout to take it.
 func (sw *sseWriter) flushFrame() {
 	if sw.werr != nil {
 		return
 	}
+	_ = sw.rc.SetWriteDeadline(time.Now().Add(sw.timeout))
 	sw.buf = append(sw.buf, "\n\n"...)
 	if _, err := sw.w.Write(sw.buf); err != nil {
 		sw.werr = err

@@ -17,7 +17,6 @@ import (
 	"github.com/opentool-host/opentool-host/httpapi"
 	"github.com/opentool-host/opentool-host/internal/testutil"
 	"github.com/opentool-host/opentool-host/opentool"
-	"github.com/opentool-host/opentool-host/pluginsdk"
 )
 
 func sseFrame(event, data string) string { return "event:" + event + "\ndata:" + data + "\n\n" }
@@ -172,7 +171,7 @@ func TestStreamCallScripted(t *testing.T) {
 			if err := onItem([]byte("{\n  \"n\": 1\n}")); err != nil { // indented JSON is compacted
 				return err
 			}
-			return &pluginsdk.Error{Code: 500, Message: "boom\nline two"}
+			return &host.Error{Kind: host.KindTool, Function: "tick", Plugin: "p", Code: 500, Message: "boom\nline two"}
 		}
 		st, _, body := postJSON(t, url, req)
 		want := sseFrame("start", `{"start":"tick"}`) +
@@ -187,16 +186,16 @@ func TestStreamCallScripted(t *testing.T) {
 	})
 	t.Run("plugin failure before any item", func(t *testing.T) {
 		f.stream = func(context.Context, string, func([]byte) error) error {
-			return &host.PluginError{Plugin: "p", Err: host.ErrBusy}
+			return &host.Error{Kind: host.KindBusy, Function: "tick", Plugin: "p", Message: "busy: 64 calls in flight and 256 queued"}
 		}
 		st, _, body := postJSON(t, url, req)
 		want := sseFrame("start", `{"start":"tick"}`) +
-			sseFrame("error", `{"jsonrpc":"2.0","result":{},"error":{"code":-32603,"message":"plugin \"p\": plugin busy","data":{"plugin":"p"}},"id":1}`)
+			sseFrame("error", `{"jsonrpc":"2.0","result":{},"error":{"code":-32603,"message":"plugin \"p\": function \"tick\": busy: 64 calls in flight and 256 queued","data":{"kind":"busy","plugin":"p"}},"id":1}`)
 		wantResponse(t, "busy", st, body, http.StatusOK, want)
 	})
 	t.Run("not found before any item", func(t *testing.T) {
 		f.stream = func(_ context.Context, fn string, _ func([]byte) error) error {
-			return fmt.Errorf("%w: %q", host.ErrFunctionNotFound, fn)
+			return &host.Error{Kind: host.KindNotFound, Function: fn, Message: "not served"}
 		}
 		st, _, body := postJSON(t, url, req)
 		wantResponse(t, "not found", st, body, http.StatusOK,
@@ -213,7 +212,7 @@ func TestStreamCallClientDisconnect(t *testing.T) {
 			select {
 			case <-ctx.Done():
 				cancelled <- ctx.Err()
-				return fmt.Errorf("%w: %v", host.ErrCanceled, ctx.Err())
+				return &host.Error{Kind: host.KindCanceled, Message: "canceled", Err: ctx.Err()}
 			case <-time.After(5 * time.Millisecond):
 			}
 			if err := onItem([]byte(`{"i":` + strconv.Itoa(i) + `}`)); err != nil {

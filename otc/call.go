@@ -6,16 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"mime"
 	"net/http"
-	"strconv"
+	"strings"
 	"time"
 
-	"github.com/opentool-host/opentool-host/argcheck"
 	"github.com/opentool-host/opentool-host/host"
-	"github.com/opentool-host/opentool-host/pluginsdk"
+	"github.com/opentool-host/opentool-host/internal/httpguard"
 )
 
 // CallRequest is the body of POST /otc/call (RFC 5.2 "Tool Execution").
@@ -100,20 +97,9 @@ const RetryAfter = time.Second
 // malformed tool_id, input that is not an object; 413 for a body over
 // MaxBodyBytes; 415 for a Content-Type other than JSON.
 func (h *handler) handleCall(w http.ResponseWriter, r *http.Request) {
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-			h.reject(w, http.StatusUnsupportedMediaType, "", "Content-Type must be application/json, got "+strconv.Quote(ct))
-			return
-		}
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.MaxBodyBytes))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			h.reject(w, http.StatusRequestEntityTooLarge, "", fmt.Sprintf("request body larger than the limit of %d bytes", mbe.Limit))
-			return
-		}
-		h.reject(w, http.StatusBadRequest, "", "reading the request body: "+err.Error())
+	body, berr := httpguard.ReadBody(w, r, h.cfg.MaxBodyBytes, nil)
+	if berr != nil {
+		h.reject(w, berr.Status, "", berr.Message)
 		return
 	}
 	var req CallRequest
@@ -155,7 +141,7 @@ func (h *handler) handleCall(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		value, err = h.run(r, t, input)
 	}
-	if errors.Is(err, host.ErrCanceled) && r.Context().Err() != nil {
+	if r.Context().Err() != nil {
 		return // the client went away
 	}
 	ms := math.Round(float64(time.Since(start).Microseconds())) / 1000
@@ -202,40 +188,55 @@ func (h *handler) run(r *http.Request, t *tool, input []byte) ([]byte, error) {
 // errTooLarge: a streaming tool's items exceed MaxResultBytes.
 var errTooLarge = errors.New("result too large")
 
-// toolError maps a resolution or host error to the RFC 4.3 error object.
+// toolError translates a resolution error or the host's *host.Error into
+// the RFC 4.3 error object: Message for the user or model, the cause in
+// DeveloperMessage (never a plugin's stderr), can_retry from the kind
+// (host.Kind.Retryable), with retry_after_ms when the plugin is busy,
+// exited or stopped.
 func (h *handler) toolError(toolID string, err error) *ToolError {
-	retry := func(msg string) *ToolError {
-		return &ToolError{Message: msg, DeveloperMessage: err.Error(), CanRetry: true, RetryAfterMs: RetryAfter.Milliseconds()}
-	}
-	var ae *argcheck.Error
-	var te *pluginsdk.Error
-	switch {
-	case errors.As(err, &ae):
-		return &ToolError{Message: "Invalid input: " + ae.Summary(), DeveloperMessage: err.Error()}
-	case errors.As(err, &te):
-		return &ToolError{Message: te.Message, DeveloperMessage: fmt.Sprintf("tool %s failed with code %d: %s", toolID, te.Code, te.Message)}
-	case errors.Is(err, errUnknownTool), errors.Is(err, errWrongVersion):
-		return &ToolError{Message: err.Error()}
-	case errors.Is(err, host.ErrFunctionNotFound):
-		return &ToolError{Message: "Tool " + toolID + " is not served any more.", DeveloperMessage: err.Error()}
-	case errors.Is(err, errTooLarge):
-		return &ToolError{Message: "The tool's result is too large.", DeveloperMessage: err.Error()}
-	case errors.Is(err, host.ErrBusy):
-		return retry("The tool is busy; try again shortly.")
-	case errors.Is(err, host.ErrTimeout):
-		return &ToolError{Message: "The tool call timed out.", DeveloperMessage: err.Error(), CanRetry: true}
-	case errors.Is(err, host.ErrPluginExited):
-		return retry("The tool stopped unexpectedly during the call; it is being restarted.")
-	case errors.Is(err, host.ErrPluginStopped):
-		return retry("The tool is being replaced or stopped.")
-	case errors.Is(err, host.ErrPluginFailed):
+	e := host.AsError(err)
+	if e == nil {
+		switch {
+		case errors.Is(err, errUnknownTool), errors.Is(err, errWrongVersion):
+			return &ToolError{Message: err.Error()}
+		case errors.Is(err, errTooLarge):
+			return &ToolError{Message: "The tool's result is too large.", DeveloperMessage: err.Error()}
+		}
 		h.cfg.Logger.Warn("otc call failed", "tool_id", toolID, "error", err)
-		return &ToolError{Message: "The tool is unavailable.", DeveloperMessage: err.Error()}
-	case errors.Is(err, host.ErrCanceled):
-		return &ToolError{Message: "The call was canceled.", DeveloperMessage: err.Error(), CanRetry: true}
+		return &ToolError{Message: "The tool failed.", DeveloperMessage: err.Error()}
 	}
-	h.cfg.Logger.Warn("otc call failed", "tool_id", toolID, "error", err)
-	return &ToolError{Message: "The tool failed.", DeveloperMessage: err.Error()}
+	te := &ToolError{Message: kindMessages[e.Kind], DeveloperMessage: e.Error(), CanRetry: e.Kind.Retryable()}
+	switch e.Kind {
+	case host.KindInvalidParams:
+		te.Message = "Invalid input: " + strings.TrimPrefix(e.Message, "invalid params: ")
+	case host.KindTool:
+		te.Message = e.Message
+		te.DeveloperMessage = fmt.Sprintf("tool %s failed with code %d: %s", toolID, e.Code, e.Message)
+	case host.KindNotFound:
+		te.Message = "Tool " + toolID + " is not served any more."
+	case host.KindBusy, host.KindExited, host.KindStopped:
+		te.RetryAfterMs = RetryAfter.Milliseconds()
+	}
+	if te.Message == "" {
+		te.Message = "The tool failed."
+	}
+	if e.Kind != host.KindInvalidParams && e.Kind != host.KindTool {
+		h.cfg.Logger.Warn("otc call failed", "tool_id", toolID, "kind", e.Kind, "error", e, "cause", e.Err)
+	}
+	return te
+}
+
+// kindMessages are the user-facing messages of host error kinds.
+var kindMessages = map[host.Kind]string{
+	host.KindWrongKind:      "The tool cannot be called this way.",
+	host.KindBusy:           "The tool is busy; try again shortly.",
+	host.KindTimeout:        "The tool call timed out.",
+	host.KindExited:         "The tool stopped unexpectedly during the call; it is being restarted.",
+	host.KindStopped:        "The tool is being replaced or stopped.",
+	host.KindFailed:         "The tool is unavailable.",
+	host.KindTransport:      "The tool could not be reached.",
+	host.KindCanceled:       "The call was canceled.",
+	host.KindResultRejected: "The tool returned an invalid result.",
 }
 
 // reject answers a request that cannot be run with status and a

@@ -30,6 +30,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/internal/httpguard"
 )
 
 // SchemaURL is the "$schema" of every response: the OTC HTTP 1.0
@@ -113,10 +114,6 @@ func (h *handler) handleTools(w http.ResponseWriter, _ *http.Request) {
 	writeBody(w, http.StatusOK, h.tools().body)
 }
 
-var jsonContentType = []string{"application/json"}
-
 func writeBody(w http.ResponseWriter, status int, body []byte) {
-	w.Header()["Content-Type"] = jsonContentType
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
+	httpguard.Write(w, status, httpguard.JSON, body, httpguard.DefaultWriteTimeout)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"regexp"
@@ -16,7 +15,6 @@ import (
 	"github.com/opentool-host/opentool-host/internal/testutil"
 	"github.com/opentool-host/opentool-host/opentool"
 	"github.com/opentool-host/opentool-host/otc"
-	"github.com/opentool-host/opentool-host/pluginsdk"
 )
 
 // startOTC starts a real host serving the mock and calculator plugins and
@@ -221,9 +219,10 @@ func TestCall(t *testing.T) {
 
 func TestCallHTTPErrors(t *testing.T) {
 	base := startOTC(t)
-	if status, body := do(t, http.MethodPost, base+"/otc/call", "text/plain", `{}`); status != http.StatusUnsupportedMediaType ||
+	// The body rules are the OpenTool API's (httpguard.ReadBody).
+	if status, body := do(t, http.MethodPost, base+"/otc/call", "text/html", `{}`); status != http.StatusUnsupportedMediaType ||
 		!strings.Contains(body, `Content-Type must be application/json`) {
-		t.Errorf("text/plain: %d %s", status, body)
+		t.Errorf("text/html: %d %s", status, body)
 	}
 	big := `{"request":{"tool_id":"Calculator.add","input":{"a":"` + strings.Repeat("x", otc.DefaultMaxBodyBytes) + `"}}}`
 	if status, body := do(t, http.MethodPost, base+"/otc/call", "application/json", big); status != http.StatusRequestEntityTooLarge ||
@@ -261,13 +260,14 @@ func TestErrorMapping(t *testing.T) {
 		canRetry   bool
 		retryAfter int64
 	}{
-		{&host.PluginError{Plugin: "fake", Err: fmt.Errorf("%w: 64 calls already in flight", host.ErrBusy)}, "The tool is busy", true, 1000},
-		{&host.PluginError{Plugin: "fake", Err: host.ErrTimeout}, "timed out", true, 0},
-		{&host.ExitError{Plugin: "fake", PID: 7, Status: "signal: killed", Stderr: []string{"panic: boom"}}, "stopped unexpectedly", true, 1000},
-		{&host.PluginError{Plugin: "fake", Err: host.ErrPluginStopped}, "being replaced or stopped", true, 1000},
-		{&host.PluginError{Plugin: "fake", Err: fmt.Errorf("%w: crash loop", host.ErrPluginFailed)}, "unavailable", false, 0},
-		{&pluginsdk.Error{Code: 400, Message: "bad b"}, "bad b", false, 0},
-		{fmt.Errorf("%w: %q", host.ErrFunctionNotFound, "f-1"), "not served any more", false, 0},
+		{&host.Error{Kind: host.KindBusy, Plugin: "fake", Message: "busy: 64 calls in flight"}, "The tool is busy", true, 1000},
+		{&host.Error{Kind: host.KindTimeout, Plugin: "fake", Message: "the call timed out"}, "timed out", true, 0},
+		{&host.Error{Kind: host.KindExited, Plugin: "fake", Status: "signal: killed", Message: "the plugin exited"}, "stopped unexpectedly", true, 1000},
+		{&host.Error{Kind: host.KindStopped, Plugin: "fake", Message: "removed"}, "being replaced or stopped", true, 1000},
+		{&host.Error{Kind: host.KindFailed, Plugin: "fake", Message: "failed"}, "unavailable", false, 0},
+		{&host.Error{Kind: host.KindTool, Plugin: "fake", Code: 400, Message: "bad b"}, "bad b", false, 0},
+		{&host.Error{Kind: host.KindNotFound, Function: "f-1", Message: "not served"}, "not served any more", false, 0},
+		{&host.Error{Kind: host.KindResultRejected, Plugin: "fake", Message: "not one JSON object"}, "invalid result", false, 0},
 		{errors.New("something odd"), "The tool failed.", false, 0},
 	}
 	for _, tc := range tests {
@@ -287,7 +287,7 @@ func TestErrorMapping(t *testing.T) {
 		})
 	}
 	// The version as the document writes it resolves too.
-	base := testutil.Serve(t, otc.New(&fakeBackend{err: host.ErrTimeout}, otc.Config{}))
+	base := testutil.Serve(t, otc.New(&fakeBackend{err: &host.Error{Kind: host.KindTimeout, Message: "the call timed out"}}, otc.Config{}))
 	if _, r, raw := call(t, base, `{"request":{"call_id":"1","tool_id":"FakeTools.f_1@2.0+b1"}}`); r.Output.Error == nil || !strings.Contains(r.Output.Error.Message, "timed out") {
 		t.Errorf("raw version: %s", raw)
 	}

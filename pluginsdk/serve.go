@@ -7,6 +7,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 	plugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
+
+	"github.com/opentool-host/opentool-host/internal/wire"
 )
 
 // ServeConfig tunes Serve. The zero value is what Serve uses.
@@ -42,7 +44,7 @@ func ServeWithConfig(tool Tool, cfg ServeConfig) {
 	if cfg.ParentWatchInterval == 0 {
 		cfg.ParentWatchInterval = 200 * time.Millisecond
 	}
-	if os.Getenv(Handshake.MagicCookieKey) == Handshake.MagicCookieValue {
+	if os.Getenv(wire.Handshake.MagicCookieKey) == wire.Handshake.MagicCookieValue {
 		// Started by a host: die with it, and take our children along.
 		guardChildren(cfg.Logger)
 		if cfg.ParentWatchInterval > 0 {
@@ -50,17 +52,11 @@ func ServeWithConfig(tool Tool, cfg ServeConfig) {
 		}
 	}
 	plugin.Serve(&plugin.ServeConfig{
-		HandshakeConfig: Handshake,
+		HandshakeConfig: wire.Handshake,
 		Plugins:         PluginSet(tool),
 		Logger:          cfg.Logger,
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
-			opts = append(opts,
-				grpc.MaxRecvMsgSize(MaxMessageSize),
-				grpc.MaxSendMsgSize(MaxMessageSize),
-			)
-			// Pooled buffers sized to the message (see grpc_codec.go).
-			opts = append(opts, PoolServerOptions()...)
-			return plugin.DefaultGRPCServer(opts)
+			return plugin.DefaultGRPCServer(append(opts, wire.ServerOptions()...))
 		},
 	})
 }
@@ -81,3 +77,8 @@ func watchParent(ppid int, interval time.Duration, _ hclog.Logger) {
 		}
 	}
 }
+
+// PluginSet returns the go-plugin plugin set that serves tool, for a
+// plugin that calls plugin.Serve itself or a test that uses go-plugin's
+// plugin.TestPluginGRPCConn. Serve uses it.
+func PluginSet(tool Tool) plugin.PluginSet { return wire.PluginSet(&server{tool: tool}) }

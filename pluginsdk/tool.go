@@ -7,11 +7,42 @@
 //	func main() { pluginsdk.Serve(myTool{}) }
 //
 // Serve runs the tool as a hashicorp/go-plugin gRPC plugin. The host starts
-// the binary, performs the handshake, dispenses PluginName and calls Load and
-// Call over gRPC. For a typed way to write functions see Toolkit and Func.
+// the binary, performs the handshake and calls Load, then one Invoke
+// stream per call (the protocol is internal/wire's). For a typed way to
+// write functions see Toolkit, Func and StreamFunc.
 //
-// The package also holds the host side of the connection (GRPCClient), so
-// that one package owns the wire protocol, as in hashicorp/go-plugin.
+// The smallest plugin, in a module of its own:
+//
+//	package main
+//
+//	import (
+//		"context"
+//
+//		"github.com/opentool-host/opentool-host/opentool"
+//		"github.com/opentool-host/opentool-host/pluginsdk"
+//	)
+//
+//	type In struct {
+//		Name string `json:"name" jsonschema:"description=Who to greet"`
+//	}
+//
+//	type Out struct {
+//		Greeting string `json:"greeting"`
+//	}
+//
+//	func hello(_ context.Context, in In) (Out, error) {
+//		return Out{Greeting: "Hello, " + in.Name}, nil
+//	}
+//
+//	func main() {
+//		pluginsdk.Serve(pluginsdk.NewToolkit(opentool.Info{Title: "Hello", Version: "1.0.0"}).
+//			Add(pluginsdk.Func("hello", "Greet someone.", hello)))
+//	}
+//
+// Build it as opentool-plugin-hello and drop it into the host's plugins
+// folder. The module is not on a proxy: in the plugin's go.mod, add
+// `replace github.com/opentool-host/opentool-host => /path/to/opentool-host`
+// and run `go mod tidy` (the README's "Writing a plugin" has the steps).
 package pluginsdk
 
 import (

@@ -10,8 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	plugin "github.com/hashicorp/go-plugin"
-
+	"github.com/opentool-host/opentool-host/internal/testutil"
 	"github.com/opentool-host/opentool-host/opentool"
 	"github.com/opentool-host/opentool-host/pluginsdk"
 )
@@ -531,14 +530,15 @@ func TestToolkitConcurrentCalls(t *testing.T) {
 // TestToolkitOverGRPC serves a Toolkit through the real plugin gRPC
 // service and uses it as the host does.
 func TestToolkitOverGRPC(t *testing.T) {
-	client, _ := plugin.TestPluginGRPCConn(t, false, pluginsdk.PluginSet(newTestToolkit()))
-	defer client.Close()
-	raw, err := client.Dispense(pluginsdk.PluginName)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := raw.(*pluginsdk.GRPCClient)
+	c := testutil.WireConn(t, newTestToolkit())
 	ctx := context.Background()
+	call := func(name, args string) (string, error) {
+		items, err := testutil.WireInvoke(ctx, c, name, []byte(args), false)
+		if err != nil || len(items) != 1 {
+			return "", err
+		}
+		return string(items[0]), nil
+	}
 
 	docJSON, err := c.Load(ctx)
 	if err != nil {
@@ -548,22 +548,22 @@ func TestToolkitOverGRPC(t *testing.T) {
 		t.Fatalf("document over the wire is invalid: %v", err)
 	}
 
-	out, err := c.Call(ctx, "add", []byte(`{"a":2,"b":3}`), 0)
-	if err != nil || string(out) != `{"result":5}` {
+	out, err := call("add", `{"a":2,"b":3}`)
+	if err != nil || out != `{"result":5}` {
 		t.Errorf("add = %s, %v", out, err)
 	}
-	_, err = c.Call(ctx, "add", []byte(`{"a":"2","b":3}`), 0)
-	wantCode(t, err, pluginsdk.CodeInvalidArguments, `"a"`)
-	_, err = c.Call(ctx, "fail", nil, 0)
-	wantCode(t, err, 418, "teapot")
-	_, err = c.Call(ctx, "missing", nil, 0)
-	wantCode(t, err, pluginsdk.CodeNotFound)
+	_, err = call("add", `{"a":"2","b":3}`)
+	testutil.WantToolError(t, err, pluginsdk.CodeInvalidArguments, `"a"`)
+	_, err = call("fail", "")
+	testutil.WantToolError(t, err, 418, "teapot")
+	_, err = call("missing", "")
+	testutil.WantToolError(t, err, pluginsdk.CodeNotFound, "")
 
 	var items []string
-	err = c.StreamCall(ctx, "count", []byte(`{"n":2}`), func(b []byte) error {
+	raw, err := testutil.WireInvoke(ctx, c, "count", []byte(`{"n":2}`), true)
+	for _, b := range raw {
 		items = append(items, string(b))
-		return nil
-	})
+	}
 	if err != nil || !reflect.DeepEqual(items, []string{`{"i":0}`, `{"i":1}`}) {
 		t.Errorf("count stream = %v, %v", items, err)
 	}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates pluginsdk/toolpb from tool.proto. Installs protoc (Debian's
+# Regenerates internal/wire/toolpb from tool.proto. Installs protoc (Debian's
 # protobuf-compiler) and the Go generators when they are missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,8 +18,8 @@ export PATH="$GOBIN:$PATH"
 go install google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.11
 go install google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
 
-protoc -I pluginsdk/toolpb \
-	--go_out=pluginsdk/toolpb --go_opt=paths=source_relative \
-	--go-grpc_out=pluginsdk/toolpb --go-grpc_opt=paths=source_relative \
-	pluginsdk/toolpb/tool.proto
-echo "genproto: pluginsdk/toolpb regenerated"
+protoc -I internal/wire/toolpb \
+	--go_out=internal/wire/toolpb --go_opt=paths=source_relative \
+	--go-grpc_out=internal/wire/toolpb --go-grpc_opt=paths=source_relative \
+	internal/wire/toolpb/tool.proto
+echo "genproto: internal/wire/toolpb regenerated"

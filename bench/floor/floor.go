@@ -1,7 +1,7 @@
 // Package floor is the bare go-plugin gRPC echo used to measure the floor
-// of the plugin hop: a go-plugin gRPC plugin serving toolpb.Tool with an
-// echo Call and nothing else (no pluginsdk server, no call table, no
-// cancellation), dialled straight by the benchmark, not through the host.
+// of the plugin hop: a go-plugin gRPC plugin serving one unary echo method
+// (raw bytes, no protobuf message, no pluginsdk server, no cancellation),
+// dialled straight by the benchmark, not through the host.
 //
 // The plugin binary is ./bench/floor/plugin; the benchmark side is Start.
 package floor
@@ -16,7 +16,6 @@ import (
 	plugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
-	"github.com/opentool-host/opentool-host/pluginsdk/toolpb"
 )
 
 // Handshake is the floor plugin's go-plugin handshake (its own cookie, so
@@ -31,7 +30,7 @@ var Handshake = plugin.HandshakeConfig{
 const PluginName = "floor"
 
 // Plugin is the go-plugin plugin.GRPCPlugin of the floor: the server side
-// registers echoServer, the client side returns a toolpb.ToolClient.
+// registers the echo service, the client side returns its connection.
 type Plugin struct {
 	plugin.NetRPCUnsupportedPlugin
 }
@@ -40,36 +39,70 @@ var _ plugin.GRPCPlugin = (*Plugin)(nil)
 
 // GRPCServer registers the echo service (plugin side).
 func (Plugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
-	toolpb.RegisterToolServer(s, echoServer{})
+	s.RegisterService(&echoService, nil)
 	return nil
 }
 
-// GRPCClient returns a toolpb.ToolClient on conn (benchmark side).
+// GRPCClient returns the connection (benchmark side).
 func (Plugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, conn *grpc.ClientConn) (interface{}, error) {
-	return toolpb.NewToolClient(conn), nil
+	return conn, nil
 }
 
-// echoServer answers Call with {"echo":ARGUMENTS}, the same bytes the
+// echoMethod is the full name of the floor's one method.
+const echoMethod = "/opentool.bench.Floor/Echo"
+
+// echoService answers Echo with {"echo":ARGUMENTS}, the same bytes the
 // echo test plugin returns, and nothing else.
-type echoServer struct {
-	toolpb.UnimplementedToolServer
+var echoService = grpc.ServiceDesc{
+	ServiceName: "opentool.bench.Floor",
+	HandlerType: (*any)(nil),
+	Methods: []grpc.MethodDesc{{MethodName: "Echo", Handler: func(_ any, _ context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (any, error) {
+		var args []byte
+		if err := dec(&args); err != nil {
+			return nil, err
+		}
+		out := make([]byte, 0, len(args)+10)
+		out = append(out, `{"echo":`...)
+		out = append(out, args...)
+		return append(out, '}'), nil
+	}}},
 }
 
-// Call implements toolpb.ToolServer.
-func (echoServer) Call(_ context.Context, req *toolpb.CallRequest) (*toolpb.CallResponse, error) {
-	args := req.GetArguments()
-	out := make([]byte, 0, len(args)+10)
-	out = append(out, `{"echo":`...)
-	out = append(out, args...)
-	return &toolpb.CallResponse{Result: append(out, '}')}, nil
+// rawCodec sends []byte messages as they are (no protobuf envelope).
+type rawCodec struct{}
+
+// Marshal implements encoding.Codec.
+func (rawCodec) Marshal(v any) ([]byte, error) {
+	switch b := v.(type) {
+	case []byte:
+		return b, nil
+	case *[]byte:
+		return *b, nil
+	}
+	return nil, fmt.Errorf("floor: cannot marshal %T", v)
 }
+
+// Unmarshal implements encoding.Codec.
+func (rawCodec) Unmarshal(data []byte, v any) error {
+	b, ok := v.(*[]byte)
+	if !ok {
+		return fmt.Errorf("floor: cannot unmarshal into %T", v)
+	}
+	*b = append((*b)[:0], data...)
+	return nil
+}
+
+// Name implements encoding.Codec.
+func (rawCodec) Name() string { return "floor-raw" }
 
 // Serve runs the floor plugin; call it from main.
 func Serve() {
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: Handshake,
 		Plugins:         plugin.PluginSet{PluginName: Plugin{}},
-		GRPCServer:      plugin.DefaultGRPCServer,
+		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
+			return plugin.DefaultGRPCServer(append(opts, grpc.ForceServerCodec(rawCodec{})))
+		},
 		Logger:          hclog.NewNullLogger(),
 	})
 }
@@ -77,7 +110,7 @@ func Serve() {
 // Client is the benchmark's connection to a running floor plugin.
 type Client struct {
 	pc   *plugin.Client
-	tool toolpb.ToolClient
+	conn *grpc.ClientConn
 }
 
 // Start runs the floor plugin binary bin, performs the handshake and
@@ -100,7 +133,7 @@ func Start(bin string) (*Client, error) {
 		pc.Kill()
 		return nil, fmt.Errorf("floor plugin dispense: %w", err)
 	}
-	return &Client{pc: pc, tool: raw.(toolpb.ToolClient)}, nil
+	return &Client{pc: pc, conn: raw.(*grpc.ClientConn)}, nil
 }
 
 // ErrBadEcho is returned by Call when the reply is not the echo of args.
@@ -108,14 +141,14 @@ var ErrBadEcho = errors.New("floor plugin: reply is not the echo of the argument
 
 // Call sends one echo call with args and returns the reply's result.
 func (c *Client) Call(ctx context.Context, args []byte) ([]byte, error) {
-	resp, err := c.tool.Call(ctx, &toolpb.CallRequest{Name: "echo", Arguments: args})
-	if err != nil {
+	var resp []byte
+	if err := c.conn.Invoke(ctx, echoMethod, args, &resp, grpc.ForceCodec(rawCodec{})); err != nil {
 		return nil, err
 	}
-	if len(resp.GetResult()) != len(args)+9 {
+	if len(resp) != len(args)+9 {
 		return nil, ErrBadEcho
 	}
-	return resp.GetResult(), nil
+	return resp, nil
 }
 
 // Close stops the plugin process.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/httpapi"
+	"github.com/opentool-host/opentool-host/internal/httpguard"
 	"github.com/opentool-host/opentool-host/internal/version"
 	"github.com/opentool-host/opentool-host/otc"
 )
@@ -104,13 +105,17 @@ func runAction(c *cli.Context) error {
 	// /otc/ serves Open Tool Calling (package otc) behind the same keys;
 	// everything else goes to the OpenTool API.
 	root := http.NewServeMux()
-	root.Handle(otc.BasePath+"/", httpapi.RequireAPIKey(keys, otc.New(h, otc.Config{MaxBodyBytes: c.Int64("max-body"), Logger: log.Named("otc")})))
+	root.Handle(otc.BasePath+"/", httpguard.RequireAPIKey(keys, otc.New(h, otc.Config{MaxBodyBytes: c.Int64("max-body"), Logger: log.Named("otc")})))
 	root.Handle("/", api)
 	srv := &http.Server{
 		Handler:           root,
 		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    64 << 10,
+		// A request body must arrive within ReadTimeout: a client that
+		// trickles it is cut off (the response has its own per-write
+		// deadline, httpguard.SetWriteDeadline).
+		ReadTimeout:    30 * time.Second,
+		IdleTimeout:    120 * time.Second,
+		MaxHeaderBytes: 64 << 10,
 	}
 	served := 0
 	for _, p := range h.Plugins() {

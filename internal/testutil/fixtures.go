@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/opentool-host/opentool-host/opentool"
+	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/internal/wire"
 	"github.com/opentool-host/opentool-host/pluginsdk"
 )
 
@@ -34,15 +36,32 @@ func FixturePath(t testing.TB, name string) string {
 	return filepath.Join(RepoRoot(t), "testdata", "opentool", name)
 }
 
-// WantToolError fails the test unless err is a *pluginsdk.Error with the
+// WantToolError fails the test unless err is a tool error (see toolError) with the
 // given code and a message containing contains.
 func WantToolError(t testing.TB, err error, code int, contains string) {
 	t.Helper()
-	var te *pluginsdk.Error
-	if !errors.As(err, &te) {
-		t.Fatalf("error %v (%T) is not a *pluginsdk.Error", err, err)
+	gotCode, msg, ok := toolError(err)
+	if !ok {
+		t.Fatalf("error %v (%T) is not a tool error", err, err)
 	}
-	if te.Code != code || !strings.Contains(te.Message, contains) {
-		t.Errorf("error = %d %q, want %d containing %q", te.Code, te.Message, code, contains)
+	if gotCode != code || !strings.Contains(msg, contains) {
+		t.Errorf("error = %d %q, want %d containing %q", gotCode, msg, code, contains)
 	}
+}
+
+// toolError returns the code and message of a tool's own error, whichever
+// side of the wire it was seen on: *pluginsdk.Error (in the plugin),
+// *wire.ToolError (on the connection) or a *host.Error of KindTool.
+func toolError(err error) (int, string, bool) {
+	var pe *pluginsdk.Error
+	var we *wire.ToolError
+	switch he := host.AsError(err); {
+	case he != nil && he.Kind == host.KindTool:
+		return he.Code, he.Message, true
+	case errors.As(err, &we):
+		return we.Code, we.Message, true
+	case errors.As(err, &pe):
+		return pe.Code, pe.Message, true
+	}
+	return 0, "", false
 }

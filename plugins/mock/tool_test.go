@@ -11,8 +11,6 @@ import (
 
 	"github.com/opentool-host/opentool-host/internal/testutil"
 
-	plugin "github.com/hashicorp/go-plugin"
-
 	"github.com/opentool-host/opentool-host/opentool"
 	"github.com/opentool-host/opentool-host/pluginsdk"
 )
@@ -206,14 +204,15 @@ func TestConcurrentCreates(t *testing.T) {
 // TestOverGRPC drives the mock tool through the plugin gRPC service, as the
 // host does, with JSON arguments (ids arrive as JSON numbers).
 func TestOverGRPC(t *testing.T) {
-	client, _ := plugin.TestPluginGRPCConn(t, false, pluginsdk.PluginSet(newMockTool()))
-	defer client.Close()
-	raw, err := client.Dispense(pluginsdk.PluginName)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := raw.(*pluginsdk.GRPCClient)
+	c := testutil.WireConn(t, newMockTool())
 	ctx := context.Background()
+	call := func(name, args string) (string, error) {
+		items, err := testutil.WireInvoke(ctx, c, name, []byte(args), false)
+		if err != nil || len(items) != 1 {
+			return "", err
+		}
+		return string(items[0]), nil
+	}
 
 	doc, err := c.Load(ctx)
 	if err != nil {
@@ -230,21 +229,21 @@ func TestOverGRPC(t *testing.T) {
 		{"update", `{"id":0,"text":"Hi"}`, `{"result":"Update successfully."}`},
 		{"delete", `{"id":1}`, `{"result":"Delete successfully."}`},
 	} {
-		out, err := c.Call(ctx, tc.name, []byte(tc.args), 0)
-		if err != nil || string(out) != tc.want {
+		out, err := call(tc.name, tc.args)
+		if err != nil || out != tc.want {
 			t.Errorf("%s(%s) = %s, %v; want %s", tc.name, tc.args, out, err, tc.want)
 		}
 	}
-	_, err = c.Call(ctx, "read", []byte(`{"id":1.5}`), 0)
+	_, err = call("read", `{"id":1.5}`)
 	testutil.WantToolError(t, err, pluginsdk.CodeInvalidArguments, "must be an integer")
-	_, err = c.Call(ctx, "run", nil, 0)
+	_, err = call("run", "")
 	testutil.WantToolError(t, err, pluginsdk.CodeToolFailure, "run failed")
 
 	var items []string
-	err = c.StreamCall(ctx, "sequentiallyRead", nil, func(b []byte) error {
+	raw, err := testutil.WireInvoke(ctx, c, "sequentiallyRead", nil, true)
+	for _, b := range raw {
 		items = append(items, string(b))
-		return nil
-	})
+	}
 	if err != nil || !reflect.DeepEqual(items, []string{`{"data":"Hi"}`, `{"data":"Foo"}`}) {
 		t.Errorf("sequentiallyRead = %v, %v", items, err)
 	}

@@ -1,4 +1,4 @@
-package pluginsdk
+package wire
 
 import (
 	"fmt"
@@ -16,29 +16,55 @@ import (
 // 1 MiB buffer and cleared it, several times per call (marshal, frame
 // reads, unmarshal), which was the largest CPU cost of a 64 KiB call
 // after JSON decoding. This pool has a tier at every power of two from
-// 256 B to 4 MiB (larger messages, up to MaxMessageSize, are allocated to
-// size), so a buffer is at most twice its message.
-var bufferPool = func() mem.BufferPool {
-	p, err := mem.NewBinaryTieredBufferPool(8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22)
+// 256 B to 1 MiB, so a buffer is at most twice its message. Larger
+// messages are allocated to size and never pooled, so a burst of large
+// results leaves no memory behind in the pool.
+var bufferPool mem.BufferPool = boundedPool{tiers: func() mem.BufferPool {
+	p, err := mem.NewBinaryTieredBufferPool(8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20)
 	if err != nil {
 		panic(err) // the exponents are constants
 	}
 	return p
-}()
+}()}
 
-// PoolDialOptions are the dial options that make a host's plugin
-// connection use the pluginsdk buffer pool for frames and the pooled proto
-// codec for messages. The wire format is unchanged (content-subtype
-// "proto"); plugins need not use them.
-func PoolDialOptions() []grpc.DialOption {
+// maxPooled is the largest buffer bufferPool keeps (1 MiB).
+const maxPooled = 1 << 20
+
+// boundedPool pools buffers of at most maxPooled bytes in tiers and
+// allocates larger ones to size without pooling them (gRPC's tiered pool
+// would keep them in a sync.Pool until two garbage collections pass).
+type boundedPool struct{ tiers mem.BufferPool }
+
+// Get implements mem.BufferPool.
+func (p boundedPool) Get(size int) *[]byte {
+	if size > maxPooled {
+		b := make([]byte, size)
+		return &b
+	}
+	return p.tiers.Get(size)
+}
+
+// Put implements mem.BufferPool; buffers over maxPooled are dropped.
+func (p boundedPool) Put(b *[]byte) {
+	if cap(*b) > maxPooled {
+		return
+	}
+	p.tiers.Put(b)
+}
+
+// poolDialOptions make a host's plugin connection use bufferPool for
+// frames and the pooled proto codec for messages. The wire format is
+// unchanged (content-subtype "proto"); plugins in other languages need not
+// do the same.
+func poolDialOptions() []grpc.DialOption {
 	return []grpc.DialOption{
 		experimental.WithBufferPool(bufferPool),
 		grpc.WithDefaultCallOptions(grpc.ForceCodecV2(pooledCodec{})),
 	}
 }
 
-// PoolServerOptions are PoolDialOptions for a plugin's gRPC server.
-func PoolServerOptions() []grpc.ServerOption {
+// poolServerOptions are poolDialOptions for a plugin's gRPC server.
+func poolServerOptions() []grpc.ServerOption {
 	return []grpc.ServerOption{
 		experimental.BufferPool(bufferPool),
 		grpc.ForceServerCodecV2(pooledCodec{}),

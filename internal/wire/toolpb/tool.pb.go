@@ -1,4 +1,6 @@
-// The gRPC service between the opentool-host (client) and a plugin (server).
+// The gRPC service between the opentool-host (client) and a plugin
+// (server), version 2 of the plugin protocol (go-plugin app protocol
+// version 2).
 //
 // Arguments, results and documents travel as JSON bytes, not as
 // google.protobuf.Struct: Struct turns every number into a double and costs
@@ -119,33 +121,32 @@ func (x *LoadResponse) GetError() *ToolError {
 	return nil
 }
 
-// CallRequest names a function and carries its arguments.
-type CallRequest struct {
+// InvokeRequest is one message from the host on an Invoke stream.
+type InvokeRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// name is the function name.
-	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	// arguments is the JSON object of arguments; empty means none.
-	Arguments []byte `protobuf:"bytes,2,opt,name=arguments,proto3" json:"arguments,omitempty"`
-	// call_id identifies the call for Cancel; 0 means not cancellable.
-	CallId        uint64 `protobuf:"varint,3,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	// Types that are valid to be assigned to Msg:
+	//
+	//	*InvokeRequest_Call
+	//	*InvokeRequest_Cancel
+	Msg           isInvokeRequest_Msg `protobuf_oneof:"msg"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
-func (x *CallRequest) Reset() {
-	*x = CallRequest{}
+func (x *InvokeRequest) Reset() {
+	*x = InvokeRequest{}
 	mi := &file_tool_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
 
-func (x *CallRequest) String() string {
+func (x *InvokeRequest) String() string {
 	return protoimpl.X.MessageStringOf(x)
 }
 
-func (*CallRequest) ProtoMessage() {}
+func (*InvokeRequest) ProtoMessage() {}
 
-func (x *CallRequest) ProtoReflect() protoreflect.Message {
+func (x *InvokeRequest) ProtoReflect() protoreflect.Message {
 	mi := &file_tool_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -157,149 +158,183 @@ func (x *CallRequest) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use CallRequest.ProtoReflect.Descriptor instead.
-func (*CallRequest) Descriptor() ([]byte, []int) {
+// Deprecated: Use InvokeRequest.ProtoReflect.Descriptor instead.
+func (*InvokeRequest) Descriptor() ([]byte, []int) {
 	return file_tool_proto_rawDescGZIP(), []int{2}
 }
 
-func (x *CallRequest) GetName() string {
+func (x *InvokeRequest) GetMsg() isInvokeRequest_Msg {
+	if x != nil {
+		return x.Msg
+	}
+	return nil
+}
+
+func (x *InvokeRequest) GetCall() *Call {
+	if x != nil {
+		if x, ok := x.Msg.(*InvokeRequest_Call); ok {
+			return x.Call
+		}
+	}
+	return nil
+}
+
+func (x *InvokeRequest) GetCancel() *Cancel {
+	if x != nil {
+		if x, ok := x.Msg.(*InvokeRequest_Cancel); ok {
+			return x.Cancel
+		}
+	}
+	return nil
+}
+
+type isInvokeRequest_Msg interface {
+	isInvokeRequest_Msg()
+}
+
+type InvokeRequest_Call struct {
+	// call starts the call; always the first message.
+	Call *Call `protobuf:"bytes,1,opt,name=call,proto3,oneof"`
+}
+
+type InvokeRequest_Cancel struct {
+	// cancel ends the call's context in the plugin.
+	Cancel *Cancel `protobuf:"bytes,2,opt,name=cancel,proto3,oneof"`
+}
+
+func (*InvokeRequest_Call) isInvokeRequest_Msg() {}
+
+func (*InvokeRequest_Cancel) isInvokeRequest_Msg() {}
+
+// Call names a function and carries its arguments.
+type Call struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// name is the function name.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// arguments is the JSON object of arguments; empty means none.
+	Arguments []byte `protobuf:"bytes,2,opt,name=arguments,proto3" json:"arguments,omitempty"`
+	// stream is true for a function whose document entry has "stream"
+	// (it may send many data events); false for a unary function (exactly
+	// one data event).
+	Stream        bool `protobuf:"varint,3,opt,name=stream,proto3" json:"stream,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Call) Reset() {
+	*x = Call{}
+	mi := &file_tool_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Call) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Call) ProtoMessage() {}
+
+func (x *Call) ProtoReflect() protoreflect.Message {
+	mi := &file_tool_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Call.ProtoReflect.Descriptor instead.
+func (*Call) Descriptor() ([]byte, []int) {
+	return file_tool_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *Call) GetName() string {
 	if x != nil {
 		return x.Name
 	}
 	return ""
 }
 
-func (x *CallRequest) GetArguments() []byte {
+func (x *Call) GetArguments() []byte {
 	if x != nil {
 		return x.Arguments
 	}
 	return nil
 }
 
-func (x *CallRequest) GetCallId() uint64 {
+func (x *Call) GetStream() bool {
 	if x != nil {
-		return x.CallId
-	}
-	return 0
-}
-
-// CancelRequest names the call to cancel.
-type CancelRequest struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// call_id is the CallRequest.call_id of the call.
-	CallId        uint64 `protobuf:"varint,1,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *CancelRequest) Reset() {
-	*x = CancelRequest{}
-	mi := &file_tool_proto_msgTypes[3]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *CancelRequest) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*CancelRequest) ProtoMessage() {}
-
-func (x *CancelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tool_proto_msgTypes[3]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use CancelRequest.ProtoReflect.Descriptor instead.
-func (*CancelRequest) Descriptor() ([]byte, []int) {
-	return file_tool_proto_rawDescGZIP(), []int{3}
-}
-
-func (x *CancelRequest) GetCallId() uint64 {
-	if x != nil {
-		return x.CallId
-	}
-	return 0
-}
-
-// CancelResponse reports whether the call was still running.
-type CancelResponse struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// found is true when the call was in flight and its context was ended.
-	Found         bool `protobuf:"varint,1,opt,name=found,proto3" json:"found,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *CancelResponse) Reset() {
-	*x = CancelResponse{}
-	mi := &file_tool_proto_msgTypes[4]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *CancelResponse) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*CancelResponse) ProtoMessage() {}
-
-func (x *CancelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tool_proto_msgTypes[4]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use CancelResponse.ProtoReflect.Descriptor instead.
-func (*CancelResponse) Descriptor() ([]byte, []int) {
-	return file_tool_proto_rawDescGZIP(), []int{4}
-}
-
-func (x *CancelResponse) GetFound() bool {
-	if x != nil {
-		return x.Found
+		return x.Stream
 	}
 	return false
 }
 
-// CallResponse carries the JSON result object, or the tool's error.
-type CallResponse struct {
+// Cancel asks the plugin to end the call's context.
+type Cancel struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Cancel) Reset() {
+	*x = Cancel{}
+	mi := &file_tool_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Cancel) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Cancel) ProtoMessage() {}
+
+func (x *Cancel) ProtoReflect() protoreflect.Message {
+	mi := &file_tool_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Cancel.ProtoReflect.Descriptor instead.
+func (*Cancel) Descriptor() ([]byte, []int) {
+	return file_tool_proto_rawDescGZIP(), []int{4}
+}
+
+// InvokeEvent is one message from the plugin on an Invoke stream.
+type InvokeEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// result is the JSON object the function returned.
-	Result []byte `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
-	// error is set when the function failed; result is then empty.
+	// data is one JSON object: the result of a unary call or one item of a
+	// streaming call.
+	Data []byte `protobuf:"bytes,1,opt,name=data,proto3" json:"data,omitempty"`
+	// error ends the call with the function's error.
 	Error         *ToolError `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
-func (x *CallResponse) Reset() {
-	*x = CallResponse{}
+func (x *InvokeEvent) Reset() {
+	*x = InvokeEvent{}
 	mi := &file_tool_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
 
-func (x *CallResponse) String() string {
+func (x *InvokeEvent) String() string {
 	return protoimpl.X.MessageStringOf(x)
 }
 
-func (*CallResponse) ProtoMessage() {}
+func (*InvokeEvent) ProtoMessage() {}
 
-func (x *CallResponse) ProtoReflect() protoreflect.Message {
+func (x *InvokeEvent) ProtoReflect() protoreflect.Message {
 	mi := &file_tool_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -311,74 +346,19 @@ func (x *CallResponse) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use CallResponse.ProtoReflect.Descriptor instead.
-func (*CallResponse) Descriptor() ([]byte, []int) {
+// Deprecated: Use InvokeEvent.ProtoReflect.Descriptor instead.
+func (*InvokeEvent) Descriptor() ([]byte, []int) {
 	return file_tool_proto_rawDescGZIP(), []int{5}
 }
 
-func (x *CallResponse) GetResult() []byte {
-	if x != nil {
-		return x.Result
-	}
-	return nil
-}
-
-func (x *CallResponse) GetError() *ToolError {
-	if x != nil {
-		return x.Error
-	}
-	return nil
-}
-
-// StreamEvent is one item of a streaming call, or its terminal error.
-type StreamEvent struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// data is one JSON object produced by the function.
-	Data []byte `protobuf:"bytes,1,opt,name=data,proto3" json:"data,omitempty"`
-	// error ends the stream with the function's error.
-	Error         *ToolError `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *StreamEvent) Reset() {
-	*x = StreamEvent{}
-	mi := &file_tool_proto_msgTypes[6]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *StreamEvent) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*StreamEvent) ProtoMessage() {}
-
-func (x *StreamEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_tool_proto_msgTypes[6]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use StreamEvent.ProtoReflect.Descriptor instead.
-func (*StreamEvent) Descriptor() ([]byte, []int) {
-	return file_tool_proto_rawDescGZIP(), []int{6}
-}
-
-func (x *StreamEvent) GetData() []byte {
+func (x *InvokeEvent) GetData() []byte {
 	if x != nil {
 		return x.Data
 	}
 	return nil
 }
 
-func (x *StreamEvent) GetError() *ToolError {
+func (x *InvokeEvent) GetError() *ToolError {
 	if x != nil {
 		return x.Error
 	}
@@ -388,8 +368,8 @@ func (x *StreamEvent) GetError() *ToolError {
 // ToolError is an error a tool returned, carried intact to the host.
 type ToolError struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// code is the error code: 400 invalid arguments, 500 tool failure, or
-	// the tool's own.
+	// code is the error code: 400 invalid arguments, 404 unknown function,
+	// 500 tool failure, or the tool's own.
 	Code int32 `protobuf:"varint,1,opt,name=code,proto3" json:"code,omitempty"`
 	// message is the human-readable description.
 	Message       string `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
@@ -399,7 +379,7 @@ type ToolError struct {
 
 func (x *ToolError) Reset() {
 	*x = ToolError{}
-	mi := &file_tool_proto_msgTypes[7]
+	mi := &file_tool_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -411,7 +391,7 @@ func (x *ToolError) String() string {
 func (*ToolError) ProtoMessage() {}
 
 func (x *ToolError) ProtoReflect() protoreflect.Message {
-	mi := &file_tool_proto_msgTypes[7]
+	mi := &file_tool_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -424,7 +404,7 @@ func (x *ToolError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolError.ProtoReflect.Descriptor instead.
 func (*ToolError) Descriptor() ([]byte, []int) {
-	return file_tool_proto_rawDescGZIP(), []int{7}
+	return file_tool_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ToolError) GetCode() int32 {
@@ -446,34 +426,29 @@ var File_tool_proto protoreflect.FileDescriptor
 const file_tool_proto_rawDesc = "" +
 	"\n" +
 	"\n" +
-	"tool.proto\x12\x12opentool.plugin.v1\"\r\n" +
+	"tool.proto\x12\x12opentool.plugin.v2\"\r\n" +
 	"\vLoadRequest\"_\n" +
 	"\fLoadResponse\x12\x1a\n" +
 	"\bdocument\x18\x01 \x01(\fR\bdocument\x123\n" +
-	"\x05error\x18\x02 \x01(\v2\x1d.opentool.plugin.v1.ToolErrorR\x05error\"X\n" +
-	"\vCallRequest\x12\x12\n" +
+	"\x05error\x18\x02 \x01(\v2\x1d.opentool.plugin.v2.ToolErrorR\x05error\"|\n" +
+	"\rInvokeRequest\x12.\n" +
+	"\x04call\x18\x01 \x01(\v2\x18.opentool.plugin.v2.CallH\x00R\x04call\x124\n" +
+	"\x06cancel\x18\x02 \x01(\v2\x1a.opentool.plugin.v2.CancelH\x00R\x06cancelB\x05\n" +
+	"\x03msg\"P\n" +
+	"\x04Call\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1c\n" +
-	"\targuments\x18\x02 \x01(\fR\targuments\x12\x17\n" +
-	"\acall_id\x18\x03 \x01(\x04R\x06callId\"(\n" +
-	"\rCancelRequest\x12\x17\n" +
-	"\acall_id\x18\x01 \x01(\x04R\x06callId\"&\n" +
-	"\x0eCancelResponse\x12\x14\n" +
-	"\x05found\x18\x01 \x01(\bR\x05found\"[\n" +
-	"\fCallResponse\x12\x16\n" +
-	"\x06result\x18\x01 \x01(\fR\x06result\x123\n" +
-	"\x05error\x18\x02 \x01(\v2\x1d.opentool.plugin.v1.ToolErrorR\x05error\"V\n" +
-	"\vStreamEvent\x12\x12\n" +
+	"\targuments\x18\x02 \x01(\fR\targuments\x12\x16\n" +
+	"\x06stream\x18\x03 \x01(\bR\x06stream\"\b\n" +
+	"\x06Cancel\"V\n" +
+	"\vInvokeEvent\x12\x12\n" +
 	"\x04data\x18\x01 \x01(\fR\x04data\x123\n" +
-	"\x05error\x18\x02 \x01(\v2\x1d.opentool.plugin.v1.ToolErrorR\x05error\"9\n" +
+	"\x05error\x18\x02 \x01(\v2\x1d.opentool.plugin.v2.ToolErrorR\x05error\"9\n" +
 	"\tToolError\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\x05R\x04code\x12\x18\n" +
-	"\amessage\x18\x02 \x01(\tR\amessage2\xbf\x02\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage2\xa3\x01\n" +
 	"\x04Tool\x12I\n" +
-	"\x04Load\x12\x1f.opentool.plugin.v1.LoadRequest\x1a .opentool.plugin.v1.LoadResponse\x12I\n" +
-	"\x04Call\x12\x1f.opentool.plugin.v1.CallRequest\x1a .opentool.plugin.v1.CallResponse\x12P\n" +
-	"\n" +
-	"StreamCall\x12\x1f.opentool.plugin.v1.CallRequest\x1a\x1f.opentool.plugin.v1.StreamEvent0\x01\x12O\n" +
-	"\x06Cancel\x12!.opentool.plugin.v1.CancelRequest\x1a\".opentool.plugin.v1.CancelResponseB9Z7github.com/opentool-host/opentool-host/pluginsdk/toolpbb\x06proto3"
+	"\x04Load\x12\x1f.opentool.plugin.v2.LoadRequest\x1a .opentool.plugin.v2.LoadResponse\x12P\n" +
+	"\x06Invoke\x12!.opentool.plugin.v2.InvokeRequest\x1a\x1f.opentool.plugin.v2.InvokeEvent(\x010\x01B=Z;github.com/opentool-host/opentool-host/internal/wire/toolpbb\x06proto3"
 
 var (
 	file_tool_proto_rawDescOnce sync.Once
@@ -487,34 +462,30 @@ func file_tool_proto_rawDescGZIP() []byte {
 	return file_tool_proto_rawDescData
 }
 
-var file_tool_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_tool_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
 var file_tool_proto_goTypes = []any{
-	(*LoadRequest)(nil),    // 0: opentool.plugin.v1.LoadRequest
-	(*LoadResponse)(nil),   // 1: opentool.plugin.v1.LoadResponse
-	(*CallRequest)(nil),    // 2: opentool.plugin.v1.CallRequest
-	(*CancelRequest)(nil),  // 3: opentool.plugin.v1.CancelRequest
-	(*CancelResponse)(nil), // 4: opentool.plugin.v1.CancelResponse
-	(*CallResponse)(nil),   // 5: opentool.plugin.v1.CallResponse
-	(*StreamEvent)(nil),    // 6: opentool.plugin.v1.StreamEvent
-	(*ToolError)(nil),      // 7: opentool.plugin.v1.ToolError
+	(*LoadRequest)(nil),   // 0: opentool.plugin.v2.LoadRequest
+	(*LoadResponse)(nil),  // 1: opentool.plugin.v2.LoadResponse
+	(*InvokeRequest)(nil), // 2: opentool.plugin.v2.InvokeRequest
+	(*Call)(nil),          // 3: opentool.plugin.v2.Call
+	(*Cancel)(nil),        // 4: opentool.plugin.v2.Cancel
+	(*InvokeEvent)(nil),   // 5: opentool.plugin.v2.InvokeEvent
+	(*ToolError)(nil),     // 6: opentool.plugin.v2.ToolError
 }
 var file_tool_proto_depIdxs = []int32{
-	7, // 0: opentool.plugin.v1.LoadResponse.error:type_name -> opentool.plugin.v1.ToolError
-	7, // 1: opentool.plugin.v1.CallResponse.error:type_name -> opentool.plugin.v1.ToolError
-	7, // 2: opentool.plugin.v1.StreamEvent.error:type_name -> opentool.plugin.v1.ToolError
-	0, // 3: opentool.plugin.v1.Tool.Load:input_type -> opentool.plugin.v1.LoadRequest
-	2, // 4: opentool.plugin.v1.Tool.Call:input_type -> opentool.plugin.v1.CallRequest
-	2, // 5: opentool.plugin.v1.Tool.StreamCall:input_type -> opentool.plugin.v1.CallRequest
-	3, // 6: opentool.plugin.v1.Tool.Cancel:input_type -> opentool.plugin.v1.CancelRequest
-	1, // 7: opentool.plugin.v1.Tool.Load:output_type -> opentool.plugin.v1.LoadResponse
-	5, // 8: opentool.plugin.v1.Tool.Call:output_type -> opentool.plugin.v1.CallResponse
-	6, // 9: opentool.plugin.v1.Tool.StreamCall:output_type -> opentool.plugin.v1.StreamEvent
-	4, // 10: opentool.plugin.v1.Tool.Cancel:output_type -> opentool.plugin.v1.CancelResponse
-	7, // [7:11] is the sub-list for method output_type
-	3, // [3:7] is the sub-list for method input_type
-	3, // [3:3] is the sub-list for extension type_name
-	3, // [3:3] is the sub-list for extension extendee
-	0, // [0:3] is the sub-list for field type_name
+	6, // 0: opentool.plugin.v2.LoadResponse.error:type_name -> opentool.plugin.v2.ToolError
+	3, // 1: opentool.plugin.v2.InvokeRequest.call:type_name -> opentool.plugin.v2.Call
+	4, // 2: opentool.plugin.v2.InvokeRequest.cancel:type_name -> opentool.plugin.v2.Cancel
+	6, // 3: opentool.plugin.v2.InvokeEvent.error:type_name -> opentool.plugin.v2.ToolError
+	0, // 4: opentool.plugin.v2.Tool.Load:input_type -> opentool.plugin.v2.LoadRequest
+	2, // 5: opentool.plugin.v2.Tool.Invoke:input_type -> opentool.plugin.v2.InvokeRequest
+	1, // 6: opentool.plugin.v2.Tool.Load:output_type -> opentool.plugin.v2.LoadResponse
+	5, // 7: opentool.plugin.v2.Tool.Invoke:output_type -> opentool.plugin.v2.InvokeEvent
+	6, // [6:8] is the sub-list for method output_type
+	4, // [4:6] is the sub-list for method input_type
+	4, // [4:4] is the sub-list for extension type_name
+	4, // [4:4] is the sub-list for extension extendee
+	0, // [0:4] is the sub-list for field type_name
 }
 
 func init() { file_tool_proto_init() }
@@ -522,13 +493,17 @@ func file_tool_proto_init() {
 	if File_tool_proto != nil {
 		return
 	}
+	file_tool_proto_msgTypes[2].OneofWrappers = []any{
+		(*InvokeRequest_Call)(nil),
+		(*InvokeRequest_Cancel)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tool_proto_rawDesc), len(file_tool_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   8,
+			NumMessages:   7,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -1,4 +1,4 @@
-package httpapi
+package httpguard
 
 import (
 	"crypto/sha256"
@@ -57,7 +57,7 @@ func (ks *keySet) allow(w http.ResponseWriter, r *http.Request) bool {
 		}
 	}
 	h := w.Header()
-	h["Content-Type"] = jsonContentType
+	h["Content-Type"] = JSON
 	body := unauthorizedMissing
 	if ok {
 		h["Www-Authenticate"] = wwwAuthInvalid

@@ -1,0 +1,89 @@
+// Package httpguard is what every HTTP front end of the host (the
+// OpenTool API in httpapi, Open Tool Calling in otc, and later MCP) does
+// the same way, so that they cannot disagree: API key authentication
+// (auth.go), the request body rules (ReadBody: Content-Type and size
+// limit) and the response write deadline (Write, SetWriteDeadline).
+package httpguard
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// BodyError is why a request body was refused: the HTTP status to answer
+// with and a message for the client.
+type BodyError struct {
+	// Status is 415 (Content-Type), 413 (too large) or 400 (unreadable,
+	// e.g. the client was too slow and the read timed out).
+	Status int
+	// Message says what is wrong, e.g. `Content-Type must be
+	// application/json, got "text/html"`.
+	Message string
+}
+
+// Error implements error.
+func (e *BodyError) Error() string { return e.Message }
+
+// ReadBody reads r's body, appended to buf[:0], after checking its
+// Content-Type: absent, application/json, application/json-rpc or
+// text/plain (any parameters, such as charset) are accepted. Bodies over
+// max bytes are refused with 413 without reading further.
+func ReadBody(w http.ResponseWriter, r *http.Request, max int64, buf []byte) ([]byte, *BodyError) {
+	if err := checkContentType(r.Header.Get("Content-Type")); err != nil {
+		return buf[:0], err
+	}
+	bb := bytes.NewBuffer(buf[:0])
+	_, err := bb.ReadFrom(http.MaxBytesReader(w, r.Body, max))
+	if err == nil {
+		return bb.Bytes(), nil
+	}
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return bb.Bytes(), &BodyError{Status: http.StatusRequestEntityTooLarge,
+			Message: "body larger than the limit of " + strconv.FormatInt(mbe.Limit, 10) + " bytes"}
+	}
+	return bb.Bytes(), &BodyError{Status: http.StatusBadRequest, Message: "reading body: " + err.Error()}
+}
+
+// checkContentType applies the Content-Type rule of ReadBody.
+func checkContentType(ct string) *BodyError {
+	if ct == "" || ct == "application/json" {
+		return nil
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err == nil && (mt == "application/json" || mt == "text/plain" || mt == "application/json-rpc") {
+		return nil
+	}
+	return &BodyError{Status: http.StatusUnsupportedMediaType,
+		Message: fmt.Sprintf("Content-Type must be application/json, got %q", ct)}
+}
+
+// DefaultWriteTimeout is the default time a client has to take one
+// response (or one stream frame), 30 s.
+const DefaultWriteTimeout = 30 * time.Second
+
+// SetWriteDeadline gives the client d from now to take what is written
+// next; a client that does not read is cut off then and its buffers are
+// freed. Writers without deadline support are left alone.
+func SetWriteDeadline(w http.ResponseWriter, d time.Duration) {
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(d))
+}
+
+// Write writes a complete response: status, Content-Type contentType,
+// Content-Length and body, under a write deadline of d.
+func Write(w http.ResponseWriter, status int, contentType []string, body []byte, d time.Duration) {
+	SetWriteDeadline(w, d)
+	h := w.Header()
+	h["Content-Type"] = contentType
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// JSON is the Content-Type value of JSON responses.
+var JSON = []string{"application/json"}

@@ -1,0 +1,66 @@
+package wire
+
+import (
+	"context"
+	"errors"
+
+	plugin "github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+
+	"github.com/opentool-host/opentool-host/internal/wire/toolpb"
+)
+
+// GRPCPlugin is the go-plugin plugin.GRPCPlugin of the Tool service. In a
+// plugin, Impl is the service to register; in the host, Impl is nil
+// and GRPCClient returns a *Client.
+type GRPCPlugin struct {
+	plugin.NetRPCUnsupportedPlugin
+	// Impl is the Tool service of the plugin process (nil in the host).
+	Impl toolpb.ToolServer
+}
+
+var _ plugin.GRPCPlugin = (*GRPCPlugin)(nil)
+
+// ErrNoServer is returned by GRPCServer when GRPCPlugin.Impl is nil.
+var ErrNoServer = errors.New("wire: GRPCPlugin.Impl is nil")
+
+// GRPCServer registers the Tool service on s (plugin side).
+func (p *GRPCPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
+	if p.Impl == nil {
+		return ErrNoServer
+	}
+	toolpb.RegisterToolServer(s, p.Impl)
+	return nil
+}
+
+// GRPCClient returns a *Client on conn (host side).
+func (p *GRPCPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, conn *grpc.ClientConn) (interface{}, error) {
+	return NewClient(toolpb.NewToolClient(conn)), nil
+}
+
+// PluginSet returns the go-plugin plugin set for a host (server nil) or a
+// plugin (server set): {PluginName: &GRPCPlugin{Impl: impl}}.
+func PluginSet(impl toolpb.ToolServer) plugin.PluginSet {
+	return plugin.PluginSet{PluginName: &GRPCPlugin{Impl: impl}}
+}
+
+// DialOptions are the host's dial options for a plugin connection: the
+// pooled codec and buffers (codec.go), at most MaxMessageSize bytes sent
+// per message and at most maxRecv bytes received (a larger message, such
+// as an oversized result, fails its stream with codes.ResourceExhausted
+// before it is buffered).
+func DialOptions(maxRecv int) []grpc.DialOption {
+	return append(poolDialOptions(), grpc.WithDefaultCallOptions(
+		grpc.MaxCallRecvMsgSize(maxRecv),
+		grpc.MaxCallSendMsgSize(MaxMessageSize),
+	))
+}
+
+// ServerOptions are a plugin's gRPC server options: MaxMessageSize both
+// ways and the pooled codec and buffers.
+func ServerOptions() []grpc.ServerOption {
+	return append(poolServerOptions(),
+		grpc.MaxRecvMsgSize(MaxMessageSize),
+		grpc.MaxSendMsgSize(MaxMessageSize),
+	)
+}

@@ -1,0 +1,170 @@
+package pluginsdk
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/opentool-host/opentool-host/internal/wire/toolpb"
+)
+
+// server adapts a Tool to the toolpb.Tool gRPC service (package wire). It
+// runs in the plugin process.
+type server struct {
+	toolpb.UnimplementedToolServer
+	tool Tool
+}
+
+var _ toolpb.ToolServer = (*server)(nil)
+
+// Load implements toolpb.ToolServer.
+func (s *server) Load(ctx context.Context, _ *toolpb.LoadRequest) (resp *toolpb.LoadResponse, err error) {
+	defer recoverInto("Load", func(e *Error) { resp, err = &toolpb.LoadResponse{Error: toProto(e)}, nil })
+	doc, lerr := s.tool.Load(ctx)
+	if lerr != nil {
+		return &toolpb.LoadResponse{Error: toProto(AsError(lerr))}, nil
+	}
+	if doc == nil {
+		return &toolpb.LoadResponse{Error: toProto(ToolFailure("Load returned no document"))}, nil
+	}
+	b, merr := json.Marshal(doc)
+	if merr != nil {
+		return &toolpb.LoadResponse{Error: toProto(ToolFailure("encode document: %v", merr))}, nil
+	}
+	return &toolpb.LoadResponse{Document: b}, nil
+}
+
+// Invoke implements toolpb.ToolServer: it runs the call of the stream's
+// first message with a context that ends when the host sends cancel (or
+// the connection goes), and answers with data events or one error event.
+func (s *server) Invoke(stream toolpb.Tool_InvokeServer) error {
+	first, err := stream.Recv()
+	if err != nil {
+		return err
+	}
+	call := first.GetCall()
+	if call == nil {
+		return status.Error(codes.InvalidArgument, "the first message of Invoke must be a call")
+	}
+	ctx, cancel := context.WithCancel(stream.Context())
+	defer cancel()
+	go watchCancel(stream, cancel)
+	send := func(b []byte) error { return stream.Send(&toolpb.InvokeEvent{Data: b}) }
+	if e := s.run(ctx, call, send); e != nil {
+		return stream.Send(&toolpb.InvokeEvent{Error: toProto(e)})
+	}
+	return nil
+}
+
+// watchCancel ends the call's context when the host sends cancel or the
+// stream breaks. A half-close by the host alone does not cancel.
+func watchCancel(stream toolpb.Tool_InvokeServer, cancel context.CancelFunc) {
+	for {
+		m, err := stream.Recv()
+		if err == io.EOF {
+			return
+		}
+		if err != nil || m.GetCancel() != nil {
+			cancel()
+			return
+		}
+	}
+}
+
+// run calls the tool's method for call and hands each encoded result to
+// send. A panic becomes a code-500 *Error.
+func (s *server) run(ctx context.Context, call *toolpb.Call, send func([]byte) error) (e *Error) {
+	defer recoverInto(call.GetName(), func(pe *Error) { e = pe })
+	if call.GetStream() {
+		return s.stream(ctx, call, send)
+	}
+	if jc, ok := s.tool.(JSONCaller); ok {
+		out, err := jc.CallJSON(ctx, call.GetName(), call.GetArguments())
+		if err != nil {
+			return AsError(err)
+		}
+		if len(out) == 0 {
+			out = []byte("{}")
+		}
+		return AsError(send(out))
+	}
+	args, aerr := decodeArgs(call.GetArguments())
+	if aerr != nil {
+		return aerr
+	}
+	result, err := s.tool.Call(ctx, call.GetName(), args)
+	if err != nil {
+		return AsError(err)
+	}
+	b, merr := encodeResult(result)
+	if merr != nil {
+		return merr
+	}
+	return AsError(send(b))
+}
+
+// stream runs a streaming function through the tool's Streamer.
+func (s *server) stream(ctx context.Context, call *toolpb.Call, send func([]byte) error) *Error {
+	st, ok := s.tool.(Streamer)
+	if !ok {
+		return Errorf(CodeNotFound, "function %q does not stream", call.GetName())
+	}
+	args, aerr := decodeArgs(call.GetArguments())
+	if aerr != nil {
+		return aerr
+	}
+	return AsError(st.StreamCall(ctx, call.GetName(), args, func(item map[string]any) error {
+		b, merr := encodeResult(item)
+		if merr != nil {
+			return merr
+		}
+		return send(b)
+	}))
+}
+
+// decodeArgs decodes a JSON arguments object; empty or "null" gives nil.
+func decodeArgs(b []byte) (map[string]any, *Error) {
+	if len(b) == 0 || string(b) == "null" {
+		return nil, nil
+	}
+	var args map[string]any
+	if err := json.Unmarshal(b, &args); err != nil {
+		return nil, InvalidArguments("arguments must be a JSON object: %v", err)
+	}
+	return args, nil
+}
+
+// encodeResult encodes a result object; nil gives "{}".
+func encodeResult(m map[string]any) ([]byte, *Error) {
+	if m == nil {
+		return []byte("{}"), nil
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, ToolFailure("encode result: %v", err)
+	}
+	return b, nil
+}
+
+// recoverInto turns a panic in a tool method into a code-500 *Error handed
+// to set, and prints the stack to stderr (the host logs it under the
+// plugin's name). It must be deferred directly.
+func recoverInto(what string, set func(*Error)) {
+	if r := recover(); r != nil {
+		fmt.Fprintf(os.Stderr, "[ERROR] panic in %s: %v\n%s", what, r, debug.Stack())
+		set(ToolFailure("%s panicked: %v", what, r))
+	}
+}
+
+func toProto(e *Error) *toolpb.ToolError {
+	if e == nil {
+		return nil
+	}
+	return &toolpb.ToolError{Code: int32(e.Code), Message: e.Message}
+}
