@@ -1,10 +1,12 @@
 // Package testplugins holds plugins that exist only for tests and
 // benchmarks: each folder is a main package built by the tests.
 //
-//   - faulty: functions that panic, exit, hang, sleep, spawn a child, echo.
+//   - faulty: functions that panic, exit, hang, sleep, spawn a child, echo,
+//     and count the sleeps in flight and those ended by cancellation.
 //   - garbage: writes garbage to stdout before the handshake.
 //   - baddoc: Load returns an invalid document.
 //   - crashloop: exits shortly after the handshake, every time.
 //   - echo: one function "echo" that returns its arguments (benchmarks).
 //   - collide: declares "add", colliding with the calculator plugin.
+//   - rogue: returns forged, truncated, non-object and oversized results.
 package testplugins

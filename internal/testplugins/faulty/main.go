@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/opentool-host/opentool-host/opentool"
@@ -22,6 +23,9 @@ var rawStderr = os.Stderr
 var version = "1"
 
 type faulty struct{}
+
+// active counts sleeps in flight; cancelled those ended by cancellation.
+var active, cancelled atomic.Int64
 
 func fn(name, desc string, params ...opentool.Parameter) opentool.Function {
 	if params == nil {
@@ -44,6 +48,7 @@ func (faulty) Load(context.Context) (*opentool.OpenTool, error) {
 			fn("pid", "Returns the process id and the binary version."),
 			fn("spawn", "Starts a child process (sleep 600) and returns its pid."),
 			fn("echo", "Returns its arguments.", opentool.Parameter{Name: "x", Schema: &opentool.Schema{Type: opentool.TypeString}}),
+			fn("sleeps", "Returns the sleeps in flight (active) and those ended by cancellation (cancelled)."),
 		},
 	}, nil
 }
@@ -63,12 +68,17 @@ func (faulty) Call(ctx context.Context, name string, args map[string]any) (map[s
 		select {}
 	case "sleep":
 		ms, _ := args["ms"].(float64)
+		active.Add(1)
+		defer active.Add(-1)
 		select {
 		case <-time.After(time.Duration(ms) * time.Millisecond):
 			return map[string]any{"slept_ms": ms}, nil
 		case <-ctx.Done():
+			cancelled.Add(1)
 			return nil, ctx.Err()
 		}
+	case "sleeps":
+		return map[string]any{"active": active.Load(), "cancelled": cancelled.Load()}, nil
 	case "pid":
 		return map[string]any{"pid": os.Getpid(), "version": version}, nil
 	case "spawn":
