@@ -151,3 +151,39 @@ func TestResultsCheckedAtTheBoundary(t *testing.T) {
 		t.Fatalf("rogue results must not restart the plugin: %+v", st)
 	}
 }
+
+// TestStreamCancelGrace: the cancel grace holds for streams as for
+// calls. A stream that ends when cancelled keeps its plugin; one that
+// ignores cancellation gets its plugin killed after CancelGrace, and the
+// plugin is restarted.
+func TestStreamCancelGrace(t *testing.T) {
+	h := testutil.StartHost(t, func(c *host.Config) { c.CancelGrace = 200 * time.Millisecond }, "./internal/testplugins/faulty")
+	before := pluginStatus(h, "faulty")
+	stream := func(fn string) (int, error) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		n := 0
+		err := h.StreamCall(ctx, fn, nil, func([]byte) error {
+			if n++; n == 3 || fn == "stuckStream" {
+				cancel() // the caller leaves after a few items
+			}
+			return nil
+		})
+		return n, err
+	}
+	n, err := stream("ticks")
+	if e := host.AsError(err); e == nil || e.Kind != host.KindCanceled || strings.Contains(e.Message, "killed") {
+		t.Fatalf("ticks: %d items, err %v; want KindCanceled without a kill", n, err)
+	}
+	if st := pluginStatus(h, "faulty"); st.PID != before.PID || st.Restarts != 0 {
+		t.Fatalf("a stream that honoured cancellation got its plugin restarted: %+v", st)
+	}
+	_, err = stream("stuckStream")
+	if e := host.AsError(err); e == nil || e.Kind != host.KindCanceled || !strings.Contains(e.Message, "ignored cancellation") {
+		t.Fatalf("stuckStream: err %v; want KindCanceled saying the plugin was killed", err)
+	}
+	testutil.Eventually(t, 10*time.Second, "faulty restarted", func() bool {
+		st := pluginStatus(h, "faulty")
+		return st.State == host.StateReady && st.PID != before.PID && st.Restarts == 1
+	})
+}

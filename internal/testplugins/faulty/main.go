@@ -34,6 +34,36 @@ func fn(name, desc string, params ...opentool.Parameter) opentool.Function {
 	return opentool.Function{Name: name, Description: desc, Parameters: params}
 }
 
+func streamFn(name, desc string) opentool.Function {
+	f := fn(name, desc)
+	f.Stream = &opentool.Stream{Data: &opentool.Return{Name: "tick", Schema: &opentool.Schema{Type: opentool.TypeObject, Properties: map[string]*opentool.Schema{"n": {Type: opentool.TypeInteger}}}}}
+	return f
+}
+
+// StreamCall implements pluginsdk.Streamer.
+func (faulty) StreamCall(ctx context.Context, name string, _ map[string]any, send func(map[string]any) error) error {
+	if err := send(map[string]any{"n": 0}); err != nil {
+		return err
+	}
+	switch name {
+	case "stuckStream":
+		select {}
+	case "ticks":
+		for n := 1; ; n++ {
+			select {
+			case <-ctx.Done():
+				cancelled.Add(1)
+				return ctx.Err()
+			case <-time.After(10 * time.Millisecond):
+			}
+			if err := send(map[string]any{"n": n}); err != nil {
+				return err
+			}
+		}
+	}
+	return pluginsdk.FunctionNotFound(name)
+}
+
 // Load implements pluginsdk.Tool: it returns the plugin's document.
 func (faulty) Load(context.Context) (*opentool.OpenTool, error) {
 	ms := opentool.Parameter{Name: "ms", Schema: &opentool.Schema{Type: opentool.TypeInteger}, Required: false}
@@ -49,6 +79,8 @@ func (faulty) Load(context.Context) (*opentool.OpenTool, error) {
 			fn("spawn", "Starts a child process (sleep 600) and returns its pid."),
 			fn("echo", "Returns its arguments.", opentool.Parameter{Name: "x", Schema: &opentool.Schema{Type: opentool.TypeString}}),
 			fn("sleeps", "Returns the sleeps in flight (active) and those ended by cancellation (cancelled)."),
+			streamFn("ticks", "Streams one item, then one every 10 ms until cancelled."),
+			streamFn("stuckStream", "Streams one item, then blocks forever, ignoring cancellation."),
 		},
 	}, nil
 }
