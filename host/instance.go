@@ -261,6 +261,7 @@ func (i *instance) send(ctx context.Context, r *request) error {
 			return i.endError(ctx, r, err, n, killed)
 		}
 		n++
+		memTrim.note(len(item))
 		if first != nil {
 			continue // draining after a cancel
 		}
