@@ -47,7 +47,7 @@ type instance struct {
 	grace     time.Duration
 	maxResult int64 // Config.MaxResultBytes
 	release   func()
-	stopped atomic.Bool // stop was asked: exit is not a crash
+	stopped   atomic.Bool // stop was asked: exit is not a crash
 }
 
 // startInstance copies the binary into the state folder, starts it,
@@ -59,17 +59,17 @@ func startInstance(ctx context.Context, cfg *Config, state *stateDir, name, path
 		return nil, fmt.Errorf("copy binary: %w", err)
 	}
 	inst := &instance{
-		name:    name,
-		path:    path,
-		sum:     sum,
-		log:     cfg.Logger.Named("plugin"),
-		stderr:  newTailBuffer(20),
-		started: time.Now(),
-		sem:     make(chan struct{}, cfg.MaxConcurrency),
-		queue:   int64(cfg.MaxQueue),
-		grace:   cfg.CancelGrace,
+		name:      name,
+		path:      path,
+		sum:       sum,
+		log:       cfg.Logger.Named("plugin"),
+		stderr:    newTailBuffer(20),
+		started:   time.Now(),
+		sem:       make(chan struct{}, cfg.MaxConcurrency),
+		queue:     int64(cfg.MaxQueue),
+		grace:     cfg.CancelGrace,
 		maxResult: cfg.MaxResultBytes,
-		release: sync.OnceFunc(func() { state.release(sum) }),
+		release:   sync.OnceFunc(func() { state.release(sum) }),
 	}
 	inst.client = plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  wire.Handshake,
