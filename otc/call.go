@@ -252,7 +252,7 @@ func (h *handler) write(w http.ResponseWriter, status int, resp *CallResponse) {
 		b, _ = json.Marshal(&CallResponse{Schema: SchemaURL, CallID: resp.CallID, Duration: resp.Duration,
 			Output: &CallOutput{Error: &ToolError{Message: "The tool returned a result that is not JSON.", DeveloperMessage: err.Error()}}})
 	}
-	writeBody(w, status, b)
+	h.writeBody(w, status, b)
 }
 
 // newCallID returns a random (version 4) UUID.

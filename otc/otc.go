@@ -1,5 +1,5 @@
 // Package otc serves a Host's functions over the Open Tool Calling (OTC)
-// standard (../shared/spec/open-tool-calling-rfc.md), mounted under /otc:
+// standard (Open Tool Calling RFC), mounted under /otc:
 //
 //	GET  /otc/health  → 200 {"status":"ok"}                  (RFC 5.1)
 //	GET  /otc/tools   → 200 {"$schema", "tools": [ToolDefinition]} (RFC 5.2, 4.1)
@@ -26,6 +26,7 @@ import (
 	"context"
 	"net/http"
 	"sync/atomic"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -71,6 +72,10 @@ type Config struct {
 	// Logger logs failed calls and tools that cannot be listed. Default:
 	// a null logger.
 	Logger hclog.Logger
+	// WriteTimeout is how long a client has to take one response; a
+	// client that does not read is cut off then. Default
+	// httpguard.DefaultWriteTimeout (30 s).
+	WriteTimeout time.Duration
 }
 
 // handler is the http.Handler New returns.
@@ -93,6 +98,9 @@ func New(b Backend, cfg Config) http.Handler {
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
 	}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = httpguard.DefaultWriteTimeout
+	}
 	h := &handler{b: b, cfg: cfg, mux: http.NewServeMux()}
 	h.mux.HandleFunc("GET "+BasePath+"/health", h.handleHealth)
 	h.mux.HandleFunc("GET "+BasePath+"/tools", h.handleTools)
@@ -106,14 +114,15 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.Serv
 // handleHealth serves GET /otc/health (RFC 5.1): 200 while the server
 // accepts requests. Plugin states are on the host's own GET /health.
 func (h *handler) handleHealth(w http.ResponseWriter, _ *http.Request) {
-	writeBody(w, http.StatusOK, []byte(`{"status":"ok"}`))
+	h.writeBody(w, http.StatusOK, []byte(`{"status":"ok"}`))
 }
 
 // handleTools serves GET /otc/tools (RFC 5.2 "Tool Discovery").
 func (h *handler) handleTools(w http.ResponseWriter, _ *http.Request) {
-	writeBody(w, http.StatusOK, h.tools().body)
+	h.writeBody(w, http.StatusOK, h.tools().body)
 }
 
-func writeBody(w http.ResponseWriter, status int, body []byte) {
-	httpguard.Write(w, status, httpguard.JSON, body, httpguard.DefaultWriteTimeout)
+// writeBody writes a JSON response under the write deadline.
+func (h *handler) writeBody(w http.ResponseWriter, status int, body []byte) {
+	httpguard.Write(w, status, httpguard.JSON, body, h.cfg.WriteTimeout)
 }
