@@ -1,0 +1,63 @@
+package strictjson
+
+import (
+	"strconv"
+	"strings"
+)
+
+// segment is one step of a JSON path: a member name or an array index.
+type segment struct {
+	key     string
+	index   int
+	isIndex bool
+}
+
+// render writes the path of segs, given leaf first, root-first: "a.b",
+// "tags[2]", `["b c"].x`; "" for no segments.
+func render(segs []segment) string {
+	var b strings.Builder
+	for i := len(segs) - 1; i >= 0; i-- {
+		s := segs[i]
+		if s.isIndex {
+			b.WriteString("[" + strconv.Itoa(s.index) + "]")
+			continue
+		}
+		writeKey(&b, s.key)
+	}
+	return b.String()
+}
+
+// appendKey returns path p with member key appended.
+func appendKey(p, key string) string {
+	var b strings.Builder
+	b.WriteString(p)
+	writeKey(&b, key)
+	return b.String()
+}
+
+// writeKey appends ".key" ("key" at the start of the path), or `["key"]`
+// when key is empty or has a byte other than ASCII letters, digits, '_'
+// and '-'.
+func writeKey(b *strings.Builder, key string) {
+	if !plainKey(key) {
+		b.WriteString("[" + strconv.Quote(key) + "]")
+		return
+	}
+	if b.Len() > 0 {
+		b.WriteByte('.')
+	}
+	b.WriteString(key)
+}
+
+func plainKey(key string) bool {
+	if key == "" {
+		return false
+	}
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
