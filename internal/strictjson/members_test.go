@@ -69,9 +69,9 @@ type dominated struct {
 func TestCheckMembers(t *testing.T) {
 	in := reflect.TypeFor[membersIn]()
 	for _, tc := range []struct {
-		typ                  reflect.Type
-		json                 string
-		path, name, field    string
+		typ                 reflect.Type
+		json                string
+		path, name, field   string
 		wantErr, memberPath string
 	}{
 		{typ: in, json: `{"e":"x","mode":"m","origin":{"x":1,"y":2},"ptr":{"x":1},"path":[{"x":1}],"grid":[[{"x":1},null],[]],
