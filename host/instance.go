@@ -237,9 +237,11 @@ var errNotSent = errors.New("instance gone before the call was sent")
 // result is rejected) the guard sends cancel on the stream and gives the
 // plugin Config.CancelGrace to end it before it kills the process.
 func (i *instance) send(ctx context.Context, r *request) error {
-	rpcCtx, abort := context.WithCancel(context.WithoutCancel(ctx))
-	defer abort()
-	call, err := i.tool.Invoke(rpcCtx, r.fn, r.args, r.stream)
+	// The stream's context never ends by itself (a Done of nil also
+	// spares gRPC a watcher goroutine per stream): it ends when the plugin
+	// ends the stream, or the connection breaks (the process exited or
+	// the guard killed it).
+	call, err := i.tool.Invoke(context.WithoutCancel(ctx), r.fn, r.args, r.stream)
 	if err != nil {
 		if i.stopped.Load() || i.hasExited() {
 			return errNotSent
