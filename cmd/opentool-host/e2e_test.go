@@ -261,7 +261,11 @@ func TestSIGTERMDrainsInFlightCalls(t *testing.T) {
 		b, err := io.ReadAll(resp.Body)
 		res <- result{resp.StatusCode, string(b), err}
 	}()
-	time.Sleep(300 * time.Millisecond)
+	testutil.Eventually(t, 10*time.Second, "the call reached the plugin", func() bool {
+		_, m := rpc(t, hp.url, `{"jsonrpc":"2.0","method":"sleeps","id":1}`)
+		r, _ := m["result"].(map[string]any)
+		return r["active"] == 1.0
+	})
 	if err := hp.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -336,8 +340,12 @@ func TestSIGHUPRescansWithoutWatch(t *testing.T) {
 	dir := t.TempDir()
 	testutil.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
 	hp := startHostProc(t, dir, "--watch=false")
+	// Without --watch no watcher runs (the log is complete up to "serving"),
+	// so the new file is not seen until SIGHUP.
+	if strings.Contains(hp.logs.String(), "watching plugins dir") {
+		t.Fatalf("--watch=false still watches:\n%s", hp.logs.String())
+	}
 	testutil.InstallPlugin(t, dir, "mock", "./plugins/mock")
-	time.Sleep(300 * time.Millisecond)
 	if _, m := rpc(t, hp.url, `{"jsonrpc":"2.0","method":"count","id":1}`); m["error"] == nil {
 		t.Fatalf("mock served without watch or SIGHUP: %v", m)
 	}
