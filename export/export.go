@@ -12,7 +12,11 @@
 //
 // "parameters" and "input_schema" are the function's parameters as one
 // JSON Schema object, {"type":"object","properties":{...},"required":[...]}
-// (opentool.ParametersJSONSchema), with every "$ref" inlined.
+// (opentool.ParametersJSONSchema), with every "$ref" inlined. Where the
+// document refuses unknown names (a function's "additionalParameters":
+// false, an object schema's "additionalProperties": false) the export says
+// "additionalProperties": false too, so that a model is told what the host
+// will refuse.
 //
 // With strict, the OpenAI formats are rewritten for OpenAI strict mode
 // (strict.go); a function that cannot be made strict is exported

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -302,5 +303,71 @@ func TestStrictLimits(t *testing.T) {
 	doc.Functions[0].Parameters[0].Schema = s.Properties["n"]
 	if _, issues, _ := export.Functions(doc, export.OpenAI, true); len(issues) != 0 {
 		t.Fatalf("issues = %v, want none at 10 levels", issues)
+	}
+}
+
+// closedDoc refuses unknown parameters and, in one nested object, unknown
+// members; another nested object allows them, and an empty object refuses
+// every member.
+const closedDoc = `{
+  "opentool": "1.1.0",
+  "info": {"title": "Closed", "version": "1.0.0"},
+  "functions": [
+    {"name": "run", "description": "Run.", "additionalParameters": false, "parameters": [
+      {"name": "mode", "schema": {"type": "string", "enum": ["safe"]}, "required": true},
+      {"name": "opts", "schema": {"$ref": "#/schemas/Opts"}, "required": false},
+      {"name": "none", "schema": {"type": "object", "properties": {}, "additionalProperties": false}, "required": false},
+      {"name": "free", "schema": {"type": "object", "properties": {"a": {"type": "string"}}}, "required": false}
+    ]}
+  ],
+  "schemas": {
+    "Opts": {"type": "object", "properties": {"n": {"type": "integer"}}, "additionalProperties": false}
+  }
+}`
+
+func TestExportAdditionalProperties(t *testing.T) {
+	doc, err := opentool.Parse([]byte(closedDoc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := `{
+		"type": "object",
+		"properties": {
+		  "mode": {"type": "string", "enum": ["safe"]},
+		  "opts": {"type": "object", "properties": {"n": {"type": "integer"}}, "additionalProperties": false},
+		  "none": {"type": "object", "properties": {}, "additionalProperties": false},
+		  "free": {"type": "object", "properties": {"a": {"type": "string"}}}
+		},
+		"required": ["mode"],
+		"additionalProperties": false}`
+	for _, tc := range []struct {
+		format export.Format
+		want   string
+	}{
+		{export.OpenAI, `{"type": "function", "name": "run", "description": "Run.", "parameters": ` + params + `, "strict": false}`},
+		{export.Anthropic, `{"name": "run", "description": "Run.", "input_schema": ` + params + `}`},
+	} {
+		got, _ := exportOne(t, doc, tc.format, false, "run")
+		var g, w any
+		if err := json.Unmarshal([]byte(got), &g); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal([]byte(compact(t, tc.want)), &w); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(g, w) {
+			t.Errorf("%s:\n got %s\nwant %s", tc.format, got, compact(t, tc.want))
+		}
+	}
+	if got, _ := exportOne(t, doc, export.OpenTool, false, "run"); !strings.Contains(got, `"additionalParameters":false`) {
+		t.Errorf("opentool format lost additionalParameters: %s", got)
+	}
+
+	// Strict mode closes every object; the empty closed one is fine.
+	got, issues := exportOne(t, doc, export.OpenAI, true, "run")
+	if len(issues) != 0 || !strings.Contains(got, `"strict":true`) ||
+		!strings.Contains(got, `"free":{"additionalProperties":false,`) ||
+		!strings.Contains(got, `"none":{"additionalProperties":false,"properties":{},"required":[],"type":["object","null"]}`) {
+		t.Errorf("strict export: %s (issues %v)", got, issues)
 	}
 }

@@ -35,10 +35,11 @@ const (
 //
 // It returns "" on success, else why f cannot be strict (naming the
 // parameter path); params may then be partly rewritten. Not supported:
-// objects below the parameters object without declared properties
-// (free-form objects), arrays without an item schema, schemas without a
-// type, and schemas beyond MaxStrictDepth, MaxStrictProperties or
-// MaxStrictEnumValues.
+// objects below the parameters object without declared properties that
+// allow any members (free-form objects; one with "additionalProperties":
+// false is the empty object, which is fine), arrays without an item
+// schema, schemas without a type, and schemas beyond MaxStrictDepth,
+// MaxStrictProperties or MaxStrictEnumValues.
 func makeStrict(params map[string]any, f *opentool.Function) string {
 	order := make([]string, len(f.Parameters))
 	for i, p := range f.Parameters {
@@ -67,7 +68,7 @@ func (w *strictWalk) schema(s map[string]any, path string, depth int, order []st
 			return fmt.Sprintf("%s nests objects %d levels deep; strict mode allows %d", describe(path), depth, MaxStrictDepth)
 		}
 		props, _ := s["properties"].(map[string]any)
-		if len(props) == 0 && path != "" {
+		if len(props) == 0 && path != "" && s["additionalProperties"] != false {
 			return fmt.Sprintf("%s is an object without declared properties (any members); strict mode needs every member declared", describe(path))
 		}
 		if w.props += len(props); w.props > MaxStrictProperties {

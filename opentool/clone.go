@@ -28,7 +28,7 @@ func (f *Function) Clone() *Function {
 	if f == nil {
 		return nil
 	}
-	out := &Function{Name: f.Name, Description: f.Description}
+	out := &Function{Name: f.Name, Description: f.Description, AdditionalParameters: cloneBool(f.AdditionalParameters)}
 	if f.Parameters != nil {
 		out.Parameters = make([]Parameter, len(f.Parameters))
 		for i, p := range f.Parameters {
@@ -66,7 +66,16 @@ func (s *Schema) Clone() *Schema {
 	if s.Required != nil {
 		out.Required = append([]string{}, s.Required...)
 	}
+	out.AdditionalProperties = cloneBool(s.AdditionalProperties)
 	return &out
+}
+
+// cloneBool returns a pointer to a copy of *b (nil for nil).
+func cloneBool(b *bool) *bool {
+	if b == nil {
+		return nil
+	}
+	return new(*b)
 }
 
 func cloneSchemaMap(m map[string]*Schema) map[string]*Schema {

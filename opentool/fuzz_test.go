@@ -48,6 +48,7 @@ func genDoc(data []byte) *OpenTool {
 			}
 			f.Parameters = append(f.Parameters, p)
 		}
+		f.AdditionalParameters = genBool(src)
 		switch src.n(3) {
 		case 1:
 			f.Return = &Return{Name: "r", Schema: genSchema(src, 0)}
@@ -107,13 +108,28 @@ func genSchema(src *byteSource, depth int) *Schema {
 		if src.n(8) == 0 {
 			s.Required = append(s.Required, "undeclared") // invalid
 		}
+		s.AdditionalProperties = genBool(src)
 	case 6:
 		s.Type = TypeArray
 		s.Items = genSchema(src, depth+1)
 	case 7:
 		s.Ref = Ref(genNames[src.n(len(genNames))])
 	}
+	if src.n(16) == 0 {
+		s.AdditionalProperties = new(false) // invalid unless type object
+	}
 	return s
+}
+
+// genBool returns nil, false or true.
+func genBool(src *byteSource) *bool {
+	switch src.n(3) {
+	case 1:
+		return new(false)
+	case 2:
+		return new(true)
+	}
+	return nil
 }
 
 // faultAt reports whether fs has a fault at path whose message starts with
@@ -140,6 +156,9 @@ func fuzzSeeds(f *testing.F) {
 		withSchema(`{"type":"array"}`, ``),
 		withSchema(`{"$ref":"#/schemas/A"}`, `,"schemas":{"A":{"type":"object","properties":{"n":{"$ref":"#/schemas/A"}}}}`),
 		withSchema(`{"type":"integer","enum":[1,1.5,1e400,"x"]}`, ``),
+		withSchema(`{"type":"object","properties":{},"additionalProperties":false}`, ``),
+		withSchema(`{"type":"string","additionalProperties":1}`, ``),
+		doc(`{"name":"f","description":"d","parameters":[],"additionalParameters":false}`, ``),
 		withSchema(`{"type":"object","properties":{"a":{"$ref":"#/schemas/a~1b"}},"required":["a","b"]}`, `,"schemas":{"a/b":{"type":"string","enum":["x"]}}`),
 		doc(fn("x", ``)+","+fn("x", param("p", `{"type":"string"}`)+","+param("p", `{}`)), `,"schemas":{"":{}}`),
 	} {
@@ -361,6 +380,9 @@ func checkParametersJSONSchema(t *testing.T, d *OpenTool) {
 		if err != nil {
 			t.Fatalf("FromJSONSchema(ParametersJSONSchema(%s)): %v", fn.Name, err)
 		}
+		if !reflect.DeepEqual(s.AdditionalProperties, fn.AdditionalParameters) {
+			t.Fatalf("parameters object of %s: additionalProperties %v, additionalParameters %v", fn.Name, s.AdditionalProperties, fn.AdditionalParameters)
+		}
 		for _, p := range fn.Parameters {
 			want, err := d.ResolveSchema(p.Schema)
 			if err != nil {
@@ -387,6 +409,8 @@ func FuzzFromJSONSchema(f *testing.F) {
 		`{"type":"array","items":[{"type":"string"}]}`,
 		`{"anyOf":[{"type":"string"},{"type":"number"}]}`,
 		`{"properties":{"x":true},"allOf":[]}`,
+		`{"type":"object","properties":{"m":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false}`,
+		`{"type":"string","additionalProperties":true}`,
 	} {
 		f.Add([]byte(s))
 	}

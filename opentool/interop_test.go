@@ -60,10 +60,12 @@ func TestFromJSONSchemaInvopop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// invopop refuses unknown members of structs: "additionalProperties":
+	// false, kept; a map's value schema there is dropped (meta).
 	addr := &opentool.Schema{Type: "object", Properties: map[string]*opentool.Schema{
 		"city": {Type: "string", Description: "City name"},
 		"zip":  {Type: "string"},
-	}, Required: []string{"city"}}
+	}, Required: []string{"city"}, AdditionalProperties: new(false)}
 	want := &opentool.Schema{Type: "object", Properties: map[string]*opentool.Schema{
 		"location": {Type: "string", Description: "The city and state"},
 		"format":   {Type: "string", Enum: []any{"celsius", "fahrenheit"}},
@@ -75,7 +77,7 @@ func TestFromJSONSchemaInvopop(t *testing.T) {
 		"ratio":    {Type: "number"},
 		"meta":     {Type: "object", Properties: map[string]*opentool.Schema{}},
 		"Flag":     {Type: "boolean"},
-	}, Required: []string{"location", "format", "work", "note", "ratio", "Flag"}}
+	}, Required: []string{"location", "format", "work", "note", "ratio", "Flag"}, AdditionalProperties: new(false)}
 	if !reflect.DeepEqual(got, want) {
 		g, _ := json.Marshal(got)
 		w, _ := json.Marshal(want)

@@ -18,7 +18,8 @@ var ErrUnsupportedSchema = errors.New("opentool: unsupported JSON Schema")
 // JSONSchema returns s as a JSON Schema (draft 2020-12) fragment, following
 // spec 1.1.0 "Schema Object": "type", "description" (when not empty),
 // "properties" (always for type object, {} when there are none), "items",
-// "enum" and "required" (when not empty).
+// "enum" and "required" (when not empty), and "additionalProperties" (a
+// bool) when AdditionalProperties is set.
 //
 // The values are those json.Unmarshal makes (map[string]any, []any, string,
 // bool and the enum values as they are), so the result can be marshalled or
@@ -59,6 +60,9 @@ func (s *Schema) JSONSchema() map[string]any {
 		}
 		m["required"] = req
 	}
+	if s.AdditionalProperties != nil {
+		m["additionalProperties"] = *s.AdditionalProperties
+	}
 	return m
 }
 
@@ -68,11 +72,14 @@ func (s *Schema) JSONSchema() map[string]any {
 //	{"type": "object",
 //	 "properties": {param.Name: param schema, with param.Description as its
 //	                "description" when set},
-//	 "required": [names of the required parameters, in order]}
+//	 "required": [names of the required parameters, in order],
+//	 "additionalProperties": false}
 //
-// "required" is always present ([] when no parameter is required). Schemas
-// are resolved through doc (which may be nil) as OpenTool.ResolveSchema
-// does, so the result has no "$ref".
+// "required" is always present ([] when no parameter is required).
+// "additionalProperties" is f.AdditionalParameters, present only when that
+// is set: false when the function refuses parameters it does not declare.
+// Schemas are resolved through doc (which may be nil) as
+// OpenTool.ResolveSchema does, so the result has no "$ref".
 //
 // Errors: those of Inline (*RefError wrapping ErrUnknownRef or ErrRefCycle,
 // ErrTooLarge), and errors wrapping ErrInvalidDocument for a nil f, a
@@ -116,7 +123,11 @@ func ParametersJSONSchema(doc *OpenTool, f *Function) (map[string]any, error) {
 			required = append(required, p.Name)
 		}
 	}
-	return map[string]any{"type": TypeObject, "properties": props, "required": required}, nil
+	out := map[string]any{"type": TypeObject, "properties": props, "required": required}
+	if f.AdditionalParameters != nil {
+		out["additionalProperties"] = *f.AdditionalParameters
+	}
+	return out, nil
 }
 
 // FromJSONSchema converts a JSON Schema fragment, as json.Unmarshal (with or
@@ -129,14 +140,18 @@ func ParametersJSONSchema(doc *OpenTool, f *Function) (map[string]any, error) {
 //     properties (object), items (array) or the enum values.
 //   - "description", "properties", "items", "enum" (null values dropped),
 //     "const" (as a one-value enum) and "required".
+//   - "additionalProperties" in its boolean form, on objects (a schema
+//     there, e.g. the value schema of a map, is dropped: any member is
+//     then allowed).
 //   - "$ref" to a local JSON Pointer ("#/$defs/X", "#/definitions/X", "#"),
 //     inlined; a "description" next to it replaces the target's.
 //   - "anyOf"/"oneOf" with exactly one alternative that is not {"type":
 //     "null"}: that alternative.
 //
 // Annotations and constraints OpenTool cannot express ("$schema", "$id",
-// "title", "format", "default", "additionalProperties", "minimum", ...)
-// are dropped; an object without properties gets an empty Properties map.
+// "title", "format", "default", "minimum", "additionalProperties" on a
+// type other than object, ...) are dropped; an object without properties
+// gets an empty Properties map.
 //
 // Errors name the path of the construct (e.g. "properties.tags.items"):
 // ErrUnsupportedSchema for boolean schemas, several types, tuple items,
@@ -244,6 +259,9 @@ func (c *fromJSON) schema(v any, path *jpath) (*Schema, error) {
 
 	if s.Enum, err = enumValues(m, path, typ); err != nil {
 		return nil, err
+	}
+	if b, ok := m["additionalProperties"].(bool); ok && typ == TypeObject {
+		s.AdditionalProperties = new(b)
 	}
 
 	rp := path.jsKey("required")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"sort"
+	"strconv"
 )
 
 // These MarshalJSON methods make encoding/json write the fields the spec
@@ -117,6 +118,10 @@ func (s *Schema) encode(b *bytes.Buffer) error {
 		if err := writeJSON(b, s.Required); err != nil {
 			return err
 		}
+	}
+	if s.AdditionalProperties != nil {
+		next(`"additionalProperties":`)
+		b.WriteString(strconv.FormatBool(*s.AdditionalProperties))
 	}
 	b.WriteByte('}')
 	return nil

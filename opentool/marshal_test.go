@@ -17,13 +17,15 @@ type tagSchema struct {
 	Items       *tagSchema             `json:"items,omitempty"`
 	Enum        []any                  `json:"enum,omitempty"`
 	Required    []string               `json:"required,omitempty"`
+	// AdditionalProperties is Schema's extension.
+	AdditionalProperties *bool `json:"additionalProperties,omitempty"`
 }
 
 func toTag(s *Schema) *tagSchema {
 	if s == nil {
 		return nil
 	}
-	t := &tagSchema{Ref: s.Ref, Type: s.Type, Description: s.Description, Items: toTag(s.Items), Enum: s.Enum, Required: s.Required}
+	t := &tagSchema{Ref: s.Ref, Type: s.Type, Description: s.Description, Items: toTag(s.Items), Enum: s.Enum, Required: s.Required, AdditionalProperties: s.AdditionalProperties}
 	if len(s.Properties) > 0 || s.Ref == "" && s.Type == TypeObject {
 		m := map[string]*tagSchema{}
 		for k, p := range s.Properties {
@@ -50,7 +52,7 @@ func TestSchemaMarshalMatchesTags(t *testing.T) {
 		{Ref: "#/schemas/X", Description: "<b>&</b>"},
 		{Ref: "#/schemas/X", Type: TypeObject},
 		{Type: TypeObject},
-		{Type: TypeObject, Properties: map[string]*Schema{"z": {Type: TypeString}, "a\u2028": nil, "m": {Type: TypeObject}}, Required: []string{"z"}},
+		{Type: TypeObject, Properties: map[string]*Schema{"z": {Type: TypeString}, "a\u2028": nil, "m": {Type: TypeObject, AdditionalProperties: new(true)}}, Required: []string{"z"}, AdditionalProperties: new(false)},
 		{Type: TypeArray, Items: &Schema{Type: TypeArray, Items: &Schema{Type: TypeNumber, Enum: []any{1.5, -0.0, 1e21, "x", nil, []any{true}}}}},
 		{Type: TypeString, Properties: map[string]*Schema{}, Enum: []any{}, Required: []string{}},
 		{Type: TypeNumber, Enum: []any{math.Inf(1)}},

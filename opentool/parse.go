@@ -8,7 +8,9 @@ package opentool
 // and absent fields give zero values, present empty arrays give empty (not
 // nil) Functions and Parameters slices, and enum numbers are float64. An
 // empty schemas object or required list decodes to nil, so that
-// Parse -> json.Marshal -> Parse gives an equal document.
+// Parse -> json.Marshal -> Parse gives an equal document. The extensions
+// "additionalParameters" (functions) and "additionalProperties" (object
+// schemas) become *bool fields, nil when absent or null.
 func Parse(data []byte) (*OpenTool, error) {
 	root, fault := decodeTree(data)
 	if fault != nil {
@@ -59,6 +61,7 @@ func buildFunction(n *node) Function {
 			Required:    p.get("required").b,
 		})
 	}
+	f.AdditionalParameters = boolPtr(n.get("additionalParameters"))
 	if r := n.get("return"); r != nil {
 		f.Return = buildReturn(r)
 	}
@@ -102,7 +105,16 @@ func buildSchema(n *node) *Schema {
 			s.Required[i] = r.s
 		}
 	}
+	s.AdditionalProperties = boolPtr(n.get("additionalProperties"))
 	return s
+}
+
+// boolPtr returns the value of a boolean node, nil for nil.
+func boolPtr(n *node) *bool {
+	if n == nil {
+		return nil
+	}
+	return new(n.b)
 }
 
 // str returns the value of a string node, "" for nil.

@@ -103,11 +103,11 @@ func TestRoundTrip(t *testing.T) {
 	docs := map[string][]byte{
 		"object without properties": []byte(withSchema(`{"type":"object","properties":{},"required":[]}`, `,"schemas":{}`)),
 		"everything": []byte(`{"opentool":"1.1.0","info":{"title":"t","version":"1","description":"d"},"server":{"url":"u","description":"s"},
-		  "functions":[{"name":"f","description":"d","parameters":[
+		  "functions":[{"name":"f","description":"d","additionalParameters":false,"parameters":[
 		    {"name":"a","description":"pa","schema":{"type":"array","description":"arr","items":{"$ref":"#/schemas/a~1b"}},"required":true},
 		    {"name":"n","schema":{"type":"number","enum":[-0,1.5,1e300,-2]},"required":false}],
 		   "return":{"name":"r","schema":{"type":"boolean","enum":[true]}},"stream":{"data":{"name":"s","schema":{"$ref":"#/schemas/a~1b","description":"x"}}}}],
-		  "schemas":{"a/b":{"type":"object","properties":{"x\u2028y":{"type":"string","enum":["\u00e9","<>&"]}},"required":["x\u2028y"]}}}`),
+		  "schemas":{"a/b":{"type":"object","properties":{"x\u2028y":{"type":"string","enum":["\u00e9","<>&"]}},"required":["x\u2028y"],"additionalProperties":false}}}`),
 	}
 	for _, name := range fixtureNames {
 		docs[name] = readFixture(t, name)
@@ -171,7 +171,7 @@ func TestClone(t *testing.T) {
 	}
 	d := &OpenTool{
 		OpenTool: Version, Info: Info{Title: "t", Version: "1"}, Server: &Server{URL: "u"},
-		Functions: []Function{{Name: "f", Parameters: []Parameter{{Name: "p", Schema: &Schema{Type: TypeObject, Properties: map[string]*Schema{"a": {Type: TypeArray, Items: &Schema{Type: TypeString, Enum: []any{"x", []any{1.0}, map[string]any{"k": []any{"v"}}}}}}, Required: []string{"a"}}}},
+		Functions: []Function{{Name: "f", AdditionalParameters: new(false), Parameters: []Parameter{{Name: "p", Schema: &Schema{Type: TypeObject, Properties: map[string]*Schema{"a": {Type: TypeArray, Items: &Schema{Type: TypeString, Enum: []any{"x", []any{1.0}, map[string]any{"k": []any{"v"}}}}}}, Required: []string{"a"}, AdditionalProperties: new(false)}}},
 			Return: &Return{Name: "r", Schema: &Schema{Ref: "#/schemas/S"}}, Stream: &Stream{Data: &Return{Name: "s", Schema: &Schema{Type: TypeString}}}}},
 		Schemas: map[string]*Schema{"S": {Type: TypeString}},
 	}
@@ -180,7 +180,9 @@ func TestClone(t *testing.T) {
 	// Change every part of the copy; the original must not move.
 	c.Server.URL = "x"
 	c.Functions[0].Name = "g"
+	*c.Functions[0].AdditionalParameters = true
 	p := c.Functions[0].Parameters[0].Schema
+	*p.AdditionalProperties = true
 	p.Required[0] = "b"
 	p.Properties["a"].Items.Enum[0] = "y"
 	p.Properties["a"].Items.Enum[1].([]any)[0] = 2.0

@@ -187,10 +187,11 @@ func (in *inliner) schema(s *Schema, path *jpath) (*Schema, error) {
 		return out, nil
 	}
 	out := &Schema{
-		Type:        s.Type,
-		Description: s.Description,
-		Enum:        cloneValues(s.Enum),
-		Required:    slices.Clone(s.Required),
+		Type:                 s.Type,
+		Description:          s.Description,
+		Enum:                 cloneValues(s.Enum),
+		Required:             slices.Clone(s.Required),
+		AdditionalProperties: cloneBool(s.AdditionalProperties),
 	}
 	if s.Properties != nil {
 		out.Properties = make(map[string]*Schema, len(s.Properties))

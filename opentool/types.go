@@ -3,7 +3,12 @@
 // field), parsing, "$ref" resolution and validation with JSON paths.
 //
 // The types follow the "Objects" section of the OpenTool Specification 1.1.0
-// (../shared/spec/opentool-spec-1.1.0.md).
+// (../shared/spec/opentool-spec-1.1.0.md), with two extensions that let a
+// document refuse names it does not declare: "additionalParameters" on a
+// Function Object and the JSON Schema keyword "additionalProperties" on an
+// object Schema Object, both booleans (Function.AdditionalParameters,
+// Schema.AdditionalProperties). Documents without them mean what they
+// always meant: unknown names are allowed.
 package opentool
 
 // Version is the OpenTool specification version this package writes when it
@@ -50,7 +55,8 @@ type Server struct {
 // Name must match ^[a-zA-Z0-9_-]{1,64}$; Name, Description and Parameters are
 // required. Return may be nil (no return value). Stream is the OpenTool 2.0
 // streaming description seen in the reference mock tool; when it is set the
-// function is served by streamCall, not call.
+// function is served by streamCall, not call. AdditionalParameters is an
+// extension of this package (see the field).
 type Function struct {
 	// Name is the function name, unique within a document.
 	Name string `json:"name"`
@@ -58,6 +64,16 @@ type Function struct {
 	Description string `json:"description"`
 	// Parameters are the function's named inputs (required; may be empty).
 	Parameters []Parameter `json:"parameters"`
+	// AdditionalParameters says whether a call may give parameters that
+	// Parameters does not declare (by exact name). nil (absent, as in
+	// every plain OpenTool 1.1.0 document) and true allow them; false
+	// refuses them: the host answers such a call with invalid params
+	// before the plugin sees it. It is an extension of OpenTool 1.1.0
+	// "Function Object", written "additionalParameters", and becomes
+	// "additionalProperties" of the parameters object in JSON Schema
+	// (ParametersJSONSchema). Functions built with the Go plugin SDK set
+	// it to false.
+	AdditionalParameters *bool `json:"additionalParameters,omitempty"`
 	// Return describes the result; nil means no return value. It is left
 	// out of the JSON when nil, as the reference server does.
 	Return *Return `json:"return,omitempty"`
@@ -101,9 +117,10 @@ type Stream struct {
 
 // Schema is spec 1.1.0 "Schema Object", or a reference to a named schema.
 //
-// A reference has only Ref set, in the one form the spec uses:
-// "#/schemas/Name". Otherwise Type is required and is one of the Type*
-// constants; Properties is required for "object", Items for "array".
+// A reference has only Ref set (and maybe Description), in the one form the
+// spec uses: "#/schemas/Name". Otherwise Type is required and is one of the
+// Type* constants; Properties is required for "object", Items for "array".
+// AdditionalProperties is an extension of this package (see the field).
 type Schema struct {
 	// Ref is "#/schemas/Name" for a reference, empty otherwise.
 	Ref string `json:"$ref,omitempty"`
@@ -119,6 +136,13 @@ type Schema struct {
 	Enum []any `json:"enum,omitempty"`
 	// Required lists the properties an object must have (type object).
 	Required []string `json:"required,omitempty"`
+	// AdditionalProperties says whether an object (type object only) may
+	// have members that Properties does not declare (by exact name): nil
+	// (absent, as in every plain OpenTool 1.1.0 document) and true allow
+	// them, false refuses them. It is the JSON Schema keyword of the same
+	// name in its boolean form, an extension of OpenTool 1.1.0 "Schema
+	// Object".
+	AdditionalProperties *bool `json:"additionalProperties,omitempty"`
 }
 
 // The schema types of spec 1.1.0 "Schema Object".

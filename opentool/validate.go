@@ -84,7 +84,9 @@ func Validate(doc *OpenTool) error {
 //   - functions: required array (may be empty). Each function: name
 //     required, matching ^[a-zA-Z0-9_-]{1,64}$ and unique in the document;
 //     description required string; parameters required array; return a
-//     Return object or null; stream an object with data (a Return object).
+//     Return object or null; stream an object with data (a Return object);
+//     additionalParameters (an extension: false refuses parameters the
+//     function does not declare) a boolean.
 //   - Parameter: name required, non-empty and unique in its function;
 //     description string; schema required; required a required boolean.
 //     Return: name required string; description string; schema required.
@@ -95,7 +97,9 @@ func Validate(doc *OpenTool) error {
 //     of schemas) is required for, and only allowed on, type object; items
 //     likewise for array. enum is a non-empty array of values of the type
 //     (not allowed for array and object). required is an array of strings
-//     naming declared properties, only on objects.
+//     naming declared properties, only on objects. additionalProperties
+//     (an extension: false refuses undeclared members) is a boolean, only
+//     on objects.
 //   - schemas: a map of schemas with non-empty names; "$ref" cycles among
 //     them (also through properties and items) are faults naming the cycle.
 //
@@ -249,6 +253,7 @@ func (v *validator) function(fn *node, p *jpath, first map[string]*jpath) {
 		}
 	}
 	v.required(fn, p, "description", kindString)
+	v.optional(fn, p, "additionalParameters", kindBool)
 	if params := v.required(fn, p, "parameters", kindArray); params != nil {
 		seen := map[string]*jpath{}
 		for j, pn := range params.arr {
@@ -379,6 +384,14 @@ func (v *validator) schema(n *node, p *jpath, owner string) {
 			}
 		}
 	}
+
+	switch a := n.get("additionalProperties"); {
+	case a == nil:
+	case typ != "" && typ != TypeObject:
+		v.add(a.off, p.field("additionalProperties"), "only allowed when type is object")
+	default:
+		v.expect(a, p.field("additionalProperties"), kindBool)
+	}
 }
 
 // enumValue checks that an enum value has the schema's type ("" = unknown).
@@ -414,7 +427,7 @@ func (v *validator) ref(n *node, p *jpath, owner string) {
 	}
 	for _, key := range n.keys {
 		switch key {
-		case "type", "properties", "items", "enum", "required":
+		case "type", "properties", "items", "enum", "required", "additionalProperties":
 			v.add(n.obj[key].off, p.field(key), "not allowed with $ref")
 		}
 	}
