@@ -6,13 +6,20 @@
 // Object" parameters and "Parameter Object") become one JSON Schema object
 // (opentool.ParametersJSONSchema), compiled once with
 // github.com/santhosh-tekuri/jsonschema/v6. A call's arguments are decoded
-// once (numbers kept exact) and validated against it:
+// once, exactly (internal/strictjson: numbers kept exact, member names
+// matched as written, never case-folded) and validated against it:
 //
 //	v, err := argcheck.Compile(fn) // once, when the function is loaded
 //	err = v.Validate(args)         // per call: nil or an *Error
 //
 // Parameters that the function does not declare are allowed, as in the
-// OpenTool documents themselves (no schema says otherwise).
+// OpenTool documents themselves, unless the function refuses them
+// (opentool.Function.AdditionalParameters false); members an object
+// schema does not declare likewise, unless it says "additionalProperties":
+// false. A name is undeclared unless it is exactly a declared one: "MODE"
+// is not "mode". Arguments that name a member twice, at any depth, are
+// refused: which of the two the plugin would read is not for the host to
+// guess.
 package argcheck
 
 import (
@@ -20,9 +27,11 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/opentool-host/opentool-host/internal/strictjson"
 	"github.com/opentool-host/opentool-host/opentool"
 )
 
@@ -87,16 +96,19 @@ func (v *Validator) Function() string { return v.fn }
 // It returns nil when args are valid, else an *Error (matching
 // ErrInvalidArguments) listing every fault, sorted by parameter path: a
 // missing required parameter, a value of the wrong type, a value outside
-// an enum, a parameter the schema forbids, arguments that are not a JSON
-// object or not valid JSON.
+// an enum, a parameter or member the schema forbids (names compare
+// exactly), arguments that are not a JSON object or not valid JSON. A
+// member named twice is the one fault reported, at the member's path:
+// `duplicate parameter "mode"` for a parameter, `a.b: duplicate member
+// "x"` deeper down.
 func (v *Validator) Validate(args []byte) error {
 	args = bytes.TrimSpace(args)
 	if len(args) == 0 || string(args) == "null" || string(args) == "{}" {
 		return v.emptyResult()
 	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
+	inst, err := strictjson.Decode(args)
 	if err != nil {
-		return &Error{Function: v.fn, Faults: []Fault{{Path: "", Message: "arguments are not valid JSON: " + err.Error()}}}
+		return &Error{Function: v.fn, Faults: []Fault{decodeFault(err)}}
 	}
 	if inst == nil {
 		return v.emptyResult()
@@ -105,6 +117,18 @@ func (v *Validator) Validate(args []byte) error {
 		return e
 	}
 	return nil
+}
+
+// decodeFault is the fault of arguments strictjson.Decode refuses.
+func decodeFault(err error) Fault {
+	var de *strictjson.DuplicateError
+	switch {
+	case !errors.As(err, &de):
+		return Fault{Path: "", Message: "arguments are not valid JSON: " + err.Error()}
+	case de.Path == "":
+		return Fault{Path: de.MemberPath(), Message: "duplicate parameter " + strconv.Quote(de.Key)}
+	}
+	return Fault{Path: de.MemberPath(), Message: de.Path + ": duplicate member " + strconv.Quote(de.Key)}
 }
 
 // emptyResult returns the precomputed result for no arguments, copied so

@@ -277,3 +277,93 @@ func BenchmarkValidateNoArgs(b *testing.B) {
 		}
 	}
 }
+
+// modeFunction refuses unknown parameters; mode may only be "safe", and
+// opts refuses unknown members too.
+var modeFunction = &opentool.Function{
+	Name:                 "run",
+	Description:          "Run something safely.",
+	AdditionalParameters: new(false),
+	Parameters: []opentool.Parameter{
+		{Name: "mode", Required: true, Schema: &opentool.Schema{Type: "string", Enum: []any{"safe"}}},
+		{Name: "opts", Schema: &opentool.Schema{Type: "object", Properties: map[string]*opentool.Schema{
+			"level": {Type: "integer"},
+		}, AdditionalProperties: new(false)}},
+		{Name: "meta", Schema: &opentool.Schema{Type: "object", Properties: map[string]*opentool.Schema{}}},
+	},
+}
+
+// TestCaseFoldedBypass: a member whose name differs from a parameter only
+// by case is an unknown parameter, never the parameter (encoding/json, in
+// a plugin, would fold it onto "mode" and the last one would win).
+func TestCaseFoldedBypass(t *testing.T) {
+	v, err := argcheck.Compile(modeFunction)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args   string
+		faults []argcheck.Fault
+	}{
+		{`{"mode":"safe"}`, nil},
+		{`{"mode":"safe","opts":{"level":1},"meta":{"anything":[1]}}`, nil},
+		{`{"mode":"safe","MODE":"rm-rf"}`, []argcheck.Fault{{Path: "MODE", Message: `unknown parameter "MODE" is not allowed`}}},
+		{`{"MODE":"rm-rf","mode":"safe"}`, []argcheck.Fault{{Path: "MODE", Message: `unknown parameter "MODE" is not allowed`}}},
+		{`{"Mode":"rm-rf"}`, []argcheck.Fault{
+			{Path: "Mode", Message: `unknown parameter "Mode" is not allowed`},
+			{Path: "mode", Message: `missing required parameter "mode"`},
+		}},
+		{`{"mode":"safe","opts":{"level":1,"LEVEL":"x"}}`, []argcheck.Fault{{Path: "opts.LEVEL", Message: `unknown parameter "opts.LEVEL" is not allowed`}}},
+		{`{"mode":"safe","extra":1}`, []argcheck.Fault{{Path: "extra", Message: `unknown parameter "extra" is not allowed`}}},
+	} {
+		err := v.Validate([]byte(tc.args))
+		checkFaults(t, tc.args, err, tc.faults)
+	}
+}
+
+func TestDuplicateMembers(t *testing.T) {
+	v, err := argcheck.Compile(modeFunction)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tags, err := argcheck.Compile(tagsFunction)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mock := loadFixture(t, "reference-mock-tool.json")
+	for _, tc := range []struct {
+		v      *argcheck.Validator
+		args   string
+		faults []argcheck.Fault
+	}{
+		{v, `{"mode":"safe","mode":"rm-rf"}`, []argcheck.Fault{{Path: "mode", Message: `duplicate parameter "mode"`}}},
+		{v, `{"mode":"rm-rf","mode":"safe"}`, []argcheck.Fault{{Path: "mode", Message: `duplicate parameter "mode"`}}},
+		{v, `{"mode":"safe","\u006dode":"x"}`, []argcheck.Fault{{Path: "mode", Message: `duplicate parameter "mode"`}}},
+		{v, `{"mode":"safe","meta":{"a":{"b":{"x":1,"x":2}}}}`, []argcheck.Fault{{Path: "meta.a.b.x", Message: `meta.a.b: duplicate member "x"`}}},
+		{tags, `{"tags":["a"],"points":[{"x":1},{"x":1,"odd key":true,"odd key":false}]}`,
+			[]argcheck.Fault{{Path: `points[1]["odd key"]`, Message: `points[1]: duplicate member "odd key"`}}},
+		// The function allows unknown parameters, not a parameter twice.
+		{compile(t, mock, "create"), `{"text":"a","extra":1,"extra":2}`, []argcheck.Fault{{Path: "extra", Message: `duplicate parameter "extra"`}}},
+	} {
+		checkFaults(t, tc.args, tc.v.Validate([]byte(tc.args)), tc.faults)
+	}
+}
+
+// checkFaults fails unless err has exactly faults (nil: err is nil).
+func checkFaults(t *testing.T, args string, err error, faults []argcheck.Fault) {
+	t.Helper()
+	if faults == nil {
+		if err != nil {
+			t.Errorf("Validate(%s) = %v, want nil", args, err)
+		}
+		return
+	}
+	var ae *argcheck.Error
+	if !errors.As(err, &ae) || !errors.Is(err, argcheck.ErrInvalidArguments) {
+		t.Errorf("Validate(%s) = %v (%T), want an *argcheck.Error", args, err, err)
+		return
+	}
+	if !reflect.DeepEqual(ae.Faults, faults) {
+		t.Errorf("Validate(%s) faults:\n got %q\nwant %q", args, ae.Faults, faults)
+	}
+}

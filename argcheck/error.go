@@ -37,7 +37,8 @@ type Fault struct {
 	// `missing required parameter "text"`, `id: must be integer, got
 	// string`, `currentWeatherInfo.format: must be one of "celsius",
 	// "fahrenheit"; got "kelvin"`, `unknown parameter "x" is not allowed`,
-	// `arguments must be a JSON object, got array`.
+	// `duplicate parameter "mode"`, `a.b: duplicate member "x"` (Path
+	// "a.b.x"), `arguments must be a JSON object, got array`.
 	Message string `json:"message"`
 }
 
