@@ -12,6 +12,7 @@ import (
 
 	"github.com/invopop/jsonschema"
 
+	"github.com/opentool-host/opentool-host/internal/strictjson"
 	"github.com/opentool-host/opentool-host/opentool"
 )
 
@@ -35,8 +36,10 @@ import (
 //
 // Load returns an OpenTool 1.1.0 document with one Function per added
 // Function, in the order they were added. CallJSON decodes the arguments
-// straight into the function's input struct and encodes its output as the
-// result object; StreamCall does the same for streaming functions.
+// exactly into the function's input struct (member names as the json tags
+// spell them, never case-folded; a member given twice or unknown is
+// refused) and encodes its output as the result object; StreamCall does
+// the same for streaming functions.
 //
 // A Toolkit is safe for concurrent use. Functions are normally added before
 // Serve; adding later is safe but the host only reads the document once.
@@ -129,12 +132,16 @@ func (tk *Toolkit) lookup(name string) (*Function, error) {
 // Errors: FunctionNotFound (404) for an unknown name; code 404 when name is
 // a streaming function (use StreamCall); code 400 (InvalidArguments) when
 // args is not valid JSON, not a JSON object, lacks a required parameter
-// (absent or null), has an unknown member, or has a value of the wrong
-// type, the message naming the parameter, e.g. `missing required parameter
-// "b"` or `parameter "a": want number, got string` (nested fields are
-// dotted: "origin.x"); code 500 when the output cannot be encoded (e.g. a
-// NaN); otherwise the function's own error, unchanged (an *Error keeps its
-// code, any other error becomes code 500 on the wire).
+// (absent or null), names a member twice at any depth, has a member that
+// is not exactly a field's JSON name at any depth of structs ("MODE" is
+// not "mode"), or has a value of the wrong type, the message naming the
+// parameter, e.g. `missing required parameter "b"`, `duplicate parameter
+// "mode"`, `unknown field "MODE": the function has no parameter "MODE"
+// (names are case-sensitive: the parameter is "mode")` or `parameter "a":
+// want number, got string` (nested fields are dotted: "origin.x"); code
+// 500 when the output cannot be encoded (e.g. a NaN); otherwise the
+// function's own error, unchanged (an *Error keeps its code, any other
+// error becomes code 500 on the wire).
 func (tk *Toolkit) CallJSON(ctx context.Context, name string, args []byte) ([]byte, error) {
 	f, err := tk.lookup(name)
 	if err != nil {
@@ -216,8 +223,17 @@ func (f Function) Definition() opentool.Function {
 // (`jsonschema:"description=..."`) and enums from
 // `jsonschema:"enum=a,enum=b"`. A parameter is required unless its json tag
 // has omitempty or omitzero (invopop's rules; `jsonschema:"required"` forces
-// it). Only the presence of required top-level parameters is checked before
-// fn runs; nested objects are decoded as encoding/json does.
+// it). The Function refuses parameters In does not have
+// (AdditionalParameters false), and the schema of every struct below it
+// refuses members the struct does not have ("additionalProperties":
+// false), so the host refuses such calls before they reach the plugin.
+//
+// Before fn runs, the arguments are checked as CallJSON describes: the
+// required top-level parameters are present, no member is given twice and
+// every member of an object that decodes into a struct, at any depth, is
+// exactly the JSON name of one of its fields (encoding/json's rules for
+// embedded structs, `json:"-"` and tag names; maps and interface values
+// take any names). Then encoding/json decodes them.
 //
 // Out is the result object: a struct, a pointer to a struct, or a map with
 // string keys. Its reflected schema becomes the function's Return, named
@@ -249,10 +265,11 @@ func Func[In, Out any](name, description string, fn func(context.Context, In) (O
 	}
 	return Function{
 		def: opentool.Function{
-			Name:        name,
-			Description: description,
-			Parameters:  params,
-			Return:      ret,
+			Name:                 name,
+			Description:          description,
+			Parameters:           params,
+			AdditionalParameters: new(false),
+			Return:               ret,
 		},
 		call: func(ctx context.Context, args []byte) ([]byte, error) {
 			var in In
@@ -269,7 +286,7 @@ func Func[In, Out any](name, description string, fn func(context.Context, In) (O
 }
 
 // StreamFunc builds a streaming Function named name that runs fn. In is as
-// for Func. Item is the type of one streamed item, with the same rules as
+// for Func, and its arguments are checked and decoded the same way. Item is the type of one streamed item, with the same rules as
 // Func's Out; its schema becomes the function's Stream.Data, named "item".
 // The function has no Return.
 //
@@ -290,10 +307,11 @@ func StreamFunc[In, Item any](name, description string, fn func(ctx context.Cont
 	}
 	return Function{
 		def: opentool.Function{
-			Name:        name,
-			Description: description,
-			Parameters:  params,
-			Stream:      &opentool.Stream{Data: &opentool.Return{Name: "item", Schema: schema}},
+			Name:                 name,
+			Description:          description,
+			Parameters:           params,
+			AdditionalParameters: new(false),
+			Stream:               &opentool.Stream{Data: &opentool.Return{Name: "item", Schema: schema}},
 		},
 		stream: func(ctx context.Context, args []byte, send func(map[string]any) error) error {
 			var in In
@@ -380,7 +398,8 @@ func objectSchemaOf(t reflect.Type) (*opentool.Schema, error) {
 }
 
 // convertSchema converts a reflected JSON Schema to an OpenTool schema with
-// opentool.FromJSONSchema.
+// opentool.FromJSONSchema, which keeps the "additionalProperties": false
+// that invopop/jsonschema writes for structs.
 func convertSchema(s *jsonschema.Schema) (*opentool.Schema, error) {
 	raw, err := json.Marshal(s)
 	if err != nil {
@@ -438,27 +457,30 @@ func encodeArgs(args map[string]any) ([]byte, error) {
 }
 
 // decodeInput decodes the JSON arguments object args into in (a pointer to
-// a struct), checking that the required parameters are present and not
-// null and that no unknown member is given. Errors are code 400.
+// a struct) exactly: it must be one JSON object (or nothing, or null: {}),
+// with the required parameters present and not null, no member given
+// twice at any depth, and member names that are exactly the JSON names of
+// the fields they fill at every depth of structs. Only then does
+// encoding/json decode it, whose case-insensitive matching cannot pick
+// another member than the one checked. Errors are code 400.
 func decodeInput(args []byte, required []string, in any) error {
 	args = bytes.TrimSpace(args)
 	if len(args) == 0 || string(args) == "null" {
 		args = []byte("{}")
 	}
-	if !json.Valid(args) {
-		var v any
-		err := json.Unmarshal(args, &v)
-		return InvalidArguments("arguments are not valid JSON: %s", strings.TrimPrefix(fmt.Sprint(err), "json: "))
+	tree, err := strictjson.Decode(args)
+	if err != nil {
+		return decodeError(err)
 	}
-	if args[0] != '{' {
-		return InvalidArguments("arguments must be a JSON object, got %s", rawKind(args[0]))
+	members, ok := tree.(map[string]any)
+	if !ok {
+		return InvalidArguments("arguments must be a JSON object, got %s", treeKind(tree))
 	}
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(args, &members); err != nil {
-		return InvalidArguments("arguments must be a JSON object: %v", err)
+	if err := strictjson.CheckMembers(tree, reflect.TypeOf(in).Elem()); err != nil {
+		return unknownMemberError(err)
 	}
 	for _, name := range required {
-		if v, ok := members[name]; !ok || string(v) == "null" {
+		if v, ok := members[name]; !ok || v == nil {
 			return InvalidArguments("missing required parameter %q", name)
 		}
 	}
@@ -478,15 +500,51 @@ func decodeInput(args []byte, required []string, in any) error {
 	return nil
 }
 
-// rawKind names the JSON type of a value that starts with byte c.
-func rawKind(c byte) string {
-	switch c {
-	case '[':
+// decodeError is the code 400 error of arguments strictjson.Decode
+// refuses: `arguments are not valid JSON: ...`, `duplicate parameter
+// "mode"` or `a.b: duplicate member "x"`.
+func decodeError(err error) error {
+	var de *strictjson.DuplicateError
+	switch {
+	case !errors.As(err, &de):
+		return InvalidArguments("arguments are not valid JSON: %v", err)
+	case de.Path == "":
+		return InvalidArguments("duplicate parameter %q", de.Key)
+	}
+	return InvalidArguments("%s: duplicate member %q", de.Path, de.Key)
+}
+
+// unknownMemberError is the code 400 error of a member name that no field
+// has exactly: `unknown field "c": the function has no parameter "c"`,
+// `unknown field "origin.X": the object has no member "X" (names are
+// case-sensitive: the member is "x")`.
+func unknownMemberError(err error) error {
+	var ue *strictjson.UnknownMemberError
+	if !errors.As(err, &ue) {
+		return InvalidArguments("invalid arguments: %v", err)
+	}
+	what, hint := "the function has no parameter", "the parameter"
+	if ue.Path != "" {
+		what, hint = "the object has no member", "the member"
+	}
+	msg := fmt.Sprintf("unknown field %q: %s %q", ue.MemberPath(), what, ue.Name)
+	if ue.Field != "" {
+		msg += fmt.Sprintf(" (names are case-sensitive: %s is %q)", hint, ue.Field)
+	}
+	return InvalidArguments("%s", msg)
+}
+
+// treeKind names the JSON type of a value that is not an object.
+func treeKind(v any) string {
+	switch v.(type) {
+	case []any:
 		return "array"
-	case '"':
+	case string:
 		return "string"
-	case 't', 'f':
+	case bool:
 		return "boolean"
+	case nil:
+		return "null"
 	default:
 		return "number"
 	}

@@ -568,3 +568,150 @@ func TestToolkitOverGRPC(t *testing.T) {
 		t.Errorf("count stream = %v, %v", items, err)
 	}
 }
+
+type modeIn struct {
+	Mode string `json:"mode" jsonschema:"enum=safe"`
+}
+
+type embeddedBase struct {
+	Base string `json:"base"`
+}
+
+type nestedIn struct {
+	embeddedBase
+	Origin point            `json:"origin"`
+	Path   []point          `json:"path,omitempty"`
+	Named  map[string]any   `json:"named,omitempty"`
+	ByKey  map[string]point `json:"by_key,omitempty"`
+	Skip   string           `json:"-"`
+}
+
+// exactToolkit has run (mode must be "safe") and nested, which record
+// whether they ran.
+func exactToolkit(ran *bool) *pluginsdk.Toolkit {
+	return pluginsdk.NewToolkit(opentool.Info{Title: "Exact", Version: "1.0.0"}).Add(
+		pluginsdk.Func("run", "Run safely.", func(_ context.Context, in modeIn) (addOut, error) {
+			*ran = true
+			if in.Mode != "safe" {
+				return addOut{}, fmt.Errorf("mode %q reached the function", in.Mode)
+			}
+			return addOut{}, nil
+		}),
+		pluginsdk.Func("nested", "Nested structs.", func(_ context.Context, in nestedIn) (addOut, error) {
+			*ran = true
+			return addOut{Result: float64(in.Origin.X)}, nil
+		}),
+		pluginsdk.StreamFunc("stream", "Stream.", func(_ context.Context, in modeIn, send func(item) error) error {
+			*ran = true
+			return send(item{})
+		}),
+	)
+}
+
+// TestCaseFoldedBypassRefused: the SDK alone refuses what encoding/json
+// would have folded onto a field (last one winning), whatever the host
+// checked before.
+func TestCaseFoldedBypassRefused(t *testing.T) {
+	for _, tc := range []struct {
+		fn, args string
+		contains []string
+	}{
+		{"run", `{"mode":"safe","MODE":"rm-rf"}`, []string{`unknown field "MODE"`, `the parameter is "mode"`}},
+		{"run", `{"MODE":"rm-rf","mode":"safe"}`, []string{`unknown field "MODE"`}},
+		{"run", `{"Mode":"rm-rf"}`, []string{`unknown field "Mode"`}},
+		{"run", `{"mode":"safe","mode":"rm-rf"}`, []string{`duplicate parameter "mode"`}},
+		{"run", `{"mode":"rm-rf","\u006dode":"safe"}`, []string{`duplicate parameter "mode"`}},
+		{"nested", `{"base":"b","origin":{"x":1,"X":2}}`, []string{`unknown field "origin.X"`, `the member is "x"`}},
+		{"nested", `{"origin":{"x":1},"path":[{"x":1},{"x":2,"Y":3}]}`, []string{`unknown field "path[1].Y"`}},
+		{"nested", `{"origin":{"x":1},"by_key":{"k":{"x":1,"z":1}}}`, []string{`unknown field "by_key.k.z"`}},
+		{"nested", `{"origin":{"x":1},"BASE":"b"}`, []string{`unknown field "BASE"`, `the parameter is "base"`}},
+		{"nested", `{"origin":{"x":1},"Skip":"s"}`, []string{`unknown field "Skip"`}},
+		{"nested", `{"origin":{"x":1,"x":2}}`, []string{`origin: duplicate member "x"`}},
+		{"nested", `{"origin":{"x":1},"named":{"a":{"b":1,"b":2}}}`, []string{`named.a: duplicate member "b"`}},
+		{"nested", `{"origin":{"x":1}} {}`, []string{"not valid JSON", "after top-level value"}},
+	} {
+		ran := false
+		_, err := exactToolkit(&ran).CallJSON(context.Background(), tc.fn, []byte(tc.args))
+		t.Run(tc.args, func(t *testing.T) {
+			wantCode(t, err, pluginsdk.CodeInvalidArguments, tc.contains...)
+			if ran {
+				t.Error("the function ran")
+			}
+		})
+	}
+
+	ran := false
+	err := exactToolkit(&ran).StreamCall(context.Background(), "stream", map[string]any{"mode": "safe", "MODE": "x"}, func(map[string]any) error { return nil })
+	wantCode(t, err, pluginsdk.CodeInvalidArguments, `unknown field "MODE"`)
+	if ran {
+		t.Error("the streaming function ran")
+	}
+}
+
+func TestExactArgumentsAccepted(t *testing.T) {
+	ran := false
+	tk := exactToolkit(&ran)
+	out, err := tk.CallJSON(context.Background(), "nested",
+		[]byte(`{"base":"b","origin":{"x":7,"y":1},"path":[{"x":1}],"named":{"ANY":{"Key":[1]}},"by_key":{"K":{"x":1}}}`))
+	if err != nil || string(out) != `{"result":7}` || !ran {
+		t.Fatalf("nested = %s, %v (ran %v)", out, err, ran)
+	}
+	if _, err := tk.CallJSON(context.Background(), "run", []byte(`{"mode":"safe"}`)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestGeneratedDefinitionsRefuseUnknownNames: Func and StreamFunc say in
+// the document what they refuse, so the host refuses it first.
+func TestGeneratedDefinitionsRefuseUnknownNames(t *testing.T) {
+	doc := load(t, newTestToolkit())
+	for _, f := range doc.Functions {
+		if f.AdditionalParameters == nil || *f.AdditionalParameters {
+			t.Errorf("%s: additionalParameters = %v, want false", f.Name, f.AdditionalParameters)
+		}
+	}
+	rich := function(t, doc, "rich")
+	params := map[string]*opentool.Schema{}
+	for _, p := range rich.Parameters {
+		params[p.Name] = p.Schema
+	}
+	for name, s := range map[string]*opentool.Schema{
+		"origin":       params["origin"],
+		"path items":   params["path"].Items,
+		"return":       rich.Return.Schema,
+		"return items": rich.Return.Schema.Properties["points"].Items,
+	} {
+		if s.AdditionalProperties == nil || *s.AdditionalProperties {
+			t.Errorf("%s: additionalProperties = %v, want false", name, s.AdditionalProperties)
+		}
+	}
+	if s := params["tags"]; s.AdditionalProperties != nil {
+		t.Errorf("tags (an array): additionalProperties = %v, want none", *s.AdditionalProperties)
+	}
+	count := function(t, doc, "count")
+	if d := count.Stream.Data.Schema; d.AdditionalProperties == nil || *d.AdditionalProperties {
+		t.Errorf("stream item: additionalProperties = %v, want false", d.AdditionalProperties)
+	}
+
+	// On the wire, and as JSON Schema for the host's validator.
+	raw, err := json.Marshal(rich)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), `"additionalParameters":false`) ||
+		!strings.Contains(string(raw), `"origin","schema":{"type":"object","properties":{"x":{"type":"integer"},"y":{"type":"integer"}},"required":["x"],"additionalProperties":false}`) {
+		t.Errorf("encoded definition: %s", raw)
+	}
+	js, err := opentool.ParametersJSONSchema(nil, &rich)
+	if err != nil || js["additionalProperties"] != false {
+		t.Errorf("ParametersJSONSchema: additionalProperties %v, %v", js["additionalProperties"], err)
+	}
+
+	// A map parameter takes any member names.
+	nested := function(t, load(t, exactToolkit(new(bool))), "nested")
+	for _, p := range nested.Parameters {
+		if p.Name == "named" && p.Schema.AdditionalProperties != nil {
+			t.Errorf("named (a map): additionalProperties = %v, want none", *p.Schema.AdditionalProperties)
+		}
+	}
+}
