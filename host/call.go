@@ -44,23 +44,13 @@ func (r *request) fail(k Kind, plugin, msg string, cause error) *Error {
 
 // ctxError is the error of a call whose context ended: KindTimeout when
 // its deadline passed, KindCanceled when its caller went away. note is
-// appended to the message ("while queued", "; the plugin ... was
+// appended to the message (" while queued", "; the plugin ... was
 // killed").
 func (r *request) ctxError(ctx context.Context, plugin, note string) *Error {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return r.fail(KindTimeout, plugin, joinNote("the call timed out", note), ctx.Err())
+		return r.fail(KindTimeout, plugin, "the call timed out"+note, ctx.Err())
 	}
-	return r.fail(KindCanceled, plugin, joinNote("the call was canceled", note), context.Cause(ctx))
-}
-
-func joinNote(msg, note string) string {
-	switch {
-	case note == "":
-		return msg
-	case note[0] == ';':
-		return msg + note
-	}
-	return msg + " " + note
+	return r.fail(KindCanceled, plugin, "the call was canceled"+note, context.Cause(ctx))
 }
 
 // accept checks the n-th result item a plugin sent at the boundary: it
@@ -212,6 +202,6 @@ func (p *Plugin) waitChange(ctx context.Context, r *request, v *view) error {
 	case <-v.changed:
 		return nil
 	case <-ctx.Done():
-		return r.ctxError(ctx, p.name, fmt.Sprintf("while the plugin was %s", v.state))
+		return r.ctxError(ctx, p.name, " while the plugin was "+string(v.state))
 	}
 }

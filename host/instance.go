@@ -196,7 +196,7 @@ func (i *instance) invoke(ctx context.Context, r *request) error {
 	}
 	defer func() { <-i.sem }()
 	if ctx.Err() != nil {
-		return r.ctxError(ctx, i.name, "before it was sent")
+		return r.ctxError(ctx, i.name, " before it was sent")
 	}
 	return i.send(ctx, r)
 }
@@ -222,7 +222,7 @@ func (i *instance) acquire(ctx context.Context, r *request) error {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return r.fail(KindBusy, i.name, fmt.Sprintf("busy: no slot of %d freed before the deadline", cap(i.sem)), nil)
 		}
-		return r.ctxError(ctx, i.name, "while queued")
+		return r.ctxError(ctx, i.name, " while queued")
 	case <-i.exited():
 		return errNotSent
 	}
