@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/pluginsdk"
 )
 
@@ -48,6 +49,9 @@ func callAction(c *cli.Context) error {
 	defer h.Close(context.Background())
 	res, err := h.Call(c.Context, fn, params)
 	if err != nil {
+		if he := host.AsError(err); he != nil && he.Kind == host.KindTool {
+			return cli.Exit(fmt.Sprintf("call %s: tool error %d: %s", fn, he.Code, he.Message), 1)
+		}
 		var te *pluginsdk.Error
 		if errors.As(err, &te) {
 			return cli.Exit(fmt.Sprintf("call %s: tool error %d: %s", fn, te.Code, te.Message), 1)

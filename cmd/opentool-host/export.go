@@ -16,7 +16,7 @@ import (
 
 func exportCommand() *cli.Command {
 	flags := []cli.Flag{
-		&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Required: true,
+		&cli.StringFlag{Name: "format", Aliases: []string{"f"},
 			Usage: "`FORMAT` of the tool definitions: openai (Responses API), openai-chat (Chat Completions), anthropic or opentool (the document)"},
 		&cli.BoolFlag{Name: "strict", Usage: "rewrite for OpenAI strict mode (openai, openai-chat); functions it cannot apply to are exported non-strict and named on stderr"},
 	}
@@ -36,6 +36,12 @@ func exportCommand() *cli.Command {
 }
 
 func exportAction(c *cli.Context) error {
+	if c.String("format") == "" {
+		return usageError(c, "export: give --format openai, openai-chat, anthropic or opentool")
+	}
+	if err := checkSource(c); err != nil {
+		return err
+	}
 	format, err := export.ParseFormat(c.String("format"))
 	if err != nil {
 		return cli.Exit("export: "+strings.TrimPrefix(err.Error(), "export: "), 2)

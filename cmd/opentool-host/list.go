@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -45,6 +46,9 @@ type listedFunction struct {
 }
 
 func listAction(c *cli.Context) error {
+	if err := checkSource(c); err != nil {
+		return err
+	}
 	var l listing
 	switch {
 	case c.String("url") != "":
@@ -108,6 +112,21 @@ func sourceFlags() []cli.Flag {
 	}
 	flags = append(flags, hostFlags()...)
 	return append(flags, logFlags("warn")...)
+}
+
+// checkSource refuses --dir together with --url: the command would read
+// either the plugins it starts or a running host, and which one was meant
+// is not clear. --dir also comes from OPENTOOL_PLUGIN_DIR; the message says
+// so when that is where it came from.
+func checkSource(c *cli.Context) error {
+	if c.String("dir") == "" || c.String("url") == "" {
+		return nil
+	}
+	from := ""
+	if env, ok := os.LookupEnv("OPENTOOL_PLUGIN_DIR"); ok && env == c.String("dir") {
+		from = " (--dir may come from OPENTOOL_PLUGIN_DIR)"
+	}
+	return cli.Exit(fmt.Sprintf("%s: --dir and --url are both given%s; give one: --dir starts the plugins, --url reads a running host", c.Command.Name, from), 2)
 }
 
 // remoteLoad reads the aggregated document of the host at --url (with

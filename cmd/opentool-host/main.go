@@ -34,7 +34,7 @@ func main() {
 }
 
 func newApp() *cli.App {
-	return &cli.App{
+	app := &cli.App{
 		Name:    "opentool-host",
 		Usage:   "serve OpenTool plugins (opentool-plugin-* executables) as one tool server",
 		Version: version.Version,
@@ -50,7 +50,25 @@ func newApp() *cli.App {
 			exportCommand(),
 			versionCommand(),
 		},
+		// Usage errors are one line and a hint (usage.go); "help" is
+		// handled by rootAction, so that no command has a "help"
+		// subcommand that would shadow an argument (`call help`).
+		Action:          rootAction,
+		OnUsageError:    onUsageError,
+		HideHelpCommand: true,
+		// Every error, ExitCoder or not, goes back to main, which prints it
+		// once and exits (urfave/cli would otherwise print ExitCoders
+		// itself and exit from inside Run).
+		ExitErrHandler: func(*cli.Context, error) {},
 	}
+	for _, cmd := range app.Commands {
+		cmd.OnUsageError = onUsageError
+		cmd.HideHelpCommand = true
+		if cmd.ArgsUsage == "" && cmd.Before == nil {
+			cmd.Before = noArgs
+		}
+	}
+	return app
 }
 
 func versionCommand() *cli.Command {
@@ -70,7 +88,7 @@ func versionCommand() *cli.Command {
 // to put flags (and their values) first. Every call flag takes a value
 // except those in boolFlags.
 func interspersed(args []string) []string {
-	boolFlags := map[string]bool{"--log-json": true, "-log-json": true, "--help": true, "-h": true, "-help": true}
+	boolFlags := map[string]bool{"--log-json": true, "-log-json": true, "--prefix-collisions": true, "-prefix-collisions": true, "--help": true, "-h": true, "-help": true}
 	for i := 1; i < len(args); i++ {
 		a := args[i]
 		if a != "call" {

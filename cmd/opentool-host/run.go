@@ -26,9 +26,13 @@ const DefaultAddr = "127.0.0.1:9627"
 
 func hostFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.DurationFlag{Name: "call-timeout", Value: 60 * time.Second, Usage: "longest a call may run before it fails"},
-		&cli.IntFlag{Name: "max-concurrency", Value: 64, Usage: "calls one plugin may run at once; more wait until their deadline"},
-		&cli.DurationFlag{Name: "start-timeout", Value: 10 * time.Second, Usage: "longest a plugin may take to handshake and load"},
+		&cli.DurationFlag{Name: "call-timeout", Value: 60 * time.Second, Usage: "longest a call may run before it fails (> 0)", Action: positive("call-timeout")},
+		&cli.IntFlag{Name: "max-concurrency", Value: 64, Usage: "`N` calls one plugin may run at once (>= 1); more wait in its queue until their deadline", Action: atLeast("max-concurrency", 1)},
+		&cli.IntFlag{Name: "max-queue", Value: 0, Usage: "`N` calls that may wait for one plugin beyond --max-concurrency (>= 0); more fail at once as busy", Action: atLeast("max-queue", 0), DefaultText: "0, meaning 4 x --max-concurrency"},
+		&cli.Int64Flag{Name: "max-result", Value: host.DefaultMaxResultBytes, Usage: "largest result (or streamed item) a plugin may return, in `BYTES` (>= 1); larger ones fail the call", Action: atLeast[int64]("max-result", 1)},
+		&cli.DurationFlag{Name: "start-timeout", Value: 10 * time.Second, Usage: "longest a plugin may take to handshake and load (> 0)", Action: positive("start-timeout")},
+		&cli.StringSliceFlag{Name: "plugin-env", Usage: "also pass the host's environment variable `NAME` to every plugin (repeatable); by default a plugin gets only an allow-list (PATH, HOME, LANG, LC_*, TZ, ..., OPENTOOL_<PLUGIN>_*)"},
+		&cli.BoolFlag{Name: "prefix-collisions", Usage: "serve a function whose name another plugin already serves as PLUGIN__NAME instead of refusing it"},
 		&cli.StringFlag{Name: "state-dir", Usage: "parent of the host's state folder (binary copies, sockets); default $TMPDIR/opentool-host"},
 	}
 }
@@ -39,12 +43,16 @@ func hostConfig(c *cli.Context) (host.Config, error) {
 		return host.Config{}, err
 	}
 	return host.Config{
-		Dir:            c.String("dir"),
-		Logger:         log,
-		CallTimeout:    c.Duration("call-timeout"),
-		MaxConcurrency: c.Int("max-concurrency"),
-		StartTimeout:   c.Duration("start-timeout"),
-		StateDir:       c.String("state-dir"),
+		Dir:              c.String("dir"),
+		Logger:           log,
+		CallTimeout:      c.Duration("call-timeout"),
+		MaxConcurrency:   c.Int("max-concurrency"),
+		MaxQueue:         c.Int("max-queue"),
+		MaxResultBytes:   c.Int64("max-result"),
+		StartTimeout:     c.Duration("start-timeout"),
+		PluginEnv:        c.StringSlice("plugin-env"),
+		PrefixCollisions: c.Bool("prefix-collisions"),
+		StateDir:         c.String("state-dir"),
 	}, nil
 }
 
@@ -53,8 +61,8 @@ func runCommand() *cli.Command {
 		dirFlag(true),
 		&cli.StringFlag{Name: "addr", Value: DefaultAddr, Usage: "`HOST:PORT` to listen on (loopback by default)", EnvVars: []string{"OPENTOOL_ADDR"}},
 		&cli.BoolFlag{Name: "watch", Value: true, Usage: "hot reload: watch --dir and start, replace or stop plugins as files change"},
-		&cli.DurationFlag{Name: "shutdown-timeout", Value: 15 * time.Second, Usage: "on SIGINT/SIGTERM, longest wait for calls in flight"},
-		&cli.Int64Flag{Name: "max-body", Value: httpapi.DefaultMaxBodyBytes, Usage: "largest request body in bytes"},
+		&cli.DurationFlag{Name: "shutdown-timeout", Value: 15 * time.Second, Usage: "on SIGINT/SIGTERM, longest wait for calls in flight (> 0)", Action: positive("shutdown-timeout")},
+		&cli.Int64Flag{Name: "max-body", Value: httpapi.DefaultMaxBodyBytes, Usage: "largest request body in `BYTES` (>= 1)", Action: atLeast[int64]("max-body", 1)},
 		&cli.DurationFlag{Name: "read-timeout", Value: 30 * time.Second, Usage: "longest a client may take to send a request (headers and body); slower clients are cut off"},
 		&cli.DurationFlag{Name: "write-timeout", Value: httpguard.DefaultWriteTimeout, Usage: "longest a client may take to read one response or one stream frame"},
 		&cli.StringSliceFlag{Name: "api-key", Usage: "accept `KEY` as \"Authorization: Bearer KEY\" (repeatable; env: comma-separated); none: no auth", EnvVars: []string{"OPENTOOL_API_KEYS"}},

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/opentool-host/opentool-host/host"
+)
+
+// configOf parses args as the flags of a command made of hostFlags (as
+// run, list, call and export have them) and returns hostConfig's result.
+func configOf(t *testing.T, args ...string) host.Config {
+	t.Helper()
+	var cfg host.Config
+	var cfgErr error
+	flags := append([]cli.Flag{dirFlag(false)}, hostFlags()...)
+	app := &cli.App{
+		Name:           "opentool-host",
+		ExitErrHandler: func(*cli.Context, error) {},
+		Commands: []*cli.Command{{
+			Name:   "x",
+			Flags:  append(flags, logFlags("off")...),
+			Action: func(c *cli.Context) error { cfg, cfgErr = hostConfig(c); return cfgErr },
+		}},
+	}
+	if err := app.Run(append([]string{"opentool-host", "x"}, args...)); err != nil {
+		t.Fatalf("%q: %v", args, err)
+	}
+	return cfg
+}
+
+// TestHostConfigFlags: every host flag lands in its host.Config field, and
+// the defaults are host's own.
+func TestHostConfigFlags(t *testing.T) {
+	cfg := configOf(t, "--dir", "d")
+	if cfg.MaxResultBytes != host.DefaultMaxResultBytes || cfg.MaxQueue != 0 || cfg.PluginEnv != nil || cfg.PrefixCollisions ||
+		cfg.MaxConcurrency != 64 || cfg.CallTimeout != time.Minute || cfg.StartTimeout != 10*time.Second {
+		t.Errorf("defaults: %+v", cfg)
+	}
+
+	cfg = configOf(t, "--dir", "d", "--max-result", "1234", "--max-queue", "7", "--plugin-env", "A_VAR",
+		"--plugin-env", "B_VAR,C_VAR", "--prefix-collisions", "--max-concurrency", "3", "--call-timeout", "2s",
+		"--start-timeout", "3s", "--state-dir", "/s")
+	want := host.Config{Dir: "d", MaxResultBytes: 1234, MaxQueue: 7, PluginEnv: []string{"A_VAR", "B_VAR", "C_VAR"},
+		PrefixCollisions: true, MaxConcurrency: 3, CallTimeout: 2 * time.Second, StartTimeout: 3 * time.Second, StateDir: "/s"}
+	cfg.Logger = nil
+	if !reflect.DeepEqual(cfg, want) {
+		t.Errorf("host.Config = %+v\nwant %+v", cfg, want)
+	}
+}
+
+// TestInterspersedBoolFlags: call's bool flags take no value, so the
+// FUNCTION after them stays an argument.
+func TestInterspersedBoolFlags(t *testing.T) {
+	got := interspersed([]string{"opentool-host", "call", "--dir", "d", "--prefix-collisions", "add", "--params", "{}"})
+	want := []string{"opentool-host", "call", "--dir", "d", "--prefix-collisions", "--params", "{}", "add"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("interspersed = %q, want %q", got, want)
+	}
+}
