@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/opentool-host/opentool-host/opentool"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/internal/wire"
+	"github.com/opentool-host/opentool-host/opentool"
 	"github.com/opentool-host/opentool-host/pluginsdk"
 )
 
