@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -46,15 +48,37 @@ var decodeSeeds = []string{
 	"{\"jsonrpc\":\"2.0\",\"method\":\"add\",\"id\":1}\u0085",
 	"{\"jsonrpc\":\"2.0\",\"method\":\"a\xffb\",\"id\":1}",
 	`{"jsonrpc":"2.0","method":"add","params":{"a":[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]},"id":1}`,
+	// Members given twice, also as encoding/json folds them.
+	`{"jsonrpc":"2.0","method":"add","params":{"a":1},"params":{"a":2},"id":1}`,
+	`{"jsonrpc":"2.0","method":"add","id":1,"id":2}`,
+	`{"jsonrpc":"2.0","jsonrpc":"2.0","method":"add","id":1}`,
+	`{"jsonrpc":"2.0","method":"add","Method":"rm","id":1}`,
+	`{"jsonrpc":"2.0","method":"add","\u006dethod":"rm","id":1}`,
+	"{\"jsonrpc\":\"2.0\",\"method\":\"add\",\"params\":{},\"param\u017f\":{\"x\":1},\"id\":1}",
+	`{"jsonrpc":"2.0","method":"add","params":{"a":1,"a":2,"A":3},"id":1}`,
+	// String ids that cannot be echoed, and ones that can.
+	"{\"jsonrpc\":\"2.0\",\"method\":\"add\",\"id\":\"a\xffb\"}",
+	"{\"jsonrpc\":\"2.0\",\"method\":\"add\",\"id\":\"\xed\xa0\x80\"}",
+	`{"jsonrpc":"2.0","method":"add","id":"\ud800"}`,
+	`{"jsonrpc":"2.0","method":"add","id":"\udc00\ud800"}`,
+	`{"jsonrpc":"2.0","method":"add","id":"x\uD83D\u0041"}`,
+	`{"jsonrpc":"2.0","method":"add","id":"\ud83d\ude00"}`,
+	`{"jsonrpc":"2.0","method":"add","id":"\\ud800"}`,
+	`{"jsonrpc":"2.0","method":"add","id":"\ufffd\uFFFD�"}`,
+	`{"jsonrpc":"2.0","method":"add","id":"\ud800","id":2}`,
 }
 
 // FuzzDecodeRequest checks DecodeRequest against encoding/json on any
 // body: it never panics; a body that is not JSON is a parse error
-// (-32700); an accepted request has a non-empty method, params that are
-// absent or a JSON object, and an id that is absent or a JSON string,
-// number or null, all as encoding/json reads the body; a rejected one
-// has code -32700 or -32600; and the responses built from what it returns
-// (AppendResult, AppendError) are valid JSON that echo the id.
+// (-32700); an object that gives a member twice (as encoding/json
+// matches member names, ignoring case) is an invalid request (-32600); so
+// is one whose string id encoding/json would alter (invalid UTF-8, lone
+// surrogate escapes: it decodes to more U+FFFD than are written); an
+// accepted request has a non-empty method, params that are absent or a
+// JSON object, and an id that is absent or a JSON string, number or null,
+// all as encoding/json reads the body; a rejected one has code -32700 or
+// -32600; and the responses built from what it returns (AppendResult,
+// AppendError) are valid JSON that echo the id.
 func FuzzDecodeRequest(f *testing.F) {
 	for _, s := range decodeSeeds {
 		f.Add([]byte(s))
@@ -62,6 +86,9 @@ func FuzzDecodeRequest(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		req, rerr := DecodeRequest(body)
 		valid := json.Valid(body)
+		if m, dups, err := members(body); valid && err == nil {
+			checkRefusals(t, body, m, dups, req, rerr)
+		}
 		if rerr != nil {
 			if rerr.Code != CodeParseError && rerr.Code != CodeInvalidRequest {
 				t.Fatalf("error code %d for %q", rerr.Code, body)
@@ -89,7 +116,7 @@ func FuzzDecodeRequest(f *testing.F) {
 		if !valid {
 			t.Fatalf("body %q is not JSON but was accepted as %+v", body, req)
 		}
-		m, err := members(body)
+		m, _, err := members(body)
 		if err != nil {
 			t.Fatalf("accepted %q that is not a JSON object: %v", body, err)
 		}
@@ -122,29 +149,88 @@ func FuzzDecodeRequest(f *testing.F) {
 // members reads the members of the JSON object body the way
 // encoding/json fills a struct: keys match the names jsonrpc, method,
 // params and id case-insensitively (Unicode folding), and the last
-// matching key wins. Other keys are dropped.
-func members(body []byte) (map[string]json.RawMessage, error) {
+// matching key wins. Other keys are dropped. dups lists the names matched
+// more than once.
+func members(body []byte) (m map[string]json.RawMessage, dups []string, err error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return nil, fmt.Errorf("not an object: %v %v", tok, err)
+		return nil, nil, fmt.Errorf("not an object: %v %v", tok, err)
 	}
-	m := map[string]json.RawMessage{}
+	m = map[string]json.RawMessage{}
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		var v json.RawMessage
 		if err := dec.Decode(&v); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, name := range []string{"jsonrpc", "method", "params", "id"} {
 			if strings.EqualFold(tok.(string), name) {
+				if _, seen := m[name]; seen {
+					dups = append(dups, name)
+				}
 				m[name] = v
 			}
 		}
 	}
-	return m, nil
+	return m, dups, nil
+}
+
+// checkRefusals checks the refusals of the JSON object body whose
+// members are m (dups: given twice): a duplicate is refused naming a
+// member given twice, without echoing an id that was given twice; a
+// string id that encoding/json would alter is refused and not echoed.
+func checkRefusals(t *testing.T, body []byte, m map[string]json.RawMessage, dups []string, req *Request, rerr *Error) {
+	t.Helper()
+	if len(dups) > 0 {
+		if rerr == nil || rerr.Code != CodeInvalidRequest || !strings.Contains(rerr.Message, "duplicate member") {
+			t.Fatalf("%q gives %v twice but got %+v", body, dups, rerr)
+		}
+		named := false
+		for _, d := range dups {
+			named = named || strings.Contains(rerr.Message, strconv.Quote(d))
+		}
+		if !named || slices.Contains(dups, "id") && req != nil && req.ID != nil {
+			t.Fatalf("%q gives %v twice: %s, id %q", body, dups, rerr.Message, req.ID)
+		}
+		return
+	}
+	if id := m["id"]; len(id) > 0 && id[0] == '"' && !echoable(id) {
+		if rerr == nil || rerr.Code != CodeInvalidRequest || req != nil && req.ID != nil {
+			t.Fatalf("id %q cannot be echoed but got %+v (id %q)", id, rerr, req.ID)
+		}
+	}
+}
+
+// echoable reports whether encoding/json decodes the JSON string id
+// without replacing anything by U+FFFD: it decodes to no more U+FFFD than
+// are written in it, as the character or as a \ufffd escape.
+func echoable(id []byte) bool {
+	var s string
+	if json.Unmarshal(id, &s) != nil {
+		return false
+	}
+	written := 0
+	body := id[1 : len(id)-1]
+	for i := 0; i < len(body); {
+		switch {
+		case body[i] == '\\' && body[i+1] == 'u':
+			if strings.EqualFold(string(body[i+2:i+6]), "fffd") {
+				written++
+			}
+			i += 6
+		case body[i] == '\\':
+			i += 2
+		case bytes.HasPrefix(body[i:], []byte("\uFFFD")):
+			written++
+			i += len("\uFFFD")
+		default:
+			i++
+		}
+	}
+	return strings.Count(s, "\uFFFD") == written
 }
 
 // checkID fails unless id is absent or one JSON string, number or null.

@@ -4,7 +4,9 @@
 //
 // The reference OpenTool SDKs send "jsonrpc" values other than "2.0" (one
 // sends "2.0.0"), so any string is accepted; "params" may be absent and
-// "id" is echoed exactly as sent.
+// "id" is echoed exactly as sent (a string id must be valid UTF-8, without
+// escapes of lone UTF-16 surrogates). A request that gives a member twice
+// is refused rather than read "last one wins".
 package jsonrpc
 
 import (
@@ -86,10 +88,15 @@ var (
 
 // DecodeRequest parses one request body. It returns a *Error with
 // CodeParseError when body is not JSON, and CodeInvalidRequest when it is
-// JSON but not a request object (not an object, a batch array, "method"
-// missing or not a string, "jsonrpc" not a string, "params" not an object).
-// The returned Request's ID is valid even when the error is
-// CodeInvalidRequest, when the body had a usable id.
+// JSON but not a request object: not an object, a batch array, a member
+// given twice (member names match as encoding/json matches them, ignoring
+// case, so "method" and "Method" are the same member: `invalid request:
+// duplicate member "method"`), "method" missing or not a string,
+// "jsonrpc" not a string, "params" not an object, "id" not a string,
+// number or null, or a string id that is not valid UTF-8 or has an escape
+// of a lone UTF-16 surrogate ("\ud800"). The returned Request's ID is
+// valid even when the error is CodeInvalidRequest, when the body had a
+// usable id (not when "id" is the member given twice).
 func DecodeRequest(body []byte) (*Request, *Error) {
 	trimmed := trimJSONSpace(body)
 	if len(trimmed) == 0 {
@@ -110,13 +117,18 @@ func DecodeRequest(body []byte) (*Request, *Error) {
 	// The body is valid JSON: one structural scan finds the members
 	// (no second full decode of a large params object).
 	m := scanMembers(trimmed)
+	if m.dup == "id" {
+		return &Request{}, m.duplicateError(trimmed)
+	}
+	if p := idProblem(m.id); p != "" {
+		return &Request{}, &Error{Code: CodeInvalidRequest, Message: "invalid request: " + p}
+	}
 	raw := struct{ JSONRPC, Method, Params, ID json.RawMessage }{
 		JSONRPC: m.jsonrpc, Method: m.method, Params: bytes.Clone(m.params), ID: bytes.Clone(m.id),
 	}
 	req := &Request{ID: raw.ID}
-	if len(raw.ID) > 0 && raw.ID[0] != '"' && raw.ID[0] != 'n' && raw.ID[0] != '-' && (raw.ID[0] < '0' || raw.ID[0] > '9') {
-		req.ID = nil
-		return req, &Error{Code: CodeInvalidRequest, Message: "invalid request: \"id\" must be a string, a number or null"}
+	if m.dup != "" {
+		return req, m.duplicateError(trimmed)
 	}
 	if len(raw.JSONRPC) == 0 {
 		return req, &Error{Code: CodeInvalidRequest, Message: "invalid request: \"jsonrpc\" is required"}
