@@ -69,10 +69,10 @@ type dominated struct {
 func TestCheckMembers(t *testing.T) {
 	in := reflect.TypeFor[membersIn]()
 	for _, tc := range []struct {
-		typ                 reflect.Type
-		json                string
-		path, name, field   string
-		wantErr, memberPath string
+		typ               reflect.Type
+		json              string
+		path, name, field string
+		memberPath        string
 	}{
 		{typ: in, json: `{"e":"x","mode":"m","origin":{"x":1,"y":2},"ptr":{"x":1},"path":[{"x":1}],"grid":[[{"x":1},null],[]],
 			"by_name":{"a":{"x":1}},"free":{"ANY":{"Thing":1}},"any":{"X":1},"raw":{"X":1},"when":"2020-01-01T00:00:00Z",
