@@ -9,4 +9,5 @@
 //   - echo: one function "echo" that returns its arguments (benchmarks).
 //   - collide: declares "add", colliding with the calculator plugin.
 //   - rogue: returns forged, truncated, non-object and oversized results.
+//   - strict: one pluginsdk.Func whose "mode" must be "safe".
 package testplugins
