@@ -286,9 +286,10 @@ func Func[In, Out any](name, description string, fn func(context.Context, In) (O
 }
 
 // StreamFunc builds a streaming Function named name that runs fn. In is as
-// for Func, and its arguments are checked and decoded the same way. Item is the type of one streamed item, with the same rules as
-// Func's Out; its schema becomes the function's Stream.Data, named "item".
-// The function has no Return.
+// for Func, and its arguments are checked and decoded the same way. Item
+// is the type of one streamed item, with the same rules as Func's Out; its
+// schema becomes the function's Stream.Data, named "item". The function
+// has no Return.
 //
 // fn calls send once per item, in order. send returns an error when the
 // caller has gone away or ctx is done (then ctx.Err()), or when the item
