@@ -15,7 +15,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 	plugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
-
 )
 
 // Handshake is the floor plugin's go-plugin handshake (its own cookie, so
@@ -103,7 +102,7 @@ func Serve() {
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
 			return plugin.DefaultGRPCServer(append(opts, grpc.ForceServerCodec(rawCodec{})))
 		},
-		Logger:          hclog.NewNullLogger(),
+		Logger: hclog.NewNullLogger(),
 	})
 }
 
