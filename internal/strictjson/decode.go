@@ -45,7 +45,7 @@ const MaxDepth = 10000
 //     has two members with the same (unescaped) name; it names the first
 //     such object in document order, by the position of the second name.
 //
-// The result shares no memory with b.
+// On error the value is nil. The result shares no memory with b.
 func Decode(b []byte) (any, error) {
 	d := decoder{data: b}
 	d.skipSpace()
@@ -215,9 +215,6 @@ func (d *decoder) object() (any, error) {
 		end, err := d.next('}', "after object key:value pair")
 		if err != nil || end {
 			return m, err
-		}
-		if d.data[d.pos] != '"' {
-			return nil, d.badChar("looking for beginning of object key string")
 		}
 	}
 }
