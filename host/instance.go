@@ -235,22 +235,26 @@ var errNotSent = errors.New("instance gone before the call was sent")
 // send sends r on one Invoke stream and hands each result to r.emit. The
 // stream's own context outlives ctx: when ctx ends (or emit fails, or a
 // result is rejected) the guard sends cancel on the stream and gives the
-// plugin Config.CancelGrace to end it before it kills the process.
+// plugin Config.CancelGrace to end it before it kills the process. The
+// guard is armed before the stream is opened, so a connection that hangs
+// while opening it is bounded too.
 func (i *instance) send(ctx context.Context, r *request) error {
+	g := &guard{inst: i, fn: r.fn}
+	stop := context.AfterFunc(ctx, g.cancel)
+	defer stop()
 	// The stream's context never ends by itself (a Done of nil also
 	// spares gRPC a watcher goroutine per stream): it ends when the plugin
 	// ends the stream, or the connection breaks (the process exited or
 	// the guard killed it).
 	call, err := i.tool.Invoke(context.WithoutCancel(ctx), r.fn, r.args, r.stream)
 	if err != nil {
-		if i.stopped.Load() || i.hasExited() {
+		killed := !g.end()
+		if !killed && (i.stopped.Load() || i.hasExited()) {
 			return errNotSent
 		}
-		return r.fail(KindTransport, i.name, "the call could not be sent to the plugin", err)
+		return i.endError(ctx, r, err, 0, killed)
 	}
-	g := &guard{inst: i, call: call, fn: r.fn}
-	stop := context.AfterFunc(ctx, g.cancel)
-	defer stop()
+	g.attach(call)
 	var first error // why the call was cut short (emit failed, result rejected)
 	n := 0
 	for {
@@ -328,15 +332,17 @@ func (i *instance) exitedSoon() bool {
 const exitNoticeWait = 100 * time.Millisecond
 
 // guard is the cancel grace of one call in flight: cancel sends cancel
-// on the call's stream once and arms a timer; when the stream has not
-// ended by then the process is killed. end reports false when the timer
-// killed it first.
+// on the call's stream (at once, or as soon as the stream is attached)
+// and arms a timer; when the stream has not ended by then the process is
+// killed. end reports false when the timer killed it first.
 type guard struct {
 	inst  *instance
-	call  *wire.Call
 	fn    string
-	once  sync.Once
 	state atomic.Int32 // guardRunning, guardEnded or guardKilled
+
+	mu       sync.Mutex
+	call     *wire.Call // nil until the stream is open
+	canceled bool
 }
 
 const (
@@ -345,16 +351,33 @@ const (
 	guardKilled
 )
 
+// attach hands the guard the open stream, and sends the cancel that
+// was asked for while it opened.
+func (g *guard) attach(c *wire.Call) {
+	g.mu.Lock()
+	g.call = c
+	canceled := g.canceled
+	g.mu.Unlock()
+	if canceled {
+		_ = c.Cancel() // a broken stream ends the call anyway
+	}
+}
+
 // cancel asks the plugin to stop the call and arms the kill timer. Safe
-// to call many times and from any goroutine.
+// to call many times and from any goroutine; only the first counts.
 func (g *guard) cancel() {
-	g.once.Do(func() {
-		if g.state.Load() != guardRunning {
-			return
-		}
-		_ = g.call.Cancel() // a broken stream ends the call anyway
-		time.AfterFunc(g.inst.grace, g.expire)
-	})
+	g.mu.Lock()
+	if g.canceled || g.state.Load() != guardRunning {
+		g.mu.Unlock()
+		return
+	}
+	g.canceled = true
+	c := g.call
+	g.mu.Unlock()
+	if c != nil {
+		_ = c.Cancel()
+	}
+	time.AfterFunc(g.inst.grace, g.expire)
 }
 
 // expire kills the process when the call is still running.

@@ -17,9 +17,9 @@ func TestExportEndToEnd(t *testing.T) {
 
 	// One function per format, exactly.
 	wantAdd := map[string]string{
-		"openai":      `{"type":"function","name":"add","description":"Add two numbers: a + b.","parameters":{"properties":{"a":{"description":"First operand","type":"number"},"b":{"description":"Second operand","type":"number"}},"required":["a","b"],"type":"object"},"strict":false}`,
-		"openai-chat": `{"type":"function","function":{"name":"add","description":"Add two numbers: a + b.","parameters":{"properties":{"a":{"description":"First operand","type":"number"},"b":{"description":"Second operand","type":"number"}},"required":["a","b"],"type":"object"},"strict":false}}`,
-		"anthropic":   `{"name":"add","description":"Add two numbers: a + b.","input_schema":{"properties":{"a":{"description":"First operand","type":"number"},"b":{"description":"Second operand","type":"number"}},"required":["a","b"],"type":"object"}}`,
+		"openai":      `{"type":"function","name":"add","description":"Add two numbers: a + b.","parameters":{"additionalProperties":false,"properties":{"a":{"description":"First operand","type":"number"},"b":{"description":"Second operand","type":"number"}},"required":["a","b"],"type":"object"},"strict":false}`,
+		"openai-chat": `{"type":"function","function":{"name":"add","description":"Add two numbers: a + b.","parameters":{"additionalProperties":false,"properties":{"a":{"description":"First operand","type":"number"},"b":{"description":"Second operand","type":"number"}},"required":["a","b"],"type":"object"},"strict":false}}`,
+		"anthropic":   `{"name":"add","description":"Add two numbers: a + b.","input_schema":{"additionalProperties":false,"properties":{"a":{"description":"First operand","type":"number"},"b":{"description":"Second operand","type":"number"}},"required":["a","b"],"type":"object"}}`,
 	}
 	for format, want := range wantAdd {
 		status, h, body := getBody(t, base+"/opentool/export?format="+format)

@@ -95,8 +95,8 @@ func TestHealthAndTools(t *testing.T) {
 	}
 	wantAdd := `{"id":"Calculator.add@1.0.0","name":"add","description":"Add two numbers: a + b.",` +
 		`"toolkit":{"name":"Calculator","description":"Basic arithmetic on two numbers.","version":"1.0.0"},` +
-		`"input":{"parameters":{"properties":{"a":{"description":"First operand","type":"number"},"b":{"description":"Second operand","type":"number"}},"required":["a","b"],"type":"object"}},` +
-		`"output":{"available_modes":["value","error"],"description":"result","value":{"parameters":{"properties":{"result":{"description":"The result of the operation","type":"number"}},"required":["result"],"type":"object"}}}}`
+		`"input":{"parameters":{"additionalProperties":false,"properties":{"a":{"description":"First operand","type":"number"},"b":{"description":"Second operand","type":"number"}},"required":["a","b"],"type":"object"}},` +
+		`"output":{"available_modes":["value","error"],"description":"result","value":{"parameters":{"additionalProperties":false,"properties":{"result":{"description":"The result of the operation","type":"number"}},"required":["result"],"type":"object"}}}}`
 	if got := byID["Calculator.add@1.0.0"]; got != wantAdd {
 		t.Errorf("Calculator.add:\n got %s\nwant %s", got, wantAdd)
 	}
