@@ -3,7 +3,7 @@
 //
 //   - openai: OpenAI Responses API function tools,
 //     {"type":"function","name","description","parameters","strict"}
-//     (../shared/spec/openai-function-tool-format.zh.md);
+//     (https://platform.openai.com/docs/guides/function-calling);
 //   - openai-chat: OpenAI Chat Completions tools,
 //     {"type":"function","function":{"name","description","parameters","strict"}};
 //   - anthropic: Anthropic Messages API tools,

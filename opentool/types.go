@@ -3,7 +3,7 @@
 // field), parsing, "$ref" resolution and validation with JSON paths.
 //
 // The types follow the "Objects" section of the OpenTool Specification 1.1.0
-// (../shared/spec/opentool-spec-1.1.0.md), with two extensions that let a
+// (https://github.com/opentool-hub/opentool-spec), with two extensions that let a
 // document refuse names it does not declare: "additionalParameters" on a
 // Function Object and the JSON Schema keyword "additionalProperties" on an
 // object Schema Object, both booleans (Function.AdditionalParameters,

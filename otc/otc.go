@@ -1,5 +1,5 @@
 // Package otc serves a Host's functions over the Open Tool Calling (OTC)
-// standard (Open Tool Calling RFC), mounted under /otc:
+// standard (https://github.com/ArcadeAI/OpenToolCalling), mounted under /otc:
 //
 //	GET  /otc/health  → 200 {"status":"ok"}                  (RFC 5.1)
 //	GET  /otc/tools   → 200 {"$schema", "tools": [ToolDefinition]} (RFC 5.2, 4.1)
