@@ -6,13 +6,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"unicode/utf8"
 
 	"github.com/opentool-host/opentool-host/opentool"
@@ -42,10 +42,11 @@ const (
 )
 
 // filesTool serves read-only file tools over one root folder. It is safe
-// for concurrent use.
+// for concurrent use. It opens only regular files and folders, never named
+// pipes, sockets or devices (see openChecked), and every call stops with
+// its context's error once the context is done.
 type filesTool struct {
 	root *os.Root
-	fsys fs.FS
 }
 
 // newFilesTool opens dir as the root. The error is os.OpenRoot's, wrapped.
@@ -54,7 +55,7 @@ func newFilesTool(dir string) (*filesTool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open root folder: %w", err)
 	}
-	return &filesTool{root: root, fsys: root.FS()}, nil
+	return &filesTool{root: root}, nil
 }
 
 // Close closes the root.
@@ -73,7 +74,7 @@ func (t *filesTool) toolkit() *pluginsdk.Toolkit {
 	})
 	return tk.Add(
 		pluginsdk.Func("list_dir", "List the entries of a folder: name, type (file, dir, symlink or other) and size in bytes.", t.listDir),
-		pluginsdk.Func("read_file", "Read a text file, up to max_bytes bytes.", t.readFile),
+		pluginsdk.Func("read_file", "Read a text file, up to max_bytes bytes. Only regular files are read: named pipes, sockets and devices are refused.", t.readFile),
 		pluginsdk.Func("search", "Search the text files under a folder for lines containing a pattern (plain text, or a Go regular expression when regexp is true). Binary files and files over 1 MiB are skipped, as are symbolic links and .git folders.", t.search),
 	)
 }
@@ -96,22 +97,25 @@ type listDirOut struct {
 	Truncated bool    `json:"truncated" jsonschema:"description=True when the folder has more than 1000 entries and only the first 1000 are listed"`
 }
 
-// listDir lists a folder. Errors: code 400 for a path outside the root,
-// missing or not a folder; code 500 for other I/O errors.
-func (t *filesTool) listDir(_ context.Context, in listDirIn) (listDirOut, error) {
+// listDir lists a folder. Entries of any type (named pipes too) are
+// listed; none is opened. Errors: code 400 for a path outside the root,
+// missing or not a folder; code 500 for other I/O errors; the context's
+// error when ctx ends.
+func (t *filesTool) listDir(ctx context.Context, in listDirIn) (listDirOut, error) {
 	name, err := t.clean(in.Path)
 	if err != nil {
 		return listDirOut{}, err
 	}
-	info, err := fs.Stat(t.fsys, name)
+	f, _, err := t.open(in.Path, name, wantDir)
 	if err != nil {
-		return listDirOut{}, t.pathError(in.Path, err)
+		return listDirOut{}, err
 	}
-	if !info.IsDir() {
-		return listDirOut{}, pluginsdk.InvalidArguments("path %q is not a folder", in.Path)
-	}
-	des, err := fs.ReadDir(t.fsys, name)
+	defer f.Close()
+	des, err := readDirSorted(ctx, f)
 	if err != nil {
+		if ctx.Err() != nil {
+			return listDirOut{}, ctx.Err()
+		}
 		return listDirOut{}, t.pathError(in.Path, err)
 	}
 	out := listDirOut{Entries: []entry{}}
@@ -157,9 +161,11 @@ type readFileOut struct {
 }
 
 // readFile reads the start of a text file. Errors: code 400 for a path
-// outside the root, missing, a folder, a negative max_bytes or a binary
-// file (one with a NUL byte in its start); code 500 for other I/O errors.
-func (t *filesTool) readFile(_ context.Context, in readFileIn) (readFileOut, error) {
+// outside the root, missing, not a regular file (a folder, named pipe,
+// socket or device), a negative max_bytes or a binary file (one with a NUL
+// byte in its start); code 500 for other I/O errors; the context's error
+// when ctx ends.
+func (t *filesTool) readFile(ctx context.Context, in readFileIn) (readFileOut, error) {
 	limit := in.MaxBytes
 	switch {
 	case limit < 0:
@@ -173,20 +179,16 @@ func (t *filesTool) readFile(_ context.Context, in readFileIn) (readFileOut, err
 	if err != nil {
 		return readFileOut{}, err
 	}
-	f, err := t.fsys.Open(name)
+	f, info, err := t.open(in.Path, name, wantFile)
 	if err != nil {
-		return readFileOut{}, t.pathError(in.Path, err)
+		return readFileOut{}, err
 	}
 	defer f.Close()
-	info, err := f.Stat()
+	buf, err := readAtMost(ctx, f, int64(limit)+1, info.Size()+1)
 	if err != nil {
-		return readFileOut{}, t.pathError(in.Path, err)
-	}
-	if !info.Mode().IsRegular() {
-		return readFileOut{}, pluginsdk.InvalidArguments("path %q is not a regular file", in.Path)
-	}
-	buf, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
-	if err != nil {
+		if ctx.Err() != nil {
+			return readFileOut{}, ctx.Err()
+		}
 		return readFileOut{}, pluginsdk.ToolFailure("read %q: %v", in.Path, err)
 	}
 	if isBinary(buf) {
@@ -265,17 +267,18 @@ func (t *filesTool) search(ctx context.Context, in searchIn) (searchOut, error) 
 	if err != nil {
 		return searchOut{}, err
 	}
-	if _, err := fs.Stat(t.fsys, start); err != nil {
+	if _, err := t.root.Stat(start); err != nil {
 		return searchOut{}, t.pathError(in.Path, err)
 	}
 	out := searchOut{Matches: []match{}}
 	errDone := errors.New("enough matches")
-	err = fs.WalkDir(t.fsys, start, func(name string, d fs.DirEntry, err error) error {
+	err = fs.WalkDir(walkFS{ctx: ctx, root: t.root}, start, func(name string, d fs.DirEntry, err error) error {
 		if cerr := ctx.Err(); cerr != nil {
 			return cerr
 		}
 		if err != nil {
-			// An unreadable folder or file below the start is skipped.
+			// An unreadable folder or file below the start is skipped
+			// (also one swapped for a named pipe or device since listed).
 			if d != nil && d.IsDir() {
 				return fs.SkipDir
 			}
@@ -290,7 +293,10 @@ func (t *filesTool) search(ctx context.Context, in searchIn) (searchOut, error) 
 		if !d.Type().IsRegular() {
 			return nil
 		}
-		found, more := t.searchFile(name, matches, limit-len(out.Matches))
+		found, more, err := t.searchFile(ctx, name, matches, limit-len(out.Matches))
+		if err != nil {
+			return err
+		}
 		out.Matches = append(out.Matches, found...)
 		if more {
 			out.Truncated = true
@@ -298,6 +304,9 @@ func (t *filesTool) search(ctx context.Context, in searchIn) (searchOut, error) 
 		}
 		return nil
 	})
+	if cerr := ctx.Err(); cerr != nil {
+		return searchOut{}, cerr
+	}
 	if err != nil && !errors.Is(err, errDone) {
 		return searchOut{}, err
 	}
@@ -305,20 +314,25 @@ func (t *filesTool) search(ctx context.Context, in searchIn) (searchOut, error) 
 }
 
 // searchFile returns up to limit matching lines of file name, and whether
-// it has more matches than that. Files that cannot be read, are larger than
-// maxSearchFileBytes or look binary give nothing.
-func (t *filesTool) searchFile(name string, matches func(string) bool, limit int) (found []match, more bool) {
-	f, err := t.fsys.Open(name)
+// it has more matches than that. Files that cannot be read, are not regular
+// files (checked on the opened descriptor), are larger than
+// maxSearchFileBytes or look binary give nothing. The error is ctx's, when
+// ctx ends.
+func (t *filesTool) searchFile(ctx context.Context, name string, matches func(string) bool, limit int) (found []match, more bool, err error) {
+	f, info, err := openChecked(t.root, name, wantFile)
 	if err != nil {
-		return nil, false
+		return nil, false, nil
 	}
 	defer f.Close()
-	if info, err := f.Stat(); err != nil || info.Size() > maxSearchFileBytes {
-		return nil, false
+	if info.Size() > maxSearchFileBytes {
+		return nil, false, nil
 	}
-	data, err := io.ReadAll(io.LimitReader(f, maxSearchFileBytes+1))
+	data, err := readAtMost(ctx, f, maxSearchFileBytes+1, info.Size()+1)
+	if cerr := ctx.Err(); cerr != nil {
+		return nil, false, cerr
+	}
 	if err != nil || len(data) > maxSearchFileBytes || isBinary(data) {
-		return nil, false
+		return nil, false, nil
 	}
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 64<<10), maxSearchFileBytes+1)
@@ -328,11 +342,11 @@ func (t *filesTool) searchFile(name string, matches func(string) bool, limit int
 			continue
 		}
 		if len(found) == limit {
-			return found, true
+			return found, true, nil
 		}
 		found = append(found, match{Path: name, Line: n, Text: truncateLine(line)})
 	}
-	return found, false
+	return found, false, nil
 }
 
 // truncateLine shortens line to at most maxLineBytes bytes without
@@ -377,12 +391,35 @@ func outside(p string) *pluginsdk.Error {
 	return pluginsdk.InvalidArguments("path %q %v", p, errOutside)
 }
 
+// open opens path argument p, cleaned to name, if it is of kind w. The
+// type is checked by stat first, so that a device or socket is not even
+// opened, then again by openChecked on the opened descriptor, which is the
+// check that holds if the file is swapped in between. Errors are tool
+// errors from pathError.
+func (t *filesTool) open(p, name string, w want) (*os.File, fs.FileInfo, error) {
+	if _, err := statChecked(t.root, name, w); err != nil {
+		return nil, nil, t.pathError(p, err)
+	}
+	f, info, err := openChecked(t.root, name, w)
+	if err != nil {
+		return nil, nil, t.pathError(p, err)
+	}
+	return f, info, nil
+}
+
 // pathError converts an error of an operation on path argument p into a
 // tool error: code 400 when p leaves the root through a symbolic link, does
-// not exist or is not accessible; code 500 otherwise.
+// not exist, is not accessible, is not of the kind wanted (a *kindError:
+// `path "p" is not a regular file (named pipe)`) or is a special file that
+// cannot be opened (ENXIO, as for a socket); code 500 otherwise.
 func (t *filesTool) pathError(p string, err error) error {
 	var pe *fs.PathError
+	var ke *kindError
 	switch {
+	case errors.As(err, &ke):
+		return pluginsdk.InvalidArguments("path %q %v", p, ke)
+	case errors.Is(err, syscall.ENXIO):
+		return pluginsdk.InvalidArguments("path %q is not a regular file or folder (no such device or address)", p)
 	case errors.As(err, &pe) && pe.Err.Error() == "path escapes from parent":
 		// os.Root's (unexported) error for a symbolic link leaving the root.
 		return outside(p)

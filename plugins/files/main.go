@@ -6,6 +6,13 @@
 // ("..", absolute paths, symbolic links pointing outside) are refused with
 // code 400. Access goes through os.Root, so the kernel-level lookups cannot
 // escape the root either.
+//
+// Only regular files and folders are ever opened: named pipes, sockets and
+// devices are refused with code 400 (read_file, list_dir) or skipped
+// (search). Files are opened with O_NONBLOCK, so a named pipe cannot block
+// the open, and the type is checked on the opened descriptor. Every call
+// checks its context between chunks of reading and listing, and returns the
+// context's error soon after it is cancelled.
 package main
 
 import (
