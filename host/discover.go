@@ -45,6 +45,12 @@ type fileStamp struct {
 	mode  fs.FileMode
 }
 
+// equal reports whether s and t are the same stamp.
+func (s fileStamp) equal(t fileStamp) bool {
+	return s.size == t.size && s.mtime.Equal(t.mtime) && s.mode == t.mode
+}
+
+// stampOf returns the stamp of fi.
 func stampOf(fi fs.FileInfo) fileStamp {
 	return fileStamp{size: fi.Size(), mtime: fi.ModTime(), mode: fi.Mode()}
 }

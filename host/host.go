@@ -8,9 +8,17 @@
 // Close drains the calls in flight, stops every plugin and removes the
 // state folder.
 //
-// Each plugin file is supervised by a Plugin (plugin.go): restarts with
-// backoff, blue/green replacement when the file changes, draining on
-// removal. One process is an instance (instance.go).
+// Each plugin file is supervised by a Plugin (plugin.go) whose life is
+// one pure transition function, next (lifecycle.go): restarts with
+// backoff, crash loops, blue/green replacement when the file changes,
+// draining on removal. One process is an instance (instance.go).
+//
+// Plugins publish their state; the routing table follows it (routes.go):
+// a plugin signals a host-owned channel and one host goroutine rebuilds
+// the table, while Start and Rescan rebuild it themselves once their
+// plugins have settled. A function name belongs to the plugin that owned
+// it first: a later plugin declaring the same name does not take it over
+// (routes.go has the rule).
 package host
 
 import (
@@ -19,6 +27,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -34,16 +43,24 @@ type Host struct {
 	cfg   Config
 	log   hclog.Logger
 	state *stateDir
+	sv    *supervisor
 
-	mu              sync.Mutex // guards plugins and lifecycle
-	plugins         map[string]*Plugin
-	routes          atomic.Pointer[routeTable]
-	conflictsLogged map[[3]string]bool
-
-	scanMu  sync.Mutex // one rescan at a time
-	closing chan struct{}
+	mu      sync.Mutex // guards plugins
+	plugins map[string]*Plugin
 	closed  atomic.Bool
-	watcher *watcher
+
+	routes  atomic.Pointer[routeTable]
+	routeMu sync.Mutex          // one rebuild at a time; guards claims and logged
+	claims  map[string]claim    // function name → owner, across rebuilds
+	logged  map[Conflict]string // the conflicts logged (→ refused plugin), while they last
+	changed chan struct{}       // plugins signal it when their state or document changed
+
+	scanMu   sync.Mutex // one rescan or notified rebuild at a time; Close waits for it
+	follow   sync.Once  // starts followPlugins (first Rescan) or rules it out (Close)
+	followed chan struct{}
+	closing  chan struct{}
+	cancel   context.CancelFunc // ends sv.ctx: starts in flight give up
+	watcher  *watcher
 }
 
 // New provisions a Host from cfg: it checks that cfg.Dir is a directory
@@ -68,23 +85,29 @@ func New(cfg Config) (*Host, error) {
 	if err != nil {
 		return nil, fmt.Errorf("host: %w", err)
 	}
+	ctx, cancel := context.WithCancel(context.Background())
 	h := &Host{
-		cfg:             cfg,
-		log:             cfg.Logger,
-		state:           state,
-		plugins:         map[string]*Plugin{},
-		conflictsLogged: map[[3]string]bool{},
-		closing:         make(chan struct{}),
+		cfg:     cfg,
+		log:     cfg.Logger,
+		state:   state,
+		plugins: map[string]*Plugin{},
+		claims:  map[string]claim{},
+		logged:  map[Conflict]string{},
+		changed: make(chan struct{}, 1),
+		closing: make(chan struct{}),
+		cancel:  cancel,
 	}
+	h.sv = &supervisor{cfg: &h.cfg, state: state, log: cfg.Logger, ctx: ctx, changed: h.changed}
 	h.routes.Store(&routeTable{funcs: map[string]*route{}, failed: map[string]*Plugin{}})
 	return h, nil
 }
 
 // Start scans the plugins directory, starts every plugin concurrently and
 // returns when each is ready or failed (a broken plugin is logged with its
-// reason and does not stop the others). With Config.Watch it then watches
-// the directory. It fails only when the directory cannot be read or the
-// watcher cannot start.
+// reason and does not stop the others), with the routing table built:
+// names declared twice go to the plugin first by name. With Config.Watch
+// it then watches the directory. It fails only when the directory cannot
+// be read, ctx ends first, or the watcher cannot start.
 func (h *Host) Start(ctx context.Context) error {
 	if err := h.Rescan(ctx); err != nil {
 		return err
@@ -102,13 +125,16 @@ func (h *Host) Start(ctx context.Context) error {
 // Rescan brings the running plugins in line with the directory: new files
 // are started, removed ones drained and stopped, changed ones (different
 // sha256) replaced blue/green, and failed ones retried. It returns when
-// those actions are done. SIGHUP and fsnotify overflows call it.
+// those actions are done, with the routing table rebuilt; when ctx ends
+// first it returns ctx's error and the actions go on. SIGHUP and fsnotify
+// overflows call it.
 func (h *Host) Rescan(ctx context.Context) error {
 	h.scanMu.Lock()
 	defer h.scanMu.Unlock()
 	if h.closed.Load() {
 		return ErrClosed
 	}
+	h.follow.Do(h.startFollowing)
 	found, skipped, err := scanDir(h.cfg.Dir)
 	if err != nil {
 		return err
@@ -117,40 +143,35 @@ func (h *Host) Rescan(ctx context.Context) error {
 		h.log.Debug("ignoring file in plugins dir", "file", f, "reason", reason)
 	}
 	seen := map[string]bool{}
-	var wg sync.WaitGroup
+	var waits []<-chan struct{}
 	for _, c := range found {
 		seen[c.name] = true
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			h.sync(ctx, c)
-		}()
+		p := h.plugin(c.name, c.path)
+		if p == nil {
+			return ErrClosed
+		}
+		waits = append(waits, p.sync(c))
 	}
-	h.mu.Lock()
-	var gone []*Plugin
-	for name, p := range h.plugins {
-		if !seen[name] {
-			gone = append(gone, p)
-			delete(h.plugins, name)
+	for _, p := range h.takeUnseen(seen) {
+		waits = append(waits, p.remove())
+	}
+	for _, w := range waits {
+		select {
+		case <-w:
+		case <-h.closing:
+			return ErrClosed
+		case <-ctx.Done():
+			return fmt.Errorf("host: rescan: %w", ctx.Err())
 		}
 	}
-	h.mu.Unlock()
-	for _, p := range gone {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			h.removePlugin(p)
-		}()
-	}
-	wg.Wait()
 	h.rebuildRoutes()
 	return nil
 }
 
 // syncPath brings the plugin of one file in line with it: started when
 // new, replaced when changed, removed when the file is gone or no longer a
-// plugin. The watcher calls it for each settled path.
-func (h *Host) syncPath(ctx context.Context, path string) {
+// plugin. The watcher calls it for each settled path; it does not wait.
+func (h *Host) syncPath(path string) {
 	if h.closed.Load() {
 		return
 	}
@@ -160,90 +181,119 @@ func (h *Host) syncPath(ctx context.Context, path string) {
 	}
 	c, reason := checkCandidate(path)
 	if reason == "" {
-		h.sync(ctx, c)
+		if p := h.plugin(c.name, c.path); p != nil {
+			p.sync(c)
+		}
 		return
 	}
 	h.mu.Lock()
 	p, ok := h.plugins[name]
-	if ok {
-		delete(h.plugins, name)
-	}
+	delete(h.plugins, name)
 	h.mu.Unlock()
 	if ok {
 		h.log.Info("plugin file gone or unusable", "plugin", name, "reason", reason)
-		h.removePlugin(p)
+		p.remove()
 	}
 }
 
-// sync starts, replaces or retries the plugin of candidate c as needed.
-func (h *Host) sync(ctx context.Context, c candidate) {
-	h.mu.Lock()
-	p, ok := h.plugins[c.name]
-	if !ok {
-		if h.closed.Load() {
-			h.mu.Unlock()
-			return
-		}
-		p = newPlugin(h, c)
-		h.plugins[c.name] = p
-		h.mu.Unlock()
-		h.log.Info("plugin found", "plugin", c.name, "path", c.path)
-		p.opMu.Lock()
-		defer p.opMu.Unlock()
-		p.start(ctx)
-		return
-	}
-	h.mu.Unlock()
-	p.opMu.Lock()
-	defer p.opMu.Unlock()
-	p.mu.Lock()
-	unchanged := p.stamp == c.info && p.path == c.path
-	v := p.v.Load()
-	p.mu.Unlock()
-	if v.state == StateFailed || v.state == StateStarting {
-		p.replace(ctx, c)
-		return
-	}
-	if unchanged {
-		return
-	}
-	if v.inst != nil {
-		if sum, err := fileSHA256(c.path); err == nil && sum == v.inst.sum {
-			p.mu.Lock()
-			p.path, p.stamp = c.path, c.info
-			p.mu.Unlock()
-			return // touched, same content
-		}
-	}
-	p.replace(ctx, c)
-}
-
-// removePlugin drains and stops p (its file is gone).
-func (h *Host) removePlugin(p *Plugin) {
-	h.log.Info("plugin removed", "plugin", p.name)
-	p.opMu.Lock()
-	defer p.opMu.Unlock()
-	p.remove()
-	h.rebuildRoutes()
-}
-
-// rebuildRoutes rebuilds the routing table from the current plugins and
-// swaps it in. Name conflicts are logged once each.
-func (h *Host) rebuildRoutes() {
+// plugin returns the Plugin of name, made when new; nil once the host is
+// closing.
+func (h *Host) plugin(name, path string) *Plugin {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	plugins := make([]*Plugin, 0, len(h.plugins))
-	for _, p := range h.plugins {
-		plugins = append(plugins, p)
+	if h.closed.Load() {
+		return nil
 	}
-	t, conflicts := buildRoutes(plugins)
-	for _, c := range conflicts {
-		if !h.conflictsLogged[c] {
-			h.conflictsLogged[c] = true
-			h.log.Warn("function name conflict: later duplicate not served", "function", c[0], "served_by", c[1], "dropped_from", c[2])
+	p, ok := h.plugins[name]
+	if !ok {
+		p = newPlugin(h.sv, name)
+		h.plugins[name] = p
+		h.log.Info("plugin found", "plugin", name, "path", path)
+	}
+	return p
+}
+
+// takeUnseen removes from the host the plugins whose names are not in
+// seen and returns them.
+func (h *Host) takeUnseen(seen map[string]bool) []*Plugin {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var gone []*Plugin
+	for name, p := range h.plugins {
+		if !seen[name] {
+			gone = append(gone, p)
+			delete(h.plugins, name)
 		}
 	}
+	return gone
+}
+
+// startFollowing starts followPlugins.
+func (h *Host) startFollowing() {
+	h.followed = make(chan struct{})
+	go h.followPlugins()
+}
+
+// followPlugins rebuilds the routing table each time a plugin signals a
+// change, until the host closes. A rebuild waits for a rescan in progress
+// (which rebuilds when its plugins have settled), so that plugins found
+// together claim names in plugin-name order.
+func (h *Host) followPlugins() {
+	defer close(h.followed)
+	for {
+		select {
+		case <-h.closing:
+			return
+		case <-h.changed:
+		}
+		h.scanMu.Lock()
+		if !h.closed.Load() {
+			h.rebuildRoutes()
+		}
+		h.scanMu.Unlock()
+	}
+}
+
+// rebuildRoutes rebuilds the routing table from the plugins' offers and
+// the claims (routes.go), swaps it in and logs the new conflicts.
+func (h *Host) rebuildRoutes() {
+	h.routeMu.Lock()
+	defer h.routeMu.Unlock()
+	h.mu.Lock()
+	offers := make([]offer, 0, len(h.plugins))
+	for _, p := range h.plugins {
+		offers = append(offers, offer{p: p})
+	}
+	h.mu.Unlock()
+	for i := range offers {
+		offers[i] = offers[i].p.offer()
+	}
+	sortOffers(offers)
+	t := buildRoutes(offers, h.claims, h.cfg.PrefixCollisions)
+	h.logConflicts(t)
 	h.routes.Store(t)
+}
+
+// logConflicts logs each conflict of t once while it lasts: a refused
+// duplicate at ERROR, a prefixed one at WARN. Callers hold h.routeMu.
+func (h *Host) logConflicts(t *routeTable) {
+	now := map[Conflict]string{}
+	for plugin, cs := range t.conflicts {
+		for _, c := range cs {
+			now[c] = plugin
+			if h.logged[c] == plugin {
+				continue
+			}
+			if c.ServedAs == "" {
+				h.log.Error("function name conflict: the name is owned by another plugin; duplicate refused",
+					"function", c.Function, "owner", c.Owner, "refused", plugin)
+			} else {
+				h.log.Warn("function name conflict: the name is owned by another plugin; duplicate served prefixed",
+					"function", c.Function, "owner", c.Owner, "plugin", plugin, "served_as", c.ServedAs)
+			}
+		}
+	}
+	h.logged = now
 }
 
 // Function returns the served function fn with its $refs inlined, or nil.
@@ -268,7 +318,8 @@ func (h *Host) Document(title, version, baseURL string) *opentool.OpenTool {
 type FunctionInfo struct {
 	// Plugin is the serving plugin's name.
 	Plugin string `json:"plugin"`
-	// Function is the function (with $refs inlined).
+	// Function is the function (with $refs inlined) under the name it is
+	// served as.
 	Function *opentool.Function `json:"function"`
 	// Info is the info object (title, description, version) of the
 	// serving plugin's own document.
@@ -285,58 +336,67 @@ func (h *Host) Functions() []FunctionInfo {
 	return out
 }
 
-// Plugins returns the status of every plugin, sorted by name.
+// Plugins returns the status of every plugin, sorted by name, with the
+// conflicts of the current routing table.
 func (h *Host) Plugins() []PluginStatus {
-	h.mu.Lock()
-	ps := make([]*Plugin, 0, len(h.plugins))
-	for _, p := range h.plugins {
-		ps = append(ps, p)
-	}
-	h.mu.Unlock()
+	ps := h.all()
+	t := h.routes.Load()
 	out := make([]PluginStatus, 0, len(ps))
 	for _, p := range ps {
-		out = append(out, p.Status())
+		s := p.Status()
+		s.Conflicts = slices.Clone(t.conflicts[p.name])
+		out = append(out, s)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
 
+// all returns the plugins.
+func (h *Host) all() []*Plugin {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ps := make([]*Plugin, 0, len(h.plugins))
+	for _, p := range h.plugins {
+		ps = append(ps, p)
+	}
+	return ps
+}
+
 // Close stops watching, drains every plugin's calls in flight (up to
-// Config.DrainTimeout or ctx's deadline, whichever is first), stops every
-// plugin process and removes the state folder. It is safe to call twice.
+// Config.DrainTimeout or ctx's deadline, whichever is first; then its
+// processes are killed), stops every plugin process and removes the state
+// folder. It is safe to call twice.
 func (h *Host) Close(ctx context.Context) error {
 	if !h.closed.CompareAndSwap(false, true) {
 		return nil
 	}
 	close(h.closing)
+	h.cancel()
 	if h.watcher != nil {
 		h.watcher.close()
 	}
+	h.follow.Do(func() {})
+	if h.followed != nil {
+		<-h.followed
+	}
 	h.scanMu.Lock()
 	defer h.scanMu.Unlock()
-	h.mu.Lock()
-	ps := make([]*Plugin, 0, len(h.plugins))
-	for _, p := range h.plugins {
-		ps = append(ps, p)
-	}
-	h.mu.Unlock()
-	var wg sync.WaitGroup
+	ps := h.all()
 	for _, p := range ps {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			p.remove()
-		}()
+		p.close()
 	}
 	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
+	go func() {
+		for _, p := range ps {
+			p.wait()
+		}
+		close(done)
+	}()
 	select {
 	case <-done:
 	case <-ctx.Done():
 		for _, p := range ps {
-			if inst := p.v.Load().inst; inst != nil {
-				inst.kill()
-			}
+			p.kill()
 		}
 		<-done
 	}

@@ -4,11 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/internal/testutil"
@@ -163,7 +168,7 @@ func TestBrokenPluginsReportedOthersServe(t *testing.T) {
 	}
 }
 
-func TestNameCollisionFirstByNameWins(t *testing.T) {
+func TestNameCollisionFirstStartByName(t *testing.T) {
 	dir := t.TempDir()
 	testutil.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
 	testutil.InstallPlugin(t, dir, "zz-collide", "./internal/testplugins/collide")
@@ -183,8 +188,10 @@ func TestNameCollisionFirstByNameWins(t *testing.T) {
 	if n != 1 {
 		t.Fatalf("add appears %d times in the document", n)
 	}
+	wantConflicts(t, h, "zz-collide", host.Conflict{Function: "add", Owner: "calculator"})
 
-	// The same in the other order: "aa-collide" sorts first and wins.
+	// The same in the other order: at the first Start, "aa-collide" sorts
+	// first and owns add.
 	dir2 := t.TempDir()
 	testutil.InstallPlugin(t, dir2, "calculator", "./plugins/calculator")
 	testutil.InstallPlugin(t, dir2, "aa-collide", "./internal/testplugins/collide")
@@ -192,6 +199,210 @@ func TestNameCollisionFirstByNameWins(t *testing.T) {
 	if got := call(t, h2, "add", ""); got["served_by"] != "collide" {
 		t.Fatalf("add served by %v, want aa-collide", got)
 	}
+	wantConflicts(t, h2, "calculator", host.Conflict{Function: "add", Owner: "aa-collide"})
+}
+
+// TestDroppedPluginCannotHijack drops, into a running host's watched
+// directory, a plugin whose name sorts first and that declares a served
+// function: the owner keeps it (the ERROR is logged, /health shows the
+// conflict); once the owner is removed the newcomer serves it.
+func TestDroppedPluginCannotHijack(t *testing.T) {
+	dir := t.TempDir()
+	testutil.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
+	logs := newLogRecorder(t)
+	h := startHost(t, dir, func(c *host.Config) { c.Watch = true; c.Logger = logs.logger })
+
+	testutil.InstallPlugin(t, dir, "aa-collide", "./internal/testplugins/collide")
+	logs.waitFor(t, 10*time.Second, "function name conflict", "refused=aa-collide")
+	testutil.Eventually(t, 10*time.Second, "aa-collide served", func() bool { return h.Function("collide_only") != nil })
+	if got := call(t, h, "add", `{"a":2,"b":2}`); got["result"] != 4.0 {
+		t.Fatalf("add = %v: taken over by the dropped plugin", got)
+	}
+	if st := pluginStatus(h, "aa-collide"); st.State != host.StateReady {
+		t.Fatalf("aa-collide status = %+v", st)
+	}
+	wantConflicts(t, h, "aa-collide", host.Conflict{Function: "add", Owner: "calculator"})
+	wantConflicts(t, h, "calculator")
+	for _, f := range h.Functions() {
+		if f.Function.Name == "add" && f.Plugin != "calculator" {
+			t.Fatalf("add listed for %s", f.Plugin)
+		}
+	}
+
+	// The owner goes: the name is released to the remaining declarer.
+	if err := os.Remove(dir + "/opentool-plugin-calculator"); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 10*time.Second, "add served by aa-collide", func() bool {
+		res, err := h.Call(context.Background(), "add", nil)
+		return err == nil && strings.Contains(string(res), `"served_by":"collide"`)
+	})
+	wantConflicts(t, h, "aa-collide")
+}
+
+// TestPrefixCollisions serves a later duplicate as PLUGIN__NAME.
+func TestPrefixCollisions(t *testing.T) {
+	dir := t.TempDir()
+	testutil.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
+	logs := newLogRecorder(t)
+	h := startHost(t, dir, func(c *host.Config) { c.PrefixCollisions = true; c.Logger = logs.logger })
+
+	testutil.InstallPlugin(t, dir, "aa-collide", "./internal/testplugins/collide")
+	if err := h.Rescan(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	logs.waitFor(t, time.Second, "[WARN]", "served_as=aa-collide__add")
+	if got := call(t, h, "add", `{"a":2,"b":2}`); got["result"] != 4.0 {
+		t.Fatalf("add = %v, want calculator's", got)
+	}
+	got := call(t, h, "aa-collide__add", "")
+	if got["served_by"] != "collide" || got["function"] != "add" {
+		t.Fatalf("aa-collide__add = %v, want collide's add (the plugin must get the name it declares)", got)
+	}
+	wantConflicts(t, h, "aa-collide", host.Conflict{Function: "add", Owner: "calculator", ServedAs: "aa-collide__add"})
+	var names []string
+	for _, f := range h.Document("t", "1", "").Functions {
+		names = append(names, f.Name)
+	}
+	if !slices.Contains(names, "aa-collide__add") || !slices.Contains(names, "add") {
+		t.Fatalf("document functions %v", names)
+	}
+	if err := opentool.Validate(h.Document("t", "1", "")); err != nil {
+		t.Fatal(err)
+	}
+
+	// The owner goes: aa-collide serves add itself, the prefixed name goes.
+	if err := os.Remove(dir + "/opentool-plugin-calculator"); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Rescan(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := call(t, h, "add", ""); got["served_by"] != "collide" {
+		t.Fatalf("add = %v, want aa-collide's", got)
+	}
+	if h.Function("aa-collide__add") != nil {
+		t.Fatal("prefixed name still served once the plugin owns the name")
+	}
+}
+
+// TestOwnerKeepsNameWhileRestarting kills the owner of "echo": while it
+// restarts a later plugin declaring echo does not get it, and a call made
+// meanwhile reaches the restarted owner.
+func TestOwnerKeepsNameWhileRestarting(t *testing.T) {
+	dir := t.TempDir()
+	testutil.InstallPlugin(t, dir, "faulty", "./internal/testplugins/faulty")
+	h := startHost(t, dir, func(c *host.Config) {
+		c.Restart = host.RestartPolicy{InitialBackoff: 300 * time.Millisecond, MaxBackoff: time.Second, MaxFailures: 3}
+	})
+	testutil.InstallPlugin(t, dir, "aa-echo", "./internal/testplugins/echo")
+	if err := h.Rescan(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	pid := pidOf(t, h)
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 5*time.Second, "faulty restarting", func() bool {
+		return pluginStatus(h, "faulty").State == host.StateRestarting
+	})
+	if err := h.Rescan(context.Background()); err != nil { // a rebuild while the owner is down
+		t.Fatal(err)
+	}
+	if got := call(t, h, "echo", `{"x":"y"}`); got["x"] != "y" {
+		t.Fatalf("echo = %v, want faulty's (restarted)", got)
+	}
+	wantConflicts(t, h, "aa-echo", host.Conflict{Function: "echo", Owner: "faulty"})
+}
+
+// wantConflicts checks the conflicts /health shows for plugin.
+func wantConflicts(t *testing.T, h *host.Host, plugin string, want ...host.Conflict) {
+	t.Helper()
+	got := pluginStatus(h, plugin).Conflicts
+	if len(got) != len(want) || (len(want) > 0 && !slices.Equal(got, want)) {
+		t.Fatalf("%s conflicts = %+v, want %+v", plugin, got, want)
+	}
+}
+
+// logRecorder keeps the host's log lines (debug and up) so that a test
+// can wait for one; the test log still gets testutil.Logger's.
+type logRecorder struct {
+	logger hclog.Logger
+	mu     sync.Mutex
+	lines  []string
+	more   chan struct{} // closed and replaced on every line
+}
+
+// newLogRecorder returns a recorder whose logger writes to the test log
+// and records every line.
+func newLogRecorder(t *testing.T) *logRecorder {
+	r := &logRecorder{more: make(chan struct{})}
+	il := hclog.NewInterceptLogger(&hclog.LoggerOptions{Name: "test", Level: hclog.Debug, Output: io.Discard})
+	il.RegisterSink(hclog.NewSinkAdapter(&hclog.LoggerOptions{Level: hclog.Debug, Output: r, Color: hclog.ColorOff}))
+	il.RegisterSink(hclog.NewSinkAdapter(&hclog.LoggerOptions{Level: testutil.Logger(t).GetLevel(), Output: writerFunc(func(p []byte) (int, error) {
+		defer func() { _ = recover() }() // logging after the test ended
+		t.Log(strings.TrimRight(string(p), "\n"))
+		return len(p), nil
+	}), Color: hclog.ColorOff}))
+	r.logger = il
+	return r
+}
+
+// writerFunc is an io.Writer made of a function.
+type writerFunc func([]byte) (int, error)
+
+// Write implements io.Writer.
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// Write implements io.Writer: one call is one log line.
+func (r *logRecorder) Write(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.lines = append(r.lines, string(p))
+	close(r.more)
+	r.more = make(chan struct{})
+	return len(p), nil
+}
+
+// all returns the lines so far.
+func (r *logRecorder) all() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.lines)
+}
+
+// waitFor waits up to timeout for a line holding every one of parts and
+// returns it.
+func (r *logRecorder) waitFor(t *testing.T, timeout time.Duration, parts ...string) string {
+	t.Helper()
+	deadline := time.After(timeout)
+	seen := 0
+	for {
+		r.mu.Lock()
+		lines, more := r.lines[seen:], r.more
+		seen = len(r.lines)
+		r.mu.Unlock()
+		for _, l := range lines {
+			if containsAll(l, parts) {
+				return l
+			}
+		}
+		select {
+		case <-more:
+		case <-deadline:
+			t.Fatalf("no log line with %q within %v", parts, timeout)
+		}
+	}
+}
+
+// containsAll reports whether s contains every one of parts.
+func containsAll(s string, parts []string) bool {
+	for _, p := range parts {
+		if !strings.Contains(s, p) {
+			return false
+		}
+	}
+	return true
 }
 
 func TestConcurrentCallsDoNotSerialise(t *testing.T) {

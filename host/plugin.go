@@ -2,32 +2,34 @@ package host
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/opentool-host/opentool-host/argcheck"
 	"github.com/opentool-host/opentool-host/opentool"
 )
 
-// State is a plugin's lifecycle state.
-//
-//	starting → ready → draining → stopped
-//	              ↘ restarting ↗ (back to ready)   ↘ failed
+// State is a plugin's lifecycle state (the diagram is on next, in
+// lifecycle.go).
 type State string
 
 // The plugin lifecycle states.
 const (
-	// StateStarting: the first process is being started and loaded.
+	// StateStarting: a process is being started and loaded, and none
+	// serves (the first start, or a retry of a failed plugin).
 	StateStarting State = "starting"
-	// StateReady: a process serves the plugin's functions.
+	// StateReady: a process serves the plugin's functions (a replacement
+	// may be starting beside it).
 	StateReady State = "ready"
 	// StateRestarting: the process died and is being restarted; calls
 	// wait for it up to their deadline.
 	StateRestarting State = "restarting"
-	// StateDraining: the plugin was removed; in-flight calls finish.
+	// StateDraining: the plugin was removed or the host is closing;
+	// in-flight calls finish.
 	StateDraining State = "draining"
 	// StateStopped: the plugin is gone.
 	StateStopped State = "stopped"
@@ -44,28 +46,44 @@ type view struct {
 	lastErr string
 }
 
-// Plugin supervises one plugin file: it starts the process, restarts it
-// with backoff when it dies, swaps in a new binary blue/green, and drains
-// it on removal. Safe for concurrent use.
-type Plugin struct {
-	name string
-	h    *Host
-
-	v atomic.Pointer[view]
-
-	opMu     sync.Mutex // one start, replace or remove at a time
-	mu       sync.Mutex // guards the fields below and publishing
-	path     string
-	stamp    fileStamp
-	doc      *opentool.OpenTool    // last loaded document, inlined (kept while restarting)
-	args     []*argcheck.Validator // its functions' validators (see instance.args)
-	restarts int
-	failures int // consecutive crashes or failed starts
-	removed  bool
+// supervisor is what every Plugin gets from its Host (never the Host
+// itself): the settings, the state folder, the logger, the context that
+// bounds starts (it ends when the host closes), and the channel a plugin
+// signals when its state or document changed.
+type supervisor struct {
+	cfg     *Config
+	state   *stateDir
+	log     hclog.Logger
+	ctx     context.Context
+	changed chan<- struct{}
 }
 
-func newPlugin(h *Host, c candidate) *Plugin {
-	p := &Plugin{name: c.name, h: h, path: c.path, stamp: c.info}
+// Plugin supervises one plugin file. Its life is next (lifecycle.go):
+// every event (a file change, a start result, an exit, a timer, removal)
+// goes through step, which runs next and performs the actions it returns.
+// None of those actions blocks: starts, stops, drains and exit watches
+// run in goroutines that report back with an event. Safe for concurrent
+// use.
+type Plugin struct {
+	name string
+	sv   *supervisor
+
+	// v is the view of the call path (call.go).
+	v atomic.Pointer[view]
+
+	mu      sync.Mutex // held for one step; guards the fields below
+	life    life
+	timer   *time.Timer            // the armed backoff timer
+	live    map[*instance]struct{} // processes started and not yet stopped
+	settled []chan struct{}        // closed when no start is in flight
+	gone    chan struct{}          // closed when stopped
+
+	wg sync.WaitGroup // the goroutines performing actions
+}
+
+// newPlugin returns the Plugin of name, starting, with nothing asked yet.
+func newPlugin(sv *supervisor, name string) *Plugin {
+	p := &Plugin{name: name, sv: sv, life: newLife(sv.cfg.Restart), live: map[*instance]struct{}{}, gone: make(chan struct{})}
 	p.v.Store(&view{state: StateStarting, changed: make(chan struct{})})
 	return p
 }
@@ -73,159 +91,177 @@ func newPlugin(h *Host, c candidate) *Plugin {
 // Name returns the plugin's name.
 func (p *Plugin) Name() string { return p.name }
 
-// publish stores a new view and wakes everyone waiting on the old one.
-// Callers hold p.mu.
-func (p *Plugin) publish(st State, inst *instance, lastErr string) {
-	old := p.v.Load()
-	p.v.Store(&view{state: st, inst: inst, changed: make(chan struct{}), lastErr: lastErr})
-	close(old.changed)
-	if st != old.state {
-		p.h.log.Info("plugin state", "plugin", p.name, "from", old.state, "to", st)
+// sync hands the plugin its file as found now (evFile) and returns a
+// channel closed once no start is in flight: the start, replacement or
+// retry it caused is done. The file is hashed (outside the lock) only
+// when a process has loaded and the stamp differs from its file's.
+func (p *Plugin) sync(c candidate) <-chan struct{} {
+	f := fileRef{path: c.path, stamp: c.info}
+	p.mu.Lock()
+	hash := p.life.sum != "" && !f.same(p.life.file)
+	p.mu.Unlock()
+	if hash {
+		f.sum, _ = fileSHA256(f.path) // unreadable: unknown, so it is started
 	}
-}
-
-// start runs the first process. A plugin that cannot start is failed at
-// once (its reason logged) and retried when its file changes.
-func (p *Plugin) start(ctx context.Context) {
-	inst, err := startInstance(ctx, &p.h.cfg, p.h.state, p.name, p.path)
-	defer p.h.rebuildRoutes()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.removed {
-		if inst != nil {
-			inst.stop()
-		}
-		return
+	p.step(evFile{file: f})
+	ch := make(chan struct{})
+	if p.life.starting == 0 {
+		close(ch)
+	} else {
+		p.settled = append(p.settled, ch)
 	}
-	if err != nil {
-		p.h.log.Error("plugin failed to start", "plugin", p.name, "path", p.path, "error", err)
-		p.publish(StateFailed, nil, err.Error())
-		return
-	}
-	p.doc, p.args = inst.doc, inst.args
-	p.publish(StateReady, inst, "")
-	p.h.log.Info("plugin ready", "plugin", p.name, "pid", inst.pid(), "functions", len(inst.doc.Functions), "sha256", inst.sum[:12])
-	go p.monitor(inst)
+	return ch
 }
 
-// replace starts the binary now at path and, once it is loaded and valid,
-// switches to it and drains the old process (start new, then stop old).
-// When the new binary fails, the old process keeps serving.
-func (p *Plugin) replace(ctx context.Context, c candidate) {
-	inst, err := startInstance(ctx, &p.h.cfg, p.h.state, p.name, c.path)
+// remove tells the plugin its file is gone and returns a channel closed
+// once it is stopped (drained).
+func (p *Plugin) remove() <-chan struct{} {
+	p.handle(evRemoved{})
+	return p.gone
+}
+
+// close tells the plugin the host is closing; wait then waits until
+// every process it started is stopped.
+func (p *Plugin) close() { p.handle(evClosing{}) }
+
+// wait returns once every goroutine performing the plugin's actions has
+// ended (after close: every process is stopped).
+func (p *Plugin) wait() { p.wg.Wait() }
+
+// kill SIGKILLs every process of the plugin now (Close past its deadline).
+func (p *Plugin) kill() {
 	p.mu.Lock()
-	if p.removed {
-		p.mu.Unlock()
-		if inst != nil {
-			inst.stop()
-		}
-		return
+	live := make([]*instance, 0, len(p.live))
+	for inst := range p.live {
+		live = append(live, inst)
 	}
-	p.path, p.stamp = c.path, c.info
-	cur := p.v.Load()
-	if err != nil {
-		p.h.log.Error("new plugin binary rejected", "plugin", p.name, "path", c.path, "error", err,
-			"kept", cur.inst != nil && cur.state == StateReady)
-		if cur.state != StateReady && cur.state != StateRestarting {
-			p.publish(StateFailed, nil, err.Error())
-		}
-		p.mu.Unlock()
-		return
-	}
-	old := cur.inst
-	p.doc, p.args = inst.doc, inst.args
-	p.failures = 0
-	p.publish(StateReady, inst, "")
 	p.mu.Unlock()
-	p.h.log.Info("plugin replaced", "plugin", p.name, "pid", inst.pid(), "sha256", inst.sum[:12], "functions", len(inst.doc.Functions))
-	p.h.rebuildRoutes()
-	go p.monitor(inst)
-	if old != nil {
-		old.drain(p.h.cfg.DrainTimeout)
+	for _, inst := range live {
+		inst.kill()
 	}
 }
 
-// monitor waits for inst to exit and restarts the plugin when the exit was
-// not asked for and inst is still the current process.
-func (p *Plugin) monitor(inst *instance) {
-	<-inst.exited()
-	if inst.stopped.Load() {
-		return
-	}
+// handle runs one step for ev.
+func (p *Plugin) handle(ev event) {
 	p.mu.Lock()
-	cur := p.v.Load()
-	if p.removed || cur.inst != inst {
-		p.mu.Unlock()
-		return
-	}
-	exitErr := inst.exitError()
-	if time.Since(inst.started) >= p.h.cfg.Restart.ResetAfter {
-		p.failures = 0
-	}
-	p.failures++
-	p.restarts++
-	p.h.log.Error("plugin crashed", "plugin", p.name, "pid", exitErr.PID, "status", exitErr.Status, "stderr", exitErr.Stderr, "failures", p.failures)
-	inst.client.Kill() // closes the gRPC connection to the dead process
-	inst.release()
-	p.publish(StateRestarting, inst, exitErr.Error())
-	p.mu.Unlock()
-	p.restartLoop(inst)
+	defer p.mu.Unlock()
+	p.step(ev)
 }
 
-// restartLoop restarts the plugin after dead exited, with exponential
-// backoff and jitter, until it is up, replaced, removed, or has failed
-// MaxFailures times in a row.
-func (p *Plugin) restartLoop(dead *instance) {
-	rp := p.h.cfg.Restart
-	for {
-		p.mu.Lock()
-		if p.failures > rp.MaxFailures {
-			reason := fmt.Sprintf("crash loop: %d failures in a row; last: %s", p.failures, p.v.Load().lastErr)
-			p.h.log.Error("plugin failed", "plugin", p.name, "reason", reason)
-			p.publish(StateFailed, nil, reason)
-			p.mu.Unlock()
-			p.h.rebuildRoutes()
-			return
+// step runs next for ev and performs its actions, then wakes those
+// waiting for the plugin to settle or stop. Callers hold p.mu.
+func (p *Plugin) step(ev event) {
+	var acts []action
+	p.life, acts = next(p.life, ev)
+	for _, a := range acts {
+		p.perform(a)
+	}
+	if p.life.starting == 0 {
+		for _, ch := range p.settled {
+			close(ch)
 		}
-		delay := backoff(rp, p.failures)
-		p.mu.Unlock()
+		p.settled = nil
+	}
+	if p.life.state == StateStopped && !isClosed(p.gone) {
+		close(p.gone)
+	}
+}
 
+// perform does one action without blocking. Callers hold p.mu.
+func (p *Plugin) perform(a action) {
+	switch a := a.(type) {
+	case actStart:
+		p.goDo(func() { p.start(a.attempt, a.file) })
+	case actStop:
+		p.goDo(func() { a.inst.stop(); p.forget(a.inst) })
+	case actDrain:
+		p.goDo(func() {
+			a.inst.drain(p.sv.cfg.DrainTimeout)
+			p.forget(a.inst)
+			p.handle(evDrained{inst: a.inst})
+		})
+	case actWatch:
+		p.goDo(func() { p.watch(a.inst) })
+	case actBackoff:
+		p.stopTimer()
+		p.timer = time.AfterFunc(backoff(p.sv.cfg.Restart, a.failures), func() { p.handle(evBackoff{timer: a.timer}) })
+	case actCancelBackoff:
+		p.stopTimer()
+	case actPublish:
+		p.publish()
+	case actChanged:
 		select {
-		case <-time.After(delay):
-		case <-p.h.closing:
-			return
+		case p.sv.changed <- struct{}{}:
+		default: // a rebuild is already due
 		}
-		p.mu.Lock()
-		path := p.path
-		p.mu.Unlock()
-		inst, err := startInstance(context.Background(), &p.h.cfg, p.h.state, p.name, path)
+	case actLog:
+		p.sv.log.Log(a.level, a.msg, append([]any{"plugin", p.name}, a.kv...)...)
+	}
+}
 
-		p.mu.Lock()
-		cur := p.v.Load()
-		if p.removed || cur.inst != dead {
-			p.mu.Unlock()
-			if inst != nil {
-				inst.stop()
-			}
-			return
-		}
-		if err != nil {
-			p.failures++
-			p.h.log.Error("plugin restart failed", "plugin", p.name, "error", err, "failures", p.failures)
-			p.publish(StateRestarting, dead, err.Error())
-			p.mu.Unlock()
-			continue
-		}
-		docChanged := !sameFunctions(p.doc, inst.doc)
-		p.doc, p.args = inst.doc, inst.args
-		p.publish(StateReady, inst, "")
-		p.mu.Unlock()
-		p.h.log.Info("plugin restarted", "plugin", p.name, "pid", inst.pid(), "restarts", p.restarts)
-		if docChanged {
-			p.h.rebuildRoutes()
-		}
-		go p.monitor(inst)
+// goDo runs f in a goroutine counted by p.wg.
+func (p *Plugin) goDo(f func()) {
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		f()
+	}()
+}
+
+// start starts a process from file and reports the result.
+func (p *Plugin) start(attempt int, file fileRef) {
+	inst, err := startInstance(p.sv.ctx, p.sv.cfg, p.sv.state, p.name, file.path)
+	if err != nil {
+		p.handle(evStartFailed{attempt: attempt, err: err.Error()})
 		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.live[inst] = struct{}{}
+	p.step(evStarted{attempt: attempt, inst: inst})
+}
+
+// watch reports inst's exit.
+func (p *Plugin) watch(inst *instance) {
+	<-inst.exited()
+	p.handle(evExited{
+		inst: inst, asked: inst.stopped.Load(), up: time.Since(inst.started),
+		pid: inst.pid(), status: inst.exitStatus(), stderr: inst.stderrTail(),
+	})
+}
+
+// forget drops inst from the live processes once it is stopped.
+func (p *Plugin) forget(inst *instance) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.live, inst)
+}
+
+// stopTimer disarms the backoff timer. Callers hold p.mu.
+func (p *Plugin) stopTimer() {
+	if p.timer != nil {
+		p.timer.Stop()
+		p.timer = nil
+	}
+}
+
+// publish stores the view of p.life and wakes everyone waiting on the old
+// one. Callers hold p.mu.
+func (p *Plugin) publish() {
+	old := p.v.Load()
+	p.v.Store(&view{state: p.life.state, inst: p.life.inst, changed: make(chan struct{}), lastErr: p.life.lastErr})
+	close(old.changed)
+}
+
+// isClosed reports whether ch is closed.
+func isClosed(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -240,37 +276,20 @@ func backoff(rp RestartPolicy, failures int) time.Duration {
 	return d + time.Duration(rand.Int64N(int64(d)/2+1))
 }
 
-// remove drains and stops the plugin for good.
-func (p *Plugin) remove() {
-	p.mu.Lock()
-	if p.removed {
-		p.mu.Unlock()
-		return
-	}
-	p.removed = true
-	cur := p.v.Load()
-	p.publish(StateDraining, cur.inst, "")
-	p.mu.Unlock()
-	if cur.inst != nil {
-		cur.inst.drain(p.h.cfg.DrainTimeout)
-	}
-	p.mu.Lock()
-	p.publish(StateStopped, nil, "")
-	p.mu.Unlock()
+// offer is what a plugin offers the routing table (routes.go): its state
+// and its last good document.
+type offer struct {
+	p     *Plugin
+	state State
+	doc   *opentool.OpenTool
+	args  []*argcheck.Validator
 }
 
-// sameFunctions reports whether a and b declare the same function names
-// in the same order (a cheap test for "routes must be rebuilt").
-func sameFunctions(a, b *opentool.OpenTool) bool {
-	if a == nil || b == nil || len(a.Functions) != len(b.Functions) {
-		return false
-	}
-	for i := range a.Functions {
-		if a.Functions[i].Name != b.Functions[i].Name {
-			return false
-		}
-	}
-	return true
+// offer returns the plugin's offer now.
+func (p *Plugin) offer() offer {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return offer{p: p, state: p.life.state, doc: p.life.doc, args: p.life.args}
 }
 
 // PluginStatus is the state of one plugin as GET /health reports it.
@@ -287,6 +306,9 @@ type PluginStatus struct {
 	Restarts int `json:"restarts"`
 	// Functions are the names of the functions the plugin declares.
 	Functions []string `json:"functions"`
+	// Conflicts are the functions the plugin declares that another
+	// plugin owns (see routes.go): refused, or served under another name.
+	Conflicts []Conflict `json:"conflicts,omitempty"`
 	// LastError is the reason of the last crash or failure ("" when none).
 	LastError string `json:"last_error,omitempty"`
 	// SHA256 is the hex sha256 of the running binary.
@@ -295,21 +317,34 @@ type PluginStatus struct {
 	UptimeMS int64 `json:"uptime_ms"`
 }
 
-// Status returns the plugin's status.
+// Conflict is a function a plugin declares under a name another plugin
+// owns.
+type Conflict struct {
+	// Function is the declared name.
+	Function string `json:"function"`
+	// Owner is the plugin that owns (serves) that name.
+	Owner string `json:"owner"`
+	// ServedAs is the name the duplicate is served under with
+	// Config.PrefixCollisions ("PLUGIN__NAME"); "" when it is refused.
+	ServedAs string `json:"served_as,omitempty"`
+}
+
+// Status returns the plugin's status (without Conflicts, which the
+// routing table knows: Host.Plugins).
 func (p *Plugin) Status() PluginStatus {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	v := p.v.Load()
-	s := PluginStatus{Name: p.name, Path: p.path, State: v.state, Restarts: p.restarts, LastError: v.lastErr, Functions: []string{}}
-	if p.doc != nil {
-		for _, f := range p.doc.Functions {
+	l := p.life
+	p.mu.Unlock()
+	s := PluginStatus{Name: p.name, Path: l.file.path, State: l.state, Restarts: l.restarts, LastError: l.lastErr, Functions: []string{}}
+	if l.doc != nil {
+		for _, f := range l.doc.Functions {
 			s.Functions = append(s.Functions, f.Name)
 		}
 	}
-	if v.inst != nil && !v.inst.hasExited() {
-		s.PID = v.inst.pid()
-		s.SHA256 = v.inst.sum
-		s.UptimeMS = time.Since(v.inst.started).Milliseconds()
+	if l.inst != nil && !l.inst.hasExited() {
+		s.PID = l.inst.pid()
+		s.SHA256 = l.inst.sum
+		s.UptimeMS = time.Since(l.inst.started).Milliseconds()
 	}
 	return s
 }

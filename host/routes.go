@@ -1,5 +1,28 @@
 package host
 
+// Function ownership. A function name is served by one plugin, its owner,
+// and a plugin that arrives later declaring the same name cannot take it
+// over (a dropped-in binary cannot hijack a served function):
+//
+//   - The owner of a name is remembered across rebuilds (Host.claims).
+//     It keeps the name while it exists (also while restarting or failed)
+//     and its last good document declares the name; the name is released
+//     only when the owner is removed or its new document no longer
+//     declares it. Then the remaining plugins that declare it claim it
+//     anew, in plugin-name order.
+//   - Names nobody owns are claimed in plugin-name order by the plugins
+//     whose documents declare them at each rebuild. At the first Start
+//     every plugin has loaded (or failed) before the first rebuild, so
+//     ownership there is by plugin name, deterministically.
+//   - A refused duplicate is logged at ERROR once (function, owner,
+//     refused plugin) and listed in the refused plugin's
+//     PluginStatus.Conflicts (GET /health).
+//   - With Config.PrefixCollisions the duplicate is served as
+//     "PLUGIN__NAME" (its plugin's name, two underscores, the function's
+//     name) instead, logged at WARN; that name is claimed like any other,
+//     and refused when another plugin owns it or it is longer than 64
+//     characters.
+
 import (
 	"sort"
 
@@ -15,66 +38,171 @@ type routeTable struct {
 	funcs map[string]*route
 	// order lists the served routes in plugin-name, then document order.
 	order []*route
-	// failed maps the function names of failed plugins to the plugin,
-	// so calls get the plugin's reason instead of "not found".
+	// failed maps the function names owned by failed plugins to the
+	// plugin, so calls get the plugin's reason instead of "not found".
 	failed map[string]*Plugin
 	// schemas holds the served plugins' named schemas keyed "PLUGIN.Name".
 	schemas map[string]*opentool.Schema
+	// conflicts lists, by plugin name, the declared functions another
+	// plugin owns.
+	conflicts map[string][]Conflict
 }
 
 // route is one served function.
 type route struct {
 	plugin *Plugin
-	fn     *opentool.Function // with $refs inlined (shared with the plugin's document)
-	info   opentool.Info      // info of the plugin's document
+	// fn is the function as served (with $refs inlined; shared with the
+	// plugin's document, or a copy renamed "PLUGIN__NAME").
+	fn   *opentool.Function
+	info opentool.Info // info of the plugin's document
 	// args validates call arguments; nil when fn's parameters did not
 	// compile (logged; the function is then served without validation).
 	args *argcheck.Validator
+	// target is the name the plugin declares, which a call must send:
+	// fn.Name unless the function is served prefixed.
+	target string
 }
 
-// buildRoutes builds the table from plugins (sorted by name). Plugins that
-// are failed, draining or stopped serve nothing. A function name declared
-// by two plugins goes to the first by name; conflicts reports each
-// dropped duplicate as [function, winner, loser].
-func buildRoutes(plugins []*Plugin) (t *routeTable, conflicts [][3]string) {
-	sort.Slice(plugins, func(i, j int) bool { return plugins[i].name < plugins[j].name })
-	t = &routeTable{funcs: map[string]*route{}, failed: map[string]*Plugin{}, schemas: map[string]*opentool.Schema{}}
-	for _, p := range plugins {
-		p.mu.Lock()
-		doc, args, st := p.doc, p.args, p.v.Load().state
-		p.mu.Unlock()
-		if doc == nil {
-			continue
+// claim is the ownership of one function name.
+type claim struct {
+	owner *Plugin
+	// fn is the function the owner declares: the name itself, or NAME
+	// for a prefixed name "PLUGIN__NAME".
+	fn string
+}
+
+// prefixSep joins a plugin's name and a function's name in a prefixed
+// name.
+const prefixSep = "__"
+
+// maxFunctionName is the longest function name OpenTool allows.
+const maxFunctionName = 64
+
+// buildRoutes builds the table from offers (sorted by plugin name),
+// updating claims (function name → owner) by the rules above. A plugin
+// serves the names it owns while starting, ready or restarting; a failed
+// owner's names go to failed.
+func buildRoutes(offers []offer, claims map[string]claim, prefix bool) *routeTable {
+	t := &routeTable{funcs: map[string]*route{}, failed: map[string]*Plugin{}, schemas: map[string]*opentool.Schema{}, conflicts: map[string][]Conflict{}}
+	releaseClaims(offers, claims)
+	claimFree(offers, claims)
+	if releasePrefixed(claims) {
+		claimFree(offers, claims)
+	}
+	for _, o := range offers {
+		t.add(o, claims, prefix)
+	}
+	return t
+}
+
+// releaseClaims drops the claims whose owner is gone (not offered) or
+// whose owner's document no longer declares the function.
+func releaseClaims(offers []offer, claims map[string]claim) {
+	declared := map[*Plugin]map[string]bool{}
+	for _, o := range offers {
+		names := map[string]bool{}
+		for _, f := range functions(o.doc) {
+			names[f.Name] = true
 		}
-		if st == StateFailed {
-			for _, f := range doc.Functions {
-				if _, ok := t.failed[f.Name]; !ok {
-					t.failed[f.Name] = p
-				}
+		declared[o.p] = names
+	}
+	for name, c := range claims {
+		if !declared[c.owner][c.fn] {
+			delete(claims, name)
+		}
+	}
+}
+
+// claimFree gives each declared name nobody owns to the first plugin by
+// name that declares it.
+func claimFree(offers []offer, claims map[string]claim) {
+	for _, o := range offers {
+		for _, f := range functions(o.doc) {
+			if _, ok := claims[f.Name]; !ok {
+				claims[f.Name] = claim{owner: o.p, fn: f.Name}
 			}
-			continue
 		}
-		if st != StateReady && st != StateRestarting && st != StateStarting {
-			continue
+	}
+}
+
+// releasePrefixed drops the prefixed names whose owner now owns the plain
+// name, and reports whether it dropped any.
+func releasePrefixed(claims map[string]claim) bool {
+	dropped := false
+	for name, c := range claims {
+		if name != c.fn && claims[c.fn].owner == c.owner {
+			delete(claims, name)
+			dropped = true
 		}
-		for i := range doc.Functions {
-			f := &doc.Functions[i]
-			if prev, ok := t.funcs[f.Name]; ok {
-				conflicts = append(conflicts, [3]string{f.Name, prev.plugin.name, p.name})
+	}
+	return dropped
+}
+
+// add routes the functions of o that it owns (or, with prefix, serves
+// prefixed) and records its conflicts.
+func (t *routeTable) add(o offer, claims map[string]claim, prefix bool) {
+	serving := o.state == StateStarting || o.state == StateReady || o.state == StateRestarting
+	for i, f := range functions(o.doc) {
+		name := f.Name
+		if owner := claims[name].owner; owner != o.p {
+			c := Conflict{Function: f.Name, Owner: owner.name}
+			name = ""
+			if prefix {
+				name = claimPrefixed(o.p, f.Name, claims)
+				c.ServedAs = name
+			}
+			t.conflicts[o.p.name] = append(t.conflicts[o.p.name], c)
+			if name == "" {
 				continue
 			}
-			r := &route{plugin: p, fn: f, info: doc.Info, args: args[i]}
-			t.funcs[f.Name] = r
+		}
+		switch {
+		case serving:
+			fn := &o.doc.Functions[i]
+			if name != f.Name {
+				renamed := *fn
+				renamed.Name = name
+				fn = &renamed
+			}
+			r := &route{plugin: o.p, fn: fn, info: o.doc.Info, args: o.args[i], target: f.Name}
+			t.funcs[name] = r
 			t.order = append(t.order, r)
-		}
-		for k, s := range doc.Schemas {
-			t.schemas[p.name+"."+k] = s
+		case o.state == StateFailed:
+			t.failed[name] = o.p
 		}
 	}
-	for name := range t.funcs {
-		delete(t.failed, name)
+	if serving && o.doc != nil {
+		for k, s := range o.doc.Schemas {
+			t.schemas[o.p.name+"."+k] = s
+		}
 	}
-	return t, conflicts
+}
+
+// claimPrefixed claims "PLUGIN__NAME" for p's duplicate fn and returns
+// it, or "" when another plugin owns it or it is too long.
+func claimPrefixed(p *Plugin, fn string, claims map[string]claim) string {
+	name := p.name + prefixSep + fn
+	if len(name) > maxFunctionName {
+		return ""
+	}
+	if c, ok := claims[name]; ok && (c.owner != p || c.fn != fn) {
+		return ""
+	}
+	claims[name] = claim{owner: p, fn: fn}
+	return name
+}
+
+// functions returns doc's functions (none for a nil doc).
+func functions(doc *opentool.OpenTool) []opentool.Function {
+	if doc == nil {
+		return nil
+	}
+	return doc.Functions
+}
+
+// sortOffers sorts offers by plugin name.
+func sortOffers(offers []offer) {
+	sort.Slice(offers, func(i, j int) bool { return offers[i].p.name < offers[j].p.name })
 }
 
 // document assembles the aggregated OpenTool 1.1.0 document of every

@@ -30,7 +30,9 @@ func TestKilledMidCallFailsFastAndRestarts(t *testing.T) {
 		_, err := h.Call(context.Background(), "sleep", []byte(`{"ms":5000}`))
 		errc <- err
 	}()
-	time.Sleep(200 * time.Millisecond) // let the call reach the plugin
+	testutil.Eventually(t, 5*time.Second, "call in the plugin", func() bool {
+		return strings.Contains(string(must(h.Call(context.Background(), "sleeps", nil))), `"active":1`)
+	})
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +204,8 @@ func TestCrashLoopMarksFailed(t *testing.T) {
 func TestHotReloadAddReplaceRemove(t *testing.T) {
 	dir := t.TempDir()
 	testutil.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
-	h := startHost(t, dir, func(c *host.Config) { c.Watch = true })
+	logs := newLogRecorder(t)
+	h := startHost(t, dir, func(c *host.Config) { c.Watch = true; c.Logger = logs.logger })
 
 	// Add: install(1)-style, CREATE 0600 then write then CHMOD.
 	dst := filepath.Join(dir, "opentool-plugin-faulty")
@@ -214,7 +217,9 @@ func TestHotReloadAddReplaceRemove(t *testing.T) {
 	if err := os.WriteFile(dst, data[:len(data)/2], 0o600); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(150 * time.Millisecond) // a partial, non-executable file must not run
+	// A partial, non-executable file must not run: once the watcher has
+	// seen it settle and refused it, no plugin was made of it.
+	logs.waitFor(t, 10*time.Second, "plugin file not ready", "opentool-plugin-faulty", "not executable")
 	if st := pluginStatus(h, "faulty"); st.Name != "" {
 		t.Fatalf("partial file was picked up: %+v", st)
 	}
@@ -327,4 +332,124 @@ func buildVariant(t *testing.T, v string) string {
 		t.Fatalf("build variant: %v\n%s", err, b)
 	}
 	return out
+}
+
+// TestBadBinaryKeepsOldServing replaces a running plugin's file with one
+// that fails its handshake: the old process keeps serving (rollback), the
+// reason is shown, the bad file is not retried on a rescan, and a good
+// binary then replaces the old process.
+func TestBadBinaryKeepsOldServing(t *testing.T) {
+	dir := t.TempDir()
+	dst := testutil.InstallPlugin(t, dir, "faulty", "./internal/testplugins/faulty")
+	logs := newLogRecorder(t)
+	h := startHost(t, dir, func(c *host.Config) { c.StartTimeout = 3 * time.Second; c.Logger = logs.logger })
+	pid := pidOf(t, h)
+
+	testutil.CopyFile(t, testutil.Build(t, "./internal/testplugins/garbage"), dst, 0o755)
+	if err := h.Rescan(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	logs.waitFor(t, time.Second, "new plugin binary rejected", "plugin=faulty")
+	st := pluginStatus(h, "faulty")
+	if st.State != host.StateReady || st.PID != pid || !strings.Contains(st.LastError, "not a plugin handshake") {
+		t.Fatalf("status = %+v, want ready on pid %d with the rejection's reason", st, pid)
+	}
+	if got := pidOf(t, h); got != pid {
+		t.Fatalf("pid %d, want the old process %d", got, pid)
+	}
+	// A rescan does not try the same bad file again.
+	if err := h.Rescan(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(strings.Join(logs.all(), "\n"), "new plugin binary rejected"); n != 1 {
+		t.Fatalf("bad binary tried %d times, want once", n)
+	}
+
+	testutil.CopyFile(t, buildVariant(t, "2"), dst, 0o755)
+	if err := h.Rescan(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	res := call(t, h, "pid", "")
+	if res["version"] != "2" || int(res["pid"].(float64)) == pid {
+		t.Fatalf("pid = %v, want version 2 in a new process", res)
+	}
+	if st := pluginStatus(h, "faulty"); st.State != host.StateReady || st.LastError != "" {
+		t.Fatalf("status = %+v", st)
+	}
+	testutil.Eventually(t, 10*time.Second, "old process drained and stopped", func() bool { return !alive(pid) })
+}
+
+// TestTouchedFileNotRestarted touches a running plugin's file (new
+// mtime, same content): a rescan, which returns once its actions are
+// done, leaves the process alone.
+func TestTouchedFileNotRestarted(t *testing.T) {
+	dir := t.TempDir()
+	dst := testutil.InstallPlugin(t, dir, "faulty", "./internal/testplugins/faulty")
+	logs := newLogRecorder(t)
+	h := startHost(t, dir, func(c *host.Config) { c.Logger = logs.logger })
+	pid := pidOf(t, h)
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(dst, later, later); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Rescan(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	logs.waitFor(t, time.Second, "plugin file touched", "plugin=faulty")
+	if got := pidOf(t, h); got != pid {
+		t.Fatalf("touched file restarted the plugin: pid %d -> %d", pid, got)
+	}
+	if st := pluginStatus(h, "faulty"); st.Restarts != 0 || st.State != host.StateReady {
+		t.Fatalf("status = %+v", st)
+	}
+}
+
+// TestRemovalDrains removes a plugin's file while a call runs: Rescan
+// returns once the call has finished and the process is stopped.
+func TestRemovalDrains(t *testing.T) {
+	dir := t.TempDir()
+	dst := testutil.InstallPlugin(t, dir, "faulty", "./internal/testplugins/faulty")
+	testutil.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
+	h := startHost(t, dir, nil)
+	pid := pidOf(t, h)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := h.Call(context.Background(), "sleep", []byte(`{"ms":500}`))
+		errc <- err
+	}()
+	testutil.Eventually(t, 5*time.Second, "call in flight", func() bool {
+		return strings.Contains(string(must(h.Call(context.Background(), "sleeps", nil))), `"active":1`)
+	})
+	if err := os.Remove(dst); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Rescan(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-errc:
+		if err != nil {
+			t.Fatalf("call in flight during removal: %v", err)
+		}
+	default:
+		t.Fatal("Rescan returned before the call in flight finished")
+	}
+	if alive(pid) {
+		t.Fatalf("removed plugin %d still running", pid)
+	}
+	if h.Function("sleep") != nil || pluginStatus(h, "faulty").Name != "" {
+		t.Fatal("removed plugin still served or listed")
+	}
+	_, err := h.Call(context.Background(), "sleep", nil)
+	if !errors.Is(err, host.ErrFunctionNotFound) {
+		t.Fatalf("err = %v, want not found", err)
+	}
+}
+
+// must returns b, panicking on err.
+func must(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
 }

@@ -39,6 +39,7 @@ type pendingFile struct {
 	seen  bool // last is valid
 }
 
+// newWatcher watches h's plugins directory until close.
 func newWatcher(h *Host) (*watcher, error) {
 	fw, err := fsnotify.NewWatcher()
 	if err != nil {
@@ -55,6 +56,7 @@ func newWatcher(h *Host) (*watcher, error) {
 	return w, nil
 }
 
+// loop handles fsnotify events and errors until close.
 func (w *watcher) loop() {
 	defer w.wg.Done()
 	for {
@@ -80,6 +82,7 @@ func (w *watcher) loop() {
 	}
 }
 
+// rescan rescans the whole directory (after an event queue overflow).
 func (w *watcher) rescan() {
 	if err := w.h.Rescan(context.Background()); err != nil && !errors.Is(err, ErrClosed) {
 		w.h.log.Error("rescan failed", "error", err)
@@ -129,23 +132,39 @@ func (w *watcher) settle(path string) {
 		delete(w.pending, path)
 		w.mu.Unlock()
 		if os.IsNotExist(err) {
-			w.h.syncPath(context.Background(), path)
+			w.h.syncPath(path)
 		}
 		return
 	}
 	st := stampOf(fi)
-	stable := pf.seen && pf.last == st
-	if !stable || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
+	if why := notReady(pf, st, fi); why != "" {
 		pf.last, pf.seen = st, true
 		pf.timer.Reset(w.h.cfg.SettleTime)
 		w.mu.Unlock()
+		w.h.log.Debug("plugin file not ready; checking again", "file", filepath.Base(path), "reason", why)
 		return
 	}
 	delete(w.pending, path)
 	w.mu.Unlock()
-	w.h.syncPath(context.Background(), path)
+	w.h.syncPath(path)
 }
 
+// notReady says why a file with stamp st (fi) is not to be acted on
+// yet: it changed since the previous check (or was not checked yet), it
+// is not a regular file, or it is not executable; "" when it is ready.
+func notReady(pf *pendingFile, st fileStamp, fi os.FileInfo) string {
+	switch {
+	case !pf.seen || !pf.last.equal(st):
+		return "changing"
+	case !fi.Mode().IsRegular():
+		return "not a regular file"
+	case fi.Mode().Perm()&0o111 == 0:
+		return "not executable"
+	}
+	return ""
+}
+
+// close stops watching and waits for the event loop to end.
 func (w *watcher) close() {
 	close(w.done)
 	w.fs.Close()

@@ -1,0 +1,477 @@
+package host
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/opentool-host/opentool-host/argcheck"
+	"github.com/opentool-host/opentool-host/opentool"
+)
+
+// Fixtures of the lifecycle table: files, instances (no processes: next
+// only reads their fields) and lives reached by running next itself.
+var (
+	testPolicy = RestartPolicy{MaxFailures: 3, ResetAfter: 10 * time.Second}
+
+	f1      = fileRef{path: "/plugins/opentool-plugin-x", stamp: fileStamp{size: 1}}
+	f2      = fileRef{path: "/plugins/opentool-plugin-x", stamp: fileStamp{size: 2}, sum: "sum2"}
+	f3      = fileRef{path: "/plugins/opentool-plugin-x", stamp: fileStamp{size: 3}, sum: "sum3"}
+	touched = fileRef{path: "/plugins/opentool-plugin-x", stamp: fileStamp{size: 1, mtime: time.Unix(9, 0)}, sum: "sum1"}
+
+	docA = &opentool.OpenTool{Functions: []opentool.Function{{Name: "a"}}}
+	docB = &opentool.OpenTool{Functions: []opentool.Function{{Name: "b"}}}
+	i1   = &instance{sum: "sum1", doc: docA}
+	i2   = &instance{sum: "sum2", doc: docB}
+	i3   = &instance{sum: "sum1", doc: docA}
+)
+
+// run feeds events to l through next and returns the final life.
+func run(l life, evs ...event) life {
+	for _, ev := range evs {
+		l, _ = next(l, ev)
+	}
+	return l
+}
+
+// crash is an unasked exit of inst after up.
+func crash(inst *instance, up time.Duration) evExited {
+	return evExited{inst: inst, up: up, pid: 42, status: "exit status 2"}
+}
+
+// show renders actions as short words for the table.
+func show(acts []action) []string {
+	out := []string{}
+	for _, a := range acts {
+		out = append(out, showAction(a))
+	}
+	return out
+}
+
+// showAction renders one action ("start#2 size=2", "drain sum1", "log ERROR plugin crashed").
+func showAction(a action) string {
+	switch a := a.(type) {
+	case actStart:
+		return fmt.Sprintf("start#%d size=%d", a.attempt, a.file.stamp.size)
+	case actStop:
+		return "stop " + a.inst.sum + inst3(a.inst)
+	case actDrain:
+		return "drain " + a.inst.sum + inst3(a.inst)
+	case actWatch:
+		return "watch " + a.inst.sum + inst3(a.inst)
+	case actBackoff:
+		return fmt.Sprintf("backoff#%d failures=%d", a.timer, a.failures)
+	case actCancelBackoff:
+		return "cancel backoff"
+	case actPublish:
+		return "publish"
+	case actChanged:
+		return "changed"
+	case actLog:
+		if a.msg == "plugin state" {
+			return fmt.Sprintf("state %v→%v", a.kv[1], a.kv[3])
+		}
+		msg, _, _ := strings.Cut(a.msg, ";")
+		return "log " + strings.ToUpper(a.level.String()) + " " + msg
+	}
+	return fmt.Sprintf("%T", a)
+}
+
+// inst3 tells i3 (same binary as i1, a later process) from i1.
+func inst3(inst *instance) string {
+	if inst == i3 {
+		return "'"
+	}
+	return ""
+}
+
+// lifeCase is one (state, event) pair of the lifecycle and its outcome.
+type lifeCase struct {
+	name  string
+	from  life
+	ev    event
+	state State
+	acts  []string
+	check func(t *testing.T, l life) // further checks, may be nil
+}
+
+func TestLifecycleTable(t *testing.T) {
+	fresh := newLife(testPolicy)
+	starting := run(fresh, evFile{f1})                     // start#1 in flight
+	ready := run(starting, evStarted{1, i1})               // i1 serves f1
+	failed := run(starting, evStartFailed{1, "boom"})      // first start failed
+	replacing := run(ready, evFile{f2})                    // start#2 (f2) beside i1
+	restarting := run(ready, crash(i1, time.Second))       // failures 1, backoff#2
+	restarting2 := run(restarting, evBackoff{2})           // start#3 (f1)
+	twice := run(restarting2, evStarted{3, i3})            // ready again, failures 1
+	twiceFailed := run(restarting2, evStartFailed{3, "x"}) // failures 2, backoff#4
+	draining := run(ready, evRemoved{})                    // draining i1
+	stopped := run(draining, evDrained{i1})
+	queued := run(starting, evFile{f2})                          // f2 waits for start#1
+	crashLoop := run(twice, crash(i3, time.Second))              // failures 2, backoff#4
+	readyAgain := run(crashLoop, evBackoff{4}, evStarted{5, i1}) // failures 2
+
+	for _, c := range []lifeCase{
+		// A plugin just found.
+		{"found: first start", fresh, evFile{f1}, StateStarting, []string{"start#1 size=1"}, nil},
+
+		// starting (start#1 in flight)
+		{"starting: start succeeded", starting, evStarted{1, i1}, StateReady,
+			[]string{"publish", "changed", "state starting→ready", "watch sum1", "log INFO plugin ready"}, nil},
+		{"starting: first start failed is failed at once", starting, evStartFailed{1, "boom"}, StateFailed,
+			[]string{"publish", "changed", "state starting→failed", "log ERROR plugin failed to start"},
+			func(t *testing.T, l life) { wantEq(t, "lastErr", l.lastErr, "boom") }},
+		{"starting: same file again (rescan)", starting, evFile{f1}, StateStarting, []string{}, nil},
+		{"starting: newer file is queued", starting, evFile{f2}, StateStarting, []string{},
+			func(t *testing.T, l life) { wantEq(t, "queued", *l.queued, f2) }},
+		{"starting: removed stops at once", starting, evRemoved{}, StateStopped,
+			[]string{"publish", "changed", "state starting→stopped", "log INFO plugin removed"},
+			func(t *testing.T, l life) { wantEq(t, "starting", l.starting, 0) }},
+		{"starting: closing stops at once", starting, evClosing{}, StateStopped,
+			[]string{"publish", "changed", "state starting→stopped", "log INFO host closing"}, nil},
+		{"starting: stale start result is stopped", starting, evStarted{7, i2}, StateStarting, []string{"stop sum2"}, nil},
+		{"starting: stale start failure is ignored", starting, evStartFailed{7, "x"}, StateStarting, []string{}, nil},
+		{"starting: stray backoff ignored", starting, evBackoff{1}, StateStarting, []string{}, nil},
+
+		// queued: start#1 in flight, f2 seen meanwhile
+		{"queued: start ends, queued file replaces", queued, evStarted{1, i1}, StateReady,
+			[]string{"publish", "changed", "state starting→ready", "watch sum1", "log INFO plugin ready", "start#2 size=2"}, nil},
+		{"queued: start fails, queued file retried", queued, evStartFailed{1, "boom"}, StateStarting,
+			[]string{"publish", "log ERROR plugin failed to start", "start#2 size=2"}, nil},
+
+		// ready (i1 serves f1)
+		{"ready: unchanged file (rescan)", ready, evFile{f1}, StateReady, []string{}, nil},
+		{"ready: touched, same sha256: not restarted", ready, evFile{touched}, StateReady,
+			[]string{"log DEBUG plugin file touched"},
+			func(t *testing.T, l life) { wantEq(t, "file", l.file, touched); wantEq(t, "inst", l.inst, i1) }},
+		{"ready: changed file starts blue/green", ready, evFile{f2}, StateReady, []string{"start#2 size=2"},
+			func(t *testing.T, l life) { wantEq(t, "inst", l.inst, i1) }},
+		{"ready: crash restarts with backoff", ready, crash(i1, time.Second), StateRestarting,
+			[]string{"publish", "changed", "state ready→restarting", "stop sum1", "log ERROR plugin crashed", "backoff#2 failures=1"},
+			func(t *testing.T, l life) {
+				wantEq(t, "failures", l.failures, 1)
+				wantEq(t, "restarts", l.restarts, 1)
+				wantEq(t, "lastErr", l.lastErr, "plugin exited (pid 42, exit status 2)")
+				wantEq(t, "doc kept", l.doc, docA)
+			}},
+		{"ready: asked exit is no crash", ready, evExited{inst: i1, asked: true}, StateReady, []string{}, nil},
+		{"ready: exit of another process ignored", ready, crash(i2, 0), StateReady, []string{}, nil},
+		{"ready: crash after ResetAfter up clears the count", twice, crash(i3, time.Minute), StateRestarting,
+			[]string{"publish", "changed", "state ready→restarting", "stop sum1'", "log ERROR plugin crashed", "backoff#4 failures=1"}, nil},
+		{"ready: MaxFailures-th crash in a row is a crash loop", readyAgain, crash(i1, time.Second), StateFailed,
+			[]string{"publish", "changed", "state ready→failed", "stop sum1", "log ERROR plugin crashed", "log ERROR plugin failed"},
+			func(t *testing.T, l life) {
+				wantEq(t, "lastErr", l.lastErr, "crash loop: 3 failures in a row; last: plugin exited (pid 42, exit status 2)")
+			}},
+		{"ready: removed drains", ready, evRemoved{}, StateDraining,
+			[]string{"publish", "changed", "state ready→draining", "log INFO plugin removed", "drain sum1"}, nil},
+		{"ready: closing drains", ready, evClosing{}, StateDraining,
+			[]string{"publish", "changed", "state ready→draining", "log INFO host closing", "drain sum1"}, nil},
+		{"ready: stray drained ignored", ready, evDrained{i1}, StateReady, []string{}, nil},
+
+		// replacing (ready, start#2 of f2 beside i1)
+		{"replacing: new binary up: switch, drain old", replacing, evStarted{2, i2}, StateReady,
+			[]string{"publish", "changed", "watch sum2", "drain sum1", "log INFO plugin replaced"},
+			func(t *testing.T, l life) {
+				wantEq(t, "inst", l.inst, i2)
+				wantEq(t, "doc", l.doc, docB)
+				wantEq(t, "file", l.file, f2)
+			}},
+		{"replacing: bad binary: old keeps serving", replacing, evStartFailed{2, "handshake"}, StateReady,
+			[]string{"publish", "log ERROR new plugin binary rejected"},
+			func(t *testing.T, l life) {
+				wantEq(t, "inst", l.inst, i1)
+				wantEq(t, "file", l.file, f2) // not retried until it changes again
+				wantEq(t, "lastErr", l.lastErr, "handshake")
+			}},
+		{"replacing: rejected file not retried on rescan", run(replacing, evStartFailed{2, "x"}), evFile{f2}, StateReady, []string{}, nil},
+		{"replacing: newer file queued", replacing, evFile{f3}, StateReady, []string{},
+			func(t *testing.T, l life) { wantEq(t, "queued", *l.queued, f3) }},
+		{"replacing: crash: the replacement is the restart", replacing, crash(i1, time.Second), StateRestarting,
+			[]string{"publish", "changed", "state ready→restarting", "stop sum1", "log ERROR plugin crashed"}, nil},
+		{"replacing: MaxFailures-th crash: the start in flight decides", run(readyAgain, evFile{f2}), crash(i1, time.Second), StateRestarting,
+			[]string{"publish", "changed", "state ready→restarting", "stop sum1", "log ERROR plugin crashed"},
+			func(t *testing.T, l life) { wantEq(t, "failures", l.failures, 3) }},
+		{"replacing, crash loop: the replacement fails: failed", run(readyAgain, evFile{f2}, crash(i1, time.Second)), evStartFailed{6, "bad"}, StateFailed,
+			[]string{"publish", "changed", "state restarting→failed", "log ERROR plugin restart failed", "log ERROR plugin failed"}, nil},
+		{"replacing, crash loop: the replacement is up: ready, count cleared", run(readyAgain, evFile{f2}, crash(i1, time.Second)), evStarted{6, i2}, StateReady,
+			[]string{"publish", "changed", "state restarting→ready", "watch sum2", "log INFO plugin replaced"},
+			func(t *testing.T, l life) { wantEq(t, "failures", l.failures, 0) }},
+		{"replacing: removed: drain, forget the start", replacing, evRemoved{}, StateDraining,
+			[]string{"publish", "changed", "state ready→draining", "log INFO plugin removed", "drain sum1"},
+			func(t *testing.T, l life) { wantEq(t, "starting", l.starting, 0) }},
+		{"replacing, removed: late start is stopped", run(replacing, evRemoved{}), evStarted{2, i2}, StateDraining, []string{"stop sum2"}, nil},
+
+		// restarting (i1 crashed, failures 1, backoff#2 armed)
+		{"restarting: backoff fired: restart", restarting, evBackoff{2}, StateRestarting, []string{"start#3 size=1"}, nil},
+		{"restarting: stale backoff ignored", restarting, evBackoff{1}, StateRestarting, []string{}, nil},
+		{"restarting: unchanged file (rescan)", restarting, evFile{f1}, StateRestarting, []string{}, nil},
+		{"restarting: changed file starts now", restarting, evFile{f2}, StateRestarting, []string{"cancel backoff", "start#3 size=2"}, nil},
+		{"restarting: dead process exits again: ignored", restarting, crash(i1, 0), StateRestarting, []string{}, nil},
+		{"restarting: removed stops at once", restarting, evRemoved{}, StateStopped,
+			[]string{"publish", "changed", "state restarting→stopped", "cancel backoff", "log INFO plugin removed"}, nil},
+		{"restarting: restart up (failures kept)", restarting2, evStarted{3, i3}, StateReady,
+			[]string{"publish", "changed", "state restarting→ready", "watch sum1'", "log INFO plugin restarted"},
+			func(t *testing.T, l life) { wantEq(t, "failures", l.failures, 1) }},
+		{"restarting: restart failed: longer backoff", restarting2, evStartFailed{3, "x"}, StateRestarting,
+			[]string{"publish", "log ERROR plugin restart failed", "backoff#4 failures=2"}, nil},
+		{"restarting: MaxFailures-th failed restart is a crash loop", run(twiceFailed, evBackoff{4}), evStartFailed{5, "y"}, StateFailed,
+			[]string{"publish", "changed", "state restarting→failed", "log ERROR plugin restart failed", "log ERROR plugin failed"},
+			func(t *testing.T, l life) {
+				wantEq(t, "lastErr", l.lastErr, "crash loop: 3 failures in a row; last: y")
+			}},
+
+		// failed
+		{"failed: rescan retries the same file", failed, evFile{f1}, StateStarting,
+			[]string{"publish", "changed", "state failed→starting", "start#2 size=1"}, nil},
+		{"failed: changed file retried", failed, evFile{f2}, StateStarting,
+			[]string{"publish", "changed", "state failed→starting", "start#2 size=2"}, nil},
+		{"failed: crash loop retried with a fresh count", run(readyAgain, crash(i1, time.Second)), evFile{f1}, StateStarting,
+			[]string{"publish", "changed", "state failed→starting", "start#6 size=1"},
+			func(t *testing.T, l life) { wantEq(t, "failures", l.failures, 0); wantEq(t, "doc kept", l.doc, docA) }},
+		{"failed: retry fails again", run(failed, evFile{f1}), evStartFailed{2, "again"}, StateFailed,
+			[]string{"publish", "changed", "state starting→failed", "log ERROR plugin failed to start"}, nil},
+		{"failed: removed stops", failed, evRemoved{}, StateStopped,
+			[]string{"publish", "changed", "state failed→stopped", "log INFO plugin removed"}, nil},
+		{"failed: stray backoff ignored", failed, evBackoff{2}, StateFailed, []string{}, nil},
+
+		// draining (i1)
+		{"draining: drained: stopped", draining, evDrained{i1}, StateStopped,
+			[]string{"publish", "changed", "state draining→stopped"}, nil},
+		{"draining: other process drained: ignored", draining, evDrained{i2}, StateDraining, []string{}, nil},
+		{"draining: exit during drain is no crash", draining, crash(i1, 0), StateDraining, []string{}, nil},
+		{"draining: file ignored", draining, evFile{f2}, StateDraining, []string{}, nil},
+		{"draining: removed again ignored", draining, evRemoved{}, StateDraining, []string{}, nil},
+		{"draining: closing ignored", draining, evClosing{}, StateDraining, []string{}, nil},
+
+		// stopped
+		{"stopped: file ignored", stopped, evFile{f1}, StateStopped, []string{}, nil},
+		{"stopped: late start result is stopped", stopped, evStarted{1, i2}, StateStopped, []string{"stop sum2"}, nil},
+		{"stopped: closing ignored", stopped, evClosing{}, StateStopped, []string{}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, acts := next(c.from, c.ev)
+			if got.state != c.state {
+				t.Errorf("state = %s, want %s", got.state, c.state)
+			}
+			if s := show(acts); !slices.Equal(s, c.acts) {
+				t.Errorf("actions\n got %q\nwant %q", s, c.acts)
+			}
+			if c.check != nil {
+				c.check(t, got)
+			}
+			again, acts2 := next(c.from, c.ev)
+			if !reflect.DeepEqual(got, again) || !reflect.DeepEqual(acts, acts2) {
+				t.Error("next is not a function of its inputs")
+			}
+		})
+	}
+}
+
+// wantEq fails t when got != want.
+func wantEq[T any](t *testing.T, what string, got, want T) {
+	t.Helper()
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("%s = %v, want %v", what, got, want)
+	}
+}
+
+// TestLifecycleViewFollowsEveryChange checks the view rule of next: a
+// publish whenever the state, the serving process or the reason changes,
+// never otherwise, over a whole life.
+func TestLifecycleViewFollowsEveryChange(t *testing.T) {
+	l := newLife(testPolicy)
+	for _, ev := range []event{
+		evFile{f1}, evStarted{1, i1}, evFile{f1}, evFile{f2}, evStartFailed{2, "bad"},
+		evFile{f3}, evStarted{3, i2}, crash(i2, time.Second), evBackoff{4}, evStartFailed{5, "x"},
+		evBackoff{6}, evStarted{7, i3}, evFile{touched}, evRemoved{}, evDrained{i3},
+	} {
+		before := l
+		var acts []action
+		l, acts = next(l, ev)
+		changed := l.state != before.state || l.inst != before.inst || l.lastErr != before.lastErr
+		published := slices.ContainsFunc(acts, func(a action) bool { _, ok := a.(actPublish); return ok })
+		if changed != published {
+			t.Fatalf("%T: view changed %v but published %v (%q)", ev, changed, published, show(acts))
+		}
+		if published {
+			if _, ok := acts[0].(actPublish); !ok {
+				t.Fatalf("%T: publish is not the first action: %q", ev, show(acts))
+			}
+		}
+	}
+	if l.state != StateStopped {
+		t.Fatalf("state = %s, want stopped", l.state)
+	}
+}
+
+// claimFixture is a plugin of the claims tests: its name and the
+// functions its document declares.
+type claimFixture struct {
+	p   *Plugin
+	doc *opentool.OpenTool
+}
+
+// fixture returns a plugin name declaring fns.
+func fixture(name string, fns ...string) claimFixture {
+	doc := &opentool.OpenTool{Info: opentool.Info{Title: name}}
+	for _, fn := range fns {
+		doc.Functions = append(doc.Functions, opentool.Function{Name: fn})
+	}
+	return claimFixture{p: &Plugin{name: name}, doc: doc}
+}
+
+// offerOf is f's offer in state st.
+func offerOf(f claimFixture, st State) offer {
+	return offer{p: f.p, state: st, doc: f.doc, args: make([]*argcheck.Validator, len(f.doc.Functions))}
+}
+
+// build sorts offers and builds routes over claims.
+func build(claims map[string]claim, prefix bool, offers ...offer) *routeTable {
+	sortOffers(offers)
+	return buildRoutes(offers, claims, prefix)
+}
+
+// servedBy returns the plugin serving fn in t ("" none) and the name the
+// call sends.
+func servedBy(t *routeTable, fn string) (plugin, target string) {
+	if r, ok := t.funcs[fn]; ok {
+		return r.plugin.name, r.target
+	}
+	return "", ""
+}
+
+func TestClaimsFirstBuildByName(t *testing.T) {
+	files, aaa := fixture("files", "read_file", "write_file"), fixture("aaa", "read_file")
+	claims := map[string]claim{}
+	rt := build(claims, false, offerOf(files, StateReady), offerOf(aaa, StateReady))
+	if p, _ := servedBy(rt, "read_file"); p != "aaa" {
+		t.Fatalf("read_file served by %q, want aaa (first by name at the first build)", p)
+	}
+	wantEq(t, "conflicts", rt.conflicts, map[string][]Conflict{"files": {{Function: "read_file", Owner: "aaa"}}})
+	wantEq(t, "order", len(rt.order), 2)
+}
+
+func TestClaimsLaterPluginCannotTakeOver(t *testing.T) {
+	files, aaa := fixture("files", "read_file", "write_file"), fixture("aaa", "read_file", "aaa_only")
+	claims := map[string]claim{}
+	build(claims, false, offerOf(files, StateReady))
+
+	for _, st := range []State{StateReady, StateStarting, StateRestarting, StateFailed} {
+		rt := build(claims, false, offerOf(files, st), offerOf(aaa, StateReady))
+		want := "files"
+		if st == StateFailed {
+			want = ""
+			if rt.failed["read_file"] != files.p {
+				t.Errorf("owner %s: read_file not reported failed by files", st)
+			}
+		}
+		if p, _ := servedBy(rt, "read_file"); p != want {
+			t.Errorf("owner %s: read_file served by %q, want %q", st, p, want)
+		}
+		if p, _ := servedBy(rt, "aaa_only"); p != "aaa" {
+			t.Errorf("owner %s: aaa_only served by %q", st, p)
+		}
+		wantEq(t, "conflicts", rt.conflicts, map[string][]Conflict{"aaa": {{Function: "read_file", Owner: "files"}}})
+	}
+
+	// The owner's new document no longer declares the name: released.
+	files2 := claimFixture{p: files.p, doc: fixture("files", "write_file").doc}
+	rt := build(claims, false, offerOf(files2, StateReady), offerOf(aaa, StateReady))
+	if p, _ := servedBy(rt, "read_file"); p != "aaa" || len(rt.conflicts) != 0 {
+		t.Fatalf("after the owner dropped read_file: served by %q, conflicts %v", p, rt.conflicts)
+	}
+	// And files declaring it again comes later: aaa keeps it.
+	rt = build(claims, false, offerOf(files, StateReady), offerOf(aaa, StateReady))
+	if p, _ := servedBy(rt, "read_file"); p != "aaa" {
+		t.Fatalf("read_file served by %q, want aaa (the owner now)", p)
+	}
+}
+
+func TestClaimsReleasedWhenOwnerRemoved(t *testing.T) {
+	files, aaa, bbb := fixture("files", "read_file"), fixture("aaa", "read_file"), fixture("bbb", "read_file")
+	claims := map[string]claim{}
+	build(claims, false, offerOf(files, StateReady))
+	build(claims, false, offerOf(files, StateReady), offerOf(bbb, StateReady), offerOf(aaa, StateReady))
+	rt := build(claims, false, offerOf(bbb, StateReady), offerOf(aaa, StateReady))
+	if p, _ := servedBy(rt, "read_file"); p != "aaa" {
+		t.Fatalf("read_file served by %q, want aaa (first by name of the remaining)", p)
+	}
+	wantEq(t, "conflicts", rt.conflicts, map[string][]Conflict{"bbb": {{Function: "read_file", Owner: "aaa"}}})
+}
+
+func TestClaimsPrefixCollisions(t *testing.T) {
+	files, aaa := fixture("files", "read_file"), fixture("aaa", "read_file")
+	claims := map[string]claim{}
+	build(claims, true, offerOf(files, StateReady))
+	rt := build(claims, true, offerOf(files, StateReady), offerOf(aaa, StateReady))
+	if p, _ := servedBy(rt, "read_file"); p != "files" {
+		t.Fatalf("read_file served by %q, want files", p)
+	}
+	p, target := servedBy(rt, "aaa__read_file")
+	if p != "aaa" || target != "read_file" || rt.funcs["aaa__read_file"].fn.Name != "aaa__read_file" {
+		t.Fatalf("aaa__read_file: plugin %q target %q", p, target)
+	}
+	if aaa.doc.Functions[0].Name != "read_file" {
+		t.Fatal("the plugin's own document was renamed")
+	}
+	wantEq(t, "conflicts", rt.conflicts, map[string][]Conflict{"aaa": {{Function: "read_file", Owner: "files", ServedAs: "aaa__read_file"}}})
+
+	// A later plugin declaring the prefixed name literally does not take it.
+	zzz := fixture("zzz", "aaa__read_file")
+	rt = build(claims, true, offerOf(files, StateReady), offerOf(aaa, StateReady), offerOf(zzz, StateReady))
+	if p, _ := servedBy(rt, "aaa__read_file"); p != "aaa" {
+		t.Fatalf("aaa__read_file served by %q, want aaa", p)
+	}
+
+	// The owner goes: aaa serves read_file itself and the prefixed name is
+	// released (zzz, declaring it, now gets it).
+	rt = build(claims, true, offerOf(aaa, StateReady), offerOf(zzz, StateReady))
+	if p, target := servedBy(rt, "read_file"); p != "aaa" || target != "read_file" {
+		t.Fatalf("read_file served by %q (%q), want aaa", p, target)
+	}
+	if p, _ := servedBy(rt, "aaa__read_file"); p != "zzz" {
+		t.Fatalf("aaa__read_file served by %q, want zzz once aaa no longer needs it", p)
+	}
+}
+
+func TestClaimsPrefixRefused(t *testing.T) {
+	long := strings.Repeat("p", 60)
+	files, aaa, x := fixture("files", "read_file"), fixture("aaa", "read_file"), fixture(long, "read_file")
+	owner := fixture("own", "aaa__read_file")
+	claims := map[string]claim{}
+	build(claims, true, offerOf(files, StateReady), offerOf(owner, StateReady))
+	rt := build(claims, true, offerOf(files, StateReady), offerOf(owner, StateReady), offerOf(aaa, StateReady), offerOf(x, StateReady))
+	wantEq(t, "aaa conflicts (prefixed name taken)", rt.conflicts["aaa"], []Conflict{{Function: "read_file", Owner: "files"}})
+	wantEq(t, "long conflicts (prefixed name too long)", rt.conflicts[long], []Conflict{{Function: "read_file", Owner: "files"}})
+	if len(rt.funcs) != 2 {
+		t.Fatalf("served %d functions, want read_file and aaa__read_file of their owners", len(rt.funcs))
+	}
+}
+
+// TestLogConflictsOnce checks that a conflict is logged once while it
+// lasts, refused ones at ERROR and prefixed ones at WARN.
+func TestLogConflictsOnce(t *testing.T) {
+	var out strings.Builder
+	h := &Host{log: hclog.New(&hclog.LoggerOptions{Output: &out, Level: hclog.Info}), logged: map[Conflict]string{}}
+	rt := &routeTable{conflicts: map[string][]Conflict{
+		"aaa": {{Function: "read_file", Owner: "files"}},
+		"bbb": {{Function: "read_file", Owner: "files", ServedAs: "bbb__read_file"}},
+	}}
+	h.logConflicts(rt)
+	h.logConflicts(rt)
+	logs := out.String()
+	if strings.Count(logs, "[ERROR]") != 1 || strings.Count(logs, "[WARN]") != 1 || !strings.Contains(logs, "refused=aaa") {
+		t.Fatalf("logs:\n%s", logs)
+	}
+	h.logConflicts(&routeTable{})
+	h.logConflicts(rt)
+	if strings.Count(out.String(), "[ERROR]") != 2 {
+		t.Fatalf("a conflict that came back is not logged again:\n%s", out.String())
+	}
+}
