@@ -29,7 +29,8 @@ import (
 
 // request is one call on its way from a front end to a plugin.
 type request struct {
-	fn     string
+	fn     string // the name the caller used
+	target string // the name the plugin declares (routes.go: route.target)
 	args   []byte // JSON object of arguments; nil or empty for none
 	stream bool   // StreamCall (many results) rather than Call (one)
 	// emit receives each result object in order; an error from it stops
@@ -117,6 +118,7 @@ func (h *Host) invoke(ctx context.Context, r *request) error {
 			return invalidParams(r, rt.plugin.name, err)
 		}
 	}
+	r.target = rt.target
 	ctx, cancel := h.withTimeout(ctx)
 	defer cancel()
 	return rt.plugin.invoke(ctx, r)

@@ -246,7 +246,7 @@ func (i *instance) send(ctx context.Context, r *request) error {
 	// spares gRPC a watcher goroutine per stream): it ends when the plugin
 	// ends the stream, or the connection breaks (the process exited or
 	// the guard killed it).
-	call, err := i.tool.Invoke(context.WithoutCancel(ctx), r.fn, r.args, r.stream)
+	call, err := i.tool.Invoke(context.WithoutCancel(ctx), r.target, r.args, r.stream)
 	if err != nil {
 		killed := !g.end()
 		if !killed && (i.stopped.Load() || i.hasExited()) {

@@ -33,6 +33,9 @@ type life struct {
 	// sum is the sha256 of the last process that loaded (the serving one,
 	// or the one that crashed); "" before any did.
 	sum string
+	// stderr is what the last crashed process last wrote to stderr, for
+	// /health (never for callers).
+	stderr []string
 	// doc and args are the last good document (inlined) and its
 	// validators, kept while restarting and failed: they decide which
 	// function names the plugin keeps (routes.go).
@@ -369,6 +372,7 @@ func (t *transition) onExited(ev evExited) {
 	t.restarts++
 	t.state, t.inst = StateRestarting, nil
 	t.lastErr = fmt.Sprintf("plugin exited (pid %d, %s)", ev.pid, ev.status)
+	t.stderr = ev.stderr
 	t.do(actStop{inst: ev.inst}) // what is left of its process group, its binary copy
 	t.log(hclog.Error, "plugin crashed", "pid", ev.pid, "status", ev.status, "stderr", ev.stderr, "failures", t.failures)
 	t.backoffOrFail()

@@ -315,6 +315,12 @@ type PluginStatus struct {
 	SHA256 string `json:"sha256,omitempty"`
 	// UptimeMS is how long the current process has run, in ms.
 	UptimeMS int64 `json:"uptime_ms"`
+	// InFlight counts the calls the current process runs or queues.
+	InFlight int64 `json:"in_flight"`
+	// Stderr holds the last lines (at most 20, oldest first) the current
+	// process wrote to stderr, or the last crashed one when none runs. It
+	// is shown on /health, behind the API keys, and never sent to callers.
+	Stderr []string `json:"stderr,omitempty"`
 }
 
 // Conflict is a function a plugin declares under a name another plugin
@@ -341,10 +347,13 @@ func (p *Plugin) Status() PluginStatus {
 			s.Functions = append(s.Functions, f.Name)
 		}
 	}
+	s.Stderr = l.stderr
 	if l.inst != nil && !l.inst.hasExited() {
 		s.PID = l.inst.pid()
 		s.SHA256 = l.inst.sum
 		s.UptimeMS = time.Since(l.inst.started).Milliseconds()
+		s.InFlight = l.inst.calls.Load()
+		s.Stderr = l.inst.stderrTail()
 	}
 	return s
 }

@@ -131,10 +131,18 @@ func TestCancellationReachesPlugin(t *testing.T) {
 	h := startHost(t, dir, func(c *host.Config) { c.CancelGrace = 5 * time.Second })
 	pid := pidOf(t, h)
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() { time.Sleep(100 * time.Millisecond); cancel() }()
+	go func() {
+		testutil.Eventually(t, 10*time.Second, "the call is in the plugin", func() bool {
+			return pluginStatus(h, "faulty").InFlight == 1
+		})
+		cancel()
+	}()
 	_, err := h.Call(ctx, "sleep", []byte(`{"ms":30000}`))
 	if !errors.Is(err, host.ErrCanceled) {
 		t.Fatalf("err = %v, want ErrCanceled", err)
+	}
+	if got := call(t, h, "sleeps", ""); got["cancelled"] != 1.0 {
+		t.Fatalf("sleeps = %v, want the one sleep cancelled in the plugin", got)
 	}
 	// The plugin honoured the cancel: it was not killed.
 	if got := pidOf(t, h); got != pid {
@@ -154,7 +162,9 @@ func TestConcurrencyLimitBusy(t *testing.T) {
 			_, _ = h.Call(context.Background(), "sleep", []byte(`{"ms":1500}`))
 		}()
 	}
-	time.Sleep(300 * time.Millisecond)
+	testutil.Eventually(t, 10*time.Second, "both slots taken", func() bool {
+		return pluginStatus(h, "faulty").InFlight == 2
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	_, err := h.Call(ctx, "echo", []byte(`{"x":"y"}`))
