@@ -151,20 +151,37 @@ func listFromURL(c *cli.Context) (listing, error) {
 	if err != nil {
 		return l, err
 	}
+	l.Functions = servedFunctions(doc, health.Plugins)
+	return l, nil
+}
+
+// servedFunctions pairs each function of the served document with the
+// plugin that serves it: the plugin that declares the name, unless /health
+// lists the name among its conflicts (another plugin owns it); a
+// duplicate served under a prefix ("PLUGIN__NAME") is its plugin's.
+func servedFunctions(doc *opentool.OpenTool, plugins []host.PluginStatus) []listedFunction {
 	owner := map[string]string{}
-	for _, p := range health.Plugins {
+	for _, p := range plugins {
+		refused := map[string]bool{}
+		for _, c := range p.Conflicts {
+			refused[c.Function] = true
+			if c.ServedAs != "" {
+				owner[c.ServedAs] = p.Name
+			}
+		}
 		for _, f := range p.Functions {
-			if _, ok := owner[f]; !ok && p.State != host.StateFailed {
+			if !refused[f] {
 				owner[f] = p.Name
 			}
 		}
 	}
+	var out []listedFunction
 	if doc != nil {
 		for _, f := range doc.Functions {
-			l.Functions = append(l.Functions, listedFunction{Plugin: owner[f.Name], Function: f.Name, Description: f.Description})
+			out = append(out, listedFunction{Plugin: owner[f.Name], Function: f.Name, Description: f.Description})
 		}
 	}
-	return l, nil
+	return out
 }
 
 // getJSON decodes the JSON body of GET url, sending apiKey as a Bearer
