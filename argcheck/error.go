@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/opentool-host/opentool-host/internal/strictjson"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
@@ -97,13 +98,13 @@ func collect(ve *jsonschema.ValidationError, inst any, out *[]Fault) {
 		}
 	case *kind.Required:
 		for _, m := range k.Missing {
-			full := join(p, m)
+			full := strictjson.AppendKey(p, m)
 			*out = append(*out, Fault{Path: full, Message: "missing required parameter " + strconv.Quote(full)})
 		}
 		return
 	case *kind.AdditionalProperties:
 		for _, m := range k.Properties {
-			full := join(p, m)
+			full := strictjson.AppendKey(p, m)
 			*out = append(*out, Fault{Path: full, Message: "unknown parameter " + strconv.Quote(full) + " is not allowed"})
 		}
 		return
@@ -155,48 +156,14 @@ func locate(inst any, loc []string) (string, any) {
 				cur = nil
 			}
 		case map[string]any:
-			writeKey(&b, tok)
+			strictjson.WriteKey(&b, tok)
 			cur = c[tok]
 		default:
-			writeKey(&b, tok)
+			strictjson.WriteKey(&b, tok)
 			cur = nil
 		}
 	}
 	return b.String(), cur
-}
-
-// join appends the member name key to path p.
-func join(p, key string) string {
-	var b strings.Builder
-	b.WriteString(p)
-	writeKey(&b, key)
-	return b.String()
-}
-
-// writeKey appends ".key" (just "key" at the start), or `["key"]` when key
-// is not made of letters, digits, "_" and "-".
-func writeKey(b *strings.Builder, key string) {
-	if !plainKey(key) {
-		b.WriteString("[" + strconv.Quote(key) + "]")
-		return
-	}
-	if b.Len() > 0 {
-		b.WriteByte('.')
-	}
-	b.WriteString(key)
-}
-
-func plainKey(key string) bool {
-	if key == "" {
-		return false
-	}
-	for i := 0; i < len(key); i++ {
-		c := key[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
 }
 
 // label names path p in a message; the root is "arguments".

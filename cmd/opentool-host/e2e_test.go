@@ -105,9 +105,15 @@ func rpc(t *testing.T, url, body string) (int, map[string]any) {
 	return resp.StatusCode, m
 }
 
-func pluginPIDs(t *testing.T, url string) map[string]int {
+// pluginPIDs returns each plugin's pid from GET /health, sending the API
+// key when one is given.
+func pluginPIDs(t *testing.T, url string, key ...string) map[string]int {
 	t.Helper()
-	resp, err := http.Get(url + "/health")
+	req, _ := http.NewRequest(http.MethodGet, url+"/health", nil)
+	if len(key) > 0 {
+		req.Header.Set("Authorization", "Bearer "+key[0])
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

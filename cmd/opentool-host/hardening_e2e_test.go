@@ -2,10 +2,8 @@ package main_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -15,32 +13,6 @@ import (
 
 	"github.com/opentool-host/opentool-host/internal/testutil"
 )
-
-// healthPIDs returns each plugin's pid from GET /health, sending key.
-func healthPIDs(t *testing.T, url, key string) map[string]int {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, url+"/health", nil)
-	req.Header.Set("Authorization", "Bearer "+key)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var h struct {
-		Plugins []struct {
-			Name string
-			PID  int
-		}
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&h); err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]int{}
-	for _, p := range h.Plugins {
-		out[p.Name] = p.PID
-	}
-	return out
-}
 
 // environ reads the environment a process started with.
 func environ(t *testing.T, pid int) map[string]string {
@@ -71,7 +43,7 @@ func TestPluginEnvAllowList(t *testing.T) {
 	testutil.InstallPlugin(t, dir, "files", "./plugins/files")
 	testutil.InstallPlugin(t, dir, "faulty", "./internal/testplugins/faulty")
 	hp := startHostProc(t, dir)
-	pids := healthPIDs(t, hp.url, key)
+	pids := pluginPIDs(t, hp.url, key)
 	for name, want := range map[string]map[string]bool{
 		"files":  {"OPENTOOL_FILES_ROOT": true, "OPENTOOL_FAULTY_TOKEN": false},
 		"faulty": {"OPENTOOL_FILES_ROOT": false, "OPENTOOL_FAULTY_TOKEN": true},

@@ -104,7 +104,7 @@ type DuplicateError struct {
 
 // MemberPath returns the path of the duplicated member itself: Path with
 // Key appended ("a.b.x", `["b c"]`, "mode" for a top-level member).
-func (e *DuplicateError) MemberPath() string { return appendKey(e.Path, e.Key) }
+func (e *DuplicateError) MemberPath() string { return AppendKey(e.Path, e.Key) }
 
 // Error returns `duplicate member "x" in object a.b at byte offset 17`
 // (`duplicate member "x" at byte offset 5` at the top level).

@@ -131,7 +131,7 @@ func (o *oracle) value(path string) error {
 				o.dup = &DuplicateError{Path: path, Key: k, Offset: off}
 			}
 			keys[k] = true
-			if err := o.value(appendKey(path, k)); err != nil {
+			if err := o.value(AppendKey(path, k)); err != nil {
 				return err
 			}
 		}

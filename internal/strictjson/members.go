@@ -29,7 +29,7 @@ type UnknownMemberError struct {
 
 // MemberPath returns the path of the member itself: Path with Name
 // appended ("origin.X", "MODE").
-func (e *UnknownMemberError) MemberPath() string { return appendKey(e.Path, e.Name) }
+func (e *UnknownMemberError) MemberPath() string { return AppendKey(e.Path, e.Name) }
 
 // Error returns `unknown member "X" in object origin` or, when a field
 // matches but for case, `unknown member "MODE" (member names are

@@ -22,23 +22,25 @@ func render(segs []segment) string {
 			b.WriteString("[" + strconv.Itoa(s.index) + "]")
 			continue
 		}
-		writeKey(&b, s.key)
+		WriteKey(&b, s.key)
 	}
 	return b.String()
 }
 
-// appendKey returns path p with member key appended.
-func appendKey(p, key string) string {
+// AppendKey returns path p with member key appended, as WriteKey writes
+// it: AppendKey("a", "b") is "a.b", AppendKey("a", "b c") is `a["b c"]`.
+func AppendKey(p, key string) string {
 	var b strings.Builder
 	b.WriteString(p)
-	writeKey(&b, key)
+	WriteKey(&b, key)
 	return b.String()
 }
 
-// writeKey appends ".key" ("key" at the start of the path), or `["key"]`
-// when key is empty or has a byte other than ASCII letters, digits, '_'
-// and '-'.
-func writeKey(b *strings.Builder, key string) {
+// WriteKey appends member key to the path in b: ".key" ("key" at the
+// start of the path), or `["key"]` when key is empty or has a byte other
+// than ASCII letters, digits, '_' and '-'. argcheck's fault paths are
+// written the same way.
+func WriteKey(b *strings.Builder, key string) {
 	if !plainKey(key) {
 		b.WriteString("[" + strconv.Quote(key) + "]")
 		return
