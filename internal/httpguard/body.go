@@ -74,13 +74,17 @@ func SetWriteDeadline(w http.ResponseWriter, d time.Duration) {
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(d))
 }
 
-// Write writes a complete response: status, Content-Type contentType,
-// Content-Length and body, under a write deadline of d.
+// Write writes a complete response: status, Content-Type contentType and
+// body, with its Content-Length, under a write deadline of d.
 func Write(w http.ResponseWriter, status int, contentType []string, body []byte, d time.Duration) {
 	SetWriteDeadline(w, d)
 	h := w.Header()
 	h["Content-Type"] = contentType
-	h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	if len(body) > 2048 {
+		// net/http sets Content-Length itself only for the bodies it
+		// buffers whole (2 KiB); a larger one would go out chunked.
+		h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	}
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }

@@ -49,8 +49,12 @@ func PluginSet(impl toolpb.ToolServer) plugin.PluginSet {
 // per message and at most maxRecv bytes received (a larger message, such
 // as an oversized result, fails its stream with codes.ResourceExhausted
 // before it is buffered).
+//
+// gRPC's transparent retry is off: a call is never resent by gRPC (the
+// host resends only a call that provably did not reach the plugin), and
+// the stream need not buffer what it sent.
 func DialOptions(maxRecv int) []grpc.DialOption {
-	return append(poolDialOptions(), grpc.WithDefaultCallOptions(
+	return append(poolDialOptions(), grpc.WithDisableRetry(), grpc.WithDefaultCallOptions(
 		grpc.MaxCallRecvMsgSize(maxRecv),
 		grpc.MaxCallSendMsgSize(MaxMessageSize),
 	))
