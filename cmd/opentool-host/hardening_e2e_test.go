@@ -186,3 +186,43 @@ func TestLargeResultsLeaveNoMemory(t *testing.T) {
 }
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }
+
+// TestClientThatDoesNotReadIsCutOff: a client that asks for a large
+// result and never reads it is cut off at --write-timeout: the host closes
+// its side of the connection (and frees the response) although the client
+// has read nothing.
+func TestClientThatDoesNotReadIsCutOff(t *testing.T) {
+	dir := t.TempDir()
+	testutil.InstallPlugin(t, dir, "rogue", "./internal/testplugins/rogue")
+	hp := startHostProc(t, dir, "--write-timeout", "1s")
+	pid := hp.cmd.Process.Pid
+	idle := sockets(t, pid)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(hp.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.(*net.TCPConn).SetReadBuffer(4 << 10)
+	body := `{"jsonrpc":"2.0","method":"big","params":{"mb":12},"id":1}`
+	fmt.Fprintf(conn, "POST /opentool/call HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+	testutil.Eventually(t, 10*time.Second, "the host accepted the connection", func() bool { return sockets(t, pid) == idle+1 })
+	start := time.Now()
+	testutil.Eventually(t, 20*time.Second, "the host closed the connection of a client that does not read", func() bool { return sockets(t, pid) == idle })
+	t.Logf("host closed the connection %v after accepting it (--write-timeout 1s); the client read nothing", time.Since(start).Round(10*time.Millisecond))
+}
+
+// sockets counts the sockets a process has open.
+func sockets(t *testing.T, pid int) int {
+	t.Helper()
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, fd := range fds {
+		if l, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name())); err == nil && strings.HasPrefix(l, "socket:") {
+			n++
+		}
+	}
+	return n
+}
