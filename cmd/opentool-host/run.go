@@ -63,8 +63,8 @@ func runCommand() *cli.Command {
 		&cli.BoolFlag{Name: "watch", Value: true, Usage: "hot reload: watch --dir and start, replace or stop plugins as files change"},
 		&cli.DurationFlag{Name: "shutdown-timeout", Value: 15 * time.Second, Usage: "on SIGINT/SIGTERM, longest wait for calls in flight (> 0)", Action: positive("shutdown-timeout")},
 		&cli.Int64Flag{Name: "max-body", Value: httpapi.DefaultMaxBodyBytes, Usage: "largest request body in `BYTES` (>= 1)", Action: atLeast[int64]("max-body", 1)},
-		&cli.DurationFlag{Name: "read-timeout", Value: 30 * time.Second, Usage: "longest a client may take to send a request (headers and body); slower clients are cut off"},
-		&cli.DurationFlag{Name: "write-timeout", Value: httpguard.DefaultWriteTimeout, Usage: "longest a client may take to read one response or one stream frame"},
+		&cli.DurationFlag{Name: "read-timeout", Value: 30 * time.Second, Usage: "longest a client may take to send a request (headers and body); slower clients are cut off (> 0)", Action: positive("read-timeout")},
+		&cli.DurationFlag{Name: "write-timeout", Value: httpguard.DefaultWriteTimeout, Usage: "longest a client may take to read one response or one stream frame (> 0)", Action: positive("write-timeout")},
 		&cli.StringSliceFlag{Name: "api-key", Usage: "accept `KEY` as \"Authorization: Bearer KEY\" (repeatable; env: comma-separated); none: no auth", EnvVars: []string{"OPENTOOL_API_KEYS"}},
 	}
 	flags = append(flags, hostFlags()...)
@@ -111,13 +111,7 @@ func runAction(c *cli.Context) error {
 		_ = h.Close(ctx)
 		return cli.Exit(err.Error(), 1)
 	}
-	for _, name := range []string{"read-timeout", "write-timeout"} {
-		if c.Duration(name) <= 0 {
-			ln.Close()
-			_ = h.Close(ctx)
-			return cli.Exit(fmt.Sprintf("--%s must be positive, got %v", name, c.Duration(name)), 2)
-		}
-	}
+
 	api := httpapi.New(h, httpapi.Config{Version: version.Version, MaxBodyBytes: c.Int64("max-body"), Logger: log.Named("http"), APIKeys: keys, WriteTimeout: c.Duration("write-timeout")})
 	// /otc/ serves Open Tool Calling (package otc) behind the same keys;
 	// everything else goes to the OpenTool API.
