@@ -45,8 +45,8 @@ const BasePath = "/otc"
 const DefaultMaxBodyBytes = 4 << 20
 
 // DefaultMaxResultBytes is the default limit of a streaming tool's
-// collected items (16 MiB).
-const DefaultMaxResultBytes = 16 << 20
+// collected items: the host's own result cap (16 MiB).
+const DefaultMaxResultBytes = host.DefaultMaxResultBytes
 
 // Backend is what the OTC API needs from a host. *host.Host implements it.
 type Backend interface {

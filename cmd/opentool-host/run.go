@@ -116,7 +116,7 @@ func runAction(c *cli.Context) error {
 	// /otc/ serves Open Tool Calling (package otc) behind the same keys;
 	// everything else goes to the OpenTool API.
 	root := http.NewServeMux()
-	root.Handle(otc.BasePath+"/", httpguard.RequireAPIKey(keys, otc.New(h, otc.Config{MaxBodyBytes: c.Int64("max-body"), Logger: log.Named("otc"), WriteTimeout: c.Duration("write-timeout")})))
+	root.Handle(otc.BasePath+"/", httpguard.RequireAPIKey(keys, otc.New(h, otc.Config{MaxBodyBytes: c.Int64("max-body"), MaxResultBytes: c.Int64("max-result"), Logger: log.Named("otc"), WriteTimeout: c.Duration("write-timeout")})))
 	root.Handle("/", api)
 	srv := &http.Server{
 		Handler:           root,

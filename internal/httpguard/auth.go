@@ -95,9 +95,9 @@ func bearerToken(v string) (string, bool) {
 // keys are ignored; when no key is left, h is returned unchanged
 // (authentication off).
 //
-// Server already guards every route of its mux (present and future ones,
-// unknown paths included) with Config.APIKeys; use RequireAPIKey for
-// handlers mounted outside it.
+// Every front end mounts its routes behind it: httpapi.Server wraps its
+// whole mux (present and future routes, unknown paths included), and the
+// command wraps the OTC handler with the same keys.
 func RequireAPIKey(keys []string, h http.Handler) http.Handler {
 	ks := newKeySet(keys)
 	if ks == nil {
