@@ -42,7 +42,7 @@ var _ Backend = (*host.Host)(nil)
 const BasePath = "/opentool"
 
 // DefaultMaxBodyBytes is the default request body limit (4 MiB).
-const DefaultMaxBodyBytes = 4 << 20
+const DefaultMaxBodyBytes = httpguard.DefaultMaxBodyBytes
 
 // Config configures the HTTP API. Zero fields take the defaults listed.
 type Config struct {

@@ -42,7 +42,7 @@ const SchemaURL = "https://github.com/ArcadeAI/OpenToolCalling/tree/main/specifi
 const BasePath = "/otc"
 
 // DefaultMaxBodyBytes is the default request body limit (4 MiB).
-const DefaultMaxBodyBytes = 4 << 20
+const DefaultMaxBodyBytes = httpguard.DefaultMaxBodyBytes
 
 // DefaultMaxResultBytes is the default limit of a streaming tool's
 // collected items: the host's own result cap (16 MiB).

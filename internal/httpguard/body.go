@@ -63,6 +63,10 @@ func checkContentType(ct string) *BodyError {
 		Message: fmt.Sprintf("Content-Type must be application/json, got %q", ct)}
 }
 
+// DefaultMaxBodyBytes is the default request body limit of every front
+// end (4 MiB).
+const DefaultMaxBodyBytes = 4 << 20
+
 // DefaultWriteTimeout is the default time a client has to take one
 // response (or one stream frame), 30 s.
 const DefaultWriteTimeout = 30 * time.Second
