@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/urfave/cli/v2"
@@ -40,5 +39,3 @@ func dirFlag(required bool) *cli.StringFlag {
 	f.Value = "plugins"
 	return f
 }
-
-func trimRight(s string) string { return strings.TrimRight(s, "\n") }

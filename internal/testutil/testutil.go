@@ -92,9 +92,8 @@ func Logger(t testing.TB) hclog.Logger {
 }
 
 type tWriter struct {
-	t    testing.TB
-	mu   sync.Mutex
-	done bool
+	t  testing.TB
+	mu sync.Mutex
 }
 
 // Write implements io.Writer by logging p to the test.
