@@ -98,7 +98,7 @@ func New(cfg Config) (*Host, error) {
 		cancel:  cancel,
 	}
 	h.sv = &supervisor{cfg: &h.cfg, state: state, log: cfg.Logger, ctx: ctx, changed: h.changed}
-	h.routes.Store(&routeTable{funcs: map[string]*route{}, failed: map[string]*Plugin{}})
+	h.routes.Store(newRouteTable())
 	return h, nil
 }
 
@@ -271,8 +271,15 @@ func (h *Host) rebuildRoutes() {
 	sortOffers(offers)
 	t := buildRoutes(offers, h.claims, h.cfg.PrefixCollisions)
 	h.logConflicts(t)
-	h.routes.Store(t)
+	close(h.routes.Swap(t).replaced)
 }
+
+// Changed returns a channel that is closed when the served functions may
+// have changed: a plugin came, went, restarted, failed or changed its
+// document. Read Functions again after it closes, then call Changed again
+// for the next change. Tables are rebuilt on every plugin state change,
+// so a close does not promise a difference; compare to know.
+func (h *Host) Changed() <-chan struct{} { return h.routes.Load().replaced }
 
 // logConflicts logs each conflict of t once while it lasts: a refused
 // duplicate at ERROR, a prefixed one at WARN. Callers hold h.routeMu.

@@ -46,6 +46,8 @@ type routeTable struct {
 	// conflicts lists, by plugin name, the declared functions another
 	// plugin owns.
 	conflicts map[string][]Conflict
+	// replaced is closed when a newer table takes this one's place.
+	replaced chan struct{}
 }
 
 // route is one served function.
@@ -78,12 +80,17 @@ const prefixSep = "__"
 // maxFunctionName is the longest function name OpenTool allows.
 const maxFunctionName = 64
 
+// newRouteTable returns an empty table.
+func newRouteTable() *routeTable {
+	return &routeTable{funcs: map[string]*route{}, failed: map[string]*Plugin{}, schemas: map[string]*opentool.Schema{}, conflicts: map[string][]Conflict{}, replaced: make(chan struct{})}
+}
+
 // buildRoutes builds the table from offers (sorted by plugin name),
 // updating claims (function name → owner) by the rules above. A plugin
 // serves the names it owns while starting, ready or restarting; a failed
 // owner's names go to failed.
 func buildRoutes(offers []offer, claims map[string]claim, prefix bool) *routeTable {
-	t := &routeTable{funcs: map[string]*route{}, failed: map[string]*Plugin{}, schemas: map[string]*opentool.Schema{}, conflicts: map[string][]Conflict{}}
+	t := newRouteTable()
 	releaseClaims(offers, claims)
 	claimFree(offers, claims)
 	if releasePrefixed(claims) {
