@@ -90,3 +90,17 @@ type Streamer interface {
 	// code). send returns an error when the caller has gone away; stop then.
 	StreamCall(ctx context.Context, name string, args map[string]any, send func(item map[string]any) error) error
 }
+
+// DocumentWatcher may be implemented by a Tool whose document changes
+// while it runs (an adapter whose upstream tool list changes, a tool that
+// reads its functions from a file). The host watches it over the Tool
+// service's Watch stream and, on each change, calls Load again and serves
+// the new document without restarting the plugin.
+type DocumentWatcher interface {
+	// DocumentChanged returns a channel that receives a value each time
+	// the document Load returns has changed. It is called once, after the
+	// handshake; the SDK reads the channel from one goroutine, so a
+	// buffered channel of one whose sends do not block (select with
+	// default) coalesces bursts.
+	DocumentChanged() <-chan struct{}
+}
