@@ -78,6 +78,16 @@ type Config struct {
 	// duplicate is refused (logged at ERROR and shown in /health); the
 	// first owner keeps the name either way.
 	PrefixCollisions bool
+
+	// Adapter is the command (argv) that runs one declared MCP server
+	// (a "NAME.mcp.json" file in Dir; package internal/decl) as a plugin:
+	// normally the host's own binary, re-executed as
+	// [os.Executable(), "mcp-adapter"]. Adapter[0] is copied into the
+	// state folder by sha256 like any plugin binary and started with the
+	// go-plugin handshake, the plugin environment and the server's
+	// decl.Launch in OPENTOOL_MCP_SERVER. Empty: declared servers fail
+	// to start with a reason saying so.
+	Adapter []string
 }
 
 // DefaultMaxResultBytes is the default of Config.MaxResultBytes (16 MiB).

@@ -1,7 +1,11 @@
 package host
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -9,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/opentool-host/opentool-host/internal/decl"
 )
 
 // PluginPrefix is the file-name prefix of plugin executables, after the
@@ -31,11 +37,44 @@ func PluginName(file string) (string, bool) {
 	return name, true
 }
 
-// candidate is a plugin file found in the plugins directory.
+// candidate is a plugin found in the plugins directory: an executable
+// file, or one server of an MCP server declaration (NAME.mcp.json).
 type candidate struct {
 	name string
-	path string
+	path string // the file in the plugins directory
 	info fileStamp
+	// launch is, for a declared server, the decl.Launch JSON handed to
+	// the adapter, and sum its sha256 (which identifies the process as a
+	// binary's sha256 does); both "" for an executable.
+	launch string
+	sum    string
+	// fault is why a declaration could not be read; the plugin named
+	// after the file then fails to start with it.
+	fault string
+}
+
+// IsDeclaration reports whether file (a base name) is a drop-in
+// declaration: "NAME.mcp.json" with NAME following the plugin naming
+// rule.
+func IsDeclaration(file string) bool {
+	_, ok := declName(file)
+	return ok
+}
+
+// declName returns NAME of "NAME.mcp.json".
+func declName(file string) (string, bool) {
+	name, ok := strings.CutSuffix(file, decl.MCPSuffix)
+	if !ok || !pluginNameRE.MatchString(name) {
+		return "", false
+	}
+	return name, true
+}
+
+// isDropIn reports whether file (a base name) is something the host acts
+// on: a plugin executable or a declaration.
+func isDropIn(file string) bool {
+	_, ok := PluginName(file)
+	return ok || IsDeclaration(file)
 }
 
 // fileStamp is what tells that a file changed without reading it.
@@ -80,22 +119,110 @@ func checkCandidate(path string) (c candidate, reason string) {
 	return candidate{name: name, path: path, info: stampOf(fi)}, ""
 }
 
-// scanDir lists the plugin files of dir in name order. skipped maps each
-// other entry to the reason it is not a plugin (logged at debug level).
-func scanDir(dir string) (found []candidate, skipped map[string]string, err error) {
+// readDeclaration returns the servers declared in the file at path, one
+// candidate each (a server with "disabled": true is left out). A file that
+// cannot be read or parsed is one candidate named after the file, with
+// the fault (JSON path and reason). A file that is gone declares nothing.
+func readDeclaration(path string) []candidate {
+	name, _ := declName(filepath.Base(path))
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err == nil && !fi.Mode().IsRegular() {
+		err = errors.New("not a regular file")
+	}
+	var servers map[string]decl.MCPServer
+	if err == nil {
+		servers, err = parseDeclaration(path)
+	}
+	if err != nil {
+		c := candidate{name: name, path: path, fault: fmt.Sprintf("declaration %s: %v", filepath.Base(path), err)}
+		if fi != nil {
+			c.info = stampOf(fi)
+		}
+		return []candidate{c}
+	}
+	dir, _ := filepath.Abs(filepath.Dir(path))
+	out := make([]candidate, 0, len(servers))
+	for n, srv := range servers {
+		launch := decl.Launch{Name: n, Dir: dir, Server: srv}.Encode()
+		sum := sha256.Sum256([]byte(launch))
+		out = append(out, candidate{name: n, path: path, info: stampOf(fi), launch: launch, sum: hex.EncodeToString(sum[:])})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out
+}
+
+// parseDeclaration reads (at most decl.MaxFileBytes) and parses the
+// declaration at path.
+func parseDeclaration(path string) (map[string]decl.MCPServer, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, decl.MaxFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	return decl.ParseMCP(data)
+}
+
+// scanDir lists the plugins of dir in name order: executables and
+// declared servers. skipped maps each other entry to the reason it is
+// not a plugin (logged at debug level); refused lists the candidates
+// whose name another one took (see claimNames), with the reason.
+func scanDir(dir string, owners map[string]string) (found []candidate, skipped, refused map[string]string, err error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, nil, fmt.Errorf("scan plugins dir: %w", err)
+		return nil, nil, nil, fmt.Errorf("scan plugins dir: %w", err)
 	}
 	skipped = map[string]string{}
+	var all []candidate
 	for _, e := range entries {
-		c, reason := checkCandidate(filepath.Join(dir, e.Name()))
+		path := filepath.Join(dir, e.Name())
+		if IsDeclaration(e.Name()) {
+			all = append(all, readDeclaration(path)...)
+			continue
+		}
+		c, reason := checkCandidate(path)
 		if reason != "" {
 			skipped[e.Name()] = reason
 			continue
 		}
-		found = append(found, c)
+		all = append(all, c)
 	}
+	found, refused = claimNames(all, owners)
 	sort.Slice(found, func(i, j int) bool { return found[i].name < found[j].name })
-	return found, skipped, nil
+	return found, skipped, refused, nil
+}
+
+// claimNames keeps one candidate per plugin name: the one from the file
+// that already serves the name (owners: name → file), else an executable
+// over a declared server, else the file first by name. refused maps each
+// other one ("FILE: NAME") to the reason.
+func claimNames(all []candidate, owners map[string]string) (kept []candidate, refused map[string]string) {
+	sort.SliceStable(all, func(i, j int) bool {
+		a, b := all[i], all[j]
+		if a.name != b.name {
+			return a.name < b.name
+		}
+		if ao, bo := owners[a.name] == a.path, owners[b.name] == b.path; ao != bo {
+			return ao
+		}
+		if ae, be := a.launch == "" && a.fault == "", b.launch == "" && b.fault == ""; ae != be {
+			return ae
+		}
+		return a.path < b.path
+	})
+	refused = map[string]string{}
+	for i, c := range all {
+		if i > 0 && all[i-1].name == c.name {
+			refused[filepath.Base(c.path)+": "+c.name] = "plugin name " + c.name + " is taken by " + filepath.Base(kept[len(kept)-1].path)
+			continue
+		}
+		kept = append(kept, c)
+	}
+	return kept, refused
 }

@@ -135,20 +135,26 @@ func (h *Host) Rescan(ctx context.Context) error {
 		return ErrClosed
 	}
 	h.follow.Do(h.startFollowing)
-	found, skipped, err := scanDir(h.cfg.Dir)
+	found, skipped, refused, err := scanDir(h.cfg.Dir, h.owners())
 	if err != nil {
 		return err
 	}
 	for f, reason := range skipped {
 		h.log.Debug("ignoring file in plugins dir", "file", f, "reason", reason)
 	}
+	for what, reason := range refused {
+		h.log.Error("plugin refused", "plugin", what, "reason", reason)
+	}
 	seen := map[string]bool{}
 	var waits []<-chan struct{}
 	for _, c := range found {
 		seen[c.name] = true
-		p := h.plugin(c.name, c.path)
+		p, old := h.takePlugin(c.name, c.path)
 		if p == nil {
 			return ErrClosed
+		}
+		if old != nil {
+			waits = append(waits, old.remove())
 		}
 		waits = append(waits, p.sync(c))
 	}
@@ -168,49 +174,109 @@ func (h *Host) Rescan(ctx context.Context) error {
 	return nil
 }
 
-// syncPath brings the plugin of one file in line with it: started when
+// syncPath brings the plugins of one file in line with it: started when
 // new, replaced when changed, removed when the file is gone or no longer a
 // plugin. The watcher calls it for each settled path; it does not wait.
 func (h *Host) syncPath(path string) {
 	if h.closed.Load() {
 		return
 	}
-	name, ok := PluginName(filepath.Base(path))
-	if !ok {
-		return
+	base := filepath.Base(path)
+	var found []candidate
+	switch {
+	case IsDeclaration(base):
+		found = readDeclaration(path)
+	default:
+		if _, ok := PluginName(base); !ok {
+			return
+		}
+		c, reason := checkCandidate(path)
+		if reason != "" {
+			h.log.Info("plugin file gone or unusable", "file", base, "reason", reason)
+			break
+		}
+		found = []candidate{c}
 	}
-	c, reason := checkCandidate(path)
-	if reason == "" {
-		if p := h.plugin(c.name, c.path); p != nil {
+	keep := map[string]bool{}
+	for _, c := range found {
+		p, err := h.claimPlugin(c.name, path)
+		if err != nil {
+			h.log.Error("plugin refused", "plugin", base+": "+c.name, "reason", err)
+			continue
+		}
+		if p != nil {
+			keep[c.name] = true
 			p.sync(c)
 		}
-		return
 	}
-	h.mu.Lock()
-	p, ok := h.plugins[name]
-	delete(h.plugins, name)
-	h.mu.Unlock()
-	if ok {
-		h.log.Info("plugin file gone or unusable", "plugin", name, "reason", reason)
+	for _, p := range h.takeFrom(path, keep) {
 		p.remove()
 	}
 }
 
-// plugin returns the Plugin of name, made when new; nil once the host is
-// closing.
-func (h *Host) plugin(name, path string) *Plugin {
+// owners maps each plugin's name to the file that declares it.
+func (h *Host) owners() map[string]string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	m := make(map[string]string, len(h.plugins))
+	for name, p := range h.plugins {
+		m[name] = p.path
+	}
+	return m
+}
+
+// claimPlugin returns the Plugin of name declared by path, made when
+// new; nil once the host is closing. Errors: the name is another file's.
+func (h *Host) claimPlugin(name, path string) (*Plugin, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if p, ok := h.plugins[name]; ok && p.path != path {
+		return nil, fmt.Errorf("plugin name %s is taken by %s", name, filepath.Base(p.path))
+	}
+	return h.pluginLocked(name, path), nil
+}
+
+// takePlugin returns the Plugin of name declared by path, made when new,
+// and the Plugin of the same name declared by another file, which it
+// replaces (Rescan decided, by claimNames); nil once the host is closing.
+func (h *Host) takePlugin(name, path string) (p, old *Plugin) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if q, ok := h.plugins[name]; ok && q.path != path {
+		delete(h.plugins, name)
+		old = q
+	}
+	return h.pluginLocked(name, path), old
+}
+
+// pluginLocked returns the Plugin of name, made when new; nil once the
+// host is closing. Callers hold h.mu.
+func (h *Host) pluginLocked(name, path string) *Plugin {
 	if h.closed.Load() {
 		return nil
 	}
 	p, ok := h.plugins[name]
 	if !ok {
-		p = newPlugin(h.sv, name)
+		p = newPlugin(h.sv, name, path)
 		h.plugins[name] = p
 		h.log.Info("plugin found", "plugin", name, "path", path)
 	}
 	return p
+}
+
+// takeFrom removes from the host the plugins declared by path whose
+// names are not in keep and returns them.
+func (h *Host) takeFrom(path string, keep map[string]bool) []*Plugin {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var gone []*Plugin
+	for name, p := range h.plugins {
+		if p.path == path && !keep[name] {
+			gone = append(gone, p)
+			delete(h.plugins, name)
+		}
+	}
+	return gone
 }
 
 // takeUnseen removes from the host the plugins whose names are not in

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/opentool-host/opentool-host/argcheck"
+	"github.com/opentool-host/opentool-host/internal/decl"
 	"github.com/opentool-host/opentool-host/internal/wire"
 	"github.com/opentool-host/opentool-host/opentool"
 )
@@ -48,19 +49,34 @@ type instance struct {
 	maxResult int64 // Config.MaxResultBytes
 	release   func()
 	stopped   atomic.Bool // stop was asked: exit is not a crash
+
+	// nextChange blocks until the plugin reports a changed document
+	// (wire.Client.Watch); cancelWatch ends that stream.
+	nextChange  func() error
+	cancelWatch context.CancelFunc
 }
 
 // startInstance copies the binary into the state folder, starts it,
 // performs the handshake, dispenses the tool and loads and validates its
-// document, all within cfg.StartTimeout. On error nothing is left running.
-func startInstance(ctx context.Context, cfg *Config, state *stateDir, name, path string) (*instance, error) {
-	copyPath, sum, err := state.acquire(path)
+// document, all within cfg.StartTimeout. The binary is the file itself,
+// or for a declared MCP server cfg.Adapter. On error nothing is left
+// running.
+func startInstance(ctx context.Context, cfg *Config, state *stateDir, name string, f fileRef) (*instance, error) {
+	argv, env, err := command(cfg, f)
+	if err != nil {
+		return nil, err
+	}
+	copyPath, sum, err := state.acquire(argv[0])
 	if err != nil {
 		return nil, fmt.Errorf("copy binary: %w", err)
 	}
+	copySum := sum
+	if f.launch != "" {
+		sum = f.sum
+	}
 	inst := &instance{
 		name:      name,
-		path:      path,
+		path:      f.path,
 		sum:       sum,
 		log:       cfg.Logger.Named("plugin"),
 		stderr:    newTailBuffer(20),
@@ -69,7 +85,7 @@ func startInstance(ctx context.Context, cfg *Config, state *stateDir, name, path
 		queue:     int64(cfg.MaxQueue),
 		grace:     cfg.CancelGrace,
 		maxResult: cfg.MaxResultBytes,
-		release:   sync.OnceFunc(func() { state.release(sum) }),
+		release:   sync.OnceFunc(func() { state.release(copySum) }),
 	}
 	inst.client = plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  wire.Handshake,
@@ -94,8 +110,8 @@ func startInstance(ctx context.Context, cfg *Config, state *stateDir, name, path
 		// cookie, socket dir); the real command runs the host-owned copy of
 		// the binary, in the host's working directory.
 		RunnerFunc: func(_ hclog.Logger, spec *exec.Cmd, _ string) (runner.Runner, error) {
-			cmd := exec.Command(copyPath)
-			cmd.Env = pluginEnv(spec.Env, name, cfg.PluginEnv, os.Environ())
+			cmd := exec.Command(copyPath, argv[1:]...)
+			cmd.Env = append(pluginEnv(spec.Env, name, cfg.PluginEnv, os.Environ()), env...)
 			r, err := newProcessRunner(name, cmd)
 			inst.runner = r
 			return r, err
@@ -111,9 +127,25 @@ func startInstance(ctx context.Context, cfg *Config, state *stateDir, name, path
 	return inst, nil
 }
 
-// load performs the handshake, dispenses the tool, and loads, validates,
-// inlines and compiles its document (once per process: routes are rebuilt
-// from these on every plugin state change).
+// command returns what runs for f: the file itself, or for a declared
+// MCP server the adapter with the server's launch in its environment.
+// Errors: the declaration's fault, or no adapter configured.
+func command(cfg *Config, f fileRef) (argv, env []string, err error) {
+	switch {
+	case f.fault != "":
+		return nil, nil, errors.New(f.fault)
+	case f.launch == "":
+		return []string{f.path}, nil, nil
+	case len(cfg.Adapter) == 0:
+		return nil, nil, errors.New("declared MCP server, but this host runs no MCP adapter (host.Config.Adapter is empty)")
+	}
+	return cfg.Adapter, []string{decl.EnvMCPServer + "=" + f.launch}, nil
+}
+
+// load performs the handshake, dispenses the tool, opens its Watch
+// stream (before Load, so that no change after Load is missed) and loads
+// its document (once per process and per reported change: routes are
+// rebuilt from these on every plugin state change).
 func (i *instance) load(ctx context.Context, cfg *Config) error {
 	rpc, err := i.client.Client()
 	if err != nil {
@@ -124,31 +156,64 @@ func (i *instance) load(ctx context.Context, cfg *Config) error {
 		return fmt.Errorf("dispense: %w", err)
 	}
 	i.tool = raw.(*wire.Client)
+	wctx, cancel := context.WithCancel(context.Background())
+	i.cancelWatch = cancel
+	if i.nextChange, err = i.tool.Watch(wctx); err != nil {
+		return fmt.Errorf("watch: %w", err)
+	}
+	i.doc, i.args, err = i.loadDocument(ctx, cfg)
+	return err
+}
+
+// loadDocument calls Load within cfg.StartTimeout, then validates,
+// inlines and compiles the document. A parameter schema that does not
+// compile is logged and its function served without validation.
+func (i *instance) loadDocument(ctx context.Context, cfg *Config) (*opentool.OpenTool, []*argcheck.Validator, error) {
 	lctx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
 	defer cancel()
 	docJSON, err := i.tool.Load(lctx)
 	if err != nil {
-		return fmt.Errorf("load: %w", err)
+		return nil, nil, fmt.Errorf("load: %w", err)
 	}
 	doc, err := opentool.Parse(docJSON)
 	if err != nil {
-		return fmt.Errorf("invalid document: %w", err)
+		return nil, nil, fmt.Errorf("invalid document: %w", err)
 	}
 	inlined, err := doc.Inline()
 	if err != nil {
-		return fmt.Errorf("invalid document: %w", err)
+		return nil, nil, fmt.Errorf("invalid document: %w", err)
 	}
-	i.doc = inlined
-	i.args = make([]*argcheck.Validator, len(inlined.Functions))
+	args := make([]*argcheck.Validator, len(inlined.Functions))
 	for k := range inlined.Functions {
 		f := &inlined.Functions[k]
 		v, err := argcheck.Compile(f)
 		if err != nil {
 			cfg.Logger.Warn("cannot compile parameter schema; serving without argument validation", "plugin", i.name, "function", f.Name, "error", err)
 		}
-		i.args[k] = v
+		args[k] = v
 	}
-	return nil
+	return inlined, args, nil
+}
+
+// followDocument waits for the plugin to report document changes (its
+// Watch stream) and hands each new document to apply, until the process
+// stops or the plugin does not watch. A changed document that fails to
+// load or validate is logged and the previous one kept.
+func (i *instance) followDocument(ctx context.Context, cfg *Config, apply func(*opentool.OpenTool, []*argcheck.Validator)) {
+	for {
+		if err := i.nextChange(); err != nil {
+			if status.Code(err) != codes.Unimplemented && !i.stopped.Load() && !i.hasExited() {
+				i.log.Debug("plugin's watch stream ended", "plugin", i.name, "error", err)
+			}
+			return
+		}
+		doc, args, err := i.loadDocument(ctx, cfg)
+		if err != nil {
+			i.log.Error("plugin reported a changed document that was rejected; serving the previous one", "plugin", i.name, "error", err)
+			continue
+		}
+		apply(doc, args)
+	}
 }
 
 // pid returns the process id, or 0 before start.
@@ -413,6 +478,7 @@ func (i *instance) drain(timeout time.Duration) {
 // releases its binary copy. It is idempotent.
 func (i *instance) stop() {
 	i.stopped.Store(true)
+	i.endWatch()
 	i.client.Kill()
 	if i.runner != nil && i.runner.pid > 0 {
 		killGroup(i.runner.pid)
@@ -422,9 +488,17 @@ func (i *instance) stop() {
 
 // kill SIGKILLs the process group at once and releases the binary copy.
 func (i *instance) kill() {
+	i.endWatch()
 	if i.runner != nil && i.runner.pid > 0 {
 		killGroup(i.runner.pid)
 	}
 	i.client.Kill()
 	i.release()
+}
+
+// endWatch ends the Watch stream, if it was opened.
+func (i *instance) endWatch() {
+	if i.cancelWatch != nil {
+		i.cancelWatch()
+	}
 }

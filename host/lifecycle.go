@@ -66,17 +66,25 @@ type life struct {
 // newLife is the life of a plugin just found: starting, nothing asked.
 func newLife(rp RestartPolicy) life { return life{state: StateStarting, rp: rp} }
 
-// fileRef names one version of a plugin file.
+// fileRef names one version of a plugin file: an executable, or one
+// server of a declaration.
 type fileRef struct {
 	path  string
 	stamp fileStamp
 	// sum is the file's sha256 when the caller knew it had to be read
-	// (its stamp differs from the serving file's); "" for unknown.
+	// (its stamp differs from the serving file's), or the sha256 of
+	// launch for a declared server; "" for unknown.
 	sum string
+	// launch is the decl.Launch JSON of a declared server ("" for an
+	// executable); fault is why its declaration could not be read.
+	launch, fault string
 }
 
-// same reports whether f and g are the same path with the same stamp.
-func (f fileRef) same(g fileRef) bool { return f.path == g.path && f.stamp.equal(g.stamp) }
+// same reports whether f and g are the same path with the same stamp
+// (and, for a declared server, the same declaration).
+func (f fileRef) same(g fileRef) bool {
+	return f.path == g.path && f.stamp.equal(g.stamp) && f.launch == g.launch && f.fault == g.fault
+}
 
 // event is something that happened to a plugin: one of the ev* types.
 type event interface{ isEvent() }
@@ -112,6 +120,13 @@ type (
 	evClosing struct{}
 	// evDrained: inst finished draining and is stopped.
 	evDrained struct{ inst *instance }
+	// evReloaded: inst reported a changed document and it loaded:
+	// doc (inlined) with its validators args.
+	evReloaded struct {
+		inst *instance
+		doc  *opentool.OpenTool
+		args []*argcheck.Validator
+	}
 )
 
 // isEvent marks the ev* types as events.
@@ -123,6 +138,7 @@ func (evBackoff) isEvent()     {}
 func (evRemoved) isEvent()     {}
 func (evClosing) isEvent()     {}
 func (evDrained) isEvent()     {}
+func (evReloaded) isEvent()    {}
 
 // action is something next asks Plugin.step to do: one of the act* types.
 type action interface{ isAction() }
@@ -139,7 +155,8 @@ type (
 	// actDrain: let inst finish its calls in flight, stop it, report
 	// evDrained.
 	actDrain struct{ inst *instance }
-	// actWatch: report evExited when inst's process exits.
+	// actWatch: report evExited when inst's process exits, and
+	// evReloaded each time it reports a changed document that loads.
 	actWatch struct{ inst *instance }
 	// actBackoff: arm backoff timer number timer, for a delay the
 	// performer chooses from failures (RestartPolicy), then report
@@ -240,6 +257,8 @@ func next(st life, ev event) (life, []action) {
 		t.onGone("host closing; stopping plugin")
 	case evDrained:
 		t.onDrained(ev.inst)
+	case evReloaded:
+		t.onReloaded(ev)
 	}
 	return t.life, t.announce(st)
 }
@@ -376,6 +395,16 @@ func (t *transition) onExited(ev evExited) {
 	t.do(actStop{inst: ev.inst}) // what is left of its process group, its binary copy
 	t.log(hclog.Error, "plugin crashed", "pid", ev.pid, "status", ev.status, "stderr", ev.stderr, "failures", t.failures)
 	t.backoffOrFail()
+}
+
+// onReloaded serves the changed document of the serving process; a
+// change reported by any other process (draining, replaced) is dropped.
+func (t *transition) onReloaded(ev evReloaded) {
+	if ev.inst != t.inst || t.state != StateReady {
+		return
+	}
+	t.doc, t.args = ev.doc, ev.args
+	t.log(hclog.Info, "plugin document changed", "pid", ev.inst.pid(), "functions", len(ev.doc.Functions))
 }
 
 // backoffOrFail decides the next try of a restarting plugin: the start

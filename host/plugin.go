@@ -66,6 +66,7 @@ type supervisor struct {
 // use.
 type Plugin struct {
 	name string
+	path string // the file that declares it (an executable or NAME.mcp.json); fixed
 	sv   *supervisor
 
 	// v is the view of the call path (call.go).
@@ -81,9 +82,10 @@ type Plugin struct {
 	wg sync.WaitGroup // the goroutines performing actions
 }
 
-// newPlugin returns the Plugin of name, starting, with nothing asked yet.
-func newPlugin(sv *supervisor, name string) *Plugin {
-	p := &Plugin{name: name, sv: sv, life: newLife(sv.cfg.Restart), live: map[*instance]struct{}{}, gone: make(chan struct{})}
+// newPlugin returns the Plugin of name, declared by the file at path,
+// starting, with nothing asked yet.
+func newPlugin(sv *supervisor, name, path string) *Plugin {
+	p := &Plugin{name: name, path: path, sv: sv, life: newLife(sv.cfg.Restart), live: map[*instance]struct{}{}, gone: make(chan struct{})}
 	p.v.Store(&view{state: StateStarting, changed: make(chan struct{})})
 	return p
 }
@@ -96,11 +98,11 @@ func (p *Plugin) Name() string { return p.name }
 // retry it caused is done. The file is hashed (outside the lock) only
 // when a process has loaded and the stamp differs from its file's.
 func (p *Plugin) sync(c candidate) <-chan struct{} {
-	f := fileRef{path: c.path, stamp: c.info}
+	f := fileRef{path: c.path, stamp: c.info, sum: c.sum, launch: c.launch, fault: c.fault}
 	p.mu.Lock()
 	hash := p.life.sum != "" && !f.same(p.life.file)
 	p.mu.Unlock()
-	if hash {
+	if hash && f.launch == "" && f.fault == "" {
 		f.sum, _ = fileSHA256(f.path) // unreadable: unknown, so it is started
 	}
 	p.mu.Lock()
@@ -184,6 +186,7 @@ func (p *Plugin) perform(a action) {
 		})
 	case actWatch:
 		p.goDo(func() { p.watch(a.inst) })
+		p.goDo(func() { p.followDocument(a.inst) })
 	case actBackoff:
 		p.stopTimer()
 		p.timer = time.AfterFunc(backoff(p.sv.cfg.Restart, a.failures), func() { p.handle(evBackoff{timer: a.timer}) })
@@ -212,7 +215,7 @@ func (p *Plugin) goDo(f func()) {
 
 // start starts a process from file and reports the result.
 func (p *Plugin) start(attempt int, file fileRef) {
-	inst, err := startInstance(p.sv.ctx, p.sv.cfg, p.sv.state, p.name, file.path)
+	inst, err := startInstance(p.sv.ctx, p.sv.cfg, p.sv.state, p.name, file)
 	if err != nil {
 		p.handle(evStartFailed{attempt: attempt, err: err.Error()})
 		return
@@ -229,6 +232,13 @@ func (p *Plugin) watch(inst *instance) {
 	p.handle(evExited{
 		inst: inst, asked: inst.stopped.Load(), up: time.Since(inst.started),
 		pid: inst.pid(), status: inst.exitStatus(), stderr: inst.stderrTail(),
+	})
+}
+
+// followDocument reports each changed document inst loads.
+func (p *Plugin) followDocument(inst *instance) {
+	inst.followDocument(p.sv.ctx, p.sv.cfg, func(doc *opentool.OpenTool, args []*argcheck.Validator) {
+		p.handle(evReloaded{inst: inst, doc: doc, args: args})
 	})
 }
 

@@ -92,7 +92,7 @@ func (w *watcher) rescan() {
 // event debounces ev's path: every event restarts its settle timer.
 func (w *watcher) event(ev fsnotify.Event) {
 	base := filepath.Base(ev.Name)
-	if _, ok := PluginName(base); !ok {
+	if !isDropIn(base) {
 		w.h.log.Trace("ignoring event for non-plugin file", "file", base, "op", ev.Op.String())
 		return
 	}
@@ -137,7 +137,7 @@ func (w *watcher) settle(path string) {
 		return
 	}
 	st := stampOf(fi)
-	if why := notReady(pf, st, fi); why != "" {
+	if why := notReady(pf, st, fi, IsDeclaration(filepath.Base(path))); why != "" {
 		pf.last, pf.seen = st, true
 		pf.timer.Reset(w.h.cfg.SettleTime)
 		w.mu.Unlock()
@@ -151,14 +151,15 @@ func (w *watcher) settle(path string) {
 
 // notReady says why a file with stamp st (fi) is not to be acted on
 // yet: it changed since the previous check (or was not checked yet), it
-// is not a regular file, or it is not executable; "" when it is ready.
-func notReady(pf *pendingFile, st fileStamp, fi os.FileInfo) string {
+// is not a regular file, or it is an executable (not a declaration)
+// without an exec bit; "" when it is ready.
+func notReady(pf *pendingFile, st fileStamp, fi os.FileInfo, declaration bool) string {
 	switch {
 	case !pf.seen || !pf.last.equal(st):
 		return "changing"
 	case !fi.Mode().IsRegular():
 		return "not a regular file"
-	case fi.Mode().Perm()&0o111 == 0:
+	case !declaration && fi.Mode().Perm()&0o111 == 0:
 		return "not executable"
 	}
 	return ""

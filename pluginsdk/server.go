@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"sync"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -19,6 +20,9 @@ import (
 type server struct {
 	toolpb.UnimplementedToolServer
 	tool Tool
+
+	changesOnce sync.Once
+	changes     <-chan struct{} // DocumentWatcher's channel; nil when not one
 }
 
 var _ toolpb.ToolServer = (*server)(nil)
@@ -38,6 +42,30 @@ func (s *server) Load(ctx context.Context, _ *toolpb.LoadRequest) (resp *toolpb.
 		return &toolpb.LoadResponse{Error: toProto(ToolFailure("encode document: %v", merr))}, nil
 	}
 	return &toolpb.LoadResponse{Document: b}, nil
+}
+
+// Watch implements toolpb.ToolServer: it sends one event per value of
+// the tool's DocumentWatcher channel until the host ends the stream.
+// Errors: codes.Unimplemented when the tool is no DocumentWatcher.
+func (s *server) Watch(_ *toolpb.WatchRequest, stream toolpb.Tool_WatchServer) error {
+	s.changesOnce.Do(func() {
+		if w, ok := s.tool.(DocumentWatcher); ok {
+			s.changes = w.DocumentChanged()
+		}
+	})
+	if s.changes == nil {
+		return status.Error(codes.Unimplemented, "the tool's document does not change")
+	}
+	for {
+		select {
+		case <-stream.Context().Done():
+			return nil
+		case <-s.changes:
+			if err := stream.Send(&toolpb.WatchEvent{}); err != nil {
+				return err
+			}
+		}
+	}
 }
 
 // Invoke implements toolpb.ToolServer: it runs the call of the stream's

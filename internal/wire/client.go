@@ -99,3 +99,21 @@ func (c *Call) Recv() ([]byte, error) {
 	}
 	return ev.GetData(), nil
 }
+
+// Watch opens the plugin's Watch stream (tool.proto): the returned
+// function blocks until the plugin reports that its document changed
+// (nil: call Load again) or the stream ends (an error: io.EOF when the
+// plugin ended it, a gRPC status error with codes.Unimplemented when the
+// plugin does not watch, codes.Canceled when ctx ended). ctx bounds the
+// whole stream. Errors: the gRPC error when the stream could not be
+// opened.
+func (c *Client) Watch(ctx context.Context) (next func() error, err error) {
+	s, err := c.tool.Watch(ctx, &toolpb.WatchRequest{})
+	if err != nil {
+		return nil, err
+	}
+	return func() error {
+		_, err := s.Recv()
+		return err
+	}, nil
+}

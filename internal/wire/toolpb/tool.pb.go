@@ -29,6 +29,79 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type WatchRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchRequest) Reset() {
+	*x = WatchRequest{}
+	mi := &file_tool_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchRequest) ProtoMessage() {}
+
+func (x *WatchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tool_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
+func (*WatchRequest) Descriptor() ([]byte, []int) {
+	return file_tool_proto_rawDescGZIP(), []int{0}
+}
+
+// WatchEvent says the document changed: call Load again.
+type WatchEvent struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchEvent) Reset() {
+	*x = WatchEvent{}
+	mi := &file_tool_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchEvent) ProtoMessage() {}
+
+func (x *WatchEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_tool_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchEvent.ProtoReflect.Descriptor instead.
+func (*WatchEvent) Descriptor() ([]byte, []int) {
+	return file_tool_proto_rawDescGZIP(), []int{1}
+}
+
 // LoadRequest asks for the plugin's OpenTool document.
 type LoadRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -38,7 +111,7 @@ type LoadRequest struct {
 
 func (x *LoadRequest) Reset() {
 	*x = LoadRequest{}
-	mi := &file_tool_proto_msgTypes[0]
+	mi := &file_tool_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -50,7 +123,7 @@ func (x *LoadRequest) String() string {
 func (*LoadRequest) ProtoMessage() {}
 
 func (x *LoadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tool_proto_msgTypes[0]
+	mi := &file_tool_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -63,7 +136,7 @@ func (x *LoadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LoadRequest.ProtoReflect.Descriptor instead.
 func (*LoadRequest) Descriptor() ([]byte, []int) {
-	return file_tool_proto_rawDescGZIP(), []int{0}
+	return file_tool_proto_rawDescGZIP(), []int{2}
 }
 
 // LoadResponse carries the OpenTool document as JSON, or the tool's error.
@@ -79,7 +152,7 @@ type LoadResponse struct {
 
 func (x *LoadResponse) Reset() {
 	*x = LoadResponse{}
-	mi := &file_tool_proto_msgTypes[1]
+	mi := &file_tool_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -91,7 +164,7 @@ func (x *LoadResponse) String() string {
 func (*LoadResponse) ProtoMessage() {}
 
 func (x *LoadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tool_proto_msgTypes[1]
+	mi := &file_tool_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -104,7 +177,7 @@ func (x *LoadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LoadResponse.ProtoReflect.Descriptor instead.
 func (*LoadResponse) Descriptor() ([]byte, []int) {
-	return file_tool_proto_rawDescGZIP(), []int{1}
+	return file_tool_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *LoadResponse) GetDocument() []byte {
@@ -135,7 +208,7 @@ type InvokeRequest struct {
 
 func (x *InvokeRequest) Reset() {
 	*x = InvokeRequest{}
-	mi := &file_tool_proto_msgTypes[2]
+	mi := &file_tool_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -147,7 +220,7 @@ func (x *InvokeRequest) String() string {
 func (*InvokeRequest) ProtoMessage() {}
 
 func (x *InvokeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tool_proto_msgTypes[2]
+	mi := &file_tool_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -160,7 +233,7 @@ func (x *InvokeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvokeRequest.ProtoReflect.Descriptor instead.
 func (*InvokeRequest) Descriptor() ([]byte, []int) {
-	return file_tool_proto_rawDescGZIP(), []int{2}
+	return file_tool_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *InvokeRequest) GetMsg() isInvokeRequest_Msg {
@@ -223,7 +296,7 @@ type Call struct {
 
 func (x *Call) Reset() {
 	*x = Call{}
-	mi := &file_tool_proto_msgTypes[3]
+	mi := &file_tool_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -235,7 +308,7 @@ func (x *Call) String() string {
 func (*Call) ProtoMessage() {}
 
 func (x *Call) ProtoReflect() protoreflect.Message {
-	mi := &file_tool_proto_msgTypes[3]
+	mi := &file_tool_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -248,7 +321,7 @@ func (x *Call) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Call.ProtoReflect.Descriptor instead.
 func (*Call) Descriptor() ([]byte, []int) {
-	return file_tool_proto_rawDescGZIP(), []int{3}
+	return file_tool_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Call) GetName() string {
@@ -281,7 +354,7 @@ type Cancel struct {
 
 func (x *Cancel) Reset() {
 	*x = Cancel{}
-	mi := &file_tool_proto_msgTypes[4]
+	mi := &file_tool_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -293,7 +366,7 @@ func (x *Cancel) String() string {
 func (*Cancel) ProtoMessage() {}
 
 func (x *Cancel) ProtoReflect() protoreflect.Message {
-	mi := &file_tool_proto_msgTypes[4]
+	mi := &file_tool_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -306,7 +379,7 @@ func (x *Cancel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Cancel.ProtoReflect.Descriptor instead.
 func (*Cancel) Descriptor() ([]byte, []int) {
-	return file_tool_proto_rawDescGZIP(), []int{4}
+	return file_tool_proto_rawDescGZIP(), []int{6}
 }
 
 // InvokeEvent is one message from the plugin on an Invoke stream.
@@ -323,7 +396,7 @@ type InvokeEvent struct {
 
 func (x *InvokeEvent) Reset() {
 	*x = InvokeEvent{}
-	mi := &file_tool_proto_msgTypes[5]
+	mi := &file_tool_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -335,7 +408,7 @@ func (x *InvokeEvent) String() string {
 func (*InvokeEvent) ProtoMessage() {}
 
 func (x *InvokeEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_tool_proto_msgTypes[5]
+	mi := &file_tool_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -348,7 +421,7 @@ func (x *InvokeEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvokeEvent.ProtoReflect.Descriptor instead.
 func (*InvokeEvent) Descriptor() ([]byte, []int) {
-	return file_tool_proto_rawDescGZIP(), []int{5}
+	return file_tool_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *InvokeEvent) GetData() []byte {
@@ -379,7 +452,7 @@ type ToolError struct {
 
 func (x *ToolError) Reset() {
 	*x = ToolError{}
-	mi := &file_tool_proto_msgTypes[6]
+	mi := &file_tool_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -391,7 +464,7 @@ func (x *ToolError) String() string {
 func (*ToolError) ProtoMessage() {}
 
 func (x *ToolError) ProtoReflect() protoreflect.Message {
-	mi := &file_tool_proto_msgTypes[6]
+	mi := &file_tool_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -404,7 +477,7 @@ func (x *ToolError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolError.ProtoReflect.Descriptor instead.
 func (*ToolError) Descriptor() ([]byte, []int) {
-	return file_tool_proto_rawDescGZIP(), []int{6}
+	return file_tool_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ToolError) GetCode() int32 {
@@ -426,7 +499,10 @@ var File_tool_proto protoreflect.FileDescriptor
 const file_tool_proto_rawDesc = "" +
 	"\n" +
 	"\n" +
-	"tool.proto\x12\x12opentool.plugin.v2\"\r\n" +
+	"tool.proto\x12\x12opentool.plugin.v2\"\x0e\n" +
+	"\fWatchRequest\"\f\n" +
+	"\n" +
+	"WatchEvent\"\r\n" +
 	"\vLoadRequest\"_\n" +
 	"\fLoadResponse\x12\x1a\n" +
 	"\bdocument\x18\x01 \x01(\fR\bdocument\x123\n" +
@@ -445,10 +521,11 @@ const file_tool_proto_rawDesc = "" +
 	"\x05error\x18\x02 \x01(\v2\x1d.opentool.plugin.v2.ToolErrorR\x05error\"9\n" +
 	"\tToolError\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\x05R\x04code\x12\x18\n" +
-	"\amessage\x18\x02 \x01(\tR\amessage2\xa3\x01\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage2\xf0\x01\n" +
 	"\x04Tool\x12I\n" +
 	"\x04Load\x12\x1f.opentool.plugin.v2.LoadRequest\x1a .opentool.plugin.v2.LoadResponse\x12P\n" +
-	"\x06Invoke\x12!.opentool.plugin.v2.InvokeRequest\x1a\x1f.opentool.plugin.v2.InvokeEvent(\x010\x01B=Z;github.com/opentool-host/opentool-host/internal/wire/toolpbb\x06proto3"
+	"\x06Invoke\x12!.opentool.plugin.v2.InvokeRequest\x1a\x1f.opentool.plugin.v2.InvokeEvent(\x010\x01\x12K\n" +
+	"\x05Watch\x12 .opentool.plugin.v2.WatchRequest\x1a\x1e.opentool.plugin.v2.WatchEvent0\x01B=Z;github.com/opentool-host/opentool-host/internal/wire/toolpbb\x06proto3"
 
 var (
 	file_tool_proto_rawDescOnce sync.Once
@@ -462,27 +539,31 @@ func file_tool_proto_rawDescGZIP() []byte {
 	return file_tool_proto_rawDescData
 }
 
-var file_tool_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_tool_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_tool_proto_goTypes = []any{
-	(*LoadRequest)(nil),   // 0: opentool.plugin.v2.LoadRequest
-	(*LoadResponse)(nil),  // 1: opentool.plugin.v2.LoadResponse
-	(*InvokeRequest)(nil), // 2: opentool.plugin.v2.InvokeRequest
-	(*Call)(nil),          // 3: opentool.plugin.v2.Call
-	(*Cancel)(nil),        // 4: opentool.plugin.v2.Cancel
-	(*InvokeEvent)(nil),   // 5: opentool.plugin.v2.InvokeEvent
-	(*ToolError)(nil),     // 6: opentool.plugin.v2.ToolError
+	(*WatchRequest)(nil),  // 0: opentool.plugin.v2.WatchRequest
+	(*WatchEvent)(nil),    // 1: opentool.plugin.v2.WatchEvent
+	(*LoadRequest)(nil),   // 2: opentool.plugin.v2.LoadRequest
+	(*LoadResponse)(nil),  // 3: opentool.plugin.v2.LoadResponse
+	(*InvokeRequest)(nil), // 4: opentool.plugin.v2.InvokeRequest
+	(*Call)(nil),          // 5: opentool.plugin.v2.Call
+	(*Cancel)(nil),        // 6: opentool.plugin.v2.Cancel
+	(*InvokeEvent)(nil),   // 7: opentool.plugin.v2.InvokeEvent
+	(*ToolError)(nil),     // 8: opentool.plugin.v2.ToolError
 }
 var file_tool_proto_depIdxs = []int32{
-	6, // 0: opentool.plugin.v2.LoadResponse.error:type_name -> opentool.plugin.v2.ToolError
-	3, // 1: opentool.plugin.v2.InvokeRequest.call:type_name -> opentool.plugin.v2.Call
-	4, // 2: opentool.plugin.v2.InvokeRequest.cancel:type_name -> opentool.plugin.v2.Cancel
-	6, // 3: opentool.plugin.v2.InvokeEvent.error:type_name -> opentool.plugin.v2.ToolError
-	0, // 4: opentool.plugin.v2.Tool.Load:input_type -> opentool.plugin.v2.LoadRequest
-	2, // 5: opentool.plugin.v2.Tool.Invoke:input_type -> opentool.plugin.v2.InvokeRequest
-	1, // 6: opentool.plugin.v2.Tool.Load:output_type -> opentool.plugin.v2.LoadResponse
-	5, // 7: opentool.plugin.v2.Tool.Invoke:output_type -> opentool.plugin.v2.InvokeEvent
-	6, // [6:8] is the sub-list for method output_type
-	4, // [4:6] is the sub-list for method input_type
+	8, // 0: opentool.plugin.v2.LoadResponse.error:type_name -> opentool.plugin.v2.ToolError
+	5, // 1: opentool.plugin.v2.InvokeRequest.call:type_name -> opentool.plugin.v2.Call
+	6, // 2: opentool.plugin.v2.InvokeRequest.cancel:type_name -> opentool.plugin.v2.Cancel
+	8, // 3: opentool.plugin.v2.InvokeEvent.error:type_name -> opentool.plugin.v2.ToolError
+	2, // 4: opentool.plugin.v2.Tool.Load:input_type -> opentool.plugin.v2.LoadRequest
+	4, // 5: opentool.plugin.v2.Tool.Invoke:input_type -> opentool.plugin.v2.InvokeRequest
+	0, // 6: opentool.plugin.v2.Tool.Watch:input_type -> opentool.plugin.v2.WatchRequest
+	3, // 7: opentool.plugin.v2.Tool.Load:output_type -> opentool.plugin.v2.LoadResponse
+	7, // 8: opentool.plugin.v2.Tool.Invoke:output_type -> opentool.plugin.v2.InvokeEvent
+	1, // 9: opentool.plugin.v2.Tool.Watch:output_type -> opentool.plugin.v2.WatchEvent
+	7, // [7:10] is the sub-list for method output_type
+	4, // [4:7] is the sub-list for method input_type
 	4, // [4:4] is the sub-list for extension type_name
 	4, // [4:4] is the sub-list for extension extendee
 	0, // [0:4] is the sub-list for field type_name
@@ -493,7 +574,7 @@ func file_tool_proto_init() {
 	if File_tool_proto != nil {
 		return
 	}
-	file_tool_proto_msgTypes[2].OneofWrappers = []any{
+	file_tool_proto_msgTypes[4].OneofWrappers = []any{
 		(*InvokeRequest_Call)(nil),
 		(*InvokeRequest_Cancel)(nil),
 	}
@@ -503,7 +584,7 @@ func file_tool_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tool_proto_rawDesc), len(file_tool_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   7,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

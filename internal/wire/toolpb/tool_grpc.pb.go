@@ -29,6 +29,7 @@ const _ = grpc.SupportPackageIsVersion9
 const (
 	Tool_Load_FullMethodName   = "/opentool.plugin.v2.Tool/Load"
 	Tool_Invoke_FullMethodName = "/opentool.plugin.v2.Tool/Invoke"
+	Tool_Watch_FullMethodName  = "/opentool.plugin.v2.Tool/Watch"
 )
 
 // ToolClient is the client API for Tool service.
@@ -55,6 +56,13 @@ type ToolClient interface {
 	// The plugin sends zero or more events with `data`, then ends the
 	// stream, or sends one event with `error` and ends the stream.
 	Invoke(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[InvokeRequest, InvokeEvent], error)
+	// Watch tells the host when the plugin's document changed. The host
+	// opens it once, before its first Load, and keeps it open while the
+	// process serves; the plugin sends one WatchEvent each time the
+	// document Load returns has changed (a burst may be sent as one), and
+	// the host then calls Load again and serves the new document. A plugin
+	// whose document never changes answers UNIMPLEMENTED (or never sends).
+	Watch(ctx context.Context, in *WatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchEvent], error)
 }
 
 type toolClient struct {
@@ -88,6 +96,25 @@ func (c *toolClient) Invoke(ctx context.Context, opts ...grpc.CallOption) (grpc.
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Tool_InvokeClient = grpc.BidiStreamingClient[InvokeRequest, InvokeEvent]
 
+func (c *toolClient) Watch(ctx context.Context, in *WatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchEvent], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Tool_ServiceDesc.Streams[1], Tool_Watch_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[WatchRequest, WatchEvent]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Tool_WatchClient = grpc.ServerStreamingClient[WatchEvent]
+
 // ToolServer is the server API for Tool service.
 // All implementations must embed UnimplementedToolServer
 // for forward compatibility.
@@ -112,6 +139,13 @@ type ToolServer interface {
 	// The plugin sends zero or more events with `data`, then ends the
 	// stream, or sends one event with `error` and ends the stream.
 	Invoke(grpc.BidiStreamingServer[InvokeRequest, InvokeEvent]) error
+	// Watch tells the host when the plugin's document changed. The host
+	// opens it once, before its first Load, and keeps it open while the
+	// process serves; the plugin sends one WatchEvent each time the
+	// document Load returns has changed (a burst may be sent as one), and
+	// the host then calls Load again and serves the new document. A plugin
+	// whose document never changes answers UNIMPLEMENTED (or never sends).
+	Watch(*WatchRequest, grpc.ServerStreamingServer[WatchEvent]) error
 	mustEmbedUnimplementedToolServer()
 }
 
@@ -127,6 +161,9 @@ func (UnimplementedToolServer) Load(context.Context, *LoadRequest) (*LoadRespons
 }
 func (UnimplementedToolServer) Invoke(grpc.BidiStreamingServer[InvokeRequest, InvokeEvent]) error {
 	return status.Error(codes.Unimplemented, "method Invoke not implemented")
+}
+func (UnimplementedToolServer) Watch(*WatchRequest, grpc.ServerStreamingServer[WatchEvent]) error {
+	return status.Error(codes.Unimplemented, "method Watch not implemented")
 }
 func (UnimplementedToolServer) mustEmbedUnimplementedToolServer() {}
 func (UnimplementedToolServer) testEmbeddedByValue()              {}
@@ -174,6 +211,17 @@ func _Tool_Invoke_Handler(srv interface{}, stream grpc.ServerStream) error {
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Tool_InvokeServer = grpc.BidiStreamingServer[InvokeRequest, InvokeEvent]
 
+func _Tool_Watch_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(WatchRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(ToolServer).Watch(m, &grpc.GenericServerStream[WatchRequest, WatchEvent]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Tool_WatchServer = grpc.ServerStreamingServer[WatchEvent]
+
 // Tool_ServiceDesc is the grpc.ServiceDesc for Tool service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -192,6 +240,11 @@ var Tool_ServiceDesc = grpc.ServiceDesc{
 			Handler:       _Tool_Invoke_Handler,
 			ServerStreams: true,
 			ClientStreams: true,
+		},
+		{
+			StreamName:    "Watch",
+			Handler:       _Tool_Watch_Handler,
+			ServerStreams: true,
 		},
 	},
 	Metadata: "tool.proto",
