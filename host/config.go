@@ -9,8 +9,9 @@ import (
 
 // Config configures a Host. Zero fields take the defaults listed.
 type Config struct {
-	// Dir is the plugins directory scanned for executables named
-	// "opentool-plugin-*" (required).
+	// Dir is the plugins directory (required), scanned for executables
+	// named "opentool-plugin-NAME" and for MCP server declarations named
+	// "NAME.mcp.json" (each declared server is a plugin; see Adapter).
 	Dir string
 
 	// Logger receives the host's and the plugins' logs (plugins' stderr is

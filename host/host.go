@@ -8,7 +8,14 @@
 // Close drains the calls in flight, stops every plugin and removes the
 // state folder.
 //
-// Each plugin file is supervised by a Plugin (plugin.go) whose life is
+// A plugin is an executable "opentool-plugin-NAME" or one server of a
+// drop-in declaration "NAME.mcp.json" (discover.go; the adapter process,
+// Config.Adapter, is then supervised exactly like an executable). A
+// plugin whose document changes while it runs says so on its Watch
+// stream; the new document is loaded, validated and served without a
+// restart (instance.followDocument, evReloaded).
+//
+// Each plugin is supervised by a Plugin (plugin.go) whose life is
 // one pure transition function, next (lifecycle.go): restarts with
 // backoff, crash loops, blue/green replacement when the file changes,
 // draining on removal. One process is an instance (instance.go).
