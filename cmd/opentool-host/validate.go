@@ -4,19 +4,22 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/opentool-host/opentool-host/internal/decl"
 	"github.com/opentool-host/opentool-host/opentool"
 )
 
 func validateCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "validate",
-		Usage:     "check OpenTool documents; print every fault as FILE: PATH: MESSAGE",
+		Usage:     "check OpenTool documents and MCP server declarations (NAME.mcp.json); print every fault as FILE: PATH: MESSAGE",
 		UsageText: "opentool-host validate FILE...",
 		Description: "Checks each document against the OpenTool specification (1.0.0/1.1.0, plus the 2.0\n" +
-			"\"stream\" field): required fields, function names, types, $refs. Exit status 1 when any\n" +
+			"\"stream\" field): required fields, function names, types, $refs. A file named\n" +
+			"NAME.mcp.json is checked as an mcpServers declaration instead. Exit status 1 when any\n" +
 			"document has a fault, 2 for bad usage.",
 		ArgsUsage: "FILE...",
 		Action: func(c *cli.Context) error {
@@ -31,7 +34,11 @@ func validateCommand() *cli.Command {
 					bad++
 					continue
 				}
-				err = opentool.ValidateJSON(data)
+				if strings.HasSuffix(file, decl.MCPSuffix) {
+					_, err = decl.ParseMCP(data)
+				} else {
+					err = opentool.ValidateJSON(data)
+				}
 				var ve *opentool.ValidationError
 				switch {
 				case err == nil:
