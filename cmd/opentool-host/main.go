@@ -44,6 +44,7 @@ func newApp() *cli.App {
 		HideVersion: false,
 		Commands: []*cli.Command{
 			runCommand(),
+			mcpCommand(),
 			listCommand(),
 			callCommand(),
 			validateCommand(),

@@ -18,6 +18,7 @@ import (
 	"github.com/opentool-host/opentool-host/httpapi"
 	"github.com/opentool-host/opentool-host/internal/httpguard"
 	"github.com/opentool-host/opentool-host/internal/version"
+	"github.com/opentool-host/opentool-host/mcpapi"
 	"github.com/opentool-host/opentool-host/otc"
 )
 
@@ -78,6 +79,7 @@ func runCommand() *cli.Command {
 		&cli.Int64Flag{Name: "max-body", Value: httpapi.DefaultMaxBodyBytes, Usage: "largest request body in `BYTES` (>= 1)", Action: atLeast[int64]("max-body", 1)},
 		&cli.DurationFlag{Name: "read-timeout", Value: 30 * time.Second, Usage: "longest a client may take to send a request (headers and body); slower clients are cut off (> 0)", Action: positive("read-timeout")},
 		&cli.DurationFlag{Name: "write-timeout", Value: httpguard.DefaultWriteTimeout, Usage: "longest a client may take to read one response or one stream frame (> 0)", Action: positive("write-timeout")},
+		&cli.BoolFlag{Name: "mcp-sessions", Usage: "keep MCP sessions at /mcp (Mcp-Session-Id, pushed tools/list_changed for clients before protocol 2026-07-28); default stateless, for replicas behind a load balancer"},
 		&cli.StringSliceFlag{Name: "api-key", Usage: "accept `KEY` as \"Authorization: Bearer KEY\" (repeatable; env: comma-separated); none: no auth", EnvVars: []string{"OPENTOOL_API_KEYS"}},
 	}
 	flags = append(flags, hostFlags()...)
@@ -88,7 +90,8 @@ func runCommand() *cli.Command {
 		UsageText: "opentool-host run --dir plugins [--addr 127.0.0.1:9627] [--log-level info] [--log-json]",
 		Description: "Serves GET /opentool/version, POST /opentool/call, POST /opentool/streamCall, GET /opentool/load and GET /health.\n" +
 			"GET /opentool/export?format=openai|openai-chat|anthropic|opentool gives LLM API tool definitions;\n" +
-			"GET /otc/health, GET /otc/tools and POST /otc/call serve the Open Tool Calling standard.\n" +
+			"GET /otc/health, GET /otc/tools and POST /otc/call serve the Open Tool Calling standard;\n" +
+			"/mcp serves the Model Context Protocol (streamable HTTP).\n" +
 			"With --api-key (or OPENTOOL_API_KEYS), every route requires Authorization: Bearer KEY.\n" +
 			"SIGINT/SIGTERM drain calls in flight and stop every plugin; SIGHUP rescans --dir.",
 		Flags:  flags,
@@ -117,7 +120,8 @@ func runAction(c *cli.Context) error {
 		ln.Close()
 		return cli.Exit(err.Error(), 1)
 	}
-	ctx := context.Background()
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
 	started := time.Now()
 	if err := h.Start(ctx); err != nil {
 		ln.Close()
@@ -130,6 +134,9 @@ func runAction(c *cli.Context) error {
 	// everything else goes to the OpenTool API.
 	root := http.NewServeMux()
 	root.Handle(otc.BasePath+"/", httpguard.RequireAPIKey(keys, otc.New(h, otc.Config{MaxBodyBytes: c.Int64("max-body"), MaxResultBytes: c.Int64("max-result"), Logger: log.Named("otc"), WriteTimeout: c.Duration("write-timeout")})))
+	mcps := mcpapi.New(h, mcpapi.Config{MaxResultBytes: c.Int64("max-result"), Logger: log.Named("mcp")})
+	go mcps.Follow(ctx)
+	root.Handle(mcpapi.Path, httpguard.RequireAPIKey(keys, mcps.Handler(mcpapi.HTTPOptions{Sessions: c.Bool("mcp-sessions"), MaxBodyBytes: c.Int64("max-body")})))
 	root.Handle("/", api)
 	srv := &http.Server{
 		Handler:           root,
