@@ -12,16 +12,21 @@ SOAKTIME   ?= 60s
 FUZZTIME   ?= 30s
 FUZZPKGS   ?= ./jsonrpc ./opentool
 
-.PHONY: all build host plugins run test vet fmt fmt-check bench bench-scale soak fuzz proto clean
+
+.PHONY: all build host plugins examples run test vet fmt fmt-check bench bench-scale soak fuzz proto clean
 
 all: build
 
-build: host plugins
+build: host plugins examples
 
 host:
 	$(GO) build -o bin/opentool-host ./cmd/opentool-host
 
 plugins: $(PLUGINS:%=plugin-%)
+
+# The example MCP server that plugins/notes.mcp.json declares.
+examples:
+	$(GO) build -o bin/mcp-notes ./examples/mcp-notes
 
 plugin-%:
 	$(GO) build -o plugins/opentool-plugin-$* ./plugins/$*
