@@ -181,4 +181,3 @@ func sortedKeys(m map[string]*opentool.Schema) []string {
 	sort.Strings(ks)
 	return ks
 }
-

@@ -145,7 +145,9 @@ func main() {
 		mcp.AddTool(s, &mcp.Tool{Name: "ns.tool/with spaces", Description: "A name OpenTool does not allow."}, echo)
 		s.AddTool(&mcp.Tool{Name: "all_of", Description: "A schema OpenTool cannot express.", InputSchema: map[string]any{
 			"type": "object", "properties": map[string]any{"x": map[string]any{"allOf": []any{map[string]any{"type": "string"}}}},
-		}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil })
+		}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{}, nil
+		})
 	}
 	if *addAfter > 0 {
 		time.AfterFunc(*addAfter, func() {
