@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -13,34 +12,49 @@ import (
 	"github.com/opentool-host/opentool-host/host"
 )
 
-// handler returns the tools/call handler of tool name: a unary function
-// goes through host.Call, a streaming one through host.StreamCall with
-// its items collected.
+// ErrorMetaKey is the _meta key of an isError result that carries the
+// host's view of the failure as JSON: {"kind": host.Kind, "plugin",
+// "code" (the tool's own code, tool errors only), "status" (the exit
+// status, plugin_exited only), "faults" ([{"path","message"}],
+// invalid_params only), "retryable" (host.Kind.Retryable)}. Models read
+// the text block; programs may read this.
+const ErrorMetaKey = "opentool-host/error"
+
+// progressMessageMax is the largest item, in bytes, sent whole as the
+// message of a progress notification; larger items are summarized.
+const progressMessageMax = 4 << 10
+
+// handler returns the tools/call handler of tool name. ctx is the
+// request's: the SDK cancels it on notifications/cancelled (and, over
+// HTTP, when the request's connection ends: Handler), and the host then
+// cancels the call in the plugin.
 func (s *Server) handler(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		ctx, stop := withRequestCancel(ctx)
+		defer stop()
 		args := []byte(req.Params.Arguments)
 		if f := s.h.Function(name); f != nil && f.IsStream() {
-			return s.collect(ctx, req, name, args)
+			obj, err := s.collect(ctx, req, name, args)
+			return s.answer(name, obj, err)
 		}
-		res, err := s.h.Call(ctx, name, args)
-		if err != nil {
-			return toolError(err)
-		}
-		return result(res), nil
+		obj, err := s.h.Call(ctx, name, args)
+		return s.answer(name, obj, err)
 	}
 }
 
 // collect runs streaming function name and returns its items as
-// {"items":[...]}, sending one progress notification per item when the
-// client asked for progress.
-func (s *Server) collect(ctx context.Context, req *mcp.CallToolRequest, name string, args []byte) (*mcp.CallToolResult, error) {
+// {"items":[ITEM,...]}, at most Config.MaxResultBytes in all. When the
+// client sent a progress token it gets one notifications/progress per
+// item: progress = items so far, message = the item's JSON (or its size
+// when over 4 KiB).
+func (s *Server) collect(ctx context.Context, req *mcp.CallToolRequest, name string, args []byte) ([]byte, error) {
 	token := req.Params.GetProgressToken()
-	var buf bytes.Buffer
-	buf.WriteString(`{"items":[`)
+	buf := bytes.NewBufferString(`{"items":[`)
 	n := 0
 	err := s.h.StreamCall(ctx, name, args, func(item []byte) error {
-		if int64(buf.Len()+len(item)) > s.cfg.MaxResultBytes {
-			return &host.Error{Kind: host.KindResultRejected, Function: name, Message: fmt.Sprintf("the stream's items add up to more than the limit of %d bytes", s.cfg.MaxResultBytes)}
+		if int64(buf.Len()+len(item)+2) > s.cfg.MaxResultBytes {
+			return &host.Error{Kind: host.KindResultRejected, Function: name,
+				Message: fmt.Sprintf("the streamed items add up to more than %d bytes", s.cfg.MaxResultBytes)}
 		}
 		if n > 0 {
 			buf.WriteByte(',')
@@ -50,47 +64,96 @@ func (s *Server) collect(ctx context.Context, req *mcp.CallToolRequest, name str
 		if token != nil && req.Session != nil {
 			// Progress is advisory: a client that went away ends the
 			// call through ctx, not through this error.
-			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(n), Message: string(item)})
+			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(n), Message: progressMessage(n, item)})
 		}
 		return nil
 	})
 	if err != nil {
-		return toolError(err)
+		return nil, err
 	}
-	buf.WriteString(`]}`)
-	return result(buf.Bytes()), nil
+	buf.WriteString("]}")
+	return buf.Bytes(), nil
 }
 
-// result is the tools/call result of a function's JSON result object:
-// structuredContent plus a text block with the same JSON (MCP 2025-06-18,
-// "Structured Content").
-func result(obj []byte) *mcp.CallToolResult {
+// progressMessage is the message of the progress notification of the
+// n-th item.
+func progressMessage(n int, item []byte) string {
+	if len(item) <= progressMessageMax {
+		return string(item)
+	}
+	return fmt.Sprintf("item %d (%d bytes)", n, len(item))
+}
+
+// answer is the tools/call answer of a call of name that returned the
+// JSON result object obj or failed with err: structuredContent plus a
+// text block with the same JSON (MCP 2025-06-18 "Tools", "Structured
+// Content"), or what callError makes of err.
+func (s *Server) answer(name string, obj []byte, err error) (*mcp.CallToolResult, error) {
+	if err != nil {
+		return s.callError(name, err)
+	}
+	if len(obj) == 0 {
+		obj = []byte("{}")
+	}
 	return &mcp.CallToolResult{
 		Content:           []mcp.Content{&mcp.TextContent{Text: string(obj)}},
 		StructuredContent: json.RawMessage(obj),
-	}
+	}, nil
 }
 
-// toolError translates a call's error, the one place that does: an
-// unknown function is the JSON-RPC error -32602 the SDK gives for unknown
-// tools; every other failure, the tool's own error included, is a result
-// with isError so that the model sees the reason (MCP "Error Handling":
-// tool execution errors are reported in the result).
-func toolError(err error) (*mcp.CallToolResult, error) {
-	var he *host.Error
-	if !errors.As(err, &he) {
-		return errorResult("the call failed: " + err.Error()), nil
+// callError translates a call's error; it is the one place that does.
+// An unknown tool is the JSON-RPC error -32602 "unknown tool" that the
+// SDK gives for tools it does not know (MCP "Tools", "Error Handling":
+// protocol errors). Every other failure is a result with isError, so
+// that the model sees it and can react (tool execution errors):
+//   - KindTool: the tool's own message;
+//   - KindInvalidParams: "invalid params: PATH: FAULT; ..." (the SDK's
+//     own typed handlers answer invalid arguments the same way, and the
+//     2025-11-25 revision asks for it, SEP-1303);
+//   - every host-side failure (plugin exited, failed, stopped, busy,
+//     timed out, canceled, result rejected, transport): the host's
+//     message, naming the plugin and the function.
+//
+// The result's _meta[ErrorMetaKey] carries the details.
+func (s *Server) callError(name string, err error) (*mcp.CallToolResult, error) {
+	e := host.AsError(err)
+	if e == nil {
+		e = &host.Error{Kind: host.KindTransport, Function: name, Message: "the call failed", Err: err}
 	}
-	switch he.Kind {
-	case host.KindNotFound:
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", he.Function)}
-	case host.KindTool:
-		return errorResult(fmt.Sprintf("error %d: %s", he.Code, he.Message)), nil
+	if e.Kind == host.KindNotFound {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}
 	}
-	return errorResult(he.Message), nil
+	text := e.Error()
+	switch e.Kind {
+	case host.KindTool, host.KindInvalidParams:
+		text = e.Message
+		s.cfg.Logger.Debug("MCP call failed", "tool", name, "kind", e.Kind, "error", e)
+	case host.KindCanceled: // the client cancelled or went away
+		s.cfg.Logger.Debug("MCP call canceled", "tool", name, "error", e)
+	default:
+		s.cfg.Logger.Warn("MCP call failed", "tool", name, "kind", e.Kind, "error", e, "cause", e.Err)
+	}
+	return &mcp.CallToolResult{
+		IsError: true,
+		Content: []mcp.Content{&mcp.TextContent{Text: text}},
+		Meta:    mcp.Meta{ErrorMetaKey: errorMeta(e)},
+	}, nil
 }
 
-// errorResult is a result with isError and one text block.
-func errorResult(text string) *mcp.CallToolResult {
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+// errorMeta is the value of _meta[ErrorMetaKey] for e.
+func errorMeta(e *host.Error) map[string]any {
+	m := map[string]any{"kind": e.Kind, "retryable": e.Kind.Retryable()}
+	if e.Plugin != "" {
+		m["plugin"] = e.Plugin
+	}
+	if e.Kind == host.KindTool {
+		m["code"] = e.Code
+	}
+	if e.Status != "" {
+		m["status"] = e.Status
+	}
+	if len(e.Faults) > 0 {
+		m["faults"] = e.Faults
+	}
+	return m
 }

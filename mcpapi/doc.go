@@ -1,40 +1,78 @@
 // Package mcpapi serves every function of a host.Host to Model Context
-// Protocol clients, with the official Go SDK
-// (github.com/modelcontextprotocol/go-sdk): over streamable HTTP at /mcp
-// (Handler) and over stdio (Server.Run with mcp.StdioTransport).
+// Protocol clients with the official Go SDK
+// (github.com/modelcontextprotocol/go-sdk/mcp): over streamable HTTP at
+// /mcp (Server.Handler, next to /opentool and /otc, behind the same API
+// keys) and over stdio (Server.MCP with mcp.StdioTransport, the
+// `opentool-host mcp` command).
 //
 // One call travels:
 //
-//	tools/call (the SDK decodes it)     → Server.handle      (call.go)
-//	  → host.Host.Call / StreamCall     the host's one call path: route,
-//	                                    validate (argcheck), timeout, plugin
-//	  ← result / *host.Error            → result or toolError (call.go)
+//	tools/call (decoded by the SDK)  → Server.handler    (call.go), raw arguments
+//	  → host.Host.Call / StreamCall  the host's one call path: route, validate
+//	                                 the arguments (argcheck, the one validator:
+//	                                 the SDK validates nothing for raw tools),
+//	                                 timeout, plugin
+//	  ← result object / *host.Error  → Server.answer / Server.callError
 //
-// What maps to what (MCP revision 2025-06-18 and later, "Tools"):
+// What maps to what (MCP 2025-06-18 and later, "Server Features: Tools"):
 //
-//	OpenTool                         MCP
-//	function name                    tool name (OpenTool names are valid MCP names)
-//	description                      description
-//	parameters                       inputSchema: {"type":"object","properties",
-//	                                 "required"}, $refs inlined (opentool.ParametersJSONSchema)
-//	return (an object schema)        outputSchema
-//	result object                    structuredContent, plus one text block with the same JSON
-//	stream function                  a tool whose result collects the items:
-//	                                 structuredContent {"items":[ITEM, ...]}; with a
-//	                                 progress token, one notifications/progress per item
-//	                                 (progress = items so far, message = the item's JSON)
-//	tool error (plugin 400/500)      result with isError: true, text "error CODE: MESSAGE"
-//	invalid arguments (-32602)       result with isError: true, text "invalid params: ..."
-//	                                 (as the SDK's own typed handlers answer, so the
-//	                                 model can correct its call)
-//	host failure (exited, timeout,   result with isError: true and the reason
-//	busy, failed, stopped, ...)
-//	unknown function                 JSON-RPC error -32602 "unknown tool"
-//	caller gone, notifications/      the call's context ends: the host cancels the call
-//	cancelled                        in the plugin, as for an HTTP disconnect
+//	OpenTool                       MCP
+//	function name, description     tool name, description
+//	parameters                     inputSchema {"type":"object","properties",
+//	                               "required"[,"additionalProperties"]}, $refs
+//	                               inlined: opentool.ParametersJSONSchema, as
+//	                               export and argcheck build it
+//	return, when an object schema  outputSchema (MCP requires type object;
+//	                               a return schema of another type, as the
+//	                               reference mock's, gives none)
+//	result object                  structuredContent, plus one text block with
+//	                               the same JSON ("Structured Content")
+//	stream function                a tool whose result collects the items:
+//	                               structuredContent {"items":[ITEM,...]},
+//	                               outputSchema {"type":"object","properties":
+//	                               {"items":{"type":"array"[,"items":ITEM]}},
+//	                               "required":["items"]}; at most
+//	                               Config.MaxResultBytes in all
 //
-// The tool list follows the host: Follow waits on host.Host.Changed and
-// adds, replaces and removes tools, so the SDK sends
-// notifications/tools/list_changed when (and only when) the served
-// functions changed.
+// Errors, translated in one place (Server.callError):
+//
+//	tool error (the plugin's 400/500)  isError result, text = the tool's message
+//	invalid arguments                  isError result, text "invalid params: PATH:
+//	                                   FAULT; ..." (a tool execution error, as the
+//	                                   2025-11-25 revision asks, SEP-1303, and as
+//	                                   the SDK's own typed handlers answer, so that
+//	                                   the model can correct its call)
+//	host-side failure (plugin exited,  isError result, text naming the plugin, the
+//	failed, stopped, busy, timeout,    function and what happened
+//	canceled, result rejected,
+//	transport)
+//	unknown tool                       JSON-RPC error -32602 "unknown tool "NAME"",
+//	                                   as the SDK answers for tools it does not know
+//
+// Every isError result carries _meta["opentool-host/error"] (ErrorMetaKey)
+// with the kind, the plugin, the tool's code, the exit status, the
+// argument faults and whether a retry may succeed.
+//
+// Progress (MCP "Utilities: Progress"): when a tools/call of a streaming
+// function carries a progress token, each item sends one
+// notifications/progress on the request's stream: progress = items so
+// far (no total), message = the item's JSON (items over 4 KiB: "item N
+// (SIZE bytes)").
+//
+// Cancellation (MCP "Utilities: Cancellation"): the handler's context
+// goes into the host call, so when it ends the host cancels the call in
+// the plugin exactly as for an HTTP disconnect on /opentool. The SDK ends
+// it on notifications/cancelled over stdio and within an HTTP session,
+// and, without sessions, when the POST carrying the call ends (the SDK
+// does that for 2026-07-28 clients with PropagateRequestCancellation;
+// this package does it for older clients, reqctx.go). A stateless
+// notifications/cancelled arrives on a POST of its own, where nothing
+// knows the call; clients that cancel close the call's POST.
+//
+// Tool list: Follow waits on host.Host.Changed and adds, replaces and
+// removes tools, comparing definitions, so that the SDK sends
+// notifications/tools/list_changed when, and only when, the served tools
+// changed (a plugin restart changes none). 2026-07-28 clients receive it
+// over subscriptions/listen, older ones over stdio or a session's GET
+// stream (HTTPOptions.Sessions).
 package mcpapi

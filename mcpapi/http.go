@@ -1,38 +1,104 @@
 package mcpapi
 
 import (
+	"context"
 	"net/http"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/opentool-host/opentool-host/internal/httpguard"
 )
 
-// Path is where the streamable HTTP endpoint is mounted.
+// Path is where the streamable HTTP endpoint is mounted, next to
+// /opentool and /otc.
 const Path = "/mcp"
 
 // HTTPOptions tunes Handler.
 type HTTPOptions struct {
-	// Sessions keeps MCP sessions (Mcp-Session-Id, a GET stream for
-	// server notifications) for clients of protocol revisions before
-	// 2026-07-28 that want tools/list_changed pushed. Off (default): the
-	// endpoint is stateless, so any replica behind a load balancer can
-	// answer any request; clients of 2026-07-28 and later still get
-	// list_changed over subscriptions/listen, older ones are answered
-	// request by request.
+	// Sessions keeps MCP sessions (MCP 2025-06-18 "Transports", session
+	// management: Mcp-Session-Id, a GET stream for server messages,
+	// DELETE) for clients of protocol revisions before 2026-07-28 that
+	// want notifications/tools/list_changed pushed. Sessions live in
+	// this process, so every request of a session must reach it.
+	//
+	// Off (the default), the endpoint is stateless: every POST is
+	// answered on its own, so any replica behind a load balancer can
+	// answer any request; GET and DELETE get 405. Clients of 2026-07-28
+	// and later still get list_changed, over subscriptions/listen; older
+	// clients are answered request by request and re-list when they
+	// choose.
 	Sessions bool
-	// MaxBodyBytes caps a request body, in bytes (default the SDK's,
-	// 4 MiB); a larger body is answered 413.
+	// MaxBodyBytes caps a request body, in bytes; a larger one is
+	// answered 413. Default the SDK's (4 MiB, as --max-body).
 	MaxBodyBytes int64
+	// WriteTimeout is how long a client has to take each response or
+	// stream frame before it is cut off (httpguard.SetWriteDeadline, as
+	// for /opentool and /otc). Default httpguard.DefaultWriteTimeout.
+	WriteTimeout time.Duration
 }
 
-// Handler returns the MCP streamable-HTTP endpoint (MCP "Transports",
-// streamable HTTP) for s. Calls end when their HTTP request does (on
-// 2026-07-28 and later) or on notifications/cancelled; the host then
-// cancels them in the plugin. Authentication is the caller's: wrap it
-// with httpguard.RequireAPIKey.
+// Handler returns the MCP streamable HTTP endpoint (MCP "Transports",
+// Streamable HTTP) of s. POST bodies must be application/json and
+// clients must accept application/json and text/event-stream (the SDK
+// answers 415 and 400 otherwise).
+//
+// A call ends, and the host cancels it in the plugin, when the client
+// sends notifications/cancelled on a session, or, without sessions, when
+// the POST that carries the call ends (its answer can no longer be
+// delivered). Authentication is the caller's: wrap the handler with
+// httpguard.RequireAPIKey, as run does.
 func (s *Server) Handler(o HTTPOptions) http.Handler {
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.srv }, &mcp.StreamableHTTPOptions{
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = httpguard.DefaultWriteTimeout
+	}
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.srv }, &mcp.StreamableHTTPOptions{
 		Stateless:                    !o.Sessions,
 		PropagateRequestCancellation: true,
 		MaxRequestBodyBytes:          o.MaxBodyBytes,
 	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if listens(r) {
+			ctx, cancel := context.WithCancel(r.Context())
+			defer cancel()
+			defer context.AfterFunc(s.down, cancel)()
+			r = r.WithContext(ctx)
+		}
+		if !o.Sessions {
+			r = bindRequest(r)
+		}
+		h.ServeHTTP(&deadlineWriter{ResponseWriter: w, d: o.WriteTimeout}, r)
+	})
 }
+
+// listens reports whether r opens a stream that only waits for server
+// messages: a session's GET stream, or a subscriptions/listen POST (the
+// SDK checks that the Mcp-Method header matches the body).
+func listens(r *http.Request) bool {
+	return r.Method == http.MethodGet || r.Header.Get("Mcp-Method") == "subscriptions/listen"
+}
+
+// deadlineWriter gives the client d to take each write and each flush.
+type deadlineWriter struct {
+	http.ResponseWriter
+	d time.Duration
+}
+
+// Write implements http.ResponseWriter.
+func (w *deadlineWriter) Write(p []byte) (int, error) {
+	httpguard.SetWriteDeadline(w.ResponseWriter, w.d)
+	return w.ResponseWriter.Write(p)
+}
+
+// FlushError flushes under the write deadline (http.ResponseController
+// calls it).
+func (w *deadlineWriter) FlushError() error {
+	httpguard.SetWriteDeadline(w.ResponseWriter, w.d)
+	return http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// Flush implements http.Flusher.
+func (w *deadlineWriter) Flush() { _ = w.FlushError() }
+
+// Unwrap returns the underlying writer (for http.ResponseController).
+func (w *deadlineWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"os"
-	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -17,67 +17,93 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/httpapi"
 	"github.com/opentool-host/opentool-host/internal/httpguard"
 	"github.com/opentool-host/opentool-host/internal/testutil"
 	"github.com/opentool-host/opentool-host/mcpapi"
 )
 
-// fixture is a real host (real plugin processes) served at /mcp on
-// 127.0.0.1, and an SDK client session to it.
-type fixture struct {
-	h       *host.Host
-	dir     string
-	url     string
-	cs      *mcp.ClientSession
-	changed chan struct{} // one value per tools/list_changed received
+// apiKey is the one key every rig accepts.
+const apiKey = "mcp-test-key"
 
-	mu       sync.Mutex
-	progress []*mcp.ProgressNotificationParams
+// rig is a real host, its MCP server following it, and one loopback
+// HTTP server: /mcp (stateless), /sessions/mcp (with sessions) and the
+// OpenTool API, all behind apiKey.
+type rig struct {
+	h   *host.Host
+	s   *mcpapi.Server
+	dir string // the plugins directory
+	url string // http://127.0.0.1:PORT
 }
 
-// serve starts a watching host with pkgs, serves it at /mcp behind key
-// (none when "") and connects a client.
-func serve(t *testing.T, key string, pkgs ...string) *fixture {
+// newRig starts a host on the plugins pkgs (mod adjusts its
+// configuration, as for testutil.StartHost) and serves it.
+func newRig(t testing.TB, mod func(*host.Config), cfg mcpapi.Config, pkgs ...string) *rig {
 	t.Helper()
-	f := &fixture{changed: make(chan struct{}, 16)}
-	f.h = testutil.StartHost(t, func(c *host.Config) {
-		c.Watch = true
-		f.dir = c.Dir
+	r := &rig{}
+	r.h = testutil.StartHost(t, func(c *host.Config) {
+		r.dir = c.Dir
+		if mod != nil {
+			mod(c)
+		}
 	}, pkgs...)
-	s := mcpapi.New(f.h, mcpapi.Config{Logger: testutil.Logger(t)})
+	if cfg.Logger == nil {
+		cfg.Logger = testutil.Logger(t)
+	}
+	r.s = mcpapi.New(r.h, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	go s.Follow(ctx)
-	var keys []string
-	if key != "" {
-		keys = []string{key}
-	}
+	go r.s.Follow(ctx)
+	keys := []string{apiKey}
 	mux := http.NewServeMux()
-	mux.Handle(mcpapi.Path, httpguard.RequireAPIKey(keys, s.Handler(mcpapi.HTTPOptions{})))
-	f.url = testutil.Serve(t, mux) + mcpapi.Path
-	f.cs = f.connect(t, &mcp.StreamableClientTransport{Endpoint: f.url, HTTPClient: bearer(key)})
-	return f
+	mux.Handle(mcpapi.Path, httpguard.RequireAPIKey(keys, r.s.Handler(mcpapi.HTTPOptions{})))
+	mux.Handle("/sessions"+mcpapi.Path, httpguard.RequireAPIKey(keys, r.s.Handler(mcpapi.HTTPOptions{Sessions: true})))
+	mux.Handle("/", httpapi.New(r.h, httpapi.Config{Version: "test", APIKeys: keys}))
+	r.url = testutil.Serve(t, mux)
+	return r
 }
 
-// connect connects an SDK client that records list_changed and progress.
-func (f *fixture) connect(t *testing.T, tr mcp.Transport) *mcp.ClientSession {
+// examples are the example plugins and the faulty test plugin.
+var examples = []string{"./plugins/mock", "./plugins/calculator", "./plugins/files", "./internal/testplugins/faulty"}
+
+// mode is one way to reach the server over HTTP.
+type mode struct {
+	name     string
+	endpoint string // path under the rig's URL
+	protocol string // the client's protocol version; "" for the SDK's latest
+}
+
+var modes = []mode{
+	{"stateless", mcpapi.Path, ""},
+	{"stateless-2025-06-18", mcpapi.Path, "2025-06-18"},
+	{"sessions", "/sessions" + mcpapi.Path, ""},
+}
+
+// keyTransport sends apiKey with every request.
+type keyTransport struct{}
+
+func (keyTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	req.Header.Set("Authorization", "Bearer "+apiKey)
+	return http.DefaultTransport.RoundTrip(req)
+}
+
+// connect opens a client session to r in mode m, closed when the test
+// ends.
+func (r *rig) connect(t testing.TB, m mode, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
-	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-			select {
-			case f.changed <- struct{}{}:
-			default:
-			}
-		},
-		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			f.progress = append(f.progress, r.Params)
-		},
-	})
+	tr := &mcp.StreamableClientTransport{Endpoint: r.url + m.endpoint, HTTPClient: &http.Client{Transport: keyTransport{}}, MaxRetries: -1}
+	return connectWith(t, tr, m.protocol, opts)
+}
+
+// connectWith connects a client over tr, asking for protocol ("" for the
+// SDK's latest).
+func connectWith(t testing.TB, tr mcp.Transport, protocol string, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	cs, err := c.Connect(ctx, tr, nil)
+	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, opts)
+	cs, err := c.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
 	if err != nil {
 		t.Fatalf("connect: %v", err)
 	}
@@ -85,318 +111,448 @@ func (f *fixture) connect(t *testing.T, tr mcp.Transport) *mcp.ClientSession {
 	return cs
 }
 
-// bearer is an HTTP client that sends "Authorization: Bearer key".
-func bearer(key string) *http.Client {
-	if key == "" {
-		return http.DefaultClient
-	}
-	return &http.Client{Transport: authTransport{key}}
-}
-
-type authTransport struct{ key string }
-
-func (a authTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+a.key)
-	return http.DefaultTransport.RoundTrip(r)
-}
-
-// callTool calls tool name with args (JSON) and returns the result.
-func callTool(t *testing.T, cs *mcp.ClientSession, name, args string) *mcp.CallToolResult {
+// call calls tool name with args and fails the test on a protocol error.
+func call(t testing.TB, cs *mcp.ClientSession, name string, args any) *mcp.CallToolResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: json.RawMessage(args)})
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
 		t.Fatalf("tools/call %s: %v", name, err)
 	}
 	return res
 }
 
-// structured returns the structured content of a successful result and
-// checks that its text block holds the same JSON.
-func structured(t *testing.T, res *mcp.CallToolResult) map[string]any {
+// ok returns the structured result of a successful call and checks that
+// the text block holds the same JSON.
+func ok(t testing.TB, res *mcp.CallToolResult) map[string]any {
 	t.Helper()
 	if res.IsError {
 		t.Fatalf("isError result: %s", text(res))
 	}
-	b, _ := json.Marshal(res.StructuredContent)
-	var m, fromText map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatalf("structuredContent %s: %v", b, err)
+	m, isMap := res.StructuredContent.(map[string]any)
+	if !isMap {
+		t.Fatalf("structuredContent = %#v, want an object", res.StructuredContent)
 	}
-	if err := json.Unmarshal([]byte(text(res)), &fromText); err != nil || len(fromText) != len(m) {
-		t.Fatalf("text block %q does not hold the structured JSON %s", text(res), b)
+	var fromText map[string]any
+	if err := json.Unmarshal([]byte(text(res)), &fromText); err != nil {
+		t.Fatalf("text block is not the JSON result: %q", text(res))
+	}
+	if a, b := mustJSON(t, m), mustJSON(t, fromText); a != b {
+		t.Fatalf("text block %s != structuredContent %s", b, a)
 	}
 	return m
 }
 
-// text joins the text blocks of res.
+// failed returns the text and error meta of an isError result.
+func failed(t testing.TB, res *mcp.CallToolResult) (string, map[string]any) {
+	t.Helper()
+	if !res.IsError {
+		t.Fatalf("want isError, got %s", mustJSON(t, res.StructuredContent))
+	}
+	meta, _ := res.Meta[mcpapi.ErrorMetaKey].(map[string]any)
+	return text(res), meta
+}
+
 func text(res *mcp.CallToolResult) string {
-	var parts []string
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			parts = append(parts, tc.Text)
-		}
+	if len(res.Content) != 1 {
+		return ""
 	}
-	return strings.Join(parts, "\n")
+	tc, _ := res.Content[0].(*mcp.TextContent)
+	if tc == nil {
+		return ""
+	}
+	return tc.Text
 }
 
-// tools lists the tools by name.
-func tools(t *testing.T, cs *mcp.ClientSession) map[string]*mcp.Tool {
+func mustJSON(t testing.TB, v any) string {
 	t.Helper()
-	out := map[string]*mcp.Tool{}
-	for tool, err := range cs.Tools(context.Background(), nil) {
-		if err != nil {
-			t.Fatalf("tools/list: %v", err)
-		}
-		out[tool.Name] = tool
-	}
-	return out
-}
-
-// schemaOf returns a tool's schema as a map.
-func schemaOf(t *testing.T, s any) map[string]any {
-	t.Helper()
-	b, _ := json.Marshal(s)
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
+	b, err := json.Marshal(v)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return m
+	return string(b)
 }
 
-func TestToolsListAndCalls(t *testing.T) {
-	f := serve(t, "", "./plugins/mock", "./plugins/calculator")
-	ts := tools(t, f.cs)
-	want := []string{"count", "create", "read", "update", "delete", "run", "sequentiallyRead", "add", "subtract", "multiply", "divide"}
-	for _, name := range want {
-		if ts[name] == nil {
-			t.Errorf("tools/list lacks %s", name)
+// sleeps returns the faulty plugin's sleeps in flight and those ended by
+// cancellation.
+func sleeps(t *testing.T, cs *mcp.ClientSession) (active, cancelled float64) {
+	t.Helper()
+	m := ok(t, call(t, cs, "sleeps", nil))
+	return m["active"].(float64), m["cancelled"].(float64)
+}
+
+// TestModes runs every MCP feature over each HTTP mode against the
+// example plugins.
+func TestModes(t *testing.T) {
+	r := newRig(t, nil, mcpapi.Config{}, examples...)
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			cs := r.connect(t, m, nil)
+			t.Run("list", func(t *testing.T) { checkList(t, r.h, cs) })
+			t.Run("crud", func(t *testing.T) { checkCRUD(t, cs) })
+			t.Run("errors", func(t *testing.T) { checkErrors(t, cs) })
+			t.Run("progress", func(t *testing.T) { checkProgress(t, r, m) })
+			t.Run("cancel", func(t *testing.T) { checkCancel(t, cs) })
+		})
+	}
+}
+
+// checkList checks that tools/list has every served function with the
+// host's schemas.
+func checkList(t *testing.T, h *host.Host, cs *mcp.ClientSession) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	tools := map[string]*mcp.Tool{}
+	for tool, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		tools[tool.Name] = tool
+	}
+	var want []string
+	for _, fi := range h.Functions() {
+		want = append(want, fi.Function.Name)
+	}
+	got := make([]string, 0, len(tools))
+	for name := range tools {
+		got = append(got, name)
+	}
+	slices.Sort(want)
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Fatalf("tools = %v\nwant %v", got, want)
+	}
+	schemas := []struct{ tool, in, out string }{
+		{"add", `{"additionalProperties":false,"properties":{"a":{"description":"First operand","type":"number"},"b":{"description":"Second operand","type":"number"}},"required":["a","b"],"type":"object"}`,
+			`{"additionalProperties":false,"properties":{"result":{"description":"The result of the operation","type":"number"}},"required":["result"],"type":"object"}`},
+		{"read", `{"properties":{"id":{"description":"Text Id in storage","type":"integer"}},"required":["id"],"type":"object"}`, `null`},
+		{"count", `{"properties":{},"required":[],"type":"object"}`, `null`},
+		{"sequentiallyRead", `{"properties":{},"required":[],"type":"object"}`, `{"properties":{"items":{"type":"array"}},"required":["items"],"type":"object"}`},
+		{"ticks", `{"properties":{},"required":[],"type":"object"}`,
+			`{"properties":{"items":{"items":{"properties":{"n":{"type":"integer"}},"type":"object"},"type":"array"}},"required":["items"],"type":"object"}`},
+	}
+	for _, s := range schemas {
+		tool := tools[s.tool]
+		if in := mustJSON(t, tool.InputSchema); in != s.in {
+			t.Errorf("%s inputSchema = %s\nwant %s", s.tool, in, s.in)
+		}
+		if out := mustJSON(t, tool.OutputSchema); out != s.out {
+			t.Errorf("%s outputSchema = %s\nwant %s", s.tool, out, s.out)
 		}
 	}
-	if len(ts) != len(want) {
-		t.Errorf("tools/list has %d tools, want %d", len(ts), len(want))
+	if d := tools["add"].Description; d != "Add two numbers: a + b." {
+		t.Errorf("add description = %q", d)
 	}
-	in := schemaOf(t, ts["update"].InputSchema)
-	props, _ := in["properties"].(map[string]any)
-	if in["type"] != "object" || props["id"] == nil || props["text"] == nil || len(in["required"].([]any)) != 2 {
-		t.Errorf("update inputSchema = %v", in)
-	}
-	if b, _ := json.Marshal(in); strings.Contains(string(b), "$ref") {
-		t.Errorf("inputSchema keeps a $ref: %s", b)
-	}
-	if out := schemaOf(t, ts["add"].OutputSchema); out["type"] != "object" {
-		t.Errorf("add outputSchema = %v", out)
-	}
-
-	// The mock CRUD round trip and the calculator.
-	if got := structured(t, callTool(t, f.cs, "create", `{"text":"Third"}`)); got["id"] != 2.0 {
-		t.Fatalf("create = %v", got)
-	}
-	if got := structured(t, callTool(t, f.cs, "read", `{"id":2}`)); got["text"] != "Third" {
-		t.Fatalf("read = %v", got)
-	}
-	structured(t, callTool(t, f.cs, "update", `{"id":2,"text":"3rd"}`))
-	if got := structured(t, callTool(t, f.cs, "read", `{"id":2}`)); got["text"] != "3rd" {
-		t.Fatalf("read after update = %v", got)
-	}
-	structured(t, callTool(t, f.cs, "delete", `{"id":2}`))
-	if got := structured(t, callTool(t, f.cs, "count", `{}`)); got["count"] != 2.0 {
-		t.Fatalf("count = %v", got)
-	}
-	if got := structured(t, callTool(t, f.cs, "add", `{"a":1.5,"b":2}`)); got["result"] != 3.5 {
-		t.Fatalf("add = %v", got)
-	}
-
-	// A tool error (the plugin's 400 and 500) is an isError result.
-	if res := callTool(t, f.cs, "divide", `{"a":1,"b":0}`); !res.IsError || !strings.Contains(text(res), "error 400") {
-		t.Fatalf("divide by zero = %+v %q", res, text(res))
-	}
-	if res := callTool(t, f.cs, "run", `{}`); !res.IsError || !strings.Contains(text(res), "error 500") {
-		t.Fatalf("run = %q", text(res))
-	}
-	// Invalid arguments: an isError result naming the fault, as the
-	// SDK's typed handlers answer.
-	res := callTool(t, f.cs, "add", `{"a":"one"}`)
-	if !res.IsError || !strings.Contains(text(res), "invalid params") || !strings.Contains(text(res), "b") {
-		t.Fatalf("invalid args = %q", text(res))
-	}
-	// An unknown tool is the JSON-RPC error -32602.
-	_, err := f.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "nope"})
-	var je *jsonrpc.Error
-	if !errors.As(err, &je) || je.Code != jsonrpc.CodeInvalidParams {
-		t.Fatalf("unknown tool: err = %v", err)
+	if in := mustJSON(t, tools["read_file"].InputSchema); !strings.Contains(in, `"path"`) || !strings.Contains(in, `"required":["path"]`) {
+		t.Errorf("read_file inputSchema = %s", in)
 	}
 }
 
-func TestAPIKeyRequired(t *testing.T) {
-	f := serve(t, "s3cret", "./plugins/calculator")
-	if got := structured(t, callTool(t, f.cs, "add", `{"a":1,"b":2}`)); got["result"] != 3.0 {
-		t.Fatalf("add with key = %v", got)
+// checkCRUD runs the mock's CRUD round trip and the calculator.
+func checkCRUD(t *testing.T, cs *mcp.ClientSession) {
+	n := ok(t, call(t, cs, "count", nil))["count"].(float64)
+	if got := ok(t, call(t, cs, "count", json.RawMessage("null")))["count"]; got != n {
+		t.Errorf("count with null arguments = %v", got)
 	}
-	req, _ := http.NewRequest(http.MethodPost, f.url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	id := ok(t, call(t, cs, "create", map[string]any{"text": "Hi"}))["id"].(float64)
+	if id != n {
+		t.Errorf("create id = %v, want %v", id, n)
+	}
+	if got := ok(t, call(t, cs, "read", map[string]any{"id": id}))["text"]; got != "Hi" {
+		t.Errorf("read = %v", got)
+	}
+	ok(t, call(t, cs, "update", map[string]any{"id": id, "text": "Yo"}))
+	if got := ok(t, call(t, cs, "read", map[string]any{"id": id}))["text"]; got != "Yo" {
+		t.Errorf("read after update = %v", got)
+	}
+	if got := ok(t, call(t, cs, "delete", map[string]any{"id": id}))["result"]; got != "Delete successfully." {
+		t.Errorf("delete = %v", got)
+	}
+	if got := ok(t, call(t, cs, "count", nil))["count"]; got != n {
+		t.Errorf("count after delete = %v, want %v", got, n)
+	}
+	if got := ok(t, call(t, cs, "add", map[string]any{"a": 1.5, "b": 2}))["result"]; got != 3.5 {
+		t.Errorf("add = %v", got)
+	}
+}
+
+// checkErrors checks the translation of every kind of failure.
+func checkErrors(t *testing.T, cs *mcp.ClientSession) {
+	txt, meta := failed(t, call(t, cs, "divide", map[string]any{"a": 1, "b": 0}))
+	if txt != "division by zero: b must not be 0" || meta["kind"] != "tool_error" || meta["code"] != 400.0 || meta["plugin"] != "calculator" {
+		t.Errorf("tool error: %q %v", txt, meta)
+	}
+	txt, meta = failed(t, call(t, cs, "run", nil))
+	if !strings.Contains(txt, "run failed") || meta["code"] != 500.0 {
+		t.Errorf("tool error 500: %q %v", txt, meta)
+	}
+	txt, meta = failed(t, call(t, cs, "read", map[string]any{"id": "abc"}))
+	faults, _ := meta["faults"].([]any)
+	if txt != "invalid params: id: must be integer, got string" || meta["kind"] != "invalid_params" || len(faults) != 1 {
+		t.Errorf("invalid params: %q %v", txt, meta)
+	}
+	txt, _ = failed(t, call(t, cs, "add", map[string]any{"a": 1, "b": 2, "A": 3}))
+	if !strings.HasPrefix(txt, "invalid params: ") {
+		t.Errorf("unknown parameter: %q", txt)
+	}
+	if txt, _ = failed(t, call(t, cs, "count", json.RawMessage("[1]"))); txt != "invalid params: arguments must be a JSON object, got array" {
+		t.Errorf("arguments not an object: %q", txt)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "nope", Arguments: map[string]any{}})
+	var we *jsonrpc.Error
+	if !errors.As(err, &we) || we.Code != jsonrpc.CodeInvalidParams || !strings.Contains(we.Message, `"nope"`) {
+		t.Errorf("unknown tool: %v", err)
+	}
+}
+
+// checkProgress calls the mock's streaming function with a progress
+// token: one notification per item, and the items collected.
+func checkProgress(t *testing.T, r *rig, m mode) {
+	var mu sync.Mutex
+	var notes []*mcp.ProgressNotificationParams
+	cs := r.connect(t, m, &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+		mu.Lock()
+		defer mu.Unlock()
+		notes = append(notes, req.Params)
+	}})
+	count := ok(t, call(t, cs, "count", nil))["count"].(float64)
+	params := &mcp.CallToolParams{Name: "sequentiallyRead", Arguments: map[string]any{}}
+	params.SetProgressToken("p1")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, err := cs.CallTool(ctx, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, _ := ok(t, res)["items"].([]any)
+	if len(items) != int(count) || mustJSON(t, items[0]) != `{"data":"Hello"}` {
+		t.Fatalf("items = %s, want %v items", mustJSON(t, items), count)
+	}
+	// The notifications come before the answer, but the client hands
+	// them to the handler on its own goroutine.
+	testutil.Eventually(t, 10*time.Second, "one progress notification per item", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(notes) >= len(items)
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if len(notes) != len(items) {
+		t.Fatalf("%d progress notifications, want %d", len(notes), len(items))
+	}
+	for i, n := range notes {
+		if n.ProgressToken != "p1" || n.Progress != float64(i+1) || n.Message != mustJSON(t, items[i]) {
+			t.Errorf("progress %d = %+v", i, n)
+		}
+	}
+}
+
+// checkCancel cancels a call in flight and checks that the plugin saw it
+// cancelled.
+func checkCancel(t *testing.T, cs *mcp.ClientSession) {
+	_, before := sleeps(t, cs)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "sleep", Arguments: map[string]any{"ms": 60000}})
+		errc <- err
+	}()
+	testutil.Eventually(t, 10*time.Second, "the sleep call runs in the plugin", func() bool {
+		active, _ := sleeps(t, cs)
+		return active >= 1
+	})
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled call: %v", err)
+	}
+	testutil.Eventually(t, 10*time.Second, "the plugin sees the call cancelled", func() bool {
+		active, cancelled := sleeps(t, cs)
+		return cancelled > before && active == 0
+	})
+}
+
+// post posts body to url as an MCP client would, with key when not "",
+// and returns the HTTP status.
+func post(t *testing.T, url, key, body string) int {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusUnauthorized {
-		t.Fatalf("no key: status %d, want 401", resp.StatusCode)
+	return resp.StatusCode
+}
+
+// TestHTTPGuards checks that /mcp needs the API key and caps bodies at
+// MaxBodyBytes.
+func TestHTTPGuards(t *testing.T) {
+	r := newRig(t, nil, mcpapi.Config{}, "./plugins/calculator")
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+	for _, p := range []string{mcpapi.Path, "/sessions" + mcpapi.Path} {
+		if code := post(t, r.url+p, "", body); code != http.StatusUnauthorized {
+			t.Errorf("%s without a key: %d, want 401", p, code)
+		}
+		if code := post(t, r.url+p, "wrong", body); code != http.StatusUnauthorized {
+			t.Errorf("%s with a wrong key: %d, want 401", p, code)
+		}
+	}
+	small := testutil.Serve(t, r.s.Handler(mcpapi.HTTPOptions{MaxBodyBytes: 64}))
+	if code := post(t, small, "", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}}`); code != http.StatusRequestEntityTooLarge {
+		t.Errorf("a body over MaxBodyBytes: %d, want 413", code)
+	}
+	tr := &mcp.StreamableClientTransport{Endpoint: r.url + mcpapi.Path, MaxRetries: -1}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, tr, nil); err == nil {
+		cs.Close()
+		t.Error("an SDK client without the key connected")
 	}
 }
 
-func TestKilledPluginIsErrorThenRecovers(t *testing.T) {
-	f := serve(t, "", "./internal/testplugins/faulty")
-	pid := int(structured(t, callTool(t, f.cs, "pid", `{}`))["pid"].(float64))
+// TestPluginKilledMidCall: a plugin SIGKILLed during a call gives an
+// isError result; the next call succeeds on the restarted plugin; the
+// restart changes no tool.
+func TestPluginKilledMidCall(t *testing.T) {
+	r := newRig(t, nil, mcpapi.Config{}, "./internal/testplugins/faulty")
+	cs := r.connect(t, modes[0], nil)
+	pid := int(ok(t, call(t, cs, "pid", nil))["pid"].(float64))
+	changes := mcpapi.Changes(r.s)
 	done := make(chan *mcp.CallToolResult, 1)
-	go func() { done <- callTool(t, f.cs, "hang", `{}`) }()
-	testutil.Eventually(t, 10*time.Second, "hang in flight", func() bool {
-		for _, p := range f.h.Plugins() {
-			if p.InFlight > 0 {
-				return true
-			}
-		}
-		return false
+	go func() { done <- call(t, cs, "sleep", map[string]any{"ms": 60000}) }()
+	testutil.Eventually(t, 10*time.Second, "the sleep call runs in the plugin", func() bool {
+		active, _ := sleeps(t, cs)
+		return active >= 1
 	})
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	res := <-done
-	if !res.IsError || !strings.Contains(text(res), "exited") {
-		t.Fatalf("call during SIGKILL = %q", text(res))
+	txt, meta := failed(t, <-done)
+	if meta["kind"] != "plugin_exited" || meta["status"] != "signal: killed" || meta["retryable"] != true || !strings.Contains(txt, `plugin "faulty"`) {
+		t.Errorf("killed: %q %v", txt, meta)
 	}
-	testutil.Eventually(t, 15*time.Second, "next call succeeds", func() bool {
-		r := callTool(t, f.cs, "pid", `{}`)
-		return !r.IsError
-	})
+	if again := int(ok(t, call(t, cs, "pid", nil))["pid"].(float64)); again == pid {
+		t.Errorf("pid %d after the kill is the killed one", again)
+	}
+	if n := mcpapi.Sync(r.s); n != 0 || mcpapi.Changes(r.s) != changes {
+		t.Errorf("a restart changed %d tools (%d changes since the kill)", n, mcpapi.Changes(r.s)-changes)
+	}
 }
 
-func TestDroppedBinarySendsListChanged(t *testing.T) {
-	f := serve(t, "", "./plugins/calculator")
-	if tools(t, f.cs)["count"] != nil {
-		t.Fatal("count served before mock was dropped")
+// TestHotReload: a binary dropped into the plugins folder is announced
+// with tools/list_changed (over subscriptions/listen and over a session's
+// GET stream) and its tools are listed; removing it does the same.
+func TestHotReload(t *testing.T) {
+	r := newRig(t, func(c *host.Config) { c.Watch = true }, mcpapi.Config{}, "./plugins/calculator")
+	listen := []mode{modes[0], modes[2]}
+	changed := make([]chan struct{}, len(listen))
+	sessions := make([]*mcp.ClientSession, len(listen))
+	for i, m := range listen {
+		ch := make(chan struct{}, 16)
+		changed[i] = ch
+		sessions[i] = r.connect(t, m, &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			ch <- struct{}{}
+		}})
 	}
-	drain(f.changed)
-	dropped := time.Now()
-	testutil.InstallPlugin(t, f.dir, "mock", "./plugins/mock")
-	waitChanged(t, f, "a binary drop")
-	t.Logf("binary drop → tools/list_changed received: %v", time.Since(dropped))
-	testutil.Eventually(t, 10*time.Second, "count listed", func() bool { return tools(t, f.cs)["count"] != nil })
-	if got := structured(t, callTool(t, f.cs, "count", `{}`)); got["count"] != 2.0 {
-		t.Fatalf("count = %v", got)
+	file := testutil.InstallPlugin(t, r.dir, "mock", "./plugins/mock")
+	for i, m := range listen {
+		waitListed(t, m.name, changed[i], sessions[i], "count", true)
 	}
-	drain(f.changed)
-	if err := os.Remove(filepath.Join(f.dir, "opentool-plugin-mock")); err != nil {
+	if res := call(t, sessions[0], "count", nil); res.IsError {
+		t.Fatalf("count: %s", text(res))
+	}
+	if err := os.Remove(file); err != nil {
 		t.Fatal(err)
 	}
-	waitChanged(t, f, "a removal")
-	testutil.Eventually(t, 10*time.Second, "count unlisted", func() bool { return tools(t, f.cs)["count"] == nil })
+	for i, m := range listen {
+		waitListed(t, m.name, changed[i], sessions[i], "count", false)
+	}
 }
 
-// waitChanged waits for a tools/list_changed notification.
-func waitChanged(t *testing.T, f *fixture, after string) {
+// waitListed waits for a list_changed notification after which tool is
+// (or is not) listed.
+func waitListed(t *testing.T, name string, changed <-chan struct{}, cs *mcp.ClientSession, tool string, want bool) {
 	t.Helper()
-	select {
-	case <-f.changed:
-	case <-time.After(20 * time.Second):
-		t.Fatalf("no tools/list_changed within 20s of %s", after)
-	}
-}
-
-func TestCancellationReachesPlugin(t *testing.T) {
-	f := serve(t, "", "./internal/testplugins/faulty")
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		_, err := f.cs.CallTool(ctx, &mcp.CallToolParams{Name: "sleep", Arguments: map[string]any{"ms": 60000}})
-		done <- err
-	}()
-	testutil.Eventually(t, 10*time.Second, "sleep in flight", func() bool {
-		return structured(t, callTool(t, f.cs, "sleeps", `{}`))["active"] == 1.0
-	})
-	cancel()
-	if err := <-done; err == nil {
-		t.Fatal("cancelled call returned no error")
-	}
-	testutil.Eventually(t, 10*time.Second, "the plugin saw the cancellation", func() bool {
-		s := structured(t, callTool(t, f.cs, "sleeps", `{}`))
-		return s["cancelled"] == 1.0 && s["active"] == 0.0
-	})
-}
-
-func TestStreamCollectedWithProgress(t *testing.T) {
-	f := serve(t, "", "./plugins/mock")
-	ts := tools(t, f.cs)
-	if out := schemaOf(t, ts["sequentiallyRead"].OutputSchema); out["type"] != "object" {
-		t.Fatalf("stream tool outputSchema = %v", out)
-	}
-	res, err := f.cs.CallTool(context.Background(), &mcp.CallToolParams{
-		Name: "sequentiallyRead", Arguments: map[string]any{},
-		Meta: mcp.Meta{"progressToken": "tok-1"},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	items, _ := structured(t, res)["items"].([]any)
-	if len(items) == 0 {
-		t.Fatalf("no items: %q", text(res))
-	}
-	testutil.Eventually(t, 5*time.Second, "one progress notification per item", func() bool {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		return len(f.progress) == len(items)
-	})
-	f.mu.Lock()
-	last := f.progress[len(f.progress)-1]
-	f.mu.Unlock()
-	if last.ProgressToken != "tok-1" || last.Progress != float64(len(items)) || last.Message == "" {
-		t.Fatalf("last progress = %+v", last)
-	}
-}
-
-func TestOldProtocolClientServedStateless(t *testing.T) {
-	f := serve(t, "", "./plugins/calculator")
-	post := func(body string) (int, string) {
-		req, _ := http.NewRequest(http.MethodPost, f.url, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var sb strings.Builder
-		buf := make([]byte, 4096)
-		for {
-			n, err := resp.Body.Read(buf)
-			sb.Write(buf[:n])
-			if err != nil {
-				break
-			}
-		}
-		return resp.StatusCode, sb.String()
-	}
-	code, body := post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"old","version":"1"}}}`)
-	if code != http.StatusOK || !strings.Contains(body, `"protocolVersion":"2025-06-18"`) {
-		t.Fatalf("initialize: %d %s", code, body)
-	}
-	code, body = post(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":3}}}`)
-	if code != http.StatusOK || !strings.Contains(body, `"result":5`) {
-		t.Fatalf("tools/call: %d %s", code, body)
-	}
-}
-
-// drain empties ch.
-func drain(ch chan struct{}) {
+	deadline := time.After(20 * time.Second)
 	for {
 		select {
-		case <-ch:
-		default:
+		case <-changed:
+		case <-deadline:
+			t.Fatalf("%s: no tools/list_changed with %s listed = %v", name, tool, want)
+		}
+		if listed(t, cs, tool) == want {
 			return
 		}
 	}
+}
+
+// listed reports whether tools/list has tool.
+func listed(t *testing.T, cs *mcp.ClientSession, tool string) bool {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return slices.ContainsFunc(res.Tools, func(x *mcp.Tool) bool { return x.Name == tool })
+}
+
+// TestStreamCapAndCancel: a stream whose items pass MaxResultBytes ends
+// with an isError result and the plugin is told to cancel; a stream
+// cancelled by the client after some progress ends in the plugin too.
+func TestStreamCapAndCancel(t *testing.T) {
+	r := newRig(t, nil, mcpapi.Config{MaxResultBytes: 200}, "./internal/testplugins/faulty")
+	cs := r.connect(t, modes[0], nil)
+	_, before := sleeps(t, cs)
+	txt, meta := failed(t, call(t, cs, "ticks", nil))
+	if meta["kind"] != "result_rejected" || !strings.Contains(txt, "200 bytes") {
+		t.Errorf("capped stream: %q %v", txt, meta)
+	}
+	testutil.Eventually(t, 10*time.Second, "the plugin sees the capped stream cancelled", func() bool {
+		_, cancelled := sleeps(t, cs)
+		return cancelled > before
+	})
+
+	_, before = sleeps(t, cs)
+	progress := make(chan float64, 100)
+	cs = r.connect(t, modes[0], &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+		progress <- req.Params.Progress
+	}})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	params := &mcp.CallToolParams{Name: "ticks", Arguments: map[string]any{}}
+	params.SetProgressToken(7)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, params)
+		errc <- err
+	}()
+	for want := 1.0; want <= 3; want++ {
+		select {
+		case p := <-progress:
+			if p != want {
+				t.Fatalf("progress %v, want %v", p, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("no progress")
+		}
+	}
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled stream: %v", err)
+	}
+	testutil.Eventually(t, 10*time.Second, "the plugin sees the stream cancelled", func() bool {
+		_, cancelled := sleeps(t, cs)
+		return cancelled > before
+	})
 }

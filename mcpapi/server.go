@@ -11,30 +11,46 @@ import (
 	"github.com/opentool-host/opentool-host/internal/version"
 )
 
+// Name is the server name in the MCP Implementation (serverInfo) this
+// package announces; its version is internal/version.Version.
+const Name = "opentool-host"
+
 // Config configures a Server. Zero fields take the defaults listed.
 type Config struct {
 	// MaxResultBytes caps the JSON a streaming function's collected items
-	// may add up to, in bytes; past it the call ends with an isError
-	// result. Default host.DefaultMaxResultBytes (16 MiB).
+	// may add up to, in bytes ({"items":[...]} included); past it the
+	// call ends (the plugin is told to cancel) with an isError result of
+	// kind result_rejected. Default host.DefaultMaxResultBytes (16 MiB);
+	// give the host's Config.MaxResultBytes (--max-result).
 	MaxResultBytes int64
-	// Logger receives tool-list changes and definitions that could not be
-	// converted. Default: hclog.NewNullLogger().
+	// Logger receives tool-list changes, host-side call failures and
+	// functions whose definitions could not be converted. Default: no
+	// logging.
 	Logger hclog.Logger
 }
 
 // Server is an MCP server whose tools are the functions a host serves.
-// Create it with New; it is safe for concurrent use.
+// Create it with New; it is safe for concurrent use. Serve it over
+// streamable HTTP with Handler or over another transport (stdio) through
+// MCP, and keep its tools in step with the host with Follow.
 type Server struct {
 	h   *host.Host
 	cfg Config
 	srv *mcp.Server
 
-	mu    sync.Mutex        // one sync at a time; guards tools
-	tools map[string]string // served tool name → fingerprint
+	down     context.Context    // done once Shutdown is called
+	shutdown context.CancelFunc // ends down
+
+	mu      sync.Mutex        // one sync at a time; guards the fields below
+	tools   map[string]string // served tool name → fingerprint
+	bad     map[string]string // function name → why it is not served (logged once)
+	changes int               // tools added, replaced or removed so far
 }
 
-// New returns a Server for h with the tools h serves now. Call Follow to
-// keep the tools in step with h.
+// New returns a Server for h with the tools h serves now. Its MCP
+// Implementation is Name and internal/version.Version; it declares the
+// tools capability with listChanged, even while no tool is served, since
+// tools come and go with plugins.
 func New(h *host.Host, cfg Config) *Server {
 	if cfg.MaxResultBytes <= 0 {
 		cfg.MaxResultBytes = host.DefaultMaxResultBytes
@@ -42,27 +58,33 @@ func New(h *host.Host, cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
 	}
-	s := &Server{h: h, cfg: cfg, tools: map[string]string{}}
-	s.srv = mcp.NewServer(&mcp.Implementation{Name: "opentool-host", Version: version.Version}, &mcp.ServerOptions{
-		// Tools come and go with plugins, so clients are told to expect
-		// tools/list_changed even while none are served.
+	s := &Server{h: h, cfg: cfg, tools: map[string]string{}, bad: map[string]string{}}
+	s.down, s.shutdown = context.WithCancel(context.Background())
+	s.srv = mcp.NewServer(&mcp.Implementation{Name: Name, Version: version.Version}, &mcp.ServerOptions{
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 	})
 	s.sync()
 	return s
 }
 
-// MCP returns the SDK server, for a transport (Run) or an HTTP handler.
+// MCP returns the SDK server, for the transports Handler does not
+// cover: s.MCP().Connect(ctx, &mcp.StdioTransport{}, nil) serves one
+// client on stdin and stdout.
 func (s *Server) MCP() *mcp.Server { return s.srv }
 
-// Run serves one MCP session on t (for example &mcp.StdioTransport{})
-// until the client disconnects or ctx ends. Errors: those of the SDK's
-// Server.Run.
-func (s *Server) Run(ctx context.Context, t mcp.Transport) error { return s.srv.Run(ctx, t) }
+// Shutdown ends the HTTP streams that only wait for server messages (a
+// session's GET stream, a subscriptions/listen POST), now and from then
+// on, so that http.Server.Shutdown does not wait for them until its
+// deadline; calls in flight go on. Register it with
+// http.Server.RegisterOnShutdown. It is safe to call more than once.
+func (s *Server) Shutdown() { s.shutdown() }
 
-// Follow keeps the tools in step with the host until ctx ends: after each
-// host change it adds new and changed tools and removes gone ones; the
-// SDK then sends notifications/tools/list_changed to every session.
+// Follow keeps the tools in step with the host until ctx ends: each time
+// host.Host.Changed closes it adds new tools, replaces changed ones and
+// removes gone ones. The SDK then sends notifications/tools/list_changed
+// (MCP "Tools", "List Changed Notification") to the sessions that listen;
+// when the definitions are the same nothing is touched and nothing is
+// sent.
 func (s *Server) Follow(ctx context.Context) {
 	for {
 		changed := s.h.Changed()
@@ -75,15 +97,16 @@ func (s *Server) Follow(ctx context.Context) {
 	}
 }
 
-// sync brings the tool list in line with the host's functions.
-func (s *Server) sync() {
+// sync brings the tool list in line with the host's functions and
+// returns how many tools it added, replaced or removed.
+func (s *Server) sync() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	seen := map[string]bool{}
+	n := 0
 	for _, fi := range s.h.Functions() {
-		t, err := toolOf(fi)
-		if err != nil {
-			s.cfg.Logger.Error("function not served over MCP: its parameters do not convert", "plugin", fi.Plugin, "error", err)
+		t := s.tool(fi)
+		if t == nil {
 			continue
 		}
 		seen[t.Name] = true
@@ -94,6 +117,7 @@ func (s *Server) sync() {
 		s.tools[t.Name] = fp
 		s.srv.AddTool(t, s.handler(t.Name))
 		s.cfg.Logger.Debug("MCP tool served", "tool", t.Name, "plugin", fi.Plugin)
+		n++
 	}
 	var gone []string
 	for name := range s.tools {
@@ -106,4 +130,23 @@ func (s *Server) sync() {
 		s.srv.RemoveTools(gone...)
 		s.cfg.Logger.Debug("MCP tools removed", "tools", gone)
 	}
+	n += len(gone)
+	s.changes += n
+	return n
+}
+
+// tool returns the definition of fi, or nil (logged once per reason)
+// when its parameters do not convert. Callers hold s.mu.
+func (s *Server) tool(fi host.FunctionInfo) *mcp.Tool {
+	t, err := toolOf(fi)
+	name := fi.Function.Name
+	if err == nil {
+		delete(s.bad, name)
+		return t
+	}
+	if s.bad[name] != err.Error() {
+		s.bad[name] = err.Error()
+		s.cfg.Logger.Error("function not served over MCP: its parameters do not convert", "plugin", fi.Plugin, "error", err)
+	}
+	return nil
 }

@@ -79,7 +79,8 @@ func runCommand() *cli.Command {
 		&cli.Int64Flag{Name: "max-body", Value: httpapi.DefaultMaxBodyBytes, Usage: "largest request body in `BYTES` (>= 1)", Action: atLeast[int64]("max-body", 1)},
 		&cli.DurationFlag{Name: "read-timeout", Value: 30 * time.Second, Usage: "longest a client may take to send a request (headers and body); slower clients are cut off (> 0)", Action: positive("read-timeout")},
 		&cli.DurationFlag{Name: "write-timeout", Value: httpguard.DefaultWriteTimeout, Usage: "longest a client may take to read one response or one stream frame (> 0)", Action: positive("write-timeout")},
-		&cli.BoolFlag{Name: "mcp-sessions", Usage: "keep MCP sessions at /mcp (Mcp-Session-Id, pushed tools/list_changed for clients before protocol 2026-07-28); default stateless, for replicas behind a load balancer"},
+		&cli.BoolFlag{Name: "mcp-sessions", Usage: "serve /mcp with sessions (Mcp-Session-Id, a GET stream): clients of MCP revisions before 2026-07-28 then get tools/list_changed pushed, but every request of a session must reach this process. " +
+			"Default: stateless, any replica behind a load balancer answers any request; 2026-07-28 clients get list_changed over subscriptions/listen, older ones re-list"},
 		&cli.StringSliceFlag{Name: "api-key", Usage: "accept `KEY` as \"Authorization: Bearer KEY\" (repeatable; env: comma-separated); none: no auth", EnvVars: []string{"OPENTOOL_API_KEYS"}},
 	}
 	flags = append(flags, hostFlags()...)
@@ -136,7 +137,7 @@ func runAction(c *cli.Context) error {
 	root.Handle(otc.BasePath+"/", httpguard.RequireAPIKey(keys, otc.New(h, otc.Config{MaxBodyBytes: c.Int64("max-body"), MaxResultBytes: c.Int64("max-result"), Logger: log.Named("otc"), WriteTimeout: c.Duration("write-timeout")})))
 	mcps := mcpapi.New(h, mcpapi.Config{MaxResultBytes: c.Int64("max-result"), Logger: log.Named("mcp")})
 	go mcps.Follow(ctx)
-	root.Handle(mcpapi.Path, httpguard.RequireAPIKey(keys, mcps.Handler(mcpapi.HTTPOptions{Sessions: c.Bool("mcp-sessions"), MaxBodyBytes: c.Int64("max-body")})))
+	root.Handle(mcpapi.Path, httpguard.RequireAPIKey(keys, mcps.Handler(mcpapi.HTTPOptions{Sessions: c.Bool("mcp-sessions"), MaxBodyBytes: c.Int64("max-body"), WriteTimeout: c.Duration("write-timeout")})))
 	root.Handle("/", api)
 	srv := &http.Server{
 		Handler:           root,
@@ -148,6 +149,7 @@ func runAction(c *cli.Context) error {
 		IdleTimeout:    120 * time.Second,
 		MaxHeaderBytes: 64 << 10,
 	}
+	srv.RegisterOnShutdown(mcps.Shutdown) // MCP streams that only wait for notifications end at once
 	served := 0
 	for _, p := range h.Plugins() {
 		if p.State == host.StateReady {

@@ -1,0 +1,13 @@
+package mcpapi
+
+// Sync runs one sync of s's tools with its host and returns how many
+// tools it added, replaced or removed.
+func Sync(s *Server) int { return s.sync() }
+
+// Changes returns how many tools s has added, replaced or removed since
+// New.
+func Changes(s *Server) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.changes
+}
