@@ -80,14 +80,14 @@ type Config struct {
 	// first owner keeps the name either way.
 	PrefixCollisions bool
 
-	// Adapter is the command (argv) that runs one declared MCP server
-	// (a "NAME.mcp.json" file in Dir; package internal/decl) as a plugin:
-	// normally the host's own binary, re-executed as
-	// [os.Executable(), "mcp-adapter"]. Adapter[0] is copied into the
-	// state folder by sha256 like any plugin binary and started with the
-	// go-plugin handshake, the plugin environment and the server's
-	// decl.Launch in OPENTOOL_MCP_SERVER. Empty: declared servers fail
-	// to start with a reason saying so.
+	// Adapter is the command (argv) that runs one declared plugin (a
+	// server of "NAME.mcp.json" or the tools of "NAME.tools.json" in Dir;
+	// package internal/decl): normally the host's own binary,
+	// re-executed as [os.Executable(), "adapter"]. Adapter[0] is copied
+	// into the state folder by sha256 like any plugin binary and started
+	// with the go-plugin handshake, the plugin environment and the
+	// plugin's decl.Launch in OPENTOOL_LAUNCH. Empty: declared plugins
+	// fail to start with a reason saying so.
 	Adapter []string
 }
 

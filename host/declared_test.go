@@ -137,7 +137,7 @@ func TestDeclaredServerWithoutAdapterFails(t *testing.T) {
 	if err := h.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if st := pluginStatus(h, "one"); st.State != host.StateFailed || !strings.Contains(st.LastError, "no MCP adapter") {
+	if st := pluginStatus(h, "one"); st.State != host.StateFailed || !strings.Contains(st.LastError, "no adapter") {
 		t.Fatalf("status = %+v", st)
 	}
 }

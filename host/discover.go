@@ -54,20 +54,21 @@ type candidate struct {
 }
 
 // IsDeclaration reports whether file (a base name) is a drop-in
-// declaration: "NAME.mcp.json" with NAME following the plugin naming
-// rule.
+// declaration: "NAME.mcp.json" (MCP servers) or "NAME.tools.json"
+// (command-line tools), NAME following the plugin naming rule.
 func IsDeclaration(file string) bool {
 	_, ok := declName(file)
 	return ok
 }
 
-// declName returns NAME of "NAME.mcp.json".
+// declName returns NAME of "NAME.mcp.json" or "NAME.tools.json".
 func declName(file string) (string, bool) {
-	name, ok := strings.CutSuffix(file, decl.MCPSuffix)
-	if !ok || !pluginNameRE.MatchString(name) {
-		return "", false
+	for _, suffix := range []string{decl.MCPSuffix, decl.ToolsSuffix} {
+		if name, ok := strings.CutSuffix(file, suffix); ok && pluginNameRE.MatchString(name) {
+			return name, true
+		}
 	}
-	return name, true
+	return "", false
 }
 
 // isDropIn reports whether file (a base name) is something the host acts
@@ -119,10 +120,12 @@ func checkCandidate(path string) (c candidate, reason string) {
 	return candidate{name: name, path: path, info: stampOf(fi)}, ""
 }
 
-// readDeclaration returns the servers declared in the file at path, one
-// candidate each (a server with "disabled": true is left out). A file that
-// cannot be read or parsed is one candidate named after the file, with
-// the fault (JSON path and reason). A file that is gone declares nothing.
+// readDeclaration returns the plugins declared in the file at path, one
+// candidate each: every server of NAME.mcp.json (a server with
+// "disabled": true is left out), or NAME for NAME.tools.json. A file
+// that cannot be read or parsed is one candidate named after the file,
+// with the fault (JSON path and reason). A file that is gone declares
+// nothing.
 func readDeclaration(path string) []candidate {
 	name, _ := declName(filepath.Base(path))
 	fi, err := os.Stat(path)
@@ -132,9 +135,9 @@ func readDeclaration(path string) []candidate {
 	if err == nil && !fi.Mode().IsRegular() {
 		err = errors.New("not a regular file")
 	}
-	var servers map[string]decl.MCPServer
+	var launches []decl.Launch
 	if err == nil {
-		servers, err = parseDeclaration(path)
+		launches, err = parseDeclaration(path, name)
 	}
 	if err != nil {
 		c := candidate{name: name, path: path, fault: fmt.Sprintf("declaration %s: %v", filepath.Base(path), err)}
@@ -143,20 +146,20 @@ func readDeclaration(path string) []candidate {
 		}
 		return []candidate{c}
 	}
-	dir, _ := filepath.Abs(filepath.Dir(path))
-	out := make([]candidate, 0, len(servers))
-	for n, srv := range servers {
-		launch := decl.Launch{Name: n, Dir: dir, Server: srv}.Encode()
+	out := make([]candidate, 0, len(launches))
+	for _, l := range launches {
+		launch := l.Encode()
 		sum := sha256.Sum256([]byte(launch))
-		out = append(out, candidate{name: n, path: path, info: stampOf(fi), launch: launch, sum: hex.EncodeToString(sum[:])})
+		out = append(out, candidate{name: l.Name, path: path, info: stampOf(fi), launch: launch, sum: hex.EncodeToString(sum[:])})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
 	return out
 }
 
 // parseDeclaration reads (at most decl.MaxFileBytes) and parses the
-// declaration at path.
-func parseDeclaration(path string) (map[string]decl.MCPServer, error) {
+// declaration at path, plugin name's for a tools file, and returns what
+// each declared plugin is launched with.
+func parseDeclaration(path, name string) ([]decl.Launch, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -166,7 +169,23 @@ func parseDeclaration(path string) (map[string]decl.MCPServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return decl.ParseMCP(data)
+	dir, _ := filepath.Abs(filepath.Dir(path))
+	if strings.HasSuffix(path, decl.ToolsSuffix) {
+		cmds, err := decl.ParseCommands(data)
+		if err != nil {
+			return nil, err
+		}
+		return []decl.Launch{{Name: name, Dir: dir, Commands: cmds}}, nil
+	}
+	servers, err := decl.ParseMCP(data)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]decl.Launch, 0, len(servers))
+	for n, srv := range servers {
+		out = append(out, decl.Launch{Name: n, Dir: dir, Server: srv})
+	}
+	return out, nil
 }
 
 // scanDir lists the plugins of dir in name order: executables and

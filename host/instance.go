@@ -128,7 +128,7 @@ func startInstance(ctx context.Context, cfg *Config, state *stateDir, name strin
 }
 
 // command returns what runs for f: the file itself, or for a declared
-// MCP server the adapter with the server's launch in its environment.
+// plugin the adapter with its launch in its environment.
 // Errors: the declaration's fault, or no adapter configured.
 func command(cfg *Config, f fileRef) (argv, env []string, err error) {
 	switch {
@@ -137,9 +137,9 @@ func command(cfg *Config, f fileRef) (argv, env []string, err error) {
 	case f.launch == "":
 		return []string{f.path}, nil, nil
 	case len(cfg.Adapter) == 0:
-		return nil, nil, errors.New("declared MCP server, but this host runs no MCP adapter (host.Config.Adapter is empty)")
+		return nil, nil, errors.New("declared plugin, but this host runs no adapter (host.Config.Adapter is empty)")
 	}
-	return cfg.Adapter, []string{decl.EnvMCPServer + "=" + f.launch}, nil
+	return cfg.Adapter, []string{decl.EnvLaunch + "=" + f.launch}, nil
 }
 
 // load performs the handshake, dispenses the tool, opens its Watch

@@ -1,5 +1,5 @@
 // Package mcpadapter runs an existing MCP server as an opentool-host
-// plugin. The host starts its own binary as "opentool-host mcp-adapter"
+// plugin. The host starts its own binary as "opentool-host adapter"
 // for each server declared in a NAME.mcp.json file (package
 // internal/decl), supervised like any plugin: a copy by sha256, its own
 // process group, a parent-death signal, restarts with backoff, blue/green

@@ -17,19 +17,12 @@ import (
 // shorter: Load then reports the server as not answering just before it.
 const InitTimeout = 60 * time.Second
 
-// Main runs the adapter process for the server in the environment
-// variable decl.EnvMCPServer and never returns: it serves the server's
-// tools as a plugin (pluginsdk.Serve) while it connects, and exits with
-// status 1 when the server exits or its session ends, so that the host
-// restarts it with backoff like any crashed plugin. A missing or invalid
-// launch exits with status 2.
-func Main() {
-	log := hclog.New(&hclog.LoggerOptions{Level: hclog.Trace, Output: os.Stderr, JSONFormat: true})
-	l, err := decl.DecodeLaunch(os.Getenv(decl.EnvMCPServer))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "mcp-adapter: run by opentool-host for a declared MCP server:", err)
-		os.Exit(2)
-	}
+// Serve runs the adapter process for MCP server l and never returns
+// normally: it serves the server's tools as a plugin (pluginsdk.Serve)
+// while it connects, and exits with status 1 when the server exits or its
+// session ends, so that the host restarts it with backoff like any
+// crashed plugin.
+func Serve(l decl.Launch, log hclog.Logger) {
 	a := New(l, log)
 	go a.supervise()
 	pluginsdk.ServeWithConfig(a, pluginsdk.ServeConfig{Logger: log})
@@ -47,6 +40,6 @@ func (a *Adapter) supervise() {
 	if a.cmd != nil && a.cmd.ProcessState != nil {
 		status = a.cmd.ProcessState.String()
 	}
-	fmt.Fprintf(os.Stderr, "mcp-adapter: MCP server %q ended (%s): %v\n", a.launch.Name, status, err)
+	fmt.Fprintf(os.Stderr, "adapter: MCP server %q ended (%s): %v\n", a.launch.Name, status, err)
 	os.Exit(1)
 }

@@ -64,7 +64,7 @@ func serverEnv(environ []string, env map[string]string) []string {
 	out := make([]string, 0, len(environ)+len(env))
 	for _, kv := range environ {
 		k, _, _ := strings.Cut(kv, "=")
-		if k == decl.EnvMCPServer || k == "OPENTOOL_PLUGIN" || strings.HasPrefix(k, "PLUGIN_") {
+		if k == decl.EnvLaunch || k == "OPENTOOL_PLUGIN" || strings.HasPrefix(k, "PLUGIN_") {
 			continue
 		}
 		if _, ok := env[k]; ok {

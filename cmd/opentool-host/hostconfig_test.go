@@ -48,8 +48,8 @@ func TestHostConfigFlags(t *testing.T) {
 	want := host.Config{Dir: "d", MaxResultBytes: 1234, MaxQueue: 7, PluginEnv: []string{"A_VAR", "B_VAR", "C_VAR"},
 		PrefixCollisions: true, MaxConcurrency: 3, CallTimeout: 2 * time.Second, StartTimeout: 3 * time.Second, StateDir: "/s"}
 	cfg.Logger = nil
-	// Declared MCP servers run as this (test) binary's mcp-adapter.
-	if exe, _ := os.Executable(); len(cfg.Adapter) != 2 || cfg.Adapter[0] != exe || cfg.Adapter[1] != "mcp-adapter" {
+	// Declared MCP servers run as this (test) binary's adapter.
+	if exe, _ := os.Executable(); len(cfg.Adapter) != 2 || cfg.Adapter[0] != exe || cfg.Adapter[1] != "adapter" {
 		t.Errorf("Adapter = %q", cfg.Adapter)
 	}
 	cfg.Adapter = nil

@@ -50,7 +50,7 @@ func newApp() *cli.App {
 			validateCommand(),
 			exportCommand(),
 			versionCommand(),
-			mcpAdapterCommand(),
+			adapterCommand(),
 		},
 		// Usage errors are one line and a hint (usage.go); "help" is
 		// handled by rootAction, so that no command has a "help"

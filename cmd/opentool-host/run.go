@@ -54,20 +54,20 @@ func hostConfig(c *cli.Context) (host.Config, error) {
 		PluginEnv:        c.StringSlice("plugin-env"),
 		PrefixCollisions: c.Bool("prefix-collisions"),
 		StateDir:         c.String("state-dir"),
-		Adapter:          adapterCommand(),
+		Adapter:          adapterArgv(),
 	}, nil
 }
 
-// adapterCommand is the command that runs one declared MCP server as a
-// plugin: this binary, re-executed as "mcp-adapter" (host.Config.Adapter).
-// Nil when the binary's path is unknown; declared servers then fail with
-// that reason.
-func adapterCommand() []string {
+// adapterArgv is the command that runs one declared plugin (an MCP
+// server, command tools): this binary, re-executed as "adapter"
+// (host.Config.Adapter). Nil when the binary's path is unknown; declared
+// plugins then fail with that reason.
+func adapterArgv() []string {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil
 	}
-	return []string{exe, "mcp-adapter"}
+	return []string{exe, "adapter"}
 }
 
 func runCommand() *cli.Command {

@@ -1,8 +1,13 @@
 // Package decl reads the drop-in declarations of the plugins directory:
-// files that declare a plugin without being its executable. Today that is
-// NAME.mcp.json, the "mcpServers" JSON of desktop MCP clients (Claude
-// Desktop, Cursor, VS Code), where each server becomes one supervised
-// plugin run by the host's MCP adapter (package mcpadapter).
+// JSON files that declare a plugin without being its executable, run by
+// the host's adapter process ("opentool-host adapter"), supervised like
+// any plugin:
+//
+//   - NAME.mcp.json, the "mcpServers" JSON of desktop MCP clients (Claude
+//     Desktop, Cursor, VS Code): each server is one plugin (package
+//     mcpadapter);
+//   - NAME.tools.json, command-line programs as functions (commands.go,
+//     package cmdtool): the file is one plugin, NAME.
 //
 // A declaration is data from a folder anyone with write access to the
 // plugins directory controls: it is decoded exactly (duplicate members
@@ -28,10 +33,10 @@ const MCPSuffix = ".mcp.json"
 // MaxFileBytes is the largest declaration file read, in bytes (1 MiB).
 const MaxFileBytes = 1 << 20
 
-// EnvMCPServer is the environment variable that carries one Launch, as
-// JSON, from the host to the MCP adapter process. The adapter removes it
-// from the environment it passes on to the server.
-const EnvMCPServer = "OPENTOOL_MCP_SERVER"
+// EnvLaunch is the environment variable that carries one Launch, as
+// JSON, from the host to the adapter process ("opentool-host adapter").
+// The adapter removes it from the environment of what it runs.
+const EnvLaunch = "OPENTOOL_LAUNCH"
 
 // serverNameRE is what a server's key may be: the plugin name rule of
 // host.PluginName.
@@ -60,16 +65,20 @@ type MCPServer struct {
 	Headers map[string]string `json:"headers,omitempty"`
 }
 
-// Launch is what the host hands the adapter for one declared server
-// (in EnvMCPServer).
+// Launch is what the host hands the adapter for one declared plugin
+// (in EnvLaunch): an MCP server or a set of command-line tools.
 type Launch struct {
-	// Name is the server's key in mcpServers, which is the plugin's name.
+	// Name is the plugin's name: the server's key in mcpServers, or NAME
+	// of NAME.tools.json.
 	Name string `json:"name"`
 	// Dir is the absolute folder of the declaration file: relative
-	// commands and Cwd resolve against it.
+	// commands and working directories resolve against it.
 	Dir string `json:"dir"`
-	// Server is the declared server.
-	Server MCPServer `json:"server"`
+	// Server is the declared MCP server (zero for command tools).
+	Server MCPServer `json:"server,omitzero"`
+	// Commands are the declared command-line tools (nil for an MCP
+	// server).
+	Commands *Commands `json:"commands,omitempty"`
 }
 
 // Fault is one fault of a declaration, at a JSON path.
@@ -264,24 +273,31 @@ func sortedKeys(m map[string]any) []string {
 	return ks
 }
 
-// Encode returns l as the JSON value of EnvMCPServer.
+// Encode returns l as the JSON value of EnvLaunch.
 func (l Launch) Encode() string {
 	b, _ := json.Marshal(l) // strings and maps of strings: cannot fail
 	return string(b)
 }
 
-// DecodeLaunch parses the value of EnvMCPServer. Errors: invalid JSON,
-// or a Launch without a name or with neither command nor url.
+// DecodeLaunch parses the value of EnvLaunch. Errors: invalid JSON, a
+// Launch without a name, command tools that do not check, or a server
+// with neither command nor url.
 func DecodeLaunch(s string) (Launch, error) {
 	var l Launch
 	if err := json.Unmarshal([]byte(s), &l); err != nil {
-		return l, fmt.Errorf("%s: %w", EnvMCPServer, err)
+		return l, fmt.Errorf("%s: %w", EnvLaunch, err)
 	}
 	if l.Name == "" {
-		return l, fmt.Errorf("%s: no server name", EnvMCPServer)
+		return l, fmt.Errorf("%s: no plugin name", EnvLaunch)
+	}
+	if l.Commands != nil {
+		if err := l.Commands.check("$.commands"); err != nil {
+			return l, fmt.Errorf("%s: %w", EnvLaunch, err)
+		}
+		return l, nil
 	}
 	if err := checkServer("$.server", l.Server); err != nil {
-		return l, fmt.Errorf("%s: %w", EnvMCPServer, err)
+		return l, fmt.Errorf("%s: %w", EnvLaunch, err)
 	}
 	return l, nil
 }

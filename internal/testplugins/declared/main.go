@@ -65,7 +65,7 @@ func (d *declared) Call(_ context.Context, name string, args map[string]any) (ma
 	n := d.launch.Name
 	switch name {
 	case "launch_" + n:
-		return map[string]any{"name": n, "dir": d.launch.Dir, "command": d.launch.Server.Command, "args": d.launch.Server.Args, "url": d.launch.Server.URL, "env_var_set": os.Getenv(decl.EnvMCPServer) != ""}, nil
+		return map[string]any{"name": n, "dir": d.launch.Dir, "command": d.launch.Server.Command, "args": d.launch.Server.Args, "url": d.launch.Server.URL, "env_var_set": os.Getenv(decl.EnvLaunch) != ""}, nil
 	case "grow_" + n:
 		g, _ := args["name"].(string)
 		d.mu.Lock()
@@ -99,7 +99,7 @@ func (d *declared) signal() {
 }
 
 func main() {
-	l, err := decl.DecodeLaunch(os.Getenv(decl.EnvMCPServer))
+	l, err := decl.DecodeLaunch(os.Getenv(decl.EnvLaunch))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "declared:", err)
 		os.Exit(3)
