@@ -10,8 +10,8 @@ import (
 	"github.com/opentool-host/opentool-host/internal/decl"
 )
 
-// placeholderRE matches "{{" (a literal "{") or "{name}".
-var placeholderRE = regexp.MustCompile(`\{\{|\{([a-zA-Z0-9_.-]+)\}`)
+// placeholderRE matches "{{" and "}}" (literal braces) or "{name}".
+var placeholderRE = regexp.MustCompile(`\{\{|\}\}|\{([a-zA-Z0-9_.-]+)\}`)
 
 // wholeRE matches an element that is exactly one placeholder.
 var wholeRE = regexp.MustCompile(`^\{([a-zA-Z0-9_.-]+)\}$`)
@@ -53,8 +53,8 @@ func buildArgv(tmpl []decl.Arg, values map[string]any) ([]string, error) {
 func expand(tmpl string, values map[string]any) (string, bool) {
 	present := true
 	out := placeholderRE.ReplaceAllStringFunc(tmpl, func(m string) string {
-		if m == "{{" {
-			return "{"
+		if m == "{{" || m == "}}" {
+			return m[:1]
 		}
 		v, ok := values[strings.Trim(m, "{}")]
 		if !ok || v == nil {

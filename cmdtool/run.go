@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -82,7 +83,7 @@ func outcome(ctx context.Context, c *decl.Command, prog string, timeout time.Dur
 	} else if err != nil {
 		return nil, pluginsdk.ToolFailure("%s: %v", prog, err)
 	}
-	if code != 0 {
+	if !okExit(c, code) {
 		return nil, pluginsdk.ToolFailure("%s exited with status %d: %s", prog, code, tail(stderr.String()))
 	}
 	if c.Output == "json" {
@@ -184,6 +185,14 @@ func tail(s string) string {
 		return "(no stderr)"
 	}
 	return s
+}
+
+// okExit reports whether exit status code is a result for c.
+func okExit(c *decl.Command, code int) bool {
+	if len(c.OKExitCodes) == 0 {
+		return code == 0
+	}
+	return slices.Contains(c.OKExitCodes, code)
 }
 
 // orDefault is v, or def when v is 0.

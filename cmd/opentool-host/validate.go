@@ -15,11 +15,12 @@ import (
 func validateCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "validate",
-		Usage:     "check OpenTool documents and MCP server declarations (NAME.mcp.json); print every fault as FILE: PATH: MESSAGE",
+		Usage:     "check OpenTool documents and drop-in declarations (NAME.mcp.json, NAME.tools.json); print every fault as FILE: PATH: MESSAGE",
 		UsageText: "opentool-host validate FILE...",
 		Description: "Checks each document against the OpenTool specification (1.0.0/1.1.0, plus the 2.0\n" +
 			"\"stream\" field): required fields, function names, types, $refs. A file named\n" +
-			"NAME.mcp.json is checked as an mcpServers declaration instead. Exit status 1 when any\n" +
+			"NAME.mcp.json (mcpServers) or NAME.tools.json (command tools) is checked as a declaration\n" +
+			"instead. Exit status 1 when any\n" +
 			"document has a fault, 2 for bad usage.",
 		ArgsUsage: "FILE...",
 		Action: func(c *cli.Context) error {
@@ -34,9 +35,12 @@ func validateCommand() *cli.Command {
 					bad++
 					continue
 				}
-				if strings.HasSuffix(file, decl.MCPSuffix) {
+				switch {
+				case strings.HasSuffix(file, decl.MCPSuffix):
 					_, err = decl.ParseMCP(data)
-				} else {
+				case strings.HasSuffix(file, decl.ToolsSuffix):
+					_, err = decl.ParseCommands(data)
+				default:
 					err = opentool.ValidateJSON(data)
 				}
 				var ve *opentool.ValidationError

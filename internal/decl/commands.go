@@ -61,8 +61,8 @@ type Command struct {
 	// others, "{param}" is replaced by the parameter's value (a string
 	// as is, a number or boolean as JSON text); an element that is
 	// exactly "{param}" of an array becomes one argument per item; an
-	// element naming an absent optional parameter is left out; "{{" is a
-	// literal "{". An element {"flag": "-i", "when": "param"} is "-i"
+	// element naming an absent optional parameter is left out; "{{" and
+	// "}}" are literal braces. An element {"flag": "-i", "when": "param"} is "-i"
 	// when the boolean parameter is true. Put "--" before values that
 	// could start with "-".
 	Argv []Arg `json:"command"`
@@ -82,6 +82,9 @@ type Command struct {
 	// {"stdout": S, "stderr": S, "exit_code": 0}; "json": stdout parsed
 	// as one JSON object.
 	Output string `json:"output,omitempty"`
+	// OKExitCodes are the exit statuses that are a result, not an error
+	// (default [0]; e.g. [0, 1] for grep, whose 1 means "no match").
+	OKExitCodes []int `json:"ok_exit_codes,omitempty"`
 	// MaxOutputBytes caps stdout and stderr each, in bytes (default
 	// DefaultMaxOutputBytes, at most MaxOutputBytes): a command that
 	// writes more is killed and the call fails.
@@ -126,7 +129,7 @@ func (a Arg) MarshalJSON() ([]byte, error) {
 }
 
 // placeholderRE finds "{name}" in a template ("{{" is an escape).
-var placeholderRE = regexp.MustCompile(`\{\{|\{([a-zA-Z0-9_.-]+)\}`)
+var placeholderRE = regexp.MustCompile(`\{\{|\}\}|\{([a-zA-Z0-9_.-]+)\}`)
 
 // Placeholders returns the parameter names a template refers to.
 func (a Arg) Placeholders() []string {
@@ -157,7 +160,7 @@ func ParseCommands(data []byte) (*Commands, error) {
 	if err := strictjson.CheckMembers(tree, reflect.TypeOf(Commands{})); err != nil {
 		var ue *strictjson.UnknownMemberError
 		if errors.As(err, &ue) {
-			return nil, &Fault{Path: ue.MemberPath(), Message: "unknown member"}
+			return nil, &Fault{Path: "$." + strings.TrimPrefix(ue.MemberPath(), "$."), Message: "unknown member"}
 		}
 		return nil, &Fault{Path: "$", Message: err.Error()}
 	}
