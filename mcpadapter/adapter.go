@@ -1,18 +1,16 @@
 package mcpadapter
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os/exec"
-	"strings"
+	"io"
+	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/internal/decl"
@@ -20,26 +18,73 @@ import (
 	"github.com/opentool-host/opentool-host/pluginsdk"
 )
 
-// loadMargin is how long before the host's Load deadline the adapter
-// gives up waiting for initialize, so that the host gets the reason and
-// not its own timeout.
+// DefaultInitTimeout is the default of Options.InitTimeout.
+const DefaultInitTimeout = 60 * time.Second
+
+// DefaultTerminateGrace is the default of Options.TerminateGrace.
+const DefaultTerminateGrace = 2 * time.Second
+
+// loadMargin is how long before the deadline of the host's Load the
+// adapter gives up waiting for the server, so that the host gets the
+// reason and not its own timeout.
 const loadMargin = 500 * time.Millisecond
 
+// Options tunes an Adapter. The zero value is what Serve uses.
+type Options struct {
+	// InitTimeout bounds the connection attempt: starting the server,
+	// initialize (MCP "Lifecycle") and the first complete tools/list.
+	// Default DefaultInitTimeout (60 s). The deadline of the host's Load
+	// (its --start-timeout), when sooner, ends the attempt earlier.
+	InitTimeout time.Duration
+
+	// Stderr receives the stderr of a command server. Default: os.Stderr
+	// as New finds it (pluginsdk.Serve redirects os.Stderr later), which
+	// the host logs under the plugin's name.
+	Stderr io.Writer
+
+	// TerminateGrace is how long a command server has to exit after its
+	// stdin is closed, and again after SIGTERM, before it is killed, when
+	// the adapter ends the session (MCP "Lifecycle", stdio shutdown).
+	// Default DefaultTerminateGrace (2 s).
+	TerminateGrace time.Duration
+}
+
+// withDefaults fills the zero fields.
+func (o Options) withDefaults() Options {
+	if o.InitTimeout <= 0 {
+		o.InitTimeout = DefaultInitTimeout
+	}
+	if o.Stderr == nil {
+		o.Stderr = os.Stderr
+	}
+	if o.TerminateGrace <= 0 {
+		o.TerminateGrace = DefaultTerminateGrace
+	}
+	return o
+}
+
 // Adapter is a pluginsdk.Tool whose functions are the tools of one MCP
-// server. It connects in the background (Connect); Load waits for the
-// connection.
+// server, for which it is an MCP client. Create it with New, serve it
+// (pluginsdk.Serve) and call Run, which connects and returns when the
+// server's session ends; Load waits for the connection.
 type Adapter struct {
 	launch  decl.Launch
 	log     hclog.Logger
-	changed chan struct{}
+	opts    Options
 	started time.Time
 
-	ready chan struct{} // closed when the connection attempt ended
-	cmd   *exec.Cmd     // the server's process; nil for a URL
-	cs    *mcp.ClientSession
-	err   error // why the connection failed (set before ready closes)
+	changed chan struct{} // DocumentChanged's channel (buffer 1)
+	relist  chan struct{} // a list_changed to act on (buffer 1)
 
-	mu   sync.RWMutex
+	abandonCtx context.Context         // ended when Load gives up waiting
+	abandon    context.CancelCauseFunc // ends abandonCtx with the reason
+	phase      atomic.Pointer[string]  // what the connection attempt waits for
+
+	ready chan struct{}      // closed when the connection attempt ended
+	cs    *mcp.ClientSession // set before ready closes; nil when it failed
+	err   error              // set before ready closes: why it failed
+
+	mu   sync.RWMutex // guards conv
 	conv converted
 }
 
@@ -49,84 +94,41 @@ var (
 	_ pluginsdk.DocumentWatcher = (*Adapter)(nil)
 )
 
-// New returns an Adapter for the declared server l, not yet connected.
-func New(l decl.Launch, log hclog.Logger) *Adapter {
-	return &Adapter{launch: l, log: log, changed: make(chan struct{}, 1), ready: make(chan struct{}), started: time.Now()}
+// New returns an Adapter for the declared server l, not yet connected;
+// log receives the conversion warnings.
+func New(l decl.Launch, log hclog.Logger, opts Options) *Adapter {
+	a := &Adapter{
+		launch:  l,
+		log:     log,
+		opts:    opts.withDefaults(),
+		started: time.Now(),
+		changed: make(chan struct{}, 1),
+		relist:  make(chan struct{}, 1),
+		ready:   make(chan struct{}),
+	}
+	a.abandonCtx, a.abandon = context.WithCancelCause(context.Background())
+	a.setPhase("start")
+	return a
 }
 
-// Connect starts the server (or reaches the remote one), initializes the
-// MCP session and lists its tools, within initTimeout. It returns the
-// session, or the error also given to Load. Call it once.
-func (a *Adapter) Connect(ctx context.Context, initTimeout time.Duration) (*mcp.ClientSession, error) {
-	defer close(a.ready)
-	tr, cmd, err := transport(a.launch)
-	if err != nil {
-		a.err = fmt.Errorf("MCP server %q: %w", a.launch.Name, err)
-		return nil, a.err
-	}
-	a.cmd = cmd
-	c := mcp.NewClient(&mcp.Implementation{Name: "opentool-host-adapter", Version: "1"}, &mcp.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { go a.refresh() },
-	})
-	ictx, cancel := context.WithTimeout(ctx, initTimeout)
-	defer cancel()
-	cs, err := c.Connect(ictx, tr, nil)
-	if err != nil {
-		if ictx.Err() != nil {
-			err = fmt.Errorf("MCP server %q did not answer initialize within %v", a.launch.Name, initTimeout)
-		} else {
-			err = fmt.Errorf("MCP server %q: initialize: %w", a.launch.Name, err)
-		}
-		a.err = err
-		return nil, err
-	}
-	a.cs = cs
-	if err := a.list(ictx); err != nil {
-		a.err = err
-		_ = cs.Close()
-		return nil, err
-	}
-	return cs, nil
-}
-
-// refresh lists the tools again after notifications/tools/list_changed
-// and reports the change to the host.
-func (a *Adapter) refresh() {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := a.list(ctx); err != nil {
-		a.log.Error("listing tools after list_changed failed; serving the previous list", "server", a.launch.Name, "error", err)
-		return
-	}
-	select {
-	case a.changed <- struct{}{}:
-	default:
-	}
-}
-
-// list lists every tool (all pages) and converts them.
-func (a *Adapter) list(ctx context.Context) error {
-	var tools []*mcp.Tool
-	for t, err := range a.cs.Tools(ctx, nil) {
-		if err != nil {
-			return fmt.Errorf("MCP server %q: tools/list: %w", a.launch.Name, err)
-		}
-		tools = append(tools, t)
-	}
-	conv := convert(a.launch.Name, tools)
-	for name, why := range conv.dropped {
-		a.log.Warn("MCP tool not served: it cannot be expressed in OpenTool", "server", a.launch.Name, "tool", name, "reason", why)
-	}
-	a.mu.Lock()
-	a.conv = conv
-	a.mu.Unlock()
-	return nil
-}
-
-// Load implements pluginsdk.Tool: the converted tool list, once the
-// server has answered initialize. Errors: the connection's error, or
-// that the server has not answered by shortly before ctx's deadline.
+// Load implements pluginsdk.Tool: the OpenTool document of the server's
+// current tool list, once connected. While the server has not answered
+// it waits, until shortly (0.5 s) before ctx's deadline: then it ends the
+// connection attempt and fails with the reason, e.g. `MCP server "notes"
+// did not answer initialize within 9.5s` (code 500). A failed attempt
+// fails every Load with its reason.
 func (a *Adapter) Load(ctx context.Context) (*opentool.OpenTool, error) {
+	if err := a.await(ctx); err != nil {
+		return nil, pluginsdk.ToolFailure("%v", err)
+	}
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	return a.conv.doc, nil
+}
+
+// await waits for the connection attempt and returns its error; at
+// loadMargin before ctx's deadline it abandons the attempt instead.
+func (a *Adapter) await(ctx context.Context) error {
 	wait := ctx
 	if d, ok := ctx.Deadline(); ok {
 		var cancel context.CancelFunc
@@ -135,19 +137,40 @@ func (a *Adapter) Load(ctx context.Context) (*opentool.OpenTool, error) {
 	}
 	select {
 	case <-a.ready:
+		return a.err
 	case <-wait.Done():
-		return nil, pluginsdk.ToolFailure("MCP server %q did not answer initialize within %v", a.launch.Name, time.Since(a.started).Round(100*time.Millisecond))
 	}
-	if a.err != nil {
-		return nil, pluginsdk.ToolFailure("%v", a.err)
+	if ctx.Err() != nil {
+		return fmt.Errorf("MCP server %q: %w while waiting for %s", a.launch.Name, ctx.Err(), a.currentPhase())
 	}
-	a.mu.RLock()
-	defer a.mu.RUnlock()
-	return a.conv.doc, nil
+	err := a.unanswered(time.Since(a.started))
+	a.abandon(err)
+	return err
 }
 
+// connected waits for the connection attempt and returns its error, or
+// ctx's when ctx ends first.
+func (a *Adapter) connected(ctx context.Context) error {
+	select {
+	case <-a.ready:
+		return a.err
+	case <-ctx.Done():
+		return fmt.Errorf("MCP server %q: %w while waiting for %s", a.launch.Name, ctx.Err(), a.currentPhase())
+	}
+}
+
+// unanswered is the error of a server that has not answered the current
+// phase after d.
+func (a *Adapter) unanswered(d time.Duration) error {
+	return fmt.Errorf("MCP server %q did not answer %s within %v", a.launch.Name, a.currentPhase(), d.Round(100*time.Millisecond))
+}
+
+func (a *Adapter) setPhase(p string)    { a.phase.Store(&p) }
+func (a *Adapter) currentPhase() string { return *a.phase.Load() }
+
 // DocumentChanged implements pluginsdk.DocumentWatcher: a value after
-// each list_changed whose new list loaded.
+// each notifications/tools/list_changed (MCP "Tools", "List Changed
+// Notification") whose new tool list gives a different document.
 func (a *Adapter) DocumentChanged() <-chan struct{} { return a.changed }
 
 // Call implements pluginsdk.Tool by way of CallJSON.
@@ -161,66 +184,33 @@ func (a *Adapter) Call(ctx context.Context, name string, args map[string]any) (m
 		return nil, err
 	}
 	var m map[string]any
-	return m, json.Unmarshal(out, &m)
+	if err := json.Unmarshal(out, &m); err != nil {
+		return nil, pluginsdk.ToolFailure("result: %v", err)
+	}
+	return m, nil
 }
 
-// CallJSON implements pluginsdk.JSONCaller: tools/call of the MCP tool
-// served as name. ctx's end reaches the server as notifications/cancelled.
-// Errors: 404 unknown function; 400 when the server answered -32602;
-// 500 for an isError result (its text) and every other failure.
+// CallJSON implements pluginsdk.JSONCaller: tools/call (MCP "Tools",
+// "Calling Tools") of the MCP tool served as name, with args (a JSON
+// object; empty or null is {}). The result is mapped by resultJSON.
+// ctx's end reaches the server as notifications/cancelled (MCP
+// "Cancellation"). Errors (*pluginsdk.Error): 404 for a name not
+// served; 400 when the server answered JSON-RPC -32602 (invalid
+// params); 500 for an isError result (its text), another JSON-RPC error,
+// a closed connection, or a failed connection attempt.
 func (a *Adapter) CallJSON(ctx context.Context, name string, args []byte) ([]byte, error) {
-	select {
-	case <-a.ready: // a.cs and a.err are set
-	default:
-		return nil, pluginsdk.FunctionNotFound(name)
+	if err := a.connected(ctx); err != nil {
+		return nil, pluginsdk.ToolFailure("%v", err)
 	}
 	a.mu.RLock()
 	tool, ok := a.conv.names[name]
 	a.mu.RUnlock()
-	if !ok || a.cs == nil {
+	if !ok {
 		return nil, pluginsdk.FunctionNotFound(name)
 	}
-	if len(bytes.TrimSpace(args)) == 0 {
-		args = []byte("{}")
-	}
-	res, err := a.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: json.RawMessage(args)})
+	res, err := a.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: rawArgs(args)})
 	if err != nil {
-		var je *jsonrpc.Error
-		if errors.As(err, &je) && je.Code == jsonrpc.CodeInvalidParams {
-			return nil, pluginsdk.InvalidArguments("%s", je.Message)
-		}
-		return nil, pluginsdk.ToolFailure("MCP server %q: %v", a.launch.Name, err)
+		return nil, callError(ctx, a.launch.Name, tool, err)
 	}
 	return resultJSON(res)
-}
-
-// resultJSON is the OpenTool result of a tools/call result: its
-// structuredContent when that is an object, else {"content": [BLOCKS],
-// "text": TEXT} with TEXT the text blocks joined by newlines. An isError
-// result is a 500 error with that text.
-func resultJSON(res *mcp.CallToolResult) ([]byte, error) {
-	var texts []string
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			texts = append(texts, tc.Text)
-		}
-	}
-	text := strings.Join(texts, "\n")
-	if res.IsError {
-		if text == "" {
-			text = "the MCP tool reported an error"
-		}
-		return nil, pluginsdk.ToolFailure("%s", text)
-	}
-	if res.StructuredContent != nil {
-		b, err := json.Marshal(res.StructuredContent)
-		if err == nil && bytes.HasPrefix(bytes.TrimSpace(b), []byte("{")) {
-			return b, nil
-		}
-	}
-	content := res.Content
-	if content == nil {
-		content = []mcp.Content{}
-	}
-	return json.Marshal(map[string]any{"content": content, "text": text})
 }

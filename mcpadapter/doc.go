@@ -1,35 +1,99 @@
 // Package mcpadapter runs an existing MCP server as an opentool-host
-// plugin. The host starts its own binary as "opentool-host adapter"
-// for each server declared in a NAME.mcp.json file (package
-// internal/decl), supervised like any plugin: a copy by sha256, its own
-// process group, a parent-death signal, restarts with backoff, blue/green
-// replacement when the declaration changes. The adapter is an MCP client
-// (the official Go SDK): it starts the server (mcp.CommandTransport) or
-// reaches it (mcp.StreamableClientTransport), lists its tools, serves
-// them as an OpenTool document (pluginsdk), follows
-// notifications/tools/list_changed (pluginsdk.DocumentWatcher: the host
-// serves the new list without a restart), and forwards calls and their
-// cancellation (notifications/cancelled).
+// plugin. The host starts its own binary as "opentool-host adapter" for
+// each server declared in a NAME.mcp.json file (package internal/decl),
+// supervised like any plugin: a copy by sha256, its own process group, a
+// parent-death signal, restarts with backoff, blue/green replacement when
+// the declaration changes. In that process Serve runs an Adapter: a
+// pluginsdk.Tool (with JSONCaller and DocumentWatcher) that is an MCP
+// client of the server (the official Go SDK). It starts the server
+// (mcp.CommandTransport: a child in the adapter's process group with a
+// parent-death signal, stderr to the adapter's) or reaches it
+// (mcp.StreamableClientTransport with the declared headers), initializes
+// the session, lists the tools (every page) and serves them as one
+// OpenTool 1.1.0 document; it follows notifications/tools/list_changed
+// (the host loads the new document without a restart) and forwards calls
+// and their cancellation.
 //
-// MCP → OpenTool:
+// # MCP → OpenTool
 //
-//	tool name                 function name; bytes outside [a-zA-Z0-9_-] become "_",
-//	                          cut to 64, a clash gets "_2", "_3" (calls use the MCP name)
-//	title, description,       description ("TITLE. DESCRIPTION (read-only, destructive,
-//	annotations               idempotent)")
-//	inputSchema               one parameter per property (description, schema,
-//	                          required); additionalProperties → additionalParameters;
-//	                          local $refs inlined (opentool.FromJSONSchema)
-//	inputSchema OpenTool      the tool is left out, logged with the JSON path of the
-//	cannot express (allOf,    construct; the server's other tools are served
-//	not, tuple items, ...)
-//	outputSchema              return "result" (left out when it does not convert)
-//	structuredContent object  the result object as is
-//	other results             {"content": [MCP content blocks], "text": "joined text"}
-//	isError result            tool error 500 with the text
-//	JSON-RPC -32602           tool error 400 (invalid arguments)
-//	other failures            tool error 500
-//	server exits              the adapter exits 1: a crash, restarted with backoff
-//	no initialize answer      Load fails: "MCP server NAME did not answer initialize
-//	                          within ..."; the plugin fails with that reason
+// The conversion (convert.go) is pure and deterministic:
+//
+//	MCP                          OpenTool
+//	---------------------------  ---------------------------------------------------
+//	server (declared name NAME)  info.title NAME, info.version serverInfo.version
+//	                             (1.0.0 without one)
+//	tool name                    function name: a valid name (^[a-zA-Z0-9_-]{1,64}$)
+//	                             is kept; any other has each byte outside
+//	                             [a-zA-Z0-9_-] replaced by "_" and is cut to 64
+//	                             bytes ("ns.tool/x" → "ns_tool_x"). A clash gets the
+//	                             first free "_2", "_3", ... (valid names first, then
+//	                             the renamed, each in MCP name order). Calls use the
+//	                             MCP name.
+//	title (or annotations.title) description "TITLE. DESCRIPTION (HINTS)"; HINTS
+//	description, annotations     from readOnlyHint, destructiveHint (when set true)
+//	                             and idempotentHint: "read-only, destructive,
+//	                             idempotent"; "MCP tool NAME" when all are empty
+//	inputSchema (type object)    one parameter per property, in name order: name,
+//	                             description, schema, required (from "required")
+//	  additionalProperties       additionalParameters (a boolean; a schema there
+//	                             allows any member)
+//	JSON Schema of a property    opentool.Schema (opentool.FromJSONSchema): type (one
+//	                             non-null type; ["string","null"] is "string"),
+//	                             description, enum, const (a one-value enum), items,
+//	                             properties, required, additionalProperties
+//	  $ref to $defs/definitions  inlined (local JSON Pointers only)
+//	  anyOf/oneOf                one non-null branch: that branch
+//	  title, format, default,    dropped (annotations and constraints OpenTool
+//	  minimum, pattern, ...      cannot carry)
+//	outputSchema                 return "result": the schema of an object; another
+//	                             schema is that of the "result" member of the
+//	                             wrapped result (below)
+//
+// What cannot be converted (allOf, not, if/then/else, tuple items,
+// several types, anyOf/oneOf of several branches, a recursive or remote
+// $ref, an array without items, a schema without a type such as {}), per
+// case; every case is logged as a warning naming the tool, the JSON path
+// and the reason (`MCP tool "t": inputSchema.properties.x.allOf: not
+// expressible in OpenTool: keyword not supported`):
+//
+//	optional property          the parameter is left out and the function allows
+//	                           parameters it does not declare (no
+//	                           additionalParameters), so it may still be given;
+//	                           the server checks it
+//	required property, or the  the tool is not served. There is no permissive
+//	schema itself (type other  schema to fall back to: an OpenTool schema needs
+//	than object, allOf at the  a type, and the host checks arguments against it.
+//	top, ...)                  The server's other tools are served.
+//	outputSchema               the function is served without "return"
+//
+// # Calls
+//
+//	tools/call outcome                  OpenTool
+//	----------------------------------  -------------------------------------------------
+//	structuredContent, an object        the result, as the server sent it (the text block
+//	                                    carrying the same JSON keeps member order and
+//	                                    exact numbers)
+//	structuredContent, not an object    {"result": VALUE}
+//	no structuredContent                {"content": [MCP content blocks], "text": TEXT},
+//	                                    TEXT the text blocks joined by "\n" ("" if none)
+//	isError: true                       tool error 500, message the text blocks' text
+//	input required (SEP-2322)           tool error 500 (no elicitation or sampling here)
+//	JSON-RPC error -32602               tool error 400 (invalid arguments), its message
+//	other JSON-RPC error, connection    tool error 500 naming the server and the tool
+//	closed
+//	the caller cancels (ctx ends)       notifications/cancelled to the server
+//
+// # Lifecycle
+//
+//	server does not answer initialize   Load fails 0.5 s before the host's Load deadline
+//	(or tools/list) in time             (or Run at Options.InitTimeout, 60 s): `MCP
+//	                                    server "notes" did not answer initialize within
+//	                                    9.5s`; the server is killed and the adapter
+//	                                    exits 1 with that reason on stderr; the host
+//	                                    marks the plugin failed with it
+//	server exits or closes the session  Run returns `MCP server "notes" exited (exit
+//	                                    status 3)`; the adapter exits 1 (a crash: the
+//	                                    host restarts it with backoff)
+//	notifications/tools/list_changed    tools/list again; DocumentChanged fires when the
+//	                                    document changed (the host calls Load again)
 package mcpadapter

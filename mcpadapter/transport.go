@@ -1,70 +1,97 @@
 package mcpadapter
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/internal/decl"
+	"github.com/opentool-host/opentool-host/internal/wire"
 )
 
-// transport is the MCP transport of the declared server: the command over
-// stdio, or the URL over streamable HTTP with the declared headers.
-// cmd is the server's process, nil for a URL.
-func transport(l decl.Launch) (t mcp.Transport, cmd *exec.Cmd, err error) {
+// transport is the MCP transport of the declared server: the command
+// over stdio (MCP "Transports", stdio), or the URL over streamable HTTP
+// with the declared headers. proc is the command's process, nil for a
+// URL.
+func transport(l decl.Launch, o Options) (t mcp.Transport, proc *process, err error) {
 	if l.Server.URL != "" {
 		return &mcp.StreamableClientTransport{Endpoint: l.Server.URL, HTTPClient: &http.Client{Transport: headers(l.Server.Headers)}}, nil, nil
 	}
-	if cmd, err = command(l); err != nil {
+	cmd, err := command(l, os.Environ(), o)
+	if err != nil {
 		return nil, nil, err
 	}
-	return &mcp.CommandTransport{Command: cmd}, cmd, nil
+	proc = &process{cmd: cmd, started: make(chan struct{}), ended: make(chan struct{})}
+	return &commandTransport{inner: mcp.CommandTransport{Command: cmd, TerminateDuration: o.TerminateGrace}, proc: proc}, proc, nil
 }
 
-// command is the server's process: the declared command (a bare name is
-// looked up in PATH, a relative path with a slash is relative to the
-// declaration's folder) in Cwd (default that folder), with the adapter's
-// environment minus the host's handshake variables, plus the declared
-// env. It stays in the adapter's process group, which the host kills, and
-// gets a parent-death signal (procattr_*.go). Its stderr is the
-// adapter's, which the host logs under the plugin's name.
-func command(l decl.Launch) (*exec.Cmd, error) {
-	path := l.Server.Command
-	if strings.Contains(path, "/") && !filepath.IsAbs(path) {
-		path = filepath.Join(l.Dir, path)
-	}
-	if !strings.Contains(path, "/") {
-		p, err := exec.LookPath(path)
-		if err != nil {
-			return nil, err
-		}
-		path = p
+// command is the server's process: the declared command (resolveCommand)
+// in Cwd (relative to the declaration's folder; default that folder),
+// with serverEnv's environment and stderr to o.Stderr. It stays in the
+// adapter's process group, which the host kills as a whole, and gets a
+// parent-death signal (procattr_*.go).
+func command(l decl.Launch, environ []string, o Options) (*exec.Cmd, error) {
+	env := serverEnv(environ, l.Server.Env)
+	path, err := resolveCommand(l, lookupEnv(env, "PATH"))
+	if err != nil {
+		return nil, err
 	}
 	cmd := exec.Command(path, l.Server.Args...)
 	cmd.Dir = l.Dir
-	if l.Server.Cwd != "" {
-		cmd.Dir = l.Server.Cwd
-		if !filepath.IsAbs(cmd.Dir) {
-			cmd.Dir = filepath.Join(l.Dir, cmd.Dir)
+	if c := l.Server.Cwd; c != "" {
+		cmd.Dir = c
+		if !filepath.IsAbs(c) {
+			cmd.Dir = filepath.Join(l.Dir, c)
 		}
 	}
-	cmd.Env = serverEnv(os.Environ(), l.Server.Env)
-	cmd.Stderr = os.Stderr
+	cmd.Env = env
+	cmd.Stderr = o.Stderr
 	setProcAttr(cmd)
 	return cmd, nil
 }
 
+// resolveCommand is the path of the declared command: an absolute path
+// as is; a relative path with a slash against the declaration's folder;
+// a bare name looked up in path (the server's PATH: the declared one,
+// else the adapter's), whose relative entries are skipped (as
+// exec.ErrDot would refuse them).
+func resolveCommand(l decl.Launch, path string) (string, error) {
+	c := l.Server.Command
+	switch {
+	case filepath.IsAbs(c):
+		return c, nil
+	case strings.Contains(c, "/"):
+		return filepath.Join(l.Dir, c), nil
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if !filepath.IsAbs(dir) {
+			continue
+		}
+		p := filepath.Join(dir, c)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("command %q not found in PATH %q", c, path)
+}
+
 // serverEnv is environ without the host-to-adapter variables (the
-// launch, the go-plugin handshake) plus env.
+// launch, go-plugin's PLUGIN_* and the magic cookie) plus env, whose
+// names win; env's entries are appended in name order.
 func serverEnv(environ []string, env map[string]string) []string {
 	out := make([]string, 0, len(environ)+len(env))
 	for _, kv := range environ {
 		k, _, _ := strings.Cut(kv, "=")
-		if k == decl.EnvLaunch || k == "OPENTOOL_PLUGIN" || strings.HasPrefix(k, "PLUGIN_") {
+		if k == decl.EnvLaunch || k == wire.Handshake.MagicCookieKey || strings.HasPrefix(k, "PLUGIN_") {
 			continue
 		}
 		if _, ok := env[k]; ok {
@@ -72,13 +99,133 @@ func serverEnv(environ []string, env map[string]string) []string {
 		}
 		out = append(out, kv)
 	}
-	for k, v := range env {
-		out = append(out, k+"="+v)
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		out = append(out, k+"="+env[k])
 	}
 	return out
 }
 
-// headers is an http.RoundTripper that adds the declared headers.
+// lookupEnv is the value of k in env (KEY=VALUE entries; the last wins).
+func lookupEnv(env []string, k string) string {
+	v := ""
+	for _, kv := range env {
+		if key, val, ok := strings.Cut(kv, "="); ok && key == k {
+			v = val
+		}
+	}
+	return v
+}
+
+// process is a command server's process as the adapter sees it through
+// mcp.CommandTransport, which starts it and waits for it: when it
+// started, and how it ended.
+type process struct {
+	cmd     *exec.Cmd
+	started chan struct{} // closed once cmd.Process is set
+	ended   chan struct{} // closed once the connection's Close waited for it
+	waitErr error         // cmd.Wait's error; set before ended closes
+	once    sync.Once
+}
+
+// kill kills a started process (not its children: they are in the
+// adapter's process group, which the host kills). Nil-safe.
+func (p *process) kill() {
+	if p != nil && p.hasStarted() {
+		_ = p.cmd.Process.Kill()
+	}
+}
+
+// hasStarted reports whether the process was started; true for nil (a
+// URL: nothing to start).
+func (p *process) hasStarted() bool {
+	if p == nil {
+		return true
+	}
+	select {
+	case <-p.started:
+		return true
+	default:
+		return false
+	}
+}
+
+// hasEnded reports whether the process has been waited for; false for
+// nil.
+func (p *process) hasEnded() bool {
+	if p == nil {
+		return false
+	}
+	select {
+	case <-p.ended:
+		return true
+	default:
+		return false
+	}
+}
+
+// status is how the process ended, as the OS reported it ("exit status
+// 3", "signal: killed"), or why that is unknown.
+func (p *process) status() string {
+	if !p.hasEnded() {
+		return "status unknown: not waited for"
+	}
+	var ee *exec.ExitError
+	switch {
+	case p.waitErr == nil:
+		return "exit status 0"
+	case errors.As(p.waitErr, &ee):
+		return ee.ProcessState.String()
+	}
+	return "status unknown: " + p.waitErr.Error()
+}
+
+// setEnded records cmd.Wait's error (the first Close's) and closes ended.
+func (p *process) setEnded(err error) {
+	p.once.Do(func() {
+		p.waitErr = err
+		close(p.ended)
+	})
+}
+
+// commandTransport is mcp.CommandTransport reporting to proc when the
+// process started and how it ended.
+type commandTransport struct {
+	inner mcp.CommandTransport
+	proc  *process
+}
+
+// Connect implements mcp.Transport: it starts the process.
+func (t *commandTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.inner.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	close(t.proc.started)
+	return &waitedConn{Connection: c, proc: t.proc}, nil
+}
+
+// waitedConn is the stdio connection; its Close (closing stdin, then
+// waiting for the process, then SIGTERM, then SIGKILL, as
+// mcp.CommandTransport does) records the process's end.
+type waitedConn struct {
+	mcp.Connection
+	proc *process
+}
+
+// Close implements mcp.Connection.
+func (c *waitedConn) Close() error {
+	err := c.Connection.Close()
+	c.proc.setEnded(err)
+	return err
+}
+
+// headers is an http.RoundTripper adding the declared headers to every
+// request.
 type headers map[string]string
 
 // RoundTrip implements http.RoundTripper.

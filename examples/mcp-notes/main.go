@@ -3,30 +3,47 @@
 // from a declaration (plugins/notes.mcp.json), and the server the
 // adapter's tests run.
 //
-// Tools: add_note {title, body} → {id, title}; list_notes → {notes};
-// get_note {id} → the note (isError when there is none); echo {text};
-// slow {ms} sleeps, honouring cancellation; stats → {active, cancelled}
-// (sleeps in flight and those ended by notifications/cancelled).
+// Tools:
 //
-// Test hooks (flags): --hang-initialize never answers initialize;
-// --add-tool-after D adds tool "late" D after start (the SDK then sends
-// notifications/tools/list_changed); --odd-tools adds a tool whose name
-// OpenTool does not allow ("ns.tool/with spaces") and one whose input
-// schema OpenTool cannot express (allOf); --exit-after D exits with
-// status 3 D after start.
+//	add_note {title, body?}  → the note {id, title, body} (structured); an empty
+//	                           title is JSON-RPC error -32602 (invalid params)
+//	list_notes               → {notes: [...]}
+//	get_note {id}            → the note; isError "no note N" when there is none
+//	echo {text}              → one text block (no structured content)
+//	slow {ms}                sleeps ms milliseconds, honouring cancellation
+//	stats                    → {active, cancelled}: sleeps in flight, and those
+//	                           ended by notifications/cancelled
+//
+// Test hooks (flags):
+//
+//	--hang-initialize     read stdin and never answer anything, ignoring its end
+//	--add-tool-after D    add tool "late" D after start (the SDK then sends
+//	                      notifications/tools/list_changed)
+//	--odd-tools           add "ns.tool/with spaces" (a name OpenTool does not
+//	                      allow) and "all_of" (an input schema OpenTool cannot
+//	                      express)
+//	--exit-after D        exit with status 3 D after start
+//	--page-size N         tools/list pages of N tools
+//	--env-tool            add getenv {name} → {value, set, cwd}
+//
+// It logs one line to stderr when it starts.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log"
+	"math"
 	"os"
 	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -37,6 +54,7 @@ type Note struct {
 	Body  string `json:"body,omitempty"`
 }
 
+// notes is the server's state.
 type notes struct {
 	mu    sync.Mutex
 	byID  map[int]Note
@@ -45,7 +63,7 @@ type notes struct {
 }
 
 type addIn struct {
-	Title string `json:"title" jsonschema:"the note's title"`
+	Title string `json:"title" jsonschema:"the note's title, not empty"`
 	Body  string `json:"body,omitempty" jsonschema:"the note's text"`
 }
 
@@ -58,7 +76,17 @@ type slowIn struct {
 }
 
 type echoIn struct {
-	Text string `json:"text"`
+	Text string `json:"text" jsonschema:"the text to return"`
+}
+
+type envIn struct {
+	Name string `json:"name" jsonschema:"an environment variable"`
+}
+
+type envOut struct {
+	Value string `json:"value"`
+	Set   bool   `json:"set"`
+	Cwd   string `json:"cwd"`
 }
 
 type listOut struct {
@@ -71,6 +99,9 @@ type statsOut struct {
 }
 
 func (n *notes) add(_ context.Context, _ *mcp.CallToolRequest, in addIn) (*mcp.CallToolResult, Note, error) {
+	if in.Title == "" {
+		return nil, Note{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "title must not be empty"}
+	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.next++
@@ -103,8 +134,10 @@ func (n *notes) get(_ context.Context, _ *mcp.CallToolRequest, in idIn) (*mcp.Ca
 func (n *notes) slow(ctx context.Context, _ *mcp.CallToolRequest, in slowIn) (*mcp.CallToolResult, statsOut, error) {
 	n.sleep.active.Add(1)
 	defer n.sleep.active.Add(-1)
+	t := time.NewTimer(time.Duration(in.MS) * time.Millisecond)
+	defer t.Stop()
 	select {
-	case <-time.After(time.Duration(in.MS) * time.Millisecond):
+	case <-t.C:
 		return nil, statsOut{}, nil
 	case <-ctx.Done():
 		n.sleep.cancelled.Add(1)
@@ -120,41 +153,84 @@ func echo(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolRe
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
 }
 
-func main() {
-	hang := flag.Bool("hang-initialize", false, "never answer initialize")
-	addAfter := flag.Duration("add-tool-after", 0, "add tool \"late\" after this long")
-	odd := flag.Bool("odd-tools", false, "add tools OpenTool cannot take as they are")
-	exitAfter := flag.Duration("exit-after", 0, "exit with status 3 after this long")
+func getenv(_ context.Context, _ *mcp.CallToolRequest, in envIn) (*mcp.CallToolResult, envOut, error) {
+	v, ok := os.LookupEnv(in.Name)
+	wd, err := os.Getwd()
+	return nil, envOut{Value: v, Set: ok, Cwd: wd}, err
+}
+
+// flags are the test hooks.
+type flags struct {
+	hang      bool
+	addAfter  time.Duration
+	odd       bool
+	exitAfter time.Duration
+	pageSize  int
+	envTool   bool
+}
+
+func parseFlags() flags {
+	var f flags
+	flag.BoolVar(&f.hang, "hang-initialize", false, "never answer initialize")
+	flag.DurationVar(&f.addAfter, "add-tool-after", 0, "add tool \"late\" after this long")
+	flag.BoolVar(&f.odd, "odd-tools", false, "add tools OpenTool cannot take as they are")
+	flag.DurationVar(&f.exitAfter, "exit-after", 0, "exit with status 3 after this long")
+	flag.IntVar(&f.pageSize, "page-size", 0, "tools/list page size (0: the SDK's default)")
+	flag.BoolVar(&f.envTool, "env-tool", false, "add the getenv tool")
 	flag.Parse()
+	return f
+}
+
+// hang reads and drops stdin and never answers, even after stdin ends.
+func hang() {
+	go func() { _, _ = io.Copy(io.Discard, os.Stdin) }()
+	time.Sleep(math.MaxInt64)
+}
+
+// addOddTools adds a tool named against OpenTool's rule and one whose
+// schema OpenTool cannot express.
+func addOddTools(s *mcp.Server) {
+	mcp.AddTool(s, &mcp.Tool{Name: "ns.tool/with spaces", Description: "A name OpenTool does not allow."}, echo)
+	s.AddTool(&mcp.Tool{Name: "all_of", Description: "A schema OpenTool cannot express.", InputSchema: map[string]any{
+		"type": "object", "required": []any{"x"},
+		"properties": map[string]any{"x": map[string]any{"allOf": []any{map[string]any{"type": "string"}}}},
+	}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{}}, nil
+	})
+}
+
+func main() {
+	f := parseFlags()
+	log.SetFlags(0)
 	log.SetOutput(os.Stderr)
-	if *hang {
-		select {} // reads nothing, answers nothing
+	if f.hang {
+		log.Print("mcp-notes: never answering (--hang-initialize)")
+		hang()
 	}
-	if *exitAfter > 0 {
-		time.AfterFunc(*exitAfter, func() { os.Exit(3) })
+	if f.exitAfter > 0 {
+		time.AfterFunc(f.exitAfter, func() { os.Exit(3) })
 	}
 	n := &notes{byID: map[int]Note{}}
-	s := mcp.NewServer(&mcp.Implementation{Name: "mcp-notes", Version: "1.0.0"}, nil)
+	s := mcp.NewServer(&mcp.Implementation{Name: "mcp-notes", Version: "1.0.0"}, &mcp.ServerOptions{PageSize: f.pageSize})
 	mcp.AddTool(s, &mcp.Tool{Name: "add_note", Description: "Stores a note and returns it with its id."}, n.add)
 	mcp.AddTool(s, &mcp.Tool{Name: "list_notes", Description: "Lists the notes.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, n.list)
 	mcp.AddTool(s, &mcp.Tool{Name: "get_note", Description: "Returns one note by id."}, n.get)
 	mcp.AddTool(s, &mcp.Tool{Name: "slow", Description: "Sleeps ms milliseconds, honouring cancellation."}, n.slow)
 	mcp.AddTool(s, &mcp.Tool{Name: "stats", Description: "Sleeps in flight and cancelled."}, n.stats)
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Returns its text as a text block."}, echo)
-	if *odd {
-		mcp.AddTool(s, &mcp.Tool{Name: "ns.tool/with spaces", Description: "A name OpenTool does not allow."}, echo)
-		s.AddTool(&mcp.Tool{Name: "all_of", Description: "A schema OpenTool cannot express.", InputSchema: map[string]any{
-			"type": "object", "properties": map[string]any{"x": map[string]any{"allOf": []any{map[string]any{"type": "string"}}}},
-		}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return &mcp.CallToolResult{}, nil
-		})
+	if f.envTool {
+		mcp.AddTool(s, &mcp.Tool{Name: "getenv", Description: "Returns an environment variable and the working directory."}, getenv)
 	}
-	if *addAfter > 0 {
-		time.AfterFunc(*addAfter, func() {
+	if f.odd {
+		addOddTools(s)
+	}
+	if f.addAfter > 0 {
+		time.AfterFunc(f.addAfter, func() {
 			mcp.AddTool(s, &mcp.Tool{Name: "late", Description: "Added while running."}, echo)
 		})
 	}
-	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+	log.Print("mcp-notes: serving MCP on stdio")
+	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil && !errors.Is(err, io.EOF) {
 		log.Printf("mcp-notes: %v", err)
 	}
 }

@@ -1,0 +1,237 @@
+package mcpadapter
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/opentool-host/opentool-host/internal/version"
+	"github.com/opentool-host/opentool-host/opentool"
+)
+
+// relistTimeout bounds one tools/list after list_changed.
+const relistTimeout = 30 * time.Second
+
+// maxTools bounds one server's tool list (a server whose pagination
+// never ends is refused, not followed forever).
+const maxTools = 10000
+
+// Run connects to the server, serves its tools (Load, CallJSON) and
+// follows its tool list until the session ends, and returns why. Call
+// it once. The error is never nil:
+//
+//   - the connection attempt failed, with the reason Load also gives:
+//     the command could not start, the server exited first (`MCP server
+//     "notes" exited (exit status 3) before it answered initialize`), or
+//     did not answer initialize or tools/list within
+//     Options.InitTimeout or before the host's Load deadline (`MCP
+//     server "notes" did not answer initialize within 10s`; the server
+//     is then killed);
+//   - the server exited (`MCP server "notes" exited (signal: killed)`)
+//     or a remote server closed the session;
+//   - ctx ended: ctx's error, once the session is closed (stdin closed,
+//     the server given Options.TerminateGrace, then SIGTERM, then
+//     SIGKILL).
+func (a *Adapter) Run(ctx context.Context) error {
+	cs, proc, err := a.connect(ctx)
+	if err != nil {
+		return err
+	}
+	fctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go a.follow(fctx, cs)
+	return a.wait(ctx, cs, proc)
+}
+
+// connect makes the connection attempt: transport, initialize, the
+// first tools/list, all within InitTimeout and before Load gives up. It
+// sets a.cs or a.err and closes a.ready.
+func (a *Adapter) connect(ctx context.Context) (*mcp.ClientSession, *process, error) {
+	defer close(a.ready)
+	ictx, cancel := a.initContext(ctx)
+	defer cancel()
+	t, proc, err := transport(a.launch, a.opts)
+	if err != nil {
+		a.err = fmt.Errorf("MCP server %q: %w", a.launch.Name, err)
+		return nil, nil, a.err
+	}
+	kill := context.AfterFunc(ictx, proc.kill) // a server that does not answer in time
+	cs, err := a.initialize(ictx, t)
+	if !kill() && err == nil {
+		_ = cs.Close()
+		err = ictx.Err()
+	}
+	if err != nil {
+		a.err = a.connectError(ctx, ictx, proc, err)
+		return nil, nil, a.err
+	}
+	a.cs = cs
+	return cs, proc, nil
+}
+
+// initContext is ctx bounded by InitTimeout and ended when Load gives up.
+func (a *Adapter) initContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	ictx, cancelCause := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(a.abandonCtx, func() { cancelCause(context.Cause(a.abandonCtx)) })
+	tctx, cancel := context.WithTimeout(ictx, a.opts.InitTimeout)
+	return tctx, func() {
+		cancel()
+		stop()
+		cancelCause(nil)
+	}
+}
+
+// initialize connects the MCP client (initialize, MCP "Lifecycle") and
+// lists the tools; the session is closed again when listing fails.
+func (a *Adapter) initialize(ctx context.Context, t mcp.Transport) (*mcp.ClientSession, error) {
+	a.setPhase("initialize")
+	cs, err := a.client().Connect(ctx, t, nil)
+	if err != nil {
+		return nil, err
+	}
+	a.setPhase("tools/list")
+	if _, err := a.list(ctx, cs); err != nil {
+		_ = cs.Close()
+		return nil, err
+	}
+	a.setPhase("nothing")
+	return cs, nil
+}
+
+// client is the MCP client: it asks for the tool list again on
+// notifications/tools/list_changed (by way of a.relist, so that lists
+// never overlap and none is missed).
+func (a *Adapter) client() *mcp.Client {
+	impl := &mcp.Implementation{Name: "opentool-host-mcp-adapter", Title: "opentool-host", Version: version.Version}
+	return mcp.NewClient(impl, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			select {
+			case a.relist <- struct{}{}:
+			default:
+			}
+		},
+	})
+}
+
+// connectError is the reason a connection attempt failed with err.
+func (a *Adapter) connectError(ctx, ictx context.Context, proc *process, err error) error {
+	name := a.launch.Name
+	switch {
+	case a.abandonCtx.Err() != nil:
+		return context.Cause(a.abandonCtx)
+	case ctx.Err() != nil:
+		return fmt.Errorf("MCP server %q: connection attempt %w", name, ctx.Err())
+	case ictx.Err() != nil:
+		return a.unanswered(a.opts.InitTimeout)
+	case !proc.hasStarted():
+		return fmt.Errorf("MCP server %q: start: %w", name, err)
+	case proc.hasEnded():
+		return fmt.Errorf("MCP server %q exited (%s) before it answered %s", name, proc.status(), a.currentPhase())
+	}
+	return fmt.Errorf("MCP server %q: %s: %w", name, a.currentPhase(), err)
+}
+
+// list lists every tool (following nextCursor, MCP "Pagination"),
+// converts them and logs what was left out. changed reports whether the
+// document differs from the one before.
+func (a *Adapter) list(ctx context.Context, cs *mcp.ClientSession) (changed bool, err error) {
+	var tools []*mcp.Tool
+	for t, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			return false, fmt.Errorf("MCP server %q: tools/list: %w", a.launch.Name, err)
+		}
+		if len(tools) == maxTools {
+			return false, fmt.Errorf("MCP server %q: tools/list: more than %d tools", a.launch.Name, maxTools)
+		}
+		tools = append(tools, t)
+	}
+	info := serverInfo{name: a.launch.Name}
+	if ir := cs.InitializeResult(); ir != nil {
+		info.impl = ir.ServerInfo
+	}
+	conv := convert(info, tools)
+	if err := opentool.Validate(conv.doc); err != nil { // a bug of convert, if ever
+		return false, fmt.Errorf("MCP server %q: converted document: %w", a.launch.Name, err)
+	}
+	a.logFaults(conv)
+	a.mu.Lock()
+	old := a.conv.doc
+	a.conv = conv
+	a.mu.Unlock()
+	return !sameDocument(old, conv.doc), nil
+}
+
+// logFaults logs each tool left out and what was left out of the others.
+func (a *Adapter) logFaults(c converted) {
+	for _, f := range c.dropped {
+		a.log.Warn("MCP tool not served: OpenTool cannot express its input schema", "server", a.launch.Name, "tool", f.Tool, "reason", f.Reason)
+	}
+	for _, f := range c.partial {
+		a.log.Warn("MCP tool served in part: OpenTool cannot express part of its schemas", "server", a.launch.Name, "tool", f.Tool, "reason", f.Reason)
+	}
+}
+
+// sameDocument reports whether a and b encode to the same JSON.
+func sameDocument(a, b *opentool.OpenTool) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(ja, jb)
+}
+
+// follow lists the tools again after each list_changed until ctx ends,
+// and signals DocumentChanged when the document changed. A failed list
+// is logged and the previous document kept.
+func (a *Adapter) follow(ctx context.Context, cs *mcp.ClientSession) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-a.relist:
+		}
+		lctx, cancel := context.WithTimeout(ctx, relistTimeout)
+		changed, err := a.list(lctx, cs)
+		cancel()
+		switch {
+		case err != nil && ctx.Err() == nil:
+			a.log.Error("listing tools after list_changed failed; serving the previous list", "server", a.launch.Name, "error", err)
+		case changed:
+			select {
+			case a.changed <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// wait waits for the session to end (the server exited or closed it)
+// and returns why; when ctx ends first it closes the session.
+func (a *Adapter) wait(ctx context.Context, cs *mcp.ClientSession, proc *process) error {
+	done := make(chan error, 1)
+	go func() { done <- cs.Wait() }()
+	select {
+	case err := <-done:
+		return a.ended(proc, err)
+	case <-ctx.Done():
+		_ = cs.Close()
+		<-done
+		return ctx.Err()
+	}
+}
+
+// ended is the reason of a session that ended by itself with err.
+func (a *Adapter) ended(proc *process, err error) error {
+	if proc != nil {
+		return fmt.Errorf("MCP server %q exited (%s)", a.launch.Name, proc.status())
+	}
+	if err == nil {
+		return fmt.Errorf("MCP server %q at %s closed the session", a.launch.Name, a.launch.Server.URL)
+	}
+	return fmt.Errorf("MCP server %q at %s: session ended: %w", a.launch.Name, a.launch.Server.URL, err)
+}
