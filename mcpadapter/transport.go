@@ -36,7 +36,8 @@ func transport(l decl.Launch, o Options) (t mcp.Transport, proc *process, err er
 
 // command is the server's process: the declared command (resolveCommand)
 // in Cwd (relative to the declaration's folder; default that folder),
-// with serverEnv's environment and stderr to o.Stderr. It stays in the
+// with serverEnv's environment and stderr to o.Stderr (its copy bounded
+// by o.TerminateGrace after the exit). It stays in the
 // adapter's process group, which the host kills as a whole, and gets a
 // parent-death signal (procattr_*.go).
 func command(l decl.Launch, environ []string, o Options) (*exec.Cmd, error) {
@@ -55,6 +56,9 @@ func command(l decl.Launch, environ []string, o Options) (*exec.Cmd, error) {
 	}
 	cmd.Env = env
 	cmd.Stderr = o.Stderr
+	// A grandchild holding stderr open must not keep Wait (and so the
+	// session's Close) from returning once the server has exited.
+	cmd.WaitDelay = o.TerminateGrace
 	setProcAttr(cmd)
 	return cmd, nil
 }
