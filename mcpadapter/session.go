@@ -98,7 +98,7 @@ func (a *Adapter) initialize(ctx context.Context, t mcp.Transport) (*mcp.ClientS
 		_ = cs.Close()
 		return nil, err
 	}
-	a.setPhase("nothing")
+	a.setPhase("ready")
 	return cs, nil
 }
 
@@ -137,15 +137,16 @@ func (a *Adapter) connectError(ctx, ictx context.Context, proc *process, err err
 
 // list lists every tool (following nextCursor, MCP "Pagination"),
 // converts them and logs what was left out. changed reports whether the
-// document differs from the one before.
+// document differs from the one before. Errors are the SDK's (the
+// callers name the server and the phase).
 func (a *Adapter) list(ctx context.Context, cs *mcp.ClientSession) (changed bool, err error) {
 	var tools []*mcp.Tool
 	for t, err := range cs.Tools(ctx, nil) {
 		if err != nil {
-			return false, fmt.Errorf("MCP server %q: tools/list: %w", a.launch.Name, err)
+			return false, err
 		}
 		if len(tools) == maxTools {
-			return false, fmt.Errorf("MCP server %q: tools/list: more than %d tools", a.launch.Name, maxTools)
+			return false, fmt.Errorf("more than %d tools", maxTools)
 		}
 		tools = append(tools, t)
 	}
@@ -155,7 +156,7 @@ func (a *Adapter) list(ctx context.Context, cs *mcp.ClientSession) (changed bool
 	}
 	conv := convert(info, tools)
 	if err := opentool.Validate(conv.doc); err != nil { // a bug of convert, if ever
-		return false, fmt.Errorf("MCP server %q: converted document: %w", a.launch.Name, err)
+		return false, fmt.Errorf("converted document: %w", err)
 	}
 	a.logFaults(conv)
 	a.mu.Lock()
@@ -200,7 +201,7 @@ func (a *Adapter) follow(ctx context.Context, cs *mcp.ClientSession) {
 		cancel()
 		switch {
 		case err != nil && ctx.Err() == nil:
-			a.log.Error("listing tools after list_changed failed; serving the previous list", "server", a.launch.Name, "error", err)
+			a.log.Error("tools/list after list_changed failed; serving the previous list", "server", a.launch.Name, "error", err)
 		case changed:
 			select {
 			case a.changed <- struct{}{}:
