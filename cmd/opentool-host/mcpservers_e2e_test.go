@@ -271,16 +271,23 @@ func TestDeclaredMCPServerSupervised(t *testing.T) {
 
 	// The MCP server process killed: the adapter exits, the host restarts
 	// it and the tools serve again.
+	if now := pluginPIDs(t, hp.url)["notes"]; now != adapter {
+		t.Fatalf("the adapter was restarted before its server was killed (cancellation not honoured?): %d → %d\n%s", adapter, now, hp.logs.String())
+	}
 	srv := msServerPID(t, hp.url, "notes")
 	killed := time.Now()
 	if err := syscall.Kill(srv, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, 20*time.Second, "notes served again after its server was killed", func() bool {
-		_, m := rpc(t, hp.url, `{"jsonrpc":"2.0","method":"list_notes","id":7}`)
-		return m["result"] != nil && pluginPIDs(t, hp.url)["notes"] != adapter
+	testutil.Eventually(t, 20*time.Second, "notes restarted after its server was killed", func() bool {
+		pid := pluginPIDs(t, hp.url)["notes"]
+		return pid != 0 && pid != adapter
 	})
-	t.Logf("MCP server SIGKILLed → serving again after %v", time.Since(killed))
+	_, m := rpc(t, hp.url, `{"jsonrpc":"2.0","method":"list_notes","id":7}`)
+	if fmt.Sprint(m["result"]) != "map[notes:[]]" {
+		t.Fatalf("list_notes after the restart = %v (want a fresh server's empty list)", m)
+	}
+	t.Logf("MCP server SIGKILLed → adapter restarted and serving after %v (%s)", time.Since(killed), msHealth(t, hp.url, "notes"))
 
 	// The declaration removed: its tools leave /opentool/load.
 	if err := os.Remove(decl); err != nil {
