@@ -1,0 +1,1 @@
+"""Generated gRPC stubs (scripts/genproto-python.sh); do not edit."""

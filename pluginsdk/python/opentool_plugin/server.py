@@ -1,0 +1,294 @@
+"""serve(): run a Toolkit as an opentool-host plugin.
+
+The wire is hashicorp/go-plugin's gRPC protocol with the application service
+opentool.plugin.v2.Tool (docs/plugin-protocol.md). This module mirrors the
+Go SDK (pluginsdk/serve.go, server.go, guard_unix.go): the handshake on
+stdout, Health, Tool (Load, Invoke, Watch), go-plugin's GRPCController and
+GRPCStdio, SIGTERM and parent death ending the whole process group.
+"""
+
+import json
+import os
+import signal
+import sys
+import tempfile
+import threading
+import traceback
+from concurrent import futures
+
+import grpc
+
+from .pb import grpc_controller_pb2, grpc_controller_pb2_grpc
+from .pb import grpc_stdio_pb2_grpc
+from .pb import tool_pb2, tool_pb2_grpc
+from .toolkit import Context, ToolError, encode
+
+try:  # grpcio's own health service, when installed (python3-grpcio has none)
+    from grpc_health.v1 import health_pb2, health_pb2_grpc  # type: ignore
+except ImportError:  # pragma: no cover - depends on the system
+    from .pb import health_pb2, health_pb2_grpc
+
+__all__ = ["serve", "MAGIC_COOKIE_KEY", "MAGIC_COOKIE_VALUE", "PROTOCOL_VERSION"]
+
+MAGIC_COOKIE_KEY = "OPENTOOL_PLUGIN"
+MAGIC_COOKIE_VALUE = "4c6d2b0a-opentool-host-plugin"
+CORE_PROTOCOL_VERSION = 1  # go-plugin's
+PROTOCOL_VERSION = 2  # the application protocol: tool.proto v2 (Invoke stream)
+MAX_MESSAGE_SIZE = 64 << 20  # as internal/wire.MaxMessageSize
+PARENT_WATCH_INTERVAL = 0.2  # seconds, as the Go SDK
+
+
+def log(level, msg):
+    """Writes one "[LEVEL] msg" line to stderr (go-plugin logs it at that
+    level under the plugin's name). Never raises: when the host is gone
+    stderr may be a broken pipe."""
+    try:
+        sys.stderr.write("[%s] %s\n" % (level, msg))
+        sys.stderr.flush()
+    except Exception:
+        pass
+
+
+class _Exit:
+    """How the process ends: remove the socket, kill the process group when
+    the plugin leads it (the host gives each plugin its own group), exit."""
+
+    sock = None
+
+    @classmethod
+    def now(cls, code=2, group=True):
+        if cls.sock:
+            try:
+                os.unlink(cls.sock)
+            except OSError:
+                pass
+        if group:
+            try:
+                if os.getpgrp() == os.getpid():
+                    os.killpg(0, signal.SIGKILL)  # ourselves included
+            except OSError:
+                pass
+        os._exit(code)
+
+
+def _error_event(code, message):
+    return tool_pb2.InvokeEvent(error=tool_pb2.ToolError(code=int(code), message=str(message)))
+
+
+def _decode_args(b):
+    if not b or b == b"null":
+        return {}
+    try:
+        args = json.loads(b)
+    except ValueError as e:
+        raise ToolError(400, "arguments must be a JSON object: %s" % e)
+    if not isinstance(args, dict):
+        raise ToolError(400, "arguments must be a JSON object, got %s" % type(args).__name__)
+    return args
+
+
+def _encode_result(name, value):
+    if value is None:
+        return b"{}"
+    if not isinstance(value, dict):
+        raise ToolError(500, "function %s returned %s; a result must be a dict (a JSON object)" % (name, type(value).__name__))
+    try:
+        return encode(value)
+    except (TypeError, ValueError) as e:
+        raise ToolError(500, "encode result of %s: %s" % (name, e))
+
+
+def _watch_cancel(requests, ctx):
+    """Reads the rest of the Invoke request stream: cancel (or a broken
+    stream) cancels the call; a half-close (EOF) alone does not."""
+    try:
+        for m in requests:
+            if m.WhichOneof("msg") == "cancel":
+                ctx.cancel()
+                return
+    except Exception:
+        ctx.cancel()
+
+
+class _ToolServicer(tool_pb2_grpc.ToolServicer):
+    def __init__(self, toolkit):
+        self.tk = toolkit
+
+    def Load(self, request, context):
+        try:
+            return tool_pb2.LoadResponse(document=self.tk.document_json())
+        except Exception as e:
+            log("ERROR", "Load: %s" % e)
+            return tool_pb2.LoadResponse(error=tool_pb2.ToolError(code=500, message="Load: %s" % e))
+
+    def Watch(self, request, context):
+        context.abort(grpc.StatusCode.UNIMPLEMENTED, "the tool's document does not change")
+
+    def Invoke(self, request_iterator, context):
+        try:
+            first = next(request_iterator)
+        except (StopIteration, grpc.RpcError):
+            return
+        if first.WhichOneof("msg") != "call":
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the first message of Invoke must be a call")
+        call = first.call
+        ctx = Context(call.name)
+        if not context.add_callback(ctx.cancel):  # the RPC ended or broke
+            ctx.cancel()
+        threading.Thread(target=_watch_cancel, args=(request_iterator, ctx), daemon=True,
+                         name="cancel-" + call.name).start()
+        try:
+            for data in self._run(call, ctx):
+                yield tool_pb2.InvokeEvent(data=data)
+        except ToolError as e:
+            yield _error_event(e.code, e.message)
+        except Exception as e:
+            # One ERROR line the host shows in /health, the traceback at DEBUG.
+            log("ERROR", "function %s failed: %s: %s" % (call.name, type(e).__name__, e))
+            for line in traceback.format_exc().rstrip().splitlines():
+                log("DEBUG", line)
+            yield _error_event(500, str(e) or type(e).__name__)
+
+    def _run(self, call, ctx):
+        f = self.tk.get(call.name)
+        if f is None:
+            raise ToolError(404, "function %r not found" % call.name)
+        if call.stream and not f.stream:
+            raise ToolError(404, "function %r does not stream" % call.name)
+        if not call.stream and f.stream:
+            raise ToolError(404, "function %r streams: call it with streamCall" % call.name)
+        args = _decode_args(call.arguments)
+        try:
+            bound = f.signature.bind(ctx, **args)
+        except TypeError as e:
+            raise ToolError(400, "invalid arguments for %s: %s" % (call.name, e))
+        if not f.stream:
+            yield _encode_result(call.name, f.fn(*bound.args, **bound.kwargs))
+            return
+        it = iter(f.fn(*bound.args, **bound.kwargs))
+        try:
+            for item in it:
+                yield _encode_result(call.name, item)
+                if ctx.cancelled():
+                    return
+        finally:
+            close = getattr(it, "close", None)
+            if close is not None:
+                close()
+
+
+class _HealthServicer(health_pb2_grpc.HealthServicer):
+    def Check(self, request, context):
+        if request.service in ("", "plugin"):
+            return health_pb2.HealthCheckResponse(status=health_pb2.HealthCheckResponse.SERVING)
+        context.abort(grpc.StatusCode.NOT_FOUND, "unknown service %r" % request.service)
+
+
+class _ControllerServicer(grpc_controller_pb2_grpc.GRPCControllerServicer):
+    def __init__(self, stop):
+        self.stop = stop
+
+    def Shutdown(self, request, context):
+        # Exit once the answer is sent (the RPC's termination callback).
+        if not context.add_callback(self.stop.set):
+            self.stop.set()
+        return grpc_controller_pb2.Empty()
+
+
+class _StdioServicer(grpc_stdio_pb2_grpc.GRPCStdioServicer):
+    """go-plugin's client opens this stream at connect and warns when it is
+    missing. The plugin's stderr already reaches the host directly, so the
+    stream stays open and silent until the connection ends."""
+
+    def StreamStdio(self, request, context):
+        done = threading.Event()
+        if context.add_callback(done.set):
+            done.wait()
+        return
+        yield  # a generator: a server-streaming handler
+
+
+def _socket_path():
+    d = os.environ.get("PLUGIN_UNIX_SOCKET_DIR") or tempfile.gettempdir()
+    fd, path = tempfile.mkstemp(prefix="plugin", suffix=".sock", dir=d)
+    os.close(fd)
+    os.unlink(path)
+    return path
+
+
+def serve(toolkit, max_workers=128, argv=None):
+    """Runs toolkit as an opentool-host plugin; never returns.
+
+    Checks the host's magic cookie (without it prints a notice to stderr and
+    exits 1; run with --document it prints the OpenTool document instead, for
+    `opentool-host validate`), serves on a unix socket in
+    PLUGIN_UNIX_SOCKET_DIR with max_workers threads (concurrent calls), prints
+    the go-plugin handshake line to stdout and then points stdout (sys.stdout
+    and file descriptor 1) at stderr. SIGTERM, the host's Shutdown, the host's
+    death (the parent pid changes) end the process; SIGTERM and parent death
+    also kill its process group (processes the plugin started).
+    """
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--document"]:
+        sys.stdout.write(json.dumps(toolkit.document(), indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+        sys.exit(0)
+    if os.environ.get(MAGIC_COOKIE_KEY) != MAGIC_COOKIE_VALUE:
+        sys.stderr.write(
+            "This binary is a plugin. These are not meant to be executed directly.\n"
+            "Please execute the program that consumes these plugins, which will\n"
+            "load any plugins automatically (opentool-host run --dir DIR).\n"
+            "Run it with --document to print its OpenTool document.\n")
+        sys.exit(1)
+
+    versions = [v.strip() for v in os.environ.get("PLUGIN_PROTOCOL_VERSIONS", "").split(",") if v.strip()]
+    if versions and str(PROTOCOL_VERSION) not in versions:
+        # As go-plugin: announce our version anyway; the host refuses it
+        # with an error naming both sides.
+        log("ERROR", "the host speaks plugin protocol %s; this SDK speaks %d" % (",".join(versions), PROTOCOL_VERSION))
+
+    ppid = os.getppid()
+    signal.signal(signal.SIGTERM, lambda *_: _Exit.now(2))
+
+    stop = threading.Event()
+    server = grpc.server(
+        futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="opentool-rpc"),
+        options=[
+            ("grpc.max_receive_message_length", MAX_MESSAGE_SIZE),
+            ("grpc.max_send_message_length", MAX_MESSAGE_SIZE),
+            ("grpc.so_reuseport", 0),
+        ],
+    )
+    health_pb2_grpc.add_HealthServicer_to_server(_HealthServicer(), server)
+    tool_pb2_grpc.add_ToolServicer_to_server(_ToolServicer(toolkit), server)
+    grpc_controller_pb2_grpc.add_GRPCControllerServicer_to_server(_ControllerServicer(stop), server)
+    grpc_stdio_pb2_grpc.add_GRPCStdioServicer_to_server(_StdioServicer(), server)
+
+    path = _socket_path()
+    _Exit.sock = path
+    if server.add_insecure_port("unix:" + path) == 0:
+        log("ERROR", "cannot listen on unix:%s" % path)
+        sys.exit(1)
+    server.start()
+
+    sys.stdout.write("%d|%d|unix|%s|grpc\n" % (CORE_PROTOCOL_VERSION, PROTOCOL_VERSION, path))
+    sys.stdout.flush()
+    # Nothing else may reach the handshake pipe: Python's and C's stdout
+    # both go to stderr from here on.
+    sys.stdout = sys.stderr
+    try:
+        os.dup2(2, 1)
+    except OSError:
+        pass
+
+    # The main thread watches the parent (the host) and waits for Shutdown;
+    # it also runs the SIGTERM handler.
+    while not stop.wait(PARENT_WATCH_INTERVAL):
+        if ppid > 1 and os.getppid() != ppid:
+            _Exit.now(2)  # the host died: no logging (stderr may be broken)
+    server.stop(0.5)
+    try:
+        sys.stderr.flush()
+    except Exception:
+        pass
+    _Exit.now(0, group=False)  # the host kills what is left of the group
