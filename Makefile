@@ -13,11 +13,11 @@ FUZZTIME   ?= 30s
 FUZZPKGS   ?= ./jsonrpc ./opentool
 
 
-.PHONY: all build host plugins examples run test vet fmt fmt-check bench bench-scale soak fuzz proto clean
+.PHONY: all build host plugins examples run test vet fmt fmt-check bench bench-scale soak fuzz proto clean deps-python
 
 all: build
 
-build: host plugins examples
+build: host plugins examples deps-python
 
 host:
 	$(GO) build -o bin/opentool-host ./cmd/opentool-host
@@ -27,6 +27,12 @@ plugins: $(PLUGINS:%=plugin-%)
 # The example MCP server that plugins/notes.mcp.json declares.
 examples:
 	$(GO) build -o bin/mcp-notes ./examples/mcp-notes
+
+# The Python plugin SDK for plugins/opentool-plugin-pyecho: python3-grpcio
+# (apt, as root) and a .pth file so /usr/bin/python3 imports opentool_plugin.
+# Prints SKIP and succeeds when it cannot (see pluginsdk/python/README.md).
+deps-python:
+	@./scripts/deps-python.sh
 
 plugin-%:
 	$(GO) build -o plugins/opentool-plugin-$* ./plugins/$*
