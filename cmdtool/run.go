@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -96,30 +95,17 @@ func outcome(ctx context.Context, c *decl.Command, prog string, timeout time.Dur
 	return json.Marshal(map[string]any{"stdout": stdout.String(), "stderr": stderr.String(), "exit_code": code})
 }
 
-// command is the exec.Cmd of argv: the program resolved (a bare name in
-// PATH, a relative path against dir), in c's working directory, with the
-// allowed environment, in a process group of its own with a parent-death
-// signal (procattr_*.go).
+// command is the exec.Cmd of argv: the program resolved (decl.Program,
+// in the adapter's PATH), in c's working directory (decl.WorkDir), with
+// the allowed environment, in a process group of its own with a
+// parent-death signal (procattr_*.go).
 func command(dir string, c *decl.Command, argv []string) (*exec.Cmd, error) {
-	prog := argv[0]
-	if strings.Contains(prog, "/") && !filepath.IsAbs(prog) {
-		prog = filepath.Join(dir, prog)
+	prog, err := decl.Program(dir, argv[0], os.Getenv("PATH"))
+	if err != nil {
+		return nil, err
 	}
 	cmd := exec.Command(prog, argv[1:]...)
-	if !strings.Contains(argv[0], "/") {
-		p, err := exec.LookPath(argv[0])
-		if err != nil {
-			return nil, err
-		}
-		cmd.Path = p
-	}
-	cmd.Dir = dir
-	if c.Cwd != "" {
-		cmd.Dir = c.Cwd
-		if !filepath.IsAbs(cmd.Dir) {
-			cmd.Dir = filepath.Join(dir, c.Cwd)
-		}
-	}
+	cmd.Dir = decl.WorkDir(dir, c.Cwd)
 	cmd.Env = allowedEnv(os.Environ(), c.Env)
 	setProcAttr(cmd)
 	return cmd, nil
@@ -130,17 +116,7 @@ func allowedEnv(environ, extra []string) []string {
 	var out []string
 	for _, kv := range environ {
 		k, _, _ := strings.Cut(kv, "=")
-		if k == decl.EnvLaunch {
-			continue
-		}
-		for _, allowed := range [][]string{baseEnv, extra} {
-			for _, a := range allowed {
-				if k == a {
-					out = append(out, kv)
-				}
-			}
-		}
-		if strings.HasPrefix(k, "LC_") {
+		if k != decl.EnvLaunch && (slices.Contains(baseEnv, k) || slices.Contains(extra, k) || strings.HasPrefix(k, "LC_")) {
 			out = append(out, kv)
 		}
 	}

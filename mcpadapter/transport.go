@@ -3,11 +3,9 @@ package mcpadapter
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -34,7 +32,8 @@ func transport(l decl.Launch, o Options) (t mcp.Transport, proc *process, err er
 	return &commandTransport{inner: mcp.CommandTransport{Command: cmd, TerminateDuration: o.TerminateGrace}, proc: proc}, proc, nil
 }
 
-// command is the server's process: the declared command (resolveCommand)
+// command is the server's process: the declared command (decl.Program:
+// the server's PATH is the declared one, else the adapter's)
 // in Cwd (relative to the declaration's folder; default that folder),
 // with serverEnv's environment and stderr to o.Stderr (its copy bounded
 // by o.TerminateGrace after the exit). It stays in the
@@ -42,18 +41,12 @@ func transport(l decl.Launch, o Options) (t mcp.Transport, proc *process, err er
 // parent-death signal (procattr_*.go).
 func command(l decl.Launch, environ []string, o Options) (*exec.Cmd, error) {
 	env := serverEnv(environ, l.Server.Env)
-	path, err := resolveCommand(l, lookupEnv(env, "PATH"))
+	path, err := decl.Program(l.Dir, l.Server.Command, lookupEnv(env, "PATH"))
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(path, l.Server.Args...)
-	cmd.Dir = l.Dir
-	if c := l.Server.Cwd; c != "" {
-		cmd.Dir = c
-		if !filepath.IsAbs(c) {
-			cmd.Dir = filepath.Join(l.Dir, c)
-		}
-	}
+	cmd.Dir = decl.WorkDir(l.Dir, l.Server.Cwd)
 	cmd.Env = env
 	cmd.Stderr = o.Stderr
 	// A grandchild holding stderr open must not keep Wait (and so the
@@ -61,31 +54,6 @@ func command(l decl.Launch, environ []string, o Options) (*exec.Cmd, error) {
 	cmd.WaitDelay = o.TerminateGrace
 	setProcAttr(cmd)
 	return cmd, nil
-}
-
-// resolveCommand is the path of the declared command: an absolute path
-// as is; a relative path with a slash against the declaration's folder;
-// a bare name looked up in path (the server's PATH: the declared one,
-// else the adapter's), whose relative entries are skipped (as
-// exec.ErrDot would refuse them).
-func resolveCommand(l decl.Launch, path string) (string, error) {
-	c := l.Server.Command
-	switch {
-	case filepath.IsAbs(c):
-		return c, nil
-	case strings.Contains(c, "/"):
-		return filepath.Join(l.Dir, c), nil
-	}
-	for _, dir := range filepath.SplitList(path) {
-		if !filepath.IsAbs(dir) {
-			continue
-		}
-		p := filepath.Join(dir, c)
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("command %q not found in PATH %q", c, path)
 }
 
 // serverEnv is environ without the host-to-adapter variables (the

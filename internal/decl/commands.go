@@ -128,8 +128,37 @@ func (a Arg) MarshalJSON() ([]byte, error) {
 	return json.Marshal(a.Template)
 }
 
-// placeholderRE finds "{name}" in a template ("{{" is an escape).
-var placeholderRE = regexp.MustCompile(`\{\{|\}\}|\{([a-zA-Z0-9_.-]+)\}`)
+// placeholderRE finds "{name}" in a template ("{{" and "}}" are
+// literal braces); wholeRE an element that is exactly one placeholder.
+var (
+	placeholderRE = regexp.MustCompile(`\{\{|\}\}|\{([a-zA-Z0-9_.-]+)\}`)
+	wholeRE       = regexp.MustCompile(`^\{([a-zA-Z0-9_.-]+)\}$`)
+)
+
+// Whole returns the parameter a template names when it is exactly
+// "{param}" (an array parameter then gives one argument per item).
+func (a Arg) Whole() (string, bool) {
+	if m := wholeRE.FindStringSubmatch(a.Template); m != nil {
+		return m[1], true
+	}
+	return "", false
+}
+
+// Expand returns the template with each "{name}" replaced by value(name)
+// and "{{", "}}" by single braces; present is false when value reports a
+// name absent (the element is then left out of the command line).
+func (a Arg) Expand(value func(name string) (string, bool)) (arg string, present bool) {
+	present = true
+	arg = placeholderRE.ReplaceAllStringFunc(a.Template, func(m string) string {
+		if m == "{{" || m == "}}" {
+			return m[:1]
+		}
+		v, ok := value(m[1 : len(m)-1])
+		present = present && ok
+		return v
+	})
+	return arg, present
+}
 
 // Placeholders returns the parameter names a template refers to.
 func (a Arg) Placeholders() []string {
