@@ -13,11 +13,11 @@ FUZZTIME   ?= 30s
 FUZZPKGS   ?= ./jsonrpc ./opentool
 
 
-.PHONY: all build host plugins examples run test vet fmt fmt-check bench bench-scale soak fuzz proto clean deps-python
+.PHONY: all build host plugins examples run test vet fmt fmt-check bench bench-scale soak fuzz proto clean deps-python deps-node
 
 all: build
 
-build: host plugins examples deps-python
+build: host plugins examples deps-python deps-node
 
 host:
 	$(GO) build -o bin/opentool-host ./cmd/opentool-host
@@ -34,14 +34,21 @@ examples:
 deps-python:
 	@./scripts/deps-python.sh
 
+# The Node plugin SDK for plugins/opentool-plugin-nodeecho: npm ci of
+# @grpc/grpc-js into pluginsdk/node/node_modules and a link in Node's global
+# folder. Prints SKIP and succeeds when it cannot (see pluginsdk/node/README.md).
+deps-node:
+	@./scripts/deps-node.sh
+
 plugin-%:
 	$(GO) build -o plugins/opentool-plugin-$* ./plugins/$*
 
 run: build
 	./bin/opentool-host run --dir plugins --addr $(ADDR)
 
+# Every package's tests; at the end, each skipped test with its reason.
 test: build vet fmt-check
-	$(GO) test $(TESTFLAGS) ./...
+	$(GO) run ./scripts/testsummary $(TESTFLAGS) ./...
 
 vet:
 	$(GO) vet ./...

@@ -23,3 +23,11 @@ protoc -I internal/wire/toolpb \
 	--go-grpc_out=internal/wire/toolpb --go-grpc_opt=paths=source_relative \
 	internal/wire/toolpb/tool.proto
 echo "genproto: internal/wire/toolpb regenerated"
+
+# The other SDKs: the Node SDK loads .proto files at run time (a copy of
+# each, checked by internal/wire's TestSDKProtoCopies); the Python SDK has
+# generated stubs (scripts/genproto-python.sh, needs Debian's grpc plugin).
+gp="$(go list -m -f '{{.Dir}}' github.com/hashicorp/go-plugin)"
+install -m 644 internal/wire/toolpb/tool.proto pluginsdk/python/proto/health.proto \
+	"$gp/internal/plugin/grpc_controller.proto" "$gp/internal/plugin/grpc_stdio.proto" pluginsdk/node/proto/
+echo "genproto: pluginsdk/node/proto copied; run scripts/genproto-python.sh for the Python stubs"

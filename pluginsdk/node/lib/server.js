@@ -1,0 +1,313 @@
+'use strict';
+// serve(): run a Toolkit as an opentool-host plugin.
+//
+// The wire is hashicorp/go-plugin's gRPC protocol with the application
+// service opentool.plugin.v2.Tool (docs/plugin-protocol.md). This module
+// mirrors the Go SDK (pluginsdk/serve.go, server.go, guard_unix.go) and the
+// Python SDK: the handshake on stdout, Health, Tool (Load, Invoke, Watch),
+// go-plugin's GRPCController and GRPCStdio, SIGTERM and parent death ending
+// the whole process group.
+
+const crypto = require('node:crypto');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const grpc = require('@grpc/grpc-js');
+const protoLoader = require('@grpc/proto-loader');
+const { Context, ToolError } = require('./toolkit');
+
+const MAGIC_COOKIE_KEY = 'OPENTOOL_PLUGIN';
+const MAGIC_COOKIE_VALUE = '4c6d2b0a-opentool-host-plugin';
+const CORE_PROTOCOL_VERSION = 1; // go-plugin's
+const PROTOCOL_VERSION = 2; // the application protocol: tool.proto v2 (Invoke stream)
+const MAX_MESSAGE_SIZE = 64 << 20; // bytes, as internal/wire.MaxMessageSize
+const PARENT_WATCH_INTERVAL_MS = 200; // as the Go SDK
+const SHUTDOWN_GRACE_MS = 500; // running calls may end before Shutdown exits
+
+/** Writes one "[LEVEL] msg" line to stderr; go-plugin logs it at that level. */
+function log(level, msg) {
+  try {
+    fs.writeSync(2, `[${level}] ${msg}\n`);
+  } catch {
+    // the host is gone: stderr is a broken pipe
+  }
+}
+
+let socketPath = null;
+
+// exitNow ends the process: remove the socket, SIGKILL the process group when
+// the plugin leads it (the host gives each plugin its own group; a group
+// whose id is our pid exists only then), exit.
+function exitNow(code, group = true) {
+  if (socketPath) {
+    try {
+      fs.unlinkSync(socketPath);
+    } catch {
+      // already gone
+    }
+  }
+  if (group) {
+    try {
+      process.kill(-process.pid, 'SIGKILL'); // ourselves included
+    } catch {
+      // not a group leader (ESRCH)
+    }
+  }
+  process.exit(code);
+}
+
+function loadProtos() {
+  const dir = path.join(__dirname, '..', 'proto');
+  const def = protoLoader.loadSync(
+    ['tool.proto', 'health.proto', 'grpc_controller.proto', 'grpc_stdio.proto'].map((f) => path.join(dir, f)),
+    { keepCase: true, longs: Number, enums: Number, defaults: true, oneofs: true, includeDirs: [dir] },
+  );
+  return grpc.loadPackageDefinition(def);
+}
+
+function decodeArgs(buf) {
+  const text = buf && buf.length ? buf.toString('utf8') : '';
+  if (text === '' || text === 'null') return {};
+  let args;
+  try {
+    args = JSON.parse(text);
+  } catch (e) {
+    throw new ToolError(400, `arguments must be a JSON object: ${e.message}`);
+  }
+  if (args === null || typeof args !== 'object' || Array.isArray(args)) {
+    throw new ToolError(400, `arguments must be a JSON object, got ${Array.isArray(args) ? 'array' : typeof args}`);
+  }
+  return args;
+}
+
+function encodeResult(name, value) {
+  if (value === undefined || value === null) return Buffer.from('{}');
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    throw new ToolError(500, `function ${name} returned ${Array.isArray(value) ? 'an array' : typeof value}; a result must be a plain object`);
+  }
+  try {
+    return Buffer.from(JSON.stringify(value), 'utf8');
+  } catch (e) {
+    throw new ToolError(500, `encode result of ${name}: ${e.message}`);
+  }
+}
+
+function isIterable(x) {
+  return x != null && (typeof x[Symbol.asyncIterator] === 'function' || typeof x[Symbol.iterator] === 'function');
+}
+
+// results runs one call and yields its data events as JSON bytes: one for a
+// unary function, one per item for a stream. Breaking out of it (cancel)
+// returns the function's generator, so its finally blocks run.
+async function* results(tk, c, ctx) {
+  const f = tk.get(c.name);
+  if (!f) throw new ToolError(404, `function ${JSON.stringify(c.name)} not found`);
+  if (c.stream && !f.stream) throw new ToolError(404, `function ${JSON.stringify(c.name)} does not stream`);
+  if (!c.stream && f.stream) throw new ToolError(404, `function ${JSON.stringify(c.name)} streams: call it with streamCall`);
+  const args = decodeArgs(c.arguments);
+  const out = await f.fn(ctx, args);
+  if (!f.stream) {
+    yield encodeResult(c.name, out);
+    return;
+  }
+  if (!isIterable(out)) throw new ToolError(500, `stream function ${c.name} returned no iterable`);
+  for await (const item of out) {
+    yield encodeResult(c.name, item);
+    if (ctx.cancelled) return;
+  }
+}
+
+function errorEvent(name, e) {
+  if (e instanceof ToolError) return { code: e.code, message: e.message };
+  const message = (e && e.message) || String(e);
+  // One ERROR line the host shows in /health, the stack at DEBUG.
+  log('ERROR', `function ${name} failed: ${(e && e.name) || 'Error'}: ${message}`);
+  for (const line of String((e && e.stack) || '').split('\n').slice(1)) log('DEBUG', line.trim());
+  return { code: 500, message };
+}
+
+// send writes one InvokeEvent, waiting for 'drain' when the stream is full;
+// resolves false when the call is cancelled first.
+function send(call, ev, ctx) {
+  try {
+    if (call.write(ev)) return Promise.resolve(true);
+  } catch {
+    return Promise.resolve(false);
+  }
+  return new Promise((resolve) => {
+    const done = (ok) => {
+      call.off('drain', onDrain);
+      ctx.signal.removeEventListener('abort', onAbort);
+      resolve(ok);
+    };
+    const onDrain = () => done(true);
+    const onAbort = () => done(false);
+    call.once('drain', onDrain);
+    ctx.signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+async function run(tk, call, c, ctx) {
+  try {
+    for await (const data of results(tk, c, ctx)) {
+      if (!(await send(call, { data }, ctx))) break;
+    }
+  } catch (e) {
+    await send(call, { error: errorEvent(c.name, e) }, ctx);
+  }
+  try {
+    call.end();
+  } catch {
+    // the RPC is already over
+  }
+}
+
+// invoke serves one Invoke stream: the first message starts the call, a
+// later cancel (or the stream breaking) cancels its Context; a half-close
+// alone does not.
+function invoke(tk, call) {
+  let ctx = null;
+  let broken = false;
+  const abort = () => {
+    broken = true;
+    if (ctx) ctx.cancel();
+  };
+  call.on('data', (m) => {
+    if (ctx === null) {
+      if (m.msg !== 'call' || !m.call) {
+        call.emit('error', { code: grpc.status.INVALID_ARGUMENT, details: 'the first message of Invoke must be a call' });
+        return;
+      }
+      ctx = new Context(m.call.name);
+      if (broken) ctx.cancel();
+      run(tk, call, m.call, ctx);
+    } else if (m.msg === 'cancel') {
+      ctx.cancel();
+    }
+  });
+  call.on('end', () => {
+    if (ctx === null) call.end();
+  });
+  call.on('cancelled', abort);
+  call.on('error', abort);
+}
+
+function services(pkg, tk, stop) {
+  return [
+    [pkg.grpc.health.v1.Health.service, {
+      Check(call, cb) {
+        const s = call.request.service;
+        if (s === '' || s === 'plugin') cb(null, { status: 1 }); // SERVING
+        else cb({ code: grpc.status.NOT_FOUND, details: `unknown service ${JSON.stringify(s)}` });
+      },
+      Watch(call) {
+        call.emit('error', { code: grpc.status.UNIMPLEMENTED, details: 'Health.Watch is not served' });
+      },
+    }],
+    [pkg.opentool.plugin.v2.Tool.service, {
+      Load(call, cb) {
+        try {
+          cb(null, { document: Buffer.from(JSON.stringify(tk.document()), 'utf8') });
+        } catch (e) {
+          log('ERROR', `Load: ${e.message}`);
+          cb(null, { error: { code: 500, message: `Load: ${e.message}` } });
+        }
+      },
+      Invoke(call) {
+        invoke(tk, call);
+      },
+      Watch(call) {
+        call.emit('error', { code: grpc.status.UNIMPLEMENTED, details: "the tool's document does not change" });
+      },
+    }],
+    [pkg.plugin.GRPCController.service, {
+      Shutdown(call, cb) {
+        cb(null, {});
+        setImmediate(stop);
+      },
+    }],
+    // go-plugin's client opens this stream at connect and warns when it is
+    // missing. The plugin's stderr already reaches the host directly, so the
+    // stream stays open and silent until the connection ends.
+    [pkg.plugin.GRPCStdio.service, { StreamStdio() {} }],
+  ];
+}
+
+const NOT_A_COMMAND = `This binary is a plugin. These are not meant to be executed directly.
+Please execute the program that consumes these plugins, which will
+load any plugins automatically (opentool-host run --dir DIR).
+Run it with --document to print its OpenTool document.
+`;
+
+/**
+ * Runs toolkit as an opentool-host plugin; returns at once, the process
+ * then lives until the host stops it.
+ *
+ * Checks the host's magic cookie (without it prints a notice to stderr and
+ * exits 1; run with --document it prints the OpenTool document instead, for
+ * `opentool-host validate`), serves on a unix socket in
+ * PLUGIN_UNIX_SOCKET_DIR with 64 MiB message limits, prints the go-plugin
+ * handshake line (`1|2|unix|PATH|grpc`) on file descriptor 1 and then points
+ * process.stdout (console.log) at stderr. SIGTERM, the host's Shutdown and
+ * the host's death (the parent pid changes, checked every 200 ms) end the
+ * process; SIGTERM and parent death also SIGKILL its process group
+ * (processes the plugin started).
+ *
+ * @param {import('./toolkit').Toolkit} toolkit
+ * @param {{argv?: string[]}} [opts]
+ */
+function serve(toolkit, opts = {}) {
+  const argv = opts.argv || process.argv.slice(2);
+  if (argv[0] === '--document') {
+    fs.writeSync(1, JSON.stringify(toolkit.document(), null, 2) + '\n');
+    process.exit(0);
+  }
+  if (process.env[MAGIC_COOKIE_KEY] !== MAGIC_COOKIE_VALUE) {
+    fs.writeSync(2, NOT_A_COMMAND);
+    process.exit(1);
+  }
+  const versions = (process.env.PLUGIN_PROTOCOL_VERSIONS || '').split(',').map((v) => v.trim()).filter(Boolean);
+  if (versions.length && !versions.includes(String(PROTOCOL_VERSION))) {
+    // As go-plugin: announce our version anyway; the host refuses it with an
+    // error naming both sides.
+    log('ERROR', `the host speaks plugin protocol ${versions.join(',')}; this SDK speaks ${PROTOCOL_VERSION}`);
+  }
+
+  const ppid = process.ppid;
+  process.on('SIGTERM', () => exitNow(2));
+  setInterval(() => {
+    if (ppid > 1 && process.ppid !== ppid) exitNow(2); // the host died: no logging
+  }, PARENT_WATCH_INTERVAL_MS).unref();
+
+  const server = new grpc.Server({
+    'grpc.max_receive_message_length': MAX_MESSAGE_SIZE,
+    'grpc.max_send_message_length': MAX_MESSAGE_SIZE,
+  });
+  let stopping = false;
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    setTimeout(() => {
+      server.forceShutdown();
+      exitNow(0, false);
+    }, SHUTDOWN_GRACE_MS);
+    server.tryShutdown(() => exitNow(0, false)); // the host kills what is left of the group
+  };
+  for (const [service, impl] of services(loadProtos(), toolkit, stop)) server.addService(service, impl);
+
+  const dir = process.env.PLUGIN_UNIX_SOCKET_DIR || os.tmpdir();
+  socketPath = path.join(dir, `plugin${crypto.randomBytes(8).toString('hex')}.sock`);
+  server.bindAsync(`unix:${socketPath}`, grpc.ServerCredentials.createInsecure(), (err) => {
+    if (err) {
+      log('ERROR', `cannot listen on unix:${socketPath}: ${err.message}`);
+      process.exit(1);
+    }
+    fs.writeSync(1, `${CORE_PROTOCOL_VERSION}|${PROTOCOL_VERSION}|unix|${socketPath}|grpc\n`);
+    // Nothing else may reach the handshake pipe: console.log and
+    // process.stdout.write go to stderr from here on. (Child processes
+    // inheriting fd 1 still write to it: give them 'pipe' or fd 2.)
+    process.stdout.write = process.stderr.write.bind(process.stderr);
+  });
+}
+
+module.exports = { serve, log, MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE, PROTOCOL_VERSION };

@@ -1,0 +1,197 @@
+'use strict';
+// Toolkit: OpenTool functions declared in JavaScript.
+//
+// A Toolkit collects async functions, builds the OpenTool 1.1.0 document the
+// host asks for with Load (plus the OpenTool 2.0 "stream" field for stream
+// functions), and finds a function by name for the server (server.js holds
+// the wire). Mirrors the Python SDK (pluginsdk/python/opentool_plugin).
+
+const NAME_RE = /^[a-zA-Z0-9_-]{1,64}$/;
+const SCHEMA_TYPES = ['boolean', 'integer', 'number', 'string', 'array', 'object'];
+
+/**
+ * An error with a code, sent to the caller as the function's error.
+ * Codes: 400 invalid arguments, 404 unknown function, 500 tool failure, or
+ * the tool's own. Any other thrown value becomes code 500 with its message.
+ */
+class ToolError extends Error {
+  /** @param {number} code @param {string} message */
+  constructor(code, message) {
+    super(String(message));
+    this.name = 'ToolError';
+    this.code = Math.trunc(Number(code)) || 500;
+  }
+}
+
+/**
+ * What a running call knows about itself. `signal` is an AbortSignal that
+ * aborts when the host sends cancel for this call (its caller went away or
+ * its deadline passed) or the call's stream breaks: pass it to fetch, child
+ * processes and timers. `cancelled` is true once it has. `sleep(ms)` waits
+ * up to ms milliseconds and resolves true early when the call is cancelled.
+ * The host kills a plugin that has not ended a cancelled call within its
+ * grace period (500 ms), so long work must check.
+ */
+class Context {
+  constructor(name = '') {
+    this.name = name;
+    this._ac = new AbortController();
+  }
+
+  /** @returns {AbortSignal} */
+  get signal() {
+    return this._ac.signal;
+  }
+
+  /** @returns {boolean} */
+  get cancelled() {
+    return this._ac.signal.aborted;
+  }
+
+  /** Resolves after ms milliseconds (false) or at cancel (true). */
+  sleep(ms) {
+    const signal = this._ac.signal;
+    if (signal.aborted) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const onAbort = () => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      const timer = setTimeout(() => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(false);
+      }, Math.max(0, Number(ms) || 0));
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  /** Marks the call cancelled (the SDK does this; tests may too). */
+  cancel() {
+    this._ac.abort();
+  }
+}
+
+// schema checks a JSON Schema object the way the host will and completes it:
+// an object without properties gets "properties": {} (the host requires the
+// member). Throws an Error naming where for a fault.
+function schema(s, where) {
+  if (s === null || typeof s !== 'object' || Array.isArray(s)) {
+    throw new Error(`${where}: a schema must be an object, got ${JSON.stringify(s)}`);
+  }
+  const out = { ...s };
+  if ('$ref' in out) return out;
+  if (!SCHEMA_TYPES.includes(out.type)) {
+    throw new Error(`${where}: schema type must be one of ${SCHEMA_TYPES.join(', ')}, got ${JSON.stringify(out.type)}`);
+  }
+  if (out.type === 'object') {
+    const props = out.properties || {};
+    out.properties = {};
+    for (const [k, v] of Object.entries(props)) out.properties[k] = schema(v, `${where}.properties.${k}`);
+  }
+  if (out.type === 'array') {
+    if (!('items' in out)) throw new Error(`${where}: an array schema needs items`);
+    out.items = schema(out.items, `${where}.items`);
+  }
+  return out;
+}
+
+// parameterList turns {name: JSON Schema + "required" + "description"} into
+// the document's parameter list.
+function parameterList(fname, parameters) {
+  if (parameters === undefined || parameters === null) return [];
+  if (typeof parameters !== 'object' || Array.isArray(parameters)) {
+    throw new Error(`function ${fname}: parameters must be an object of name -> JSON Schema`);
+  }
+  return Object.entries(parameters).map(([pname, spec]) => {
+    if (spec === null || typeof spec !== 'object' || Array.isArray(spec)) {
+      throw new Error(`function ${fname}: parameter ${pname}: want an object (JSON Schema), got ${JSON.stringify(spec)}`);
+    }
+    const { required, description, ...rest } = spec;
+    const entry = { name: pname };
+    if (description) entry.description = String(description);
+    entry.schema = schema(rest, `function ${fname}: parameter ${pname}`);
+    entry.required = Boolean(required);
+    return entry;
+  });
+}
+
+/**
+ * A set of functions served as one OpenTool plugin.
+ *
+ *   const tk = new Toolkit({ title: 'nodeecho', version: '1.0.0' });
+ *   tk.function('echo', {
+ *     description: 'Echo text.',
+ *     parameters: { text: { type: 'string', required: true } },
+ *   }, async (ctx, { text }) => ({ echo: text }));
+ *   tk.stream('count', { description: 'Count to n.', parameters: { n: { type: 'integer', required: true } } },
+ *     async function* (ctx, { n }) { for (let i = 1; i <= n; i++) yield { i }; });
+ *   serve(tk);
+ */
+class Toolkit {
+  /** @param {{title: string, version: string, description?: string}} info */
+  constructor({ title, version, description } = {}) {
+    if (!title || !version) throw new Error('Toolkit needs a title and a version');
+    this.info = { title: String(title), version: String(version) };
+    if (description) this.info.description = String(description);
+    this._fns = new Map();
+  }
+
+  /**
+   * Adds a unary function: fn(ctx, args) returns (or resolves to) a plain
+   * object, the result; undefined or null is {}.
+   * opts: {description, parameters, returns, additionalParameters}.
+   */
+  function(name, opts, fn) {
+    return this._add(name, opts, fn, false);
+  }
+
+  /**
+   * Adds a streaming function: fn(ctx, args) returns an iterable or async
+   * iterable (an async generator) of plain objects, one data event each;
+   * opts.returns describes one item.
+   */
+  stream(name, opts, fn) {
+    return this._add(name, opts, fn, true);
+  }
+
+  _add(name, opts = {}, fn, stream) {
+    if (typeof name !== 'string' || !NAME_RE.test(name)) {
+      throw new Error(`function name ${JSON.stringify(name)} does not match ${NAME_RE}`);
+    }
+    if (typeof fn !== 'function') throw new Error(`function ${name}: the implementation must be a function`);
+    if (!opts.description) throw new Error(`function ${name} needs a description`);
+    if (this._fns.has(name)) throw new Error(`function ${name} is defined twice`);
+    const entry = {
+      name,
+      description: String(opts.description),
+      parameters: parameterList(name, opts.parameters),
+    };
+    // The host refuses undeclared arguments before the call arrives.
+    if (!opts.additionalParameters) entry.additionalParameters = false;
+    if (opts.returns !== undefined) {
+      const ret = { name: stream ? 'item' : 'result', schema: schema(opts.returns, `function ${name}: returns`) };
+      if (stream) entry.stream = { data: ret };
+      else entry.return = ret;
+    } else if (stream) {
+      entry.stream = { data: { name: 'item', schema: { type: 'object', properties: {} } } };
+    }
+    this._fns.set(name, { name, fn, stream, entry });
+    return this;
+  }
+
+  /** The function named name ({name, fn, stream, entry}), or undefined. */
+  get(name) {
+    return this._fns.get(name);
+  }
+
+  /** The OpenTool 1.1.0 document, as an object. */
+  document() {
+    return {
+      opentool: '1.1.0',
+      info: { ...this.info },
+      functions: [...this._fns.values()].map((f) => f.entry),
+    };
+  }
+}
+
+module.exports = { Toolkit, ToolError, Context, NAME_RE };

@@ -1,0 +1,223 @@
+'use strict';
+// Tests of the Node SDK with node's own runner (node --test test/; the Go
+// test TestNodeSDKUnitTests runs them in make test). The protocol tests
+// start the example plugin as the host would (magic cookie, socket dir),
+// read the handshake line and talk gRPC to it with @grpc/grpc-js.
+
+const assert = require('node:assert/strict');
+const { spawn } = require('node:child_process');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const readline = require('node:readline');
+const { test } = require('node:test');
+const grpc = require('@grpc/grpc-js');
+const protoLoader = require('@grpc/proto-loader');
+const { Toolkit, ToolError, Context } = require('..');
+
+const SDK = path.join(__dirname, '..');
+const EXAMPLE = path.join(SDK, '..', '..', 'plugins', 'opentool-plugin-nodeecho');
+
+test('Toolkit builds the OpenTool 1.1.0 document', () => {
+  const tk = new Toolkit({ title: 't', version: '1.2.3', description: 'd' });
+  tk.function('f', {
+    description: 'F.',
+    parameters: { a: { type: 'object', description: 'A.', required: true }, b: { type: 'array', items: { type: 'string' } } },
+    returns: { type: 'object' },
+  }, async () => ({}));
+  tk.stream('s', { description: 'S.' }, async function* () {});
+  const doc = tk.document();
+  assert.equal(doc.opentool, '1.1.0');
+  assert.deepEqual(doc.info, { title: 't', version: '1.2.3', description: 'd' });
+  const [f, s] = doc.functions;
+  assert.deepEqual(f.parameters[0], { name: 'a', description: 'A.', schema: { type: 'object', properties: {} }, required: true });
+  assert.deepEqual(f.parameters[1], { name: 'b', schema: { type: 'array', items: { type: 'string' } }, required: false });
+  assert.equal(f.additionalParameters, false);
+  assert.deepEqual(f.return, { name: 'result', schema: { type: 'object', properties: {} } });
+  assert.deepEqual(s.stream, { data: { name: 'item', schema: { type: 'object', properties: {} } } });
+});
+
+test('Toolkit refuses bad declarations, naming where', () => {
+  const tk = new Toolkit({ title: 't', version: '1' });
+  const fn = async () => ({});
+  assert.throws(() => tk.function('bad name', { description: 'x' }, fn), /does not match/);
+  assert.throws(() => tk.function('f', {}, fn), /needs a description/);
+  assert.throws(() => tk.function('f', { description: 'x', parameters: { p: { type: 'text' } } }, fn), /function f: parameter p: schema type must be/);
+  assert.throws(() => tk.function('f', { description: 'x', parameters: { p: { type: 'array' } } }, fn), /parameter p: an array schema needs items/);
+  assert.throws(() => tk.function('f', { description: 'x', returns: { type: 'object', properties: { q: 1 } } }, fn), /returns\.properties\.q: a schema must be an object/);
+  tk.function('f', { description: 'x' }, fn);
+  assert.throws(() => tk.function('f', { description: 'x' }, fn), /defined twice/);
+  assert.throws(() => new Toolkit({ title: 't' }), /title and a version/);
+  assert.equal(new ToolError(404, 'nope').code, 404);
+});
+
+test('Context.sleep ends early, true, when the call is cancelled', async () => {
+  const ctx = new Context('f');
+  assert.equal(await ctx.sleep(1), false);
+  const t0 = Date.now();
+  setTimeout(() => ctx.cancel(), 20);
+  assert.equal(await ctx.sleep(10000), true);
+  assert.ok(Date.now() - t0 < 5000);
+  assert.equal(ctx.cancelled, true);
+  assert.equal(ctx.signal.aborted, true);
+  assert.equal(await ctx.sleep(10000), true);
+});
+
+// startExample runs the example as the host would (its own process group)
+// and resolves to {proc, client (Tool), health, controller, sockDir} once
+// it printed its handshake. The group also holds a `sleep` started before
+// the plugin (its pid in sockDir/child), as a process the plugin started.
+async function startExample(t) {
+  const sockDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sdk-test-'));
+  const script = 'sleep 1000 </dev/null >/dev/null 2>&1 & echo $! >"$DIR/child"; exec "$NODE" "$EXAMPLE"';
+  const proc = spawn('/bin/sh', ['-c', script], {
+    env: {
+      PATH: process.env.PATH,
+      DIR: sockDir,
+      NODE: process.execPath,
+      EXAMPLE,
+      OPENTOOL_PLUGIN: '4c6d2b0a-opentool-host-plugin',
+      PLUGIN_PROTOCOL_VERSIONS: '2',
+      PLUGIN_UNIX_SOCKET_DIR: sockDir,
+      OPENTOOL_NODEECHO_SDK: SDK,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  t.after(() => {
+    try {
+      process.kill(-proc.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+    fs.rmSync(sockDir, { recursive: true, force: true });
+  });
+  let stderr = '';
+  proc.stderr.on('data', (b) => { stderr += b; });
+  const line = await new Promise((resolve, reject) => {
+    const rl = readline.createInterface({ input: proc.stdout });
+    rl.once('line', resolve);
+    proc.once('exit', (code) => reject(new Error(`plugin exited ${code} before its handshake: ${stderr}`)));
+  });
+  const [core, app, net, addr, proto] = line.split('|');
+  assert.deepEqual([core, app, net, proto], ['1', '2', 'unix', 'grpc']);
+  assert.ok(addr.startsWith(sockDir + path.sep), `socket ${addr} is in PLUGIN_UNIX_SOCKET_DIR`);
+  const dir = path.join(SDK, 'proto');
+  const pkg = grpc.loadPackageDefinition(protoLoader.loadSync(
+    ['tool.proto', 'health.proto', 'grpc_controller.proto'].map((f) => path.join(dir, f)),
+    { keepCase: true, oneofs: true, defaults: true, includeDirs: [dir] },
+  ));
+  const creds = grpc.credentials.createInsecure();
+  const target = `unix:${addr}`;
+  const client = new pkg.opentool.plugin.v2.Tool(target, creds);
+  const health = new pkg.grpc.health.v1.Health(target, creds);
+  const controller = new pkg.plugin.GRPCController(target, creds);
+  t.after(() => [client, health, controller].forEach((c) => c.close()));
+  return { proc, client, health, controller, sockDir };
+}
+
+// invoke sends the given requests on one Invoke stream and resolves to the
+// events and the final status.
+function invoke(client, requests) {
+  return new Promise((resolve) => {
+    const events = [];
+    const call = client.Invoke();
+    call.on('data', (ev) => events.push(ev));
+    call.on('error', (err) => resolve({ events, status: err.code, details: err.details }));
+    call.on('end', () => resolve({ events, status: grpc.status.OK }));
+    for (const r of requests) call.write(r);
+    call.end();
+  });
+}
+
+const unary = (client, method, ...args) => new Promise((resolve, reject) => {
+  client[method](...args, (err, res) => (err ? reject(err) : resolve(res)));
+});
+
+test('the example speaks the plugin protocol', async (t) => {
+  const { proc, client, health, controller } = await startExample(t);
+
+  const h = await unary(health, 'Check', { service: 'plugin' });
+  assert.equal(h.status, 1); // SERVING
+  await assert.rejects(unary(health, 'Check', { service: 'other' }), { code: grpc.status.NOT_FOUND });
+
+  const load = await unary(client, 'Load', {});
+  const doc = JSON.parse(load.document.toString('utf8'));
+  assert.deepEqual(doc.functions.map((f) => f.name), ['echo', 'sum_numbers', 'ticks', 'sleep', 'fail', 'stats', 'pid']);
+
+  const call = (name, args, stream = false) => ({
+    call: { name, arguments: Buffer.from(args === undefined ? '' : JSON.stringify(args)), stream },
+  });
+  let r = await invoke(client, [call('echo', { text: 'hé' })]);
+  assert.equal(r.status, grpc.status.OK);
+  assert.deepEqual(JSON.parse(r.events[0].data), { echo: 'hé', version: '1.0.0' });
+
+  r = await invoke(client, [call('ticks', { n: 3 }, true)]);
+  assert.deepEqual(r.events.map((e) => JSON.parse(e.data)), [{ i: 1 }, { i: 2 }, { i: 3 }]);
+
+  const errorOf = async (req) => {
+    const res = await invoke(client, [req]);
+    assert.equal(res.events.length, 1, JSON.stringify(res));
+    return res.events[0].error;
+  };
+  assert.deepEqual(await errorOf(call('nope', {})), { code: 404, message: 'function "nope" not found' });
+  assert.equal((await errorOf(call('ticks', { n: 1 }, false))).code, 404);
+  assert.equal((await errorOf(call('echo', { text: 'x' }, true))).code, 404);
+  assert.match((await errorOf({ call: { name: 'echo', arguments: Buffer.from('[1]') } })).message, /must be a JSON object, got array/);
+  assert.match((await errorOf({ call: { name: 'echo', arguments: Buffer.from('{') } })).message, /must be a JSON object/);
+  assert.deepEqual(await errorOf(call('fail', { message: 'kaputt' })), { code: 500, message: 'kaputt' });
+  assert.deepEqual(await errorOf(call('sum_numbers', { values: [] })), { code: 400, message: 'values must not be empty' });
+
+  r = await invoke(client, [{ cancel: {} }]);
+  assert.equal(r.status, grpc.status.INVALID_ARGUMENT);
+  assert.match(r.details, /first message of Invoke must be a call/);
+
+  // Cancel on the call's stream ends the function's context.
+  r = await invoke(client, [call('sleep', { ms: 20000 }), { cancel: {} }]);
+  assert.deepEqual(r.events[0].error, { code: 499, message: 'cancelled' });
+
+  // Shutdown: the answer arrives, then the process exits 0.
+  const exited = new Promise((resolve) => proc.once('exit', (code, sig) => resolve({ code, sig })));
+  await unary(controller, 'Shutdown', {});
+  assert.deepEqual(await exited, { code: 0, sig: null });
+});
+
+test('the example refuses to run without the magic cookie, and prints its document', async () => {
+  const run = (args, env) => new Promise((resolve) => {
+    const p = spawn(process.execPath, [EXAMPLE, ...args], { env: { PATH: process.env.PATH, OPENTOOL_NODEECHO_SDK: SDK, ...env } });
+    let out = '';
+    let err = '';
+    p.stdout.on('data', (b) => { out += b; });
+    p.stderr.on('data', (b) => { err += b; });
+    p.on('close', (code) => resolve({ code, out, err }));
+  });
+  let r = await run([], {});
+  assert.equal(r.code, 1);
+  assert.equal(r.out, '');
+  assert.match(r.err, /This binary is a plugin/);
+  r = await run(['--document'], {});
+  assert.equal(r.code, 0);
+  assert.equal(JSON.parse(r.out).info.title, 'nodeecho');
+});
+
+// alive: pid runs (a zombie, waiting for a parent to reap it, does not).
+const alive = (pid) => {
+  try {
+    return fs.readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '')[0] !== 'Z';
+  } catch {
+    return false;
+  }
+};
+
+test('SIGTERM kills the plugin and the processes of its group', async (t) => {
+  const { proc, sockDir } = await startExample(t);
+  const child = Number(fs.readFileSync(path.join(sockDir, 'child'), 'utf8'));
+  assert.ok(alive(child), 'the sleep runs');
+  const exited = new Promise((resolve) => proc.once('exit', (code, sig) => resolve({ code, sig })));
+  proc.kill('SIGTERM');
+  // The plugin SIGKILLs its whole group, itself included.
+  assert.deepEqual(await exited, { code: null, sig: 'SIGKILL' });
+  for (let i = 0; i < 100 && alive(child); i++) await new Promise((r) => setTimeout(r, 20));
+  assert.ok(!alive(child), `the sleep (pid ${child}) outlived the plugin's SIGTERM`);
+  assert.deepEqual(fs.readdirSync(sockDir).filter((f) => f.endsWith('.sock')), [], 'the socket is removed');
+});
