@@ -87,18 +87,19 @@ func startInstance(ctx context.Context, cfg *Config, state *stateDir, name strin
 		maxResult: cfg.MaxResultBytes,
 		release:   sync.OnceFunc(func() { state.release(copySum) }),
 	}
+	pluginLog := cfg.Logger.Named("plugin").Named(name)
 	inst.client = plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  wire.Handshake,
 		Plugins:          wire.PluginSet(nil),
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		Logger:           inst.log,
 		StartTimeout:     cfg.StartTimeout,
-		Stderr:           inst.stderr,
-		// What the plugin writes to os.Stdout/os.Stderr after Serve comes
+		// What a Go plugin writes to os.Stdout/os.Stderr after Serve comes
 		// over go-plugin's stdio stream: log it under the plugin's name
-		// and keep it for crash reports.
-		SyncStdout: &lineLogger{log: cfg.Logger.Named("plugin").Named(name), tail: inst.stderr, stream: "stdout"},
-		SyncStderr: &lineLogger{log: cfg.Logger.Named("plugin").Named(name), tail: inst.stderr, stream: "stderr"},
+		// and keep it for crash reports. The stderr pipe goes to the same
+		// kind of logger through the runner, never through go-plugin.
+		SyncStdout: &lineLogger{log: pluginLog, tail: inst.stderr, stream: "stdout"},
+		SyncStderr: &lineLogger{log: pluginLog, tail: inst.stderr, stream: "stderr"},
 		// A result over the cap fails its stream before it is buffered;
 		// the protobuf envelope adds a few bytes to the JSON.
 		GRPCDialOptions:  wire.DialOptions(int(cfg.MaxResultBytes) + 64),
@@ -112,7 +113,8 @@ func startInstance(ctx context.Context, cfg *Config, state *stateDir, name strin
 		RunnerFunc: func(_ hclog.Logger, spec *exec.Cmd, _ string) (runner.Runner, error) {
 			cmd := exec.Command(copyPath, argv[1:]...)
 			cmd.Env = append(pluginEnv(spec.Env, name, cfg.PluginEnv, os.Environ()), env...)
-			r, err := newProcessRunner(name, cmd)
+			// Unmarked lines on the pipe are debug, as go-plugin logs them.
+			r, err := newProcessRunner(name, cmd, &lineLogger{log: pluginLog, tail: inst.stderr, stream: "stderr", level: hclog.Debug})
 			inst.runner = r
 			return r, err
 		},

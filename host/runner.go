@@ -1,6 +1,8 @@
 package host
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -19,16 +21,23 @@ import (
 // plugin process. Beyond go-plugin's own command runner it:
 //   - puts the plugin in its own process group, so that killing it also
 //     kills the children it started;
-//   - sets the Linux parent-death signal (SIGKILL), so the plugin dies with
-//     the host even when the host is SIGKILLed; the signal follows the OS
-//     thread that started the child, so every child is started from one
-//     spawner goroutine locked to a thread that never exits;
+//   - sets the Linux parent-death signal (SIGTERM, procattr_linux.go), so
+//     the plugin dies with the host even when the host is SIGKILLed; the
+//     signal follows the OS thread that started the child, so every child
+//     is started from one spawner goroutine locked to a thread that never
+//     exits;
+//   - owns what the plugin writes, which is not trusted: go-plugin reads
+//     the handshake through handshakeReader (cut to the five fields this
+//     host speaks), and never sees stderr, which is copied to the host's
+//     own lineLogger (go-plugin's stderr parser panics on some JSON lines);
 //   - closes exited when the process is gone and keeps its exit status.
 type processRunner struct {
-	name   string
-	cmd    *exec.Cmd
-	stdout io.ReadCloser
-	stderr io.ReadCloser
+	name       string
+	cmd        *exec.Cmd
+	stdout     io.ReadCloser
+	stderr     io.ReadCloser
+	stderrSink io.Writer
+	stderrDone chan struct{} // closed when stderr reached EOF
 
 	pid      int
 	exited   chan struct{}
@@ -38,7 +47,9 @@ type processRunner struct {
 
 var _ runner.Runner = (*processRunner)(nil)
 
-func newProcessRunner(name string, cmd *exec.Cmd) (*processRunner, error) {
+// newProcessRunner prepares cmd (not started) as plugin name; what the
+// process writes to stderr goes to stderrSink, which must not fail.
+func newProcessRunner(name string, cmd *exec.Cmd, stderrSink io.Writer) (*processRunner, error) {
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -48,15 +59,26 @@ func newProcessRunner(name string, cmd *exec.Cmd) (*processRunner, error) {
 		return nil, err
 	}
 	setProcAttr(cmd)
-	return &processRunner{name: name, cmd: cmd, stdout: stdout, stderr: stderr, exited: make(chan struct{})}, nil
+	return &processRunner{
+		name: name, cmd: cmd,
+		stdout: newHandshakeReader(stdout), stderr: stderr,
+		stderrSink: stderrSink, stderrDone: make(chan struct{}),
+		exited: make(chan struct{}),
+	}, nil
 }
 
-// Start starts the process on the spawner thread.
+// Start starts the process on the spawner thread and copies its stderr to
+// the sink until EOF.
 func (r *processRunner) Start(_ context.Context) error {
 	if err := spawn(r.cmd); err != nil {
+		close(r.stderrDone)
 		return err
 	}
 	r.pid = r.cmd.Process.Pid
+	go func() {
+		defer close(r.stderrDone)
+		_, _ = io.Copy(r.stderrSink, r.stderr)
+	}()
 	return nil
 }
 
@@ -88,8 +110,9 @@ func (r *processRunner) Kill(_ context.Context) error {
 // Stdout implements runner.Runner.
 func (r *processRunner) Stdout() io.ReadCloser { return r.stdout }
 
-// Stderr implements runner.Runner.
-func (r *processRunner) Stderr() io.ReadCloser { return r.stderr }
+// Stderr implements runner.Runner: go-plugin gets a stream that ends when
+// the real one does and carries nothing (the host logs stderr itself).
+func (r *processRunner) Stderr() io.ReadCloser { return emptyUntil(r.stderrDone) }
 
 // Name is the plugin's name; go-plugin names the stderr logger after it.
 func (r *processRunner) Name() string { return r.name }
@@ -164,4 +187,71 @@ func killGroup(pgid int) {
 	if pgid > 0 {
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	}
+}
+
+// emptyUntil is a reader with no data that returns io.EOF once done is
+// closed (until then Read blocks).
+type emptyUntil chan struct{}
+
+func (e emptyUntil) Read([]byte) (int, error) {
+	<-e
+	return 0, io.EOF
+}
+
+func (e emptyUntil) Close() error { return nil }
+
+// handshakeFields is how many '|' fields of the handshake line this host
+// speaks: CORE-VERSION|APP-VERSION|NETWORK|ADDRESS|PROTOCOL.
+const handshakeFields = 5
+
+// handshakeReader passes a plugin's stdout to go-plugin with the first line,
+// the handshake, cut to handshakeFields fields. A sixth field would be a
+// TLS certificate go-plugin installs into a TLS config this host does not
+// have (a nil dereference, the host down) and a seventh a multiplexing
+// flag the host does not use. Lines are not held beyond the bufio buffer
+// (4 KiB): a longer first line passes through uncut and fails the
+// handshake.
+type handshakeReader struct {
+	r       *bufio.Reader
+	c       io.Closer
+	checked bool
+	pending []byte
+}
+
+func newHandshakeReader(rc io.ReadCloser) *handshakeReader {
+	return &handshakeReader{r: bufio.NewReaderSize(rc, 4096), c: rc}
+}
+
+// Read implements io.Reader.
+func (h *handshakeReader) Read(p []byte) (int, error) {
+	if !h.checked {
+		h.checked = true
+		line, err := h.r.ReadSlice('\n')
+		if err == nil {
+			line = cutHandshake(line)
+		}
+		h.pending = append([]byte(nil), line...)
+		if len(h.pending) == 0 && err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+			return 0, err
+		}
+	}
+	if len(h.pending) > 0 {
+		n := copy(p, h.pending)
+		h.pending = h.pending[n:]
+		return n, nil
+	}
+	return h.r.Read(p)
+}
+
+// Close implements io.Closer.
+func (h *handshakeReader) Close() error { return h.c.Close() }
+
+// cutHandshake returns line (with its newline) cut to handshakeFields
+// fields.
+func cutHandshake(line []byte) []byte {
+	fields := bytes.SplitN(bytes.TrimRight(line, "\r\n"), []byte("|"), handshakeFields+1)
+	if len(fields) <= handshakeFields {
+		return line
+	}
+	return append(bytes.Join(fields[:handshakeFields], []byte("|")), '\n')
 }

@@ -1,10 +1,14 @@
 package host
 
 import (
+	"bytes"
+	"encoding/json"
+	"sort"
 	"strings"
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
+	"golang.org/x/time/rate"
 )
 
 // tailBuffer is an io.Writer that keeps the last n lines written to it
@@ -65,15 +69,34 @@ func (t *tailBuffer) lines() []string {
 	return out
 }
 
-// lineLogger is an io.Writer for a plugin's synced stdout or stderr: it
-// logs each complete line at info level and copies it into tail.
+// Plugin log limits: a plugin may log logBurst lines at once and logRate
+// lines per second on average; the rest are counted, not logged, and the
+// count is reported when logging resumes. The tail keeps every line.
+const (
+	logRate       = 100
+	logBurst      = 500
+	maxLogLineLen = 64 << 10 // bytes; a longer line is logged in pieces
+)
+
+// lineLogger is an io.Writer for what a plugin writes: its stderr pipe, and
+// for Go plugins the stdout and stderr go-plugin syncs over gRPC after
+// Serve. It copies everything into tail and logs each complete line under
+// the plugin's logger at the level the line names: a "[ERROR] " style
+// prefix (go-plugin's convention), or hclog JSON whose "@level" and
+// "@message" are strings, else at level. The plugin is not trusted: any
+// bytes are safe (go-plugin's own stderr parser panics on JSON whose
+// "@message" is not a string, so the host never lets it see the stream),
+// and a flood is rate limited.
 type lineLogger struct {
 	log    hclog.Logger
 	tail   *tailBuffer
-	stream string
+	stream string      // "stderr" or "stdout", logged with each line
+	level  hclog.Level // for lines that name none; zero means Info
 
 	mu      sync.Mutex
 	partial []byte
+	limit   *rate.Limiter
+	dropped int
 }
 
 // Write implements io.Writer; it never fails.
@@ -83,17 +106,80 @@ func (l *lineLogger) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	l.partial = append(l.partial, p...)
 	for {
-		i := strings.IndexByte(string(l.partial), '\n')
+		i := bytes.IndexByte(l.partial, '\n')
 		if i < 0 {
-			if len(l.partial) > 64<<10 { // an endless line: flush it
-				l.log.Info(string(l.partial), "stream", l.stream)
+			if len(l.partial) > maxLogLineLen { // an endless line: log it in pieces
+				l.emit(string(l.partial))
 				l.partial = l.partial[:0]
 			}
 			return len(p), nil
 		}
 		if line := strings.TrimRight(string(l.partial[:i]), "\r"); line != "" {
-			l.log.Info(line, "stream", l.stream)
+			l.emit(line)
 		}
 		l.partial = l.partial[i+1:]
 	}
+}
+
+// emit logs one line, within the rate limit.
+func (l *lineLogger) emit(line string) {
+	if l.limit == nil {
+		l.limit = rate.NewLimiter(logRate, logBurst)
+	}
+	if !l.limit.Allow() {
+		l.dropped++
+		return
+	}
+	if l.dropped > 0 {
+		l.log.Warn("plugin log lines dropped: over the rate limit", "stream", l.stream, "dropped", l.dropped, "limit_per_s", logRate)
+		l.dropped = 0
+	}
+	level, msg, args := parseLogLine(line)
+	if level == hclog.NoLevel {
+		level = l.level
+		if level == hclog.NoLevel {
+			level = hclog.Info
+		}
+	}
+	l.log.Log(level, msg, append(args, "stream", l.stream)...)
+}
+
+// logPrefixes are the level prefixes go-plugin recognizes on plain lines.
+var logPrefixes = []struct {
+	prefix string
+	level  hclog.Level
+}{{"[TRACE]", hclog.Trace}, {"[DEBUG]", hclog.Debug}, {"[INFO]", hclog.Info}, {"[WARN]", hclog.Warn}, {"[ERROR]", hclog.Error}}
+
+// parseLogLine reads a plugin's log line: hclog JSON (string "@level" and
+// "@message"; other members become key/value pairs, sorted by key) or a
+// plain line with an optional "[LEVEL]" prefix (removed). NoLevel when the
+// line names none. Never panics, whatever the line holds.
+func parseLogLine(line string) (hclog.Level, string, []any) {
+	if strings.HasPrefix(line, "{") {
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) == nil {
+			msg, ok := m["@message"].(string)
+			lvl, _ := m["@level"].(string)
+			if ok {
+				keys := make([]string, 0, len(m))
+				for k := range m {
+					if !strings.HasPrefix(k, "@") {
+						keys = append(keys, k)
+					}
+				}
+				sort.Strings(keys)
+				args := make([]any, 0, 2*len(keys))
+				for _, k := range keys {
+					args = append(args, k, m[k])
+				}
+				return hclog.LevelFromString(lvl), msg, args
+			}
+		}
+	}
+	for _, p := range logPrefixes {
+		if strings.HasPrefix(line, p.prefix) {
+			return p.level, strings.TrimSpace(line[len(p.prefix):]), nil
+		}
+	}
+	return hclog.NoLevel, line, nil
 }
