@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/opentool-host/opentool-host/sandbox"
 )
 
 // Config configures a Host. Zero fields take the defaults listed.
@@ -89,6 +91,18 @@ type Config struct {
 	// plugin's decl.Launch in OPENTOOL_LAUNCH. Empty: declared plugins
 	// fail to start with a reason saying so.
 	Adapter []string
+
+	// Sandbox is the confinement every plugin gets (limits, Landlock,
+	// network) and the most a plugin's policy declaration
+	// (NAME.policy.json) may allow: a policy only narrows it (specFor).
+	// The zero Spec confines nothing.
+	Sandbox sandbox.Spec
+
+	// Launcher is the command (argv) that applies a plugin's sandbox.Spec
+	// in the plugin's own process before it runs the plugin: normally the
+	// host's binary re-executed as [os.Executable(), "launch"]. Empty:
+	// plugins whose Spec needs it fail to start with a reason saying so.
+	Launcher []string
 }
 
 // DefaultMaxResultBytes is the default of Config.MaxResultBytes (16 MiB).
