@@ -264,7 +264,7 @@ func stringMap(p string, v any) (map[string]string, error) {
 }
 
 // sortedKeys returns m's keys in order, so the first fault is stable.
-func sortedKeys(m map[string]any) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	ks := make([]string, 0, len(m))
 	for k := range m {
 		ks = append(ks, k)
