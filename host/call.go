@@ -4,7 +4,8 @@ package host
 //
 //	Host.Call / Host.StreamCall   (call.go)     a unary call is a stream of one result
 //	  → Host.invoke               route by name, check the call kind, validate args,
-//	                              apply Config.CallTimeout
+//	                              apply the timeout (the plugin's policy.go or
+//	                              Config.CallTimeout)
 //	  → Plugin.invoke             wait for a ready process; resend a call that
 //	                              was never sent when the process changed
 //	  → instance.invoke           (instance.go) concurrency slot and queue; a
@@ -119,7 +120,7 @@ func (h *Host) invoke(ctx context.Context, r *request) error {
 		}
 	}
 	r.target = rt.target
-	ctx, cancel := h.withTimeout(ctx)
+	ctx, cancel := withTimeout(ctx, rt.timeout)
 	defer cancel()
 	return rt.plugin.invoke(ctx, r)
 }
@@ -153,12 +154,13 @@ func failedError(r *request, plugin string, v *view) *Error {
 	return r.fail(KindFailed, plugin, "the plugin has failed and serves nothing until its file changes: "+v.lastErr, nil)
 }
 
-// withTimeout applies Config.CallTimeout when ctx has no earlier deadline.
-func (h *Host) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
-	if d, ok := ctx.Deadline(); ok && time.Until(d) <= h.cfg.CallTimeout {
+// withTimeout applies the function's timeout (its plugin's policy or
+// Config.CallTimeout) when ctx has no earlier deadline.
+func withTimeout(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	if d, ok := ctx.Deadline(); ok && time.Until(d) <= timeout {
 		return ctx, func() {}
 	}
-	return context.WithTimeout(ctx, h.cfg.CallTimeout)
+	return context.WithTimeout(ctx, timeout)
 }
 
 // invoke runs r on the plugin's current process. A call that could not be

@@ -51,6 +51,8 @@ type candidate struct {
 	// fault is why a declaration could not be read; the plugin named
 	// after the file then fails to start with it.
 	fault string
+	// policy is the plugin's NAME.policy.json (zero when none).
+	policy policyRef
 }
 
 // IsDeclaration reports whether file (a base name) is a drop-in
@@ -72,10 +74,17 @@ func declName(file string) (string, bool) {
 }
 
 // isDropIn reports whether file (a base name) is something the host acts
-// on: a plugin executable or a declaration.
+// on: a plugin executable, a declaration or a policy file.
 func isDropIn(file string) bool {
 	_, ok := PluginName(file)
-	return ok || IsDeclaration(file)
+	return ok || isDataFile(file)
+}
+
+// isDataFile reports whether file (a base name) is a declaration or a
+// policy file: JSON the host reads, which needs no exec bit.
+func isDataFile(file string) bool {
+	_, policy := isPolicyFile(file)
+	return policy || IsDeclaration(file)
 }
 
 // fileStamp is what tells that a file changed without reading it.
@@ -201,6 +210,9 @@ func scanDir(dir string, owners map[string]string) (found []candidate, skipped, 
 	var all []candidate
 	for _, e := range entries {
 		path := filepath.Join(dir, e.Name())
+		if _, ok := isPolicyFile(e.Name()); ok {
+			continue // read with its plugin (withPolicies)
+		}
 		if IsDeclaration(e.Name()) {
 			all = append(all, readDeclaration(path)...)
 			continue
@@ -214,7 +226,15 @@ func scanDir(dir string, owners map[string]string) (found []candidate, skipped, 
 	}
 	found, refused = claimNames(all, owners)
 	sort.Slice(found, func(i, j int) bool { return found[i].name < found[j].name })
-	return found, skipped, refused, nil
+	return withPolicies(dir, found), skipped, refused, nil
+}
+
+// withPolicies reads the policy file of each candidate's plugin.
+func withPolicies(dir string, cs []candidate) []candidate {
+	for i := range cs {
+		cs[i].policy = readPolicy(dir, cs[i].name)
+	}
+	return cs
 }
 
 // claimNames keeps one candidate per plugin name: the one from the file

@@ -189,6 +189,10 @@ func (h *Host) syncPath(path string) {
 		return
 	}
 	base := filepath.Base(path)
+	if name, ok := isPolicyFile(base); ok {
+		h.syncPolicy(name)
+		return
+	}
 	var found []candidate
 	switch {
 	case IsDeclaration(base):
@@ -205,7 +209,7 @@ func (h *Host) syncPath(path string) {
 		found = []candidate{c}
 	}
 	keep := map[string]bool{}
-	for _, c := range found {
+	for _, c := range withPolicies(h.cfg.Dir, found) {
 		p, err := h.claimPlugin(c.name, path)
 		if err != nil {
 			h.log.Error("plugin refused", "plugin", base+": "+c.name, "reason", err)
@@ -219,6 +223,20 @@ func (h *Host) syncPath(path string) {
 	for _, p := range h.takeFrom(path, keep) {
 		p.remove()
 	}
+}
+
+// syncPolicy re-reads the file of plugin name after its policy file
+// changed (the plugin restarts when the policy differs); nothing when no
+// such plugin runs.
+func (h *Host) syncPolicy(name string) {
+	h.mu.Lock()
+	p := h.plugins[name]
+	h.mu.Unlock()
+	if p == nil {
+		h.log.Debug("policy file for a plugin that is not there", "plugin", name)
+		return
+	}
+	h.syncPath(p.path)
 }
 
 // owners maps each plugin's name to the file that declares it.

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,8 +44,12 @@ type instance struct {
 	started time.Time
 	sem     chan struct{} // concurrency limit: one token per call sent
 	queued  atomic.Int64  // calls waiting for a token
-	queue   int64         // most calls that may wait (Config.MaxQueue)
-	calls   atomic.Int64  // in-flight calls, counted before stopped is read
+	queue   int64         // most calls that may wait (Config.MaxQueue or the policy's)
+	// timeout bounds one call (Config.CallTimeout or the policy's);
+	// prefix is put before every function name the plugin declares.
+	timeout time.Duration
+	prefix  string
+	calls   atomic.Int64 // in-flight calls, counted before stopped is read
 
 	grace     time.Duration
 	maxResult int64 // Config.MaxResultBytes
@@ -62,6 +68,14 @@ type instance struct {
 // or for a declared MCP server cfg.Adapter. On error nothing is left
 // running.
 func startInstance(ctx context.Context, cfg *Config, state *stateDir, name string, f fileRef) (*instance, error) {
+	pol, err := cfg.resolvePolicy(f)
+	if err != nil {
+		return nil, err
+	}
+	secrets, err := pol.secretEnv()
+	if err != nil {
+		return nil, err
+	}
 	argv, env, err := command(cfg, f)
 	if err != nil {
 		return nil, err
@@ -81,8 +95,10 @@ func startInstance(ctx context.Context, cfg *Config, state *stateDir, name strin
 		log:       cfg.Logger.Named("plugin"),
 		stderr:    newTailBuffer(20),
 		started:   time.Now(),
-		sem:       make(chan struct{}, cfg.MaxConcurrency),
-		queue:     int64(cfg.MaxQueue),
+		sem:       make(chan struct{}, pol.maxConcurrency),
+		queue:     int64(pol.maxQueue),
+		timeout:   pol.timeout,
+		prefix:    pol.prefix,
 		grace:     cfg.CancelGrace,
 		maxResult: cfg.MaxResultBytes,
 		release:   sync.OnceFunc(func() { state.release(copySum) }),
@@ -112,7 +128,9 @@ func startInstance(ctx context.Context, cfg *Config, state *stateDir, name strin
 		// the binary, in the host's working directory.
 		RunnerFunc: func(_ hclog.Logger, spec *exec.Cmd, _ string) (runner.Runner, error) {
 			cmd := exec.Command(copyPath, argv[1:]...)
-			cmd.Env = append(pluginEnv(spec.Env, name, cfg.PluginEnv, os.Environ()), env...)
+			// The policy's variables and secrets come last: this plugin's
+			// only, never logged.
+			cmd.Env = slices.Concat(pluginEnv(spec.Env, name, cfg.PluginEnv, os.Environ()), env, pol.env, secrets)
 			// Unmarked lines on the pipe are debug, as go-plugin logs them.
 			r, err := newProcessRunner(name, cmd, &lineLogger{log: pluginLog, tail: inst.stderr, stream: "stderr", level: hclog.Debug})
 			inst.runner = r
@@ -185,6 +203,9 @@ func (i *instance) loadDocument(ctx context.Context, cfg *Config) (*opentool.Ope
 	if err != nil {
 		return nil, nil, fmt.Errorf("invalid document: %w", err)
 	}
+	if err := addPrefix(inlined, i.prefix); err != nil {
+		return nil, nil, err
+	}
 	args := make([]*argcheck.Validator, len(inlined.Functions))
 	for k := range inlined.Functions {
 		f := &inlined.Functions[k]
@@ -195,6 +216,23 @@ func (i *instance) loadDocument(ctx context.Context, cfg *Config) (*opentool.Ope
 		args[k] = v
 	}
 	return inlined, args, nil
+}
+
+// addPrefix puts the policy's prefix before every function name of doc
+// (the plugin still receives its own names: send strips it). Errors: a
+// prefixed name longer than OpenTool allows.
+func addPrefix(doc *opentool.OpenTool, prefix string) error {
+	if prefix == "" {
+		return nil
+	}
+	for k := range doc.Functions {
+		f := &doc.Functions[k]
+		if len(prefix)+len(f.Name) > maxFunctionName {
+			return fmt.Errorf("policy prefix %q: function %q would be longer than %d characters", prefix, f.Name, maxFunctionName)
+		}
+		f.Name = prefix + f.Name
+	}
+	return nil
 }
 
 // followDocument waits for the plugin to report document changes (its
@@ -313,7 +351,7 @@ func (i *instance) send(ctx context.Context, r *request) error {
 	// spares gRPC a watcher goroutine per stream): it ends when the plugin
 	// ends the stream, or the connection breaks (the process exited or
 	// the guard killed it).
-	call, err := i.tool.Invoke(context.WithoutCancel(ctx), r.target, r.args, r.stream)
+	call, err := i.tool.Invoke(context.WithoutCancel(ctx), strings.TrimPrefix(r.target, i.prefix), r.args, r.stream)
 	if err != nil {
 		killed := !g.end()
 		if !killed && (i.stopped.Load() || i.hasExited()) {

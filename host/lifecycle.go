@@ -78,12 +78,20 @@ type fileRef struct {
 	// launch is the decl.Launch JSON of a declared server ("" for an
 	// executable); fault is why its declaration could not be read.
 	launch, fault string
+	// policy is the plugin's policy file as found; a change restarts
+	// the plugin.
+	policy policyRef
+}
+
+// samePolicy reports whether f and g have the same policy file content.
+func (f fileRef) samePolicy(g fileRef) bool {
+	return f.policy.sum == g.policy.sum && f.policy.fault == g.policy.fault
 }
 
 // same reports whether f and g are the same path with the same stamp
 // (and, for a declared server, the same declaration).
 func (f fileRef) same(g fileRef) bool {
-	return f.path == g.path && f.stamp.equal(g.stamp) && f.launch == g.launch && f.fault == g.fault
+	return f.path == g.path && f.stamp.equal(g.stamp) && f.launch == g.launch && f.fault == g.fault && f.samePolicy(g)
 }
 
 // event is something that happened to a plugin: one of the ev* types.
@@ -312,7 +320,7 @@ func (t *transition) onFile(f fileRef) {
 		t.state = StateStarting
 		t.start(f)
 	case f.same(t.file):
-	case f.sum != "" && f.sum == t.sum:
+	case f.sum != "" && f.sum == t.sum && f.samePolicy(t.file):
 		t.file = f
 		t.log(hclog.Debug, "plugin file touched; same sha256, not restarted", "path", f.path)
 	default: // ready: replace blue/green; restarting: start the new file now

@@ -98,7 +98,7 @@ func (p *Plugin) Name() string { return p.name }
 // retry it caused is done. The file is hashed (outside the lock) only
 // when a process has loaded and the stamp differs from its file's.
 func (p *Plugin) sync(c candidate) <-chan struct{} {
-	f := fileRef{path: c.path, stamp: c.info, sum: c.sum, launch: c.launch, fault: c.fault}
+	f := fileRef{path: c.path, stamp: c.info, sum: c.sum, launch: c.launch, fault: c.fault, policy: c.policy}
 	p.mu.Lock()
 	hash := p.life.sum != "" && !f.same(p.life.file)
 	p.mu.Unlock()
@@ -293,13 +293,20 @@ type offer struct {
 	state State
 	doc   *opentool.OpenTool
 	args  []*argcheck.Validator
+	// timeout bounds one call: the serving process's policy, else
+	// Config.CallTimeout.
+	timeout time.Duration
 }
 
 // offer returns the plugin's offer now.
 func (p *Plugin) offer() offer {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return offer{p: p, state: p.life.state, doc: p.life.doc, args: p.life.args}
+	o := offer{p: p, state: p.life.state, doc: p.life.doc, args: p.life.args, timeout: p.sv.cfg.CallTimeout}
+	if p.life.inst != nil {
+		o.timeout = p.life.inst.timeout
+	}
+	return o
 }
 
 // PluginStatus is the state of one plugin as GET /health reports it.

@@ -1,12 +1,300 @@
 package host
 
-import "github.com/opentool-host/opentool-host/sandbox"
+// Per-plugin policy. A file NAME.policy.json in the plugins directory
+// (internal/decl.Policy) sets what plugin NAME may do: call timeout,
+// concurrency, a name prefix, environment variables and secrets, resource
+// limits and a sandbox. The host's Config is the default and the ceiling:
+// a policy only narrows it, and one that asks for more is refused when the
+// plugin starts, naming the member (the plugin then fails to start, like
+// a bad declaration). Editing, adding or removing the file restarts the
+// plugin (blue/green, like a new binary): the policy is part of what the
+// process is.
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/opentool-host/opentool-host/internal/decl"
+	"github.com/opentool-host/opentool-host/sandbox"
+)
+
+// policyRef is the policy file of one plugin as found: parsed, or the
+// fault that kept it from being parsed. The zero policyRef is "no policy
+// file".
+type policyRef struct {
+	path  string       // the NAME.policy.json file ("" when none)
+	p     *decl.Policy // parsed (nil when none or faulty)
+	sum   string       // sha256 of the file's bytes: a change restarts the plugin
+	fault string       // why it could not be read or parsed
+}
+
+// maxSecretBytes caps a secret file.
+const maxSecretBytes = 64 << 10
+
+// policyPath returns the policy file of plugin name in dir.
+func policyPath(dir, name string) string {
+	return filepath.Join(dir, name+decl.PolicySuffix)
+}
+
+// isPolicyFile reports whether file (a base name) is NAME.policy.json and
+// returns NAME.
+func isPolicyFile(file string) (string, bool) {
+	name, ok := strings.CutSuffix(file, decl.PolicySuffix)
+	return name, ok && pluginNameRE.MatchString(name)
+}
+
+// readPolicy reads the policy file of plugin name in dir: the zero
+// policyRef when there is none.
+func readPolicy(dir, name string) policyRef {
+	path := policyPath(dir, name)
+	data, err := readSmallFile(path, decl.MaxFileBytes)
+	if errors.Is(err, fs.ErrNotExist) {
+		return policyRef{}
+	}
+	ref := policyRef{path: path}
+	if err == nil {
+		sum := sha256.Sum256(data)
+		ref.sum = hex.EncodeToString(sum[:])
+		ref.p, err = decl.ParsePolicy(data)
+	}
+	if err != nil {
+		ref.fault = fmt.Sprintf("policy %s: %v", filepath.Base(path), err)
+		ref.p = nil
+	}
+	return ref
+}
+
+// readSmallFile reads a regular file of at most limit bytes.
+func readSmallFile(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err == nil && int64(len(data)) > limit {
+		err = fmt.Errorf("larger than %d bytes", limit)
+	}
+	return data, err
+}
+
+// policy is the effective policy of one plugin instance: the host's
+// settings narrowed by the plugin's policy file.
+type policy struct {
+	timeout        time.Duration
+	maxConcurrency int
+	maxQueue       int
+	prefix         string
+	env            []string // KEY=VALUE of the policy's env, sorted
+	secrets        map[string]decl.Secret
+	dir            string // the policy file's folder: relative paths resolve here
+	spec           sandbox.Spec
+}
+
+// resolvePolicy returns the effective policy of f, or why f's policy
+// cannot apply: its file's fault, or a member that asks for more than
+// the host allows ("policy files.policy.json: $.limits.memory_mb: 512
+// MiB exceeds the host's limit of 256 MiB"). Secrets are not read here
+// (secretEnv, at each start).
+func (c *Config) resolvePolicy(f fileRef) (policy, error) {
+	pol := policy{timeout: c.CallTimeout, maxConcurrency: c.MaxConcurrency, maxQueue: c.MaxQueue, spec: c.Sandbox}
+	ref := f.policy
+	if ref.fault != "" {
+		return pol, errors.New(ref.fault)
+	}
+	if ref.p == nil {
+		return pol, nil
+	}
+	p, where := ref.p, "policy "+filepath.Base(ref.path)+": "
+	pol.dir = filepath.Dir(ref.path)
+	pol.prefix, pol.secrets = p.Prefix, p.Secrets
+	for k, v := range p.Env {
+		pol.env = append(pol.env, k+"="+v)
+	}
+	sort.Strings(pol.env)
+	if p.TimeoutMS > 0 {
+		d := time.Duration(p.TimeoutMS) * time.Millisecond
+		if d > c.CallTimeout {
+			return pol, fmt.Errorf("%s$.timeout_ms: %d ms exceeds the host's call timeout of %d ms", where, p.TimeoutMS, c.CallTimeout.Milliseconds())
+		}
+		pol.timeout = d
+	}
+	if p.MaxConcurrency > 0 {
+		if p.MaxConcurrency > c.MaxConcurrency {
+			return pol, fmt.Errorf("%s$.max_concurrency: %d exceeds the host's %d", where, p.MaxConcurrency, c.MaxConcurrency)
+		}
+		pol.maxConcurrency = p.MaxConcurrency
+		pol.maxQueue = min(c.MaxQueue, 4*p.MaxConcurrency)
+	}
+	if err := narrowLimits(&pol.spec, p.Limits); err != nil {
+		return pol, errors.New(where + err.Error())
+	}
+	if p.Sandbox != nil {
+		if err := narrowSandbox(&pol.spec, p.Sandbox, pol.dir); err != nil {
+			return pol, errors.New(where + err.Error())
+		}
+	}
+	return pol, nil
+}
+
+// narrowLimits sets spec's limits from l, each at most the host's (a
+// host limit of 0 is no limit).
+func narrowLimits(spec *sandbox.Spec, l decl.Limits) error {
+	for _, n := range []struct {
+		member string
+		host   *int64
+		want   int64
+		unit   string
+	}{
+		{"memory_mb", &spec.MemoryBytes, l.MemoryMB << 20, "bytes"},
+		{"cpu_seconds", &spec.CPUSeconds, l.CPUSeconds, "s"},
+	} {
+		if n.want == 0 {
+			continue
+		}
+		if *n.host > 0 && n.want > *n.host {
+			return fmt.Errorf("$.limits.%s: %d %s exceeds the host's limit of %d %s", n.member, n.want, n.unit, *n.host, n.unit)
+		}
+		*n.host = n.want
+	}
+	for _, n := range []struct {
+		member string
+		host   *int
+		want   int
+	}{
+		{"cpu_percent", &spec.CPUPercent, l.CPUPercent},
+		{"processes", &spec.Processes, l.Processes},
+	} {
+		if n.want == 0 {
+			continue
+		}
+		if *n.host > 0 && n.want > *n.host {
+			return fmt.Errorf("$.limits.%s: %d exceeds the host's limit of %d", n.member, n.want, *n.host)
+		}
+		*n.host = n.want
+	}
+	return nil
+}
+
+// narrowSandbox confines spec with s: paths resolved against dir; when
+// the host already confines every plugin, each path must lie inside one
+// the host allows (a written one inside a writable one), and a host that
+// denies the network cannot be overruled.
+func narrowSandbox(spec *sandbox.Spec, s *decl.Sandbox, dir string) error {
+	hostRead, hostWrite, hostConfines := append(slices.Clone(spec.Read), spec.Write...), spec.Write, spec.Confine
+	read, err := resolvePaths(s.Read, dir, "$.sandbox.read", hostConfines, hostRead)
+	if err != nil {
+		return err
+	}
+	write, err := resolvePaths(s.Write, dir, "$.sandbox.write", hostConfines, hostWrite)
+	if err != nil {
+		return err
+	}
+	spec.Confine, spec.Read, spec.Write = true, read, write
+	switch {
+	case s.Network == "allow" && spec.DenyNetwork:
+		return errors.New(`$.sandbox.network: "allow", but the host denies plugins the network`)
+	case s.Network == "deny":
+		var ports []uint16
+		for i, p := range s.ConnectTCP {
+			if spec.DenyNetwork && !slices.Contains(spec.ConnectTCP, uint16(p)) {
+				return fmt.Errorf("$.sandbox.connect_tcp[%d]: port %d is not one the host allows", i, p)
+			}
+			ports = append(ports, uint16(p))
+		}
+		spec.DenyNetwork, spec.ConnectTCP = true, ports
+	}
+	return nil
+}
+
+// resolvePaths makes paths absolute (relative to dir) and, when the host
+// confines plugins, checks each lies inside one of allowed.
+func resolvePaths(paths []string, dir, member string, confined bool, allowed []string) ([]string, error) {
+	out := make([]string, 0, len(paths))
+	for i, p := range paths {
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		p = filepath.Clean(p)
+		if confined && !slices.ContainsFunc(allowed, func(a string) bool { return within(p, a) }) {
+			return nil, fmt.Errorf("%s[%d]: %s is outside what the host's sandbox allows", member, i, p)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// within reports whether path p is dir or inside it.
+func within(p, dir string) bool {
+	rel, err := filepath.Rel(filepath.Clean(dir), p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+}
+
+// secretEnv returns the policy's secrets as KEY=VALUE, read now (each
+// start): a file's content without trailing newlines, or a variable of
+// the host's environment. Errors name the secret and where it was looked
+// for, never a value.
+func (pol policy) secretEnv() ([]string, error) {
+	names := make([]string, 0, len(pol.secrets))
+	for k := range pol.secrets {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	env := make([]string, 0, len(names))
+	for _, k := range names {
+		s := pol.secrets[k]
+		var value string
+		if s.Env != "" {
+			v, ok := os.LookupEnv(s.Env)
+			if !ok {
+				return nil, fmt.Errorf("secret %s: the host's environment has no %s", k, s.Env)
+			}
+			value = v
+		} else {
+			path := s.File
+			if !filepath.IsAbs(path) {
+				path = filepath.Join(pol.dir, path)
+			}
+			data, err := readSmallFile(path, maxSecretBytes)
+			if err != nil {
+				var pe *fs.PathError
+				if errors.As(err, &pe) {
+					err = pe.Err
+				}
+				return nil, fmt.Errorf("secret %s: read %s: %w", k, path, err)
+			}
+			value = string(bytes.TrimRight(data, "\r\n"))
+		}
+		if strings.ContainsRune(value, 0) {
+			return nil, fmt.Errorf("secret %s: the value holds a NUL character", k)
+		}
+		env = append(env, k+"="+value)
+	}
+	return env, nil
+}
 
 // specFor returns the confinement of one plugin instance: the host's
-// Config.Sandbox narrowed by the plugin's policy declaration.
-// (The policy part lands with NAME.policy.json; until then every plugin
-// gets Config.Sandbox.)
+// Config.Sandbox narrowed by the plugin's policy file. A policy that
+// cannot apply gives the host's Spec here; startInstance refuses to start
+// such a plugin before it asks.
 func (c *Config) specFor(f fileRef) sandbox.Spec {
-	_ = f
-	return c.Sandbox
+	pol, err := c.resolvePolicy(f)
+	if err != nil {
+		return c.Sandbox
+	}
+	return pol.spec
 }

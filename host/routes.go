@@ -24,6 +24,8 @@ package host
 //     characters.
 
 import (
+	"time"
+
 	"sort"
 
 	"github.com/opentool-host/opentool-host/argcheck"
@@ -63,6 +65,9 @@ type route struct {
 	// target is the name the plugin declares, which a call must send:
 	// fn.Name unless the function is served prefixed.
 	target string
+	// timeout bounds one call (the plugin's policy or
+	// Config.CallTimeout).
+	timeout time.Duration
 }
 
 // claim is the ownership of one function name.
@@ -171,7 +176,7 @@ func (t *routeTable) add(o offer, claims map[string]claim, prefix bool) {
 				renamed.Name = name
 				fn = &renamed
 			}
-			r := &route{plugin: o.p, fn: fn, info: o.doc.Info, args: o.args[i], target: f.Name}
+			r := &route{plugin: o.p, fn: fn, info: o.doc.Info, args: o.args[i], target: f.Name, timeout: o.timeout}
 			t.funcs[name] = r
 			t.order = append(t.order, r)
 		case o.state == StateFailed:

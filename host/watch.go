@@ -137,7 +137,7 @@ func (w *watcher) settle(path string) {
 		return
 	}
 	st := stampOf(fi)
-	if why := notReady(pf, st, fi, IsDeclaration(filepath.Base(path))); why != "" {
+	if why := notReady(pf, st, fi, isDataFile(filepath.Base(path))); why != "" {
 		pf.last, pf.seen = st, true
 		pf.timer.Reset(w.h.cfg.SettleTime)
 		w.mu.Unlock()

@@ -2,6 +2,7 @@
 // benchmarks: each folder is a main package built by the tests.
 //
 //   - faulty: functions that panic, exit, hang, sleep, spawn a child, echo,
+//     return their environment,
 //     and count the sleeps in flight and those ended by cancellation.
 //   - garbage: writes garbage to stdout before the handshake.
 //   - baddoc: Load returns an invalid document.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -79,6 +80,7 @@ func (faulty) Load(context.Context) (*opentool.OpenTool, error) {
 			fn("spawn", "Starts a child process (sleep 600) and returns its pid."),
 			fn("echo", "Returns its arguments.", opentool.Parameter{Name: "x", Schema: &opentool.Schema{Type: opentool.TypeString}}),
 			fn("sleeps", "Returns the sleeps in flight (active) and those ended by cancellation (cancelled)."),
+			fn("env", "Returns the process environment as {\"env\": {NAME: VALUE}}."),
 			streamFn("ticks", "Streams one item, then one every 10 ms until cancelled."),
 			streamFn("stuckStream", "Streams one item, then blocks forever, ignoring cancellation."),
 		},
@@ -120,6 +122,13 @@ func (faulty) Call(ctx context.Context, name string, args map[string]any) (map[s
 		}
 		go func() { _ = cmd.Wait() }()
 		return map[string]any{"pid": cmd.Process.Pid}, nil
+	case "env":
+		env := map[string]any{}
+		for _, kv := range os.Environ() {
+			k, v, _ := strings.Cut(kv, "=")
+			env[k] = v
+		}
+		return map[string]any{"env": env}, nil
 	case "echo":
 		b, _ := json.Marshal(args)
 		var out map[string]any

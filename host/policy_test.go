@@ -1,0 +1,151 @@
+package host_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/internal/testutil"
+)
+
+// writePolicy writes dir/NAME.policy.json through a rename, as a careful
+// deploy would (the watcher then sees one complete file).
+func writePolicy(t *testing.T, dir, name, body string) {
+	t.Helper()
+	tmp := filepath.Join(t.TempDir(), "p.json")
+	if err := os.WriteFile(tmp, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	testutil.CopyFile(t, tmp, filepath.Join(dir, name+".policy.json"), 0o644)
+}
+
+// envOf returns the environment plugin function fn (faulty's "env")
+// reports.
+func envOf(t *testing.T, h *host.Host, fn string) map[string]any {
+	t.Helper()
+	env, _ := call(t, h, fn, `{}`)["env"].(map[string]any)
+	return env
+}
+
+// TestPolicyPrefixTimeoutConcurrencyEnvSecrets runs two copies of the
+// faulty plugin, one with a policy: its functions are served with the
+// policy's prefix, its calls bounded by the policy's timeout and
+// concurrency, and only it receives the policy's variables and secrets,
+// whose values appear in no log line and not in /health.
+func TestPolicyPrefixTimeoutConcurrencyEnvSecrets(t *testing.T) {
+	dir := t.TempDir()
+	testutil.InstallPlugin(t, dir, "faulty", "./internal/testplugins/faulty")
+	testutil.InstallPlugin(t, dir, "other", "./internal/testplugins/faulty")
+	const fileSecret, envSecret = "s3cr3t-from-a-file", "s3cr3t-from-the-host-env"
+	if err := os.WriteFile(filepath.Join(dir, "token"), []byte(fileSecret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("POLICY_TEST_DB", envSecret)
+	writePolicy(t, dir, "faulty", `{"prefix": "f_", "timeout_ms": 1500, "max_concurrency": 2,
+		"env": {"PLAIN": "plain-value"},
+		"secrets": {"TOKEN": {"file": "token"}, "DB_URL": {"env": "POLICY_TEST_DB"}}}`)
+	rec := newLogRecorder(t)
+	h := startHost(t, dir, func(c *host.Config) { c.Watch = true; c.Logger = rec.logger })
+
+	env := envOf(t, h, "f_env")
+	if env["TOKEN"] != fileSecret || env["DB_URL"] != envSecret || env["PLAIN"] != "plain-value" {
+		t.Errorf("the plugin with the policy lacks its variables: TOKEN=%v DB_URL=%v PLAIN=%v", env["TOKEN"], env["DB_URL"], env["PLAIN"])
+	}
+	if _, ok := env["POLICY_TEST_DB"]; ok {
+		t.Error("the host variable a secret is read from reached the plugin")
+	}
+	for k, v := range envOf(t, h, "env") {
+		if k == "TOKEN" || k == "DB_URL" || k == "PLAIN" || v == fileSecret || v == envSecret {
+			t.Errorf("plugin other got %s=%v", k, v)
+		}
+	}
+	if h.Function("env") == nil || h.Function("f_env") == nil || h.Function("f_f_env") != nil {
+		t.Errorf("served names: env %v, f_env %v", h.Function("env") != nil, h.Function("f_env") != nil)
+	}
+
+	// The policy's timeout (1.5 s, the host's is 10 s) ends a 3 s sleep.
+	_, err := h.Call(context.Background(), "f_sleep", []byte(`{"ms":3000}`))
+	var he *host.Error
+	if !errors.As(err, &he) || he.Kind != host.KindTimeout {
+		t.Errorf("f_sleep 3 s under a 1.5 s policy timeout: %v", err)
+	}
+	// max_concurrency 2: of three 1 s sleeps one waits for a slot and
+	// runs out of its 1.5 s.
+	var wg sync.WaitGroup
+	errs := make(chan error, 3)
+	for i := 0; i < 3; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := h.Call(context.Background(), "f_sleep", []byte(`{"ms":1000}`))
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	var queued int
+	for err := range errs {
+		if err != nil {
+			if !errors.As(err, &he) || he.Kind != host.KindTimeout {
+				t.Errorf("unexpected error: %v", err)
+			}
+			queued++
+		}
+	}
+	if queued != 1 {
+		t.Errorf("%d of 3 sleeps timed out waiting for one of 2 slots, want 1", queued)
+	}
+
+	// Changing the policy restarts the plugin with the new one.
+	writePolicy(t, dir, "faulty", `{"prefix": "g_"}`)
+	testutil.Eventually(t, 10*time.Second, "g_env served after the policy changed", func() bool {
+		return h.Function("g_env") != nil && h.Function("f_env") == nil
+	})
+	if env := envOf(t, h, "g_env"); env["TOKEN"] != nil {
+		t.Error("a secret of the previous policy survived the change")
+	}
+
+	health, _ := json.Marshal(h.Plugins())
+	for _, line := range append(rec.all(), string(health)) {
+		if strings.Contains(line, fileSecret) || strings.Contains(line, envSecret) {
+			t.Fatalf("a secret value was logged or shown: %s", line)
+		}
+	}
+}
+
+// TestPolicyThatAsksForMoreIsRefused: a policy may only narrow the host's
+// settings; one that asks for more, or cannot be read, fails its plugin
+// with the member's JSON path while the others serve.
+func TestPolicyThatAsksForMoreIsRefused(t *testing.T) {
+	for _, c := range []struct{ policy, want string }{
+		{`{"timeout_ms": 600000}`, "policy faulty.policy.json: $.timeout_ms: 600000 ms exceeds the host's call timeout of 10000 ms"},
+		{`{"max_concurrency": 1000}`, "policy faulty.policy.json: $.max_concurrency: 1000 exceeds the host's 64"},
+		{`{"limits": {"memory_mb": 512}}`, "policy faulty.policy.json: $.limits.memory_mb: 536870912 bytes exceeds the host's limit of 268435456 bytes"},
+		{`{"limits": {"memory": 1}}`, "policy faulty.policy.json: $.limits.memory: unknown member"},
+		{`{"secrets": {"T": {"file": "missing"}}}`, "secret T: read "},
+	} {
+		t.Run(c.want[:min(len(c.want), 40)], func(t *testing.T) {
+			dir := t.TempDir()
+			testutil.InstallPlugin(t, dir, "faulty", "./internal/testplugins/faulty")
+			testutil.InstallPlugin(t, dir, "calc", "./plugins/calculator")
+			writePolicy(t, dir, "faulty", c.policy)
+			h := startHost(t, dir, func(cfg *host.Config) { cfg.Sandbox.MemoryBytes = 256 << 20 })
+			testutil.Eventually(t, 10*time.Second, "faulty marked failed", func() bool {
+				return pluginStatus(h, "faulty").State == host.StateFailed
+			})
+			if st := pluginStatus(h, "faulty"); !strings.Contains(st.LastError, c.want) {
+				t.Errorf("last error %q, want it to hold %q", st.LastError, c.want)
+			}
+			if r := call(t, h, "add", `{"a":1,"b":2}`); r["result"] != 3.0 {
+				t.Errorf("calculator: %v", r)
+			}
+		})
+	}
+}
