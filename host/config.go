@@ -98,6 +98,16 @@ type Config struct {
 	// The zero Spec confines nothing.
 	Sandbox sandbox.Spec
 
+	// Locked enforces DIR/opentool.lock (package lockfile; see pins.go):
+	// a file that is not pinned or does not match is not started, and a
+	// plugin whose function definitions changed is held. New fails when
+	// there is no lock file.
+	Locked bool
+
+	// AcceptDefinitionChanges serves changed function definitions of a
+	// Locked host at once, logging the change, instead of holding them.
+	AcceptDefinitionChanges bool
+
 	// Launcher is the command (argv) that applies a plugin's sandbox.Spec
 	// in the plugin's own process before it runs the plugin: normally the
 	// host's binary re-executed as [os.Executable(), "launch"]. Empty:

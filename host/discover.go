@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/opentool-host/opentool-host/internal/decl"
+	"github.com/opentool-host/opentool-host/lockfile"
 )
 
 // PluginPrefix is the file-name prefix of plugin executables, after the
@@ -53,6 +53,9 @@ type candidate struct {
 	fault string
 	// policy is the plugin's NAME.policy.json (zero when none).
 	policy policyRef
+	// fileSum is, for a declared plugin, the sha256 of the declaration
+	// file's bytes the launch was parsed from (pinned by opentool.lock).
+	fileSum string
 }
 
 // IsDeclaration reports whether file (a base name) is a drop-in
@@ -84,7 +87,7 @@ func isDropIn(file string) bool {
 // policy file: JSON the host reads, which needs no exec bit.
 func isDataFile(file string) bool {
 	_, policy := isPolicyFile(file)
-	return policy || IsDeclaration(file)
+	return policy || IsDeclaration(file) || file == lockfile.Name
 }
 
 // fileStamp is what tells that a file changed without reading it.
@@ -145,8 +148,9 @@ func readDeclaration(path string) []candidate {
 		err = errors.New("not a regular file")
 	}
 	var launches []decl.Launch
+	var fileSum string
 	if err == nil {
-		launches, err = parseDeclaration(path, name)
+		launches, fileSum, err = parseDeclaration(path, name)
 	}
 	if err != nil {
 		c := candidate{name: name, path: path, fault: fmt.Sprintf("declaration %s: %v", filepath.Base(path), err)}
@@ -159,7 +163,7 @@ func readDeclaration(path string) []candidate {
 	for _, l := range launches {
 		launch := l.Encode()
 		sum := sha256.Sum256([]byte(launch))
-		out = append(out, candidate{name: l.Name, path: path, info: stampOf(fi), launch: launch, sum: hex.EncodeToString(sum[:])})
+		out = append(out, candidate{name: l.Name, path: path, info: stampOf(fi), launch: launch, sum: hex.EncodeToString(sum[:]), fileSum: fileSum})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
 	return out
@@ -167,34 +171,31 @@ func readDeclaration(path string) []candidate {
 
 // parseDeclaration reads (at most decl.MaxFileBytes) and parses the
 // declaration at path, plugin name's for a tools file, and returns what
-// each declared plugin is launched with.
-func parseDeclaration(path, name string) ([]decl.Launch, error) {
-	f, err := os.Open(path)
+// each declared plugin is launched with and the sha256 of the bytes read.
+func parseDeclaration(path, name string) ([]decl.Launch, string, error) {
+	data, err := readSmallFile(path, decl.MaxFileBytes)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, decl.MaxFileBytes+1))
-	if err != nil {
-		return nil, err
-	}
+	sum := sha256.Sum256(data)
+	fileSum := hex.EncodeToString(sum[:])
 	dir, _ := filepath.Abs(filepath.Dir(path))
 	if strings.HasSuffix(path, decl.ToolsSuffix) {
 		cmds, err := decl.ParseCommands(data)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
-		return []decl.Launch{{Name: name, Dir: dir, Commands: cmds}}, nil
+		return []decl.Launch{{Name: name, Dir: dir, Commands: cmds}}, fileSum, nil
 	}
 	servers, err := decl.ParseMCP(data)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	out := make([]decl.Launch, 0, len(servers))
 	for n, srv := range servers {
 		out = append(out, decl.Launch{Name: n, Dir: dir, Server: srv})
 	}
-	return out, nil
+	return out, fileSum, nil
 }
 
 // scanDir lists the plugins of dir in name order: executables and

@@ -41,6 +41,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/opentool-host/opentool-host/lockfile"
 	"github.com/opentool-host/opentool-host/opentool"
 )
 
@@ -88,6 +89,12 @@ func New(cfg Config) (*Host, error) {
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("host: plugins directory %s is not a directory", cfg.Dir)
 	}
+	var pins *pins
+	if cfg.Locked {
+		if pins, err = newPins(cfg.Dir, cfg.AcceptDefinitionChanges); err != nil {
+			return nil, fmt.Errorf("host: %w", err)
+		}
+	}
 	state, err := newStateDir(cfg.StateDir, cfg.Logger)
 	if err != nil {
 		return nil, fmt.Errorf("host: %w", err)
@@ -104,7 +111,7 @@ func New(cfg Config) (*Host, error) {
 		closing: make(chan struct{}),
 		cancel:  cancel,
 	}
-	h.sv = &supervisor{cfg: &h.cfg, state: state, log: cfg.Logger, ctx: ctx, changed: h.changed}
+	h.sv = &supervisor{cfg: &h.cfg, state: state, log: cfg.Logger, ctx: ctx, changed: h.changed, pins: pins}
 	h.routes.Store(newRouteTable())
 	return h, nil
 }
@@ -193,6 +200,10 @@ func (h *Host) syncPath(path string) {
 		h.syncPolicy(name)
 		return
 	}
+	if base == lockfile.Name {
+		h.reloadPins()
+		return
+	}
 	var found []candidate
 	switch {
 	case IsDeclaration(base):
@@ -222,6 +233,23 @@ func (h *Host) syncPath(path string) {
 	}
 	for _, p := range h.takeFrom(path, keep) {
 		p.remove()
+	}
+}
+
+// reloadPins re-reads opentool.lock after it changed and lets every
+// held plugin try again. A lock that cannot be read keeps the previous
+// one (never fewer pins by accident).
+func (h *Host) reloadPins() {
+	if h.sv.pins == nil {
+		return
+	}
+	if err := h.sv.pins.reload(); err != nil {
+		h.log.Error("opentool.lock changed but cannot be read; the previous pins stay", "error", err)
+		return
+	}
+	h.log.Info("opentool.lock reloaded")
+	for _, p := range h.all() {
+		p.handle(evPinsChanged{})
 	}
 }
 

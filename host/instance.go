@@ -65,9 +65,12 @@ type instance struct {
 // startInstance copies the binary into the state folder, starts it,
 // performs the handshake, dispenses the tool and loads and validates its
 // document, all within cfg.StartTimeout. The binary is the file itself,
-// or for a declared MCP server cfg.Adapter. On error nothing is left
-// running.
-func startInstance(ctx context.Context, cfg *Config, state *stateDir, name string, f fileRef) (*instance, error) {
+// or for a declared MCP server cfg.Adapter. With a lock (pins.go) the
+// files are checked right before the start and the definitions once
+// loaded; serving (the definitions served now, or nil) says what changed.
+// On error nothing is left running.
+func startInstance(ctx context.Context, sv *supervisor, name string, f fileRef, serving *opentool.OpenTool) (*instance, error) {
+	cfg, state := sv.cfg, sv.state
 	pol, err := cfg.resolvePolicy(f)
 	if err != nil {
 		return nil, err
@@ -85,8 +88,13 @@ func startInstance(ctx context.Context, cfg *Config, state *stateDir, name strin
 		return nil, fmt.Errorf("copy binary: %w", err)
 	}
 	copySum := sum
+	binSum := sum // the exact bytes that run, for the lock
 	if f.launch != "" {
-		sum = f.sum
+		sum, binSum = f.sum, ""
+	}
+	if err := sv.pins.checkFiles(name, f, binSum); err != nil {
+		state.release(copySum)
+		return nil, err
 	}
 	inst := &instance{
 		name:      name,
@@ -143,6 +151,14 @@ func startInstance(ctx context.Context, cfg *Config, state *stateDir, name strin
 			inst.log.Error("plugin output before it failed to start", "plugin", name, "stderr", tail)
 		}
 		return nil, err
+	}
+	faults, err := sv.pins.checkDefinitions(name, inst.doc, serving)
+	if err != nil {
+		inst.kill()
+		return nil, err
+	}
+	if faults != nil {
+		inst.log.Warn("function definitions differ from opentool.lock; served (definition changes accepted)", "plugin", name, "changes", faults)
 	}
 	return inst, nil
 }

@@ -61,6 +61,9 @@ type life struct {
 	restarts int
 	// lastErr is the reason of the last crash or failure ("" when none).
 	lastErr string
+	// held: the last start or document change was held by the lock
+	// (pins.go); a changed lock retries it (evPinsChanged).
+	held bool
 }
 
 // newLife is the life of a plugin just found: starting, nothing asked.
@@ -81,6 +84,8 @@ type fileRef struct {
 	// policy is the plugin's policy file as found; a change restarts
 	// the plugin.
 	policy policyRef
+	// fileSum is a declared plugin's declaration file sha256 (pins.go).
+	fileSum string
 }
 
 // samePolicy reports whether f and g have the same policy file content.
@@ -105,11 +110,21 @@ type (
 		attempt int
 		inst    *instance
 	}
-	// evStartFailed: start number attempt failed with err.
+	// evStartFailed: start number attempt failed with err; held when
+	// the lock held it (pins.go).
 	evStartFailed struct {
 		attempt int
 		err     string
+		held    bool
 	}
+	// evHeld: the lock held a changed document of inst (err says why);
+	// the previous one keeps serving.
+	evHeld struct {
+		inst *instance
+		err  string
+	}
+	// evPinsChanged: the lock file changed; a held plugin tries again.
+	evPinsChanged struct{}
 	// evExited: inst's process exited after up; asked when its stop was
 	// asked (then it is no crash). pid, status and stderr are for the log.
 	evExited struct {
@@ -147,6 +162,8 @@ func (evRemoved) isEvent()     {}
 func (evClosing) isEvent()     {}
 func (evDrained) isEvent()     {}
 func (evReloaded) isEvent()    {}
+func (evHeld) isEvent()        {}
+func (evPinsChanged) isEvent() {}
 
 // action is something next asks Plugin.step to do: one of the act* types.
 type action interface{ isAction() }
@@ -254,7 +271,7 @@ func next(st life, ev event) (life, []action) {
 	case evStarted:
 		t.onStarted(ev.attempt, ev.inst)
 	case evStartFailed:
-		t.onStartFailed(ev.attempt, ev.err)
+		t.onStartFailed(ev.attempt, ev.err, ev.held)
 	case evExited:
 		t.onExited(ev)
 	case evBackoff:
@@ -267,6 +284,10 @@ func next(st life, ev event) (life, []action) {
 		t.onDrained(ev.inst)
 	case evReloaded:
 		t.onReloaded(ev)
+	case evHeld:
+		t.onHeld(ev)
+	case evPinsChanged:
+		t.onPinsChanged()
 	}
 	return t.life, t.announce(st)
 }
@@ -352,7 +373,7 @@ func (t *transition) onStarted(attempt int, inst *instance) {
 		t.failures = 0
 	}
 	old := t.inst
-	t.state, t.inst, t.file, t.sum, t.lastErr = StateReady, inst, t.startFile, inst.sum, ""
+	t.state, t.inst, t.file, t.sum, t.lastErr, t.held = StateReady, inst, t.startFile, inst.sum, "", false
 	t.doc, t.args = inst.doc, inst.args
 	t.do(actWatch{inst: inst})
 	if old != nil {
@@ -364,13 +385,14 @@ func (t *transition) onStarted(attempt int, inst *instance) {
 
 // onStartFailed handles the failure of the start in flight: a first
 // start or a retry is failed at once, a replacement leaves the old
-// process serving, a restart counts a failure.
-func (t *transition) onStartFailed(attempt int, err string) {
+// process serving, a restart counts a failure. held says the lock held
+// it (retried when the lock changes).
+func (t *transition) onStartFailed(attempt int, err string, held bool) {
 	if attempt != t.starting {
 		return
 	}
 	t.starting = 0
-	t.file, t.lastErr = t.startFile, err
+	t.file, t.lastErr, t.held = t.startFile, err, held
 	switch t.state {
 	case StateStarting:
 		t.state = StateFailed
@@ -413,6 +435,29 @@ func (t *transition) onReloaded(ev evReloaded) {
 	}
 	t.doc, t.args = ev.doc, ev.args
 	t.log(hclog.Info, "plugin document changed", "pid", ev.inst.pid(), "functions", len(ev.doc.Functions))
+}
+
+// onHeld records that the lock held the serving process's changed
+// document (the previous one keeps serving).
+func (t *transition) onHeld(ev evHeld) {
+	if ev.inst != t.inst || t.state != StateReady {
+		return
+	}
+	t.held, t.lastErr = true, ev.err
+	t.log(hclog.Error, "plugin document change held by the lock; the previous definitions keep serving", "error", ev.err)
+}
+
+// onPinsChanged starts the held file again (a replacement, or a first
+// start that failed) now that the lock may pin it.
+func (t *transition) onPinsChanged() {
+	if !t.held || t.gone() || t.starting != 0 {
+		return
+	}
+	t.held = false
+	if t.state == StateFailed {
+		t.state, t.failures = StateStarting, 0
+	}
+	t.start(t.file)
 }
 
 // backoffOrFail decides the next try of a restarting plugin: the start

@@ -102,15 +102,15 @@ type lifeCase struct {
 
 func TestLifecycleTable(t *testing.T) {
 	fresh := newLife(testPolicy)
-	starting := run(fresh, evFile{f1})                     // start#1 in flight
-	ready := run(starting, evStarted{1, i1})               // i1 serves f1
-	failed := run(starting, evStartFailed{1, "boom"})      // first start failed
-	replacing := run(ready, evFile{f2})                    // start#2 (f2) beside i1
-	restarting := run(ready, crash(i1, time.Second))       // failures 1, backoff#2
-	restarting2 := run(restarting, evBackoff{2})           // start#3 (f1)
-	twice := run(restarting2, evStarted{3, i3})            // ready again, failures 1
-	twiceFailed := run(restarting2, evStartFailed{3, "x"}) // failures 2, backoff#4
-	draining := run(ready, evRemoved{})                    // draining i1
+	starting := run(fresh, evFile{f1})                                   // start#1 in flight
+	ready := run(starting, evStarted{1, i1})                             // i1 serves f1
+	failed := run(starting, evStartFailed{attempt: 1, err: "boom"})      // first start failed
+	replacing := run(ready, evFile{f2})                                  // start#2 (f2) beside i1
+	restarting := run(ready, crash(i1, time.Second))                     // failures 1, backoff#2
+	restarting2 := run(restarting, evBackoff{2})                         // start#3 (f1)
+	twice := run(restarting2, evStarted{3, i3})                          // ready again, failures 1
+	twiceFailed := run(restarting2, evStartFailed{attempt: 3, err: "x"}) // failures 2, backoff#4
+	draining := run(ready, evRemoved{})                                  // draining i1
 	stopped := run(draining, evDrained{i1})
 	queued := run(starting, evFile{f2})                          // f2 waits for start#1
 	crashLoop := run(twice, crash(i3, time.Second))              // failures 2, backoff#4
@@ -123,7 +123,7 @@ func TestLifecycleTable(t *testing.T) {
 		// starting (start#1 in flight)
 		{"starting: start succeeded", starting, evStarted{1, i1}, StateReady,
 			[]string{"publish", "changed", "state starting→ready", "watch sum1", "log INFO plugin ready"}, nil},
-		{"starting: first start failed is failed at once", starting, evStartFailed{1, "boom"}, StateFailed,
+		{"starting: first start failed is failed at once", starting, evStartFailed{attempt: 1, err: "boom"}, StateFailed,
 			[]string{"publish", "changed", "state starting→failed", "log ERROR plugin failed to start"},
 			func(t *testing.T, l life) { wantEq(t, "lastErr", l.lastErr, "boom") }},
 		{"starting: same file again (rescan)", starting, evFile{f1}, StateStarting, []string{}, nil},
@@ -135,13 +135,13 @@ func TestLifecycleTable(t *testing.T) {
 		{"starting: closing stops at once", starting, evClosing{}, StateStopped,
 			[]string{"publish", "changed", "state starting→stopped", "log INFO host closing"}, nil},
 		{"starting: stale start result is stopped", starting, evStarted{7, i2}, StateStarting, []string{"stop sum2"}, nil},
-		{"starting: stale start failure is ignored", starting, evStartFailed{7, "x"}, StateStarting, []string{}, nil},
+		{"starting: stale start failure is ignored", starting, evStartFailed{attempt: 7, err: "x"}, StateStarting, []string{}, nil},
 		{"starting: stray backoff ignored", starting, evBackoff{1}, StateStarting, []string{}, nil},
 
 		// queued: start#1 in flight, f2 seen meanwhile
 		{"queued: start ends, queued file replaces", queued, evStarted{1, i1}, StateReady,
 			[]string{"publish", "changed", "state starting→ready", "watch sum1", "log INFO plugin ready", "start#2 size=2"}, nil},
-		{"queued: start fails, queued file retried", queued, evStartFailed{1, "boom"}, StateStarting,
+		{"queued: start fails, queued file retried", queued, evStartFailed{attempt: 1, err: "boom"}, StateStarting,
 			[]string{"publish", "log ERROR plugin failed to start", "start#2 size=2"}, nil},
 
 		// ready (i1 serves f1)
@@ -187,14 +187,14 @@ func TestLifecycleTable(t *testing.T) {
 				wantEq(t, "doc", l.doc, docB)
 				wantEq(t, "file", l.file, f2)
 			}},
-		{"replacing: bad binary: old keeps serving", replacing, evStartFailed{2, "handshake"}, StateReady,
+		{"replacing: bad binary: old keeps serving", replacing, evStartFailed{attempt: 2, err: "handshake"}, StateReady,
 			[]string{"publish", "log ERROR new plugin binary rejected"},
 			func(t *testing.T, l life) {
 				wantEq(t, "inst", l.inst, i1)
 				wantEq(t, "file", l.file, f2) // not retried until it changes again
 				wantEq(t, "lastErr", l.lastErr, "handshake")
 			}},
-		{"replacing: rejected file not retried on rescan", run(replacing, evStartFailed{2, "x"}), evFile{f2}, StateReady, []string{}, nil},
+		{"replacing: rejected file not retried on rescan", run(replacing, evStartFailed{attempt: 2, err: "x"}), evFile{f2}, StateReady, []string{}, nil},
 		{"replacing: newer file queued", replacing, evFile{f3}, StateReady, []string{},
 			func(t *testing.T, l life) { wantEq(t, "queued", *l.queued, f3) }},
 		{"replacing: crash: the replacement is the restart", replacing, crash(i1, time.Second), StateRestarting,
@@ -202,7 +202,7 @@ func TestLifecycleTable(t *testing.T) {
 		{"replacing: MaxFailures-th crash: the start in flight decides", run(readyAgain, evFile{f2}), crash(i1, time.Second), StateRestarting,
 			[]string{"publish", "changed", "state ready→restarting", "stop sum1", "log ERROR plugin crashed"},
 			func(t *testing.T, l life) { wantEq(t, "failures", l.failures, 3) }},
-		{"replacing, crash loop: the replacement fails: failed", run(readyAgain, evFile{f2}, crash(i1, time.Second)), evStartFailed{6, "bad"}, StateFailed,
+		{"replacing, crash loop: the replacement fails: failed", run(readyAgain, evFile{f2}, crash(i1, time.Second)), evStartFailed{attempt: 6, err: "bad"}, StateFailed,
 			[]string{"publish", "changed", "state restarting→failed", "log ERROR plugin restart failed", "log ERROR plugin failed"}, nil},
 		{"replacing, crash loop: the replacement is up: ready, count cleared", run(readyAgain, evFile{f2}, crash(i1, time.Second)), evStarted{6, i2}, StateReady,
 			[]string{"publish", "changed", "state restarting→ready", "watch sum2", "log INFO plugin replaced"},
@@ -223,9 +223,9 @@ func TestLifecycleTable(t *testing.T) {
 		{"restarting: restart up (failures kept)", restarting2, evStarted{3, i3}, StateReady,
 			[]string{"publish", "changed", "state restarting→ready", "watch sum1'", "log INFO plugin restarted"},
 			func(t *testing.T, l life) { wantEq(t, "failures", l.failures, 1) }},
-		{"restarting: restart failed: longer backoff", restarting2, evStartFailed{3, "x"}, StateRestarting,
+		{"restarting: restart failed: longer backoff", restarting2, evStartFailed{attempt: 3, err: "x"}, StateRestarting,
 			[]string{"publish", "log ERROR plugin restart failed", "backoff#4 failures=2"}, nil},
-		{"restarting: MaxFailures-th failed restart is a crash loop", run(twiceFailed, evBackoff{4}), evStartFailed{5, "y"}, StateFailed,
+		{"restarting: MaxFailures-th failed restart is a crash loop", run(twiceFailed, evBackoff{4}), evStartFailed{attempt: 5, err: "y"}, StateFailed,
 			[]string{"publish", "changed", "state restarting→failed", "log ERROR plugin restart failed", "log ERROR plugin failed"},
 			func(t *testing.T, l life) {
 				wantEq(t, "lastErr", l.lastErr, "crash loop: 3 failures in a row; last: y")
@@ -239,7 +239,7 @@ func TestLifecycleTable(t *testing.T) {
 		{"failed: crash loop retried with a fresh count", run(readyAgain, crash(i1, time.Second)), evFile{f1}, StateStarting,
 			[]string{"publish", "changed", "state failed→starting", "start#6 size=1"},
 			func(t *testing.T, l life) { wantEq(t, "failures", l.failures, 0); wantEq(t, "doc kept", l.doc, docA) }},
-		{"failed: retry fails again", run(failed, evFile{f1}), evStartFailed{2, "again"}, StateFailed,
+		{"failed: retry fails again", run(failed, evFile{f1}), evStartFailed{attempt: 2, err: "again"}, StateFailed,
 			[]string{"publish", "changed", "state starting→failed", "log ERROR plugin failed to start"}, nil},
 		{"failed: removed stops", failed, evRemoved{}, StateStopped,
 			[]string{"publish", "changed", "state failed→stopped", "log INFO plugin removed"}, nil},
@@ -293,8 +293,8 @@ func wantEq[T any](t *testing.T, what string, got, want T) {
 func TestLifecycleViewFollowsEveryChange(t *testing.T) {
 	l := newLife(testPolicy)
 	for _, ev := range []event{
-		evFile{f1}, evStarted{1, i1}, evFile{f1}, evFile{f2}, evStartFailed{2, "bad"},
-		evFile{f3}, evStarted{3, i2}, crash(i2, time.Second), evBackoff{4}, evStartFailed{5, "x"},
+		evFile{f1}, evStarted{1, i1}, evFile{f1}, evFile{f2}, evStartFailed{attempt: 2, err: "bad"},
+		evFile{f3}, evStarted{3, i2}, crash(i2, time.Second), evBackoff{4}, evStartFailed{attempt: 5, err: "x"},
 		evBackoff{6}, evStarted{7, i3}, evFile{touched}, evRemoved{}, evDrained{i3},
 	} {
 		before := l

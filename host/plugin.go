@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/opentool-host/opentool-host/argcheck"
+	"github.com/opentool-host/opentool-host/lockfile"
 	"github.com/opentool-host/opentool-host/opentool"
 )
 
@@ -56,6 +57,7 @@ type supervisor struct {
 	log     hclog.Logger
 	ctx     context.Context
 	changed chan<- struct{}
+	pins    *pins // the lock a Locked host enforces (nil: none)
 }
 
 // Plugin supervises one plugin file. Its life is next (lifecycle.go):
@@ -98,12 +100,12 @@ func (p *Plugin) Name() string { return p.name }
 // retry it caused is done. The file is hashed (outside the lock) only
 // when a process has loaded and the stamp differs from its file's.
 func (p *Plugin) sync(c candidate) <-chan struct{} {
-	f := fileRef{path: c.path, stamp: c.info, sum: c.sum, launch: c.launch, fault: c.fault, policy: c.policy}
+	f := fileRef{path: c.path, stamp: c.info, sum: c.sum, launch: c.launch, fault: c.fault, policy: c.policy, fileSum: c.fileSum}
 	p.mu.Lock()
 	hash := p.life.sum != "" && !f.same(p.life.file)
 	p.mu.Unlock()
 	if hash && f.launch == "" && f.fault == "" {
-		f.sum, _ = fileSHA256(f.path) // unreadable: unknown, so it is started
+		f.sum, _ = lockfile.FileSHA256(f.path) // unreadable: unknown, so it is started
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -215,9 +217,12 @@ func (p *Plugin) goDo(f func()) {
 
 // start starts a process from file and reports the result.
 func (p *Plugin) start(attempt int, file fileRef) {
-	inst, err := startInstance(p.sv.ctx, p.sv.cfg, p.sv.state, p.name, file)
+	p.mu.Lock()
+	serving := p.life.doc
+	p.mu.Unlock()
+	inst, err := startInstance(p.sv.ctx, p.sv, p.name, file, serving)
 	if err != nil {
-		p.handle(evStartFailed{attempt: attempt, err: err.Error()})
+		p.handle(evStartFailed{attempt: attempt, err: err.Error(), held: isHeld(err)})
 		return
 	}
 	p.mu.Lock()
@@ -235,11 +240,28 @@ func (p *Plugin) watch(inst *instance) {
 	})
 }
 
-// followDocument reports each changed document inst loads.
+// followDocument reports each changed document inst loads, unless the
+// lock holds it.
 func (p *Plugin) followDocument(inst *instance) {
 	inst.followDocument(p.sv.ctx, p.sv.cfg, func(doc *opentool.OpenTool, args []*argcheck.Validator) {
+		p.mu.Lock()
+		serving := p.life.doc
+		p.mu.Unlock()
+		if _, err := p.sv.pins.checkDefinitions(p.name, doc, serving); err != nil {
+			p.handle(evHeld{inst: inst, err: err.Error()})
+			return
+		}
 		p.handle(evReloaded{inst: inst, doc: doc, args: args})
 	})
+}
+
+// pinState returns what Host.Pins pins of the plugin: the file it was
+// last started from, the sha256 of the process that loaded, and its
+// document.
+func (p *Plugin) pinState() (fileRef, string, *opentool.OpenTool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.life.file, p.life.sum, p.life.doc
 }
 
 // forget drops inst from the live processes once it is stopped.
@@ -328,6 +350,12 @@ type PluginStatus struct {
 	Conflicts []Conflict `json:"conflicts,omitempty"`
 	// LastError is the reason of the last crash or failure ("" when none).
 	LastError string `json:"last_error,omitempty"`
+	// Lock is how the plugin stands with opentool.lock when the host
+	// runs --locked: "pinned" (its files and definitions are the pinned
+	// ones), "unpinned", or "held" (a change waits for `opentool-host
+	// lock --update NAME`; LastError says what changed). Empty without a
+	// lock.
+	Lock string `json:"lock,omitempty"`
 	// SHA256 is the hex sha256 of the running binary.
 	SHA256 string `json:"sha256,omitempty"`
 	// UptimeMS is how long the current process has run, in ms.
@@ -365,6 +393,7 @@ func (p *Plugin) Status() PluginStatus {
 		}
 	}
 	s.Stderr = l.stderr
+	s.Lock = p.sv.pins.status(p.name, l.file, l.sum, l.doc, l.held)
 	if l.inst != nil && !l.inst.hasExited() {
 		s.PID = l.inst.pid()
 		s.SHA256 = l.inst.sum

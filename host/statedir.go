@@ -148,17 +148,3 @@ func (s *stateDir) release(sum string) {
 func (s *stateDir) remove() error {
 	return errors.Join(os.RemoveAll(s.root), os.RemoveAll(s.sock))
 }
-
-// fileSHA256 returns the hex sha256 of the file at path.
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}

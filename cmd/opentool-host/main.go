@@ -48,6 +48,7 @@ func newApp() *cli.App {
 			listCommand(),
 			callCommand(),
 			validateCommand(),
+			lockCommand(),
 			exportCommand(),
 			versionCommand(),
 			adapterCommand(),

@@ -81,6 +81,8 @@ func runCommand() *cli.Command {
 		&cli.DurationFlag{Name: "write-timeout", Value: httpguard.DefaultWriteTimeout, Usage: "longest a client may take to read one response or one stream frame (> 0)", Action: positive("write-timeout")},
 		&cli.BoolFlag{Name: "mcp-sessions", Usage: "serve /mcp with sessions (Mcp-Session-Id, a GET stream): clients of MCP revisions before 2026-07-28 then get tools/list_changed pushed, but every request of a session must reach this process. " +
 			"Default: stateless, any replica behind a load balancer answers any request; 2026-07-28 clients get list_changed over subscriptions/listen, older ones re-list"},
+		&cli.BoolFlag{Name: "locked", Usage: "enforce DIR/opentool.lock (write it with 'opentool-host lock'): refuse files that are not pinned or do not match, checked before every start; hold plugins whose function definitions changed until 'opentool-host lock --update NAME'"},
+		&cli.BoolFlag{Name: "accept-definition-changes", Usage: "with --locked, serve changed function definitions at once (logged) instead of holding them"},
 		&cli.StringSliceFlag{Name: "api-key", Usage: "accept `KEY` as \"Authorization: Bearer KEY\" (repeatable; env: comma-separated); none: no auth", EnvVars: []string{"OPENTOOL_API_KEYS"}},
 	}
 	flags = append(flags, hostFlags()...)
@@ -106,6 +108,7 @@ func runAction(c *cli.Context) error {
 		return err
 	}
 	cfg.Watch = c.Bool("watch")
+	cfg.Locked, cfg.AcceptDefinitionChanges = c.Bool("locked"), c.Bool("accept-definition-changes")
 	log := cfg.Logger
 	keys, err := apiKeys(c)
 	if err != nil {

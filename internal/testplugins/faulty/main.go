@@ -65,6 +65,15 @@ func (faulty) StreamCall(ctx context.Context, name string, _ map[string]any, sen
 	return pluginsdk.FunctionNotFound(name)
 }
 
+// echoDescription is echo's description: OPENTOOL_FAULTY_ECHO_DESCRIPTION
+// when set (tests change a definition without changing the binary).
+func echoDescription() string {
+	if d := os.Getenv("OPENTOOL_FAULTY_ECHO_DESCRIPTION"); d != "" {
+		return d
+	}
+	return "Returns its arguments."
+}
+
 // Load implements pluginsdk.Tool: it returns the plugin's document.
 func (faulty) Load(context.Context) (*opentool.OpenTool, error) {
 	ms := opentool.Parameter{Name: "ms", Schema: &opentool.Schema{Type: opentool.TypeInteger}, Required: false}
@@ -78,7 +87,7 @@ func (faulty) Load(context.Context) (*opentool.OpenTool, error) {
 			fn("sleep", "Sleeps ms milliseconds, honouring cancellation.", ms),
 			fn("pid", "Returns the process id and the binary version."),
 			fn("spawn", "Starts a child process (sleep 600) and returns its pid."),
-			fn("echo", "Returns its arguments.", opentool.Parameter{Name: "x", Schema: &opentool.Schema{Type: opentool.TypeString}}),
+			fn("echo", echoDescription(), opentool.Parameter{Name: "x", Schema: &opentool.Schema{Type: opentool.TypeString}}),
 			fn("sleeps", "Returns the sleeps in flight (active) and those ended by cancellation (cancelled)."),
 			fn("env", "Returns the process environment as {\"env\": {NAME: VALUE}}."),
 			streamFn("ticks", "Streams one item, then one every 10 ms until cancelled."),

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/lockfile"
+)
+
+// lockCommand is "opentool-host lock": it starts every plugin of --dir
+// (as `list --dir` does), and writes DIR/opentool.lock pinning each
+// plugin's files and function definitions (package lockfile). With
+// --update NAME only those plugins are pinned anew; the rest of an
+// existing lock is kept.
+func lockCommand() *cli.Command {
+	flags := append([]cli.Flag{
+		dirFlag(true),
+		&cli.StringSliceFlag{Name: "update", Usage: "pin only plugin `NAME` anew (repeatable), keeping the rest of the existing lock"},
+	}, hostFlags()...)
+	flags = append(flags, logFlags("warn")...)
+	return &cli.Command{
+		Name:      "lock",
+		Usage:     "pin the plugins of --dir: write DIR/" + lockfile.Name + " with each file's sha256 and each function definition's digest (enforced by run --locked)",
+		UsageText: "opentool-host lock --dir plugins\n   opentool-host lock --dir plugins --update calculator",
+		Flags:     flags,
+		Action:    lockAction,
+	}
+}
+
+func lockAction(c *cli.Context) error {
+	dir := c.String("dir")
+	path := filepath.Join(dir, lockfile.Name)
+	update := c.StringSlice("update")
+	lock := lockfile.New()
+	if len(update) > 0 {
+		old, err := lockfile.Read(path)
+		if err != nil {
+			return cli.Exit(fmt.Sprintf("lock --update: %v", err), 1)
+		}
+		lock = old
+	}
+	h, err := startHost(c)
+	if err != nil {
+		return err
+	}
+	now, ps := h.Pins(), h.Plugins()
+	_ = h.Close(context.Background())
+	failed := failedPlugins(ps)
+	if len(update) > 0 {
+		if err := pinOnly(lock, now, update, ps); err != nil {
+			return cli.Exit("lock --update: "+err.Error(), 1)
+		}
+	} else {
+		lock = now
+	}
+	if err := lock.Write(path); err != nil {
+		return cli.Exit(fmt.Sprintf("lock: %v", err), 1)
+	}
+	fmt.Fprintf(c.App.Writer, "wrote %s: %d files, %d plugins with functions\n", path, len(lock.Files), len(lock.Functions))
+	if len(failed) > 0 {
+		fmt.Fprintf(c.App.ErrWriter, "lock: these plugins did not start, so their functions are not pinned: %s\n", strings.Join(failed, ", "))
+		return cli.Exit("", 1)
+	}
+	return nil
+}
+
+// failedPlugins lists the plugins that are not ready, with the reason.
+func failedPlugins(ps []host.PluginStatus) []string {
+	var out []string
+	for _, p := range ps {
+		if p.State != host.StateReady {
+			out = append(out, fmt.Sprintf("%s (%s)", p.Name, p.LastError))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// pinOnly copies into lock what now pins of the named plugins: their
+// function digests and their files (plugin file, declaration, policy).
+// Errors: a name that is not a plugin of the directory.
+func pinOnly(lock, now *lockfile.File, names []string, ps []host.PluginStatus) error {
+	files := map[string][]string{} // plugin -> files
+	for _, p := range ps {
+		files[p.Name] = []string{filepath.Base(p.Path), p.Name + ".policy.json"}
+	}
+	for _, name := range names {
+		pinned, ok := files[name]
+		if !ok {
+			return fmt.Errorf("%s: %w", name, errNoSuchPlugin)
+		}
+		for _, f := range pinned {
+			if sum, ok := now.Files[f]; ok {
+				lock.Files[f] = sum
+			} else {
+				delete(lock.Files, f)
+			}
+		}
+		if fns, ok := now.Functions[name]; ok {
+			lock.Functions[name] = fns
+		} else {
+			delete(lock.Functions, name)
+		}
+	}
+	return nil
+}
+
+// errNoSuchPlugin: --update named no plugin of the directory.
+var errNoSuchPlugin = errors.New("no such plugin in the directory")

@@ -1,0 +1,228 @@
+// Package lockfile reads and writes opentool.lock, the file that pins what
+// a plugins directory may run, after Terraform's dependency lock file and
+// Vault's plugin catalog: the sha256 of every plugin file, declaration and
+// policy file, and a digest of every function definition each plugin
+// serves. `opentool-host lock --dir DIR` writes it; `opentool-host run
+// --locked` refuses a file that is not pinned or does not match (checked
+// right before every start and restart) and holds a plugin whose function
+// definitions changed until `opentool-host lock --update NAME`.
+//
+//	{
+//	  "lockfile_version": 1,
+//	  "files": {
+//	    "opentool-plugin-calculator": "3f1c…",
+//	    "notes.mcp.json": "9a0b…",
+//	    "files.policy.json": "77de…"
+//	  },
+//	  "functions": {
+//	    "calculator": {"add": "sha256:5e2a…", "divide": "sha256:c1d4…"},
+//	    "notes": {"add_note": "sha256:08f3…"}
+//	  }
+//	}
+package lockfile
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"sort"
+
+	"github.com/opentool-host/opentool-host/internal/strictjson"
+	"github.com/opentool-host/opentool-host/opentool"
+)
+
+// Name is the lock file's name in the plugins directory.
+const Name = "opentool.lock"
+
+// Version is the lockfile_version this package reads and writes.
+const Version = 1
+
+// maxBytes caps the lock file read (4 MiB).
+const maxBytes = 4 << 20
+
+// File is the content of opentool.lock.
+type File struct {
+	// Version is the format version (Version).
+	Version int `json:"lockfile_version"`
+	// Files maps a file's base name in the plugins directory (plugin
+	// executable, NAME.mcp.json, NAME.tools.json, NAME.policy.json) to
+	// the hex sha256 of its bytes.
+	Files map[string]string `json:"files"`
+	// Functions maps a plugin's name to its functions: the name each is
+	// served as → Digest of its definition.
+	Functions map[string]map[string]string `json:"functions"`
+}
+
+var (
+	sumRE    = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	digestRE = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+)
+
+// Read reads and checks the lock file at path. Errors: the file cannot be
+// read, is not exactly this format (unknown or duplicate members, wrong
+// types), or holds a sum or digest that is not hex sha256; each names the
+// JSON path of the fault.
+func Read(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(data)
+}
+
+// Parse decodes a lock file's bytes (see Read for the errors).
+func Parse(data []byte) (*File, error) {
+	if len(data) > maxBytes {
+		return nil, fmt.Errorf("%s: larger than %d bytes", Name, maxBytes)
+	}
+	tree, err := strictjson.Decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", Name, err)
+	}
+	if err := strictjson.CheckMembers(tree, reflectType); err != nil {
+		return nil, fmt.Errorf("%s: %w", Name, err)
+	}
+	var f File
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("%s: %w", Name, err)
+	}
+	if f.Version != Version {
+		return nil, fmt.Errorf("%s: $.lockfile_version: %d, this host reads %d", Name, f.Version, Version)
+	}
+	for _, k := range sortedKeys(f.Files) {
+		if !sumRE.MatchString(f.Files[k]) {
+			return nil, fmt.Errorf("%s: $.files[%q]: not a hex sha256", Name, k)
+		}
+	}
+	for _, p := range sortedKeys(f.Functions) {
+		for _, fn := range sortedKeys(f.Functions[p]) {
+			if !digestRE.MatchString(f.Functions[p][fn]) {
+				return nil, fmt.Errorf("%s: $.functions[%q][%q]: not \"sha256:\" and 64 hex digits", Name, p, fn)
+			}
+		}
+	}
+	f.init()
+	return &f, nil
+}
+
+// New returns an empty lock.
+func New() *File {
+	f := &File{Version: Version}
+	f.init()
+	return f
+}
+
+func (f *File) init() {
+	if f.Files == nil {
+		f.Files = map[string]string{}
+	}
+	if f.Functions == nil {
+		f.Functions = map[string]map[string]string{}
+	}
+}
+
+// Write writes f to path through a temp file and a rename (readers never
+// see half a file), indented, keys sorted.
+func (f *File) Write(path string) error {
+	data, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+Name+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(data, '\n')); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// Digest returns "sha256:HEX" of a function's definition: its JSON
+// encoding (every member: name, description, parameters, return, stream,
+// additionalParameters; maps with sorted keys), so any change to what a
+// model is shown changes it.
+func Digest(fn *opentool.Function) string {
+	b, _ := json.Marshal(fn) // a parsed document always encodes
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// Changed returns the top-level members of a function's definition that
+// differ between old and new ("description", "parameters", ...), sorted.
+func Changed(old, new *opentool.Function) []string {
+	a, b := members(old), members(new)
+	var out []string
+	for k, v := range a {
+		if w, ok := b[k]; !ok || !bytes.Equal(v, w) {
+			out = append(out, k)
+		}
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// members returns fn's JSON members.
+func members(fn *opentool.Function) map[string]json.RawMessage {
+	m := map[string]json.RawMessage{}
+	if fn == nil {
+		return m
+	}
+	b, _ := json.Marshal(fn)
+	_ = json.Unmarshal(b, &m)
+	return m
+}
+
+// FileSHA256 returns the hex sha256 of the file at path, read as a
+// stream (plugin binaries are tens of MiB).
+func FileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// ErrNotPinned is wrapped by errors about a file or function the lock
+// does not hold.
+var ErrNotPinned = errors.New("not pinned in " + Name)
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// reflectType is File's type, for strictjson.CheckMembers.
+var reflectType = reflect.TypeOf(File{})
