@@ -75,37 +75,41 @@ func Read(path string) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Parse(data)
+	f, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return f, nil
 }
 
 // Parse decodes a lock file's bytes (see Read for the errors).
 func Parse(data []byte) (*File, error) {
 	if len(data) > maxBytes {
-		return nil, fmt.Errorf("%s: larger than %d bytes", Name, maxBytes)
+		return nil, fmt.Errorf("$: larger than %d bytes", maxBytes)
 	}
 	tree, err := strictjson.Decode(data)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", Name, err)
+		return nil, fmt.Errorf("$: %w", err)
 	}
 	if err := strictjson.CheckMembers(tree, reflectType); err != nil {
-		return nil, fmt.Errorf("%s: %w", Name, err)
+		return nil, fmt.Errorf("$: %w", err)
 	}
 	var f File
 	if err := json.Unmarshal(data, &f); err != nil {
-		return nil, fmt.Errorf("%s: %w", Name, err)
+		return nil, fmt.Errorf("$: %w", err)
 	}
 	if f.Version != Version {
-		return nil, fmt.Errorf("%s: $.lockfile_version: %d, this host reads %d", Name, f.Version, Version)
+		return nil, fmt.Errorf("$.lockfile_version: %d, this host reads %d", f.Version, Version)
 	}
 	for _, k := range sortedKeys(f.Files) {
 		if !sumRE.MatchString(f.Files[k]) {
-			return nil, fmt.Errorf("%s: $.files[%q]: not a hex sha256", Name, k)
+			return nil, fmt.Errorf("$.files[%q]: not a hex sha256", k)
 		}
 	}
 	for _, p := range sortedKeys(f.Functions) {
 		for _, fn := range sortedKeys(f.Functions[p]) {
 			if !digestRE.MatchString(f.Functions[p][fn]) {
-				return nil, fmt.Errorf("%s: $.functions[%q][%q]: not \"sha256:\" and 64 hex digits", Name, p, fn)
+				return nil, fmt.Errorf("$.functions[%q][%q]: not \"sha256:\" and 64 hex digits", p, fn)
 			}
 		}
 	}

@@ -4,23 +4,25 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/opentool-host/opentool-host/internal/decl"
+	"github.com/opentool-host/opentool-host/lockfile"
 	"github.com/opentool-host/opentool-host/opentool"
 )
 
 func validateCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "validate",
-		Usage:     "check OpenTool documents and drop-in declarations (NAME.mcp.json, NAME.tools.json); print every fault as FILE: PATH: MESSAGE",
+		Usage:     "check OpenTool documents and drop-in files (NAME.mcp.json, NAME.tools.json, NAME.policy.json, opentool.lock); print every fault as FILE: PATH: MESSAGE",
 		UsageText: "opentool-host validate FILE...",
 		Description: "Checks each document against the OpenTool specification (1.0.0/1.1.0, plus the 2.0\n" +
 			"\"stream\" field): required fields, function names, types, $refs. A file named\n" +
-			"NAME.mcp.json (mcpServers) or NAME.tools.json (command tools) is checked as a declaration\n" +
-			"instead. Exit status 1 when any\n" +
+			"NAME.mcp.json (mcpServers), NAME.tools.json (command tools) or NAME.policy.json (a plugin's\n" +
+			"policy) is checked as a declaration instead, and opentool.lock as a lock file. Exit status 1 when any\n" +
 			"document has a fault, 2 for bad usage.",
 		ArgsUsage: "FILE...",
 		Action: func(c *cli.Context) error {
@@ -40,6 +42,10 @@ func validateCommand() *cli.Command {
 					_, err = decl.ParseMCP(data)
 				case strings.HasSuffix(file, decl.ToolsSuffix):
 					_, err = decl.ParseCommands(data)
+				case strings.HasSuffix(file, decl.PolicySuffix):
+					_, err = decl.ParsePolicy(data)
+				case filepath.Base(file) == lockfile.Name:
+					_, err = lockfile.Parse(data)
 				default:
 					err = opentool.ValidateJSON(data)
 				}

@@ -26,3 +26,30 @@ func TestValidateDeclaration(t *testing.T) {
 		t.Fatalf("validate bad: exit %d\n%s", code, out)
 	}
 }
+
+func TestValidatePolicyAndLock(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"good.policy.json": `{"timeout_ms": 5000, "secrets": {"T": {"file": "t"}}, "sandbox": {"read": [".."], "network": "deny"}}`,
+		"bad.policy.json":  `{"sandbox": {"read": ["."], "network": "deny", "connect_tcp": [99999]}}`,
+		"opentool.lock":    `{"lockfile_version": 1, "files": {"opentool-plugin-x": "nothex"}, "functions": {}}`,
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, _, code := runCLI(t, "validate", filepath.Join(dir, "good.policy.json"), filepath.Join(dir, "bad.policy.json"), filepath.Join(dir, "opentool.lock"))
+	for _, want := range []string{
+		"good.policy.json: ok",
+		"bad.policy.json: $.sandbox.connect_tcp[0]: must be a TCP port (1..65535)",
+		`opentool.lock: $.files["opentool-plugin-x"]: not a hex sha256`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("validate output lacks %q:\n%s", want, out)
+		}
+	}
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+}

@@ -23,6 +23,9 @@ func TestPublishedSchemasMatchTheParsers(t *testing.T) {
 			[]string{`{"mcpServers":{"a":{"command":"x","url":"http://h/"}}}`, `{"mcpServers":{"a":{"command":"x","bogus":1}}}`, `{"mcpServers":{"a b":{"command":"x"}}}`}},
 		{"tools.schema.json", "plugins/text.tools.json", func(b []byte) error { _, err := ParseCommands(b); return err },
 			[]string{`{"functions":[]}`, `{"functions":[{"name":"f","description":"d","command":["x"],"bogus":1}]}`, `{"functions":[{"name":"f","description":"d","command":["x"],"output":"xml"}]}`}},
+		{"policy.schema.json", "plugins/files.policy.json", func(b []byte) error { _, err := ParsePolicy(b); return err },
+			[]string{`{"timeout":1}`, `{"env":{"LD_PRELOAD":"x"}}`, `{"secrets":{"T":{"file":"a","env":"B"}}}`, `{"secrets":{"T":{}}}`,
+				`{"sandbox":{"network":"maybe"}}`, `{"sandbox":{"connect_tcp":[443]}}`, `{"limits":{"memory_mb":-1}}`, `{"prefix":"a b"}`}},
 	} {
 		c := jsonschema.NewCompiler()
 		sch, err := c.Compile(filepath.Join(root, "docs", "schema", tc.schema))
