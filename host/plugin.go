@@ -356,6 +356,9 @@ type PluginStatus struct {
 	// lock --update NAME`; LastError says what changed). Empty without a
 	// lock.
 	Lock string `json:"lock,omitempty"`
+	// Policy is the plugin's effective policy when it has a
+	// NAME.policy.json (policy.go): secrets by name only.
+	Policy *PolicyStatus `json:"policy,omitempty"`
 	// SHA256 is the hex sha256 of the running binary.
 	SHA256 string `json:"sha256,omitempty"`
 	// UptimeMS is how long the current process has run, in ms.
@@ -394,6 +397,7 @@ func (p *Plugin) Status() PluginStatus {
 	}
 	s.Stderr = l.stderr
 	s.Lock = p.sv.pins.status(p.name, l.file, l.sum, l.doc, l.held)
+	s.Policy = p.sv.cfg.policyStatus(l.file)
 	if l.inst != nil && !l.inst.hasExited() {
 		s.PID = l.inst.pid()
 		s.SHA256 = l.inst.sum

@@ -287,6 +287,47 @@ func (pol policy) secretEnv() ([]string, error) {
 	return env, nil
 }
 
+// PolicyStatus is a plugin's effective policy as GET /health shows it:
+// the host's settings narrowed by NAME.policy.json. Secrets appear by
+// name only.
+type PolicyStatus struct {
+	// File is the policy file.
+	File string `json:"file"`
+	// TimeoutMS is one call's timeout, ms.
+	TimeoutMS int64 `json:"timeout_ms"`
+	// MaxConcurrency is how many calls run at once.
+	MaxConcurrency int `json:"max_concurrency"`
+	// Prefix is put before every function name ("" for none).
+	Prefix string `json:"prefix,omitempty"`
+	// Env and Secrets name the variables the policy sets.
+	Env     []string `json:"env,omitempty"`
+	Secrets []string `json:"secrets,omitempty"`
+	// Confinement is what confines the plugin's processes.
+	Confinement sandbox.Spec `json:"confinement"`
+}
+
+// policyStatus returns f's effective policy for /health, nil when f has
+// no policy file or it cannot apply (LastError then says why).
+func (c *Config) policyStatus(f fileRef) *PolicyStatus {
+	if f.policy.path == "" {
+		return nil
+	}
+	pol, err := c.resolvePolicy(f)
+	if err != nil {
+		return nil
+	}
+	st := &PolicyStatus{File: f.policy.path, TimeoutMS: pol.timeout.Milliseconds(), MaxConcurrency: pol.maxConcurrency, Prefix: pol.prefix, Confinement: pol.spec}
+	for _, kv := range pol.env {
+		k, _, _ := strings.Cut(kv, "=")
+		st.Env = append(st.Env, k)
+	}
+	for k := range pol.secrets {
+		st.Secrets = append(st.Secrets, k)
+	}
+	sort.Strings(st.Secrets)
+	return st
+}
+
 // specFor returns the confinement of one plugin instance: the host's
 // Config.Sandbox narrowed by the plugin's policy file. A policy that
 // cannot apply gives the host's Spec here; startInstance refuses to start

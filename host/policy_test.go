@@ -54,6 +54,9 @@ func TestPolicyPrefixTimeoutConcurrencyEnvSecrets(t *testing.T) {
 	rec := newLogRecorder(t)
 	h := startHost(t, dir, func(c *host.Config) { c.Watch = true; c.Logger = rec.logger })
 
+	if st := pluginStatus(h, "faulty").Policy; st == nil || st.TimeoutMS != 1500 || st.MaxConcurrency != 2 || strings.Join(st.Secrets, ",") != "DB_URL,TOKEN" || strings.Join(st.Env, ",") != "PLAIN" {
+		t.Errorf("/health policy: %+v", st)
+	}
 	env := envOf(t, h, "f_env")
 	if env["TOKEN"] != fileSecret || env["DB_URL"] != envSecret || env["PLAIN"] != "plain-value" {
 		t.Errorf("the plugin with the policy lacks its variables: TOKEN=%v DB_URL=%v PLAIN=%v", env["TOKEN"], env["DB_URL"], env["PLAIN"])
@@ -112,6 +115,9 @@ func TestPolicyPrefixTimeoutConcurrencyEnvSecrets(t *testing.T) {
 		t.Error("a secret of the previous policy survived the change")
 	}
 
+	if st := pluginStatus(h, "faulty"); st.Policy == nil || st.Policy.Prefix != "g_" || st.Policy.TimeoutMS != 10000 {
+		t.Errorf("/health policy: %+v", st.Policy)
+	}
 	health, _ := json.Marshal(h.Plugins())
 	for _, line := range append(rec.all(), string(health)) {
 		if strings.Contains(line, fileSecret) || strings.Contains(line, envSecret) {
