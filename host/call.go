@@ -32,6 +32,7 @@ import (
 type request struct {
 	fn     string // the name the caller used
 	target string // the name the plugin declares (routes.go: route.target)
+	plugin string // the serving plugin, once routed
 	args   []byte // JSON object of arguments; nil or empty for none
 	stream bool   // StreamCall (many results) rather than Call (one)
 	// emit receives each result object in order; an error from it stops
@@ -101,9 +102,12 @@ func (h *Host) StreamCall(ctx context.Context, fn string, args []byte, onItem fu
 	return h.invoke(ctx, &request{fn: fn, args: args, stream: true, emit: onItem})
 }
 
-// invoke routes r, checks its kind and arguments, bounds it by
-// Config.CallTimeout and hands it to the owning plugin.
-func (h *Host) invoke(ctx context.Context, r *request) error {
+// invoke routes r, checks its kind and arguments, bounds it by its
+// timeout and hands it to the owning plugin; Config.OnCall then gets the
+// finished call.
+func (h *Host) invoke(ctx context.Context, r *request) (err error) {
+	done := h.observe(ctx, r)
+	defer func() { done(err) }()
 	rt, err := h.lookup(r)
 	if err != nil {
 		return err
@@ -119,7 +123,7 @@ func (h *Host) invoke(ctx context.Context, r *request) error {
 			return invalidParams(r, rt.plugin.name, err)
 		}
 	}
-	r.target = rt.target
+	r.target, r.plugin = rt.target, rt.plugin.name
 	ctx, cancel := withTimeout(ctx, rt.timeout)
 	defer cancel()
 	return rt.plugin.invoke(ctx, r)

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -107,6 +108,12 @@ type Config struct {
 	// AcceptDefinitionChanges serves changed function definitions of a
 	// Locked host at once, logging the change, instead of holding them.
 	AcceptDefinitionChanges bool
+
+	// OnCall, when set, receives every finished call (metrics, traces,
+	// the audit log): on the caller's goroutine after the call ended, so
+	// it must be quick and must not block. ctx is the call's context
+	// (its Caller, its trace).
+	OnCall func(ctx context.Context, rec CallRecord)
 
 	// Launcher is the command (argv) that applies a plugin's sandbox.Spec
 	// in the plugin's own process before it runs the plugin: normally the

@@ -62,6 +62,7 @@ type Host struct {
 	claims  map[string]claim    // function name → owner, across rebuilds
 	logged  map[Conflict]string // the conflicts logged (→ refused plugin), while they last
 	changed chan struct{}       // plugins signal it when their state or document changed
+	events  eventHub            // lifecycle events (Subscribe)
 
 	scanMu   sync.Mutex // one rescan or notified rebuild at a time; Close waits for it
 	follow   sync.Once  // starts followPlugins (first Rescan) or rules it out (Close)
@@ -111,7 +112,7 @@ func New(cfg Config) (*Host, error) {
 		closing: make(chan struct{}),
 		cancel:  cancel,
 	}
-	h.sv = &supervisor{cfg: &h.cfg, state: state, log: cfg.Logger, ctx: ctx, changed: h.changed, pins: pins}
+	h.sv = &supervisor{cfg: &h.cfg, state: state, log: cfg.Logger, ctx: ctx, changed: h.changed, pins: pins, events: &h.events}
 	h.routes.Store(newRouteTable())
 	return h, nil
 }
@@ -313,6 +314,7 @@ func (h *Host) pluginLocked(name, path string) *Plugin {
 		p = newPlugin(h.sv, name, path)
 		h.plugins[name] = p
 		h.log.Info("plugin found", "plugin", name, "path", path)
+		h.events.publish(Event{Type: EventFound, Plugin: name, Message: "plugin found", Reason: filepath.Base(path)})
 	}
 	return p
 }
@@ -417,9 +419,19 @@ func (h *Host) logConflicts(t *routeTable) {
 				h.log.Warn("function name conflict: the name is owned by another plugin; duplicate served prefixed",
 					"function", c.Function, "owner", c.Owner, "plugin", plugin, "served_as", c.ServedAs)
 			}
+			h.events.publish(Event{Type: EventCollision, Plugin: plugin, Message: "function name conflict",
+				Reason: collisionReason(c)})
 		}
 	}
 	h.logged = now
+}
+
+// collisionReason says what a conflict does.
+func collisionReason(c Conflict) string {
+	if c.ServedAs == "" {
+		return fmt.Sprintf("function %s is owned by %s; refused", c.Function, c.Owner)
+	}
+	return fmt.Sprintf("function %s is owned by %s; served as %s", c.Function, c.Owner, c.ServedAs)
 }
 
 // Function returns the served function fn with its $refs inlined, or nil.

@@ -194,11 +194,15 @@ type (
 	actPublish struct{}
 	// actChanged: the state or the document changed; the routes follow.
 	actChanged struct{}
-	// actLog: log msg at level with kv (the plugin's name is added).
+	// actLog: log msg at level with kv (the plugin's name is added);
+	// when event is set, also publish that lifecycle event (events.go)
+	// with reason.
 	actLog struct {
-		level hclog.Level
-		msg   string
-		kv    []any
+		level  hclog.Level
+		msg    string
+		kv     []any
+		event  string
+		reason string
 	}
 )
 
@@ -277,9 +281,9 @@ func next(st life, ev event) (life, []action) {
 	case evBackoff:
 		t.onBackoff(ev.timer)
 	case evRemoved:
-		t.onGone("plugin removed; draining it")
+		t.onGone("plugin removed; draining it", EventRemoved)
 	case evClosing:
-		t.onGone("host closing; stopping plugin")
+		t.onGone("host closing; stopping plugin", "")
 	case evDrained:
 		t.onDrained(ev.inst)
 	case evReloaded:
@@ -305,6 +309,11 @@ func (t *transition) do(a ...action) { t.acts = append(t.acts, a...) }
 // log asks for a log line.
 func (t *transition) log(level hclog.Level, msg string, kv ...any) {
 	t.do(actLog{level: level, msg: msg, kv: kv})
+}
+
+// event asks for a log line that is also lifecycle event typ.
+func (t *transition) event(typ string, level hclog.Level, msg, reason string, kv ...any) {
+	t.do(actLog{level: level, msg: msg, kv: kv, event: typ, reason: reason})
 }
 
 // announce puts first the actions that tell the world what changed since
@@ -379,8 +388,30 @@ func (t *transition) onStarted(attempt int, inst *instance) {
 	if old != nil {
 		t.do(actDrain{inst: old})
 	}
-	t.log(hclog.Info, msg, "pid", inst.pid(), "functions", len(inst.doc.Functions), "sha256", shortSum(inst.sum), "restarts", t.restarts)
+	typ := EventReady
+	if old != nil {
+		typ = EventReplaced
+	}
+	t.event(typ, hclog.Info, msg, "", "pid", inst.pid(), "functions", len(inst.doc.Functions), "sha256", shortSum(inst.sum), "restarts", t.restarts)
 	t.dequeue()
+}
+
+// rejectEvent is the event of a replacement that failed: held by the
+// lock, or rejected.
+func (t *transition) rejectEvent(held bool) string {
+	if held {
+		return EventHeld
+	}
+	return EventRejected
+}
+
+// failEvent is the event of a first start that failed: held by the lock,
+// or failed.
+func (t *transition) failEvent(held bool) string {
+	if held {
+		return EventHeld
+	}
+	return EventFailed
 }
 
 // onStartFailed handles the failure of the start in flight: a first
@@ -396,9 +427,9 @@ func (t *transition) onStartFailed(attempt int, err string, held bool) {
 	switch t.state {
 	case StateStarting:
 		t.state = StateFailed
-		t.log(hclog.Error, "plugin failed to start; retried when its file changes or on a rescan", "path", t.file.path, "error", err)
+		t.event(t.failEvent(held), hclog.Error, "plugin failed to start; retried when its file changes or on a rescan", err, "path", t.file.path, "error", err)
 	case StateReady:
-		t.log(hclog.Error, "new plugin binary rejected; the old process keeps serving", "path", t.file.path, "error", err)
+		t.event(t.rejectEvent(held), hclog.Error, "new plugin binary rejected; the old process keeps serving", err, "path", t.file.path, "error", err)
 	case StateRestarting:
 		t.failures++
 		t.log(hclog.Error, "plugin restart failed", "error", err, "failures", t.failures)
@@ -423,7 +454,7 @@ func (t *transition) onExited(ev evExited) {
 	t.lastErr = fmt.Sprintf("plugin exited (pid %d, %s)", ev.pid, ev.status)
 	t.stderr = ev.stderr
 	t.do(actStop{inst: ev.inst}) // what is left of its process group, its binary copy
-	t.log(hclog.Error, "plugin crashed", "pid", ev.pid, "status", ev.status, "stderr", ev.stderr, "failures", t.failures)
+	t.event(EventRestarting, hclog.Error, "plugin crashed", t.lastErr, "pid", ev.pid, "status", ev.status, "stderr", ev.stderr, "failures", t.failures)
 	t.backoffOrFail()
 }
 
@@ -434,7 +465,7 @@ func (t *transition) onReloaded(ev evReloaded) {
 		return
 	}
 	t.doc, t.args = ev.doc, ev.args
-	t.log(hclog.Info, "plugin document changed", "pid", ev.inst.pid(), "functions", len(ev.doc.Functions))
+	t.event(EventChanged, hclog.Info, "plugin document changed", "", "pid", ev.inst.pid(), "functions", len(ev.doc.Functions))
 }
 
 // onHeld records that the lock held the serving process's changed
@@ -444,7 +475,7 @@ func (t *transition) onHeld(ev evHeld) {
 		return
 	}
 	t.held, t.lastErr = true, ev.err
-	t.log(hclog.Error, "plugin document change held by the lock; the previous definitions keep serving", "error", ev.err)
+	t.event(EventHeld, hclog.Error, "plugin document change held by the lock; the previous definitions keep serving", ev.err, "error", ev.err)
 }
 
 // onPinsChanged starts the held file again (a replacement, or a first
@@ -469,7 +500,7 @@ func (t *transition) backoffOrFail() {
 	case t.failures >= t.rp.MaxFailures:
 		t.state = StateFailed
 		t.lastErr = fmt.Sprintf("crash loop: %d failures in a row; last: %s", t.failures, t.lastErr)
-		t.log(hclog.Error, "plugin failed; retried when its file changes or on a rescan", "reason", t.lastErr)
+		t.event(EventFailed, hclog.Error, "plugin failed; retried when its file changes or on a rescan", t.lastErr, "reason", t.lastErr)
 	default:
 		t.seq++
 		t.timer = t.seq
@@ -496,13 +527,13 @@ func (t *transition) cancelBackoff() {
 
 // onGone handles removal and closing: the serving process drains, and
 // the plugin is stopped at once when there is none.
-func (t *transition) onGone(msg string) {
+func (t *transition) onGone(msg, event string) {
 	if t.gone() {
 		return
 	}
 	t.cancelBackoff()
 	t.starting, t.queued = 0, nil // a start in flight is stopped when it ends
-	t.log(hclog.Info, msg)
+	t.event(event, hclog.Info, msg, "")
 	if t.inst == nil {
 		t.state = StateStopped
 		return

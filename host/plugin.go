@@ -57,7 +57,8 @@ type supervisor struct {
 	log     hclog.Logger
 	ctx     context.Context
 	changed chan<- struct{}
-	pins    *pins // the lock a Locked host enforces (nil: none)
+	pins    *pins     // the lock a Locked host enforces (nil: none)
+	events  *eventHub // lifecycle events (GET /events)
 }
 
 // Plugin supervises one plugin file. Its life is next (lifecycle.go):
@@ -203,6 +204,9 @@ func (p *Plugin) perform(a action) {
 		}
 	case actLog:
 		p.sv.log.Log(a.level, a.msg, append([]any{"plugin", p.name}, a.kv...)...)
+		if a.event != "" {
+			p.sv.events.publish(Event{Type: a.event, Plugin: p.name, Message: a.msg, Reason: a.reason})
+		}
 	}
 }
 
@@ -365,6 +369,8 @@ type PluginStatus struct {
 	UptimeMS int64 `json:"uptime_ms"`
 	// InFlight counts the calls the current process runs or queues.
 	InFlight int64 `json:"in_flight"`
+	// Queued counts the calls waiting for a concurrency slot.
+	Queued int64 `json:"queued"`
 	// Stderr holds the last lines (at most 20, oldest first) the current
 	// process wrote to stderr, or the last crashed one when none runs. It
 	// is shown on /health, behind the API keys, and never sent to callers.
@@ -403,6 +409,7 @@ func (p *Plugin) Status() PluginStatus {
 		s.SHA256 = l.inst.sum
 		s.UptimeMS = time.Since(l.inst.started).Milliseconds()
 		s.InFlight = l.inst.calls.Load()
+		s.Queued = l.inst.queued.Load()
 		s.Stderr = l.inst.stderrTail()
 	}
 	return s

@@ -1,0 +1,85 @@
+package host_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/internal/testutil"
+)
+
+// TestOnCallRecordsEveryCall: Config.OnCall gets one record per call with
+// the caller, the plugin, sizes and the outcome's kind.
+func TestOnCallRecordsEveryCall(t *testing.T) {
+	dir := t.TempDir()
+	testutil.InstallPlugin(t, dir, "calc", "./plugins/calculator")
+	var (
+		mu   sync.Mutex
+		recs []host.CallRecord
+	)
+	h := startHost(t, dir, func(c *host.Config) {
+		c.OnCall = func(_ context.Context, r host.CallRecord) {
+			mu.Lock()
+			recs = append(recs, r)
+			mu.Unlock()
+		}
+	})
+	ctx := host.WithCaller(context.Background(), host.Caller{FrontEnd: "opentool"})
+	ctx = host.WithCaller(ctx, host.Caller{Key: "alice"})
+	if _, err := h.Call(ctx, "add", []byte(`{"a":1,"b":2}`)); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = h.Call(ctx, "divide", []byte(`{"a":1,"b":0}`))
+	_, _ = h.Call(ctx, "nope", nil)
+	_, _ = h.Call(ctx, "add", []byte(`{"a":"x"}`))
+	mu.Lock()
+	defer mu.Unlock()
+	want := []struct {
+		fn, plugin string
+		kind       host.Kind
+		items      int
+	}{{"add", "calc", "", 1}, {"divide", "calc", host.KindTool, 0}, {"nope", "", host.KindNotFound, 0}, {"add", "calc", host.KindInvalidParams, 0}}
+	if len(recs) != len(want) {
+		t.Fatalf("%d records: %+v", len(recs), recs)
+	}
+	for i, w := range want {
+		r := recs[i]
+		if r.Function != w.fn || r.Plugin != w.plugin || r.Kind != w.kind || r.Items != w.items || r.Caller != (host.Caller{FrontEnd: "opentool", Key: "alice"}) || r.Duration <= 0 {
+			t.Errorf("record %d = %+v, want %+v", i, r, w)
+		}
+	}
+	if recs[0].ArgBytes != len(`{"a":1,"b":2}`) || recs[0].ResultBytes == 0 {
+		t.Errorf("sizes: %+v", recs[0])
+	}
+}
+
+// TestEventsDeliverARestart: a subscriber sees a crash (restarting) and
+// the restart (ready) within a second each.
+func TestEventsDeliverARestart(t *testing.T) {
+	dir := t.TempDir()
+	testutil.InstallPlugin(t, dir, "faulty", "./internal/testplugins/faulty")
+	h := startHost(t, dir, nil)
+	events, cancel := h.Subscribe(16)
+	defer cancel()
+	_, _ = h.Call(context.Background(), "exit", nil)
+	for _, want := range []string{host.EventRestarting, host.EventReady} {
+		deadline := time.After(time.Second)
+	wait:
+		for {
+			select {
+			case ev := <-events:
+				t.Logf("event %+v", ev)
+				if ev.Plugin == "faulty" && ev.Type == want {
+					if want == host.EventRestarting && ev.Reason == "" {
+						t.Errorf("restarting without a reason: %+v", ev)
+					}
+					break wait
+				}
+			case <-deadline:
+				t.Fatalf("no %s event within 1 s", want)
+			}
+		}
+	}
+}
