@@ -106,7 +106,7 @@ func (h *Host) StreamCall(ctx context.Context, fn string, args []byte, onItem fu
 // timeout and hands it to the owning plugin; Config.OnCall then gets the
 // finished call.
 func (h *Host) invoke(ctx context.Context, r *request) (err error) {
-	done := h.observe(ctx, r)
+	ctx, done := h.observe(ctx, r)
 	defer func() { done(err) }()
 	rt, err := h.lookup(r)
 	if err != nil {

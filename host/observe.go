@@ -4,6 +4,11 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Caller says who made a call: the front end it came through and the
@@ -15,6 +20,9 @@ type Caller struct {
 	FrontEnd string
 	// Key is the API key's name ("" without auth or when unnamed).
 	Key string
+	// CallID is the caller's id for the call (the JSON-RPC id, the MCP
+	// request id), for traces ("" when none).
+	CallID string
 }
 
 type callerKey struct{}
@@ -28,6 +36,9 @@ func WithCaller(ctx context.Context, c Caller) context.Context {
 	}
 	if c.Key == "" {
 		c.Key = old.Key
+	}
+	if c.CallID == "" {
+		c.CallID = old.CallID
 	}
 	return context.WithValue(ctx, callerKey{}, c)
 }
@@ -63,22 +74,53 @@ type CallRecord struct {
 	Items       int
 }
 
-// observe wraps r so that its results are counted, and returns the
-// function that hands the finished call to Config.OnCall (a no-op
-// without one).
-func (h *Host) observe(ctx context.Context, r *request) func(err error) {
+// tracer makes the execute_tool spans: the global OpenTelemetry
+// provider's, a no-op until the program configures one (its delegate
+// follows a provider set later).
+var tracer = otel.Tracer("github.com/opentool-host/opentool-host/host")
+
+// observe starts r's execute_tool span (OpenTelemetry GenAI semantic
+// conventions: gen_ai.operation.name, gen_ai.tool.name,
+// gen_ai.tool.call.id, error.type), wraps r so that its results are
+// counted, and returns ctx carrying the span (the plugin gets its trace
+// context, internal/wire) and the function that ends the span and hands
+// the finished call to Config.OnCall.
+func (h *Host) observe(ctx context.Context, r *request) (context.Context, func(err error)) {
+	caller := CallerFrom(ctx)
+	ctx, span := tracer.Start(ctx, "execute_tool "+r.fn, trace.WithSpanKind(trace.SpanKindInternal),
+		trace.WithAttributes(attribute.String("gen_ai.operation.name", "execute_tool"), attribute.String("gen_ai.tool.name", r.fn),
+			attribute.String("gen_ai.tool.type", "function")))
+	if caller.CallID != "" {
+		span.SetAttributes(attribute.String("gen_ai.tool.call.id", caller.CallID))
+	}
+	end := func(plugin string, err error) {
+		if plugin != "" {
+			span.SetAttributes(attribute.String("opentool.plugin", plugin))
+		}
+		if err != nil {
+			kind := string(KindCanceled)
+			var he *Error
+			if errors.As(err, &he) {
+				kind = string(he.Kind)
+			}
+			span.SetAttributes(attribute.String("error.type", kind))
+			span.SetStatus(codes.Error, err.Error())
+		}
+		span.End()
+	}
 	onCall := h.cfg.OnCall
 	if onCall == nil {
-		return func(error) {}
+		return ctx, func(err error) { end(r.plugin, err) }
 	}
-	rec := CallRecord{Function: r.fn, Caller: CallerFrom(ctx), Stream: r.stream, Start: time.Now(), ArgBytes: len(r.args)}
+	rec := CallRecord{Function: r.fn, Caller: caller, Stream: r.stream, Start: time.Now(), ArgBytes: len(r.args)}
 	emit := r.emit
 	r.emit = func(item []byte) error {
 		rec.Items++
 		rec.ResultBytes += int64(len(item))
 		return emit(item)
 	}
-	return func(err error) {
+	return ctx, func(err error) {
+		end(r.plugin, err)
 		rec.Duration = time.Since(rec.Start)
 		rec.Plugin = r.plugin
 		var he *Error

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/opentool-host/opentool-host/internal/wire"
 	"github.com/opentool-host/opentool-host/internal/wire/toolpb"
 )
 
@@ -80,7 +81,9 @@ func (s *server) Invoke(stream toolpb.Tool_InvokeServer) error {
 	if call == nil {
 		return status.Error(codes.InvalidArgument, "the first message of Invoke must be a call")
 	}
-	ctx, cancel := context.WithCancel(stream.Context())
+	// The caller's trace (W3C traceparent in the stream's metadata):
+	// trace.SpanContextFromContext(ctx) in the tool gives its trace id.
+	ctx, cancel := context.WithCancel(wire.ExtractTrace(stream.Context()))
 	defer cancel()
 	go watchCancel(stream, cancel)
 	send := func(b []byte) error { return stream.Send(&toolpb.InvokeEvent{Data: b}) }

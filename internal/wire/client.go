@@ -59,7 +59,7 @@ func (c *Client) Load(ctx context.Context) ([]byte, error) {
 // without telling the plugin (use Call.Cancel for that). Errors: the gRPC
 // status error when the stream could not be opened or the call not sent.
 func (c *Client) Invoke(ctx context.Context, name string, args []byte, stream bool) (*Call, error) {
-	s, err := c.tool.Invoke(ctx)
+	s, err := c.tool.Invoke(InjectTrace(ctx))
 	if err != nil {
 		return nil, err
 	}

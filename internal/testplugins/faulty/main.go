@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/opentool-host/opentool-host/opentool"
 	"github.com/opentool-host/opentool-host/pluginsdk"
 )
@@ -90,6 +92,7 @@ func (faulty) Load(context.Context) (*opentool.OpenTool, error) {
 			fn("echo", echoDescription(), opentool.Parameter{Name: "x", Schema: &opentool.Schema{Type: opentool.TypeString}}),
 			fn("sleeps", "Returns the sleeps in flight (active) and those ended by cancellation (cancelled)."),
 			fn("env", "Returns the process environment as {\"env\": {NAME: VALUE}}."),
+			fn("trace", "Returns the trace id and span id the call's context carries (the host's execute_tool span)."),
 			streamFn("ticks", "Streams one item, then one every 10 ms until cancelled."),
 			streamFn("stuckStream", "Streams one item, then blocks forever, ignoring cancellation."),
 		},
@@ -131,6 +134,9 @@ func (faulty) Call(ctx context.Context, name string, args map[string]any) (map[s
 		}
 		go func() { _ = cmd.Wait() }()
 		return map[string]any{"pid": cmd.Process.Pid}, nil
+	case "trace":
+		sc := trace.SpanContextFromContext(ctx)
+		return map[string]any{"trace_id": sc.TraceID().String(), "span_id": sc.SpanID().String(), "remote": sc.IsRemote()}, nil
 	case "env":
 		env := map[string]any{}
 		for _, kv := range os.Environ() {
