@@ -142,8 +142,15 @@ func runAction(c *cli.Context) error {
 	go mcps.Follow(ctx)
 	root.Handle(mcpapi.Path, httpguard.RequireAPIKey(keys, mcps.Handler(mcpapi.HTTPOptions{Sessions: c.Bool("mcp-sessions"), MaxBodyBytes: c.Int64("max-body"), WriteTimeout: c.Duration("write-timeout")})))
 	root.Handle("/", api)
+	stopTracing, err := setupTracing(ctx)
+	if err != nil {
+		ln.Close()
+		_ = h.Close(ctx)
+		return cli.Exit(err.Error(), 1)
+	}
+	defer func() { _ = stopTracing(context.Background()) }()
 	srv := &http.Server{
-		Handler:           root,
+		Handler:           traced(root),
 		ReadHeaderTimeout: 10 * time.Second,
 		// A request body must arrive within ReadTimeout: a client that
 		// trickles it is cut off (the response has its own per-write

@@ -1,0 +1,88 @@
+package main_test
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	coltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/opentool-host/opentool-host/internal/testutil"
+)
+
+// otlpSink is an OTLP/HTTP trace receiver on 127.0.0.1 that keeps the
+// spans it gets: name -> hex trace id.
+type otlpSink struct {
+	mu    sync.Mutex
+	spans map[string]string
+}
+
+func (s *otlpSink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	b, _ := io.ReadAll(r.Body)
+	var req coltrace.ExportTraceServiceRequest
+	if err := proto.Unmarshal(b, &req); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	s.mu.Lock()
+	for _, rs := range req.ResourceSpans {
+		for _, ss := range rs.ScopeSpans {
+			for _, sp := range ss.Spans {
+				s.spans[sp.Name] = hex.EncodeToString(sp.TraceId)
+			}
+		}
+	}
+	s.mu.Unlock()
+	w.Header().Set("Content-Type", "application/x-protobuf")
+	_, _ = w.Write(nil)
+}
+
+func (s *otlpSink) trace(name string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.spans[name]
+}
+
+// TestTraceparentReachesThePluginAndTheCollector: a real host configured
+// by the standard OTEL_* variables continues the trace of an incoming
+// traceparent header: the plugin's call context has that trace id, and
+// the request and execute_tool spans reach the OTLP collector with it.
+func TestTraceparentReachesThePluginAndTheCollector(t *testing.T) {
+	sink := &otlpSink{spans: map[string]string{}}
+	collector := httptest.NewServer(sink)
+	defer collector.Close()
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", collector.URL)
+	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "100")
+	dir := t.TempDir()
+	testutil.InstallPlugin(t, dir, "faulty", "./internal/testplugins/faulty")
+	hp := startHostProc(t, dir)
+
+	const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
+	req, _ := http.NewRequest(http.MethodPost, hp.url+"/opentool/call", strings.NewReader(`{"jsonrpc":"2.0","method":"trace","id":"t1"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("traceparent", "00-"+traceID+"-00f067aa0ba902b7-01")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		Result struct {
+			TraceID string `json:"trace_id"`
+		}
+	}
+	err = json.NewDecoder(resp.Body).Decode(&body)
+	resp.Body.Close()
+	if err != nil || body.Result.TraceID != traceID {
+		t.Fatalf("the plugin saw trace %q (%v), want %s", body.Result.TraceID, err, traceID)
+	}
+	testutil.Eventually(t, 10*time.Second, "the spans reach the collector", func() bool {
+		return sink.trace("execute_tool trace") == traceID && sink.trace("POST /opentool/call") == traceID
+	})
+}
