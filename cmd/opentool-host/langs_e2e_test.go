@@ -229,9 +229,25 @@ func testLangLoadCallErrorsStreamCancel(t *testing.T, lp langPlugin) {
 			t.Errorf("ticks has no stream field: %+v", f)
 		}
 	}
-	for _, want := range []string{"echo", "sum_numbers", "ticks", "sleep", "fail", "stats", "pid"} {
+	for _, want := range []string{"echo", "sum_numbers", "ticks", "sleep", "fail", "stats", "trace", "pid"} {
 		if !got[want] {
 			t.Errorf("/opentool/load lacks %s: %+v", want, doc.Functions)
+		}
+	}
+
+	// The caller's traceparent reaches the function (ctx.traceparent): the
+	// host continues the trace and passes its execute_tool span.
+	const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
+	treq, _ := http.NewRequest(http.MethodPost, hp.url+"/opentool/call", strings.NewReader(`{"jsonrpc":"2.0","method":"trace","id":1}`))
+	treq.Header.Set("Content-Type", "application/json")
+	treq.Header.Set("traceparent", "00-"+traceID+"-00f067aa0ba902b7-01")
+	if tresp, err := http.DefaultClient.Do(treq); err != nil {
+		t.Error(err)
+	} else {
+		tb, _ := io.ReadAll(tresp.Body)
+		tresp.Body.Close()
+		if !strings.Contains(string(tb), `"traceparent":"00-`+traceID+"-") {
+			t.Errorf("trace: %s, want traceparent with trace id %s", tb, traceID)
 		}
 	}
 

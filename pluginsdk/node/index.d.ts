@@ -30,9 +30,11 @@ export class ToolError extends Error {
 
 /** What a running call knows about itself. */
 export class Context {
-  constructor(name?: string);
+  constructor(name?: string, traceparent?: string);
   /** The function's name. */
   readonly name: string;
+  /** The caller's W3C traceparent (the host's execute_tool span), or "". */
+  readonly traceparent: string;
   /** Aborted when the host cancels the call or its stream breaks. */
   readonly signal: AbortSignal;
   /** True once the call is cancelled. */

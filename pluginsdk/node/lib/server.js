@@ -178,7 +178,8 @@ function invoke(tk, call) {
         call.emit('error', { code: grpc.status.INVALID_ARGUMENT, details: 'the first message of Invoke must be a call' });
         return;
       }
-      ctx = new Context(m.call.name);
+      const tp = call.metadata.get('traceparent');
+      ctx = new Context(m.call.name, tp.length ? String(tp[0]) : '');
       if (broken) ctx.cancel();
       run(tk, call, m.call, ctx);
     } else if (m.msg === 'cancel') {

@@ -33,8 +33,15 @@ class ToolError extends Error {
  * grace period (500 ms), so long work must check.
  */
 class Context {
-  constructor(name = '') {
+  /**
+   * @param {string} name the function's name
+   * @param {string} traceparent the caller's W3C trace context
+   *   ("00-TRACEID-SPANID-FLAGS", the host's execute_tool span) or "":
+   *   hand it to your own OpenTelemetry setup so your spans join the trace.
+   */
+  constructor(name = '', traceparent = '') {
     this.name = name;
+    this.traceparent = traceparent;
     this._ac = new AbortController();
   }
 

@@ -143,7 +143,7 @@ test('the example speaks the plugin protocol', async (t) => {
 
   const load = await unary(client, 'Load', {});
   const doc = JSON.parse(load.document.toString('utf8'));
-  assert.deepEqual(doc.functions.map((f) => f.name), ['echo', 'sum_numbers', 'ticks', 'sleep', 'fail', 'stats', 'pid']);
+  assert.deepEqual(doc.functions.map((f) => f.name), ['echo', 'sum_numbers', 'ticks', 'sleep', 'fail', 'stats', 'trace', 'pid']);
 
   const call = (name, args, stream = false) => ({
     call: { name, arguments: Buffer.from(args === undefined ? '' : JSON.stringify(args)), stream },

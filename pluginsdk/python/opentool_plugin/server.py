@@ -132,7 +132,8 @@ class _ToolServicer(tool_pb2_grpc.ToolServicer):
         if first.WhichOneof("msg") != "call":
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the first message of Invoke must be a call")
         call = first.call
-        ctx = Context(call.name)
+        md = dict(context.invocation_metadata() or ())
+        ctx = Context(call.name, traceparent=md.get("traceparent", ""))
         if not context.add_callback(ctx.cancel):  # the RPC ended or broke
             ctx.cancel()
         threading.Thread(target=_watch_cancel, args=(request_iterator, ctx), daemon=True,

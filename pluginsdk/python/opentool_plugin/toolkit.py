@@ -48,8 +48,12 @@ class Context:
     grace period (500 ms), so long calls should check.
     """
 
-    def __init__(self, name=""):
+    def __init__(self, name="", traceparent=""):
         self.name = name
+        # The caller's W3C trace context ("00-TRACEID-SPANID-FLAGS", the
+        # host's execute_tool span), or "": hand it to your own
+        # OpenTelemetry setup so your spans join the caller's trace.
+        self.traceparent = traceparent
         self._event = threading.Event()
 
     def cancelled(self):
