@@ -3,6 +3,7 @@ package host
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"sort"
 	"strings"
 	"sync"
@@ -75,7 +76,7 @@ func (t *tailBuffer) lines() []string {
 const (
 	logRate       = 100
 	logBurst      = 500
-	maxLogLineLen = 64 << 10 // bytes; a longer line is logged in pieces
+	maxLogLineLen = 8 << 10 // bytes; a longer line is cut, saying how much
 )
 
 // lineLogger is an io.Writer for what a plugin writes: its stderr pipe, and
@@ -94,7 +95,8 @@ type lineLogger struct {
 	level  hclog.Level // for lines that name none; zero means Info
 
 	mu      sync.Mutex
-	partial []byte
+	partial []byte // the line so far, at most maxLogLineLen bytes
+	cut     int    // bytes of the line beyond maxLogLineLen, dropped
 	limit   *rate.Limiter
 	dropped int
 }
@@ -104,20 +106,38 @@ func (l *lineLogger) Write(p []byte) (int, error) {
 	_, _ = l.tail.Write(p)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.partial = append(l.partial, p...)
-	for {
-		i := bytes.IndexByte(l.partial, '\n')
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		chunk := p
+		if i >= 0 {
+			chunk = p[:i]
+		}
+		room := maxLogLineLen - len(l.partial)
+		if len(chunk) > room {
+			l.partial = append(l.partial, chunk[:room]...)
+			l.cut += len(chunk) - room
+		} else {
+			l.partial = append(l.partial, chunk...)
+		}
 		if i < 0 {
-			if len(l.partial) > maxLogLineLen { // an endless line: log it in pieces
-				l.emit(string(l.partial))
-				l.partial = l.partial[:0]
-			}
-			return len(p), nil
+			break
 		}
-		if line := strings.TrimRight(string(l.partial[:i]), "\r"); line != "" {
-			l.emit(line)
-		}
-		l.partial = l.partial[i+1:]
+		l.endLine()
+		p = p[i+1:]
+	}
+	return n, nil
+}
+
+// endLine logs the line collected so far (cut lines say by how much).
+func (l *lineLogger) endLine() {
+	line := strings.TrimRight(string(l.partial), "\r")
+	if l.cut > 0 {
+		line += fmt.Sprintf(" … [%d bytes cut]", l.cut)
+	}
+	l.partial, l.cut = l.partial[:0], 0
+	if line != "" {
+		l.emit(line)
 	}
 }
 

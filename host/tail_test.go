@@ -2,6 +2,7 @@ package host
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -58,6 +59,22 @@ func TestLineLoggerRateLimitsAFlood(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "[WARN]  plugin log lines dropped: over the rate limit: stream=stderr dropped=") {
 		t.Errorf("warning line: %s", out.String()[strings.Index(out.String(), "plugin log lines dropped")-30:])
+	}
+}
+
+// A line longer than maxLogLineLen, written in pieces, is logged once,
+// cut, saying how many bytes were cut.
+func TestLineLoggerCutsLongLines(t *testing.T) {
+	out := &syncBuffer{}
+	log := hclog.New(&hclog.LoggerOptions{Output: out, Level: hclog.Trace, Color: hclog.ColorOff})
+	l := &lineLogger{log: log, tail: newTailBuffer(3), stream: "stderr"}
+	for i := 0; i < 100; i++ {
+		_, _ = l.Write(bytes.Repeat([]byte("x"), 1024))
+	}
+	_, _ = l.Write([]byte("\nshort\n"))
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], fmt.Sprintf("[%d bytes cut]", 100*1024-maxLogLineLen)) || len(lines[0]) > maxLogLineLen+200 || !strings.Contains(lines[1], "short") {
+		t.Errorf("%d lines; first %d bytes: %.80s … %s", len(lines), len(lines[0]), lines[0], lines[0][max(0, len(lines[0])-60):])
 	}
 }
 
