@@ -164,18 +164,23 @@ func startInstance(ctx context.Context, sv *supervisor, name string, f fileRef, 
 }
 
 // command returns what runs for f: the file itself, or for a declared
-// plugin the adapter with its launch in its environment.
-// Errors: the declaration's fault, or no adapter configured.
+// plugin the adapter with its launch in its environment; either behind
+// the launcher when f's confinement (specFor) needs it (launch.go).
+// argv[0] is the binary startInstance copies and runs.
+// Errors: the declaration's fault, no adapter or launcher configured, or
+// a confinement with a relative path.
 func command(cfg *Config, f fileRef) (argv, env []string, err error) {
 	switch {
 	case f.fault != "":
 		return nil, nil, errors.New(f.fault)
 	case f.launch == "":
-		return []string{f.path}, nil, nil
+		argv = []string{f.path}
 	case len(cfg.Adapter) == 0:
 		return nil, nil, errors.New("declared plugin, but this host runs no adapter (host.Config.Adapter is empty)")
+	default:
+		argv, env = cfg.Adapter, []string{decl.EnvLaunch + "=" + f.launch}
 	}
-	return cfg.Adapter, []string{decl.EnvLaunch + "=" + f.launch}, nil
+	return launchCommand(cfg, cfg.specFor(f), argv, env)
 }
 
 // load performs the handshake, dispenses the tool, opens its Watch

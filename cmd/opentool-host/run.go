@@ -26,7 +26,7 @@ import (
 const DefaultAddr = "127.0.0.1:9627"
 
 func hostFlags() []cli.Flag {
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.DurationFlag{Name: "call-timeout", Value: 60 * time.Second, Usage: "longest a call may run before it fails (> 0)", Action: positive("call-timeout")},
 		&cli.IntFlag{Name: "max-concurrency", Value: 64, Usage: "`N` calls one plugin may run at once (>= 1); more wait in its queue until their deadline", Action: atLeast("max-concurrency", 1)},
 		&cli.IntFlag{Name: "max-queue", Value: 0, Usage: "`N` calls that may wait for one plugin beyond --max-concurrency (>= 0); more fail at once as busy", Action: atLeast("max-queue", 0), DefaultText: "0, meaning 4 x --max-concurrency"},
@@ -35,11 +35,15 @@ func hostFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "plugin-env", Usage: "also pass the host's environment variable `NAME` to every plugin (repeatable); by default a plugin gets only an allow-list (PATH, HOME, LANG, LC_*, TZ, ..., OPENTOOL_<PLUGIN>_*)"},
 		&cli.BoolFlag{Name: "prefix-collisions", Usage: "serve a function whose name another plugin already serves as PLUGIN__NAME instead of refusing it"},
 		&cli.StringFlag{Name: "state-dir", Usage: "parent of the host's state folder (binary copies, sockets); default $TMPDIR/opentool-host"},
-	}
+	}, sandboxFlags()...)
 }
 
 func hostConfig(c *cli.Context) (host.Config, error) {
 	log, err := newLogger(c)
+	if err != nil {
+		return host.Config{}, err
+	}
+	spec, err := sandboxSpec(c)
 	if err != nil {
 		return host.Config{}, err
 	}
@@ -55,6 +59,8 @@ func hostConfig(c *cli.Context) (host.Config, error) {
 		PrefixCollisions: c.Bool("prefix-collisions"),
 		StateDir:         c.String("state-dir"),
 		Adapter:          adapterArgv(),
+		Launcher:         launcherArgv(),
+		Sandbox:          spec,
 	}, nil
 }
 
