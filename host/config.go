@@ -95,7 +95,7 @@ type Config struct {
 
 	// Sandbox is the confinement every plugin gets (limits, Landlock,
 	// network) and the most a plugin's policy declaration
-	// (NAME.policy.json) may allow: a policy only narrows it (specFor).
+	// (NAME.policy.json) may allow: a policy only narrows it (policy.go).
 	// The zero Spec confines nothing.
 	Sandbox sandbox.Spec
 

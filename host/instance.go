@@ -23,6 +23,7 @@ import (
 	"github.com/opentool-host/opentool-host/internal/decl"
 	"github.com/opentool-host/opentool-host/internal/wire"
 	"github.com/opentool-host/opentool-host/opentool"
+	"github.com/opentool-host/opentool-host/sandbox"
 )
 
 // instance is one running plugin process: the go-plugin client, the
@@ -79,27 +80,14 @@ func startInstance(ctx context.Context, sv *supervisor, name string, f fileRef, 
 	if err != nil {
 		return nil, err
 	}
-	argv, env, err := command(cfg, f)
+	proc, err := prepare(sv, name, f, pol.spec)
 	if err != nil {
-		return nil, err
-	}
-	copyPath, sum, err := state.acquire(argv[0])
-	if err != nil {
-		return nil, fmt.Errorf("copy binary: %w", err)
-	}
-	copySum := sum
-	binSum := sum // the exact bytes that run, for the lock
-	if f.launch != "" {
-		sum, binSum = f.sum, ""
-	}
-	if err := sv.pins.checkFiles(name, f, binSum); err != nil {
-		state.release(copySum)
 		return nil, err
 	}
 	inst := &instance{
 		name:      name,
 		path:      f.path,
-		sum:       sum,
+		sum:       proc.sum,
 		log:       cfg.Logger.Named("plugin"),
 		stderr:    newTailBuffer(20),
 		started:   time.Now(),
@@ -109,7 +97,7 @@ func startInstance(ctx context.Context, sv *supervisor, name string, f fileRef, 
 		prefix:    pol.prefix,
 		grace:     cfg.CancelGrace,
 		maxResult: cfg.MaxResultBytes,
-		release:   sync.OnceFunc(func() { state.release(copySum) }),
+		release:   proc.release,
 	}
 	pluginLog := cfg.Logger.Named("plugin").Named(name)
 	inst.client = plugin.NewClient(&plugin.ClientConfig{
@@ -135,10 +123,10 @@ func startInstance(ctx context.Context, sv *supervisor, name string, f fileRef, 
 		// cookie, socket dir); the real command runs the host-owned copy of
 		// the binary, in the host's working directory.
 		RunnerFunc: func(_ hclog.Logger, spec *exec.Cmd, _ string) (runner.Runner, error) {
-			cmd := exec.Command(copyPath, argv[1:]...)
+			cmd := exec.Command(proc.argv[0], proc.argv[1:]...)
 			// The policy's variables and secrets come last: this plugin's
 			// only, never logged.
-			cmd.Env = slices.Concat(pluginEnv(spec.Env, name, cfg.PluginEnv, os.Environ()), env, pol.env, secrets)
+			cmd.Env = slices.Concat(pluginEnv(spec.Env, name, cfg.PluginEnv, os.Environ()), proc.env, pol.env, secrets)
 			// Unmarked lines on the pipe are debug, as go-plugin logs them.
 			r, err := newProcessRunner(name, cmd, &lineLogger{log: pluginLog, tail: inst.stderr, stream: "stderr", level: hclog.Debug})
 			inst.runner = r
@@ -163,12 +151,10 @@ func startInstance(ctx context.Context, sv *supervisor, name string, f fileRef, 
 	return inst, nil
 }
 
-// command returns what runs for f: the file itself, or for a declared
-// plugin the adapter with its launch in its environment; either behind
-// the launcher when f's confinement (specFor) needs it (launch.go).
-// argv[0] is the binary startInstance copies and runs.
-// Errors: the declaration's fault, no adapter or launcher configured, or
-// a confinement with a relative path.
+// command returns the program that runs for f: the file itself, or for a
+// declared plugin the adapter with its launch in its environment (prepare
+// copies argv[0] and puts the launcher in front when needed).
+// Errors: the declaration's fault, or no adapter configured.
 func command(cfg *Config, f fileRef) (argv, env []string, err error) {
 	switch {
 	case f.fault != "":
@@ -180,7 +166,65 @@ func command(cfg *Config, f fileRef) (argv, env []string, err error) {
 	default:
 		argv, env = cfg.Adapter, []string{decl.EnvLaunch + "=" + f.launch}
 	}
-	return launchCommand(cfg, cfg.specFor(f), argv, env)
+	return argv, env, nil
+}
+
+// process is what startInstance runs: argv naming host-owned copies, the
+// extra environment, the process's identity and how to release the
+// copies.
+type process struct {
+	argv, env []string
+	// sum identifies the process: the program's sha256, or for a
+	// declared plugin the sha256 of its launch.
+	sum     string
+	release func()
+}
+
+// prepare copies f's program into the state folder (by sha256: the exact
+// bytes that run, checked against the lock, pins.go) and, when spec needs
+// it, puts the launcher (a copy too) in front of it (launch.go). Errors:
+// f's fault, a copy that fails, a file the lock does not pin, no
+// launcher; nothing is left acquired.
+func prepare(sv *supervisor, name string, f fileRef, spec sandbox.Spec) (process, error) {
+	argv, env, err := command(sv.cfg, f)
+	if err != nil {
+		return process{}, err
+	}
+	prog, sum, err := sv.state.acquire(argv[0])
+	if err != nil {
+		return process{}, fmt.Errorf("copy binary: %w", err)
+	}
+	sums := []string{sum}
+	release := func() {
+		for _, s := range sums {
+			sv.state.release(s)
+		}
+	}
+	p := process{sum: sum}
+	binSum := sum
+	if f.launch != "" {
+		p.sum, binSum = f.sum, "" // the adapter is the host's own binary
+	}
+	if err := sv.pins.checkFiles(name, f, binSum); err != nil {
+		release()
+		return process{}, err
+	}
+	argv, env, err = launchCommand(sv.cfg, spec, append([]string{prog}, argv[1:]...), env)
+	if err != nil {
+		release()
+		return process{}, err
+	}
+	if argv[0] != prog { // the launcher runs first: from its own copy
+		launcher, lsum, err := sv.state.acquire(argv[0])
+		if err != nil {
+			release()
+			return process{}, fmt.Errorf("copy launcher: %w", err)
+		}
+		sums = append(sums, lsum)
+		argv[0] = launcher
+	}
+	p.argv, p.env, p.release = argv, env, sync.OnceFunc(release)
+	return p, nil
 }
 
 // load performs the handshake, dispenses the tool, opens its Watch

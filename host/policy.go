@@ -327,15 +327,3 @@ func (c *Config) policyStatus(f fileRef) *PolicyStatus {
 	sort.Strings(st.Secrets)
 	return st
 }
-
-// specFor returns the confinement of one plugin instance: the host's
-// Config.Sandbox narrowed by the plugin's policy file. A policy that
-// cannot apply gives the host's Spec here; startInstance refuses to start
-// such a plugin before it asks.
-func (c *Config) specFor(f fileRef) sandbox.Spec {
-	pol, err := c.resolvePolicy(f)
-	if err != nil {
-		return c.Sandbox
-	}
-	return pol.spec
-}

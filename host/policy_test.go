@@ -133,7 +133,7 @@ func TestPolicyThatAsksForMoreIsRefused(t *testing.T) {
 	for _, c := range []struct{ policy, want string }{
 		{`{"timeout_ms": 600000}`, "policy faulty.policy.json: $.timeout_ms: 600000 ms exceeds the host's call timeout of 10000 ms"},
 		{`{"max_concurrency": 1000}`, "policy faulty.policy.json: $.max_concurrency: 1000 exceeds the host's 64"},
-		{`{"limits": {"memory_mb": 512}}`, "policy faulty.policy.json: $.limits.memory_mb: 536870912 bytes exceeds the host's limit of 268435456 bytes"},
+		{`{"limits": {"memory_mb": 8192}}`, "policy faulty.policy.json: $.limits.memory_mb: 8589934592 bytes exceeds the host's limit of 4294967296 bytes"},
 		{`{"limits": {"memory": 1}}`, "policy faulty.policy.json: $.limits.memory: unknown member"},
 		{`{"secrets": {"T": {"file": "missing"}}}`, "secret T: read "},
 	} {
@@ -142,7 +142,10 @@ func TestPolicyThatAsksForMoreIsRefused(t *testing.T) {
 			testutil.InstallPlugin(t, dir, "faulty", "./internal/testplugins/faulty")
 			testutil.InstallPlugin(t, dir, "calc", "./plugins/calculator")
 			writePolicy(t, dir, "faulty", c.policy)
-			h := startHost(t, dir, func(cfg *host.Config) { cfg.Sandbox.MemoryBytes = 256 << 20 })
+			// A 4 GiB address-space ceiling for every plugin: the launcher
+			// applies it (a Go plugin reserves about 2 GiB).
+			launcher := []string{testutil.Build(t, "./cmd/opentool-host"), "launch"}
+			h := startHost(t, dir, func(cfg *host.Config) { cfg.Sandbox.MemoryBytes, cfg.Launcher = 4<<30, launcher })
 			testutil.Eventually(t, 10*time.Second, "faulty marked failed", func() bool {
 				return pluginStatus(h, "faulty").State == host.StateFailed
 			})
