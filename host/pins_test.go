@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -208,5 +209,42 @@ func TestLockedHoldsADocumentChange(t *testing.T) {
 			}
 			call(t, h, "launch_one", `{}`) // the pinned functions still answer
 		})
+	}
+}
+
+// TestLockedSandboxedPluginRunsItsPinnedCopy: a plugin behind the
+// launcher (its policy confines it) runs from its host-owned sha256 copy,
+// and that copy's sha256, not the launcher's, is what the lock and
+// /health see.
+func TestLockedSandboxedPluginRunsItsPinnedCopy(t *testing.T) {
+	dir := t.TempDir()
+	calc := testutil.InstallPlugin(t, dir, "calc", "./plugins/calculator")
+	writePolicy(t, dir, "calc", `{"sandbox": {"read": ["."], "network": "deny"}}`)
+	launcher := []string{testutil.Build(t, "./cmd/opentool-host"), "launch"}
+	h0, err := host.New(host.Config{Dir: dir, Logger: testutil.Logger(t), StateDir: t.TempDir(), Launcher: launcher})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h0.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	lock := h0.Pins()
+	_ = h0.Close(context.Background())
+	if err := lock.Write(filepath.Join(dir, lockfile.Name)); err != nil {
+		t.Fatal(err)
+	}
+	state := t.TempDir()
+	h := startHost(t, dir, func(c *host.Config) { c.Locked, c.Launcher, c.StateDir = true, launcher, state })
+	st := pluginStatus(h, "calc")
+	want, _ := lockfile.FileSHA256(calc)
+	if st.State != host.StateReady || st.Lock != "pinned" || st.SHA256 != want || st.Policy == nil || !st.Policy.Confinement.Confine {
+		t.Fatalf("calc: %+v (file sha256 %s)", st, want)
+	}
+	exe, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(st.PID), "exe"))
+	if err != nil || !strings.HasPrefix(exe, state) || !strings.HasSuffix(exe, want) {
+		t.Errorf("the plugin runs %q (%v), want its copy %s/…/%s", exe, err, state, want)
+	}
+	if r := call(t, h, "add", `{"a":2,"b":3}`); r["result"] != 5.0 {
+		t.Errorf("add: %v", r)
 	}
 }
