@@ -120,7 +120,11 @@ func (c *Config) resolvePolicy(f fileRef) (policy, error) {
 		return pol, nil
 	}
 	p, where := ref.p, "policy "+filepath.Base(ref.path)+": "
-	pol.dir = filepath.Dir(ref.path)
+	dir, err := filepath.Abs(filepath.Dir(ref.path))
+	if err != nil {
+		return pol, fmt.Errorf("%s%w", where, err)
+	}
+	pol.dir = dir
 	pol.prefix, pol.secrets = p.Prefix, p.Secrets
 	for k, v := range p.Env {
 		pol.env = append(pol.env, k+"="+v)
