@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/opentool-host/opentool-host/access"
 	"github.com/opentool-host/opentool-host/argcheck"
 )
 
@@ -108,7 +109,7 @@ func (h *Host) StreamCall(ctx context.Context, fn string, args []byte, onItem fu
 func (h *Host) invoke(ctx context.Context, r *request) (err error) {
 	ctx, done := h.observe(ctx, r)
 	defer func() { done(err) }()
-	rt, err := h.lookup(r)
+	rt, err := h.lookup(ctx, r)
 	if err != nil {
 		return err
 	}
@@ -139,13 +140,15 @@ func invalidParams(r *request, plugin string, err error) *Error {
 	return e
 }
 
-// lookup finds the route of r's function, or the error for it.
-func (h *Host) lookup(r *request) (*route, error) {
+// lookup finds the route of r's function, or the error for it. A
+// function the caller's API key may not call (access.Allowed) is not
+// found, exactly like an unknown one.
+func (h *Host) lookup(ctx context.Context, r *request) (*route, error) {
 	t := h.routes.Load()
-	if rt, ok := t.funcs[r.fn]; ok {
+	if rt, ok := t.funcs[r.fn]; ok && access.Allowed(ctx, rt.plugin.name, r.fn) {
 		return rt, nil
 	}
-	if p, ok := t.failed[r.fn]; ok {
+	if p, ok := t.failed[r.fn]; ok && access.Allowed(ctx, p.name, r.fn) {
 		return nil, failedError(r, p.name, p.v.Load())
 	}
 	return nil, r.fail(KindNotFound, "", fmt.Sprintf("function %q is not served", r.fn), nil)

@@ -16,7 +16,7 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 	defer putBuf(bp)
 
 	req, ok := s.decodeCall(w, r, bp)
-	if !ok {
+	if !ok || s.rateLimited(w, r, req.ID, bp) {
 		return
 	}
 	result, err := s.b.Call(r.Context(), req.Method, req.Params)

@@ -39,7 +39,7 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	out, issues, err := export.Document(s.b.Document(s.cfg.Title, s.cfg.Version, baseURL(r)), format, strict)
+	out, issues, err := export.Document(s.document(r), format, strict)
 	switch {
 	case errors.Is(err, export.ErrStrictUnsupported):
 		s.writeExportError(w, http.StatusBadRequest, "strict=true applies only to format openai and openai-chat, not "+string(format))

@@ -147,7 +147,7 @@ func (s *Server) handleVersion(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (s *Server) handleLoad(w http.ResponseWriter, r *http.Request) {
-	s.writeJSON(w, http.StatusOK, s.b.Document(s.cfg.Title, s.cfg.Version, baseURL(r)))
+	s.writeJSON(w, http.StatusOK, s.document(r))
 }
 
 // Health is the body of GET /health.
@@ -160,8 +160,8 @@ type Health struct {
 	Plugins []host.PluginStatus `json:"plugins"`
 }
 
-func (s *Server) handleHealth(w http.ResponseWriter, _ *http.Request) {
-	h := Health{Status: "ok", Version: s.cfg.Version, Plugins: s.b.Plugins()}
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
+	h := Health{Status: "ok", Version: s.cfg.Version, Plugins: s.healthPlugins(r.Context())}
 	for _, p := range h.Plugins {
 		if p.State != host.StateReady {
 			h.Status = "degraded"

@@ -68,7 +68,7 @@ func (s *Server) handleStreamCall(w http.ResponseWriter, r *http.Request) {
 	defer putBuf(bp)
 
 	req, ok := s.decodeCall(w, r, bp)
-	if !ok {
+	if !ok || s.rateLimited(w, r, req.ID, bp) {
 		return
 	}
 
@@ -77,7 +77,7 @@ func (s *Server) handleStreamCall(w http.ResponseWriter, r *http.Request) {
 	sw := &sseWriter{w: w, rc: http.NewResponseController(w), fn: req.Method, id: req.ID, buf: (*fp)[:0], timeout: s.cfg.WriteTimeout}
 	defer func() { *fp = sw.buf }()
 
-	if ff, ok := s.b.(functionFinder); ok && ff.Function(req.Method) != nil {
+	if ff, ok := s.b.(functionFinder); ok && ff.Function(req.Method) != nil && s.visible(r.Context(), req.Method) {
 		sw.begin()
 	}
 	err := s.b.StreamCall(r.Context(), req.Method, req.Params, sw.item)

@@ -47,7 +47,9 @@ type HTTPOptions struct {
 // sends notifications/cancelled on a session, or, without sessions, when
 // the POST that carries the call ends (its answer can no longer be
 // delivered). Authentication is the caller's: wrap the handler with
-// httpguard.RequireAPIKey, as run does.
+// access.Guard.Middleware (or httpguard.RequireAPIKey), as run does; the
+// grant it puts on each request limits what that request sees and calls
+// (access.go).
 func (s *Server) Handler(o HTTPOptions) http.Handler {
 	if o.WriteTimeout <= 0 {
 		o.WriteTimeout = httpguard.DefaultWriteTimeout
@@ -57,6 +59,7 @@ func (s *Server) Handler(o HTTPOptions) http.Handler {
 		PropagateRequestCancellation: true,
 		MaxRequestBodyBytes:          o.MaxBodyBytes,
 	})
+	tokened := withToken(h)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if listens(r) {
 			ctx, cancel := context.WithCancel(r.Context())
@@ -67,7 +70,7 @@ func (s *Server) Handler(o HTTPOptions) http.Handler {
 		if !o.Sessions {
 			r = bindRequest(r)
 		}
-		h.ServeHTTP(&deadlineWriter{ResponseWriter: w, d: o.WriteTimeout}, r)
+		tokened.ServeHTTP(&deadlineWriter{ResponseWriter: w, d: o.WriteTimeout}, r)
 	})
 }
 

@@ -3,6 +3,7 @@ package mcpapi
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -45,6 +46,10 @@ type Server struct {
 	tools   map[string]string // served tool name → fingerprint
 	bad     map[string]string // function name → why it is not served (logged once)
 	changes int               // tools added, replaced or removed so far
+
+	// plugins maps each served tool to its plugin, for per-key filtering
+	// of tools/list (access.go); replaced whole by sync.
+	plugins atomic.Pointer[map[string]string]
 }
 
 // New returns a Server for h with the tools h serves now. Its MCP
@@ -63,6 +68,7 @@ func New(h *host.Host, cfg Config) *Server {
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: Name, Version: version.Version}, &mcp.ServerOptions{
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 	})
+	s.srv.AddReceivingMiddleware(s.accessMiddleware)
 	s.sync()
 	return s
 }
@@ -103,6 +109,8 @@ func (s *Server) sync() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	seen := map[string]bool{}
+	plugins := map[string]string{}
+	defer s.plugins.Store(&plugins)
 	n := 0
 	for _, fi := range s.h.Functions() {
 		t := s.tool(fi)
@@ -110,6 +118,7 @@ func (s *Server) sync() int {
 			continue
 		}
 		seen[t.Name] = true
+		plugins[t.Name] = fi.Plugin
 		fp := fingerprint(t)
 		if s.tools[t.Name] == fp {
 			continue

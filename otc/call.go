@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/opentool-host/opentool-host/access"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/internal/httpguard"
 )
@@ -131,7 +133,10 @@ func (h *handler) handleCall(w http.ResponseWriter, r *http.Request) {
 		input = nil
 	}
 
-	t, err := h.tools().resolve(call.ToolID)
+	if h.rateLimited(w, r, call.CallID) {
+		return
+	}
+	t, err := h.tools().resolve(r.Context(), call.ToolID)
 	if errors.Is(err, errBadToolID) {
 		h.reject(w, http.StatusBadRequest, call.CallID, err.Error())
 		return
@@ -237,6 +242,24 @@ var kindMessages = map[host.Kind]string{
 	host.KindTransport:      "The tool could not be reached.",
 	host.KindCanceled:       "The call was canceled.",
 	host.KindResultRejected: "The tool returned an invalid result.",
+}
+
+// rateLimited takes one call from the request's API key's rate limiter
+// (package access), before the tool is resolved so that the answer does
+// not depend on which tools the key may call. Over the limit it answers
+// HTTP 429 with Retry-After (seconds) and a CallResponse whose error is
+// {"message":"rate limited: too many calls for this API key",
+// "can_retry":true,"retry_after_ms":N}, and returns true.
+func (h *handler) rateLimited(w http.ResponseWriter, r *http.Request, callID string) bool {
+	ok, wait := access.Limit(r.Context())
+	if ok {
+		return false
+	}
+	h.cfg.Logger.Info("call refused: rate limit", "key", access.GrantFrom(r.Context()).Name(), "call_id", callID, "retry_after_ms", access.RetryAfterMs(wait))
+	w.Header().Set("Retry-After", strconv.Itoa(access.RetryAfterSeconds(wait)))
+	h.write(w, http.StatusTooManyRequests, &CallResponse{Schema: SchemaURL, CallID: callID, Output: &CallOutput{Error: &ToolError{
+		Message: access.RateLimitedMessage, CanRetry: true, RetryAfterMs: access.RetryAfterMs(wait)}}})
+	return true
 }
 
 // reject answers a request that cannot be run with status and a

@@ -30,6 +30,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/opentool-host/opentool-host/access"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/internal/httpguard"
 )
@@ -117,9 +118,15 @@ func (h *handler) handleHealth(w http.ResponseWriter, _ *http.Request) {
 	h.writeBody(w, http.StatusOK, []byte(`{"status":"ok"}`))
 }
 
-// handleTools serves GET /otc/tools (RFC 5.2 "Tool Discovery").
-func (h *handler) handleTools(w http.ResponseWriter, _ *http.Request) {
-	h.writeBody(w, http.StatusOK, h.tools().body)
+// handleTools serves GET /otc/tools (RFC 5.2 "Tool Discovery"): the
+// tools the request's API key may call (package access).
+func (h *handler) handleTools(w http.ResponseWriter, r *http.Request) {
+	ix := h.tools()
+	body := ix.body
+	if g := access.GrantFrom(r.Context()); g.Restricted() {
+		body = ix.list(g)
+	}
+	h.writeBody(w, http.StatusOK, body)
 }
 
 // writeBody writes a JSON response under the write deadline.

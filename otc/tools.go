@@ -1,11 +1,14 @@
 package otc
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
+	"github.com/opentool-host/opentool-host/access"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/opentool"
 )
@@ -67,17 +70,12 @@ type OutputValue struct {
 	Parameters map[string]any `json:"parameters"`
 }
 
-// toolsBody is the body of GET /otc/tools.
-type toolsBody struct {
-	Schema string           `json:"$schema"`
-	Tools  []ToolDefinition `json:"tools"`
-}
-
 // index is the tools of one set of served functions.
 type index struct {
 	fns   []*opentool.Function // identity of the set (route tables are immutable)
 	byKey map[string]*tool     // "Toolkit.Tool" → tool
-	body  []byte               // GET /otc/tools
+	order []*tool              // listed tools, in order
+	body  []byte               // GET /otc/tools for a key that sees everything
 }
 
 // tool is one listed tool.
@@ -86,6 +84,8 @@ type tool struct {
 	key     string // "Toolkit.Tool"
 	version string // version in the id ("" when none)
 	raw     string // info.version as written
+	plugin  string // the serving plugin
+	def     []byte // its ToolDefinition, JSON
 }
 
 // tools returns the index of the functions served now, rebuilding it
@@ -118,7 +118,6 @@ func (ix *index) same(fis []host.FunctionInfo) bool {
 // and left out.
 func (h *handler) build(fis []host.FunctionInfo) *index {
 	ix := &index{fns: make([]*opentool.Function, len(fis)), byKey: map[string]*tool{}}
-	defs := make([]ToolDefinition, 0, len(fis))
 	for i, fi := range fis {
 		ix.fns[i] = fi.Function
 		def, t, err := definition(fi)
@@ -130,16 +129,37 @@ func (h *handler) build(fis []host.FunctionInfo) *index {
 			h.cfg.Logger.Warn("tool id collides; later tool left out of /otc/tools", "id", t.key, "kept", prev.fn.Name, "plugin", fi.Plugin, "function", fi.Function.Name)
 			continue
 		}
+		b, err := json.Marshal(def)
+		if err != nil { // the values come from json-compatible documents
+			h.cfg.Logger.Error("tool left out of /otc/tools: cannot encode it", "plugin", fi.Plugin, "function", fi.Function.Name, "error", err)
+			continue
+		}
+		t.plugin, t.def = fi.Plugin, b
 		ix.byKey[t.key] = t
-		defs = append(defs, def)
+		ix.order = append(ix.order, t)
 	}
-	body, err := json.Marshal(toolsBody{Schema: SchemaURL, Tools: defs})
-	if err != nil { // the values come from json-compatible documents
-		h.cfg.Logger.Error("encode /otc/tools", "error", err)
-		body = []byte(`{"$schema":"` + SchemaURL + `","tools":[]}`)
-	}
-	ix.body = body
+	ix.body = ix.list(nil)
 	return ix
+}
+
+// list returns the body of GET /otc/tools with the tools g may call (all
+// for a nil g): the definitions encoded once by build, joined.
+func (ix *index) list(g *access.Grant) []byte {
+	b := append(make([]byte, 0, len(ix.body)), `{"$schema":`...)
+	b = strconv.AppendQuote(b, SchemaURL)
+	b = append(b, `,"tools":[`...)
+	n := 0
+	for _, t := range ix.order {
+		if !g.Allows(t.plugin, t.fn.Name) {
+			continue
+		}
+		if n > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, t.def...)
+		n++
+	}
+	return append(b, "]}"...)
 }
 
 // definition returns the ToolDefinition of fi and its index entry.
@@ -256,15 +276,17 @@ var (
 
 // resolve finds the tool of id "Toolkit.Tool[@Version]". No version and
 // "latest" mean the version served now; otherwise the version must be the
-// served one (as in the id, or as the document writes it).
-func (ix *index) resolve(id string) (*tool, error) {
+// served one (as in the id, or as the document writes it). A tool the
+// caller's key may not call (access.Allowed) is unknown, exactly as a
+// tool that is not served.
+func (ix *index) resolve(ctx context.Context, id string) (*tool, error) {
 	name, version, hasVersion := strings.Cut(id, "@")
 	kit, fn, ok := strings.Cut(name, ".")
 	if !ok || kit == "" || fn == "" || strings.Contains(fn, ".") || hasVersion && version == "" {
 		return nil, fmt.Errorf("%w %q: it must look like Toolkit.Tool@Version, e.g. Calculator.add@1.0.0 (the version is optional)", errBadToolID, id)
 	}
 	t, ok := ix.byKey[name]
-	if !ok {
+	if !ok || !access.Allowed(ctx, t.plugin, t.fn.Name) {
 		return nil, fmt.Errorf("%w %q: no served tool has that Toolkit.Tool; GET %s/tools lists them", errUnknownTool, name, BasePath)
 	}
 	if !hasVersion || version == "latest" || version == t.version || version == t.raw {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/opentool-host/opentool-host/access"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/httpapi"
 	"github.com/opentool-host/opentool-host/internal/httpguard"
@@ -90,6 +91,7 @@ func runCommand() *cli.Command {
 		&cli.BoolFlag{Name: "locked", Usage: "enforce DIR/opentool.lock (write it with 'opentool-host lock'): refuse files that are not pinned or do not match, checked before every start; hold plugins whose function definitions changed until 'opentool-host lock --update NAME'"},
 		&cli.BoolFlag{Name: "accept-definition-changes", Usage: "with --locked, serve changed function definitions at once (logged) instead of holding them"},
 		&cli.StringSliceFlag{Name: "api-key", Usage: "accept `KEY` as \"Authorization: Bearer KEY\" (repeatable; env: comma-separated); none: no auth", EnvVars: []string{"OPENTOOL_API_KEYS"}},
+		&cli.StringFlag{Name: "api-keys-file", Usage: "accept the keys of JSON `FILE` ({\"keys\":[{\"name\",\"key\"|\"sha256\",\"allow\":[GLOB|\"plugin:GLOB\"],\"rate\"}]}), each seeing and calling only what it allows; reloaded when it changes and on SIGHUP", EnvVars: []string{"OPENTOOL_API_KEYS_FILE"}},
 	}
 	flags = append(flags, hostFlags()...)
 	flags = append(flags, logFlags("info")...)
@@ -120,6 +122,13 @@ func runAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	guard, err := access.New(access.Config{Keys: keys, File: c.String("api-keys-file"), Logger: log.Named("access"),
+		Tag: func(ctx context.Context, name string) context.Context {
+			return host.WithCaller(ctx, host.Caller{Key: name})
+		}})
+	if err != nil {
+		return cli.Exit(err.Error(), 2)
+	}
 
 	ln, err := net.Listen("tcp", c.String("addr"))
 	if err != nil {
@@ -139,14 +148,15 @@ func runAction(c *cli.Context) error {
 		return cli.Exit(err.Error(), 1)
 	}
 
-	api := httpapi.New(h, httpapi.Config{Version: version.Version, MaxBodyBytes: c.Int64("max-body"), Logger: log.Named("http"), APIKeys: keys, WriteTimeout: c.Duration("write-timeout")})
+	api := httpapi.New(h, httpapi.Config{Version: version.Version, MaxBodyBytes: c.Int64("max-body"), Logger: log.Named("http"), WriteTimeout: c.Duration("write-timeout")})
 	// /otc/ serves Open Tool Calling (package otc) behind the same keys;
 	// everything else goes to the OpenTool API.
 	root := http.NewServeMux()
-	root.Handle(otc.BasePath+"/", httpguard.RequireAPIKey(keys, otc.New(h, otc.Config{MaxBodyBytes: c.Int64("max-body"), MaxResultBytes: c.Int64("max-result"), Logger: log.Named("otc"), WriteTimeout: c.Duration("write-timeout")})))
+	root.Handle(otc.BasePath+"/", otc.New(h, otc.Config{MaxBodyBytes: c.Int64("max-body"), MaxResultBytes: c.Int64("max-result"), Logger: log.Named("otc"), WriteTimeout: c.Duration("write-timeout")}))
 	mcps := mcpapi.New(h, mcpapi.Config{MaxResultBytes: c.Int64("max-result"), Logger: log.Named("mcp")})
 	go mcps.Follow(ctx)
-	root.Handle(mcpapi.Path, httpguard.RequireAPIKey(keys, mcps.Handler(mcpapi.HTTPOptions{Sessions: c.Bool("mcp-sessions"), MaxBodyBytes: c.Int64("max-body"), WriteTimeout: c.Duration("write-timeout")})))
+	_ = guard.Watch(ctx) // logs its own failure; SIGHUP still reloads
+	root.Handle(mcpapi.Path, mcps.Handler(mcpapi.HTTPOptions{Sessions: c.Bool("mcp-sessions"), MaxBodyBytes: c.Int64("max-body"), WriteTimeout: c.Duration("write-timeout")}))
 	root.Handle("/", api)
 	stopTracing, err := setupTracing(ctx)
 	if err != nil {
@@ -156,7 +166,7 @@ func runAction(c *cli.Context) error {
 	}
 	defer func() { _ = stopTracing(context.Background()) }()
 	srv := &http.Server{
-		Handler:           traced(root),
+		Handler:           traced(guard.Middleware(root)), // every route behind the API keys (package access)
 		ReadHeaderTimeout: 10 * time.Second,
 		// A request body must arrive within ReadTimeout: a client that
 		// trickles it is cut off (the response has its own per-write
@@ -172,7 +182,7 @@ func runAction(c *cli.Context) error {
 			served++
 		}
 	}
-	log.Info("serving", "url", "http://"+ln.Addr().String()+httpapi.BasePath, "api_keys", len(keys), "plugins", served, "functions", len(h.Functions()), "startup_ms", time.Since(started).Milliseconds())
+	log.Info("serving", "url", "http://"+ln.Addr().String()+httpapi.BasePath, "api_keys", len(guard.Names()), "key_names", strings.Join(guard.Names(), ","), "plugins", served, "functions", len(h.Functions()), "startup_ms", time.Since(started).Milliseconds())
 
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
@@ -186,6 +196,7 @@ func runAction(c *cli.Context) error {
 		case sig := <-sigs:
 			if sig == syscall.SIGHUP {
 				log.Info("SIGHUP: rescanning plugins dir")
+				_ = guard.Reload() // logs its own failure; the keys in force stay
 				go func() {
 					if err := h.Rescan(ctx); err != nil {
 						log.Error("rescan failed", "error", err)

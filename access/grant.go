@@ -1,0 +1,144 @@
+// Package access decides who may see and call which functions: API keys
+// (--api-key, --api-keys-file), what each key may call, and its rate
+// limit. It is the one place that decides; the others ask it:
+//
+//   - Guard.Middleware authenticates every HTTP request (Authorization:
+//     Bearer KEY, compared in constant time) and puts the key's Grant
+//     into the request's context, or answers HTTP 401.
+//   - Allowed(ctx, plugin, function) is the predicate. The host's call
+//     path asks it where a function name is routed (host/call.go,
+//     lookup), so a function the key may not call is answered exactly
+//     like an unknown one on every front end; every listing
+//     (/opentool/load, /opentool/export, /otc/tools, MCP tools/list)
+//     filters with it.
+//   - Limit(ctx) takes one call from the key's rate limiter, shared by
+//     every front end; each front end answers a refusal in its own
+//     format (CodeRateLimited, RateLimitedMessage).
+//
+// A context without a Grant (authentication off, stdio MCP, the CLI) is
+// allowed everything and never limited.
+package access
+
+import (
+	"context"
+	"path"
+	"strings"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// Grant is what one key may do. Grants are immutable; a reload of the
+// keys file makes new ones (keeping the rate limiters of keys whose name
+// and rate did not change).
+type Grant struct {
+	name    string
+	all     bool     // "*" in allow: everything
+	funcs   []string // globs over function names
+	plugins []string // globs over plugin names ("plugin:GLOB")
+	rate    *Rate
+	limiter *rate.Limiter // nil: not limited
+}
+
+// Name is the key's name, for logs ("api-key-N" for the Nth --api-key).
+func (g *Grant) Name() string { return g.name }
+
+// Restricted reports whether g may not see everything (its allow list
+// is not "*"), so that listings must be filtered.
+func (g *Grant) Restricted() bool { return g != nil && !g.all }
+
+// Allows reports whether g may see and call function fn of plugin. A nil
+// Grant allows everything.
+func (g *Grant) Allows(plugin, fn string) bool {
+	if g == nil || g.all {
+		return true
+	}
+	for _, p := range g.funcs {
+		if ok, _ := path.Match(p, fn); ok {
+			return true
+		}
+	}
+	for _, p := range g.plugins {
+		if ok, _ := path.Match(p, plugin); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// newGrant returns the grant of a key named name allowing patterns.
+func newGrant(name string, patterns []string, r *Rate) *Grant {
+	g := &Grant{name: name, rate: r}
+	for _, p := range patterns {
+		switch glob, isPlugin := strings.CutPrefix(p, PluginPrefix); {
+		case p == "*":
+			g.all = true
+		case isPlugin:
+			g.plugins = append(g.plugins, glob)
+		default:
+			g.funcs = append(g.funcs, p)
+		}
+	}
+	if r != nil {
+		g.limiter = rate.NewLimiter(rate.Limit(r.PerSecond), r.burst())
+	}
+	return g
+}
+
+type grantKey struct{}
+
+// WithGrant returns ctx carrying g.
+func WithGrant(ctx context.Context, g *Grant) context.Context {
+	return context.WithValue(ctx, grantKey{}, g)
+}
+
+// GrantFrom returns the Grant on ctx, or nil (authentication off).
+func GrantFrom(ctx context.Context) *Grant {
+	g, _ := ctx.Value(grantKey{}).(*Grant)
+	return g
+}
+
+// Allowed reports whether the caller of ctx may see and call function fn
+// of plugin: always true without a Grant on ctx.
+func Allowed(ctx context.Context, plugin, fn string) bool {
+	return GrantFrom(ctx).Allows(plugin, fn)
+}
+
+// CodeRateLimited is the JSON-RPC error code of a call refused by its
+// key's rate limit (/opentool/call, /opentool/streamCall, MCP
+// tools/call), in the range JSON-RPC leaves to servers.
+const CodeRateLimited = -32000
+
+// RateLimitedMessage is the message of a call refused by its key's rate
+// limit, on every front end.
+const RateLimitedMessage = "rate limited: too many calls for this API key"
+
+// Limit takes one call from the rate limiter of the caller's key. It
+// returns true when the call may go ahead; false and how long to wait
+// until it would be allowed when the key is over its rate. Without a
+// Grant, or for a key without a rate, it returns true.
+func Limit(ctx context.Context) (ok bool, retryAfter time.Duration) {
+	g := GrantFrom(ctx)
+	if g == nil || g.limiter == nil {
+		return true, 0
+	}
+	now := time.Now()
+	r := g.limiter.ReserveN(now, 1)
+	if d := r.DelayFrom(now); d > 0 {
+		r.CancelAt(now)
+		return false, d
+	}
+	return true, 0
+}
+
+// RetryAfterMs is d in whole milliseconds, rounded up, at least 1 (the
+// retry_after_ms of a rate-limited call).
+func RetryAfterMs(d time.Duration) int64 {
+	return max(1, int64((d+time.Millisecond-1)/time.Millisecond))
+}
+
+// RetryAfterSeconds is d as the value of an HTTP Retry-After header:
+// whole seconds, rounded up, at least 1.
+func RetryAfterSeconds(d time.Duration) int {
+	return max(1, int((d+time.Second-1)/time.Second))
+}

@@ -1,0 +1,338 @@
+package access
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/hashicorp/go-hclog"
+)
+
+// Config configures a Guard.
+type Config struct {
+	// Keys are plain keys (--api-key, OPENTOOL_API_KEYS): each may see
+	// and call everything, without a rate limit. The Nth non-empty one is
+	// named "api-key-N" in logs. Empty keys are ignored.
+	Keys []string
+	// File is the path of a keys file (--api-keys-file, see File); "" for
+	// none. Its keys are added to Keys.
+	File string
+	// Logger logs reloads and refused requests, with key names, never
+	// keys. Default: no logging.
+	Logger hclog.Logger
+	// Tag, when set, is given the context of each authenticated request
+	// and the key's name, and returns the context the request goes on
+	// with (the command puts the name into host.Caller for call records).
+	Tag func(ctx context.Context, keyName string) context.Context
+}
+
+// Guard holds the accepted keys and their grants. Authentication is on
+// when it has plain keys or a keys file (even one that lists no key).
+// It is safe for concurrent use; Reload swaps the file's keys atomically.
+type Guard struct {
+	cfg   Config
+	plain []entry // from Config.Keys, never reloaded
+
+	mu      sync.Mutex // one reload at a time; guards fileSum and changed
+	cur     atomic.Pointer[keySet]
+	fileSum [sha256.Size]byte // of the file bytes loaded last
+	changed chan struct{}
+}
+
+// entry is one accepted key: the sha256 of the key, and its grant.
+type entry struct {
+	sum   [sha256.Size]byte
+	grant *Grant
+}
+
+// keySet is the keys in force; immutable.
+type keySet struct {
+	entries []entry
+}
+
+// New returns the Guard of cfg, reading cfg.File when set. Errors: the
+// file cannot be read, or a *Fault (with the file's JSON path) when it
+// is not a valid keys file or gives a key also given in Keys.
+func New(cfg Config) (*Guard, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	g := &Guard{cfg: cfg, changed: make(chan struct{})}
+	n := 0
+	for _, k := range cfg.Keys {
+		if k == "" {
+			continue
+		}
+		n++
+		g.plain = append(g.plain, entry{sum: sha256.Sum256([]byte(k)), grant: newGrant("api-key-"+strconv.Itoa(n), []string{"*"}, nil)})
+	}
+	set := &keySet{entries: g.plain}
+	if cfg.File != "" {
+		data, err := os.ReadFile(cfg.File)
+		if err != nil {
+			return nil, fmt.Errorf("api keys file: %w", err)
+		}
+		if set, err = g.build(data, nil); err != nil {
+			return nil, fmt.Errorf("api keys file %s: %w", cfg.File, err)
+		}
+		g.fileSum = sha256.Sum256(data)
+	}
+	g.cur.Store(set)
+	return g, nil
+}
+
+// Enabled reports whether requests need a key.
+func (g *Guard) Enabled() bool { return g != nil && (len(g.plain) > 0 || g.cfg.File != "") }
+
+// Names returns the names of the keys in force, plain keys first.
+func (g *Guard) Names() []string {
+	set := g.cur.Load()
+	out := make([]string, len(set.entries))
+	for i, e := range set.entries {
+		out[i] = e.grant.name
+	}
+	return out
+}
+
+// build returns the plain keys and the keys of file data. Limiters of
+// old's keys carry over to keys of the same name and rate.
+func (g *Guard) build(data []byte, old *keySet) (*keySet, error) {
+	f, err := ParseFile(data)
+	if err != nil {
+		return nil, err
+	}
+	limiters := map[string]*Grant{}
+	if old != nil {
+		for _, e := range old.entries {
+			limiters[e.grant.name] = e.grant
+		}
+	}
+	set := &keySet{entries: append([]entry(nil), g.plain...)}
+	for i := range f.Keys {
+		k := &f.Keys[i]
+		e := entry{sum: k.sum(), grant: newGrant(k.Name, *k.Allow, k.Rate)}
+		for _, p := range g.plain {
+			if p.sum == e.sum {
+				return nil, &Fault{Path: fmt.Sprintf("$.keys[%d]", i), Message: "the same key as --api-key / OPENTOOL_API_KEYS (" + p.grant.name + ")"}
+			}
+		}
+		if prev := limiters[k.Name]; prev != nil && sameRate(prev.rate, k.Rate) {
+			e.grant.limiter = prev.limiter
+		}
+		set.entries = append(set.entries, e)
+	}
+	return set, nil
+}
+
+// sameRate reports whether a and b limit alike.
+func sameRate(a, b *Rate) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.PerSecond == b.PerSecond && a.burst() == b.burst()
+}
+
+// Reload reads the keys file again and puts its keys in force. A file
+// that cannot be read or is not valid is logged with its JSON path and
+// changes nothing: the keys in force stay. Without a file it does
+// nothing.
+func (g *Guard) Reload() error {
+	if g.cfg.File == "" {
+		return nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	defer g.signal()
+	data, err := os.ReadFile(g.cfg.File)
+	if err == nil {
+		var set *keySet
+		if set, err = g.build(data, g.cur.Load()); err == nil {
+			g.cur.Store(set)
+			g.fileSum = sha256.Sum256(data)
+			g.cfg.Logger.Info("api keys file reloaded", "file", g.cfg.File, "keys", strings.Join(g.Names(), ","))
+			return nil
+		}
+	}
+	g.cfg.Logger.Error("api keys file not reloaded; the keys in force stay", "file", g.cfg.File, "error", err)
+	return fmt.Errorf("api keys file %s: %w", g.cfg.File, err)
+}
+
+// signal closes the channel Changed returned. Callers hold g.mu.
+func (g *Guard) signal() {
+	close(g.changed)
+	g.changed = make(chan struct{})
+}
+
+// Changed returns a channel closed when the next reload attempt has
+// finished (whether it put new keys in force or not).
+func (g *Guard) Changed() <-chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.changed
+}
+
+// Watch starts reloading the keys file whenever its bytes change, until
+// ctx ends: it watches the file's folder (so that editors that replace
+// the file, and symlink swaps, are seen) and reloads, 100 ms after the
+// last event, when the file's sha256 differs from the one loaded. The
+// watch is in place when Watch returns. Without a file it does nothing;
+// when the folder cannot be watched it logs and returns the error
+// (SIGHUP still reloads).
+func (g *Guard) Watch(ctx context.Context) error {
+	if g.cfg.File == "" {
+		return nil
+	}
+	w, err := fsnotify.NewWatcher()
+	if err == nil {
+		err = w.Add(filepath.Dir(g.cfg.File))
+		if err != nil {
+			w.Close()
+		}
+	}
+	if err != nil {
+		g.cfg.Logger.Warn("api keys file not watched; send SIGHUP to reload it", "file", g.cfg.File, "error", err)
+		return err
+	}
+	go g.watch(ctx, w)
+	return nil
+}
+
+// watch is Watch's loop; it closes w when ctx ends.
+func (g *Guard) watch(ctx context.Context, w *fsnotify.Watcher) {
+	defer w.Close()
+	debounce := time.NewTimer(time.Hour)
+	debounce.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case _, ok := <-w.Events:
+			if !ok {
+				return
+			}
+			debounce.Reset(100 * time.Millisecond)
+		case err, ok := <-w.Errors:
+			if !ok {
+				return
+			}
+			g.cfg.Logger.Warn("watching the api keys file", "error", err)
+		case <-debounce.C:
+			if g.fileChanged() {
+				_ = g.Reload()
+			}
+		}
+	}
+}
+
+// fileChanged reports whether the file's bytes differ from those loaded
+// (a file that cannot be read counts as changed, so that Reload logs
+// why).
+func (g *Guard) fileChanged() bool {
+	data, err := os.ReadFile(g.cfg.File)
+	if err != nil {
+		return !errors.Is(err, os.ErrNotExist) // removed: keep the keys until it is back
+	}
+	sum := sha256.Sum256(data)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return !bytes.Equal(sum[:], g.fileSum[:])
+}
+
+// grant returns the grant of key token, comparing its sha256 with every
+// accepted key's in constant time (no early exit: the time says neither
+// which key matched nor how long the keys are), or nil.
+func (s *keySet) grant(token string) *Grant {
+	sum := sha256.Sum256([]byte(token))
+	found := 0
+	for i := range s.entries {
+		eq := subtle.ConstantTimeCompare(sum[:], s.entries[i].sum[:])
+		found = subtle.ConstantTimeSelect(eq, i+1, found)
+	}
+	if found == 0 {
+		return nil
+	}
+	return s.entries[found-1].grant
+}
+
+// The bodies of a 401 response. They say only that a key is missing or
+// wrong, never which keys exist.
+const (
+	unauthorizedMissing = `{"error":{"code":401,"message":"unauthorized: an API key is required (send Authorization: Bearer <key>)"}}`
+	unauthorizedInvalid = `{"error":{"code":401,"message":"unauthorized: the API key is not valid"}}`
+)
+
+var (
+	contentJSON    = []string{"application/json"}
+	wwwAuthBearer  = []string{`Bearer realm="opentool"`}
+	wwwAuthInvalid = []string{`Bearer realm="opentool", error="invalid_token"`}
+)
+
+// Middleware returns next behind the keys: a request must carry
+// "Authorization: Bearer KEY" (scheme case-insensitive, RFC 7235) with an
+// accepted KEY, or it gets HTTP 401 with WWW-Authenticate: Bearer and
+// {"error":{"code":401,"message":"unauthorized: ..."}}, which names no
+// key. An accepted request goes on with the key's Grant on its context
+// (GrantFrom) and through Config.Tag. When authentication is off, next
+// is returned as is.
+func (g *Guard) Middleware(next http.Handler) http.Handler {
+	if !g.Enabled() {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token, sent := BearerToken(r.Header.Get("Authorization"))
+		var gr *Grant
+		if sent {
+			gr = g.cur.Load().grant(token)
+		}
+		if gr == nil {
+			g.unauthorized(w, r, sent)
+			return
+		}
+		ctx := WithGrant(r.Context(), gr)
+		if g.cfg.Tag != nil {
+			ctx = g.cfg.Tag(ctx, gr.name)
+		}
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// unauthorized writes the 401 answer; sent says whether a key was sent.
+func (g *Guard) unauthorized(w http.ResponseWriter, r *http.Request, sent bool) {
+	h := w.Header()
+	h["Content-Type"] = contentJSON
+	body := unauthorizedMissing
+	if sent {
+		h["Www-Authenticate"] = wwwAuthInvalid
+		body = unauthorizedInvalid
+		g.cfg.Logger.Debug("request refused: the API key is not valid", "path", r.URL.Path, "remote", r.RemoteAddr)
+	} else {
+		h["Www-Authenticate"] = wwwAuthBearer
+	}
+	w.WriteHeader(http.StatusUnauthorized)
+	_, _ = w.Write([]byte(body))
+}
+
+// BearerToken returns the token of an "Authorization: Bearer TOKEN"
+// header value (scheme case-insensitive, RFC 7235, spaces around the
+// token trimmed), and false when the header is missing, of another
+// scheme or has an empty token.
+func BearerToken(v string) (string, bool) {
+	const prefix = "Bearer "
+	if len(v) < len(prefix) || !strings.EqualFold(v[:len(prefix)], prefix) {
+		return "", false
+	}
+	t := strings.TrimSpace(v[len(prefix):])
+	return t, t != ""
+}

@@ -1,0 +1,127 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/opentool-host/opentool-host/access"
+	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/jsonrpc"
+	"github.com/opentool-host/opentool-host/opentool"
+)
+
+// Per-key access (package access). The host refuses a call to a function
+// the request's key may not call as an unknown function; here the
+// listings are filtered by the same predicate (access.Allowed), and calls
+// take one token from the key's rate limiter.
+
+// functionLister is implemented by backends that can say which plugin
+// serves each function (*host.Host does). Without it, only allow patterns
+// over function names can match.
+type functionLister interface {
+	Functions() []host.FunctionInfo
+}
+
+var _ functionLister = (*host.Host)(nil)
+
+// pluginsOf maps each served function to its plugin; nil when the
+// request's key sees everything (no filtering needed).
+func (s *Server) pluginsOf(ctx context.Context) (map[string]string, *access.Grant) {
+	g := access.GrantFrom(ctx)
+	if !g.Restricted() {
+		return nil, g
+	}
+	m := map[string]string{}
+	if fl, ok := s.b.(functionLister); ok {
+		for _, fi := range fl.Functions() {
+			m[fi.Function.Name] = fi.Plugin
+		}
+	}
+	return m, g
+}
+
+// document is the aggregated document as the request's key may see it:
+// only the functions it may call, and only the named schemas of plugins
+// it may call a function of.
+func (s *Server) document(r *http.Request) *opentool.OpenTool {
+	doc := s.b.Document(s.cfg.Title, s.cfg.Version, baseURL(r))
+	plugins, g := s.pluginsOf(r.Context())
+	if plugins == nil || doc == nil {
+		return doc
+	}
+	out := *doc
+	out.Functions = make([]opentool.Function, 0, len(doc.Functions))
+	seen := map[string]bool{}
+	for _, f := range doc.Functions {
+		p, served := plugins[f.Name]
+		if served && g.Allows(p, f.Name) {
+			out.Functions = append(out.Functions, f)
+			seen[p] = true
+		}
+	}
+	out.Schemas = nil
+	for k, v := range doc.Schemas {
+		if p, _, _ := strings.Cut(k, "."); seen[p] {
+			if out.Schemas == nil {
+				out.Schemas = map[string]*opentool.Schema{}
+			}
+			out.Schemas[k] = v
+		}
+	}
+	return &out
+}
+
+// visible reports whether the request's key may call fn, for the stream
+// check that runs before the host's own (handleStreamCall).
+func (s *Server) visible(ctx context.Context, fn string) bool {
+	plugins, g := s.pluginsOf(ctx)
+	if plugins == nil {
+		return true
+	}
+	p, served := plugins[fn]
+	return served && g.Allows(p, fn)
+}
+
+// healthPlugins is the plugins of GET /health the request's key may see:
+// those it may call a function of (every one for a key that sees
+// everything).
+func (s *Server) healthPlugins(ctx context.Context) []host.PluginStatus {
+	all := s.b.Plugins()
+	plugins, g := s.pluginsOf(ctx)
+	if plugins == nil {
+		return all
+	}
+	seen := map[string]bool{}
+	for fn, p := range plugins {
+		if g.Allows(p, fn) {
+			seen[p] = true
+		}
+	}
+	out := make([]host.PluginStatus, 0, len(seen))
+	for _, p := range all {
+		if seen[p.Name] {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// rateLimited takes one call from the request's key's rate limiter. Over
+// the limit it writes HTTP 429 with Retry-After (seconds) and the
+// JSON-RPC error {"code":-32000,"message":"rate limited: too many calls
+// for this API key","data":{"retry_after_ms":N}} for request id, and
+// returns true.
+func (s *Server) rateLimited(w http.ResponseWriter, r *http.Request, id []byte, bp *[]byte) bool {
+	ok, wait := access.Limit(r.Context())
+	if ok {
+		return false
+	}
+	g := access.GrantFrom(r.Context())
+	s.cfg.Logger.Info("call refused: rate limit", "key", g.Name(), "retry_after_ms", access.RetryAfterMs(wait))
+	w.Header().Set("Retry-After", strconv.Itoa(access.RetryAfterSeconds(wait)))
+	je := &jsonrpc.Error{Code: access.CodeRateLimited, Message: access.RateLimitedMessage, Data: map[string]any{"retry_after_ms": access.RetryAfterMs(wait)}}
+	s.writeRPC(w, http.StatusTooManyRequests, jsonrpc.AppendError((*bp)[len(*bp):], je, id))
+	return true
+}

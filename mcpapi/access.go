@@ -1,0 +1,112 @@
+package mcpapi
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/opentool-host/opentool-host/access"
+	"github.com/opentool-host/opentool-host/host"
+)
+
+// Per-key access (package access) over MCP.
+//
+// The grant travels with each request, not with the session: Handler
+// hands the grant that access.Guard.Middleware put on the HTTP request to
+// the SDK as the request's auth.TokenInfo (UserID = the key's name, so
+// that the SDK also refuses a session's requests made with another key:
+// 403 "session user mismatch"), and the SDK gives it to every method
+// handler in RequestExtra. The receiving middleware (accessMiddleware)
+// puts it on the handler's context, where the host's call path finds it:
+// a tools/call of a tool the key may not call is answered by the host as
+// an unknown function, which callError turns into the SDK's own
+// `unknown tool "NAME"` error. tools/list is filtered by the same
+// predicate per request (and marked cacheScope "private"), so one SDK
+// server serves every key. Over stdio there is no grant: everything.
+
+// grantExtra is the auth.TokenInfo.Extra key of the request's grant.
+const grantExtra = "opentool-host/grant"
+
+// withToken returns h, which is given the grant of an authenticated
+// request as its auth.TokenInfo (see above); requests without a grant
+// (authentication off) go to h as they are.
+func withToken(h http.Handler) http.Handler {
+	verify := func(_ context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
+		g := access.GrantFrom(r.Context())
+		if g == nil {
+			return nil, auth.ErrInvalidToken
+		}
+		return &auth.TokenInfo{UserID: g.Name(), Extra: map[string]any{grantExtra: g}}, nil
+	}
+	// The token was checked by access.Guard.Middleware; verify only reads
+	// the grant it left, which has no expiration of its own.
+	tokened := auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if access.GrantFrom(r.Context()) == nil {
+			h.ServeHTTP(w, r)
+			return
+		}
+		tokened.ServeHTTP(w, r)
+	})
+}
+
+// grantOf returns the grant of req (nil without one).
+func grantOf(req mcp.Request) *access.Grant {
+	extra := req.GetExtra()
+	if extra == nil || extra.TokenInfo == nil {
+		return nil
+	}
+	g, _ := extra.TokenInfo.Extra[grantExtra].(*access.Grant)
+	return g
+}
+
+// accessMiddleware puts each request's grant on its context (and the
+// key's name into host.Caller), takes one token of the key's rate limit
+// for tools/call before the SDK looks the tool up (so that the answer
+// does not depend on which tools the key may call), and filters
+// tools/list.
+func (s *Server) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		g := grantOf(req)
+		if g == nil {
+			return next(ctx, method, req)
+		}
+		ctx = host.WithCaller(access.WithGrant(ctx, g), host.Caller{Key: g.Name()})
+		switch method {
+		case "tools/call":
+			if ok, wait := access.Limit(ctx); !ok {
+				s.cfg.Logger.Info("call refused: rate limit", "key", g.Name(), "retry_after_ms", access.RetryAfterMs(wait))
+				return nil, &jsonrpc.Error{Code: access.CodeRateLimited, Message: access.RateLimitedMessage,
+					Data: fmt.Appendf(nil, `{"retry_after_ms":%d}`, access.RetryAfterMs(wait))}
+			}
+		case "tools/list":
+			res, err := next(ctx, method, req)
+			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil {
+				s.filterTools(g, lr)
+			}
+			return res, err
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// filterTools keeps in lr the tools g may call, and marks the list
+// private to the key.
+func (s *Server) filterTools(g *access.Grant, lr *mcp.ListToolsResult) {
+	lr.CacheScope = "private"
+	if !g.Restricted() {
+		return
+	}
+	plugins := *s.plugins.Load()
+	kept := make([]*mcp.Tool, 0, len(lr.Tools))
+	for _, t := range lr.Tools {
+		if p, ok := plugins[t.Name]; ok && g.Allows(p, t.Name) {
+			kept = append(kept, t)
+		}
+	}
+	lr.Tools = kept
+}
