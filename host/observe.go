@@ -9,6 +9,8 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/opentool-host/opentool-host/access"
 )
 
 // Caller says who made a call: the front end it came through and the
@@ -18,7 +20,8 @@ type Caller struct {
 	// FrontEnd is "opentool" (the OpenTool HTTP API), "otc", "mcp",
 	// "cli", or "" when unknown.
 	FrontEnd string
-	// Key is the API key's name ("" without auth or when unnamed).
+	// Key is the API key's name: set by WithCaller, else the name of the
+	// access.Grant on the context ("" without auth).
 	Key string
 	// CallID is the caller's id for the call (the JSON-RPC id, the MCP
 	// request id), for traces ("" when none).
@@ -87,6 +90,9 @@ var tracer = otel.Tracer("github.com/opentool-host/opentool-host/host")
 // the finished call to Config.OnCall.
 func (h *Host) observe(ctx context.Context, r *request) (context.Context, func(err error)) {
 	caller := CallerFrom(ctx)
+	if g := access.GrantFrom(ctx); g != nil && caller.Key == "" {
+		caller.Key = g.Name()
+	}
 	ctx, span := tracer.Start(ctx, "execute_tool "+r.fn, trace.WithSpanKind(trace.SpanKindInternal),
 		trace.WithAttributes(attribute.String("gen_ai.operation.name", "execute_tool"), attribute.String("gen_ai.tool.name", r.fn),
 			attribute.String("gen_ai.tool.type", "function")))

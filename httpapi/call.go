@@ -1,8 +1,11 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
+	"strings"
 
+	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/internal/httpguard"
 	"github.com/opentool-host/opentool-host/jsonrpc"
 )
@@ -19,7 +22,7 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 	if !ok || s.rateLimited(w, r, req.ID, bp) {
 		return
 	}
-	result, err := s.b.Call(r.Context(), req.Method, req.Params)
+	result, err := s.b.Call(callContext(r, req), req.Method, req.Params)
 	out := (*bp)[len(*bp):]
 	if err != nil {
 		je := s.rpcError(r, req.Method, err)
@@ -31,6 +34,13 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 	}
 	*bp = jsonrpc.AppendResult(out, result, req.ID)
 	s.writeRPC(w, http.StatusOK, *bp)
+}
+
+// callContext is the request's context carrying who calls (host.Caller):
+// this front end and the JSON-RPC id (the API key's name comes from the
+// access middleware).
+func callContext(r *http.Request, req *jsonrpc.Request) context.Context {
+	return host.WithCaller(r.Context(), host.Caller{FrontEnd: "opentool", CallID: strings.Trim(string(req.ID), `"`)})
 }
 
 // decodeCall reads and decodes the request into *bp; when it is not a

@@ -80,7 +80,7 @@ func (s *Server) handleStreamCall(w http.ResponseWriter, r *http.Request) {
 	if ff, ok := s.b.(functionFinder); ok && ff.Function(req.Method) != nil && s.visible(r.Context(), req.Method) {
 		sw.begin()
 	}
-	err := s.b.StreamCall(r.Context(), req.Method, req.Params, sw.item)
+	err := s.b.StreamCall(callContext(r, req), req.Method, req.Params, sw.item)
 	if sw.werr != nil || r.Context().Err() != nil {
 		return // the client went away
 	}

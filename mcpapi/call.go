@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"go.opentelemetry.io/otel/propagation"
+
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -32,6 +34,7 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		ctx, stop := withRequestCancel(ctx)
 		defer stop()
+		ctx = callContext(ctx, req)
 		args := []byte(req.Params.Arguments)
 		if f := s.h.Function(name); f != nil && f.IsStream() {
 			obj, err := s.collect(ctx, req, name, args)
@@ -40,6 +43,25 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 		obj, err := s.h.Call(ctx, name, args)
 		return s.answer(name, obj, err)
 	}
+}
+
+// callContext returns ctx carrying who calls (host.Caller: this front end)
+// and the trace context the client put in params._meta (W3C traceparent
+// and tracestate, as MCP clients propagate it), so the host's
+// execute_tool span continues the client's trace.
+func callContext(ctx context.Context, req *mcp.CallToolRequest) context.Context {
+	ctx = host.WithCaller(ctx, host.Caller{FrontEnd: "mcp"})
+	meta := req.Params.GetMeta()
+	carrier := propagation.MapCarrier{}
+	for _, k := range []string{"traceparent", "tracestate"} {
+		if v, ok := meta[k].(string); ok {
+			carrier[k] = v
+		}
+	}
+	if len(carrier) == 0 {
+		return ctx
+	}
+	return propagation.TraceContext{}.Extract(ctx, carrier)
 }
 
 // collect runs streaming function name and returns its items as

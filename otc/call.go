@@ -168,12 +168,13 @@ func (h *handler) handleCall(w http.ResponseWriter, r *http.Request) {
 // run calls tool t with input; a streaming tool's items are collected
 // into {"items":[...]}, up to MaxResultBytes.
 func (h *handler) run(r *http.Request, t *tool, input []byte) ([]byte, error) {
+	ctx := host.WithCaller(r.Context(), host.Caller{FrontEnd: "otc"})
 	if !t.fn.IsStream() {
-		return h.b.Call(r.Context(), t.fn.Name, input)
+		return h.b.Call(ctx, t.fn.Name, input)
 	}
 	buf := []byte(`{"items":[`)
 	n := 0
-	err := h.b.StreamCall(r.Context(), t.fn.Name, input, func(item []byte) error {
+	err := h.b.StreamCall(ctx, t.fn.Name, input, func(item []byte) error {
 		if int64(len(buf)+len(item)+3) > h.cfg.MaxResultBytes {
 			return fmt.Errorf("%w: the streamed items exceed %d bytes", errTooLarge, h.cfg.MaxResultBytes)
 		}

@@ -47,7 +47,7 @@ func callAction(c *cli.Context) error {
 		return err
 	}
 	defer h.Close(context.Background())
-	res, err := h.Call(c.Context, fn, params)
+	res, err := h.Call(host.WithCaller(c.Context, host.Caller{FrontEnd: "cli"}), fn, params)
 	if err != nil {
 		if he := host.AsError(err); he != nil && he.Kind == host.KindTool {
 			return cli.Exit(fmt.Sprintf("call %s: tool error %d: %s", fn, he.Code, he.Message), 1)

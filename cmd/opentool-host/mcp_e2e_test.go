@@ -162,6 +162,19 @@ func TestMCPStdio(t *testing.T) {
 		t.Errorf("invalid params: %q %v", txt, kind)
 	}
 
+	// The client's trace context in params._meta reaches the plugin.
+	const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
+	tctx, tcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer tcancel()
+	tres, err := cs.CallTool(tctx, &mcp.CallToolParams{Name: "trace", Arguments: map[string]any{},
+		Meta: mcp.Meta{"traceparent": "00-" + traceID + "-00f067aa0ba902b7-01"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := structured(t, tres)["trace_id"]; got != traceID {
+		t.Errorf("the plugin saw trace %v, want %s (params._meta.traceparent)", got, traceID)
+	}
+
 	// A streaming function with a progress token.
 	params := &mcp.CallToolParams{Name: "sequentiallyRead", Arguments: map[string]any{}}
 	params.SetProgressToken("s")
