@@ -59,17 +59,9 @@ type Rate struct {
 	Burst int `json:"burst,omitempty"`
 }
 
-// Fault is a fault of a keys file: its JSON path and what is wrong. It
-// never holds a key or a key's hash.
-type Fault struct {
-	// Path is the JSON path of the fault ("$.keys[2].allow[0]").
-	Path string
-	// Message says what is wrong.
-	Message string
-}
-
-// Error returns "PATH: MESSAGE".
-func (f *Fault) Error() string { return f.Path + ": " + f.Message }
+// Fault is a fault of a keys file: its JSON path ("$.keys[2].allow[0]")
+// and what is wrong. It never holds a key or a key's hash.
+type Fault = strictjson.Fault
 
 // MaxFileBytes is the largest keys file read (1 MiB).
 const MaxFileBytes = 1 << 20
@@ -84,29 +76,11 @@ var nameRE = regexp.MustCompile(`^[A-Za-z0-9_.@-]{1,64}$`)
 // missing or bad name, key, sha256 or allow pattern, a bad rate, two
 // entries with the same name or the same key).
 func ParseFile(data []byte) (*File, error) {
-	if len(data) > MaxFileBytes {
-		return nil, &Fault{Path: "$", Message: fmt.Sprintf("the file is larger than %d bytes", MaxFileBytes)}
-	}
-	tree, err := strictjson.Decode(data)
+	tree, err := strictjson.CheckExact(data, reflect.TypeFor[File](), MaxFileBytes)
 	if err != nil {
-		var de *strictjson.DuplicateError
-		if errors.As(err, &de) {
-			return nil, &Fault{Path: rooted(de.MemberPath()), Message: "duplicate member"}
-		}
-		return nil, &Fault{Path: "$", Message: err.Error()}
+		return nil, err
 	}
-	top, ok := tree.(map[string]any)
-	if !ok {
-		return nil, &Fault{Path: "$", Message: `must be a JSON object {"keys": [...]}`}
-	}
-	if err := strictjson.CheckMembers(tree, reflect.TypeFor[File]()); err != nil {
-		var ue *strictjson.UnknownMemberError
-		if errors.As(err, &ue) {
-			return nil, &Fault{Path: rooted(ue.MemberPath()), Message: "unknown member"}
-		}
-		return nil, &Fault{Path: "$", Message: err.Error()}
-	}
-	list, ok := top["keys"].([]any)
+	list, ok := tree.(map[string]any)["keys"].([]any)
 	if !ok {
 		return nil, &Fault{Path: "$.keys", Message: "is required: an array of keys"}
 	}
@@ -117,34 +91,10 @@ func ParseFile(data []byte) (*File, error) {
 		p := fmt.Sprintf("$.keys[%d]", i)
 		b, _ := json.Marshal(v) // a decoded tree always encodes
 		if err := json.Unmarshal(b, &f.Keys[i]); err != nil {
-			var te *json.UnmarshalTypeError
-			if errors.As(err, &te) && te.Field != "" {
-				return nil, &Fault{Path: p + "." + te.Field, Message: "must be " + jsonType(te.Type)}
-			}
-			return nil, &Fault{Path: p, Message: "must be an object"}
+			return nil, strictjson.TypeFault(p, err)
 		}
 	}
 	return f, f.check()
-}
-
-// rooted writes a strictjson member path from the root "$".
-func rooted(p string) string { return "$." + strings.TrimPrefix(p, "$.") }
-
-// jsonType names Go type t as JSON does.
-func jsonType(t reflect.Type) string {
-	switch t.Kind() {
-	case reflect.String:
-		return "a string"
-	case reflect.Float64:
-		return "a number"
-	case reflect.Int:
-		return "an integer"
-	case reflect.Slice, reflect.Pointer:
-		return "an array"
-	case reflect.Struct:
-		return "an object"
-	}
-	return t.String()
 }
 
 // check checks every entry of f and that names and keys are unique.

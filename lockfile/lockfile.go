@@ -31,7 +31,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"reflect"
 	"regexp"
 	"sort"
 
@@ -84,19 +83,9 @@ func Read(path string) (*File, error) {
 
 // Parse decodes a lock file's bytes (see Read for the errors).
 func Parse(data []byte) (*File, error) {
-	if len(data) > maxBytes {
-		return nil, fmt.Errorf("$: larger than %d bytes", maxBytes)
-	}
-	tree, err := strictjson.Decode(data)
-	if err != nil {
-		return nil, fmt.Errorf("$: %w", err)
-	}
-	if err := strictjson.CheckMembers(tree, reflectType); err != nil {
-		return nil, fmt.Errorf("$: %w", err)
-	}
 	var f File
-	if err := json.Unmarshal(data, &f); err != nil {
-		return nil, fmt.Errorf("$: %w", err)
+	if err := strictjson.DecodeExact(data, &f, maxBytes); err != nil {
+		return nil, err
 	}
 	if f.Version != Version {
 		return nil, fmt.Errorf("$.lockfile_version: %d, this host reads %d", f.Version, Version)
@@ -227,6 +216,3 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(ks)
 	return ks
 }
-
-// reflectType is File's type, for strictjson.CheckMembers.
-var reflectType = reflect.TypeOf(File{})

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -177,53 +176,13 @@ func (a Arg) Placeholders() []string {
 // ("$.functions[0].command[2]: unknown parameter \"x\"").
 func ParseCommands(data []byte) (*Commands, error) {
 	var c Commands
-	if err := decodeExact(data, &c); err != nil {
+	if err := strictjson.DecodeExact(data, &c, MaxFileBytes); err != nil {
 		return nil, err
 	}
 	if err := c.check("$"); err != nil {
 		return nil, err
 	}
 	return &c, nil
-}
-
-// decodeExact decodes a declaration file into v (a pointer to a struct):
-// at most MaxFileBytes, one JSON object, no duplicate or unknown members,
-// members of the right types. Errors: a *Fault with the JSON path.
-func decodeExact(data []byte, v any) error {
-	if len(data) > MaxFileBytes {
-		return &Fault{Path: "$", Message: fmt.Sprintf("declaration is larger than %d bytes", MaxFileBytes)}
-	}
-	tree, err := strictjson.Decode(data)
-	var de *strictjson.DuplicateError
-	if errors.As(err, &de) {
-		return &Fault{Path: "$." + strings.TrimPrefix(de.MemberPath(), "$."), Message: "duplicate member"}
-	}
-	if err != nil {
-		return &Fault{Path: "$", Message: err.Error()}
-	}
-	if _, ok := tree.(map[string]any); !ok {
-		return &Fault{Path: "$", Message: "must be a JSON object"}
-	}
-	if err := strictjson.CheckMembers(tree, reflect.TypeOf(v).Elem()); err != nil {
-		var ue *strictjson.UnknownMemberError
-		if errors.As(err, &ue) {
-			return &Fault{Path: "$." + strings.TrimPrefix(ue.MemberPath(), "$."), Message: "unknown member"}
-		}
-		return &Fault{Path: "$", Message: err.Error()}
-	}
-	if err := json.Unmarshal(data, v); err != nil {
-		return typeFault(err)
-	}
-	return nil
-}
-
-// typeFault turns encoding/json's error into a Fault.
-func typeFault(err error) *Fault {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) && te.Field != "" {
-		return &Fault{Path: "$." + te.Field, Message: fmt.Sprintf("must be %s", te.Type)}
-	}
-	return &Fault{Path: "$", Message: err.Error()}
 }
 
 // Document returns the OpenTool 1.1.0 document of c for plugin name.

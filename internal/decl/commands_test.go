@@ -41,7 +41,7 @@ func TestParseCommandsFaultsHaveJSONPaths(t *testing.T) {
 		{fn(`"command":["x"],"timeout_ms":9999999`), "$.functions[0].timeout_ms: must be between"},
 		{fn(`"command":["x"],"output":"xml"`), `$.functions[0].output: must be "text" or "json"`},
 		{fn(`"command":["x"],"env":["OPENTOOL_API_KEYS"]`), `$.functions[0].env[0]`},
-		{fn(`"command":["x"],"timeout_ms":"5s"`), "$.functions.timeout_ms: must be int"},
+		{fn(`"command":["x"],"timeout_ms":"5s"`), "$.functions.timeout_ms: must be an integer"},
 		{`{"functions":[{"name":"bad name","description":"d","command":["x"]}]}`, "$.functions[0].name"},
 		{`{"functions":[{"name":"f","description":"d","command":["x"]}],"functions":[]}`, "duplicate"},
 	} {

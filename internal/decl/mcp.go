@@ -82,15 +82,7 @@ type Launch struct {
 }
 
 // Fault is one fault of a declaration, at a JSON path.
-type Fault struct {
-	// Path is the JSON path of the fault ("$.mcpServers.notes.command").
-	Path string
-	// Message says what is wrong.
-	Message string
-}
-
-// Error returns "PATH: MESSAGE".
-func (f *Fault) Error() string { return f.Path + ": " + f.Message }
+type Fault = strictjson.Fault
 
 // ParseMCP decodes an mcpServers declaration: a JSON object with member
 // "mcpServers", an object of servers keyed by name. Members desktop

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/opentool-host/opentool-host/internal/strictjson"
 )
 
 // PolicySuffix is the file-name suffix of a policy declaration:
@@ -119,7 +121,7 @@ func ReservedEnv(name string) bool {
 // ("$.limits.memory_mb: must be at least 1").
 func ParsePolicy(data []byte) (*Policy, error) {
 	var p Policy
-	if err := decodeExact(data, &p); err != nil {
+	if err := strictjson.DecodeExact(data, &p, MaxFileBytes); err != nil {
 		return nil, err
 	}
 	if err := p.check(); err != nil {

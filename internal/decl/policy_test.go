@@ -25,7 +25,7 @@ func TestParsePolicyFaults(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{`[]`, "$: must be a JSON object"},
 		{`{"timeout":1}`, "$.timeout: unknown member"},
-		{`{"timeout_ms":"5"}`, "$.timeout_ms: must be int64"},
+		{`{"timeout_ms":"5"}`, "$.timeout_ms: must be an integer"},
 		{`{"timeout_ms":-1}`, "$.timeout_ms: must be within 1..86400000"},
 		{`{"max_concurrency":-2}`, "$.max_concurrency: must be at least 1"},
 		{`{"prefix":"a b"}`, "$.prefix: must match [a-zA-Z0-9_-]{1,32}"},
