@@ -13,7 +13,7 @@ FUZZTIME   ?= 30s
 FUZZPKGS   ?= ./jsonrpc ./opentool
 
 
-.PHONY: all build host plugins examples run test vet fmt fmt-check bench bench-scale soak fuzz proto clean deps-python deps-node
+.PHONY: all build host plugins examples run test vet fmt fmt-check bench bench-scale soak fuzz proto clean deps-python deps-node deps-browser
 
 all: build
 
@@ -40,6 +40,12 @@ deps-python:
 deps-node:
 	@./scripts/deps-node.sh
 
+# For make test, the status page's browser test: Debian's chromium (apt,
+# as root) and playwright-core (npm ci into webtest/node_modules). Prints
+# SKIP and succeeds when it cannot; the test then skips with the reason.
+deps-browser:
+	@./scripts/deps-browser.sh
+
 plugin-%:
 	$(GO) build -o plugins/opentool-plugin-$* ./plugins/$*
 
@@ -47,7 +53,7 @@ run: build
 	./bin/opentool-host run --dir plugins --addr $(ADDR)
 
 # Every package's tests; at the end, each skipped test with its reason.
-test: build vet fmt-check
+test: build deps-browser vet fmt-check
 	$(GO) run ./scripts/testsummary $(TESTFLAGS) ./...
 
 vet:

@@ -21,6 +21,7 @@ import (
 	"github.com/opentool-host/opentool-host/internal/version"
 	"github.com/opentool-host/opentool-host/mcpapi"
 	"github.com/opentool-host/opentool-host/otc"
+	"github.com/opentool-host/opentool-host/statusui"
 )
 
 // DefaultAddr is the reference OpenTool SDKs' default address, on loopback.
@@ -158,6 +159,10 @@ func runAction(c *cli.Context) error {
 	_ = guard.Watch(ctx) // logs its own failure; SIGHUP still reloads
 	root.Handle(mcpapi.Path, mcps.Handler(mcpapi.HTTPOptions{Sessions: c.Bool("mcp-sessions"), MaxBodyBytes: c.Int64("max-body"), WriteTimeout: c.Duration("write-timeout")}))
 	root.Handle("/", api)
+	// The status page: GET /events and GET /status.json behind the keys
+	// (root), the page itself (GET /, /ui/) public: it holds no data.
+	ui := statusui.New(h, statusui.Config{Version: version.Version, Allowed: access.Allowed, WriteTimeout: c.Duration("write-timeout"), Logger: log.Named("ui")})
+	ui.Mount(root)
 	stopTracing, err := setupTracing(ctx)
 	if err != nil {
 		ln.Close()
@@ -166,7 +171,7 @@ func runAction(c *cli.Context) error {
 	}
 	defer func() { _ = stopTracing(context.Background()) }()
 	srv := &http.Server{
-		Handler:           traced(guard.Middleware(root)), // every route behind the API keys (package access)
+		Handler:           traced(ui.Public(guard.Middleware(root))), // every route behind the API keys (package access) but the status page's files
 		ReadHeaderTimeout: 10 * time.Second,
 		// A request body must arrive within ReadTimeout: a client that
 		// trickles it is cut off (the response has its own per-write
@@ -176,6 +181,7 @@ func runAction(c *cli.Context) error {
 		MaxHeaderBytes: 64 << 10,
 	}
 	srv.RegisterOnShutdown(mcps.Shutdown) // MCP streams that only wait for notifications end at once
+	srv.RegisterOnShutdown(ui.Shutdown)   // and so do /events streams
 	served := 0
 	for _, p := range h.Plugins() {
 		if p.State == host.StateReady {
