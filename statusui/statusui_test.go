@@ -356,6 +356,7 @@ func TestPageFiles(t *testing.T) {
 		{"/", "text/html; charset=utf-8", 200, `<script src="/ui/app.js"`},
 		{"/ui/app.js", "text/javascript; charset=utf-8", 200, "followEvents"},
 		{"/ui/style.css", "text/css; charset=utf-8", 200, ".grid"},
+		{"/ui/favicon.svg", "image/svg+xml", 200, "<svg"},
 		{"/ui/index.html", "", 404, ""},
 		{"/ui/nope.js", "", 404, ""},
 		{"/ui/", "", 404, ""},

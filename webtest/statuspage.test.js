@@ -156,6 +156,24 @@ async function main() {
       const r = await fetch('/status.json', { headers: { Authorization: 'Bearer ' + k } });
       return (await r.json()).metrics;
     }, key);
+    if (metrics && process.env.SCREENSHOT) {
+      // Some traffic for the picture: calls per second and an error rate.
+      await page.evaluate(async (k) => {
+        const call = (method, params) => fetch('/opentool/call', {
+          method: 'POST',
+          headers: { Authorization: 'Bearer ' + k, 'Content-Type': 'application/json' },
+          body: JSON.stringify({ jsonrpc: '2.0', method, params, id: 1 }),
+        });
+        for (let i = 0; i < 40; i++) {
+          await Promise.all([call('add', { a: i, b: 1 }), call('multiply', { a: i, b: 2 }), call('count', {}),
+            call('divide', { a: i, b: i % 5 })]);
+        }
+      }, key);
+      await page.waitForFunction(() => {
+        const tr = document.querySelector('#functions tr[data-fn="multiply"]');
+        return tr && Number(tr.children[6].textContent) >= 40 && Number(tr.children[2].textContent) > 0;
+      });
+    }
     if (metrics) {
       await page.waitForFunction(() => {
         const tr = document.querySelector('#functions tr[data-fn="add"]');

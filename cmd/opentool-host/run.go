@@ -104,6 +104,7 @@ func runCommand() *cli.Command {
 			"GET /opentool/export?format=openai|openai-chat|anthropic|opentool gives LLM API tool definitions;\n" +
 			"GET /otc/health, GET /otc/tools and POST /otc/call serve the Open Tool Calling standard;\n" +
 			"/mcp serves the Model Context Protocol (streamable HTTP).\n" +
+			"GET / is a live status page (GET /events: lifecycle events as server-sent events; GET /status.json).\n" +
 			"With --api-key (or OPENTOOL_API_KEYS), every route requires Authorization: Bearer KEY.\n" +
 			"SIGINT/SIGTERM drain calls in flight and stop every plugin; SIGHUP rescans --dir.",
 		Flags:  flags,

@@ -22,7 +22,8 @@ import (
 // (2 + 3 = 5) and on divide by 0 (the tool's error), shows a plugin's
 // markup as text, and takes a screenshot into the test's artifact dir
 // (go test -artifacts keeps it). With OPENTOOL_STATUS_SCREENSHOT=PATH the
-// screenshot is also written to PATH (docs/status-page.png).
+// screenshot is also written to PATH, relative to the repository
+// (docs/status-page.png).
 //
 // It skips, saying why, when chromium or playwright-core is missing
 // (make deps-browser installs both).
@@ -56,11 +57,10 @@ func TestStatusPageInBrowser(t *testing.T) {
 	cmd.Dir = web
 	cmd.Env = append(os.Environ(), "BASE_URL="+hp.url, "API_KEY="+key, "OUT_DIR="+out, "CHROMIUM="+chromium)
 	if shot := os.Getenv("OPENTOOL_STATUS_SCREENSHOT"); shot != "" {
-		abs, err := filepath.Abs(shot)
-		if err != nil {
-			t.Fatal(err)
+		if !filepath.IsAbs(shot) {
+			shot = filepath.Join(testutil.RepoRoot(t), shot) // relative to the repository
 		}
-		cmd.Env = append(cmd.Env, "SCREENSHOT="+abs)
+		cmd.Env = append(cmd.Env, "SCREENSHOT="+shot)
 	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
