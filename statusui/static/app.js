@@ -137,7 +137,7 @@ function notice(text) {
 
 // ---------- status: plugins and functions ----------
 
-const history = new Map(); // function key -> [{t, calls, errors}], oldest first
+const readings = new Map(); // function key -> [{t, calls, errors}], oldest first
 const fnRows = new Map(); // function key -> {row, cells, tryRow, fn}
 let pluginRows = new Map(); // plugin name -> {row, uptime, base, at, ready}
 let lastFunctionSet = '';
@@ -237,12 +237,12 @@ function tickUptimes() {
 // rate returns calls/s and the error share over RATE_WINDOW_MS from the
 // readings of one function, adding the reading f at time t.
 function rate(key, f, t) {
-  let h = history.get(key) || [];
+  let h = readings.get(key) || [];
   const last = h[h.length - 1];
   if (last && (f.calls < last.calls || f.errors < last.errors)) h = []; // counters reset
   h.push({ t, calls: f.calls, errors: f.errors });
   while (h.length > 2 && t - h[1].t >= RATE_WINDOW_MS) h.shift();
-  history.set(key, h);
+  readings.set(key, h);
   if (h.length < 2) return null;
   const a = h[0];
   const dt = (t - a.t) / 1000;
@@ -288,7 +288,7 @@ function renderFunctions(functions, t) {
       r.row.remove();
       r.tryRow.remove();
       fnRows.delete(key);
-      history.delete(key);
+      readings.delete(key);
     }
   }
   // Move rows only when the order changed (moving a row would take the
