@@ -15,11 +15,13 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/opentool-host/opentool-host/access"
+	"github.com/opentool-host/opentool-host/audit"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/httpapi"
 	"github.com/opentool-host/opentool-host/internal/httpguard"
 	"github.com/opentool-host/opentool-host/internal/version"
 	"github.com/opentool-host/opentool-host/mcpapi"
+	"github.com/opentool-host/opentool-host/metrics"
 	"github.com/opentool-host/opentool-host/otc"
 	"github.com/opentool-host/opentool-host/statusui"
 )
@@ -89,6 +91,8 @@ func runCommand() *cli.Command {
 		&cli.DurationFlag{Name: "write-timeout", Value: httpguard.DefaultWriteTimeout, Usage: "longest a client may take to read one response or one stream frame (> 0)", Action: positive("write-timeout")},
 		&cli.BoolFlag{Name: "mcp-sessions", Usage: "serve /mcp with sessions (Mcp-Session-Id, a GET stream): clients of MCP revisions before 2026-07-28 then get tools/list_changed pushed, but every request of a session must reach this process. " +
 			"Default: stateless, any replica behind a load balancer answers any request; 2026-07-28 clients get list_changed over subscriptions/listen, older ones re-list"},
+		&cli.StringFlag{Name: "metrics-addr", Usage: "also serve /metrics alone on `HOST:PORT`, without API keys (for a scraper on a private network); /metrics on --addr is always there, behind the keys"},
+		&cli.StringFlag{Name: "audit-log", Usage: "append one JSON line per call to `FILE` (\"-\": stderr): time, key name, front end, function, plugin, duration, outcome, sizes; never argument or result values"},
 		&cli.BoolFlag{Name: "locked", Usage: "enforce DIR/opentool.lock (write it with 'opentool-host lock'): refuse files that are not pinned or do not match, checked before every start; hold plugins whose function definitions changed until 'opentool-host lock --update NAME'"},
 		&cli.BoolFlag{Name: "accept-definition-changes", Usage: "with --locked, serve changed function definitions at once (logged) instead of holding them"},
 		&cli.StringSliceFlag{Name: "api-key", Usage: "accept `KEY` as \"Authorization: Bearer KEY\" (repeatable; env: comma-separated); none: no auth", EnvVars: []string{"OPENTOOL_API_KEYS"}},
@@ -119,7 +123,15 @@ func runAction(c *cli.Context) error {
 	}
 	cfg.Watch = c.Bool("watch")
 	cfg.Locked, cfg.AcceptDefinitionChanges = c.Bool("locked"), c.Bool("accept-definition-changes")
+	obs := &observers{}
+	cfg.OnCall = obs.observe
 	log := cfg.Logger
+	if path := c.String("audit-log"); path != "" {
+		if obs.audit, err = audit.Open(path); err != nil {
+			return cli.Exit(fmt.Sprintf("audit log: %v", err), 1)
+		}
+		defer obs.audit.Close()
+	}
 	keys, err := apiKeys(c)
 	if err != nil {
 		return err
@@ -143,6 +155,15 @@ func runAction(c *cli.Context) error {
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
+	obs.metrics = metrics.New(h) // before Start: no call is observed before it is set
+	defer obs.metrics.Close()
+	if addr := c.String("metrics-addr"); addr != "" {
+		if err := serveMetrics(ctx, addr, obs.metrics, log.Named("metrics")); err != nil {
+			ln.Close()
+			_ = h.Close(ctx)
+			return cli.Exit(fmt.Sprintf("--metrics-addr: %v", err), 1)
+		}
+	}
 	started := time.Now()
 	if err := h.Start(ctx); err != nil {
 		ln.Close()
@@ -160,9 +181,10 @@ func runAction(c *cli.Context) error {
 	_ = guard.Watch(ctx) // logs its own failure; SIGHUP still reloads
 	root.Handle(mcpapi.Path, mcps.Handler(mcpapi.HTTPOptions{Sessions: c.Bool("mcp-sessions"), MaxBodyBytes: c.Int64("max-body"), WriteTimeout: c.Duration("write-timeout")}))
 	root.Handle("/", api)
+	root.Handle("/metrics", metricsHandler(obs.metrics))
 	// The status page: GET /events and GET /status.json behind the keys
 	// (root), the page itself (GET /, /ui/) public: it holds no data.
-	ui := statusui.New(h, statusui.Config{Version: version.Version, Allowed: access.Allowed, WriteTimeout: c.Duration("write-timeout"), Logger: log.Named("ui")})
+	ui := statusui.New(h, statusui.Config{Version: version.Version, Allowed: access.Allowed, WriteTimeout: c.Duration("write-timeout"), Logger: log.Named("ui"), Gatherer: obs.metrics.Registry()})
 	ui.Mount(root)
 	stopTracing, err := setupTracing(ctx)
 	if err != nil {
