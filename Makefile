@@ -70,7 +70,7 @@ fmt-check:
 # Profile with BENCHFLAGS='-cpuprofile cpu.out -bench Call/.*/path=host'.
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -count $(BENCHCOUNT) -timeout 60m $(BENCHFLAGS) ./bench/
-	$(GO) test -run '^$$' -bench CallTracing -benchtime 3000x -count $(BENCHCOUNT) ./host/
+	$(GO) test -run '^$$' -bench CallObservability -benchtime 3000x -count $(BENCHCOUNT) ./host/
 
 # 50 plugins in a real host process: cold start, RSS, SIGKILL recovery, hot reload.
 bench-scale: host

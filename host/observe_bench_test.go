@@ -10,29 +10,41 @@ import (
 
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/internal/testutil"
+	"github.com/opentool-host/opentool-host/metrics"
 )
 
-// BenchmarkCallTracing measures what tracing adds to one call through the
-// host to a real plugin (the echo test plugin), same run: "off" is the
-// default (no provider: no-op spans; an incoming trace context still
-// crosses), "on" samples every call into an SDK provider whose exporter
-// keeps nothing (span creation, attributes, the traceparent in the gRPC
-// metadata and its extraction in the plugin). make bench runs it.
-func BenchmarkCallTracing(b *testing.B) {
+// BenchmarkCallObservability measures what observation adds to one call
+// through the host to a real plugin (the echo test plugin), same run:
+// "off" is the default without metrics (no-op spans; an incoming trace
+// context still crosses); "metrics" counts every call into the
+// Prometheus registry (host.Config.OnCall); "tracing" samples every call
+// into an SDK provider whose exporter keeps nothing (span, attributes,
+// the traceparent in the gRPC metadata and its extraction in the plugin).
+// make bench runs it.
+func BenchmarkCallObservability(b *testing.B) {
 	dir := b.TempDir()
 	testutil.InstallPlugin(b, dir, "echo", "./internal/testplugins/echo")
-	h, err := host.New(host.Config{Dir: dir, StateDir: b.TempDir()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := h.Start(context.Background()); err != nil {
-		b.Fatal(err)
-	}
-	defer h.Close(context.Background())
 	args := []byte(`{"data":"hello"}`)
-	for _, mode := range []string{"off", "on"} {
-		b.Run("tracing="+mode, func(b *testing.B) {
-			if mode == "on" {
+	for _, mode := range []string{"off", "metrics", "tracing"} {
+		b.Run("observe="+mode, func(b *testing.B) {
+			var m *metrics.Metrics
+			cfg := host.Config{Dir: dir, StateDir: b.TempDir()}
+			if mode == "metrics" {
+				cfg.OnCall = func(ctx context.Context, r host.CallRecord) { m.Observe(ctx, r) }
+			}
+			h, err := host.New(cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if mode == "metrics" {
+				m = metrics.New(h)
+				defer m.Close()
+			}
+			if err := h.Start(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+			defer h.Close(context.Background())
+			if mode == "tracing" {
 				tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()),
 					sdktrace.WithSyncer(tracetest.NewNoopExporter()))
 				prev := otel.GetTracerProvider()
