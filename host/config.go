@@ -115,6 +115,12 @@ type Config struct {
 	// (its Caller, its trace).
 	OnCall func(ctx context.Context, rec CallRecord)
 
+	// NoCgroups runs plugins without a cgroup each (see package
+	// internal/cgroup): killing a plugin then kills its process group
+	// only, so a descendant that called setsid survives it. By default
+	// the host uses cgroups wherever it can make them.
+	NoCgroups bool
+
 	// Launcher is the command (argv) that applies a plugin's sandbox.Spec
 	// in the plugin's own process before it runs the plugin: normally the
 	// host's binary re-executed as [os.Executable(), "launch"]. Empty:

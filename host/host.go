@@ -41,6 +41,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/opentool-host/opentool-host/internal/cgroup"
 	"github.com/opentool-host/opentool-host/lockfile"
 	"github.com/opentool-host/opentool-host/opentool"
 )
@@ -113,6 +114,13 @@ func New(cfg Config) (*Host, error) {
 		cancel:  cancel,
 	}
 	h.sv = &supervisor{cfg: &h.cfg, state: state, log: cfg.Logger, ctx: ctx, changed: h.changed, pins: pins, events: &h.events}
+	if cfg.NoCgroups {
+		h.log.Debug("plugin cgroups off (Config.NoCgroups)")
+	} else if h.sv.cgroups, err = cgroup.New(); err != nil {
+		h.log.Info("plugins run without cgroups: a descendant that leaves its process group (setsid) is not killed with the plugin", "reason", err)
+	} else {
+		h.log.Debug("one cgroup per plugin process", "dir", h.sv.cgroups.Dir())
+	}
 	h.routes.Store(newRouteTable())
 	return h, nil
 }
@@ -537,6 +545,9 @@ func (h *Host) Close(ctx context.Context) error {
 			p.kill()
 		}
 		<-done
+	}
+	if h.sv.cgroups != nil {
+		_ = h.sv.cgroups.Close()
 	}
 	return h.state.remove()
 }

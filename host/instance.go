@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/opentool-host/opentool-host/argcheck"
+	"github.com/opentool-host/opentool-host/internal/cgroup"
 	"github.com/opentool-host/opentool-host/internal/decl"
 	"github.com/opentool-host/opentool-host/internal/wire"
 	"github.com/opentool-host/opentool-host/opentool"
@@ -128,7 +129,14 @@ func startInstance(ctx context.Context, sv *supervisor, name string, f fileRef, 
 			// only, never logged.
 			cmd.Env = slices.Concat(pluginEnv(spec.Env, name, cfg.PluginEnv, os.Environ()), proc.env, pol.env, secrets)
 			// Unmarked lines on the pipe are debug, as go-plugin logs them.
-			r, err := newProcessRunner(name, cmd, &lineLogger{log: pluginLog, tail: inst.stderr, stream: "stderr", level: hclog.Debug})
+			var cg *cgroup.Group
+			if sv.cgroups != nil {
+				var cerr error
+				if cg, cerr = sv.cgroups.Child(name); cerr != nil {
+					return nil, fmt.Errorf("cgroup: %w", cerr)
+				}
+			}
+			r, err := newProcessRunner(name, cmd, &lineLogger{log: pluginLog, tail: inst.stderr, stream: "stderr", level: hclog.Debug}, cg)
 			inst.runner = r
 			return r, err
 		},

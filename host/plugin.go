@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/opentool-host/opentool-host/argcheck"
+	"github.com/opentool-host/opentool-host/internal/cgroup"
 	"github.com/opentool-host/opentool-host/lockfile"
 	"github.com/opentool-host/opentool-host/opentool"
 )
@@ -57,8 +58,9 @@ type supervisor struct {
 	log     hclog.Logger
 	ctx     context.Context
 	changed chan<- struct{}
-	pins    *pins     // the lock a Locked host enforces (nil: none)
-	events  *eventHub // lifecycle events (GET /events)
+	pins    *pins        // the lock a Locked host enforces (nil: none)
+	events  *eventHub    // lifecycle events (GET /events)
+	cgroups *cgroup.Root // one cgroup per plugin process (nil: unavailable)
 }
 
 // Plugin supervises one plugin file. Its life is next (lifecycle.go):

@@ -15,6 +15,8 @@ import (
 	"syscall"
 
 	"github.com/hashicorp/go-plugin/runner"
+
+	"github.com/opentool-host/opentool-host/internal/cgroup"
 )
 
 // processRunner is the go-plugin runner.Runner the host uses for every
@@ -38,6 +40,7 @@ type processRunner struct {
 	stderr     io.ReadCloser
 	stderrSink io.Writer
 	stderrDone chan struct{} // closed when stderr reached EOF
+	cg         *cgroup.Group // the process tree's cgroup (nil: process group only)
 
 	pid      int
 	exited   chan struct{}
@@ -48,8 +51,10 @@ type processRunner struct {
 var _ runner.Runner = (*processRunner)(nil)
 
 // newProcessRunner prepares cmd (not started) as plugin name; what the
-// process writes to stderr goes to stderrSink, which must not fail.
-func newProcessRunner(name string, cmd *exec.Cmd, stderrSink io.Writer) (*processRunner, error) {
+// process writes to stderr goes to stderrSink, which must not fail. With
+// cg the process is cloned into that cgroup, and killing the plugin
+// kills the cgroup (descendants that left the process group included).
+func newProcessRunner(name string, cmd *exec.Cmd, stderrSink io.Writer, cg *cgroup.Group) (*processRunner, error) {
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -59,8 +64,11 @@ func newProcessRunner(name string, cmd *exec.Cmd, stderrSink io.Writer) (*proces
 		return nil, err
 	}
 	setProcAttr(cmd)
+	if cg != nil {
+		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, cg.FD()
+	}
 	return &processRunner{
-		name: name, cmd: cmd,
+		name: name, cmd: cmd, cg: cg,
 		stdout: newHandshakeReader(stdout), stderr: stderr,
 		stderrSink: stderrSink, stderrDone: make(chan struct{}),
 		exited: make(chan struct{}),
@@ -72,6 +80,9 @@ func newProcessRunner(name string, cmd *exec.Cmd, stderrSink io.Writer) (*proces
 func (r *processRunner) Start(_ context.Context) error {
 	if err := spawn(r.cmd); err != nil {
 		close(r.stderrDone)
+		if r.cg != nil {
+			r.cg.Remove()
+		}
 		return err
 	}
 	r.pid = r.cmd.Process.Pid
@@ -88,6 +99,9 @@ func (r *processRunner) Wait(_ context.Context) error {
 	r.waitOnce.Do(func() {
 		r.waitErr = r.cmd.Wait()
 		killGroup(r.pid)
+		if r.cg != nil {
+			r.cg.Remove() // what left the process group dies too
+		}
 		close(r.exited)
 	})
 	<-r.exited
@@ -100,6 +114,9 @@ func (r *processRunner) Kill(_ context.Context) error {
 		return nil
 	}
 	killGroup(r.pid)
+	if r.cg != nil {
+		r.cg.Kill()
+	}
 	err := r.cmd.Process.Kill()
 	if errors.Is(err, os.ErrProcessDone) {
 		return nil

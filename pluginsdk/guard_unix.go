@@ -8,6 +8,8 @@ import (
 	"syscall"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/opentool-host/opentool-host/internal/cgroup"
 )
 
 // guardChildren makes SIGTERM (the host's parent-death signal, and what a
@@ -27,9 +29,11 @@ func guardChildren(_ hclog.Logger) {
 	}()
 }
 
-// exitWithGroup kills the plugin's process group when the plugin leads it
-// (as the host arranges), else exits alone.
+// exitWithGroup kills the plugin's cgroup when the host made one for it
+// (every descendant, setsid ones included), and its process group when
+// the plugin leads it (as the host arranges), else exits alone.
 func exitWithGroup() {
+	cgroup.KillOwn() // ourselves included, when it applies
 	if syscall.Getpgrp() == os.Getpid() {
 		_ = syscall.Kill(0, syscall.SIGKILL)
 	}

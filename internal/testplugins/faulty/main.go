@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -89,6 +90,7 @@ func (faulty) Load(context.Context) (*opentool.OpenTool, error) {
 			fn("sleep", "Sleeps ms milliseconds, honouring cancellation.", ms),
 			fn("pid", "Returns the process id and the binary version."),
 			fn("spawn", "Starts a child process (sleep 600) and returns its pid."),
+			fn("spawnSetsid", "Starts a child process (sleep 600) in a session of its own (setsid: out of the plugin's process group) and returns its pid."),
 			fn("echo", echoDescription(), opentool.Parameter{Name: "x", Schema: &opentool.Schema{Type: opentool.TypeString}}),
 			fn("sleeps", "Returns the sleeps in flight (active) and those ended by cancellation (cancelled)."),
 			fn("env", "Returns the process environment as {\"env\": {NAME: VALUE}}."),
@@ -127,6 +129,14 @@ func (faulty) Call(ctx context.Context, name string, args map[string]any) (map[s
 		return map[string]any{"active": active.Load(), "cancelled": cancelled.Load()}, nil
 	case "pid":
 		return map[string]any{"pid": os.Getpid(), "version": version}, nil
+	case "spawnSetsid":
+		cmd := exec.Command("sleep", "600")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := cmd.Start(); err != nil {
+			return nil, err
+		}
+		go func() { _ = cmd.Wait() }()
+		return map[string]any{"pid": cmd.Process.Pid}, nil
 	case "spawn":
 		cmd := exec.Command("sleep", "600")
 		if err := cmd.Start(); err != nil {

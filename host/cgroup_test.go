@@ -1,0 +1,67 @@
+package host_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/internal/cgroup"
+	"github.com/opentool-host/opentool-host/internal/testutil"
+)
+
+// skipUnlessCgroups skips when this machine gives the host no cgroups.
+func skipUnlessCgroups(t *testing.T) {
+	t.Helper()
+	r, err := cgroup.New()
+	if err != nil {
+		t.Skipf("cgroup v2 unavailable here (%v): plugins run with process groups only", err)
+	}
+	_ = r.Close()
+}
+
+// running reports whether pid runs (a zombie does not).
+func running(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	return !strings.HasPrefix(strings.TrimSpace(s[strings.LastIndexByte(s, ')')+1:]), "Z")
+}
+
+// TestSetsidDescendantDiesWithThePlugin: a process a plugin started in a
+// session of its own (out of the plugin's process group) dies when the
+// plugin crashes, because the plugin's cgroup is killed; without cgroups
+// it survives (which is why they are used).
+func TestSetsidDescendantDiesWithThePlugin(t *testing.T) {
+	skipUnlessCgroups(t)
+	for _, noCgroups := range []bool{false, true} {
+		t.Run(fmt.Sprintf("cgroups=%v", !noCgroups), func(t *testing.T) {
+			dir := t.TempDir()
+			testutil.InstallPlugin(t, dir, "faulty", "./internal/testplugins/faulty")
+			h := startHost(t, dir, func(c *host.Config) { c.NoCgroups = noCgroups })
+			pid := int(call(t, h, "spawnSetsid", `{}`)["pid"].(float64))
+			t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+			if !running(pid) {
+				t.Fatalf("the setsid child %d is not running", pid)
+			}
+			_, _ = h.Call(context.Background(), "exit", nil) // the plugin crashes
+			testutil.Eventually(t, 10*time.Second, "faulty restarted", func() bool {
+				st := pluginStatus(h, "faulty")
+				return st.State == host.StateReady && st.Restarts == 1
+			})
+			if noCgroups {
+				if !running(pid) {
+					t.Errorf("without cgroups the setsid child %d died too: this test cannot tell the difference", pid)
+				}
+				return
+			}
+			testutil.Eventually(t, 2*time.Second, "the setsid child dies with the plugin", func() bool { return !running(pid) })
+		})
+	}
+}
