@@ -65,3 +65,42 @@ func TestSetsidDescendantDiesWithThePlugin(t *testing.T) {
 		})
 	}
 }
+
+// TestMemoryLimitKillsAndSaysSo: a plugin that allocates past its memory
+// limit (the policy's, applied by the launcher) dies, the caller's error
+// and /health say it was the memory limit, it is restarted, and the other
+// plugin serves throughout.
+func TestMemoryLimitKillsAndSaysSo(t *testing.T) {
+	dir := t.TempDir()
+	testutil.InstallPlugin(t, dir, "faulty", "./internal/testplugins/faulty")
+	testutil.InstallPlugin(t, dir, "calc", "./plugins/calculator")
+	writePolicy(t, dir, "faulty", `{"limits": {"memory_mb": 3072}}`)
+	launcher := []string{testutil.Build(t, "./cmd/opentool-host"), "launch"}
+	h := startHost(t, dir, func(c *host.Config) { c.Launcher = launcher })
+	if st := pluginStatus(h, "faulty"); st.State != host.StateReady {
+		t.Fatalf("faulty under a 3 GiB limit: %+v", st)
+	}
+	call(t, h, "alloc", `{"mb":64}`) // within the limit
+	events, cancel := h.Subscribe(16)
+	defer cancel()
+	_, err := h.Call(context.Background(), "alloc", []byte(`{"mb":4096}`))
+	if err == nil || !strings.Contains(err.Error(), "over its memory limit (3072 MiB)") {
+		t.Fatalf("alloc 4 GiB under 3 GiB: %v", err)
+	}
+	if r := call(t, h, "add", `{"a":1,"b":2}`); r["result"] != 3.0 {
+		t.Errorf("calc: %v", r)
+	}
+	testutil.Eventually(t, 10*time.Second, "faulty restarted, the crash reason kept", func() bool {
+		st := pluginStatus(h, "faulty")
+		return st.State == host.StateReady && st.Restarts == 1
+	})
+	for ev := range events { // the crash as the log, /events and /health (while restarting) say it
+		if ev.Type == host.EventRestarting {
+			if !strings.Contains(ev.Reason, "over its memory limit (3072 MiB)") {
+				t.Errorf("crash reason: %q", ev.Reason)
+			}
+			break
+		}
+	}
+	t.Logf("caller's error: %v", err)
+}

@@ -51,6 +51,9 @@ type instance struct {
 	// prefix is put before every function name the plugin declares.
 	timeout time.Duration
 	prefix  string
+	// memLimit is the plugin's memory limit in bytes (0: none), to say so
+	// when the process died of it.
+	memLimit int64
 	calls   atomic.Int64 // in-flight calls, counted before stopped is read
 
 	grace     time.Duration
@@ -96,6 +99,7 @@ func startInstance(ctx context.Context, sv *supervisor, name string, f fileRef, 
 		queue:     int64(pol.maxQueue),
 		timeout:   pol.timeout,
 		prefix:    pol.prefix,
+		memLimit:  pol.spec.MemoryBytes,
 		grace:     cfg.CancelGrace,
 		maxResult: cfg.MaxResultBytes,
 		release:   proc.release,
@@ -352,7 +356,13 @@ func (i *instance) hasExited() bool {
 
 // exitStatus is the exit status as the OS reported it ("signal: killed",
 // "exit status 2"), "" while the process runs.
-func (i *instance) exitStatus() string { return i.runner.exitStatus() }
+func (i *instance) exitStatus() string {
+	st := i.runner.exitStatus()
+	if st != "" && i.memLimit > 0 && i.stderr.sawOutOfMemory() {
+		st += fmt.Sprintf("; over its memory limit (%d MiB)", i.memLimit>>20)
+	}
+	return st
+}
 
 // stderrTail returns the last lines the process wrote to stderr, oldest
 // first (at most 20), for the host's log and /health; never for callers.

@@ -19,6 +19,7 @@ type tailBuffer struct {
 	n       int
 	buf     []string
 	partial strings.Builder
+	oom     bool // a line said an allocation failed (outOfMemory)
 }
 
 func newTailBuffer(n int) *tailBuffer { return &tailBuffer{n: n} }
@@ -48,6 +49,7 @@ func (t *tailBuffer) push(line string) {
 	if line == "" {
 		return
 	}
+	t.oom = t.oom || outOfMemory(line)
 	if len(line) > 512 {
 		line = line[:512] + "…"
 	}
@@ -56,6 +58,29 @@ func (t *tailBuffer) push(line string) {
 		t.buf = t.buf[:t.n-1]
 	}
 	t.buf = append(t.buf, line)
+}
+
+// sawOutOfMemory reports whether any line written said an allocation
+// failed (the line itself may have left the tail: a Go runtime prints
+// every goroutine's stack after it).
+func (t *tailBuffer) sawOutOfMemory() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.oom
+}
+
+// oomLines are what runtimes print when an allocation fails under an
+// address-space limit (Go, Python, Node, C).
+var oomLines = []string{"out of memory", "MemoryError", "cannot allocate memory", "Cannot allocate memory"}
+
+// outOfMemory reports whether a line says an allocation failed.
+func outOfMemory(line string) bool {
+	for _, s := range oomLines {
+		if strings.Contains(line, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // lines returns a copy of the kept lines, oldest first, including an

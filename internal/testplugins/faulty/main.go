@@ -90,6 +90,7 @@ func (faulty) Load(context.Context) (*opentool.OpenTool, error) {
 			fn("sleep", "Sleeps ms milliseconds, honouring cancellation.", ms),
 			fn("pid", "Returns the process id and the binary version."),
 			fn("spawn", "Starts a child process (sleep 600) and returns its pid."),
+			fn("alloc", "Allocates and touches mb MiB, then returns.", opentool.Parameter{Name: "mb", Schema: &opentool.Schema{Type: opentool.TypeInteger}, Required: true}),
 			fn("spawnSetsid", "Starts a child process (sleep 600) in a session of its own (setsid: out of the plugin's process group) and returns its pid."),
 			fn("echo", echoDescription(), opentool.Parameter{Name: "x", Schema: &opentool.Schema{Type: opentool.TypeString}}),
 			fn("sleeps", "Returns the sleeps in flight (active) and those ended by cancellation (cancelled)."),
@@ -129,6 +130,13 @@ func (faulty) Call(ctx context.Context, name string, args map[string]any) (map[s
 		return map[string]any{"active": active.Load(), "cancelled": cancelled.Load()}, nil
 	case "pid":
 		return map[string]any{"pid": os.Getpid(), "version": version}, nil
+	case "alloc":
+		mb, _ := args["mb"].(float64)
+		b := make([]byte, int(mb)<<20)
+		for i := 0; i < len(b); i += 4096 {
+			b[i] = 1
+		}
+		return map[string]any{"allocated_mb": mb}, nil
 	case "spawnSetsid":
 		cmd := exec.Command("sleep", "600")
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
