@@ -54,7 +54,7 @@ type instance struct {
 	// memLimit is the plugin's memory limit in bytes (0: none), to say so
 	// when the process died of it.
 	memLimit int64
-	calls   atomic.Int64 // in-flight calls, counted before stopped is read
+	calls    atomic.Int64 // in-flight calls, counted before stopped is read
 
 	grace     time.Duration
 	maxResult int64 // Config.MaxResultBytes
