@@ -158,39 +158,23 @@ func (c *Config) resolvePolicy(f fileRef) (policy, error) {
 // narrowLimits sets spec's limits from l, each at most the host's (a
 // host limit of 0 is no limit).
 func narrowLimits(spec *sandbox.Spec, l decl.Limits) error {
-	for _, n := range []struct {
-		member string
-		host   *int64
-		want   int64
-		unit   string
-	}{
-		{"memory_mb", &spec.MemoryBytes, l.MemoryMB << 20, "bytes"},
-		{"cpu_seconds", &spec.CPUSeconds, l.CPUSeconds, "s"},
-	} {
-		if n.want == 0 {
-			continue
-		}
-		if *n.host > 0 && n.want > *n.host {
-			return fmt.Errorf("$.limits.%s: %d %s exceeds the host's limit of %d %s", n.member, n.want, n.unit, *n.host, n.unit)
-		}
-		*n.host = n.want
+	return errors.Join(
+		narrowLimit("memory_mb", &spec.MemoryBytes, l.MemoryMB<<20, " bytes"),
+		narrowLimit("cpu_seconds", &spec.CPUSeconds, l.CPUSeconds, " s"),
+		narrowLimit("cpu_percent", &spec.CPUPercent, l.CPUPercent, ""),
+		narrowLimit("processes", &spec.Processes, l.Processes, ""))
+}
+
+// narrowLimit sets *host to want (0: the host's), refusing more than a
+// host limit (0: none).
+func narrowLimit[T int | int64](member string, host *T, want T, unit string) error {
+	switch {
+	case want == 0:
+		return nil
+	case *host > 0 && want > *host:
+		return fmt.Errorf("$.limits.%s: %d%s exceeds the host's limit of %d%s", member, want, unit, *host, unit)
 	}
-	for _, n := range []struct {
-		member string
-		host   *int
-		want   int
-	}{
-		{"cpu_percent", &spec.CPUPercent, l.CPUPercent},
-		{"processes", &spec.Processes, l.Processes},
-	} {
-		if n.want == 0 {
-			continue
-		}
-		if *n.host > 0 && n.want > *n.host {
-			return fmt.Errorf("$.limits.%s: %d exceeds the host's limit of %d", n.member, n.want, *n.host)
-		}
-		*n.host = n.want
-	}
+	*host = want
 	return nil
 }
 
