@@ -6,6 +6,8 @@
 // --locked` refuses a file that is not pinned or does not match (checked
 // right before every start and restart) and holds a plugin whose function
 // definitions changed until `opentool-host lock --update NAME`.
+// `opentool-host pull` pins the files it pulls the same way and records
+// where each came from (Sources; optional, see Source).
 //
 //	{
 //	  "lockfile_version": 1,
@@ -17,6 +19,13 @@
 //	  "functions": {
 //	    "calculator": {"add": "sha256:5e2a…", "divide": "sha256:c1d4…"},
 //	    "notes": {"add_note": "sha256:08f3…"}
+//	  },
+//	  "sources": {
+//	    "opentool-plugin-calculator": {
+//	      "ref": "registry.example/plugins/calculator:1.2",
+//	      "manifest": "sha256:9c1e…",
+//	      "sha256": "3f1c…"
+//	    }
 //	  }
 //	}
 package lockfile
@@ -58,6 +67,27 @@ type File struct {
 	// Functions maps a plugin's name to its functions: the name each is
 	// served as → Digest of its definition.
 	Functions map[string]map[string]string `json:"functions"`
+	// Sources maps a file's base name (a key of Files) to the OCI
+	// artifact `opentool-host pull` got it from. Optional: absent for
+	// files that were not pulled. A source is about the bytes it names
+	// (Source.SHA256): Write drops a source whose file is no longer
+	// pinned with those bytes (re-pinned after a local rebuild, or
+	// unpinned).
+	Sources map[string]Source `json:"sources,omitempty"`
+}
+
+// Source is where a pinned file was pulled from.
+type Source struct {
+	// Ref is the reference the file was pulled by, as given
+	// ("registry.example/plugins/calculator:1.2"; non-empty).
+	Ref string `json:"ref"`
+	// Manifest is the digest of the artifact's manifest ("sha256:" and
+	// 64 hex digits): REGISTRY/REPOSITORY@Manifest is the same artifact
+	// whatever the tag points to later.
+	Manifest string `json:"manifest"`
+	// SHA256 is the hex sha256 of the file as pulled (its layer's
+	// digest).
+	SHA256 string `json:"sha256"`
 }
 
 var (
@@ -102,6 +132,17 @@ func Parse(data []byte) (*File, error) {
 			}
 		}
 	}
+	for _, k := range sortedKeys(f.Sources) {
+		src := f.Sources[k]
+		switch {
+		case src.Ref == "":
+			return nil, fmt.Errorf("$.sources[%q].ref: must not be empty", k)
+		case !digestRE.MatchString(src.Manifest):
+			return nil, fmt.Errorf("$.sources[%q].manifest: not \"sha256:\" and 64 hex digits", k)
+		case !sumRE.MatchString(src.SHA256):
+			return nil, fmt.Errorf("$.sources[%q].sha256: not a hex sha256", k)
+		}
+	}
 	f.init()
 	return &f, nil
 }
@@ -123,8 +164,10 @@ func (f *File) init() {
 }
 
 // Write writes f to path through a temp file and a rename (readers never
-// see half a file), indented, keys sorted.
+// see half a file), indented, keys sorted. Sources whose file is not
+// pinned with the pulled bytes any more are dropped first.
 func (f *File) Write(path string) error {
+	f.pruneSources()
 	data, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {
 		return err
@@ -146,6 +189,27 @@ func (f *File) Write(path string) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// SetSource records that file (a key of Files) was pulled from src.
+func (f *File) SetSource(file string, src Source) {
+	if f.Sources == nil {
+		f.Sources = map[string]Source{}
+	}
+	f.Sources[file] = src
+}
+
+// pruneSources drops the sources that no longer describe the pinned
+// file: its pin is gone or is other bytes than were pulled.
+func (f *File) pruneSources() {
+	for k, src := range f.Sources {
+		if f.Files[k] != src.SHA256 {
+			delete(f.Sources, k)
+		}
+	}
+	if len(f.Sources) == 0 {
+		f.Sources = nil
+	}
 }
 
 // Digest returns "sha256:HEX" of a function's definition: its JSON

@@ -60,3 +60,51 @@ func TestDigestAndChanged(t *testing.T) {
 		t.Errorf("Changed(a, a) = %v", got)
 	}
 }
+
+// TestSources: sources round-trip, are strict-decoded, and a source whose
+// file is re-pinned with other bytes or unpinned is dropped by Write.
+func TestSources(t *testing.T) {
+	sumA, sumB := strings.Repeat("a", 64), strings.Repeat("b", 64)
+	manifest := "sha256:" + strings.Repeat("c", 64)
+	f := New()
+	f.Files["opentool-plugin-x"] = sumA
+	f.Files["x.policy.json"] = sumB
+	f.SetSource("opentool-plugin-x", Source{Ref: "127.0.0.1:5000/p/x:1", Manifest: manifest, SHA256: sumA})
+	f.SetSource("x.policy.json", Source{Ref: "127.0.0.1:5000/p/x:1", Manifest: manifest, SHA256: sumB})
+	path := filepath.Join(t.TempDir(), Name)
+	if err := f.Write(path); err != nil {
+		t.Fatal(err)
+	}
+	g, err := Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Sources["opentool-plugin-x"] != f.Sources["opentool-plugin-x"] || len(g.Sources) != 2 {
+		t.Fatalf("read back %+v", g.Sources)
+	}
+	g.Files["opentool-plugin-x"] = sumB // rebuilt locally and re-pinned
+	delete(g.Files, "x.policy.json")    // unpinned
+	if err := g.Write(path); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	if strings.Contains(string(data), "sources") {
+		t.Errorf("stale sources kept:\n%s", data)
+	}
+
+	ok := `{"lockfile_version":1,"files":{},"functions":{},"sources":{"f":{"ref":"r","manifest":"` + manifest + `","sha256":"` + sumA + `"}}}`
+	if _, err := Parse([]byte(ok)); err != nil {
+		t.Errorf("Parse(%s): %v", ok, err)
+	}
+	for _, c := range []struct{ in, want string }{
+		{`{"lockfile_version":1,"files":{},"functions":{},"sources":{"f":{"ref":"","manifest":"` + manifest + `","sha256":"` + sumA + `"}}}`, `$.sources["f"].ref: must not be empty`},
+		{`{"lockfile_version":1,"files":{},"functions":{},"sources":{"f":{"ref":"r","manifest":"` + sumA + `","sha256":"` + sumA + `"}}}`, `$.sources["f"].manifest`},
+		{`{"lockfile_version":1,"files":{},"functions":{},"sources":{"f":{"ref":"r","manifest":"` + manifest + `","sha256":"x"}}}`, `$.sources["f"].sha256: not a hex sha256`},
+		{`{"lockfile_version":1,"files":{},"functions":{},"sources":{"f":{"ref":"r","manifest":"` + manifest + `","sha256":"` + sumA + `","extra":1}}}`, `extra`},
+		{`{"lockfile_version":1,"files":{},"functions":{},"sources":[]}`, `sources`},
+	} {
+		if _, err := Parse([]byte(c.in)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Parse(%s) = %v, want %q", c.in, err, c.want)
+		}
+	}
+}
