@@ -11,6 +11,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"strings"
 
@@ -52,6 +53,8 @@ func newApp() *cli.App {
 			exportCommand(),
 			versionCommand(),
 			adapterCommand(),
+			pushCommand(),
+			pullCommand(),
 		},
 		// Usage errors are one line and a hint (usage.go); "help" is
 		// handled by rootAction, so that no command has a "help"
@@ -86,15 +89,17 @@ func versionCommand() *cli.Command {
 }
 
 // interspersed lets the "call" command take flags after FUNCTION, as in
-// `call --dir plugins add --params '{"a":1}'`: urfave/cli stops parsing
+// `call --dir plugins add --params '{"a":1}'` (and "pull" and "push"
+// after their arguments): urfave/cli stops parsing
 // flags at the first argument, so the arguments after "call" are reordered
 // to put flags (and their values) first. Every call flag takes a value
 // except those in boolFlags.
 func interspersed(args []string) []string {
 	boolFlags := map[string]bool{"--log-json": true, "-log-json": true, "--prefix-collisions": true, "-prefix-collisions": true, "--help": true, "-h": true, "-help": true}
+	maps.Copy(boolFlags, ociBoolFlags()) // push and pull take flags after their arguments too
 	for i := 1; i < len(args); i++ {
 		a := args[i]
-		if a != "call" {
+		if a != "call" && a != "pull" && a != "push" {
 			if strings.HasPrefix(a, "-") {
 				continue // a global flag before the command
 			}
