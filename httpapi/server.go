@@ -8,6 +8,9 @@
 // host's one error type (*host.Error) into JSON-RPC errors. stream.go
 // serves POST /opentool/streamCall as server-sent events on the same
 // path. Every route is behind httpguard's API keys (Config.APIKeys).
+// ready.go answers GET /health?ready=1 (readiness for load balancers and
+// kubelets: 200 or 503, and nothing else), which Front serves
+// without a key.
 package httpapi
 
 import (
@@ -15,6 +18,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -74,6 +78,8 @@ type Server struct {
 	mux *http.ServeMux
 	// guarded is mux behind the API keys (mux itself when auth is off).
 	guarded http.Handler
+	// draining is set by Drain: readiness answers StatusDraining.
+	draining atomic.Bool
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -154,6 +160,10 @@ func (s *Server) handleLoad(w http.ResponseWriter, r *http.Request) {
 type Health struct {
 	// Status is "ok" when every plugin is ready, "degraded" otherwise.
 	Status string `json:"status"`
+	// Ready is the readiness status over every plugin (Server.Readiness:
+	// StatusReady, StatusStarting or StatusDraining), as GET
+	// /health?ready=1 answers it.
+	Ready string `json:"ready"`
 	// Version is the host's version.
 	Version string `json:"version"`
 	// Plugins is every plugin's status, sorted by name.
@@ -161,7 +171,11 @@ type Health struct {
 }
 
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
-	h := Health{Status: "ok", Version: s.cfg.Version, Plugins: s.healthPlugins(r.Context())}
+	if readyQuery(r) {
+		s.handleReady(w, r)
+		return
+	}
+	h := Health{Status: "ok", Ready: s.Readiness(), Version: s.cfg.Version, Plugins: s.healthPlugins(r.Context())}
 	for _, p := range h.Plugins {
 		if p.State != host.StateReady {
 			h.Status = "degraded"

@@ -49,7 +49,9 @@ func startHostProc(t *testing.T, dir string, extra ...string) *hostProc {
 	t.Helper()
 	bin := testutil.Build(t, "./cmd/opentool-host")
 	addr := testutil.FreeAddr(t)
-	args := append([]string{"run", "--dir", dir, "--addr", addr, "--log-level", "debug", "--state-dir", t.TempDir()}, extra...)
+	// --drain-delay 0: these tests stop the host with SIGTERM and no load
+	// balancer is there to drain (replicas_e2e_test.go tests the delay).
+	args := append([]string{"run", "--dir", dir, "--addr", addr, "--log-level", "debug", "--state-dir", t.TempDir(), "--drain-delay", "0"}, extra...)
 	cmd := exec.Command(bin, args...)
 	logs := &syncBuffer{}
 	pr, pw := io.Pipe()

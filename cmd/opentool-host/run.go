@@ -85,7 +85,9 @@ func runCommand() *cli.Command {
 		dirFlag(true),
 		&cli.StringFlag{Name: "addr", Value: DefaultAddr, Usage: "`HOST:PORT` to listen on (loopback by default)", EnvVars: []string{"OPENTOOL_ADDR"}},
 		&cli.BoolFlag{Name: "watch", Value: true, Usage: "hot reload: watch --dir and start, replace or stop plugins as files change"},
-		&cli.DurationFlag{Name: "shutdown-timeout", Value: 15 * time.Second, Usage: "on SIGINT/SIGTERM, longest wait for calls in flight (> 0)", Action: positive("shutdown-timeout")},
+		&cli.DurationFlag{Name: "drain-delay", Value: DefaultDrainDelay, Usage: "on SIGTERM, how long to go on serving new requests (each answered with Connection: close) after readiness (GET /health?ready=1) turns 503 \"draining\", so that load balancers and Kubernetes endpoints drop this replica before it stops listening (>= 0). SIGINT, or a second SIGTERM, skips what is left of it. " +
+			"Kubernetes: terminationGracePeriodSeconds >= preStop sleep + drain-delay + shutdown-timeout + 5 s (plugins killed, exit)", Action: nonNegative("drain-delay")},
+		&cli.DurationFlag{Name: "shutdown-timeout", Value: 15 * time.Second, Usage: "on SIGINT/SIGTERM, after --drain-delay: longest wait for calls in flight and for plugins to stop (> 0); what is left then is killed", Action: positive("shutdown-timeout")},
 		&cli.Int64Flag{Name: "max-body", Value: httpapi.DefaultMaxBodyBytes, Usage: "largest request body in `BYTES` (>= 1)", Action: atLeast[int64]("max-body", 1)},
 		&cli.DurationFlag{Name: "read-timeout", Value: 30 * time.Second, Usage: "longest a client may take to send a request (headers and body); slower clients are cut off (> 0)", Action: positive("read-timeout")},
 		&cli.DurationFlag{Name: "write-timeout", Value: httpguard.DefaultWriteTimeout, Usage: "longest a client may take to read one response or one stream frame (> 0)", Action: positive("write-timeout")},
@@ -97,6 +99,7 @@ func runCommand() *cli.Command {
 		&cli.BoolFlag{Name: "accept-definition-changes", Usage: "with --locked, serve changed function definitions at once (logged) instead of holding them"},
 		&cli.StringSliceFlag{Name: "api-key", Usage: "accept `KEY` as \"Authorization: Bearer KEY\" (repeatable; env: comma-separated); none: no auth", EnvVars: []string{"OPENTOOL_API_KEYS"}},
 		&cli.StringFlag{Name: "api-keys-file", Usage: "accept the keys of JSON `FILE` ({\"keys\":[{\"name\",\"key\"|\"sha256\",\"allow\":[GLOB|\"plugin:GLOB\"],\"rate\"}]}), each seeing and calling only what it allows; reloaded when it changes and on SIGHUP", EnvVars: []string{"OPENTOOL_API_KEYS_FILE"}},
+		&cli.BoolFlag{Name: "insecure-no-auth", Usage: "serve without API keys although --addr is not loopback (e.g. behind a proxy that authenticates): anyone who reaches the port may call every tool. Without it, such an --addr needs --api-key or --api-keys-file"},
 	}
 	flags = append(flags, hostFlags()...)
 	flags = append(flags, logFlags("info")...)
@@ -109,8 +112,12 @@ func runCommand() *cli.Command {
 			"GET /otc/health, GET /otc/tools and POST /otc/call serve the Open Tool Calling standard;\n" +
 			"/mcp serves the Model Context Protocol (streamable HTTP).\n" +
 			"GET / is a live status page (GET /events: lifecycle events as server-sent events; GET /status.json).\n" +
-			"With --api-key (or OPENTOOL_API_KEYS), every route requires Authorization: Bearer KEY.\n" +
-			"SIGINT/SIGTERM drain calls in flight and stop every plugin; SIGHUP rescans --dir.",
+			"With --api-key (or OPENTOOL_API_KEYS), every route requires Authorization: Bearer KEY, but for the status page and\n" +
+			"GET /health?ready=1 (readiness: 200 {\"status\":\"ready\"} when every plugin is ready or failed for good, else 503 \"starting\" or \"draining\").\n" +
+			"An --addr beyond loopback needs API keys, or --insecure-no-auth.\n" +
+			"SIGTERM: readiness turns 503 \"draining\", new requests are served for --drain-delay, then the listener closes,\n" +
+			"calls in flight finish (--shutdown-timeout) and every plugin stops. SIGINT does the same without the delay.\n" +
+			"SIGHUP rescans --dir and reloads --api-keys-file.",
 		Flags:  flags,
 		Action: runAction,
 	}
@@ -147,6 +154,13 @@ func runAction(c *cli.Context) error {
 	ln, err := net.Listen("tcp", c.String("addr"))
 	if err != nil {
 		return cli.Exit(fmt.Sprintf("listen: %v", err), 1)
+	}
+	if err := exposure(ln.Addr(), guard.Enabled(), c.Bool("insecure-no-auth")); err != nil {
+		ln.Close()
+		return cli.Exit(fmt.Sprintf("--addr %s: %v", c.String("addr"), err), 2)
+	}
+	if !guard.Enabled() && !isLoopback(ln.Addr()) {
+		log.Warn("serving without API keys beyond loopback (--insecure-no-auth): anyone who reaches this port may call every tool", "addr", ln.Addr().String())
 	}
 	h, err := host.New(cfg)
 	if err != nil {
@@ -194,7 +208,9 @@ func runAction(c *cli.Context) error {
 	}
 	defer func() { _ = stopTracing(context.Background()) }()
 	srv := &http.Server{
-		Handler:           traced(ui.Public(guard.Middleware(root))), // every route behind the API keys (package access) but the status page's files
+		// Every route behind the API keys (package access) but the status
+		// page's files and readiness (api.Front), which hold no data.
+		Handler:           traced(api.Front(ui.Public(guard.Middleware(root)))),
 		ReadHeaderTimeout: 10 * time.Second,
 		// A request body must arrive within ReadTimeout: a client that
 		// trickles it is cut off (the response has its own per-write
@@ -217,35 +233,108 @@ func runAction(c *cli.Context) error {
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	for {
+	hup := func() {
+		log.Info("SIGHUP: rescanning plugins dir")
+		_ = guard.Reload() // logs its own failure; the keys in force stay
+		go func() {
+			if err := h.Rescan(ctx); err != nil {
+				log.Error("rescan failed", "error", err)
+			}
+		}()
+	}
+	var sig os.Signal
+	for sig == nil {
 		select {
 		case err := <-errc:
 			_ = h.Close(ctx)
 			return cli.Exit(fmt.Sprintf("http server: %v", err), 1)
-		case sig := <-sigs:
-			if sig == syscall.SIGHUP {
-				log.Info("SIGHUP: rescanning plugins dir")
-				_ = guard.Reload() // logs its own failure; the keys in force stay
-				go func() {
-					if err := h.Rescan(ctx); err != nil {
-						log.Error("rescan failed", "error", err)
-					}
-				}()
+		case s := <-sigs:
+			if s == syscall.SIGHUP {
+				hup()
 				continue
 			}
-			log.Info("shutting down", "signal", sig.String())
-			sctx, cancel := context.WithTimeout(ctx, c.Duration("shutdown-timeout"))
-			defer cancel()
-			if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-				log.Warn("http shutdown", "error", err)
-			}
-			if err := h.Close(sctx); err != nil {
-				log.Warn("host close", "error", err)
-			}
-			log.Info("stopped")
-			return nil
+			sig = s
 		}
 	}
+
+	// Drain: readiness answers 503 "draining" and every response says
+	// Connection: close (api.Front), while new requests are still served
+	// for the drain delay; load balancers and endpoints see the 503 and
+	// stop sending here before the listener closes.
+	drainStart := time.Now()
+	api.Drain()
+	delay := c.Duration("drain-delay")
+	if sig == syscall.SIGINT {
+		delay = 0 // Ctrl-C: nobody balances an interactive run
+	}
+	log.Info("draining: readiness answers 503, still serving", "signal", sig.String(), "drain_delay", delay)
+	if delay > 0 {
+		timer := time.NewTimer(delay)
+		for waiting := true; waiting; {
+			select {
+			case <-timer.C:
+				waiting = false
+			case s := <-sigs:
+				if s == syscall.SIGHUP {
+					hup()
+					continue
+				}
+				log.Info("second signal: drain delay cut short", "signal", s.String())
+				timer.Stop()
+				waiting = false
+			case err := <-errc:
+				log.Warn("http server", "error", err)
+				timer.Stop()
+				waiting = false
+			}
+		}
+	}
+
+	log.Info("shutting down: listener closed, waiting for calls in flight", "signal", sig.String())
+	sctx, cancel := context.WithTimeout(ctx, c.Duration("shutdown-timeout"))
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		log.Warn("http shutdown", "error", err)
+	}
+	if err := h.Close(sctx); err != nil {
+		log.Warn("host close", "error", err)
+	}
+	log.Info("stopped", "drain_ms", time.Since(drainStart).Milliseconds())
+	return nil
+}
+
+// DefaultDrainDelay is --drain-delay's default: long enough for
+// Kubernetes endpoints and kube-proxy (or a load balancer polling
+// readiness every second or two) to drop the replica.
+const DefaultDrainDelay = 5 * time.Second
+
+// nonNegative is a flag Action refusing durations of --name below 0.
+func nonNegative(name string) func(*cli.Context, time.Duration) error {
+	return func(c *cli.Context, d time.Duration) error {
+		if d < 0 {
+			return usageError(c, fmt.Sprintf("invalid value %v for --%s: must be at least 0", d, name))
+		}
+		return nil
+	}
+}
+
+// isLoopback reports whether a listener on addr is reachable from this
+// machine only (127.0.0.0/8, ::1).
+func isLoopback(addr net.Addr) bool {
+	ta, ok := addr.(*net.TCPAddr)
+	return ok && ta.IP.IsLoopback()
+}
+
+// exposure refuses to serve without API keys (auth false) on an address
+// beyond loopback (0.0.0.0, ::, a LAN address, a name resolving to one),
+// unless insecure (--insecure-no-auth) says so on purpose.
+func exposure(addr net.Addr, auth, insecure bool) error {
+	if auth || insecure || isLoopback(addr) {
+		return nil
+	}
+	return fmt.Errorf("listening on %s, beyond loopback, without API keys: anyone who reaches the port could call every tool. "+
+		"Give --api-key or --api-keys-file (OPENTOOL_API_KEYS, OPENTOOL_API_KEYS_FILE), "+
+		"or --insecure-no-auth to serve without keys on purpose (e.g. behind a proxy that authenticates)", addr)
 }
 
 // apiKeys returns the keys of --api-key / OPENTOOL_API_KEYS, trimmed, with
