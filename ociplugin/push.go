@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -18,8 +19,9 @@ import (
 
 // PushOptions tunes Push.
 type PushOptions struct {
-	// Platform overrides the binary's platform read from its header
-	// ("GOOS/GOARCH" or PlatformAny); "" reads it.
+	// Platform is the binary's platform ("GOOS/GOARCH" or PlatformAny)
+	// when its header does not tell (ErrUnknownFormat); a header that
+	// does must agree with it.
 	Platform string
 	// MaxLayerBytes refuses a binary larger than this, so that what is
 	// pushed is what Fetch takes with the same limit. Default
@@ -37,7 +39,7 @@ type PushOptions struct {
 // pushed: a declaration or policy must parse as the host parses it (and
 // be at most decl.MaxFileBytes), a binary must be at most
 // opts.MaxLayerBytes and be an executable whose platform its header
-// tells (BinaryPlatform) unless opts.Platform says it. It sets each
+// tells (BinaryPlatform) or opts.Platform says. It sets each
 // file's Size and SHA256 and p.Platform, and returns the manifest's
 // descriptor. Errors: those, a file that cannot be read, or the
 // registry's (wrapped).
@@ -95,10 +97,8 @@ func Push(ctx context.Context, dst oras.Target, tag string, p *Plugin, opts Push
 			if err != nil {
 				return ocispec.Descriptor{}, err
 			}
-			if p.Platform = opts.Platform; p.Platform == "" {
-				if p.Platform, err = BinaryPlatform(snap); err != nil {
-					return ocispec.Descriptor{}, fmt.Errorf("%w (give the platform to push it anyway)", err)
-				}
+			if p.Platform, err = binaryPlatform(snap, opts.Platform); err != nil {
+				return ocispec.Descriptor{}, err
 			}
 			extra[AnnotationMode] = fmt.Sprintf("%04o", fi.Mode().Perm())
 			extra[AnnotationPlatform] = p.Platform
@@ -127,6 +127,22 @@ func Push(ctx context.Context, dst oras.Target, tag string, p *Plugin, opts Push
 		return ocispec.Descriptor{}, fmt.Errorf("push: %w", err)
 	}
 	return manifest, nil
+}
+
+// binaryPlatform returns the platform of the binary at path: its
+// header's, which must be want unless want is ""; want when the header
+// does not tell. Errors: they disagree, or neither tells.
+func binaryPlatform(path, want string) (string, error) {
+	plat, err := BinaryPlatform(path)
+	switch {
+	case errors.Is(err, ErrUnknownFormat) && want != "":
+		return want, nil
+	case err != nil:
+		return "", fmt.Errorf("%w (give the platform to push it anyway)", err)
+	case want != "" && want != plat:
+		return "", fmt.Errorf("%s: its header says %s, not %s", path, plat, want)
+	}
+	return plat, nil
 }
 
 // snapshot copies f.Path to dst (at most limit bytes) and sets f.Size

@@ -82,7 +82,7 @@ func pushCommand() *cli.Command {
 		ArgsUsage: "NAME REF (with --dir) | FILE... REF",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "dir", Aliases: []string{"d"}, Usage: "push every file of plugin NAME in `DIR` (the arguments are then NAME REF)"},
-			&cli.StringFlag{Name: "platform", Usage: "the binary's platform `GOOS/GOARCH`, or \"any\" (a script); default: read from its header"},
+			&cli.StringFlag{Name: "platform", Usage: "the binary's platform `GOOS/GOARCH` (or \"any\") when its header does not tell (not an ELF, Mach-O or PE file, nor a #! script); a header that tells must agree"},
 		}, registryFlags()...),
 		Action: pushAction,
 	}
