@@ -30,14 +30,16 @@ import (
 	"github.com/opentool-host/opentool-host/internal/decl"
 )
 
-// What the base promises; the checks below hold the rendered objects to it.
+// What the base promises; the checks below hold the rendered objects to
+// it.
 const (
 	image         = "opentool-host:dev"
 	replicas      = 3
 	minReplicas   = 3
 	maxReplicas   = 10
-	runAsUser     = 65532 // the image's user (make image)
-	readinessPath = "/health?ready=1"
+	runAsUser     = 65532                  // the image's user (make image)
+	readinessPath = "/health?ready=1"      // 200 or 503, without a key
+	livenessPath  = "/"                    // the status page: public, no data
 	clientLabel   = "opentool-host/client" // pods (and namespaces) that may call the API
 	monitoringNS  = "monitoring"
 	// drainMargin is what the grace period must leave, beyond preStop and
@@ -47,6 +49,7 @@ const (
 
 // The host's defaults of the flags the checks read (opentool-host run --help).
 const (
+	defaultDrainDelay      = 5 * time.Second
 	defaultShutdownTimeout = 15 * time.Second
 	defaultCallTimeout     = time.Minute
 	defaultMaxConcurrency  = 64
@@ -199,10 +202,13 @@ func TestChecksCatch(t *testing.T) {
 		{"two replicas", func(b *base) { b.deploy.Spec.Replicas = new(int32(2)) }, "replicas 2"},
 		{"grace shorter than the drain", func(b *base) { b.deploy.Spec.Template.Spec.TerminationGracePeriodSeconds = new(int64(20)) }, "terminationGracePeriodSeconds 20"},
 		{"longer shutdown timeout", func(b *base) { setArg(b, "--shutdown-timeout", "40s") }, "terminationGracePeriodSeconds 30"},
+		{"longer drain delay", func(b *base) { setArg(b, "--drain-delay", "10s") }, "terminationGracePeriodSeconds 30"},
 		{"readiness on the metrics port", func(b *base) {
 			ctr(b).ReadinessProbe.HTTPGet.Port = intstr.FromString("metrics")
 		}, "readinessProbe port metrics is 9628"},
-		{"liveness on a port the container lacks", func(b *base) { ctr(b).LivenessProbe.TCPSocket.Port = intstr.FromInt32(8080) }, "livenessProbe port 8080 is no container port"},
+		{"readiness behind the keys", func(b *base) { ctr(b).ReadinessProbe.HTTPGet.Path = "/health" }, "readinessProbe path /health"},
+		{"liveness behind the keys", func(b *base) { ctr(b).LivenessProbe.HTTPGet.Path = "/opentool/version" }, "livenessProbe path /opentool/version"},
+		{"liveness on a port the container lacks", func(b *base) { ctr(b).LivenessProbe.HTTPGet.Port = intstr.FromInt32(8080) }, "livenessProbe port 8080 is no container port"},
 		{"root", func(b *base) { ctr(b).SecurityContext.RunAsUser = new(int64(0)) }, "runAsUser 0"},
 		{"writable root", func(b *base) { ctr(b).SecurityContext.ReadOnlyRootFilesystem = new(false) }, "readOnlyRootFilesystem"},
 		{"addr on loopback", func(b *base) { setArg(b, "--addr", "127.0.0.1:9627") }, "loopback"},
@@ -318,6 +324,20 @@ func arg(args []string, name string) (string, bool) {
 	return "", false
 }
 
+// durationArg returns the duration of flag name in args, or def when it
+// is not there.
+func durationArg(args []string, name string, def time.Duration) (time.Duration, error) {
+	v, ok := arg(args, name)
+	if !ok {
+		return def, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, fmt.Errorf("%s %q: %w", name, v, err)
+	}
+	return d, nil
+}
+
 // faults lists every way b breaks what the base promises, each naming
 // the object and the field.
 func faults(b *base) []string {
@@ -403,41 +423,41 @@ func faults(b *base) []string {
 		add("Deployment args lack --dir")
 	}
 
-	// Probes: readiness on the host's readiness path, everything on the
-	// API port.
+	// Probes: on the API port, on paths that answer kubelet, which sends
+	// no key: readiness on the host's readiness route.
 	httpPort := ports["http"]
 	if httpPort == 0 {
 		add("Deployment: no container port named http")
 	}
-	probe := func(what string, p *corev1.Probe) {
+	probe := func(what string, p *corev1.Probe, path string) {
 		switch {
 		case p == nil:
 			add("Deployment: no %s", what)
-		case p.HTTPGet != nil:
+		case p.HTTPGet == nil:
+			add("%s is not an httpGet of %s", what, path)
+		case p.HTTPGet.Path != path:
+			add("%s path %s, want %s (the API's other routes want a key, which kubelet cannot send)", what, p.HTTPGet.Path, path)
+		default:
 			if n := portOf(what, p.HTTPGet.Port); n != httpPort {
 				add("%s port %s is %d, not the API port %d", what, p.HTTPGet.Port.String(), n, httpPort)
 			}
-		case p.TCPSocket != nil:
-			if n := portOf(what, p.TCPSocket.Port); n != httpPort {
-				add("%s port %s is %d, not the API port %d", what, p.TCPSocket.Port.String(), n, httpPort)
-			}
-		default:
-			add("%s is neither httpGet nor tcpSocket (the image has no shell for exec)", what)
 		}
 	}
-	probe("readinessProbe", c.ReadinessProbe)
-	probe("livenessProbe", c.LivenessProbe)
-	if p := c.ReadinessProbe; p != nil && (p.HTTPGet == nil || p.HTTPGet.Path != readinessPath) {
-		add("readinessProbe must be an httpGet of %s", readinessPath)
+	probe("readinessProbe", c.ReadinessProbe, readinessPath)
+	probe("livenessProbe", c.LivenessProbe, livenessPath)
+	if c.StartupProbe != nil {
+		probe("startupProbe", c.StartupProbe, livenessPath)
 	}
 
-	// Drain: the grace period covers preStop and --shutdown-timeout.
-	shutdown := defaultShutdownTimeout
-	if v, ok := arg(c.Args, "--shutdown-timeout"); ok {
-		var err error
-		if shutdown, err = time.ParseDuration(v); err != nil {
-			add("Deployment --shutdown-timeout %q: %v", v, err)
-		}
+	// Drain: the grace period covers preStop, --drain-delay and
+	// --shutdown-timeout.
+	drain, err := durationArg(c.Args, "--drain-delay", defaultDrainDelay)
+	if err != nil {
+		add("Deployment: %v", err)
+	}
+	shutdown, err := durationArg(c.Args, "--shutdown-timeout", defaultShutdownTimeout)
+	if err != nil {
+		add("Deployment: %v", err)
 	}
 	var preStop time.Duration
 	if c.Lifecycle != nil && c.Lifecycle.PreStop != nil {
@@ -451,8 +471,8 @@ func faults(b *base) []string {
 	if pod.TerminationGracePeriodSeconds == nil {
 		grace = 30 * time.Second // the API's default
 	}
-	if grace < preStop+shutdown+drainMargin {
-		add("Deployment terminationGracePeriodSeconds %d < preStop %v + --shutdown-timeout %v + %v", int64(grace/time.Second), preStop, shutdown, drainMargin)
+	if grace < preStop+drain+shutdown+drainMargin {
+		add("Deployment terminationGracePeriodSeconds %d < preStop %v + --drain-delay %v + --shutdown-timeout %v + %v", int64(grace/time.Second), preStop, drain, shutdown, drainMargin)
 	}
 
 	// Security: non-root, read-only root, nothing to escalate.
@@ -630,12 +650,15 @@ func faultsPlugins(b *base, c *corev1.Container, dir string, volumes map[string]
 		return
 	}
 	cm := b.cms[vol.ConfigMap.Name]
-	callTimeout, maxConc := defaultCallTimeout, defaultMaxConcurrency
-	if v, ok := arg(c.Args, "--call-timeout"); ok {
-		callTimeout, _ = time.ParseDuration(v)
+	callTimeout, err := durationArg(c.Args, "--call-timeout", defaultCallTimeout)
+	if err != nil {
+		add("Deployment: %v", err)
 	}
+	maxConc := defaultMaxConcurrency
 	if v, ok := arg(c.Args, "--max-concurrency"); ok {
-		maxConc, _ = strconv.Atoi(v)
+		if maxConc, err = strconv.Atoi(v); err != nil {
+			add("Deployment --max-concurrency: %v", err)
+		}
 	}
 	mounted := map[string]bool{}
 	for _, m := range c.VolumeMounts {
