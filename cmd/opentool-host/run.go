@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -219,6 +218,8 @@ func runAction(c *cli.Context) error {
 		IdleTimeout:    120 * time.Second,
 		MaxHeaderBytes: 64 << 10,
 	}
+	fresh := newFreshConns()
+	srv.ConnState = fresh.track
 	srv.RegisterOnShutdown(mcps.Shutdown) // MCP streams that only wait for notifications end at once
 	srv.RegisterOnShutdown(ui.Shutdown)   // and so do /events streams
 	served := 0
@@ -268,38 +269,10 @@ func runAction(c *cli.Context) error {
 		delay = 0 // Ctrl-C: nobody balances an interactive run
 	}
 	log.Info("draining: readiness answers 503, still serving", "signal", sig.String(), "drain_delay", delay)
-	if delay > 0 {
-		timer := time.NewTimer(delay)
-		for waiting := true; waiting; {
-			select {
-			case <-timer.C:
-				waiting = false
-			case s := <-sigs:
-				if s == syscall.SIGHUP {
-					hup()
-					continue
-				}
-				log.Info("second signal: drain delay cut short", "signal", s.String())
-				timer.Stop()
-				waiting = false
-			case err := <-errc:
-				log.Warn("http server", "error", err)
-				timer.Stop()
-				waiting = false
-			}
-		}
-	}
-
+	waitDrainDelay(delay, sigs, errc, hup, log)
 	log.Info("shutting down: listener closed, waiting for calls in flight", "signal", sig.String())
-	sctx, cancel := context.WithTimeout(ctx, c.Duration("shutdown-timeout"))
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		log.Warn("http shutdown", "error", err)
-	}
-	if err := h.Close(sctx); err != nil {
-		log.Warn("host close", "error", err)
-	}
-	log.Info("stopped", "drain_ms", time.Since(drainStart).Milliseconds())
+	unused := shutdown(ctx, srv, fresh, h, c.Duration("shutdown-timeout"), log)
+	log.Info("stopped", "drain_ms", time.Since(drainStart).Milliseconds(), "unused_conns_closed", unused)
 	return nil
 }
 
