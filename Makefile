@@ -11,9 +11,13 @@ BENCHFLAGS ?=
 SOAKTIME   ?= 60s
 FUZZTIME   ?= 30s
 FUZZPKGS   ?= ./jsonrpc ./opentool
+# make image: the name:tag in the tarball and layout, and the GOARCH
+# (default: this machine's).
+IMAGE_TAG  ?= opentool-host:dev
+IMAGE_ARCH ?=
 
 
-.PHONY: all build host plugins examples run test vet fmt fmt-check bench bench-scale soak fuzz proto clean deps-python deps-node deps-browser
+.PHONY: all build host plugins examples image run test vet fmt fmt-check bench bench-scale soak fuzz proto clean deps-python deps-node deps-browser
 
 all: build
 
@@ -45,6 +49,13 @@ deps-node:
 # SKIP and succeeds when it cannot; the test then skips with the reason.
 deps-browser:
 	@./scripts/deps-browser.sh
+
+# The container image without a container engine (go-containerregistry):
+# static host, Go plugins and mcp-notes on an empty base, user 65532, as
+# bin/image (OCI image layout) and bin/opentool-host-image.tar (docker load,
+# podman load, kind load image-archive). See docs/container-image.md.
+image:
+	$(GO) run ./scripts/mkimage -go $(GO) -tag $(IMAGE_TAG) $(if $(IMAGE_ARCH),-arch $(IMAGE_ARCH))
 
 plugin-%:
 	$(GO) build -o plugins/opentool-plugin-$* ./plugins/$*
