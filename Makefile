@@ -64,8 +64,11 @@ run: build
 	./bin/opentool-host run --dir plugins --addr $(ADDR)
 
 # Every package's tests; at the end, each skipped test with its reason.
+# The host's supervision and call-path tests run twice: Go plugins take
+# their calls over the data channel by default, then over gRPC.
 test: build deps-browser vet fmt-check
 	$(GO) run ./scripts/testsummary $(TESTFLAGS) ./...
+	OPENTOOL_PLUGIN_TRANSPORT=grpc $(GO) run ./scripts/testsummary $(TESTFLAGS) ./host/
 
 vet:
 	$(GO) vet ./...

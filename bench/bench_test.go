@@ -31,15 +31,23 @@ var (
 		bytes int
 	}{{"16B", 16}, {"64KiB", 64 << 10}}
 	benchClients = []int{1, 64}
-	benchPaths   = []string{pathGRPC, pathHTTP, pathStack, pathHost}
+	benchPaths   = []string{pathGRPC, pathHTTP, pathStack, pathHost, pathLocal, pathCalc}
 )
 
 const (
 	pathGRPC  = "floor-grpc"  // bare go-plugin gRPC round trip
 	pathHTTP  = "floor-http"  // bare net/http JSON POST on loopback
 	pathStack = "floor-stack" // bare net/http handler calling the bare gRPC plugin: both hops, no host code
-	pathHost  = "host"        // POST /opentool/call through the host
+	pathHost  = "host"        // POST /opentool/call of the echo plugin through the host
+	pathLocal = "host-local"  // POST /opentool/call of an unknown function: answered by the host alone (-32601)
+	pathCalc  = "host-calc"   // POST /opentool/call of calculator.add {"a":2,"b":3} (1 client, 16B only)
 )
+
+// skipCase reports the cases that are not run: the calculator's fixed
+// arguments only at 16B and one client.
+func skipCase(size string, clients int, path string) bool {
+	return path == pathCalc && (size != "16B" || clients != 1)
+}
 
 // env is what the benchmarks share: built once, torn down by TestMain.
 var env struct {
@@ -82,6 +90,10 @@ func doSetup() error {
 	if err != nil {
 		return err
 	}
+	calcBin, err := harness.Build("./plugins/calculator", tmp)
+	if err != nil {
+		return err
+	}
 	if env.grpc, err = floor.Start(floorBin); err != nil {
 		return err
 	}
@@ -105,6 +117,12 @@ func doSetup() error {
 	if err := os.WriteFile(filepath.Join(plugins, "opentool-plugin-echo"), data, 0o755); err != nil {
 		return err
 	}
+	if data, err = os.ReadFile(calcBin); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(plugins, "opentool-plugin-calculator"), data, 0o755); err != nil {
+		return err
+	}
 	h, err := host.New(host.Config{Dir: plugins, StateDir: filepath.Join(tmp, "state")})
 	if err != nil {
 		return err
@@ -113,8 +131,8 @@ func doSetup() error {
 	if err := h.Start(context.Background()); err != nil {
 		return err
 	}
-	if h.Function("echo") == nil {
-		return fmt.Errorf("the echo plugin is not served: %+v", h.Plugins())
+	if h.Function("echo") == nil || h.Function("add") == nil {
+		return fmt.Errorf("the echo and calculator plugins are not both served: %+v", h.Plugins())
 	}
 	if env.hostAddr, err = serve(httpapi.New(h, httpapi.Config{Version: "bench"})); err != nil {
 		return err
@@ -229,6 +247,9 @@ func BenchmarkCall(b *testing.B) {
 	for _, sz := range benchSizes {
 		for _, c := range benchClients {
 			for _, p := range benchPaths {
+				if skipCase(sz.name, c, p) {
+					continue
+				}
 				b.Run(fmt.Sprintf("size=%s/clients=%d/path=%s", sz.name, c, p), func(b *testing.B) {
 					runCase(b, sz.name, sz.bytes, c, p)
 				})
@@ -271,6 +292,23 @@ func runCase(b *testing.B, size string, nbytes, clients int, path string) {
 		url := "http://" + env.hostAddr + httpapi.BasePath + "/call"
 		run = func(n int, warm bool) (harness.LoadResult, error) {
 			return env.lg.Run(harness.LoadRequest{URL: url, Body: body, Clients: clients, N: n, Warm: warm, EchoParams: params})
+		}
+	case pathLocal:
+		url := "http://" + env.hostAddr + httpapi.BasePath + "/call"
+		local := harness.CallBody("no_such_function", params, 1)
+		run = func(n int, warm bool) (harness.LoadResult, error) {
+			return env.lg.Run(harness.LoadRequest{URL: url, Body: local, Clients: clients, N: n, Warm: warm, Contains: `"code":-32601`})
+		}
+	case pathCalc:
+		for _, p := range env.host.Plugins() {
+			if p.Name == "calculator" {
+				pluginPID = p.PID
+			}
+		}
+		url := "http://" + env.hostAddr + httpapi.BasePath + "/call"
+		add := harness.CallBody("add", []byte(`{"a":2,"b":3}`), 1)
+		run = func(n int, warm bool) (harness.LoadResult, error) {
+			return env.lg.Run(harness.LoadRequest{URL: url, Body: add, Clients: clients, N: n, Warm: warm, Contains: `"result":{"result":5}`})
 		}
 	}
 	// Warm up: one call per client at once, so that every keep-alive
@@ -370,15 +408,18 @@ func aggregate() map[[3]string]*agg {
 	return out
 }
 
-// Targets of issue 5 (2-core machine).
+// Targets (issue 13; 2-core machine), each a ratio within one run.
 const (
-	targetSeqRatio  = 1.2
-	targetConcShare = 0.75
-	targetP99       = 10 * time.Millisecond
+	targetHop       = 60 * time.Microsecond // p50(host, echo 16B) - p50(host-local), 1 client
+	targetCalcRatio = 1.3                   // p50(host-calc) / p50(floor-http 16B), 1 client
+	targetConc16    = 0.6                   // calls/s host / floor-http, 16B, 64 clients
+	targetConc64K   = 0.75                  // calls/s host / floor-stack, 64KiB, 64 clients
+	targetP99       = 10 * time.Millisecond // host p99 at 64 clients
 )
 
 func printSummary(w io.Writer) {
 	a := aggregate()
+	get := func(size string, clients int, path string) *agg { return a[[3]string{size, fmt.Sprint(clients), path}] }
 	us := func(ns float64) string { return fmt.Sprintf("%.1f", ns/1e3) }
 	dur := func(d time.Duration) string {
 		if d >= time.Millisecond {
@@ -393,37 +434,67 @@ func printSummary(w io.Writer) {
 		return "NOT met"
 	}
 	fmt.Fprintf(w, "\n## Summary (%s)\n\n", machine())
-	fmt.Fprintln(w, "Sequential (1 client). floor = gRPC floor + HTTP floor; stacked = a bare net/http handler calling the bare gRPC plugin (both hops, no host code).")
+	fmt.Fprintln(w, "Sequential (1 client): p50 (mean µs/call in brackets). stacked = a bare net/http handler calling the bare gRPC plugin (both hops, no host code); host-local = an unknown function, answered by the host alone.")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| payload | gRPC floor µs | HTTP floor µs | floor µs | stacked µs | host µs | host/floor | host/stacked | host calls/s | p50 | p99 | CPU µs/call floor → stacked → host | host allocs/call (floor) | ratio ≤ 1.2 |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| payload | gRPC floor | HTTP floor | stacked | host-local | host | host-calc | host calls/s | host p99 | CPU µs/call HTTP floor → stacked → host | host allocs/call |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
+	cell := func(g *agg) string {
+		if g == nil {
+			return "–"
+		}
+		return fmt.Sprintf("%s (%s)", dur(g.p50), us(g.nsPerOp))
+	}
 	for _, sz := range benchSizes {
-		g, h, st, o := a[[3]string{sz.name, "1", pathGRPC}], a[[3]string{sz.name, "1", pathHTTP}], a[[3]string{sz.name, "1", pathStack}], a[[3]string{sz.name, "1", pathHost}]
-		if g == nil || h == nil || st == nil || o == nil {
+		g, h, st, l, o, c := get(sz.name, 1, pathGRPC), get(sz.name, 1, pathHTTP), get(sz.name, 1, pathStack), get(sz.name, 1, pathLocal), get(sz.name, 1, pathHost), get(sz.name, 1, pathCalc)
+		if h == nil || st == nil || o == nil {
 			continue
 		}
-		fl := g.nsPerOp + h.nsPerOp
-		ratio := o.nsPerOp / fl
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %.2f | %.2f | %.0f | %s | %s | %s → %s → %s | %.0f (%.0f) | %s |\n",
-			sz.name, us(g.nsPerOp), us(h.nsPerOp), us(fl), us(st.nsPerOp), us(o.nsPerOp), ratio, o.nsPerOp/st.nsPerOp, o.callsPerS, dur(o.p50), dur(o.p99),
-			us(g.cpu+h.cpu), us(st.cpu), us(o.cpu), o.alloc, h.alloc+g.alloc, mark(ratio <= targetSeqRatio))
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %.0f | %s | %s → %s → %s | %.0f |\n",
+			sz.name, cell(g), cell(h), cell(st), cell(l), cell(o), cell(c), o.callsPerS, dur(o.p99), us(h.cpu), us(st.cpu), us(o.cpu), o.alloc)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Concurrent (64 keep-alive clients). floor calls/s = 1 / (gRPC µs/op + HTTP µs/op).")
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| payload | gRPC floor µs/op | HTTP floor µs/op | floor calls/s | stacked calls/s | host calls/s | host/floor | host/stacked | p50 | p99 | CPU µs/call floor → stacked → host | ≥ 75% of floor | p99 ≤ 10 ms |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintf(w, "Concurrent (%d keep-alive clients): calls/s (p99).\n\n", benchClients[len(benchClients)-1])
+	fmt.Fprintln(w, "| payload | gRPC floor | HTTP floor | stacked | host-local | host | CPU µs/call HTTP floor → stacked → host |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
+	conc := benchClients[len(benchClients)-1]
+	tput := func(g *agg) string {
+		if g == nil {
+			return "–"
+		}
+		return fmt.Sprintf("%.0f (%s)", g.callsPerS, dur(g.p99))
+	}
 	for _, sz := range benchSizes {
-		c := fmt.Sprint(benchClients[len(benchClients)-1])
-		g, h, st, o := a[[3]string{sz.name, c, pathGRPC}], a[[3]string{sz.name, c, pathHTTP}], a[[3]string{sz.name, c, pathStack}], a[[3]string{sz.name, c, pathHost}]
-		if g == nil || h == nil || st == nil || o == nil {
+		g, h, st, l, o := get(sz.name, conc, pathGRPC), get(sz.name, conc, pathHTTP), get(sz.name, conc, pathStack), get(sz.name, conc, pathLocal), get(sz.name, conc, pathHost)
+		if h == nil || st == nil || o == nil {
 			continue
 		}
-		floorTput := 1e9 / (g.nsPerOp + h.nsPerOp)
-		share := o.callsPerS / floorTput
-		fmt.Fprintf(w, "| %s | %s | %s | %.0f | %.0f | %.0f | %.0f%% | %.0f%% | %s | %s | %s → %s → %s | %s | %s |\n",
-			sz.name, us(g.nsPerOp), us(h.nsPerOp), floorTput, st.callsPerS, o.callsPerS, 100*share, 100*o.callsPerS/st.callsPerS, dur(o.p50), dur(o.p99),
-			us(g.cpu+h.cpu), us(st.cpu), us(o.cpu), mark(share >= targetConcShare), mark(o.p99 <= targetP99))
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s → %s → %s |\n", sz.name, tput(g), tput(h), tput(st), tput(l), tput(o), us(h.cpu), us(st.cpu), us(o.cpu))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Targets (issue 13), each measured in this run:")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| target | measured | goal | |")
+	fmt.Fprintln(w, "|---|---|---|---|")
+	if o, l := get("16B", 1, pathHost), get("16B", 1, pathLocal); o != nil && l != nil {
+		hop := o.p50 - l.p50
+		fmt.Fprintf(w, "| plugin hop, 1 client, 16B: p50 host − p50 host-local | %s − %s = %s | ≤ %s | %s |\n", dur(o.p50), dur(l.p50), dur(hop), dur(targetHop), mark(hop <= targetHop))
+	}
+	if c, h := get("16B", 1, pathCalc), get("16B", 1, pathHTTP); c != nil && h != nil {
+		r := float64(c.p50) / float64(h.p50)
+		fmt.Fprintf(w, "| 1 client: p50 calculator.add / p50 HTTP floor | %s / %s = %.2f× | ≤ %.1f× | %s |\n", dur(c.p50), dur(h.p50), r, targetCalcRatio, mark(r <= targetCalcRatio))
+	}
+	if o, h := get("16B", conc, pathHost), get("16B", conc, pathHTTP); o != nil && h != nil {
+		r := o.callsPerS / h.callsPerS
+		fmt.Fprintf(w, "| %d clients, 16B: calls/s host / HTTP floor | %.0f / %.0f = %.2f× | ≥ %.2f× | %s |\n", conc, o.callsPerS, h.callsPerS, r, targetConc16, mark(r >= targetConc16))
+	}
+	if o, st := get("64KiB", conc, pathHost), get("64KiB", conc, pathStack); o != nil && st != nil {
+		r := o.callsPerS / st.callsPerS
+		fmt.Fprintf(w, "| %d clients, 64KiB: calls/s host / stacked | %.0f / %.0f = %.2f× | ≥ %.2f× | %s |\n", conc, o.callsPerS, st.callsPerS, r, targetConc64K, mark(r >= targetConc64K))
+	}
+	for _, sz := range benchSizes {
+		if o := get(sz.name, conc, pathHost); o != nil {
+			fmt.Fprintf(w, "| %d clients, %s: host p99 | %s | ≤ %s | %s |\n", conc, sz.name, dur(o.p99), dur(targetP99), mark(o.p99 <= targetP99))
+		}
 	}
 	runs := 0
 	for _, g := range a {
@@ -433,8 +504,7 @@ func printSummary(w io.Writer) {
 		"servers, the host and the gRPC floor's client run in the benchmark process; each plugin in its own.\n"+
 		"CPU µs/call: user+system CPU per call of the server side (benchmark process + plugin process; the clients'\n"+
 		"CPU is left out of both), less disturbed by load from other processes than wall time.\n"+
-		"host allocs/call: allocations per call in the host process; in brackets the floor's (bare net/http server +\n"+
-		"go-plugin gRPC client).\n", runs)
+		"host allocs/call: allocations per call in the host process (HTTP server and host).\n", runs)
 }
 
 // machine describes where the benchmark ran.

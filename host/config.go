@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -121,6 +122,17 @@ type Config struct {
 	// the host uses cgroups wherever it can make them.
 	NoCgroups bool
 
+	// NoDataChannel sends every call over gRPC Invoke streams, even to a
+	// plugin that offers the data channel (package internal/wire,
+	// frame.go: the Go SDK does). By default each plugin process gets one
+	// and a plugin that speaks it takes its calls there: the same
+	// cancellation, grace kill, limits, streaming and crash reports at a
+	// fraction of gRPC's cost per call. Load, Watch and shutdown are
+	// always gRPC. The environment variable TransportEnv set to "grpc"
+	// sets it too (the CLI's --plugin-transport reads the same variable),
+	// so that a whole test suite can run on gRPC.
+	NoDataChannel bool
+
 	// Launcher is the command (argv) that applies a plugin's sandbox.Spec
 	// in the plugin's own process before it runs the plugin: normally the
 	// host's binary re-executed as [os.Executable(), "launch"]. Empty:
@@ -154,6 +166,9 @@ type RestartPolicy struct {
 func (c Config) withDefaults() (Config, error) {
 	if err := c.check(); err != nil {
 		return c, err
+	}
+	if os.Getenv(TransportEnv) == "grpc" {
+		c.NoDataChannel = true
 	}
 	if c.Logger == nil {
 		c.Logger = hclog.NewNullLogger()
@@ -206,3 +221,8 @@ func (c Config) check() error {
 	}
 	return checkPluginEnv(c.PluginEnv)
 }
+
+// TransportEnv is the environment variable that, set to "grpc", sends
+// every call over gRPC (Config.NoDataChannel); "auto" or unset: the data
+// channel where a plugin offers it.
+const TransportEnv = "OPENTOOL_PLUGIN_TRANSPORT"

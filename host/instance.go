@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"slices"
@@ -60,6 +61,13 @@ type instance struct {
 	maxResult int64 // Config.MaxResultBytes
 	release   func()
 	stopped   atomic.Bool // stop was asked: exit is not a crash
+
+	// chanEnd is the host's end of the offered data channel until
+	// acceptChannel takes it (channel.go).
+	chanEnd net.Conn
+	// killReason, when set, is why the host killed the process (a data
+	// channel protocol violation); exitStatus reports it.
+	killReason atomic.Pointer[string]
 
 	// nextChange blocks until the plugin reports a changed document
 	// (wire.Client.Watch); cancelWatch ends that stream.
@@ -138,6 +146,11 @@ func startInstance(ctx context.Context, sv *supervisor, name string, f fileRef, 
 				var cerr error
 				if cg, cerr = sv.cgroups.Child(name); cerr != nil {
 					return nil, fmt.Errorf("cgroup: %w", cerr)
+				}
+			}
+			if !cfg.NoDataChannel {
+				if err := inst.offerChannel(cmd); err != nil {
+					return nil, err
 				}
 			}
 			r, err := newProcessRunner(name, cmd, &lineLogger{log: pluginLog, tail: inst.stderr, stream: "stderr", level: hclog.Debug}, cg)
@@ -253,6 +266,9 @@ func (i *instance) load(ctx context.Context, cfg *Config) error {
 		return fmt.Errorf("dispense: %w", err)
 	}
 	i.tool = raw.(*wire.Client)
+	if err := i.acceptChannel(cfg); err != nil {
+		return err
+	}
 	wctx, cancel := context.WithCancel(context.Background())
 	i.cancelWatch = cancel
 	if i.nextChange, err = i.tool.Watch(wctx); err != nil {
@@ -358,6 +374,9 @@ func (i *instance) hasExited() bool {
 // "exit status 2"), "" while the process runs.
 func (i *instance) exitStatus() string {
 	st := i.runner.exitStatus()
+	if r := i.killReason.Load(); r != nil && st != "" {
+		st += "; killed by the host: " + *r
+	}
 	if st != "" && i.memLimit > 0 && i.stderr.sawOutOfMemory() {
 		st += fmt.Sprintf("; over its memory limit (%d MiB)", i.memLimit>>20)
 	}
@@ -490,7 +509,7 @@ func (i *instance) endError(ctx context.Context, r *request, err error, n int, k
 		return r.ctxError(ctx, i.name, "")
 	case errors.As(err, &te):
 		return &Error{Kind: KindTool, Function: r.fn, Plugin: i.name, Code: te.Code, Message: te.Message}
-	case status.Code(err) == codes.ResourceExhausted:
+	case errors.Is(err, wire.ErrResultTooLarge):
 		return r.fail(KindResultRejected, i.name, fmt.Sprintf("the plugin's result is larger than the limit of %d bytes", i.maxResult), err)
 	case i.exitedSoon():
 		return &Error{Kind: KindExited, Function: r.fn, Plugin: i.name, Status: i.exitStatus(),
@@ -562,10 +581,12 @@ func (g *guard) cancel() {
 	g.canceled = true
 	c := g.call
 	g.mu.Unlock()
+	// The kill timer is armed first: a plugin that stopped reading can
+	// block the cancel's write, never the kill.
+	time.AfterFunc(g.inst.grace, g.expire)
 	if c != nil {
 		_ = c.Cancel()
 	}
-	time.AfterFunc(g.inst.grace, g.expire)
 }
 
 // expire kills the process when the call is still running.
@@ -619,9 +640,11 @@ func (i *instance) kill() {
 	i.release()
 }
 
-// endWatch ends the Watch stream, if it was opened.
+// endWatch ends the Watch stream, if it was opened, and closes the data
+// channel (calls still on it fail as the process goes).
 func (i *instance) endWatch() {
 	if i.cancelWatch != nil {
 		i.cancelWatch()
 	}
+	i.closeChannel()
 }

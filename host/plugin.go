@@ -365,6 +365,10 @@ type PluginStatus struct {
 	// Policy is the plugin's effective policy when it has a
 	// NAME.policy.json (policy.go): secrets by name only.
 	Policy *PolicyStatus `json:"policy,omitempty"`
+	// Transport is how calls reach the current process: "data-channel"
+	// (the plugin offered the lean channel, internal/wire frame.go) or
+	// "grpc" (Invoke streams). Empty when no process runs.
+	Transport string `json:"transport,omitempty"`
 	// SHA256 is the hex sha256 of the running binary.
 	SHA256 string `json:"sha256,omitempty"`
 	// UptimeMS is how long the current process has run, in ms.
@@ -409,6 +413,7 @@ func (p *Plugin) Status() PluginStatus {
 	if l.inst != nil && !l.inst.hasExited() {
 		s.PID = l.inst.pid()
 		s.SHA256 = l.inst.sum
+		s.Transport = l.inst.transport()
 		s.UptimeMS = time.Since(l.inst.started).Milliseconds()
 		s.InFlight = l.inst.calls.Load()
 		s.Queued = l.inst.queued.Load()

@@ -78,7 +78,11 @@ func newProcessRunner(name string, cmd *exec.Cmd, stderrSink io.Writer, cg *cgro
 // Start starts the process on the spawner thread and copies its stderr to
 // the sink until EOF.
 func (r *processRunner) Start(_ context.Context) error {
-	if err := spawn(r.cmd); err != nil {
+	err := spawn(r.cmd)
+	for _, f := range r.cmd.ExtraFiles {
+		_ = f.Close() // the plugin's ends (the data channel) are its own now
+	}
+	if err != nil {
 		close(r.stderrDone)
 		if r.cg != nil {
 			r.cg.Remove()

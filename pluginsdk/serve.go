@@ -1,6 +1,8 @@
 package pluginsdk
 
 import (
+	"errors"
+	"io"
 	"os"
 	"time"
 
@@ -44,16 +46,20 @@ func ServeWithConfig(tool Tool, cfg ServeConfig) {
 	if cfg.ParentWatchInterval == 0 {
 		cfg.ParentWatchInterval = 200 * time.Millisecond
 	}
+	srv := &server{tool: tool}
 	if os.Getenv(wire.Handshake.MagicCookieKey) == wire.Handshake.MagicCookieValue {
 		// Started by a host: die with it, and take our children along.
 		guardChildren(cfg.Logger)
 		if cfg.ParentWatchInterval > 0 {
 			go watchParent(os.Getppid(), cfg.ParentWatchInterval, cfg.Logger)
 		}
+		// Calls come over the data channel when the host gave one; the
+		// hello must be written before plugin.Serve prints the handshake.
+		serveChannel(srv, cfg.Logger)
 	}
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: wire.Handshake,
-		Plugins:         PluginSet(tool),
+		Plugins:         wire.PluginSet(srv),
 		Logger:          cfg.Logger,
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
 			return plugin.DefaultGRPCServer(append(opts, wire.ServerOptions()...))
@@ -82,3 +88,22 @@ func watchParent(ppid int, interval time.Duration, _ hclog.Logger) {
 // plugin that calls plugin.Serve itself or a test that uses go-plugin's
 // plugin.TestPluginGRPCConn. Serve uses it.
 func PluginSet(tool Tool) plugin.PluginSet { return wire.PluginSet(&server{tool: tool}) }
+
+// serveChannel serves srv's calls over the host's data channel
+// (wire.OpenPluginChannel), when there is one, in the background. A
+// channel that cannot be opened is logged; calls then come over gRPC.
+func serveChannel(srv *server, log hclog.Logger) {
+	conn, err := wire.OpenPluginChannel()
+	if err != nil {
+		log.Warn("data channel unavailable; calls come over gRPC", "error", err)
+		return
+	}
+	if conn == nil {
+		return
+	}
+	go func() {
+		if err := wire.ServeChannel(conn, srv.callFrame); err != nil && !errors.Is(err, io.EOF) {
+			log.Error("data channel ended", "error", err)
+		}
+	}()
+}

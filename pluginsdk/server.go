@@ -93,6 +93,16 @@ func (s *server) Invoke(stream toolpb.Tool_InvokeServer) error {
 	return nil
 }
 
+// callFrame implements wire.CallHandler: a call from the data channel
+// runs exactly as one from an Invoke stream.
+func (s *server) callFrame(ctx context.Context, cf *wire.CallFrame, send func([]byte) error) *wire.ToolError {
+	e := s.run(ctx, &toolpb.Call{Name: cf.Name, Arguments: cf.Arguments, Stream: cf.Stream}, send)
+	if e == nil {
+		return nil
+	}
+	return &wire.ToolError{Code: e.Code, Message: e.Message}
+}
+
 // watchCancel ends the call's context when the host sends cancel or the
 // stream breaks. A half-close by the host alone does not cancel.
 func watchCancel(stream toolpb.Tool_InvokeServer, cancel context.CancelFunc) {

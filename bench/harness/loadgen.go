@@ -39,6 +39,9 @@ type LoadRequest struct {
 	// EchoParams, when set, is checked with CheckEcho against each
 	// response; else each response must be {"echo":BODY}.
 	EchoParams []byte `json:"echo_params,omitempty"`
+	// Contains, when set, must be in each response instead (a call
+	// whose answer is not an echo).
+	Contains string `json:"contains,omitempty"`
 }
 
 // LoadResult is the outcome of one run.
@@ -93,6 +96,10 @@ func runLoad(c *http.Client, req *LoadRequest) LoadResult {
 			return fmt.Errorf("HTTP %d: %.200s", st, resp)
 		case req.EchoParams != nil:
 			return CheckEcho(resp, req.EchoParams)
+		case req.Contains != "":
+			if !bytes.Contains(resp, []byte(req.Contains)) {
+				return fmt.Errorf("response %.200s does not contain %q", resp, req.Contains)
+			}
 		case len(resp) != len(req.Body)+9:
 			return fmt.Errorf("floor: %d bytes, want %d", len(resp), len(req.Body)+9)
 		}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -38,6 +39,7 @@ func hostFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "plugin-env", Usage: "also pass the host's environment variable `NAME` to every plugin (repeatable); by default a plugin gets only an allow-list (PATH, HOME, LANG, LC_*, TZ, ..., OPENTOOL_<PLUGIN>_*)"},
 		&cli.BoolFlag{Name: "prefix-collisions", Usage: "serve a function whose name another plugin already serves as PLUGIN__NAME instead of refusing it"},
 		&cli.StringFlag{Name: "state-dir", Usage: "parent of the host's state folder (binary copies, sockets); default $TMPDIR/opentool-host"},
+		&cli.StringFlag{Name: "plugin-transport", Value: "auto", Usage: "how calls reach plugins: `auto` (the data channel where a plugin offers it, as the Go SDK does; gRPC otherwise) or grpc (always gRPC)", EnvVars: []string{host.TransportEnv}, Action: oneOf("plugin-transport", "auto", "grpc")},
 	}, sandboxFlags()...)
 }
 
@@ -64,7 +66,18 @@ func hostConfig(c *cli.Context) (host.Config, error) {
 		Adapter:          adapterArgv(),
 		Launcher:         launcherArgv(),
 		Sandbox:          spec,
+		NoDataChannel:    c.String("plugin-transport") == "grpc",
 	}, nil
+}
+
+// oneOf is a flag Action that accepts only the given values.
+func oneOf(name string, values ...string) func(*cli.Context, string) error {
+	return func(_ *cli.Context, v string) error {
+		if slices.Contains(values, v) {
+			return nil
+		}
+		return fmt.Errorf("--%s must be one of %s, not %q", name, strings.Join(values, ", "), v)
+	}
 }
 
 // adapterArgv is the command that runs one declared plugin (an MCP

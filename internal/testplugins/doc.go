@@ -11,4 +11,6 @@
 //   - collide: declares "add", colliding with the calculator plugin.
 //   - rogue: returns forged, truncated, non-object and oversized results.
 //   - strict: one pluginsdk.Func whose "mode" must be "safe".
+//   - badchannel: offers the data channel, then answers calls for ids
+//     the host never sent.
 package testplugins

@@ -2,7 +2,11 @@ package wire
 
 import (
 	"context"
+	"errors"
 	"fmt"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/opentool-host/opentool-host/internal/wire/toolpb"
 )
@@ -28,12 +32,20 @@ func FromProto(e *toolpb.ToolError) *ToolError {
 	return &ToolError{Code: int(e.GetCode()), Message: e.GetMessage()}
 }
 
+// ErrResultTooLarge is wrapped by Call.Recv's error when the plugin sent a
+// result or item over the host's receive limit; on either transport it
+// ends that call only.
+var ErrResultTooLarge = errors.New("result over the receive limit")
+
 // Client is the host side of a plugin connection: what the host gets when
 // it dispenses PluginName. It speaks JSON bytes so the host never decodes
 // results on the call path. Safe for concurrent use; calls are
-// multiplexed on one gRPC connection and do not wait for each other.
+// multiplexed on one connection and do not wait for each other: the
+// plugin's data channel once UseChannel was called (channel.go), else the
+// gRPC connection's Invoke streams. Load and Watch are always gRPC.
 type Client struct {
 	tool toolpb.ToolClient
+	ch   *Channel
 }
 
 // NewClient wraps a toolpb client. Hosts normally get a *Client from
@@ -53,12 +65,27 @@ func (c *Client) Load(ctx context.Context) ([]byte, error) {
 	return resp.GetDocument(), nil
 }
 
-// Invoke opens the Invoke stream of one call and sends the call: function
-// name, its JSON arguments object (nil for none) and whether the function
-// streams. ctx bounds the whole stream; cancelling it abandons the call
-// without telling the plugin (use Call.Cancel for that). Errors: the gRPC
-// status error when the stream could not be opened or the call not sent.
+// UseChannel makes Invoke send calls over ch, the plugin's data channel
+// (AcceptChannel). Call it before the first Invoke.
+func (c *Client) UseChannel(ch *Channel) { c.ch = ch }
+
+// Channel is the data channel calls use; nil when they use gRPC.
+func (c *Client) Channel() *Channel { return c.ch }
+
+// Invoke sends one call: function name, its JSON arguments object (nil
+// for none) and whether the function streams, with ctx's trace context.
+// On gRPC it opens an Invoke stream, which ctx bounds; cancelling ctx
+// abandons the call without telling the plugin (use Call.Cancel for
+// that). Errors: the gRPC status error, or the data channel's (wrapping
+// ErrChannelClosed once it has closed), when the call could not be sent.
 func (c *Client) Invoke(ctx context.Context, name string, args []byte, stream bool) (*Call, error) {
+	if c.ch != nil {
+		fs, err := c.ch.invoke(ctx, name, args, stream)
+		if err != nil {
+			return nil, err
+		}
+		return &Call{s: fs}, nil
+	}
 	s, err := c.tool.Invoke(InjectTrace(ctx))
 	if err != nil {
 		return nil, err
@@ -67,31 +94,56 @@ func (c *Client) Invoke(ctx context.Context, name string, args []byte, stream bo
 	if err := s.Send(req); err != nil {
 		return nil, err
 	}
-	return &Call{s: s}, nil
+	return &Call{s: grpcStream{s}}, nil
 }
 
-// Call is one call in flight on an Invoke stream. Recv may run
+// Call is one call in flight, on either transport. Recv may run
 // concurrently with Cancel, but neither may run concurrently with itself.
 type Call struct {
-	s toolpb.Tool_InvokeClient
+	s callStream
 }
+
+// callStream is one call on a transport: an Invoke stream (grpcStream)
+// or a data channel call (frameStream).
+type callStream interface {
+	Recv() ([]byte, error)
+	Cancel() error
+}
+
+var (
+	_ callStream = grpcStream{}
+	_ callStream = (*frameStream)(nil)
+)
+
+// Cancel asks the plugin to end the call's context. It does not wait for
+// the call to end; Recv tells when it has. Errors: the transport's error
+// when it is already broken.
+func (c *Call) Cancel() error { return c.s.Cancel() }
+
+// Recv returns the next JSON object the plugin sent (a unary call's
+// result, or one item of a stream). Errors: io.EOF when the plugin ended
+// the call normally; a *ToolError when it ended it with the tool's
+// error; ErrResultTooLarge (wrapped) for a result over the receive limit;
+// else the transport's error (a gRPC status error such as
+// codes.Unavailable, or ErrChannelClosed wrapped, when the process died).
+func (c *Call) Recv() ([]byte, error) { return c.s.Recv() }
+
+// grpcStream is a call on an Invoke stream.
+type grpcStream struct{ s toolpb.Tool_InvokeClient }
 
 // cancelRequest is the one cancel message; it is never modified.
 var cancelRequest = &toolpb.InvokeRequest{Msg: &toolpb.InvokeRequest_Cancel{Cancel: &toolpb.Cancel{}}}
 
-// Cancel asks the plugin to end the call's context. It does not wait for
-// the call to end; Recv tells when it has. Errors: the gRPC error when
-// the stream is already broken.
-func (c *Call) Cancel() error { return c.s.Send(cancelRequest) }
+// Cancel implements callStream.
+func (g grpcStream) Cancel() error { return g.s.Send(cancelRequest) }
 
-// Recv returns the next JSON object the plugin sent (a unary call's
-// result, or one item of a stream). Errors: io.EOF when the plugin ended
-// the call normally; a *ToolError when it ended it with the tool's error;
-// else the gRPC status error (e.g. codes.Unavailable when the process
-// died, codes.ResourceExhausted for a message over the receive limit).
-func (c *Call) Recv() ([]byte, error) {
-	ev, err := c.s.Recv()
+// Recv implements callStream.
+func (g grpcStream) Recv() ([]byte, error) {
+	ev, err := g.s.Recv()
 	if err != nil {
+		if status.Code(err) == codes.ResourceExhausted {
+			return nil, fmt.Errorf("%w: %v", ErrResultTooLarge, err)
+		}
 		return nil, err
 	}
 	if e := FromProto(ev.GetError()); e != nil {

@@ -66,3 +66,24 @@ func ExtractTrace(ctx context.Context) context.Context {
 	}
 	return traceFormat.Extract(ctx, mdCarrier(md))
 }
+
+// traceFields returns the W3C traceparent and tracestate of ctx's span
+// for a data-channel call frame; empty strings when it has no valid span.
+func traceFields(ctx context.Context) (traceparent, tracestate string) {
+	if !trace.SpanContextFromContext(ctx).IsValid() {
+		return "", ""
+	}
+	c := propagation.MapCarrier{}
+	traceFormat.Inject(ctx, c)
+	return c["traceparent"], c["tracestate"]
+}
+
+// WithTraceFields returns ctx carrying the remote span context of a
+// data-channel call frame's traceparent and tracestate (the plugin-side
+// twin of ExtractTrace); ctx as is when traceparent is empty or invalid.
+func WithTraceFields(ctx context.Context, traceparent, tracestate string) context.Context {
+	if traceparent == "" {
+		return ctx
+	}
+	return traceFormat.Extract(ctx, propagation.MapCarrier{"traceparent": traceparent, "tracestate": tracestate})
+}
