@@ -20,13 +20,13 @@ package host
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/opentool-host/opentool-host/access"
 	"github.com/opentool-host/opentool-host/argcheck"
+	"github.com/opentool-host/opentool-host/internal/strictjson"
 )
 
 // request is one call on its way from a front end to a plugin.
@@ -64,7 +64,7 @@ func (r *request) accept(plugin string, item []byte, n int) error {
 	if n > 1 && !r.stream {
 		return r.fail(KindResultRejected, plugin, "the plugin sent more than one result", nil)
 	}
-	if t := bytes.TrimLeft(item, " \t\r\n"); len(t) == 0 || t[0] != '{' || !json.Valid(t) {
+	if t := bytes.TrimLeft(item, " \t\r\n"); len(t) == 0 || t[0] != '{' || !strictjson.Valid(t) {
 		return r.fail(KindResultRejected, plugin, "the plugin's result is not one JSON object", nil)
 	}
 	return nil

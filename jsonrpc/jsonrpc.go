@@ -14,6 +14,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/opentool-host/opentool-host/internal/strictjson"
 )
 
 // Version is the "jsonrpc" member the host writes in responses.
@@ -102,7 +104,7 @@ func DecodeRequest(body []byte) (*Request, *Error) {
 	if len(trimmed) == 0 {
 		return nil, &Error{Code: CodeParseError, Message: "parse error: empty body"}
 	}
-	if !json.Valid(trimmed) {
+	if !strictjson.Valid(trimmed) {
 		var v any
 		err := json.Unmarshal(trimmed, &v)
 		return nil, &Error{Code: CodeParseError, Message: fmt.Sprintf("parse error: %v", err)}

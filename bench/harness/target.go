@@ -84,7 +84,7 @@ func StartHostProcess(bin string, o HostOptions) (*HostProcess, error) {
 		}
 		o.Addr = a
 	}
-	args := append([]string{"run", "--dir", o.Dir, "--addr", o.Addr, "--state-dir", o.StateDir, "--log-level", "warn"}, o.Args...)
+	args := append([]string{"run", "--dir", o.Dir, "--addr", o.Addr, "--state-dir", o.StateDir, "--log-level", "warn", "--drain-delay", "0"}, o.Args...)
 	cmd := exec.Command(bin, args...)
 	out := &lockedBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out

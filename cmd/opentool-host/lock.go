@@ -58,6 +58,12 @@ func lockAction(c *cli.Context) error {
 			return cli.Exit("lock --update: "+err.Error(), 1)
 		}
 	} else {
+		// A full lock re-pins every file but keeps where pulled files came
+		// from (Write drops a source whose file is now pinned with other
+		// bytes).
+		if old, err := lockfile.Read(path); err == nil {
+			now.Sources = old.Sources
+		}
 		lock = now
 	}
 	if err := lock.Write(path); err != nil {

@@ -37,6 +37,11 @@ func ReadBody(w http.ResponseWriter, r *http.Request, max int64, buf []byte) ([]
 	if err := checkContentType(r.Header.Get("Content-Type")); err != nil {
 		return buf[:0], err
 	}
+	if n := r.ContentLength; n > 0 && n <= max && int64(cap(buf)) < n+bytes.MinRead {
+		// One allocation of the announced size instead of doubling from
+		// buf's (ReadFrom wants MinRead spare bytes to see the end).
+		buf = make([]byte, 0, n+bytes.MinRead)
+	}
 	bb := bytes.NewBuffer(buf[:0])
 	_, err := bb.ReadFrom(http.MaxBytesReader(w, r.Body, max))
 	if err == nil {

@@ -33,6 +33,9 @@ func FuzzDecode(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
+		if Valid(b) != json.Valid(b) {
+			t.Fatalf("Valid(%q) = %v, json.Valid says %v", b, Valid(b), json.Valid(b))
+		}
 		v, err := Decode(b)
 		if !json.Valid(b) {
 			checkSyntaxError(t, b, err)

@@ -18,6 +18,9 @@ func (d *decoder) str() (string, error) {
 	rest := d.data[start:]
 	if end := bytes.IndexByte(rest, '"'); end >= 0 && plain(rest[:end]) {
 		d.pos = start + end + 1
+		if d.skip {
+			return "", nil
+		}
 		return string(rest[:end]), nil
 	}
 	return d.strSlow(start)
