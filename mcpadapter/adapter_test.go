@@ -43,7 +43,7 @@ func notesLaunch(t testing.TB, args ...string) decl.Launch {
 // running is an Adapter whose Run runs until the test ends.
 type running struct {
 	*Adapter
-	stderr *syncBuffer
+	stderr *testutil.SyncBuffer
 	done   chan error
 
 	mu       sync.Mutex
@@ -54,7 +54,7 @@ type running struct {
 // start runs New(l).Run in the background; cleanup cancels it and waits.
 func start(t testing.TB, l decl.Launch, o Options) *running {
 	t.Helper()
-	r := &running{stderr: &syncBuffer{}, done: make(chan error, 1)}
+	r := &running{stderr: &testutil.SyncBuffer{}, done: make(chan error, 1)}
 	if o.Stderr == nil {
 		o.Stderr = r.stderr
 	}
@@ -132,24 +132,6 @@ func wantToolError(t testing.TB, err error, code int, msg string) {
 	if !errors.As(err, &pe) || pe.Code != code || !strings.Contains(pe.Message, msg) {
 		t.Fatalf("error = %v, want code %d with %q", err, code, msg)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent use.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func TestAdapterServesTools(t *testing.T) {

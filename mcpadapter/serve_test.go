@@ -21,8 +21,8 @@ import (
 type adapterProc struct {
 	client *plugin.Client
 	tool   *wire.Client
-	stderr *syncBuffer // the process's stderr
-	log    *syncBuffer // go-plugin's client log (it logs the exit status)
+	stderr *testutil.SyncBuffer // the process's stderr
+	log    *testutil.SyncBuffer // go-plugin's client log (it logs the exit status)
 }
 
 // startAdapterProc starts the host binary's adapter for l and performs
@@ -30,7 +30,7 @@ type adapterProc struct {
 func startAdapterProc(t *testing.T, l decl.Launch) *adapterProc {
 	t.Helper()
 	bin := testutil.Build(t, "./cmd/opentool-host")
-	p := &adapterProc{stderr: &syncBuffer{}, log: &syncBuffer{}}
+	p := &adapterProc{stderr: &testutil.SyncBuffer{}, log: &testutil.SyncBuffer{}}
 	cmd := exec.Command(bin, "adapter")
 	cmd.Env = []string{decl.EnvLaunch + "=" + l.Encode()}
 	p.client = plugin.NewClient(&plugin.ClientConfig{

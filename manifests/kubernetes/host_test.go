@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -81,7 +80,7 @@ func TestDeploymentRunsTheHost(t *testing.T) {
 		"--addr":          addr,
 		"--metrics-addr":  metricsAddr,
 	})
-	var logs syncBuffer
+	var logs testutil.SyncBuffer
 	cmd := exec.Command(testutil.Build(t, "./cmd/opentool-host"), args...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "TMPDIR=" + dirs["tmp"]}
 	cmd.Stdout, cmd.Stderr = &logs, &logs
@@ -201,25 +200,4 @@ func get(url string) (response, error) {
 	var body bytes.Buffer
 	_, err = body.ReadFrom(bufio.NewReader(r.Body))
 	return response{r.StatusCode, body.String()}, err
-}
-
-// syncBuffer is a bytes.Buffer safe for the host's stdout and stderr at
-// once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-// Write implements io.Writer.
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-// String returns what was written.
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
