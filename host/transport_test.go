@@ -62,6 +62,7 @@ func TestTransports(t *testing.T) {
 // status say why, and the restarted plugin is killed again the same way
 // (it cannot be trusted to answer the right call).
 func TestDataChannelViolationKillsPlugin(t *testing.T) {
+	t.Setenv(host.TransportEnv, "") // the data channel, also when the suite runs on gRPC
 	h := testutil.StartHost(t, nil, "./internal/testplugins/badchannel")
 	before := pluginStatus(h, "badchannel")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
