@@ -82,6 +82,16 @@ type CallRecord struct {
 // follows a provider set later).
 var tracer = otel.Tracer("github.com/opentool-host/opentool-host/host")
 
+// unsetProvider is OpenTelemetry's global tracer provider before anyone
+// set one: while it is still the global one, no span would be recorded
+// (it hands back the parent's span context, which the context already
+// carries to the plugin), so observe skips span work on the call path.
+var unsetProvider = otel.GetTracerProvider()
+
+// tracing reports whether a tracer provider was set (the CLI sets one
+// when OTEL_* configures an exporter).
+func tracing() bool { return otel.GetTracerProvider() != unsetProvider }
+
 // observe starts r's execute_tool span (OpenTelemetry GenAI semantic
 // conventions: gen_ai.operation.name, gen_ai.tool.name,
 // gen_ai.tool.call.id, error.type), wraps r so that its results are
@@ -93,13 +103,20 @@ func (h *Host) observe(ctx context.Context, r *request) (context.Context, func(e
 	if g := access.GrantFrom(ctx); g != nil && caller.Key == "" {
 		caller.Key = g.Name()
 	}
-	ctx, span := tracer.Start(ctx, "execute_tool "+r.fn, trace.WithSpanKind(trace.SpanKindInternal),
-		trace.WithAttributes(attribute.String("gen_ai.operation.name", "execute_tool"), attribute.String("gen_ai.tool.name", r.fn),
-			attribute.String("gen_ai.tool.type", "function")))
-	if caller.CallID != "" {
-		span.SetAttributes(attribute.String("gen_ai.tool.call.id", caller.CallID))
+	var span trace.Span
+	traced := tracing()
+	if traced {
+		ctx, span = tracer.Start(ctx, "execute_tool "+r.fn, trace.WithSpanKind(trace.SpanKindInternal),
+			trace.WithAttributes(attribute.String("gen_ai.operation.name", "execute_tool"), attribute.String("gen_ai.tool.name", r.fn),
+				attribute.String("gen_ai.tool.type", "function")))
+		if caller.CallID != "" {
+			span.SetAttributes(attribute.String("gen_ai.tool.call.id", caller.CallID))
+		}
 	}
 	end := func(plugin string, err error) {
+		if !traced {
+			return
+		}
 		if plugin != "" {
 			span.SetAttributes(attribute.String("opentool.plugin", plugin))
 		}

@@ -86,3 +86,37 @@ func TestTraceparentReachesThePluginAndTheCollector(t *testing.T) {
 		return sink.trace("execute_tool trace") == traceID && sink.trace("POST /opentool/call") == traceID
 	})
 }
+
+// TestTraceparentReachesThePluginWithTracingOff: with no OTEL_* exporter
+// (no spans are made on the call path), an incoming traceparent still
+// reaches the plugin, over the data channel and over gRPC.
+func TestTraceparentReachesThePluginWithTracingOff(t *testing.T) {
+	for _, transport := range []string{"auto", "grpc"} {
+		t.Run(transport, func(t *testing.T) {
+			t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "")
+			t.Setenv("OTEL_TRACES_EXPORTER", "")
+			t.Setenv("OPENTOOL_PLUGIN_TRANSPORT", transport)
+			dir := t.TempDir()
+			testutil.InstallPlugin(t, dir, "faulty", "./internal/testplugins/faulty")
+			hp := startHostProc(t, dir)
+			const traceID = "0af7651916cd43dd8448eb211c80319c"
+			req, _ := http.NewRequest(http.MethodPost, hp.url+"/opentool/call", strings.NewReader(`{"jsonrpc":"2.0","method":"trace","id":"t1"}`))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("traceparent", "00-"+traceID+"-b7ad6b7169203331-01")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var body struct {
+				Result struct {
+					TraceID string `json:"trace_id"`
+				}
+			}
+			err = json.NewDecoder(resp.Body).Decode(&body)
+			resp.Body.Close()
+			if err != nil || body.Result.TraceID != traceID {
+				t.Fatalf("the plugin saw trace %q (%v), want %s", body.Result.TraceID, err, traceID)
+			}
+		})
+	}
+}
