@@ -65,23 +65,7 @@ func TestTraceparentReachesThePluginAndTheCollector(t *testing.T) {
 	hp := startHostProc(t, dir)
 
 	const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
-	req, _ := http.NewRequest(http.MethodPost, hp.url+"/opentool/call", strings.NewReader(`{"jsonrpc":"2.0","method":"trace","id":"t1"}`))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("traceparent", "00-"+traceID+"-00f067aa0ba902b7-01")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var body struct {
-		Result struct {
-			TraceID string `json:"trace_id"`
-		}
-	}
-	err = json.NewDecoder(resp.Body).Decode(&body)
-	resp.Body.Close()
-	if err != nil || body.Result.TraceID != traceID {
-		t.Fatalf("the plugin saw trace %q (%v), want %s", body.Result.TraceID, err, traceID)
-	}
+	callTrace(t, hp.url, "00-"+traceID+"-00f067aa0ba902b7-01", traceID)
 	testutil.Eventually(t, 10*time.Second, "the spans reach the collector", func() bool {
 		return sink.trace("execute_tool trace") == traceID && sink.trace("POST /opentool/call") == traceID
 	})
@@ -100,23 +84,31 @@ func TestTraceparentReachesThePluginWithTracingOff(t *testing.T) {
 			testutil.InstallPlugin(t, dir, "faulty", "./internal/testplugins/faulty")
 			hp := startHostProc(t, dir)
 			const traceID = "0af7651916cd43dd8448eb211c80319c"
-			req, _ := http.NewRequest(http.MethodPost, hp.url+"/opentool/call", strings.NewReader(`{"jsonrpc":"2.0","method":"trace","id":"t1"}`))
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("traceparent", "00-"+traceID+"-b7ad6b7169203331-01")
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var body struct {
-				Result struct {
-					TraceID string `json:"trace_id"`
-				}
-			}
-			err = json.NewDecoder(resp.Body).Decode(&body)
-			resp.Body.Close()
-			if err != nil || body.Result.TraceID != traceID {
-				t.Fatalf("the plugin saw trace %q (%v), want %s", body.Result.TraceID, err, traceID)
-			}
+			callTrace(t, hp.url, "00-"+traceID+"-b7ad6b7169203331-01", traceID)
 		})
+	}
+}
+
+// callTrace calls the faulty plugin's "trace" function through the host
+// at url with the traceparent header and fails t unless the plugin saw
+// trace id want.
+func callTrace(t *testing.T, url, traceparent, want string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url+"/opentool/call", strings.NewReader(`{"jsonrpc":"2.0","method":"trace","id":"t1"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("traceparent", traceparent)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		Result struct {
+			TraceID string `json:"trace_id"`
+		}
+	}
+	err = json.NewDecoder(resp.Body).Decode(&body)
+	resp.Body.Close()
+	if err != nil || body.Result.TraceID != want {
+		t.Fatalf("the plugin saw trace %q (%v), want %s", body.Result.TraceID, err, want)
 	}
 }

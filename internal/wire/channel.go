@@ -20,9 +20,6 @@ import (
 type Channel struct {
 	w       frameWriter
 	maxRecv int64
-	// r and hb belong to readLoop.
-	r  *bufio.Reader
-	hb [headerSize]byte
 	// onViolation is called once, from the reader, when the plugin broke
 	// the protocol (the host kills the process).
 	onViolation func(error)
@@ -53,7 +50,6 @@ func AcceptChannel(conn net.Conn, maxRecv int64, onViolation func(error)) (*Chan
 	}
 	ch := &Channel{
 		w: frameWriter{conn: conn}, maxRecv: maxRecv, onViolation: onViolation,
-		r:     bufio.NewReaderSize(conn, 64<<10),
 		calls: map[uint64]*frameStream{},
 	}
 	go ch.readLoop()
@@ -167,10 +163,12 @@ func (ch *Channel) forget(id uint64) {
 // readLoop reads frames until the socket ends, handing each to its call.
 // Handing over never blocks: credit bounds what a call can have waiting.
 func (ch *Channel) readLoop() {
+	r := bufio.NewReaderSize(ch.w.conn, 64<<10)
+	var hb [headerSize]byte
 	for {
-		h, err := readHeader(ch.r, &ch.hb)
+		h, err := readHeader(r, &hb)
 		if err == nil {
-			err = ch.dispatch(ch.r, h)
+			err = ch.dispatch(r, h)
 		}
 		if err == nil {
 			continue
