@@ -4,7 +4,7 @@ ADDR    ?= 127.0.0.1:9627
 PLUGINS := $(notdir $(patsubst %/,%,$(wildcard plugins/*/)))
 BINS    := $(addprefix plugins/opentool-plugin-,$(PLUGINS))
 TESTFLAGS ?= -race -count=1 -timeout 20m
-# make bench / bench-scale / soak / fuzz (see "Performance" in README.md)
+# make bench / bench-scale / soak / fuzz (see docs/performance.md)
 BENCHTIME  ?= 2s
 BENCHCOUNT ?= 3
 BENCHFLAGS ?=
@@ -17,7 +17,7 @@ IMAGE_TAG  ?= opentool-host:dev
 IMAGE_ARCH ?=
 
 
-.PHONY: all build host plugins examples image run test vet fmt fmt-check bench bench-scale soak fuzz proto clean deps-python deps-node deps-browser
+.PHONY: all build host plugins examples image run test vet fmt fmt-check bench bench-scale soak fuzz proto clean deps-python deps-node deps-browser docs
 
 all: build
 
@@ -105,6 +105,11 @@ fuzz:
 	    $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg; \
 	  done; \
 	done
+
+# Regenerate docs/reference/cli.md from the CLI's own help (make test fails
+# when it differs).
+docs:
+	OPENTOOL_UPDATE_DOCS=1 $(GO) test -count=1 -run TestCLIReferenceIsGenerated ./cmd/opentool-host/
 
 proto:
 	./scripts/genproto.sh

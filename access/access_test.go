@@ -262,20 +262,20 @@ func TestReload(t *testing.T) {
 	}
 }
 
-// TestREADMEExample: the example keys file of README.md parses.
-func TestREADMEExample(t *testing.T) {
-	b, err := os.ReadFile("../README.md")
+// TestDocsKeysFileExample: the example keys file of docs/security.md parses.
+func TestDocsKeysFileExample(t *testing.T) {
+	b, err := os.ReadFile("../docs/security.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, sec, ok := strings.Cut(string(b), "### API keys and access")
+	_, sec, ok := strings.Cut(string(b), "## API keys and access")
 	_, block, ok2 := strings.Cut(sec, "```json\n")
 	block, _, ok3 := strings.Cut(block, "```")
 	if !ok || !ok2 || !ok3 {
-		t.Fatal("no example keys file in README.md")
+		t.Fatal("no example keys file in docs/security.md")
 	}
 	f, err := access.ParseFile([]byte(block))
 	if err != nil || len(f.Keys) != 4 {
-		t.Fatalf("README example: %v", err)
+		t.Fatalf("docs example: %v", err)
 	}
 }

@@ -42,7 +42,7 @@
 // Build it as opentool-plugin-hello and drop it into the host's plugins
 // folder. The module is not on a proxy: in the plugin's go.mod, add
 // `replace github.com/opentool-host/opentool-host => /path/to/opentool-host`
-// and run `go mod tidy` (the README's "Writing a plugin" has the steps).
+// and run `go mod tidy` (docs/writing-plugins.md has the steps).
 package pluginsdk
 
 import (
