@@ -17,7 +17,7 @@ IMAGE_TAG  ?= opentool-host:dev
 IMAGE_ARCH ?=
 
 
-.PHONY: all build host plugins examples image run test vet fmt fmt-check bench bench-scale soak fuzz proto clean deps-python deps-node deps-browser docs
+.PHONY: all build host plugins examples image run test vet fmt fmt-check bench bench-scale soak fuzz proto clean deps-python deps-node deps-browser deps-redis docs
 
 all: build
 
@@ -50,6 +50,12 @@ deps-node:
 deps-browser:
 	@./scripts/deps-browser.sh
 
+# For make test, the task store's Redis tests: Debian's redis-server (apt,
+# as root; its service is not started). Prints SKIP and succeeds when it
+# cannot; the tests then skip with the reason.
+deps-redis:
+	@./scripts/deps-redis.sh
+
 # The container image without a container engine (go-containerregistry):
 # static host, Go plugins and mcp-notes on an empty base, user 65532, as
 # bin/image (OCI image layout) and bin/opentool-host-image.tar (docker load,
@@ -66,7 +72,7 @@ run: build
 # Every package's tests; at the end, each skipped test with its reason.
 # The host's supervision and call-path tests run twice: Go plugins take
 # their calls over the data channel by default, then over gRPC.
-test: build deps-browser vet fmt-check
+test: build deps-browser deps-redis vet fmt-check
 	$(GO) run ./scripts/testsummary $(TESTFLAGS) ./...
 	OPENTOOL_PLUGIN_TRANSPORT=grpc $(GO) run ./scripts/testsummary $(TESTFLAGS) ./host/
 

@@ -1,0 +1,316 @@
+package tasks
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// Defaults of Config.
+const (
+	DefaultTTL              = 15 * time.Minute
+	DefaultPollInterval     = time.Second
+	DefaultLease            = 10 * time.Second
+	DefaultMaxPerOwner      = 100
+	DefaultMaxBytesPerOwner = 64 << 20
+)
+
+// Config configures a Manager. Zero fields take the defaults.
+type Config struct {
+	// Store keeps the records. Default: a new MemoryStore.
+	Store Store
+	// Replica names this Manager in records (Record.Replica) and in the
+	// message of a task failed because its replica died. Default: a
+	// random id.
+	Replica string
+	// TTL is how long a task is kept after it is created (--task-ttl).
+	// Default DefaultTTL.
+	TTL time.Duration
+	// PollInterval is the polling interval suggested to clients. Default
+	// DefaultPollInterval.
+	PollInterval time.Duration
+	// Lease is how long a running task's lease lasts; it is renewed every
+	// Lease/3 while the call runs, and a cancel requested on another
+	// replica is seen at the next renewal. A working task whose lease is
+	// over is failed. Default DefaultLease.
+	Lease time.Duration
+	// MaxPerOwner caps the unexpired tasks one owner holds. Default
+	// DefaultMaxPerOwner.
+	MaxPerOwner int
+	// MaxBytesPerOwner caps the bytes of results and errors one owner's
+	// unexpired tasks hold. Default DefaultMaxBytesPerOwner (64 MiB).
+	MaxBytesPerOwner int64
+	// Logger logs tasks whose state could not be stored. Default: none.
+	Logger hclog.Logger
+}
+
+// Manager runs calls as tasks and answers for the tasks of its Store.
+type Manager struct {
+	cfg Config
+
+	mu      sync.Mutex
+	running map[string]context.CancelFunc // task id → cancel of its call, on this replica
+	wg      sync.WaitGroup
+	closed  bool
+	stop    chan struct{}
+}
+
+// NewManager returns a Manager of cfg and starts its lease renewal.
+func NewManager(cfg Config) (*Manager, error) {
+	if cfg.Store == nil {
+		cfg.Store = NewMemoryStore()
+	}
+	if cfg.Replica == "" {
+		id, err := newID()
+		if err != nil {
+			return nil, err
+		}
+		cfg.Replica = id[:12]
+	}
+	cfg.TTL = orDefault(cfg.TTL, DefaultTTL)
+	cfg.PollInterval = orDefault(cfg.PollInterval, DefaultPollInterval)
+	cfg.Lease = orDefault(cfg.Lease, DefaultLease)
+	cfg.MaxPerOwner = orDefault(cfg.MaxPerOwner, DefaultMaxPerOwner)
+	cfg.MaxBytesPerOwner = orDefault(cfg.MaxBytesPerOwner, DefaultMaxBytesPerOwner)
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	m := &Manager{cfg: cfg, running: map[string]context.CancelFunc{}, stop: make(chan struct{})}
+	m.wg.Add(1)
+	go m.renewLoop()
+	return m, nil
+}
+
+func orDefault[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
+
+// RPCError is a call's JSON-RPC error (extension, "Task Execution
+// Errors"): a run that returns one fails its task with it.
+type RPCError struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+// Error implements error.
+func (e *RPCError) Error() string { return fmt.Sprintf("%d %s", e.Code, e.Message) }
+
+// Run is a call run as a task. It returns the call's result (completed),
+// or an *RPCError (failed with it); any other error fails the task with
+// -32603 and the error's text. ctx is cancelled when the task is
+// cancelled or the Manager closes.
+type Run func(ctx context.Context) (json.RawMessage, error)
+
+// Start creates a task of owner and runs run for it on this replica,
+// detached from ctx (which bounds only the creation). It returns the
+// record as created, once it is stored. Errors: ErrLimit when owner is
+// at Config.MaxPerOwner tasks or Config.MaxBytesPerOwner bytes, a closed
+// Manager, or the store's.
+func (m *Manager) Start(ctx context.Context, owner string, run Run) (Record, error) {
+	n, bytes, err := m.cfg.Store.Usage(ctx, owner)
+	if err != nil {
+		return Record{}, err
+	}
+	if n >= m.cfg.MaxPerOwner || bytes >= m.cfg.MaxBytesPerOwner {
+		return Record{}, fmt.Errorf("%w: %d tasks holding %d bytes (at most %d tasks and %d bytes)", ErrLimit, n, bytes, m.cfg.MaxPerOwner, m.cfg.MaxBytesPerOwner)
+	}
+	id, err := newID()
+	if err != nil {
+		return Record{}, err
+	}
+	now := time.Now().UTC()
+	rec := Record{ID: id, Owner: owner, Status: Working, CreatedAt: now, LastUpdatedAt: now,
+		TTL: m.cfg.TTL, PollInterval: m.cfg.PollInterval, Replica: m.cfg.Replica, LeaseUntil: now.Add(m.cfg.Lease)}
+	callCtx, cancel := context.WithCancel(context.Background())
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		cancel()
+		return Record{}, errors.New("task manager is closed")
+	}
+	m.running[id] = cancel
+	m.wg.Add(1)
+	m.mu.Unlock()
+	if err := m.cfg.Store.Create(ctx, rec); err != nil {
+		m.forget(id)
+		cancel()
+		m.wg.Done()
+		return Record{}, err
+	}
+	go m.execute(callCtx, cancel, rec, run)
+	return rec, nil
+}
+
+// execute runs one task's call and stores its outcome.
+func (m *Manager) execute(ctx context.Context, cancel context.CancelFunc, rec Record, run Run) {
+	defer m.wg.Done()
+	defer cancel()
+	defer m.forget(rec.ID)
+	result, err := run(ctx)
+	final := outcome(ctx, result, err)
+	if _, uerr := m.cfg.Store.Update(context.Background(), rec.ID, func(r *Record) error {
+		if r.Status.Terminal() {
+			return nil // failed meanwhile (a lease judged over): keep it
+		}
+		r.Status, r.StatusMessage, r.Result, r.Error = final.Status, final.StatusMessage, final.Result, final.Error
+		r.LastUpdatedAt = time.Now().UTC()
+		return nil
+	}); uerr != nil {
+		m.cfg.Logger.Error("task outcome not stored", "task", rec.ID, "error", uerr)
+	}
+}
+
+// outcome turns what a Run returned into a final record.
+func outcome(ctx context.Context, result json.RawMessage, err error) Record {
+	var rpcErr *RPCError
+	switch {
+	case err == nil:
+		return Record{Status: Completed, Result: result}
+	case ctx.Err() != nil:
+		return Record{Status: Cancelled, StatusMessage: "cancelled: " + err.Error()}
+	case errors.As(err, &rpcErr):
+		b, _ := json.Marshal(rpcErr)
+		return Record{Status: Failed, StatusMessage: rpcErr.Message, Error: b}
+	default:
+		b, _ := json.Marshal(RPCError{Code: -32603, Message: err.Error()})
+		return Record{Status: Failed, StatusMessage: err.Error(), Error: b}
+	}
+}
+
+// forget drops id from the calls running here.
+func (m *Manager) forget(id string) {
+	m.mu.Lock()
+	delete(m.running, id)
+	m.mu.Unlock()
+}
+
+// Get returns owner's task id. A working task whose lease is over is
+// failed first, naming its replica. Errors: ErrNotFound (also for
+// another owner's task), or the store's.
+func (m *Manager) Get(ctx context.Context, owner, id string) (Record, error) {
+	rec, err := m.cfg.Store.Get(ctx, id)
+	if err != nil {
+		return Record{}, err
+	}
+	if rec.Owner != owner {
+		return Record{}, ErrNotFound
+	}
+	if rec.Status.Terminal() || time.Now().Before(rec.LeaseUntil) {
+		return rec, nil
+	}
+	return m.cfg.Store.Update(ctx, id, func(r *Record) error {
+		if !r.Status.Terminal() && !time.Now().Before(r.LeaseUntil) {
+			msg := fmt.Sprintf("the replica running this task (%s) stopped renewing its lease at %s: it is gone, and the call with it", r.Replica, r.LeaseUntil.Format(time.RFC3339Nano))
+			b, _ := json.Marshal(RPCError{Code: -32603, Message: msg})
+			r.Status, r.StatusMessage, r.Error, r.LastUpdatedAt = Failed, msg, b, time.Now().UTC()
+		}
+		return nil
+	})
+}
+
+// Cancel asks for owner's task id to be cancelled (extension, "Task
+// Cancellation": cooperative and eventually consistent). A call running
+// on this replica is cancelled at once; one on another replica at that
+// replica's next lease renewal. A task already terminal is left as it
+// is. Errors: ErrNotFound (also for another owner's task), or the
+// store's.
+func (m *Manager) Cancel(ctx context.Context, owner, id string) error {
+	rec, err := m.cfg.Store.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	if rec.Owner != owner {
+		return ErrNotFound
+	}
+	if rec.Status.Terminal() {
+		return nil
+	}
+	if _, err := m.cfg.Store.Update(ctx, id, func(r *Record) error {
+		r.CancelRequested = true
+		return nil
+	}); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	cancel := m.running[id]
+	m.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	return nil
+}
+
+// renewLoop renews the leases of the calls running here every Lease/3,
+// and cancels those whose task asks for it.
+func (m *Manager) renewLoop() {
+	defer m.wg.Done()
+	t := time.NewTicker(m.cfg.Lease / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-m.stop:
+			return
+		case <-t.C:
+			m.renew()
+		}
+	}
+}
+
+// renew renews every running call's lease once.
+func (m *Manager) renew() {
+	m.mu.Lock()
+	ids := make(map[string]context.CancelFunc, len(m.running))
+	for id, c := range m.running {
+		ids[id] = c
+	}
+	m.mu.Unlock()
+	for id, cancel := range ids {
+		rec, err := m.cfg.Store.Update(context.Background(), id, func(r *Record) error {
+			if !r.Status.Terminal() {
+				r.LeaseUntil = time.Now().Add(m.cfg.Lease)
+			}
+			return nil
+		})
+		switch {
+		case err != nil:
+			m.cfg.Logger.Warn("task lease not renewed", "task", id, "error", err)
+		case rec.CancelRequested || rec.Status.Terminal():
+			cancel()
+		}
+	}
+}
+
+// Running returns how many calls run on this replica.
+func (m *Manager) Running() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.running)
+}
+
+// Close cancels the calls running here, waits for their outcome to be
+// stored (cancelled) and stops lease renewal. It does not close the
+// Store.
+func (m *Manager) Close() {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return
+	}
+	m.closed = true
+	for _, cancel := range m.running {
+		cancel()
+	}
+	m.mu.Unlock()
+	close(m.stop)
+	m.wg.Wait()
+}

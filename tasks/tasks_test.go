@@ -1,0 +1,359 @@
+package tasks_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/opentool-host/opentool-host/tasks"
+)
+
+// replicaEnv, set to a Redis URL, makes the test binary a replica that
+// starts one task whose call never ends, prints its id and waits to be
+// killed (TestReplicaKilledMidTask).
+const replicaEnv = "OPENTOOL_TASKS_TEST_REPLICA"
+
+func TestMain(m *testing.M) {
+	if url := os.Getenv(replicaEnv); url != "" {
+		os.Exit(runReplica(url))
+	}
+	os.Exit(m.Run())
+}
+
+// runReplica is the killed replica of TestReplicaKilledMidTask.
+func runReplica(url string) int {
+	ctx := context.Background()
+	store, err := tasks.NewRedisStore(ctx, url)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	m, err := tasks.NewManager(tasks.Config{Store: store, Replica: "doomed", Lease: 300 * time.Millisecond})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	rec, err := m.Start(ctx, "k", func(ctx context.Context) (json.RawMessage, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println(rec.ID)
+	select {}
+}
+
+// startRedis starts a redis-server of Debian's package on a free loopback
+// port for the test, without persistence, and returns its URL. It skips
+// the test, saying why, when redis-server is not installed.
+func startRedis(t *testing.T) string {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Skip("redis-server is not installed (make test installs Debian's redis-server through scripts/deps-redis.sh; it printed SKIP with the reason)")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	cmd := exec.Command(bin, "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	ready := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(out)
+		once := false
+		for sc.Scan() {
+			if !once && strings.Contains(sc.Text(), "Ready to accept connections") {
+				once = true
+				close(ready)
+			}
+		}
+	}()
+	select {
+	case <-ready:
+	case <-time.After(20 * time.Second):
+		t.Fatal("redis-server not ready after 20 s")
+	}
+	return fmt.Sprintf("redis://127.0.0.1:%d/0", port)
+}
+
+// stores runs f against a MemoryStore and a RedisStore.
+func stores(t *testing.T, f func(t *testing.T, newStore func() tasks.Store)) {
+	t.Run("memory", func(t *testing.T) {
+		f(t, func() tasks.Store { return tasks.NewMemoryStore() })
+	})
+	t.Run("redis", func(t *testing.T) {
+		url := startRedis(t)
+		f(t, func() tasks.Store {
+			s, err := tasks.NewRedisStore(context.Background(), url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		})
+	})
+}
+
+// waitStatus polls owner's task id on m until it has status want.
+func waitStatus(t *testing.T, m *tasks.Manager, owner, id string, want tasks.Status) tasks.Record {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		rec, err := m.Get(context.Background(), owner, id)
+		if err != nil {
+			t.Fatalf("get %s: %v", id, err)
+		}
+		if rec.Status == want {
+			return rec
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task %s is %s after 10 s, want %s (%s)", id, rec.Status, want, rec.StatusMessage)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func newManager(t *testing.T, cfg tasks.Config) *tasks.Manager {
+	t.Helper()
+	m, err := tasks.NewManager(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	return m
+}
+
+// TestLifecycle: working → completed with the result; a JSON-RPC error →
+// failed with it; an owner sees only its own tasks.
+func TestLifecycle(t *testing.T) {
+	stores(t, func(t *testing.T, newStore func() tasks.Store) {
+		m := newManager(t, tasks.Config{Store: newStore(), Lease: 300 * time.Millisecond})
+		release := make(chan struct{})
+		rec, err := m.Start(context.Background(), "alice", func(ctx context.Context) (json.RawMessage, error) {
+			<-release
+			return json.RawMessage(`{"content":[{"type":"text","text":"done"}],"isError":false}`), nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rec.ID) != 32 || rec.Status != tasks.Working {
+			t.Fatalf("created %+v", rec)
+		}
+		got, err := m.Get(context.Background(), "alice", rec.ID)
+		if err != nil || got.Status != tasks.Working {
+			t.Fatalf("get right after Start: %+v %v", got, err)
+		}
+		if _, err := m.Get(context.Background(), "mallory", rec.ID); !errors.Is(err, tasks.ErrNotFound) {
+			t.Errorf("another owner's get: %v, want ErrNotFound", err)
+		}
+		if err := m.Cancel(context.Background(), "mallory", rec.ID); !errors.Is(err, tasks.ErrNotFound) {
+			t.Errorf("another owner's cancel: %v, want ErrNotFound", err)
+		}
+		close(release)
+		done := waitStatus(t, m, "alice", rec.ID, tasks.Completed)
+		d := done.Detailed()
+		if string(d.Result) != `{"content":[{"type":"text","text":"done"}],"isError":false}` || d.TTLMs != tasks.DefaultTTL.Milliseconds() || d.PollIntervalMs != 1000 {
+			t.Errorf("completed task %+v", d)
+		}
+
+		failing, err := m.Start(context.Background(), "alice", func(ctx context.Context) (json.RawMessage, error) {
+			return nil, &tasks.RPCError{Code: -32603, Message: "plugin exited"}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := waitStatus(t, m, "alice", failing.ID, tasks.Failed)
+		if string(f.Detailed().Error) != `{"code":-32603,"message":"plugin exited"}` || f.Detailed().Result != nil {
+			t.Errorf("failed task %+v", f.Detailed())
+		}
+	})
+}
+
+// TestCancelReachesTheCall: tasks/cancel cancels the running call, and
+// the task ends cancelled.
+func TestCancelReachesTheCall(t *testing.T) {
+	stores(t, func(t *testing.T, newStore func() tasks.Store) {
+		m := newManager(t, tasks.Config{Store: newStore(), Lease: 300 * time.Millisecond})
+		cancelled := make(chan struct{})
+		rec, err := m.Start(context.Background(), "k", func(ctx context.Context) (json.RawMessage, error) {
+			<-ctx.Done()
+			close(cancelled)
+			return nil, ctx.Err()
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Cancel(context.Background(), "k", rec.ID); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-cancelled:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the call was not cancelled")
+		}
+		waitStatus(t, m, "k", rec.ID, tasks.Cancelled)
+		if err := m.Cancel(context.Background(), "k", rec.ID); err != nil {
+			t.Errorf("cancel of a terminal task: %v, want nil (acknowledged)", err)
+		}
+	})
+}
+
+// TestLimitsAndExpiry: an owner's task count is capped, other owners are
+// not affected, and tasks are gone after their TTL.
+func TestLimitsAndExpiry(t *testing.T) {
+	stores(t, func(t *testing.T, newStore func() tasks.Store) {
+		m := newManager(t, tasks.Config{Store: newStore(), MaxPerOwner: 2, TTL: 700 * time.Millisecond, Lease: 300 * time.Millisecond})
+		quick := func(ctx context.Context) (json.RawMessage, error) { return json.RawMessage(`{}`), nil }
+		var first tasks.Record
+		for i := range 2 {
+			rec, err := m.Start(context.Background(), "a", quick)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i == 0 {
+				first = rec
+			}
+		}
+		if _, err := m.Start(context.Background(), "a", quick); !errors.Is(err, tasks.ErrLimit) {
+			t.Errorf("third task of a: %v, want ErrLimit", err)
+		}
+		if _, err := m.Start(context.Background(), "b", quick); err != nil {
+			t.Errorf("b is limited by a's tasks: %v", err)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			_, err := m.Get(context.Background(), "a", first.ID)
+			if errors.Is(err, tasks.ErrNotFound) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("task still there 10 s after a 700 ms TTL: %v", err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if _, err := m.Start(context.Background(), "a", quick); err != nil {
+			t.Errorf("after the TTL a may start tasks again: %v", err)
+		}
+	})
+}
+
+// TestTwoReplicasShareTasks: a task created on one replica is polled and
+// cancelled from another sharing the Redis store.
+func TestTwoReplicasShareTasks(t *testing.T) {
+	url := startRedis(t)
+	open := func() tasks.Store {
+		s, err := tasks.NewRedisStore(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	a := newManager(t, tasks.Config{Store: open(), Replica: "a", Lease: 300 * time.Millisecond})
+	b := newManager(t, tasks.Config{Store: open(), Replica: "b", Lease: 300 * time.Millisecond})
+	release := make(chan struct{})
+	rec, err := a.Start(context.Background(), "k", func(ctx context.Context) (json.RawMessage, error) {
+		select {
+		case <-release:
+			return json.RawMessage(`{"ok":true}`), nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := waitStatus(t, b, "k", rec.ID, tasks.Working); got.Replica != "a" {
+		t.Errorf("replica %q, want a", got.Replica)
+	}
+	close(release)
+	if got := waitStatus(t, b, "k", rec.ID, tasks.Completed); string(got.Result) != `{"ok":true}` {
+		t.Errorf("result %s", got.Result)
+	}
+
+	cancelled := make(chan struct{})
+	long, err := a.Start(context.Background(), "k", func(ctx context.Context) (json.RawMessage, error) {
+		<-ctx.Done()
+		close(cancelled)
+		return nil, ctx.Err()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Cancel(context.Background(), "k", long.ID); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-cancelled: // at a's next renewal, Lease/3 = 100 ms
+	case <-time.After(10 * time.Second):
+		t.Fatal("a cancel on replica b did not reach the call on replica a")
+	}
+	waitStatus(t, b, "k", long.ID, tasks.Cancelled)
+}
+
+// TestReplicaKilledMidTask: the replica running a task is SIGKILLed; the
+// task turns failed, naming the replica, within its lease, on another
+// replica.
+func TestReplicaKilledMidTask(t *testing.T) {
+	url := startRedis(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), replicaEnv+"="+url)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("replica printed no task id: %v", err)
+	}
+	id := strings.TrimSpace(line)
+	store, err := tasks.NewRedisStore(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	b := newManager(t, tasks.Config{Store: store, Replica: "b"})
+	if rec, err := b.Get(context.Background(), "k", id); err != nil || rec.Status != tasks.Working {
+		t.Fatalf("while the replica lives: %+v %v", rec, err)
+	}
+	killed := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	rec := waitStatus(t, b, "k", id, tasks.Failed)
+	if !strings.Contains(rec.StatusMessage, "doomed") || !strings.Contains(string(rec.Error), "-32603") {
+		t.Errorf("failed task %+v", rec.Detailed())
+	}
+	t.Logf("task failed %v after its replica was SIGKILLed (lease 300 ms)", time.Since(killed).Round(time.Millisecond))
+}
