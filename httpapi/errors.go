@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/internal/httpguard"
 	"github.com/opentool-host/opentool-host/jsonrpc"
 )
 
@@ -56,3 +57,12 @@ func (s *Server) rpcError(r *http.Request, fn string, err error) *jsonrpc.Error 
 }
 
 func quote(s string) string { return strconv.Quote(s) }
+
+// WriteRefusal writes a request the front door refused before any front
+// end read it (RequestGuard: 403, 415) as the OpenTool API answers an
+// invalid request: HTTP status with
+// {"jsonrpc":"2.0","result":{},"error":{"code":-32600,"message":MSG},"id":null}.
+func WriteRefusal(w http.ResponseWriter, status int, msg string) {
+	body := jsonrpc.AppendError(nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: " + msg}, nil)
+	httpguard.Write(w, status, httpguard.JSON, body, httpguard.DefaultWriteTimeout)
+}

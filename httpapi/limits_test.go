@@ -40,8 +40,17 @@ func TestRequestLimits(t *testing.T) {
 				t.Errorf("malformed Content-Type: HTTP %d %s, want 415", st, body)
 			}
 
-			// The Content-Types the reference clients send are accepted.
-			for _, ct := range []string{"application/json", "application/json; charset=utf-8", "text/plain; charset=utf-8", "application/json-rpc"} {
+			// text/plain and the form types are what a web page may send
+			// cross-site without a preflight: refused.
+			for _, ct := range []string{"text/plain; charset=utf-8", "text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"} {
+				st, _, body := rawRequest(t, http.MethodPost, url, `{"jsonrpc":"2.0","method":"nope","id":"c"}`, "Content-Type: "+ct)
+				if st != http.StatusUnsupportedMediaType || !strings.Contains(body, `"code":-32600`) {
+					t.Errorf("Content-Type %q: HTTP %d %s, want 415 with -32600", ct, st, body)
+				}
+			}
+
+			// The JSON Content-Types are accepted.
+			for _, ct := range []string{"application/json", "application/json; charset=utf-8", "application/json-rpc"} {
 				st, _, body := rawRequest(t, http.MethodPost, url, `{"jsonrpc":"2.0","method":"nope","id":"c"}`, "Content-Type: "+ct)
 				if st != http.StatusOK || !strings.Contains(body, `"code":-32601`) {
 					t.Errorf("Content-Type %q: HTTP %d %s, want 200 with -32601", ct, st, body)

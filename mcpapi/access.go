@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -66,9 +67,9 @@ func grantOf(req mcp.Request) *access.Grant {
 
 // accessMiddleware puts each request's grant on its context (and the
 // key's name into host.Caller), takes one token of the key's rate limit
-// for tools/call before the SDK looks the tool up (so that the answer
-// does not depend on which tools the key may call), and filters
-// tools/list.
+// for every request (not for notifications) before the SDK handles it
+// (for tools/call before the tool is looked up, so that the answer does
+// not depend on which tools the key may call), and filters tools/list.
 func (s *Server) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		g := grantOf(req)
@@ -76,13 +77,16 @@ func (s *Server) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		}
 		ctx = host.WithCaller(access.WithGrant(ctx, g), host.Caller{Key: g.Name()})
-		switch method {
-		case "tools/call":
+		// Every request takes a token, batch items each their own:
+		// listings and initialize cost the host as calls do.
+		if !strings.HasPrefix(method, "notifications/") {
 			if ok, wait := access.Limit(ctx); !ok {
-				s.cfg.Logger.Info("call refused: rate limit", "key", g.Name(), "retry_after_ms", access.RetryAfterMs(wait))
+				s.cfg.Logger.Info("request refused: rate limit", "key", g.Name(), "method", method, "retry_after_ms", access.RetryAfterMs(wait))
 				return nil, &jsonrpc.Error{Code: access.CodeRateLimited, Message: access.RateLimitedMessage,
 					Data: fmt.Appendf(nil, `{"retry_after_ms":%d}`, access.RetryAfterMs(wait))}
 			}
+		}
+		switch method {
 		case "tools/list":
 			res, err := next(ctx, method, req)
 			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil {

@@ -2,6 +2,7 @@ package mcpapi
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"time"
 
@@ -32,6 +33,10 @@ type HTTPOptions struct {
 	// MaxBodyBytes caps a request body, in bytes; a larger one is
 	// answered 413. Default the SDK's (4 MiB, as --max-body).
 	MaxBodyBytes int64
+	// MaxBatch is the most messages one POST may carry as a JSON-RPC
+	// batch (checkEnvelope); clients of revision 2025-06-18 and later may
+	// send none. Default DefaultMaxBatch.
+	MaxBatch int
 	// WriteTimeout is how long a client has to take each response or
 	// stream frame before it is cut off (httpguard.SetWriteDeadline, as
 	// for /opentool and /otc). Default httpguard.DefaultWriteTimeout.
@@ -54,13 +59,28 @@ func (s *Server) Handler(o HTTPOptions) http.Handler {
 	if o.WriteTimeout <= 0 {
 		o.WriteTimeout = httpguard.DefaultWriteTimeout
 	}
+	if o.MaxBatch <= 0 {
+		o.MaxBatch = DefaultMaxBatch
+	}
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = httpguard.DefaultMaxBodyBytes
+	}
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.srv }, &mcp.StreamableHTTPOptions{
 		Stateless:                    !o.Sessions,
 		PropagateRequestCancellation: true,
 		MaxRequestBodyBytes:          o.MaxBodyBytes,
+		// The host's request guard (httpguard.RequestGuard, before every
+		// route) checks Host and Origin, with --allowed-host and
+		// --allowed-origin; the SDK's own loopback-only check would refuse
+		// what the operator allowed.
+		DisableLocalhostProtection: true,
 	})
 	tokened := withToken(h)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if e := checkEnvelope(r, o.MaxBodyBytes, o.MaxBatch); e != nil {
+			WriteRefusal(w, e.status, e.code, e.msg)
+			return
+		}
 		if listens(r) {
 			ctx, cancel := context.WithCancel(r.Context())
 			defer cancel()
@@ -105,3 +125,12 @@ func (w *deadlineWriter) Flush() { _ = w.FlushError() }
 
 // Unwrap returns the underlying writer (for http.ResponseController).
 func (w *deadlineWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// WriteRefusal writes a request the front door refused before the MCP
+// handler read it (RequestGuard: 403, 415; an envelope refused by
+// checkEnvelope) as a JSON-RPC error response with a null id: HTTP status
+// with {"jsonrpc":"2.0","id":null,"error":{"code":CODE,"message":MSG}}.
+func WriteRefusal(w http.ResponseWriter, status, code int, msg string) {
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": msg}})
+	httpguard.Write(w, status, httpguard.JSON, b, httpguard.DefaultWriteTimeout)
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/opentool-host/opentool-host/access"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/internal/httpguard"
+	"github.com/opentool-host/opentool-host/internal/strictjson"
 )
 
 // CallRequest is the body of POST /otc/call (RFC 5.2 "Tool Execution").
@@ -104,8 +105,8 @@ func (h *handler) handleCall(w http.ResponseWriter, r *http.Request) {
 		h.reject(w, berr.Status, "", berr.Message)
 		return
 	}
-	var req CallRequest
-	if err := json.Unmarshal(body, &req); err != nil {
+	req, err := decodeCall(body)
+	if err != nil {
 		h.reject(w, http.StatusBadRequest, "", "the body is not a valid call request: "+err.Error())
 		return
 	}
@@ -277,6 +278,23 @@ func (h *handler) write(w http.ResponseWriter, status int, resp *CallResponse) {
 			Output: &CallOutput{Error: &ToolError{Message: "The tool returned a result that is not JSON.", DeveloperMessage: err.Error()}}})
 	}
 	h.writeBody(w, status, b)
+}
+
+// decodeCall decodes a CallRequest exactly: a member given twice (at any
+// depth) or two members of the envelope or of "request" whose names
+// differ only in case ("tool_id" and "TOOL_ID", which encoding/json would
+// take as one, the last winning) are refused, naming the member.
+func decodeCall(body []byte) (CallRequest, error) {
+	var req CallRequest
+	tree, err := strictjson.Decode(body)
+	if err != nil {
+		return req, err
+	}
+	if err := strictjson.CheckFolded(tree, "request"); err != nil {
+		return req, err
+	}
+	err = json.Unmarshal(body, &req)
+	return req, err
 }
 
 // newCallID returns a random (version 4) UUID.

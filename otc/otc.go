@@ -24,6 +24,7 @@ package otc
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"sync/atomic"
 	"time"
@@ -132,4 +133,12 @@ func (h *handler) handleTools(w http.ResponseWriter, r *http.Request) {
 // writeBody writes a JSON response under the write deadline.
 func (h *handler) writeBody(w http.ResponseWriter, status int, body []byte) {
 	httpguard.Write(w, status, httpguard.JSON, body, h.cfg.WriteTimeout)
+}
+
+// WriteRefusal writes a request the front door refused before the OTC
+// handler read it (RequestGuard: 403, 415) as a CallResponse with success
+// false and output.error.message "Invalid request: MSG" (RFC 4.3).
+func WriteRefusal(w http.ResponseWriter, status int, msg string) {
+	b, _ := json.Marshal(&CallResponse{Schema: SchemaURL, Output: &CallOutput{Error: &ToolError{Message: "Invalid request: " + msg}}})
+	httpguard.Write(w, status, httpguard.JSON, b, httpguard.DefaultWriteTimeout)
 }

@@ -278,7 +278,7 @@ func replaceFile(t *testing.T, path, body string) {
 
 // TestAccessRateLimit: one limiter per key across front ends; over it,
 // HTTP 429 + Retry-After and the documented errors; the key recovers
-// after the limiter's own wait; listings are not limited.
+// after the limiter's own wait; listings and MCP initialize take tokens too.
 func TestAccessRateLimit(t *testing.T) {
 	dir := t.TempDir()
 	testutil.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
@@ -291,15 +291,13 @@ func TestAccessRateLimit(t *testing.T) {
 	call := `{"jsonrpc":"2.0","method":"add","params":{"a":1,"b":1},"id":"r"}`
 	otcCall := `{"request":{"call_id":"r","tool_id":"Calculator.add","input":{"a":1,"b":1}}}`
 
-	// The burst of 3, one call per front end.
-	if st, _, body := httpDo(t, http.MethodPost, hp.url+"/opentool/call", limitedKey, call); st != 200 {
-		t.Fatalf("call 1: %d %s", st, body)
-	}
-	if st, _, body := httpDo(t, http.MethodPost, hp.url+"/otc/call", limitedKey, otcCall); st != 200 {
-		t.Fatalf("call 2: %d %s", st, body)
-	}
+	// The burst of 3: MCP's initialize takes one (every request does),
+	// then one call on MCP and one on /opentool/call.
 	if res, err := mcpCall(t, cs, "add", map[string]any{"a": 1, "b": 1}); err != nil || res.IsError {
-		t.Fatalf("call 3: %v %v", res, err)
+		t.Fatalf("MCP call: %v %v", res, err)
+	}
+	if st, _, body := httpDo(t, http.MethodPost, hp.url+"/opentool/call", limitedKey, call); st != 200 {
+		t.Fatalf("OpenTool call: %d %s", st, body)
 	}
 	// Over the limit, on every front end.
 	_, err := mcpCall(t, cs, "add", map[string]any{"a": 1, "b": 1})
@@ -317,9 +315,9 @@ func TestAccessRateLimit(t *testing.T) {
 	if st != http.StatusTooManyRequests || h.Get("Retry-After") != "1" || m == nil {
 		t.Fatalf("call over the limit: %d Retry-After %q %s", st, h.Get("Retry-After"), body)
 	}
-	// Listings are not limited.
-	if st, _, body := httpDo(t, http.MethodGet, hp.url+"/opentool/load", limitedKey, ""); st != 200 {
-		t.Errorf("load while limited: %d %s", st, body)
+	// Listings take tokens too.
+	if st, h, body := httpDo(t, http.MethodGet, hp.url+"/opentool/load", limitedKey, ""); st != http.StatusTooManyRequests || h.Get("Retry-After") != "1" {
+		t.Errorf("load while limited: %d %s, want 429", st, body)
 	}
 	// Wait what the limiter said (at most 1 s at 1 call/s), then the key
 	// is served again.

@@ -100,7 +100,7 @@ func slowClient(addr string) error {
 		return err
 	}
 	defer conn.Close()
-	fmt.Fprintf(conn, "POST /opentool/call HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
+	fmt.Fprintf(conn, "POST /opentool/call HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
 	deadline := time.Now().Add(10 * time.Second)
 	buf := make([]byte, 512)
 	for time.Now().Before(deadline) {
@@ -204,7 +204,7 @@ func TestClientThatDoesNotReadIsCutOff(t *testing.T) {
 	defer conn.Close()
 	_ = conn.(*net.TCPConn).SetReadBuffer(4 << 10)
 	body := `{"jsonrpc":"2.0","method":"big","params":{"mb":12},"id":1}`
-	fmt.Fprintf(conn, "POST /opentool/call HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+	fmt.Fprintf(conn, "POST /opentool/call HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
 	testutil.Eventually(t, 10*time.Second, "the host accepted the connection", func() bool { return sockets(t, pid) == idle+1 })
 	start := time.Now()
 	testutil.Eventually(t, 20*time.Second, "the host closed the connection of a client that does not read", func() bool { return sockets(t, pid) == idle })

@@ -16,6 +16,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/access"
 	"github.com/opentool-host/opentool-host/audit"
+	"github.com/opentool-host/opentool-host/frontdoor"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/httpapi"
 	"github.com/opentool-host/opentool-host/internal/httpguard"
@@ -111,6 +112,9 @@ func runCommand() *cli.Command {
 		&cli.BoolFlag{Name: "accept-definition-changes", Usage: "with --locked, serve changed function definitions at once (logged) instead of holding them"},
 		&cli.StringSliceFlag{Name: "api-key", Usage: "accept `KEY` as \"Authorization: Bearer KEY\" (repeatable; env: comma-separated); none: no auth", EnvVars: []string{"OPENTOOL_API_KEYS"}},
 		&cli.StringFlag{Name: "api-keys-file", Usage: "accept the keys of JSON `FILE` ({\"keys\":[{\"name\",\"key\"|\"sha256\",\"allow\":[GLOB|\"plugin:GLOB\"],\"rate\"}]}), each seeing and calling only what it allows; reloaded when it changes and on SIGHUP", EnvVars: []string{"OPENTOOL_API_KEYS_FILE"}},
+		&cli.IntFlag{Name: "max-batch", Value: mcpapi.DefaultMaxBatch, Usage: "most messages one POST to /mcp may carry as a JSON-RPC batch, `N` (>= 1); each takes a rate-limit token. Clients of MCP 2025-06-18 and later may send no batch", Action: atLeast("max-batch", 1)},
+		&cli.StringSliceFlag{Name: "allowed-host", Usage: "also accept `NAME` in the Host header (repeatable), e.g. a reverse proxy's or a Kubernetes Service's name. Always accepted: localhost, loopback addresses and the listen address (every address of this machine when listening on 0.0.0.0 or ::); any other Host gets 403, so that a web page cannot reach the host through DNS rebinding"},
+		&cli.StringSliceFlag{Name: "allowed-origin", Usage: "also accept requests whose Origin header is `SCHEME://HOST[:PORT]` (repeatable), e.g. a web app that calls tools from the browser. Always accepted: no Origin, and the host's own origin; any other Origin gets 403"},
 		&cli.BoolFlag{Name: "insecure-no-auth", Usage: "serve without API keys although --addr is not loopback (e.g. behind a proxy that authenticates): anyone who reaches the port may call every tool. Without it, such an --addr needs --api-key or --api-keys-file"},
 	}
 	flags = append(flags, hostFlags()...)
@@ -205,13 +209,23 @@ func runAction(c *cli.Context) error {
 	mcps := mcpapi.New(h, mcpapi.Config{MaxResultBytes: c.Int64("max-result"), Logger: log.Named("mcp")})
 	go mcps.Follow(ctx)
 	_ = guard.Watch(ctx) // logs its own failure; SIGHUP still reloads
-	root.Handle(mcpapi.Path, mcps.Handler(mcpapi.HTTPOptions{Sessions: c.Bool("mcp-sessions"), MaxBodyBytes: c.Int64("max-body"), WriteTimeout: c.Duration("write-timeout")}))
+	root.Handle(mcpapi.Path, mcps.Handler(mcpapi.HTTPOptions{Sessions: c.Bool("mcp-sessions"), MaxBodyBytes: c.Int64("max-body"), MaxBatch: c.Int("max-batch"), WriteTimeout: c.Duration("write-timeout")}))
 	root.Handle("/", api)
 	root.Handle("/metrics", metricsHandler(obs.metrics))
 	// The status page: GET /events and GET /status.json behind the keys
 	// (root), the page itself (GET /, /ui/) public: it holds no data.
 	ui := statusui.New(h, statusui.Config{Version: version.Version, Allowed: access.Allowed, WriteTimeout: c.Duration("write-timeout"), Logger: log.Named("ui"), Gatherer: obs.metrics.Registry()})
 	ui.Mount(root)
+	// The request guard: Host, Origin and Content-Type, before the keys
+	// (the status page's files included), after readiness (api.Front).
+	reqGuard := &httpguard.RequestGuard{Listen: ln.Addr(), AllowedHosts: c.StringSlice("allowed-host"),
+		AllowedOrigins: c.StringSlice("allowed-origin"), Refuse: frontdoor.Refuse}
+	guarded, err := reqGuard.Wrap(ui.Public(guard.Middleware(frontdoor.LimitListings(root))))
+	if err != nil {
+		ln.Close()
+		_ = h.Close(ctx)
+		return cli.Exit(err.Error(), 2)
+	}
 	stopTracing, err := setupTracing(ctx)
 	if err != nil {
 		ln.Close()
@@ -220,9 +234,11 @@ func runAction(c *cli.Context) error {
 	}
 	defer func() { _ = stopTracing(context.Background()) }()
 	srv := &http.Server{
-		// Every route behind the API keys (package access) but the status
-		// page's files and readiness (api.Front), which hold no data.
-		Handler:           traced(api.Front(ui.Public(guard.Middleware(root)))),
+		// Every route behind the request guard (Host, Origin,
+		// Content-Type) and the API keys (package access), but readiness
+		// (api.Front), and the status page's files, which hold no data,
+		// are behind the request guard only.
+		Handler:           traced(api.Front(guarded)),
 		ReadHeaderTimeout: 10 * time.Second,
 		// A request body must arrive within ReadTimeout: a client that
 		// trickles it is cut off (the response has its own per-write

@@ -7,9 +7,8 @@ package httpguard
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
-	"fmt"
-	"mime"
 	"net/http"
 	"strconv"
 	"time"
@@ -30,8 +29,9 @@ type BodyError struct {
 func (e *BodyError) Error() string { return e.Message }
 
 // ReadBody reads r's body, appended to buf[:0], after checking its
-// Content-Type: absent, application/json, application/json-rpc or
-// text/plain (any parameters, such as charset) are accepted. Bodies over
+// Content-Type: application/json or application/json-rpc (any
+// parameters, such as charset), or absent (RequestGuard refuses that
+// before); text/plain and form types get 415. Bodies over
 // max bytes are refused with 413 without reading further.
 func ReadBody(w http.ResponseWriter, r *http.Request, max int64, buf []byte) ([]byte, *BodyError) {
 	if err := checkContentType(r.Header.Get("Content-Type")); err != nil {
@@ -55,17 +55,17 @@ func ReadBody(w http.ResponseWriter, r *http.Request, max int64, buf []byte) ([]
 	return bb.Bytes(), &BodyError{Status: http.StatusBadRequest, Message: "reading body: " + err.Error()}
 }
 
-// checkContentType applies the Content-Type rule of ReadBody.
+// checkContentType applies the Content-Type rule of ReadBody: the
+// request guard's (jsonContentType), but for an absent Content-Type,
+// which RequestGuard refuses before a front end reads a body.
 func checkContentType(ct string) *BodyError {
-	if ct == "" || ct == "application/json" {
+	if ct == "" {
 		return nil
 	}
-	mt, _, err := mime.ParseMediaType(ct)
-	if err == nil && (mt == "application/json" || mt == "text/plain" || mt == "application/json-rpc") {
-		return nil
+	if msg := jsonContentType(ct); msg != "" {
+		return &BodyError{Status: http.StatusUnsupportedMediaType, Message: msg}
 	}
-	return &BodyError{Status: http.StatusUnsupportedMediaType,
-		Message: fmt.Sprintf("Content-Type must be application/json, got %q", ct)}
+	return nil
 }
 
 // DefaultMaxBodyBytes is the default request body limit of every front
@@ -100,3 +100,11 @@ func Write(w http.ResponseWriter, status int, contentType []string, body []byte,
 
 // JSON is the Content-Type value of JSON responses.
 var JSON = []string{"application/json"}
+
+// WriteError writes the plain error body of routes without a protocol of
+// their own (the status page's data, /health, /metrics):
+// {"error":{"code":STATUS,"message":MSG}}.
+func WriteError(w http.ResponseWriter, status int, msg string) {
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{"code": status, "message": msg}})
+	Write(w, status, JSON, b, DefaultWriteTimeout)
+}

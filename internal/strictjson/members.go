@@ -353,3 +353,86 @@ func validTag(name string) bool {
 	}
 	return true
 }
+
+// FoldedDuplicateError is the error of CheckFolded: an object of an
+// envelope has two members whose names differ only in case ("tool_id"
+// and "TOOL_ID"), which encoding/json would take as one member, the last
+// one winning.
+type FoldedDuplicateError struct {
+	// Path is the JSON path of the object, "" for the top level.
+	Path string
+	// First and Second are the two names, in byte order (a decoded
+	// object has no document order).
+	First, Second string
+}
+
+// Error returns `members "TOOL_ID" and "tool_id" of object request
+// differ only in case`.
+func (e *FoldedDuplicateError) Error() string {
+	msg := "members " + strconv.Quote(e.First) + " and " + strconv.Quote(e.Second)
+	if e.Path != "" {
+		msg += " of object " + e.Path
+	}
+	return msg + " differ only in case"
+}
+
+// CheckFolded checks the objects of an envelope, a tree from Decode, for
+// member names that differ only in case (Decode already refuses names
+// given twice exactly): the top-level object, and the object members of
+// it named in nested ("request", "params"), one level down. Objects
+// below them (arguments) are the validator's: their names are compared
+// exactly there. Values that are not objects are skipped.
+func CheckFolded(v any, nested ...string) error {
+	if err := foldedIn(v, ""); err != nil {
+		return err
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil
+	}
+	for _, name := range nested {
+		if err := foldedIn(obj[name], name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// foldedIn checks one object (at path) for names that differ only in
+// case.
+func foldedIn(v any, path string) error {
+	obj, ok := v.(map[string]any)
+	if !ok || len(obj) < 2 {
+		return nil
+	}
+	names := make([]string, 0, len(obj))
+	for k := range obj {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	seen := make(map[string]string, len(names))
+	for _, k := range names {
+		f := foldKey(k)
+		if prev, dup := seen[f]; dup {
+			return &FoldedDuplicateError{Path: path, First: prev, Second: k}
+		}
+		seen[f] = k
+	}
+	return nil
+}
+
+// foldKey returns a key equal for two names exactly when bytes.EqualFold
+// (the matching encoding/json uses) says they are equal: each rune is
+// replaced by the smallest rune of its simple case-folding orbit, so that
+// "ſ" (U+017F) and "s", or "K" (U+212A) and "k", are one name too.
+func foldKey(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		m := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			m = min(m, f)
+		}
+		b.WriteRune(m)
+	}
+	return b.String()
+}

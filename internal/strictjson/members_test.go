@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -170,4 +171,35 @@ func foldOnly(t reflect.Type, name string) bool {
 	info := infoOf(t)
 	_, exact := info.fields[name]
 	return !exact && info.folded(name) != ""
+}
+
+// TestCheckFolded: names that encoding/json would take as one member are
+// refused at the envelope levels, whatever Unicode folding they use, and
+// nothing below those levels is looked at.
+func TestCheckFolded(t *testing.T) {
+	for _, c := range []struct {
+		doc  string
+		want string // "" for no error
+	}{
+		{`{"request":{"tool_id":"a","TOOL_ID":"b"}}`, `members "TOOL_ID" and "tool_id" of object request differ only in case`},
+		{`{"request":{"tool_id":"a"},"Request":{}}`, `members "Request" and "request" differ only in case`},
+		{`{"request":{"tool_id":"a","tool_\u017fd":"b"}}`, ""}, // ſ is not i
+		{`{"request":{"call_ids":"a","call_id\u017f":"b"}}`, `differ only in case`},
+		{`{"request":{"kind":"a","\u212aind":"b"}}`, `differ only in case`},
+		{`{"request":{"input":{"a":1,"A":2}}}`, ""},
+		{`{"params":{"name":"add","Name":"sub"}}`, `of object params`},
+		{`[1,2]`, ""},
+	} {
+		v, err := Decode([]byte(c.doc))
+		if err != nil {
+			t.Fatalf("%s: %v", c.doc, err)
+		}
+		err = CheckFolded(v, "request", "params")
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v, want nil", c.doc, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: %v, want %q", c.doc, err, c.want)
+		}
+	}
 }
