@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/opentool-host/opentool-host/access"
+	"github.com/opentool-host/opentool-host/catalog"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/jsonrpc"
 	"github.com/opentool-host/opentool-host/opentool"
@@ -84,28 +85,19 @@ func (s *Server) visible(ctx context.Context, fn string) bool {
 	return served && g.Allows(p, fn)
 }
 
-// healthPlugins is the plugins of GET /health the request's key may see:
-// those it may call a function of (every one for a key that sees
-// everything).
+// healthPlugins is the plugins of GET /health as the request's key may
+// see them (catalog.View.Plugins): every plugin whole for a key that sees
+// everything; else those it may call a function of, with only those
+// functions, no conflicts and no stderr.
 func (s *Server) healthPlugins(ctx context.Context) []host.PluginStatus {
-	all := s.b.Plugins()
-	plugins, g := s.pluginsOf(ctx)
-	if plugins == nil {
-		return all
-	}
-	seen := map[string]bool{}
-	for fn, p := range plugins {
-		if g.Allows(p, fn) {
-			seen[p] = true
+	src, ok := s.b.(catalog.Source)
+	if !ok {
+		if access.GrantFrom(ctx).Restricted() {
+			return []host.PluginStatus{} // nothing to tell a key's plugins by
 		}
+		return s.b.Plugins()
 	}
-	out := make([]host.PluginStatus, 0, len(seen))
-	for _, p := range all {
-		if seen[p.Name] {
-			out = append(out, p)
-		}
-	}
-	return out
+	return catalog.Of(ctx, src).Plugins()
 }
 
 // rateLimited takes one call from the request's key's rate limiter. Over

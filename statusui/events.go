@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/opentool-host/opentool-host/catalog"
 	"github.com/opentool-host/opentool-host/host"
 )
 
@@ -60,7 +61,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 			if !ok {
 				return
 			}
-			if !s.visible(r, ev.Plugin) {
+			if !catalog.Of(r.Context(), s.src).Event(ev) {
 				continue
 			}
 			writeEvent(bw, ev)
@@ -73,7 +74,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 						send()
 						return
 					}
-					if s.visible(r, ev.Plugin) {
+					if catalog.Of(r.Context(), s.src).Event(ev) {
 						writeEvent(bw, ev)
 					}
 				default:
@@ -115,23 +116,3 @@ func eventName(t string) string {
 	return t
 }
 
-// visible reports whether r's caller may see plugin (Config.Allowed):
-// the plugin serves a function the caller may see. Events of a plugin
-// that serves nothing (failed, removed) are shown to callers that see
-// every function's plugin by name alone, i.e. when Allowed accepts the
-// plugin with an empty function name.
-func (s *Server) visible(r *http.Request, plugin string) bool {
-	if s.cfg.Allowed == nil {
-		return true
-	}
-	ctx := r.Context()
-	if s.cfg.Allowed(ctx, plugin, "") {
-		return true
-	}
-	for _, f := range s.src.Functions() {
-		if f.Plugin == plugin && s.cfg.Allowed(ctx, plugin, f.Function.Name) {
-			return true
-		}
-	}
-	return false
-}

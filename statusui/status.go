@@ -9,6 +9,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/opentool-host/opentool-host/catalog"
 	"github.com/opentool-host/opentool-host/host"
 )
 
@@ -99,13 +100,11 @@ func (s *Server) status(r *http.Request) *Status {
 			stats = readStats(mfs)
 		}
 	}
-	ctx := r.Context()
-	seen := map[string]bool{} // plugins serving a visible function
+	view := catalog.Of(r.Context(), s.src)
 	for _, f := range s.src.Functions() {
-		if s.cfg.Allowed != nil && !s.cfg.Allowed(ctx, f.Plugin, f.Function.Name) {
+		if !view.Function(f.Plugin, f.Function.Name) {
 			continue
 		}
-		seen[f.Plugin] = true
 		fs := FunctionStats{Name: f.Function.Name, Plugin: f.Plugin, Stream: f.Function.IsStream()}
 		if m := stats[fnKey{f.Plugin, f.Function.Name}]; m != nil {
 			fs.Calls, fs.Errors, fs.Outcomes = m.Calls, m.Errors, m.Outcomes
@@ -113,11 +112,8 @@ func (s *Server) status(r *http.Request) *Status {
 		}
 		st.Functions = append(st.Functions, fs)
 	}
-	for _, p := range s.src.Plugins() {
-		if s.cfg.Allowed != nil && !seen[p.Name] && !s.cfg.Allowed(ctx, p.Name, "") {
-			continue
-		}
-		p.Stderr = nil
+	for _, p := range view.Plugins() {
+		p.Stderr = nil // the page shows no stderr to anyone
 		st.Plugins = append(st.Plugins, p)
 	}
 	return st

@@ -20,7 +20,6 @@ package statusui
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
@@ -72,11 +71,6 @@ type Config struct {
 	// authentication, e.g. httpguard.RequireAPIKey with the API keys. Nil:
 	// none of its own (the command mounts them on its guarded mux).
 	Auth func(http.Handler) http.Handler
-	// Allowed, when set, reports whether the caller of ctx may see
-	// function fn of plugin; /status.json then lists only those
-	// functions and the plugins serving one of them, and /events sends
-	// only those plugins' events. Nil: everything is visible.
-	Allowed func(ctx context.Context, plugin, fn string) bool
 	// Heartbeat is how often /events writes a comment when idle. Default
 	// DefaultHeartbeat (15 s).
 	Heartbeat time.Duration

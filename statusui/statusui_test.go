@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/opentool-host/opentool-host/access"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/internal/httpguard"
 	"github.com/opentool-host/opentool-host/opentool"
@@ -503,23 +504,21 @@ func TestStatusJSONGatherError(t *testing.T) {
 	}
 }
 
-// TestAllowed: with Config.Allowed, a caller sees only its functions,
-// their plugins, and their plugins' events.
+// TestAllowed: a caller whose key may call only some functions sees only
+// those functions, their plugins, and their plugins' events (package
+// catalog).
 func TestAllowed(t *testing.T) {
 	src := newFakeSource()
-	type caller struct{}
-	allowed := func(ctx context.Context, plugin, fn string) bool {
-		if ctx.Value(caller{}) == "all" {
-			return true
-		}
-		return fn == "divide"
-	}
+	divideOnly := access.NewGrant("divide-only", []string{"divide"})
 	tag := func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), caller{}, r.Header.Get("X-Caller"))))
+			if r.Header.Get("X-Caller") != "all" {
+				r = r.WithContext(access.WithGrant(r.Context(), divideOnly))
+			}
+			h.ServeHTTP(w, r)
 		})
 	}
-	ui := statusui.New(src, statusui.Config{Auth: tag, Allowed: allowed})
+	ui := statusui.New(src, statusui.Config{Auth: tag})
 	st := getStatus(t, ui.Handler())
 	if len(st.Functions) != 1 || st.Functions[0].Name != "divide" || len(st.Plugins) != 1 || st.Plugins[0].Name != "calculator" {
 		t.Fatalf("restricted caller sees %+v", st)

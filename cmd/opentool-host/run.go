@@ -214,7 +214,7 @@ func runAction(c *cli.Context) error {
 	root.Handle("/metrics", metricsHandler(obs.metrics))
 	// The status page: GET /events and GET /status.json behind the keys
 	// (root), the page itself (GET /, /ui/) public: it holds no data.
-	ui := statusui.New(h, statusui.Config{Version: version.Version, Allowed: access.Allowed, WriteTimeout: c.Duration("write-timeout"), Logger: log.Named("ui"), Gatherer: obs.metrics.Registry()})
+	ui := statusui.New(h, statusui.Config{Version: version.Version, WriteTimeout: c.Duration("write-timeout"), Logger: log.Named("ui"), Gatherer: obs.metrics.Registry()})
 	ui.Mount(root)
 	// The request guard: Host, Origin and Content-Type, before the keys
 	// (the status page's files included), after readiness (api.Front).
