@@ -115,4 +115,3 @@ func eventName(t string) string {
 	}
 	return t
 }
-
