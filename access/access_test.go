@@ -279,3 +279,60 @@ func TestDocsKeysFileExample(t *testing.T) {
 		t.Fatalf("docs example: %v", err)
 	}
 }
+
+// TestReloadRevokes: a reload revokes the grants of keys it removes or
+// changes (their requests' contexts end with ErrRevoked) and keeps those
+// of unchanged keys in force.
+func TestReloadRevokes(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "keys.json")
+	write := func(s string) {
+		if err := os.WriteFile(file, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(`{"keys":[{"name":"a","key":"ka","allow":["*"]},{"name":"b","key":"kb","allow":["x"]},{"name":"c","key":"kc","allow":["y"]}]}`)
+	g, err := access.New(access.Config{File: file})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctxs := map[string]context.Context{}
+	release := make(chan struct{})
+	started := make(chan struct{}, 3)
+	h := g.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctxs[r.Header.Get("Authorization")] = r.Context()
+		started <- struct{}{}
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	done := make(chan struct{}, 3)
+	for _, k := range []string{"ka", "kb", "kc"} {
+		req := httptest.NewRequest("GET", "/", nil)
+		req.Header.Set("Authorization", "Bearer "+k)
+		go func() { h.ServeHTTP(httptest.NewRecorder(), req); done <- struct{}{} }()
+		<-started
+	}
+	// a unchanged, b removed, c's allow changed.
+	write(`{"keys":[{"name":"a","key":"ka","allow":["*"]},{"name":"c","key":"kc","allow":["y","z"]}]}`)
+	if err := g.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"Bearer kb", "Bearer kc"} {
+		select {
+		case <-ctxs[k].Done():
+			if !errors.Is(context.Cause(ctxs[k]), access.ErrRevoked) {
+				t.Errorf("%s: cause %v, want ErrRevoked", k, context.Cause(ctxs[k]))
+			}
+		case <-time.After(5 * time.Second):
+			t.Errorf("%s: request not ended by the reload", k)
+		}
+	}
+	if ctxs["Bearer ka"].Err() != nil {
+		t.Error("the unchanged key's request was ended")
+	}
+	close(release)
+	for range 3 {
+		<-done
+	}
+}

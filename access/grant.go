@@ -21,6 +21,7 @@ package access
 
 import (
 	"context"
+	"errors"
 	"path"
 	"strings"
 	"time"
@@ -37,8 +38,35 @@ type Grant struct {
 	funcs   []string // globs over function names
 	plugins []string // globs over plugin names ("plugin:GLOB")
 	rate    *Rate
+	allow   []string      // the patterns as given, to compare across reloads
 	limiter *rate.Limiter // nil: not limited
+	// life ends (revoke) when a reload of the keys file no longer has
+	// this grant (the key was removed, or its allow or rate changed);
+	// context.Background for keys that are never reloaded.
+	life   context.Context
+	revoke context.CancelFunc
 }
+
+// Revoked returns a channel closed when the grant is no longer in force
+// (a reload of the keys file dropped or changed the key); never closed
+// for --api-key keys.
+func (g *Grant) Revoked() <-chan struct{} { return g.life.Done() }
+
+// bind returns ctx ended also when g is revoked, and the function that
+// releases the binding (call it when the request is done). Grants that
+// are never revoked return ctx as is.
+func (g *Grant) bind(ctx context.Context) (context.Context, func()) {
+	if g.revoke == nil {
+		return ctx, func() {}
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(g.life, func() { cancel(ErrRevoked) })
+	return ctx, func() { stop(); cancel(nil) }
+}
+
+// ErrRevoked is the cause (context.Cause) of a request context ended
+// because its key was removed from the keys file or changed.
+var ErrRevoked = errors.New("the API key was revoked (removed from or changed in the keys file)")
 
 // Name is the key's name, for logs ("api-key-N" for the Nth --api-key).
 func (g *Grant) Name() string { return g.name }
@@ -75,7 +103,16 @@ func (g *Grant) Allows(plugin, fn string) bool {
 func NewGrant(name string, patterns []string) *Grant { return newGrant(name, patterns, nil) }
 
 func newGrant(name string, patterns []string, r *Rate) *Grant {
-	g := &Grant{name: name, rate: r}
+	return newGrantLife(name, patterns, r, false)
+}
+
+// newGrantLife is newGrant with a life a reload can end (revocable: a
+// key of the keys file).
+func newGrantLife(name string, patterns []string, r *Rate, revocable bool) *Grant {
+	g := &Grant{name: name, rate: r, allow: append([]string(nil), patterns...), life: context.Background()}
+	if revocable {
+		g.life, g.revoke = context.WithCancel(context.Background())
+	}
 	for _, p := range patterns {
 		switch glob, isPlugin := strings.CutPrefix(p, PluginPrefix); {
 		case p == "*":

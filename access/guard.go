@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -114,26 +115,46 @@ func (g *Guard) build(data []byte, old *keySet) (*keySet, error) {
 		return nil, err
 	}
 	limiters := map[string]*Grant{}
+	olds := map[[sha256.Size]byte]*Grant{}
 	if old != nil {
 		for _, e := range old.entries {
 			limiters[e.grant.name] = e.grant
+			olds[e.sum] = e.grant
 		}
 	}
 	set := &keySet{entries: append([]entry(nil), g.plain...)}
 	for i := range f.Keys {
 		k := &f.Keys[i]
-		e := entry{sum: k.sum(), grant: newGrant(k.Name, *k.Allow, k.Rate)}
+		e := entry{sum: k.sum(), grant: newGrantLife(k.Name, *k.Allow, k.Rate, true)}
 		for _, p := range g.plain {
 			if p.sum == e.sum {
 				return nil, &Fault{Path: fmt.Sprintf("$.keys[%d]", i), Message: "the same key as --api-key / OPENTOOL_API_KEYS (" + p.grant.name + ")"}
 			}
 		}
 		if prev := limiters[k.Name]; prev != nil && sameRate(prev.rate, k.Rate) {
-			e.grant.limiter = prev.limiter
+			if kept := olds[e.sum]; kept == prev && slices.Equal(prev.allow, *k.Allow) {
+				e.grant = prev // the same key, name, allow and rate: still in force
+			} else {
+				e.grant.limiter = prev.limiter
+			}
 		}
 		set.entries = append(set.entries, e)
 	}
 	return set, nil
+}
+
+// revokeDropped revokes the grants of old that set no longer holds: their
+// requests in flight and open streams (/events, MCP streams, calls) end.
+func revokeDropped(old, set *keySet) {
+	kept := map[*Grant]bool{}
+	for _, e := range set.entries {
+		kept[e.grant] = true
+	}
+	for _, e := range old.entries {
+		if !kept[e.grant] && e.grant.revoke != nil {
+			e.grant.revoke()
+		}
+	}
 }
 
 // sameRate reports whether a and b limit alike.
@@ -158,8 +179,10 @@ func (g *Guard) Reload() error {
 	data, err := os.ReadFile(g.cfg.File)
 	if err == nil {
 		var set *keySet
-		if set, err = g.build(data, g.cur.Load()); err == nil {
+		old := g.cur.Load()
+		if set, err = g.build(data, old); err == nil {
 			g.cur.Store(set)
+			revokeDropped(old, set)
 			g.fileSum = sha256.Sum256(data)
 			g.cfg.Logger.Info("api keys file reloaded", "file", g.cfg.File, "keys", strings.Join(g.Names(), ","))
 			return nil
@@ -300,7 +323,8 @@ func (g *Guard) Middleware(next http.Handler) http.Handler {
 			g.unauthorized(w, r, sent)
 			return
 		}
-		ctx := WithGrant(r.Context(), gr)
+		ctx, release := gr.bind(WithGrant(r.Context(), gr))
+		defer release()
 		if g.cfg.Tag != nil {
 			ctx = g.cfg.Tag(ctx, gr.name)
 		}

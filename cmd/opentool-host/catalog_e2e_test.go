@@ -121,3 +121,100 @@ func TestRestrictedKeySeesOnlyItsOwn(t *testing.T) {
 		}
 	}
 }
+
+// openStream opens a GET stream (text/event-stream) with key and extra
+// headers, and returns a channel closed when the host ends it.
+func openStream(t *testing.T, url, key string, hdr map[string]string) <-chan struct{} {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Accept", "text/event-stream")
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET %s: %d", url, resp.StatusCode)
+	}
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		defer resp.Body.Close()
+		buf := make([]byte, 4096)
+		for {
+			if _, err := resp.Body.Read(buf); err != nil {
+				return
+			}
+		}
+	}()
+	return ended
+}
+
+// TestRevokedKeyStreamsClose: when a key leaves the keys file, its open
+// /events stream and its MCP session's GET stream end within a second of
+// the reload, while another key's stream stays open (issue 20, finding
+// 6).
+func TestRevokedKeyStreamsClose(t *testing.T) {
+	dir := t.TempDir()
+	testutil.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
+	keys := filepath.Join(t.TempDir(), "keys.json")
+	both := `{"keys":[{"name":"stays","key":"stays-key","allow":["*"]},{"name":"goes","key":"goes-key","allow":["add"]}]}`
+	if err := os.WriteFile(keys, []byte(both), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	hp := startHostProc(t, dir, "--api-keys-file", keys, "--mcp-sessions")
+
+	events := openStream(t, hp.url+"/events", "goes-key", nil)
+	stays := openStream(t, hp.url+"/events", "stays-key", nil)
+	// An MCP session of the key, with its GET stream.
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	req, _ := http.NewRequest(http.MethodPost, hp.url+"/mcp", strings.NewReader(init))
+	req.Header.Set("Authorization", "Bearer goes-key")
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		t.Fatalf("initialize: %d, no session id", resp.StatusCode)
+	}
+	note, _ := http.NewRequest(http.MethodPost, hp.url+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	for k, v := range map[string]string{"Authorization": "Bearer goes-key", "Content-Type": "application/json", "Accept": "application/json, text/event-stream", "Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-06-18"} {
+		note.Header.Set(k, v)
+	}
+	if r, err := http.DefaultClient.Do(note); err != nil {
+		t.Fatal(err)
+	} else {
+		r.Body.Close()
+	}
+	mcpStream := openStream(t, hp.url+"/mcp", "goes-key", map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-06-18"})
+
+	// Remove the key.
+	replaceFile(t, keys, `{"keys":[{"name":"stays","key":"stays-key","allow":["*"]}]}`)
+	reloaded := time.Now()
+	for name, ch := range map[string]<-chan struct{}{"/events": events, "MCP GET stream": mcpStream} {
+		select {
+		case <-ch:
+			t.Logf("%s of the removed key ended %v after the file was written", name, time.Since(reloaded).Round(time.Millisecond))
+		case <-time.After(5 * time.Second):
+			t.Errorf("%s of the removed key still open 5 s after it left the keys file", name)
+		}
+	}
+	if time.Since(reloaded) > 2*time.Second {
+		t.Errorf("streams took %v to close (the reload waits 100 ms after the write, then must close them within 1 s)", time.Since(reloaded))
+	}
+	select {
+	case <-stays:
+		t.Error("the stream of the key that stays ended")
+	default:
+	}
+	if st, _, _ := httpDo(t, http.MethodGet, hp.url+"/health", "goes-key", ""); st != http.StatusUnauthorized {
+		t.Errorf("the removed key: %d, want 401", st)
+	}
+}
