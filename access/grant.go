@@ -69,7 +69,12 @@ func (g *Grant) bind(ctx context.Context) (context.Context, func()) {
 var ErrRevoked = errors.New("the API key was revoked (removed from or changed in the keys file)")
 
 // Name is the key's name, for logs ("api-key-N" for the Nth --api-key).
-func (g *Grant) Name() string { return g.name }
+func (g *Grant) Name() string {
+	if g == nil {
+		return ""
+	}
+	return g.name
+}
 
 // Restricted reports whether g may not see everything (its allow list
 // is not "*"), so that listings must be filtered.

@@ -3,6 +3,7 @@ package mcpapi
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -33,6 +34,14 @@ type HTTPOptions struct {
 	// MaxBodyBytes caps a request body, in bytes; a larger one is
 	// answered 413. Default the SDK's (4 MiB, as --max-body).
 	MaxBodyBytes int64
+	// MaxSessions caps the sessions held at once (with Sessions): an
+	// initialize beyond it is answered 503 with a JSON-RPC error, so that
+	// clients cannot fill the host's memory with sessions. Default
+	// DefaultMaxSessions.
+	MaxSessions int
+	// SessionIdle closes a session that has had no request for this long
+	// (--mcp-session-idle). Default DefaultSessionIdle.
+	SessionIdle time.Duration
 	// MaxBatch is the most messages one POST may carry as a JSON-RPC
 	// batch (checkEnvelope); clients of revision 2025-06-18 and later may
 	// send none. Default DefaultMaxBatch.
@@ -62,6 +71,12 @@ func (s *Server) Handler(o HTTPOptions) http.Handler {
 	if o.MaxBatch <= 0 {
 		o.MaxBatch = DefaultMaxBatch
 	}
+	if o.MaxSessions <= 0 {
+		o.MaxSessions = DefaultMaxSessions
+	}
+	if o.SessionIdle <= 0 {
+		o.SessionIdle = DefaultSessionIdle
+	}
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = httpguard.DefaultMaxBodyBytes
 	}
@@ -74,11 +89,17 @@ func (s *Server) Handler(o HTTPOptions) http.Handler {
 		// --allowed-origin; the SDK's own loopback-only check would refuse
 		// what the operator allowed.
 		DisableLocalhostProtection: true,
+		SessionTimeout:             o.SessionIdle,
 	})
 	tokened := withToken(h)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if e := checkEnvelope(r, o.MaxBodyBytes, o.MaxBatch); e != nil {
 			WriteRefusal(w, e.status, e.code, e.msg)
+			return
+		}
+		if o.Sessions && opensSession(r) && s.sessionCount() >= o.MaxSessions {
+			w.Header().Set("Retry-After", "1")
+			WriteRefusal(w, http.StatusServiceUnavailable, -32000, fmt.Sprintf("too many MCP sessions: %d (--mcp-max-sessions); idle ones close after %v", o.MaxSessions, o.SessionIdle))
 			return
 		}
 		if listens(r) {
@@ -92,6 +113,27 @@ func (s *Server) Handler(o HTTPOptions) http.Handler {
 		}
 		tokened.ServeHTTP(&deadlineWriter{ResponseWriter: w, d: o.WriteTimeout}, r)
 	})
+}
+
+// Defaults of the session caps (--mcp-max-sessions, --mcp-session-idle).
+const (
+	DefaultMaxSessions = 1000
+	DefaultSessionIdle = 10 * time.Minute
+)
+
+// opensSession reports whether r may open a session: a POST without a
+// session id (an initialize).
+func opensSession(r *http.Request) bool {
+	return r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == ""
+}
+
+// sessionCount returns the number of sessions the SDK server holds.
+func (s *Server) sessionCount() int {
+	n := 0
+	for range s.srv.Sessions() {
+		n++
+	}
+	return n
 }
 
 // listens reports whether r opens a stream that only waits for server

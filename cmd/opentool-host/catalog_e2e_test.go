@@ -122,9 +122,9 @@ func TestRestrictedKeySeesOnlyItsOwn(t *testing.T) {
 	}
 }
 
-// openStream opens a GET stream (text/event-stream) with key and extra
-// headers, and returns a channel closed when the host ends it.
-func openStream(t *testing.T, url, key string, hdr map[string]string) <-chan struct{} {
+// getStream sends a GET for a stream (text/event-stream) with key and
+// extra headers.
+func getStream(t *testing.T, url, key string, hdr map[string]string) *http.Response {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, url, nil)
 	req.Header.Set("Authorization", "Bearer "+key)
@@ -136,6 +136,14 @@ func openStream(t *testing.T, url, key string, hdr map[string]string) <-chan str
 	if err != nil {
 		t.Fatal(err)
 	}
+	return resp
+}
+
+// openStream opens a GET stream with key and extra headers, and returns
+// a channel closed when the host ends it.
+func openStream(t *testing.T, url, key string, hdr map[string]string) <-chan struct{} {
+	t.Helper()
+	resp := getStream(t, url, key, hdr)
 	if resp.StatusCode != 200 {
 		t.Fatalf("GET %s: %d", url, resp.StatusCode)
 	}
@@ -217,4 +225,94 @@ func TestRevokedKeyStreamsClose(t *testing.T) {
 	if st, _, _ := httpDo(t, http.MethodGet, hp.url+"/health", "goes-key", ""); st != http.StatusUnauthorized {
 		t.Errorf("the removed key: %d, want 401", st)
 	}
+}
+
+// streamStatus opens a GET stream with key and returns its status; a
+// stream that opened (200) stays open until the test ends.
+func streamStatus(t *testing.T, url, key string, hdr map[string]string) (int, string) {
+	t.Helper()
+	resp := getStream(t, url, key, hdr)
+	if resp.StatusCode == 200 {
+		t.Cleanup(func() { resp.Body.Close() })
+		return 200, ""
+	}
+	defer resp.Body.Close()
+	b := make([]byte, 4096)
+	n, _ := resp.Body.Read(b)
+	return resp.StatusCode, string(b[:n])
+}
+
+// mcpInitialize opens an MCP session with key and returns its id, or
+// the status and body of the refusal.
+func mcpInitialize(t *testing.T, base, key string) (string, int, string) {
+	t.Helper()
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	req, _ := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(init))
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b := make([]byte, 4096)
+	n, _ := resp.Body.Read(b)
+	return resp.Header.Get("Mcp-Session-Id"), resp.StatusCode, string(b[:n])
+}
+
+// TestStreamsAndSessionsCapped: open streams are capped per key (429) and
+// overall (503), MCP sessions are capped and expire when idle, and the
+// readiness probe answers throughout (issue 20, finding 5).
+func TestStreamsAndSessionsCapped(t *testing.T) {
+	dir := t.TempDir()
+	testutil.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
+	keys := filepath.Join(t.TempDir(), "keys.json")
+	if err := os.WriteFile(keys, []byte(`{"keys":[{"name":"a","key":"ka","allow":["add"]},{"name":"b","key":"kb","allow":["*"]}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	hp := startHostProc(t, dir, "--api-keys-file", keys, "--max-streams-per-key", "3", "--max-streams", "5",
+		"--mcp-sessions", "--mcp-max-sessions", "2", "--mcp-session-idle", "1s")
+
+	for i := range 3 {
+		if st, body := streamStatus(t, hp.url+"/events", "ka", nil); st != 200 {
+			t.Fatalf("stream %d of key a: %d %s", i+1, st, body)
+		}
+	}
+	if st, body := streamStatus(t, hp.url+"/events", "ka", nil); st != http.StatusTooManyRequests || !json.Valid([]byte(body)) || !strings.Contains(body, "--max-streams-per-key") {
+		t.Errorf("a 4th stream of key a: %d %s, want 429 with a JSON body", st, body)
+	}
+	for i := range 2 {
+		if st, body := streamStatus(t, hp.url+"/events", "kb", nil); st != 200 {
+			t.Fatalf("stream %d of key b: %d %s", i+1, st, body)
+		}
+	}
+	if st, body := streamStatus(t, hp.url+"/events", "kb", nil); st != http.StatusServiceUnavailable || !json.Valid([]byte(body)) || !strings.Contains(body, "--max-streams") {
+		t.Errorf("a 6th stream on the host: %d %s, want 503 with a JSON body", st, body)
+	}
+	// Calls and readiness are not streams: they go on.
+	if st, _, body := httpDo(t, http.MethodPost, hp.url+"/opentool/call", "ka", rpcAddCall); st != 200 {
+		t.Errorf("a call while the streams are full: %d %s", st, body)
+	}
+	if resp, err := http.Get(hp.url + "/health?ready=1"); err != nil || resp.StatusCode != 200 {
+		t.Errorf("readiness while the streams are full: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+
+	// Sessions: two, then 503; an idle one expires and frees its place.
+	first, st, body := mcpInitialize(t, hp.url, "kb")
+	if first == "" {
+		t.Fatalf("session 1: %d %s", st, body)
+	}
+	if id, st, body := mcpInitialize(t, hp.url, "kb"); id == "" {
+		t.Fatalf("session 2: %d %s", st, body)
+	}
+	if _, st, body := mcpInitialize(t, hp.url, "kb"); st != http.StatusServiceUnavailable || !strings.Contains(body, "--mcp-max-sessions") {
+		t.Errorf("session 3: %d %s, want 503", st, body)
+	}
+	testutil.Eventually(t, 10*time.Second, "an idle session expired (--mcp-session-idle 1s)", func() bool {
+		id, _, _ := mcpInitialize(t, hp.url, "kb")
+		return id != ""
+	})
 }

@@ -113,6 +113,10 @@ func runCommand() *cli.Command {
 		&cli.StringSliceFlag{Name: "api-key", Usage: "accept `KEY` as \"Authorization: Bearer KEY\" (repeatable; env: comma-separated); none: no auth", EnvVars: []string{"OPENTOOL_API_KEYS"}},
 		&cli.StringFlag{Name: "api-keys-file", Usage: "accept the keys of JSON `FILE` ({\"keys\":[{\"name\",\"key\"|\"sha256\",\"allow\":[GLOB|\"plugin:GLOB\"],\"rate\"}]}), each seeing and calling only what it allows; reloaded when it changes and on SIGHUP", EnvVars: []string{"OPENTOOL_API_KEYS_FILE"}},
 		&cli.IntFlag{Name: "max-batch", Value: mcpapi.DefaultMaxBatch, Usage: "most messages one POST to /mcp may carry as a JSON-RPC batch, `N` (>= 1); each takes a rate-limit token. Clients of MCP 2025-06-18 and later may send no batch", Action: atLeast("max-batch", 1)},
+		&cli.IntFlag{Name: "max-streams", Value: frontdoor.DefaultMaxStreams, Usage: "most long-lived responses open at once, `N` (>= 1): /events, /opentool/streamCall, MCP GET streams and subscriptions/listen; more get 503", Action: atLeast("max-streams", 1)},
+		&cli.IntFlag{Name: "max-streams-per-key", Value: frontdoor.DefaultMaxStreamsPerKey, Usage: "most of those one API key may hold open, `N` (>= 1); more get 429", Action: atLeast("max-streams-per-key", 1)},
+		&cli.IntFlag{Name: "mcp-max-sessions", Value: mcpapi.DefaultMaxSessions, Usage: "with --mcp-sessions, most MCP sessions held at once, `N` (>= 1); an initialize beyond it gets 503", Action: atLeast("mcp-max-sessions", 1)},
+		&cli.DurationFlag{Name: "mcp-session-idle", Value: mcpapi.DefaultSessionIdle, Usage: "with --mcp-sessions, close a session that has had no request for this long (> 0)", Action: positive("mcp-session-idle")},
 		&cli.StringSliceFlag{Name: "allowed-host", Usage: "also accept `NAME` in the Host header (repeatable), e.g. a reverse proxy's or a Kubernetes Service's name. Always accepted: localhost, loopback addresses and the listen address (every address of this machine when listening on 0.0.0.0 or ::); any other Host gets 403, so that a web page cannot reach the host through DNS rebinding"},
 		&cli.StringSliceFlag{Name: "allowed-origin", Usage: "also accept requests whose Origin header is `SCHEME://HOST[:PORT]` (repeatable), e.g. a web app that calls tools from the browser. Always accepted: no Origin, and the host's own origin; any other Origin gets 403"},
 		&cli.BoolFlag{Name: "insecure-no-auth", Usage: "serve without API keys although --addr is not loopback (e.g. behind a proxy that authenticates): anyone who reaches the port may call every tool. Without it, such an --addr needs --api-key or --api-keys-file"},
@@ -209,7 +213,8 @@ func runAction(c *cli.Context) error {
 	mcps := mcpapi.New(h, mcpapi.Config{MaxResultBytes: c.Int64("max-result"), Logger: log.Named("mcp")})
 	go mcps.Follow(ctx)
 	_ = guard.Watch(ctx) // logs its own failure; SIGHUP still reloads
-	root.Handle(mcpapi.Path, mcps.Handler(mcpapi.HTTPOptions{Sessions: c.Bool("mcp-sessions"), MaxBodyBytes: c.Int64("max-body"), MaxBatch: c.Int("max-batch"), WriteTimeout: c.Duration("write-timeout")}))
+	root.Handle(mcpapi.Path, mcps.Handler(mcpapi.HTTPOptions{Sessions: c.Bool("mcp-sessions"), MaxBodyBytes: c.Int64("max-body"), MaxBatch: c.Int("max-batch"),
+		MaxSessions: c.Int("mcp-max-sessions"), SessionIdle: c.Duration("mcp-session-idle"), WriteTimeout: c.Duration("write-timeout")}))
 	root.Handle("/", api)
 	root.Handle("/metrics", metricsHandler(obs.metrics))
 	// The status page: GET /events and GET /status.json behind the keys
@@ -220,7 +225,8 @@ func runAction(c *cli.Context) error {
 	// (the status page's files included), after readiness (api.Front).
 	reqGuard := &httpguard.RequestGuard{Listen: ln.Addr(), AllowedHosts: c.StringSlice("allowed-host"),
 		AllowedOrigins: c.StringSlice("allowed-origin"), Refuse: frontdoor.Refuse}
-	guarded, err := reqGuard.Wrap(ui.Public(guard.Middleware(frontdoor.LimitListings(root))))
+	streams := &frontdoor.Streams{Max: c.Int("max-streams"), MaxPerKey: c.Int("max-streams-per-key")}
+	guarded, err := reqGuard.Wrap(ui.Public(guard.Middleware(frontdoor.LimitListings(streams.Wrap(root)))))
 	if err != nil {
 		ln.Close()
 		_ = h.Close(ctx)
