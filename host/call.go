@@ -85,6 +85,10 @@ func (h *Host) Call(ctx context.Context, fn string, args []byte) ([]byte, error)
 	if err != nil {
 		return nil, err
 	}
+	if !charge(ctx, len(result)) {
+		memTrim.note(len(result)) // the dropped result is garbage: give it back soon
+		return nil, h.errResultMemory(fn, len(result))
+	}
 	return result, nil
 }
 

@@ -67,6 +67,14 @@ type Config struct {
 	// (DefaultMaxResultBytes).
 	MaxResultBytes int64
 
+	// MaxResultMemory caps the bytes of results the host holds at once
+	// for requests whose responses are not written yet (a slow reader
+	// keeps its result until it has read it), across every connection.
+	// A call whose result would exceed it fails with KindBusy. Only calls
+	// made with a scope (Host.WithResultScope, as the front door makes for
+	// every HTTP request) count. Default DefaultMaxResultMemory (256 MiB).
+	MaxResultMemory int64
+
 	// MaxQueue is how many calls may wait for a slot of one plugin beyond
 	// MaxConcurrency; a call that finds the queue full fails at once with
 	// ErrBusy. Default 4 × MaxConcurrency.
@@ -181,6 +189,7 @@ func (c Config) withDefaults() (Config, error) {
 	setDefault(&c.MaxConcurrency, 64)
 	setDefault(&c.MaxQueue, 4*c.MaxConcurrency)
 	setDefault(&c.MaxResultBytes, DefaultMaxResultBytes)
+	setDefault(&c.MaxResultMemory, DefaultMaxResultMemory)
 	r := &c.Restart
 	setDefault(&r.InitialBackoff, 100*time.Millisecond)
 	setDefault(&r.MaxBackoff, 30*time.Second)
@@ -212,7 +221,7 @@ func (c Config) check() error {
 	}
 	counts := map[string]int64{
 		"MaxConcurrency": int64(c.MaxConcurrency), "MaxQueue": int64(c.MaxQueue),
-		"MaxResultBytes": c.MaxResultBytes, "Restart.MaxFailures": int64(c.Restart.MaxFailures),
+		"MaxResultBytes": c.MaxResultBytes, "MaxResultMemory": c.MaxResultMemory, "Restart.MaxFailures": int64(c.Restart.MaxFailures),
 	}
 	for name, n := range counts {
 		if n < 0 {

@@ -58,6 +58,8 @@ type Host struct {
 	plugins map[string]*Plugin
 	closed  atomic.Bool
 
+	results resultBudget // result bytes held for unfinished responses
+
 	routes  atomic.Pointer[routeTable]
 	routeMu sync.Mutex          // one rebuild at a time; guards claims and logged
 	claims  map[string]claim    // function name → owner, across rebuilds
@@ -112,6 +114,7 @@ func New(cfg Config) (*Host, error) {
 		changed: make(chan struct{}, 1),
 		closing: make(chan struct{}),
 		cancel:  cancel,
+		results: resultBudget{max: cfg.MaxResultMemory},
 	}
 	h.sv = &supervisor{cfg: &h.cfg, state: state, log: cfg.Logger, ctx: ctx, changed: h.changed, pins: pins, events: &h.events}
 	if cfg.NoCgroups {

@@ -2,7 +2,9 @@ package main_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -10,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/opentool-host/opentool-host/internal/testutil"
 )
@@ -276,5 +279,70 @@ func TestMCPBatchesBounded(t *testing.T) {
 	t.Logf("host RSS %d MiB before, %d MiB after four %d-byte batches", before>>20, after>>20, len(big))
 	if after-before > 32<<20 {
 		t.Errorf("host RSS grew by %d MiB", (after-before)>>20)
+	}
+}
+
+// TestSlowReadersBoundedByResultMemory: clients that ask for large
+// results and do not read them hold at most --max-result-memory of the
+// host's memory; the calls beyond it fail at once as busy, and the memory
+// goes back to the OS once the readers are gone (issue 20, finding 4).
+func TestSlowReadersBoundedByResultMemory(t *testing.T) {
+	dir := t.TempDir()
+	testutil.InstallPlugin(t, dir, "rogue", "./internal/testplugins/rogue")
+	hp := startHostProc(t, dir, "--max-result-memory", strconv.Itoa(64<<20), "--write-timeout", "3s")
+	pid := hp.cmd.Process.Pid
+	idle := rss(t, pid)
+	body := `{"jsonrpc":"2.0","method":"big","params":{"mb":12},"id":1}`
+	const clients = 16
+	var conns []net.Conn
+	answers := make(chan string, clients)
+	for range clients {
+		conn, err := net.Dial("tcp", strings.TrimPrefix(hp.url, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, conn)
+		_ = conn.(*net.TCPConn).SetReadBuffer(4 << 10)
+		fmt.Fprintf(conn, "POST /opentool/call HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+		go func() {
+			// Read only the start: a busy answer is small and whole; a
+			// 12 MiB result stalls in the socket buffers.
+			buf := make([]byte, 2048)
+			n, _ := conn.Read(buf)
+			answers <- string(buf[:n])
+		}()
+	}
+	busy := 0
+	deadline := time.After(30 * time.Second)
+	for busy < clients-5 {
+		select {
+		case a := <-answers:
+			if strings.Contains(a, `"kind":"busy"`) && strings.Contains(a, "--max-result-memory") {
+				busy++
+			}
+		case <-deadline:
+			t.Fatalf("%d busy answers after 30 s, want %d (64 MiB holds five 12 MiB results)", busy, clients-5)
+		}
+	}
+	held := rss(t, pid)
+	t.Logf("host RSS: idle %d MiB, with %d slow readers of 12 MiB results under a 64 MiB budget %d MiB; %d calls refused as busy", idle>>20, clients, held>>20, busy)
+	// Unbounded, 16 readers hold 16 results and their 16 responses
+	// (>= 384 MiB); the budget holds five of each, plus the refused
+	// results until they are collected.
+	if held-idle > 250<<20 {
+		t.Errorf("host RSS grew by %d MiB with a 64 MiB result budget", (held-idle)>>20)
+	}
+	for _, c := range conns {
+		c.Close()
+	}
+	var last int64
+	testutil.Eventually(t, 60*time.Second, "host RSS back within 2x of idle after the readers left", func() bool {
+		last = rss(t, pid)
+		return last <= 2*idle
+	})
+	t.Logf("host RSS after the readers left: %d MiB", last>>20)
+	// The budget is free again: a call with a reader that reads succeeds.
+	if _, m := rpc(t, hp.url, body); m["result"] == nil {
+		t.Errorf("a call after the readers left: %v", m["error"])
 	}
 }

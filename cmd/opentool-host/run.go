@@ -112,6 +112,7 @@ func runCommand() *cli.Command {
 		&cli.BoolFlag{Name: "accept-definition-changes", Usage: "with --locked, serve changed function definitions at once (logged) instead of holding them"},
 		&cli.StringSliceFlag{Name: "api-key", Usage: "accept `KEY` as \"Authorization: Bearer KEY\" (repeatable; env: comma-separated); none: no auth", EnvVars: []string{"OPENTOOL_API_KEYS"}},
 		&cli.StringFlag{Name: "api-keys-file", Usage: "accept the keys of JSON `FILE` ({\"keys\":[{\"name\",\"key\"|\"sha256\",\"allow\":[GLOB|\"plugin:GLOB\"],\"rate\"}]}), each seeing and calling only what it allows; reloaded when it changes and on SIGHUP", EnvVars: []string{"OPENTOOL_API_KEYS_FILE"}},
+		&cli.Int64Flag{Name: "max-result-memory", Value: host.DefaultMaxResultMemory, Usage: "most `BYTES` of results the host holds at once for /opentool/call and /otc/call responses not yet written (a slow reader keeps its result until it has read it), across every connection (>= 1); a call whose result would exceed it fails as busy", Action: atLeast[int64]("max-result-memory", 1)},
 		&cli.IntFlag{Name: "max-batch", Value: mcpapi.DefaultMaxBatch, Usage: "most messages one POST to /mcp may carry as a JSON-RPC batch, `N` (>= 1); each takes a rate-limit token. Clients of MCP 2025-06-18 and later may send no batch", Action: atLeast("max-batch", 1)},
 		&cli.IntFlag{Name: "max-streams", Value: frontdoor.DefaultMaxStreams, Usage: "most long-lived responses open at once, `N` (>= 1): /events, /opentool/streamCall, MCP GET streams and subscriptions/listen; more get 503", Action: atLeast("max-streams", 1)},
 		&cli.IntFlag{Name: "max-streams-per-key", Value: frontdoor.DefaultMaxStreamsPerKey, Usage: "most of those one API key may hold open, `N` (>= 1); more get 429", Action: atLeast("max-streams-per-key", 1)},
@@ -149,6 +150,7 @@ func runAction(c *cli.Context) error {
 		return err
 	}
 	cfg.Watch = c.Bool("watch")
+	cfg.MaxResultMemory = c.Int64("max-result-memory")
 	cfg.Locked, cfg.AcceptDefinitionChanges = c.Bool("locked"), c.Bool("accept-definition-changes")
 	obs := &observers{}
 	cfg.OnCall = obs.observe
@@ -226,7 +228,7 @@ func runAction(c *cli.Context) error {
 	reqGuard := &httpguard.RequestGuard{Listen: ln.Addr(), AllowedHosts: c.StringSlice("allowed-host"),
 		AllowedOrigins: c.StringSlice("allowed-origin"), Refuse: frontdoor.Refuse}
 	streams := &frontdoor.Streams{Max: c.Int("max-streams"), MaxPerKey: c.Int("max-streams-per-key")}
-	guarded, err := reqGuard.Wrap(ui.Public(guard.Middleware(frontdoor.LimitListings(streams.Wrap(root)))))
+	guarded, err := reqGuard.Wrap(ui.Public(guard.Middleware(frontdoor.LimitListings(streams.Wrap(frontdoor.HoldResults(h, root))))))
 	if err != nil {
 		ln.Close()
 		_ = h.Close(ctx)
