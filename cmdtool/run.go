@@ -106,17 +106,20 @@ func command(dir string, c *decl.Command, argv []string) (*exec.Cmd, error) {
 	}
 	cmd := exec.Command(prog, argv[1:]...)
 	cmd.Dir = decl.WorkDir(dir, c.Cwd)
-	cmd.Env = allowedEnv(os.Environ(), c.Env)
+	// The declared names, and the secrets the plugin's policy grants
+	// (named by the host in EnvSecretNames).
+	cmd.Env = allowedEnv(os.Environ(), slices.Concat(c.Env, strings.Split(os.Getenv(decl.EnvSecretNames), ",")))
 	setProcAttr(cmd)
 	return cmd, nil
 }
 
-// allowedEnv keeps baseEnv, LC_* and the names in extra.
+// allowedEnv keeps baseEnv, LC_* and the names in extra (the declared
+// env names and the secrets the policy grants).
 func allowedEnv(environ, extra []string) []string {
 	var out []string
 	for _, kv := range environ {
 		k, _, _ := strings.Cut(kv, "=")
-		if k != decl.EnvLaunch && (slices.Contains(baseEnv, k) || slices.Contains(extra, k) || strings.HasPrefix(k, "LC_")) {
+		if k != decl.EnvLaunch && k != decl.EnvSecretNames && k != "" && (slices.Contains(baseEnv, k) || slices.Contains(extra, k) || strings.HasPrefix(k, "LC_")) {
 			out = append(out, kv)
 		}
 	}

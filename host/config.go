@@ -3,7 +3,11 @@ package host
 import (
 	"context"
 	"fmt"
+	"github.com/opentool-host/opentool-host/internal/decl"
+	"maps"
 	"os"
+	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -66,6 +70,14 @@ type Config struct {
 	// the caller gets an error of KindResultRejected. Default 16 MiB
 	// (DefaultMaxResultBytes).
 	MaxResultBytes int64
+
+	// Secrets are the secrets the operator declares (--secret,
+	// --secrets-file): name → where it is read from (absolute file
+	// paths). A plugin's policy may set variables to declared secrets
+	// only ("secrets": {"VAR": "NAME"}); nothing in the plugins folder
+	// can name a host variable or a file. Checked by New: no OPENTOOL_*
+	// variable, and relative paths are refused.
+	Secrets map[string]decl.Secret
 
 	// MaxResultMemory caps the bytes of results the host holds at once
 	// for requests whose responses are not written yet (a slow reader
@@ -213,6 +225,15 @@ func (c Config) check() error {
 		"DrainTimeout": c.DrainTimeout, "SettleTime": c.SettleTime,
 		"Restart.InitialBackoff": c.Restart.InitialBackoff, "Restart.MaxBackoff": c.Restart.MaxBackoff,
 		"Restart.ResetAfter": c.Restart.ResetAfter,
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.Secrets)) {
+		s := c.Secrets[name]
+		if err := decl.CheckSecretDecl("secret "+name, name, s); err != nil {
+			return fmt.Errorf("host: %w", err)
+		}
+		if s.File != "" && !filepath.IsAbs(s.File) {
+			return fmt.Errorf("host: secret %s: file %q must be an absolute path", name, s.File)
+		}
 	}
 	for name, d := range durations {
 		if d < 0 {

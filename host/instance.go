@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -91,6 +92,9 @@ func startInstance(ctx context.Context, sv *supervisor, name string, f fileRef, 
 	secrets, err := pol.secretEnv()
 	if err != nil {
 		return nil, err
+	}
+	if len(pol.secrets) > 0 {
+		secrets = append(secrets, decl.EnvSecretNames+"="+strings.Join(slices.Sorted(maps.Keys(pol.secrets)), ","))
 	}
 	proc, err := prepare(sv, name, f, pol.spec)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -99,9 +100,9 @@ type policy struct {
 	maxConcurrency int
 	maxQueue       int
 	prefix         string
-	env            []string // KEY=VALUE of the policy's env, sorted
-	secrets        map[string]decl.Secret
-	dir            string // the policy file's folder: relative paths resolve here
+	env            []string               // KEY=VALUE of the policy's env, sorted
+	secrets        map[string]decl.Secret // variable → the declared secret it is set to
+	dir            string                 // the policy file's folder: relative paths resolve here
 	spec           sandbox.Spec
 }
 
@@ -125,7 +126,10 @@ func (c *Config) resolvePolicy(f fileRef) (policy, error) {
 		return pol, fmt.Errorf("%s%w", where, err)
 	}
 	pol.dir = dir
-	pol.prefix, pol.secrets = p.Prefix, p.Secrets
+	pol.prefix = p.Prefix
+	if pol.secrets, err = c.grantedSecrets(p.Secrets, where); err != nil {
+		return pol, err
+	}
 	for k, v := range p.Env {
 		pol.env = append(pol.env, k+"="+v)
 	}
@@ -232,9 +236,29 @@ func within(p, dir string) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 
+// grantedSecrets resolves a policy's secrets (variable → secret name)
+// against the secrets the operator declared (Config.Secrets). A name the
+// host does not declare fails the plugin, with the member's JSON path:
+// a policy may only hand a plugin what the operator allowed.
+func (c *Config) grantedSecrets(named map[string]string, where string) (map[string]decl.Secret, error) {
+	if len(named) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]decl.Secret, len(named))
+	for _, k := range slices.Sorted(maps.Keys(named)) {
+		s, ok := c.Secrets[named[k]]
+		if !ok {
+			return nil, fmt.Errorf("%s$.secrets.%s: names secret %q, which the host does not declare (the operator declares secrets with --secret %s=env:VAR or --secret %s=file:PATH)",
+				where, k, named[k], named[k], named[k])
+		}
+		out[k] = s
+	}
+	return out, nil
+}
+
 // secretEnv returns the policy's secrets as KEY=VALUE, read now (each
-// start): a file's content without trailing newlines, or a variable of
-// the host's environment. Errors name the secret and where it was looked
+// start) from where the operator declared them: a file's content without
+// trailing newlines, or a variable of the host's environment. Errors name the secret and where it was looked
 // for, never a value.
 func (pol policy) secretEnv() ([]string, error) {
 	names := make([]string, 0, len(pol.secrets))
@@ -253,10 +277,7 @@ func (pol policy) secretEnv() ([]string, error) {
 			}
 			value = v
 		} else {
-			path := s.File
-			if !filepath.IsAbs(path) {
-				path = filepath.Join(pol.dir, path)
-			}
+			path := s.File // absolute: the operator's paths are resolved by the command
 			data, err := readSmallFile(path, maxSecretBytes)
 			if err != nil {
 				var pe *fs.PathError

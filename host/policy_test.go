@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/opentool-host/opentool-host/internal/decl"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,9 +51,11 @@ func TestPolicyPrefixTimeoutConcurrencyEnvSecrets(t *testing.T) {
 	t.Setenv("POLICY_TEST_DB", envSecret)
 	writePolicy(t, dir, "faulty", `{"prefix": "f_", "timeout_ms": 1500, "max_concurrency": 2,
 		"env": {"PLAIN": "plain-value"},
-		"secrets": {"TOKEN": {"file": "token"}, "DB_URL": {"env": "POLICY_TEST_DB"}}}`)
+		"secrets": {"TOKEN": "files-token", "DB_URL": "db"}}`)
 	rec := newLogRecorder(t)
-	h := startHost(t, dir, func(c *host.Config) { c.Watch = true; c.Logger = rec.logger })
+	// The operator declares the secrets; the policy names them.
+	declared := map[string]decl.Secret{"files-token": {File: filepath.Join(dir, "token")}, "db": {Env: "POLICY_TEST_DB"}}
+	h := startHost(t, dir, func(c *host.Config) { c.Watch = true; c.Logger = rec.logger; c.Secrets = declared })
 
 	if st := pluginStatus(h, "faulty").Policy; st == nil || st.TimeoutMS != 1500 || st.MaxConcurrency != 2 || strings.Join(st.Secrets, ",") != "DB_URL,TOKEN" || strings.Join(st.Env, ",") != "PLAIN" {
 		t.Errorf("/health policy: %+v", st)
@@ -135,7 +138,12 @@ func TestPolicyThatAsksForMoreIsRefused(t *testing.T) {
 		{`{"max_concurrency": 1000}`, "policy faulty.policy.json: $.max_concurrency: 1000 exceeds the host's 64"},
 		{`{"limits": {"memory_mb": 8192}}`, "policy faulty.policy.json: $.limits.memory_mb: 8589934592 bytes exceeds the host's limit of 4294967296 bytes"},
 		{`{"limits": {"memory": 1}}`, "policy faulty.policy.json: $.limits.memory: unknown member"},
-		{`{"secrets": {"T": {"file": "missing"}}}`, "secret T: read "},
+		{`{"secrets": {"T": "missing"}}`, "secret T: read "},
+		// A drop-in policy cannot read the host's keys or a file for the
+		// plugin: it may only name what the operator declared.
+		{`{"secrets": {"STOLEN_KEYS": {"env": "OPENTOOL_API_KEYS"}}}`, `$.secrets.STOLEN_KEYS: a policy names a secret the operator declared on the host`},
+		{`{"secrets": {"SHADOW": {"file": "/etc/shadow"}}}`, `$.secrets.SHADOW: a policy names a secret the operator declared on the host`},
+		{`{"secrets": {"KEYS": "keys-file"}}`, `$.secrets.KEYS: names secret "keys-file", which the host does not declare`},
 	} {
 		t.Run(c.want[:min(len(c.want), 40)], func(t *testing.T) {
 			dir := t.TempDir()
@@ -145,7 +153,10 @@ func TestPolicyThatAsksForMoreIsRefused(t *testing.T) {
 			// A 4 GiB address-space ceiling for every plugin: the launcher
 			// applies it (a Go plugin reserves about 2 GiB).
 			launcher := []string{testutil.Build(t, "./cmd/opentool-host"), "launch"}
-			h := startHost(t, dir, func(cfg *host.Config) { cfg.Sandbox.MemoryBytes, cfg.Launcher = 4<<30, launcher })
+			h := startHost(t, dir, func(cfg *host.Config) {
+				cfg.Sandbox.MemoryBytes, cfg.Launcher = 4<<30, launcher
+				cfg.Secrets = map[string]decl.Secret{"missing": {File: filepath.Join(dir, "missing")}}
+			})
 			testutil.Eventually(t, 10*time.Second, "faulty marked failed", func() bool {
 				return pluginStatus(h, "faulty").State == host.StateFailed
 			})

@@ -41,7 +41,7 @@ func hostFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "prefix-collisions", Usage: "serve a function whose name another plugin already serves as PLUGIN__NAME instead of refusing it"},
 		&cli.StringFlag{Name: "state-dir", Usage: "parent of the host's state folder (binary copies, sockets); default $TMPDIR/opentool-host"},
 		&cli.StringFlag{Name: "plugin-transport", Value: "auto", Usage: "how calls reach plugins: `auto` (the data channel where a plugin offers it, as the Go SDK does; gRPC otherwise) or grpc (always gRPC)", EnvVars: []string{host.TransportEnv}, Action: oneOf("plugin-transport", "auto", "grpc")},
-	}, sandboxFlags()...)
+	}, append(sandboxFlags(), secretFlags()...)...)
 }
 
 func hostConfig(c *cli.Context) (host.Config, error) {
@@ -50,6 +50,10 @@ func hostConfig(c *cli.Context) (host.Config, error) {
 		return host.Config{}, err
 	}
 	spec, err := sandboxSpec(c)
+	if err != nil {
+		return host.Config{}, err
+	}
+	secrets, err := secretsConfig(c)
 	if err != nil {
 		return host.Config{}, err
 	}
@@ -68,6 +72,7 @@ func hostConfig(c *cli.Context) (host.Config, error) {
 		Launcher:         launcherArgv(),
 		Sandbox:          spec,
 		NoDataChannel:    c.String("plugin-transport") == "grpc",
+		Secrets:          secrets,
 	}, nil
 }
 

@@ -30,7 +30,7 @@ func TestValidateDeclaration(t *testing.T) {
 func TestValidatePolicyAndLock(t *testing.T) {
 	dir := t.TempDir()
 	files := map[string]string{
-		"good.policy.json": `{"timeout_ms": 5000, "secrets": {"T": {"file": "t"}}, "sandbox": {"read": [".."], "network": "deny"}}`,
+		"good.policy.json": `{"timeout_ms": 5000, "secrets": {"T": "t"}, "sandbox": {"read": [".."], "network": "deny"}}`,
 		"bad.policy.json":  `{"sandbox": {"read": ["."], "network": "deny", "connect_tcp": [99999]}}`,
 		"opentool.lock":    `{"lockfile_version": 1, "files": {"opentool-plugin-x": "nothex"}, "functions": {}}`,
 	}

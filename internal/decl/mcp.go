@@ -38,6 +38,12 @@ const MaxFileBytes = 1 << 20
 // The adapter removes it from the environment of what it runs.
 const EnvLaunch = "OPENTOOL_LAUNCH"
 
+// EnvSecretNames is the environment variable in which the host tells a
+// plugin process which of its variables are the secrets its policy grants
+// (comma-separated names, never values), so that the adapter hands them
+// to the commands of a NAME.tools.json too.
+const EnvSecretNames = "OPENTOOL_SECRET_NAMES"
+
 // serverNameRE is what a server's key may be: the plugin name rule of
 // host.PluginName.
 var serverNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)

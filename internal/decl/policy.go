@@ -1,6 +1,8 @@
 package decl
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -21,7 +23,7 @@ const PolicySuffix = ".policy.json"
 //
 //	{"timeout_ms": 5000, "max_concurrency": 4, "prefix": "fs_",
 //	 "env": {"FILES_MODE": "ro"},
-//	 "secrets": {"API_TOKEN": {"file": "secrets/token"}, "DB_URL": {"env": "FILES_DB_URL"}},
+//	 "secrets": {"API_TOKEN": "files-token", "DB_URL": "files-db"},
 //	 "limits": {"memory_mb": 256, "cpu_percent": 50, "cpu_seconds": 600, "processes": 32},
 //	 "sandbox": {"read": [".."], "write": ["/tmp/files"], "network": "deny", "connect_tcp": [443]}}
 type Policy struct {
@@ -38,11 +40,15 @@ type Policy struct {
 	// Env holds variables set for this plugin only (plain values: put
 	// secrets in Secrets, whose values are never shown).
 	Env map[string]string `json:"env,omitempty"`
-	// Secrets are variables set for this plugin only whose values are
-	// read when the plugin starts (each start: a rotated secret reaches
-	// the next process) and never logged, shown or given to another
-	// plugin.
-	Secrets map[string]Secret `json:"secrets,omitempty"`
+	// Secrets are variables set for this plugin only, each to the value
+	// of a secret the operator declared on the host (--secret NAME=...,
+	// --secrets-file): variable name → secret name. Values are read when
+	// the plugin starts (each start: a rotated secret reaches the next
+	// process) and never logged, shown or given to another plugin. A
+	// policy names secrets; where a secret is read from is the
+	// operator's alone (a drop-in file may only narrow what the host
+	// allows).
+	Secrets map[string]string `json:"secrets,omitempty"`
 	// Limits are resource limits of the plugin's process tree.
 	Limits Limits `json:"limits,omitzero"`
 	// Sandbox, when present, confines the plugin's filesystem and
@@ -50,14 +56,61 @@ type Policy struct {
 	Sandbox *Sandbox `json:"sandbox,omitempty"`
 }
 
-// Secret says where a secret's value comes from: exactly one of File and
-// Env.
+// Secret says where a secret the operator declared is read from
+// (--secret NAME=env:VAR|file:PATH, --secrets-file): exactly one of File
+// and Env.
 type Secret struct {
-	// File is a file holding the value (trailing newlines removed),
-	// relative to the plugins directory or absolute.
+	// File is a file holding the value (trailing newlines removed); a
+	// relative path is relative to the host's working folder (to the
+	// secrets file's folder for a --secrets-file).
 	File string `json:"file,omitempty"`
 	// Env names a variable of the host's environment holding the value.
 	Env string `json:"env,omitempty"`
+}
+
+// SecretsFile is the operator's secrets file (--secrets-file):
+// {"secrets": {"NAME": {"env": "VAR"} | {"file": "PATH"}}}.
+type SecretsFile struct {
+	// Secrets maps each secret's name ([A-Za-z0-9_.-]{1,64}) to where it
+	// is read from.
+	Secrets map[string]Secret `json:"secrets"`
+}
+
+// ParseSecretsFile decodes a --secrets-file exactly. Errors: a *Fault
+// with the JSON path of the first fault.
+func ParseSecretsFile(data []byte) (*SecretsFile, error) {
+	var f SecretsFile
+	if err := strictjson.DecodeExact(data, &f, MaxFileBytes); err != nil {
+		return nil, err
+	}
+	for _, name := range sortedKeys(f.Secrets) {
+		if err := CheckSecretDecl("$.secrets."+name, name, f.Secrets[name]); err != nil {
+			return nil, err
+		}
+	}
+	return &f, nil
+}
+
+// secretNameRE is what a declared secret may be named.
+var secretNameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+
+// CheckSecretDecl checks one declared secret (at path p): its name, one
+// source, and that the source is not the host's own: a variable
+// OPENTOOL_* (the API keys, the keys file's path, the host's settings)
+// can never be a plugin's secret. The keys file itself is refused by the
+// host, which knows its path.
+func CheckSecretDecl(p, name string, s Secret) error {
+	switch {
+	case !secretNameRE.MatchString(name):
+		return &Fault{Path: p, Message: "a secret's name must match [A-Za-z0-9_.-]{1,64}"}
+	case (s.File == "") == (s.Env == ""):
+		return &Fault{Path: p, Message: `must have exactly one of "file" and "env"`}
+	case s.Env != "" && !envNameRE.MatchString(s.Env):
+		return &Fault{Path: p + ".env", Message: "is not a variable name"}
+	case s.Env != "" && (strings.HasPrefix(s.Env, "OPENTOOL_") || ReservedEnv(s.Env)):
+		return &Fault{Path: p + ".env", Message: s.Env + " is the host's own variable and can never be a plugin's secret"}
+	}
+	return nil
 }
 
 // Limits are resource limits; 0 or left out means the host's setting.
@@ -109,7 +162,7 @@ var (
 // (LD_*), which would run code before the plugin's own.
 func ReservedEnv(name string) bool {
 	switch name {
-	case "OPENTOOL_PLUGIN", EnvLaunch, "OPENTOOL_SANDBOX", "OPENTOOL_API_KEYS", "OPENTOOL_ADDR":
+	case "OPENTOOL_PLUGIN", EnvLaunch, EnvSecretNames, "OPENTOOL_SANDBOX", "OPENTOOL_API_KEYS", "OPENTOOL_ADDR":
 		return true
 	}
 	return strings.HasPrefix(name, "PLUGIN_") || strings.HasPrefix(name, "LD_")
@@ -121,6 +174,9 @@ func ReservedEnv(name string) bool {
 // ("$.limits.memory_mb: must be at least 1").
 func ParsePolicy(data []byte) (*Policy, error) {
 	var p Policy
+	if err := oldSecretForm(data); err != nil {
+		return nil, err
+	}
 	if err := strictjson.DecodeExact(data, &p, MaxFileBytes); err != nil {
 		return nil, err
 	}
@@ -128,6 +184,25 @@ func ParsePolicy(data []byte) (*Policy, error) {
 		return nil, err
 	}
 	return &p, nil
+}
+
+// oldSecretForm refuses, saying what to do instead, a policy that says
+// where a secret is read from ({"file": ...} or {"env": ...}): that is
+// the operator's to say, on the host.
+func oldSecretForm(data []byte) error {
+	var probe struct {
+		Secrets map[string]json.RawMessage `json:"secrets"`
+	}
+	if json.Unmarshal(data, &probe) != nil {
+		return nil // DecodeExact says what is wrong
+	}
+	for _, k := range sortedKeys(probe.Secrets) {
+		if v := bytes.TrimSpace(probe.Secrets[k]); len(v) > 0 && v[0] == '{' {
+			return &Fault{Path: "$.secrets." + k, Message: `a policy names a secret the operator declared on the host ("` + k + `": "NAME"); ` +
+				"where a secret is read from is the operator's: declare it with --secret NAME=env:VAR or --secret NAME=file:PATH (or --secrets-file)"}
+		}
+	}
+	return nil
 }
 
 // check checks the members of p.
@@ -174,8 +249,9 @@ func checkEnvName(p, k string) error {
 	return nil
 }
 
-// checkSecret checks secret k.
-func checkSecret(k string, s Secret, env map[string]string) error {
+// checkSecret checks the policy's variable k, set to the declared
+// secret name.
+func checkSecret(k, name string, env map[string]string) error {
 	p := "$.secrets." + k
 	if err := checkEnvName("$.secrets", k); err != nil {
 		return err
@@ -183,11 +259,8 @@ func checkSecret(k string, s Secret, env map[string]string) error {
 	if _, ok := env[k]; ok {
 		return &Fault{Path: p, Message: "is also set in env"}
 	}
-	if (s.File == "") == (s.Env == "") {
-		return &Fault{Path: p, Message: `must have exactly one of "file" and "env"`}
-	}
-	if s.Env != "" && !envNameRE.MatchString(s.Env) {
-		return &Fault{Path: p + ".env", Message: "is not a variable name"}
+	if !secretNameRE.MatchString(name) {
+		return &Fault{Path: p, Message: "must name a secret the operator declared on the host ([A-Za-z0-9_.-]{1,64})"}
 	}
 	return nil
 }

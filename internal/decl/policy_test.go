@@ -7,13 +7,13 @@ import (
 
 func TestParsePolicy(t *testing.T) {
 	p, err := ParsePolicy([]byte(`{"timeout_ms": 5000, "max_concurrency": 4, "prefix": "fs_",
-		"env": {"FILES_MODE": "ro"}, "secrets": {"API_TOKEN": {"file": "secrets/token"}, "DB": {"env": "HOST_DB"}},
+		"env": {"FILES_MODE": "ro"}, "secrets": {"API_TOKEN": "files-token", "DB": "db-url"},
 		"limits": {"memory_mb": 256, "cpu_percent": 50, "cpu_seconds": 600, "processes": 32},
 		"sandbox": {"read": [".."], "write": ["/tmp/x"], "network": "deny", "connect_tcp": [443]}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.TimeoutMS != 5000 || p.Prefix != "fs_" || p.Secrets["DB"].Env != "HOST_DB" || p.Limits.MemoryMB != 256 || p.Sandbox.ConnectTCP[0] != 443 {
+	if p.TimeoutMS != 5000 || p.Prefix != "fs_" || p.Secrets["DB"] != "db-url" || p.Limits.MemoryMB != 256 || p.Sandbox.ConnectTCP[0] != 443 {
 		t.Errorf("%+v", p)
 	}
 	if p, err := ParsePolicy([]byte(`{}`)); err != nil || p.Sandbox != nil {
@@ -32,10 +32,13 @@ func TestParsePolicyFaults(t *testing.T) {
 		{`{"env":{"1X":"v"}}`, "$.env.1X: is not a variable name ([A-Za-z_][A-Za-z0-9_]*)"},
 		{`{"env":{"LD_PRELOAD":"/tmp/x.so"}}`, "$.env.LD_PRELOAD: is set by the host and may not be set by a policy"},
 		{`{"env":{"OPENTOOL_PLUGIN":"x"}}`, "$.env.OPENTOOL_PLUGIN: is set by the host and may not be set by a policy"},
-		{`{"secrets":{"T":{}}}`, `$.secrets.T: must have exactly one of "file" and "env"`},
-		{`{"secrets":{"T":{"file":"a","env":"B"}}}`, `$.secrets.T: must have exactly one of "file" and "env"`},
-		{`{"secrets":{"T":{"file":"a","path":"b"}}}`, "$.secrets.T.path: unknown member"},
-		{`{"env":{"T":"x"},"secrets":{"T":{"file":"a"}}}`, "$.secrets.T: is also set in env"},
+		// A policy names secrets; where they are read from is the host's.
+		{`{"secrets":{"STOLEN_KEYS":{"env":"OPENTOOL_API_KEYS"}}}`, `$.secrets.STOLEN_KEYS: a policy names a secret the operator declared on the host ("STOLEN_KEYS": "NAME"); where a secret is read from is the operator's: declare it with --secret NAME=env:VAR or --secret NAME=file:PATH (or --secrets-file)`},
+		{`{"secrets":{"SHADOW":{"file":"/etc/shadow"}}}`, `$.secrets.SHADOW: a policy names a secret the operator declared on the host ("SHADOW": "NAME"); where a secret is read from is the operator's: declare it with --secret NAME=env:VAR or --secret NAME=file:PATH (or --secrets-file)`},
+		{`{"secrets":{"T":{}}}`, `$.secrets.T: a policy names a secret the operator declared on the host ("T": "NAME"); where a secret is read from is the operator's: declare it with --secret NAME=env:VAR or --secret NAME=file:PATH (or --secrets-file)`},
+		{`{"secrets":{"T":3}}`, "$.secrets: must be a string"},
+		{`{"secrets":{"T":"a b"}}`, "$.secrets.T: must name a secret the operator declared on the host ([A-Za-z0-9_.-]{1,64})"},
+		{`{"env":{"T":"x"},"secrets":{"T":"t"}}`, "$.secrets.T: is also set in env"},
 		{`{"limits":{"memory_mb":-5}}`, "$.limits.memory_mb: must be at least 1"},
 		{`{"sandbox":{"network":"some"}}`, `$.sandbox.network: must be "allow" or "deny"`},
 		{`{"sandbox":{"read":[""]}}`, "$.sandbox.read[0]: must not be empty"},
