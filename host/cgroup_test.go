@@ -104,3 +104,33 @@ func TestMemoryLimitKillsAndSaysSo(t *testing.T) {
 	}
 	t.Logf("caller's error: %v", err)
 }
+
+// TestCPUPercentHoldsOrRefuses: a policy's cpu_percent is held by the
+// plugin's cgroup (cpu.max: a 2 s spin at 10 % uses well under a core's
+// second), or, where the host's cgroups have no cpu controller, the
+// plugin fails to start saying why; it never runs unlimited while
+// /health shows the limit (issue 21, finding 5).
+func TestCPUPercentHoldsOrRefuses(t *testing.T) {
+	dir := t.TempDir()
+	testutil.InstallPlugin(t, dir, "faulty", "./internal/testplugins/faulty")
+	writePolicy(t, dir, "faulty", `{"limits": {"cpu_percent": 10}}`)
+	h := startHost(t, dir, func(c *host.Config) { c.CallTimeout = 30 * time.Second })
+	var st host.PluginStatus
+	testutil.Eventually(t, 20*time.Second, "faulty ready or failed", func() bool {
+		st = pluginStatus(h, "faulty")
+		return st.State == host.StateReady || st.State == host.StateFailed
+	})
+	if st.State == host.StateFailed {
+		if !strings.Contains(st.LastError, "cpu_percent 10") || !strings.Contains(st.LastError, "cpu.max") && !strings.Contains(st.LastError, "without cgroups") {
+			t.Fatalf("refused, but not saying why: %q", st.LastError)
+		}
+		t.Logf("cpu_percent cannot be held on this machine, and the plugin says so: %s", st.LastError)
+		return
+	}
+	res := call(t, h, "spin", `{"ms": 2000}`)
+	cpu, _ := res["cpu_seconds"].(float64)
+	t.Logf("a 2 s spin under cpu_percent 10 used %.2f CPU seconds", cpu)
+	if cpu > 0.6 {
+		t.Errorf("a 2 s spin under cpu_percent 10 used %.2f CPU seconds: the limit does not hold", cpu)
+	}
+}

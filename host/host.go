@@ -122,7 +122,13 @@ func New(cfg Config) (*Host, error) {
 	} else if h.sv.cgroups, err = cgroup.New(); err != nil {
 		h.log.Info("plugins run without cgroups: a descendant that leaves its process group (setsid) is not killed with the plugin", "reason", err)
 	} else {
+		h.sv.cgroups.EnableControllers() // for cpu_percent and processes; refused where not delegated
 		h.log.Debug("one cgroup per plugin process", "dir", h.sv.cgroups.Dir())
+	}
+	if err != nil {
+		h.sv.noCgroups = err.Error()
+	} else if cfg.NoCgroups {
+		h.sv.noCgroups = "Config.NoCgroups"
 	}
 	h.routes.Store(newRouteTable())
 	return h, nil

@@ -152,6 +152,12 @@ func startInstance(ctx context.Context, sv *supervisor, name string, f fileRef, 
 					return nil, fmt.Errorf("cgroup: %w", cerr)
 				}
 			}
+			if err := enforceGroupLimits(pol.spec, cg, sv.noCgroups); err != nil {
+				if cg != nil {
+					cg.Remove()
+				}
+				return nil, err
+			}
 			if !cfg.NoDataChannel {
 				if err := inst.offerChannel(cmd); err != nil {
 					return nil, err
@@ -651,4 +657,31 @@ func (i *instance) endWatch() {
 		i.cancelWatch()
 	}
 	i.closeChannel()
+}
+
+// enforceGroupLimits sets the limits of spec that only a cgroup holds on
+// the plugin's group cg before the plugin runs in it: cpu_percent
+// (cpu.max), and processes (pids.max) when the host runs as root, where
+// RLIMIT_NPROC does not bind. A limit that cannot be held fails the start
+// with the reason (no silent no-op): no cgroups (noCgroups says why), or
+// the controller not available to the host's cgroups.
+func enforceGroupLimits(spec sandbox.Spec, cg *cgroup.Group, noCgroups string) error {
+	processes := 0
+	if spec.Processes > 0 && (cg != nil || os.Geteuid() == 0) {
+		processes = spec.Processes // pids.max; without cgroups, as non-root, RLIMIT_NPROC holds
+	}
+	if spec.CPUPercent == 0 && processes == 0 {
+		return nil
+	}
+	if cg == nil {
+		what := fmt.Sprintf("cpu_percent %d", spec.CPUPercent)
+		if spec.CPUPercent == 0 {
+			what = fmt.Sprintf("processes %d (RLIMIT_NPROC does not bind root)", spec.Processes)
+		}
+		return fmt.Errorf("limits: %s cannot be enforced: the host runs plugins without cgroups (%s)", what, noCgroups)
+	}
+	if err := cg.SetLimits(spec.CPUPercent, processes); err != nil {
+		return fmt.Errorf("limits: %w", err)
+	}
+	return nil
 }

@@ -61,6 +61,9 @@ type supervisor struct {
 	pins    *pins        // the lock a Locked host enforces (nil: none)
 	events  *eventHub    // lifecycle events (GET /events)
 	cgroups *cgroup.Root // one cgroup per plugin process (nil: unavailable)
+	// noCgroups says why cgroups is nil, for the refusal of a limit only
+	// a cgroup can hold.
+	noCgroups string
 }
 
 // Plugin supervises one plugin file. Its life is next (lifecycle.go):

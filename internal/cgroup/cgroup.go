@@ -199,3 +199,64 @@ func KillOwn() bool {
 	}
 	return os.WriteFile(filepath.Join(mount, own, "cgroup.kill"), []byte("1"), 0) == nil
 }
+
+// cpuPeriodUS is the period of cpu.max, in µs (the kernel's default).
+const cpuPeriodUS = 100000
+
+// EnableControllers asks for the cpu and pids controllers in the host's
+// folder (so that its children get cpu.max and pids.max): in the host's
+// own cgroup's cgroup.subtree_control, then in the folder's. Either write
+// may be refused (a parent that does not delegate them, or processes in
+// the host's own cgroup: cgroup v2's no-internal-process rule); SetLimits
+// then reports which limit cannot be set.
+func (r *Root) EnableControllers() {
+	for _, dir := range []string{filepath.Dir(r.dir), r.dir} {
+		for _, c := range []string{"cpu", "pids"} {
+			_ = os.WriteFile(filepath.Join(dir, "cgroup.subtree_control"), []byte("+"+c), 0)
+		}
+	}
+}
+
+// SetLimits sets the group's CPU share (cpu.max, percent of one core; 0:
+// none) and process cap (pids.max; 0: none) before anything runs in it.
+// Errors: the controller's file is missing (the controller is not
+// available to the host's cgroups), or the kernel refused the value.
+func (g *Group) SetLimits(cpuPercent, processes int) error {
+	if cpuPercent > 0 {
+		quota := int64(cpuPercent) * cpuPeriodUS / 100
+		if err := g.write("cpu.max", fmt.Sprintf("%d %d", quota, cpuPeriodUS)); err != nil {
+			return fmt.Errorf("cpu_percent %d: %w", cpuPercent, err)
+		}
+	}
+	if processes > 0 {
+		if err := g.write("pids.max", strconv.Itoa(processes)); err != nil {
+			return fmt.Errorf("processes %d: %w", processes, err)
+		}
+	}
+	return nil
+}
+
+// write writes value to the group's control file name, saying when the
+// file is missing because its controller is not enabled.
+func (g *Group) write(name, value string) error {
+	path := filepath.Join(g.dir, name)
+	if _, err := os.Stat(path); err != nil {
+		return fmt.Errorf("the cgroup controller for %s is not available to the host's cgroups (cgroup v2 with the controller delegated, e.g. systemd Delegate=yes, is needed)", name)
+	}
+	return os.WriteFile(path, []byte(value), 0)
+}
+
+// Stat returns the value of key in the group's file name (e.g. cpu.stat
+// usage_usec), for tests and metrics. Errors: the file or key is missing.
+func (g *Group) Stat(name, key string) (int64, error) {
+	b, err := os.ReadFile(filepath.Join(g.dir, name))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(line, " "); ok && k == key {
+			return strconv.ParseInt(v, 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("%s: no %s", name, key)
+}

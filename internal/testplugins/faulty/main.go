@@ -88,6 +88,7 @@ func (faulty) Load(context.Context) (*opentool.OpenTool, error) {
 			fn("exit", "Exits the process with status 3."),
 			fn("hang", "Blocks forever, ignoring cancellation."),
 			fn("sleep", "Sleeps ms milliseconds, honouring cancellation.", ms),
+			fn("spin", "Keeps one core busy for ms milliseconds of wall-clock time, then returns the CPU seconds the process used.", ms),
 			fn("pid", "Returns the process id and the binary version."),
 			fn("spawn", "Starts a child process (sleep 600) and returns its pid."),
 			fn("alloc", "Allocates and touches mb MiB, then returns.", opentool.Parameter{Name: "mb", Schema: &opentool.Schema{Type: opentool.TypeInteger}, Required: true}),
@@ -115,6 +116,14 @@ func (faulty) Call(ctx context.Context, name string, args map[string]any) (map[s
 		os.Exit(3)
 	case "hang":
 		select {}
+	case "spin":
+		ms, _ := args["ms"].(float64)
+		for end := time.Now().Add(time.Duration(ms) * time.Millisecond); time.Now().Before(end); {
+		}
+		var ru syscall.Rusage
+		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		return map[string]any{"cpu_seconds": cpu.Seconds()}, nil
 	case "sleep":
 		ms, _ := args["ms"].(float64)
 		active.Add(1)
