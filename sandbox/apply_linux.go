@@ -69,9 +69,12 @@ var ErrNotApplied = errors.New("sandbox not applied")
 //     abstract unix sockets (ABI 6), so the plugin cannot signal the host
 //     or other processes outside its sandbox;
 //   - with DenyNetwork, TCP bind and TCP connect, except connecting to
-//     the ports of ConnectTCP (ABI 4; UDP is not restricted);
+//     the ports of ConnectTCP (ABI 4);
 //
-// then the rlimits: RLIMIT_AS from MemoryBytes, RLIMIT_CPU from
+// then, with DenyNetwork, a seccomp filter that refuses every socket but
+// AF_UNIX (and TCP ones when ConnectTCP allows ports): UDP, raw, MPTCP,
+// SCTP, packet and netlink sockets (netfilter_linux.go); then the
+// rlimits: RLIMIT_AS from MemoryBytes, RLIMIT_CPU from
 // CPUSeconds (the hard limit one second later: SIGXCPU, then SIGKILL),
 // RLIMIT_NPROC from Processes; a limit is never raised above the current
 // hard limit. The limits come last because they bind the caller too: a
@@ -130,8 +133,21 @@ func newPlan(s Spec, program, sockDir string) (*plan, error) {
 	return p, nil
 }
 
-// restrict enforces the Landlock ruleset, if any.
+// restrict enforces the Landlock ruleset, if any, then with DenyNetwork
+// the seccomp socket filter (netfilter_linux.go), which holds on every
+// kernel with seccomp whatever its Landlock ABI.
 func (p *plan) restrict() error {
+	if err := p.landlock(); err != nil {
+		return err
+	}
+	if p.spec.DenyNetwork {
+		return denyNetwork(p.spec)
+	}
+	return nil
+}
+
+// landlock enforces the Landlock ruleset, if any.
+func (p *plan) landlock() error {
 	if p.res.ABI == 0 || !(p.spec.Confine || p.spec.DenyNetwork) {
 		return nil
 	}
@@ -185,8 +201,11 @@ func missing(s Spec, abi int) []string {
 			out = append(out, fmt.Sprintf("signals and abstract unix sockets to processes outside the sandbox: needs Landlock ABI %d", abiScoped))
 		}
 	}
-	if s.DenyNetwork && abi < abiNetwork {
-		out = append(out, fmt.Sprintf("network (TCP bind and connect): needs Landlock ABI %d", abiNetwork))
+	if s.DenyNetwork && abi < abiNetwork && len(s.ConnectTCP) > 0 {
+		// Without ports the seccomp filter refuses every TCP socket;
+		// with ports it lets TCP sockets be made, and only Landlock keeps
+		// them to those ports.
+		out = append(out, fmt.Sprintf("TCP connect only to %v (TCP sockets connect anywhere): needs Landlock ABI %d", s.ConnectTCP, abiNetwork))
 	}
 	return out
 }

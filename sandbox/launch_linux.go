@@ -88,8 +88,12 @@ func (r Result) line(s Spec) string {
 	if s.Confine && r.ABI > 0 {
 		applied = append(applied, fmt.Sprintf("filesystem (%d read, %d write paths beside the defaults)", len(s.Read), len(s.Write)))
 	}
-	if s.DenyNetwork && r.ABI >= abiNetwork {
-		applied = append(applied, fmt.Sprintf("network denied except TCP connect to %v", s.ConnectTCP))
+	if s.DenyNetwork {
+		net := "network denied: no socket but AF_UNIX (seccomp)"
+		if len(s.ConnectTCP) > 0 {
+			net = fmt.Sprintf("network denied: no socket but AF_UNIX and TCP (seccomp), TCP connect only to %v (Landlock)", s.ConnectTCP)
+		}
+		applied = append(applied, net)
 	}
 	level, text := "[DEBUG]", fmt.Sprintf("sandbox: Landlock ABI %d; applied: %s", r.ABI, strings.Join(applied, ", "))
 	if len(r.Absent) > 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"golang.org/x/sys/unix"
 	"net"
 	"os"
 	"os/exec"
@@ -67,6 +68,16 @@ func probe(args []string) int {
 		var ln net.Listener
 		if ln, err = lc.Listen(context.Background(), "tcp", "127.0.0.1:0"); err == nil {
 			ln.Close()
+		}
+	case "socket": // socket(FAMILY, TYPE, PROTOCOL), numbers
+		var v [3]int
+		for i := range v {
+			v[i], _ = strconv.Atoi(args[1+i])
+		}
+		var fd int
+		if fd, err = unix.Socket(v[0], v[1], v[2]); err == nil {
+			unix.Close(fd)
+			fmt.Println("socket made")
 		}
 	case "alloc":
 		n, _ := strconv.ParseInt(args[1], 10, 64)
@@ -225,10 +236,58 @@ func TestDenyNetwork(t *testing.T) {
 	t.Logf("launcher's line: %s", firstLine(l.out))
 	launch(t, Spec{DenyNetwork: true, ConnectTCP: []uint16{port}}, 0, "connect", addr).want(t, 0, "")
 	launch(t, Spec{DenyNetwork: true, ConnectTCP: []uint16{port}}, 0, "listen", "tcp").want(t, 1, "permission denied")
-	// Landlock does not cover Multipath TCP (kernel limitation, see
-	// go-landlock's documentation): logged, not asserted.
-	mp := launch(t, Spec{DenyNetwork: true}, 0, "listen", "mptcp")
-	t.Logf("Multipath TCP listen under DenyNetwork: exit %d: %s", mp.code, lastLine(mp.out))
+	// Landlock does not cover Multipath TCP; the seccomp filter does.
+	launch(t, Spec{DenyNetwork: true}, 0, "listen", "mptcp").want(t, 1, "permission denied")
+	launch(t, Spec{DenyNetwork: true, ConnectTCP: []uint16{port}}, 0, "listen", "mptcp").want(t, 1, "permission denied")
+}
+
+// TestDenyNetworkEveryFamily: under DenyNetwork every socket but AF_UNIX
+// is refused by the seccomp filter, whatever Landlock's ABI: TCP, MPTCP,
+// UDP, raw, netlink, packet, SCTP, over IPv4 and IPv6; with ConnectTCP
+// ports, plain TCP stream sockets are made (Landlock then holds the
+// ports) and nothing else. Without DenyNetwork each is made (so the test
+// can fail), but raw and packet sockets, which need privilege.
+func TestDenyNetworkEveryFamily(t *testing.T) {
+	const (
+		mptcp = 262
+		sctp  = unix.IPPROTO_SCTP
+	)
+	stream := unix.SOCK_STREAM | unix.SOCK_CLOEXEC | unix.SOCK_NONBLOCK
+	cases := []struct {
+		name           string
+		fam, typ, prot int
+		allowedByPorts bool
+		privileged     bool
+	}{
+		{"tcp4", unix.AF_INET, unix.SOCK_STREAM, 0, true, false},
+		{"tcp4 nonblock cloexec", unix.AF_INET, stream, unix.IPPROTO_TCP, true, false},
+		{"tcp6", unix.AF_INET6, unix.SOCK_STREAM, 0, true, false},
+		{"mptcp4", unix.AF_INET, unix.SOCK_STREAM, mptcp, false, false},
+		{"mptcp6", unix.AF_INET6, unix.SOCK_STREAM, mptcp, false, false},
+		{"udp4", unix.AF_INET, unix.SOCK_DGRAM, 0, false, false},
+		{"udp6", unix.AF_INET6, unix.SOCK_DGRAM, 0, false, false},
+		{"icmp4 ping", unix.AF_INET, unix.SOCK_DGRAM, unix.IPPROTO_ICMP, false, true},
+		{"raw4", unix.AF_INET, unix.SOCK_RAW, unix.IPPROTO_RAW, false, true},
+		{"sctp4", unix.AF_INET, unix.SOCK_SEQPACKET, sctp, false, true},
+		{"netlink route", unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_ROUTE, false, false},
+		{"packet", unix.AF_PACKET, unix.SOCK_RAW, 0, false, true},
+	}
+	for _, c := range cases {
+		args := []string{"socket", strconv.Itoa(c.fam), strconv.Itoa(c.typ), strconv.Itoa(c.prot)}
+		t.Run(c.name, func(t *testing.T) {
+			if free := launch(t, Spec{}, 0, args...); free.code != 0 && !c.privileged {
+				t.Fatalf("without DenyNetwork the socket is not made either: %s", free.out)
+			}
+			launch(t, Spec{DenyNetwork: true}, 0, args...).want(t, 1, "permission denied")
+			withPorts := launch(t, Spec{DenyNetwork: true, ConnectTCP: []uint16{443}}, 0, args...)
+			if c.allowedByPorts {
+				withPorts.want(t, 0, "socket made")
+			} else {
+				withPorts.want(t, 1, "permission denied")
+			}
+		})
+	}
+	launch(t, Spec{DenyNetwork: true}, 0, "socket", strconv.Itoa(unix.AF_UNIX), strconv.Itoa(unix.SOCK_STREAM), "0").want(t, 0, "socket made")
 }
 
 // TestLimits: an allocation above MemoryBytes fails (Go: "fatal error:
@@ -267,10 +326,16 @@ func TestRequire(t *testing.T) {
 	launch(t, Spec{Confine: true, Require: true}, 2, "env").want(t, ExitNotApplied, "filesystem sandbox needs ABI 3")
 	// Best effort on the same kernel runs the program with what applies,
 	// and says what did not.
+	// Without ports the seccomp filter denies the network whole; with
+	// ports the port rule is what the old kernel lacks.
 	l = launch(t, Spec{DenyNetwork: true, Confine: true}, 3, "env")
 	l.want(t, 0, "[WARN] sandbox: Landlock ABI 3")
-	if !strings.Contains(l.out, "network (TCP bind and connect): needs Landlock ABI 4") {
-		t.Errorf("best effort line does not name the network:\n%s", l.out)
+	if !strings.Contains(l.out, "network denied: no socket but AF_UNIX (seccomp)") {
+		t.Errorf("best effort line does not say the network is denied:\n%s", l.out)
+	}
+	l = launch(t, Spec{DenyNetwork: true, ConnectTCP: []uint16{443}}, 3, "env")
+	if !strings.Contains(l.out, "TCP connect only to [443] (TCP sockets connect anywhere): needs Landlock ABI 4") {
+		t.Errorf("best effort line does not name the port rule:\n%s", l.out)
 	}
 	// On this kernel, with what it has, Require runs the program.
 	if real >= abiNetwork {
