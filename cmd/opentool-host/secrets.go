@@ -86,6 +86,9 @@ func secretsConfig(c *cli.Context) (map[string]decl.Secret, error) {
 			}
 		}
 	}
+	if len(out) == 0 {
+		return nil, nil
+	}
 	return out, nil
 }
 
