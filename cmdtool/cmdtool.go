@@ -26,6 +26,10 @@ type Tool struct {
 	dir  string
 	cmds map[string]*decl.Command
 	doc  *opentool.OpenTool
+	// pinned are the programs' sums a locked host pins
+	// (decl.Launch.Pinned): each is checked before every run. Nil: no
+	// lock.
+	pinned map[string]string
 }
 
 var (
@@ -81,7 +85,7 @@ func (t *Tool) CallJSON(ctx context.Context, name string, args []byte) ([]byte, 
 	if err != nil {
 		return nil, pluginsdk.InvalidArguments("%v", err)
 	}
-	return run(ctx, t.dir, c, argv, stdinOf(c, values))
+	return run(ctx, t.dir, t.pinned, c, argv, stdinOf(c, values))
 }
 
 // stdinOf is the value of c's stdin parameter, or "".

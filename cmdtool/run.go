@@ -26,7 +26,7 @@ var baseEnv = []string{"PATH", "HOME", "LANG", "TZ", "TMPDIR"}
 const stderrTail = 2048
 
 // run runs argv for c with stdin and turns its outcome into the result.
-func run(ctx context.Context, dir string, c *decl.Command, argv []string, stdin string) ([]byte, error) {
+func run(ctx context.Context, dir string, pinned map[string]string, c *decl.Command, argv []string, stdin string) ([]byte, error) {
 	timeout := time.Duration(orDefault(c.TimeoutMS, decl.DefaultTimeoutMS)) * time.Millisecond
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -36,7 +36,7 @@ func run(ctx context.Context, dir string, c *decl.Command, argv []string, stdin 
 	overflow := func() { once.Do(func() { close(over) }) }
 	stdout, stderr := &capped{max: limit, over: overflow}, &capped{max: limit, over: overflow}
 
-	cmd, err := command(dir, c, argv)
+	cmd, err := command(dir, pinned, c, argv)
 	if err != nil {
 		return nil, pluginsdk.ToolFailure("%v", err)
 	}
@@ -98,10 +98,14 @@ func outcome(ctx context.Context, c *decl.Command, prog string, timeout time.Dur
 // command is the exec.Cmd of argv: the program resolved (decl.Program,
 // in the adapter's PATH), in c's working directory (decl.WorkDir), with
 // the allowed environment, in a process group of its own with a
-// parent-death signal (procattr_*.go).
-func command(dir string, c *decl.Command, argv []string) (*exec.Cmd, error) {
+// parent-death signal (procattr_*.go). With a lock (pinned), a program
+// whose bytes are not the pinned ones is refused, naming its path.
+func command(dir string, pinned map[string]string, c *decl.Command, argv []string) (*exec.Cmd, error) {
 	prog, err := decl.Program(dir, argv[0], os.Getenv("PATH"))
 	if err != nil {
+		return nil, err
+	}
+	if err := decl.CheckPinned(pinned, prog); err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(prog, argv[1:]...)

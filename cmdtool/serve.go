@@ -10,5 +10,7 @@ import (
 // Serve serves launch's command tools as a plugin (pluginsdk.Serve) and
 // never returns normally.
 func Serve(l decl.Launch, log hclog.Logger) {
-	pluginsdk.ServeWithConfig(New(l.Name, l.Dir, l.Commands), pluginsdk.ServeConfig{Logger: log})
+	t := New(l.Name, l.Dir, l.Commands)
+	t.pinned = l.Pinned
+	pluginsdk.ServeWithConfig(t, pluginsdk.ServeConfig{Logger: log})
 }

@@ -225,6 +225,11 @@ func prepare(sv *supervisor, name string, f fileRef, spec sandbox.Spec) (process
 	if err != nil {
 		return process{}, err
 	}
+	if f.launch != "" && sv.pins != nil {
+		// The adapter checks each program against the lock again before
+		// it runs it.
+		env = []string{decl.EnvLaunch + "=" + sv.pins.pinnedLaunch(name, f.launch)}
+	}
 	prog, sum, err := sv.state.acquire(argv[0])
 	if err != nil {
 		return process{}, fmt.Errorf("copy binary: %w", err)

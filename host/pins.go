@@ -23,6 +23,10 @@ package host
 import (
 	"errors"
 	"fmt"
+	"github.com/hashicorp/go-hclog"
+	"github.com/opentool-host/opentool-host/internal/decl"
+	"maps"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -96,6 +100,9 @@ func (p *pins) checkFiles(name string, f fileRef, binSum string) error {
 	} else {
 		check(filepath.Base(f.path), f.fileSum)
 	}
+	if f.launch != "" {
+		faults = append(faults, checkPrograms(lock, name, f.launch)...)
+	}
 	policy := name + ".policy.json"
 	if f.policy.path != "" {
 		check(policy, f.policy.sum)
@@ -106,6 +113,51 @@ func (p *pins) checkFiles(name string, f fileRef, binSum string) error {
 		return &heldError{plugin: name, faults: faults}
 	}
 	return nil
+}
+
+// checkPrograms checks the programs the declared plugin name runs
+// (launch, its decl.Launch JSON) against the lock: each resolved file
+// must be pinned with its bytes. It returns a fault per program.
+func checkPrograms(lock *lockfile.File, name, launch string) []string {
+	progs, err := launchPrograms(launch)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	var faults []string
+	for _, prog := range progs {
+		if err := decl.CheckPinned(lock.Programs[name], prog); err != nil {
+			faults = append(faults, err.Error())
+		} else if lock.Programs[name] == nil {
+			faults = append(faults, "program "+prog+" is not pinned in opentool.lock")
+		}
+	}
+	return faults
+}
+
+// launchPrograms returns the programs of a decl.Launch JSON, resolved
+// with the host's PATH (which the adapter inherits).
+func launchPrograms(launch string) ([]string, error) {
+	l, err := decl.DecodeLaunch(launch)
+	if err != nil {
+		return nil, err
+	}
+	return l.Programs(os.Getenv("PATH"))
+}
+
+// pinnedLaunch returns launch with the lock's sums of its programs
+// (decl.Launch.Pinned), so that the adapter checks them again before it
+// runs each one; launch as is without a lock.
+func (p *pins) pinnedLaunch(name, launch string) string {
+	if p == nil || launch == "" {
+		return launch
+	}
+	l, err := decl.DecodeLaunch(launch)
+	if err != nil {
+		return launch
+	}
+	l.Pinned = map[string]string{}
+	maps.Copy(l.Pinned, p.cur.Load().Programs[name])
+	return l.Encode()
 }
 
 // checkDefinitions checks doc's functions against the pinned digests of
@@ -191,6 +243,9 @@ func (h *Host) Pins() *lockfile.File {
 		if f.policy.path != "" && f.policy.sum != "" {
 			lock.Files[filepath.Base(f.policy.path)] = f.policy.sum
 		}
+		if f.launch != "" {
+			pinPrograms(lock, p.name, f.launch, h.log)
+		}
 		if doc == nil {
 			continue
 		}
@@ -201,4 +256,30 @@ func (h *Host) Pins() *lockfile.File {
 		lock.Functions[p.name] = fns
 	}
 	return lock
+}
+
+// pinPrograms records in lock the sha256 of each program the declared
+// plugin name runs (launch, its decl.Launch JSON); a program that cannot
+// be read is logged and left unpinned (the plugin then fails with
+// --locked, naming it).
+func pinPrograms(lock *lockfile.File, name, launch string, log hclog.Logger) {
+	progs, err := launchPrograms(launch)
+	if err != nil {
+		log.Warn("programs of a declared plugin not pinned", "plugin", name, "error", err)
+		return
+	}
+	for _, prog := range progs {
+		sum, err := lockfile.FileSHA256(prog)
+		if err != nil {
+			log.Warn("program not pinned", "plugin", name, "program", prog, "error", err)
+			continue
+		}
+		if lock.Programs == nil {
+			lock.Programs = map[string]map[string]string{}
+		}
+		if lock.Programs[name] == nil {
+			lock.Programs[name] = map[string]string{}
+		}
+		lock.Programs[name][prog] = sum
+	}
 }

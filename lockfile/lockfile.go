@@ -74,6 +74,12 @@ type File struct {
 	// pinned with those bytes (re-pinned after a local rebuild, or
 	// unpinned).
 	Sources map[string]Source `json:"sources,omitempty"`
+	// Programs maps a declared plugin's name (NAME.tools.json, a server
+	// of NAME.mcp.json) to the programs it runs: absolute path (a bare
+	// command resolved in PATH) → hex sha256. Checked before every start
+	// (and by the adapter before each command), like plugin binaries.
+	// Optional: absent when no declared plugin runs a program.
+	Programs map[string]map[string]string `json:"programs,omitempty"`
 }
 
 // Source is where a pinned file was pulled from.
@@ -129,6 +135,16 @@ func Parse(data []byte) (*File, error) {
 		for _, fn := range sortedKeys(f.Functions[p]) {
 			if !digestRE.MatchString(f.Functions[p][fn]) {
 				return nil, fmt.Errorf("$.functions[%q][%q]: not \"sha256:\" and 64 hex digits", p, fn)
+			}
+		}
+	}
+	for _, p := range sortedKeys(f.Programs) {
+		for _, prog := range sortedKeys(f.Programs[p]) {
+			switch {
+			case !filepath.IsAbs(prog):
+				return nil, fmt.Errorf("$.programs[%q][%q]: not an absolute path", p, prog)
+			case !sumRE.MatchString(f.Programs[p][prog]):
+				return nil, fmt.Errorf("$.programs[%q][%q]: not a hex sha256", p, prog)
 			}
 		}
 	}

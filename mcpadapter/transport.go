@@ -45,6 +45,9 @@ func command(l decl.Launch, environ []string, o Options) (*exec.Cmd, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := decl.CheckPinned(l.Pinned, path); err != nil {
+		return nil, err
+	}
 	cmd := exec.Command(path, l.Server.Args...)
 	cmd.Dir = decl.WorkDir(l.Dir, l.Server.Cwd)
 	cmd.Env = env

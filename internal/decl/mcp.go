@@ -85,6 +85,12 @@ type Launch struct {
 	// Commands are the declared command-line tools (nil for an MCP
 	// server).
 	Commands *Commands `json:"commands,omitempty"`
+	// Pinned, with a lock (--locked), maps each program the plugin runs
+	// (absolute path, Launch.Programs) to the hex sha256 opentool.lock
+	// pins; the adapter refuses to run a program whose bytes are not
+	// those (CheckPinned), before the server starts and before each
+	// command. Nil: no lock.
+	Pinned map[string]string `json:"pinned,omitempty"`
 }
 
 // Fault is one fault of a declaration, at a JSON path.
