@@ -71,6 +71,13 @@ type Config struct {
 	// (DefaultMaxResultBytes).
 	MaxResultBytes int64
 
+	// Keeper is the command of the host's keeper process (the host's
+	// binary re-executed as "keeper", package keeper), which kills every
+	// plugin process tree when the host dies, whatever killed it and
+	// whatever the plugins do with signals. Nil: no keeper (plugins then
+	// rely on their parent-death signal and pluginsdk's own cleanup).
+	Keeper []string
+
 	// Secrets are the secrets the operator declares (--secret,
 	// --secrets-file): name → where it is read from (absolute file
 	// paths). A plugin's policy may set variables to declared secrets

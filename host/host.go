@@ -42,6 +42,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/opentool-host/opentool-host/internal/cgroup"
+	"github.com/opentool-host/opentool-host/internal/keeper"
 	"github.com/opentool-host/opentool-host/lockfile"
 	"github.com/opentool-host/opentool-host/opentool"
 )
@@ -129,6 +130,15 @@ func New(cfg Config) (*Host, error) {
 		h.sv.noCgroups = err.Error()
 	} else if cfg.NoCgroups {
 		h.sv.noCgroups = "Config.NoCgroups"
+	}
+	if len(cfg.Keeper) > 0 {
+		dir := ""
+		if h.sv.cgroups != nil {
+			dir = h.sv.cgroups.Dir()
+		}
+		if h.sv.keeper, err = keeper.Start(cfg.Keeper, dir); err != nil {
+			return nil, fmt.Errorf("host: %w", err)
+		}
 	}
 	h.routes.Store(newRouteTable())
 	return h, nil
@@ -557,6 +567,9 @@ func (h *Host) Close(ctx context.Context) error {
 	}
 	if h.sv.cgroups != nil {
 		_ = h.sv.cgroups.Close()
+	}
+	if h.sv.keeper != nil {
+		h.sv.keeper.Close()
 	}
 	return h.state.remove()
 }

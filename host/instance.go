@@ -164,6 +164,9 @@ func startInstance(ctx context.Context, sv *supervisor, name string, f fileRef, 
 				}
 			}
 			r, err := newProcessRunner(name, cmd, &lineLogger{log: pluginLog, tail: inst.stderr, stream: "stderr", level: hclog.Debug}, cg)
+			if err == nil && cg == nil {
+				r.keeper = sv.keeper
+			}
 			inst.runner = r
 			return r, err
 		},

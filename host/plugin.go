@@ -11,6 +11,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/argcheck"
 	"github.com/opentool-host/opentool-host/internal/cgroup"
+	"github.com/opentool-host/opentool-host/internal/keeper"
 	"github.com/opentool-host/opentool-host/lockfile"
 	"github.com/opentool-host/opentool-host/opentool"
 )
@@ -64,6 +65,9 @@ type supervisor struct {
 	// noCgroups says why cgroups is nil, for the refusal of a limit only
 	// a cgroup can hold.
 	noCgroups string
+	// keeper kills what is left of the plugins if the host dies
+	// (Config.Keeper; nil without one).
+	keeper *keeper.Keeper
 }
 
 // Plugin supervises one plugin file. Its life is next (lifecycle.go):

@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/go-plugin/runner"
 
 	"github.com/opentool-host/opentool-host/internal/cgroup"
+	"github.com/opentool-host/opentool-host/internal/keeper"
 )
 
 // processRunner is the go-plugin runner.Runner the host uses for every
@@ -41,6 +42,10 @@ type processRunner struct {
 	stderrSink io.Writer
 	stderrDone chan struct{} // closed when stderr reached EOF
 	cg         *cgroup.Group // the process tree's cgroup (nil: process group only)
+	// keeper, without a cgroup, is told the process group, which it kills
+	// if the host dies (package keeper); nil with a cgroup (the keeper
+	// kills the host's cgroup folder whole) or without a keeper.
+	keeper *keeper.Keeper
 
 	pid      int
 	exited   chan struct{}
@@ -90,6 +95,9 @@ func (r *processRunner) Start(_ context.Context) error {
 		return err
 	}
 	r.pid = r.cmd.Process.Pid
+	if r.keeper != nil {
+		_ = r.keeper.Track(r.pid) // the plugin leads its own process group
+	}
 	go func() {
 		defer close(r.stderrDone)
 		_, _ = io.Copy(r.stderrSink, r.stderr)

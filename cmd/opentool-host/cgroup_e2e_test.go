@@ -40,3 +40,32 @@ func TestHostSIGKILLTakesSetsidDescendants(t *testing.T) {
 	testutil.Eventually(t, 3*time.Second, "the setsid child dies after host SIGKILL", func() bool { return zombieOrGone(pid) })
 	t.Logf("setsid child %d gone %v after host SIGKILL", pid, time.Since(killed).Round(time.Millisecond))
 }
+
+// TestHostSIGKILLTakesSandboxedSetsidDescendants: the same under
+// --sandbox, where Landlock keeps the plugin out of cgroupfs so it cannot
+// kill its own cgroup: the host's keeper kills it (issue 21, finding 2).
+// Before the keeper, the setsid child survived until the next host start.
+func TestHostSIGKILLTakesSandboxedSetsidDescendants(t *testing.T) {
+	landlockOrSkip(t)
+	dir := t.TempDir()
+	testutil.InstallPlugin(t, dir, "faulty", "./internal/testplugins/faulty")
+	hp := startHostProc(t, dir, "--sandbox")
+	code, m := rpc(t, hp.url, `{"jsonrpc":"2.0","method":"spawnSetsid","id":1}`)
+	res, _ := m["result"].(map[string]any)
+	if code != 200 || res == nil {
+		t.Fatalf("spawnSetsid under --sandbox: %d %v\n%s", code, m, hp.logs.String())
+	}
+	pid := int(res["pid"].(float64))
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	plugin := pluginPIDs(t, hp.url)["faulty"]
+	if zombieOrGone(pid) || zombieOrGone(plugin) {
+		t.Fatalf("setsid child %d or plugin %d not running", pid, plugin)
+	}
+	if err := hp.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-hp.done
+	killed := time.Now()
+	testutil.Eventually(t, 5*time.Second, "the sandboxed plugin's setsid child dies after host SIGKILL", func() bool { return zombieOrGone(pid) && zombieOrGone(plugin) })
+	t.Logf("sandboxed plugin %d and its setsid child %d gone %v after host SIGKILL", plugin, pid, time.Since(killed).Round(time.Millisecond))
+}

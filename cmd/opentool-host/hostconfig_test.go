@@ -52,7 +52,10 @@ func TestHostConfigFlags(t *testing.T) {
 	if exe, _ := os.Executable(); len(cfg.Adapter) != 2 || cfg.Adapter[0] != exe || cfg.Adapter[1] != "adapter" {
 		t.Errorf("Adapter = %q", cfg.Adapter)
 	}
-	cfg.Adapter, cfg.Launcher = nil, nil // launcher: launch_test.go
+	if exe, _ := os.Executable(); len(cfg.Keeper) != 2 || cfg.Keeper[0] != exe || cfg.Keeper[1] != "keeper" {
+		t.Errorf("Keeper = %q", cfg.Keeper)
+	}
+	cfg.Adapter, cfg.Launcher, cfg.Keeper = nil, nil, nil // launcher: launch_test.go
 	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("host.Config = %+v\nwant %+v", cfg, want)
 	}

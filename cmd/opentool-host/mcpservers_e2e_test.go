@@ -100,7 +100,7 @@ func msLoad(t *testing.T, url string) map[string]bool {
 }
 
 // msChildren returns the pids whose parent is pid (children of any of
-// its threads).
+// its threads), but the host's keeper.
 func msChildren(pid int) []int {
 	files, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
 	var out []int
@@ -110,12 +110,20 @@ func msChildren(pid int) []int {
 			continue
 		}
 		for _, field := range strings.Fields(string(b)) {
-			if n, err := strconv.Atoi(field); err == nil {
+			if n, err := strconv.Atoi(field); err == nil && !isKeeper(n) {
 				out = append(out, n)
 			}
 		}
 	}
 	return out
+}
+
+// isKeeper reports whether pid is a host's keeper process
+// (`opentool-host keeper`), which is not a plugin.
+func isKeeper(pid int) bool {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	args := strings.Split(string(b), "\x00")
+	return len(args) > 1 && args[1] == "keeper"
 }
 
 // msServerPID returns the pid of the MCP server under the adapter of plugin

@@ -70,6 +70,7 @@ func hostConfig(c *cli.Context) (host.Config, error) {
 		StateDir:         c.String("state-dir"),
 		Adapter:          adapterArgv(),
 		Launcher:         launcherArgv(),
+		Keeper:           keeperArgv(),
 		Sandbox:          spec,
 		NoDataChannel:    c.String("plugin-transport") == "grpc",
 		Secrets:          secrets,

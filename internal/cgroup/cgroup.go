@@ -260,3 +260,12 @@ func (g *Group) Stat(name, key string) (int64, error) {
 	}
 	return 0, fmt.Errorf("%s: no %s", name, key)
 }
+
+// KillTree kills every process in the cgroup folder dir and below
+// (cgroup.kill on each) and removes the folders: what a host's keeper
+// does once the host is gone (package keeper). Errors: the folder could
+// not be removed.
+func KillTree(dir string) error {
+	_ = os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0) // the whole tree at once
+	return removeTree(dir)
+}
