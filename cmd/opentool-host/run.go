@@ -214,31 +214,28 @@ func runAction(c *cli.Context) error {
 	}
 
 	api := httpapi.New(h, httpapi.Config{Version: version.Version, MaxBodyBytes: c.Int64("max-body"), Logger: log.Named("http"), WriteTimeout: c.Duration("write-timeout")})
-	// /otc/ serves Open Tool Calling (package otc) behind the same keys;
-	// everything else goes to the OpenTool API.
-	root := http.NewServeMux()
-	root.Handle(otc.BasePath+"/", otc.New(h, otc.Config{MaxBodyBytes: c.Int64("max-body"), MaxResultBytes: c.Int64("max-result"), Logger: log.Named("otc"), WriteTimeout: c.Duration("write-timeout")}))
+	// The front ends, one per protocol (frontdoor.Routes), and the one
+	// chain every request passes (frontdoor.Chain).
 	mcps := mcpapi.New(h, mcpapi.Config{MaxResultBytes: c.Int64("max-result"), Logger: log.Named("mcp")})
 	go mcps.Follow(ctx)
 	_ = guard.Watch(ctx) // logs its own failure; SIGHUP still reloads
-	root.Handle(mcpapi.Path, mcps.Handler(mcpapi.HTTPOptions{Sessions: c.Bool("mcp-sessions"), MaxBodyBytes: c.Int64("max-body"), MaxBatch: c.Int("max-batch"),
-		MaxSessions: c.Int("mcp-max-sessions"), SessionIdle: c.Duration("mcp-session-idle"), WriteTimeout: c.Duration("write-timeout")}))
-	root.Handle("/", api)
-	root.Handle("/metrics", metricsHandler(obs.metrics))
-	// The status page: GET /events and GET /status.json behind the keys
-	// (root), the page itself (GET /, /ui/) public: it holds no data.
 	ui := statusui.New(h, statusui.Config{Version: version.Version, WriteTimeout: c.Duration("write-timeout"), Logger: log.Named("ui"), Gatherer: obs.metrics.Registry()})
-	ui.Mount(root)
-	// The request guard: Host, Origin and Content-Type, before the keys
-	// (the status page's files included), after readiness (api.Front).
-	reqGuard := &httpguard.RequestGuard{Listen: ln.Addr(), AllowedHosts: c.StringSlice("allowed-host"),
-		AllowedOrigins: c.StringSlice("allowed-origin"), Refuse: frontdoor.Refuse}
-	streams := &frontdoor.Streams{Max: c.Int("max-streams"), MaxPerKey: c.Int("max-streams-per-key")}
-	guarded, err := reqGuard.Wrap(ui.Public(guard.Middleware(frontdoor.LimitListings(streams.Wrap(frontdoor.HoldResults(h, root))))))
-	if err != nil {
-		ln.Close()
-		_ = h.Close(ctx)
-		return cli.Exit(err.Error(), 2)
+	routes := frontdoor.Routes{
+		OpenTool: api,
+		OTC:      otc.New(h, otc.Config{MaxBodyBytes: c.Int64("max-body"), MaxResultBytes: c.Int64("max-result"), Logger: log.Named("otc"), WriteTimeout: c.Duration("write-timeout")}),
+		MCP: mcps.Handler(mcpapi.HTTPOptions{Sessions: c.Bool("mcp-sessions"), MaxBodyBytes: c.Int64("max-body"), MaxBatch: c.Int("max-batch"),
+			MaxSessions: c.Int("mcp-max-sessions"), SessionIdle: c.Duration("mcp-session-idle"), WriteTimeout: c.Duration("write-timeout")}),
+		Metrics: metricsHandler(obs.metrics),
+		Status:  ui,
+	}
+	chain := frontdoor.Chain{
+		Trace:     traced,
+		Readiness: api.Front,
+		Guard: &httpguard.RequestGuard{Listen: ln.Addr(), AllowedHosts: c.StringSlice("allowed-host"),
+			AllowedOrigins: c.StringSlice("allowed-origin"), Refuse: frontdoor.Refuse},
+		Auth:    guard.Middleware,
+		Streams: &frontdoor.Streams{Max: c.Int("max-streams"), MaxPerKey: c.Int("max-streams-per-key")},
+		Results: h,
 	}
 	stopTracing, err := setupTracing(ctx)
 	if err != nil {
@@ -247,12 +244,15 @@ func runAction(c *cli.Context) error {
 		return cli.Exit(err.Error(), 1)
 	}
 	defer func() { _ = stopTracing(context.Background()) }()
+	handler, err := frontdoor.Handler(routes, chain)
+	if err != nil {
+		ln.Close()
+		_ = h.Close(ctx)
+		return cli.Exit(err.Error(), 2)
+	}
 	srv := &http.Server{
-		// Every route behind the request guard (Host, Origin,
-		// Content-Type) and the API keys (package access), but readiness
-		// (api.Front), and the status page's files, which hold no data,
-		// are behind the request guard only.
-		Handler:           traced(api.Front(guarded)),
+		// Every request passes one chain (frontdoor.Chain).
+		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		// A request body must arrive within ReadTimeout: a client that
 		// trickles it is cut off (the response has its own per-write

@@ -1,0 +1,98 @@
+package frontdoor
+
+import (
+	"net/http"
+
+	"github.com/opentool-host/opentool-host/internal/httpguard"
+	"github.com/opentool-host/opentool-host/mcpapi"
+	"github.com/opentool-host/opentool-host/otc"
+)
+
+// Routes are the front ends, one per protocol: each decodes its wire
+// format and encodes results and errors, and owns no guard of its own.
+type Routes struct {
+	// OpenTool serves /opentool/* and /health (httpapi.Server).
+	OpenTool http.Handler
+	// OTC serves /otc/* (package otc).
+	OTC http.Handler
+	// MCP serves /mcp (mcpapi.Server.Handler).
+	MCP http.Handler
+	// Metrics serves /metrics (behind the keys, for a key that sees
+	// everything).
+	Metrics http.Handler
+	// Status is the status page (statusui.Server): its data routes
+	// (/events, /status.json) are mounted here, its files (/, /ui/*)
+	// served before authentication by Public.
+	Status interface {
+		Mount(mux *http.ServeMux)
+		Public(next http.Handler) http.Handler
+	}
+}
+
+// Chain is the request side's one middleware chain. Every request passes
+// it in this order, outermost first:
+//
+//  1. Trace: the server span, continuing the caller's traceparent;
+//  2. Readiness: GET /health?ready=1 answered here (no key, any Host),
+//     and Connection: close on every response while draining;
+//  3. Guard: Host, Origin and Content-Type (httpguard.RequestGuard);
+//  4. the status page's own files (no data), before authentication;
+//  5. Auth: the API keys, and the key's grant on the request;
+//  6. listing rate limits (LimitListings);
+//  7. stream caps (Streams);
+//  8. result memory scopes (HoldResults);
+//  9. the route table (route).
+//
+// Calls take their rate-limit token in their front end, which answers in
+// its protocol.
+type Chain struct {
+	// Trace wraps the whole chain (nil: none).
+	Trace func(http.Handler) http.Handler
+	// Readiness answers readiness and marks responses while draining
+	// (httpapi.Server.Front).
+	Readiness func(http.Handler) http.Handler
+	// Guard is the request guard.
+	Guard *httpguard.RequestGuard
+	// Auth authenticates (access.Guard.Middleware).
+	Auth func(http.Handler) http.Handler
+	// Streams caps the open streams.
+	Streams *Streams
+	// Results gives call requests their result scope (*host.Host).
+	Results ResultScoper
+}
+
+// Handler returns the host's whole HTTP handler: r's routes behind c.
+// Errors: the request guard's configuration (an --allowed-origin that is
+// not an origin).
+func Handler(r Routes, c Chain) (http.Handler, error) {
+	inner := c.Auth(LimitListings(c.Streams.Wrap(HoldResults(c.Results, route(r)))))
+	guarded, err := c.Guard.Wrap(r.Status.Public(inner))
+	if err != nil {
+		return nil, err
+	}
+	h := c.Readiness(guarded)
+	if c.Trace != nil {
+		h = c.Trace(h)
+	}
+	return h, nil
+}
+
+// route is the route table: every path the host serves, in one place.
+//
+//	/opentool/version, /opentool/call, /opentool/streamCall,
+//	/opentool/load, /opentool/export, /health   → OpenTool (httpapi)
+//	/otc/health, /otc/tools, /otc/call          → Open Tool Calling (otc)
+//	/mcp                                        → MCP (mcpapi)
+//	/metrics                                    → Prometheus
+//	/events, /status.json                       → status page data (statusui)
+//	/, /ui/*                                    → status page files (Chain step 4)
+//	anything else                               → OpenTool's 404
+func route(r Routes) *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.Handle("/", r.OpenTool) // its own routes (httpapi.BasePath, /health) and the 404 of every unknown path
+	mux.Handle(otc.BasePath+"/", r.OTC)
+	mux.Handle(mcpapi.Path, r.MCP)
+	mux.Handle("/metrics", r.Metrics)
+	r.Status.Mount(mux)
+	return mux
+}
