@@ -114,14 +114,15 @@ type Error struct {
 }
 
 // Error implements error: `plugin "P": function "F": MESSAGE`, with the
-// plugin left out when there is none.
+// plugin left out when there is none and the function when MESSAGE
+// already names it.
 func (e *Error) Error() string {
 	var b strings.Builder
 	if e.Plugin != "" {
 		fmt.Fprintf(&b, "plugin %q: ", e.Plugin)
 	}
-	if e.Function != "" {
-		fmt.Fprintf(&b, "function %q: ", e.Function)
+	if e.Function != "" && !strings.Contains(e.Message, fmt.Sprintf("function %q", e.Function)) {
+		fmt.Fprintf(&b, "function %q: ", e.Function) // said once: not when the message names it
 	}
 	b.WriteString(e.Message)
 	return b.String()

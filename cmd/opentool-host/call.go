@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -33,6 +34,9 @@ func callCommand() *cli.Command {
 }
 
 func callAction(c *cli.Context) error {
+	if c.NArg() == 2 && strings.HasPrefix(strings.TrimSpace(c.Args().Get(1)), "{") {
+		return cli.Exit(fmt.Sprintf("call: arguments go in --params: opentool-host call %s --params '%s'", c.Args().First(), c.Args().Get(1)), 2)
+	}
 	if c.NArg() != 1 {
 		return cli.Exit("call: give exactly one FUNCTION name (see --help)", 2)
 	}
@@ -55,6 +59,9 @@ func callAction(c *cli.Context) error {
 		var te *pluginsdk.Error
 		if errors.As(err, &te) {
 			return cli.Exit(fmt.Sprintf("call %s: tool error %d: %s", fn, te.Code, te.Message), 1)
+		}
+		if he := host.AsError(err); he != nil && he.Function == fn {
+			return cli.Exit(fmt.Sprintf("call: %v", err), 1) // the error names the function
 		}
 		return cli.Exit(fmt.Sprintf("call %s: %v", fn, err), 1)
 	}

@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -57,6 +59,9 @@ func hostConfig(c *cli.Context) (host.Config, error) {
 	if err != nil {
 		return host.Config{}, err
 	}
+	if err := checkDir(c.String("dir")); err != nil {
+		return host.Config{}, err
+	}
 	return host.Config{
 		Dir:              c.String("dir"),
 		Logger:           log,
@@ -75,6 +80,25 @@ func hostConfig(c *cli.Context) (host.Config, error) {
 		NoDataChannel:    c.String("plugin-transport") == "grpc",
 		Secrets:          secrets,
 	}, nil
+}
+
+// checkDir refuses a plugins folder that does not exist, saying where it
+// looked and how to choose another (exit 2).
+func checkDir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		abs, _ := filepath.Abs(dir)
+		return cli.Exit(fmt.Sprintf("plugins folder %s not found (looked for %s): --dir defaults to ./plugins in the working folder; give --dir PATH or create the folder", dir, abs), 2)
+	case err != nil:
+		return cli.Exit(fmt.Sprintf("plugins folder %s: %v", dir, err), 2)
+	case !fi.IsDir():
+		return cli.Exit(fmt.Sprintf("plugins folder %s is not a folder", dir), 2)
+	}
+	return nil
 }
 
 // oneOf is a flag Action that accepts only the given values.
@@ -180,6 +204,9 @@ func runAction(c *cli.Context) error {
 	}
 
 	ln, err := net.Listen("tcp", c.String("addr"))
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return cli.Exit(fmt.Sprintf("listen: %s is in use by another process: stop it, or serve on another address with --addr HOST:PORT (make run ADDR=HOST:PORT)", c.String("addr")), 1)
+	}
 	if err != nil {
 		return cli.Exit(fmt.Sprintf("listen: %v", err), 1)
 	}

@@ -2,6 +2,9 @@ package main
 
 import (
 	"fmt"
+	"regexp"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -34,7 +37,80 @@ func usageHint(c *cli.Context) string {
 // after a flag parse error (unknown flag, unparsable value) by one line and
 // the hint.
 func onUsageError(c *cli.Context, err error, _ bool) error {
-	return usageError(c, err.Error())
+	return usageError(c, explainFlagError(c, err.Error()))
+}
+
+// flagErrRE matches the flag package's parse errors.
+var (
+	badValueRE  = regexp.MustCompile(`^invalid value "(.*)" for flag -([^:]+): parse error$`)
+	undefinedRE = regexp.MustCompile(`^flag provided but not defined: -+(.+)$`)
+)
+
+// explainFlagError rewrites the flag package's terse messages into ones
+// that say what to do: a duration without a unit gets an example; an
+// unknown flag gets the nearest flag of the command.
+func explainFlagError(c *cli.Context, msg string) string {
+	flags := c.App.Flags
+	if c.Command != nil && c.Command.Name != "" {
+		flags = c.Command.Flags
+	}
+	if m := badValueRE.FindStringSubmatch(msg); m != nil {
+		for _, f := range flags {
+			if _, ok := f.(*cli.DurationFlag); ok && slices.Contains(f.Names(), m[2]) {
+				return fmt.Sprintf("invalid value %q for --%s: a duration needs a unit, such as 5s, 500ms or 2m", m[1], m[2])
+			}
+		}
+		return fmt.Sprintf("invalid value %q for --%s", m[1], m[2])
+	}
+	if m := undefinedRE.FindStringSubmatch(msg); m != nil {
+		if near := nearestFlag(m[1], flags); near != "" {
+			return fmt.Sprintf("unknown flag --%s; did you mean --%s?", m[1], near)
+		}
+		return fmt.Sprintf("unknown flag --%s", m[1])
+	}
+	return msg
+}
+
+// nearestFlag returns the name of flags closest to name (edit distance
+// at most 2, or a prefix), or "" when none is close.
+func nearestFlag(name string, flags []cli.Flag) string {
+	best, bestD := "", 3
+	for _, f := range flags {
+		for _, n := range f.Names() {
+			if len(n) < 2 {
+				continue
+			}
+			d := editDistance(name, n)
+			if strings.HasPrefix(n, name) && len(name) >= 2 {
+				d = min(d, 1)
+			}
+			if d < bestD {
+				best, bestD = n, d
+			}
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance of a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }
 
 // rootAction runs when no command matched: no arguments show the help,

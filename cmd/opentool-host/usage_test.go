@@ -1,7 +1,11 @@
 package main_test
 
 import (
+	"errors"
+	"net"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -19,18 +23,21 @@ func TestUsageErrorsAreOneLine(t *testing.T) {
 		want string // the first line of stderr; the hint follows
 		hint string
 	}{
-		{[]string{"run", "--frob"}, "flag provided but not defined: -frob", "run"},
-		{[]string{"run", "--dir", dir, "-frob=1"}, "flag provided but not defined: -frob", "run"},
-		{[]string{"list", "--dir", dir, "--frob"}, "flag provided but not defined: -frob", "list"},
-		{[]string{"export", "--format", "openai", "--frob"}, "flag provided but not defined: -frob", "export"},
-		{[]string{"call", "--dir", dir, "add", "--frob"}, "flag provided but not defined: -frob", "call"},
-		{[]string{"validate", "--frob", "x.json"}, "flag provided but not defined: -frob", "validate"},
-		{[]string{"--frob"}, "flag provided but not defined: -frob", ""},
+		{[]string{"run", "--frob"}, "unknown flag --frob", "run"},
+		{[]string{"run", "--dir", dir, "-frob=1"}, "unknown flag --frob", "run"},
+		{[]string{"list", "--dir", dir, "--frob"}, "unknown flag --frob", "list"},
+		{[]string{"export", "--format", "openai", "--frob"}, "unknown flag --frob", "export"},
+		{[]string{"call", "--dir", dir, "add", "--frob"}, "unknown flag --frob", "call"},
+		{[]string{"validate", "--frob", "x.json"}, "unknown flag --frob", "validate"},
+		{[]string{"--frob"}, "unknown flag --frob", ""},
+		// An unknown flag close to a known one names it.
+		{[]string{"run", "-dri", dir}, "unknown flag --dri; did you mean --dir?", "run"},
+		{[]string{"run", "--call-timout", "5s"}, "unknown flag --call-timout; did you mean --call-timeout?", "run"},
 		{[]string{"frob"}, `unknown command "frob"`, ""},
 		{[]string{"frob", "--dir", dir}, `unknown command "frob"`, ""},
 		{[]string{"help", "frob"}, `unknown command "frob"`, ""},
-		{[]string{"list", "--dir", dir, "--max-concurrency", "lots"}, `invalid value "lots" for flag -max-concurrency: parse error`, "list"},
-		{[]string{"run", "--call-timeout", "5"}, `invalid value "5" for flag -call-timeout: parse error`, "run"},
+		{[]string{"list", "--dir", dir, "--max-concurrency", "lots"}, `invalid value "lots" for --max-concurrency`, "list"},
+		{[]string{"run", "--call-timeout", "5"}, `invalid value "5" for --call-timeout: a duration needs a unit, such as 5s, 500ms or 2m`, "run"},
 		{[]string{"run", "plugins"}, `run: unexpected argument "plugins" (it takes flags only)`, "run"},
 		{[]string{"version", "now"}, `version: unexpected argument "now" (it takes flags only)`, "version"},
 		{[]string{"export", "--dir", dir}, "export: give --format openai, openai-chat, anthropic or opentool", "export"},
@@ -169,5 +176,49 @@ func TestHostFlagsReachTheHost(t *testing.T) {
 	}
 	if _, ok := env["OPENTOOL_TEST_DROPPED"]; ok {
 		t.Errorf("OPENTOOL_TEST_DROPPED reached the plugin without --plugin-env")
+	}
+}
+
+// TestMessagesSayWhatToDo: the mistakes of a first hour get a message
+// that says what to do (issue 23): a missing plugins folder says where it
+// looked and how to choose another, a port in use names --addr and make
+// run ADDR=, call with a JSON argument points at --params, and an unknown
+// function is named once.
+func TestMessagesSayWhatToDo(t *testing.T) {
+	empty := t.TempDir()
+	wd := t.TempDir()
+	cases := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"run", "--addr", "127.0.0.1:0"}, 2, "plugins folder plugins not found (looked for " + filepath.Join(wd, "plugins") + "): --dir defaults to ./plugins in the working folder; give --dir PATH or create the folder"},
+		{[]string{"call", "--dir", empty, "add", `{"a":1}`}, 2, `call: arguments go in --params: opentool-host call add --params '{"a":1}'`},
+		{[]string{"call", "--dir", empty, "--state-dir", t.TempDir(), "nope"}, 1, `opentool-host: call: function "nope" is not served` + "\n"},
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	cases = append(cases, struct {
+		args []string
+		code int
+		want string
+	}{[]string{"run", "--dir", empty, "--state-dir", t.TempDir(), "--addr", ln.Addr().String()}, 1,
+		"listen: " + ln.Addr().String() + " is in use by another process: stop it, or serve on another address with --addr HOST:PORT (make run ADDR=HOST:PORT)"})
+	bin := testutil.Build(t, "./cmd/opentool-host")
+	for _, c := range cases {
+		cmd := exec.Command(bin, c.args...)
+		cmd.Dir = wd
+		out, err := cmd.CombinedOutput()
+		code := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		}
+		if code != c.code || !strings.Contains(string(out), c.want) {
+			t.Errorf("%q: exit %d\n%s\nwant exit %d and %q", c.args, code, out, c.code, c.want)
+		}
 	}
 }
