@@ -131,15 +131,7 @@ func New(cfg Config) (*Host, error) {
 	} else if cfg.NoCgroups {
 		h.sv.noCgroups = "Config.NoCgroups"
 	}
-	if len(cfg.Keeper) > 0 {
-		dir := ""
-		if h.sv.cgroups != nil {
-			dir = h.sv.cgroups.Dir()
-		}
-		if h.sv.keeper, err = keeper.Start(cfg.Keeper, dir); err != nil {
-			return nil, fmt.Errorf("host: %w", err)
-		}
-	}
+
 	h.routes.Store(newRouteTable())
 	return h, nil
 }
@@ -154,12 +146,43 @@ func (h *Host) Start(ctx context.Context) error {
 	if err := h.Rescan(ctx); err != nil {
 		return err
 	}
+	if err := h.startKeeper(); err != nil {
+		return err
+	}
 	if h.cfg.Watch {
 		w, err := newWatcher(h)
 		if err != nil {
 			return err
 		}
 		h.watcher = w
+	}
+	return nil
+}
+
+// startKeeper starts the keeper (Config.Keeper) once the first plugins
+// are up, so that its process start does not compete with theirs
+// (the first start of a plugin is protected meanwhile by its parent-death
+// signal and, with cgroups, by the sweep of dead hosts' folders at the next
+// start). Without cgroups it is told of the plugins already running.
+func (h *Host) startKeeper() error {
+	if len(h.cfg.Keeper) == 0 || h.sv.keeper.Load() != nil {
+		return nil
+	}
+	dir := ""
+	if h.sv.cgroups != nil {
+		dir = h.sv.cgroups.Dir()
+	}
+	k, err := keeper.Start(h.cfg.Keeper, dir)
+	if err != nil {
+		return fmt.Errorf("host: %w", err)
+	}
+	h.sv.keeper.Store(k)
+	if h.sv.cgroups == nil {
+		for _, p := range h.Plugins() {
+			if p.PID > 0 {
+				_ = k.Track(p.PID)
+			}
+		}
 	}
 	return nil
 }
@@ -568,8 +591,8 @@ func (h *Host) Close(ctx context.Context) error {
 	if h.sv.cgroups != nil {
 		_ = h.sv.cgroups.Close()
 	}
-	if h.sv.keeper != nil {
-		h.sv.keeper.Close()
+	if k := h.sv.keeper.Load(); k != nil {
+		k.Close()
 	}
 	return h.state.remove()
 }

@@ -165,7 +165,7 @@ func startInstance(ctx context.Context, sv *supervisor, name string, f fileRef, 
 			}
 			r, err := newProcessRunner(name, cmd, &lineLogger{log: pluginLog, tail: inst.stderr, stream: "stderr", level: hclog.Debug}, cg)
 			if err == nil && cg == nil {
-				r.keeper = sv.keeper
+				r.keeper = sv.keeper.Load() // nil until the keeper runs: startKeeper tracks those
 			}
 			inst.runner = r
 			return r, err

@@ -67,7 +67,7 @@ type supervisor struct {
 	noCgroups string
 	// keeper kills what is left of the plugins if the host dies
 	// (Config.Keeper; nil without one).
-	keeper *keeper.Keeper
+	keeper atomic.Pointer[keeper.Keeper]
 }
 
 // Plugin supervises one plugin file. Its life is next (lifecycle.go):
