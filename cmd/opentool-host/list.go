@@ -213,7 +213,7 @@ func startHost(c *cli.Context) (*host.Host, error) {
 	if err != nil {
 		return nil, err
 	}
-	h, err := host.New(cfg)
+	h, err := newHost(cfg)
 	if err != nil {
 		return nil, cli.Exit(err.Error(), 1)
 	}

@@ -47,7 +47,7 @@ func mcpAction(c *cli.Context) error {
 	}
 	cfg.Watch = c.Bool("watch")
 	log := cfg.Logger
-	h, err := host.New(cfg)
+	h, err := newHost(cfg)
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}

@@ -16,7 +16,6 @@ import (
 	"oras.land/oras-go/v2/registry/remote/auth"
 	"oras.land/oras-go/v2/registry/remote/credentials"
 
-	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/lockfile"
 	"github.com/opentool-host/opentool-host/ociplugin"
 )
@@ -237,7 +236,7 @@ func pinPulled(c *cli.Context, p *ociplugin.Pulled, path, ref string) (string, f
 		return "", nil, err
 	}
 	cfg.Dir = p.StageDir()
-	h, err := host.New(cfg)
+	h, err := newHost(cfg)
 	if err != nil {
 		return "", nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -59,9 +60,6 @@ func hostConfig(c *cli.Context) (host.Config, error) {
 	if err != nil {
 		return host.Config{}, err
 	}
-	if err := checkDir(c.String("dir")); err != nil {
-		return host.Config{}, err
-	}
 	return host.Config{
 		Dir:              c.String("dir"),
 		Logger:           log,
@@ -82,23 +80,18 @@ func hostConfig(c *cli.Context) (host.Config, error) {
 	}, nil
 }
 
-// checkDir refuses a plugins folder that does not exist, saying where it
-// looked and how to choose another (exit 2).
-func checkDir(dir string) error {
-	if dir == "" {
-		return nil
+// newHost is host.New with a missing plugins folder explained: where it
+// looked and how to choose another. Every command that starts a host
+// uses it.
+func newHost(cfg host.Config) (*host.Host, error) {
+	h, err := host.New(cfg)
+	if errors.Is(err, fs.ErrNotExist) && cfg.Dir != "" {
+		if _, serr := os.Stat(cfg.Dir); errors.Is(serr, fs.ErrNotExist) {
+			abs, _ := filepath.Abs(cfg.Dir)
+			return nil, fmt.Errorf("plugins folder %s not found (looked for %s): --dir defaults to ./plugins in the working folder; give --dir PATH or create the folder", cfg.Dir, abs)
+		}
 	}
-	fi, err := os.Stat(dir)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		abs, _ := filepath.Abs(dir)
-		return cli.Exit(fmt.Sprintf("plugins folder %s not found (looked for %s): --dir defaults to ./plugins in the working folder; give --dir PATH or create the folder", dir, abs), 2)
-	case err != nil:
-		return cli.Exit(fmt.Sprintf("plugins folder %s: %v", dir, err), 2)
-	case !fi.IsDir():
-		return cli.Exit(fmt.Sprintf("plugins folder %s is not a folder", dir), 2)
-	}
-	return nil
+	return h, err
 }
 
 // oneOf is a flag Action that accepts only the given values.
@@ -217,7 +210,7 @@ func runAction(c *cli.Context) error {
 	if !guard.Enabled() && !isLoopback(ln.Addr()) {
 		log.Warn("serving without API keys beyond loopback (--insecure-no-auth): anyone who reaches this port may call every tool", "addr", ln.Addr().String())
 	}
-	h, err := host.New(cfg)
+	h, err := newHost(cfg)
 	if err != nil {
 		ln.Close()
 		return cli.Exit(err.Error(), 1)
