@@ -346,3 +346,19 @@ func TestSlowReadersBoundedByResultMemory(t *testing.T) {
 		t.Errorf("a call after the readers left: %v", m["error"])
 	}
 }
+
+// TestMetricsAddrGuarded: the keyless --metrics-addr listener refuses a
+// DNS-rebinding Host like the main one, and serves its scraper.
+func TestMetricsAddrGuarded(t *testing.T) {
+	dir := t.TempDir()
+	testutil.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
+	maddr := testutil.FreeAddr(t)
+	startHostProc(t, dir, "--metrics-addr", maddr)
+	port := maddr[strings.LastIndex(maddr, ":"):]
+	if code, body := send(t, "http://"+maddr, "GET", "/metrics", "", "evil.example"+port, "", "", ""); code != http.StatusForbidden {
+		t.Errorf("/metrics with Host evil.example: %d %.100s, want 403", code, body)
+	}
+	if code, body := send(t, "http://"+maddr, "GET", "/metrics", "", "", "", "", ""); code != 200 || !strings.Contains(body, "opentool_") {
+		t.Errorf("/metrics: %d %.100s", code, body)
+	}
+}

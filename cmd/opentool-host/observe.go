@@ -10,7 +10,9 @@ import (
 
 	"github.com/opentool-host/opentool-host/access"
 	"github.com/opentool-host/opentool-host/audit"
+	"github.com/opentool-host/opentool-host/frontdoor"
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/internal/httpguard"
 	"github.com/opentool-host/opentool-host/metrics"
 )
 
@@ -49,14 +51,22 @@ func metricsHandler(m *metrics.Metrics) http.Handler {
 // serveMetrics serves m alone on addr (--metrics-addr: no API keys, for a
 // scraper on a private network) until ctx ends. Errors: addr cannot be
 // listened on.
-func serveMetrics(ctx context.Context, addr string, m *metrics.Metrics, log hclog.Logger) error {
+func serveMetrics(ctx context.Context, addr string, m *metrics.Metrics, allowedHosts []string, log hclog.Logger) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", m.Handler())
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	// The same Host and Origin rules as the main listener: no key here,
+	// so a page must not reach it through DNS rebinding either.
+	guard := &httpguard.RequestGuard{Listen: ln.Addr(), AllowedHosts: allowedHosts, Refuse: frontdoor.Refuse}
+	guarded, err := guard.Wrap(mux)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	srv := &http.Server{Handler: guarded, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()
 		_ = srv.Close()

@@ -220,7 +220,7 @@ func runAction(c *cli.Context) error {
 	obs.metrics = metrics.New(h) // before Start: no call is observed before it is set
 	defer obs.metrics.Close()
 	if addr := c.String("metrics-addr"); addr != "" {
-		if err := serveMetrics(ctx, addr, obs.metrics, log.Named("metrics")); err != nil {
+		if err := serveMetrics(ctx, addr, obs.metrics, c.StringSlice("allowed-host"), log.Named("metrics")); err != nil {
 			ln.Close()
 			_ = h.Close(ctx)
 			return cli.Exit(fmt.Sprintf("--metrics-addr: %v", err), 1)
