@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -70,6 +71,14 @@ type Config struct {
 	// the caller gets an error of KindResultRejected. Default 16 MiB
 	// (DefaultMaxResultBytes).
 	MaxResultBytes int64
+
+	// PluginUser, when set, runs every plugin process (and what it
+	// starts) as this user and group instead of the host's
+	// (--plugin-user): the host must be root to switch. The state folder
+	// is then traversable and the binary copies executable by others, and
+	// the socket folder belongs to that user. Nil: the host's own user
+	// (a root plugin without --sandbox is trusted: see docs/security.md).
+	PluginUser *syscall.Credential
 
 	// Keeper is the command of the host's keeper process (the host's
 	// binary re-executed as "keeper", package keeper), which kills every
@@ -232,6 +241,9 @@ func (c Config) check() error {
 		"DrainTimeout": c.DrainTimeout, "SettleTime": c.SettleTime,
 		"Restart.InitialBackoff": c.Restart.InitialBackoff, "Restart.MaxBackoff": c.Restart.MaxBackoff,
 		"Restart.ResetAfter": c.Restart.ResetAfter,
+	}
+	if c.PluginUser != nil && os.Geteuid() != 0 {
+		return fmt.Errorf("host: PluginUser (--plugin-user) needs the host to run as root, to switch users; this host runs as uid %d", os.Geteuid())
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.Secrets)) {
 		s := c.Secrets[name]

@@ -100,7 +100,7 @@ func New(cfg Config) (*Host, error) {
 			return nil, fmt.Errorf("host: %w", err)
 		}
 	}
-	state, err := newStateDir(cfg.StateDir, cfg.Logger)
+	state, err := newStateDir(cfg.StateDir, cfg.PluginUser, cfg.Logger)
 	if err != nil {
 		return nil, fmt.Errorf("host: %w", err)
 	}

@@ -10,9 +10,11 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -132,7 +134,7 @@ func startInstance(ctx context.Context, sv *supervisor, name string, f fileRef, 
 		// A result over the cap fails its stream before it is buffered;
 		// the protobuf envelope adds a few bytes to the JSON.
 		GRPCDialOptions:  wire.DialOptions(int(cfg.MaxResultBytes) + 64),
-		UnixSocketConfig: &plugin.UnixSocketConfig{TempDir: state.sock},
+		UnixSocketConfig: socketConfig(state.sock, cfg.PluginUser),
 		// The plugin gets go-plugin's variables and the allow-list of
 		// plugin_env.go, never the host's whole environment.
 		SkipHostEnv: true,
@@ -163,7 +165,7 @@ func startInstance(ctx context.Context, sv *supervisor, name string, f fileRef, 
 					return nil, err
 				}
 			}
-			r, err := newProcessRunner(name, cmd, &lineLogger{log: pluginLog, tail: inst.stderr, stream: "stderr", level: hclog.Debug}, cg)
+			r, err := newProcessRunner(name, cmd, &lineLogger{log: pluginLog, tail: inst.stderr, stream: "stderr", level: hclog.Debug}, cg, cfg.PluginUser)
 			if err == nil && cg == nil {
 				r.keeper = sv.keeper.Load() // nil until the keeper runs: startKeeper tracks those
 			}
@@ -692,4 +694,15 @@ func enforceGroupLimits(spec sandbox.Spec, cg *cgroup.Group, noCgroups string) e
 		return fmt.Errorf("limits: %w", err)
 	}
 	return nil
+}
+
+// socketConfig is go-plugin's socket folder setting: under dir, and with
+// a plugin user (Config.PluginUser) group-owned by its group and group
+// writable, so that the plugin can create its socket there.
+func socketConfig(dir string, user *syscall.Credential) *plugin.UnixSocketConfig {
+	c := &plugin.UnixSocketConfig{TempDir: dir}
+	if user != nil {
+		c.Group = strconv.FormatUint(uint64(user.Gid), 10)
+	}
+	return c
 }

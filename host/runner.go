@@ -59,7 +59,8 @@ var _ runner.Runner = (*processRunner)(nil)
 // process writes to stderr goes to stderrSink, which must not fail. With
 // cg the process is cloned into that cgroup, and killing the plugin
 // kills the cgroup (descendants that left the process group included).
-func newProcessRunner(name string, cmd *exec.Cmd, stderrSink io.Writer, cg *cgroup.Group) (*processRunner, error) {
+// With user the process runs as that user and group (Config.PluginUser).
+func newProcessRunner(name string, cmd *exec.Cmd, stderrSink io.Writer, cg *cgroup.Group, user *syscall.Credential) (*processRunner, error) {
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -69,6 +70,9 @@ func newProcessRunner(name string, cmd *exec.Cmd, stderrSink io.Writer, cg *cgro
 		return nil, err
 	}
 	setProcAttr(cmd)
+	if user != nil {
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: user.Uid, Gid: user.Gid, NoSetGroups: true}
+	}
 	if cg != nil {
 		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, cg.FD()
 	}

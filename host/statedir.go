@@ -29,6 +29,9 @@ type stateDir struct {
 	root string
 	bin  string
 	sock string
+	// shared: plugins run as another user (Config.PluginUser), who must
+	// execute the copies.
+	shared bool
 
 	mu   sync.Mutex
 	refs map[string]int // sha256 -> processes using the copy
@@ -37,7 +40,11 @@ type stateDir struct {
 const sockPrefix = "oth-"
 
 // newStateDir makes the state folders and sweeps those of dead hosts.
-func newStateDir(parent string, log hclog.Logger) (*stateDir, error) {
+// With a plugin user (user non-nil), the folders can be traversed and the
+// binary copies read and executed by others (binaries hold no secret),
+// and the socket folder belongs to that user, who creates its socket
+// there.
+func newStateDir(parent string, user *syscall.Credential, log hclog.Logger) (*stateDir, error) {
 	if parent == "" {
 		parent = filepath.Join(os.TempDir(), "opentool-host")
 	}
@@ -60,6 +67,15 @@ func newStateDir(parent string, log hclog.Logger) (*stateDir, error) {
 	if err := os.MkdirAll(s.bin, 0o700); err != nil {
 		s.remove()
 		return nil, fmt.Errorf("state dir: %w", err)
+	}
+	if user != nil {
+		s.shared = true
+		err := errors.Join(os.Chmod(parent, 0o711), os.Chmod(root, 0o711), os.Chmod(s.bin, 0o711),
+			os.Chown(sock, int(user.Uid), int(user.Gid)))
+		if err != nil {
+			s.remove()
+			return nil, fmt.Errorf("state dir for --plugin-user: %w", err)
+		}
 	}
 	return s, nil
 }
@@ -111,7 +127,11 @@ func (s *stateDir) acquire(path string) (copyPath, sum string, err error) {
 	h := sha256.New()
 	_, err = io.Copy(io.MultiWriter(tmp, h), src)
 	if err == nil {
-		err = tmp.Chmod(0o700)
+		mode := os.FileMode(0o700)
+		if s.shared {
+			mode = 0o755 // the plugin user runs it
+		}
+		err = tmp.Chmod(mode)
 	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr

@@ -9,8 +9,10 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"os/user"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -43,6 +45,7 @@ func hostFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "plugin-env", Usage: "also pass the host's environment variable `NAME` to every plugin (repeatable); by default a plugin gets only an allow-list (PATH, HOME, LANG, LC_*, TZ, ..., OPENTOOL_<PLUGIN>_*)"},
 		&cli.BoolFlag{Name: "prefix-collisions", Usage: "serve a function whose name another plugin already serves as PLUGIN__NAME instead of refusing it"},
 		&cli.StringFlag{Name: "state-dir", Usage: "parent of the host's state folder (binary copies, sockets); default $TMPDIR/opentool-host"},
+		&cli.StringFlag{Name: "plugin-user", Usage: "run every plugin process as `USER` (a name or a uid; its primary group) instead of the host's own user; the host must run as root. Recommended whenever the host runs as root: a root plugin without --sandbox is trusted"},
 		&cli.StringFlag{Name: "plugin-transport", Value: "auto", Usage: "how calls reach plugins: `auto` (the data channel where a plugin offers it, as the Go SDK does; gRPC otherwise) or grpc (always gRPC)", EnvVars: []string{host.TransportEnv}, Action: oneOf("plugin-transport", "auto", "grpc")},
 	}, append(sandboxFlags(), secretFlags()...)...)
 }
@@ -57,6 +60,10 @@ func hostConfig(c *cli.Context) (host.Config, error) {
 		return host.Config{}, err
 	}
 	secrets, err := secretsConfig(c)
+	if err != nil {
+		return host.Config{}, err
+	}
+	pluginUser, err := pluginUserConfig(c.String("plugin-user"))
 	if err != nil {
 		return host.Config{}, err
 	}
@@ -77,7 +84,28 @@ func hostConfig(c *cli.Context) (host.Config, error) {
 		Sandbox:          spec,
 		NoDataChannel:    c.String("plugin-transport") == "grpc",
 		Secrets:          secrets,
+		PluginUser:       pluginUser,
 	}, nil
+}
+
+// pluginUserConfig resolves --plugin-user (a user name or a uid) to its
+// uid and primary gid; nil for "". Errors (exit 2): an unknown user.
+func pluginUserConfig(v string) (*syscall.Credential, error) {
+	if v == "" {
+		return nil, nil
+	}
+	u, err := user.Lookup(v)
+	if err != nil {
+		if u, err = user.LookupId(v); err != nil {
+			if n, nerr := strconv.ParseUint(v, 10, 32); nerr == nil {
+				return &syscall.Credential{Uid: uint32(n), Gid: uint32(n)}, nil // a uid without a passwd entry
+			}
+			return nil, cli.Exit(fmt.Sprintf("--plugin-user %s: no such user", v), 2)
+		}
+	}
+	uid, _ := strconv.ParseUint(u.Uid, 10, 32)
+	gid, _ := strconv.ParseUint(u.Gid, 10, 32)
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
 }
 
 // newHost is host.New with a missing plugins folder explained: where it

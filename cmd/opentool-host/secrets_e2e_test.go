@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -116,5 +117,62 @@ func TestHostSecretsCannotBeDeclared(t *testing.T) {
 		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), c.want) {
 			t.Errorf("run %v: %v\n%s\nwant exit 2 and %q", c.args, err, out, c.want)
 		}
+	}
+}
+
+// procUID returns the real uid of pid (/proc/PID/status).
+func procUID(t *testing.T, pid int) string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) > 1 && f[0] == "Uid:" {
+			return f[1]
+		}
+	}
+	t.Fatal("no Uid line")
+	return ""
+}
+
+// TestPluginUser: with --plugin-user, a root host runs its plugins as
+// that user (here nobody, uid 65534), Go plugins and the adapter of a
+// declaration alike, and they serve (issue 21).
+func TestPluginUser(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("--plugin-user needs the host to run as root; this test runs as uid " + strconv.Itoa(os.Geteuid()))
+	}
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	testutil.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
+	if err := os.WriteFile(filepath.Join(dir, "who.tools.json"), []byte(`{"functions":[{"name":"whoami","description":"The user id.","parameters":[],"command":["id","-u"]}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The plugin user must traverse to the state folder: t.TempDir's
+	// folders are 0700 (the default, $TMPDIR/opentool-host, is under a
+	// world-traversable /tmp).
+	state := t.TempDir()
+	if err := os.Chmod(filepath.Dir(state), 0o711); err != nil {
+		t.Fatal(err)
+	}
+	hp := startHostProc(t, dir, "--plugin-user", "65534", "--state-dir", state)
+	pids := pluginPIDs(t, hp.url)
+	for _, name := range []string{"calculator", "who"} {
+		if uid := procUID(t, pids[name]); uid != "65534" {
+			t.Errorf("%s runs as uid %s, want 65534", name, uid)
+		}
+	}
+	if _, m := rpc(t, hp.url, `{"jsonrpc":"2.0","method":"add","params":{"a":2,"b":3},"id":1}`); m["result"] == nil {
+		t.Errorf("add as nobody: %v", m)
+	}
+	_, m := rpc(t, hp.url, `{"jsonrpc":"2.0","method":"whoami","id":1}`)
+	if out, _ := m["result"].(map[string]any)["stdout"].(string); strings.TrimSpace(out) != "65534" {
+		t.Errorf("a command of a declaration ran as %q, want 65534: %v", out, m)
+	}
+	if procUID(t, hp.cmd.Process.Pid) != "0" {
+		t.Error("the host itself changed user")
 	}
 }
