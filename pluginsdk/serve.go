@@ -1,7 +1,10 @@
 package pluginsdk
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"time"
@@ -46,6 +49,9 @@ func ServeWithConfig(tool Tool, cfg ServeConfig) {
 	if cfg.ParentWatchInterval == 0 {
 		cfg.ParentWatchInterval = 200 * time.Millisecond
 	}
+	if len(os.Args) == 2 && os.Args[1] == "--document" {
+		os.Exit(printDocument(tool, os.Stdout, os.Stderr))
+	}
 	srv := &server{tool: tool}
 	if os.Getenv(wire.Handshake.MagicCookieKey) == wire.Handshake.MagicCookieValue {
 		// Started by a host: die with it, and take our children along.
@@ -65,6 +71,25 @@ func ServeWithConfig(tool Tool, cfg ServeConfig) {
 			return plugin.DefaultGRPCServer(append(opts, wire.ServerOptions()...))
 		},
 	})
+}
+
+// printDocument writes tool's OpenTool document to out as indented JSON,
+// as the Python and Node SDKs do for --document (for `opentool-host
+// validate -` and a look at what a plugin declares), and returns the exit
+// status: 0, or 1 when Load fails (the error on errOut).
+func printDocument(tool Tool, out, errOut io.Writer) int {
+	doc, err := tool.Load(context.Background())
+	if err == nil {
+		var b []byte
+		if b, err = json.MarshalIndent(doc, "", "  "); err == nil {
+			_, err = fmt.Fprintln(out, string(b))
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(errOut, "document:", err)
+		return 1
+	}
+	return 0
 }
 
 // watchParent exits the process when its parent changes (the host died and
