@@ -195,6 +195,7 @@ func TestMessagesSayWhatToDo(t *testing.T) {
 		{[]string{"run", "--addr", "127.0.0.1:0"}, 1, "plugins folder plugins not found (looked for " + filepath.Join(wd, "plugins") + "): --dir defaults to ./plugins in the working folder; give --dir PATH or create the folder"},
 		{[]string{"call", "--dir", empty, "add", `{"a":1}`}, 2, `call: arguments go in --params: opentool-host call add --params '{"a":1}'`},
 		{[]string{"call", "--dir", empty, "--state-dir", t.TempDir(), "nope"}, 1, `opentool-host: call: function "nope" is not served` + "\n"},
+		{[]string{"validate", testutil.Build(t, "./plugins/calculator")}, 1, "an executable, not a document: validate reads OpenTool documents and declaration files; a plugin prints its document with --document"},
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

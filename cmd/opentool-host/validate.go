@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -38,6 +39,8 @@ func validateCommand() *cli.Command {
 					continue
 				}
 				switch {
+				case isExecutable(data):
+					err = fmt.Errorf("an executable, not a document: validate reads OpenTool documents and declaration files; a plugin prints its document with --document (%s --document > doc.json, then validate doc.json)", file)
 				case strings.HasSuffix(file, decl.MCPSuffix):
 					_, err = decl.ParseMCP(data)
 				case strings.HasSuffix(file, decl.ToolsSuffix):
@@ -69,4 +72,15 @@ func validateCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// isExecutable reports whether data starts like a program: an ELF,
+// Mach-O or PE header, or a "#!" line.
+func isExecutable(data []byte) bool {
+	for _, magic := range [][]byte{{0x7f, 'E', 'L', 'F'}, {0xcf, 0xfa, 0xed, 0xfe}, {0xfe, 0xed, 0xfa, 0xcf}, []byte("MZ"), []byte("#!")} {
+		if bytes.HasPrefix(data, magic) {
+			return true
+		}
+	}
+	return false
 }
