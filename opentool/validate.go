@@ -204,6 +204,8 @@ func (v *validator) document(root *node) {
 
 	if s := v.required(root, top, "opentool", kindString); s != nil && s.s == "" {
 		v.add(s.off, top.field("opentool"), "must not be empty")
+	} else if s != nil && !supportedVersion(s.s) {
+		v.add(s.off, top.field("opentool"), "version %q is not supported: this host reads OpenTool 1.x (1.0.0, 1.1.0)", s.s)
 	}
 	if info := v.required(root, top, "info", kindObject); info != nil {
 		p := top.field("info")
@@ -469,4 +471,13 @@ func (v *validator) cycles() {
 			visit(name)
 		}
 	}
+}
+
+// supportedVersion reports whether an "opentool" member names a version
+// of major version 1 (1.0.0, 1.1.0; "1" and "1.1" too), the versions
+// whose documents this package reads (specification 1.1.0, "OpenTool
+// Object": minor versions are compatible).
+func supportedVersion(v string) bool {
+	major, _, _ := strings.Cut(v, ".")
+	return major == "1"
 }

@@ -78,6 +78,7 @@ func TestValidateJSONFaults(t *testing.T) {
 
 		// Info object.
 		{"info not object", `{"opentool":"1","info":"t","functions":[]}`, []string{"info: must be an object"}},
+		{"unsupported version", `{"opentool":"9.9","info":{"title":"t","version":"1"},"functions":[]}`, []string{`opentool: version "9.9" is not supported: this host reads OpenTool 1.x (1.0.0, 1.1.0)`}},
 		{"info empty", `{"opentool":"1","info":{},"functions":[]}`, []string{"info.title: required", "info.version: required"}},
 		{"info wrong types", `{"opentool":"1","info":{"title":1,"description":2,"version":true},"functions":[]}`, []string{"info.title: must be a string", "info.description: must be a string", "info.version: must be a string"}},
 
