@@ -14,12 +14,9 @@ import (
 	"time"
 
 	"github.com/opentool-host/opentool-host/internal/decl"
+	"github.com/opentool-host/opentool-host/launcher"
 	"github.com/opentool-host/opentool-host/pluginsdk"
 )
-
-// baseEnv are the adapter's variables every command gets (beside LC_*
-// and the declared names).
-var baseEnv = []string{"PATH", "HOME", "LANG", "TZ", "TMPDIR"}
 
 // stderrTail is how much of stderr a failed call's message carries, in
 // bytes.
@@ -36,29 +33,31 @@ func run(ctx context.Context, dir string, pinned map[string]string, c *decl.Comm
 	overflow := func() { once.Do(func() { close(over) }) }
 	stdout, stderr := &capped{max: limit, over: overflow}, &capped{max: limit, over: overflow}
 
-	cmd, err := command(dir, pinned, c, argv)
+	spec, err := command(dir, pinned, c, argv)
 	if err != nil {
 		return nil, pluginsdk.ToolFailure("%v", err)
 	}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(stdin), stdout, stderr
-	cmd.WaitDelay = time.Second // pipes held by an escaped child do not hold the call
-	if err := cmd.Start(); err != nil {
+	spec.Stdin, spec.Stdout, spec.Stderr = strings.NewReader(stdin), stdout, stderr
+	spec.WaitDelay = time.Second // pipes held by an escaped child do not hold the call
+	cmd, err := launcher.New(spec)
+	var proc *launcher.Process
+	if err == nil {
+		proc, err = cmd.Start()
+	}
+	if err != nil {
 		return nil, pluginsdk.ToolFailure("start %s: %v", argv[0], err)
 	}
-	pid := cmd.Process.Pid
-	done := make(chan struct{})
 	go func() {
 		select {
 		case <-ctx.Done():
 		case <-over:
-		case <-done:
+		case <-proc.Exited():
 			return
 		}
-		killGroup(pid)
+		_ = proc.Kill()
 	}()
-	err = cmd.Wait()
-	close(done)
-	killGroup(pid) // children the command left behind die with it
+	// Wait kills the children the command left behind (its process group).
+	err = proc.Wait()
 	return outcome(ctx, c, argv[0], timeout, limit, err, stdout, stderr, over)
 }
 
@@ -95,39 +94,27 @@ func outcome(ctx context.Context, c *decl.Command, prog string, timeout time.Dur
 	return json.Marshal(map[string]any{"stdout": stdout.String(), "stderr": stderr.String(), "exit_code": code})
 }
 
-// command is the exec.Cmd of argv: the program resolved (decl.Program,
-// in the adapter's PATH), in c's working directory (decl.WorkDir), with
-// the allowed environment, in a process group of its own with a
-// parent-death signal (procattr_*.go). With a lock (pinned), a program
-// whose bytes are not the pinned ones is refused, naming its path.
-func command(dir string, pinned map[string]string, c *decl.Command, argv []string) (*exec.Cmd, error) {
+// command is the launcher.Spec of argv: the program resolved
+// (decl.Program, in the adapter's PATH), in c's working directory
+// (decl.WorkDir), with the launcher's allow-list of the adapter's
+// environment: the declared names and what the host granted the plugin
+// (decl.EnvGranted: its policy's variables and secrets, ...). The
+// launcher gives it a process group of its own and a parent-death
+// signal. With a lock (pinned), a program whose bytes are not the pinned
+// ones is refused, naming its path.
+func command(dir string, pinned map[string]string, c *decl.Command, argv []string) (launcher.Spec, error) {
 	prog, err := decl.Program(dir, argv[0], os.Getenv("PATH"))
 	if err != nil {
-		return nil, err
+		return launcher.Spec{}, err
 	}
 	if err := decl.CheckPinned(pinned, prog); err != nil {
-		return nil, err
+		return launcher.Spec{}, err
 	}
-	cmd := exec.Command(prog, argv[1:]...)
-	cmd.Dir = decl.WorkDir(dir, c.Cwd)
-	// The declared names, and the secrets the plugin's policy grants
-	// (named by the host in EnvSecretNames).
-	cmd.Env = allowedEnv(os.Environ(), slices.Concat(c.Env, strings.Split(os.Getenv(decl.EnvSecretNames), ",")))
-	setProcAttr(cmd)
-	return cmd, nil
-}
-
-// allowedEnv keeps baseEnv, LC_* and the names in extra (the declared
-// env names and the secrets the policy grants).
-func allowedEnv(environ, extra []string) []string {
-	var out []string
-	for _, kv := range environ {
-		k, _, _ := strings.Cut(kv, "=")
-		if k != decl.EnvLaunch && k != decl.EnvSecretNames && k != "" && (slices.Contains(baseEnv, k) || slices.Contains(extra, k) || strings.HasPrefix(k, "LC_")) {
-			out = append(out, kv)
-		}
-	}
-	return out
+	env := launcher.Env(os.Environ(), launcher.Allow{
+		Names: slices.Concat(c.Env, launcher.GrantedNames(os.Getenv(decl.EnvGranted))),
+		Drop:  decl.AdapterEnv,
+	})
+	return launcher.Spec{Path: prog, Args: argv[1:], Dir: decl.WorkDir(dir, c.Cwd), Env: env}, nil
 }
 
 // capped is an io.Writer that keeps up to max bytes and calls over once

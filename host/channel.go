@@ -2,9 +2,9 @@ package host
 
 import (
 	"fmt"
+	"github.com/opentool-host/opentool-host/launcher"
 	"net"
 	"os"
-	"os/exec"
 	"syscall"
 
 	"github.com/opentool-host/opentool-host/internal/wire"
@@ -17,14 +17,14 @@ import (
 // same way over it or over gRPC.
 
 // channelFD is the descriptor number of the plugin's end: the first of
-// exec.Cmd.ExtraFiles.
+// launcher.Spec.ExtraFiles.
 const channelFD = 3
 
 // offerChannel makes a connected pair of unix stream sockets, gives the
 // plugin one end as descriptor channelFD (wire.DataFDEnv in its
 // environment) and keeps the other in i.chanEnd. The plugin's end is
-// closed in the host once the process started (processRunner.Start).
-func (i *instance) offerChannel(cmd *exec.Cmd) error {
+// closed in the host once the process started (launcher.Cmd.Start).
+func (i *instance) offerChannel(spec *launcher.Spec) error {
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("data channel: %w", err)
@@ -37,8 +37,8 @@ func (i *instance) offerChannel(cmd *exec.Cmd) error {
 		return fmt.Errorf("data channel: %w", err)
 	}
 	i.chanEnd = conn
-	cmd.ExtraFiles = append(cmd.ExtraFiles, os.NewFile(uintptr(fds[1]), "opentool-data-plugin"))
-	cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%d", wire.DataFDEnv, channelFD+len(cmd.ExtraFiles)-1))
+	spec.ExtraFiles = append(spec.ExtraFiles, os.NewFile(uintptr(fds[1]), "opentool-data-plugin"))
+	spec.Env = append(spec.Env, fmt.Sprintf("%s=%d", wire.DataFDEnv, channelFD+len(spec.ExtraFiles)-1))
 	return nil
 }
 

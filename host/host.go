@@ -42,7 +42,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/opentool-host/opentool-host/internal/cgroup"
-	"github.com/opentool-host/opentool-host/internal/keeper"
+	"github.com/opentool-host/opentool-host/launcher"
 	"github.com/opentool-host/opentool-host/lockfile"
 	"github.com/opentool-host/opentool-host/opentool"
 )
@@ -172,7 +172,7 @@ func (h *Host) startKeeper() error {
 	if h.sv.cgroups != nil {
 		dir = h.sv.cgroups.Dir()
 	}
-	k, err := keeper.Start(h.cfg.Keeper, dir)
+	k, err := launcher.StartKeeper(h.cfg.Keeper, dir)
 	if err != nil {
 		return fmt.Errorf("host: %w", err)
 	}

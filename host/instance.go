@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -27,6 +26,7 @@ import (
 	"github.com/opentool-host/opentool-host/internal/cgroup"
 	"github.com/opentool-host/opentool-host/internal/decl"
 	"github.com/opentool-host/opentool-host/internal/wire"
+	"github.com/opentool-host/opentool-host/launcher"
 	"github.com/opentool-host/opentool-host/opentool"
 	"github.com/opentool-host/opentool-host/sandbox"
 )
@@ -95,9 +95,6 @@ func startInstance(ctx context.Context, sv *supervisor, name string, f fileRef, 
 	if err != nil {
 		return nil, err
 	}
-	if len(pol.secrets) > 0 {
-		secrets = append(secrets, decl.EnvSecretNames+"="+strings.Join(slices.Sorted(maps.Keys(pol.secrets)), ","))
-	}
 	proc, err := prepare(sv, name, f, pol.spec)
 	if err != nil {
 		return nil, err
@@ -142,31 +139,37 @@ func startInstance(ctx context.Context, sv *supervisor, name string, f fileRef, 
 		// cookie, socket dir); the real command runs the host-owned copy of
 		// the binary, in the host's working directory.
 		RunnerFunc: func(_ hclog.Logger, spec *exec.Cmd, _ string) (runner.Runner, error) {
-			cmd := exec.Command(proc.argv[0], proc.argv[1:]...)
 			// The policy's variables and secrets come last: this plugin's
 			// only, never logged.
-			cmd.Env = slices.Concat(pluginEnv(spec.Env, name, cfg.PluginEnv, os.Environ()), proc.env, pol.env, secrets)
-			// Unmarked lines on the pipe are debug, as go-plugin logs them.
-			var cg *cgroup.Group
+			given := slices.Concat(pluginEnv(nil, name, cfg.PluginEnv, os.Environ()), pol.env, secrets)
+			lspec := launcher.Spec{
+				Path: proc.argv[0], Args: proc.argv[1:], User: cfg.PluginUser,
+				Env: slices.Concat(spec.Env, given, proc.env),
+			}
+			if f.launch != "" { // the adapter passes these on to what it runs
+				lspec.Env = append(lspec.Env, decl.EnvGranted+"="+strings.Join(launcher.Granted(given), ","))
+			}
 			if sv.cgroups != nil {
-				var cerr error
-				if cg, cerr = sv.cgroups.Child(name); cerr != nil {
+				cg, cerr := sv.cgroups.Child(name)
+				if cerr != nil {
 					return nil, fmt.Errorf("cgroup: %w", cerr)
 				}
+				lspec.Cgroup = cg
 			}
-			if err := enforceGroupLimits(pol.spec, cg, sv.noCgroups); err != nil {
-				if cg != nil {
-					cg.Remove()
+			if err := enforceGroupLimits(pol.spec, lspec.Cgroup, sv.noCgroups); err != nil {
+				if lspec.Cgroup != nil {
+					lspec.Cgroup.Remove()
 				}
 				return nil, err
 			}
 			if !cfg.NoDataChannel {
-				if err := inst.offerChannel(cmd); err != nil {
+				if err := inst.offerChannel(&lspec); err != nil {
 					return nil, err
 				}
 			}
-			r, err := newProcessRunner(name, cmd, &lineLogger{log: pluginLog, tail: inst.stderr, stream: "stderr", level: hclog.Debug}, cg, cfg.PluginUser)
-			if err == nil && cg == nil {
+			// Unmarked lines on the pipe are debug, as go-plugin logs them.
+			r, err := newProcessRunner(name, lspec, &lineLogger{log: pluginLog, tail: inst.stderr, stream: "stderr", level: hclog.Debug})
+			if err == nil && lspec.Cgroup == nil {
 				r.keeper = sv.keeper.Load() // nil until the keeper runs: startKeeper tracks those
 			}
 			inst.runner = r
@@ -254,19 +257,19 @@ func prepare(sv *supervisor, name string, f fileRef, spec sandbox.Spec) (process
 		release()
 		return process{}, err
 	}
-	argv, env, err = launchCommand(sv.cfg, spec, append([]string{prog}, argv[1:]...), env)
+	argv, env, err = launcher.Wrap(sv.cfg.Launcher, spec, append([]string{prog}, argv[1:]...), env)
 	if err != nil {
 		release()
 		return process{}, err
 	}
 	if argv[0] != prog { // the launcher runs first: from its own copy
-		launcher, lsum, err := sv.state.acquire(argv[0])
+		lcopy, lsum, err := sv.state.acquire(argv[0])
 		if err != nil {
 			release()
 			return process{}, fmt.Errorf("copy launcher: %w", err)
 		}
 		sums = append(sums, lsum)
-		argv[0] = launcher
+		argv[0] = lcopy
 	}
 	p.argv, p.env, p.release = argv, env, sync.OnceFunc(release)
 	return p, nil
@@ -644,18 +647,14 @@ func (i *instance) stop() {
 	i.stopped.Store(true)
 	i.endWatch()
 	i.client.Kill()
-	if i.runner != nil && i.runner.pid > 0 {
-		killGroup(i.runner.pid)
-	}
+	i.runner.kill()
 	i.release()
 }
 
 // kill SIGKILLs the process group at once and releases the binary copy.
 func (i *instance) kill() {
 	i.endWatch()
-	if i.runner != nil && i.runner.pid > 0 {
-		killGroup(i.runner.pid)
-	}
+	i.runner.kill()
 	i.client.Kill()
 	i.release()
 }

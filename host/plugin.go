@@ -11,7 +11,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/argcheck"
 	"github.com/opentool-host/opentool-host/internal/cgroup"
-	"github.com/opentool-host/opentool-host/internal/keeper"
+	"github.com/opentool-host/opentool-host/launcher"
 	"github.com/opentool-host/opentool-host/lockfile"
 	"github.com/opentool-host/opentool-host/opentool"
 )
@@ -67,7 +67,7 @@ type supervisor struct {
 	noCgroups string
 	// keeper kills what is left of the plugins if the host dies
 	// (Config.Keeper; nil without one).
-	keeper atomic.Pointer[keeper.Keeper]
+	keeper atomic.Pointer[launcher.Keeper]
 }
 
 // Plugin supervises one plugin file. Its life is next (lifecycle.go):

@@ -7,60 +7,58 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
-	"runtime"
 	"strconv"
-	"sync"
 	"syscall"
 
 	"github.com/hashicorp/go-plugin/runner"
 
-	"github.com/opentool-host/opentool-host/internal/cgroup"
-	"github.com/opentool-host/opentool-host/internal/keeper"
+	"github.com/opentool-host/opentool-host/launcher"
 )
 
 // processRunner is the go-plugin runner.Runner the host uses for every
-// plugin process. Beyond go-plugin's own command runner it:
-//   - puts the plugin in its own process group, so that killing it also
-//     kills the children it started;
-//   - sets the Linux parent-death signal (SIGTERM, procattr_linux.go), so
-//     the plugin dies with the host even when the host is SIGKILLed; the
-//     signal follows the OS thread that started the child, so every child
-//     is started from one spawner goroutine locked to a thread that never
-//     exits;
+// plugin process. The process is started and owned by package launcher
+// (its own process group, the parent-death signal SIGTERM, its cgroup,
+// its user); beyond that the runner:
 //   - owns what the plugin writes, which is not trusted: go-plugin reads
 //     the handshake through handshakeReader (cut to the five fields this
 //     host speaks), and never sees stderr, which is copied to the host's
 //     own lineLogger (go-plugin's stderr parser panics on some JSON lines);
+//   - tells the keeper of the process group when the plugin has no cgroup;
 //   - closes exited when the process is gone and keeps its exit status.
+//
+// SIGTERM, not SIGKILL, is the death signal: a pluginsdk plugin answers it
+// by killing its whole process group (its own children too); any other
+// program is terminated by SIGTERM's default action. The keeper and
+// pluginsdk's parent watch are the further guards.
 type processRunner struct {
 	name       string
-	cmd        *exec.Cmd
+	cmd        *launcher.Cmd
+	proc       *launcher.Process // nil before Start
 	stdout     io.ReadCloser
 	stderr     io.ReadCloser
 	stderrSink io.Writer
 	stderrDone chan struct{} // closed when stderr reached EOF
-	cg         *cgroup.Group // the process tree's cgroup (nil: process group only)
 	// keeper, without a cgroup, is told the process group, which it kills
-	// if the host dies (package keeper); nil with a cgroup (the keeper
-	// kills the host's cgroup folder whole) or without a keeper.
-	keeper *keeper.Keeper
+	// if the host dies; nil with a cgroup (the keeper kills the host's
+	// cgroup folder whole) or without a keeper.
+	keeper *launcher.Keeper
 
-	pid      int
-	exited   chan struct{}
-	waitOnce sync.Once
-	waitErr  error
+	pid    int
+	exited chan struct{}
 }
 
 var _ runner.Runner = (*processRunner)(nil)
 
-// newProcessRunner prepares cmd (not started) as plugin name; what the
-// process writes to stderr goes to stderrSink, which must not fail. With
-// cg the process is cloned into that cgroup, and killing the plugin
-// kills the cgroup (descendants that left the process group included).
-// With user the process runs as that user and group (Config.PluginUser).
-func newProcessRunner(name string, cmd *exec.Cmd, stderrSink io.Writer, cg *cgroup.Group, user *syscall.Credential) (*processRunner, error) {
+// newProcessRunner prepares spec (its Stdout and Stderr are the runner's)
+// as plugin name; what the process writes to stderr goes to stderrSink,
+// which must not fail.
+func newProcessRunner(name string, spec launcher.Spec, stderrSink io.Writer) (*processRunner, error) {
+	spec.DeathSignal = syscall.SIGTERM
+	spec.Stdout, spec.Stderr = nil, nil
+	cmd, err := launcher.New(spec)
+	if err != nil {
+		return nil, err
+	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -69,36 +67,22 @@ func newProcessRunner(name string, cmd *exec.Cmd, stderrSink io.Writer, cg *cgro
 	if err != nil {
 		return nil, err
 	}
-	setProcAttr(cmd)
-	if user != nil {
-		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: user.Uid, Gid: user.Gid, NoSetGroups: true}
-	}
-	if cg != nil {
-		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, cg.FD()
-	}
 	return &processRunner{
-		name: name, cmd: cmd, cg: cg,
+		name: name, cmd: cmd,
 		stdout: newHandshakeReader(stdout), stderr: stderr,
 		stderrSink: stderrSink, stderrDone: make(chan struct{}),
 		exited: make(chan struct{}),
 	}, nil
 }
 
-// Start starts the process on the spawner thread and copies its stderr to
-// the sink until EOF.
+// Start starts the process and copies its stderr to the sink until EOF.
 func (r *processRunner) Start(_ context.Context) error {
-	err := spawn(r.cmd)
-	for _, f := range r.cmd.ExtraFiles {
-		_ = f.Close() // the plugin's ends (the data channel) are its own now
-	}
+	proc, err := r.cmd.Start()
 	if err != nil {
 		close(r.stderrDone)
-		if r.cg != nil {
-			r.cg.Remove()
-		}
 		return err
 	}
-	r.pid = r.cmd.Process.Pid
+	r.proc, r.pid = proc, proc.Pid()
 	if r.keeper != nil {
 		_ = r.keeper.Track(r.pid) // the plugin leads its own process group
 	}
@@ -106,38 +90,26 @@ func (r *processRunner) Start(_ context.Context) error {
 		defer close(r.stderrDone)
 		_, _ = io.Copy(r.stderrSink, r.stderr)
 	}()
+	go func() { _ = proc.Wait(); close(r.exited) }()
 	return nil
 }
 
 // Wait waits for the process to exit (go-plugin calls it once, from its
-// own goroutine), then kills what is left of its process group.
+// own goroutine); the launcher then kills what is left of its process
+// group and cgroup.
 func (r *processRunner) Wait(_ context.Context) error {
-	r.waitOnce.Do(func() {
-		r.waitErr = r.cmd.Wait()
-		killGroup(r.pid)
-		if r.cg != nil {
-			r.cg.Remove() // what left the process group dies too
-		}
-		close(r.exited)
-	})
-	<-r.exited
-	return r.waitErr
+	if r.proc == nil {
+		return errors.New("plugin not started")
+	}
+	return r.proc.Wait()
 }
 
-// Kill kills the plugin's whole process group with SIGKILL.
+// Kill kills the plugin's whole process group and cgroup with SIGKILL.
 func (r *processRunner) Kill(_ context.Context) error {
-	if r.cmd.Process == nil {
+	if r.proc == nil {
 		return nil
 	}
-	killGroup(r.pid)
-	if r.cg != nil {
-		r.cg.Kill()
-	}
-	err := r.cmd.Process.Kill()
-	if errors.Is(err, os.ErrProcessDone) {
-		return nil
-	}
-	return err
+	return r.proc.Kill()
 }
 
 // Stdout implements runner.Runner.
@@ -155,7 +127,7 @@ func (r *processRunner) ID() string { return strconv.Itoa(r.pid) }
 
 // Diagnose implements runner.Runner.
 func (r *processRunner) Diagnose(_ context.Context) string {
-	return fmt.Sprintf("plugin %q (%s) did not complete the go-plugin handshake: is it built with pluginsdk.Serve for this host's protocol version, for this OS and architecture?", r.name, r.cmd.Path)
+	return fmt.Sprintf("plugin %q (%s) did not complete the go-plugin handshake: is it built with pluginsdk.Serve for this host's protocol version, for this OS and architecture?", r.name, r.cmd.Path())
 }
 
 // PluginToHost implements runner.AddrTranslator (no translation).
@@ -169,56 +141,17 @@ func (r *processRunner) HostToPlugin(n, a string) (string, string, error) { retu
 func (r *processRunner) exitStatus() string {
 	select {
 	case <-r.exited:
-		if r.waitErr == nil {
-			return "exit status 0"
-		}
-		return r.waitErr.Error()
+		return r.proc.Status()
 	default:
 		return ""
 	}
 }
 
-// forkMu keeps forks and open-for-write binary copies apart: a child
-// forked while a copy is open for writing inherits the fd until it execs,
-// and exec of that copy then fails with ETXTBSY (golang/go#22315).
-var forkMu sync.RWMutex
-
-type spawnRequest struct {
-	cmd  *exec.Cmd
-	done chan error
-}
-
-var (
-	spawnOnce sync.Once
-	spawnCh   chan spawnRequest
-)
-
-// spawn starts cmd from the dedicated spawner thread. The thread is locked
-// and its goroutine never returns, so the thread never exits and the
-// parent-death signal of its children fires only when the host dies.
-func spawn(cmd *exec.Cmd) error {
-	spawnOnce.Do(func() {
-		spawnCh = make(chan spawnRequest)
-		go func() {
-			runtime.LockOSThread()
-			for req := range spawnCh {
-				forkMu.Lock()
-				err := req.cmd.Start()
-				forkMu.Unlock()
-				req.done <- err
-			}
-		}()
-	})
-	done := make(chan error, 1)
-	spawnCh <- spawnRequest{cmd: cmd, done: done}
-	return <-done
-}
-
-// killGroup sends SIGKILL to process group pgid (the plugin and its
-// children). Errors (group already gone) are ignored.
-func killGroup(pgid int) {
-	if pgid > 0 {
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+// kill SIGKILLs the process group and cgroup at once; nil-safe, nothing
+// before Start.
+func (r *processRunner) kill() {
+	if r != nil && r.proc != nil {
+		_ = r.proc.Kill()
 	}
 }
 

@@ -14,6 +14,8 @@ import (
 	"syscall"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/opentool-host/opentool-host/launcher"
 )
 
 // stateDir is the host-owned state of one Host. Its root folder
@@ -117,10 +119,10 @@ func (s *stateDir) acquire(path string) (copyPath, sum string, err error) {
 		return "", "", err
 	}
 	defer src.Close()
-	forkMu.RLock() // no fork while the copy is open for writing
+	launcher.ForkLock.RLock() // no fork while the copy is open for writing
 	tmp, err := os.CreateTemp(s.bin, ".copy-*")
 	if err != nil {
-		forkMu.RUnlock()
+		launcher.ForkLock.RUnlock()
 		return "", "", err
 	}
 	defer os.Remove(tmp.Name()) // no-op after the rename
@@ -136,7 +138,7 @@ func (s *stateDir) acquire(path string) (copyPath, sum string, err error) {
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
-	forkMu.RUnlock()
+	launcher.ForkLock.RUnlock()
 	if err != nil {
 		return "", "", fmt.Errorf("copy %s: %w", path, err)
 	}

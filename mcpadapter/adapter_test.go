@@ -459,9 +459,10 @@ func TestAdapterConnectFailures(t *testing.T) {
 	}
 }
 
-// TestAdapterEnvironment: the server gets the adapter's environment
-// without the host-to-adapter variables, plus the declared env, in the
-// declared cwd; commands resolve against the declaration's folder or
+// TestAdapterEnvironment: the server gets the launcher's allow-list of
+// the adapter's environment (base names and what the host granted, never
+// the host-to-adapter variables or what was not granted), plus the
+// declared env, in the declared cwd; commands resolve against the declaration's folder or
 // the declared PATH.
 func TestAdapterEnvironment(t *testing.T) {
 	root := t.TempDir()
@@ -476,6 +477,8 @@ func TestAdapterEnvironment(t *testing.T) {
 	t.Setenv(wire.Handshake.MagicCookieKey, wire.Handshake.MagicCookieValue)
 	t.Setenv("PLUGIN_PROTOCOL_VERSIONS", "1")
 	t.Setenv("NOTES_FROM_HOST", "host")
+	t.Setenv("NOTES_NOT_GRANTED", "host")
+	t.Setenv(decl.EnvGranted, "NOTES_FROM_HOST,NOTES_OVERRIDDEN")
 	t.Setenv("NOTES_OVERRIDDEN", "host")
 	env := map[string]string{"NOTES_DECLARED": "yes", "NOTES_OVERRIDDEN": "declared", "PATH": bin}
 	cases := []struct{ command, cwd, wantCwd string }{
@@ -492,6 +495,8 @@ func TestAdapterEnvironment(t *testing.T) {
 			wire.Handshake.MagicCookieKey:    `"set":false`,
 			"PLUGIN_PROTOCOL_VERSIONS":       `"set":false`,
 			"NOTES_FROM_HOST":                `"set":true,"value":"host"`,
+			"NOTES_NOT_GRANTED":              `"set":false`,
+			decl.EnvGranted:                  `"set":false`,
 			"NOTES_OVERRIDDEN":               `"set":true,"value":"declared"`,
 			"NOTES_DECLARED":                 `"set":true,"value":"yes"`,
 			"PATH":                           `"value":"` + bin + `"`,

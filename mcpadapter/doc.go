@@ -6,8 +6,9 @@
 // the declaration changes. In that process Serve runs an Adapter: a
 // pluginsdk.Tool (with JSONCaller and DocumentWatcher) that is an MCP
 // client of the server (the official Go SDK). It starts the server
-// (mcp.CommandTransport: a child in the adapter's process group with a
-// parent-death signal, stderr to the adapter's) or reaches it
+// (package launcher: a child in the adapter's process group with the
+// launcher's environment allow-list and parent-death signal, stderr to the
+// adapter's, spoken to over stdio with mcp.IOTransport) or reaches it
 // (mcp.StreamableClientTransport with the declared headers), initializes
 // the session, lists the tools (every page) and serves them as one
 // OpenTool 1.1.0 document; it follows notifications/tools/list_changed

@@ -3,17 +3,19 @@ package mcpadapter
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/internal/decl"
-	"github.com/opentool-host/opentool-host/internal/wire"
+	"github.com/opentool-host/opentool-host/launcher"
 )
 
 // transport is the MCP transport of the declared server: the command
@@ -24,55 +26,59 @@ func transport(l decl.Launch, o Options) (t mcp.Transport, proc *process, err er
 	if l.Server.URL != "" {
 		return &mcp.StreamableClientTransport{Endpoint: l.Server.URL, HTTPClient: &http.Client{Transport: headers(l.Server.Headers)}}, nil, nil
 	}
-	cmd, err := command(l, os.Environ(), o)
+	spec, err := command(l, os.Environ(), o)
 	if err != nil {
 		return nil, nil, err
 	}
-	proc = &process{cmd: cmd, started: make(chan struct{}), ended: make(chan struct{})}
-	return &commandTransport{inner: mcp.CommandTransport{Command: cmd, TerminateDuration: o.TerminateGrace}, proc: proc}, proc, nil
+	cmd, err := launcher.New(spec)
+	if err != nil {
+		return nil, nil, err
+	}
+	proc = &process{cmd: cmd, grace: o.TerminateGrace, started: make(chan struct{}), ended: make(chan struct{})}
+	return proc, proc, nil
 }
 
-// command is the server's process: the declared command (decl.Program:
-// the server's PATH is the declared one, else the adapter's)
-// in Cwd (relative to the declaration's folder; default that folder),
-// with serverEnv's environment and stderr to o.Stderr (its copy bounded
-// by o.TerminateGrace after the exit). It stays in the
-// adapter's process group, which the host kills as a whole, and gets a
-// parent-death signal (procattr_*.go).
-func command(l decl.Launch, environ []string, o Options) (*exec.Cmd, error) {
+// command is the server's launcher.Spec: the declared command
+// (decl.Program: the server's PATH is the declared one, else the
+// adapter's) in Cwd (relative to the declaration's folder; default that
+// folder), with serverEnv's environment and stderr to o.Stderr (its copy
+// bounded by o.TerminateGrace after the exit). It stays in the adapter's
+// process group (which the host and the keeper kill as a whole) and
+// gets the launcher's parent-death signal.
+func command(l decl.Launch, environ []string, o Options) (launcher.Spec, error) {
 	env := serverEnv(environ, l.Server.Env)
-	path, err := decl.Program(l.Dir, l.Server.Command, lookupEnv(env, "PATH"))
+	path, err := decl.Program(l.Dir, l.Server.Command, launcher.Lookup(env, "PATH"))
 	if err != nil {
-		return nil, err
+		return launcher.Spec{}, err
 	}
 	if err := decl.CheckPinned(l.Pinned, path); err != nil {
-		return nil, err
+		return launcher.Spec{}, err
 	}
-	cmd := exec.Command(path, l.Server.Args...)
-	cmd.Dir = decl.WorkDir(l.Dir, l.Server.Cwd)
-	cmd.Env = env
-	cmd.Stderr = o.Stderr
-	// A grandchild holding stderr open must not keep Wait (and so the
-	// session's Close) from returning once the server has exited.
-	cmd.WaitDelay = o.TerminateGrace
-	setProcAttr(cmd)
-	return cmd, nil
+	return launcher.Spec{
+		Path: path, Args: l.Server.Args, Dir: decl.WorkDir(l.Dir, l.Server.Cwd), Env: env,
+		Stderr: o.Stderr, SharedGroup: true,
+		// A grandchild holding stderr open must not keep Wait (and so the
+		// session's Close) from returning once the server has exited.
+		WaitDelay: o.TerminateGrace,
+	}, nil
 }
 
-// serverEnv is environ without the host-to-adapter variables (the
-// launch, go-plugin's PLUGIN_* and the magic cookie) plus env, whose
-// names win; env's entries are appended in name order.
+// serverEnv is the launcher's allow-list of environ (the adapter's
+// environment): launcher.BaseEnv, LC_* and what the host granted the
+// plugin (decl.EnvGranted), never the host-to-adapter variables
+// (decl.AdapterEnv); then the declared env, whose names win, appended in
+// name order.
 func serverEnv(environ []string, env map[string]string) []string {
-	out := make([]string, 0, len(environ)+len(env))
-	for _, kv := range environ {
+	kept := launcher.Env(environ, launcher.Allow{
+		Names: launcher.GrantedNames(launcher.Lookup(environ, decl.EnvGranted)),
+		Drop:  decl.AdapterEnv,
+	})
+	out := make([]string, 0, len(kept)+len(env))
+	for _, kv := range kept {
 		k, _, _ := strings.Cut(kv, "=")
-		if k == decl.EnvLaunch || k == wire.Handshake.MagicCookieKey || strings.HasPrefix(k, "PLUGIN_") {
-			continue
+		if _, declared := env[k]; !declared {
+			out = append(out, kv)
 		}
-		if _, ok := env[k]; ok {
-			continue
-		}
-		out = append(out, kv)
 	}
 	keys := make([]string, 0, len(env))
 	for k := range env {
@@ -85,33 +91,43 @@ func serverEnv(environ []string, env map[string]string) []string {
 	return out
 }
 
-// lookupEnv is the value of k in env (KEY=VALUE entries; the last wins).
-func lookupEnv(env []string, k string) string {
-	v := ""
-	for _, kv := range env {
-		if key, val, ok := strings.Cut(kv, "="); ok && key == k {
-			v = val
-		}
-	}
-	return v
+// process is a command server's process: the mcp.Transport that starts
+// it (over stdio, newline-delimited JSON) and what the adapter needs to
+// know of it: when it started, and how it ended.
+type process struct {
+	cmd     *launcher.Cmd
+	proc    *launcher.Process // set before started closes
+	grace   time.Duration     // Options.TerminateGrace
+	started chan struct{}     // closed once the process runs
+	ended   chan struct{}     // closed once the connection's Close waited for it
+	waitErr error             // the process's Wait error; set before ended closes
+	once    sync.Once
 }
 
-// process is a command server's process as the adapter sees it through
-// mcp.CommandTransport, which starts it and waits for it: when it
-// started, and how it ended.
-type process struct {
-	cmd     *exec.Cmd
-	started chan struct{} // closed once cmd.Process is set
-	ended   chan struct{} // closed once the connection's Close waited for it
-	waitErr error         // cmd.Wait's error; set before ended closes
-	once    sync.Once
+// Connect implements mcp.Transport: it starts the process.
+func (p *process) Connect(ctx context.Context) (mcp.Connection, error) {
+	stdout, err := p.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdin, err := p.cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	if p.proc, err = p.cmd.Start(); err != nil {
+		return nil, err
+	}
+	close(p.started)
+	// The connection is closed by closing stdin, not stdout (MCP
+	// "Transports", stdio shutdown): stopper does that, then stops it.
+	return (&mcp.IOTransport{Reader: io.NopCloser(stdout), Writer: &stopper{WriteCloser: stdin, p: p}}).Connect(ctx)
 }
 
 // kill kills a started process (not its children: they are in the
 // adapter's process group, which the host kills). Nil-safe.
 func (p *process) kill() {
 	if p != nil && p.hasStarted() {
-		_ = p.cmd.Process.Kill()
+		_ = p.proc.Kill()
 	}
 }
 
@@ -149,54 +165,33 @@ func (p *process) status() string {
 	if !p.hasEnded() {
 		return "status unknown: not waited for"
 	}
-	var ee *exec.ExitError
-	switch {
-	case p.waitErr == nil:
-		return "exit status 0"
-	case errors.As(p.waitErr, &ee):
-		return ee.ProcessState.String()
+	if st := p.proc.Status(); st != "" {
+		return st
 	}
 	return "status unknown: " + p.waitErr.Error()
 }
 
-// setEnded records cmd.Wait's error (the first Close's) and closes ended.
-func (p *process) setEnded(err error) {
-	p.once.Do(func() {
-		p.waitErr = err
-		close(p.ended)
+// stopper is the server's stdin; closing it shuts the server down as MCP
+// "Transports" (stdio) asks (launcher.Process.Terminate: the server gets
+// grace to exit, then SIGTERM, then SIGKILL) and records how it ended.
+type stopper struct {
+	io.WriteCloser
+	p *process
+}
+
+// Close implements io.Closer.
+func (s *stopper) Close() error {
+	_ = s.WriteCloser.Close()
+	s.p.once.Do(func() {
+		s.p.waitErr = s.p.proc.Terminate(s.p.grace)
+		close(s.p.ended)
 	})
-}
-
-// commandTransport is mcp.CommandTransport reporting to proc when the
-// process started and how it ended.
-type commandTransport struct {
-	inner mcp.CommandTransport
-	proc  *process
-}
-
-// Connect implements mcp.Transport: it starts the process.
-func (t *commandTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	c, err := t.inner.Connect(ctx)
-	if err != nil {
-		return nil, err
+	<-s.p.ended
+	var ee *exec.ExitError
+	if errors.As(s.p.waitErr, &ee) {
+		return nil // the server's status is status's, not a transport error
 	}
-	close(t.proc.started)
-	return &waitedConn{Connection: c, proc: t.proc}, nil
-}
-
-// waitedConn is the stdio connection; its Close (closing stdin, then
-// waiting for the process, then SIGTERM, then SIGKILL, as
-// mcp.CommandTransport does) records the process's end.
-type waitedConn struct {
-	mcp.Connection
-	proc *process
-}
-
-// Close implements mcp.Connection.
-func (c *waitedConn) Close() error {
-	err := c.Connection.Close()
-	c.proc.setEnded(err)
-	return err
+	return s.p.waitErr
 }
 
 // headers is an http.RoundTripper adding the declared headers to every

@@ -14,11 +14,7 @@ import (
 // process group) dies too: the plugin gets its parent-death signal and
 // pluginsdk kills the plugin's cgroup.
 func TestHostSIGKILLTakesSetsidDescendants(t *testing.T) {
-	if r, err := cgroup.New(); err != nil {
-		t.Skipf("cgroup v2 unavailable here (%v)", err)
-	} else {
-		_ = r.Close()
-	}
+	cgroupsOrSkip(t)
 	dir := t.TempDir()
 	testutil.InstallPlugin(t, dir, "faulty", "./internal/testplugins/faulty")
 	hp := startHostProc(t, dir)
@@ -68,4 +64,14 @@ func TestHostSIGKILLTakesSandboxedSetsidDescendants(t *testing.T) {
 	killed := time.Now()
 	testutil.Eventually(t, 5*time.Second, "the sandboxed plugin's setsid child dies after host SIGKILL", func() bool { return zombieOrGone(pid) && zombieOrGone(plugin) })
 	t.Logf("sandboxed plugin %d and its setsid child %d gone %v after host SIGKILL", plugin, pid, time.Since(killed).Round(time.Millisecond))
+}
+
+// cgroupsOrSkip skips t where this host cannot make cgroups.
+func cgroupsOrSkip(t *testing.T) {
+	t.Helper()
+	r, err := cgroup.New()
+	if err != nil {
+		t.Skipf("cgroup v2 unavailable here (%v)", err)
+	}
+	_ = r.Close()
 }

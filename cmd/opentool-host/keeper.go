@@ -3,7 +3,7 @@ package main
 import (
 	"os"
 
-	"github.com/opentool-host/opentool-host/internal/keeper"
+	"github.com/opentool-host/opentool-host/launcher"
 )
 
 // keeperName is the hidden "keeper" command: `opentool-host keeper DIR`
@@ -23,7 +23,7 @@ func init() {
 	if len(os.Args) > 2 {
 		dir = os.Args[2]
 	}
-	keeper.Run(os.Stdin, dir)
+	launcher.RunKeeper(os.Stdin, dir)
 	os.Exit(0)
 }
 

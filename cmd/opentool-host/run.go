@@ -46,6 +46,7 @@ func hostFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "prefix-collisions", Usage: "serve a function whose name another plugin already serves as PLUGIN__NAME instead of refusing it"},
 		&cli.StringFlag{Name: "state-dir", Usage: "parent of the host's state folder (binary copies, sockets); default $TMPDIR/opentool-host"},
 		&cli.StringFlag{Name: "plugin-user", Usage: "run every plugin process as `USER` (a name or a uid; its primary group) instead of the host's own user; the host must run as root. Recommended whenever the host runs as root: a root plugin without --sandbox is trusted"},
+		&cli.BoolFlag{Name: "no-cgroups", Usage: "run plugins without a cgroup each, even where the host could make them: process groups and the keeper still take every plugin down with the host, but a descendant that leaves its process group (setsid) is then not killed, and policies asking for cpu_percent or processes limits fail"},
 		&cli.StringFlag{Name: "plugin-transport", Value: "auto", Usage: "how calls reach plugins: `auto` (the data channel where a plugin offers it, as the Go SDK does; gRPC otherwise) or grpc (always gRPC)", EnvVars: []string{host.TransportEnv}, Action: oneOf("plugin-transport", "auto", "grpc")},
 	}, append(sandboxFlags(), secretFlags()...)...)
 }
@@ -85,6 +86,7 @@ func hostConfig(c *cli.Context) (host.Config, error) {
 		NoDataChannel:    c.String("plugin-transport") == "grpc",
 		Secrets:          secrets,
 		PluginUser:       pluginUser,
+		NoCgroups:        c.Bool("no-cgroups"),
 	}, nil
 }
 

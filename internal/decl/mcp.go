@@ -24,6 +24,7 @@ import (
 	"strings"
 
 	"github.com/opentool-host/opentool-host/internal/strictjson"
+	"github.com/opentool-host/opentool-host/internal/wire"
 )
 
 // MCPSuffix is the file-name suffix of an MCP server declaration:
@@ -38,11 +39,17 @@ const MaxFileBytes = 1 << 20
 // The adapter removes it from the environment of what it runs.
 const EnvLaunch = "OPENTOOL_LAUNCH"
 
-// EnvSecretNames is the environment variable in which the host tells a
-// plugin process which of its variables are the secrets its policy grants
-// (comma-separated names, never values), so that the adapter hands them
-// to the commands of a NAME.tools.json too.
-const EnvSecretNames = "OPENTOOL_SECRET_NAMES"
+// EnvGranted is the environment variable in which the host tells the
+// adapter process which of its variables the host granted the plugin
+// beyond launcher.BaseEnv and LC_* (comma-separated names, never values:
+// OPENTOOL_<PLUGIN>_*, --plugin-env names, the policy's variables and the
+// secrets it grants), so that the adapter hands exactly those on to the
+// commands and servers it starts (launcher.Allow.Names).
+const EnvGranted = "OPENTOOL_GRANTED"
+
+// AdapterEnv are the variables the host sets for the adapter process
+// alone; the adapter never hands them on (launcher.Allow.Drop).
+var AdapterEnv = []string{EnvLaunch, EnvGranted, wire.DataFDEnv}
 
 // serverNameRE is what a server's key may be: the plugin name rule of
 // host.PluginName.

@@ -1,8 +1,10 @@
-// Package keeper makes sure nothing a plugin started outlives its host,
+package launcher
+
+// The keeper makes sure nothing a plugin started outlives its host,
 // whatever the plugin does with signals and whatever killed the host.
 //
 // A host starts one keeper process (the host's binary re-executed as
-// "keeper", Start) and holds the write end of a pipe that is the keeper's
+// "keeper", StartKeeper) and holds the write end of a pipe that is the keeper's
 // standard input. The kernel closes that end when the host exits for any
 // reason, SIGKILL included; the keeper then reads end of file and kills:
 //
@@ -21,14 +23,12 @@
 // keeper before the host dies: run plugins as another user
 // (--plugin-user) or sandboxed (Landlock ABI 6 scopes signals) where
 // that matters.
-package keeper
 
 import (
 	"bufio"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"os/signal"
 	"strconv"
 	"strings"
@@ -42,16 +42,16 @@ import (
 type Keeper struct {
 	mu   sync.Mutex
 	w    *os.File // the pipe's write end; nil once closed
-	cmd  *exec.Cmd
+	proc *Process
 	done chan struct{}
 }
 
-// Start runs argv (the keeper command, e.g. [host-binary, "keeper"]) with
+// StartKeeper runs argv (the keeper command, e.g. [host-binary, "keeper"]) with
 // cgroupDir (the host's cgroup folder; "" without cgroups) as its
 // argument and the read end of a pipe as its standard input. The keeper
 // runs in a process group of its own. Errors: the process could not be
 // started.
-func Start(argv []string, cgroupDir string) (*Keeper, error) {
+func StartKeeper(argv []string, cgroupDir string) (*Keeper, error) {
 	if len(argv) == 0 {
 		return nil, fmt.Errorf("keeper: no command")
 	}
@@ -59,18 +59,20 @@ func Start(argv []string, cgroupDir string) (*Keeper, error) {
 	if err != nil {
 		return nil, fmt.Errorf("keeper: %w", err)
 	}
-	cmd := exec.Command(argv[0], append(append([]string{}, argv[1:]...), cgroupDir)...)
-	cmd.Stdin = r
-	cmd.Stderr = os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		r.Close()
+	// The keeper's environment is the allow-list too; it must outlive
+	// the host.
+	cmd, err := New(Spec{Path: argv[0], Args: append(append([]string{}, argv[1:]...), cgroupDir), Env: Env(os.Environ(), Allow{}), Stdin: r, Stderr: os.Stderr, Outlive: true})
+	var proc *Process
+	if err == nil {
+		proc, err = cmd.Start()
+	}
+	r.Close()
+	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("keeper: %w", err)
 	}
-	r.Close()
-	k := &Keeper{w: w, cmd: cmd, done: make(chan struct{})}
-	go func() { _ = cmd.Wait(); close(k.done) }()
+	k := &Keeper{w: w, proc: proc, done: make(chan struct{})}
+	go func() { _ = proc.Wait(); close(k.done) }()
 	return k, nil
 }
 
@@ -99,12 +101,12 @@ func (k *Keeper) Close() {
 }
 
 // PID returns the keeper's process id.
-func (k *Keeper) PID() int { return k.cmd.Process.Pid }
+func (k *Keeper) PID() int { return k.proc.Pid() }
 
-// Run is the keeper process: it reads "pgid N" lines from in until end of
+// RunKeeper is the keeper process: it reads "pgid N" lines from in until end of
 // file (the host is gone), then kills cgroupDir's tree (when not "") and
 // every process group it was told of, and returns.
-func Run(in io.Reader, cgroupDir string) {
+func RunKeeper(in io.Reader, cgroupDir string) {
 	signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
 	var pgids []int
 	sc := bufio.NewScanner(in)

@@ -1,4 +1,4 @@
-package keeper_test
+package launcher_test
 
 import (
 	"fmt"
@@ -9,19 +9,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/opentool-host/opentool-host/internal/keeper"
+	"github.com/opentool-host/opentool-host/launcher"
 )
 
-// keeperEnv makes the test binary the keeper (as `opentool-host keeper`).
-const keeperEnv = "KEEPER_TEST_ROLE"
+// keeperArg as the first argument makes the test binary the keeper (as
+// `opentool-host keeper`): the keeper's environment is the launcher's
+// allow-list, so no test variable reaches it.
+const keeperArg = "keeper-test-role"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(keeperEnv) == "keeper" {
+	if len(os.Args) > 1 && os.Args[1] == keeperArg {
 		dir := ""
 		if len(os.Args) > 1 {
 			dir = os.Args[len(os.Args)-1]
 		}
-		keeper.Run(os.Stdin, dir)
+		launcher.RunKeeper(os.Stdin, dir)
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
@@ -48,12 +50,10 @@ func TestKeeperKillsTrackedGroupsWhenThePipeCloses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv(keeperEnv, "keeper")
-	k, err := keeper.Start([]string{exe, "-test.run=^$"}, "")
+	k, err := launcher.StartKeeper([]string{exe, keeperArg}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	os.Unsetenv(keeperEnv)
 	stubborn := exec.Command("sh", "-c", `trap "" TERM INT HUP; sleep 600 & wait`)
 	stubborn.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := stubborn.Start(); err != nil {

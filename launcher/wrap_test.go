@@ -1,4 +1,4 @@
-package host
+package launcher
 
 import (
 	"slices"
@@ -8,19 +8,19 @@ import (
 	"github.com/opentool-host/opentool-host/sandbox"
 )
 
-// TestLaunchCommand: a plugin whose confinement needs the launcher runs
+// TestWrap: a plugin whose confinement needs the launcher runs
 // behind it with the Spec in its environment; others run as they are.
-func TestLaunchCommand(t *testing.T) {
+func TestWrap(t *testing.T) {
 	argv, env := []string{"/p/opentool-plugin-x"}, []string{"A=1"}
-	cfg := &Config{Launcher: []string{"/bin/host", "launch"}}
+	launch := []string{"/bin/host", "launch"}
 
-	got, gotEnv, err := launchCommand(cfg, sandbox.Spec{CPUPercent: 50}, argv, env)
+	got, gotEnv, err := Wrap(launch, sandbox.Spec{CPUPercent: 50}, argv, env)
 	if err != nil || !slices.Equal(got, argv) || !slices.Equal(gotEnv, env) {
 		t.Errorf("no launcher needed: %v %v %v", got, gotEnv, err)
 	}
 
 	spec := sandbox.Spec{Confine: true, Read: []string{"/data"}, MemoryBytes: 1 << 30}
-	got, gotEnv, err = launchCommand(cfg, spec, argv, env)
+	got, gotEnv, err = Wrap(launch, spec, argv, env)
 	if err != nil || !slices.Equal(got, []string{"/bin/host", "launch", "--", "/p/opentool-plugin-x"}) {
 		t.Fatalf("argv = %v, %v", got, err)
 	}
@@ -32,11 +32,11 @@ func TestLaunchCommand(t *testing.T) {
 		t.Errorf("decoded spec = %+v, %v", back, err)
 	}
 
-	if _, _, err := launchCommand(&Config{}, spec, argv, env); err == nil || !strings.Contains(err.Error(), "Launcher is empty") {
+	if _, _, err := Wrap(nil, spec, argv, env); err == nil || !strings.Contains(err.Error(), "Launcher is empty") {
 		t.Errorf("no launcher: err = %v", err)
 	}
 	spec.Read = []string{"relative"}
-	if _, _, err := launchCommand(cfg, spec, argv, env); err == nil || !strings.Contains(err.Error(), "absolute") {
+	if _, _, err := Wrap(launch, spec, argv, env); err == nil || !strings.Contains(err.Error(), "absolute") {
 		t.Errorf("relative path: err = %v", err)
 	}
 }
