@@ -3,6 +3,7 @@ package frontdoor
 import (
 	"net/http"
 
+	"github.com/opentool-host/opentool-host/httpapi"
 	"github.com/opentool-host/opentool-host/internal/httpguard"
 	"github.com/opentool-host/opentool-host/mcpapi"
 	"github.com/opentool-host/opentool-host/otc"
@@ -49,7 +50,7 @@ type Chain struct {
 	// Trace wraps the whole chain (nil: none).
 	Trace func(http.Handler) http.Handler
 	// Readiness answers readiness and marks responses while draining
-	// (httpapi.Server.Front).
+	// (Readiness.Wrap).
 	Readiness func(http.Handler) http.Handler
 	// Guard is the request guard.
 	Guard *httpguard.RequestGuard
@@ -96,3 +97,11 @@ func route(r Routes) *http.ServeMux {
 	r.Status.Mount(mux)
 	return mux
 }
+
+// spanRoutes are the paths of the route table above, for span names
+// (tracing.go): a request's path is the caller's to choose, so only these
+// (or "other") become names.
+var spanRoutes = []string{httpapi.BasePath + "/call", httpapi.BasePath + "/streamCall", httpapi.BasePath + "/load",
+	httpapi.BasePath + "/version", httpapi.BasePath + "/export", "/health",
+	otc.BasePath + "/call", otc.BasePath + "/tools", otc.BasePath + "/health", mcpapi.Path,
+	"/metrics", "/events", "/status.json", "/"}

@@ -428,3 +428,42 @@ func (p *Plugin) Status() PluginStatus {
 	}
 	return s
 }
+
+// The readiness statuses of a host (GET /health?ready=1 answers
+// {"status":STATUS}).
+const (
+	// ReadinessReady (HTTP 200): every plugin is Settled; send traffic.
+	ReadinessReady = "ready"
+	// ReadinessStarting (HTTP 503): a plugin is starting or restarting.
+	ReadinessStarting = "starting"
+	// ReadinessDraining (HTTP 503): the host was told to stop (the front
+	// door's Drain) and will; send no new requests. It still serves those
+	// it gets.
+	ReadinessDraining = "draining"
+)
+
+// Settled reports whether a plugin in state s lets the host be ready:
+// ready; failed (the host gave up: the first start or a retry failed, or
+// Restart.MaxFailures crashes or failed restarts in a row, and nothing
+// retries it until its file changes, a rescan or the lock changes, so
+// waiting for it would hold readiness forever); or draining or stopped
+// (removed, going away). Starting and restarting (a crash being retried
+// after a backoff, at most Restart.MaxFailures times) are not settled.
+func (s State) Settled() bool {
+	switch s {
+	case StateReady, StateFailed, StateDraining, StateStopped:
+		return true
+	}
+	return false
+}
+
+// Readiness is ReadinessStarting while a plugin of ps is not Settled,
+// else ReadinessReady (draining is the front door's to add).
+func Readiness(ps []PluginStatus) string {
+	for _, p := range ps {
+		if !p.State.Settled() {
+			return ReadinessStarting
+		}
+	}
+	return ReadinessReady
+}

@@ -18,7 +18,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -69,6 +68,10 @@ type Config struct {
 	// stream frame; a client that does not read is cut off then. Default
 	// httpguard.DefaultWriteTimeout (30 s).
 	WriteTimeout time.Duration
+	// Ready is the host's readiness status (the front door's
+	// Readiness.Status, which knows about draining), reported by GET
+	// /health. Default: host.Readiness over the plugins.
+	Ready func() string
 }
 
 // Server is the http.Handler of the API.
@@ -78,8 +81,6 @@ type Server struct {
 	mux *http.ServeMux
 	// guarded is mux behind the API keys (mux itself when auth is off).
 	guarded http.Handler
-	// draining is set by Drain: readiness answers StatusDraining.
-	draining atomic.Bool
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -160,9 +161,9 @@ func (s *Server) handleLoad(w http.ResponseWriter, r *http.Request) {
 type Health struct {
 	// Status is "ok" when every plugin is ready, "degraded" otherwise.
 	Status string `json:"status"`
-	// Ready is the readiness status over every plugin (Server.Readiness:
-	// StatusReady, StatusStarting or StatusDraining), as GET
-	// /health?ready=1 answers it.
+	// Ready is the host's readiness status (host.ReadinessReady,
+	// ReadinessStarting or ReadinessDraining), as GET /health?ready=1
+	// answers it.
 	Ready string `json:"ready"`
 	// Version is the host's version.
 	Version string `json:"version"`
@@ -171,11 +172,11 @@ type Health struct {
 }
 
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
-	if readyQuery(r) {
-		s.handleReady(w, r)
+	if ReadyQuery(r) {
+		WriteReadiness(w, s.readiness(), s.cfg.WriteTimeout)
 		return
 	}
-	h := Health{Status: "ok", Ready: s.Readiness(), Version: s.cfg.Version, Plugins: s.healthPlugins(r.Context())}
+	h := Health{Status: "ok", Ready: s.readiness(), Version: s.cfg.Version, Plugins: s.healthPlugins(r.Context())}
 	for _, p := range h.Plugins {
 		if p.State != host.StateReady {
 			h.Status = "degraded"

@@ -4,15 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/opentool-host/opentool-host/catalog"
 	"github.com/opentool-host/opentool-host/client"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/httpapi"
@@ -32,28 +30,15 @@ func listCommand() *cli.Command {
 	}
 }
 
-// listing is what list prints: plugins with their state and the served
-// functions with the plugin that serves each.
-type listing struct {
-	Plugins   []host.PluginStatus `json:"plugins"`
-	Functions []listedFunction    `json:"functions"`
-}
-
-type listedFunction struct {
-	Plugin      string `json:"plugin"`
-	Function    string `json:"function"`
-	Description string `json:"description"`
-}
-
 func listAction(c *cli.Context) error {
 	if err := checkSource(c); err != nil {
 		return err
 	}
-	var l listing
+	var l catalog.Listing
 	switch {
 	case c.String("url") != "":
 		var err error
-		if l, err = listFromURL(c); err != nil {
+		if l, err = catalog.FetchListing(c.Context, c.String("url"), c.String("api-key")); err != nil {
 			return cli.Exit(err.Error(), 1)
 		}
 	case c.String("dir") != "":
@@ -62,10 +47,7 @@ func listAction(c *cli.Context) error {
 			return err
 		}
 		defer h.Close(context.Background())
-		l.Plugins = h.Plugins()
-		for _, f := range h.Functions() {
-			l.Functions = append(l.Functions, listedFunction{Plugin: f.Plugin, Function: f.Function.Name, Description: f.Function.Description})
-		}
+		l = catalog.ListingOf(h)
 	default:
 		return cli.Exit("list: give --dir DIR or --url URL", 2)
 	}
@@ -74,32 +56,8 @@ func listAction(c *cli.Context) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(l)
 	}
-	printListing(c.App.Writer, l)
+	l.WriteTable(c.App.Writer)
 	return nil
-}
-
-func printListing(w io.Writer, l listing) {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "PLUGIN\tFUNCTION\tDESCRIPTION")
-	for _, f := range l.Functions {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", f.Plugin, f.Function, oneLine(f.Description))
-	}
-	tw.Flush()
-	fmt.Fprintln(w)
-	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "PLUGIN\tSTATE\tPID\tRESTARTS\tFUNCTIONS\tREASON")
-	for _, p := range l.Plugins {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\n", p.Name, p.State, p.PID, p.Restarts, len(p.Functions), oneLine(p.LastError))
-	}
-	tw.Flush()
-}
-
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 160 {
-		s = s[:157] + "..."
-	}
-	return s
 }
 
 // sourceFlags are the flags of commands that read the functions either
@@ -136,75 +94,6 @@ func remoteLoad(c *cli.Context) (*opentool.OpenTool, error) {
 	defer cancel()
 	base := strings.TrimSuffix(strings.TrimSuffix(c.String("url"), "/"), httpapi.BasePath)
 	return client.New(client.WithBaseURL(base+httpapi.BasePath), client.WithAPIKey(c.String("api-key"))).Load(ctx)
-}
-
-// listFromURL reads GET /health and the document of a running host.
-func listFromURL(c *cli.Context) (listing, error) {
-	base := strings.TrimSuffix(strings.TrimSuffix(c.String("url"), "/"), httpapi.BasePath)
-	var l listing
-	var health httpapi.Health
-	if err := getJSON(c.Context, base+"/health", c.String("api-key"), &health); err != nil {
-		return l, err
-	}
-	l.Plugins = health.Plugins
-	doc, err := remoteLoad(c)
-	if err != nil {
-		return l, err
-	}
-	l.Functions = servedFunctions(doc, health.Plugins)
-	return l, nil
-}
-
-// servedFunctions pairs each function of the served document with the
-// plugin that serves it: the plugin that declares the name, unless /health
-// lists the name among its conflicts (another plugin owns it); a
-// duplicate served under a prefix ("PLUGIN__NAME") is its plugin's.
-func servedFunctions(doc *opentool.OpenTool, plugins []host.PluginStatus) []listedFunction {
-	owner := map[string]string{}
-	for _, p := range plugins {
-		refused := map[string]bool{}
-		for _, c := range p.Conflicts {
-			refused[c.Function] = true
-			if c.ServedAs != "" {
-				owner[c.ServedAs] = p.Name
-			}
-		}
-		for _, f := range p.Functions {
-			if !refused[f] {
-				owner[f] = p.Name
-			}
-		}
-	}
-	var out []listedFunction
-	if doc != nil {
-		for _, f := range doc.Functions {
-			out = append(out, listedFunction{Plugin: owner[f.Name], Function: f.Name, Description: f.Description})
-		}
-	}
-	return out
-}
-
-// getJSON decodes the JSON body of GET url, sending apiKey as a Bearer
-// token when not empty.
-func getJSON(ctx context.Context, url, apiKey string, v any) error {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return err
-	}
-	if apiKey != "" {
-		req.Header.Set("Authorization", "Bearer "+apiKey)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: HTTP %d", url, resp.StatusCode)
-	}
-	return json.NewDecoder(resp.Body).Decode(v)
 }
 
 // startHost starts a host on --dir without watching, for list and call.

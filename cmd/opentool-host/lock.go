@@ -1,11 +1,8 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -46,15 +43,17 @@ func lockAction(c *cli.Context) error {
 		}
 		lock = old
 	}
-	h, err := startHost(c)
+	cfg, err := hostConfig(c)
 	if err != nil {
 		return err
 	}
-	now, ps := h.Pins(), h.Plugins()
-	_ = h.Close(context.Background())
-	failed := failedPlugins(ps)
+	now, ps, err := host.Snapshot(c.Context, cfg, newHost)
+	if err != nil {
+		return cli.Exit(err.Error(), 1)
+	}
+	failed := host.NotReady(ps)
 	if len(update) > 0 {
-		if err := pinOnly(lock, now, update, ps); err != nil {
+		if err := host.CopyPins(lock, now, update, ps); err != nil {
 			return cli.Exit("lock --update: "+err.Error(), 1)
 		}
 	} else {
@@ -76,47 +75,3 @@ func lockAction(c *cli.Context) error {
 	}
 	return nil
 }
-
-// failedPlugins lists the plugins that are not ready, with the reason.
-func failedPlugins(ps []host.PluginStatus) []string {
-	var out []string
-	for _, p := range ps {
-		if p.State != host.StateReady {
-			out = append(out, fmt.Sprintf("%s (%s)", p.Name, p.LastError))
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-// pinOnly copies into lock what now pins of the named plugins: their
-// function digests and their files (plugin file, declaration, policy).
-// Errors: a name that is not a plugin of the directory.
-func pinOnly(lock, now *lockfile.File, names []string, ps []host.PluginStatus) error {
-	files := map[string][]string{} // plugin -> files
-	for _, p := range ps {
-		files[p.Name] = []string{filepath.Base(p.Path), p.Name + ".policy.json"}
-	}
-	for _, name := range names {
-		pinned, ok := files[name]
-		if !ok {
-			return fmt.Errorf("%s: %w", name, errNoSuchPlugin)
-		}
-		for _, f := range pinned {
-			if sum, ok := now.Files[f]; ok {
-				lock.Files[f] = sum
-			} else {
-				delete(lock.Files, f)
-			}
-		}
-		if fns, ok := now.Functions[name]; ok {
-			lock.Functions[name] = fns
-		} else {
-			delete(lock.Functions, name)
-		}
-	}
-	return nil
-}
-
-// errNoSuchPlugin: --update named no plugin of the directory.
-var errNoSuchPlugin = errors.New("no such plugin in the directory")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -13,9 +12,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 	"oras.land/oras-go/v2/registry/remote"
-	"oras.land/oras-go/v2/registry/remote/auth"
-	"oras.land/oras-go/v2/registry/remote/credentials"
 
+	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/lockfile"
 	"github.com/opentool-host/opentool-host/ociplugin"
 )
@@ -34,40 +32,26 @@ func registryFlags() []cli.Flag {
 	}
 }
 
-// repository returns the remote repository of ref
-// ("REGISTRY/REPOSITORY[:TAG|@DIGEST]"; no tag or digest is "latest")
-// with the registry flags' transport and credentials.
+// repository is ociplugin.Repository with the registry flags (the
+// password read from stdin's first line).
 func repository(c *cli.Context, ref string) (*remote.Repository, error) {
-	repo, err := remote.NewRepository(ref)
-	if err != nil {
-		return nil, usageError(c, fmt.Sprintf("%s: %v (want REGISTRY/REPOSITORY:TAG)", ref, err))
-	}
-	if repo.Reference.Reference == "" {
-		repo.Reference.Reference = "latest"
-	}
-	repo.PlainHTTP = c.Bool("plain-http")
-	client := &auth.Client{Client: auth.DefaultClient.Client, Cache: auth.NewCache()}
-	client.SetUserAgent("opentool-host")
-	switch user := c.String("username"); {
-	case user != "" && !c.Bool("password-stdin"):
+	o := ociplugin.RemoteOptions{PlainHTTP: c.Bool("plain-http"), Username: c.String("username"), Warn: c.App.ErrWriter}
+	switch {
+	case o.Username != "" && !c.Bool("password-stdin"):
 		return nil, usageError(c, "--username needs --password-stdin (the password is read from stdin)")
-	case user != "":
+	case o.Username != "":
 		line, err := bufio.NewReader(c.App.Reader).ReadString('\n')
 		if err != nil && line == "" {
 			return nil, cli.Exit(fmt.Sprintf("--password-stdin: %v", err), 1)
 		}
-		client.Credential = auth.StaticCredential(repo.Reference.Registry, auth.Credential{Username: user, Password: strings.TrimRight(line, "\r\n")})
+		o.Password = strings.TrimRight(line, "\r\n")
 	case c.Bool("password-stdin"):
 		return nil, usageError(c, "--password-stdin needs --username")
-	default:
-		store, err := credentials.NewStoreFromDocker(credentials.StoreOptions{})
-		if err != nil {
-			fmt.Fprintf(c.App.ErrWriter, "opentool-host: Docker credentials not read, going anonymous: %v\n", err)
-		} else {
-			client.Credential = credentials.Credential(store)
-		}
 	}
-	repo.Client = client
+	repo, err := ociplugin.Repository(ref, o)
+	if err != nil {
+		return nil, usageError(c, err.Error())
+	}
 	return repo, nil
 }
 
@@ -118,32 +102,8 @@ func pushAction(c *cli.Context) error {
 	if err != nil {
 		return cli.Exit("push: "+err.Error(), 1)
 	}
-	fmt.Fprintf(c.App.Writer, "pushed %s@%s: %s\n", repo.Reference, desc.Digest, describeFiles(p.Files, p.Platform))
+	fmt.Fprintf(c.App.Writer, "pushed %s@%s: %s\n", repo.Reference, desc.Digest, ociplugin.Describe(p.Files, p.Platform))
 	return nil
-}
-
-// describeFiles says "opentool-plugin-x (19.6 MiB, linux/amd64), x.policy.json (112 B)".
-func describeFiles(files []ociplugin.File, platform string) string {
-	var out []string
-	for _, f := range files {
-		what := humanBytes(f.Size)
-		if f.Kind == ociplugin.KindBinary {
-			what += ", " + platform
-		}
-		out = append(out, fmt.Sprintf("%s (%s)", f.Name, what))
-	}
-	return strings.Join(out, ", ")
-}
-
-// humanBytes is n as "112 B", "4.0 KiB" or "19.6 MiB".
-func humanBytes(n int64) string {
-	switch {
-	case n < 1<<10:
-		return fmt.Sprintf("%d B", n)
-	case n < 1<<20:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 }
 
 // pullCommand is "opentool-host pull".
@@ -202,7 +162,7 @@ func pullAction(c *cli.Context) error {
 		}
 		return cli.Exit("pull: "+err.Error(), 1)
 	}
-	fmt.Fprintf(c.App.Writer, "pulled %s@%s into %s in %v: %s\n", repo.Reference, p.Manifest.Digest, dir, fetched.Round(time.Millisecond), describeFiles(p.Files, p.Platform))
+	fmt.Fprintf(c.App.Writer, "pulled %s@%s into %s in %v: %s\n", repo.Reference, p.Manifest.Digest, dir, fetched.Round(time.Millisecond), ociplugin.Describe(p.Files, p.Platform))
 	if pinned != "" {
 		fmt.Fprintln(c.App.Writer, pinned)
 	}
@@ -213,7 +173,7 @@ func pullAction(c *cli.Context) error {
 // is one, before it is installed (so that a host run --locked finds the
 // pins in place when the files arrive): it starts the staged plugin in a
 // host of its own, with the host flags (as `lock` starts the folder's),
-// copies what that host pins of it into the lock (pinOnly, as `lock
+// copies what that host pins of it into the lock (host.CopyPins, as `lock
 // --update NAME` does) and records each file's source (ref and the
 // manifest's digest). It returns what to tell the user and a function
 // that puts the previous lock back; "", nil, nil without a lock file.
@@ -236,24 +196,18 @@ func pinPulled(c *cli.Context, p *ociplugin.Pulled, path, ref string) (string, f
 		return "", nil, err
 	}
 	cfg.Dir = p.StageDir()
-	h, err := newHost(cfg)
+	now, ps, err := host.Snapshot(c.Context, cfg, newHost)
 	if err != nil {
 		return "", nil, err
 	}
-	if err := h.Start(c.Context); err != nil {
-		_ = h.Close(context.Background())
-		return "", nil, err
-	}
-	now, ps := h.Pins(), h.Plugins()
-	_ = h.Close(context.Background())
-	if failed := failedPlugins(ps); len(failed) > 0 {
+	if failed := host.NotReady(ps); len(failed) > 0 {
 		return "", nil, fmt.Errorf("not installed: the plugin did not start, so its functions cannot be pinned in %s: %s (--no-lock installs it unpinned)", path, strings.Join(failed, ", "))
 	}
 	var names []string
 	for _, ps := range ps {
 		names = append(names, ps.Name)
 	}
-	if err := pinOnly(lock, now, names, ps); err != nil {
+	if err := host.CopyPins(lock, now, names, ps); err != nil {
 		return "", nil, err
 	}
 	for _, f := range p.Files {

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"os/user"
@@ -19,17 +16,12 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/opentool-host/opentool-host/access"
-	"github.com/opentool-host/opentool-host/audit"
 	"github.com/opentool-host/opentool-host/frontdoor"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/httpapi"
 	"github.com/opentool-host/opentool-host/internal/httpguard"
 	"github.com/opentool-host/opentool-host/internal/version"
 	"github.com/opentool-host/opentool-host/mcpapi"
-	"github.com/opentool-host/opentool-host/metrics"
-	"github.com/opentool-host/opentool-host/otc"
-	"github.com/opentool-host/opentool-host/statusui"
 )
 
 // DefaultAddr is the reference OpenTool SDKs' default address, on loopback.
@@ -197,176 +189,53 @@ func runCommand() *cli.Command {
 	}
 }
 
+// runAction turns run's flags into the front door's configuration
+// (frontdoor.Config, which holds the host's) and serves until a signal.
 func runAction(c *cli.Context) error {
-	cfg, err := hostConfig(c)
+	hcfg, err := hostConfig(c)
 	if err != nil {
 		return err
 	}
-	cfg.Watch = c.Bool("watch")
-	cfg.MaxResultMemory = c.Int64("max-result-memory")
-	cfg.Locked, cfg.AcceptDefinitionChanges = c.Bool("locked"), c.Bool("accept-definition-changes")
-	obs := &observers{}
-	cfg.OnCall = obs.observe
-	log := cfg.Logger
-	if path := c.String("audit-log"); path != "" {
-		if obs.audit, err = audit.Open(path); err != nil {
-			return cli.Exit(fmt.Sprintf("audit log: %v", err), 1)
-		}
-		defer obs.audit.Close()
-	}
+	hcfg.Watch = c.Bool("watch")
+	hcfg.MaxResultMemory = c.Int64("max-result-memory")
+	hcfg.Locked, hcfg.AcceptDefinitionChanges = c.Bool("locked"), c.Bool("accept-definition-changes")
 	keys, err := apiKeys(c)
 	if err != nil {
 		return err
 	}
-	guard, err := access.New(access.Config{Keys: keys, File: c.String("api-keys-file"), Logger: log.Named("access"),
-		Tag: func(ctx context.Context, name string) context.Context {
-			return host.WithCaller(ctx, host.Caller{Key: name})
-		}})
+	srv, err := frontdoor.New(frontdoor.Config{
+		Host: hcfg, NewHost: newHost, Addr: c.String("addr"), Version: version.Version,
+		APIKeys: keys, APIKeysFile: c.String("api-keys-file"), InsecureNoAuth: c.Bool("insecure-no-auth"),
+		AllowedHosts: c.StringSlice("allowed-host"), AllowedOrigins: c.StringSlice("allowed-origin"),
+		MaxBodyBytes: c.Int64("max-body"), ReadTimeout: c.Duration("read-timeout"), WriteTimeout: c.Duration("write-timeout"),
+		MaxStreams: c.Int("max-streams"), MaxStreamsPerKey: c.Int("max-streams-per-key"),
+		MCP: mcpapi.HTTPOptions{Sessions: c.Bool("mcp-sessions"), MaxBatch: c.Int("max-batch"),
+			MaxSessions: c.Int("mcp-max-sessions"), SessionIdle: c.Duration("mcp-session-idle")},
+		MetricsAddr: c.String("metrics-addr"), AuditLog: c.String("audit-log"),
+		DrainDelay: c.Duration("drain-delay"), ShutdownTimeout: c.Duration("shutdown-timeout"),
+	})
+	if err == nil {
+		err = srv.Start()
+	}
 	if err != nil {
-		return cli.Exit(err.Error(), 2)
+		return exitError(err)
 	}
-
-	ln, err := net.Listen("tcp", c.String("addr"))
-	if errors.Is(err, syscall.EADDRINUSE) {
-		return cli.Exit(fmt.Sprintf("listen: %s is in use by another process: stop it, or serve on another address with --addr HOST:PORT (make run ADDR=HOST:PORT)", c.String("addr")), 1)
-	}
-	if err != nil {
-		return cli.Exit(fmt.Sprintf("listen: %v", err), 1)
-	}
-	if err := exposure(ln.Addr(), guard.Enabled(), c.Bool("insecure-no-auth")); err != nil {
-		ln.Close()
-		return cli.Exit(fmt.Sprintf("--addr %s: %v", c.String("addr"), err), 2)
-	}
-	if !guard.Enabled() && !isLoopback(ln.Addr()) {
-		log.Warn("serving without API keys beyond loopback (--insecure-no-auth): anyone who reaches this port may call every tool", "addr", ln.Addr().String())
-	}
-	h, err := newHost(cfg)
-	if err != nil {
-		ln.Close()
-		return cli.Exit(err.Error(), 1)
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	defer stop()
-	obs.metrics = metrics.New(h) // before Start: no call is observed before it is set
-	defer obs.metrics.Close()
-	if addr := c.String("metrics-addr"); addr != "" {
-		if err := serveMetrics(ctx, addr, obs.metrics, c.StringSlice("allowed-host"), log.Named("metrics")); err != nil {
-			ln.Close()
-			_ = h.Close(ctx)
-			return cli.Exit(fmt.Sprintf("--metrics-addr: %v", err), 1)
-		}
-	}
-	started := time.Now()
-	if err := h.Start(ctx); err != nil {
-		ln.Close()
-		_ = h.Close(ctx)
-		return cli.Exit(err.Error(), 1)
-	}
-
-	api := httpapi.New(h, httpapi.Config{Version: version.Version, MaxBodyBytes: c.Int64("max-body"), Logger: log.Named("http"), WriteTimeout: c.Duration("write-timeout")})
-	// The front ends, one per protocol (frontdoor.Routes), and the one
-	// chain every request passes (frontdoor.Chain).
-	mcps := mcpapi.New(h, mcpapi.Config{MaxResultBytes: c.Int64("max-result"), Logger: log.Named("mcp")})
-	go mcps.Follow(ctx)
-	_ = guard.Watch(ctx) // logs its own failure; SIGHUP still reloads
-	ui := statusui.New(h, statusui.Config{Version: version.Version, WriteTimeout: c.Duration("write-timeout"), Logger: log.Named("ui"), Gatherer: obs.metrics.Registry()})
-	routes := frontdoor.Routes{
-		OpenTool: api,
-		OTC:      otc.New(h, otc.Config{MaxBodyBytes: c.Int64("max-body"), MaxResultBytes: c.Int64("max-result"), Logger: log.Named("otc"), WriteTimeout: c.Duration("write-timeout")}),
-		MCP: mcps.Handler(mcpapi.HTTPOptions{Sessions: c.Bool("mcp-sessions"), MaxBodyBytes: c.Int64("max-body"), MaxBatch: c.Int("max-batch"),
-			MaxSessions: c.Int("mcp-max-sessions"), SessionIdle: c.Duration("mcp-session-idle"), WriteTimeout: c.Duration("write-timeout")}),
-		Metrics: metricsHandler(obs.metrics),
-		Status:  ui,
-	}
-	chain := frontdoor.Chain{
-		Trace:     traced,
-		Readiness: api.Front,
-		Guard: &httpguard.RequestGuard{Listen: ln.Addr(), AllowedHosts: c.StringSlice("allowed-host"),
-			AllowedOrigins: c.StringSlice("allowed-origin"), Refuse: frontdoor.Refuse},
-		Auth:    guard.Middleware,
-		Streams: &frontdoor.Streams{Max: c.Int("max-streams"), MaxPerKey: c.Int("max-streams-per-key")},
-		Results: h,
-	}
-	stopTracing, err := setupTracing(ctx)
-	if err != nil {
-		ln.Close()
-		_ = h.Close(ctx)
-		return cli.Exit(err.Error(), 1)
-	}
-	defer func() { _ = stopTracing(context.Background()) }()
-	handler, err := frontdoor.Handler(routes, chain)
-	if err != nil {
-		ln.Close()
-		_ = h.Close(ctx)
-		return cli.Exit(err.Error(), 2)
-	}
-	srv := &http.Server{
-		// Every request passes one chain (frontdoor.Chain).
-		Handler:           handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		// A request body must arrive within ReadTimeout: a client that
-		// trickles it is cut off (the response has its own per-write
-		// deadline, httpguard.SetWriteDeadline).
-		ReadTimeout:    c.Duration("read-timeout"),
-		IdleTimeout:    120 * time.Second,
-		MaxHeaderBytes: 64 << 10,
-	}
-	fresh := newFreshConns()
-	srv.ConnState = fresh.track
-	srv.RegisterOnShutdown(mcps.Shutdown) // MCP streams that only wait for notifications end at once
-	srv.RegisterOnShutdown(ui.Shutdown)   // and so do /events streams
-	served := 0
-	for _, p := range h.Plugins() {
-		if p.State == host.StateReady {
-			served++
-		}
-	}
-	log.Info("serving", "url", "http://"+ln.Addr().String()+httpapi.BasePath, "api_keys", len(guard.Names()), "key_names", strings.Join(guard.Names(), ","), "plugins", served, "functions", len(h.Functions()), "startup_ms", time.Since(started).Milliseconds())
-
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	hup := func() {
-		log.Info("SIGHUP: rescanning plugins dir")
-		_ = guard.Reload() // logs its own failure; the keys in force stay
-		go func() {
-			if err := h.Rescan(ctx); err != nil {
-				log.Error("rescan failed", "error", err)
-			}
-		}()
-	}
-	var sig os.Signal
-	for sig == nil {
-		select {
-		case err := <-errc:
-			_ = h.Close(ctx)
-			return cli.Exit(fmt.Sprintf("http server: %v", err), 1)
-		case s := <-sigs:
-			if s == syscall.SIGHUP {
-				hup()
-				continue
-			}
-			sig = s
-		}
-	}
+	return exitError(srv.Serve(sigs))
+}
 
-	// Drain: readiness answers 503 "draining" and every response says
-	// Connection: close (api.Front), while new requests are still served
-	// for the drain delay; load balancers and endpoints see the 503 and
-	// stop sending here before the listener closes.
-	drainStart := time.Now()
-	api.Drain()
-	delay := c.Duration("drain-delay")
-	if sig == syscall.SIGINT {
-		delay = 0 // Ctrl-C: nobody balances an interactive run
+// exitError is err as the command's exit: status 2 for a refused
+// configuration (frontdoor.ConfigError), 1 otherwise; nil for nil.
+func exitError(err error) error {
+	var ce *frontdoor.ConfigError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ce):
+		return cli.Exit(err.Error(), 2)
 	}
-	log.Info("draining: readiness answers 503, still serving", "signal", sig.String(), "drain_delay", delay)
-	waitDrainDelay(delay, sigs, errc, hup, log)
-	log.Info("shutting down: listener closed, waiting for calls in flight", "signal", sig.String())
-	unused := shutdown(ctx, srv, fresh, h, c.Duration("shutdown-timeout"), log)
-	log.Info("stopped", "drain_ms", time.Since(drainStart).Milliseconds(), "unused_conns_closed", unused)
-	return nil
+	return cli.Exit(err.Error(), 1)
 }
 
 // DefaultDrainDelay is --drain-delay's default: long enough for
@@ -382,25 +251,6 @@ func nonNegative(name string) func(*cli.Context, time.Duration) error {
 		}
 		return nil
 	}
-}
-
-// isLoopback reports whether a listener on addr is reachable from this
-// machine only (127.0.0.0/8, ::1).
-func isLoopback(addr net.Addr) bool {
-	ta, ok := addr.(*net.TCPAddr)
-	return ok && ta.IP.IsLoopback()
-}
-
-// exposure refuses to serve without API keys (auth false) on an address
-// beyond loopback (0.0.0.0, ::, a LAN address, a name resolving to one),
-// unless insecure (--insecure-no-auth) says so on purpose.
-func exposure(addr net.Addr, auth, insecure bool) error {
-	if auth || insecure || isLoopback(addr) {
-		return nil
-	}
-	return fmt.Errorf("listening on %s, beyond loopback, without API keys: anyone who reaches the port could call every tool. "+
-		"Give --api-key or --api-keys-file (OPENTOOL_API_KEYS, OPENTOOL_API_KEYS_FILE), "+
-		"or --insecure-no-auth to serve without keys on purpose (e.g. behind a proxy that authenticates)", addr)
 }
 
 // apiKeys returns the keys of --api-key / OPENTOOL_API_KEYS, trimmed, with

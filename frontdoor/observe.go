@@ -1,4 +1,4 @@
-package main
+package frontdoor
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 
 	"github.com/opentool-host/opentool-host/access"
 	"github.com/opentool-host/opentool-host/audit"
-	"github.com/opentool-host/opentool-host/frontdoor"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/internal/httpguard"
 	"github.com/opentool-host/opentool-host/metrics"
@@ -60,7 +59,7 @@ func serveMetrics(ctx context.Context, addr string, m *metrics.Metrics, allowedH
 	mux.Handle("/metrics", m.Handler())
 	// The same Host and Origin rules as the main listener: no key here,
 	// so a page must not reach it through DNS rebinding either.
-	guard := &httpguard.RequestGuard{Listen: ln.Addr(), AllowedHosts: allowedHosts, Refuse: frontdoor.Refuse}
+	guard := &httpguard.RequestGuard{Listen: ln.Addr(), AllowedHosts: allowedHosts, Refuse: Refuse}
 	guarded, err := guard.Wrap(mux)
 	if err != nil {
 		ln.Close()

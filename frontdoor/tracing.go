@@ -1,4 +1,4 @@
-package main
+package frontdoor
 
 import (
 	"context"
@@ -79,14 +79,9 @@ func traced(h http.Handler) http.Handler {
 	}))
 }
 
-// routes are the host's routes, for span names: a request's path is the
-// caller's to choose, so only these (or "other") become names.
-var routes = []string{"/opentool/call", "/opentool/streamCall", "/opentool/load", "/opentool/version", "/opentool/export",
-	"/otc/call", "/otc/tools", "/otc/health", "/mcp", "/health", "/metrics", "/events", "/status.json", "/"}
-
 // routeOf returns the route path p belongs to, or "other".
 func routeOf(p string) string {
-	for _, r := range routes {
+	for _, r := range spanRoutes {
 		if p == r {
 			return r
 		}

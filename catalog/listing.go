@@ -1,0 +1,139 @@
+package catalog
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/opentool-host/opentool-host/client"
+	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/opentool"
+)
+
+// Listing is what `opentool-host list` prints: the plugins with their
+// state and the served functions with the plugin that serves each.
+type Listing struct {
+	Plugins   []host.PluginStatus `json:"plugins"`
+	Functions []ListedFunction    `json:"functions"`
+}
+
+// ListedFunction is one served function of a Listing.
+type ListedFunction struct {
+	Plugin      string `json:"plugin"`
+	Function    string `json:"function"`
+	Description string `json:"description"`
+}
+
+// ListingOf is the whole listing of src (the operator's view).
+func ListingOf(src Source) Listing {
+	l := Listing{Plugins: src.Plugins()}
+	for _, f := range src.Functions() {
+		l.Functions = append(l.Functions, ListedFunction{Plugin: f.Plugin, Function: f.Function.Name, Description: f.Function.Description})
+	}
+	return l
+}
+
+// FetchListing reads the listing of the running host at base (e.g.
+// http://127.0.0.1:9627; a trailing /opentool is ignored) as apiKey
+// ("" for none) sees it: GET /health and the OpenTool document, within
+// 10 s. Errors: the host is unreachable, or answers other than 200.
+func FetchListing(ctx context.Context, base, apiKey string) (Listing, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	base = strings.TrimSuffix(strings.TrimSuffix(base, "/"), "/opentool")
+	var health struct {
+		Plugins []host.PluginStatus `json:"plugins"`
+	}
+	if err := getJSON(ctx, base+"/health", apiKey, &health); err != nil {
+		return Listing{}, err
+	}
+	doc, err := client.New(client.WithBaseURL(base+"/opentool"), client.WithAPIKey(apiKey)).Load(ctx)
+	if err != nil {
+		return Listing{}, err
+	}
+	return Listing{Plugins: health.Plugins, Functions: served(doc, health.Plugins)}, nil
+}
+
+// served pairs each function of the served document with the plugin
+// that serves it: the plugin that declares the name, unless /health
+// lists the name among its conflicts (another plugin owns it); a
+// duplicate served under a prefix ("PLUGIN__NAME") is its plugin's.
+func served(doc *opentool.OpenTool, plugins []host.PluginStatus) []ListedFunction {
+	owner := map[string]string{}
+	for _, p := range plugins {
+		refused := map[string]bool{}
+		for _, c := range p.Conflicts {
+			refused[c.Function] = true
+			if c.ServedAs != "" {
+				owner[c.ServedAs] = p.Name
+			}
+		}
+		for _, f := range p.Functions {
+			if !refused[f] {
+				owner[f] = p.Name
+			}
+		}
+	}
+	var out []ListedFunction
+	if doc != nil {
+		for _, f := range doc.Functions {
+			out = append(out, ListedFunction{Plugin: owner[f.Name], Function: f.Name, Description: f.Description})
+		}
+	}
+	return out
+}
+
+// getJSON decodes the JSON body of GET url, sending apiKey as a Bearer
+// token when not empty. Errors: the request failed or the status is not
+// 200.
+func getJSON(ctx context.Context, url, apiKey string, v any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	if apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+apiKey)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: HTTP %d", url, resp.StatusCode)
+	}
+	return json.NewDecoder(resp.Body).Decode(v)
+}
+
+// WriteTable writes l as two aligned tables: the functions, then the
+// plugins with their state, pid, restarts, function count and last
+// error (each cell on one line, at most 160 characters).
+func (l Listing) WriteTable(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PLUGIN\tFUNCTION\tDESCRIPTION")
+	for _, f := range l.Functions {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", f.Plugin, f.Function, oneLine(f.Description))
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PLUGIN\tSTATE\tPID\tRESTARTS\tFUNCTIONS\tREASON")
+	for _, p := range l.Plugins {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\n", p.Name, p.State, p.PID, p.Restarts, len(p.Functions), oneLine(p.LastError))
+	}
+	tw.Flush()
+}
+
+// oneLine is s on one line, cut to 160 characters.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 160 {
+		s = s[:157] + "..."
+	}
+	return s
+}

@@ -1,0 +1,62 @@
+package frontdoor
+
+import (
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/httpapi"
+	"github.com/opentool-host/opentool-host/internal/httpguard"
+)
+
+// Readiness owns the host's readiness and drain state: Chain step 2.
+type Readiness struct {
+	// Plugins lists the plugins (host.Host.Plugins).
+	Plugins func() []host.PluginStatus
+	// WriteTimeout bounds writing the readiness answer. Default
+	// httpguard.DefaultWriteTimeout.
+	WriteTimeout time.Duration
+	draining     atomic.Bool
+}
+
+// Drain turns readiness to host.ReadinessDraining (HTTP 503) for good;
+// requests are still served, each answered with Connection: close. Call
+// it when the process is told to stop, before closing the listener, so
+// that load balancers stop sending here.
+func (r *Readiness) Drain() { r.draining.Store(true) }
+
+// Status is host.ReadinessDraining after Drain, else host.Readiness over
+// the plugins.
+func (r *Readiness) Status() string {
+	if r.draining.Load() {
+		return host.ReadinessDraining
+	}
+	return host.Readiness(r.Plugins())
+}
+
+// Wrap answers GET and HEAD /health?ready=1 to anyone, with no key and
+// any Host (a kubelet or load balancer probe sends neither): 200
+// {"status":"ready"}, or 503 {"status":"starting"} or
+// {"status":"draining"}, and nothing more. Every other request, GET
+// /health without ready included, goes to next. Once Drain was called,
+// every response says Connection: close, so that clients open their next
+// connection elsewhere (through the load balancer) while the replica
+// still answers; idle connections are not cut, which would race with
+// requests already on their way.
+func (r *Readiness) Wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if r.draining.Load() {
+			w.Header().Set("Connection", "close")
+		}
+		if req.URL.Path == "/health" && (req.Method == http.MethodGet || req.Method == http.MethodHead) && httpapi.ReadyQuery(req) {
+			wt := r.WriteTimeout
+			if wt <= 0 {
+				wt = httpguard.DefaultWriteTimeout
+			}
+			httpapi.WriteReadiness(w, r.Status(), wt)
+			return
+		}
+		next.ServeHTTP(w, req)
+	})
+}

@@ -1,0 +1,316 @@
+package frontdoor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/opentool-host/opentool-host/access"
+	"github.com/opentool-host/opentool-host/audit"
+	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/httpapi"
+	"github.com/opentool-host/opentool-host/internal/httpguard"
+	"github.com/opentool-host/opentool-host/mcpapi"
+	"github.com/opentool-host/opentool-host/metrics"
+	"github.com/opentool-host/opentool-host/otc"
+	"github.com/opentool-host/opentool-host/statusui"
+)
+
+// Config is everything between the socket and host.Call: what `opentool-host
+// run` turns its flags into. Zero values are the packages' defaults
+// unless said otherwise.
+type Config struct {
+	// Host is the host's configuration; OnCall is set by the server
+	// (metrics, then the audit log).
+	Host host.Config
+	// NewHost makes the host (default host.New); the command line gives
+	// one that explains a missing plugins folder.
+	NewHost func(host.Config) (*host.Host, error)
+	// Addr is the HOST:PORT to listen on.
+	Addr string
+	// Version is the host's version, as /opentool/version reports it.
+	Version string
+
+	// APIKeys are the keys of --api-key (none and no APIKeysFile: no
+	// authentication, which only a loopback Addr or InsecureNoAuth
+	// allows); APIKeysFile is --api-keys-file (access.Config.File).
+	APIKeys     []string
+	APIKeysFile string
+	// InsecureNoAuth allows serving without keys beyond loopback.
+	InsecureNoAuth bool
+	// AllowedHosts and AllowedOrigins extend the request guard
+	// (httpguard.RequestGuard).
+	AllowedHosts, AllowedOrigins []string
+
+	// MaxBodyBytes caps a request body (bytes); ReadTimeout bounds reading
+	// a request, WriteTimeout writing one response or stream frame.
+	MaxBodyBytes              int64
+	ReadTimeout, WriteTimeout time.Duration
+	// MaxStreams and MaxStreamsPerKey cap the open streams (Streams).
+	MaxStreams, MaxStreamsPerKey int
+	// MCP is /mcp's configuration (sessions, batches; MaxBodyBytes and
+	// WriteTimeout are taken from above).
+	MCP mcpapi.HTTPOptions
+
+	// MetricsAddr, when set, also serves /metrics alone there (no keys,
+	// behind the request guard).
+	MetricsAddr string
+	// AuditLog, when set, is the audit log's file ("-": stderr).
+	AuditLog string
+
+	// DrainDelay is how long to go on serving after SIGTERM with readiness
+	// at 503 "draining" (SIGINT skips it); ShutdownTimeout bounds the wait
+	// for calls in flight and plugins after it.
+	DrainDelay, ShutdownTimeout time.Duration
+}
+
+// ConfigError is a refusal of the configuration itself (an exposure
+// without keys, a bad --allowed-origin, a bad keys file): the command
+// line exits with status 2 for it, 1 for anything else.
+type ConfigError struct{ Err error }
+
+// Error implements error.
+func (e *ConfigError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// Server is the host behind its front door: provisioned by New, started
+// by Start, run until a signal by Serve. Whatever New or Start set up is
+// undone in one place (Server.unwind) when a later step fails.
+type Server struct {
+	cfg    Config
+	log    hclog.Logger
+	ln     net.Listener
+	h      *host.Host
+	guard  *access.Guard
+	obs    *observers
+	ready  *Readiness
+	srv    *http.Server
+	fresh  *freshConns
+	ctx    context.Context
+	cancel context.CancelFunc
+	// undo runs in reverse order on failure and after Serve.
+	undo []func()
+}
+
+// New provisions the server: the listener (its errors say when the port
+// is in use), the keys, the exposure check, the host (not started), the
+// audit log and the metrics. Errors: *ConfigError for a refused
+// configuration, others for what could not be set up; nothing is left
+// open.
+func New(cfg Config) (_ *Server, err error) {
+	if cfg.NewHost == nil {
+		cfg.NewHost = host.New
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Server{cfg: cfg, log: cfg.Host.Logger, obs: &observers{}, ctx: ctx, cancel: cancel}
+	if s.log == nil {
+		s.log = hclog.NewNullLogger()
+	}
+	s.undo = append(s.undo, cancel)
+	defer func() {
+		if err != nil {
+			s.unwind()
+		}
+	}()
+	if cfg.AuditLog != "" {
+		if s.obs.audit, err = audit.Open(cfg.AuditLog); err != nil {
+			return nil, fmt.Errorf("audit log: %w", err)
+		}
+		s.undo = append(s.undo, func() { _ = s.obs.audit.Close() })
+	}
+	s.guard, err = access.New(access.Config{Keys: cfg.APIKeys, File: cfg.APIKeysFile, Logger: s.log.Named("access"),
+		Tag: func(ctx context.Context, name string) context.Context {
+			return host.WithCaller(ctx, host.Caller{Key: name})
+		}})
+	if err != nil {
+		return nil, &ConfigError{err}
+	}
+	if s.ln, err = net.Listen("tcp", cfg.Addr); err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return nil, fmt.Errorf("listen: %s is in use by another process: stop it, or serve on another address with --addr HOST:PORT (make run ADDR=HOST:PORT)", cfg.Addr)
+		}
+		return nil, fmt.Errorf("listen: %w", err)
+	}
+	s.undo = append(s.undo, func() { _ = s.ln.Close() })
+	if err := exposure(s.ln.Addr(), s.guard.Enabled(), cfg.InsecureNoAuth); err != nil {
+		return nil, &ConfigError{fmt.Errorf("--addr %s: %w", cfg.Addr, err)}
+	}
+	if !s.guard.Enabled() && !isLoopback(s.ln.Addr()) {
+		s.log.Warn("serving without API keys beyond loopback (--insecure-no-auth): anyone who reaches this port may call every tool", "addr", s.ln.Addr().String())
+	}
+	hcfg := cfg.Host
+	hcfg.OnCall = s.obs.observe
+	if s.h, err = cfg.NewHost(hcfg); err != nil {
+		return nil, err
+	}
+	s.undo = append(s.undo, func() { _ = s.h.Close(context.Background()) })
+	s.obs.metrics = metrics.New(s.h) // before Start: no call is observed before it is set
+	s.undo = append(s.undo, s.obs.metrics.Close)
+	if cfg.MetricsAddr != "" {
+		if err := serveMetrics(ctx, cfg.MetricsAddr, s.obs.metrics, cfg.AllowedHosts, s.log.Named("metrics")); err != nil {
+			return nil, fmt.Errorf("--metrics-addr: %w", err)
+		}
+	}
+	return s, nil
+}
+
+// Addr is the address the server listens on.
+func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+
+// Start starts every plugin (host.Host.Start), builds the front ends
+// behind the one chain (Handler) and starts tracing. Errors: as New's;
+// the server is then unwound.
+func (s *Server) Start() (err error) {
+	defer func() {
+		if err != nil {
+			s.unwind()
+		}
+	}()
+	started := time.Now()
+	if err := s.h.Start(s.ctx); err != nil {
+		return err
+	}
+	c, log := s.cfg, s.log
+	s.ready = &Readiness{Plugins: s.h.Plugins, WriteTimeout: c.WriteTimeout}
+	api := httpapi.New(s.h, httpapi.Config{Version: c.Version, MaxBodyBytes: c.MaxBodyBytes, Logger: log.Named("http"), WriteTimeout: c.WriteTimeout, Ready: s.ready.Status})
+	mcps := mcpapi.New(s.h, mcpapi.Config{MaxResultBytes: c.Host.MaxResultBytes, Logger: log.Named("mcp")})
+	go mcps.Follow(s.ctx)
+	_ = s.guard.Watch(s.ctx) // logs its own failure; SIGHUP still reloads
+	ui := statusui.New(s.h, statusui.Config{Version: c.Version, WriteTimeout: c.WriteTimeout, Logger: log.Named("ui"), Gatherer: s.obs.metrics.Registry()})
+	mo := c.MCP
+	mo.MaxBodyBytes, mo.WriteTimeout = c.MaxBodyBytes, c.WriteTimeout
+	routes := Routes{
+		OpenTool: api,
+		OTC:      otc.New(s.h, otc.Config{MaxBodyBytes: c.MaxBodyBytes, MaxResultBytes: c.Host.MaxResultBytes, Logger: log.Named("otc"), WriteTimeout: c.WriteTimeout}),
+		MCP:      mcps.Handler(mo),
+		Metrics:  metricsHandler(s.obs.metrics),
+		Status:   ui,
+	}
+	chain := Chain{
+		Trace:     traced,
+		Readiness: s.ready.Wrap,
+		Guard:     &httpguard.RequestGuard{Listen: s.ln.Addr(), AllowedHosts: c.AllowedHosts, AllowedOrigins: c.AllowedOrigins, Refuse: Refuse},
+		Auth:      s.guard.Middleware,
+		Streams:   &Streams{Max: c.MaxStreams, MaxPerKey: c.MaxStreamsPerKey},
+		Results:   s.h,
+	}
+	stopTracing, err := setupTracing(s.ctx)
+	if err != nil {
+		return err
+	}
+	s.undo = append(s.undo, func() { _ = stopTracing(context.Background()) })
+	handler, err := Handler(routes, chain)
+	if err != nil {
+		return &ConfigError{err}
+	}
+	s.fresh = newFreshConns()
+	s.srv = &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		// A request body must arrive within ReadTimeout: a client that
+		// trickles it is cut off (the response has its own per-write
+		// deadline, httpguard.SetWriteDeadline).
+		ReadTimeout:    c.ReadTimeout,
+		IdleTimeout:    120 * time.Second,
+		MaxHeaderBytes: 64 << 10,
+		ConnState:      s.fresh.track,
+	}
+	s.srv.RegisterOnShutdown(mcps.Shutdown) // MCP streams that only wait for notifications end at once
+	s.srv.RegisterOnShutdown(ui.Shutdown)   // and so do /events streams
+	served := 0
+	for _, p := range s.h.Plugins() {
+		if p.State == host.StateReady {
+			served++
+		}
+	}
+	log.Info("serving", "url", "http://"+s.ln.Addr().String()+httpapi.BasePath, "api_keys", len(s.guard.Names()),
+		"key_names", strings.Join(s.guard.Names(), ","), "plugins", served, "functions", len(s.h.Functions()),
+		"startup_ms", time.Since(started).Milliseconds())
+	return nil
+}
+
+// Serve serves until SIGINT or SIGTERM arrives on sigs (SIGHUP rescans
+// the plugins folder and reloads the keys file), then drains: readiness
+// answers 503 "draining" and every response says Connection: close while
+// new requests are still served for DrainDelay (none after SIGINT; a
+// second signal cuts it short), then the listener closes, calls in
+// flight finish within ShutdownTimeout and every plugin stops. Errors:
+// the HTTP server failed.
+func (s *Server) Serve(sigs <-chan os.Signal) error {
+	defer s.unwind()
+	errc := make(chan error, 1)
+	go func() { errc <- s.srv.Serve(s.ln) }()
+	var sig os.Signal
+	for sig == nil {
+		select {
+		case err := <-errc:
+			return fmt.Errorf("http server: %w", err)
+		case sg := <-sigs:
+			if sg == syscall.SIGHUP {
+				s.hup()
+				continue
+			}
+			sig = sg
+		}
+	}
+	drainStart := time.Now()
+	s.ready.Drain()
+	delay := s.cfg.DrainDelay
+	if sig == syscall.SIGINT {
+		delay = 0 // Ctrl-C: nobody balances an interactive run
+	}
+	s.log.Info("draining: readiness answers 503, still serving", "signal", sig.String(), "drain_delay", delay)
+	waitDrainDelay(delay, sigs, errc, s.hup, s.log)
+	s.log.Info("shutting down: listener closed, waiting for calls in flight", "signal", sig.String())
+	unused := shutdown(s.ctx, s.srv, s.fresh, s.h, s.cfg.ShutdownTimeout, s.log)
+	s.log.Info("stopped", "drain_ms", time.Since(drainStart).Milliseconds(), "unused_conns_closed", unused)
+	return nil
+}
+
+// hup is SIGHUP: reload the keys file and rescan the plugins folder.
+func (s *Server) hup() {
+	s.log.Info("SIGHUP: rescanning plugins dir")
+	_ = s.guard.Reload() // logs its own failure; the keys in force stay
+	go func() {
+		if err := s.h.Rescan(s.ctx); err != nil {
+			s.log.Error("rescan failed", "error", err)
+		}
+	}()
+}
+
+// unwind undoes what New and Start set up, last first; it runs once.
+func (s *Server) unwind() {
+	for i := len(s.undo) - 1; i >= 0; i-- {
+		s.undo[i]()
+	}
+	s.undo = nil
+}
+
+// isLoopback reports whether a listener on addr is reachable from this
+// machine only (127.0.0.0/8, ::1).
+func isLoopback(addr net.Addr) bool {
+	ta, ok := addr.(*net.TCPAddr)
+	return ok && ta.IP.IsLoopback()
+}
+
+// exposure refuses to serve without API keys (auth false) on an address
+// beyond loopback (0.0.0.0, ::, a LAN address, a name resolving to one),
+// unless insecure (--insecure-no-auth) says so on purpose.
+func exposure(addr net.Addr, auth, insecure bool) error {
+	if auth || insecure || isLoopback(addr) {
+		return nil
+	}
+	return fmt.Errorf("listening on %s, beyond loopback, without API keys: anyone who reaches the port could call every tool. "+
+		"Give --api-key or --api-keys-file (OPENTOOL_API_KEYS, OPENTOOL_API_KEYS_FILE), "+
+		"or --insecure-no-auth to serve without keys on purpose (e.g. behind a proxy that authenticates)", addr)
+}
