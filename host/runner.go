@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"sync"
 	"syscall"
 
 	"github.com/hashicorp/go-plugin/runner"
@@ -43,8 +44,9 @@ type processRunner struct {
 	// cgroup folder whole) or without a keeper.
 	keeper *launcher.Keeper
 
-	pid    int
-	exited chan struct{}
+	pid      int
+	exited   chan struct{} // closed once Wait returned
+	exitOnce sync.Once
 }
 
 var _ runner.Runner = (*processRunner)(nil)
@@ -90,18 +92,20 @@ func (r *processRunner) Start(_ context.Context) error {
 		defer close(r.stderrDone)
 		_, _ = io.Copy(r.stderrSink, r.stderr)
 	}()
-	go func() { _ = proc.Wait(); close(r.exited) }()
 	return nil
 }
 
 // Wait waits for the process to exit (go-plugin calls it once, from its
-// own goroutine); the launcher then kills what is left of its process
-// group and cgroup.
+// own goroutine, after stderr reached EOF: so no thread blocks in wait(2)
+// while the plugin runs); the launcher then kills what is left of its
+// process group and cgroup, and exited closes.
 func (r *processRunner) Wait(_ context.Context) error {
 	if r.proc == nil {
 		return errors.New("plugin not started")
 	}
-	return r.proc.Wait()
+	err := r.proc.Wait()
+	r.exitOnce.Do(func() { close(r.exited) })
+	return err
 }
 
 // Kill kills the plugin's whole process group and cgroup with SIGKILL.
