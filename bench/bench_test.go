@@ -17,10 +17,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/opentool-host/opentool-host/access"
 	"github.com/opentool-host/opentool-host/bench/floor"
 	"github.com/opentool-host/opentool-host/bench/harness"
+	"github.com/opentool-host/opentool-host/frontdoor"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/httpapi"
+	"github.com/opentool-host/opentool-host/metrics"
 )
 
 // The benchmark matrix. Each size × clients cell runs the three paths
@@ -123,10 +126,20 @@ func doSetup() error {
 	if err := os.WriteFile(filepath.Join(plugins, "opentool-plugin-calculator"), data, 0o755); err != nil {
 		return err
 	}
-	h, err := host.New(host.Config{Dir: plugins, StateDir: filepath.Join(tmp, "state")})
+	// The host path is the one `opentool-host run` serves: the front door
+	// (frontdoor.NewFront: every front end behind the one chain) and a
+	// host whose finished calls go to the metrics.
+	var m *metrics.Metrics
+	onCall := func(ctx context.Context, r host.CallRecord) {
+		if m != nil {
+			m.Observe(ctx, r)
+		}
+	}
+	h, err := host.New(host.Config{Dir: plugins, StateDir: filepath.Join(tmp, "state"), OnCall: onCall})
 	if err != nil {
 		return err
 	}
+	m = metrics.New(h)
 	env.host = h
 	if err := h.Start(context.Background()); err != nil {
 		return err
@@ -134,9 +147,20 @@ func doSetup() error {
 	if h.Function("echo") == nil || h.Function("add") == nil {
 		return fmt.Errorf("the echo and calculator plugins are not both served: %+v", h.Plugins())
 	}
-	if env.hostAddr, err = serve(httpapi.New(h, httpapi.Config{Version: "bench"})); err != nil {
+	guard, err := access.New(access.Config{})
+	if err != nil {
 		return err
 	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	front, err := frontdoor.NewFront(context.Background(), h, ln.Addr(), guard, m, frontdoor.Config{Version: "bench"})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	env.hostAddr = serveOn(ln, front.Handler)
 	env.setupTook = time.Since(start)
 	return nil
 }
@@ -167,10 +191,15 @@ func serve(h http.Handler) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return serveOn(ln, h), nil
+}
+
+// serveOn serves h on ln and returns its address.
+func serveOn(ln net.Listener, h http.Handler) string {
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	env.servers = append(env.servers, srv)
 	go func() { _ = srv.Serve(ln) }()
-	return ln.Addr().String(), nil
+	return ln.Addr().String()
 }
 
 var floorBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}

@@ -12,8 +12,13 @@ import (
 // Routes are the front ends, one per protocol: each decodes its wire
 // format and encodes results and errors, and owns no guard of its own.
 type Routes struct {
-	// OpenTool serves /opentool/* and /health (httpapi.Server).
-	OpenTool http.Handler
+	// OpenTool serves /opentool/* and /health (httpapi.Server): Mount
+	// puts its routes in the table, ServeHTTP answers every other path
+	// (OpenTool's 404).
+	OpenTool interface {
+		http.Handler
+		Mount(mux *http.ServeMux)
+	}
 	// OTC serves /otc/* (package otc).
 	OTC http.Handler
 	// MCP serves /mcp (mcpapi.Server.Handler).
@@ -90,7 +95,8 @@ func Handler(r Routes, c Chain) (http.Handler, error) {
 //	anything else                               → OpenTool's 404
 func route(r Routes) *http.ServeMux {
 	mux := http.NewServeMux()
-	mux.Handle("/", r.OpenTool) // its own routes (httpapi.BasePath, /health) and the 404 of every unknown path
+	r.OpenTool.Mount(mux)       // its routes (httpapi.BasePath, /health)
+	mux.Handle("/", r.OpenTool) // and the 404 of every unknown path
 	mux.Handle(otc.BasePath+"/", r.OTC)
 	mux.Handle(mcpapi.Path, r.MCP)
 	mux.Handle("/metrics", r.Metrics)

@@ -180,53 +180,32 @@ func (s *Server) Start() (err error) {
 	if err := s.h.Start(s.ctx); err != nil {
 		return err
 	}
-	c, log := s.cfg, s.log
-	s.ready = &Readiness{Plugins: s.h.Plugins, WriteTimeout: c.WriteTimeout}
-	api := httpapi.New(s.h, httpapi.Config{Version: c.Version, MaxBodyBytes: c.MaxBodyBytes, Logger: log.Named("http"), WriteTimeout: c.WriteTimeout, Ready: s.ready.Status})
-	mcps := mcpapi.New(s.h, mcpapi.Config{MaxResultBytes: c.Host.MaxResultBytes, Logger: log.Named("mcp")})
-	go mcps.Follow(s.ctx)
-	_ = s.guard.Watch(s.ctx) // logs its own failure; SIGHUP still reloads
-	ui := statusui.New(s.h, statusui.Config{Version: c.Version, WriteTimeout: c.WriteTimeout, Logger: log.Named("ui"), Gatherer: s.obs.metrics.Registry()})
-	mo := c.MCP
-	mo.MaxBodyBytes, mo.WriteTimeout = c.MaxBodyBytes, c.WriteTimeout
-	routes := Routes{
-		OpenTool: api,
-		OTC:      otc.New(s.h, otc.Config{MaxBodyBytes: c.MaxBodyBytes, MaxResultBytes: c.Host.MaxResultBytes, Logger: log.Named("otc"), WriteTimeout: c.WriteTimeout}),
-		MCP:      mcps.Handler(mo),
-		Metrics:  metricsHandler(s.obs.metrics),
-		Status:   ui,
+	front, err := NewFront(s.ctx, s.h, s.ln.Addr(), s.guard, s.obs.metrics, s.cfg)
+	if err != nil {
+		return err
 	}
-	chain := Chain{
-		Trace:     traced,
-		Readiness: s.ready.Wrap,
-		Guard:     &httpguard.RequestGuard{Listen: s.ln.Addr(), AllowedHosts: c.AllowedHosts, AllowedOrigins: c.AllowedOrigins, Refuse: Refuse},
-		Auth:      s.guard.Middleware,
-		Streams:   &Streams{Max: c.MaxStreams, MaxPerKey: c.MaxStreamsPerKey},
-		Results:   s.h,
-	}
+	s.ready = front.Readiness
 	stopTracing, err := setupTracing(s.ctx)
 	if err != nil {
 		return err
 	}
 	s.undo = append(s.undo, func() { _ = stopTracing(context.Background()) })
-	handler, err := Handler(routes, chain)
-	if err != nil {
-		return &ConfigError{err}
-	}
 	s.fresh = newFreshConns()
 	s.srv = &http.Server{
-		Handler:           handler,
+		Handler:           front.Handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		// A request body must arrive within ReadTimeout: a client that
 		// trickles it is cut off (the response has its own per-write
 		// deadline, httpguard.SetWriteDeadline).
-		ReadTimeout:    c.ReadTimeout,
+		ReadTimeout:    s.cfg.ReadTimeout,
 		IdleTimeout:    120 * time.Second,
 		MaxHeaderBytes: 64 << 10,
 		ConnState:      s.fresh.track,
 	}
-	s.srv.RegisterOnShutdown(mcps.Shutdown) // MCP streams that only wait for notifications end at once
-	s.srv.RegisterOnShutdown(ui.Shutdown)   // and so do /events streams
+	for _, f := range front.OnShutdown {
+		s.srv.RegisterOnShutdown(f)
+	}
+	log := s.log
 	served := 0
 	for _, p := range s.h.Plugins() {
 		if p.State == host.StateReady {
@@ -237,6 +216,60 @@ func (s *Server) Start() (err error) {
 		"key_names", strings.Join(s.guard.Names(), ","), "plugins", served, "functions", len(s.h.Functions()),
 		"startup_ms", time.Since(started).Milliseconds())
 	return nil
+}
+
+// Front is every front end of a host behind the one chain: what Server
+// serves, and what tests and benchmarks serve on listeners of their own.
+type Front struct {
+	// Handler is the host's whole HTTP handler (Handler).
+	Handler http.Handler
+	// Readiness answers readiness and drains.
+	Readiness *Readiness
+	// OnShutdown are for http.Server.RegisterOnShutdown: MCP streams that
+	// only wait for notifications, and /events streams, end at once.
+	OnShutdown []func()
+}
+
+// NewFront builds the front ends of h (OpenTool, OTC, MCP, the status
+// page, /metrics from m) behind the chain (Chain, Handler) with c's
+// limits; listen is the listener's address (the request guard accepts
+// it as a Host), guard the API keys. ctx ends MCP's list_changed
+// follower and the keys file's watcher. Errors: *ConfigError for a
+// request guard setting that is not valid (an --allowed-origin that is
+// not an origin).
+func NewFront(ctx context.Context, h *host.Host, listen net.Addr, guard *access.Guard, m *metrics.Metrics, c Config) (*Front, error) {
+	log := c.Host.Logger
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	ready := &Readiness{Plugins: h.Plugins, WriteTimeout: c.WriteTimeout}
+	api := httpapi.New(h, httpapi.Config{Version: c.Version, MaxBodyBytes: c.MaxBodyBytes, Logger: log.Named("http"), WriteTimeout: c.WriteTimeout, Ready: ready.Status})
+	mcps := mcpapi.New(h, mcpapi.Config{MaxResultBytes: c.Host.MaxResultBytes, Logger: log.Named("mcp")})
+	go mcps.Follow(ctx)
+	_ = guard.Watch(ctx) // logs its own failure; SIGHUP still reloads
+	ui := statusui.New(h, statusui.Config{Version: c.Version, WriteTimeout: c.WriteTimeout, Logger: log.Named("ui"), Gatherer: m.Registry()})
+	mo := c.MCP
+	mo.MaxBodyBytes, mo.WriteTimeout = c.MaxBodyBytes, c.WriteTimeout
+	routes := Routes{
+		OpenTool: api,
+		OTC:      otc.New(h, otc.Config{MaxBodyBytes: c.MaxBodyBytes, MaxResultBytes: c.Host.MaxResultBytes, Logger: log.Named("otc"), WriteTimeout: c.WriteTimeout}),
+		MCP:      mcps.Handler(mo),
+		Metrics:  metricsHandler(m),
+		Status:   ui,
+	}
+	chain := Chain{
+		Trace:     traced(),
+		Readiness: ready.Wrap,
+		Guard:     &httpguard.RequestGuard{Listen: listen, AllowedHosts: c.AllowedHosts, AllowedOrigins: c.AllowedOrigins, Refuse: Refuse},
+		Auth:      guard.Middleware,
+		Streams:   &Streams{Max: c.MaxStreams, MaxPerKey: c.MaxStreamsPerKey},
+		Results:   h,
+	}
+	handler, err := Handler(routes, chain)
+	if err != nil {
+		return nil, &ConfigError{err}
+	}
+	return &Front{Handler: handler, Readiness: ready, OnShutdown: []func(){mcps.Shutdown, ui.Shutdown}}, nil
 }
 
 // Serve serves until SIGINT or SIGTERM arrives on sigs (SIGHUP rescans

@@ -69,14 +69,29 @@ func setupTracing(ctx context.Context) (shutdown func(context.Context) error, er
 	return tp.Shutdown, nil
 }
 
-// traced wraps the HTTP handler in a server span per request that
-// continues the caller's trace (W3C traceparent in the request headers);
-// the host's execute_tool spans are its children. Without a configured
-// provider the spans are no-ops.
-func traced(h http.Handler) http.Handler {
-	return otelhttp.NewHandler(h, "opentool-host", otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
-		return r.Method + " " + routeOf(r.URL.Path)
-	}))
+// traced is the chain's tracing step. With tracing on (tracingEnabled)
+// every request gets a server span (otelhttp) that continues the caller's
+// trace (W3C traceparent); the host's execute_tool spans are its
+// children. With tracing off no span is made (otelhttp costs about 50
+// allocations a request even with a no-op provider): the caller's
+// traceparent alone is taken into the request's context, so that it still
+// reaches the plugin.
+func traced() func(http.Handler) http.Handler {
+	if tracingEnabled() {
+		return func(h http.Handler) http.Handler {
+			return otelhttp.NewHandler(h, "opentool-host", otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
+				return r.Method + " " + routeOf(r.URL.Path)
+			}))
+		}
+	}
+	return func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if _, ok := r.Header["Traceparent"]; ok {
+				r = r.WithContext(otel.GetTextMapPropagator().Extract(r.Context(), propagation.HeaderCarrier(r.Header)))
+			}
+			h.ServeHTTP(w, r)
+		})
+	}
 }
 
 // routeOf returns the route path p belongs to, or "other".

@@ -101,13 +101,19 @@ func New(b Backend, cfg Config) *Server {
 	}
 	s := &Server{b: b, cfg: cfg, mux: http.NewServeMux()}
 	s.guarded = httpguard.RequireAPIKey(cfg.APIKeys, s.mux)
-	s.mux.HandleFunc("GET "+BasePath+"/version", s.handleVersion)
-	s.mux.HandleFunc("POST "+BasePath+"/call", s.handleCall)
-	s.mux.HandleFunc("POST "+BasePath+"/streamCall", s.handleStreamCall)
-	s.mux.HandleFunc("GET "+BasePath+"/load", s.handleLoad)
-	s.mux.HandleFunc("GET "+BasePath+"/export", s.handleExport)
-	s.mux.HandleFunc("GET /health", s.handleHealth)
+	s.Mount(s.mux)
 	return s
+}
+
+// Mount registers the API's routes on mux (the front door's route
+// table), without Config.APIKeys' guard (the front door authenticates).
+func (s *Server) Mount(mux *http.ServeMux) {
+	mux.HandleFunc("GET "+BasePath+"/version", s.handleVersion)
+	mux.HandleFunc("POST "+BasePath+"/call", s.handleCall)
+	mux.HandleFunc("POST "+BasePath+"/streamCall", s.handleStreamCall)
+	mux.HandleFunc("GET "+BasePath+"/load", s.handleLoad)
+	mux.HandleFunc("GET "+BasePath+"/export", s.handleExport)
+	mux.HandleFunc("GET /health", s.handleHealth)
 }
 
 // ServeHTTP implements http.Handler. With Config.APIKeys set, a request

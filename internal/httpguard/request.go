@@ -151,8 +151,11 @@ func hasBody(method string) bool {
 // jsonContentType returns why ct is refused ("" when it is
 // application/json or application/json-rpc, with any parameters).
 func jsonContentType(ct string) string {
-	if ct == "" {
+	switch ct {
+	case "":
 		return "Content-Type must be application/json, got none"
+	case "application/json", "application/json; charset=utf-8", "application/json-rpc":
+		return "" // what clients send, without a parse
 	}
 	mt, _, err := mime.ParseMediaType(ct)
 	if err == nil && (mt == "application/json" || mt == "application/json-rpc") {
