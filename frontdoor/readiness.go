@@ -18,7 +18,13 @@ type Readiness struct {
 	// httpguard.DefaultWriteTimeout.
 	WriteTimeout time.Duration
 	draining     atomic.Bool
+	starting     atomic.Bool
 }
+
+// SetStarting says whether the host is still starting its plugins (the
+// listener answers before they are up): readiness is then
+// host.ReadinessStarting whatever the plugins listed so far.
+func (r *Readiness) SetStarting(v bool) { r.starting.Store(v) }
 
 // Drain turns readiness to host.ReadinessDraining (HTTP 503) for good;
 // requests are still served, each answered with Connection: close. Call
@@ -26,11 +32,15 @@ type Readiness struct {
 // that load balancers stop sending here.
 func (r *Readiness) Drain() { r.draining.Store(true) }
 
-// Status is host.ReadinessDraining after Drain, else host.Readiness over
-// the plugins.
+// Status is host.ReadinessDraining after Drain, else
+// host.ReadinessStarting while starting (SetStarting), else
+// host.Readiness over the plugins.
 func (r *Readiness) Status() string {
-	if r.draining.Load() {
+	switch {
+	case r.draining.Load():
 		return host.ReadinessDraining
+	case r.starting.Load():
+		return host.ReadinessStarting
 	}
 	return host.Readiness(r.Plugins())
 }

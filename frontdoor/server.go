@@ -95,6 +95,7 @@ type Server struct {
 	obs    *observers
 	ready  *Readiness
 	srv    *http.Server
+	errc   chan error // the HTTP server's end (Start serves)
 	fresh  *freshConns
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -167,9 +168,11 @@ func New(cfg Config) (_ *Server, err error) {
 // Addr is the address the server listens on.
 func (s *Server) Addr() net.Addr { return s.ln.Addr() }
 
-// Start starts every plugin (host.Host.Start), builds the front ends
-// behind the one chain (Handler) and starts tracing. Errors: as New's;
-// the server is then unwound.
+// Start serves at once and then starts every plugin (host.Host.Start):
+// the listener answers while the plugins come up, readiness says
+// "starting" until they are (or failed), and a call to a function of a
+// plugin still starting waits for it. Errors: as New's, or the host's
+// Start; the server is then unwound.
 func (s *Server) Start() (err error) {
 	defer func() {
 		if err != nil {
@@ -177,9 +180,6 @@ func (s *Server) Start() (err error) {
 		}
 	}()
 	started := time.Now()
-	if err := s.h.Start(s.ctx); err != nil {
-		return err
-	}
 	front, err := NewFront(s.ctx, s.h, s.ln.Addr(), s.guard, s.obs.metrics, s.cfg)
 	if err != nil {
 		return err
@@ -205,14 +205,22 @@ func (s *Server) Start() (err error) {
 	for _, f := range front.OnShutdown {
 		s.srv.RegisterOnShutdown(f)
 	}
-	log := s.log
+	s.ready.SetStarting(true)
+	s.errc = make(chan error, 1)
+	go func() { s.errc <- s.srv.Serve(s.ln) }()
+	s.undo = append(s.undo, func() { _ = s.srv.Close() })
+	s.log.Info("listening; starting plugins", "url", "http://"+s.ln.Addr().String()+httpapi.BasePath)
+	if err := s.h.Start(s.ctx); err != nil {
+		return err
+	}
+	s.ready.SetStarting(false)
 	served := 0
 	for _, p := range s.h.Plugins() {
 		if p.State == host.StateReady {
 			served++
 		}
 	}
-	log.Info("serving", "url", "http://"+s.ln.Addr().String()+httpapi.BasePath, "api_keys", len(s.guard.Names()),
+	s.log.Info("serving", "url", "http://"+s.ln.Addr().String()+httpapi.BasePath, "api_keys", len(s.guard.Names()),
 		"key_names", strings.Join(s.guard.Names(), ","), "plugins", served, "functions", len(s.h.Functions()),
 		"startup_ms", time.Since(started).Milliseconds())
 	return nil
@@ -281,8 +289,7 @@ func NewFront(ctx context.Context, h *host.Host, listen net.Addr, guard *access.
 // the HTTP server failed.
 func (s *Server) Serve(sigs <-chan os.Signal) error {
 	defer s.unwind()
-	errc := make(chan error, 1)
-	go func() { errc <- s.srv.Serve(s.ln) }()
+	errc := s.errc
 	var sig os.Signal
 	for sig == nil {
 		select {

@@ -148,7 +148,50 @@ func invalidParams(r *request, plugin string, err error) *Error {
 // function the caller's API key may not call (access.Allowed) is not
 // found, exactly like an unknown one.
 func (h *Host) lookup(ctx context.Context, r *request) (*route, error) {
-	t := h.routes.Load()
+	var until time.Time // set at the first wait
+	for {
+		t := h.routes.Load()
+		rt, err := h.lookupIn(ctx, t, r)
+		if err == nil || !errors.Is(err, KindNotFound) || !h.startWait(ctx, t, &until) {
+			return rt, err
+		}
+	}
+}
+
+// startWait, while Start runs (the listener answers before the plugins
+// are up), waits until the routes t are replaced (a plugin came up) or
+// Start has returned, and reports whether to look again. It waits at
+// most Config.StartTimeout in all (until, set at the first wait), and
+// not beyond ctx. A call made while the host starts thus reaches the
+// function of a plugin still starting instead of failing as not_found.
+func (h *Host) startWait(ctx context.Context, t *routeTable, until *time.Time) bool {
+	if !h.inStart.Load() {
+		return false // not started at all: nothing to wait for
+	}
+	select {
+	case <-h.started:
+		return false
+	default:
+	}
+	if until.IsZero() {
+		*until = time.Now().Add(h.cfg.StartTimeout)
+	}
+	timer := time.NewTimer(time.Until(*until))
+	defer timer.Stop()
+	select {
+	case <-t.replaced:
+		return true
+	case <-h.started:
+		return true
+	case <-timer.C:
+	case <-ctx.Done():
+	case <-h.closing:
+	}
+	return false
+}
+
+// lookupIn finds r's function in routes t.
+func (h *Host) lookupIn(ctx context.Context, t *routeTable, r *request) (*route, error) {
 	if rt, ok := t.funcs[r.fn]; ok && access.Allowed(ctx, rt.plugin.name, r.fn) {
 		return rt, nil
 	}

@@ -32,6 +32,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -72,8 +73,13 @@ type Host struct {
 	follow   sync.Once  // starts followPlugins (first Rescan) or rules it out (Close)
 	followed chan struct{}
 	closing  chan struct{}
-	cancel   context.CancelFunc // ends sv.ctx: starts in flight give up
-	watcher  *watcher
+	// started is closed when Start has returned: until then a call to a
+	// function not served yet waits for it (startWait).
+	started   chan struct{}
+	startOnce sync.Once
+	inStart   atomic.Bool        // Start was entered
+	cancel    context.CancelFunc // ends sv.ctx: starts in flight give up
+	watcher   *watcher
 }
 
 // New provisions a Host from cfg: it checks that cfg.Dir is a directory
@@ -114,6 +120,7 @@ func New(cfg Config) (*Host, error) {
 		logged:  map[Conflict]string{},
 		changed: make(chan struct{}, 1),
 		closing: make(chan struct{}),
+		started: make(chan struct{}),
 		cancel:  cancel,
 		results: resultBudget{max: cfg.MaxResultMemory},
 	}
@@ -143,6 +150,8 @@ func New(cfg Config) (*Host, error) {
 // it then watches the directory. It fails only when the directory cannot
 // be read, ctx ends first, or the watcher cannot start.
 func (h *Host) Start(ctx context.Context) error {
+	h.inStart.Store(true)
+	defer h.startOnce.Do(func() { close(h.started) })
 	if err := h.Rescan(ctx); err != nil {
 		return err
 	}
@@ -226,9 +235,24 @@ func (h *Host) Rescan(ctx context.Context) error {
 	for _, p := range h.takeUnseen(seen) {
 		waits = append(waits, p.remove())
 	}
+	// Each plugin that is up (or failed) is served at once: the routes
+	// are rebuilt as each start ends, not after the slowest one.
+	done := make(chan struct{}, len(waits))
+	stop := make(chan struct{})
+	defer close(stop)
 	for _, w := range waits {
+		go func() {
+			select {
+			case <-w:
+				done <- struct{}{}
+			case <-stop:
+			}
+		}()
+	}
+	for range waits {
 		select {
-		case <-w:
+		case <-done:
+			h.rebuild(true)
 		case <-h.closing:
 			return ErrClosed
 		case <-ctx.Done():
@@ -427,7 +451,14 @@ func (h *Host) followPlugins() {
 
 // rebuildRoutes rebuilds the routing table from the plugins' offers and
 // the claims (routes.go), swaps it in and logs the new conflicts.
-func (h *Host) rebuildRoutes() {
+func (h *Host) rebuildRoutes() { h.rebuild(false) }
+
+// rebuild builds and publishes the routes. A provisional rebuild (while a
+// rescan waits for its plugins) serves the plugins up so far without
+// keeping their claims or logging conflicts: a plugin still starting
+// that sorts first keeps its right to a name it shares (the rescan's
+// final rebuild decides, as if every plugin had come up at once).
+func (h *Host) rebuild(provisional bool) {
 	h.routeMu.Lock()
 	defer h.routeMu.Unlock()
 	h.mu.Lock()
@@ -440,8 +471,14 @@ func (h *Host) rebuildRoutes() {
 		offers[i] = offers[i].p.offer()
 	}
 	sortOffers(offers)
-	t := buildRoutes(offers, h.claims, h.cfg.PrefixCollisions)
-	h.logConflicts(t)
+	claims := h.claims
+	if provisional {
+		claims = maps.Clone(h.claims)
+	}
+	t := buildRoutes(offers, claims, h.cfg.PrefixCollisions)
+	if !provisional {
+		h.logConflicts(t)
+	}
 	close(h.routes.Swap(t).replaced)
 }
 

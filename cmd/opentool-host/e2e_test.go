@@ -47,6 +47,14 @@ func (s *syncBuffer) String() string {
 
 func startHostProc(t *testing.T, dir string, extra ...string) *hostProc {
 	t.Helper()
+	return startHostProcUntil(t, dir, "serving:", extra...)
+}
+
+// startHostProcUntil starts a host process and returns once it logged a
+// line containing marker ("serving:" once every plugin started,
+// "listening;" once the listener answers).
+func startHostProcUntil(t *testing.T, dir, marker string, extra ...string) *hostProc {
+	t.Helper()
 	bin := testutil.Build(t, "./cmd/opentool-host")
 	addr := testutil.FreeAddr(t)
 	// --drain-delay 0: these tests stop the host with SIGTERM and no load
@@ -64,7 +72,7 @@ func startHostProc(t *testing.T, dir string, extra ...string) *hostProc {
 		once := false
 		for sc.Scan() {
 			logs.WriteString(sc.Text() + "\n")
-			if !once && strings.Contains(sc.Text(), "serving:") {
+			if !once && strings.Contains(sc.Text(), marker) {
 				once = true
 				close(ready)
 			}
