@@ -1,6 +1,7 @@
 package host
 
 import (
+	"path/filepath"
 	"context"
 	"errors"
 	"fmt"
@@ -144,7 +145,10 @@ func startInstance(ctx context.Context, sv *supervisor, name string, f fileRef, 
 			given := slices.Concat(pluginEnv(nil, name, cfg.PluginEnv, os.Environ()), pol.env, secrets)
 			lspec := launcher.Spec{
 				Path: proc.argv[0], Args: proc.argv[1:], User: cfg.PluginUser,
-				Env: slices.Concat(spec.Env, given, proc.env),
+				// PluginFileEnv: the file in the plugins folder (the process
+				// runs a host-owned copy), so that a script finds what lies
+				// beside it, such as its SDK, without system-wide files.
+				Env: slices.Concat(spec.Env, given, proc.env, []string{PluginFileEnv + "=" + absPath(f.path)}),
 			}
 			if f.launch != "" { // the adapter passes these on to what it runs
 				lspec.Env = append(lspec.Env, decl.EnvGranted+"="+strings.Join(launcher.Granted(given), ","))
@@ -704,4 +708,18 @@ func socketConfig(dir string, user *syscall.Credential) *plugin.UnixSocketConfig
 		c.Group = strconv.FormatUint(uint64(user.Gid), 10)
 	}
 	return c
+}
+
+// PluginFileEnv is the variable that gives every plugin process the
+// absolute path of its file in the plugins folder (the executable, or the
+// declaration of a declared plugin): the process itself runs a host-owned
+// copy, and a script finds its SDK or data relative to this path.
+const PluginFileEnv = "OPENTOOL_PLUGIN_FILE"
+
+// absPath is p made absolute (p itself when that fails).
+func absPath(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
 }

@@ -1,14 +1,13 @@
 #!/usr/bin/env bash
 # Makes the Node plugin SDK usable by plugins (plugins/opentool-plugin-nodeecho
-# runs `#!/usr/bin/env node` and requires 'opentool-plugin'):
+# runs `#!/usr/bin/env node` and requires ../pluginsdk/node beside itself):
 #   1. installs the SDK's packages (@grpc/grpc-js, @grpc/proto-loader, pinned
 #      by pluginsdk/node/package-lock.json) into pluginsdk/node/node_modules
 #      with `npm ci --ignore-scripts` when they are missing or the lock file
 #      changed (a sha256 stamp in node_modules says which lock installed them);
-#   2. links pluginsdk/node as `opentool-plugin` into one of Node's global
-#      module folders: /usr/lib/node (Node's $PREFIX/lib/node) when writable,
-#      else ~/.node_modules. Node resolves the link to this checkout, so the
-#      SDK finds its node_modules, wherever the host copies the plugin.
+#   2. checks that node loads the SDK from pluginsdk/node. Nothing is
+#      written outside the checkout: the example plugin requires the SDK
+#      beside its own file in the plugins folder (OPENTOOL_PLUGIN_FILE).
 # Prints one line saying what it did. Exits 0 with "SKIP: reason" when it
 # cannot (no node, node older than 18, npm cannot reach the registry): the
 # Node plugin then fails to start with a message naming this script, and its
@@ -44,31 +43,20 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$lock" ]; then
 	did+=("npm ci: $(cd "$sdk" && "$NODE" -p 'require("@grpc/grpc-js/package.json").version' 2>/dev/null | sed 's/^/@grpc\/grpc-js /')")
 fi
 
-# The global folder: the first of Node's global paths we can write.
-link=""
-for d in "$("$NODE" -p 'require("module").globalPaths.at(-1)')" "$HOME/.node_modules"; do
-	if mkdir -p "$d" 2>/dev/null && [ -w "$d" ]; then
-		link="$d/opentool-plugin"
-		break
+# Nothing is written outside the checkout: the example plugin requires the
+# SDK beside its own file (OPENTOOL_PLUGIN_FILE). A global link an earlier
+# version of this script made for this checkout is removed.
+for d in "$("$NODE" -p 'require("module").globalPaths.at(-1)' 2>/dev/null)" "$HOME/.node_modules"; do
+	if [ -n "$d" ] && [ "$(readlink "$d/opentool-plugin" 2>/dev/null)" = "$sdk" ]; then
+		rm -f "$d/opentool-plugin" && did+=("removed the old link $d/opentool-plugin")
 	fi
 done
-if [ -z "$link" ]; then
-	echo "deps-node: SKIP: no writable Node global folder (/usr/lib/node, ~/.node_modules); set OPENTOOL_<PLUGIN>_SDK to $sdk instead"
-	exit 0
-fi
-if [ "$(readlink "$link" 2>/dev/null)" != "$sdk" ]; then
-	if ! ln -sfn "$sdk" "$link" 2>/dev/null; then
-		echo "deps-node: SKIP: cannot link $link -> $sdk"
-		exit 0
-	fi
-	did+=("linked $link -> $sdk")
-fi
-if ! out="$(cd / && "$NODE" -e 'require("opentool-plugin"); console.log("ok")' 2>&1)"; then
+if ! out="$(cd / && "$NODE" -e 'require(process.argv[1]); console.log("ok")' "$sdk" 2>&1)"; then
 	echo "deps-node: SKIP: $NODE cannot load the SDK: $(printf '%s' "$out" | grep -m1 -i error)"
 	exit 0
 fi
 if [ ${#did[@]} -eq 0 ]; then
-	echo "deps-node: ok, node $("$NODE" --version) loads opentool-plugin from $sdk (nothing to do)"
+	echo "deps-node: ok, node $("$NODE" --version) loads the SDK from $sdk (nothing to do)"
 else
-	(IFS=';'; echo "deps-node: $(printf '%s; ' "${did[@]}")node $("$NODE" --version) loads opentool-plugin")
+	(IFS=';'; echo "deps-node: $(printf '%s; ' "${did[@]}")node $("$NODE" --version) loads the SDK from $sdk")
 fi

@@ -3,11 +3,9 @@
 # interpreter plugins/opentool-plugin-pyecho names in its shebang):
 #   1. installs python3-grpcio (and with it python3-protobuf) with apt-get
 #      when /usr/bin/python3 cannot import grpc and this runs as root;
-#   2. writes opentool_plugin.pth into /usr/bin/python3's site-packages
-#      (/usr/local/lib/python3.X/dist-packages on Debian), one line: the
-#      absolute path of this checkout's pluginsdk/python. Python adds that
-#      folder to sys.path at start-up, so `import opentool_plugin` works from
-#      a plugin script wherever the host copies it.
+#   2. checks that the interpreter imports the SDK from pluginsdk/python.
+#      Nothing is written outside the checkout: the example plugin finds the
+#      SDK beside its own file in the plugins folder (OPENTOOL_PLUGIN_FILE).
 # Prints one line saying what it did. Exits 0 with "SKIP: reason" when it
 # cannot (no /usr/bin/python3, not root, no apt-get): the Python plugin then
 # fails to start with a message naming this script, and its tests skip.
@@ -41,21 +39,14 @@ if ! "$PY" -c 'import grpc' >/dev/null 2>&1; then
 	did+=("installed python3-grpcio $("$PY" -c 'import grpc; print(grpc.__version__)' 2>/dev/null)")
 fi
 
-# The SDK: a .pth file in the interpreter's first site-packages folder.
+# Nothing is written outside the checkout: the example plugin finds the SDK
+# beside its own file (OPENTOOL_PLUGIN_FILE). A .pth file an earlier version
+# of this script wrote for this checkout is removed.
 site="$("$PY" -c 'import site; print(site.getsitepackages()[0])' 2>/dev/null)"
-pth="$site/opentool_plugin.pth"
-if [ -z "$site" ]; then
-	echo "deps-python: SKIP: cannot find $PY's site-packages"
-	exit 0
+if [ -n "$site" ] && [ "$(cat "$site/opentool_plugin.pth" 2>/dev/null)" = "$sdk" ]; then
+	rm -f "$site/opentool_plugin.pth" && did+=("removed the old $site/opentool_plugin.pth")
 fi
-if [ "$(cat "$pth" 2>/dev/null)" != "$sdk" ]; then
-	if ! { mkdir -p "$site" && printf '%s\n' "$sdk" >"$pth"; } 2>/dev/null; then
-		echo "deps-python: SKIP: cannot write $pth (not root?); set OPENTOOL_<PLUGIN>_SDK or PYTHONPATH to $sdk instead"
-		exit 0
-	fi
-	did+=("wrote $pth -> $sdk")
-fi
-if ! out="$(cd / && "$PY" -c 'import opentool_plugin, grpc; print(opentool_plugin.__file__)' 2>&1)"; then
+if ! out="$(cd / && PYTHONPATH="$sdk" "$PY" -c 'import opentool_plugin, grpc; print(opentool_plugin.__file__)' 2>&1)"; then
 	echo "deps-python: SKIP: $PY cannot import the SDK: $(printf '%s' "$out" | tail -1)"
 	exit 0
 fi

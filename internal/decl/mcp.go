@@ -49,7 +49,7 @@ const EnvGranted = "OPENTOOL_GRANTED"
 
 // AdapterEnv are the variables the host sets for the adapter process
 // alone; the adapter never hands them on (launcher.Allow.Drop).
-var AdapterEnv = []string{EnvLaunch, EnvGranted, wire.DataFDEnv}
+var AdapterEnv = []string{EnvLaunch, EnvGranted, wire.DataFDEnv, "OPENTOOL_PLUGIN_FILE"}
 
 // serverNameRE is what a server's key may be: the plugin name rule of
 // host.PluginName.

@@ -162,7 +162,7 @@ var (
 // (LD_*), which would run code before the plugin's own.
 func ReservedEnv(name string) bool {
 	switch name {
-	case "OPENTOOL_PLUGIN", EnvLaunch, EnvGranted, "OPENTOOL_SANDBOX", "OPENTOOL_API_KEYS", "OPENTOOL_ADDR":
+	case "OPENTOOL_PLUGIN", "OPENTOOL_PLUGIN_FILE", EnvLaunch, EnvGranted, "OPENTOOL_SANDBOX", "OPENTOOL_API_KEYS", "OPENTOOL_ADDR":
 		return true
 	}
 	return strings.HasPrefix(name, "PLUGIN_") || strings.HasPrefix(name, "LD_")
