@@ -1,7 +1,6 @@
 package host
 
 import (
-	"path/filepath"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -172,7 +172,7 @@ func startInstance(ctx context.Context, sv *supervisor, name string, f fileRef, 
 				}
 			}
 			// Unmarked lines on the pipe are debug, as go-plugin logs them.
-			r, err := newProcessRunner(name, lspec, &lineLogger{log: pluginLog, tail: inst.stderr, stream: "stderr", level: hclog.Debug})
+			r, err := newProcessRunner(name, f.path, lspec, &lineLogger{log: pluginLog, tail: inst.stderr, stream: "stderr", level: hclog.Debug})
 			if err == nil && lspec.Cgroup == nil {
 				r.keeper = sv.keeper.Load() // nil until the keeper runs: startKeeper tracks those
 			}
@@ -181,11 +181,13 @@ func startInstance(ctx context.Context, sv *supervisor, name string, f fileRef, 
 		},
 	})
 	if err := inst.load(ctx, cfg); err != nil {
+		err = inst.handshakeError(f, err)
 		inst.kill()
-		if tail := inst.stderrTail(); len(tail) > 0 {
-			inst.log.Error("plugin output before it failed to start", "plugin", name, "stderr", tail)
+		tail := inst.stderrTail()
+		if len(tail) > 0 {
+			inst.log.Error("plugin output before it failed to start", "plugin", name, "file", f.path, "stderr", tail)
 		}
-		return nil, err
+		return nil, &startError{err: err, stderr: tail}
 	}
 	faults, err := sv.pins.checkDefinitions(name, inst.doc, serving)
 	if err != nil {
@@ -723,3 +725,65 @@ func absPath(p string) string {
 	}
 	return p
 }
+
+// handshakeError is err, the failed start of f's process, said in the
+// user's terms when the process ended or spoke no handshake: the plugin's
+// own file (not the host's copy), for a script its interpreter (its #!
+// line), its exit status when it exited, and where its stderr went (the
+// log and /health's stderr, never the callers). Other errors come back
+// as they are.
+func (i *instance) handshakeError(f fileRef, err error) error {
+	msg := err.Error()
+	if !strings.Contains(msg, "Failed to read any lines from plugin's stdout") && !strings.Contains(msg, "plugin exited before we could connect") {
+		return err // a handshake line that is not one: go-plugin's message quotes it, Diagnose names the file
+	}
+	what := f.path
+	if f.launch == "" {
+		if interp := shebang(f.path); interp != "" {
+			what += ", a script run by " + interp
+		}
+	}
+	ended := "wrote no go-plugin handshake"
+	t := time.NewTimer(time.Second) // stdout closed: the exit is near
+	defer t.Stop()
+	select {
+	case <-i.runner.exited:
+		ended = "exited (" + i.runner.exitStatus() + ") before the go-plugin handshake"
+	case <-t.C:
+	}
+	hint := "is it built with pluginsdk.Serve, or an SDK of this host, for this OS and architecture?"
+	if len(i.stderrTail()) > 0 {
+		hint = "what it wrote to stderr is in the host's log and in /health (stderr)"
+	}
+	return fmt.Errorf("plugin file %s %s: %s", what, ended, hint)
+}
+
+// shebang is the interpreter named by the #! line of the file at path
+// ("/usr/bin/python3", "/usr/bin/env node"), "" for none.
+func shebang(path string) string {
+	fd, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer fd.Close()
+	b := make([]byte, 256)
+	n, _ := io.ReadFull(fd, b)
+	line, _, _ := strings.Cut(string(b[:n]), "\n")
+	if !strings.HasPrefix(line, "#!") {
+		return ""
+	}
+	return strings.TrimSpace(line[2:])
+}
+
+// startError is a failed start with what the process wrote to stderr
+// before it failed (shown in the plugin's status, never to callers).
+type startError struct {
+	err    error
+	stderr []string
+}
+
+// Error implements error: the cause's message.
+func (e *startError) Error() string { return e.err.Error() }
+
+// Unwrap returns the cause.
+func (e *startError) Unwrap() error { return e.err }

@@ -116,6 +116,7 @@ type (
 		attempt int
 		err     string
 		held    bool
+		stderr  []string // what the process wrote before it failed
 	}
 	// evHeld: the lock held a changed document of inst (err says why);
 	// the previous one keeps serving.
@@ -275,7 +276,7 @@ func next(st life, ev event) (life, []action) {
 	case evStarted:
 		t.onStarted(ev.attempt, ev.inst)
 	case evStartFailed:
-		t.onStartFailed(ev.attempt, ev.err, ev.held)
+		t.onStartFailed(ev.attempt, ev.err, ev.held, ev.stderr)
 	case evExited:
 		t.onExited(ev)
 	case evBackoff:
@@ -418,12 +419,15 @@ func (t *transition) failEvent(held bool) string {
 // start or a retry is failed at once, a replacement leaves the old
 // process serving, a restart counts a failure. held says the lock held
 // it (retried when the lock changes).
-func (t *transition) onStartFailed(attempt int, err string, held bool) {
+func (t *transition) onStartFailed(attempt int, err string, held bool, stderr []string) {
 	if attempt != t.starting {
 		return
 	}
 	t.starting = 0
 	t.file, t.lastErr, t.held = t.startFile, err, held
+	if t.state != StateReady { // a serving process keeps its own stderr
+		t.stderr = stderr
+	}
 	switch t.state {
 	case StateStarting:
 		t.state = StateFailed

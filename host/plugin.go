@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -235,7 +236,12 @@ func (p *Plugin) start(attempt int, file fileRef) {
 	p.mu.Unlock()
 	inst, err := startInstance(p.sv.ctx, p.sv, p.name, file, serving)
 	if err != nil {
-		p.handle(evStartFailed{attempt: attempt, err: err.Error(), held: isHeld(err)})
+		var se *startError
+		var stderr []string
+		if errors.As(err, &se) {
+			stderr = se.stderr
+		}
+		p.handle(evStartFailed{attempt: attempt, err: err.Error(), held: isHeld(err), stderr: stderr})
 		return
 	}
 	p.mu.Lock()

@@ -33,6 +33,7 @@ import (
 // pluginsdk's parent watch are the further guards.
 type processRunner struct {
 	name       string
+	file       string // the plugin's file in the plugins folder (cmd runs a copy)
 	cmd        *launcher.Cmd
 	proc       *launcher.Process // nil before Start
 	stdout     io.ReadCloser
@@ -52,9 +53,9 @@ type processRunner struct {
 var _ runner.Runner = (*processRunner)(nil)
 
 // newProcessRunner prepares spec (its Stdout and Stderr are the runner's)
-// as plugin name; what the process writes to stderr goes to stderrSink,
+// as plugin name, whose file in the plugins folder is file; what the process writes to stderr goes to stderrSink,
 // which must not fail.
-func newProcessRunner(name string, spec launcher.Spec, stderrSink io.Writer) (*processRunner, error) {
+func newProcessRunner(name, file string, spec launcher.Spec, stderrSink io.Writer) (*processRunner, error) {
 	spec.DeathSignal = syscall.SIGTERM
 	spec.Stdout, spec.Stderr = nil, nil
 	cmd, err := launcher.New(spec)
@@ -70,7 +71,7 @@ func newProcessRunner(name string, spec launcher.Spec, stderrSink io.Writer) (*p
 		return nil, err
 	}
 	return &processRunner{
-		name: name, cmd: cmd,
+		name: name, file: file, cmd: cmd,
 		stdout: newHandshakeReader(stdout), stderr: stderr,
 		stderrSink: stderrSink, stderrDone: make(chan struct{}),
 		exited: make(chan struct{}),
@@ -131,7 +132,7 @@ func (r *processRunner) ID() string { return strconv.Itoa(r.pid) }
 
 // Diagnose implements runner.Runner.
 func (r *processRunner) Diagnose(_ context.Context) string {
-	return fmt.Sprintf("plugin %q (%s) did not complete the go-plugin handshake: is it built with pluginsdk.Serve for this host's protocol version, for this OS and architecture?", r.name, r.cmd.Path())
+	return fmt.Sprintf("plugin %q (%s) did not complete the go-plugin handshake: is it built with pluginsdk.Serve for this host's protocol version, for this OS and architecture?", r.name, r.file)
 }
 
 // PluginToHost implements runner.AddrTranslator (no translation).

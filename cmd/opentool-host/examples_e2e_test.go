@@ -89,3 +89,31 @@ func slicesDeleteFunc(s []string, del func(string) bool) []string {
 	}
 	return out
 }
+
+// TestBrokenScriptReportedByItsFile (issue 23): a script plugin whose
+// interpreter fails before the handshake is reported by its own file (not
+// the host's copy), with its interpreter and exit status, and what it
+// wrote to stderr reaches the operator (the log and /health's stderr).
+// Before, the reason named the copy and asked whether it was "built with
+// pluginsdk.Serve".
+func TestBrokenScriptReportedByItsFile(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "opentool-plugin-broken")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\necho 'ModuleNotFoundError: No module named grpc' >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	hp := startHostProc(t, dir)
+	l, err := catalog.FetchListing(t.Context(), hp.url, "")
+	if err != nil || len(l.Plugins) != 1 {
+		t.Fatalf("listing: %v %+v", err, l)
+	}
+	p := l.Plugins[0]
+	for _, want := range []string{script, "a script run by /bin/sh", "exited (exit status 1) before the go-plugin handshake"} {
+		if !strings.Contains(p.LastError, want) {
+			t.Errorf("reason %q lacks %q", p.LastError, want)
+		}
+	}
+	if !strings.Contains(strings.Join(p.Stderr, "\n"), "No module named grpc") || !strings.Contains(hp.logs.String(), "No module named grpc") {
+		t.Errorf("stderr not reported: /health %q", p.Stderr)
+	}
+}
