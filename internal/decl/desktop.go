@@ -50,7 +50,7 @@ type DesktopConfig struct {
 	// then "servers", then "mcp.servers").
 	Entries []DesktopEntry
 	// Ignored are the JSON paths of the members the host does not use
-	// (see the list above), in the order found.
+	// (see the list above): top-level ones, then those of the entries.
 	Ignored []string
 }
 
@@ -179,11 +179,13 @@ func ParseDesktop(data []byte) (*DesktopConfig, error) {
 	if !found {
 		return nil, &Fault{Path: "$", Message: `has no server list: "mcpServers" (Claude Desktop, Claude Code, Cursor, Windsurf) or "servers" (VS Code)`}
 	}
+	var top []string
 	for _, k := range sortedKeys(root) {
 		if !used[k] {
-			cfg.Ignored = append(cfg.Ignored, strictjson.AppendKey("$", k))
+			top = append(top, strictjson.AppendKey("$", k))
 		}
 	}
+	cfg.Ignored = append(top, cfg.Ignored...)
 	nameEntries(cfg.Entries)
 	return cfg, nil
 }

@@ -103,14 +103,14 @@ func TestParseDesktopClients(t *testing.T) {
 				{Name: "gh", Fault: "$.servers.gh.headers.Authorization: ${input:key} is a VS Code input, which the host cannot prompt for: put the value in \"env\" or an \"envFile\" instead"},
 				{Name: "fs", Server: MCPServer{Command: "fs", Args: []string{"${workspaceFolder}"}}},
 			},
-			ignored: []string{"$.servers.fs.dev", "$.inputs"},
+			ignored: []string{"$.inputs", "$.servers.fs.dev"},
 		},
 		{
 			name: "VS Code settings.json: mcp.servers among other settings",
 			in:   `{"editor.fontSize":14,"mcp":{"servers":{"a":{"command":"x"}},"discovery":{"enabled":true}}}`,
 			want: []entrySummary{{Name: "a", Server: MCPServer{Command: "x"}}},
 			ignored: []string{
-				"$.mcp.discovery", `$["editor.fontSize"]`,
+				`$["editor.fontSize"]`, "$.mcp.discovery",
 			},
 		},
 		{
