@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -182,7 +183,12 @@ func TestDesktopConfigs(t *testing.T) {
 	t.Setenv("OPENTOOL_TEST_DESKTOP_TOKEN", "s3cret")
 	// A drop-in: a Claude Desktop file as it is, names with a dot, a bad
 	// entry, one that reads the host's environment, one disabled.
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
 	writeFile(t, dir, "desk.mcp.json", `{"globalShortcut":"Ctrl+Space","mcpServers":{
+		"self":{"command":`+strconv.Quote(self)+`,"args":["mcp"]},
 		"my.server":{"command":"./a","autoApprove":[]},
 		"shared.name":{"command":"./from-drop-in"},
 		"bad":{"command":"./b","args":[1]},
@@ -227,6 +233,7 @@ func TestDesktopConfigs(t *testing.T) {
 	logs.waitFor(t, 5*time.Second, "plugin refused", "desk.mcp.json: shared_name", "taken by mcp.json")
 	for name, want := range map[string]string{
 		"bad":  "declaration desk.mcp.json: $.mcpServers.bad.args[0]: must be a string",
+		"self": "declaration desk.mcp.json: $.mcpServers.self.command: runs this opentool-host itself",
 		"leak": "declaration desk.mcp.json: $.mcpServers.leak.env.T: ${env:OPENTOOL_TEST_DESKTOP_TOKEN}: a drop-in file of the plugins folder may not read the host's environment",
 	} {
 		if st := pluginStatus(h, name); st.State != host.StateFailed || !strings.HasPrefix(st.LastError, want) {

@@ -313,9 +313,32 @@ func parseDeclaration(path, name string, operator bool) ([]declared, string, dec
 		}
 		d := declared{Launch: decl.Launch{Name: e.Name, Dir: dir}}
 		d.Server, d.fault = e.Resolve(origin)
+		if d.fault == nil && runsThisHost(d.Launch) {
+			d.fault = &decl.Fault{Path: e.Path + ".command", Message: "runs this opentool-host itself (a desktop config often lists the host): " +
+				"the host does not start itself behind itself; leave the entry out of the file the host reads"}
+		}
 		out = append(out, d)
 	}
 	return out, fileSum, note, nil
+}
+
+// runsThisHost reports whether l's server is this host's own binary
+// (resolved as the adapter resolves it).
+func runsThisHost(l decl.Launch) bool {
+	if l.Server.Command == "" {
+		return false
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return false
+	}
+	progs, err := l.Programs(os.Getenv("PATH"))
+	if err != nil || len(progs) != 1 {
+		return false
+	}
+	a, errA := os.Stat(self)
+	b, errB := os.Stat(progs[0])
+	return errA == nil && errB == nil && os.SameFile(a, b)
 }
 
 // desktopConfigNames are the file names desktop clients give their
