@@ -96,7 +96,7 @@ func MapName(key string) (string, error) {
 		return key, nil
 	}
 	name := strings.Map(func(r rune) rune {
-		if r < unicode.MaxASCII && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' {
 			return r
 		}
 		return '_'
@@ -148,15 +148,14 @@ func ParseDesktop(data []byte) (*DesktopConfig, error) {
 		p := "$." + l.member
 		if ok && l.sub != "" {
 			m, isObj := v.(map[string]any)
-			if !isObj {
-				continue // VS Code's "mcp" setting is an object; anything else is someone else's
+			if v, ok = m[l.sub]; !isObj || !ok {
+				continue // VS Code's "mcp" setting without servers: someone else's
 			}
 			for _, k := range sortedKeys(m) {
 				if k != l.sub {
 					cfg.Ignored = append(cfg.Ignored, strictjson.AppendKey(p, k))
 				}
 			}
-			v, ok = m[l.sub]
 			p = strictjson.AppendKey(p, l.sub)
 		}
 		if !ok {
@@ -203,7 +202,7 @@ func nameEntries(es []DesktopEntry) {
 			e.Name = e.Key
 			continue
 		}
-		if pluginNameRE.MatchString(e.Key) && taken[e.Key] == "" {
+		if _, dup := taken[e.Key]; pluginNameRE.MatchString(e.Key) && !dup {
 			e.Name, taken[e.Key] = e.Key, e.Key
 			continue
 		}
@@ -212,11 +211,12 @@ func nameEntries(es []DesktopEntry) {
 	for _, i := range later {
 		e := &es[i]
 		name, err := MapName(e.Key)
+		owner, isTaken := taken[name]
 		switch {
 		case err != nil:
 			e.setFault(e.Path, err.Error())
-		case taken[name] != "":
-			e.setFault(e.Path, fmt.Sprintf("plugin name %s (the name mapped to [a-zA-Z0-9_-]) is taken by server %q of this file; rename one of them", name, taken[name]))
+		case isTaken:
+			e.setFault(e.Path, fmt.Sprintf("plugin name %s (the name mapped to [a-zA-Z0-9_-]) is taken by server %q of this file; rename one of them", name, owner))
 		default:
 			e.Name, taken[name] = name, e.Key
 			continue
@@ -235,7 +235,7 @@ func shownName(key string, taken map[string]string) string {
 		name = strconv.Quote(key)
 	}
 	for n, i := name, 2; ; i++ {
-		if taken[n] == "" {
+		if _, ok := taken[n]; !ok {
 			return n
 		}
 		n = fmt.Sprintf("%s (%d)", name, i)

@@ -114,6 +114,12 @@ func TestParseDesktopClients(t *testing.T) {
 			},
 		},
 		{
+			name:    "a VS Code mcp setting without servers is someone else's",
+			in:      `{"mcp":{"discovery":{}},"mcpServers":{"a":{"command":"x"}}}`,
+			want:    []entrySummary{{Name: "a", Server: MCPServer{Command: "x"}}},
+			ignored: []string{"$.mcp"},
+		},
+		{
 			name: "names are mapped; a mapped name taken fails the later entry; a key valid as it is keeps its name",
 			in: `{"mcpServers":{
 				"my.server":{"command":"a"},
