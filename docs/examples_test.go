@@ -32,6 +32,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/opentool-host/opentool-host/internal/decl"
 	"github.com/opentool-host/opentool-host/internal/testutil"
 )
 
@@ -500,5 +501,48 @@ func TestLinksResolve(t *testing.T) {
 	}
 	if checked == 0 {
 		t.Fatal("no relative link found")
+	}
+}
+
+// TestDesktopConfigExamples reads each JSON block of the "Desktop client
+// configs" section of reference/declarations.md that is an MCP config
+// (it has a server list) as the host reads it, as Claude Desktop's file:
+// the file must read as a whole, and each entry's fault must be on the
+// page as /health gives it, so that the page cannot show a fault the
+// host no longer reports, nor leave out one it does.
+func TestDesktopConfigExamples(t *testing.T) {
+	root := testutil.RepoRoot(t)
+	md, err := os.ReadFile(filepath.Join(root, "docs", "reference", "declarations.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(md), "\n## Desktop client configs\n")
+	if !ok {
+		t.Fatal("declarations.md has no section \"Desktop client configs\"")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	configs := 0
+	for _, b := range blocks(section) {
+		if b.lang != "json" || !strings.Contains(b.text, `"mcpServers"`) && !strings.Contains(b.text, `"servers"`) {
+			continue
+		}
+		configs++
+		cfg, err := decl.ParseDesktop([]byte(b.text))
+		if err != nil {
+			t.Errorf("declarations.md example at section line %d: %v", b.line, err)
+			continue
+		}
+		for _, e := range cfg.Entries {
+			if e.Fault == nil || e.Disabled {
+				continue
+			}
+			shown := fmt.Sprintf(`{"name": %q, "state": "failed", "last_error": %q}`, e.Name, "declaration claude_desktop_config.json: "+e.Fault.Error())
+			if !strings.Contains(section, shown) {
+				t.Errorf("declarations.md does not show the fault of entry %s as /health gives it:\n%s", e.Key, shown)
+			}
+		}
+	}
+	if configs == 0 {
+		t.Fatal("no desktop config example found")
 	}
 }

@@ -130,6 +130,18 @@ type Config struct {
 	// fail to start with a reason saying so.
 	Adapter []string
 
+	// MCPConfigs are desktop MCP client configs the operator names (run
+	// --mcp-config FILE): absolute paths of files outside Dir, read as
+	// drop-in NAME.mcp.json files are (each server a plugin, its entry
+	// failing alone; package internal/decl, desktop.go) but as the
+	// operator's: their ${env:VAR}, ${VAR} and ${userHome} read the
+	// host's environment, and their envFile may be any file (a drop-in
+	// file may do neither). A server name one of them declares wins over
+	// any file of Dir. They are read at Start and at every Rescan
+	// (SIGHUP), not watched. New refuses a file inside Dir, one that
+	// cannot be read, or one that has a fault as a whole.
+	MCPConfigs []string
+
 	// Sandbox is the confinement every plugin gets (limits, Landlock,
 	// network) and the most a plugin's policy declaration
 	// (NAME.policy.json) may allow: a policy only narrows it (policy.go).

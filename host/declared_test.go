@@ -2,8 +2,10 @@ package host_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -100,12 +102,19 @@ func TestDeclaredServersSupervised(t *testing.T) {
 		t.Fatalf("add = %v", got)
 	}
 
-	// A broken declaration fails the plugin named after the file, with
-	// the JSON path of the fault; the others keep serving.
-	writeFile(t, dir, "broken.mcp.json", `{"mcpServers":{"x":{"command":"c","args":[1]}}}`)
+	// A bad entry fails its server alone, with the JSON path of the
+	// fault; the file's other server and the other files keep serving.
+	writeFile(t, dir, "mixed.mcp.json", `{"mcpServers":{"x":{"command":"c","args":[1]},"y":{"command":"./y"}}}`)
+	testutil.Eventually(t, 15*time.Second, "bad entry reported", func() bool {
+		st := pluginStatus(h, "x")
+		return st.State == host.StateFailed && strings.Contains(st.LastError, "declaration mixed.mcp.json: $.mcpServers.x.args[0]: must be a string")
+	})
+	waitFunction(t, h, "launch_y", true)
+	// A file that is not JSON fails the plugin named after the file.
+	writeFile(t, dir, "broken.mcp.json", `{"mcpServers":{"x":`)
 	testutil.Eventually(t, 15*time.Second, "broken declaration reported", func() bool {
 		st := pluginStatus(h, "broken")
-		return st.State == host.StateFailed && strings.Contains(st.LastError, "$.mcpServers.x.args[0]: must be a string")
+		return st.State == host.StateFailed && strings.Contains(st.LastError, "declaration broken.mcp.json: $: ")
 	})
 
 	// A server left out of the file is removed; removing the file removes
@@ -120,7 +129,7 @@ func TestDeclaredServersSupervised(t *testing.T) {
 	}
 	waitFunction(t, h, "launch_alpha", false)
 	for _, p := range h.Plugins() {
-		if p.Name != "calculator" && p.Name != "broken" {
+		if p.Name != "calculator" && p.Name != "broken" && p.Name != "x" && p.Name != "y" {
 			t.Fatalf("plugin left after its declaration was removed: %+v", p)
 		}
 	}
@@ -166,5 +175,98 @@ func TestDocumentChangeServedWithoutRestart(t *testing.T) {
 	logs.waitFor(t, 15*time.Second, "changed document that was rejected", "not a valid name!")
 	if got := call(t, h, "extra", ""); got["grown"] != "extra" {
 		t.Fatalf("extra after a rejected change = %v", got)
+	}
+}
+
+func TestDesktopConfigs(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("OPENTOOL_TEST_DESKTOP_TOKEN", "s3cret")
+	// A drop-in: a Claude Desktop file as it is, names with a dot, a bad
+	// entry, one that reads the host's environment, one disabled.
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir, "desk.mcp.json", `{"globalShortcut":"Ctrl+Space","mcpServers":{
+		"self":{"command":`+strconv.Quote(self)+`,"args":["mcp"]},
+		"my.server":{"command":"./a","autoApprove":[]},
+		"shared.name":{"command":"./from-drop-in"},
+		"bad":{"command":"./b","args":[1]},
+		"leak":{"command":"./c","env":{"T":"${env:OPENTOOL_TEST_DESKTOP_TOKEN}"}},
+		"off":{"command":"./d","disabled":true}}}`)
+	// Not read from the plugins folder under a desktop client's name.
+	writeFile(t, dir, "claude_desktop_config.json", `{"mcpServers":{"ignored":{"command":"./x"}}}`)
+	// The operator's file, outside the folder: it may read the host's
+	// environment, and its names win over the folder's.
+	opDir := filepath.Join(t.TempDir(), ".vscode")
+	if err := os.Mkdir(opDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	op := writeFile(t, opDir, "mcp.json", `{
+		// VS Code's own file, as it is
+		"inputs": [],
+		"servers": {
+			"op": {"type": "stdio", "command": "./srv", "args": ["${workspaceFolder}"], "env": {"T": "${env:OPENTOOL_TEST_DESKTOP_TOKEN}"}},
+			"shared.name": {"command": "./from-operator"},
+			"remote": {"type": "sse", "url": "http://127.0.0.1:1/sse"},
+		},
+	}`)
+	logs := newLogRecorder(t)
+	adapter := testutil.Build(t, "./internal/testplugins/declared")
+	h := startHost(t, dir, func(c *host.Config) {
+		c.Adapter, c.Logger, c.MCPConfigs = []string{adapter}, logs.logger, []string{op}
+	})
+
+	if got := call(t, h, "launch_my_server", ""); got["name"] != "my_server" || got["command"] != "./a" {
+		t.Fatalf("launch_my_server = %v", got)
+	}
+	got := call(t, h, "launch_op", "")
+	if got["dir"] != opDir || fmt.Sprint(got["args"]) != "["+filepath.Dir(opDir)+"]" || fmt.Sprint(got["env"]) != "map[T:s3cret]" {
+		t.Fatalf("launch_op = %v (want ${workspaceFolder} and ${env:...} expanded)", got)
+	}
+	if got := call(t, h, "launch_remote", ""); got["transport"] != "sse" || got["url"] != "http://127.0.0.1:1/sse" {
+		t.Fatalf("launch_remote = %v", got)
+	}
+	if got := call(t, h, "launch_shared_name", ""); got["command"] != "./from-operator" {
+		t.Fatalf("launch_shared_name = %v: the operator's file must keep the name", got)
+	}
+	logs.waitFor(t, 5*time.Second, "plugin refused", "desk.mcp.json: shared_name", "taken by mcp.json")
+	for name, want := range map[string]string{
+		"bad":  "declaration desk.mcp.json: $.mcpServers.bad.args[0]: must be a string",
+		"self": "declaration desk.mcp.json: $.mcpServers.self.command: runs this opentool-host itself",
+		"leak": "declaration desk.mcp.json: $.mcpServers.leak.env.T: ${env:OPENTOOL_TEST_DESKTOP_TOKEN}: a drop-in file of the plugins folder may not read the host's environment",
+	} {
+		if st := pluginStatus(h, name); st.State != host.StateFailed || !strings.HasPrefix(st.LastError, want) {
+			t.Errorf("%s: %s %q, want failed %q", name, st.State, st.LastError, want)
+		}
+	}
+	for _, name := range []string{"off", "ignored", "my.server"} {
+		if st := pluginStatus(h, name); st.Name != "" {
+			t.Errorf("plugin %s is there: %+v", name, st)
+		}
+	}
+	logs.waitFor(t, 5*time.Second, "members the host does not use ignored", "desk.mcp.json", `$.globalShortcut, $.mcpServers[\"my.server\"].autoApprove`, "disabled=off", "my.server → my_server")
+	logs.waitFor(t, 5*time.Second, "members the host does not use ignored", "mcp.json", "$.inputs")
+	logs.waitFor(t, 5*time.Second, "not reading file in plugins dir", "claude_desktop_config.json", "--mcp-config")
+}
+
+func TestMCPConfigsRefused(t *testing.T) {
+	dir := t.TempDir()
+	outside := t.TempDir()
+	good := writeFile(t, outside, "good.json", `{"mcpServers":{}}`)
+	for _, tc := range []struct {
+		configs []string
+		want    string
+	}{
+		{[]string{writeFile(t, dir, "in.json", `{"mcpServers":{}}`)}, "is in the plugins folder"},
+		{[]string{"rel.json"}, "must be an absolute path"},
+		{[]string{filepath.Join(outside, "nope.json")}, "no such file"},
+		{[]string{writeFile(t, outside, "bad.json", `{"servers":[]}`)}, "$.servers: must be an object"},
+		{[]string{good, good}, "is given twice"},
+	} {
+		_, err := host.New(host.Config{Dir: dir, StateDir: t.TempDir(), MCPConfigs: tc.configs})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("New(MCPConfigs %q) = %v, want %q", tc.configs, err, tc.want)
+		}
 	}
 }

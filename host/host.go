@@ -100,6 +100,9 @@ func New(cfg Config) (*Host, error) {
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("host: plugins directory %s is not a directory", cfg.Dir)
 	}
+	if err := checkMCPConfigs(cfg.Dir, cfg.MCPConfigs); err != nil {
+		return nil, fmt.Errorf("host: %w", err)
+	}
 	var pins *pins
 	if cfg.Locked {
 		if pins, err = newPins(cfg.Dir, cfg.AcceptDefinitionChanges); err != nil {
@@ -209,19 +212,25 @@ func (h *Host) Rescan(ctx context.Context) error {
 		return ErrClosed
 	}
 	h.follow.Do(h.startFollowing)
-	found, skipped, refused, err := scanDir(h.cfg.Dir, h.owners())
+	sc, err := scanDir(h.cfg.Dir, h.cfg.MCPConfigs, h.owners())
 	if err != nil {
 		return err
 	}
-	for f, reason := range skipped {
+	for f, reason := range sc.skipped {
 		h.log.Debug("ignoring file in plugins dir", "file", f, "reason", reason)
 	}
-	for what, reason := range refused {
+	for f, hint := range sc.hints {
+		h.log.Warn("not reading file in plugins dir", "file", f, "reason", hint)
+	}
+	for f, n := range sc.notes {
+		logNote(h.log, f, n)
+	}
+	for what, reason := range sc.refused {
 		h.log.Error("plugin refused", "plugin", what, "reason", reason)
 	}
 	seen := map[string]bool{}
 	var waits []<-chan struct{}
-	for _, c := range found {
+	for _, c := range sc.found {
 		seen[c.name] = true
 		p, old := h.takePlugin(c.name, c.path)
 		if p == nil {
@@ -282,7 +291,9 @@ func (h *Host) syncPath(path string) {
 	var found []candidate
 	switch {
 	case IsDeclaration(base):
-		found = readDeclaration(path)
+		var note declNote
+		found, note = readDeclaration(path, false)
+		logNote(h.log, path, note)
 	default:
 		if _, ok := PluginName(base); !ok {
 			return

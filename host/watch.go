@@ -93,6 +93,9 @@ func (w *watcher) rescan() {
 func (w *watcher) event(ev fsnotify.Event) {
 	base := filepath.Base(ev.Name)
 	if !isDropIn(base) {
+		if hint := desktopConfigHint(base); hint != "" && ev.Has(fsnotify.Create) {
+			w.h.log.Warn("not reading file in plugins dir", "file", base, "reason", hint)
+		}
 		w.h.log.Trace("ignoring event for non-plugin file", "file", base, "op", ev.Op.String())
 		return
 	}

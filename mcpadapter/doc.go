@@ -9,7 +9,10 @@
 // (package launcher: a child in the adapter's process group with the
 // launcher's environment allow-list and parent-death signal, stderr to the
 // adapter's, spoken to over stdio with mcp.IOTransport) or reaches it
-// (mcp.StreamableClientTransport with the declared headers), initializes
+// with the declared headers (mcp.StreamableClientTransport, falling back
+// to mcp.SSEClientTransport when the first POST gets a 4xx status as MCP
+// 2024-11-05 servers answer it; mcp.SSEClientTransport alone for "type":
+// "sse"), initializes
 // the session, lists the tools (every page) and serves them as one
 // OpenTool 1.1.0 document; it follows notifications/tools/list_changed
 // (the host loads the new document without a restart) and forwards calls

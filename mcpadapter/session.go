@@ -61,6 +61,15 @@ func (a *Adapter) connect(ctx context.Context) (*mcp.ClientSession, *process, er
 	}
 	kill := context.AfterFunc(ictx, proc.kill) // a server that does not answer in time
 	cs, err := a.initialize(ictx, t)
+	if sse := sseFallback(t); err != nil && ictx.Err() == nil && sse != nil {
+		a.log.Info("MCP server refused streamable HTTP; trying the HTTP+SSE transport of MCP 2024-11-05", "server", a.launch.Name, "error", err)
+		var sseErr error
+		if cs, sseErr = a.initialize(ictx, sse); sseErr != nil {
+			err = fmt.Errorf("%w; over HTTP+SSE: %v", err, sseErr)
+		} else {
+			err = nil
+		}
+	}
 	if !kill() && err == nil {
 		_ = cs.Close()
 		err = ictx.Err()

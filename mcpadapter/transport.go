@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -19,12 +20,12 @@ import (
 )
 
 // transport is the MCP transport of the declared server: the command
-// over stdio (MCP "Transports", stdio), or the URL over streamable HTTP
-// with the declared headers. proc is the command's process, nil for a
+// over stdio (MCP "Transports", stdio), or the URL with the declared
+// headers (remoteTransport). proc is the command's process, nil for a
 // URL.
 func transport(l decl.Launch, o Options) (t mcp.Transport, proc *process, err error) {
 	if l.Server.URL != "" {
-		return &mcp.StreamableClientTransport{Endpoint: l.Server.URL, HTTPClient: &http.Client{Transport: headers(l.Server.Headers)}}, nil, nil
+		return remoteTransport(l.Server), nil, nil
 	}
 	spec, err := command(l, os.Environ(), o)
 	if err != nil {
@@ -192,6 +193,107 @@ func (s *stopper) Close() error {
 		return nil // the server's status is status's, not a transport error
 	}
 	return s.p.waitErr
+}
+
+// remoteTransport is the transport of a server declared by URL, with its
+// headers: the HTTP+SSE transport of MCP 2024-11-05
+// (mcp.SSEClientTransport) for "type": "sse"; else streamable HTTP, as a
+// *remote that knows its fallback (sseFallback).
+func remoteTransport(s decl.MCPServer) mcp.Transport {
+	sse := &sseTransport{SSEClientTransport: &mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: &http.Client{Transport: headers(s.Headers)}}}
+	if s.Transport == decl.TransportSSE {
+		return sse
+	}
+	probe := &firstPOST{next: headers(s.Headers)}
+	return &remote{
+		Transport: &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: &http.Client{Transport: probe}},
+		sse:       sse,
+		probe:     probe,
+	}
+}
+
+// remote is the streamable-HTTP transport of a server declared by URL
+// without "type": "sse", and the SSE transport to try when it is an
+// older server.
+type remote struct {
+	mcp.Transport
+	sse   mcp.Transport
+	probe *firstPOST
+}
+
+// sseFallback returns the transport to try after a connection over t
+// failed: the SSE transport of the same URL when t is a *remote whose
+// first POST was answered with a 4xx status, as an HTTP+SSE server of
+// MCP 2024-11-05 answers it (MCP "Transports", Backwards Compatibility:
+// "If it fails with an HTTP 4xx status code (e.g., 405 Method Not
+// Allowed or 404 Not Found)", issue a GET and expect an endpoint event);
+// nil otherwise.
+func sseFallback(t mcp.Transport) mcp.Transport {
+	r, ok := t.(*remote)
+	if !ok {
+		return nil
+	}
+	if code := r.probe.code.Load(); code >= 400 && code < 500 {
+		return r.sse
+	}
+	return nil
+}
+
+// sseTransport is mcp.SSEClientTransport whose event stream outlives the
+// context of Connect. The SDK's transport opens its GET stream with
+// Connect's context, which for the adapter is the connection attempt's
+// (bounded by Options.InitTimeout and ended once the session is up): the
+// stream would end with it. Here that context bounds Connect only; the
+// stream ends when the connection is closed.
+type sseTransport struct {
+	*mcp.SSEClientTransport
+}
+
+// Connect implements mcp.Transport.
+func (t *sseTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, cancel) // ctx ends during Connect: give up the GET
+	conn, err := t.SSEClientTransport.Connect(lctx)
+	if !stop() {
+		err = errors.Join(ctx.Err(), err)
+		if conn != nil {
+			_ = conn.Close()
+		}
+	}
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return &sseConn{Connection: conn, cancel: cancel}, nil
+}
+
+// sseConn is a connection of sseTransport: closing it ends its stream.
+type sseConn struct {
+	mcp.Connection
+	cancel context.CancelFunc
+}
+
+// Close implements mcp.Connection.
+func (c *sseConn) Close() error {
+	err := c.Connection.Close()
+	c.cancel()
+	return err
+}
+
+// firstPOST is an http.RoundTripper that records the status of the
+// first response to a POST.
+type firstPOST struct {
+	next http.RoundTripper
+	code atomic.Int32
+}
+
+// RoundTrip implements http.RoundTripper.
+func (f *firstPOST) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := f.next.RoundTrip(r)
+	if err == nil && r.Method == http.MethodPost {
+		f.code.CompareAndSwap(0, int32(resp.StatusCode))
+	}
+	return resp, err
 }
 
 // headers is an http.RoundTripper adding the declared headers to every

@@ -35,6 +35,8 @@ func hostFlags() []cli.Flag {
 		&cli.Int64Flag{Name: "max-result", Value: host.DefaultMaxResultBytes, Usage: "largest result (or streamed item) a plugin may return, in `BYTES` (>= 1); larger ones fail the call", Action: atLeast[int64]("max-result", 1)},
 		&cli.DurationFlag{Name: "start-timeout", Value: 10 * time.Second, Usage: "longest a plugin may take to handshake and load (> 0)", Action: positive("start-timeout")},
 		&cli.StringSliceFlag{Name: "plugin-env", Usage: "also pass the host's environment variable `NAME` to every plugin (repeatable); by default a plugin gets only an allow-list (PATH, HOME, LANG, LC_*, TZ, ..., OPENTOOL_<PLUGIN>_*)"},
+		&cli.StringSliceFlag{Name: "mcp-config", Usage: "also run the MCP servers of desktop client config `FILE` as it is (repeatable): Claude Desktop's claude_desktop_config.json, Claude Code's .mcp.json, Cursor's or VS Code's mcp.json, Windsurf's mcp_config.json. " +
+			"Being the operator's file, its ${env:VAR} and ${VAR} read the host's environment and its envFile may be any file, which a drop-in NAME.mcp.json of --dir may not do. A bad entry fails alone; re-read on SIGHUP"},
 		&cli.BoolFlag{Name: "prefix-collisions", Usage: "serve a function whose name another plugin already serves as PLUGIN__NAME instead of refusing it"},
 		&cli.StringFlag{Name: "state-dir", Usage: "parent of the host's state folder (binary copies, sockets); default $TMPDIR/opentool-host"},
 		&cli.StringFlag{Name: "plugin-user", Usage: "run every plugin process as `USER` (a name or a uid; its primary group) instead of the host's own user; the host must run as root. Recommended whenever the host runs as root: a root plugin without --sandbox is trusted"},
@@ -60,6 +62,14 @@ func hostConfig(c *cli.Context) (host.Config, error) {
 	if err != nil {
 		return host.Config{}, err
 	}
+	var mcpConfigs []string
+	for _, f := range c.StringSlice("mcp-config") {
+		abs, err := filepath.Abs(f)
+		if err != nil {
+			return host.Config{}, cli.Exit(fmt.Sprintf("--mcp-config %s: %v", f, err), 2)
+		}
+		mcpConfigs = append(mcpConfigs, abs)
+	}
 	return host.Config{
 		Dir:              c.String("dir"),
 		Logger:           log,
@@ -79,6 +89,7 @@ func hostConfig(c *cli.Context) (host.Config, error) {
 		Secrets:          secrets,
 		PluginUser:       pluginUser,
 		NoCgroups:        c.Bool("no-cgroups"),
+		MCPConfigs:       mcpConfigs,
 	}, nil
 }
 

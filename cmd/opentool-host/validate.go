@@ -22,9 +22,10 @@ func validateCommand() *cli.Command {
 		UsageText: "opentool-host validate FILE...",
 		Description: "Checks each document against the OpenTool specification (1.0.0/1.1.0, plus the 2.0\n" +
 			"\"stream\" field): required fields, function names, types, $refs. A file named\n" +
-			"NAME.mcp.json (mcpServers), NAME.tools.json (command tools) or NAME.policy.json (a plugin's\n" +
-			"policy) is checked as a declaration instead, and opentool.lock as a lock file. Exit status 1 when any\n" +
-			"document has a fault, 2 for bad usage.",
+			"NAME.mcp.json or a desktop client's config (claude_desktop_config.json, mcp.json, .mcp.json,\n" +
+			"mcp_config.json: every server entry's fault is printed), NAME.tools.json (command tools) or\n" +
+			"NAME.policy.json (a plugin's policy) is checked as a declaration instead, and opentool.lock as a lock\n" +
+			"file. Exit status 1 when any document has a fault, 2 for bad usage.",
 		ArgsUsage: "FILE...",
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
@@ -41,8 +42,16 @@ func validateCommand() *cli.Command {
 				switch {
 				case isExecutable(data):
 					err = fmt.Errorf("an executable, not a document: validate reads OpenTool documents and declaration files; a plugin prints its document with --document (%s --document > doc.json, then validate doc.json)", file)
-				case strings.HasSuffix(file, decl.MCPSuffix):
-					_, err = decl.ParseMCP(data)
+				case isMCPConfig(file):
+					faults := mcpFaults(data)
+					if len(faults) == 0 {
+						break
+					}
+					bad++
+					for _, f := range faults {
+						fmt.Fprintf(c.App.Writer, "%s: %v\n", file, f)
+					}
+					continue
 				case strings.HasSuffix(file, decl.ToolsSuffix):
 					_, err = decl.ParseCommands(data)
 				case strings.HasSuffix(file, decl.PolicySuffix):
@@ -72,6 +81,34 @@ func validateCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// isMCPConfig reports whether file is read as MCP servers: NAME.mcp.json,
+// or a desktop client's config by its usual name.
+func isMCPConfig(file string) bool {
+	switch filepath.Base(file) {
+	case "claude_desktop_config.json", "mcp.json", ".mcp.json", "mcp_config.json":
+		return true
+	}
+	return strings.HasSuffix(file, decl.MCPSuffix)
+}
+
+// mcpFaults are the faults of an MCP server declaration: the file's, or
+// each entry's (disabled entries aside). Variables are checked for their
+// syntax only: what they may read depends on where the file is used
+// (a drop-in or --mcp-config).
+func mcpFaults(data []byte) []error {
+	cfg, err := decl.ParseDesktop(data)
+	if err != nil {
+		return []error{err}
+	}
+	var out []error
+	for _, e := range cfg.Entries {
+		if e.Fault != nil && !e.Disabled {
+			out = append(out, e.Fault)
+		}
+	}
+	return out
 }
 
 // isExecutable reports whether data starts like a program: an ELF,

@@ -25,6 +25,18 @@ func TestValidateDeclaration(t *testing.T) {
 	if code != 1 || !strings.Contains(out, "bad.mcp.json: $.mcpServers.notes.args[1]: must be a string") {
 		t.Fatalf("validate bad: exit %d\n%s", code, out)
 	}
+	// A desktop client's config by its own name, as it is: every entry's
+	// fault, none for what the host ignores.
+	desktop := filepath.Join(dir, "claude_desktop_config.json")
+	if err := os.WriteFile(desktop, []byte(`{"globalShortcut":"x","mcpServers":{
+		"a.b":{"command":"x","autoApprove":[]},"c":{"command":1},"d":{"url":"ftp://h"},"e":{"command":"x","args":[1],"disabled":true}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, code = runCLI(t, "validate", desktop)
+	want := desktop + ": $.mcpServers.c.command: must be a non-empty string\n" + desktop + ": $.mcpServers.d.url: must be an absolute http or https URL\n"
+	if code != 1 || out != want {
+		t.Fatalf("validate %s: exit %d\n%s\nwant\n%s", desktop, code, out, want)
+	}
 }
 
 func TestValidatePolicyAndLock(t *testing.T) {

@@ -3,23 +3,24 @@
 // the host's adapter process ("opentool-host adapter"), supervised like
 // any plugin:
 //
-//   - NAME.mcp.json, the "mcpServers" JSON of desktop MCP clients (Claude
-//     Desktop, Cursor, VS Code): each server is one plugin (package
-//     mcpadapter);
+//   - NAME.mcp.json, a desktop MCP client's config as it is (Claude
+//     Desktop, Claude Code, Cursor, VS Code, Windsurf; desktop.go): each
+//     server is one plugin (package mcpadapter); the operator's own such
+//     files (run --mcp-config) are read the same way, with more trust
+//     (Origin);
 //   - NAME.tools.json, command-line programs as functions (commands.go,
 //     package cmdtool): the file is one plugin, NAME.
 //
 // A declaration is data from a folder anyone with write access to the
 // plugins directory controls: it is decoded exactly (duplicate members
-// refused) and every fault is reported with its JSON path, e.g.
-// `$.mcpServers.notes.args[1]: must be a string`.
+// refused; a desktop config's unknown members are ignored, and each of
+// its entries stands alone) and every fault is reported with its JSON
+// path, e.g. `$.mcpServers.notes.args[1]: must be a string`.
 package decl
 
 import (
 	"encoding/json"
 	"fmt"
-	"net/url"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -51,13 +52,10 @@ const EnvGranted = "OPENTOOL_GRANTED"
 // alone; the adapter never hands them on (launcher.Allow.Drop).
 var AdapterEnv = []string{EnvLaunch, EnvGranted, wire.DataFDEnv, "OPENTOOL_PLUGIN_FILE"}
 
-// serverNameRE is what a server's key may be: the plugin name rule of
-// host.PluginName.
-var serverNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
-
-// MCPServer is one entry of "mcpServers": either a local server run as a
-// command speaking MCP over stdio, or a remote one reached by URL over
-// streamable HTTP (MCP 2025-03-26 and later, "Transports").
+// MCPServer is one server of a desktop config (desktop.go): either a
+// local server run as a command speaking MCP over stdio, or a remote one
+// reached by URL (MCP "Transports"): streamable HTTP, or the older
+// HTTP+SSE transport (Transport).
 type MCPServer struct {
 	// Command is the program of a local server. A bare name is looked up
 	// in PATH; a relative path with a slash is relative to the
@@ -71,12 +69,23 @@ type MCPServer struct {
 	// Cwd is the server's working directory (relative to the
 	// declaration's folder); default the declaration's folder.
 	Cwd string `json:"cwd,omitempty"`
-	// URL is the streamable-HTTP endpoint of a remote server (http or
-	// https). Exactly one of Command and URL is set.
+	// URL is the endpoint of a remote server (http or https). Exactly
+	// one of Command and URL is set.
 	URL string `json:"url,omitempty"`
 	// Headers are sent with every request to URL (e.g. Authorization).
 	Headers map[string]string `json:"headers,omitempty"`
+	// Transport is how URL is reached: "" for streamable HTTP (MCP
+	// 2025-03-26 and later), falling back to the HTTP+SSE transport of
+	// MCP 2024-11-05 when the server refuses the first POST with a 4xx
+	// status (the spec's "Backwards Compatibility"), or TransportSSE for
+	// that SSE transport only ("type": "sse"). "" for a command.
+	Transport string `json:"transport,omitempty"`
 }
+
+// TransportSSE is MCPServer.Transport of a server declared "type": "sse":
+// the HTTP+SSE transport of MCP 2024-11-05 (a GET event stream and POSTs
+// to the endpoint it names).
+const TransportSSE = "sse"
 
 // Launch is what the host hands the adapter for one declared plugin
 // (in EnvLaunch): an MCP server or a set of command-line tools.
@@ -103,103 +112,28 @@ type Launch struct {
 // Fault is one fault of a declaration, at a JSON path.
 type Fault = strictjson.Fault
 
-// ParseMCP decodes an mcpServers declaration: a JSON object with member
-// "mcpServers", an object of servers keyed by name. Members desktop
-// clients add that mean nothing here ("disabled", "autoApprove",
-// "alwaysAllow", "timeout", "description", "type" of "stdio", "http" or
-// "streamable-http") are accepted; a server with "disabled": true is left
-// out. Errors: a *Fault for the first fault found (invalid JSON,
-// duplicate members, wrong types, unknown members, a server with neither
-// or both of command and url, a bad name or URL).
+// ParseMCP checks an MCP server declaration as `opentool-host validate`
+// and OCI artifacts do: ParseDesktop, then the first fault of an entry in
+// file order. It returns the servers by plugin name (DesktopEntry.Name),
+// as declared: variables not expanded, envFile not read (the host uses
+// ParseDesktop and DesktopEntry.Resolve, so that one bad entry fails
+// alone). Disabled entries are left out. Errors: a *Fault.
 func ParseMCP(data []byte) (map[string]MCPServer, error) {
-	if len(data) > MaxFileBytes {
-		return nil, &Fault{Path: "$", Message: fmt.Sprintf("declaration is larger than %d bytes", MaxFileBytes)}
-	}
-	tree, err := strictjson.Decode(data)
+	cfg, err := ParseDesktop(data)
 	if err != nil {
-		return nil, &Fault{Path: "$", Message: err.Error()}
-	}
-	root, ok := tree.(map[string]any)
-	if !ok {
-		return nil, &Fault{Path: "$", Message: "must be a JSON object"}
-	}
-	for k := range root {
-		if k != "mcpServers" {
-			return nil, &Fault{Path: "$." + k, Message: `unknown member; a declaration has only "mcpServers"`}
-		}
-	}
-	servers, ok := root["mcpServers"].(map[string]any)
-	if !ok {
-		return nil, &Fault{Path: "$.mcpServers", Message: "must be an object of servers keyed by name"}
+		return nil, err
 	}
 	out := map[string]MCPServer{}
-	for _, name := range sortedKeys(servers) {
-		p := "$.mcpServers." + name
-		if !serverNameRE.MatchString(name) {
-			return nil, &Fault{Path: p, Message: "server name must match ^[a-zA-Z0-9_-]{1,64}$ (it is the plugin's name)"}
-		}
-		s, skip, err := parseServer(p, servers[name])
-		if err != nil {
-			return nil, err
-		}
-		if !skip {
-			out[name] = s
+	for _, e := range cfg.Entries {
+		switch {
+		case e.Disabled:
+		case e.Fault != nil:
+			return nil, e.Fault
+		default:
+			out[e.Name] = e.Server
 		}
 	}
 	return out, nil
-}
-
-// ignored are the members desktop clients write that the host accepts and
-// does not use (type is checked on its own).
-var ignored = map[string]bool{"autoApprove": true, "alwaysAllow": true, "timeout": true, "description": true}
-
-// parseServer decodes the server at path p; skip is true for a disabled
-// server.
-func parseServer(p string, v any) (s MCPServer, skip bool, err error) {
-	m, ok := v.(map[string]any)
-	if !ok {
-		return s, false, &Fault{Path: p, Message: "must be an object"}
-	}
-	for _, k := range sortedKeys(m) {
-		kp := p + "." + k
-		switch k {
-		case "command", "cwd", "url":
-			str, ok := m[k].(string)
-			if !ok || str == "" {
-				return s, false, &Fault{Path: kp, Message: "must be a non-empty string"}
-			}
-			setString(&s, k, str)
-		case "args":
-			if s.Args, err = stringList(kp, m[k]); err != nil {
-				return s, false, err
-			}
-		case "env", "headers":
-			sm, err := stringMap(kp, m[k])
-			if err != nil {
-				return s, false, err
-			}
-			if k == "env" {
-				s.Env = sm
-			} else {
-				s.Headers = sm
-			}
-		case "disabled":
-			b, ok := m[k].(bool)
-			if !ok {
-				return s, false, &Fault{Path: kp, Message: "must be true or false"}
-			}
-			skip = b
-		case "type":
-			if t, _ := m[k].(string); t != "stdio" && t != "http" && t != "streamable-http" && t != "streamableHttp" {
-				return s, false, &Fault{Path: kp, Message: `must be "stdio", "http" or "streamable-http" (SSE-only servers are not supported)`}
-			}
-		default:
-			if !ignored[k] {
-				return s, false, &Fault{Path: kp, Message: "unknown member"}
-			}
-		}
-	}
-	return s, skip, checkServer(p, s)
 }
 
 // checkServer checks what only the whole server entry can tell.
@@ -213,11 +147,12 @@ func checkServer(p string, s MCPServer) error {
 		return &Fault{Path: p, Message: `"args", "env" and "cwd" are for a command, not a url`}
 	case s.Command != "" && len(s.Headers) > 0:
 		return &Fault{Path: p + ".headers", Message: `"headers" are for a url, not a command`}
+	case s.Transport != "" && (s.Transport != TransportSSE || s.URL == ""):
+		return &Fault{Path: p + ".transport", Message: `must be "" or "sse" (for a url)`}
 	}
 	if s.URL != "" {
-		u, err := url.Parse(s.URL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return &Fault{Path: p + ".url", Message: "must be an absolute http or https URL"}
+		if err := checkURL(s.URL); err != nil {
+			return &Fault{Path: p + ".url", Message: err.Error()}
 		}
 	}
 	for k := range s.Env {
@@ -226,18 +161,6 @@ func checkServer(p string, s MCPServer) error {
 		}
 	}
 	return nil
-}
-
-// setString sets the string member k of s.
-func setString(s *MCPServer, k, v string) {
-	switch k {
-	case "command":
-		s.Command = v
-	case "cwd":
-		s.Cwd = v
-	case "url":
-		s.URL = v
-	}
 }
 
 // stringList decodes an array of strings at path p.

@@ -65,7 +65,7 @@ func (d *declared) Call(_ context.Context, name string, args map[string]any) (ma
 	n := d.launch.Name
 	switch name {
 	case "launch_" + n:
-		return map[string]any{"name": n, "dir": d.launch.Dir, "command": d.launch.Server.Command, "args": d.launch.Server.Args, "url": d.launch.Server.URL, "env_var_set": os.Getenv(decl.EnvLaunch) != ""}, nil
+		return map[string]any{"name": n, "dir": d.launch.Dir, "command": d.launch.Server.Command, "args": d.launch.Server.Args, "url": d.launch.Server.URL, "env": d.launch.Server.Env, "transport": d.launch.Server.Transport, "env_var_set": os.Getenv(decl.EnvLaunch) != ""}, nil
 	case "grow_" + n:
 		g, _ := args["name"].(string)
 		d.mu.Lock()
