@@ -328,6 +328,8 @@ func (i *instance) loadDocument(ctx context.Context, cfg *Config) (*opentool.Ope
 		v, err := argcheck.Compile(f)
 		if err != nil {
 			cfg.Logger.Warn("cannot compile parameter schema; serving without argument validation", "plugin", i.name, "function", f.Name, "error", err)
+		} else if u := v.Unchecked(); len(u) > 0 {
+			cfg.Logger.Warn("part of the parameter schema is not checked by the host; the plugin still sees every call", "plugin", i.name, "function", f.Name, "unchecked", strings.Join(u, "; "))
 		}
 		args[k] = v
 	}
