@@ -319,6 +319,9 @@ func (i *instance) loadDocument(ctx context.Context, cfg *Config) (*opentool.Ope
 	if err != nil {
 		return nil, nil, fmt.Errorf("invalid document: %w", err)
 	}
+	for _, r := range doc.Refused {
+		cfg.Logger.Warn("plugin refused part of what it declares; it is degraded (see /health)", "plugin", i.name, "kind", r.Kind, "name", r.Name, "reason", r.Reason)
+	}
 	if err := addPrefix(inlined, i.prefix); err != nil {
 		return nil, nil, err
 	}

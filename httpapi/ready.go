@@ -27,7 +27,7 @@ type Readiness struct {
 }
 
 // Settled reports whether a plugin in state st lets the host be ready:
-// ready; failed (the host gave up: the first start or a retry failed, or
+// ready or degraded (serving); failed (the host gave up: the first start or a retry failed, or
 // Restart.MaxFailures crashes or failed restarts in a row, and nothing
 // retries it until its file changes, a rescan or the lock changes, so
 // waiting for it would hold readiness forever); or draining or stopped
@@ -35,7 +35,7 @@ type Readiness struct {
 // after a backoff, at most Restart.MaxFailures times) are not settled.
 func Settled(st host.State) bool {
 	switch st {
-	case host.StateReady, host.StateFailed, host.StateDraining, host.StateStopped:
+	case host.StateReady, host.StateDegraded, host.StateFailed, host.StateDraining, host.StateStopped:
 		return true
 	}
 	return false

@@ -52,7 +52,7 @@ func (b *statesBackend) Plugins() []host.PluginStatus {
 
 func TestSettled(t *testing.T) {
 	for st, want := range map[host.State]bool{
-		host.StateReady: true, host.StateFailed: true, host.StateDraining: true, host.StateStopped: true,
+		host.StateReady: true, host.StateDegraded: true, host.StateFailed: true, host.StateDraining: true, host.StateStopped: true,
 		host.StateStarting: false, host.StateRestarting: false,
 	} {
 		if got := httpapi.Settled(st); got != want {

@@ -124,8 +124,10 @@ func ProjectParameters(inputSchema map[string]any) ([]Parameter, *bool, []Loss, 
 		if ok && !slices.Contains(types, TypeObject) {
 			return nil, nil, nil, fmt.Errorf("%w at type: %s: the arguments of a call are an object", ErrUnsupportedSchema, compactJSON(t))
 		}
-		inputSchema = maps.Clone(inputSchema)
-		inputSchema["type"] = TypeObject
+		m := make(map[string]any, len(inputSchema)+1)
+		maps.Copy(m, inputSchema)
+		m["type"] = TypeObject
+		inputSchema = m
 	}
 	s, losses, err := ProjectJSONSchema(inputSchema)
 	if err != nil {

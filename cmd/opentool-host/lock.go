@@ -77,11 +77,12 @@ func lockAction(c *cli.Context) error {
 	return nil
 }
 
-// failedPlugins lists the plugins that are not ready, with the reason.
+// failedPlugins lists the plugins that do not serve (neither ready nor
+// degraded), with the reason.
 func failedPlugins(ps []host.PluginStatus) []string {
 	var out []string
 	for _, p := range ps {
-		if p.State != host.StateReady {
+		if !p.State.Serving() {
 			out = append(out, fmt.Sprintf("%s (%s)", p.Name, p.LastError))
 		}
 	}

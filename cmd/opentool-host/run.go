@@ -317,7 +317,7 @@ func runAction(c *cli.Context) error {
 	srv.RegisterOnShutdown(ui.Shutdown)   // and so do /events streams
 	served := 0
 	for _, p := range h.Plugins() {
-		if p.State == host.StateReady {
+		if p.State.Serving() {
 			served++
 		}
 	}
