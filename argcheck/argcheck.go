@@ -74,7 +74,9 @@ type Validator struct {
 //
 // When fn.InputSchema does not compile (a keyword with a value its draft
 // does not allow, a "$ref" to a document elsewhere), v checks fn's
-// OpenTool parameters instead, and v.Unchecked says so and why.
+// OpenTool parameters instead; when the extra keywords of the parameter
+// schemas do not compile, v checks their OpenTool members only; v.Unchecked
+// says so and why.
 //
 // Errors wrap ErrCompile: a nil fn, a parameter without schema, duplicate
 // parameter names, a remaining "$ref" (opentool.ErrUnknownRef), or a
@@ -100,11 +102,63 @@ func Compile(fn *opentool.Function) (*Validator, error) {
 		return nil, fmt.Errorf("%w: function %q: %w", ErrCompile, fn.Name, err)
 	}
 	v, err := compile(fn.Name, js)
+	if err != nil && hasExtra(fn) {
+		// An extra keyword the compiler refuses ("minimum": "x", a
+		// "$ref" into nothing): check the OpenTool members at least.
+		core := fn.Clone()
+		for i := range core.Parameters {
+			stripExtra(core.Parameters[i].Schema)
+		}
+		if js, err2 := opentool.ParametersJSONSchema(nil, core); err2 == nil {
+			if v, err2 = compile(fn.Name, js); err2 == nil {
+				unchecked = append(unchecked, fmt.Sprintf("the extra keywords of the parameter schemas (%v); checking the OpenTool members only", err))
+				err = nil
+			}
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: function %q: %w", ErrCompile, fn.Name, err)
 	}
 	v.unchecked = append(unchecked, v.unchecked...)
 	return v, nil
+}
+
+// hasExtra reports whether a parameter schema of fn has extra keywords
+// (opentool.Schema.Extra), at any depth.
+func hasExtra(fn *opentool.Function) bool {
+	var walk func(s *opentool.Schema) bool
+	walk = func(s *opentool.Schema) bool {
+		if s == nil {
+			return false
+		}
+		if len(s.Extra) > 0 || walk(s.Items) {
+			return true
+		}
+		for _, p := range s.Properties {
+			if walk(p) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, p := range fn.Parameters {
+		if walk(p.Schema) {
+			return true
+		}
+	}
+	return false
+}
+
+// stripExtra removes the extra keywords of s and of its subschemas.
+func stripExtra(s *opentool.Schema) {
+	if s == nil {
+		return
+	}
+	s.Extra = nil
+	stripExtra(s.Items)
+	for _, p := range s.Properties {
+		stripExtra(p)
+	}
 }
 
 // compile compiles js, the JSON Schema of the arguments of function name.
@@ -160,8 +214,9 @@ func (v *Validator) Function() string { return v.fn }
 
 // Unchecked lists what the function's schema asks that v does not check,
 // each in words (nil when v checks everything): a pattern Go's regexp
-// package cannot compile, or the declared input schema when it did not
-// compile (v then checks the OpenTool parameters).
+// package cannot compile, the declared input schema when it did not
+// compile (v then checks the OpenTool parameters), the extra keywords of
+// the parameter schemas when they did not compile.
 func (v *Validator) Unchecked() []string { return slices.Clone(v.unchecked) }
 
 // Validate checks args, the JSON object of a call's arguments, against the

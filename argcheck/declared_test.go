@@ -142,3 +142,23 @@ func TestUncheckedPattern(t *testing.T) {
 		t.Errorf("checked keywords: %v", err)
 	}
 }
+
+// TestBadExtraKeyword: an extra keyword the compiler refuses does not cost
+// the function its checks: its OpenTool members are still checked.
+func TestBadExtraKeyword(t *testing.T) {
+	doc, err := opentool.Parse([]byte(`{"opentool":"1.1.0","info":{"title":"t","version":"1"},"functions":[{"name":"f","description":"d",
+		"parameters":[{"name":"n","required":true,"schema":{"type":"integer","minimum":"one"}}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := argcheck.Compile(&doc.Functions[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := v.Unchecked(); len(u) != 1 || !strings.Contains(u[0], "the extra keywords of the parameter schemas") {
+		t.Errorf("Unchecked = %q", u)
+	}
+	if err := v.Validate([]byte(`{"n":"x"}`)); err == nil || !strings.Contains(err.Error(), "n: must be integer, got string") {
+		t.Errorf("n=x: %v", err)
+	}
+}

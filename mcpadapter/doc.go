@@ -38,8 +38,9 @@
 //	_meta                        the document, served as they are on /mcp)
 //	inputSchema                  inputSchema (an extension): the schema as
 //	                             declared, which the host checks arguments
-//	                             against and serves ("type": "object" added
-//	                             when it has none; {"type":"object"} for none)
+//	                             against and serves ("type": "object" when it
+//	                             has none or a union with object;
+//	                             {"type":"object"} for none)
 //	                             and its OpenTool projection
 //	                             (opentool.ProjectParameters): one parameter per
 //	                             property, in name order: name, description,

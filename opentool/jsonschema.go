@@ -210,6 +210,9 @@ func decodeJSON(raw []byte) (any, error) {
 //   - "anyOf"/"oneOf" with exactly one alternative that is not {"type":
 //     "null"}: that alternative.
 //
+// ProjectJSONSchema is the lenient counterpart: it never refuses, keeps
+// the constraints as extra keywords and lists what it loses.
+//
 // Annotations and constraints OpenTool cannot express ("$schema", "$id",
 // "title", "format", "default", "minimum", "additionalProperties" on a
 // type other than object, ...) are dropped; an object without properties

@@ -120,8 +120,9 @@ type Function struct {
 	// Parameters (and AdditionalParameters) are its OpenTool projection
 	// (ProjectParameters), and the host checks arguments against it and
 	// serves it as declared: MCP inputSchema, OTC input.parameters, the
-	// LLM export formats. An extension of this package, written
-	// "inputSchema" as MCP names it.
+	// LLM export formats. It is a schema resource of its own: its "$ref"s
+	// point into it ("#/$defs/X"), never at the document's schemas. An
+	// extension of this package, written "inputSchema" as MCP names it.
 	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
 	// OutputSchema is the JSON Schema (draft 2020-12) of the call's result
 	// object as the plugin declares it (MCP outputSchema); empty when
