@@ -3,6 +3,7 @@ package argcheck
 import (
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"slices"
 	"strconv"
 	"strings"
@@ -37,7 +38,9 @@ type Fault struct {
 	// Message is the complete, readable description, naming the path:
 	// `missing required parameter "text"`, `id: must be integer, got
 	// string`, `currentWeatherInfo.format: must be one of "celsius",
-	// "fahrenheit"; got "kelvin"`, `unknown parameter "x" is not allowed`,
+	// "fahrenheit"; got "kelvin"`, `n: must be <= 100; got 1000`,
+	// `code: must match the pattern "^[A-Z]{3}$"; got "abc"`, `name: must
+	// have at least 2 characters; got 1`, `unknown parameter "x" is not allowed`,
 	// `duplicate parameter "mode"`, `a.b: duplicate member "x"` (Path
 	// "a.b.x"), `arguments must be a JSON object, got array`.
 	Message string `json:"message"`
@@ -126,6 +129,42 @@ func collect(ve *jsonschema.ValidationError, inst any, out *[]Fault) {
 	case *kind.Const:
 		*out = append(*out, Fault{Path: p, Message: label(p) + ": must be " + display(k.Want) + "; got " + display(val)})
 		return
+	case *kind.Minimum:
+		*out = append(*out, bound(p, ">=", k.Want, val))
+		return
+	case *kind.Maximum:
+		*out = append(*out, bound(p, "<=", k.Want, val))
+		return
+	case *kind.ExclusiveMinimum:
+		*out = append(*out, bound(p, ">", k.Want, val))
+		return
+	case *kind.ExclusiveMaximum:
+		*out = append(*out, bound(p, "<", k.Want, val))
+		return
+	case *kind.MultipleOf:
+		*out = append(*out, Fault{Path: p, Message: label(p) + ": must be a multiple of " + ratString(k.Want) + "; got " + display(val)})
+		return
+	case *kind.MinLength:
+		*out = append(*out, count(p, "at least", k.Want, k.Got, "character"))
+		return
+	case *kind.MaxLength:
+		*out = append(*out, count(p, "at most", k.Want, k.Got, "character"))
+		return
+	case *kind.MinItems:
+		*out = append(*out, count(p, "at least", k.Want, k.Got, "item"))
+		return
+	case *kind.MaxItems:
+		*out = append(*out, count(p, "at most", k.Want, k.Got, "item"))
+		return
+	case *kind.MinProperties:
+		*out = append(*out, count(p, "at least", k.Want, k.Got, "member"))
+		return
+	case *kind.MaxProperties:
+		*out = append(*out, count(p, "at most", k.Want, k.Got, "member"))
+		return
+	case *kind.Pattern:
+		*out = append(*out, Fault{Path: p, Message: label(p) + ": must match the pattern " + strconv.Quote(k.Want) + "; got " + display(val)})
+		return
 	case *kind.AnyOf:
 		*out = append(*out, Fault{Path: p, Message: label(p) + ": does not match any of the allowed forms"})
 		return
@@ -138,6 +177,36 @@ func collect(ve *jsonschema.ValidationError, inst any, out *[]Fault) {
 		return
 	}
 	*out = append(*out, Fault{Path: p, Message: label(p) + ": " + ve.ErrorKind.LocalizedString(printer)})
+}
+
+// bound is the fault of a number at p outside a bound: `n: must be <= 100;
+// got 1000` (the value as the call wrote it).
+func bound(p, op string, want *big.Rat, val any) Fault {
+	return Fault{Path: p, Message: label(p) + ": must be " + op + " " + ratString(want) + "; got " + display(val)}
+}
+
+// count is the fault of a length or size at p: `s: must have at least 2
+// characters; got 1`.
+func count(p, which string, want, got int, unit string) Fault {
+	plural := func(n int) string {
+		if n == 1 {
+			return unit
+		}
+		return unit + "s"
+	}
+	return Fault{Path: p, Message: fmt.Sprintf("%s: must have %s %d %s; got %d", label(p), which, want, plural(want), got)}
+}
+
+// ratString writes a schema's bound as JSON would: 100, 0.5, 1e+21.
+func ratString(r *big.Rat) string {
+	if r == nil {
+		return "?"
+	}
+	if r.IsInt() {
+		return r.Num().String()
+	}
+	f, _ := r.Float64()
+	return strconv.FormatFloat(f, 'g', -1, 64)
 }
 
 // locate turns a JSON Pointer's tokens into a fault path, walking inst so

@@ -88,13 +88,15 @@ func (v View) Plugins() []host.PluginStatus {
 
 // Status returns p as the key may see it: whole for a key that sees
 // everything; else with only the functions the key may call, no
-// conflicts and no stderr.
+// conflicts, no refusals (which name what the plugin declares; its state
+// still says degraded) and no stderr.
 func (v View) Status(p host.PluginStatus) host.PluginStatus {
 	if v.All() {
 		return p
 	}
 	p.Functions = append([]string{}, v.callable[p.Name]...)
 	p.Conflicts = nil
+	p.Refused = nil
 	p.Stderr = nil
 	return p
 }

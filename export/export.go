@@ -10,17 +10,23 @@
 //     {"name","description","input_schema"};
 //   - opentool: the OpenTool document itself.
 //
-// "parameters" and "input_schema" are the function's parameters as one
-// JSON Schema object, {"type":"object","properties":{...},"required":[...]}
-// (opentool.ParametersJSONSchema), with every "$ref" inlined. Where the
+// "parameters" and "input_schema" are the JSON Schema of the function's
+// arguments as its plugin declares it (opentool.InputJSONSchema): an MCP
+// server's inputSchema as the server wrote it (type unions, anyOf, $defs
+// and $ref, bounds, formats, defaults), or else the parameters as one JSON
+// Schema object, {"type":"object","properties":{...},"required":[...]}
+// (opentool.ParametersJSONSchema), with every "$ref" inlined and the extra
+// keywords of the schemas ("minimum", "pattern", ...) kept. Where the
 // document refuses unknown names (a function's "additionalParameters":
 // false, an object schema's "additionalProperties": false) the export says
 // "additionalProperties": false too, so that a model is told what the host
 // will refuse.
 //
 // With strict, the OpenAI formats are rewritten for OpenAI strict mode
-// (strict.go); a function that cannot be made strict is exported
-// non-strict and reported as a StrictIssue.
+// (strict.go: every member required, optional ones nullable, objects
+// closed, keywords strict mode does not take dropped); a function that
+// cannot be made strict (allOf, not, if/then/else, free-form objects, ...)
+// is exported non-strict and reported as a StrictIssue.
 //
 // Streaming functions (OpenTool 2.0 "stream") are exported like the
 // others: a model may ask for them, and the harness that runs the model's
@@ -184,7 +190,7 @@ func Functions(doc *opentool.OpenTool, format Format, strict bool) ([]any, []Str
 			out = append(out, *f)
 			continue
 		}
-		params, err := opentool.ParametersJSONSchema(doc, f)
+		params, err := opentool.InputJSONSchema(doc, f)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: function %q: %w", ErrInvalidDocument, f.Name, err)
 		}
@@ -193,7 +199,7 @@ func Functions(doc *opentool.OpenTool, format Format, strict bool) ([]any, []Str
 			if reason := makeStrict(params, f); reason != "" {
 				issues = append(issues, StrictIssue{Function: f.Name, Reason: reason})
 				// makeStrict may have rewritten part of params: start over.
-				if params, err = opentool.ParametersJSONSchema(doc, f); err != nil {
+				if params, err = opentool.InputJSONSchema(doc, f); err != nil {
 					return nil, nil, fmt.Errorf("%w: function %q: %w", ErrInvalidDocument, f.Name, err)
 				}
 			} else {

@@ -2,9 +2,11 @@ package export
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/opentool-host/opentool-host/opentool"
 )
@@ -23,30 +25,86 @@ const (
 	MaxStrictEnumValues = 1000
 )
 
-// makeStrict rewrites params, the parameters of f as one JSON Schema
-// object, for OpenAI strict mode:
+// strictKeywords are the JSON Schema keywords OpenAI strict mode takes
+// ("Supported schemas": types, anyOf, $defs/$ref, and the string, number
+// and array constraints it lists). The strict rewrite drops every other
+// keyword that constrains or annotates one value ("default", "title",
+// "minLength", "uniqueItems", "examples", "$schema", ...): the host still
+// checks the arguments against the schema as declared.
+var strictKeywords = map[string]bool{
+	"type": true, "properties": true, "required": true, "additionalProperties": true, "items": true,
+	"enum": true, "const": true, "anyOf": true, "$ref": true, "$defs": true, "definitions": true, "description": true,
+	"pattern": true, "format": true,
+	"multipleOf": true, "maximum": true, "exclusiveMaximum": true, "minimum": true, "exclusiveMinimum": true,
+	"minItems": true, "maxItems": true,
+}
+
+// strictFormats are the string formats strict mode takes; another
+// "format" is dropped.
+var strictFormats = map[string]bool{
+	"date-time": true, "time": true, "date": true, "duration": true, "email": true,
+	"hostname": true, "ipv4": true, "ipv6": true, "uuid": true,
+}
+
+// strictRefused are keywords whose meaning strict mode cannot carry and
+// that cannot be dropped without changing what a model may send in ways
+// the schema exists to prevent: a function using them is exported
+// non-strict.
+var strictRefused = []string{
+	"allOf", "not", "if", "then", "else", "dependentSchemas", "dependentRequired",
+	"patternProperties", "propertyNames", "unevaluatedProperties", "unevaluatedItems",
+	"prefixItems", "contains", "$dynamicRef", "$recursiveRef",
+}
+
+// makeStrict rewrites params, the JSON Schema of f's arguments (as
+// declared, or built from its parameters), for OpenAI strict mode:
 //
 //   - every object gets "additionalProperties": false;
 //   - every property is listed in "required" (the parameters in f's
 //     order; nested members: the required ones as declared, then the
 //     others by name);
 //   - a property that was optional becomes nullable: "type": "string"
-//     turns into ["string", "null"], and null joins its "enum".
+//     turns into ["string", "null"], null joins its "enum", and a
+//     "$ref" or "anyOf" gains a {"type": "null"} branch;
+//   - "oneOf" becomes "anyOf";
+//   - keywords strict mode does not take ("default", "minLength", a
+//     "format" outside its list, ...) are dropped (strictKeywords).
 //
 // It returns "" on success, else why f cannot be strict (naming the
 // parameter path); params may then be partly rewritten. Not supported:
 // objects below the parameters object without declared properties that
-// allow any members (free-form objects; one with "additionalProperties":
-// false is the empty object, which is fine), arrays without an item
-// schema, schemas without a type, and schemas beyond MaxStrictDepth,
-// MaxStrictProperties or MaxStrictEnumValues.
+// allow any members (free-form objects, "additionalProperties" a schema;
+// one with "additionalProperties": false is the empty object, which is
+// fine), arrays without an item schema, schemas without a type (other
+// than "$ref", "anyOf", "enum" and "const" ones), boolean schemas, the
+// keywords of strictRefused, a "$ref" that is not a JSON Pointer into the
+// schema ("#", "#/$defs/X"), a root that is not an object, and schemas
+// beyond MaxStrictDepth, MaxStrictProperties or MaxStrictEnumValues.
 func makeStrict(params map[string]any, f *opentool.Function) string {
+	if params["type"] != opentool.TypeObject {
+		return fmt.Sprintf("the parameters object has type %v; strict mode needs an object", params["type"])
+	}
 	order := make([]string, len(f.Parameters))
 	for i, p := range f.Parameters {
 		order[i] = p.Name
 	}
 	w := &strictWalk{}
-	return w.schema(params, "", 0, order)
+	if reason := w.schema(params, "", 0, order); reason != "" {
+		return reason
+	}
+	for _, k := range []string{"$defs", "definitions"} {
+		defs, _ := params[k].(map[string]any)
+		for _, name := range slices.Sorted(maps.Keys(defs)) {
+			d, ok := defs[name].(map[string]any)
+			if !ok {
+				return fmt.Sprintf("%s.%s is not a schema object", k, name)
+			}
+			if reason := w.schema(d, k+"."+name, 0, nil); reason != "" {
+				return reason
+			}
+		}
+	}
+	return ""
 }
 
 // strictWalk counts what the strict-mode limits bound.
@@ -57,61 +115,71 @@ type strictWalk struct {
 // schema rewrites s (at parameter path path, inside depth objects). order
 // is the preferred order of the required list of the parameters object.
 func (w *strictWalk) schema(s map[string]any, path string, depth int, order []string) string {
-	if _, ok := s["$ref"]; ok {
-		return fmt.Sprintf("%s is an unresolved $ref", describe(path))
+	for _, k := range strictRefused {
+		if _, ok := s[k]; ok {
+			return fmt.Sprintf("%s uses %q, which strict mode does not support", describe(path), k)
+		}
 	}
-	typ, _ := s["type"].(string)
-	switch typ {
-	case opentool.TypeObject:
-		depth++
-		if depth > MaxStrictDepth {
-			return fmt.Sprintf("%s nests objects %d levels deep; strict mode allows %d", describe(path), depth, MaxStrictDepth)
+	if ref, ok := s["$ref"]; ok {
+		r, _ := ref.(string)
+		if r != "#" && !strings.HasPrefix(r, "#/$defs/") && !strings.HasPrefix(r, "#/definitions/") {
+			return fmt.Sprintf("%s has a $ref strict mode cannot follow (%v)", describe(path), ref)
 		}
-		props, _ := s["properties"].(map[string]any)
-		if len(props) == 0 && path != "" && s["additionalProperties"] != false {
-			return fmt.Sprintf("%s is an object without declared properties (any members); strict mode needs every member declared", describe(path))
+	}
+	if one, ok := s["oneOf"]; ok {
+		if _, both := s["anyOf"]; both {
+			return fmt.Sprintf("%s has both anyOf and oneOf", describe(path))
 		}
-		if w.props += len(props); w.props > MaxStrictProperties {
-			return fmt.Sprintf("the parameters have more than %d properties in all; strict mode allows %d", MaxStrictProperties, MaxStrictProperties)
-		}
-		required := map[string]bool{}
-		var names []string
-		for _, r := range stringsOf(s["required"]) {
-			if _, ok := props[r]; ok && !required[r] {
-				required[r] = true
-				names = append(names, r)
+		s["anyOf"] = one
+		delete(s, "oneOf")
+	}
+	for k, v := range s {
+		switch {
+		case k == "format":
+			if f, _ := v.(string); !strictFormats[f] {
+				delete(s, k)
 			}
+		case !strictKeywords[k]:
+			delete(s, k)
 		}
-		if order != nil {
-			names = slices.DeleteFunc(slices.Clone(order), func(n string) bool { _, ok := props[n]; return !ok })
+	}
+	if alts, ok := s["anyOf"]; ok {
+		arr, ok := alts.([]any)
+		if !ok {
+			return fmt.Sprintf("%s has an anyOf that is not an array", describe(path))
 		}
-		rest := make([]string, 0, len(props))
-		for n := range props {
-			if !slices.Contains(names, n) {
-				rest = append(rest, n)
-			}
+		if path == "" {
+			return "the parameters object is an anyOf; strict mode needs an object"
 		}
-		sort.Strings(rest)
-		names = append(names, rest...)
-		for _, n := range names {
-			ps, ok := props[n].(map[string]any)
+		for i, a := range arr {
+			am, ok := a.(map[string]any)
 			if !ok {
-				return fmt.Sprintf("%s has no schema", describe(join(path, n)))
+				return fmt.Sprintf("%s has a boolean schema in anyOf", describe(path))
 			}
-			if reason := w.schema(ps, join(path, n), depth, nil); reason != "" {
+			if reason := w.schema(am, path+"|"+strconv.Itoa(i), depth, nil); reason != "" {
 				return reason
 			}
-			if !required[n] {
-				nullable(ps)
-			}
 		}
-		all := make([]any, len(names))
-		for i, n := range names {
-			all[i] = n
+	}
+	types, ok := typesOf(s["type"])
+	if !ok {
+		return fmt.Sprintf("%s has no supported type (%v)", describe(path), s["type"])
+	}
+	if len(types) == 0 {
+		_, ref := s["$ref"]
+		_, anyOf := s["anyOf"]
+		_, enum := s["enum"]
+		_, cnst := s["const"]
+		if !ref && !anyOf && !enum && !cnst {
+			return fmt.Sprintf("%s has no type (any value); strict mode needs one", describe(path))
 		}
-		s["required"] = all
-		s["additionalProperties"] = false
-	case opentool.TypeArray:
+	}
+	if slices.Contains(types, opentool.TypeObject) {
+		if reason := w.object(s, path, depth, order); reason != "" {
+			return reason
+		}
+	}
+	if slices.Contains(types, opentool.TypeArray) {
 		items, ok := s["items"].(map[string]any)
 		if !ok {
 			return fmt.Sprintf("%s is an array without an item schema", describe(path))
@@ -119,9 +187,6 @@ func (w *strictWalk) schema(s map[string]any, path string, depth int, order []st
 		if reason := w.schema(items, path+"[]", depth, nil); reason != "" {
 			return reason
 		}
-	case opentool.TypeString, opentool.TypeNumber, opentool.TypeInteger, opentool.TypeBoolean:
-	default:
-		return fmt.Sprintf("%s has no supported type (%v)", describe(path), s["type"])
 	}
 	if enum, ok := s["enum"].([]any); ok {
 		if w.enums += len(enum); w.enums > MaxStrictEnumValues {
@@ -131,14 +196,130 @@ func (w *strictWalk) schema(s map[string]any, path string, depth int, order []st
 	return ""
 }
 
-// nullable lets s also be null: its type becomes [type, "null"] and null
-// joins its enum.
+// object rewrites the object schema s (see schema).
+func (w *strictWalk) object(s map[string]any, path string, depth int, order []string) string {
+	depth++
+	if depth > MaxStrictDepth {
+		return fmt.Sprintf("%s nests objects %d levels deep; strict mode allows %d", describe(path), depth, MaxStrictDepth)
+	}
+	props, _ := s["properties"].(map[string]any)
+	switch ap := s["additionalProperties"]; {
+	case ap == nil || ap == true:
+		if len(props) == 0 && path != "" {
+			return fmt.Sprintf("%s is an object without declared properties (any members); strict mode needs every member declared", describe(path))
+		}
+	case ap != false:
+		return fmt.Sprintf("%s is an object whose other members have a schema (additionalProperties); strict mode needs every member declared", describe(path))
+	}
+	if w.props += len(props); w.props > MaxStrictProperties {
+		return fmt.Sprintf("the parameters have more than %d properties in all; strict mode allows %d", MaxStrictProperties, MaxStrictProperties)
+	}
+	required := map[string]bool{}
+	var names []string
+	for _, r := range stringsOf(s["required"]) {
+		if _, ok := props[r]; ok && !required[r] {
+			required[r] = true
+			names = append(names, r)
+		}
+	}
+	if order != nil {
+		names = slices.DeleteFunc(slices.Clone(order), func(n string) bool { _, ok := props[n]; return !ok })
+	}
+	rest := make([]string, 0, len(props))
+	for n := range props {
+		if !slices.Contains(names, n) {
+			rest = append(rest, n)
+		}
+	}
+	sort.Strings(rest)
+	names = append(names, rest...)
+	for _, n := range names {
+		ps, ok := props[n].(map[string]any)
+		if !ok {
+			return fmt.Sprintf("%s has no schema object", describe(join(path, n)))
+		}
+		if reason := w.schema(ps, join(path, n), depth, nil); reason != "" {
+			return reason
+		}
+		if !required[n] {
+			nullable(ps)
+		}
+	}
+	all := make([]any, len(names))
+	for i, n := range names {
+		all[i] = n
+	}
+	s["required"] = all
+	s["additionalProperties"] = false
+	return ""
+}
+
+// typesOf returns the types of a "type" value (none when absent); ok is
+// false for a type strict mode does not know.
+func typesOf(t any) ([]string, bool) {
+	var types []string
+	switch v := t.(type) {
+	case nil:
+		return nil, true
+	case string:
+		types = []string{v}
+	case []any:
+		for _, e := range v {
+			s, ok := e.(string)
+			if !ok {
+				return nil, false
+			}
+			types = append(types, s)
+		}
+	case []string:
+		types = v
+	default:
+		return nil, false
+	}
+	for _, ty := range types {
+		switch ty {
+		case opentool.TypeString, opentool.TypeNumber, opentool.TypeInteger, opentool.TypeBoolean, opentool.TypeObject, opentool.TypeArray, "null":
+		default:
+			return nil, false
+		}
+	}
+	return types, true
+}
+
+// nullable lets s also be null: "null" joins its type, null its enum (a
+// "const" becomes a two-value enum), a {"type":"null"} branch its anyOf;
+// a "$ref" becomes an anyOf of the reference and {"type":"null"}.
 func nullable(s map[string]any) {
-	if t, ok := s["type"].(string); ok {
-		s["type"] = []any{t, "null"}
+	switch t := s["type"].(type) {
+	case string:
+		if t != "null" {
+			s["type"] = []any{t, "null"}
+		}
+	case []any:
+		if !slices.Contains(t, any("null")) {
+			s["type"] = append(t, "null")
+		}
+	}
+	if c, ok := s["const"]; ok && s["enum"] == nil {
+		delete(s, "const")
+		s["enum"] = []any{c}
 	}
 	if enum, ok := s["enum"].([]any); ok && !slices.Contains(enum, nil) {
 		s["enum"] = append(enum, nil)
+	}
+	null := map[string]any{"type": "null"}
+	if ref, ok := s["$ref"]; ok {
+		delete(s, "$ref")
+		s["anyOf"] = []any{map[string]any{"$ref": ref}, null}
+		return
+	}
+	if alts, ok := s["anyOf"].([]any); ok && s["type"] == nil {
+		for _, a := range alts {
+			if m, ok := a.(map[string]any); ok && m["type"] == "null" {
+				return
+			}
+		}
+		s["anyOf"] = append(alts, null)
 	}
 }
 

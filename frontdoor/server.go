@@ -216,7 +216,7 @@ func (s *Server) Start() (err error) {
 	s.ready.SetStarting(false)
 	served := 0
 	for _, p := range s.h.Plugins() {
-		if p.State == host.StateReady {
+		if p.State.Serving() {
 			served++
 		}
 	}

@@ -325,6 +325,9 @@ func (i *instance) loadDocument(ctx context.Context, cfg *Config) (*opentool.Ope
 	if err != nil {
 		return nil, nil, fmt.Errorf("invalid document: %w", err)
 	}
+	for _, r := range doc.Refused {
+		cfg.Logger.Warn("plugin refused part of what it declares; it is degraded (see /health)", "plugin", i.name, "kind", r.Kind, "name", r.Name, "reason", r.Reason)
+	}
 	if err := addPrefix(inlined, i.prefix); err != nil {
 		return nil, nil, err
 	}
@@ -334,6 +337,8 @@ func (i *instance) loadDocument(ctx context.Context, cfg *Config) (*opentool.Ope
 		v, err := argcheck.Compile(f)
 		if err != nil {
 			cfg.Logger.Warn("cannot compile parameter schema; serving without argument validation", "plugin", i.name, "function", f.Name, "error", err)
+		} else if u := v.Unchecked(); len(u) > 0 {
+			cfg.Logger.Warn("part of the parameter schema is not checked by the host; the plugin still sees every call", "plugin", i.name, "function", f.Name, "unchecked", strings.Join(u, "; "))
 		}
 		args[k] = v
 	}

@@ -31,12 +31,12 @@ func Snapshot(ctx context.Context, cfg Config, mk func(Config) (*Host, error)) (
 	return h.Pins(), h.Plugins(), nil
 }
 
-// NotReady lists the plugins of ps that are not ready, as "NAME
-// (reason)", sorted.
-func NotReady(ps []PluginStatus) []string {
+// NotServing lists the plugins of ps that do not serve (neither ready
+// nor degraded), as "NAME (reason)", sorted.
+func NotServing(ps []PluginStatus) []string {
 	var out []string
 	for _, p := range ps {
-		if p.State != StateReady {
+		if !p.State.Serving() {
 			out = append(out, fmt.Sprintf("%s (%s)", p.Name, p.LastError))
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -40,7 +41,17 @@ const (
 	// StateFailed: the plugin could not be started or kept crashing; its
 	// functions are not served until its file changes or a rescan.
 	StateFailed State = "failed"
+	// StateDegraded: as StateReady (a process serves the plugin's
+	// functions), but the plugin refused part of what it declares (an
+	// MCP server's tool whose input schema is not an object, say);
+	// PluginStatus.Refused says what and why. Only PluginStatus reports
+	// it: in the lifecycle the plugin is ready.
+	StateDegraded State = "degraded"
 )
+
+// Serving reports whether a plugin in state s serves its functions:
+// ready or degraded.
+func (s State) Serving() bool { return s == StateReady || s == StateDegraded }
 
 // view is the part of a plugin the call path reads, swapped atomically.
 type view struct {
@@ -367,6 +378,11 @@ type PluginStatus struct {
 	// Conflicts are the functions the plugin declares that another
 	// plugin owns (see routes.go): refused, or served under another name.
 	Conflicts []Conflict `json:"conflicts,omitempty"`
+	// Refused lists what the plugin declares but refused to serve, with
+	// the reason: its document's refused list (opentool.OpenTool.Refused;
+	// e.g. an MCP server's tool whose input schema is not an object).
+	// A ready plugin that refused something is StateDegraded.
+	Refused []opentool.Refusal `json:"refused,omitempty"`
 	// LastError is the reason of the last crash or failure ("" when none).
 	LastError string `json:"last_error,omitempty"`
 	// Lock is how the plugin stands with opentool.lock when the host
@@ -419,6 +435,10 @@ func (p *Plugin) Status() PluginStatus {
 		for _, f := range l.doc.Functions {
 			s.Functions = append(s.Functions, f.Name)
 		}
+		s.Refused = slices.Clone(l.doc.Refused)
+		if s.State == StateReady && len(s.Refused) > 0 {
+			s.State = StateDegraded
+		}
 	}
 	s.Stderr = l.stderr
 	s.Lock = p.sv.pins.status(p.name, l.file, l.sum, l.doc, l.held)
@@ -449,7 +469,7 @@ const (
 )
 
 // Settled reports whether a plugin in state s lets the host be ready:
-// ready; failed (the host gave up: the first start or a retry failed, or
+// ready or degraded (serving); failed (the host gave up: the first start or a retry failed, or
 // Restart.MaxFailures crashes or failed restarts in a row, and nothing
 // retries it until its file changes, a rescan or the lock changes, so
 // waiting for it would hold readiness forever); or draining or stopped
@@ -457,7 +477,7 @@ const (
 // after a backoff, at most Restart.MaxFailures times) are not settled.
 func (s State) Settled() bool {
 	switch s {
-	case StateReady, StateFailed, StateDraining, StateStopped:
+	case StateReady, StateDegraded, StateFailed, StateDraining, StateStopped:
 		return true
 	}
 	return false

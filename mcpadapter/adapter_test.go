@@ -244,15 +244,55 @@ func TestAdapterListChangedInProcess(t *testing.T) {
 func TestAdapterPaginationAndRenames(t *testing.T) {
 	r := start(t, notesLaunch(t, "--page-size", "2", "--odd-tools"), Options{})
 	fns := load(t, r.Adapter)
-	if len(fns) != 7 { // 6, the renamed one; all_of is left out
+	if len(fns) != 8 { // 6, the renamed one and all_of (served with its schema as declared)
 		t.Fatalf("%d functions over pages of 2: %v", len(fns), fns)
 	}
-	if _, ok := fns["all_of"]; ok {
-		t.Fatal("all_of served")
+	if f, ok := fns["all_of"]; !ok || !strings.Contains(string(f.InputSchema), `"allOf":[{"type":"string"}]`) {
+		t.Fatalf("all_of = %+v", f)
 	}
 	if got := mustCall(t, r.Adapter, "ns_tool_with_spaces", `{"text":"x"}`); got != `{"content":[{"type":"text","text":"x"}],"text":"x"}` {
 		t.Fatalf("renamed tool = %s", got)
 	}
+}
+
+// TestAdapterSchemasAsDeclared: tools whose schemas OpenTool cannot
+// express are served with them as declared (and title, annotations,
+// icons, _meta); the one whose input schema is not an object is refused
+// and named in the document's refused list (issue 22).
+func TestAdapterSchemasAsDeclared(t *testing.T) {
+	r := start(t, notesLaunch(t, "--schema-tools"), Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
+	defer cancel()
+	doc, err := r.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fns := load(t, r.Adapter)
+	choose := fns["choose"]
+	if string(choose.InputSchema) != `{"additionalProperties":false,"properties":{"flag":{"description":"yes, no, or a word","type":["boolean","string"]}},"required":["flag"],"type":"object"}` {
+		t.Errorf("choose inputSchema = %s", choose.InputSchema)
+	}
+	if len(choose.Parameters) != 1 || choose.Parameters[0].Schema.Type != "boolean" || !choose.Parameters[0].Required {
+		t.Errorf("choose parameters = %s", mustJSON(choose.Parameters))
+	}
+	if c := fns["contact"]; !strings.Contains(string(c.InputSchema), `"$anchor":"addressDef"`) || len(c.Parameters) != 5 {
+		t.Errorf("contact = %s", mustJSON(c))
+	}
+	b := fns["bounded"]
+	if b.Title != "Bounded number" || b.Annotations == nil || !*b.Annotations.ReadOnlyHint || *b.Annotations.DestructiveHint || *b.Annotations.OpenWorldHint ||
+		len(b.Icons) != 1 || string(b.Meta) != `{"example.com/tier":"free"}` || string(b.Parameters[0].Schema.Extra["maximum"]) != "100" {
+		t.Errorf("bounded = %s", mustJSON(b))
+	}
+	if _, ok := fns["bad_input"]; ok || len(doc.Refused) != 1 || doc.Refused[0].Name != "bad_input" ||
+		doc.Refused[0].Reason != `MCP tool "bad_input": inputSchema.type: "string": the arguments of a call are an object` {
+		t.Errorf("bad_input served %v; refused %+v", ok, doc.Refused)
+	}
+}
+
+// mustJSON is v as JSON, for messages.
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
 }
 
 // stats returns the example server's {"active":N,"cancelled":M}.

@@ -27,14 +27,16 @@ const maxNameLen = 64
 // converted is an MCP server's tool list as an OpenTool document.
 type converted struct {
 	// doc is the OpenTool 1.1.0 document; it passes opentool.Validate.
+	// Its Refused lists the dropped tools.
 	doc *opentool.OpenTool
 	// names maps each served function name to its MCP tool name.
 	names map[string]string
 	// dropped lists the tools that are not served and why, in MCP name
 	// order.
 	dropped []fault
-	// partial lists what was left out of tools that are served (an
-	// optional parameter, an outputSchema) and why.
+	// partial lists, for tools that are served, what the OpenTool
+	// projection of their schemas leaves out (opentool.Loss); the schemas
+	// are served and checked as declared all the same.
 	partial []fault
 }
 
@@ -53,9 +55,11 @@ type serverInfo struct {
 }
 
 // convert turns the tools of one MCP server into an OpenTool 1.1.0
-// document. A tool whose input schema OpenTool cannot express is left
-// out (dropped, with the reason); the others are served. Names are made
-// valid and unique (assignNames).
+// document. Every tool is served with its schemas as declared
+// (inputSchema, outputSchema) and their OpenTool projection (parameters,
+// return); a tool whose input schema is not an object schema is left out
+// (dropped, with the reason, also in the document's refused list). Names
+// are made valid and unique (assignNames).
 func convert(info serverInfo, tools []*mcp.Tool) converted {
 	c := converted{doc: newDocument(info), names: map[string]string{}}
 	sorted := slices.Clone(tools)
@@ -63,13 +67,14 @@ func convert(info serverInfo, tools []*mcp.Tool) converted {
 	var ok []*mcp.Tool
 	var fns []*opentool.Function
 	for _, t := range sorted {
-		f, warnings, err := function(t)
+		f, losses, err := function(t)
 		if err != nil {
 			c.dropped = append(c.dropped, fault{Tool: t.Name, Reason: err.Error()})
+			c.doc.Refused = append(c.doc.Refused, opentool.Refusal{Kind: opentool.RefusedTool, Name: t.Name, Reason: err.Error()})
 			continue
 		}
-		for _, w := range warnings {
-			c.partial = append(c.partial, fault{Tool: t.Name, Reason: w.Error()})
+		for _, l := range losses {
+			c.partial = append(c.partial, fault{Tool: t.Name, Reason: l})
 		}
 		ok, fns = append(ok, t), append(fns, f)
 	}
@@ -103,154 +108,131 @@ func newDocument(info serverInfo) *opentool.OpenTool {
 }
 
 // function converts one tool; the caller sets the name. err says why the
-// tool cannot be served (its input schema, with the JSON path); warnings
-// say what was left out of a function that is served: optional
-// parameters whose schema does not convert, an outputSchema that does
-// not convert.
-func function(t *mcp.Tool) (f *opentool.Function, warnings []error, err error) {
-	params, additional, skipped, err := parameters(t.InputSchema)
+// tool cannot be served (its input schema is not an object schema, with
+// the JSON path); losses say what the OpenTool projection of its schemas
+// leaves out ("inputSchema.properties.x.type: ..."), for the log: the
+// schemas themselves are kept as declared (InputSchema, OutputSchema),
+// and they are what the host checks and serves.
+func function(t *mcp.Tool) (f *opentool.Function, losses []string, err error) {
+	in, err := schemaMap(t.InputSchema)
 	if err != nil {
-		return nil, nil, fmt.Errorf("MCP tool %q: %w", t.Name, err)
+		return nil, nil, fmt.Errorf("MCP tool %q: inputSchema: %w", t.Name, err)
 	}
-	for _, e := range skipped {
-		warnings = append(warnings, fmt.Errorf("MCP tool %q: optional parameter left out (it may still be given, unchecked): %w", t.Name, e))
+	params, additional, lost, err := opentool.ProjectParameters(in)
+	switch {
+	case errors.Is(err, opentool.ErrTooLarge):
+		// The projection gives up; the schema is served and checked.
+		params, additional = []opentool.Parameter{}, nil
+		losses = append(losses, "inputSchema: too large to project onto OpenTool parameters: the function is listed without parameters")
+	case err != nil:
+		return nil, nil, fmt.Errorf("MCP tool %q: %w", t.Name, schemaError("inputSchema", err))
 	}
-	f = &opentool.Function{Name: "f", Description: description(t), Parameters: params, AdditionalParameters: additional}
-	ret, outErr := returnOf(t.OutputSchema)
+	for _, l := range lost {
+		losses = append(losses, joinPath("inputSchema", l.Path)+": "+l.What)
+	}
+	params, additional, unnamed := named(params, additional)
+	if unnamed {
+		losses = append(losses, `inputSchema.properties[""]: a property without a name cannot be an OpenTool parameter: left out of the parameters`)
+	}
+	f = &opentool.Function{Name: "f", Description: description(t), Parameters: params, AdditionalParameters: additional, InputSchema: declared(in)}
+	ret, out, lost, outErr := returnOf(t.OutputSchema)
 	if outErr != nil {
-		warnings = append(warnings, fmt.Errorf("MCP tool %q: served without a return description: %w", t.Name, outErr))
+		losses = append(losses, "served without a return description: "+outErr.Error())
 	}
-	f.Return = ret
+	for _, l := range lost {
+		losses = append(losses, joinPath("outputSchema", l.Path)+": "+l.What)
+	}
+	f.Return, f.OutputSchema = ret, out
+	mcpMembers(t, f)
 	if err := validFunction(f); err != nil {
 		return nil, nil, fmt.Errorf("MCP tool %q: %w", t.Name, err)
 	}
-	return f, warnings, nil
+	return f, losses, nil
 }
 
-// parameters converts an inputSchema (an object schema) into one
-// parameter per property, in name order, and the object's
-// additionalProperties. When the schema does not convert as a whole, each
-// property is converted alone (byProperty): an optional one that does not
-// convert is left out (skipped) and the function then allows parameters
-// it does not declare (additional is nil), so that it may still be
-// given; a required one, or a fault outside the properties, is err.
-// Errors name the JSON path from the tool
-// ("inputSchema.properties.x.allOf").
-func parameters(inputSchema any) (params []opentool.Parameter, additional *bool, skipped []error, err error) {
-	m, err := schemaMap(inputSchema)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("inputSchema: %w", err)
+// declared is the input schema m as the host serves and checks it: as
+// declared, with "type": "object" when it has no type or a union with
+// object (the SDK serves no other), {"type":"object"} for an empty one.
+func declared(m map[string]any) json.RawMessage {
+	if m["type"] != opentool.TypeObject {
+		c := make(map[string]any, len(m)+1)
+		maps.Copy(c, m)
+		c["type"] = opentool.TypeObject
+		m = c
 	}
-	s, err := objectSchema("inputSchema", m)
-	if err != nil {
-		return byProperty(m, err)
-	}
-	if s.Type != opentool.TypeObject {
-		return nil, nil, nil, fmt.Errorf("inputSchema.type: %q; a tool's input must be an object", s.Type)
-	}
-	params = make([]opentool.Parameter, 0, len(s.Properties))
-	for _, name := range sortedKeys(s.Properties) {
-		p := s.Properties[name]
-		params = append(params, opentool.Parameter{Name: name, Description: p.Description, Schema: p, Required: slices.Contains(s.Required, name)})
-	}
-	if err := checkNames(params); err != nil {
-		return nil, nil, nil, err
-	}
-	return params, s.AdditionalProperties, nil, nil
+	b, _ := json.Marshal(m) // decoded from JSON: encodes
+	return b
 }
 
-// byProperty converts input schema m property by property, after it
-// failed as a whole with whole (see parameters).
-func byProperty(m map[string]any, whole error) ([]opentool.Parameter, *bool, []error, error) {
-	props, ok := m["properties"].(map[string]any)
-	if !ok || len(props) == 0 {
-		return nil, nil, nil, whole
+// named drops a parameter without a name (a property ""), which no
+// OpenTool parameter can be; the function then allows undeclared
+// parameters (additional nil) so that the projection does not forbid it.
+func named(params []opentool.Parameter, additional *bool) ([]opentool.Parameter, *bool, bool) {
+	i := slices.IndexFunc(params, func(p opentool.Parameter) bool { return p.Name == "" })
+	if i < 0 {
+		return params, additional, false
 	}
-	required, _ := m["required"].([]any)
-	base := maps.Clone(m)
-	delete(base, "properties")
-	delete(base, "required")
-	base["type"] = opentool.TypeObject
-	if _, err := objectSchema("inputSchema", base); err != nil {
-		return nil, nil, nil, err
-	}
-	params := make([]opentool.Parameter, 0, len(props))
-	var skipped []error
-	for _, name := range slices.Sorted(maps.Keys(props)) {
-		one := maps.Clone(base)
-		one["properties"] = map[string]any{name: props[name]}
-		isRequired := slices.Contains(required, any(name))
-		if isRequired {
-			one["required"] = []any{name}
+	return slices.Delete(params, i, i+1), nil, true
+}
+
+// mcpMembers copies the tool's title, annotations, icons and _meta into
+// f, as declared (readOnlyHint and idempotentHint only when true: the SDK
+// decodes an absent hint as false, the MCP default).
+func mcpMembers(t *mcp.Tool, f *opentool.Function) {
+	f.Title = t.Title
+	if a := t.Annotations; a != nil {
+		f.Annotations = &opentool.Annotations{Title: a.Title, DestructiveHint: a.DestructiveHint, OpenWorldHint: a.OpenWorldHint}
+		if a.ReadOnlyHint {
+			f.Annotations.ReadOnlyHint = new(true)
 		}
-		s, err := objectSchema("inputSchema", one)
-		switch {
-		case err != nil && isRequired:
-			return nil, nil, nil, err
-		case err != nil:
-			skipped = append(skipped, err)
-			continue
-		}
-		p := s.Properties[name]
-		params = append(params, opentool.Parameter{Name: name, Description: p.Description, Schema: p, Required: isRequired})
-	}
-	if err := checkNames(params); err != nil {
-		return nil, nil, nil, err
-	}
-	return params, nil, skipped, nil
-}
-
-// checkNames refuses a parameter without a name (a property "").
-func checkNames(params []opentool.Parameter) error {
-	for _, p := range params {
-		if p.Name == "" {
-			return errors.New(`inputSchema.properties[""]: a property without a name cannot be an OpenTool parameter`)
+		if a.IdempotentHint {
+			f.Annotations.IdempotentHint = new(true)
 		}
 	}
-	return nil
+	for _, ic := range t.Icons {
+		f.Icons = append(f.Icons, opentool.Icon{Src: ic.Source, MIMEType: ic.MIMEType, Sizes: slices.Clone(ic.Sizes), Theme: string(ic.Theme)})
+	}
+	if len(t.Meta) > 0 {
+		if b, err := json.Marshal(t.Meta); err == nil {
+			f.Meta = b
+		}
+	}
 }
 
-// returnOf is the function's return from an outputSchema: nil without
-// one. A schema of an object is the result's; any other (SEP-2106 allows
-// arrays and primitives) describes the "result" member of the object the
-// adapter wraps such a result in (resultJSON).
-func returnOf(outputSchema any) (*opentool.Return, error) {
+// returnOf is the function's return and declared output schema from an
+// outputSchema: nil without one. A schema of an object is the result's;
+// any other (SEP-2106 allows arrays and primitives) describes the
+// "result" member of the object the adapter wraps such a result in
+// (resultJSON), and both are of that wrapping object. lost is what the
+// OpenTool projection of the return leaves out.
+func returnOf(outputSchema any) (*opentool.Return, json.RawMessage, []opentool.Loss, error) {
 	if outputSchema == nil {
-		return nil, nil
+		return nil, nil, nil, nil
 	}
 	m, err := schemaMap(outputSchema)
 	if err != nil {
-		return nil, fmt.Errorf("outputSchema: %w", err)
+		return nil, nil, nil, fmt.Errorf("outputSchema: %w", err)
 	}
-	s, err := objectSchema("outputSchema", m)
-	if err != nil {
-		return nil, err
-	}
-	if s.Type != opentool.TypeObject {
-		s = &opentool.Schema{Type: opentool.TypeObject, Properties: map[string]*opentool.Schema{"result": s}, Required: []string{"result"}}
-	}
-	return &opentool.Return{Name: "result", Description: s.Description, Schema: s}, nil
-}
-
-// objectSchema converts the tool schema m at root ("inputSchema",
-// "outputSchema"; an empty one is {"type": "object"}) with
-// opentool.FromJSONSchema: local $refs inlined, single-branch
-// anyOf/oneOf taken. Errors are *pathError.
-func objectSchema(root string, m map[string]any) (*opentool.Schema, error) {
 	if len(m) == 0 {
 		m = map[string]any{"type": opentool.TypeObject}
 	}
-	s, err := opentool.FromJSONSchema(m)
-	if err != nil {
-		return nil, schemaError(root, err)
+	if m["type"] != opentool.TypeObject {
+		m = map[string]any{"type": opentool.TypeObject, "properties": map[string]any{"result": m}, "required": []any{"result"}}
 	}
-	return s, nil
+	s, lost, err := opentool.ProjectJSONSchema(m)
+	if err != nil {
+		return nil, nil, nil, schemaError("outputSchema", err)
+	}
+	out, err := json.Marshal(m)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("outputSchema: %w", err)
+	}
+	return &opentool.Return{Name: "result", Description: s.Description, Schema: s}, out, lost, nil
 }
 
 // pathError is a schema conversion error: what is wrong at path (a
-// JSON path from the tool: "inputSchema.properties.x.allOf"). It wraps
-// opentool's error (opentool.ErrUnsupportedSchema, *opentool.RefError,
-// opentool.ErrTooLarge).
+// JSON path from the tool: "inputSchema.type"). It wraps opentool's
+// error (opentool.ErrUnsupportedSchema, opentool.ErrTooLarge).
 type pathError struct {
 	path string
 	what string
@@ -263,20 +245,16 @@ func (e *pathError) Error() string { return e.path + ": " + e.what }
 // Unwrap returns opentool's error.
 func (e *pathError) Unwrap() error { return e.err }
 
-// schemaError places err, an error of opentool.FromJSONSchema for the
-// schema at root ("inputSchema"), at its JSON path from the tool.
+// schemaError places err, an error of opentool.ProjectParameters or
+// ProjectJSONSchema for the schema at root ("inputSchema"), at its JSON
+// path from the tool.
 func schemaError(root string, err error) error {
-	var re *opentool.RefError
-	if errors.As(err, &re) {
-		what := strings.TrimPrefix(re.Error(), "opentool: "+re.Path+": ")
-		return &pathError{path: joinPath(root, re.Path), what: what, err: err}
-	}
 	rest, ok := strings.CutPrefix(err.Error(), opentool.ErrUnsupportedSchema.Error()+" at ")
 	if !ok {
 		return &pathError{path: root, what: strings.TrimPrefix(err.Error(), "opentool: "), err: err}
 	}
 	path, what, _ := strings.Cut(rest, ": ")
-	return &pathError{path: joinPath(root, path), what: "not expressible in OpenTool: " + what, err: err}
+	return &pathError{path: joinPath(root, path), what: what, err: err}
 }
 
 // joinPath appends the JSON path p ("$" or "" for the root,
@@ -429,14 +407,4 @@ func schemaMap(v any) (map[string]any, error) {
 		return nil, fmt.Errorf("not a JSON object: %s", b)
 	}
 	return m, nil
-}
-
-// sortedKeys returns m's keys in order.
-func sortedKeys(m map[string]*opentool.Schema) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -101,16 +102,18 @@ func mapsEqual(a, b map[string]string) bool {
 }
 
 func TestConvertSchemas(t *testing.T) {
-	destructive := true
+	destructive, closed := true, false
 	search := &mcp.Tool{
 		Name: "search", Title: "Search", Description: "Finds things.",
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true},
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: &closed},
+		Icons:       []mcp.Icon{{Source: "https://example.com/s.png", MIMEType: "image/png", Sizes: []string{"48x48"}}},
+		Meta:        mcp.Meta{"vendor/x": obj{"a": 1.0}},
 		InputSchema: obj{
 			"$schema": "https://json-schema.org/draft/2020-12/schema",
 			"type":    "object", "additionalProperties": false, "required": []any{"q"},
 			"properties": obj{
-				"q":     obj{"type": "string", "description": "the query", "minLength": 1},
-				"limit": obj{"type": []any{"integer", "null"}, "default": 10},
+				"q":     obj{"type": "string", "description": "the query", "minLength": 1.0},
+				"limit": obj{"type": []any{"integer", "null"}, "default": 10.0},
 				"mode":  obj{"enum": []any{"fast", "exact"}},
 				"kind":  obj{"const": "doc"},
 				"opts":  obj{"$ref": "#/$defs/Opts", "description": "options"},
@@ -142,81 +145,103 @@ func TestConvertSchemas(t *testing.T) {
 		name string
 		ok   bool
 	}{
-		{"q required, described", params["q"].Required && params["q"].Description == "the query" && params["q"].Schema.Type == "string"},
-		{"limit nullable integer", params["limit"].Schema.Type == "integer" && !params["limit"].Required},
+		{"q required, described, minLength kept", params["q"].Required && params["q"].Description == "the query" && params["q"].Schema.Type == "string" && string(params["q"].Schema.Extra["minLength"]) == "1"},
+		{"limit nullable integer", params["limit"].Schema.Type == "integer" && !params["limit"].Required && string(params["limit"].Schema.Extra["default"]) == "10"},
 		{"mode enum typed", params["mode"].Schema.Type == "string" && len(params["mode"].Schema.Enum) == 2},
 		{"kind const", params["kind"].Schema.Type == "string" && len(params["kind"].Schema.Enum) == 1},
 		{"opts $defs inlined", params["opts"].Schema.Type == "object" && params["opts"].Schema.Properties["exact"] != nil && params["opts"].Description == "options" && slices.Equal(params["opts"].Schema.Required, []string{"exact"})},
 		{"near definitions via anyOf", params["near"].Schema.Type == "object" && params["near"].Schema.Properties["x"].Type == "number"},
 		{"tags items", params["tags"].Schema.Items != nil && params["tags"].Schema.Items.Type == "string"},
 		{"return from outputSchema", s.Return != nil && s.Return.Schema.Properties["hits"] != nil},
-		{"rm annotations.title and destructive", fns["rm"].Description == "Remove. Removes. (destructive)"},
+		{"title, annotations, icons, _meta kept", s.Title == "Search" && *s.Annotations.ReadOnlyHint && *s.Annotations.IdempotentHint && !*s.Annotations.OpenWorldHint &&
+			s.Annotations.DestructiveHint == nil && len(s.Icons) == 1 && s.Icons[0].Sizes[0] == "48x48" && string(s.Meta) == `{"vendor/x":{"a":1}}`},
+		{"rm annotations.title and destructive", fns["rm"].Description == "Remove. Removes. (destructive)" && *fns["rm"].Annotations.DestructiveHint && fns["rm"].Annotations.Title == "Remove"},
 		{"rm allows more parameters", fns["rm"].AdditionalParameters == nil && len(fns["rm"].Parameters) == 0},
-		{"bare {} is an object without parameters", fns["bare"].Description == "MCP tool bare" && fns["bare"].Parameters != nil},
+		{"bare {} is an object without parameters", fns["bare"].Description == "MCP tool bare" && fns["bare"].Parameters != nil && string(fns["bare"].InputSchema) == `{"type":"object"}`},
 	}
 	for _, ch := range checks {
 		if !ch.ok {
 			t.Errorf("%s: %+v", ch.name, s)
 		}
 	}
-	if len(c.dropped) != 0 || len(c.partial) != 0 {
+	// The schemas are kept as declared.
+	sameJSON(t, s.InputSchema, search.InputSchema)
+	sameJSON(t, s.OutputSchema, search.OutputSchema)
+	if len(c.dropped) != 0 || len(c.partial) != 2 || !strings.Contains(c.partial[0].Reason, "inputSchema.properties.limit.type: null") ||
+		!strings.Contains(c.partial[1].Reason, "inputSchema.properties.near.anyOf: null") {
 		t.Errorf("dropped %v, partial %v", c.dropped, c.partial)
 	}
 }
 
-func TestConvertFaultsWithPaths(t *testing.T) {
+// sameJSON fails unless raw is the JSON of want (key order aside).
+func sameJSON(t *testing.T, raw json.RawMessage, want any) {
+	t.Helper()
+	var a, b any
+	wb, _ := json.Marshal(want)
+	if err := json.Unmarshal(raw, &a); err != nil {
+		t.Fatalf("%s: %v", raw, err)
+	}
+	_ = json.Unmarshal(wb, &b)
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("got  %s\nwant %s", raw, wb)
+	}
+}
+
+// TestConvertServesEverySchema: a tool whose schemas OpenTool cannot
+// express is served with them as declared and a projection; the log names
+// what the projection leaves out (issue 22). Only an input schema that is
+// not an object schema refuses a tool.
+func TestConvertServesEverySchema(t *testing.T) {
 	cases := []struct {
-		name    string
-		tool    *mcp.Tool
-		served  bool   // the function is served (without the part)
-		reason  string // in the logged reason
-		missing string // a parameter left out of a served function
+		name string
+		tool *mcp.Tool
+		lost string // in the logged reason
 	}{
-		{"allOf required", tool("t", props(obj{"x": obj{"allOf": []any{obj{"type": "string"}}}}, "x")), false, "inputSchema.properties.x.allOf: not expressible in OpenTool: keyword not supported", ""},
-		{"oneOf optional", tool("t", props(obj{"ok": obj{"type": "string"}, "y": obj{"oneOf": []any{obj{"type": "string"}, obj{"type": "number"}}}})), true, "inputSchema.properties.y.oneOf", "y"},
-		{"several types optional", tool("t", props(obj{"ok": obj{"type": "string"}, "u": obj{"type": []any{"string", "number"}}})), true, "inputSchema.properties.u.type", "u"},
-		{"any optional", tool("t", props(obj{"ok": obj{"type": "string"}, "a": obj{}})), true, "inputSchema.properties.a.type: not expressible in OpenTool: missing", "a"},
-		{"tuple items", tool("t", props(obj{"p": obj{"type": "array", "items": []any{obj{"type": "number"}}}}, "p")), false, "inputSchema.properties.p.items", ""},
-		{"array without items", tool("t", props(obj{"p": obj{"type": "array"}}, "p")), false, "inputSchema.properties.p.items", ""},
-		{"not, nested", tool("t", props(obj{"o": props(obj{"n": obj{"type": "string", "not": obj{"const": "x"}}})}, "o")), false, "inputSchema.properties.o.properties.n.not", ""},
-		{"recursive $ref", tool("t", obj{"type": "object", "required": []any{"n"}, "properties": obj{"n": obj{"$ref": "#/$defs/Node"}}, "$defs": obj{"Node": props(obj{"next": obj{"$ref": "#/$defs/Node"}})}}), false, "cycle", ""},
-		{"remote $ref", tool("t", props(obj{"r": obj{"$ref": "https://example.com/s.json"}}, "r")), false, "inputSchema.properties.r.$ref", ""},
-		{"input not an object", tool("t", obj{"type": "string"}), false, `inputSchema.type: "string"`, ""},
-		{"allOf at the top", tool("t", obj{"type": "object", "allOf": []any{props(obj{"a": obj{"type": "string"}})}, "properties": obj{"b": obj{"type": "string"}}}), false, "inputSchema.allOf", ""},
-		{"enum of the wrong type", tool("t", props(obj{"e": obj{"type": "integer", "enum": []any{"a"}}}, "e")), false, "inputSchema.properties.e.enum", ""},
-		{"empty property name", tool("t", props(obj{"": obj{"type": "string"}})), false, `inputSchema.properties[""]`, ""},
-		{"outputSchema", &mcp.Tool{Name: "t", InputSchema: obj{"type": "object"}, OutputSchema: props(obj{"x": obj{"not": obj{}}})}, true, "outputSchema.properties.x.not", ""},
+		{"allOf required", tool("t", props(obj{"x": obj{"allOf": []any{obj{"type": "string"}}}}, "x")), "inputSchema.properties.x.allOf"},
+		{"oneOf optional", tool("t", props(obj{"ok": obj{"type": "string"}, "y": obj{"oneOf": []any{obj{"type": "string"}, obj{"type": "number"}}}})), "inputSchema.properties.y.oneOf"},
+		{"several types", tool("t", props(obj{"u": obj{"type": []any{"boolean", "string"}}}, "u")), `inputSchema.properties.u.type: type ["boolean","string"] projected as "boolean"`},
+		{"any", tool("t", props(obj{"a": obj{}})), "inputSchema.properties.a: no type"},
+		{"tuple items", tool("t", props(obj{"p": obj{"type": "array", "items": []any{obj{"type": "number"}}}}, "p")), "inputSchema.properties.p.items"},
+		{"array without items", tool("t", props(obj{"p": obj{"type": "array"}}, "p")), "inputSchema.properties.p.items: absent"},
+		{"not, nested", tool("t", props(obj{"o": props(obj{"n": obj{"type": "string", "not": obj{"const": "x"}}})}, "o")), "inputSchema.properties.o.properties.n.not"},
+		{"recursive $ref", tool("t", obj{"type": "object", "required": []any{"n"}, "properties": obj{"n": obj{"$ref": "#/$defs/Node"}}, "$defs": obj{"Node": props(obj{"next": obj{"$ref": "#/$defs/Node"}})}}), "recursive reference"},
+		{"remote $ref", tool("t", props(obj{"r": obj{"$ref": "https://example.com/s.json"}}, "r")), "inputSchema.properties.r.$ref"},
+		{"allOf at the top", tool("t", obj{"type": "object", "allOf": []any{props(obj{"a": obj{"type": "string"}})}, "properties": obj{"b": obj{"type": "string"}}}), "inputSchema.allOf"},
+		{"enum of the wrong type", tool("t", props(obj{"e": obj{"type": "integer", "enum": []any{"a"}}}, "e")), "inputSchema.properties.e.enum"},
+		{"empty property name", tool("t", props(obj{"": obj{"type": "string"}})), `inputSchema.properties[""]`},
+		{"outputSchema", &mcp.Tool{Name: "t", InputSchema: obj{"type": "object"}, OutputSchema: props(obj{"x": obj{"not": obj{}}})}, "outputSchema.properties.x.not"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			ok := tool("fine", obj{"type": "object"})
 			c := mustParse(t, []*mcp.Tool{tc.tool, ok})
 			fns := byName(c)
-			if _, served := fns["t"]; served != tc.served {
-				t.Fatalf("served = %v, want %v (dropped %v)", served, tc.served, c.dropped)
+			f, served := fns["t"]
+			if !served || len(c.dropped) != 0 || len(c.doc.Refused) != 0 {
+				t.Fatalf("served = %v, dropped %v", served, c.dropped)
 			}
-			if _, ok := fns["fine"]; !ok {
-				t.Fatal("the other tool is not served")
+			sameJSON(t, f.InputSchema, tc.tool.InputSchema)
+			if tc.tool.OutputSchema != nil {
+				sameJSON(t, f.OutputSchema, tc.tool.OutputSchema)
 			}
-			faults := c.dropped
-			if tc.served {
-				faults = c.partial
-			}
-			if len(faults) != 1 || faults[0].Tool != "t" || !strings.Contains(faults[0].Reason, tc.reason) || !strings.Contains(faults[0].Reason, `MCP tool "t"`) {
-				t.Fatalf("faults = %+v, want one for t with %q", faults, tc.reason)
-			}
-			if tc.missing != "" {
-				f := fns["t"]
-				for _, p := range f.Parameters {
-					if p.Name == tc.missing {
-						t.Fatalf("unconvertible parameter %s served", p.Name)
-					}
+			var reasons []string
+			for _, p := range c.partial {
+				if p.Tool == "t" {
+					reasons = append(reasons, p.Reason)
 				}
-				if len(f.Parameters) != 1 || f.AdditionalParameters != nil {
-					t.Fatalf("function = %+v, want parameter ok and no additionalParameters (the left-out one may be given)", f)
-				}
+			}
+			if !strings.Contains(strings.Join(reasons, "\n"), tc.lost) {
+				t.Errorf("losses %q, want one with %q", reasons, tc.lost)
 			}
 		})
+	}
+	// An input schema that is not an object schema: refused, named in
+	// the document's refused list, the other tools served.
+	c := mustParse(t, []*mcp.Tool{tool("t", obj{"type": "string"}), tool("fine", obj{"type": "object"})})
+	want := `MCP tool "t": inputSchema.type: "string": the arguments of a call are an object`
+	if len(c.doc.Functions) != 1 || len(c.dropped) != 1 || c.dropped[0].Reason != want ||
+		len(c.doc.Refused) != 1 || c.doc.Refused[0] != (opentool.Refusal{Kind: "tool", Name: "t", Reason: want}) {
+		t.Errorf("functions %d, dropped %v, refused %v", len(c.doc.Functions), c.dropped, c.doc.Refused)
 	}
 }
 
@@ -273,10 +298,18 @@ func TestConvertEverythingServer(t *testing.T) {
 			t.Errorf("%s = %s", name, b)
 		}
 	}
-	if len(c.dropped) != 1 || c.dropped[0].Tool != "toggleLayout" {
-		t.Errorf("dropped = %v, want toggleLayout (a union of objects)", c.dropped)
+	// Every tool is served, the unions with their schemas as declared.
+	if len(c.dropped) != 0 || len(fns) != len(list.Tools) {
+		t.Errorf("dropped = %v", c.dropped)
 	}
-	if len(c.partial) != 1 || !strings.Contains(c.partial[0].Reason, "inputSchema.properties.value") {
-		t.Errorf("partial = %v, want setValue's value (a union of scalars)", c.partial)
+	for _, f := range c.doc.Functions {
+		for _, tl := range list.Tools {
+			if c.names[f.Name] == tl.Name {
+				sameJSON(t, f.InputSchema, tl.InputSchema)
+			}
+		}
+	}
+	if v := fns["setValue"]; len(v.InputSchema) == 0 || !strings.Contains(string(v.InputSchema), `"type":["string","number","boolean"]`) {
+		t.Errorf("setValue inputSchema = %s", v.InputSchema)
 	}
 }

@@ -37,38 +37,46 @@
 //	description, annotations     from readOnlyHint, destructiveHint (when set true)
 //	                             and idempotentHint: "read-only, destructive,
 //	                             idempotent"; "MCP tool NAME" when all are empty
-//	inputSchema (type object)    one parameter per property, in name order: name,
-//	                             description, schema, required (from "required")
+//	title, annotations, icons,   title, annotations, icons, _meta (extensions of
+//	_meta                        the document, served as they are on /mcp)
+//	inputSchema                  inputSchema (an extension): the schema as
+//	                             declared, which the host checks arguments
+//	                             against and serves ("type": "object" when it
+//	                             has none or a union with object;
+//	                             {"type":"object"} for none)
+//	                             and its OpenTool projection
+//	                             (opentool.ProjectParameters): one parameter per
+//	                             property, in name order: name, description,
+//	                             schema, required (from "required")
 //	  additionalProperties       additionalParameters (a boolean; a schema there
-//	                             allows any member)
-//	JSON Schema of a property    opentool.Schema (opentool.FromJSONSchema): type (one
-//	                             non-null type; ["string","null"] is "string"),
-//	                             description, enum, const (a one-value enum), items,
-//	                             properties, required, additionalProperties
-//	  $ref to $defs/definitions  inlined (local JSON Pointers only)
-//	  anyOf/oneOf                one non-null branch: that branch
-//	  title, format, default,    dropped (annotations and constraints OpenTool
-//	  minimum, pattern, ...      cannot carry)
-//	outputSchema                 return "result": the schema of an object; another
-//	                             schema is that of the "result" member of the
-//	                             wrapped result (below)
+//	                             allows any member in the projection)
+//	JSON Schema of a property    its projection (opentool.ProjectJSONSchema):
+//	                             type (a union: its first type other than null),
+//	                             description, enum, const (a one-value enum),
+//	                             items, properties, required, additionalProperties;
+//	                             title, format, default, minimum, pattern and the
+//	                             other keywords without subschemas as they are
+//	  $ref to $defs/definitions  inlined (local JSON Pointers and anchors; a
+//	                             recursive one is cut)
+//	  allOf                      merged
+//	  anyOf/oneOf                on a schema without a type: the first branch
+//	                             that is not null
+//	  not, if/then/else, ...     left out of the projection
+//	outputSchema                 outputSchema as declared and the return "result"
+//	                             (its projection) for the schema of an object;
+//	                             another schema (SEP-2106 allows arrays and
+//	                             primitives) is that of the "result" member of
+//	                             the wrapped result (below), and both describe
+//	                             that wrapping object
 //
-// What cannot be converted (allOf, not, if/then/else, tuple items,
-// several types, anyOf/oneOf of several branches, a recursive or remote
-// $ref, an array without items, a schema without a type such as {}), per
-// case; every case is logged as a warning naming the tool, the JSON path
-// and the reason (`MCP tool "t": inputSchema.properties.x.allOf: not
-// expressible in OpenTool: keyword not supported`):
-//
-//	optional property          the parameter is left out and the function allows
-//	                           parameters it does not declare (no
-//	                           additionalParameters), so it may still be given;
-//	                           the server checks it
-//	required property, or the  the tool is not served. There is no permissive
-//	schema itself (type other  schema to fall back to: an OpenTool schema needs
-//	than object, allOf at the  a type, and the host checks arguments against it.
-//	top, ...)                  The server's other tools are served.
-//	outputSchema               the function is served without "return"
+// No tool is left out because OpenTool cannot express its schema: what the
+// projection leaves out is logged at debug level (`inputSchema.properties.x
+// .type: type ["boolean","string"] projected as "boolean"`); the schema is
+// served and checked as declared all the same. A tool whose input schema
+// is not an object schema ("type": "string", which MCP does not allow) is
+// not served: it is logged as a warning and listed in the document's
+// "refused" member, which the host shows in /health (the plugin is then
+// "degraded"). The server's other tools are served.
 //
 // # Calls
 //

@@ -175,13 +175,16 @@ func (a *Adapter) list(ctx context.Context, cs *mcp.ClientSession) (changed bool
 	return !sameDocument(old, conv.doc), nil
 }
 
-// logFaults logs each tool left out and what was left out of the others.
+// logFaults logs each tool left out (the host lists them in /health too,
+// from the document's refused list) and, at debug level, what the
+// OpenTool projection leaves out of the others' schemas (which are served
+// and checked as declared).
 func (a *Adapter) logFaults(c converted) {
 	for _, f := range c.dropped {
-		a.log.Warn("MCP tool not served: OpenTool cannot express its input schema", "server", a.launch.Name, "tool", f.Tool, "reason", f.Reason)
+		a.log.Warn("MCP tool not served", "server", a.launch.Name, "tool", f.Tool, "reason", f.Reason)
 	}
 	for _, f := range c.partial {
-		a.log.Warn("MCP tool served in part: OpenTool cannot express part of its schemas", "server", a.launch.Name, "tool", f.Tool, "reason", f.Reason)
+		a.log.Debug("MCP tool schema: the OpenTool projection leaves out part of it (served and checked as declared)", "server", a.launch.Name, "tool", f.Tool, "lost", f.Reason)
 	}
 }
 

@@ -18,10 +18,17 @@
 //
 //	OpenTool                       MCP
 //	function name, description     tool name, description
-//	parameters                     inputSchema {"type":"object","properties",
+//	title, annotations, icons,     title, annotations, icons, _meta, as the
+//	_meta (extensions)             plugin (an MCP server) declares them
+//	inputSchema (an extension)     inputSchema, as declared (an MCP server's
+//	                               own, a Go SDK function's reflected schema)
+//	parameters, without one        inputSchema {"type":"object","properties",
 //	                               "required"[,"additionalProperties"]}, $refs
-//	                               inlined: opentool.ParametersJSONSchema, as
-//	                               export and argcheck build it
+//	                               inlined, the extra keywords of the schemas
+//	                               ("minimum", ...) kept:
+//	                               opentool.ParametersJSONSchema, as export
+//	                               and argcheck build it
+//	outputSchema (an extension)    outputSchema, as declared
 //	return, when an object schema  outputSchema (MCP requires type object;
 //	                               a return schema of another type, as the
 //	                               reference mock's, gives none)
@@ -68,6 +75,9 @@
 // this package does it for older clients, reqctx.go). A stateless
 // notifications/cancelled arrives on a POST of its own, where nothing
 // knows the call; clients that cancel close the call's POST.
+//
+// A definition the SDK refuses (an invalid x-mcp-header annotation,
+// SEP-2243) is logged and not listed; the other tools are.
 //
 // Tool list: Follow waits on host.Host.Changed and adds, replaces and
 // removes tools, comparing definitions, so that the SDK sends

@@ -2,6 +2,7 @@ package mcpapi
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 
@@ -123,8 +124,16 @@ func (s *Server) sync() int {
 		if s.tools[t.Name] == fp {
 			continue
 		}
+		if err := s.add(t); err != nil {
+			delete(seen, t.Name)
+			if s.bad[t.Name] != err.Error() {
+				s.bad[t.Name] = err.Error()
+				s.cfg.Logger.Error("function not served over MCP: the MCP SDK refuses its definition", "plugin", fi.Plugin, "function", t.Name, "error", err)
+			}
+			continue
+		}
 		s.tools[t.Name] = fp
-		s.srv.AddTool(t, s.handler(t.Name))
+		delete(s.bad, t.Name)
 		s.cfg.Logger.Debug("MCP tool served", "tool", t.Name, "plugin", fi.Plugin)
 		n++
 	}
@@ -144,13 +153,30 @@ func (s *Server) sync() int {
 	return n
 }
 
+// add serves t. The SDK panics on definitions it refuses (an input schema
+// whose type is not "object", an invalid x-mcp-header annotation, SEP-2243):
+// that is an error here, and the tool is not served (a tool of the same
+// name served before is removed). Callers hold s.mu.
+func (s *Server) add(t *mcp.Tool) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+			if _, ok := s.tools[t.Name]; ok {
+				delete(s.tools, t.Name)
+				s.srv.RemoveTools(t.Name)
+			}
+		}
+	}()
+	s.srv.AddTool(t, s.handler(t.Name))
+	return nil
+}
+
 // tool returns the definition of fi, or nil (logged once per reason)
 // when its parameters do not convert. Callers hold s.mu.
 func (s *Server) tool(fi host.FunctionInfo) *mcp.Tool {
 	t, err := toolOf(fi)
 	name := fi.Function.Name
 	if err == nil {
-		delete(s.bad, name)
 		return t
 	}
 	if s.bad[name] != err.Error() {

@@ -12,18 +12,37 @@ import (
 
 // toolOf returns the MCP tool definition (MCP "Tools", Tool) of served
 // function fi, whose $refs the host has already inlined: inputSchema is
-// opentool.ParametersJSONSchema (the conversion export and argcheck use),
-// outputSchema is outputSchema's. Errors: the parameters do not convert;
-// the function is then not listed.
+// the function's input schema as its plugin declares it
+// (opentool.InputJSONSchema: Function.InputSchema, else the parameters
+// with their extra keywords, as export and argcheck build it),
+// outputSchema is outputSchema's; title, annotations, icons and _meta are
+// the function's. Errors: the parameters do not convert; the function is
+// then not listed.
 func toolOf(fi host.FunctionInfo) (*mcp.Tool, error) {
 	f := fi.Function
-	in, err := opentool.ParametersJSONSchema(nil, f)
-	if err != nil {
-		return nil, fmt.Errorf("function %q: %w", f.Name, err)
+	in := json.RawMessage(f.InputSchema)
+	if len(in) == 0 {
+		js, err := opentool.ParametersJSONSchema(nil, f)
+		if err != nil {
+			return nil, fmt.Errorf("function %q: %w", f.Name, err)
+		}
+		in = raw(js)
 	}
-	t := &mcp.Tool{Name: f.Name, Description: f.Description, InputSchema: raw(in)}
+	t := &mcp.Tool{Name: f.Name, Description: f.Description, InputSchema: in, Title: f.Title}
 	if out := outputSchema(f); out != nil {
-		t.OutputSchema = raw(out)
+		t.OutputSchema = out
+	}
+	if a := f.Annotations; a != nil {
+		t.Annotations = &mcp.ToolAnnotations{Title: a.Title, DestructiveHint: a.DestructiveHint, OpenWorldHint: a.OpenWorldHint,
+			ReadOnlyHint: a.ReadOnlyHint != nil && *a.ReadOnlyHint, IdempotentHint: a.IdempotentHint != nil && *a.IdempotentHint}
+	}
+	for _, ic := range f.Icons {
+		t.Icons = append(t.Icons, mcp.Icon{Source: ic.Src, MIMEType: ic.MIMEType, Sizes: ic.Sizes, Theme: mcp.IconTheme(ic.Theme)})
+	}
+	if len(f.Meta) > 0 {
+		if err := json.Unmarshal(f.Meta, &t.Meta); err != nil {
+			return nil, fmt.Errorf("function %q: _meta: %w", f.Name, err)
+		}
 	}
 	return t, nil
 }
@@ -38,25 +57,28 @@ func raw(schema map[string]any) json.RawMessage {
 }
 
 // outputSchema is the MCP outputSchema of f, which must be of type
-// object: f's return schema when it is an object schema (OpenTool
-// documents such as the reference mock's often describe only the value,
-// e.g. an integer, not the result object; those get none); for a
-// streaming function {"type":"object","properties":{"items":{"type":
-// "array","items":ITEM}},"required":["items"]}, ITEM being the item
-// schema when that is an object schema and left out otherwise; nil in
-// every other case.
-func outputSchema(f *opentool.Function) map[string]any {
+// object: f's OutputSchema as declared when it has one; else f's return
+// schema when it is an object schema (OpenTool documents such as the
+// reference mock's often describe only the value, e.g. an integer, not
+// the result object; those get none); for a streaming function
+// {"type":"object","properties":{"items":{"type":"array","items":ITEM}},
+// "required":["items"]}, ITEM being the item schema when that is an
+// object schema and left out otherwise; nil in every other case.
+func outputSchema(f *opentool.Function) json.RawMessage {
+	if len(f.OutputSchema) > 0 {
+		return json.RawMessage(f.OutputSchema)
+	}
 	if f.IsStream() {
 		items := map[string]any{"type": opentool.TypeArray}
 		if f.Stream.Data != nil && isObject(f.Stream.Data.Schema) {
 			items["items"] = f.Stream.Data.Schema.JSONSchema()
 		}
-		return map[string]any{"type": opentool.TypeObject, "properties": map[string]any{"items": items}, "required": []any{"items"}}
+		return raw(map[string]any{"type": opentool.TypeObject, "properties": map[string]any{"items": items}, "required": []any{"items"}})
 	}
 	if f.Return == nil || !isObject(f.Return.Schema) {
 		return nil
 	}
-	return f.Return.Schema.JSONSchema()
+	return raw(f.Return.Schema.JSONSchema())
 }
 
 // isObject reports whether s is an object schema.

@@ -119,7 +119,7 @@ var (
 )
 
 // states are the values of opentool_plugin_state's state label.
-var states = []host.State{host.StateStarting, host.StateReady, host.StateRestarting, host.StateFailed, host.StateDraining, host.StateStopped}
+var states = []host.State{host.StateStarting, host.StateReady, host.StateDegraded, host.StateRestarting, host.StateFailed, host.StateDraining, host.StateStopped}
 
 // Describe implements prometheus.Collector.
 func (p *plugins) Describe(ch chan<- *prometheus.Desc) {

@@ -1,6 +1,10 @@
 package opentool
 
-import "maps"
+import (
+	"encoding/json"
+	"maps"
+	"slices"
+)
 
 // Clone returns a deep copy of d sharing no memory with it (nil for nil).
 // Enum values are copied deeply too.
@@ -20,6 +24,7 @@ func (d *OpenTool) Clone() *OpenTool {
 		}
 	}
 	out.Schemas = cloneSchemaMap(d.Schemas)
+	out.Refused = slices.Clone(d.Refused)
 	return out
 }
 
@@ -39,6 +44,43 @@ func (f *Function) Clone() *Function {
 	out.Return = f.Return.Clone()
 	if f.Stream != nil {
 		out.Stream = &Stream{Data: f.Stream.Data.Clone()}
+	}
+	out.InputSchema = cloneRaw(f.InputSchema)
+	out.OutputSchema = cloneRaw(f.OutputSchema)
+	out.Title = f.Title
+	if f.Annotations != nil {
+		a := *f.Annotations
+		a.ReadOnlyHint, a.DestructiveHint = cloneBool(a.ReadOnlyHint), cloneBool(a.DestructiveHint)
+		a.IdempotentHint, a.OpenWorldHint = cloneBool(a.IdempotentHint), cloneBool(a.OpenWorldHint)
+		out.Annotations = &a
+	}
+	if f.Icons != nil {
+		out.Icons = make([]Icon, len(f.Icons))
+		for i, ic := range f.Icons {
+			ic.Sizes = slices.Clone(ic.Sizes)
+			out.Icons[i] = ic
+		}
+	}
+	out.Meta = cloneRaw(f.Meta)
+	return out
+}
+
+// cloneRaw returns a copy of raw JSON (nil for nil).
+func cloneRaw(r json.RawMessage) json.RawMessage {
+	if r == nil {
+		return nil
+	}
+	return slices.Clone(r)
+}
+
+// cloneExtra returns a deep copy of a Schema's Extra (nil for nil).
+func cloneExtra(m map[string]json.RawMessage) map[string]json.RawMessage {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]json.RawMessage, len(m))
+	for k, v := range m {
+		out[k] = cloneRaw(v)
 	}
 	return out
 }
@@ -67,6 +109,7 @@ func (s *Schema) Clone() *Schema {
 		out.Required = append([]string{}, s.Required...)
 	}
 	out.AdditionalProperties = cloneBool(s.AdditionalProperties)
+	out.Extra = cloneExtra(s.Extra)
 	return &out
 }
 

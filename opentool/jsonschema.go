@@ -1,9 +1,11 @@
 package opentool
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"sort"
@@ -19,17 +21,24 @@ var ErrUnsupportedSchema = errors.New("opentool: unsupported JSON Schema")
 // spec 1.1.0 "Schema Object": "type", "description" (when not empty),
 // "properties" (always for type object, {} when there are none), "items",
 // "enum" and "required" (when not empty), and "additionalProperties" (a
-// bool) when AdditionalProperties is set.
+// bool) when AdditionalProperties is set; then every keyword of Extra
+// ("minimum", "format", ...), as written.
 //
 // The values are those json.Unmarshal makes (map[string]any, []any, string,
-// bool and the enum values as they are), so the result can be marshalled or
+// bool and the enum values as they are; the numbers of Extra are
+// json.Number, exactly as written), so the result can be marshalled or
 // handed to a JSON Schema compiler. s should be inlined first (see
 // OpenTool.ResolveSchema); a remaining "$ref" is copied as is. A nil s gives
-// an empty map.
+// an empty map. An Extra value that is not valid JSON is left out.
 func (s *Schema) JSONSchema() map[string]any {
 	m := map[string]any{}
 	if s == nil {
 		return m
+	}
+	for _, k := range extraKeys(s.Extra) {
+		if v, err := decodeJSON(s.Extra[k]); err == nil {
+			m[k] = v
+		}
 	}
 	if s.Ref != "" {
 		m["$ref"] = s.Ref
@@ -130,6 +139,59 @@ func ParametersJSONSchema(doc *OpenTool, f *Function) (map[string]any, error) {
 	return out, nil
 }
 
+// InputJSONSchema returns the JSON Schema (draft 2020-12) of the arguments
+// object of f: f.InputSchema as declared when f has one (the schema the
+// host checks arguments against and serves), else ParametersJSONSchema(doc,
+// f), built from the parameters. Errors: those of ParametersJSONSchema,
+// and an error wrapping ErrInvalidDocument when InputSchema is not a JSON
+// object.
+func InputJSONSchema(doc *OpenTool, f *Function) (map[string]any, error) {
+	if f == nil || len(f.InputSchema) == 0 {
+		return ParametersJSONSchema(doc, f)
+	}
+	return DecodeJSONSchema(f.InputSchema)
+}
+
+// OutputJSONSchema returns f.OutputSchema, the JSON Schema of the result
+// object as declared, decoded; nil, nil when f declares none (the result is
+// then described by f.Return, if at all). Errors wrap ErrInvalidDocument:
+// OutputSchema is not a JSON object.
+func OutputJSONSchema(f *Function) (map[string]any, error) {
+	if f == nil || len(f.OutputSchema) == 0 {
+		return nil, nil
+	}
+	return DecodeJSONSchema(f.OutputSchema)
+}
+
+// DecodeJSONSchema decodes a JSON Schema object written as raw JSON, its
+// numbers as json.Number (exactly as written). Errors wrap
+// ErrInvalidDocument: raw is not one JSON object.
+func DecodeJSONSchema(raw json.RawMessage) (map[string]any, error) {
+	v, err := decodeJSON(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%w: JSON Schema: %v", ErrInvalidDocument, err)
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%w: JSON Schema: not a JSON object: %.40s", ErrInvalidDocument, raw)
+	}
+	return m, nil
+}
+
+// decodeJSON decodes one JSON value with numbers as json.Number.
+func decodeJSON(raw []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("trailing data after the JSON value")
+	}
+	return v, nil
+}
+
 // FromJSONSchema converts a JSON Schema fragment, as json.Unmarshal (with or
 // without UseNumber) decodes it, e.g. the reflection output of
 // github.com/invopop/jsonschema, into an OpenTool Schema (spec 1.1.0
@@ -147,6 +209,9 @@ func ParametersJSONSchema(doc *OpenTool, f *Function) (map[string]any, error) {
 //     inlined; a "description" next to it replaces the target's.
 //   - "anyOf"/"oneOf" with exactly one alternative that is not {"type":
 //     "null"}: that alternative.
+//
+// ProjectJSONSchema is the lenient counterpart: it never refuses, keeps
+// the constraints as extra keywords and lists what it loses.
 //
 // Annotations and constraints OpenTool cannot express ("$schema", "$id",
 // "title", "format", "default", "minimum", "additionalProperties" on a

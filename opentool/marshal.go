@@ -38,7 +38,8 @@ func (f Function) MarshalJSON() ([]byte, error) {
 // MarshalJSON encodes s as its JSON tags say, except that an object schema
 // (type object, no "$ref") always has "properties", {} when it has none
 // (spec 1.1.0 "Schema Object": properties is required when type is object;
-// the omitempty tag would drop an empty map).
+// the omitempty tag would drop an empty map), followed by the members of
+// Extra in name order (those naming a field, and empty values, are left out).
 //
 // It writes the whole subtree itself: encoding/json re-checks the output of
 // every MarshalJSON call, which for nested calls would cost time quadratic
@@ -123,8 +124,44 @@ func (s *Schema) encode(b *bytes.Buffer) error {
 		next(`"additionalProperties":`)
 		b.WriteString(strconv.FormatBool(*s.AdditionalProperties))
 	}
+	for _, k := range extraKeys(s.Extra) {
+		if n > 0 {
+			b.WriteByte(',')
+		}
+		n++
+		if err := writeJSON(b, k); err != nil {
+			return err
+		}
+		b.WriteByte(':')
+		if err := writeJSON(b, s.Extra[k]); err != nil {
+			return err
+		}
+	}
 	b.WriteByte('}')
 	return nil
+}
+
+// schemaFields are the JSON names of the fields of Schema: Extra never
+// writes them.
+var schemaFields = map[string]bool{
+	"$ref": true, "type": true, "description": true, "properties": true, "items": true,
+	"enum": true, "required": true, "additionalProperties": true,
+}
+
+// extraKeys returns the keys of extra that name no Schema field and have
+// a value, sorted.
+func extraKeys(extra map[string]json.RawMessage) []string {
+	if len(extra) == 0 {
+		return nil
+	}
+	keys := make([]string, 0, len(extra))
+	for k, v := range extra {
+		if !schemaFields[k] && len(v) > 0 {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 func (s *Schema) encodeOrNull(b *bytes.Buffer) error {

@@ -1,5 +1,7 @@
 package opentool
 
+import "encoding/json"
+
 // Parse validates data with ValidateJSON and decodes it into an *OpenTool.
 //
 // On any fault it returns nil and the *ValidationError (errors.Is(err,
@@ -10,7 +12,11 @@ package opentool
 // empty schemas object or required list decodes to nil, so that
 // Parse -> json.Marshal -> Parse gives an equal document. The extensions
 // "additionalParameters" (functions) and "additionalProperties" (object
-// schemas) become *bool fields, nil when absent or null.
+// schemas) become *bool fields, nil when absent or null. The other
+// members of a Schema Object go to Schema.Extra as written (a null value
+// too); a function's inputSchema, outputSchema and _meta are kept as
+// written (object members in order, numbers as written); title,
+// annotations, icons and the document's refused list are decoded.
 func Parse(data []byte) (*OpenTool, error) {
 	root, fault := decodeTree(data)
 	if fault != nil {
@@ -46,6 +52,11 @@ func buildDocument(n *node) *OpenTool {
 			d.Schemas[k] = buildSchema(schemas.obj[k])
 		}
 	}
+	if refused := n.get("refused"); refused != nil {
+		for _, r := range refused.arr {
+			d.Refused = append(d.Refused, Refusal{Kind: str(r.get("kind")), Name: str(r.get("name")), Reason: str(r.get("reason"))})
+		}
+	}
 	return d
 }
 
@@ -68,6 +79,30 @@ func buildFunction(n *node) Function {
 	if s := n.get("stream"); s != nil {
 		f.Stream = &Stream{Data: buildReturn(s.get("data"))}
 	}
+	f.InputSchema = n.get("inputSchema").raw()
+	f.OutputSchema = n.get("outputSchema").raw()
+	f.Title = str(n.get("title"))
+	if a := n.get("annotations"); a != nil {
+		f.Annotations = &Annotations{
+			Title:           str(a.get("title")),
+			ReadOnlyHint:    boolPtr(a.get("readOnlyHint")),
+			DestructiveHint: boolPtr(a.get("destructiveHint")),
+			IdempotentHint:  boolPtr(a.get("idempotentHint")),
+			OpenWorldHint:   boolPtr(a.get("openWorldHint")),
+		}
+	}
+	if icons := n.get("icons"); icons != nil {
+		for _, ic := range icons.arr {
+			icon := Icon{Src: str(ic.get("src")), MIMEType: str(ic.get("mimeType")), Theme: str(ic.get("theme"))}
+			if sizes := ic.get("sizes"); sizes != nil {
+				for _, sz := range sizes.arr {
+					icon.Sizes = append(icon.Sizes, sz.s)
+				}
+			}
+			f.Icons = append(f.Icons, icon)
+		}
+	}
+	f.Meta = n.get("_meta").raw()
 	return f
 }
 
@@ -80,6 +115,14 @@ func buildSchema(n *node) *Schema {
 		Ref:         str(n.get("$ref")),
 		Type:        str(n.get("type")),
 		Description: str(n.get("description")),
+	}
+	for _, k := range n.keys {
+		if !schemaFields[k] {
+			if s.Extra == nil {
+				s.Extra = map[string]json.RawMessage{}
+			}
+			s.Extra[k] = n.obj[k].raw()
+		}
 	}
 	if s.Ref != "" {
 		return s

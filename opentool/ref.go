@@ -1,6 +1,7 @@
 package opentool
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -97,7 +98,8 @@ func Ref(name string) string {
 // Inline returns a deep copy of d in which every "$ref" in function
 // parameters, returns and stream data (at any depth of properties and items)
 // is replaced by a deep copy of the named entry of d.Schemas, recursively. A
-// description written next to a "$ref" replaces the target's description.
+// description written next to a "$ref" replaces the target's description,
+// and so does each extra keyword (Schema.Extra) written next to it.
 // The Schemas map is kept, as a deep copy with its own "$ref"s untouched.
 //
 // Errors: a *RefError wrapping ErrUnknownRef (bad form or unknown name) or
@@ -184,6 +186,12 @@ func (in *inliner) schema(s *Schema, path *jpath) (*Schema, error) {
 		if s.Description != "" {
 			out.Description = s.Description
 		}
+		for k, v := range s.Extra {
+			if out.Extra == nil {
+				out.Extra = map[string]json.RawMessage{}
+			}
+			out.Extra[k] = cloneRaw(v)
+		}
 		return out, nil
 	}
 	out := &Schema{
@@ -192,6 +200,7 @@ func (in *inliner) schema(s *Schema, path *jpath) (*Schema, error) {
 		Enum:                 cloneValues(s.Enum),
 		Required:             slices.Clone(s.Required),
 		AdditionalProperties: cloneBool(s.AdditionalProperties),
+		Extra:                cloneExtra(s.Extra),
 	}
 	if s.Properties != nil {
 		out.Properties = make(map[string]*Schema, len(s.Properties))

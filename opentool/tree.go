@@ -51,6 +51,53 @@ func (n *node) get(key string) *node {
 	return c
 }
 
+// raw returns n as compact JSON: object members in first-appearance order,
+// numbers as written (nil for nil).
+func (n *node) raw() json.RawMessage {
+	if n == nil {
+		return nil
+	}
+	var b bytes.Buffer
+	n.write(&b)
+	return b.Bytes()
+}
+
+// write appends the JSON of n to b.
+func (n *node) write(b *bytes.Buffer) {
+	switch n.kind {
+	case kindNull:
+		b.WriteString("null")
+	case kindBool:
+		b.WriteString(strconv.FormatBool(n.b))
+	case kindNumber:
+		b.WriteString(n.s)
+	case kindString:
+		q, _ := json.Marshal(n.s) // a string always encodes
+		b.Write(q)
+	case kindArray:
+		b.WriteByte('[')
+		for i, c := range n.arr {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			c.write(b)
+		}
+		b.WriteByte(']')
+	case kindObject:
+		b.WriteByte('{')
+		for i, k := range n.keys {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			q, _ := json.Marshal(k)
+			b.Write(q)
+			b.WriteByte(':')
+			n.obj[k].write(b)
+		}
+		b.WriteByte('}')
+	}
+}
+
 // decodeTree decodes data into a node tree. A document that is not exactly
 // one JSON value yields a Fault at path "$" whose message carries the byte
 // offset of the syntax error.

@@ -9,7 +9,20 @@
 // object Schema Object, both booleans (Function.AdditionalParameters,
 // Schema.AdditionalProperties). Documents without them mean what they
 // always meant: unknown names are allowed.
+//
+// Beyond OpenTool, the model keeps what a plugin or an MCP server declares
+// in full (issue 22, "Schemas as declared"): a Schema Object keeps every
+// JSON Schema keyword it does not define (Schema.Extra: "minimum",
+// "format", "default", ...); a function may carry the JSON Schema (draft
+// 2020-12) of its arguments and of its result as declared
+// (Function.InputSchema, Function.OutputSchema) when its parameters are
+// only an OpenTool projection of it (ProjectJSONSchema), and the MCP
+// members title, annotations, icons and _meta; a document may list what
+// its plugin refused to serve (OpenTool.Refused). OpenTool readers ignore
+// these members.
 package opentool
+
+import "encoding/json"
 
 // Version is the OpenTool specification version this package writes when it
 // assembles a document ("1.1.0").
@@ -29,7 +42,27 @@ type OpenTool struct {
 	Functions []Function `json:"functions"`
 	// Schemas are named schemas that "$ref": "#/schemas/Name" points at.
 	Schemas map[string]*Schema `json:"schemas,omitempty"`
+	// Refused lists what the plugin declares elsewhere but leaves out of
+	// this document, with the reason (e.g. an MCP tool whose input schema
+	// is not a JSON object). It is an extension of this package, written
+	// "refused": the host shows it in /health and marks the plugin
+	// degraded; it never reaches the documents the host serves.
+	Refused []Refusal `json:"refused,omitempty"`
 }
+
+// Refusal is one thing a plugin refused to serve (OpenTool.Refused).
+type Refusal struct {
+	// Kind is what was refused: "tool" (RefusedTool), "resource" or
+	// "prompt".
+	Kind string `json:"kind"`
+	// Name is its name where it was declared (the MCP tool name).
+	Name string `json:"name"`
+	// Reason says why, naming the JSON path at fault.
+	Reason string `json:"reason"`
+}
+
+// RefusedTool is the Kind of a refused tool.
+const RefusedTool = "tool"
 
 // Info is spec 1.1.0 "Info Object". Title and Version are required.
 type Info struct {
@@ -80,6 +113,67 @@ type Function struct {
 	// Stream describes streamed results (OpenTool 2.0); nil when the
 	// function does not stream.
 	Stream *Stream `json:"stream,omitempty"`
+
+	// InputSchema is the JSON Schema (draft 2020-12) of the call's
+	// arguments object as the plugin declares it, an object schema
+	// ("type": "object"); empty when Parameters say it all. When set,
+	// Parameters (and AdditionalParameters) are its OpenTool projection
+	// (ProjectParameters), and the host checks arguments against it and
+	// serves it as declared: MCP inputSchema, OTC input.parameters, the
+	// LLM export formats. It is a schema resource of its own: its "$ref"s
+	// point into it ("#/$defs/X"), never at the document's schemas. An
+	// extension of this package, written "inputSchema" as MCP names it.
+	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
+	// OutputSchema is the JSON Schema (draft 2020-12) of the call's result
+	// object as the plugin declares it (MCP outputSchema); empty when
+	// Return says it all. When set, Return is its OpenTool projection and
+	// the host serves it as declared (MCP outputSchema, OTC
+	// output.value.parameters). An extension, written "outputSchema".
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	// Title is a human-readable name for the function (MCP Tool "title").
+	// An extension, served on /mcp.
+	Title string `json:"title,omitempty"`
+	// Annotations are MCP tool annotations (MCP "ToolAnnotations"): hints
+	// about what the function does. An extension, served on /mcp.
+	Annotations *Annotations `json:"annotations,omitempty"`
+	// Icons are icons for the function (MCP Tool "icons"). An extension,
+	// served on /mcp.
+	Icons []Icon `json:"icons,omitempty"`
+	// Meta is the MCP "_meta" object of the tool, as declared. An
+	// extension, served on /mcp.
+	Meta json.RawMessage `json:"_meta,omitempty"`
+}
+
+// Annotations are the hints of MCP "ToolAnnotations" (MCP 2025-06-18 and
+// later), each nil when not declared. They are hints: nothing enforces
+// them.
+type Annotations struct {
+	// Title is a human-readable title.
+	Title string `json:"title,omitempty"`
+	// ReadOnlyHint: the function does not modify its environment
+	// (MCP default false).
+	ReadOnlyHint *bool `json:"readOnlyHint,omitempty"`
+	// DestructiveHint: the function may perform destructive updates
+	// (meaningful when not read-only; MCP default true).
+	DestructiveHint *bool `json:"destructiveHint,omitempty"`
+	// IdempotentHint: calling it again with the same arguments has no
+	// further effect (MCP default false).
+	IdempotentHint *bool `json:"idempotentHint,omitempty"`
+	// OpenWorldHint: the function interacts with an open world of
+	// external entities (MCP default true).
+	OpenWorldHint *bool `json:"openWorldHint,omitempty"`
+}
+
+// Icon is an MCP "Icon": an image a client may show for the function.
+type Icon struct {
+	// Src is the icon's URI: an http(s) URL or a data: URI (required).
+	Src string `json:"src"`
+	// MIMEType is the image's media type, e.g. "image/png".
+	MIMEType string `json:"mimeType,omitempty"`
+	// Sizes lists the sizes the icon has, e.g. ["48x48"] or ["any"].
+	Sizes []string `json:"sizes,omitempty"`
+	// Theme is "light" or "dark" when the icon is made for one.
+	Theme string `json:"theme,omitempty"`
 }
 
 // IsStream reports whether f is a streaming function (Stream is set).
@@ -120,7 +214,8 @@ type Stream struct {
 // A reference has only Ref set (and maybe Description), in the one form the
 // spec uses: "#/schemas/Name". Otherwise Type is required and is one of the
 // Type* constants; Properties is required for "object", Items for "array".
-// AdditionalProperties is an extension of this package (see the field).
+// AdditionalProperties and Extra are extensions of this package (see the
+// fields).
 type Schema struct {
 	// Ref is "#/schemas/Name" for a reference, empty otherwise.
 	Ref string `json:"$ref,omitempty"`
@@ -143,6 +238,15 @@ type Schema struct {
 	// name in its boolean form, an extension of OpenTool 1.1.0 "Schema
 	// Object".
 	AdditionalProperties *bool `json:"additionalProperties,omitempty"`
+	// Extra holds the JSON Schema keywords of the schema that the fields
+	// above do not define, each as written ("minimum": 1, "format":
+	// "uri", "default": "x", "pattern": ...). It is written into the
+	// schema's JSON object after the fields (sorted by name), kept by
+	// Parse, Clone and Inline, and part of JSONSchema, so that the host
+	// checks arguments against these keywords too. OpenTool readers
+	// ignore them. A key that names one of the fields above ("type",
+	// "$ref", ...) is ignored.
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // The schema types of spec 1.1.0 "Schema Object".

@@ -102,6 +102,16 @@ func Validate(doc *OpenTool) error {
 //     on objects.
 //   - schemas: a map of schemas with non-empty names; "$ref" cycles among
 //     them (also through properties and items) are faults naming the cycle.
+//   - Extensions (types.go): a function's inputSchema is an object whose
+//     type is "object", outputSchema an object, title a string,
+//     annotations an object (title a string, readOnlyHint,
+//     destructiveHint, idempotentHint and openWorldHint booleans), icons
+//     an array of objects (src a required string; mimeType and theme
+//     strings; sizes strings), _meta an object. The document's refused is
+//     an array of objects with kind, name and reason (required strings).
+//     The JSON Schemas themselves (inputSchema, outputSchema, the extra
+//     keywords of a Schema Object) are not checked here: the host compiles
+//     them (package argcheck).
 //
 // Data that is not one JSON value gives a single fault at path "$" whose
 // message has the byte offset of the syntax error.
@@ -225,6 +235,16 @@ func (v *validator) document(root *node) {
 			v.function(fn, p.index(i), first)
 		}
 	}
+	if refused := v.optional(root, top, "refused", kindArray); refused != nil {
+		for i, r := range refused.arr {
+			rp := top.field("refused").index(i)
+			if v.expect(r, rp, kindObject) {
+				v.required(r, rp, "kind", kindString)
+				v.required(r, rp, "name", kindString)
+				v.required(r, rp, "reason", kindString)
+			}
+		}
+	}
 	if v.schemas != nil {
 		p := top.field("schemas")
 		for _, name := range v.schemas.keys {
@@ -271,6 +291,48 @@ func (v *validator) function(fn *node, p *jpath, first map[string]*jpath) {
 			v.returnObject(data, sp.field("data"))
 		}
 	}
+	v.extensions(fn, p)
+}
+
+// extensions checks the extension members of a function: inputSchema
+// (an object schema), outputSchema (an object), title, annotations,
+// icons and _meta (MCP "Tool").
+func (v *validator) extensions(fn *node, p *jpath) {
+	if in := v.optional(fn, p, "inputSchema", kindObject); in != nil {
+		if t := in.get("type"); t == nil || t.kind != kindString || t.s != TypeObject {
+			off := in.off
+			if t != nil {
+				off = t.off
+			}
+			v.add(off, p.field("inputSchema").field("type"), `must be "object": the arguments of a call are an object`)
+		}
+	}
+	v.optional(fn, p, "outputSchema", kindObject)
+	v.optional(fn, p, "title", kindString)
+	if a := v.optional(fn, p, "annotations", kindObject); a != nil {
+		ap := p.field("annotations")
+		v.optional(a, ap, "title", kindString)
+		for _, h := range []string{"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"} {
+			v.optional(a, ap, h, kindBool)
+		}
+	}
+	if icons := v.optional(fn, p, "icons", kindArray); icons != nil {
+		for i, ic := range icons.arr {
+			ip := p.field("icons").index(i)
+			if !v.expect(ic, ip, kindObject) {
+				continue
+			}
+			v.required(ic, ip, "src", kindString)
+			v.optional(ic, ip, "mimeType", kindString)
+			v.optional(ic, ip, "theme", kindString)
+			if sizes := v.optional(ic, ip, "sizes", kindArray); sizes != nil {
+				for j, sz := range sizes.arr {
+					v.expect(sz, ip.field("sizes").index(j), kindString)
+				}
+			}
+		}
+	}
+	v.optional(fn, p, "_meta", kindObject)
 }
 
 // parameter checks one Parameter object; seen maps names to their paths.

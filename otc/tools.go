@@ -45,8 +45,11 @@ type Toolkit struct {
 
 // ToolInput is the "input" of a ToolDefinition.
 type ToolInput struct {
-	// Parameters is the JSON Schema object of the function's parameters:
-	// {"type":"object","properties":{...},"required":[...]}, no "$ref".
+	// Parameters is the JSON Schema of the function's arguments object:
+	// the schema as its plugin declares it (an MCP server's inputSchema,
+	// with its $defs and $refs), or else {"type":"object","properties":
+	// {...},"required":[...]} built from the parameters (no "$ref"), as
+	// opentool.InputJSONSchema gives it.
 	Parameters map[string]any `json:"parameters"`
 }
 
@@ -63,8 +66,9 @@ type ToolOutput struct {
 
 // OutputValue is the "value" of a ToolOutput.
 type OutputValue struct {
-	// Parameters is the JSON Schema of the value: the function's return
-	// schema as its document declares it; for a streaming function
+	// Parameters is the JSON Schema of the value: the function's
+	// outputSchema as its plugin declares it, else its return schema as
+	// its document declares it; for a streaming function
 	// {"type":"object","properties":{"items":{"type":"array","items":
 	// ITEM}}}; {"type":"object"} when the document declares no return.
 	Parameters map[string]any `json:"parameters"`
@@ -165,7 +169,11 @@ func (ix *index) list(g *access.Grant) []byte {
 // definition returns the ToolDefinition of fi and its index entry.
 func definition(fi host.FunctionInfo) (ToolDefinition, *tool, error) {
 	f := fi.Function
-	params, err := opentool.ParametersJSONSchema(nil, f)
+	params, err := opentool.InputJSONSchema(nil, f)
+	if err != nil {
+		return ToolDefinition{}, nil, err
+	}
+	out, err := output(f)
 	if err != nil {
 		return ToolDefinition{}, nil, err
 	}
@@ -186,14 +194,27 @@ func definition(fi host.FunctionInfo) (ToolDefinition, *tool, error) {
 		Description: f.Description,
 		Toolkit:     Toolkit{Name: kit, Description: fi.Info.Description, Version: fi.Info.Version},
 		Input:       ToolInput{Parameters: params},
-		Output:      output(f),
+		Output:      out,
 	}, t, nil
 }
 
-// output describes what calling f returns.
-func output(f *opentool.Function) *ToolOutput {
+// output describes what calling f returns. Errors: f's OutputSchema is
+// not a JSON object.
+func output(f *opentool.Function) (*ToolOutput, error) {
 	o := &ToolOutput{AvailableModes: []string{"value", "error"}}
+	declared, err := opentool.OutputJSONSchema(f)
+	if err != nil {
+		return nil, err
+	}
 	switch {
+	case declared != nil:
+		if f.Return != nil {
+			o.Description = f.Return.Description
+		}
+		if o.Description == "" {
+			o.Description = "The tool's result."
+		}
+		o.Value = &OutputValue{Parameters: declared}
 	case f.Stream != nil:
 		items := map[string]any{}
 		desc := ""
@@ -220,7 +241,7 @@ func output(f *opentool.Function) *ToolOutput {
 		o.Description = "The tool's JSON result; its OpenTool document declares no return value."
 		o.Value = &OutputValue{Parameters: map[string]any{"type": opentool.TypeObject}}
 	}
-	return o
+	return o, nil
 }
 
 // ToolkitName makes s an OTC toolkit identifier: its ASCII letters and

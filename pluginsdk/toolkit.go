@@ -218,11 +218,20 @@ func (f Function) Definition() opentool.Function {
 // encoding/json sees them: the name comes from the json tag, embedded
 // structs are flattened, `json:"-"` fields are skipped) becomes one
 // Parameter, in field order. The field's schema is derived by
-// github.com/invopop/jsonschema reflection and converted with
-// opentool.FromJSONSchema; its description comes from the jsonschema tag
-// (`jsonschema:"description=..."`) and enums from
-// `jsonschema:"enum=a,enum=b"`. A parameter is required unless its json tag
-// has omitempty or omitzero (invopop's rules; `jsonschema:"required"` forces
+// github.com/invopop/jsonschema reflection and projected onto OpenTool
+// with opentool.ProjectJSONSchema; its description comes from the
+// jsonschema tag (`jsonschema:"description=..."`), enums from
+// `jsonschema:"enum=a,enum=b"`, and the constraints the tag sets
+// (`jsonschema:"minimum=1,maximum=100"`, pattern, format, default,
+// minLength, maxLength, minItems, ..., exclusiveMinimum, multipleOf) are
+// kept in the schema (opentool.Schema.Extra), so they reach the document
+// and the host enforces them: a call with n=1000 against maximum=100 is
+// refused as invalid arguments before the plugin sees it. When the
+// projection cannot say it all (a type union from oneof_type, an
+// interface field's "any value", a map's value schema), the reflected
+// schema of In is the function's InputSchema too, which the host then
+// checks and serves. A parameter is required unless its json tag has
+// omitempty or omitzero (invopop's rules; `jsonschema:"required"` forces
 // it). The Function refuses parameters In does not have
 // (AdditionalParameters false), and the schema of every struct below it
 // refuses members the struct does not have ("additionalProperties":
@@ -237,28 +246,28 @@ func (f Function) Definition() opentool.Function {
 //
 // Out is the result object: a struct, a pointer to a struct, or a map with
 // string keys. Its reflected schema becomes the function's Return, named
-// "result". With Out = struct{} the function has no return value (Return is
-// nil) and the result object is {}.
+// "result" (and its OutputSchema when the projection cannot say it all).
+// With Out = struct{} the function has no return value (Return is nil) and
+// the result object is {}.
 //
 // fn receives the decoded arguments. Return an *Error to choose the error
 // code the caller sees (e.g. InvalidArguments for 400); any other error
 // reaches the caller with code 500.
 //
 // Func panics, a programmer error found at start-up, when In is not a
-// struct, when Out is not an object type, when In or Out is recursive
-// (refers to itself), or when a schema cannot be converted to OpenTool (for
-// example a field of interface type has no type to describe). The name is
-// checked by Toolkit.Add.
+// struct, when Out is not an object type, or when In or Out is recursive
+// (refers to itself). The name is checked by Toolkit.Add.
 func Func[In, Out any](name, description string, fn func(context.Context, In) (Out, error)) Function {
-	params, required, err := parametersOf(reflect.TypeFor[In]())
+	params, required, in, err := parametersOf(reflect.TypeFor[In]())
 	if err != nil {
 		panic(fmt.Sprintf("pluginsdk: Func %q: input: %v", name, err))
 	}
 	outType := reflect.TypeFor[Out]()
 	var ret *opentool.Return
+	var out json.RawMessage
 	if outType != reflect.TypeFor[struct{}]() {
-		schema, err := objectSchemaOf(outType)
-		if err != nil {
+		var schema *opentool.Schema
+		if schema, out, err = objectSchemaOf(outType); err != nil {
 			panic(fmt.Sprintf("pluginsdk: Func %q: output: %v", name, err))
 		}
 		ret = &opentool.Return{Name: "result", Schema: schema}
@@ -270,6 +279,8 @@ func Func[In, Out any](name, description string, fn func(context.Context, In) (O
 			Parameters:           params,
 			AdditionalParameters: new(false),
 			Return:               ret,
+			InputSchema:          in,
+			OutputSchema:         out,
 		},
 		call: func(ctx context.Context, args []byte) ([]byte, error) {
 			var in In
@@ -298,11 +309,11 @@ func Func[In, Out any](name, description string, fn func(context.Context, In) (O
 //
 // StreamFunc panics on the same programmer errors as Func.
 func StreamFunc[In, Item any](name, description string, fn func(ctx context.Context, in In, send func(Item) error) error) Function {
-	params, required, err := parametersOf(reflect.TypeFor[In]())
+	params, required, in, err := parametersOf(reflect.TypeFor[In]())
 	if err != nil {
 		panic(fmt.Sprintf("pluginsdk: StreamFunc %q: input: %v", name, err))
 	}
-	schema, err := objectSchemaOf(reflect.TypeFor[Item]())
+	schema, _, err := objectSchemaOf(reflect.TypeFor[Item]())
 	if err != nil {
 		panic(fmt.Sprintf("pluginsdk: StreamFunc %q: item: %v", name, err))
 	}
@@ -312,6 +323,7 @@ func StreamFunc[In, Item any](name, description string, fn func(ctx context.Cont
 			Description:          description,
 			Parameters:           params,
 			AdditionalParameters: new(false),
+			InputSchema:          in,
 			Stream:               &opentool.Stream{Data: &opentool.Return{Name: "item", Schema: schema}},
 		},
 		stream: func(ctx context.Context, args []byte, send func(map[string]any) error) error {
@@ -346,13 +358,15 @@ func reflector() *jsonschema.Reflector {
 }
 
 // parametersOf returns the OpenTool parameters of struct type t, in field
-// order, and the names of the required ones.
-func parametersOf(t reflect.Type) ([]opentool.Parameter, []string, error) {
+// order, the names of the required ones, and the JSON Schema of the
+// arguments object as reflected when the parameters are only its
+// projection (nil when they say it all).
+func parametersOf(t reflect.Type) ([]opentool.Parameter, []string, json.RawMessage, error) {
 	if t.Kind() != reflect.Struct {
-		return nil, nil, fmt.Errorf("type %s is not a struct", t)
+		return nil, nil, nil, fmt.Errorf("type %s is not a struct", t)
 	}
 	if err := checkNotRecursive(t, map[reflect.Type]bool{}); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	js := reflector().ReflectFromType(t)
 	required := make(map[string]bool, len(js.Required))
@@ -360,12 +374,14 @@ func parametersOf(t reflect.Type) ([]opentool.Parameter, []string, error) {
 		required[name] = true
 	}
 	params := []opentool.Parameter{}
+	lossy := false
 	if js.Properties != nil {
 		for name, prop := range js.Properties.FromOldest() {
-			schema, err := convertSchema(prop)
+			schema, lost, err := convertSchema(prop)
 			if err != nil {
-				return nil, nil, fmt.Errorf("parameter %q: %w", name, err)
+				return nil, nil, nil, fmt.Errorf("parameter %q: %w", name, err)
 			}
+			lossy = lossy || lost
 			desc := schema.Description
 			schema.Description = ""
 			params = append(params, opentool.Parameter{
@@ -376,12 +392,21 @@ func parametersOf(t reflect.Type) ([]opentool.Parameter, []string, error) {
 			})
 		}
 	}
-	return params, js.Required, nil
+	var declared json.RawMessage
+	if lossy {
+		var err error
+		if declared, err = rootSchema(js); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	return params, js.Required, declared, nil
 }
 
 // objectSchemaOf returns the OpenTool schema of an object type: a struct, a
-// pointer to a struct, or a map with string keys.
-func objectSchemaOf(t reflect.Type) (*opentool.Schema, error) {
+// pointer to a struct, or a map with string keys; and its JSON Schema as
+// reflected when the OpenTool schema is only its projection (nil when it
+// says it all).
+func objectSchemaOf(t reflect.Type) (*opentool.Schema, json.RawMessage, error) {
 	base := t
 	if base.Kind() == reflect.Pointer {
 		base = base.Elem()
@@ -390,34 +415,57 @@ func objectSchemaOf(t reflect.Type) (*opentool.Schema, error) {
 	case base.Kind() == reflect.Struct:
 	case t.Kind() == reflect.Map && t.Key().Kind() == reflect.String:
 	default:
-		return nil, fmt.Errorf("type %s is not a struct, pointer to struct or map with string keys; a result must be a JSON object", t)
+		return nil, nil, fmt.Errorf("type %s is not a struct, pointer to struct or map with string keys; a result must be a JSON object", t)
 	}
 	if err := checkNotRecursive(t, map[reflect.Type]bool{}); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return convertSchema(reflector().ReflectFromType(t))
+	js := reflector().ReflectFromType(t)
+	schema, lossy, err := convertSchema(js)
+	if err != nil || !lossy {
+		return schema, nil, err
+	}
+	declared, err := rootSchema(js)
+	return schema, declared, err
 }
 
-// convertSchema converts a reflected JSON Schema to an OpenTool schema with
-// opentool.FromJSONSchema, which keeps the "additionalProperties": false
-// that invopop/jsonschema writes for structs.
-func convertSchema(s *jsonschema.Schema) (*opentool.Schema, error) {
+// convertSchema projects a reflected JSON Schema onto OpenTool with
+// opentool.ProjectJSONSchema, which keeps the "additionalProperties":
+// false that invopop/jsonschema writes for structs and the constraints
+// its tags set ("minimum", "maximum", "pattern", "format", "default",
+// ...); lossy says whether the projection leaves something out (a type
+// union, an interface field's "any value", a map's value schema).
+func convertSchema(s *jsonschema.Schema) (*opentool.Schema, bool, error) {
 	raw, err := json.Marshal(s)
+	if err != nil {
+		return nil, false, fmt.Errorf("encode JSON Schema: %w", err)
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, false, fmt.Errorf("decode JSON Schema %s: %w", raw, err)
+	}
+	if m, ok := v.(map[string]any); ok {
+		delete(m, "$schema")
+		delete(m, "$id")
+	}
+	out, losses, err := opentool.ProjectJSONSchema(v)
+	if err != nil {
+		return nil, false, fmt.Errorf("convert JSON Schema %s: %w", raw, err)
+	}
+	return out, len(losses) > 0, nil
+}
+
+// rootSchema is the reflected schema of a root type as a function
+// declares it (opentool.Function.InputSchema, OutputSchema): without
+// "$schema" and "$id" (which names the Go package).
+func rootSchema(s *jsonschema.Schema) (json.RawMessage, error) {
+	c := *s
+	c.Version, c.ID = "", ""
+	raw, err := json.Marshal(&c)
 	if err != nil {
 		return nil, fmt.Errorf("encode JSON Schema: %w", err)
 	}
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
-		// A boolean schema ("true") is what an interface field gives.
-		return nil, fmt.Errorf("JSON Schema %s has no type (interface fields cannot be described)", raw)
-	}
-	delete(m, "$schema")
-	delete(m, "$id")
-	out, err := opentool.FromJSONSchema(m)
-	if err != nil {
-		return nil, fmt.Errorf("convert JSON Schema %s: %w", raw, err)
-	}
-	return out, nil
+	return raw, nil
 }
 
 // checkNotRecursive returns an error when t refers to itself through its

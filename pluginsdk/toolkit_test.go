@@ -499,13 +499,6 @@ func TestAddAndFuncPanics(t *testing.T) {
 	mustPanic(t, "recursive", func() {
 		pluginsdk.Func("f", "F.", func(context.Context, recursive) (addOut, error) { return addOut{}, nil })
 	})
-	mustPanic(t, `parameter "v"`, func() {
-		pluginsdk.Func("f", "F.", func(context.Context, struct {
-			V any `json:"v"`
-		}) (addOut, error) {
-			return addOut{}, nil
-		})
-	})
 }
 
 func TestToolkitConcurrentCalls(t *testing.T) {

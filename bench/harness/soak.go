@@ -347,7 +347,7 @@ func Soak(t Target, cfg SoakConfig) *SoakReport {
 				ps := noteHealth()
 				var ready []host.PluginStatus
 				for _, p := range ps {
-					if p.State == host.StateReady && p.PID > 0 {
+					if p.State.Serving() && p.PID > 0 {
 						ready = append(ready, p)
 					}
 				}

@@ -261,7 +261,7 @@ func GetHealth(ctx context.Context, c *http.Client, url string) (*httpapi.Health
 func ReadyCount(h *httpapi.Health) int {
 	n := 0
 	for _, p := range h.Plugins {
-		if p.State == host.StateReady {
+		if p.State.Serving() {
 			n++
 		}
 	}

@@ -51,7 +51,7 @@ func lockAction(c *cli.Context) error {
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
-	failed := host.NotReady(ps)
+	failed := host.NotServing(ps)
 	if len(update) > 0 {
 		if err := host.CopyPins(lock, now, update, ps); err != nil {
 			return cli.Exit("lock --update: "+err.Error(), 1)

@@ -229,8 +229,9 @@ func TestDeclaredMCPServerSupervised(t *testing.T) {
 	msDeclare(t, dir, "mute", "--hang-initialize")
 	hp := startHostProc(t, dir, "--start-timeout", "3s")
 
-	// Its tools are served over /opentool/call; the odd ones converted or
-	// left out with a reason.
+	// Its tools are served over /opentool/call, the odd ones too: a name
+	// made valid, a schema OpenTool cannot express kept as declared and
+	// enforced by the host.
 	if _, m := rpc(t, hp.url, `{"jsonrpc":"2.0","method":"add_note","params":{"title":"a","body":"b"},"id":1}`); fmt.Sprint(m["result"]) != "map[body:b id:1 title:a]" {
 		t.Fatalf("add_note = %v", m)
 	}
@@ -240,8 +241,11 @@ func TestDeclaredMCPServerSupervised(t *testing.T) {
 	if _, m := rpc(t, hp.url, `{"jsonrpc":"2.0","method":"ns_tool_with_spaces","params":{"text":"x"},"id":3}`); fmt.Sprint(m["result"]) != "map[content:[map[text:x type:text]] text:x]" {
 		t.Fatalf("renamed tool = %v", m)
 	}
-	if !strings.Contains(hp.logs.String(), "all_of") {
-		t.Errorf("the unconvertible tool is not reported in the log")
+	if _, m := rpc(t, hp.url, `{"jsonrpc":"2.0","method":"all_of","params":{"x":1},"id":3}`); !strings.Contains(fmt.Sprint(m["error"]), "x: must be string, got number 1") {
+		t.Fatalf("all_of with x=1 = %v, want invalid params from the host", m)
+	}
+	if _, m := rpc(t, hp.url, `{"jsonrpc":"2.0","method":"all_of","params":{"x":"s"},"id":3}`); m["error"] != nil {
+		t.Fatalf("all_of with x=\"s\" = %v", m)
 	}
 	// list_changed from the server reaches /opentool/load without a restart.
 	adapter := pluginPIDs(t, hp.url)["notes"]

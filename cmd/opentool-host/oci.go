@@ -200,7 +200,7 @@ func pinPulled(c *cli.Context, p *ociplugin.Pulled, path, ref string) (string, f
 	if err != nil {
 		return "", nil, err
 	}
-	if failed := host.NotReady(ps); len(failed) > 0 {
+	if failed := host.NotServing(ps); len(failed) > 0 {
 		return "", nil, fmt.Errorf("not installed: the plugin did not start, so its functions cannot be pinned in %s: %s (--no-lock installs it unpinned)", path, strings.Join(failed, ", "))
 	}
 	var names []string

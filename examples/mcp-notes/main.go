@@ -25,12 +25,23 @@
 //	--exit-after D        exit with status 3 D after start
 //	--page-size N         tools/list pages of N tools
 //	--env-tool            add getenv {name} → {value, set, cwd}
+//	--schema-tools        add tools whose schemas OpenTool cannot express,
+//	                      each returning its arguments as one text block (no
+//	                      check of its own: what reaches it is what the host
+//	                      let through): "choose" {flag: boolean or string},
+//	                      "contact" (allOf/anyOf, $defs/$ref/$anchor,
+//	                      if/then/else, additionalProperties false),
+//	                      "bounded" {n: integer 1..100, default 5} with a
+//	                      title, annotations, an icon and _meta, and
+//	                      "bad_input", whose inputSchema tools/list reports
+//	                      as {"type":"string"} (not an object: refused)
 //
 // It logs one line to stderr when it starts.
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -167,6 +178,7 @@ type flags struct {
 	exitAfter time.Duration
 	pageSize  int
 	envTool   bool
+	schemas   bool
 }
 
 func parseFlags() flags {
@@ -177,6 +189,7 @@ func parseFlags() flags {
 	flag.DurationVar(&f.exitAfter, "exit-after", 0, "exit with status 3 after this long")
 	flag.IntVar(&f.pageSize, "page-size", 0, "tools/list page size (0: the SDK's default)")
 	flag.BoolVar(&f.envTool, "env-tool", false, "add the getenv tool")
+	flag.BoolVar(&f.schemas, "schema-tools", false, "add tools with JSON Schemas OpenTool cannot express")
 	flag.Parse()
 	return f
 }
@@ -196,6 +209,61 @@ func addOddTools(s *mcp.Server) {
 		"properties": map[string]any{"x": map[string]any{"allOf": []any{map[string]any{"type": "string"}}}},
 	}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{}}, nil
+	})
+}
+
+// contactSchema is the input schema of "contact": the JSON Schema 2020-12
+// features of the MCP conformance suite's json_schema_2020_12_tool.
+const contactSchema = `{
+	"$schema": "https://json-schema.org/draft/2020-12/schema",
+	"type": "object",
+	"$defs": {"address": {"$anchor": "addressDef", "type": "object",
+		"properties": {"street": {"type": "string"}, "city": {"type": "string", "minLength": 2}}, "required": ["city"]}},
+	"properties": {
+		"name": {"type": "string", "title": "Name"},
+		"address": {"$ref": "#/$defs/address"},
+		"contactMethod": {"type": "string", "enum": ["phone", "email"]},
+		"phone": {"type": "string", "pattern": "^[0-9+ ]+$"},
+		"email": {"type": "string", "format": "email"}
+	},
+	"allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+	"if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+	"then": {"required": ["phone"]},
+	"else": {"required": ["email"]},
+	"additionalProperties": false
+}`
+
+// addSchemaTools adds the tools of --schema-tools.
+func addSchemaTools(s *mcp.Server) {
+	echoArgs := func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(req.Params.Arguments)}}}, nil
+	}
+	s.AddTool(&mcp.Tool{Name: "choose", Description: "Takes a flag that is a boolean or a string.", InputSchema: json.RawMessage(
+		`{"type":"object","properties":{"flag":{"type":["boolean","string"],"description":"yes, no, or a word"}},"required":["flag"],"additionalProperties":false}`)}, echoArgs)
+	s.AddTool(&mcp.Tool{Name: "contact", Description: "Takes a contact (JSON Schema 2020-12 features).", InputSchema: json.RawMessage(contactSchema)}, echoArgs)
+	closed, safe := false, false
+	s.AddTool(&mcp.Tool{
+		Name: "bounded", Title: "Bounded number", Description: "Takes a number from 1 to 100.",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, DestructiveHint: &safe, OpenWorldHint: &closed},
+		Icons:       []mcp.Icon{{Source: "data:image/png;base64,iVBORw0KGgo=", MIMEType: "image/png", Sizes: []string{"16x16"}}},
+		Meta:        mcp.Meta{"example.com/tier": "free"},
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer","minimum":1,"maximum":100,"default":5}},"required":["n"]}`),
+	}, echoArgs)
+	s.AddTool(&mcp.Tool{Name: "bad_input", Description: "Listed with an input schema that is not an object.", InputSchema: json.RawMessage(`{"type":"object"}`)}, echoArgs)
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil {
+				for i, t := range lr.Tools {
+					if t.Name == "bad_input" {
+						bad := *t
+						bad.InputSchema = json.RawMessage(`{"type":"string"}`)
+						lr.Tools[i] = &bad
+					}
+				}
+			}
+			return res, err
+		}
 	})
 }
 
@@ -223,6 +291,9 @@ func main() {
 	}
 	if f.odd {
 		addOddTools(s)
+	}
+	if f.schemas {
+		addSchemaTools(s)
 	}
 	if f.addAfter > 0 {
 		time.AfterFunc(f.addAfter, func() {

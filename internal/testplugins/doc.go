@@ -11,6 +11,9 @@
 //   - collide: declares "add", colliding with the calculator plugin.
 //   - rogue: returns forged, truncated, non-object and oversized results.
 //   - strict: one pluginsdk.Func whose "mode" must be "safe".
+//   - bounded: one pluginsdk.Func whose input has tag constraints
+//     (minimum, maximum, pattern, default, minLength) and a type union,
+//     checked by nothing but the host.
 //   - badchannel: offers the data channel, then answers calls for ids
 //     the host never sent.
 package testplugins

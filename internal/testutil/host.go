@@ -42,7 +42,7 @@ func StartHost(t testing.TB, mod func(*host.Config), pkgs ...string) *host.Host 
 		}
 	})
 	for _, p := range h.Plugins() {
-		if p.State != host.StateReady {
+		if !p.State.Serving() {
 			t.Fatalf("plugin %s is %s, want ready: %+v", p.Name, p.State, p)
 		}
 	}

@@ -195,14 +195,16 @@ function renderPlugins(plugins) {
   let ready = 0;
   tbody.replaceChildren();
   for (const p of plugins) {
-    if (p.state === 'ready') ready++;
+    if (p.state === 'ready' || p.state === 'degraded') ready++;
     const uptime = el('td', { class: 'num' }, p.pid > 0 ? fmtDuration(p.uptime_ms) : '–');
     const sha = p.sha256 ? el('span', { class: 'mono', title: p.sha256 }, p.sha256.slice(0, 12)) : '–';
     const lock = p.lock ? el('span', { class: 'pill lock-' + p.lock }, p.lock) : el('span', { class: 'muted' }, '–');
     const err = el('td', { class: 'err' });
-    if (p.last_error) {
-      const short = p.last_error.length > 160 ? p.last_error.slice(0, 160) + '…' : p.last_error;
-      err.append(el('span', { title: p.last_error }, short));
+    const refused = (p.refused || []).map(r => r.kind + ' ' + r.name + ': ' + r.reason).join('\n');
+    const problem = p.last_error || (refused && 'refused ' + refused);
+    if (problem) {
+      const short = problem.length > 160 ? problem.slice(0, 160) + '…' : problem;
+      err.append(el('span', { title: problem }, short));
     } else {
       err.append(el('span', { class: 'muted' }, '–'));
     }
