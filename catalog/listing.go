@@ -20,6 +20,9 @@ import (
 type Listing struct {
 	Plugins   []host.PluginStatus `json:"plugins"`
 	Functions []ListedFunction    `json:"functions"`
+	// Ignored are the plugins folder's files named like plugins that
+	// cannot be run, with the reason.
+	Ignored []host.IgnoredFile `json:"ignored,omitempty"`
 }
 
 // ListedFunction is one served function of a Listing.
@@ -32,6 +35,9 @@ type ListedFunction struct {
 // ListingOf is the whole listing of src (the operator's view).
 func ListingOf(src Source) Listing {
 	l := Listing{Plugins: src.Plugins()}
+	if ig, ok := src.(interface{ Ignored() []host.IgnoredFile }); ok {
+		l.Ignored = ig.Ignored()
+	}
 	for _, f := range src.Functions() {
 		l.Functions = append(l.Functions, ListedFunction{Plugin: f.Plugin, Function: f.Function.Name, Description: f.Function.Description})
 	}
@@ -48,6 +54,7 @@ func FetchListing(ctx context.Context, base, apiKey string) (Listing, error) {
 	base = strings.TrimSuffix(strings.TrimSuffix(base, "/"), "/opentool")
 	var health struct {
 		Plugins []host.PluginStatus `json:"plugins"`
+		Ignored []host.IgnoredFile  `json:"ignored"`
 	}
 	if err := getJSON(ctx, base+"/health", apiKey, &health); err != nil {
 		return Listing{}, err
@@ -56,7 +63,7 @@ func FetchListing(ctx context.Context, base, apiKey string) (Listing, error) {
 	if err != nil {
 		return Listing{}, err
 	}
-	return Listing{Plugins: health.Plugins, Functions: served(doc, health.Plugins)}, nil
+	return Listing{Plugins: health.Plugins, Functions: served(doc, health.Plugins), Ignored: health.Ignored}, nil
 }
 
 // served pairs each function of the served document with the plugin
@@ -110,9 +117,10 @@ func getJSON(ctx context.Context, url, apiKey string, v any) error {
 	return json.NewDecoder(resp.Body).Decode(v)
 }
 
-// WriteTable writes l as two aligned tables: the functions, then the
-// plugins with their state, pid, restarts, function count and last
-// error (each cell on one line, at most 160 characters).
+// WriteTable writes l as aligned tables: the functions, then the plugins
+// with their state, pid, restarts, function count and last error, then
+// the files named like plugins that are not served, with the reason
+// (each cell on one line, at most 160 characters).
 func (l Listing) WriteTable(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "PLUGIN\tFUNCTION\tDESCRIPTION")
@@ -127,6 +135,15 @@ func (l Listing) WriteTable(w io.Writer) {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\n", p.Name, p.State, p.PID, p.Restarts, len(p.Functions), oneLine(p.LastError))
 	}
 	tw.Flush()
+	if len(l.Ignored) > 0 {
+		fmt.Fprintln(w)
+		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "NOT SERVED\tREASON")
+		for _, f := range l.Ignored {
+			fmt.Fprintf(tw, "%s\t%s\n", f.File, oneLine(f.Reason))
+		}
+		tw.Flush()
+	}
 }
 
 // oneLine is s on one line, cut to 160 characters.

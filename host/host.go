@@ -37,6 +37,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -69,10 +70,12 @@ type Host struct {
 	changed chan struct{}       // plugins signal it when their state or document changed
 	events  eventHub            // lifecycle events (Subscribe)
 
-	scanMu   sync.Mutex // one rescan or notified rebuild at a time; Close waits for it
-	follow   sync.Once  // starts followPlugins (first Rescan) or rules it out (Close)
-	followed chan struct{}
-	closing  chan struct{}
+	ignored   atomic.Pointer[map[string]string] // plugins-folder file → why it is not a plugin (Ignored)
+	ignoredMu sync.Mutex                        // one writer of ignored at a time
+	scanMu    sync.Mutex                        // one rescan or notified rebuild at a time; Close waits for it
+	follow    sync.Once                         // starts followPlugins (first Rescan) or rules it out (Close)
+	followed  chan struct{}
+	closing   chan struct{}
 	// started is closed when Start has returned: until then a call to a
 	// function not served yet waits for it (startWait).
 	started   chan struct{}
@@ -216,9 +219,18 @@ func (h *Host) Rescan(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	ignored := map[string]string{}
 	for f, reason := range sc.skipped {
-		h.log.Debug("ignoring file in plugins dir", "file", f, "reason", reason)
+		if lookslikePlugin(f) {
+			ignored[f] = reason
+			h.log.Warn("file in the plugins folder is not served", "file", f, "reason", reason)
+		} else {
+			h.log.Debug("ignoring file in plugins dir", "file", f, "reason", reason)
+		}
 	}
+	h.ignoredMu.Lock()
+	h.ignored.Store(&ignored)
+	h.ignoredMu.Unlock()
 	for f, hint := range sc.hints {
 		h.log.Warn("not reading file in plugins dir", "file", f, "reason", hint)
 	}
@@ -299,8 +311,11 @@ func (h *Host) syncPath(path string) {
 			return
 		}
 		c, reason := checkCandidate(path)
+		h.setIgnored(base, reason)
 		if reason != "" {
-			h.log.Info("plugin file gone or unusable", "file", base, "reason", reason)
+			if _, err := os.Lstat(path); err == nil && lookslikePlugin(base) {
+				h.log.Warn("file in the plugins folder is not served", "file", base, "reason", reason)
+			}
 			break
 		}
 		found = []candidate{c}
@@ -643,4 +658,56 @@ func (h *Host) Close(ctx context.Context) error {
 		k.Close()
 	}
 	return h.state.remove()
+}
+
+// IgnoredFile is a file of the plugins folder that looks like a plugin
+// (its name starts with opentool-plugin-) but is not one.
+type IgnoredFile struct {
+	// File is the file's name in the plugins folder.
+	File string `json:"file"`
+	// Reason says why it is not served: "not executable", "not a regular
+	// file", "plugin name must match ...".
+	Reason string `json:"reason"`
+}
+
+// Ignored lists the files of the plugins folder whose names start with
+// PluginPrefix but that cannot be run as plugins, with the reason, sorted
+// by name: /health and `list` show them so that no such file is ignored
+// without a word.
+func (h *Host) Ignored() []IgnoredFile {
+	m := h.ignored.Load()
+	if m == nil {
+		return nil
+	}
+	out := make([]IgnoredFile, 0, len(*m))
+	for f, r := range *m {
+		out = append(out, IgnoredFile{File: f, Reason: r})
+	}
+	slices.SortFunc(out, func(a, b IgnoredFile) int { return strings.Compare(a.File, b.File) })
+	return out
+}
+
+// setIgnored records (reason not "") or clears the plugins-folder file
+// base after the watcher saw it change; a file that is gone, or whose
+// name does not look like a plugin's, is cleared.
+func (h *Host) setIgnored(base, reason string) {
+	h.ignoredMu.Lock()
+	defer h.ignoredMu.Unlock()
+	m := map[string]string{}
+	if old := h.ignored.Load(); old != nil {
+		m = maps.Clone(*old)
+	}
+	if _, err := os.Lstat(filepath.Join(h.cfg.Dir, base)); reason == "" || err != nil || !lookslikePlugin(base) {
+		delete(m, base)
+	} else {
+		m[base] = reason
+	}
+	h.ignored.Store(&m)
+}
+
+// lookslikePlugin reports whether a skipped file of the plugins folder is
+// meant as a plugin: its name starts with PluginPrefix and it is not an
+// editor's or a build tool's temporary file.
+func lookslikePlugin(name string) bool {
+	return strings.HasPrefix(name, PluginPrefix) && !IsTempFile(name)
 }

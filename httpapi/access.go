@@ -85,6 +85,17 @@ func (s *Server) visible(ctx context.Context, fn string) bool {
 	return served && g.Allows(p, fn)
 }
 
+// ignored is the ignored files of the plugins folder for a key that sees
+// everything (they name files, not functions); nil otherwise or when the
+// Backend does not know them.
+func (s *Server) ignored(ctx context.Context) []host.IgnoredFile {
+	src, ok := s.b.(interface{ Ignored() []host.IgnoredFile })
+	if !ok || access.GrantFrom(ctx).Restricted() {
+		return nil
+	}
+	return src.Ignored()
+}
+
 // healthPlugins is the plugins of GET /health as the request's key may
 // see them (catalog.View.Plugins): every plugin whole for a key that sees
 // everything; else those it may call a function of, with only those

@@ -175,6 +175,10 @@ type Health struct {
 	Version string `json:"version"`
 	// Plugins is every plugin's status, sorted by name.
 	Plugins []host.PluginStatus `json:"plugins"`
+	// Ignored lists the files of the plugins folder named like plugins
+	// that cannot be run (host.Host.Ignored), for a key that sees
+	// everything; absent when there are none.
+	Ignored []host.IgnoredFile `json:"ignored,omitempty"`
 }
 
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
@@ -182,7 +186,7 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 		WriteReadiness(w, s.readiness(), s.cfg.WriteTimeout)
 		return
 	}
-	h := Health{Status: "ok", Ready: s.readiness(), Version: s.cfg.Version, Plugins: s.healthPlugins(r.Context())}
+	h := Health{Status: "ok", Ready: s.readiness(), Version: s.cfg.Version, Plugins: s.healthPlugins(r.Context()), Ignored: s.ignored(r.Context())}
 	for _, p := range h.Plugins {
 		if p.State != host.StateReady {
 			h.Status = "degraded"

@@ -3,8 +3,10 @@ package main_test
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/opentool-host/opentool-host/catalog"
 	"github.com/opentool-host/opentool-host/internal/testutil"
@@ -17,9 +19,12 @@ import (
 // prefixes (py_, node_) instead of refusing each other's names, their SDK
 // found beside their own file (OPENTOOL_PLUGIN_FILE), nothing outside the
 // checkout. A language whose runtime is missing here is left out, named.
+// The files example serves the checkout (OPENTOOL_FILES_ROOT: make run's
+// working folder; its policy lets it read the folder above plugins/).
 func TestExamplesServeCleanly(t *testing.T) {
 	repo := testutil.RepoRoot(t)
 	root := t.TempDir()
+	t.Setenv("OPENTOOL_FILES_ROOT", root)
 	dir := filepath.Join(root, "plugins")
 	if err := os.MkdirAll(filepath.Join(root, "bin"), 0o755); err != nil {
 		t.Fatal(err)
@@ -116,4 +121,68 @@ func TestBrokenScriptReportedByItsFile(t *testing.T) {
 	if !strings.Contains(strings.Join(p.Stderr, "\n"), "No module named grpc") || !strings.Contains(hp.logs.String(), "No module named grpc") {
 		t.Errorf("stderr not reported: /health %q", p.Stderr)
 	}
+}
+
+// TestPluginsFolderAccountedFor (issue 23): files named like plugins that
+// cannot run (not executable, a bad name, a folder) are listed in /health
+// and by list with the reason, and leave the list when they are fixed;
+// the go command's temporary file of `go build -o` is never one. Before,
+// they were ignored without a word.
+func TestPluginsFolderAccountedFor(t *testing.T) {
+	dir := t.TempDir()
+	testutil.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
+	noexec := filepath.Join(dir, "opentool-plugin-noexec")
+	testutil.CopyFile(t, testutil.Build(t, "./plugins/calculator"), noexec, 0o644)
+	for _, f := range []string{"opentool-plugin-bad name", "opentool-plugin-x-go-tmp-umask"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(dir, "opentool-plugin-folder"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	hp := startHostProc(t, dir)
+	want := map[string]string{"opentool-plugin-noexec": "not executable", "opentool-plugin-bad name": "plugin name must match", "opentool-plugin-folder": "not a regular file"}
+	l, err := catalog.FetchListing(t.Context(), hp.url, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, f := range l.Ignored {
+		got[f.File] = f.Reason
+	}
+	if len(got) != len(want) {
+		t.Errorf("ignored = %v, want %v", got, want)
+	}
+	for f, reason := range want {
+		if !strings.Contains(got[f], reason) {
+			t.Errorf("%s: reason %q, want %q", f, got[f], reason)
+		}
+	}
+	var table strings.Builder
+	l.WriteTable(&table)
+	if !strings.Contains(table.String(), "NOT SERVED") || !regexp.MustCompile(`(?m)^opentool-plugin-noexec +not executable$`).MatchString(table.String()) {
+		t.Errorf("list table:\n%s", table.String())
+	}
+	// Made executable, the file becomes a plugin and leaves the list.
+	if err := os.Chmod(noexec, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 10*time.Second, "noexec is served once executable", func() bool {
+		l, err := catalog.FetchListing(t.Context(), hp.url, "")
+		if err != nil {
+			return false
+		}
+		for _, f := range l.Ignored {
+			if f.File == "opentool-plugin-noexec" {
+				return false
+			}
+		}
+		for _, p := range l.Plugins {
+			if p.Name == "noexec" && p.State == "ready" {
+				return true
+			}
+		}
+		return false
+	})
 }

@@ -1,11 +1,8 @@
 // Command opentool-plugin-files is an opentool-host plugin with read-only
 // tools over one folder, the root: list_dir, read_file and search.
 //
-// The root is $OPENTOOL_FILES_ROOT; when that is unset or empty, the
-// folder that holds the plugins folder (the parent of the folder of
-// $OPENTOOL_PLUGIN_FILE, which the host sets: the checkout for `make run`,
-// whatever the working folder, matching the example policy's read path
-// ".."), else the current folder. Every path is relative to the root; paths that leave it
+// The root is $OPENTOOL_FILES_ROOT, or the current folder when that is
+// unset or empty. Every path is relative to the root; paths that leave it
 // ("..", absolute paths, symbolic links pointing outside) are refused with
 // code 400. Access goes through os.Root, so the kernel-level lookups cannot
 // escape the root either.
@@ -21,7 +18,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/opentool-host/opentool-host/pluginsdk"
 )
@@ -33,9 +29,6 @@ func main() {
 	dir := os.Getenv(rootEnv)
 	if dir == "" {
 		dir = "."
-		if f := os.Getenv("OPENTOOL_PLUGIN_FILE"); f != "" {
-			dir = filepath.Dir(filepath.Dir(f))
-		}
 	}
 	ft, err := newFilesTool(dir)
 	if err != nil {
