@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/opentool-host/opentool-host/docs/schema"
 	"github.com/opentool-host/opentool-host/internal/decl"
 	"github.com/opentool-host/opentool-host/lockfile"
 	"github.com/opentool-host/opentool-host/opentool"
@@ -52,10 +53,33 @@ func validateCommand() *cli.Command {
 						fmt.Fprintf(c.App.Writer, "%s: %v\n", file, f)
 					}
 					continue
-				case strings.HasSuffix(file, decl.ToolsSuffix):
-					_, err = decl.ParseCommands(data)
-				case strings.HasSuffix(file, decl.PolicySuffix):
-					_, err = decl.ParsePolicy(data)
+				case strings.HasSuffix(file, decl.ToolsSuffix), strings.HasSuffix(file, decl.PolicySuffix):
+					// The parser's fault (in the house style), then every
+					// other fault the published schema finds.
+					kind, parse := "tools", func(b []byte) error { _, err := decl.ParseCommands(b); return err }
+					if strings.HasSuffix(file, decl.PolicySuffix) {
+						kind, parse = "policy", func(b []byte) error { _, err := decl.ParsePolicy(b); return err }
+					}
+					err = parse(data)
+					faults, _ := schema.Check(kind, data)
+					if err == nil && len(faults) == 0 {
+						break
+					}
+					bad++
+					var df *decl.Fault
+					first := ""
+					if err != nil {
+						fmt.Fprintf(c.App.Writer, "%s: %v\n", file, err)
+						if errors.As(err, &df) {
+							first = df.Path
+						}
+					}
+					for _, f := range faults {
+						if f.Path != first {
+							fmt.Fprintf(c.App.Writer, "%s: %s\n", file, f)
+						}
+					}
+					continue
 				case filepath.Base(file) == lockfile.Name:
 					_, err = lockfile.Parse(data)
 				default:

@@ -65,3 +65,23 @@ func TestValidatePolicyAndLock(t *testing.T) {
 		t.Errorf("exit %d, want 1", code)
 	}
 }
+
+// TestValidateReportsEveryFault (issue 23): validate prints every fault
+// of a NAME.tools.json or NAME.policy.json, each with its JSON path, not
+// the first alone.
+func TestValidateReportsEveryFault(t *testing.T) {
+	dir := t.TempDir()
+	tools := filepath.Join(dir, "bad.tools.json")
+	if err := os.WriteFile(tools, []byte(`{"functions":[{"name":"a b","description":"d","command":[]},{"name":"ok","description":"d","command":["echo"],"timeout_ms":-1}],"extra":1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, code := runCLI(t, "validate", tools)
+	for _, want := range []string{"$.extra: unknown member", "$.functions[0].command:", "$.functions[0].name:", "$.functions[1].timeout_ms:"} {
+		if !strings.Contains(out, tools+": "+want) {
+			t.Errorf("validate output lacks %q:\n%s", want, out)
+		}
+	}
+	if code != 1 || strings.Count(out, "$.extra") != 1 {
+		t.Errorf("exit %d (want 1), or a fault said twice:\n%s", code, out)
+	}
+}
