@@ -117,8 +117,10 @@ func startInstance(ctx context.Context, sv *supervisor, name string, f fileRef, 
 	}
 	pluginLog := cfg.Logger.Named("plugin").Named(name)
 	inst.client = plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  wire.Handshake,
-		Plugins:          wire.PluginSet(nil),
+		HandshakeConfig: wire.Handshake,
+		// Protocol 2 and 3: go-plugin settles on the highest the plugin
+		// speaks (the Go SDK 3, the Python and Node SDKs 2).
+		VersionedPlugins: wire.VersionedPluginSets(nil, nil),
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		Logger:           inst.log,
 		StartTimeout:     cfg.StartTimeout,
@@ -476,7 +478,11 @@ func (i *instance) send(ctx context.Context, r *request) error {
 	// spares gRPC a watcher goroutine per stream): it ends when the plugin
 	// ends the stream, or the connection breaks (the process exited or
 	// the guard killed it).
-	call, err := i.tool.Invoke(context.WithoutCancel(ctx), strings.TrimPrefix(r.target, i.prefix), r.args, r.stream)
+	inv := wire.Invocation{Name: strings.TrimPrefix(r.target, i.prefix), Args: r.args, Stream: r.stream}
+	if r.x != nil {
+		inv.Meta = r.x.Meta
+	}
+	call, err := i.tool.Start(context.WithoutCancel(ctx), inv)
 	if err != nil {
 		killed := !g.end()
 		if !killed && (i.stopped.Load() || i.hasExited()) {
@@ -488,13 +494,27 @@ func (i *instance) send(ctx context.Context, r *request) error {
 	var first error // why the call was cut short (emit failed, result rejected)
 	n := 0
 	for {
-		item, err := call.Recv()
+		ev, err := call.Next()
 		if err != nil {
 			killed := !g.end()
 			if first != nil {
 				return first
 			}
 			return i.endError(ctx, r, err, n, killed)
+		}
+		if ev.Message != nil {
+			if first == nil {
+				r.message(ctx, call, ev.Message)
+			}
+			continue
+		}
+		item := ev.Data
+		if ev.MCP {
+			if r.stream {
+				first = r.fail(KindResultRejected, i.name, "the plugin sent an MCP result for a streaming call", nil)
+				g.cancel()
+			}
+			r.mcp = true
 		}
 		n++
 		memTrim.note(len(item))

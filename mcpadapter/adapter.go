@@ -91,6 +91,7 @@ type Adapter struct {
 var (
 	_ pluginsdk.Tool            = (*Adapter)(nil)
 	_ pluginsdk.JSONCaller      = (*Adapter)(nil)
+	_ pluginsdk.ResultCaller    = (*Adapter)(nil)
 	_ pluginsdk.DocumentWatcher = (*Adapter)(nil)
 )
 
@@ -199,6 +200,30 @@ func (a *Adapter) Call(ctx context.Context, name string, args map[string]any) (m
 // params); 500 for an isError result (its text), another JSON-RPC error,
 // a closed connection, or a failed connection attempt.
 func (a *Adapter) CallJSON(ctx context.Context, name string, args []byte) ([]byte, error) {
+	res, err := a.callTool(ctx, name, args)
+	if err != nil {
+		return nil, err
+	}
+	return resultJSON(res)
+}
+
+// CallResult implements pluginsdk.ResultCaller: tools/call as CallJSON,
+// the server's result passed on as an MCP result (callResult), so that
+// MCP clients of the host receive what the server returned: every
+// content block with its annotations, structuredContent, isError and
+// _meta. Errors: as CallJSON's, but an isError result is a result.
+func (a *Adapter) CallResult(ctx context.Context, name string, args []byte) (pluginsdk.Result, error) {
+	res, err := a.callTool(ctx, name, args)
+	if err != nil {
+		return pluginsdk.Result{}, err
+	}
+	r, err := callResult(res)
+	return pluginsdk.Result{MCP: r}, err
+}
+
+// callTool sends tools/call of the MCP tool served as name. Errors: as
+// CallJSON's.
+func (a *Adapter) callTool(ctx context.Context, name string, args []byte) (*mcp.CallToolResult, error) {
 	if err := a.connected(ctx); err != nil {
 		return nil, pluginsdk.ToolFailure("%v", err)
 	}
@@ -212,5 +237,5 @@ func (a *Adapter) CallJSON(ctx context.Context, name string, args []byte) ([]byt
 	if err != nil {
 		return nil, callError(ctx, a.launch.Name, tool, err)
 	}
-	return resultJSON(res)
+	return res, nil
 }

@@ -10,7 +10,7 @@
 // launcher's environment allow-list and parent-death signal, stderr to the
 // adapter's, spoken to over stdio with mcp.IOTransport) or reaches it
 // (mcp.StreamableClientTransport with the declared headers), initializes
-// the session, lists the tools (every page) and serves them as one
+// the session (MCP 2025-11-25, ProtocolVersion), lists the tools (every page) and serves them as one
 // OpenTool 1.1.0 document; it follows notifications/tools/list_changed
 // (the host loads the new document without a restart) and forwards calls
 // and their cancellation.
@@ -68,6 +68,11 @@
 //	outputSchema               the function is served without "return"
 //
 // # Calls
+//
+// The server's tools/call result is passed on as it is (CallResult, plugin
+// protocol 3): MCP clients of the host receive every content block with
+// its annotations, structuredContent, isError and _meta. OpenTool callers
+// receive its projection (CallJSON, the host's internal/mcpresult):
 //
 //	tools/call outcome                  OpenTool
 //	----------------------------------  -------------------------------------------------

@@ -85,11 +85,20 @@ func (a *Adapter) initContext(ctx context.Context) (context.Context, context.Can
 	}
 }
 
+// ProtocolVersion is the MCP revision the adapter asks servers for:
+// 2025-11-25, the latest in which a server sends its requests
+// (sampling/createMessage, elicitation/create, roots/list) and its
+// notifications during a call, which the host relays to the MCP client
+// that made the call. (In 2026-07-28 a server returns them as an
+// input-required result instead, SEP-2322, and results carry members of
+// the new revision the server's own clients of 2025-11-25 would not see.)
+const ProtocolVersion = "2025-11-25"
+
 // initialize connects the MCP client (initialize, MCP "Lifecycle") and
 // lists the tools; the session is closed again when listing fails.
 func (a *Adapter) initialize(ctx context.Context, t mcp.Transport) (*mcp.ClientSession, error) {
 	a.setPhase("initialize")
-	cs, err := a.client().Connect(ctx, t, nil)
+	cs, err := a.client().Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
 	if err != nil {
 		return nil, err
 	}

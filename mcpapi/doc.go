@@ -8,7 +8,8 @@
 // One call travels:
 //
 //	tools/call (decoded by the SDK)  → Server.handler    (call.go), raw arguments
-//	  → host.Host.Call / StreamCall  the host's one call path: route, validate
+//	  → host.Host.CallResult /       the host's one call path: route, validate
+//	    StreamCall
 //	                                 the arguments (argcheck, the one validator:
 //	                                 the SDK validates nothing for raw tools),
 //	                                 timeout, plugin
@@ -27,6 +28,9 @@
 //	                               reference mock's, gives none)
 //	result object                  structuredContent, plus one text block with
 //	                               the same JSON ("Structured Content")
+//	MCP result (plugin protocol 3: the result as the plugin returned it
+//	an MCP server behind the host, (host.Host.CallResult): content blocks with
+//	a plugin's content blocks)     annotations, structuredContent, isError, _meta
 //	stream function                a tool whose result collects the items:
 //	                               structuredContent {"items":[ITEM,...]},
 //	                               outputSchema {"type":"object","properties":

@@ -25,6 +25,10 @@
 //	--exit-after D        exit with status 3 D after start
 //	--page-size N         tools/list pages of N tools
 //	--env-tool            add getenv {name} → {value, set, cwd}
+//	--rich                add what MCP carries beyond a result object (rich.go):
+//	                      content blocks of every kind, progress and log
+//	                      messages, sampling, elicitation and roots requests,
+//	                      resources, resource templates, prompts, completion
 //
 // It logs one line to stderr when it starts.
 package main
@@ -167,6 +171,7 @@ type flags struct {
 	exitAfter time.Duration
 	pageSize  int
 	envTool   bool
+	rich      bool
 }
 
 func parseFlags() flags {
@@ -177,6 +182,7 @@ func parseFlags() flags {
 	flag.DurationVar(&f.exitAfter, "exit-after", 0, "exit with status 3 after this long")
 	flag.IntVar(&f.pageSize, "page-size", 0, "tools/list page size (0: the SDK's default)")
 	flag.BoolVar(&f.envTool, "env-tool", false, "add the getenv tool")
+	flag.BoolVar(&f.rich, "rich", false, "add content blocks, messages, requests, resources, prompts and completion (rich.go)")
 	flag.Parse()
 	return f
 }
@@ -211,7 +217,16 @@ func main() {
 		time.AfterFunc(f.exitAfter, func() { os.Exit(3) })
 	}
 	n := &notes{byID: map[int]Note{}}
-	s := mcp.NewServer(&mcp.Implementation{Name: "mcp-notes", Version: "1.0.0"}, &mcp.ServerOptions{PageSize: f.pageSize})
+	opts := &mcp.ServerOptions{PageSize: f.pageSize}
+	var r *rich
+	if f.rich {
+		r = newRich(n)
+		r.options(opts)
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "mcp-notes", Version: "1.0.0"}, opts)
+	if r != nil {
+		r.add(s)
+	}
 	mcp.AddTool(s, &mcp.Tool{Name: "add_note", Description: "Stores a note and returns it with its id."}, n.add)
 	mcp.AddTool(s, &mcp.Tool{Name: "list_notes", Description: "Lists the notes.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, n.list)
 	mcp.AddTool(s, &mcp.Tool{Name: "get_note", Description: "Returns one note by id."}, n.get)

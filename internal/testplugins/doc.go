@@ -13,4 +13,6 @@
 //   - strict: one pluginsdk.Func whose "mode" must be "safe".
 //   - badchannel: offers the data channel, then answers calls for ids
 //     the host never sent.
+//   - rich: a Go SDK plugin of protocol 3: content blocks (ResultFunc),
+//     progress and log messages, an elicitation request.
 package testplugins
