@@ -86,6 +86,8 @@ type Adapter struct {
 
 	mu   sync.RWMutex // guards conv
 	conv converted
+
+	relay *relay // the server's messages during calls (relay.go)
 }
 
 var (
@@ -106,6 +108,7 @@ func New(l decl.Launch, log hclog.Logger, opts Options) *Adapter {
 		changed: make(chan struct{}, 1),
 		relist:  make(chan struct{}, 1),
 		ready:   make(chan struct{}),
+		relay:   newRelay(l.Name, log),
 	}
 	a.abandonCtx, a.abandon = context.WithCancelCause(context.Background())
 	a.setPhase("start")
@@ -233,7 +236,9 @@ func (a *Adapter) callTool(ctx context.Context, name string, args []byte) (*mcp.
 	if !ok {
 		return nil, pluginsdk.FunctionNotFound(name)
 	}
-	res, err := a.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: rawArgs(args)})
+	c, meta := a.relay.begin(ctx)
+	defer a.relay.end(c)
+	res, err := a.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: rawArgs(args), Meta: meta})
 	if err != nil {
 		return nil, callError(ctx, a.launch.Name, tool, err)
 	}

@@ -88,6 +88,11 @@
 //	other JSON-RPC error, connection    tool error 500 naming the server and the tool
 //	closed
 //	the caller cancels (ctx ends)       notifications/cancelled to the server
+//	the caller's _meta                  the tools/call _meta (its progressToken
+//	                                    replaced by one of the adapter's)
+//	notifications/progress,             relayed to the caller of the call (relay.go:
+//	notifications/message               by token; log messages to the only call in
+//	                                    flight, logged when there is none or several)
 //
 // # Lifecycle
 //

@@ -59,6 +59,9 @@ func (a *Adapter) connect(ctx context.Context) (*mcp.ClientSession, *process, er
 		a.err = fmt.Errorf("MCP server %q: %w", a.launch.Name, err)
 		return nil, nil, a.err
 	}
+	if proc != nil {
+		proc.tap = a.relay.tap
+	}
 	kill := context.AfterFunc(ictx, proc.kill) // a server that does not answer in time
 	cs, err := a.initialize(ictx, t)
 	if !kill() && err == nil {
@@ -107,6 +110,12 @@ func (a *Adapter) initialize(ctx context.Context, t mcp.Transport) (*mcp.ClientS
 		_ = cs.Close()
 		return nil, err
 	}
+	if ir := cs.InitializeResult(); ir != nil && ir.Capabilities != nil && ir.Capabilities.Logging != nil {
+		// Every level: the host filters per client (relay.go).
+		if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+			a.log.Warn("logging/setLevel debug failed; the server's log messages may not all reach clients", "server", a.launch.Name, "error", err)
+		}
+	}
 	a.setPhase("ready")
 	return cs, nil
 }
@@ -122,6 +131,12 @@ func (a *Adapter) client() *mcp.Client {
 			case a.relist <- struct{}{}:
 			default:
 			}
+		},
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			a.relay.progress(req.Params)
+		},
+		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+			a.relay.message(req.Params)
 		},
 	})
 }

@@ -37,9 +37,11 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 		ctx = callContext(ctx, req)
 		args := []byte(req.Params.Arguments)
 		if f := s.h.Function(name); f != nil && f.IsStream() {
+			ctx = host.WithExchange(ctx, s.exchange(ctx, req, true))
 			obj, err := s.collect(ctx, req, name, args)
 			return s.answer(name, obj, err)
 		}
+		ctx = host.WithExchange(ctx, s.exchange(ctx, req, false))
 		res, err := s.h.CallResult(ctx, name, args)
 		if err == nil && res.MCP {
 			return s.mcpResult(name, res.JSON)

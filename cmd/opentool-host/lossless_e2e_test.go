@@ -5,8 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os/exec"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -123,3 +126,111 @@ func TestMCPResultsAsReturned(t *testing.T) {
 
 // llBearer is an http.Client sending "Authorization: Bearer KEY".
 func llBearer(key string) *http.Client { return &http.Client{Transport: msBearer(key)} }
+
+// llCollector gathers the notifications a client receives.
+type llCollector struct {
+	mu       sync.Mutex
+	progress []string
+	logs     []string
+}
+
+func (c *llCollector) options() *mcp.ClientOptions {
+	return &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			c.progress = append(c.progress, fmt.Sprintf("%v %v/%v %s", r.Params.ProgressToken, r.Params.Progress, r.Params.Total, r.Params.Message))
+		},
+		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			b, _ := json.Marshal(r.Params.Data)
+			c.logs = append(c.logs, fmt.Sprintf("%s %s %s", r.Params.Level, r.Params.Logger, b))
+		},
+	}
+}
+
+// take returns what was gathered and clears it, once it holds at least
+// np progress and nl log notifications or 5 s passed. (The SDK's client
+// handles notifications in a goroutine of its own, so the last ones may
+// come in just after the call's result.)
+func (c *llCollector) take(np, nl int) (progress, logs []string) {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		c.mu.Lock()
+		if (len(c.progress) >= np && len(c.logs) >= nl) || time.Now().After(deadline) {
+			progress, logs = c.progress, c.logs
+			c.progress, c.logs = nil, nil
+			c.mu.Unlock()
+			return progress, logs
+		}
+		c.mu.Unlock()
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestMCPNotificationsRelayed(t *testing.T) {
+	hp := llRich(t, "--mcp-sessions")
+	var dc, hc llCollector
+	direct := llDirect(t, dc.options())
+	through := llHost(t, hp, hc.options())
+	ctx := context.Background()
+
+	// The same progress (with the caller's own token) and the same log
+	// messages at the level the client set, before the result.
+	for _, level := range []mcp.LoggingLevel{"info", "debug"} {
+		for _, cs := range []*mcp.ClientSession{direct, through} {
+			if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p := &mcp.CallToolParams{Name: "steps", Arguments: map[string]any{"n": 3}}
+		p.SetProgressToken("tok-" + string(level))
+		n := map[mcp.LoggingLevel]int{"info": 3, "debug": 6}[level]
+		llCall(t, direct, p)
+		llCall(t, through, p)
+		wantP, wantL := dc.take(3, n)
+		gotP, gotL := hc.take(3, n)
+		if len(wantP) != 3 || fmt.Sprint(gotP) != fmt.Sprint(wantP) {
+			t.Errorf("level %s: progress through the host %q, directly %q", level, gotP, wantP)
+		}
+		if len(wantL) != n || fmt.Sprint(gotL) != fmt.Sprint(wantL) {
+			t.Errorf("level %s: log messages through the host %q, directly %q", level, gotL, wantL)
+		}
+	}
+	// Without a progress token: no progress.
+	llCall(t, through, &mcp.CallToolParams{Name: "steps", Arguments: map[string]any{"n": 2}})
+	time.Sleep(200 * time.Millisecond)
+	if p, l := hc.take(0, 4); len(p) != 0 || len(l) != 4 {
+		t.Errorf("without a progress token: progress %q (want none), log messages %q (want 4)", p, l)
+	}
+
+	// A Go SDK plugin's progress and log messages (pluginsdk.Progress, Log).
+	p := &mcp.CallToolParams{Name: "count", Arguments: map[string]any{"n": 2}}
+	p.SetProgressToken(42)
+	llCall(t, through, p)
+	gotP, gotL := hc.take(2, 2)
+	if want := []string{"42 1/2 1 of 2", "42 2/2 2 of 2"}; fmt.Sprint(gotP) != fmt.Sprint(want) {
+		t.Errorf("count progress %q, want %q", gotP, want)
+	}
+	if want := []string{`info count "at 1"`, `info count "at 2"`}; fmt.Sprint(gotL) != fmt.Sprint(want) {
+		t.Errorf("count log messages %q, want %q", gotL, want)
+	}
+
+	// /opentool/streamCall gets progress events between its items.
+	resp, err := http.Post(hp.url+"/opentool/streamCall", "application/json", strings.NewReader(`{"jsonrpc":"2.0","method":"ticks","params":{"n":2},"id":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var events []string
+	for _, line := range strings.Split(string(body), "\n") {
+		if ev, ok := strings.CutPrefix(line, "event:"); ok {
+			events = append(events, ev)
+		}
+	}
+	if want := "[start progress data progress data done]"; fmt.Sprint(events) != want || !strings.Contains(string(body), `data:{"progress":2,"total":2,"message":"tick 2"}`) {
+		t.Errorf("streamCall events %v, want %s:\n%s", events, want, body)
+	}
+}

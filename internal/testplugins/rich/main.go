@@ -2,7 +2,8 @@
 // object (plugin protocol 3): "picture" returns content blocks (text and
 // an image, pluginsdk.ResultFunc); "count" reports progress and log
 // messages while it counts (pluginsdk.Progress, pluginsdk.Log); "confirm"
-// asks the MCP client that called it (pluginsdk.Elicit).
+// asks the MCP client that called it (pluginsdk.Elicit); "ticks" streams
+// items with progress between them.
 package main
 
 import (
@@ -60,6 +61,18 @@ func count(ctx context.Context, in countIn) (countOut, error) {
 	return countOut{N: in.N}, nil
 }
 
+func ticks(ctx context.Context, in countIn, send func(countOut) error) error {
+	for i := 1; i <= in.N; i++ {
+		if err := pluginsdk.Progress(ctx, float64(i), float64(in.N), fmt.Sprintf("tick %d", i)); err != nil {
+			return err
+		}
+		if err := send(countOut{N: i}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func confirm(ctx context.Context, in confirmIn) (confirmOut, error) {
 	res, err := pluginsdk.Elicit(ctx, &mcp.ElicitParams{Message: in.Question, RequestedSchema: map[string]any{
 		"type": "object", "properties": map[string]any{"answer": map[string]any{"type": "string"}}}})
@@ -75,5 +88,6 @@ func main() {
 		pluginsdk.ResultFunc("picture", "Returns its caption and an image.", picture),
 		pluginsdk.Func("count", "Counts to n, reporting progress and logging each step.", count),
 		pluginsdk.Func("confirm", "Asks the MCP client's user a question.", confirm),
+		pluginsdk.StreamFunc("ticks", "Streams n ticks, reporting progress before each.", ticks),
 	))
 }
