@@ -36,7 +36,7 @@ type Exchange struct {
 	// Request, when set, relays a request the plugin sent during the
 	// call (sampling/createMessage, elicitation/create, roots/list) to
 	// the caller and returns the caller's result (a JSON object); ctx
-	// ends with the call. An error that is a *wire.RPCError reaches the
+	// ends with the call. An error that is an *RPCError reaches the
 	// plugin as it is; any other as JSON-RPC error -32603 with its text.
 	// Nil: every request is answered -32601.
 	Request func(ctx context.Context, method string, params []byte) ([]byte, error)
@@ -55,6 +55,19 @@ func exchangeFrom(ctx context.Context) *Exchange {
 	x, _ := ctx.Value(exchangeKey{}).(*Exchange)
 	return x
 }
+
+// RPCError is a JSON-RPC 2.0 error object, as a plugin's request gets it
+// back (Exchange.Request) and as Host.Request returns a plugin's.
+type RPCError = wire.RPCError
+
+// JSON-RPC error codes (JSON-RPC 2.0, section 5.1) of the host's own
+// RPCErrors.
+const (
+	// CodeMethodNotFound: nobody can answer the request.
+	CodeMethodNotFound = wire.CodeMethodNotFound
+	// CodeInternalError: the relay failed.
+	CodeInternalError = wire.CodeInternalError
+)
 
 // Result is a unary call's result as the plugin returned it
 // (CallResult).

@@ -93,6 +93,12 @@
 //	notifications/progress,             relayed to the caller of the call (relay.go:
 //	notifications/message               by token; log messages to the only call in
 //	                                    flight, logged when there is none or several)
+//	sampling/createMessage,             relayed to the MCP client that made the only
+//	elicitation/create, roots/list      call in flight, its answer back to the server;
+//	                                    JSON-RPC error -32603 saying why when it
+//	                                    cannot be (relay.go). The adapter declares the
+//	                                    sampling, elicitation (form, url) and roots
+//	                                    capabilities
 //
 // # Lifecycle
 //

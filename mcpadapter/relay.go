@@ -36,8 +36,11 @@ import (
 //	sampling/createMessage,         relays it to the caller of the call in
 //	elicitation/create, roots/list  flight (exactly one, as for messages) and
 //	                                answers with the caller's result or error;
-//	                                with none or several in flight: JSON-RPC
-//	                                error -32601 saying why
+//	                                with none or several in flight, or when the
+//	                                host says no client can answer (-32601 on
+//	                                the plugin wire): JSON-RPC error -32603
+//	                                saying why (the SDK would replace the
+//	                                message of a -32601)
 //
 // The caller's _meta travels with tools/call as its _meta.
 
@@ -169,11 +172,16 @@ func (r *relay) message(p *mcp.LoggingMessageParams) {
 func (r *relay) request(method string, params any, out any) error {
 	c, why := r.only()
 	if c == nil {
-		return &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("%s cannot be relayed to an MCP client: %s", method, why)}
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s cannot be relayed to an MCP client: %s", method, why)}
 	}
 	raw, err := pluginsdk.ClientRequest(c.ctx, method, params)
 	var re *wire.RPCError
 	switch {
+	case errors.As(err, &re) && re.Code == jsonrpc.CodeMethodNotFound:
+		// The SDK's JSON-RPC layer answers every -32601 with its own
+		// "method not found" message, which would hide why (no client can
+		// answer, and which): -32603 keeps the message.
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: re.Message, Data: re.Data}
 	case errors.As(err, &re):
 		return &jsonrpc.Error{Code: int64(re.Code), Message: re.Message, Data: re.Data}
 	case err != nil:

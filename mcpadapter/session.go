@@ -125,7 +125,15 @@ func (a *Adapter) initialize(ctx context.Context, t mcp.Transport) (*mcp.ClientS
 // never overlap and none is missed).
 func (a *Adapter) client() *mcp.Client {
 	impl := &mcp.Implementation{Name: "opentool-host-mcp-adapter", Title: "opentool-host", Version: version.Version}
-	return mcp.NewClient(impl, &mcp.ClientOptions{
+	c := mcp.NewClient(impl, &mcp.ClientOptions{
+		// What the adapter relays to the MCP client that made a call
+		// (relay.go, clientRequests); roots without listChanged, which the
+		// host's clients' changes cannot reach.
+		Capabilities: &mcp.ClientCapabilities{
+			RootsV2:     &mcp.RootCapabilities{},
+			Sampling:    &mcp.SamplingCapabilities{},
+			Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},
+		},
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			select {
 			case a.relist <- struct{}{}:
@@ -139,6 +147,32 @@ func (a *Adapter) client() *mcp.Client {
 			a.relay.message(req.Params)
 		},
 	})
+	c.AddReceivingMiddleware(a.clientRequests)
+	return c
+}
+
+// clientRequests relays the server's requests to its client
+// (sampling/createMessage, elicitation/create, roots/list, MCP
+// 2025-11-25 "Client Features") to the MCP client that made the call in
+// flight (relay.request), and hands every other method to next.
+func (a *Adapter) clientRequests(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		var res mcp.Result
+		switch method {
+		case "sampling/createMessage":
+			res = &mcp.CreateMessageWithToolsResult{}
+		case "elicitation/create":
+			res = &mcp.ElicitResult{}
+		case "roots/list":
+			res = &mcp.ListRootsResult{}
+		default:
+			return next(ctx, method, req)
+		}
+		if err := a.relay.request(method, req.GetParams(), res); err != nil {
+			return nil, err
+		}
+		return res, nil
+	}
 }
 
 // connectError is the reason a connection attempt failed with err.

@@ -234,3 +234,75 @@ func TestMCPNotificationsRelayed(t *testing.T) {
 		t.Errorf("streamCall events %v, want %s:\n%s", events, want, body)
 	}
 }
+
+// llAsker is a client that answers the server's questions: elicitation
+// (accept, answer "yes: QUESTION"), sampling (model "m1", "sampled:
+// PROMPT") and roots (file:///srv/notes).
+func llAsker() *mcp.ClientOptions {
+	return &mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "yes: " + r.Params.Message}}, nil
+		},
+		CreateMessageHandler: func(_ context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			text := ""
+			if tc, ok := r.Params.Messages[0].Content.(*mcp.TextContent); ok {
+				text = tc.Text
+			}
+			return &mcp.CreateMessageResult{Model: "m1", Role: "assistant", Content: &mcp.TextContent{Text: "sampled: " + text}}, nil
+		},
+	}
+}
+
+// llAskerClient connects c (llAsker's options) to tr, with the root
+// file:///srv/notes.
+func llAskerClient(t *testing.T, tr mcp.Transport) *mcp.ClientSession {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "asker", Version: "1"}, llAsker())
+	c.AddRoots(&mcp.Root{URI: "file:///srv/notes", Name: "notes"})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := c.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+func TestMCPClientRequestsRelayed(t *testing.T) {
+	hp := llRich(t, "--mcp-sessions")
+	bin := testutil.Build(t, "./examples/mcp-notes")
+	direct := llAskerClient(t, &mcp.CommandTransport{Command: exec.Command(bin, "--rich")})
+	through := llAskerClient(t, &mcp.StreamableClientTransport{Endpoint: hp.url + "/mcp"})
+
+	// elicitation/create, sampling/createMessage and roots/list from the
+	// server during the call reach this client; its answers go back.
+	ask := &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{"question": "ok?"}}
+	want := llCall(t, direct, ask)
+	if !strings.Contains(want, `"answer":"yes: ok?"`) || !strings.Contains(want, `"sample":"sampled: ok?"`) || !strings.Contains(want, `"roots":["file:///srv/notes"]`) {
+		t.Fatalf("ask directly = %s", want)
+	}
+	if got := llCall(t, through, ask); got != want {
+		t.Fatalf("ask through the host:\n%s\nwant (directly):\n%s", got, want)
+	}
+	// A Go SDK plugin's question (pluginsdk.Elicit).
+	if got := llCall(t, through, &mcp.CallToolParams{Name: "confirm", Arguments: map[string]any{"question": "sure?"}}); !strings.Contains(got, `"answer":"yes: sure?"`) {
+		t.Fatalf("confirm = %s", got)
+	}
+
+	// A client without the capabilities: the server hears why.
+	plain := llHost(t, hp, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+	if got := llCall(t, plain, ask); !strings.Contains(got, `"isError":true`) || !strings.Contains(got, "did not declare the elicitation capability") {
+		t.Fatalf("ask from a client without elicitation = %s", got)
+	}
+	// An OpenTool caller cannot answer either.
+	if _, m := rpc(t, hp.url, `{"jsonrpc":"2.0","method":"ask","params":{"question":"q"},"id":1}`); !strings.Contains(fmt.Sprint(m["error"]), "is not an MCP client that can answer it") {
+		t.Fatalf("ask over /opentool/call = %v", m)
+	}
+	// Stateless /mcp has no session for the question.
+	stateless := llRich(t)
+	sl := llAskerClient(t, &mcp.StreamableClientTransport{Endpoint: stateless.url + "/mcp"})
+	if got := llCall(t, sl, ask); !strings.Contains(got, `"isError":true`) || !strings.Contains(got, "run --mcp-sessions") {
+		t.Fatalf("ask over stateless /mcp = %s", got)
+	}
+}
