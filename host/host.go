@@ -65,8 +65,12 @@ type Host struct {
 	routeMu sync.Mutex          // one rebuild at a time; guards claims and logged
 	claims  map[string]claim    // function name → owner, across rebuilds
 	logged  map[Conflict]string // the conflicts logged (→ refused plugin), while they last
-	changed chan struct{}       // plugins signal it when their state or document changed
-	events  eventHub            // lifecycle events (Subscribe)
+	// catClaims owns the MCP catalog keys across rebuilds and catLogged
+	// are the catalog conflicts logged (catalog.go); guarded by routeMu.
+	catClaims map[string]*Plugin
+	catLogged map[catConflict]bool
+	changed   chan struct{} // plugins signal it when their state or document changed
+	events    eventHub      // lifecycle events (Subscribe)
 
 	scanMu   sync.Mutex // one rescan or notified rebuild at a time; Close waits for it
 	follow   sync.Once  // starts followPlugins (first Rescan) or rules it out (Close)
@@ -111,13 +115,16 @@ func New(cfg Config) (*Host, error) {
 		state:   state,
 		plugins: map[string]*Plugin{},
 		claims:  map[string]claim{},
-		logged:  map[Conflict]string{},
-		changed: make(chan struct{}, 1),
-		closing: make(chan struct{}),
-		cancel:  cancel,
-		results: resultBudget{max: cfg.MaxResultMemory},
+
+		catClaims: map[string]*Plugin{},
+		logged:    map[Conflict]string{},
+		changed:   make(chan struct{}, 1),
+		closing:   make(chan struct{}),
+		cancel:    cancel,
+		results:   resultBudget{max: cfg.MaxResultMemory},
 	}
-	h.sv = &supervisor{cfg: &h.cfg, state: state, log: cfg.Logger, ctx: ctx, changed: h.changed, pins: pins, events: &h.events}
+	h.sv = &supervisor{cfg: &h.cfg, state: state, log: cfg.Logger, ctx: ctx, changed: h.changed, pins: pins, events: &h.events,
+		catalog: func() *catalogTable { return h.routes.Load().cat }}
 	if cfg.NoCgroups {
 		h.log.Debug("plugin cgroups off (Config.NoCgroups)")
 	} else if h.sv.cgroups, err = cgroup.New(); err != nil {
@@ -441,7 +448,9 @@ func (h *Host) rebuildRoutes() {
 	}
 	sortOffers(offers)
 	t := buildRoutes(offers, h.claims, h.cfg.PrefixCollisions)
+	t.cat = buildCatalog(offers, h.catClaims, h.cfg.PrefixCollisions)
 	h.logConflicts(t)
+	h.logCatalogConflicts(t.cat)
 	close(h.routes.Swap(t).replaced)
 }
 

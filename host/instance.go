@@ -72,10 +72,14 @@ type instance struct {
 	// channel protocol violation); exitStatus reports it.
 	killReason atomic.Pointer[string]
 
-	// nextChange blocks until the plugin reports a changed document
-	// (wire.Client.Watch); cancelWatch ends that stream.
-	nextChange  func() error
+	// nextChange blocks until the plugin reports a change (its document;
+	// protocol 3: its catalog, a resource) (wire.Client.Watch);
+	// cancelWatch ends that stream.
+	nextChange  func() (wire.WatchEvent, error)
 	cancelWatch context.CancelFunc
+	// catalog is the MCP catalog the process returned at start (protocol
+	// 3; catalog.go), nil when none.
+	catalog *catalog
 }
 
 // startInstance copies the binary into the state folder, starts it,
@@ -299,8 +303,16 @@ func (i *instance) load(ctx context.Context, cfg *Config) error {
 	if i.nextChange, err = i.tool.Watch(wctx); err != nil {
 		return fmt.Errorf("watch: %w", err)
 	}
-	i.doc, i.args, err = i.loadDocument(ctx, cfg)
-	return err
+	if i.doc, i.args, err = i.loadDocument(ctx, cfg); err != nil {
+		return err
+	}
+	if i.tool.V3() {
+		if i.catalog, err = i.loadCatalog(ctx, cfg.StartTimeout); err != nil {
+			i.log.Warn("plugin's MCP catalog not served", "plugin", i.name, "error", err)
+			i.catalog = nil
+		}
+	}
+	return nil
 }
 
 // loadDocument calls Load within cfg.StartTimeout, then validates,
@@ -353,17 +365,33 @@ func addPrefix(doc *opentool.OpenTool, prefix string) error {
 	return nil
 }
 
-// followDocument waits for the plugin to report document changes (its
-// Watch stream) and hands each new document to apply, until the process
-// stops or the plugin does not watch. A changed document that fails to
-// load or validate is logged and the previous one kept.
-func (i *instance) followDocument(ctx context.Context, cfg *Config, apply func(*opentool.OpenTool, []*argcheck.Validator)) {
+// followDocument waits for the plugin to report changes (its Watch
+// stream) and hands each new document to apply, each new catalog to
+// applyCatalog and each changed resource's URI to updated, until the
+// process stops or the plugin does not watch. A changed document that
+// fails to load or validate is logged and the previous one kept; so is a
+// catalog.
+func (i *instance) followDocument(ctx context.Context, cfg *Config, applyCatalog func(*catalog), updated func(uri string), apply func(*opentool.OpenTool, []*argcheck.Validator)) {
 	for {
-		if err := i.nextChange(); err != nil {
+		ev, err := i.nextChange()
+		if err != nil {
 			if status.Code(err) != codes.Unimplemented && !i.stopped.Load() && !i.hasExited() {
 				i.log.Debug("plugin's watch stream ended", "plugin", i.name, "error", err)
 			}
 			return
+		}
+		switch {
+		case ev.URI != "":
+			updated(ev.URI)
+			continue
+		case ev.Catalog:
+			c, err := i.loadCatalog(ctx, cfg.StartTimeout)
+			if err != nil {
+				i.log.Error("plugin reported a changed MCP catalog that was rejected; serving the previous one", "plugin", i.name, "error", err)
+				continue
+			}
+			applyCatalog(c)
+			continue
 		}
 		doc, args, err := i.loadDocument(ctx, cfg)
 		if err != nil {

@@ -84,8 +84,12 @@ type Adapter struct {
 	cs    *mcp.ClientSession // set before ready closes; nil when it failed
 	err   error              // set before ready closes: why it failed
 
-	mu   sync.RWMutex // guards conv
+	mu   sync.RWMutex // guards conv and cat
 	conv converted
+	cat  pluginsdk.Catalog // the server's resources, templates, prompts (catalog.go)
+
+	recatalog  chan struct{}                // a resources or prompts list_changed to act on (buffer 1)
+	catChanged chan pluginsdk.CatalogChange // CatalogChanged's channel
 
 	relay *relay // the server's messages during calls (relay.go)
 }
@@ -107,8 +111,11 @@ func New(l decl.Launch, log hclog.Logger, opts Options) *Adapter {
 		started: time.Now(),
 		changed: make(chan struct{}, 1),
 		relist:  make(chan struct{}, 1),
-		ready:   make(chan struct{}),
-		relay:   newRelay(l.Name, log),
+
+		recatalog:  make(chan struct{}, 1),
+		catChanged: make(chan pluginsdk.CatalogChange, catalogBuffer),
+		ready:      make(chan struct{}),
+		relay:      newRelay(l.Name, log),
 	}
 	a.abandonCtx, a.abandon = context.WithCancelCause(context.Background())
 	a.setPhase("start")

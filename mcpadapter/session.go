@@ -11,6 +11,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/internal/version"
 	"github.com/opentool-host/opentool-host/opentool"
+	"github.com/opentool-host/opentool-host/pluginsdk"
 )
 
 // relistTimeout bounds one tools/list after list_changed.
@@ -110,6 +111,11 @@ func (a *Adapter) initialize(ctx context.Context, t mcp.Transport) (*mcp.ClientS
 		_ = cs.Close()
 		return nil, err
 	}
+	a.setPhase("resources/list and prompts/list")
+	if _, err := a.listCatalog(ctx, cs); err != nil {
+		// The tools serve without them.
+		a.log.Warn("MCP server's resources or prompts not served: listing them failed", "server", a.launch.Name, "error", err)
+	}
 	if ir := cs.InitializeResult(); ir != nil && ir.Capabilities != nil && ir.Capabilities.Logging != nil {
 		// Every level: the host filters per client (relay.go).
 		if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
@@ -139,6 +145,11 @@ func (a *Adapter) client() *mcp.Client {
 			case a.relist <- struct{}{}:
 			default:
 			}
+		},
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { a.signalRecatalog() },
+		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { a.signalRecatalog() },
+		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+			a.catalogChanged(pluginsdk.CatalogChange{URI: req.Params.URI})
 		},
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 			a.relay.progress(req.Params)
@@ -244,15 +255,35 @@ func sameDocument(a, b *opentool.OpenTool) bool {
 	return errA == nil && errB == nil && bytes.Equal(ja, jb)
 }
 
+// signalRecatalog asks follow to list the catalog again.
+func (a *Adapter) signalRecatalog() {
+	select {
+	case a.recatalog <- struct{}{}:
+	default:
+	}
+}
+
 // follow lists the tools again after each list_changed until ctx ends,
-// and signals DocumentChanged when the document changed. A failed list
-// is logged and the previous document kept.
+// and signals DocumentChanged when the document changed; the same for
+// the catalog (CatalogChanged). A failed list is logged and the previous
+// one kept.
 func (a *Adapter) follow(ctx context.Context, cs *mcp.ClientSession) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-a.relist:
+		case <-a.recatalog:
+			lctx, cancel := context.WithTimeout(ctx, relistTimeout)
+			changed, err := a.listCatalog(lctx, cs)
+			cancel()
+			switch {
+			case err != nil && ctx.Err() == nil:
+				a.log.Error("resources or prompts list after list_changed failed; serving the previous ones", "server", a.launch.Name, "error", err)
+			case changed:
+				a.catalogChanged(pluginsdk.CatalogChange{})
+			}
+			continue
 		}
 		lctx, cancel := context.WithTimeout(ctx, relistTimeout)
 		changed, err := a.list(lctx, cs)

@@ -73,6 +73,12 @@
 // notifications/cancelled arrives on a POST of its own, where nothing
 // knows the call; clients that cancel close the call's POST.
 //
+// Resources, resource templates, prompts and completion of the plugins'
+// MCP catalogs (plugin protocol 3: an MCP server behind the host) are
+// served beside the tools; catalog.go has the table. A plugin's messages
+// during a call (progress, log messages, sampling, elicitation, roots)
+// reach the client that made it; exchange.go has that table.
+//
 // Tool list: Follow waits on host.Host.Changed and adds, replaces and
 // removes tools, comparing definitions, so that the SDK sends
 // notifications/tools/list_changed when, and only when, the served tools

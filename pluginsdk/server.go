@@ -26,7 +26,8 @@ type server struct {
 	v3 bool
 
 	changesOnce sync.Once
-	changes     <-chan struct{} // DocumentWatcher's channel; nil when not one
+	changes     <-chan struct{}      // DocumentWatcher's channel; nil when not one
+	catChanges  <-chan CatalogChange // CatalogWatcher's (protocol 3); nil when not one
 }
 
 var _ toolpb.ToolServer = (*server)(nil)
@@ -49,25 +50,36 @@ func (s *server) Load(ctx context.Context, _ *toolpb.LoadRequest) (resp *toolpb.
 }
 
 // Watch implements toolpb.ToolServer: it sends one event per value of
-// the tool's DocumentWatcher channel until the host ends the stream.
-// Errors: codes.Unimplemented when the tool is no DocumentWatcher.
+// the tool's DocumentWatcher channel, and under protocol 3 one per value
+// of its CatalogWatcher channel (change CATALOG, or RESOURCE_UPDATED with
+// the URI), until the host ends the stream. Errors: codes.Unimplemented
+// when the tool watches neither.
 func (s *server) Watch(_ *toolpb.WatchRequest, stream toolpb.Tool_WatchServer) error {
 	s.changesOnce.Do(func() {
 		if w, ok := s.tool.(DocumentWatcher); ok {
 			s.changes = w.DocumentChanged()
 		}
+		if w, ok := s.tool.(CatalogWatcher); ok && s.v3 {
+			s.catChanges = w.CatalogChanged()
+		}
 	})
-	if s.changes == nil {
+	if s.changes == nil && s.catChanges == nil {
 		return status.Error(codes.Unimplemented, "the tool's document does not change")
 	}
 	for {
+		ev := &toolpb.WatchEvent{}
 		select {
 		case <-stream.Context().Done():
 			return nil
 		case <-s.changes:
-			if err := stream.Send(&toolpb.WatchEvent{}); err != nil {
-				return err
+		case c := <-s.catChanges:
+			ev.Change, ev.Uri = toolpb.Change_CATALOG, c.URI
+			if c.URI != "" {
+				ev.Change = toolpb.Change_RESOURCE_UPDATED
 			}
+		}
+		if err := stream.Send(ev); err != nil {
+			return err
 		}
 	}
 }

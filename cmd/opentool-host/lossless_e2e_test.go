@@ -4,15 +4,19 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/internal/testutil"
@@ -304,5 +308,175 @@ func TestMCPClientRequestsRelayed(t *testing.T) {
 	sl := llAskerClient(t, &mcp.StreamableClientTransport{Endpoint: stateless.url + "/mcp"})
 	if got := llCall(t, sl, ask); !strings.Contains(got, `"isError":true`) || !strings.Contains(got, "run --mcp-sessions") {
 		t.Fatalf("ask over stateless /mcp = %s", got)
+	}
+}
+
+// llJSON is v as JSON.
+func llJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// llCatalog lists what cs serves beyond tools: resources, templates and
+// prompts, as JSON.
+func llCatalog(t *testing.T, cs *mcp.ClientSession) (resources, templates, prompts string) {
+	t.Helper()
+	ctx := context.Background()
+	rs, err := cs.ListResources(ctx, nil)
+	if err != nil {
+		t.Fatalf("resources/list: %v", err)
+	}
+	ts, err := cs.ListResourceTemplates(ctx, nil)
+	if err != nil {
+		t.Fatalf("resources/templates/list: %v", err)
+	}
+	ps, err := cs.ListPrompts(ctx, nil)
+	if err != nil {
+		t.Fatalf("prompts/list: %v", err)
+	}
+	return llJSON(t, rs.Resources), llJSON(t, ts.ResourceTemplates), llJSON(t, ps.Prompts)
+}
+
+func TestMCPCatalogServed(t *testing.T) {
+	dir := t.TempDir()
+	msDeclare(t, dir, "notes", "--rich")
+	msDeclare(t, dir, "twin", "--rich") // the same URIs and prompt: refused, or prefixed
+	keys := filepath.Join(t.TempDir(), "keys.json")
+	if err := os.WriteFile(keys, []byte(`{"keys":[{"name":"all","key":"k-all","allow":["*"]},{"name":"notes","key":"k-notes","allow":["plugin:notes"]},{"name":"narrow","key":"k-narrow","allow":["add_note","snapshot"]}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	hp := startHostProc(t, dir, "--mcp-sessions", "--prefix-collisions", "--api-keys-file", keys)
+	var updated, listChanged sync.WaitGroup
+	updated.Add(1)
+	listChanged.Add(1)
+	var onceU, onceL sync.Once
+	opts := &mcp.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
+			if r.Params.URI == "notes://readme" {
+				onceU.Do(updated.Done)
+			}
+		},
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { onceL.Do(listChanged.Done) },
+	}
+	through := llConnect(t, &mcp.StreamableClientTransport{Endpoint: hp.url + "/mcp", HTTPClient: llBearer("k-all")}, opts)
+	direct := llDirect(t, nil)
+	ctx := context.Background()
+
+	// The lists: each item as the server lists it, once (the twin's
+	// duplicates refused), its prompt served prefixed.
+	dr, dt, dp := llCatalog(t, direct)
+	hr, ht, hpr := llCatalog(t, through)
+	if hr != dr || ht != dt {
+		t.Fatalf("resources through the host:\n%s %s\nwant (directly):\n%s %s", hr, ht, dr, dt)
+	}
+	wantPrompts := strings.TrimSuffix(dp, "]") + "," + strings.Replace(strings.TrimPrefix(dp, "["), `"name":"summarize"`, `"name":"twin__summarize"`, 1)
+	if hpr != wantPrompts {
+		t.Fatalf("prompts through the host:\n%s\nwant:\n%s", hpr, wantPrompts)
+	}
+	if !strings.Contains(hp.logs.String(), "MCP resource conflict") {
+		t.Errorf("the twin's refused resources are not logged")
+	}
+
+	// Reads, prompts and completion: the same results.
+	for _, uri := range []string{"notes://readme", "notes://logo"} {
+		hres, err := through.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		if err != nil {
+			t.Fatalf("read %s through the host: %v", uri, err)
+		}
+		dres, _ := direct.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		if llJSON(t, hres) != llJSON(t, dres) {
+			t.Errorf("read %s through the host %s, directly %s", uri, llJSON(t, hres), llJSON(t, dres))
+		}
+	}
+	gp := &mcp.GetPromptParams{Name: "summarize", Arguments: map[string]string{"topic": "cats", "style": "terse"}}
+	hg, err := through.GetPrompt(ctx, gp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dg, _ := direct.GetPrompt(ctx, gp)
+	if llJSON(t, hg) != llJSON(t, dg) {
+		t.Errorf("prompts/get through the host %s, directly %s", llJSON(t, hg), llJSON(t, dg))
+	}
+	if tg, err := through.GetPrompt(ctx, &mcp.GetPromptParams{Name: "twin__summarize", Arguments: map[string]string{"topic": "dogs"}}); err != nil || !strings.Contains(llJSON(t, tg), "notes on dogs") {
+		t.Errorf("the prefixed twin prompt: %v, %v", tg, err)
+	}
+	cp := &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "summarize"}, Argument: mcp.CompleteParamsArgument{Name: "topic", Value: "no"}}
+	hc, err := through.Complete(ctx, cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dc, _ := direct.Complete(ctx, cp); llJSON(t, hc) != llJSON(t, dc) || !strings.Contains(llJSON(t, hc), `["nothing","notes"]`) {
+		t.Errorf("completion through the host %s, directly %s", llJSON(t, hc), llJSON(t, dc))
+	}
+	if _, err := through.ReadResource(ctx, &mcp.ReadResourceParams{URI: "notes://none"}); llCode(err) != mcp.CodeResourceNotFound {
+		t.Errorf("an unknown resource: %v, want code %d", err, mcp.CodeResourceNotFound)
+	}
+
+	// A note added: the server's new resource reaches the list
+	// (list_changed), and the template reads it.
+	llCall(t, through, &mcp.CallToolParams{Name: "add_note", Arguments: map[string]any{"title": "first"}})
+	llWait(t, &listChanged, "notifications/resources/list_changed")
+	testutil.Eventually(t, 10*time.Second, "notes://note/1 listed", func() bool {
+		r, _, _ := llCatalog(t, through)
+		return strings.Contains(r, "notes://note/1")
+	})
+	if res, err := through.ReadResource(ctx, &mcp.ReadResourceParams{URI: "notes://note/1"}); err != nil || !strings.Contains(llJSON(t, res), `\"title\":\"first\"`) {
+		t.Errorf("read notes://note/1: %v, %v", llJSON(t, res), err)
+	}
+
+	// Subscribed, the client hears of the server's updates.
+	if err := through.Subscribe(ctx, &mcp.SubscribeParams{URI: "notes://readme"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := llCall(t, through, &mcp.CallToolParams{Name: "touch", Arguments: map[string]any{"uri": "notes://readme"}}); !strings.Contains(got, "subscribed: true") {
+		t.Fatalf("touch after subscribe = %s (the subscription did not reach the server)", got)
+	}
+	llWait(t, &updated, "notifications/resources/updated")
+	if err := through.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: "notes://readme"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := llCall(t, through, &mcp.CallToolParams{Name: "touch", Arguments: map[string]any{"uri": "notes://readme"}}); !strings.Contains(got, "subscribed: false") {
+		t.Fatalf("touch after unsubscribe = %s", got)
+	}
+
+	// Per API key: the whole plugin, or nothing of it.
+	notesKey := llConnect(t, &mcp.StreamableClientTransport{Endpoint: hp.url + "/mcp", HTTPClient: llBearer("k-notes")}, nil)
+	if r, _, p := llCatalog(t, notesKey); !strings.Contains(r, "notes://readme") || strings.Contains(p, "twin__") {
+		t.Errorf("key plugin:notes sees resources %s, prompts %s", r, p)
+	}
+	narrow := llConnect(t, &mcp.StreamableClientTransport{Endpoint: hp.url + "/mcp", HTTPClient: llBearer("k-narrow")}, nil)
+	if r, tm, p := llCatalog(t, narrow); r != "[]" || tm != "[]" || p != "[]" {
+		t.Errorf("a key allowed two functions sees resources %s, templates %s, prompts %s", r, tm, p)
+	}
+	if _, err := narrow.ReadResource(ctx, &mcp.ReadResourceParams{URI: "notes://readme"}); llCode(err) != mcp.CodeResourceNotFound {
+		t.Errorf("a key allowed two functions reads notes://readme: %v, want code %d", err, mcp.CodeResourceNotFound)
+	}
+	if _, err := narrow.GetPrompt(ctx, gp); err == nil {
+		t.Errorf("a key allowed two functions gets the prompt")
+	}
+}
+
+// llCode is the JSON-RPC error code of err, 0 for none.
+func llCode(err error) int64 {
+	var je *jsonrpc.Error
+	if errors.As(err, &je) {
+		return je.Code
+	}
+	return 0
+}
+
+// llWait waits up to 10 s for wg, naming what it waits for.
+func llWait(t *testing.T, wg *sync.WaitGroup, what string) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no %s within 10 s", what)
 	}
 }

@@ -64,6 +64,7 @@ type notes struct {
 	byID  map[int]Note
 	next  int
 	sleep struct{ active, cancelled atomic.Int64 }
+	onAdd func(Note) // with --rich: the note becomes a resource (rich.go)
 }
 
 type addIn struct {
@@ -111,6 +112,9 @@ func (n *notes) add(_ context.Context, _ *mcp.CallToolRequest, in addIn) (*mcp.C
 	n.next++
 	note := Note{ID: n.next, Title: in.Title, Body: in.Body}
 	n.byID[note.ID] = note
+	if n.onAdd != nil {
+		n.onAdd(note)
+	}
 	return nil, note, nil
 }
 

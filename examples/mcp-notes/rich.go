@@ -33,7 +33,9 @@ import (
 //	                         the sessions subscribed to it
 //
 // Resources: notes://readme (text), notes://logo (blob, image/png); the
-// template notes://note/{id} (a stored note as JSON); resources/subscribe.
+// template notes://note/{id} (a stored note as JSON), each note added
+// also a resource of its own, notes://note/ID (the SDK then sends
+// notifications/resources/list_changed); resources/subscribe.
 // Prompt: summarize {topic, style?} (a user message naming them, and the
 // readme embedded). Completion: the prompt's topic (from "notes", "news",
 // "nothing") and the template's id (the stored ids).
@@ -44,7 +46,13 @@ type rich struct {
 	subs map[string]int // subscribed URIs, from every session
 }
 
-func newRich(n *notes) *rich { return &rich{n: n, subs: map[string]int{}} }
+func newRich(n *notes) *rich {
+	r := &rich{n: n, subs: map[string]int{}}
+	n.onAdd = func(note Note) {
+		r.srv.AddResource(&mcp.Resource{URI: fmt.Sprintf("notes://note/%d", note.ID), Name: "note-" + strconv.Itoa(note.ID), Title: note.Title, MIMEType: "application/json"}, r.readNote)
+	}
+	return r
+}
 
 // pngBytes is a 1x1 PNG.
 var pngBytes = []byte{0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 0x0d, 'I', 'H', 'D', 'R', 0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0, 0, 0, 0x1f, 0x15, 0xc4, 0x89}

@@ -214,20 +214,83 @@ func (g *grpcStream) Next() (Event, error) {
 	return Event{Data: ev.GetData()}, nil
 }
 
+// WatchEvent is what a plugin's Watch stream reported (tool.proto).
+type WatchEvent struct {
+	// Catalog: the MCP catalog changed; call Catalog again (protocol 3).
+	Catalog bool
+	// URI, when set, is the resource whose content changed (protocol 3).
+	URI string
+}
+
+// Document reports whether the event says the document changed (the
+// only event of protocol 2).
+func (e WatchEvent) Document() bool { return !e.Catalog && e.URI == "" }
+
 // Watch opens the plugin's Watch stream (tool.proto): the returned
-// function blocks until the plugin reports that its document changed
-// (nil: call Load again) or the stream ends (an error: io.EOF when the
-// plugin ended it, a gRPC status error with codes.Unimplemented when the
-// plugin does not watch, codes.Canceled when ctx ended). ctx bounds the
-// whole stream. Errors: the gRPC error when the stream could not be
+// function blocks until the plugin reports a change (the event; nil
+// error: the document changed, call Load again; under protocol 3 also
+// the catalog or a resource) or the stream ends (an error: io.EOF when
+// the plugin ended it, a gRPC status error with codes.Unimplemented when
+// the plugin does not watch, codes.Canceled when ctx ended). ctx bounds
+// the whole stream. Errors: the gRPC error when the stream could not be
 // opened.
-func (c *Client) Watch(ctx context.Context) (next func() error, err error) {
+func (c *Client) Watch(ctx context.Context) (next func() (WatchEvent, error), err error) {
 	s, err := c.tool.Watch(ctx, &toolpb.WatchRequest{})
 	if err != nil {
 		return nil, err
 	}
-	return func() error {
-		_, err := s.Recv()
-		return err
+	return func() (WatchEvent, error) {
+		ev, err := s.Recv()
+		if err != nil || !c.v3 {
+			return WatchEvent{}, err
+		}
+		switch ev.GetChange() {
+		case toolpb.Change_CATALOG:
+			return WatchEvent{Catalog: true}, nil
+		case toolpb.Change_RESOURCE_UPDATED:
+			return WatchEvent{URI: ev.GetUri()}, nil
+		}
+		return WatchEvent{}, nil
 	}, nil
+}
+
+// Catalog returns the plugin's MCP catalog as JSON (protocol 3), nil
+// when the plugin has none (it answers UNIMPLEMENTED, or speaks protocol
+// 2). Errors: a *ToolError when its Catalog failed; else the gRPC error.
+func (c *Client) Catalog(ctx context.Context) ([]byte, error) {
+	if !c.v3 {
+		return nil, nil
+	}
+	resp, err := c.tool.Catalog(ctx, &toolpb.CatalogRequest{})
+	if status.Code(err) == codes.Unimplemented {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if e := FromProto(resp.GetError()); e != nil {
+		return nil, e
+	}
+	return resp.GetCatalog(), nil
+}
+
+// Request sends MCP request method with params (JSON) to the plugin's
+// catalog (protocol 3) and returns its result (JSON). Errors: the
+// plugin's *RPCError; one with CodeMethodNotFound when the plugin has no
+// catalog; else the gRPC error.
+func (c *Client) Request(ctx context.Context, method string, params []byte) ([]byte, error) {
+	if !c.v3 {
+		return nil, &RPCError{Code: CodeMethodNotFound, Message: method + ": the plugin speaks plugin protocol 2, which has no MCP catalog"}
+	}
+	resp, err := c.tool.Request(ctx, &toolpb.MCPRequest{Method: method, Params: params})
+	if status.Code(err) == codes.Unimplemented {
+		return nil, &RPCError{Code: CodeMethodNotFound, Message: method + ": the plugin serves no MCP catalog"}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if e := FromProtoRPCError(resp.GetError()); e != nil {
+		return nil, e
+	}
+	return resp.GetResult(), nil
 }
