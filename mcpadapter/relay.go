@@ -162,7 +162,7 @@ func (r *relay) message(p *mcp.LoggingMessageParams) {
 		return
 	}
 	data, _ := json.Marshal(p.Data)
-	r.log.Info("MCP server log message (no single call in flight to send it to)", "server", r.server, "level", p.Level, "logger", p.Logger, "data", string(data))
+	r.log.Debug("MCP server log message (no single call in flight to send it to)", "server", r.server, "level", p.Level, "logger", p.Logger, "data", string(data))
 }
 
 // request relays the server's request method (sampling/createMessage,

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -174,7 +175,19 @@ func (c *llCollector) take(np, nl int) (progress, logs []string) {
 }
 
 func TestMCPNotificationsRelayed(t *testing.T) {
-	hp := llRich(t, "--mcp-sessions")
+	for _, transport := range []string{"data-channel", "grpc"} {
+		t.Run(transport, func(t *testing.T) {
+			flags := []string{"--mcp-sessions"}
+			if transport == "grpc" {
+				flags = append(flags, "--plugin-transport", "grpc")
+			}
+			testNotificationsRelayed(t, llRich(t, flags...))
+		})
+	}
+}
+
+// testNotificationsRelayed is TestMCPNotificationsRelayed on host hp.
+func testNotificationsRelayed(t *testing.T, hp *hostProc) {
 	var dc, hc llCollector
 	direct := llDirect(t, dc.options())
 	through := llHost(t, hp, hc.options())
@@ -274,7 +287,19 @@ func llAskerClient(t *testing.T, tr mcp.Transport) *mcp.ClientSession {
 }
 
 func TestMCPClientRequestsRelayed(t *testing.T) {
-	hp := llRich(t, "--mcp-sessions")
+	for _, transport := range []string{"data-channel", "grpc"} {
+		t.Run(transport, func(t *testing.T) {
+			flags := []string{"--mcp-sessions"}
+			if transport == "grpc" {
+				flags = append(flags, "--plugin-transport", "grpc")
+			}
+			testClientRequestsRelayed(t, llRich(t, flags...))
+		})
+	}
+}
+
+// testClientRequestsRelayed is TestMCPClientRequestsRelayed on host hp.
+func testClientRequestsRelayed(t *testing.T, hp *hostProc) {
 	bin := testutil.Build(t, "./examples/mcp-notes")
 	direct := llAskerClient(t, &mcp.CommandTransport{Command: exec.Command(bin, "--rich")})
 	through := llAskerClient(t, &mcp.StreamableClientTransport{Endpoint: hp.url + "/mcp"})
@@ -478,5 +503,49 @@ func llWait(t *testing.T, wg *sync.WaitGroup, what string) {
 	case <-done:
 	case <-time.After(10 * time.Second):
 		t.Fatalf("no %s within 10 s", what)
+	}
+}
+
+// TestMCPCallLatency measures tools/call of mcp-notes' echo from a Go SDK
+// client: directly over stdio, through `opentool-host mcp` over stdio (the
+// host's adapter in between), and through a host's /mcp over HTTP, in the
+// same run; it logs the medians and 90th percentiles (issue 22's closing
+// note) and checks nothing but that the calls succeed.
+func TestMCPCallLatency(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measurement")
+	}
+	const n = 300
+	notes := testutil.Build(t, "./examples/mcp-notes")
+	bin := testutil.Build(t, "./cmd/opentool-host")
+	dir := t.TempDir()
+	msDeclare(t, dir, "notes")
+	hp := startHostProc(t, dir, "--mcp-sessions")
+	clients := []struct {
+		name string
+		cs   *mcp.ClientSession
+	}{
+		{"directly (stdio)", llConnect(t, &mcp.CommandTransport{Command: exec.Command(notes)}, nil)},
+		{"through opentool-host mcp (stdio)", llConnect(t, &mcp.CommandTransport{Command: exec.Command(bin, "mcp", "--dir", dir, "--state-dir", t.TempDir())}, nil)},
+		{"through /mcp (HTTP, sessions)", llHost(t, hp, nil)},
+	}
+	p := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"}}
+	for _, c := range clients {
+		for range 20 { // warm up
+			llCall(t, c.cs, p)
+		}
+	}
+	ds := make([][]time.Duration, len(clients))
+	for range n { // interleaved, so that the machine's load is shared
+		for k, c := range clients {
+			start := time.Now()
+			llCall(t, c.cs, p)
+			ds[k] = append(ds[k], time.Since(start))
+		}
+	}
+	for k, c := range clients {
+		d := ds[k]
+		sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+		t.Logf("tools/call echo %s: p50 %v, p90 %v (%d calls)", c.name, d[n/2].Round(time.Microsecond), d[n*9/10].Round(time.Microsecond), n)
 	}
 }
