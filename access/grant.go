@@ -153,6 +153,30 @@ func Allowed(ctx context.Context, plugin, fn string) bool {
 	return GrantFrom(ctx).Allows(plugin, fn)
 }
 
+// AllowsPlugin reports whether g may see and use plugin as a whole: its
+// allow list has "*" or a "plugin:GLOB" matching plugin. Function globs
+// do not grant it. A nil Grant allows everything. What a plugin serves
+// beyond its functions (MCP resources, resource templates, prompts,
+// completion) needs it.
+func (g *Grant) AllowsPlugin(plugin string) bool {
+	if g == nil || g.all {
+		return true
+	}
+	for _, p := range g.plugins {
+		if ok, _ := path.Match(p, plugin); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// AllowedPlugin reports whether the caller of ctx may see and use plugin
+// as a whole (Grant.AllowsPlugin): the predicate for what a plugin serves
+// beyond its functions.
+func AllowedPlugin(ctx context.Context, plugin string) bool {
+	return GrantFrom(ctx).AllowsPlugin(plugin)
+}
+
 // CodeRateLimited is the JSON-RPC error code of a call refused by its
 // key's rate limit (/opentool/call, /opentool/streamCall, MCP
 // tools/call), in the range JSON-RPC leaves to servers.

@@ -39,6 +39,12 @@ type request struct {
 	// emit receives each result object in order; an error from it stops
 	// the call (the plugin is told to cancel) and is returned as is.
 	emit func(item []byte) error
+	// x is the caller's side of the call's messages (exchange.go); nil
+	// for a caller that takes none.
+	x *Exchange
+	// mcp is set when the plugin's unary result is an MCP CallToolResult
+	// (exchange.go).
+	mcp bool
 }
 
 // fail returns the *Error of kind k for r.
@@ -72,16 +78,22 @@ func (r *request) accept(plugin string, item []byte, n int) error {
 
 // Call runs unary function fn with args, a JSON object (nil or empty for
 // no arguments), and returns the function's JSON result object. It is
-// StreamCall's path with exactly one result.
+// StreamCall's path with exactly one result. A plugin's MCP result
+// (protocol 3) is returned as its OpenTool projection
+// (internal/mcpresult); CallResult returns it as it is.
 //
 // Errors: an *Error (errors.go) whose Kind says what happened; see
-// StreamCall.
+// StreamCall. An MCP result with isError is KindTool, code 500.
 func (h *Host) Call(ctx context.Context, fn string, args []byte) ([]byte, error) {
 	var result []byte
-	err := h.invoke(ctx, &request{fn: fn, args: args, emit: func(item []byte) error {
+	r := &request{fn: fn, args: args, emit: func(item []byte) error {
 		result = item
 		return nil
-	}})
+	}}
+	err := h.invoke(ctx, r)
+	if err == nil && r.mcp {
+		result, err = r.project(result)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -111,6 +123,7 @@ func (h *Host) StreamCall(ctx context.Context, fn string, args []byte, onItem fu
 // timeout and hands it to the owning plugin; Config.OnCall then gets the
 // finished call.
 func (h *Host) invoke(ctx context.Context, r *request) (err error) {
+	r.x = exchangeFrom(ctx)
 	ctx, done := h.observe(ctx, r)
 	defer func() { done(err) }()
 	rt, err := h.lookup(ctx, r)

@@ -60,6 +60,9 @@ func (i *instance) acceptChannel(cfg *Config) error {
 		i.closeChannel()
 		return nil
 	}
+	if i.tool.V3() {
+		ch.SetV3()
+	}
 	i.tool.UseChannel(ch)
 	i.log.Debug("calls go over the data channel", "plugin", i.name)
 	return nil

@@ -67,8 +67,12 @@ type Host struct {
 	routeMu sync.Mutex          // one rebuild at a time; guards claims and logged
 	claims  map[string]claim    // function name → owner, across rebuilds
 	logged  map[Conflict]string // the conflicts logged (→ refused plugin), while they last
-	changed chan struct{}       // plugins signal it when their state or document changed
-	events  eventHub            // lifecycle events (Subscribe)
+	// catClaims owns the MCP catalog keys across rebuilds and catLogged
+	// are the catalog conflicts logged (catalog.go); guarded by routeMu.
+	catClaims map[string]*Plugin
+	catLogged map[catConflict]bool
+	changed   chan struct{} // plugins signal it when their state or document changed
+	events    eventHub      // lifecycle events (Subscribe)
 
 	ignored   atomic.Pointer[map[string]string] // plugins-folder file → why it is not a plugin (Ignored)
 	ignoredMu sync.Mutex                        // one writer of ignored at a time
@@ -123,14 +127,16 @@ func New(cfg Config) (*Host, error) {
 		state:   state,
 		plugins: map[string]*Plugin{},
 		claims:  map[string]claim{},
-		logged:  map[Conflict]string{},
-		changed: make(chan struct{}, 1),
-		closing: make(chan struct{}),
-		started: make(chan struct{}),
-		cancel:  cancel,
-		results: resultBudget{max: cfg.MaxResultMemory},
+		catClaims: map[string]*Plugin{},
+		logged:    map[Conflict]string{},
+		changed:   make(chan struct{}, 1),
+		closing:   make(chan struct{}),
+		started:   make(chan struct{}),
+		cancel:    cancel,
+		results:   resultBudget{max: cfg.MaxResultMemory},
 	}
-	h.sv = &supervisor{cfg: &h.cfg, state: state, log: cfg.Logger, ctx: ctx, changed: h.changed, pins: pins, events: &h.events}
+	h.sv = &supervisor{cfg: &h.cfg, state: state, log: cfg.Logger, ctx: ctx, changed: h.changed, pins: pins, events: &h.events,
+		catalog: func() *catalogTable { return h.routes.Load().cat }}
 	if cfg.NoCgroups {
 		h.log.Debug("plugin cgroups off (Config.NoCgroups)")
 	} else if h.sv.cgroups, err = cgroup.New(); err != nil {
@@ -497,13 +503,15 @@ func (h *Host) rebuild(provisional bool) {
 		offers[i] = offers[i].p.offer()
 	}
 	sortOffers(offers)
-	claims := h.claims
+	claims, catClaims := h.claims, h.catClaims
 	if provisional {
-		claims = maps.Clone(h.claims)
+		claims, catClaims = maps.Clone(h.claims), maps.Clone(h.catClaims)
 	}
 	t := buildRoutes(offers, claims, h.cfg.PrefixCollisions)
+	t.cat = buildCatalog(offers, catClaims, h.cfg.PrefixCollisions)
 	if !provisional {
 		h.logConflicts(t)
+		h.logCatalogConflicts(t.cat)
 	}
 	close(h.routes.Swap(t).replaced)
 }

@@ -73,10 +73,14 @@ type instance struct {
 	// channel protocol violation); exitStatus reports it.
 	killReason atomic.Pointer[string]
 
-	// nextChange blocks until the plugin reports a changed document
-	// (wire.Client.Watch); cancelWatch ends that stream.
-	nextChange  func() error
+	// nextChange blocks until the plugin reports a change (its document;
+	// protocol 3: its catalog, a resource) (wire.Client.Watch);
+	// cancelWatch ends that stream.
+	nextChange  func() (wire.WatchEvent, error)
 	cancelWatch context.CancelFunc
+	// catalog is the MCP catalog the process returned at start (protocol
+	// 3; catalog.go), nil when none.
+	catalog *catalog
 }
 
 // startInstance copies the binary into the state folder, starts it,
@@ -118,8 +122,10 @@ func startInstance(ctx context.Context, sv *supervisor, name string, f fileRef, 
 	}
 	pluginLog := cfg.Logger.Named("plugin").Named(name)
 	inst.client = plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  wire.Handshake,
-		Plugins:          wire.PluginSet(nil),
+		HandshakeConfig: wire.Handshake,
+		// Protocol 2 and 3: go-plugin settles on the highest the plugin
+		// speaks (the Go SDK 3, the Python and Node SDKs 2).
+		VersionedPlugins: wire.VersionedPluginSets(nil, nil),
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		Logger:           inst.log,
 		StartTimeout:     cfg.StartTimeout,
@@ -303,8 +309,16 @@ func (i *instance) load(ctx context.Context, cfg *Config) error {
 	if i.nextChange, err = i.tool.Watch(wctx); err != nil {
 		return fmt.Errorf("watch: %w", err)
 	}
-	i.doc, i.args, err = i.loadDocument(ctx, cfg)
-	return err
+	if i.doc, i.args, err = i.loadDocument(ctx, cfg); err != nil {
+		return err
+	}
+	if i.tool.V3() {
+		if i.catalog, err = i.loadCatalog(ctx, cfg.StartTimeout); err != nil {
+			i.log.Warn("plugin's MCP catalog not served", "plugin", i.name, "error", err)
+			i.catalog = nil
+		}
+	}
+	return nil
 }
 
 // loadDocument calls Load within cfg.StartTimeout, then validates,
@@ -362,17 +376,33 @@ func addPrefix(doc *opentool.OpenTool, prefix string) error {
 	return nil
 }
 
-// followDocument waits for the plugin to report document changes (its
-// Watch stream) and hands each new document to apply, until the process
-// stops or the plugin does not watch. A changed document that fails to
-// load or validate is logged and the previous one kept.
-func (i *instance) followDocument(ctx context.Context, cfg *Config, apply func(*opentool.OpenTool, []*argcheck.Validator)) {
+// followDocument waits for the plugin to report changes (its Watch
+// stream) and hands each new document to apply, each new catalog to
+// applyCatalog and each changed resource's URI to updated, until the
+// process stops or the plugin does not watch. A changed document that
+// fails to load or validate is logged and the previous one kept; so is a
+// catalog.
+func (i *instance) followDocument(ctx context.Context, cfg *Config, applyCatalog func(*catalog), updated func(uri string), apply func(*opentool.OpenTool, []*argcheck.Validator)) {
 	for {
-		if err := i.nextChange(); err != nil {
+		ev, err := i.nextChange()
+		if err != nil {
 			if status.Code(err) != codes.Unimplemented && !i.stopped.Load() && !i.hasExited() {
 				i.log.Debug("plugin's watch stream ended", "plugin", i.name, "error", err)
 			}
 			return
+		}
+		switch {
+		case ev.URI != "":
+			updated(ev.URI)
+			continue
+		case ev.Catalog:
+			c, err := i.loadCatalog(ctx, cfg.StartTimeout)
+			if err != nil {
+				i.log.Error("plugin reported a changed MCP catalog that was rejected; serving the previous one", "plugin", i.name, "error", err)
+				continue
+			}
+			applyCatalog(c)
+			continue
 		}
 		doc, args, err := i.loadDocument(ctx, cfg)
 		if err != nil {
@@ -487,7 +517,11 @@ func (i *instance) send(ctx context.Context, r *request) error {
 	// spares gRPC a watcher goroutine per stream): it ends when the plugin
 	// ends the stream, or the connection breaks (the process exited or
 	// the guard killed it).
-	call, err := i.tool.Invoke(context.WithoutCancel(ctx), strings.TrimPrefix(r.target, i.prefix), r.args, r.stream)
+	inv := wire.Invocation{Name: strings.TrimPrefix(r.target, i.prefix), Args: r.args, Stream: r.stream}
+	if r.x != nil {
+		inv.Meta = r.x.Meta
+	}
+	call, err := i.tool.Start(context.WithoutCancel(ctx), inv)
 	if err != nil {
 		killed := !g.end()
 		if !killed && (i.stopped.Load() || i.hasExited()) {
@@ -499,13 +533,27 @@ func (i *instance) send(ctx context.Context, r *request) error {
 	var first error // why the call was cut short (emit failed, result rejected)
 	n := 0
 	for {
-		item, err := call.Recv()
+		ev, err := call.Next()
 		if err != nil {
 			killed := !g.end()
 			if first != nil {
 				return first
 			}
 			return i.endError(ctx, r, err, n, killed)
+		}
+		if ev.Message != nil {
+			if first == nil {
+				r.message(ctx, call, ev.Message)
+			}
+			continue
+		}
+		item := ev.Data
+		if ev.MCP {
+			if r.stream {
+				first = r.fail(KindResultRejected, i.name, "the plugin sent an MCP result for a streaming call", nil)
+				g.cancel()
+			}
+			r.mcp = true
 		}
 		n++
 		memTrim.note(len(item))

@@ -80,6 +80,11 @@ type supervisor struct {
 	// keeper kills what is left of the plugins if the host dies
 	// (Config.Keeper; nil without one).
 	keeper atomic.Pointer[launcher.Keeper]
+	// catalog returns the served MCP catalogs (catalog.go); onUpdated
+	// are told of changed resources (Host.OnResourceUpdated).
+	catalog   func() *catalogTable
+	updMu     sync.Mutex
+	onUpdated []func(uri string)
 }
 
 // Plugin supervises one plugin file. Its life is next (lifecycle.go):
@@ -95,6 +100,9 @@ type Plugin struct {
 
 	// v is the view of the call path (call.go).
 	v atomic.Pointer[view]
+	// cat is the MCP catalog of its serving process (catalog.go); nil
+	// before one loaded.
+	cat atomic.Pointer[catalog]
 
 	mu      sync.Mutex // held for one step; guards the fields below
 	life    life
@@ -255,6 +263,7 @@ func (p *Plugin) start(attempt int, file fileRef) {
 		p.handle(evStartFailed{attempt: attempt, err: err.Error(), held: isHeld(err), stderr: stderr})
 		return
 	}
+	p.cat.Store(inst.catalog) // nil: the new process serves none
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.live[inst] = struct{}{}
@@ -273,7 +282,12 @@ func (p *Plugin) watch(inst *instance) {
 // followDocument reports each changed document inst loads, unless the
 // lock holds it.
 func (p *Plugin) followDocument(inst *instance) {
-	inst.followDocument(p.sv.ctx, p.sv.cfg, func(doc *opentool.OpenTool, args []*argcheck.Validator) {
+	inst.followDocument(p.sv.ctx, p.sv.cfg, func(c *catalog) {
+		p.cat.Store(c)
+		p.mu.Lock()
+		p.perform(actChanged{})
+		p.mu.Unlock()
+	}, func(uri string) { p.sv.resourceUpdated(p.name, uri) }, func(doc *opentool.OpenTool, args []*argcheck.Validator) {
 		p.mu.Lock()
 		serving := p.life.doc
 		p.mu.Unlock()
@@ -345,6 +359,7 @@ type offer struct {
 	state State
 	doc   *opentool.OpenTool
 	args  []*argcheck.Validator
+	cat   *catalog // the MCP catalog (catalog.go); nil: none
 	// timeout bounds one call: the serving process's policy, else
 	// Config.CallTimeout.
 	timeout time.Duration
@@ -354,7 +369,7 @@ type offer struct {
 func (p *Plugin) offer() offer {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	o := offer{p: p, state: p.life.state, doc: p.life.doc, args: p.life.args, timeout: p.sv.cfg.CallTimeout}
+	o := offer{p: p, state: p.life.state, doc: p.life.doc, args: p.life.args, timeout: p.sv.cfg.CallTimeout, cat: p.cat.Load()}
 	if p.life.inst != nil {
 		o.timeout = p.life.inst.timeout
 	}

@@ -48,6 +48,9 @@ type routeTable struct {
 	// conflicts lists, by plugin name, the declared functions another
 	// plugin owns.
 	conflicts map[string][]Conflict
+	// cat is the served MCP catalog items (catalog.go), rebuilt with
+	// the functions.
+	cat *catalogTable
 	// replaced is closed when a newer table takes this one's place.
 	replaced chan struct{}
 }
@@ -87,7 +90,8 @@ const maxFunctionName = 64
 
 // newRouteTable returns an empty table.
 func newRouteTable() *routeTable {
-	return &routeTable{funcs: map[string]*route{}, failed: map[string]*Plugin{}, schemas: map[string]*opentool.Schema{}, conflicts: map[string][]Conflict{}, replaced: make(chan struct{})}
+	return &routeTable{funcs: map[string]*route{}, failed: map[string]*Plugin{}, schemas: map[string]*opentool.Schema{}, conflicts: map[string][]Conflict{},
+		cat: &catalogTable{byKey: map[string]*catRoute{}, order: map[string][]*catRoute{}}, replaced: make(chan struct{})}
 }
 
 // buildRoutes builds the table from offers (sorted by plugin name),

@@ -23,6 +23,10 @@ const (
 	EventError = "error"
 	// EventDone ends a successful stream: data {"done":"NAME"}.
 	EventDone = "done"
+	// EventProgress reports the function's progress (a plugin of protocol
+	// 3 that sent notifications/progress, MCP "Utilities: Progress"):
+	// data {"progress":N[,"total":T][,"message":M]}, between data frames.
+	EventProgress = "progress"
 )
 
 // StreamContentType is the Content-Type of a streamCall response.
@@ -42,9 +46,10 @@ var _ functionFinder = (*host.Host)(nil)
 // server-sent event stream (Content-Type: text/event-stream) of frames
 // "event:NAME\ndata:JSON\n\n", each written and flushed in one Write:
 //
-//	event:start  data:{"start":"FN"}
-//	event:data   data:{"jsonrpc":"2.0","result":ITEM,"id":ID}   (one per item)
-//	event:done   data:{"done":"FN"}
+//	event:start     data:{"start":"FN"}
+//	event:data      data:{"jsonrpc":"2.0","result":ITEM,"id":ID}   (one per item)
+//	event:progress  data:{"progress":N,"total":T,"message":M}   (when the plugin reports it)
+//	event:done      data:{"done":"FN"}
 //
 // A failure after the request was decoded (the function does not stream
 // (host.ErrWrongKind, code -32600), the tool's own error (its code), a
@@ -80,7 +85,10 @@ func (s *Server) handleStreamCall(w http.ResponseWriter, r *http.Request) {
 	if ff, ok := s.b.(functionFinder); ok && ff.Function(req.Method) != nil && s.visible(r.Context(), req.Method) {
 		sw.begin()
 	}
-	err := s.b.StreamCall(callContext(r, req), req.Method, req.Params, sw.item)
+	// A progress token asks the plugin for progress, as an MCP client's
+	// does (pluginsdk.Progress sends none without one).
+	ctx := host.WithExchange(callContext(r, req), &host.Exchange{Meta: streamMeta, Notify: sw.notify})
+	err := s.b.StreamCall(ctx, req.Method, req.Params, sw.item)
 	if sw.werr != nil || r.Context().Err() != nil {
 		return // the client went away
 	}
@@ -146,6 +154,32 @@ func (sw *sseWriter) item(item []byte) error {
 	return sw.werr
 }
 
+// notify is the call's host.Exchange.Notify: a plugin's
+// notifications/progress becomes one event:progress frame (its
+// progress, total and message; the token is MCP's and left out); other
+// notifications are dropped. The host calls it from the goroutine that
+// calls item.
+func (sw *sseWriter) notify(method string, params []byte) {
+	if method != "notifications/progress" {
+		return
+	}
+	var p struct {
+		Progress float64 `json:"progress"`
+		Total    float64 `json:"total,omitempty"`
+		Message  string  `json:"message,omitempty"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		return
+	}
+	sw.begin()
+	sw.buf = append(sw.head(EventProgress), b...)
+	sw.flushFrame()
+}
+
 // nameFrame writes event:start or event:done: data {"EVENT":"FN"}.
 func (sw *sseWriter) nameFrame(event string) {
 	b := append(sw.head(event), `{"`...)
@@ -181,6 +215,9 @@ func (sw *sseWriter) flushFrame() {
 		sw.werr = err
 	}
 }
+
+// streamMeta is the _meta a streamCall hands plugins of protocol 3.
+var streamMeta = []byte(`{"progressToken":"opentool/streamCall"}`)
 
 var (
 	sseContentType = []string{StreamContentType}

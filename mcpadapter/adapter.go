@@ -84,13 +84,20 @@ type Adapter struct {
 	cs    *mcp.ClientSession // set before ready closes; nil when it failed
 	err   error              // set before ready closes: why it failed
 
-	mu   sync.RWMutex // guards conv
+	mu   sync.RWMutex // guards conv and cat
 	conv converted
+	cat  pluginsdk.Catalog // the server's resources, templates, prompts (catalog.go)
+
+	recatalog  chan struct{}                // a resources or prompts list_changed to act on (buffer 1)
+	catChanged chan pluginsdk.CatalogChange // CatalogChanged's channel
+
+	relay *relay // the server's messages during calls (relay.go)
 }
 
 var (
 	_ pluginsdk.Tool            = (*Adapter)(nil)
 	_ pluginsdk.JSONCaller      = (*Adapter)(nil)
+	_ pluginsdk.ResultCaller    = (*Adapter)(nil)
 	_ pluginsdk.DocumentWatcher = (*Adapter)(nil)
 )
 
@@ -104,7 +111,11 @@ func New(l decl.Launch, log hclog.Logger, opts Options) *Adapter {
 		started: time.Now(),
 		changed: make(chan struct{}, 1),
 		relist:  make(chan struct{}, 1),
-		ready:   make(chan struct{}),
+
+		recatalog:  make(chan struct{}, 1),
+		catChanged: make(chan pluginsdk.CatalogChange, catalogBuffer),
+		ready:      make(chan struct{}),
+		relay:      newRelay(l.Name, log),
 	}
 	a.abandonCtx, a.abandon = context.WithCancelCause(context.Background())
 	a.setPhase("start")
@@ -199,6 +210,30 @@ func (a *Adapter) Call(ctx context.Context, name string, args map[string]any) (m
 // params); 500 for an isError result (its text), another JSON-RPC error,
 // a closed connection, or a failed connection attempt.
 func (a *Adapter) CallJSON(ctx context.Context, name string, args []byte) ([]byte, error) {
+	res, err := a.callTool(ctx, name, args)
+	if err != nil {
+		return nil, err
+	}
+	return resultJSON(res)
+}
+
+// CallResult implements pluginsdk.ResultCaller: tools/call as CallJSON,
+// the server's result passed on as an MCP result (callResult), so that
+// MCP clients of the host receive what the server returned: every
+// content block with its annotations, structuredContent, isError and
+// _meta. Errors: as CallJSON's, but an isError result is a result.
+func (a *Adapter) CallResult(ctx context.Context, name string, args []byte) (pluginsdk.Result, error) {
+	res, err := a.callTool(ctx, name, args)
+	if err != nil {
+		return pluginsdk.Result{}, err
+	}
+	r, err := callResult(res)
+	return pluginsdk.Result{MCP: r}, err
+}
+
+// callTool sends tools/call of the MCP tool served as name. Errors: as
+// CallJSON's.
+func (a *Adapter) callTool(ctx context.Context, name string, args []byte) (*mcp.CallToolResult, error) {
 	if err := a.connected(ctx); err != nil {
 		return nil, pluginsdk.ToolFailure("%v", err)
 	}
@@ -208,9 +243,11 @@ func (a *Adapter) CallJSON(ctx context.Context, name string, args []byte) ([]byt
 	if !ok {
 		return nil, pluginsdk.FunctionNotFound(name)
 	}
-	res, err := a.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: rawArgs(args)})
+	c, meta := a.relay.begin(ctx)
+	defer a.relay.end(c)
+	res, err := a.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: rawArgs(args), Meta: meta})
 	if err != nil {
 		return nil, callError(ctx, a.launch.Name, tool, err)
 	}
-	return resultJSON(res)
+	return res, nil
 }

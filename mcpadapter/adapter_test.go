@@ -194,7 +194,7 @@ func TestAdapterOverGoPlugin(t *testing.T) {
 		t.Fatalf("get_note over gRPC: %v", err)
 	}
 	// list_changed → Watch event → Load shows the new tool.
-	if err := next(); err != nil {
+	if _, err := next(); err != nil {
 		t.Fatalf("watch: %v", err)
 	}
 	if names := wireNames(t, c); !names["late"] {

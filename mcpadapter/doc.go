@@ -12,8 +12,8 @@
 // with the declared headers (mcp.StreamableClientTransport, falling back
 // to mcp.SSEClientTransport when the first POST gets a 4xx status as MCP
 // 2024-11-05 servers answer it; mcp.SSEClientTransport alone for "type":
-// "sse"), initializes
-// the session, lists the tools (every page) and serves them as one
+// "sse"), initializes the session (MCP 2025-11-25, ProtocolVersion), lists
+// the tools (every page) and serves them as one
 // OpenTool 1.1.0 document; it follows notifications/tools/list_changed
 // (the host loads the new document without a restart) and forwards calls
 // and their cancellation.
@@ -80,6 +80,11 @@
 //
 // # Calls
 //
+// The server's tools/call result is passed on as it is (CallResult, plugin
+// protocol 3): MCP clients of the host receive every content block with
+// its annotations, structuredContent, isError and _meta. OpenTool callers
+// receive its projection (CallJSON, the host's internal/mcpresult):
+//
 //	tools/call outcome                  OpenTool
 //	----------------------------------  -------------------------------------------------
 //	structuredContent, an object        the result, as the server sent it (the text block
@@ -94,6 +99,17 @@
 //	other JSON-RPC error, connection    tool error 500 naming the server and the tool
 //	closed
 //	the caller cancels (ctx ends)       notifications/cancelled to the server
+//	the caller's _meta                  the tools/call _meta (its progressToken
+//	                                    replaced by one of the adapter's)
+//	notifications/progress,             relayed to the caller of the call (relay.go:
+//	notifications/message               by token; log messages to the only call in
+//	                                    flight, logged when there is none or several)
+//	sampling/createMessage,             relayed to the MCP client that made the only
+//	elicitation/create, roots/list      call in flight, its answer back to the server;
+//	                                    JSON-RPC error -32603 saying why when it
+//	                                    cannot be (relay.go). The adapter declares the
+//	                                    sampling, elicitation (form, url) and roots
+//	                                    capabilities
 //
 // # Lifecycle
 //

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -27,13 +26,34 @@ func rawArgs(args []byte) json.RawMessage {
 	return json.RawMessage(args)
 }
 
+// callResult is the MCP result the adapter passes on for res, the
+// server's tools/call result (plugin protocol 3: MCP clients of the host
+// receive it as it is): res itself, with its structuredContent as the
+// server wrote it when a text block carries the same JSON (textTwin: the
+// SDK decoded it into a map, losing member order and numbers beyond
+// 2^53). Errors: a *pluginsdk.Error 500 for an input-required result (a
+// multi round-trip request asking the client for elicitation or
+// sampling, SEP-2322), which the adapter does not relay: it negotiates
+// 2025-11-25, where servers send those requests during the call.
+func callResult(res *mcp.CallToolResult) (*mcp.CallToolResult, error) {
+	if res.NeedsInput() {
+		return nil, pluginsdk.ToolFailure("the MCP tool asked the client for input (elicitation or sampling), which opentool-host cannot give")
+	}
+	if twin := textTwin(res); twin != nil {
+		r := *res
+		r.StructuredContent = json.RawMessage(twin)
+		res = &r
+	}
+	return res, nil
+}
+
 // resultJSON is the OpenTool result (a JSON object) of a tools/call
-// result:
+// result, as OpenTool callers get it (pluginsdk.ProjectResult of
+// callResult):
 //
 //   - isError: a *pluginsdk.Error 500 whose message is the text of the
 //     text blocks, joined by newlines;
-//   - input required (a multi round-trip result asking the client for
-//     elicitation or sampling): a *pluginsdk.Error 500;
+//   - input required: a *pluginsdk.Error 500 (callResult);
 //   - structuredContent that is an object: that object, exactly as the
 //     server sent it when a text block carries the same JSON (the SDK's
 //     servers do, for clients of old revisions), else as decoded (numbers
@@ -44,47 +64,11 @@ func rawArgs(args []byte) json.RawMessage {
 //     MCP defines them, and TEXT the text blocks joined by newlines (""
 //     when there are none).
 func resultJSON(res *mcp.CallToolResult) ([]byte, error) {
-	text := joinedText(res.Content)
-	switch {
-	case res.IsError:
-		if text == "" {
-			text = "the MCP tool reported an error without text"
-		}
-		return nil, pluginsdk.ToolFailure("%s", text)
-	case res.NeedsInput():
-		return nil, pluginsdk.ToolFailure("the MCP tool asked the client for input (elicitation or sampling), which opentool-host cannot give")
-	case res.StructuredContent != nil:
-		return structuredJSON(res)
+	r, err := callResult(res)
+	if err != nil {
+		return nil, err
 	}
-	content := res.Content
-	if content == nil {
-		content = []mcp.Content{}
-	}
-	return json.Marshal(contentResult{Content: content, Text: text})
-}
-
-// contentResult is the OpenTool result of a tool result without
-// structuredContent.
-type contentResult struct {
-	Content []mcp.Content `json:"content"`
-	Text    string        `json:"text"`
-}
-
-// structuredJSON is the result of res's structuredContent: an object as
-// is (textTwin's bytes when there is one), anything else wrapped as
-// {"result": VALUE}.
-func structuredJSON(res *mcp.CallToolResult) ([]byte, error) {
-	b := textTwin(res)
-	if b == nil {
-		var err error
-		if b, err = json.Marshal(res.StructuredContent); err != nil {
-			return nil, pluginsdk.ToolFailure("structuredContent: %v", err)
-		}
-	}
-	if _, ok := res.StructuredContent.(map[string]any); ok {
-		return b, nil
-	}
-	return json.Marshal(map[string]json.RawMessage{"result": b})
+	return pluginsdk.ProjectResult(r)
 }
 
 // textTwin returns the text of res's one text block when it is the JSON
@@ -108,17 +92,6 @@ func textTwin(res *mcp.CallToolResult) []byte {
 		return nil
 	}
 	return buf.Bytes()
-}
-
-// joinedText is the text of the text blocks, joined by newlines.
-func joinedText(content []mcp.Content) string {
-	var texts []string
-	for _, c := range content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			texts = append(texts, tc.Text)
-		}
-	}
-	return strings.Join(texts, "\n")
 }
 
 // callError maps the error of tools/call of MCP tool tool on server to

@@ -11,6 +11,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/internal/version"
 	"github.com/opentool-host/opentool-host/opentool"
+	"github.com/opentool-host/opentool-host/pluginsdk"
 )
 
 // relistTimeout bounds one tools/list after list_changed.
@@ -59,6 +60,9 @@ func (a *Adapter) connect(ctx context.Context) (*mcp.ClientSession, *process, er
 		a.err = fmt.Errorf("MCP server %q: %w", a.launch.Name, err)
 		return nil, nil, a.err
 	}
+	if proc != nil {
+		proc.tap = a.relay.tap
+	}
 	kill := context.AfterFunc(ictx, proc.kill) // a server that does not answer in time
 	cs, err := a.initialize(ictx, t)
 	if sse := sseFallback(t); err != nil && ictx.Err() == nil && sse != nil {
@@ -94,11 +98,20 @@ func (a *Adapter) initContext(ctx context.Context) (context.Context, context.Can
 	}
 }
 
+// ProtocolVersion is the MCP revision the adapter asks servers for:
+// 2025-11-25, the latest in which a server sends its requests
+// (sampling/createMessage, elicitation/create, roots/list) and its
+// notifications during a call, which the host relays to the MCP client
+// that made the call. (In 2026-07-28 a server returns them as an
+// input-required result instead, SEP-2322, and results carry members of
+// the new revision the server's own clients of 2025-11-25 would not see.)
+const ProtocolVersion = "2025-11-25"
+
 // initialize connects the MCP client (initialize, MCP "Lifecycle") and
 // lists the tools; the session is closed again when listing fails.
 func (a *Adapter) initialize(ctx context.Context, t mcp.Transport) (*mcp.ClientSession, error) {
 	a.setPhase("initialize")
-	cs, err := a.client().Connect(ctx, t, nil)
+	cs, err := a.client().Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
 	if err != nil {
 		return nil, err
 	}
@@ -106,6 +119,17 @@ func (a *Adapter) initialize(ctx context.Context, t mcp.Transport) (*mcp.ClientS
 	if _, err := a.list(ctx, cs); err != nil {
 		_ = cs.Close()
 		return nil, err
+	}
+	a.setPhase("resources/list and prompts/list")
+	if _, err := a.listCatalog(ctx, cs); err != nil {
+		// The tools serve without them.
+		a.log.Warn("MCP server's resources or prompts not served: listing them failed", "server", a.launch.Name, "error", err)
+	}
+	if ir := cs.InitializeResult(); ir != nil && ir.Capabilities != nil && ir.Capabilities.Logging != nil {
+		// Every level: the host filters per client (relay.go).
+		if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+			a.log.Warn("logging/setLevel debug failed; the server's log messages may not all reach clients", "server", a.launch.Name, "error", err)
+		}
 	}
 	a.setPhase("ready")
 	return cs, nil
@@ -116,14 +140,59 @@ func (a *Adapter) initialize(ctx context.Context, t mcp.Transport) (*mcp.ClientS
 // never overlap and none is missed).
 func (a *Adapter) client() *mcp.Client {
 	impl := &mcp.Implementation{Name: "opentool-host-mcp-adapter", Title: "opentool-host", Version: version.Version}
-	return mcp.NewClient(impl, &mcp.ClientOptions{
+	c := mcp.NewClient(impl, &mcp.ClientOptions{
+		// What the adapter relays to the MCP client that made a call
+		// (relay.go, clientRequests); roots without listChanged, which the
+		// host's clients' changes cannot reach.
+		Capabilities: &mcp.ClientCapabilities{
+			RootsV2:     &mcp.RootCapabilities{},
+			Sampling:    &mcp.SamplingCapabilities{},
+			Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},
+		},
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			select {
 			case a.relist <- struct{}{}:
 			default:
 			}
 		},
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { a.signalRecatalog() },
+		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { a.signalRecatalog() },
+		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+			a.catalogChanged(pluginsdk.CatalogChange{URI: req.Params.URI})
+		},
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			a.relay.progress(req.Params)
+		},
+		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+			a.relay.message(req.Params)
+		},
 	})
+	c.AddReceivingMiddleware(a.clientRequests)
+	return c
+}
+
+// clientRequests relays the server's requests to its client
+// (sampling/createMessage, elicitation/create, roots/list, MCP
+// 2025-11-25 "Client Features") to the MCP client that made the call in
+// flight (relay.request), and hands every other method to next.
+func (a *Adapter) clientRequests(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		var res mcp.Result
+		switch method {
+		case "sampling/createMessage":
+			res = &mcp.CreateMessageWithToolsResult{}
+		case "elicitation/create":
+			res = &mcp.ElicitResult{}
+		case "roots/list":
+			res = &mcp.ListRootsResult{}
+		default:
+			return next(ctx, method, req)
+		}
+		if err := a.relay.request(method, req.GetParams(), res); err != nil {
+			return nil, err
+		}
+		return res, nil
+	}
 }
 
 // connectError is the reason a connection attempt failed with err.
@@ -198,15 +267,35 @@ func sameDocument(a, b *opentool.OpenTool) bool {
 	return errA == nil && errB == nil && bytes.Equal(ja, jb)
 }
 
+// signalRecatalog asks follow to list the catalog again.
+func (a *Adapter) signalRecatalog() {
+	select {
+	case a.recatalog <- struct{}{}:
+	default:
+	}
+}
+
 // follow lists the tools again after each list_changed until ctx ends,
-// and signals DocumentChanged when the document changed. A failed list
-// is logged and the previous document kept.
+// and signals DocumentChanged when the document changed; the same for
+// the catalog (CatalogChanged). A failed list is logged and the previous
+// one kept.
 func (a *Adapter) follow(ctx context.Context, cs *mcp.ClientSession) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-a.relist:
+		case <-a.recatalog:
+			lctx, cancel := context.WithTimeout(ctx, relistTimeout)
+			changed, err := a.listCatalog(lctx, cs)
+			cancel()
+			switch {
+			case err != nil && ctx.Err() == nil:
+				a.log.Error("resources or prompts list after list_changed failed; serving the previous ones", "server", a.launch.Name, "error", err)
+			case changed:
+				a.catalogChanged(pluginsdk.CatalogChange{})
+			}
+			continue
 		}
 		lctx, cancel := context.WithTimeout(ctx, relistTimeout)
 		changed, err := a.list(lctx, cs)

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/internal/decl"
@@ -103,6 +104,9 @@ type process struct {
 	ended   chan struct{}     // closed once the connection's Close waited for it
 	waitErr error             // the process's Wait error; set before ended closes
 	once    sync.Once
+	// tap, when set, sees each message the server sends as the SDK reads
+	// it, and takes the ones it reports true for (relay.tap).
+	tap func(jsonrpc.Message) bool
 }
 
 // Connect implements mcp.Transport: it starts the process.
@@ -121,7 +125,32 @@ func (p *process) Connect(ctx context.Context) (mcp.Connection, error) {
 	close(p.started)
 	// The connection is closed by closing stdin, not stdout (MCP
 	// "Transports", stdio shutdown): stopper does that, then stops it.
-	return (&mcp.IOTransport{Reader: io.NopCloser(stdout), Writer: &stopper{WriteCloser: stdin, p: p}}).Connect(ctx)
+	conn, err := (&mcp.IOTransport{Reader: io.NopCloser(stdout), Writer: &stopper{WriteCloser: stdin, p: p}}).Connect(ctx)
+	if err != nil || p.tap == nil {
+		return conn, err
+	}
+	return &tapConn{Connection: conn, tap: p.tap}, nil
+}
+
+// tapConn hands each message read to tap before the SDK sees it, and
+// drops those tap takes. The SDK handles the responses to its requests
+// as it reads them but the notifications in a goroutine of their own, so
+// a call's result could overtake the server's last progress or log
+// messages for it; read here, they reach the caller first, in the order
+// the server sent them.
+type tapConn struct {
+	mcp.Connection
+	tap func(jsonrpc.Message) bool
+}
+
+// Read implements mcp.Connection.
+func (c *tapConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		msg, err := c.Connection.Read(ctx)
+		if err != nil || !c.tap(msg) {
+			return msg, err
+		}
+	}
 }
 
 // kill kills a started process (not its children: they are in the

@@ -93,6 +93,12 @@ func (s *Server) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 				s.filterTools(g, lr)
 			}
 			return res, err
+		case "resources/list", "resources/templates/list", "prompts/list":
+			res, err := next(ctx, method, req)
+			if err == nil {
+				s.filterCatalog(g, res)
+			}
+			return res, err
 		}
 		return next(ctx, method, req)
 	}

@@ -37,12 +37,35 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 		ctx = callContext(ctx, req)
 		args := []byte(req.Params.Arguments)
 		if f := s.h.Function(name); f != nil && f.IsStream() {
+			ctx = host.WithExchange(ctx, s.exchange(ctx, req, true))
 			obj, err := s.collect(ctx, req, name, args)
 			return s.answer(name, obj, err)
 		}
-		obj, err := s.h.Call(ctx, name, args)
-		return s.answer(name, obj, err)
+		ctx = host.WithExchange(ctx, s.exchange(ctx, req, false))
+		res, err := s.h.CallResult(ctx, name, args)
+		if err == nil && res.MCP {
+			return s.mcpResult(name, res.JSON)
+		}
+		return s.answer(name, res.JSON, err)
 	}
+}
+
+// mcpResult is the tools/call answer of a plugin's MCP result b (plugin
+// protocol 3: an MCP server behind the host, or a plugin that returns
+// content blocks): the result as the plugin returned it (MCP 2025-11-25
+// "Tools", Tool Result), so that the client receives what it would
+// receive from the server directly. One that does not decode is a
+// result_rejected isError result.
+func (s *Server) mcpResult(name string, b []byte) (*mcp.CallToolResult, error) {
+	var r mcp.CallToolResult
+	if err := json.Unmarshal(b, &r); err != nil {
+		return s.callError(name, &host.Error{Kind: host.KindResultRejected, Function: name,
+			Message: "the plugin's MCP result does not decode: " + err.Error(), Err: err})
+	}
+	if r.Content == nil {
+		r.Content = []mcp.Content{}
+	}
+	return &r, nil
 }
 
 // callContext returns ctx carrying who calls (host.Caller: this front end)

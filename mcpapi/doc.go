@@ -8,7 +8,8 @@
 // One call travels:
 //
 //	tools/call (decoded by the SDK)  → Server.handler    (call.go), raw arguments
-//	  → host.Host.Call / StreamCall  the host's one call path: route, validate
+//	  → host.Host.CallResult /       the host's one call path: route, validate
+//	    StreamCall
 //	                                 the arguments (argcheck, the one validator:
 //	                                 the SDK validates nothing for raw tools),
 //	                                 timeout, plugin
@@ -34,6 +35,9 @@
 //	                               reference mock's, gives none)
 //	result object                  structuredContent, plus one text block with
 //	                               the same JSON ("Structured Content")
+//	MCP result (plugin protocol 3: the result as the plugin returned it
+//	an MCP server behind the host, (host.Host.CallResult): content blocks with
+//	a plugin's content blocks)     annotations, structuredContent, isError, _meta
 //	stream function                a tool whose result collects the items:
 //	                               structuredContent {"items":[ITEM,...]},
 //	                               outputSchema {"type":"object","properties":
@@ -78,6 +82,12 @@
 //
 // A definition the SDK refuses (an invalid x-mcp-header annotation,
 // SEP-2243) is logged and not listed; the other tools are.
+//
+// Resources, resource templates, prompts and completion of the plugins'
+// MCP catalogs (plugin protocol 3: an MCP server behind the host) are
+// served beside the tools; catalog.go has the table. A plugin's messages
+// during a call (progress, log messages, sampling, elicitation, roots)
+// reach the client that made it; exchange.go has that table.
 //
 // Tool list: Follow waits on host.Host.Changed and adds, replaces and
 // removes tools, comparing definitions, so that the SDK sends

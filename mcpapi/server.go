@@ -51,12 +51,21 @@ type Server struct {
 	// plugins maps each served tool to its plugin, for per-key filtering
 	// of tools/list (access.go); replaced whole by sync.
 	plugins atomic.Pointer[map[string]string]
+
+	// cat is what syncCatalog served (guarded by mu); catPlugins maps
+	// each served catalog item to its plugin, for per-key filtering
+	// (catalog.go); subs counts the sessions subscribed to each URI.
+	cat        catalogState
+	catPlugins atomic.Pointer[map[string]string]
+	subs       subscriptions
 }
 
-// New returns a Server for h with the tools h serves now. Its MCP
-// Implementation is Name and internal/version.Version; it declares the
-// tools capability with listChanged, even while no tool is served, since
-// tools come and go with plugins.
+// New returns a Server for h with the tools, resources, resource
+// templates and prompts h serves now. Its MCP Implementation is Name and
+// internal/version.Version; it declares the tools, resources (with
+// subscribe), prompts, completions and logging capabilities, with
+// listChanged, even while none is served, since they come and go with
+// plugins.
 func New(h *host.Host, cfg Config) *Server {
 	if cfg.MaxResultBytes <= 0 {
 		cfg.MaxResultBytes = host.DefaultMaxResultBytes
@@ -64,12 +73,25 @@ func New(h *host.Host, cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
 	}
-	s := &Server{h: h, cfg: cfg, tools: map[string]string{}, bad: map[string]string{}}
+	s := &Server{h: h, cfg: cfg, tools: map[string]string{}, bad: map[string]string{}, cat: catalogState{served: map[string]string{}}}
 	s.down, s.shutdown = context.WithCancel(context.Background())
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: Name, Version: version.Version}, &mcp.ServerOptions{
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		// Resources, prompts and completion come from the plugins'
+		// catalogs (catalog.go), logging from their log messages
+		// (exchange.go); all come and go with plugins.
+		Capabilities: &mcp.ServerCapabilities{
+			Tools:       &mcp.ToolCapabilities{ListChanged: true},
+			Resources:   &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
+			Prompts:     &mcp.PromptCapabilities{ListChanged: true},
+			Completions: &mcp.CompletionCapabilities{},
+			Logging:     &mcp.LoggingCapabilities{},
+		},
+		CompletionHandler:  s.complete,
+		SubscribeHandler:   s.subscribe,
+		UnsubscribeHandler: s.unsubscribe,
 	})
 	s.srv.AddReceivingMiddleware(s.accessMiddleware)
+	h.OnResourceUpdated(s.resourceUpdated)
 	s.sync()
 	return s
 }
@@ -149,6 +171,7 @@ func (s *Server) sync() int {
 		s.cfg.Logger.Debug("MCP tools removed", "tools", gone)
 	}
 	n += len(gone)
+	n += s.syncCatalog()
 	s.changes += n
 	return n
 }

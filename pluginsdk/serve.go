@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -53,6 +55,7 @@ func ServeWithConfig(tool Tool, cfg ServeConfig) {
 		os.Exit(printDocument(tool, os.Stdout, os.Stderr))
 	}
 	srv := &server{tool: tool}
+	srv3 := &server{tool: tool, v3: true}
 	if os.Getenv(wire.Handshake.MagicCookieKey) == wire.Handshake.MagicCookieValue {
 		// Started by a host: die with it, and take our children along.
 		guardChildren(cfg.Logger)
@@ -61,12 +64,18 @@ func ServeWithConfig(tool Tool, cfg ServeConfig) {
 		}
 		// Calls come over the data channel when the host gave one; the
 		// hello must be written before plugin.Serve prints the handshake.
-		serveChannel(srv, cfg.Logger)
+		if hostSpeaks(wire.ProtocolV3) {
+			serveChannel(srv3, cfg.Logger)
+		} else {
+			serveChannel(srv, cfg.Logger)
+		}
 	}
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: wire.Handshake,
-		Plugins:         wire.PluginSet(srv),
-		Logger:          cfg.Logger,
+		// go-plugin settles on the highest version both sides speak: 3
+		// with a host of this module, 2 with an older one.
+		VersionedPlugins: wire.VersionedPluginSets(srv, srv3),
+		Logger:           cfg.Logger,
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
 			return plugin.DefaultGRPCServer(append(opts, wire.ServerOptions()...))
 		},
@@ -114,6 +123,18 @@ func watchParent(ppid int, interval time.Duration, _ hclog.Logger) {
 // plugin.TestPluginGRPCConn. Serve uses it.
 func PluginSet(tool Tool) plugin.PluginSet { return wire.PluginSet(&server{tool: tool}) }
 
+// hostSpeaks reports whether the host offers app protocol version v
+// (go-plugin's PLUGIN_PROTOCOL_VERSIONS), which go-plugin then picks
+// when it is the highest this SDK speaks.
+func hostSpeaks(v int) bool {
+	for _, f := range strings.Split(os.Getenv("PLUGIN_PROTOCOL_VERSIONS"), ",") {
+		if strings.TrimSpace(f) == strconv.Itoa(v) {
+			return true
+		}
+	}
+	return false
+}
+
 // serveChannel serves srv's calls over the host's data channel
 // (wire.OpenPluginChannel), when there is one, in the background. A
 // channel that cannot be opened is logged; calls then come over gRPC.
@@ -127,7 +148,7 @@ func serveChannel(srv *server, log hclog.Logger) {
 		return
 	}
 	go func() {
-		if err := wire.ServeChannel(conn, srv.callFrame); err != nil && !errors.Is(err, io.EOF) {
+		if err := wire.ServeChannel(conn, srv.v3, srv.callFrame); err != nil && !errors.Is(err, io.EOF) {
 			log.Error("data channel ended", "error", err)
 		}
 	}()

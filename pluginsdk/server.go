@@ -21,9 +21,13 @@ import (
 type server struct {
 	toolpb.UnimplementedToolServer
 	tool Tool
+	// v3: the host speaks plugin protocol 3 (wire.ProtocolV3): calls may
+	// answer with MCP results and messages.
+	v3 bool
 
 	changesOnce sync.Once
-	changes     <-chan struct{} // DocumentWatcher's channel; nil when not one
+	changes     <-chan struct{}      // DocumentWatcher's channel; nil when not one
+	catChanges  <-chan CatalogChange // CatalogWatcher's (protocol 3); nil when not one
 }
 
 var _ toolpb.ToolServer = (*server)(nil)
@@ -46,32 +50,44 @@ func (s *server) Load(ctx context.Context, _ *toolpb.LoadRequest) (resp *toolpb.
 }
 
 // Watch implements toolpb.ToolServer: it sends one event per value of
-// the tool's DocumentWatcher channel until the host ends the stream.
-// Errors: codes.Unimplemented when the tool is no DocumentWatcher.
+// the tool's DocumentWatcher channel, and under protocol 3 one per value
+// of its CatalogWatcher channel (change CATALOG, or RESOURCE_UPDATED with
+// the URI), until the host ends the stream. Errors: codes.Unimplemented
+// when the tool watches neither.
 func (s *server) Watch(_ *toolpb.WatchRequest, stream toolpb.Tool_WatchServer) error {
 	s.changesOnce.Do(func() {
 		if w, ok := s.tool.(DocumentWatcher); ok {
 			s.changes = w.DocumentChanged()
 		}
+		if w, ok := s.tool.(CatalogWatcher); ok && s.v3 {
+			s.catChanges = w.CatalogChanged()
+		}
 	})
-	if s.changes == nil {
+	if s.changes == nil && s.catChanges == nil {
 		return status.Error(codes.Unimplemented, "the tool's document does not change")
 	}
 	for {
+		ev := &toolpb.WatchEvent{}
 		select {
 		case <-stream.Context().Done():
 			return nil
 		case <-s.changes:
-			if err := stream.Send(&toolpb.WatchEvent{}); err != nil {
-				return err
+		case c := <-s.catChanges:
+			ev.Change, ev.Uri = toolpb.Change_CATALOG, c.URI
+			if c.URI != "" {
+				ev.Change = toolpb.Change_RESOURCE_UPDATED
 			}
+		}
+		if err := stream.Send(ev); err != nil {
+			return err
 		}
 	}
 }
 
 // Invoke implements toolpb.ToolServer: it runs the call of the stream's
 // first message with a context that ends when the host sends cancel (or
-// the connection goes), and answers with data events or one error event.
+// the connection goes), and answers with data events (or, protocol 3, an
+// MCP result event and message events) or one error event.
 func (s *server) Invoke(stream toolpb.Tool_InvokeServer) error {
 	first, err := stream.Recv()
 	if err != nil {
@@ -85,18 +101,59 @@ func (s *server) Invoke(stream toolpb.Tool_InvokeServer) error {
 	// trace.SpanContextFromContext(ctx) in the tool gives its trace id.
 	ctx, cancel := context.WithCancel(wire.ExtractTrace(stream.Context()))
 	defer cancel()
-	go watchCancel(stream, cancel)
-	send := func(b []byte) error { return stream.Send(&toolpb.InvokeEvent{Data: b}) }
-	if e := s.run(ctx, call, send); e != nil {
-		return stream.Send(&toolpb.InvokeEvent{Error: toProto(e)})
+	out := &grpcOut{stream: stream, v3: s.v3}
+	var sendMsg func(wire.Message) error
+	if s.v3 {
+		sendMsg = func(m wire.Message) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			return out.send(&toolpb.InvokeEvent{Message: wire.MessageToProto(m)})
+		}
+	}
+	out.peer = wire.NewPeer(sendMsg, call.GetMeta())
+	defer out.peer.Close()
+	go watchCancel(stream, cancel, out.peer)
+	if e := s.run(ctx, call, out); e != nil {
+		return out.send(&toolpb.InvokeEvent{Error: toProto(e)})
 	}
 	return nil
 }
 
+// grpcOut is the wire.CallOut of a call on an Invoke stream; its sends
+// are serialized (a stream takes one sender at a time, and messages may
+// be sent from any goroutine of the tool).
+type grpcOut struct {
+	stream toolpb.Tool_InvokeServer
+	v3     bool
+	peer   *wire.Peer
+	mu     sync.Mutex
+}
+
+func (o *grpcOut) send(ev *toolpb.InvokeEvent) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.stream.Send(ev)
+}
+
+// Send implements wire.CallOut.
+func (o *grpcOut) Send(b []byte) error { return o.send(&toolpb.InvokeEvent{Data: b}) }
+
+// SendMCP implements wire.CallOut.
+func (o *grpcOut) SendMCP(b []byte) error {
+	if !o.v3 {
+		return ToolFailure("the host speaks plugin protocol 2, which has no MCP results")
+	}
+	return o.send(&toolpb.InvokeEvent{McpResult: b})
+}
+
+// Peer implements wire.CallOut.
+func (o *grpcOut) Peer() *wire.Peer { return o.peer }
+
 // callFrame implements wire.CallHandler: a call from the data channel
 // runs exactly as one from an Invoke stream.
-func (s *server) callFrame(ctx context.Context, cf *wire.CallFrame, send func([]byte) error) *wire.ToolError {
-	e := s.run(ctx, &toolpb.Call{Name: cf.Name, Arguments: cf.Arguments, Stream: cf.Stream}, send)
+func (s *server) callFrame(ctx context.Context, cf *wire.CallFrame, out wire.CallOut) *wire.ToolError {
+	e := s.run(ctx, &toolpb.Call{Name: cf.Name, Arguments: cf.Arguments, Stream: cf.Stream}, out)
 	if e == nil {
 		return nil
 	}
@@ -104,12 +161,20 @@ func (s *server) callFrame(ctx context.Context, cf *wire.CallFrame, send func([]
 }
 
 // watchCancel ends the call's context when the host sends cancel or the
-// stream breaks. A half-close by the host alone does not cancel.
-func watchCancel(stream toolpb.Tool_InvokeServer, cancel context.CancelFunc) {
+// stream breaks, and hands the host's replies to the call's peer. A
+// half-close by the host alone does not cancel.
+func watchCancel(stream toolpb.Tool_InvokeServer, cancel context.CancelFunc, peer *wire.Peer) {
 	for {
 		m, err := stream.Recv()
 		if err == io.EOF {
 			return
+		}
+		if r := m.GetReply(); err == nil && r != nil {
+			if peer.Deliver(wire.ReplyFromProto(r)) != nil {
+				cancel() // a reply to nothing: the host is confused
+				return
+			}
+			continue
 		}
 		if err != nil || m.GetCancel() != nil {
 			cancel()
@@ -119,11 +184,21 @@ func watchCancel(stream toolpb.Tool_InvokeServer, cancel context.CancelFunc) {
 }
 
 // run calls the tool's method for call and hands each encoded result to
-// send. A panic becomes a code-500 *Error.
-func (s *server) run(ctx context.Context, call *toolpb.Call, send func([]byte) error) (e *Error) {
+// out. A panic becomes a code-500 *Error. The tool's context carries the
+// call's peer (Progress, Log, ClientRequest).
+func (s *server) run(ctx context.Context, call *toolpb.Call, out wire.CallOut) (e *Error) {
 	defer recoverInto(call.GetName(), func(pe *Error) { e = pe })
+	ctx = withPeer(ctx, out.Peer())
+	send := out.Send
 	if call.GetStream() {
 		return s.stream(ctx, call, send)
+	}
+	if rc, ok := s.tool.(ResultCaller); ok {
+		res, err := rc.CallResult(ctx, call.GetName(), call.GetArguments())
+		if err != nil {
+			return AsError(err)
+		}
+		return sendResult(res, out)
 	}
 	if jc, ok := s.tool.(JSONCaller); ok {
 		out, err := jc.CallJSON(ctx, call.GetName(), call.GetArguments())
@@ -167,6 +242,29 @@ func (s *server) stream(ctx context.Context, call *toolpb.Call, send func([]byte
 		}
 		return send(b)
 	}))
+}
+
+// sendResult sends res: an MCP result as it is when the host takes it
+// (protocol 3), else its projection; an object as it is ({} when empty).
+func sendResult(res Result, out wire.CallOut) *Error {
+	if res.MCP == nil {
+		if len(res.Object) == 0 {
+			res.Object = []byte("{}")
+		}
+		return AsError(out.Send(res.Object))
+	}
+	if !out.Peer().V3() {
+		obj, err := ProjectResult(res.MCP)
+		if err != nil {
+			return AsError(err)
+		}
+		return AsError(out.Send(obj))
+	}
+	b, err := encodeMCPResult(res.MCP)
+	if err != nil {
+		return AsError(err)
+	}
+	return AsError(out.SendMCP(b))
 }
 
 // decodeArgs decodes a JSON arguments object; empty or "null" gives nil.

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/invopop/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/internal/strictjson"
 	"github.com/opentool-host/opentool-host/opentool"
@@ -201,6 +202,7 @@ type Function struct {
 	def    opentool.Function
 	call   func(ctx context.Context, args []byte) ([]byte, error)
 	stream func(ctx context.Context, args []byte, send func(map[string]any) error) error
+	result func(ctx context.Context, args []byte) (*mcp.CallToolResult, error) // ResultFunc (mcp.go)
 }
 
 // Name returns the function's name, e.g. "add".

@@ -35,6 +35,10 @@
 //	                      title, annotations, an icon and _meta, and
 //	                      "bad_input", whose inputSchema tools/list reports
 //	                      as {"type":"string"} (not an object: refused)
+//	--rich                add what MCP carries beyond a result object (rich.go):
+//	                      content blocks of every kind, progress and log
+//	                      messages, sampling, elicitation and roots requests,
+//	                      resources, resource templates, prompts, completion
 //
 // It logs one line to stderr when it starts.
 package main
@@ -71,6 +75,7 @@ type notes struct {
 	byID  map[int]Note
 	next  int
 	sleep struct{ active, cancelled atomic.Int64 }
+	onAdd func(Note) // with --rich: the note becomes a resource (rich.go)
 }
 
 type addIn struct {
@@ -118,6 +123,9 @@ func (n *notes) add(_ context.Context, _ *mcp.CallToolRequest, in addIn) (*mcp.C
 	n.next++
 	note := Note{ID: n.next, Title: in.Title, Body: in.Body}
 	n.byID[note.ID] = note
+	if n.onAdd != nil {
+		n.onAdd(note)
+	}
 	return nil, note, nil
 }
 
@@ -179,6 +187,7 @@ type flags struct {
 	pageSize  int
 	envTool   bool
 	schemas   bool
+	rich      bool
 }
 
 func parseFlags() flags {
@@ -190,6 +199,7 @@ func parseFlags() flags {
 	flag.IntVar(&f.pageSize, "page-size", 0, "tools/list page size (0: the SDK's default)")
 	flag.BoolVar(&f.envTool, "env-tool", false, "add the getenv tool")
 	flag.BoolVar(&f.schemas, "schema-tools", false, "add tools with JSON Schemas OpenTool cannot express")
+	flag.BoolVar(&f.rich, "rich", false, "add content blocks, messages, requests, resources, prompts and completion (rich.go)")
 	flag.Parse()
 	return f
 }
@@ -279,7 +289,16 @@ func main() {
 		time.AfterFunc(f.exitAfter, func() { os.Exit(3) })
 	}
 	n := &notes{byID: map[int]Note{}}
-	s := mcp.NewServer(&mcp.Implementation{Name: "mcp-notes", Version: "1.0.0"}, &mcp.ServerOptions{PageSize: f.pageSize})
+	opts := &mcp.ServerOptions{PageSize: f.pageSize}
+	var r *rich
+	if f.rich {
+		r = newRich(n)
+		r.options(opts)
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "mcp-notes", Version: "1.0.0"}, opts)
+	if r != nil {
+		r.add(s)
+	}
 	mcp.AddTool(s, &mcp.Tool{Name: "add_note", Description: "Stores a note and returns it with its id."}, n.add)
 	mcp.AddTool(s, &mcp.Tool{Name: "list_notes", Description: "Lists the notes.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, n.list)
 	mcp.AddTool(s, &mcp.Tool{Name: "get_note", Description: "Returns one note by id."}, n.get)

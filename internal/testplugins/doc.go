@@ -16,4 +16,6 @@
 //     checked by nothing but the host.
 //   - badchannel: offers the data channel, then answers calls for ids
 //     the host never sent.
+//   - rich: a Go SDK plugin of protocol 3: content blocks (ResultFunc),
+//     progress and log messages, an elicitation request.
 package testplugins

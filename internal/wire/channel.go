@@ -3,6 +3,7 @@ package wire
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +21,7 @@ import (
 type Channel struct {
 	w       frameWriter
 	maxRecv int64
+	v3      bool // protocol 3: meta, replies, MCP results and messages
 	// onViolation is called once, from the reader, when the plugin broke
 	// the protocol (the host kills the process).
 	onViolation func(error)
@@ -117,13 +119,21 @@ func (ch *Channel) close(err error) {
 	}
 }
 
+// SetV3 makes the channel speak protocol 3 (ProtocolV3): the host calls
+// it when go-plugin negotiated that version, before the first call.
+func (ch *Channel) SetV3() { ch.v3 = true }
+
 // invoke sends the call frame of a new call and returns its stream.
 // Errors: ErrChannelClosed (wrapped) when the channel has ended; the
 // socket's write error.
-func (ch *Channel) invoke(ctx context.Context, name string, args []byte, stream bool) (*frameStream, error) {
+func (ch *Channel) invoke(ctx context.Context, inv Invocation) (*frameStream, error) {
+	name, args, stream := inv.Name, inv.Args, inv.Stream
 	n := 2
 	if stream {
 		n = StreamWindow + 2
+	}
+	if ch.v3 {
+		n += MessageWindow
 	}
 	fs := &frameStream{ch: ch, stream: stream, events: make(chan frameEvent, n)}
 	fs.credit.Store(StreamWindow)
@@ -138,7 +148,11 @@ func (ch *Channel) invoke(ctx context.Context, name string, args []byte, stream 
 	ch.calls[fs.id] = fs
 	ch.mu.Unlock()
 	tp, ts := traceFields(ctx)
-	prefix := appendCallPrefix(fs.prefix[:0], &CallFrame{Stream: stream, Name: name, Traceparent: tp, Tracestate: ts})
+	meta := inv.Meta
+	if !ch.v3 {
+		meta = nil
+	}
+	prefix := appendCallPrefix(fs.prefix[:0], &CallFrame{Stream: stream, Name: name, Traceparent: tp, Tracestate: ts, Meta: meta})
 	if err := ch.w.write(FrameCall, fs.id, prefix, args); err != nil {
 		ch.forget(fs.id)
 		return nil, err
@@ -188,7 +202,11 @@ func (ch *Channel) readLoop() {
 // dispatch reads the body of frame h and hands it to its call. Errors:
 // ErrProtocol wrapped for a frame the plugin may not send; the read error.
 func (ch *Channel) dispatch(r *bufio.Reader, h header) error {
-	if h.typ < FrameResult || h.typ > FrameError {
+	maxType := FrameError
+	if ch.v3 {
+		maxType = FrameMessage
+	}
+	if h.typ < FrameResult || h.typ > maxType {
 		return fmt.Errorf("%w: frame type %d", ErrProtocol, h.typ)
 	}
 	fs := ch.lookup(h.id)
@@ -200,7 +218,7 @@ func (ch *Channel) dispatch(r *bufio.Reader, h header) error {
 			return err
 		}
 		fs.abandon(fmt.Errorf("%w: a frame of %d bytes, over the limit of %d", ErrResultTooLarge, h.size, ch.maxRecv))
-		if h.typ != FrameItem {
+		if h.typ != FrameItem && h.typ != FrameMessage {
 			ch.forget(h.id)
 		}
 		return nil
@@ -210,13 +228,19 @@ func (ch *Channel) dispatch(r *bufio.Reader, h header) error {
 		return err
 	}
 	switch h.typ {
-	case FrameResult:
+	case FrameResult, FrameMCPResult:
 		if fs.stream {
 			return fmt.Errorf("%w: result frame for streaming call %d", ErrProtocol, h.id)
 		}
 		ch.forget(h.id)
-		fs.deliver(body)
+		fs.deliver(body, h.typ == FrameMCPResult)
 		fs.end(frameEvent{err: io.EOF})
+	case FrameMessage:
+		m, err := decodeMessage(body)
+		if err != nil {
+			return err
+		}
+		fs.message(m)
 	case FrameItem:
 		if !fs.stream {
 			return fmt.Errorf("%w: item frame for unary call %d", ErrProtocol, h.id)
@@ -224,7 +248,7 @@ func (ch *Channel) dispatch(r *bufio.Reader, h header) error {
 		if fs.credit.Add(-1) < 0 {
 			return fmt.Errorf("%w: call %d sent more than %d items without credit", ErrProtocol, h.id, StreamWindow)
 		}
-		fs.deliver(body)
+		fs.deliver(body, false)
 	case FrameEnd:
 		ch.forget(h.id)
 		fs.end(frameEvent{err: io.EOF})
@@ -240,9 +264,12 @@ func (ch *Channel) dispatch(r *bufio.Reader, h header) error {
 }
 
 // frameEvent is what a call's reader hands its consumer: one result or
-// item (data), or the end (err: io.EOF, *ToolError or another error).
+// item (data; mcp for an MCP result), a message, or the end (err:
+// io.EOF, *ToolError or another error).
 type frameEvent struct {
 	data []byte
+	mcp  bool
+	msg  *Message
 	err  error
 }
 
@@ -258,17 +285,39 @@ type frameStream struct {
 	events chan frameEvent
 	credit atomic.Int64 // items the plugin may still send
 	taken  int          // items consumed and not yet granted back (consumer only)
+	// queued counts the messages in events, at most MessageWindow.
+	queued atomic.Int64
 	// abandoned: the consumer was given an error; later
 	// frames of the call are dropped.
 	abandoned atomic.Bool
 }
 
 // deliver hands one result or item to the consumer (readLoop only).
-func (fs *frameStream) deliver(data []byte) {
+func (fs *frameStream) deliver(data []byte, mcp bool) {
 	if fs.abandoned.Load() {
 		return
 	}
-	fs.events <- frameEvent{data: data}
+	fs.events <- frameEvent{data: data, mcp: mcp}
+}
+
+// message hands one message to the consumer (readLoop only), unless
+// MessageWindow messages wait already: a notification is then dropped
+// (progress and log messages are advisory) and a request answered with
+// an error, without blocking readLoop.
+func (fs *frameStream) message(m *Message) {
+	if fs.abandoned.Load() {
+		return
+	}
+	if fs.queued.Add(1) > MessageWindow {
+		fs.queued.Add(-1)
+		if m.IsRequest() {
+			go func() {
+				_ = fs.Reply(Reply{ID: m.ID, Error: &RPCError{Code: CodeInternalError, Message: fmt.Sprintf("more than %d messages of the call wait for the host", MessageWindow)}})
+			}()
+		}
+		return
+	}
+	fs.events <- frameEvent{msg: m}
 }
 
 // end hands the call's end to the consumer unless it already has one.
@@ -293,11 +342,15 @@ func (fs *frameStream) abandon(err error) {
 	go func() { _ = fs.Cancel() }() // never block readLoop on a write
 }
 
-// Recv implements callStream.
-func (fs *frameStream) Recv() ([]byte, error) {
+// Next implements callStream.
+func (fs *frameStream) Next() (Event, error) {
 	ev := <-fs.events
 	if ev.err != nil {
-		return nil, ev.err
+		return Event{}, ev.err
+	}
+	if ev.msg != nil {
+		fs.queued.Add(-1)
+		return Event{Message: ev.msg}, nil
 	}
 	if fs.stream {
 		fs.taken++
@@ -310,8 +363,17 @@ func (fs *frameStream) Recv() ([]byte, error) {
 			_ = fs.ch.w.write(FrameCredit, fs.id, b[:], nil) // a broken channel ends the call anyway
 		}
 	}
-	return ev.data, nil
+	return Event{Data: ev.data, MCP: ev.mcp}, nil
 }
 
 // Cancel implements callStream: it sends the cancel frame.
 func (fs *frameStream) Cancel() error { return fs.ch.w.write(FrameCancel, fs.id, nil, nil) }
+
+// Reply implements callStream: it sends the reply frame.
+func (fs *frameStream) Reply(r Reply) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	return fs.ch.w.write(FrameReply, fs.id, nil, b)
+}

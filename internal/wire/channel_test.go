@@ -50,7 +50,8 @@ func helperPlugin(mode string) int {
 	if mode != "echo" {
 		return hostilePlugin(mode, conn)
 	}
-	_ = ServeChannel(conn, func(ctx context.Context, cf *CallFrame, send func([]byte) error) *ToolError {
+	_ = ServeChannel(conn, true, func(ctx context.Context, cf *CallFrame, out CallOut) *ToolError {
+		send := out.Send
 		switch cf.Name {
 		case "fail":
 			return &ToolError{Code: 418, Message: "teapot"}
@@ -69,6 +70,16 @@ func helperPlugin(mode string) int {
 			return errOr(send(b))
 		case "exit":
 			os.Exit(3)
+		case "chat": // protocol 3: meta, a notification, a request, an MCP result
+			peer := out.Peer()
+			if err := peer.Notify("notifications/progress", []byte(`{"progress":1}`)); err != nil {
+				return errOr(err)
+			}
+			res, err := peer.Request(ctx, "sampling/createMessage", []byte(`{"q":1}`))
+			if err != nil {
+				return errOr(send([]byte(`{"request_failed":` + strconv.Quote(err.Error()) + `}`)))
+			}
+			return errOr(out.SendMCP([]byte(`{"content":[],"structuredContent":{"meta":` + string(peer.Meta()) + `,"answer":` + string(res) + `}}`)))
 		}
 		if !cf.Stream {
 			return errOr(send([]byte(`{"echo":` + string(cf.Arguments) + `}`)))
@@ -135,6 +146,7 @@ func startPlugin(t testing.TB, mode string, maxRecv int64) *testPlugin {
 	if err != nil || ch == nil {
 		t.Fatalf("AcceptChannel: %v, %v", ch, err)
 	}
+	ch.SetV3()
 	p.ch = ch
 	t.Cleanup(func() { _ = ch.Close() })
 	return p
@@ -178,13 +190,13 @@ func spawnPlugin(t testing.TB, mode string) (net.Conn, *exec.Cmd) {
 // call runs one call to the end and returns what it received.
 func call(t testing.TB, ch *Channel, ctx context.Context, name, args string, stream bool) ([]string, error) {
 	t.Helper()
-	fs, err := ch.invoke(ctx, name, []byte(args), stream)
+	fs, err := ch.invoke(ctx, Invocation{Name: name, Args: []byte(args), Stream: stream})
 	if err != nil {
 		return nil, err
 	}
 	var got []string
 	for {
-		b, err := fs.Recv()
+		b, err := fs.recv()
 		if errors.Is(err, io.EOF) {
 			return got, nil
 		}
@@ -228,11 +240,71 @@ func TestChannelCalls(t *testing.T) {
 	}
 }
 
+// Protocol 3 on the data channel: the caller's _meta reaches the plugin;
+// its notification and request come before its MCP result, in order;
+// the host's reply reaches the request waiting for it.
+func TestChannelMessages(t *testing.T) {
+	p := startPlugin(t, "echo", 1<<20)
+	fs, err := p.ch.invoke(context.Background(), Invocation{Name: "chat", Meta: []byte(`{"progressToken":7}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for {
+		ev, err := fs.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case ev.Message != nil && ev.Message.IsRequest():
+			got = append(got, "request "+ev.Message.Method+" "+string(ev.Message.Params))
+			if err := fs.Reply(Reply{ID: ev.Message.ID, Result: []byte(`{"text":"hi"}`)}); err != nil {
+				t.Fatal(err)
+			}
+		case ev.Message != nil:
+			got = append(got, "notification "+ev.Message.Method+" "+string(ev.Message.Params))
+		default:
+			got = append(got, fmt.Sprintf("result mcp=%v %s", ev.MCP, ev.Data))
+		}
+	}
+	want := []string{
+		`notification notifications/progress {"progress":1}`,
+		`request sampling/createMessage {"q":1}`,
+		`result mcp=true {"content":[],"structuredContent":{"meta":{"progressToken":7},"answer":{"text":"hi"}}}`,
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("events:\n%q\nwant\n%q", got, want)
+	}
+	// An error reply reaches the request as a *RPCError.
+	fs, err = p.ch.invoke(context.Background(), Invocation{Name: "chat"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		ev, err := fs.Next()
+		if err != nil {
+			t.Fatalf("the call ended without its result: %v", err)
+		}
+		if ev.Message != nil && ev.Message.IsRequest() {
+			_ = fs.Reply(Reply{ID: ev.Message.ID, Error: &RPCError{Code: CodeMethodNotFound, Message: "no client"}})
+		}
+		if ev.Data != nil {
+			if string(ev.Data) != `{"request_failed":"no client (JSON-RPC error -32601)"}` {
+				t.Fatalf("result after an error reply: %s", ev.Data)
+			}
+			break
+		}
+	}
+}
+
 // A call the plugin runs on its reading goroutine (the only one in
 // flight) does not hold up the next call: another goroutine takes over.
 func TestChannelInlineTakeover(t *testing.T) {
 	p := startPlugin(t, "echo", 1<<20)
-	slow, err := p.ch.invoke(context.Background(), "wait", nil, false)
+	slow, err := p.ch.invoke(context.Background(), Invocation{Name: "wait", Args: nil, Stream: false})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,14 +315,14 @@ func TestChannelInlineTakeover(t *testing.T) {
 		t.Fatal(err)
 	}
 	var te *ToolError
-	if _, err := slow.Recv(); !errors.As(err, &te) || te.Code != 499 {
+	if _, err := slow.recv(); !errors.As(err, &te) || te.Code != 499 {
 		t.Fatalf("slow call after cancel: %v, want the plugin's 499", err)
 	}
 }
 
 func TestChannelCancel(t *testing.T) {
 	p := startPlugin(t, "echo", 1<<20)
-	fs, err := p.ch.invoke(context.Background(), "wait", nil, false)
+	fs, err := p.ch.invoke(context.Background(), Invocation{Name: "wait", Args: nil, Stream: false})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +330,7 @@ func TestChannelCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	var te *ToolError
-	if _, err := fs.Recv(); !errors.As(err, &te) || te.Code != 499 {
+	if _, err := fs.recv(); !errors.As(err, &te) || te.Code != 499 {
 		t.Fatalf("after cancel: %v, want the plugin's 499", err)
 	}
 }
@@ -296,7 +368,7 @@ func TestChannelPluginExit(t *testing.T) {
 	if _, err := call(t, p.ch, context.Background(), "exit", "", false); !errors.Is(err, ErrChannelClosed) {
 		t.Fatalf("call in flight: %v, want ErrChannelClosed", err)
 	}
-	if _, err := p.ch.invoke(context.Background(), "echo", nil, false); !errors.Is(err, ErrChannelClosed) {
+	if _, err := p.ch.invoke(context.Background(), Invocation{Name: "echo", Args: nil, Stream: false}); !errors.Is(err, ErrChannelClosed) {
 		t.Fatalf("call after: %v, want ErrChannelClosed", err)
 	}
 }
@@ -308,7 +380,7 @@ func TestChannelViolations(t *testing.T) {
 	for _, mode := range []string{"unknown-call", "flood", "bad-type"} {
 		t.Run(mode, func(t *testing.T) {
 			p := startPlugin(t, mode, 1<<20)
-			fs, err := p.ch.invoke(context.Background(), "x", nil, mode == "flood")
+			fs, err := p.ch.invoke(context.Background(), Invocation{Name: "x", Args: nil, Stream: mode == "flood"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -321,7 +393,7 @@ func TestChannelViolations(t *testing.T) {
 				t.Fatal("onViolation was not called")
 			}
 			for {
-				_, err := fs.Recv()
+				_, err := fs.recv()
 				if err == nil {
 					continue // items that came before the violation
 				}
@@ -391,15 +463,22 @@ func BenchmarkChannelRoundTrip(b *testing.B) {
 	args := []byte(`{"data":"abcde"}`)
 	b.ReportAllocs()
 	for b.Loop() {
-		fs, err := p.ch.invoke(ctx, "echo", args, false)
+		fs, err := p.ch.invoke(ctx, Invocation{Name: "echo", Args: args, Stream: false})
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := fs.Recv(); err != nil {
+		if _, err := fs.recv(); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := fs.Recv(); err != io.EOF {
+		if _, err := fs.recv(); err != io.EOF {
 			b.Fatal(err)
 		}
 	}
+}
+
+// recv returns the next result or item of fs (no messages in these
+// tests).
+func (fs *frameStream) recv() ([]byte, error) {
+	ev, err := fs.Next()
+	return ev.Data, err
 }

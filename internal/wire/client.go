@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -46,6 +47,7 @@ var ErrResultTooLarge = errors.New("result over the receive limit")
 type Client struct {
 	tool toolpb.ToolClient
 	ch   *Channel
+	v3   bool // the plugin speaks protocol 3 (ProtocolV3)
 }
 
 // NewClient wraps a toolpb client. Hosts normally get a *Client from
@@ -65,6 +67,10 @@ func (c *Client) Load(ctx context.Context) ([]byte, error) {
 	return resp.GetDocument(), nil
 }
 
+// V3 reports whether the plugin speaks protocol 3 (ProtocolV3): MCP
+// results, messages, the caller's _meta, Catalog and Request.
+func (c *Client) V3() bool { return c.v3 }
+
 // UseChannel makes Invoke send calls over ch, the plugin's data channel
 // (AcceptChannel). Call it before the first Invoke.
 func (c *Client) UseChannel(ch *Channel) { c.ch = ch }
@@ -79,8 +85,17 @@ func (c *Client) Channel() *Channel { return c.ch }
 // that). Errors: the gRPC status error, or the data channel's (wrapping
 // ErrChannelClosed once it has closed), when the call could not be sent.
 func (c *Client) Invoke(ctx context.Context, name string, args []byte, stream bool) (*Call, error) {
+	return c.Start(ctx, Invocation{Name: name, Args: args, Stream: stream})
+}
+
+// Start is Invoke with the whole Invocation: the caller's _meta reaches
+// plugins of protocol 3.
+func (c *Client) Start(ctx context.Context, inv Invocation) (*Call, error) {
+	if !c.v3 {
+		inv.Meta = nil
+	}
 	if c.ch != nil {
-		fs, err := c.ch.invoke(ctx, name, args, stream)
+		fs, err := c.ch.invoke(ctx, inv)
 		if err != nil {
 			return nil, err
 		}
@@ -90,15 +105,15 @@ func (c *Client) Invoke(ctx context.Context, name string, args []byte, stream bo
 	if err != nil {
 		return nil, err
 	}
-	req := &toolpb.InvokeRequest{Msg: &toolpb.InvokeRequest_Call{Call: &toolpb.Call{Name: name, Arguments: args, Stream: stream}}}
+	req := &toolpb.InvokeRequest{Msg: &toolpb.InvokeRequest_Call{Call: &toolpb.Call{Name: inv.Name, Arguments: inv.Args, Stream: inv.Stream, Meta: inv.Meta}}}
 	if err := s.Send(req); err != nil {
 		return nil, err
 	}
-	return &Call{s: grpcStream{s}}, nil
+	return &Call{s: &grpcStream{s: s}}, nil
 }
 
-// Call is one call in flight, on either transport. Recv may run
-// concurrently with Cancel, but neither may run concurrently with itself.
+// Call is one call in flight, on either transport. Next (or Recv) may
+// run concurrently with Cancel and Reply, but not with itself.
 type Call struct {
 	s callStream
 }
@@ -106,66 +121,176 @@ type Call struct {
 // callStream is one call on a transport: an Invoke stream (grpcStream)
 // or a data channel call (frameStream).
 type callStream interface {
-	Recv() ([]byte, error)
+	Next() (Event, error)
 	Cancel() error
+	Reply(Reply) error
 }
 
 var (
-	_ callStream = grpcStream{}
+	_ callStream = (*grpcStream)(nil)
 	_ callStream = (*frameStream)(nil)
 )
 
 // Cancel asks the plugin to end the call's context. It does not wait for
-// the call to end; Recv tells when it has. Errors: the transport's error
+// the call to end; Next tells when it has. Errors: the transport's error
 // when it is already broken.
 func (c *Call) Cancel() error { return c.s.Cancel() }
 
-// Recv returns the next JSON object the plugin sent (a unary call's
-// result, or one item of a stream). Errors: io.EOF when the plugin ended
-// the call normally; a *ToolError when it ended it with the tool's
-// error; ErrResultTooLarge (wrapped) for a result over the receive limit;
-// else the transport's error (a gRPC status error such as
-// codes.Unavailable, or ErrChannelClosed wrapped, when the process died).
-func (c *Call) Recv() ([]byte, error) { return c.s.Recv() }
+// Reply answers the plugin's request r.ID (protocol 3). Errors: the
+// transport's error when it is broken.
+func (c *Call) Reply(r Reply) error { return c.s.Reply(r) }
 
-// grpcStream is a call on an Invoke stream.
-type grpcStream struct{ s toolpb.Tool_InvokeClient }
+// Next returns the next thing the plugin sent: a result or item
+// (Event.Data, an MCP result with Event.MCP), or a message (protocol 3:
+// a notification, or a request the caller answers with Reply). Errors:
+// io.EOF when the plugin ended the call normally; a *ToolError when it
+// ended it with the tool's error; ErrResultTooLarge (wrapped) for a
+// result over the receive limit; else the transport's error (a gRPC
+// status error such as codes.Unavailable, or ErrChannelClosed wrapped,
+// when the process died).
+func (c *Call) Next() (Event, error) { return c.s.Next() }
+
+// Recv is Next for callers that take no messages: it returns the next
+// result or item (an MCP result too), drops notifications and answers
+// requests with CodeMethodNotFound. Errors are Next's.
+func (c *Call) Recv() ([]byte, error) {
+	for {
+		ev, err := c.s.Next()
+		if err != nil {
+			return nil, err
+		}
+		if ev.Message == nil {
+			return ev.Data, nil
+		}
+		if ev.Message.IsRequest() {
+			_ = c.s.Reply(Reply{ID: ev.Message.ID, Error: &RPCError{Code: CodeMethodNotFound, Message: "the caller takes no requests"}})
+		}
+	}
+}
+
+// grpcStream is a call on an Invoke stream. Sends (cancel, replies) are
+// serialized: a gRPC stream takes one sender at a time.
+type grpcStream struct {
+	s  toolpb.Tool_InvokeClient
+	mu sync.Mutex
+}
 
 // cancelRequest is the one cancel message; it is never modified.
 var cancelRequest = &toolpb.InvokeRequest{Msg: &toolpb.InvokeRequest_Cancel{Cancel: &toolpb.Cancel{}}}
 
 // Cancel implements callStream.
-func (g grpcStream) Cancel() error { return g.s.Send(cancelRequest) }
+func (g *grpcStream) Cancel() error { return g.send(cancelRequest) }
 
-// Recv implements callStream.
-func (g grpcStream) Recv() ([]byte, error) {
+// Reply implements callStream.
+func (g *grpcStream) Reply(r Reply) error { return g.send(replyRequest(r)) }
+
+func (g *grpcStream) send(m *toolpb.InvokeRequest) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.s.Send(m)
+}
+
+// Next implements callStream.
+func (g *grpcStream) Next() (Event, error) {
 	ev, err := g.s.Recv()
 	if err != nil {
 		if status.Code(err) == codes.ResourceExhausted {
-			return nil, fmt.Errorf("%w: %v", ErrResultTooLarge, err)
+			return Event{}, fmt.Errorf("%w: %v", ErrResultTooLarge, err)
 		}
-		return nil, err
+		return Event{}, err
 	}
 	if e := FromProto(ev.GetError()); e != nil {
-		return nil, e
+		return Event{}, e
 	}
-	return ev.GetData(), nil
+	if m := ev.GetMessage(); m != nil {
+		if m.GetMethod() == "" || m.GetId() < 0 {
+			return Event{}, fmt.Errorf("%w: a message without a method", ErrProtocol)
+		}
+		return Event{Message: &Message{ID: m.GetId(), Method: m.GetMethod(), Params: m.GetParams()}}, nil
+	}
+	if r := ev.GetMcpResult(); r != nil {
+		return Event{Data: r, MCP: true}, nil
+	}
+	return Event{Data: ev.GetData()}, nil
 }
 
+// WatchEvent is what a plugin's Watch stream reported (tool.proto).
+type WatchEvent struct {
+	// Catalog: the MCP catalog changed; call Catalog again (protocol 3).
+	Catalog bool
+	// URI, when set, is the resource whose content changed (protocol 3).
+	URI string
+}
+
+// Document reports whether the event says the document changed (the
+// only event of protocol 2).
+func (e WatchEvent) Document() bool { return !e.Catalog && e.URI == "" }
+
 // Watch opens the plugin's Watch stream (tool.proto): the returned
-// function blocks until the plugin reports that its document changed
-// (nil: call Load again) or the stream ends (an error: io.EOF when the
-// plugin ended it, a gRPC status error with codes.Unimplemented when the
-// plugin does not watch, codes.Canceled when ctx ended). ctx bounds the
-// whole stream. Errors: the gRPC error when the stream could not be
+// function blocks until the plugin reports a change (the event; nil
+// error: the document changed, call Load again; under protocol 3 also
+// the catalog or a resource) or the stream ends (an error: io.EOF when
+// the plugin ended it, a gRPC status error with codes.Unimplemented when
+// the plugin does not watch, codes.Canceled when ctx ended). ctx bounds
+// the whole stream. Errors: the gRPC error when the stream could not be
 // opened.
-func (c *Client) Watch(ctx context.Context) (next func() error, err error) {
+func (c *Client) Watch(ctx context.Context) (next func() (WatchEvent, error), err error) {
 	s, err := c.tool.Watch(ctx, &toolpb.WatchRequest{})
 	if err != nil {
 		return nil, err
 	}
-	return func() error {
-		_, err := s.Recv()
-		return err
+	return func() (WatchEvent, error) {
+		ev, err := s.Recv()
+		if err != nil || !c.v3 {
+			return WatchEvent{}, err
+		}
+		switch ev.GetChange() {
+		case toolpb.Change_CATALOG:
+			return WatchEvent{Catalog: true}, nil
+		case toolpb.Change_RESOURCE_UPDATED:
+			return WatchEvent{URI: ev.GetUri()}, nil
+		}
+		return WatchEvent{}, nil
 	}, nil
+}
+
+// Catalog returns the plugin's MCP catalog as JSON (protocol 3), nil
+// when the plugin has none (it answers UNIMPLEMENTED, or speaks protocol
+// 2). Errors: a *ToolError when its Catalog failed; else the gRPC error.
+func (c *Client) Catalog(ctx context.Context) ([]byte, error) {
+	if !c.v3 {
+		return nil, nil
+	}
+	resp, err := c.tool.Catalog(ctx, &toolpb.CatalogRequest{})
+	if status.Code(err) == codes.Unimplemented {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if e := FromProto(resp.GetError()); e != nil {
+		return nil, e
+	}
+	return resp.GetCatalog(), nil
+}
+
+// Request sends MCP request method with params (JSON) to the plugin's
+// catalog (protocol 3) and returns its result (JSON). Errors: the
+// plugin's *RPCError; one with CodeMethodNotFound when the plugin has no
+// catalog; else the gRPC error.
+func (c *Client) Request(ctx context.Context, method string, params []byte) ([]byte, error) {
+	if !c.v3 {
+		return nil, &RPCError{Code: CodeMethodNotFound, Message: method + ": the plugin speaks plugin protocol 2, which has no MCP catalog"}
+	}
+	resp, err := c.tool.Request(ctx, &toolpb.MCPRequest{Method: method, Params: params})
+	if status.Code(err) == codes.Unimplemented {
+		return nil, &RPCError{Code: CodeMethodNotFound, Message: method + ": the plugin serves no MCP catalog"}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if e := FromProtoRPCError(resp.GetError()); e != nil {
+		return nil, e
+	}
+	return resp.GetResult(), nil
 }

@@ -38,6 +38,14 @@ import (
 // then an end (stream), or one error. A streaming call is flow
 // controlled: the plugin may have at most StreamWindow items the host has
 // not yet granted back with a credit frame.
+//
+// Under protocol 3 (ProtocolV3, negotiated by go-plugin; the hello is the
+// same) a call frame may carry the caller's _meta (flag bit 1), the
+// plugin may send an MCP result instead of a result and messages during
+// the call, and the host answers the plugin's requests with replies
+// (message.go). At most MessageWindow messages of one call may wait for
+// the host to take them; a notification beyond them is dropped and a
+// request beyond them answered with an error.
 
 // DataFDEnv is the environment variable that names the plugin's end of
 // the data channel (a file descriptor number, "3").
@@ -46,10 +54,12 @@ const DataFDEnv = "OPENTOOL_DATA_FD"
 // Frame types.
 const (
 	// FrameCall (host → plugin) starts call id. Body: flags uint8 (bit 0:
-	// the function streams), then three strings each prefixed by a
-	// uint16 big-endian length (function name, W3C traceparent,
-	// tracestate; the last two may be empty), then the JSON arguments
-	// object (the rest; empty for none).
+	// the function streams; bit 1, protocol 3: a _meta follows), then
+	// three strings each prefixed by a uint16 big-endian length (function
+	// name, W3C traceparent, tracestate; the last two may be empty), then
+	// with bit 1 the caller's MCP _meta (a JSON object) prefixed by a
+	// uint32 big-endian length, then the JSON arguments object (the rest;
+	// empty for none).
 	FrameCall byte = 1
 	// FrameCancel (host → plugin) ends call id's context. Empty body.
 	// One for an unknown or ended call is ignored.
@@ -57,6 +67,11 @@ const (
 	// FrameCredit (host → plugin) grants streaming call id more items.
 	// Body: uint32 big endian, the number of items.
 	FrameCredit byte = 3
+	// FrameReply (host → plugin, protocol 3) answers the plugin's request
+	// on call id. Body: the Reply as JSON, {"id":N,"result":{...}} or
+	// {"id":N,"error":{"code","message"[,"data"]}}. One for an ended call
+	// is ignored.
+	FrameReply byte = 4
 
 	// FrameResult (plugin → host) is a unary call's result, a JSON
 	// object, and ends the call.
@@ -69,6 +84,14 @@ const (
 	// FrameError (plugin → host) ends call id with the tool's error.
 	// Body: int32 big endian code, then the message (UTF-8, the rest).
 	FrameError byte = 19
+	// FrameMCPResult (plugin → host, protocol 3) is a unary call's result
+	// as an MCP CallToolResult (a JSON object), and ends the call.
+	FrameMCPResult byte = 20
+	// FrameMessage (plugin → host, protocol 3) is a notification or
+	// request to the call's caller. Body: the Message as JSON,
+	// {"method":M,"params":{...}} or, for a request, with "id":N (N > 0,
+	// unique within the call).
+	FrameMessage byte = 21
 	// FrameHello (plugin → host, id 0) is the first frame, written before
 	// the go-plugin handshake. Body: HelloBody.
 	FrameHello byte = 32
@@ -80,6 +103,10 @@ const HelloBody = "opentool-data/1"
 // StreamWindow is how many items of one streaming call the plugin may
 // send beyond those the host has granted back (credit frames).
 const StreamWindow = 16
+
+// MessageWindow is how many messages of one call (protocol 3) may wait
+// for the host to take them.
+const MessageWindow = 64
 
 // headerSize is the size of a frame header in bytes.
 const headerSize = 16
@@ -177,6 +204,9 @@ type CallFrame struct {
 	// Traceparent and Tracestate are the caller's W3C trace context
 	// (empty: none).
 	Traceparent, Tracestate string
+	// Meta is the caller's MCP _meta, a JSON object (nil: none; protocol
+	// 3).
+	Meta []byte
 	// Arguments is the JSON arguments object (empty: none).
 	Arguments []byte
 }
@@ -188,10 +218,17 @@ func appendCallPrefix(b []byte, c *CallFrame) []byte {
 	if c.Stream {
 		flags = 1
 	}
+	if len(c.Meta) > 0 {
+		flags |= 2
+	}
 	b = append(b, flags)
 	for _, s := range [...]string{c.Name, c.Traceparent, c.Tracestate} {
 		b = binary.BigEndian.AppendUint16(b, uint16(len(s)))
 		b = append(b, s...)
+	}
+	if len(c.Meta) > 0 {
+		b = binary.BigEndian.AppendUint32(b, uint32(len(c.Meta)))
+		b = append(b, c.Meta...)
 	}
 	return b
 }
@@ -199,10 +236,10 @@ func appendCallPrefix(b []byte, c *CallFrame) []byte {
 // ParseCallFrame decodes a call frame's body; Arguments aliases body.
 // Errors: ErrProtocol when the body is cut short or its flags unknown.
 func ParseCallFrame(body []byte) (*CallFrame, error) {
-	if len(body) < 1 || body[0]&^1 != 0 {
+	if len(body) < 1 || body[0]&^3 != 0 {
 		return nil, fmt.Errorf("%w: bad call flags", ErrProtocol)
 	}
-	c := &CallFrame{Stream: body[0] == 1}
+	c := &CallFrame{Stream: body[0]&1 == 1}
 	rest := body[1:]
 	var strs [3]string
 	for k := range strs {
@@ -216,6 +253,16 @@ func ParseCallFrame(body []byte) (*CallFrame, error) {
 		strs[k], rest = string(rest[2:2+n]), rest[2+n:]
 	}
 	c.Name, c.Traceparent, c.Tracestate = strs[0], strs[1], strs[2]
+	if body[0]&2 != 0 {
+		if len(rest) < 4 {
+			return nil, fmt.Errorf("%w: call frame cut short", ErrProtocol)
+		}
+		n := binary.BigEndian.Uint32(rest)
+		if uint64(len(rest)) < 4+uint64(n) {
+			return nil, fmt.Errorf("%w: call frame cut short", ErrProtocol)
+		}
+		c.Meta, rest = rest[4:4+n], rest[4+n:]
+	}
 	if len(rest) > 0 {
 		c.Arguments = rest
 	}

@@ -19,10 +19,22 @@ import plugin "github.com/hashicorp/go-plugin"
 const PluginName = "tool"
 
 // ProtocolVersion is the go-plugin app protocol version of the
-// host/plugin protocol: 2 is the Invoke stream of toolpb v2 (1 had
-// separate Call, StreamCall and Cancel RPCs). A plugin built against
-// another version fails the handshake with a clear error.
+// host/plugin protocol that every host and plugin speaks: 2 is the Invoke
+// stream of toolpb v2 (1 had separate Call, StreamCall and Cancel RPCs).
+// A plugin built against another version fails the handshake with a
+// clear error.
 const ProtocolVersion = 2
+
+// ProtocolV3 is version 2 plus what MCP carries beyond a result object
+// (message.go; tool.proto's members marked "protocol 3"; the data
+// channel's reply, MCP result and message frames). The host offers 2 and
+// 3 (PLUGIN_PROTOCOL_VERSIONS=2,3) and go-plugin settles on the highest
+// both speak: the Go SDK speaks 3, the Python and Node SDKs 2.
+const ProtocolV3 = 3
+
+// Versions are the app protocol versions this module speaks, oldest
+// first.
+var Versions = []int{ProtocolVersion, ProtocolV3}
 
 // MaxMessageSize is the largest gRPC message, in bytes, a plugin accepts
 // and sends (64 MiB; gRPC's default receive limit is 4 MiB). The host

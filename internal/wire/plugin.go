@@ -17,6 +17,9 @@ type GRPCPlugin struct {
 	plugin.NetRPCUnsupportedPlugin
 	// Impl is the Tool service of the plugin process (nil in the host).
 	Impl toolpb.ToolServer
+	// Version is the app protocol version of this plugin set
+	// (ProtocolVersion or ProtocolV3): the host's Client speaks it.
+	Version int
 }
 
 var _ plugin.GRPCPlugin = (*GRPCPlugin)(nil)
@@ -35,13 +38,26 @@ func (p *GRPCPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
 
 // GRPCClient returns a *Client on conn (host side).
 func (p *GRPCPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, conn *grpc.ClientConn) (interface{}, error) {
-	return NewClient(toolpb.NewToolClient(conn)), nil
+	c := NewClient(toolpb.NewToolClient(conn))
+	c.v3 = p.Version >= ProtocolV3
+	return c, nil
 }
 
-// PluginSet returns the go-plugin plugin set for a host (server nil) or a
-// plugin (server set): {PluginName: &GRPCPlugin{Impl: impl}}.
+// PluginSet returns the go-plugin plugin set of protocol 2 for a host
+// (server nil) or a plugin (server set): {PluginName: &GRPCPlugin{Impl:
+// impl}}.
 func PluginSet(impl toolpb.ToolServer) plugin.PluginSet {
-	return plugin.PluginSet{PluginName: &GRPCPlugin{Impl: impl}}
+	return plugin.PluginSet{PluginName: &GRPCPlugin{Impl: impl, Version: ProtocolVersion}}
+}
+
+// VersionedPluginSets returns go-plugin's VersionedPlugins for a host
+// (both nil) or a plugin: v2 serves protocol 2 and v3 protocol 3
+// (ProtocolV3); go-plugin picks the highest version both sides speak.
+func VersionedPluginSets(v2, v3 toolpb.ToolServer) map[int]plugin.PluginSet {
+	return map[int]plugin.PluginSet{
+		ProtocolVersion: {PluginName: &GRPCPlugin{Impl: v2, Version: ProtocolVersion}},
+		ProtocolV3:      {PluginName: &GRPCPlugin{Impl: v3, Version: ProtocolV3}},
+	}
 }
 
 // DialOptions are the host's dial options for a plugin connection: the

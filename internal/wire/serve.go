@@ -18,10 +18,12 @@ import (
 // The plugin side of the data channel (frame.go).
 
 // CallHandler runs one call in the plugin: it hands each encoded result
-// (one for a unary call, one per item for a streaming one) to send and
-// returns the tool's error, or nil. ctx ends when the host cancels the
-// call or the channel closes; send fails once ctx has ended.
-type CallHandler func(ctx context.Context, call *CallFrame, send func([]byte) error) *ToolError
+// (one for a unary call, one per item for a streaming one) to out.Send,
+// or a unary call's MCP result to out.SendMCP, may send messages through
+// out.Peer(), and returns the tool's error, or nil. ctx ends when the
+// host cancels the call or the channel closes; sends fail once ctx has
+// ended.
+type CallHandler func(ctx context.Context, call *CallFrame, out CallOut) *ToolError
 
 // OpenPluginChannel returns the plugin's end of the data channel named by
 // DataFDEnv, with the hello already written, or nil when the host gave
@@ -61,10 +63,12 @@ func OpenPluginChannel() (net.Conn, error) {
 // cancels and other calls are never held longer than that. Every other
 // call runs in its own goroutine. Call frames over MaxMessageSize bytes,
 // or malformed, end the channel. Errors: why it ended (io.EOF when the
-// host closed it).
-func ServeChannel(conn net.Conn, h CallHandler) error {
+// host closed it). v3 says the host negotiated protocol 3 (ProtocolV3):
+// calls then carry the caller's _meta and may send MCP results and
+// messages.
+func ServeChannel(conn net.Conn, v3 bool, h CallHandler) error {
 	s := &channelServer{
-		w: frameWriter{conn: conn}, h: h, calls: map[uint64]*servedCall{},
+		w: frameWriter{conn: conn}, h: h, v3: v3, calls: map[uint64]*servedCall{},
 		r: bufio.NewReaderSize(conn, 64<<10), done: make(chan error, 1),
 	}
 	s.loop()
@@ -81,8 +85,9 @@ func ServeChannel(conn net.Conn, h CallHandler) error {
 
 // channelServer is the plugin side of one data channel.
 type channelServer struct {
-	w frameWriter
-	h CallHandler
+	w  frameWriter
+	h  CallHandler
+	v3 bool // protocol 3
 	// r and hb belong to the one goroutine reading (loop); done gets
 	// why reading ended.
 	r    *bufio.Reader
@@ -113,6 +118,7 @@ func (s *channelServer) loop() {
 // servedCall is one call running in the plugin.
 type servedCall struct {
 	cancel context.CancelFunc
+	peer   *Peer
 	mu     sync.Mutex
 	credit int           // items the host allows beyond those sent
 	more   chan struct{} // signaled when credit grows
@@ -150,6 +156,19 @@ func (s *channelServer) read() error {
 			if c := s.lookup(h.id); c != nil {
 				c.grant(int(binary.BigEndian.Uint32(body)))
 			}
+		case FrameReply:
+			if !s.v3 {
+				return fmt.Errorf("%w: frame type %d", ErrProtocol, h.typ)
+			}
+			r, err := decodeReply(body)
+			if err != nil {
+				return err
+			}
+			if c := s.lookup(h.id); c != nil {
+				if err := c.peer.Deliver(r); err != nil {
+					return err
+				}
+			}
 		default:
 			return fmt.Errorf("%w: frame type %d", ErrProtocol, h.typ)
 		}
@@ -175,6 +194,20 @@ func (s *channelServer) start(id uint64, body []byte) error {
 	}
 	ctx, cancel := context.WithCancel(WithTraceFields(context.Background(), cf.Traceparent, cf.Tracestate))
 	c := &servedCall{cancel: cancel, credit: StreamWindow, more: make(chan struct{}, 1)}
+	var sendMsg func(Message) error
+	if s.v3 {
+		sendMsg = func(m Message) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			b, err := encodeMessage(m)
+			if err != nil {
+				return err
+			}
+			return s.w.write(FrameMessage, id, nil, b)
+		}
+	}
+	c.peer = NewPeer(sendMsg, cf.Meta)
 	s.mu.Lock()
 	if _, dup := s.calls[id]; dup || s.closed {
 		s.mu.Unlock()
@@ -217,24 +250,10 @@ func (s *channelServer) runInline(ctx context.Context, id uint64, cf *CallFrame,
 // end frame, or nothing after a unary result (the result frame ends it).
 func (s *channelServer) run(ctx context.Context, id uint64, cf *CallFrame, c *servedCall) {
 	defer c.cancel()
-	sent := false
-	send := func(b []byte) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if !cf.Stream {
-			if sent {
-				return errors.New("a unary call has one result")
-			}
-			sent = true
-			return s.w.write(FrameResult, id, nil, b)
-		}
-		if err := c.take(ctx); err != nil {
-			return err
-		}
-		return s.w.write(FrameItem, id, nil, b)
-	}
-	te := s.h(ctx, cf, send)
+	out := &channelOut{s: s, id: id, cf: cf, c: c, ctx: ctx}
+	te := s.h(ctx, cf, out)
+	sent := out.sent
+	c.peer.Close()
 	s.mu.Lock()
 	delete(s.calls, id)
 	s.mu.Unlock()
@@ -245,6 +264,52 @@ func (s *channelServer) run(ctx context.Context, id uint64, cf *CallFrame, c *se
 	case cf.Stream || !sent:
 		_ = s.w.write(FrameEnd, id, nil, nil)
 	}
+}
+
+// channelOut is the CallOut of one call on the data channel.
+type channelOut struct {
+	s    *channelServer
+	id   uint64
+	cf   *CallFrame
+	c    *servedCall
+	ctx  context.Context
+	sent bool // a unary call's result went out
+}
+
+// Send implements CallOut.
+func (o *channelOut) Send(b []byte) error { return o.send(FrameResult, b) }
+
+// SendMCP implements CallOut. Errors: errNotV3 under protocol 2; a
+// streaming call has no MCP result.
+func (o *channelOut) SendMCP(b []byte) error {
+	if !o.s.v3 {
+		return errNotV3
+	}
+	if o.cf.Stream {
+		return errors.New("a streaming call has no MCP result")
+	}
+	return o.send(FrameMCPResult, b)
+}
+
+// Peer implements CallOut.
+func (o *channelOut) Peer() *Peer { return o.c.peer }
+
+// send writes a unary result (typ) or, for a streaming call, an item.
+func (o *channelOut) send(typ byte, b []byte) error {
+	if err := o.ctx.Err(); err != nil {
+		return err
+	}
+	if !o.cf.Stream {
+		if o.sent {
+			return errors.New("a unary call has one result")
+		}
+		o.sent = true
+		return o.s.w.write(typ, o.id, nil, b)
+	}
+	if err := o.c.take(o.ctx); err != nil {
+		return err
+	}
+	return o.s.w.write(FrameItem, o.id, nil, b)
 }
 
 // take waits for credit to send one item. Errors: ctx's error.

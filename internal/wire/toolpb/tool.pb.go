@@ -1,6 +1,11 @@
 // The gRPC service between the opentool-host (client) and a plugin
-// (server), version 2 of the plugin protocol (go-plugin app protocol
-// version 2).
+// (server), versions 2 and 3 of the plugin protocol (go-plugin app
+// protocol versions). Version 3 adds what MCP carries beyond a result
+// object: MCP tool results, the messages of a call (notifications and
+// requests from the plugin, replies from the host), the caller's _meta,
+// and the plugin's MCP catalog (resources, resource templates, prompts,
+// completion). Every member marked "protocol 3" is unused under version 2,
+// whose plugins keep working unchanged.
 //
 // Arguments, results and documents travel as JSON bytes, not as
 // google.protobuf.Struct: Struct turns every number into a double and costs
@@ -28,6 +33,62 @@ const (
 	// Verify that runtime/protoimpl is sufficiently up-to-date.
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
+
+// Change says what a WatchEvent reports.
+type Change int32
+
+const (
+	// DOCUMENT: the document changed; the host calls Load again. The only
+	// change of protocol 2 (an empty WatchEvent).
+	Change_DOCUMENT Change = 0
+	// CATALOG: the MCP catalog changed (resources, templates or prompts
+	// added, changed or removed); the host calls Catalog again.
+	Change_CATALOG Change = 1
+	// RESOURCE_UPDATED: the content of resource `uri` changed; the host
+	// sends notifications/resources/updated to the clients subscribed to it.
+	Change_RESOURCE_UPDATED Change = 2
+)
+
+// Enum value maps for Change.
+var (
+	Change_name = map[int32]string{
+		0: "DOCUMENT",
+		1: "CATALOG",
+		2: "RESOURCE_UPDATED",
+	}
+	Change_value = map[string]int32{
+		"DOCUMENT":         0,
+		"CATALOG":          1,
+		"RESOURCE_UPDATED": 2,
+	}
+)
+
+func (x Change) Enum() *Change {
+	p := new(Change)
+	*p = x
+	return p
+}
+
+func (x Change) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Change) Descriptor() protoreflect.EnumDescriptor {
+	return file_tool_proto_enumTypes[0].Descriptor()
+}
+
+func (Change) Type() protoreflect.EnumType {
+	return &file_tool_proto_enumTypes[0]
+}
+
+func (x Change) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Change.Descriptor instead.
+func (Change) EnumDescriptor() ([]byte, []int) {
+	return file_tool_proto_rawDescGZIP(), []int{0}
+}
 
 type WatchRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -65,9 +126,13 @@ func (*WatchRequest) Descriptor() ([]byte, []int) {
 	return file_tool_proto_rawDescGZIP(), []int{0}
 }
 
-// WatchEvent says the document changed: call Load again.
+// WatchEvent says something the host serves changed.
 type WatchEvent struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// change says what changed (protocol 3; always DOCUMENT under 2).
+	Change Change `protobuf:"varint,1,opt,name=change,proto3,enum=opentool.plugin.v2.Change" json:"change,omitempty"`
+	// uri is the resource whose content changed (RESOURCE_UPDATED only).
+	Uri           string `protobuf:"bytes,2,opt,name=uri,proto3" json:"uri,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -102,6 +167,290 @@ func (*WatchEvent) Descriptor() ([]byte, []int) {
 	return file_tool_proto_rawDescGZIP(), []int{1}
 }
 
+func (x *WatchEvent) GetChange() Change {
+	if x != nil {
+		return x.Change
+	}
+	return Change_DOCUMENT
+}
+
+func (x *WatchEvent) GetUri() string {
+	if x != nil {
+		return x.Uri
+	}
+	return ""
+}
+
+// CatalogRequest asks for the plugin's MCP catalog.
+type CatalogRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CatalogRequest) Reset() {
+	*x = CatalogRequest{}
+	mi := &file_tool_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CatalogRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CatalogRequest) ProtoMessage() {}
+
+func (x *CatalogRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tool_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CatalogRequest.ProtoReflect.Descriptor instead.
+func (*CatalogRequest) Descriptor() ([]byte, []int) {
+	return file_tool_proto_rawDescGZIP(), []int{2}
+}
+
+// CatalogResponse carries the catalog as JSON, or the tool's error.
+type CatalogResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// catalog is a JSON object: {"resources": [Resource], "resourceTemplates":
+	// [ResourceTemplate], "prompts": [Prompt], "completions": bool,
+	// "subscribe": bool}, the arrays' members as MCP 2025-11-25 defines them;
+	// every member may be left out.
+	Catalog []byte `protobuf:"bytes,1,opt,name=catalog,proto3" json:"catalog,omitempty"`
+	// error is set when the plugin could not list its catalog.
+	Error         *ToolError `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CatalogResponse) Reset() {
+	*x = CatalogResponse{}
+	mi := &file_tool_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CatalogResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CatalogResponse) ProtoMessage() {}
+
+func (x *CatalogResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_tool_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CatalogResponse.ProtoReflect.Descriptor instead.
+func (*CatalogResponse) Descriptor() ([]byte, []int) {
+	return file_tool_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *CatalogResponse) GetCatalog() []byte {
+	if x != nil {
+		return x.Catalog
+	}
+	return nil
+}
+
+func (x *CatalogResponse) GetError() *ToolError {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
+// MCPRequest is one MCP request to the plugin outside a call.
+type MCPRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// method is the MCP method, e.g. "resources/read".
+	Method string `protobuf:"bytes,1,opt,name=method,proto3" json:"method,omitempty"`
+	// params is the request's params, a JSON object.
+	Params        []byte `protobuf:"bytes,2,opt,name=params,proto3" json:"params,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MCPRequest) Reset() {
+	*x = MCPRequest{}
+	mi := &file_tool_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MCPRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MCPRequest) ProtoMessage() {}
+
+func (x *MCPRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tool_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MCPRequest.ProtoReflect.Descriptor instead.
+func (*MCPRequest) Descriptor() ([]byte, []int) {
+	return file_tool_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *MCPRequest) GetMethod() string {
+	if x != nil {
+		return x.Method
+	}
+	return ""
+}
+
+func (x *MCPRequest) GetParams() []byte {
+	if x != nil {
+		return x.Params
+	}
+	return nil
+}
+
+// MCPResponse is the answer to an MCPRequest: result or error.
+type MCPResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// result is the method's result, a JSON object.
+	Result []byte `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
+	// error is the JSON-RPC error, when the request failed.
+	Error         *RPCError `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MCPResponse) Reset() {
+	*x = MCPResponse{}
+	mi := &file_tool_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MCPResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MCPResponse) ProtoMessage() {}
+
+func (x *MCPResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_tool_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MCPResponse.ProtoReflect.Descriptor instead.
+func (*MCPResponse) Descriptor() ([]byte, []int) {
+	return file_tool_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *MCPResponse) GetResult() []byte {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+func (x *MCPResponse) GetError() *RPCError {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
+// RPCError is a JSON-RPC 2.0 error object.
+type RPCError struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// code is the JSON-RPC error code (-32602 invalid params, -32603
+	// internal error, ..., or the peer's own).
+	Code int32 `protobuf:"varint,1,opt,name=code,proto3" json:"code,omitempty"`
+	// message is the human-readable description.
+	Message string `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	// data is the error's data, JSON; empty for none.
+	Data          []byte `protobuf:"bytes,3,opt,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RPCError) Reset() {
+	*x = RPCError{}
+	mi := &file_tool_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RPCError) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RPCError) ProtoMessage() {}
+
+func (x *RPCError) ProtoReflect() protoreflect.Message {
+	mi := &file_tool_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RPCError.ProtoReflect.Descriptor instead.
+func (*RPCError) Descriptor() ([]byte, []int) {
+	return file_tool_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *RPCError) GetCode() int32 {
+	if x != nil {
+		return x.Code
+	}
+	return 0
+}
+
+func (x *RPCError) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *RPCError) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
 // LoadRequest asks for the plugin's OpenTool document.
 type LoadRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -111,7 +460,7 @@ type LoadRequest struct {
 
 func (x *LoadRequest) Reset() {
 	*x = LoadRequest{}
-	mi := &file_tool_proto_msgTypes[2]
+	mi := &file_tool_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -123,7 +472,7 @@ func (x *LoadRequest) String() string {
 func (*LoadRequest) ProtoMessage() {}
 
 func (x *LoadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tool_proto_msgTypes[2]
+	mi := &file_tool_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -136,7 +485,7 @@ func (x *LoadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LoadRequest.ProtoReflect.Descriptor instead.
 func (*LoadRequest) Descriptor() ([]byte, []int) {
-	return file_tool_proto_rawDescGZIP(), []int{2}
+	return file_tool_proto_rawDescGZIP(), []int{7}
 }
 
 // LoadResponse carries the OpenTool document as JSON, or the tool's error.
@@ -152,7 +501,7 @@ type LoadResponse struct {
 
 func (x *LoadResponse) Reset() {
 	*x = LoadResponse{}
-	mi := &file_tool_proto_msgTypes[3]
+	mi := &file_tool_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -164,7 +513,7 @@ func (x *LoadResponse) String() string {
 func (*LoadResponse) ProtoMessage() {}
 
 func (x *LoadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tool_proto_msgTypes[3]
+	mi := &file_tool_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -177,7 +526,7 @@ func (x *LoadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LoadResponse.ProtoReflect.Descriptor instead.
 func (*LoadResponse) Descriptor() ([]byte, []int) {
-	return file_tool_proto_rawDescGZIP(), []int{3}
+	return file_tool_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *LoadResponse) GetDocument() []byte {
@@ -201,6 +550,7 @@ type InvokeRequest struct {
 	//
 	//	*InvokeRequest_Call
 	//	*InvokeRequest_Cancel
+	//	*InvokeRequest_Reply
 	Msg           isInvokeRequest_Msg `protobuf_oneof:"msg"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -208,7 +558,7 @@ type InvokeRequest struct {
 
 func (x *InvokeRequest) Reset() {
 	*x = InvokeRequest{}
-	mi := &file_tool_proto_msgTypes[4]
+	mi := &file_tool_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -220,7 +570,7 @@ func (x *InvokeRequest) String() string {
 func (*InvokeRequest) ProtoMessage() {}
 
 func (x *InvokeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tool_proto_msgTypes[4]
+	mi := &file_tool_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -233,7 +583,7 @@ func (x *InvokeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvokeRequest.ProtoReflect.Descriptor instead.
 func (*InvokeRequest) Descriptor() ([]byte, []int) {
-	return file_tool_proto_rawDescGZIP(), []int{4}
+	return file_tool_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *InvokeRequest) GetMsg() isInvokeRequest_Msg {
@@ -261,6 +611,15 @@ func (x *InvokeRequest) GetCancel() *Cancel {
 	return nil
 }
 
+func (x *InvokeRequest) GetReply() *Reply {
+	if x != nil {
+		if x, ok := x.Msg.(*InvokeRequest_Reply); ok {
+			return x.Reply
+		}
+	}
+	return nil
+}
+
 type isInvokeRequest_Msg interface {
 	isInvokeRequest_Msg()
 }
@@ -275,9 +634,16 @@ type InvokeRequest_Cancel struct {
 	Cancel *Cancel `protobuf:"bytes,2,opt,name=cancel,proto3,oneof"`
 }
 
+type InvokeRequest_Reply struct {
+	// reply answers a request the plugin sent on this call (protocol 3).
+	Reply *Reply `protobuf:"bytes,3,opt,name=reply,proto3,oneof"`
+}
+
 func (*InvokeRequest_Call) isInvokeRequest_Msg() {}
 
 func (*InvokeRequest_Cancel) isInvokeRequest_Msg() {}
+
+func (*InvokeRequest_Reply) isInvokeRequest_Msg() {}
 
 // Call names a function and carries its arguments.
 type Call struct {
@@ -289,14 +655,19 @@ type Call struct {
 	// stream is true for a function whose document entry has "stream"
 	// (it may send many data events); false for a unary function (exactly
 	// one data event).
-	Stream        bool `protobuf:"varint,3,opt,name=stream,proto3" json:"stream,omitempty"`
+	Stream bool `protobuf:"varint,3,opt,name=stream,proto3" json:"stream,omitempty"`
+	// meta is the caller's MCP request _meta (a JSON object, e.g.
+	// {"progressToken": 1}), empty when the caller sent none or is not an
+	// MCP client (protocol 3). A plugin that calls an MCP server passes it
+	// on as the tools/call _meta.
+	Meta          []byte `protobuf:"bytes,4,opt,name=meta,proto3" json:"meta,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Call) Reset() {
 	*x = Call{}
-	mi := &file_tool_proto_msgTypes[5]
+	mi := &file_tool_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -308,7 +679,7 @@ func (x *Call) String() string {
 func (*Call) ProtoMessage() {}
 
 func (x *Call) ProtoReflect() protoreflect.Message {
-	mi := &file_tool_proto_msgTypes[5]
+	mi := &file_tool_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -321,7 +692,7 @@ func (x *Call) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Call.ProtoReflect.Descriptor instead.
 func (*Call) Descriptor() ([]byte, []int) {
-	return file_tool_proto_rawDescGZIP(), []int{5}
+	return file_tool_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Call) GetName() string {
@@ -345,6 +716,79 @@ func (x *Call) GetStream() bool {
 	return false
 }
 
+func (x *Call) GetMeta() []byte {
+	if x != nil {
+		return x.Meta
+	}
+	return nil
+}
+
+// Reply answers the plugin's request `id` (protocol 3): result or error.
+type Reply struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// id is the id of the request (Message.id) answered.
+	Id int64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	// result is the caller's result, a JSON object.
+	Result []byte `protobuf:"bytes,2,opt,name=result,proto3" json:"result,omitempty"`
+	// error is set when the request failed: the caller's JSON-RPC error, or
+	// the host's when no caller can answer (code -32601, method not found:
+	// an OpenTool caller, or an MCP client without the capability).
+	Error         *RPCError `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Reply) Reset() {
+	*x = Reply{}
+	mi := &file_tool_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Reply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Reply) ProtoMessage() {}
+
+func (x *Reply) ProtoReflect() protoreflect.Message {
+	mi := &file_tool_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Reply.ProtoReflect.Descriptor instead.
+func (*Reply) Descriptor() ([]byte, []int) {
+	return file_tool_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *Reply) GetId() int64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *Reply) GetResult() []byte {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+func (x *Reply) GetError() *RPCError {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
 // Cancel asks the plugin to end the call's context.
 type Cancel struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -354,7 +798,7 @@ type Cancel struct {
 
 func (x *Cancel) Reset() {
 	*x = Cancel{}
-	mi := &file_tool_proto_msgTypes[6]
+	mi := &file_tool_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -366,7 +810,7 @@ func (x *Cancel) String() string {
 func (*Cancel) ProtoMessage() {}
 
 func (x *Cancel) ProtoReflect() protoreflect.Message {
-	mi := &file_tool_proto_msgTypes[6]
+	mi := &file_tool_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -379,24 +823,33 @@ func (x *Cancel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Cancel.ProtoReflect.Descriptor instead.
 func (*Cancel) Descriptor() ([]byte, []int) {
-	return file_tool_proto_rawDescGZIP(), []int{6}
+	return file_tool_proto_rawDescGZIP(), []int{12}
 }
 
-// InvokeEvent is one message from the plugin on an Invoke stream.
+// InvokeEvent is one message from the plugin on an Invoke stream. Exactly
+// one member is set.
 type InvokeEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// data is one JSON object: the result of a unary call or one item of a
 	// streaming call.
 	Data []byte `protobuf:"bytes,1,opt,name=data,proto3" json:"data,omitempty"`
 	// error ends the call with the function's error.
-	Error         *ToolError `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
+	Error *ToolError `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
+	// mcp_result is a unary call's result as an MCP CallToolResult (MCP
+	// 2025-11-25 "Tools", Tool Result: content blocks, structuredContent,
+	// isError, _meta), a JSON object, instead of data (protocol 3). MCP
+	// clients receive it as it is; OpenTool callers a projection of it.
+	McpResult []byte `protobuf:"bytes,3,opt,name=mcp_result,json=mcpResult,proto3" json:"mcp_result,omitempty"`
+	// message is a notification or a request the plugin sends to the caller
+	// during the call (protocol 3).
+	Message       *Message `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *InvokeEvent) Reset() {
 	*x = InvokeEvent{}
-	mi := &file_tool_proto_msgTypes[7]
+	mi := &file_tool_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -408,7 +861,7 @@ func (x *InvokeEvent) String() string {
 func (*InvokeEvent) ProtoMessage() {}
 
 func (x *InvokeEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_tool_proto_msgTypes[7]
+	mi := &file_tool_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -421,7 +874,7 @@ func (x *InvokeEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvokeEvent.ProtoReflect.Descriptor instead.
 func (*InvokeEvent) Descriptor() ([]byte, []int) {
-	return file_tool_proto_rawDescGZIP(), []int{7}
+	return file_tool_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *InvokeEvent) GetData() []byte {
@@ -434,6 +887,89 @@ func (x *InvokeEvent) GetData() []byte {
 func (x *InvokeEvent) GetError() *ToolError {
 	if x != nil {
 		return x.Error
+	}
+	return nil
+}
+
+func (x *InvokeEvent) GetMcpResult() []byte {
+	if x != nil {
+		return x.McpResult
+	}
+	return nil
+}
+
+func (x *InvokeEvent) GetMessage() *Message {
+	if x != nil {
+		return x.Message
+	}
+	return nil
+}
+
+// Message is a JSON-RPC notification or request from the plugin to the
+// caller of the call on whose stream it travels (protocol 3). The methods
+// are MCP's: notifications/progress (the host puts in the caller's
+// progress token) and notifications/message; requests
+// sampling/createMessage, elicitation/create and roots/list, answered by
+// one Reply with the same id.
+type Message struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// id is the request's id, unique within the call; 0 for a notification.
+	Id int64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	// method is the MCP method.
+	Method string `protobuf:"bytes,2,opt,name=method,proto3" json:"method,omitempty"`
+	// params is the method's params, a JSON object.
+	Params        []byte `protobuf:"bytes,3,opt,name=params,proto3" json:"params,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Message) Reset() {
+	*x = Message{}
+	mi := &file_tool_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Message) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Message) ProtoMessage() {}
+
+func (x *Message) ProtoReflect() protoreflect.Message {
+	mi := &file_tool_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Message.ProtoReflect.Descriptor instead.
+func (*Message) Descriptor() ([]byte, []int) {
+	return file_tool_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *Message) GetId() int64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *Message) GetMethod() string {
+	if x != nil {
+		return x.Method
+	}
+	return ""
+}
+
+func (x *Message) GetParams() []byte {
+	if x != nil {
+		return x.Params
 	}
 	return nil
 }
@@ -452,7 +988,7 @@ type ToolError struct {
 
 func (x *ToolError) Reset() {
 	*x = ToolError{}
-	mi := &file_tool_proto_msgTypes[8]
+	mi := &file_tool_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -464,7 +1000,7 @@ func (x *ToolError) String() string {
 func (*ToolError) ProtoMessage() {}
 
 func (x *ToolError) ProtoReflect() protoreflect.Message {
-	mi := &file_tool_proto_msgTypes[8]
+	mi := &file_tool_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -477,7 +1013,7 @@ func (x *ToolError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolError.ProtoReflect.Descriptor instead.
 func (*ToolError) Descriptor() ([]byte, []int) {
-	return file_tool_proto_rawDescGZIP(), []int{8}
+	return file_tool_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ToolError) GetCode() int32 {
@@ -500,32 +1036,68 @@ const file_tool_proto_rawDesc = "" +
 	"\n" +
 	"\n" +
 	"tool.proto\x12\x12opentool.plugin.v2\"\x0e\n" +
-	"\fWatchRequest\"\f\n" +
+	"\fWatchRequest\"R\n" +
 	"\n" +
-	"WatchEvent\"\r\n" +
+	"WatchEvent\x122\n" +
+	"\x06change\x18\x01 \x01(\x0e2\x1a.opentool.plugin.v2.ChangeR\x06change\x12\x10\n" +
+	"\x03uri\x18\x02 \x01(\tR\x03uri\"\x10\n" +
+	"\x0eCatalogRequest\"`\n" +
+	"\x0fCatalogResponse\x12\x18\n" +
+	"\acatalog\x18\x01 \x01(\fR\acatalog\x123\n" +
+	"\x05error\x18\x02 \x01(\v2\x1d.opentool.plugin.v2.ToolErrorR\x05error\"<\n" +
+	"\n" +
+	"MCPRequest\x12\x16\n" +
+	"\x06method\x18\x01 \x01(\tR\x06method\x12\x16\n" +
+	"\x06params\x18\x02 \x01(\fR\x06params\"Y\n" +
+	"\vMCPResponse\x12\x16\n" +
+	"\x06result\x18\x01 \x01(\fR\x06result\x122\n" +
+	"\x05error\x18\x02 \x01(\v2\x1c.opentool.plugin.v2.RPCErrorR\x05error\"L\n" +
+	"\bRPCError\x12\x12\n" +
+	"\x04code\x18\x01 \x01(\x05R\x04code\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\x12\x12\n" +
+	"\x04data\x18\x03 \x01(\fR\x04data\"\r\n" +
 	"\vLoadRequest\"_\n" +
 	"\fLoadResponse\x12\x1a\n" +
 	"\bdocument\x18\x01 \x01(\fR\bdocument\x123\n" +
-	"\x05error\x18\x02 \x01(\v2\x1d.opentool.plugin.v2.ToolErrorR\x05error\"|\n" +
+	"\x05error\x18\x02 \x01(\v2\x1d.opentool.plugin.v2.ToolErrorR\x05error\"\xaf\x01\n" +
 	"\rInvokeRequest\x12.\n" +
 	"\x04call\x18\x01 \x01(\v2\x18.opentool.plugin.v2.CallH\x00R\x04call\x124\n" +
-	"\x06cancel\x18\x02 \x01(\v2\x1a.opentool.plugin.v2.CancelH\x00R\x06cancelB\x05\n" +
-	"\x03msg\"P\n" +
+	"\x06cancel\x18\x02 \x01(\v2\x1a.opentool.plugin.v2.CancelH\x00R\x06cancel\x121\n" +
+	"\x05reply\x18\x03 \x01(\v2\x19.opentool.plugin.v2.ReplyH\x00R\x05replyB\x05\n" +
+	"\x03msg\"d\n" +
 	"\x04Call\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1c\n" +
 	"\targuments\x18\x02 \x01(\fR\targuments\x12\x16\n" +
-	"\x06stream\x18\x03 \x01(\bR\x06stream\"\b\n" +
-	"\x06Cancel\"V\n" +
+	"\x06stream\x18\x03 \x01(\bR\x06stream\x12\x12\n" +
+	"\x04meta\x18\x04 \x01(\fR\x04meta\"c\n" +
+	"\x05Reply\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x16\n" +
+	"\x06result\x18\x02 \x01(\fR\x06result\x122\n" +
+	"\x05error\x18\x03 \x01(\v2\x1c.opentool.plugin.v2.RPCErrorR\x05error\"\b\n" +
+	"\x06Cancel\"\xac\x01\n" +
 	"\vInvokeEvent\x12\x12\n" +
 	"\x04data\x18\x01 \x01(\fR\x04data\x123\n" +
-	"\x05error\x18\x02 \x01(\v2\x1d.opentool.plugin.v2.ToolErrorR\x05error\"9\n" +
+	"\x05error\x18\x02 \x01(\v2\x1d.opentool.plugin.v2.ToolErrorR\x05error\x12\x1d\n" +
+	"\n" +
+	"mcp_result\x18\x03 \x01(\fR\tmcpResult\x125\n" +
+	"\amessage\x18\x04 \x01(\v2\x1b.opentool.plugin.v2.MessageR\amessage\"I\n" +
+	"\aMessage\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x16\n" +
+	"\x06method\x18\x02 \x01(\tR\x06method\x12\x16\n" +
+	"\x06params\x18\x03 \x01(\fR\x06params\"9\n" +
 	"\tToolError\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\x05R\x04code\x12\x18\n" +
-	"\amessage\x18\x02 \x01(\tR\amessage2\xf0\x01\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage*9\n" +
+	"\x06Change\x12\f\n" +
+	"\bDOCUMENT\x10\x00\x12\v\n" +
+	"\aCATALOG\x10\x01\x12\x14\n" +
+	"\x10RESOURCE_UPDATED\x10\x022\x90\x03\n" +
 	"\x04Tool\x12I\n" +
 	"\x04Load\x12\x1f.opentool.plugin.v2.LoadRequest\x1a .opentool.plugin.v2.LoadResponse\x12P\n" +
 	"\x06Invoke\x12!.opentool.plugin.v2.InvokeRequest\x1a\x1f.opentool.plugin.v2.InvokeEvent(\x010\x01\x12K\n" +
-	"\x05Watch\x12 .opentool.plugin.v2.WatchRequest\x1a\x1e.opentool.plugin.v2.WatchEvent0\x01B=Z;github.com/opentool-host/opentool-host/internal/wire/toolpbb\x06proto3"
+	"\x05Watch\x12 .opentool.plugin.v2.WatchRequest\x1a\x1e.opentool.plugin.v2.WatchEvent0\x01\x12R\n" +
+	"\aCatalog\x12\".opentool.plugin.v2.CatalogRequest\x1a#.opentool.plugin.v2.CatalogResponse\x12J\n" +
+	"\aRequest\x12\x1e.opentool.plugin.v2.MCPRequest\x1a\x1f.opentool.plugin.v2.MCPResponseB=Z;github.com/opentool-host/opentool-host/internal/wire/toolpbb\x06proto3"
 
 var (
 	file_tool_proto_rawDescOnce sync.Once
@@ -539,34 +1111,53 @@ func file_tool_proto_rawDescGZIP() []byte {
 	return file_tool_proto_rawDescData
 }
 
-var file_tool_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_tool_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_tool_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_tool_proto_goTypes = []any{
-	(*WatchRequest)(nil),  // 0: opentool.plugin.v2.WatchRequest
-	(*WatchEvent)(nil),    // 1: opentool.plugin.v2.WatchEvent
-	(*LoadRequest)(nil),   // 2: opentool.plugin.v2.LoadRequest
-	(*LoadResponse)(nil),  // 3: opentool.plugin.v2.LoadResponse
-	(*InvokeRequest)(nil), // 4: opentool.plugin.v2.InvokeRequest
-	(*Call)(nil),          // 5: opentool.plugin.v2.Call
-	(*Cancel)(nil),        // 6: opentool.plugin.v2.Cancel
-	(*InvokeEvent)(nil),   // 7: opentool.plugin.v2.InvokeEvent
-	(*ToolError)(nil),     // 8: opentool.plugin.v2.ToolError
+	(Change)(0),             // 0: opentool.plugin.v2.Change
+	(*WatchRequest)(nil),    // 1: opentool.plugin.v2.WatchRequest
+	(*WatchEvent)(nil),      // 2: opentool.plugin.v2.WatchEvent
+	(*CatalogRequest)(nil),  // 3: opentool.plugin.v2.CatalogRequest
+	(*CatalogResponse)(nil), // 4: opentool.plugin.v2.CatalogResponse
+	(*MCPRequest)(nil),      // 5: opentool.plugin.v2.MCPRequest
+	(*MCPResponse)(nil),     // 6: opentool.plugin.v2.MCPResponse
+	(*RPCError)(nil),        // 7: opentool.plugin.v2.RPCError
+	(*LoadRequest)(nil),     // 8: opentool.plugin.v2.LoadRequest
+	(*LoadResponse)(nil),    // 9: opentool.plugin.v2.LoadResponse
+	(*InvokeRequest)(nil),   // 10: opentool.plugin.v2.InvokeRequest
+	(*Call)(nil),            // 11: opentool.plugin.v2.Call
+	(*Reply)(nil),           // 12: opentool.plugin.v2.Reply
+	(*Cancel)(nil),          // 13: opentool.plugin.v2.Cancel
+	(*InvokeEvent)(nil),     // 14: opentool.plugin.v2.InvokeEvent
+	(*Message)(nil),         // 15: opentool.plugin.v2.Message
+	(*ToolError)(nil),       // 16: opentool.plugin.v2.ToolError
 }
 var file_tool_proto_depIdxs = []int32{
-	8, // 0: opentool.plugin.v2.LoadResponse.error:type_name -> opentool.plugin.v2.ToolError
-	5, // 1: opentool.plugin.v2.InvokeRequest.call:type_name -> opentool.plugin.v2.Call
-	6, // 2: opentool.plugin.v2.InvokeRequest.cancel:type_name -> opentool.plugin.v2.Cancel
-	8, // 3: opentool.plugin.v2.InvokeEvent.error:type_name -> opentool.plugin.v2.ToolError
-	2, // 4: opentool.plugin.v2.Tool.Load:input_type -> opentool.plugin.v2.LoadRequest
-	4, // 5: opentool.plugin.v2.Tool.Invoke:input_type -> opentool.plugin.v2.InvokeRequest
-	0, // 6: opentool.plugin.v2.Tool.Watch:input_type -> opentool.plugin.v2.WatchRequest
-	3, // 7: opentool.plugin.v2.Tool.Load:output_type -> opentool.plugin.v2.LoadResponse
-	7, // 8: opentool.plugin.v2.Tool.Invoke:output_type -> opentool.plugin.v2.InvokeEvent
-	1, // 9: opentool.plugin.v2.Tool.Watch:output_type -> opentool.plugin.v2.WatchEvent
-	7, // [7:10] is the sub-list for method output_type
-	4, // [4:7] is the sub-list for method input_type
-	4, // [4:4] is the sub-list for extension type_name
-	4, // [4:4] is the sub-list for extension extendee
-	0, // [0:4] is the sub-list for field type_name
+	0,  // 0: opentool.plugin.v2.WatchEvent.change:type_name -> opentool.plugin.v2.Change
+	16, // 1: opentool.plugin.v2.CatalogResponse.error:type_name -> opentool.plugin.v2.ToolError
+	7,  // 2: opentool.plugin.v2.MCPResponse.error:type_name -> opentool.plugin.v2.RPCError
+	16, // 3: opentool.plugin.v2.LoadResponse.error:type_name -> opentool.plugin.v2.ToolError
+	11, // 4: opentool.plugin.v2.InvokeRequest.call:type_name -> opentool.plugin.v2.Call
+	13, // 5: opentool.plugin.v2.InvokeRequest.cancel:type_name -> opentool.plugin.v2.Cancel
+	12, // 6: opentool.plugin.v2.InvokeRequest.reply:type_name -> opentool.plugin.v2.Reply
+	7,  // 7: opentool.plugin.v2.Reply.error:type_name -> opentool.plugin.v2.RPCError
+	16, // 8: opentool.plugin.v2.InvokeEvent.error:type_name -> opentool.plugin.v2.ToolError
+	15, // 9: opentool.plugin.v2.InvokeEvent.message:type_name -> opentool.plugin.v2.Message
+	8,  // 10: opentool.plugin.v2.Tool.Load:input_type -> opentool.plugin.v2.LoadRequest
+	10, // 11: opentool.plugin.v2.Tool.Invoke:input_type -> opentool.plugin.v2.InvokeRequest
+	1,  // 12: opentool.plugin.v2.Tool.Watch:input_type -> opentool.plugin.v2.WatchRequest
+	3,  // 13: opentool.plugin.v2.Tool.Catalog:input_type -> opentool.plugin.v2.CatalogRequest
+	5,  // 14: opentool.plugin.v2.Tool.Request:input_type -> opentool.plugin.v2.MCPRequest
+	9,  // 15: opentool.plugin.v2.Tool.Load:output_type -> opentool.plugin.v2.LoadResponse
+	14, // 16: opentool.plugin.v2.Tool.Invoke:output_type -> opentool.plugin.v2.InvokeEvent
+	2,  // 17: opentool.plugin.v2.Tool.Watch:output_type -> opentool.plugin.v2.WatchEvent
+	4,  // 18: opentool.plugin.v2.Tool.Catalog:output_type -> opentool.plugin.v2.CatalogResponse
+	6,  // 19: opentool.plugin.v2.Tool.Request:output_type -> opentool.plugin.v2.MCPResponse
+	15, // [15:20] is the sub-list for method output_type
+	10, // [10:15] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_tool_proto_init() }
@@ -574,22 +1165,24 @@ func file_tool_proto_init() {
 	if File_tool_proto != nil {
 		return
 	}
-	file_tool_proto_msgTypes[4].OneofWrappers = []any{
+	file_tool_proto_msgTypes[9].OneofWrappers = []any{
 		(*InvokeRequest_Call)(nil),
 		(*InvokeRequest_Cancel)(nil),
+		(*InvokeRequest_Reply)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tool_proto_rawDesc), len(file_tool_proto_rawDesc)),
-			NumEnums:      0,
-			NumMessages:   9,
+			NumEnums:      1,
+			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
 		GoTypes:           file_tool_proto_goTypes,
 		DependencyIndexes: file_tool_proto_depIdxs,
+		EnumInfos:         file_tool_proto_enumTypes,
 		MessageInfos:      file_tool_proto_msgTypes,
 	}.Build()
 	File_tool_proto = out.File

@@ -1,6 +1,11 @@
 // The gRPC service between the opentool-host (client) and a plugin
-// (server), version 2 of the plugin protocol (go-plugin app protocol
-// version 2).
+// (server), versions 2 and 3 of the plugin protocol (go-plugin app
+// protocol versions). Version 3 adds what MCP carries beyond a result
+// object: MCP tool results, the messages of a call (notifications and
+// requests from the plugin, replies from the host), the caller's _meta,
+// and the plugin's MCP catalog (resources, resource templates, prompts,
+// completion). Every member marked "protocol 3" is unused under version 2,
+// whose plugins keep working unchanged.
 //
 // Arguments, results and documents travel as JSON bytes, not as
 // google.protobuf.Struct: Struct turns every number into a double and costs
@@ -27,9 +32,11 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Tool_Load_FullMethodName   = "/opentool.plugin.v2.Tool/Load"
-	Tool_Invoke_FullMethodName = "/opentool.plugin.v2.Tool/Invoke"
-	Tool_Watch_FullMethodName  = "/opentool.plugin.v2.Tool/Watch"
+	Tool_Load_FullMethodName    = "/opentool.plugin.v2.Tool/Load"
+	Tool_Invoke_FullMethodName  = "/opentool.plugin.v2.Tool/Invoke"
+	Tool_Watch_FullMethodName   = "/opentool.plugin.v2.Tool/Watch"
+	Tool_Catalog_FullMethodName = "/opentool.plugin.v2.Tool/Catalog"
+	Tool_Request_FullMethodName = "/opentool.plugin.v2.Tool/Request"
 )
 
 // ToolClient is the client API for Tool service.
@@ -63,6 +70,18 @@ type ToolClient interface {
 	// the host then calls Load again and serves the new document. A plugin
 	// whose document never changes answers UNIMPLEMENTED (or never sends).
 	Watch(ctx context.Context, in *WatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchEvent], error)
+	// Catalog returns the plugin's MCP catalog (protocol 3): the resources,
+	// resource templates and prompts it serves and whether it completes
+	// arguments and takes resource subscriptions. The host calls it after
+	// the first Load and after each WatchEvent with change CATALOG. A plugin
+	// without one answers UNIMPLEMENTED (or an empty catalog).
+	Catalog(ctx context.Context, in *CatalogRequest, opts ...grpc.CallOption) (*CatalogResponse, error)
+	// Request runs one MCP request on the plugin's catalog (protocol 3):
+	// resources/read, resources/subscribe, resources/unsubscribe,
+	// prompts/get or completion/complete, params and result as MCP defines
+	// them (MCP 2025-11-25 "Server Features"). A plugin without a catalog
+	// answers UNIMPLEMENTED.
+	Request(ctx context.Context, in *MCPRequest, opts ...grpc.CallOption) (*MCPResponse, error)
 }
 
 type toolClient struct {
@@ -115,6 +134,26 @@ func (c *toolClient) Watch(ctx context.Context, in *WatchRequest, opts ...grpc.C
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Tool_WatchClient = grpc.ServerStreamingClient[WatchEvent]
 
+func (c *toolClient) Catalog(ctx context.Context, in *CatalogRequest, opts ...grpc.CallOption) (*CatalogResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CatalogResponse)
+	err := c.cc.Invoke(ctx, Tool_Catalog_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *toolClient) Request(ctx context.Context, in *MCPRequest, opts ...grpc.CallOption) (*MCPResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(MCPResponse)
+	err := c.cc.Invoke(ctx, Tool_Request_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ToolServer is the server API for Tool service.
 // All implementations must embed UnimplementedToolServer
 // for forward compatibility.
@@ -146,6 +185,18 @@ type ToolServer interface {
 	// the host then calls Load again and serves the new document. A plugin
 	// whose document never changes answers UNIMPLEMENTED (or never sends).
 	Watch(*WatchRequest, grpc.ServerStreamingServer[WatchEvent]) error
+	// Catalog returns the plugin's MCP catalog (protocol 3): the resources,
+	// resource templates and prompts it serves and whether it completes
+	// arguments and takes resource subscriptions. The host calls it after
+	// the first Load and after each WatchEvent with change CATALOG. A plugin
+	// without one answers UNIMPLEMENTED (or an empty catalog).
+	Catalog(context.Context, *CatalogRequest) (*CatalogResponse, error)
+	// Request runs one MCP request on the plugin's catalog (protocol 3):
+	// resources/read, resources/subscribe, resources/unsubscribe,
+	// prompts/get or completion/complete, params and result as MCP defines
+	// them (MCP 2025-11-25 "Server Features"). A plugin without a catalog
+	// answers UNIMPLEMENTED.
+	Request(context.Context, *MCPRequest) (*MCPResponse, error)
 	mustEmbedUnimplementedToolServer()
 }
 
@@ -164,6 +215,12 @@ func (UnimplementedToolServer) Invoke(grpc.BidiStreamingServer[InvokeRequest, In
 }
 func (UnimplementedToolServer) Watch(*WatchRequest, grpc.ServerStreamingServer[WatchEvent]) error {
 	return status.Error(codes.Unimplemented, "method Watch not implemented")
+}
+func (UnimplementedToolServer) Catalog(context.Context, *CatalogRequest) (*CatalogResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Catalog not implemented")
+}
+func (UnimplementedToolServer) Request(context.Context, *MCPRequest) (*MCPResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Request not implemented")
 }
 func (UnimplementedToolServer) mustEmbedUnimplementedToolServer() {}
 func (UnimplementedToolServer) testEmbeddedByValue()              {}
@@ -222,6 +279,42 @@ func _Tool_Watch_Handler(srv interface{}, stream grpc.ServerStream) error {
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Tool_WatchServer = grpc.ServerStreamingServer[WatchEvent]
 
+func _Tool_Catalog_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CatalogRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ToolServer).Catalog(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Tool_Catalog_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ToolServer).Catalog(ctx, req.(*CatalogRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Tool_Request_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(MCPRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ToolServer).Request(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Tool_Request_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ToolServer).Request(ctx, req.(*MCPRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Tool_ServiceDesc is the grpc.ServiceDesc for Tool service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -232,6 +325,14 @@ var Tool_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Load",
 			Handler:    _Tool_Load_Handler,
+		},
+		{
+			MethodName: "Catalog",
+			Handler:    _Tool_Catalog_Handler,
+		},
+		{
+			MethodName: "Request",
+			Handler:    _Tool_Request_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

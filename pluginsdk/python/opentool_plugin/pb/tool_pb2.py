@@ -13,7 +13,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\ntool.proto\x12\x12opentool.plugin.v2\"\x0e\n\x0cWatchRequest\"\x0c\n\nWatchEvent\"\r\n\x0bLoadRequest\"N\n\x0cLoadResponse\x12\x10\n\x08\x64ocument\x18\x01 \x01(\x0c\x12,\n\x05\x65rror\x18\x02 \x01(\x0b\x32\x1d.opentool.plugin.v2.ToolError\"n\n\rInvokeRequest\x12(\n\x04\x63\x61ll\x18\x01 \x01(\x0b\x32\x18.opentool.plugin.v2.CallH\x00\x12,\n\x06\x63\x61ncel\x18\x02 \x01(\x0b\x32\x1a.opentool.plugin.v2.CancelH\x00\x42\x05\n\x03msg\"7\n\x04\x43\x61ll\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x11\n\targuments\x18\x02 \x01(\x0c\x12\x0e\n\x06stream\x18\x03 \x01(\x08\"\x08\n\x06\x43\x61ncel\"I\n\x0bInvokeEvent\x12\x0c\n\x04\x64\x61ta\x18\x01 \x01(\x0c\x12,\n\x05\x65rror\x18\x02 \x01(\x0b\x32\x1d.opentool.plugin.v2.ToolError\"*\n\tToolError\x12\x0c\n\x04\x63ode\x18\x01 \x01(\x05\x12\x0f\n\x07message\x18\x02 \x01(\t2\xf0\x01\n\x04Tool\x12I\n\x04Load\x12\x1f.opentool.plugin.v2.LoadRequest\x1a .opentool.plugin.v2.LoadResponse\x12P\n\x06Invoke\x12!.opentool.plugin.v2.InvokeRequest\x1a\x1f.opentool.plugin.v2.InvokeEvent(\x01\x30\x01\x12K\n\x05Watch\x12 .opentool.plugin.v2.WatchRequest\x1a\x1e.opentool.plugin.v2.WatchEvent0\x01\x42=Z;github.com/opentool-host/opentool-host/internal/wire/toolpbb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\ntool.proto\x12\x12opentool.plugin.v2\"\x0e\n\x0cWatchRequest\"E\n\nWatchEvent\x12*\n\x06\x63hange\x18\x01 \x01(\x0e\x32\x1a.opentool.plugin.v2.Change\x12\x0b\n\x03uri\x18\x02 \x01(\t\"\x10\n\x0e\x43\x61talogRequest\"P\n\x0f\x43\x61talogResponse\x12\x0f\n\x07\x63\x61talog\x18\x01 \x01(\x0c\x12,\n\x05\x65rror\x18\x02 \x01(\x0b\x32\x1d.opentool.plugin.v2.ToolError\",\n\nMCPRequest\x12\x0e\n\x06method\x18\x01 \x01(\t\x12\x0e\n\x06params\x18\x02 \x01(\x0c\"J\n\x0bMCPResponse\x12\x0e\n\x06result\x18\x01 \x01(\x0c\x12+\n\x05\x65rror\x18\x02 \x01(\x0b\x32\x1c.opentool.plugin.v2.RPCError\"7\n\x08RPCError\x12\x0c\n\x04\x63ode\x18\x01 \x01(\x05\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\x0c\n\x04\x64\x61ta\x18\x03 \x01(\x0c\"\r\n\x0bLoadRequest\"N\n\x0cLoadResponse\x12\x10\n\x08\x64ocument\x18\x01 \x01(\x0c\x12,\n\x05\x65rror\x18\x02 \x01(\x0b\x32\x1d.opentool.plugin.v2.ToolError\"\x9a\x01\n\rInvokeRequest\x12(\n\x04\x63\x61ll\x18\x01 \x01(\x0b\x32\x18.opentool.plugin.v2.CallH\x00\x12,\n\x06\x63\x61ncel\x18\x02 \x01(\x0b\x32\x1a.opentool.plugin.v2.CancelH\x00\x12*\n\x05reply\x18\x03 \x01(\x0b\x32\x19.opentool.plugin.v2.ReplyH\x00\x42\x05\n\x03msg\"E\n\x04\x43\x61ll\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x11\n\targuments\x18\x02 \x01(\x0c\x12\x0e\n\x06stream\x18\x03 \x01(\x08\x12\x0c\n\x04meta\x18\x04 \x01(\x0c\"P\n\x05Reply\x12\n\n\x02id\x18\x01 \x01(\x03\x12\x0e\n\x06result\x18\x02 \x01(\x0c\x12+\n\x05\x65rror\x18\x03 \x01(\x0b\x32\x1c.opentool.plugin.v2.RPCError\"\x08\n\x06\x43\x61ncel\"\x8b\x01\n\x0bInvokeEvent\x12\x0c\n\x04\x64\x61ta\x18\x01 \x01(\x0c\x12,\n\x05\x65rror\x18\x02 \x01(\x0b\x32\x1d.opentool.plugin.v2.ToolError\x12\x12\n\nmcp_result\x18\x03 \x01(\x0c\x12,\n\x07message\x18\x04 \x01(\x0b\x32\x1b.opentool.plugin.v2.Message\"5\n\x07Message\x12\n\n\x02id\x18\x01 \x01(\x03\x12\x0e\n\x06method\x18\x02 \x01(\t\x12\x0e\n\x06params\x18\x03 \x01(\x0c\"*\n\tToolError\x12\x0c\n\x04\x63ode\x18\x01 \x01(\x05\x12\x0f\n\x07message\x18\x02 \x01(\t*9\n\x06\x43hange\x12\x0c\n\x08\x44OCUMENT\x10\x00\x12\x0b\n\x07\x43\x41TALOG\x10\x01\x12\x14\n\x10RESOURCE_UPDATED\x10\x02\x32\x90\x03\n\x04Tool\x12I\n\x04Load\x12\x1f.opentool.plugin.v2.LoadRequest\x1a .opentool.plugin.v2.LoadResponse\x12P\n\x06Invoke\x12!.opentool.plugin.v2.InvokeRequest\x1a\x1f.opentool.plugin.v2.InvokeEvent(\x01\x30\x01\x12K\n\x05Watch\x12 .opentool.plugin.v2.WatchRequest\x1a\x1e.opentool.plugin.v2.WatchEvent0\x01\x12R\n\x07\x43\x61talog\x12\".opentool.plugin.v2.CatalogRequest\x1a#.opentool.plugin.v2.CatalogResponse\x12J\n\x07Request\x12\x1e.opentool.plugin.v2.MCPRequest\x1a\x1f.opentool.plugin.v2.MCPResponseB=Z;github.com/opentool-host/opentool-host/internal/wire/toolpbb\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'tool_pb2', globals())
@@ -21,24 +21,40 @@ if _descriptor._USE_C_DESCRIPTORS == False:
 
   DESCRIPTOR._options = None
   DESCRIPTOR._serialized_options = b'Z;github.com/opentool-host/opentool-host/internal/wire/toolpb'
+  _CHANGE._serialized_start=1056
+  _CHANGE._serialized_end=1113
   _WATCHREQUEST._serialized_start=34
   _WATCHREQUEST._serialized_end=48
   _WATCHEVENT._serialized_start=50
-  _WATCHEVENT._serialized_end=62
-  _LOADREQUEST._serialized_start=64
-  _LOADREQUEST._serialized_end=77
-  _LOADRESPONSE._serialized_start=79
-  _LOADRESPONSE._serialized_end=157
-  _INVOKEREQUEST._serialized_start=159
-  _INVOKEREQUEST._serialized_end=269
-  _CALL._serialized_start=271
-  _CALL._serialized_end=326
-  _CANCEL._serialized_start=328
-  _CANCEL._serialized_end=336
-  _INVOKEEVENT._serialized_start=338
-  _INVOKEEVENT._serialized_end=411
-  _TOOLERROR._serialized_start=413
-  _TOOLERROR._serialized_end=455
-  _TOOL._serialized_start=458
-  _TOOL._serialized_end=698
+  _WATCHEVENT._serialized_end=119
+  _CATALOGREQUEST._serialized_start=121
+  _CATALOGREQUEST._serialized_end=137
+  _CATALOGRESPONSE._serialized_start=139
+  _CATALOGRESPONSE._serialized_end=219
+  _MCPREQUEST._serialized_start=221
+  _MCPREQUEST._serialized_end=265
+  _MCPRESPONSE._serialized_start=267
+  _MCPRESPONSE._serialized_end=341
+  _RPCERROR._serialized_start=343
+  _RPCERROR._serialized_end=398
+  _LOADREQUEST._serialized_start=400
+  _LOADREQUEST._serialized_end=413
+  _LOADRESPONSE._serialized_start=415
+  _LOADRESPONSE._serialized_end=493
+  _INVOKEREQUEST._serialized_start=496
+  _INVOKEREQUEST._serialized_end=650
+  _CALL._serialized_start=652
+  _CALL._serialized_end=721
+  _REPLY._serialized_start=723
+  _REPLY._serialized_end=803
+  _CANCEL._serialized_start=805
+  _CANCEL._serialized_end=813
+  _INVOKEEVENT._serialized_start=816
+  _INVOKEEVENT._serialized_end=955
+  _MESSAGE._serialized_start=957
+  _MESSAGE._serialized_end=1010
+  _TOOLERROR._serialized_start=1012
+  _TOOLERROR._serialized_end=1054
+  _TOOL._serialized_start=1116
+  _TOOL._serialized_end=1516
 # @@protoc_insertion_point(module_scope)

@@ -31,6 +31,16 @@ class ToolStub(object):
                 request_serializer=tool__pb2.WatchRequest.SerializeToString,
                 response_deserializer=tool__pb2.WatchEvent.FromString,
                 )
+        self.Catalog = channel.unary_unary(
+                '/opentool.plugin.v2.Tool/Catalog',
+                request_serializer=tool__pb2.CatalogRequest.SerializeToString,
+                response_deserializer=tool__pb2.CatalogResponse.FromString,
+                )
+        self.Request = channel.unary_unary(
+                '/opentool.plugin.v2.Tool/Request',
+                request_serializer=tool__pb2.MCPRequest.SerializeToString,
+                response_deserializer=tool__pb2.MCPResponse.FromString,
+                )
 
 
 class ToolServicer(object):
@@ -77,6 +87,28 @@ class ToolServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Catalog(self, request, context):
+        """Catalog returns the plugin's MCP catalog (protocol 3): the resources,
+        resource templates and prompts it serves and whether it completes
+        arguments and takes resource subscriptions. The host calls it after
+        the first Load and after each WatchEvent with change CATALOG. A plugin
+        without one answers UNIMPLEMENTED (or an empty catalog).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Request(self, request, context):
+        """Request runs one MCP request on the plugin's catalog (protocol 3):
+        resources/read, resources/subscribe, resources/unsubscribe,
+        prompts/get or completion/complete, params and result as MCP defines
+        them (MCP 2025-11-25 "Server Features"). A plugin without a catalog
+        answers UNIMPLEMENTED.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ToolServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -94,6 +126,16 @@ def add_ToolServicer_to_server(servicer, server):
                     servicer.Watch,
                     request_deserializer=tool__pb2.WatchRequest.FromString,
                     response_serializer=tool__pb2.WatchEvent.SerializeToString,
+            ),
+            'Catalog': grpc.unary_unary_rpc_method_handler(
+                    servicer.Catalog,
+                    request_deserializer=tool__pb2.CatalogRequest.FromString,
+                    response_serializer=tool__pb2.CatalogResponse.SerializeToString,
+            ),
+            'Request': grpc.unary_unary_rpc_method_handler(
+                    servicer.Request,
+                    request_deserializer=tool__pb2.MCPRequest.FromString,
+                    response_serializer=tool__pb2.MCPResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -155,5 +197,39 @@ class Tool(object):
         return grpc.experimental.unary_stream(request, target, '/opentool.plugin.v2.Tool/Watch',
             tool__pb2.WatchRequest.SerializeToString,
             tool__pb2.WatchEvent.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def Catalog(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/opentool.plugin.v2.Tool/Catalog',
+            tool__pb2.CatalogRequest.SerializeToString,
+            tool__pb2.CatalogResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def Request(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/opentool.plugin.v2.Tool/Request',
+            tool__pb2.MCPRequest.SerializeToString,
+            tool__pb2.MCPResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)

@@ -1,0 +1,453 @@
+package host
+
+// MCP catalogs (plugin protocol 3): the resources, resource templates and
+// prompts plugins serve beside their functions, aggregated like functions
+// (routes.go) for the MCP front end, and the MCP requests on them
+// (resources/read, resources/subscribe, resources/unsubscribe,
+// prompts/get, completion/complete) routed to the plugin that owns what
+// they name.
+//
+// Ownership follows the functions' rules: the owner of a key (a resource
+// URI, a URI template, a prompt name) keeps it across rebuilds while it
+// offers it; free keys are claimed in plugin-name order. A duplicate
+// prompt name is refused, or with Config.PrefixCollisions served as
+// "PLUGIN__NAME" (its requests reach the plugin under its own name); a
+// duplicate URI or URI template is refused (a URI names one thing and
+// cannot be renamed). Refusals are logged once at ERROR.
+//
+// Access: what a plugin serves beyond its functions is for the API keys
+// that may see the whole plugin (access.AllowedPlugin: "*" or
+// "plugin:GLOB"); for every other key it does not exist (not found, and
+// not listed by the front end).
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/yosida95/uritemplate/v3"
+
+	"github.com/opentool-host/opentool-host/access"
+	"github.com/opentool-host/opentool-host/internal/wire"
+)
+
+// catalog is a plugin's MCP catalog as its process returned it.
+type catalog struct {
+	resources, templates, prompts []catItem
+	completions, subscribe        bool
+}
+
+// catItem is one resource, template or prompt: its key and its JSON.
+type catItem struct {
+	key string
+	raw json.RawMessage
+}
+
+// maxCatalogItems bounds each list of one plugin's catalog.
+const maxCatalogItems = 10000
+
+// parseCatalog decodes a Catalog response (tool.proto). nil or empty is
+// an empty catalog. Errors: not a catalog object, an item without its
+// key (uri, uriTemplate, name), a list over maxCatalogItems.
+func parseCatalog(b []byte) (*catalog, error) {
+	c := &catalog{}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return c, nil
+	}
+	var wire struct {
+		Resources         []json.RawMessage `json:"resources"`
+		ResourceTemplates []json.RawMessage `json:"resourceTemplates"`
+		Prompts           []json.RawMessage `json:"prompts"`
+		Completions       bool              `json:"completions"`
+		Subscribe         bool              `json:"subscribe"`
+	}
+	if err := json.Unmarshal(b, &wire); err != nil {
+		return nil, fmt.Errorf("catalog: %w", err)
+	}
+	c.completions, c.subscribe = wire.Completions, wire.Subscribe
+	lists := []struct {
+		what, key string
+		in        []json.RawMessage
+		out       *[]catItem
+	}{
+		{"resources", "uri", wire.Resources, &c.resources},
+		{"resourceTemplates", "uriTemplate", wire.ResourceTemplates, &c.templates},
+		{"prompts", "name", wire.Prompts, &c.prompts},
+	}
+	for _, l := range lists {
+		if len(l.in) > maxCatalogItems {
+			return nil, fmt.Errorf("catalog: more than %d %s", maxCatalogItems, l.what)
+		}
+		for i, raw := range l.in {
+			var m map[string]json.RawMessage
+			var key string
+			if json.Unmarshal(raw, &m) != nil || json.Unmarshal(m[l.key], &key) != nil || key == "" {
+				return nil, fmt.Errorf("catalog: %s[%d] has no %s", l.what, i, l.key)
+			}
+			*l.out = append(*l.out, catItem{key: key, raw: raw})
+		}
+	}
+	return c, nil
+}
+
+// Catalog kinds: each has its own keys.
+const (
+	catResource = "resource"
+	catTemplate = "resource template"
+	catPrompt   = "prompt"
+)
+
+// catRoute is one served catalog item.
+type catRoute struct {
+	plugin *Plugin
+	kind   string
+	key    string          // as served: URI, URI template, prompt name (maybe "PLUGIN__NAME")
+	target string          // the plugin's own key
+	raw    json.RawMessage // as served (a prefixed prompt renamed)
+	re     *regexp.Regexp  // templates: what URIs it matches
+	cat    *catalog        // the plugin's catalog (completions, subscribe)
+}
+
+// catalogTable is the served catalog items of every plugin. Immutable
+// once built.
+type catalogTable struct {
+	byKey map[string]*catRoute // kind + "\x00" + served key
+	order map[string][]*catRoute
+	// conflicts lists the refused and prefixed duplicates, for the log.
+	conflicts []catConflict
+}
+
+// catConflict is one duplicate catalog key.
+type catConflict struct {
+	kind, key, owner, plugin, servedAs string
+}
+
+// catKey is the claims and byKey key of kind's key.
+func catKey(kind, key string) string { return kind + "\x00" + key }
+
+// items returns the kind's items of c.
+func (c *catalog) items(kind string) []catItem {
+	switch kind {
+	case catResource:
+		return c.resources
+	case catTemplate:
+		return c.templates
+	}
+	return c.prompts
+}
+
+// buildCatalog builds the table from offers (sorted by plugin name) and
+// the claims (catKey → owner, kept across rebuilds): the owners keep
+// what they still offer, free keys go to the first plugin offering them.
+func buildCatalog(offers []offer, claims map[string]*Plugin, prefix bool) *catalogTable {
+	t := &catalogTable{byKey: map[string]*catRoute{}, order: map[string][]*catRoute{}}
+	serving := func(o offer) bool {
+		return o.cat != nil && (o.state == StateStarting || o.state == StateReady || o.state == StateRestarting)
+	}
+	offered := map[string]map[*Plugin]bool{}
+	for _, o := range offers {
+		if !serving(o) {
+			continue
+		}
+		for _, kind := range []string{catResource, catTemplate, catPrompt} {
+			for _, it := range o.cat.items(kind) {
+				k := catKey(kind, it.key)
+				if offered[k] == nil {
+					offered[k] = map[*Plugin]bool{}
+				}
+				offered[k][o.p] = true
+			}
+		}
+	}
+	for k, owner := range claims {
+		if !offered[k][owner] {
+			delete(claims, k)
+		}
+	}
+	for _, o := range offers {
+		if !serving(o) {
+			continue
+		}
+		for _, kind := range []string{catResource, catTemplate, catPrompt} {
+			for _, it := range o.cat.items(kind) {
+				t.add(o, kind, it, claims, prefix)
+			}
+		}
+	}
+	return t
+}
+
+// add serves it of o unless another plugin owns its key (then, for a
+// prompt with prefix, under "PLUGIN__NAME").
+func (t *catalogTable) add(o offer, kind string, it catItem, claims map[string]*Plugin, prefix bool) {
+	k := catKey(kind, it.key)
+	if claims[k] == nil {
+		claims[k] = o.p
+	}
+	key, raw := it.key, it.raw
+	if owner := claims[k]; owner != o.p {
+		c := catConflict{kind: kind, key: it.key, owner: owner.name, plugin: o.p.name}
+		if prefix && kind == catPrompt {
+			key = o.p.name + prefixSep + it.key
+			if pk := catKey(kind, key); claims[pk] == nil || claims[pk] == o.p {
+				claims[pk] = o.p
+				c.servedAs = key
+				raw = renamed(raw, "name", key)
+			} else {
+				key = ""
+			}
+		} else {
+			key = ""
+		}
+		t.conflicts = append(t.conflicts, c)
+		if key == "" {
+			return
+		}
+	}
+	if _, dup := t.byKey[catKey(kind, key)]; dup {
+		return // the plugin lists the same key twice: the first counts
+	}
+	r := &catRoute{plugin: o.p, kind: kind, key: key, target: it.key, raw: raw, cat: o.cat}
+	if kind == catTemplate {
+		tmpl, err := uritemplate.New(it.key)
+		if err != nil {
+			return // a template no URI can match
+		}
+		r.re = tmpl.Regexp()
+	}
+	t.byKey[catKey(kind, key)] = r
+	t.order[kind] = append(t.order[kind], r)
+}
+
+// renamed returns object raw with member m set to the string v.
+func renamed(raw json.RawMessage, m, v string) json.RawMessage {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) != nil {
+		return raw
+	}
+	obj[m], _ = json.Marshal(v)
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return raw
+	}
+	return b
+}
+
+// resource returns the route of the resource at uri, or of the first
+// template (in plugin order) that matches it; nil when none does.
+func (t *catalogTable) resource(uri string) *catRoute {
+	if r := t.byKey[catKey(catResource, uri)]; r != nil {
+		return r
+	}
+	for _, r := range t.order[catTemplate] {
+		if r.re.MatchString(uri) {
+			return r
+		}
+	}
+	return nil
+}
+
+// logCatalogConflicts logs each new catalog conflict of t once while it
+// lasts. Callers hold h.routeMu.
+func (h *Host) logCatalogConflicts(t *catalogTable) {
+	now := map[catConflict]bool{}
+	for _, c := range t.conflicts {
+		now[c] = true
+		if h.catLogged[c] {
+			continue
+		}
+		if c.servedAs == "" {
+			h.log.Error("MCP "+c.kind+" conflict: another plugin owns it; duplicate refused", c.kind, c.key, "owner", c.owner, "refused", c.plugin)
+		} else {
+			h.log.Warn("MCP "+c.kind+" conflict: another plugin owns it; duplicate served prefixed", c.kind, c.key, "owner", c.owner, "plugin", c.plugin, "served_as", c.servedAs)
+		}
+	}
+	h.catLogged = now
+}
+
+// CatalogItem is one resource, resource template or prompt a plugin
+// serves (plugin protocol 3).
+type CatalogItem struct {
+	// Plugin is the serving plugin's name.
+	Plugin string
+	// Key is what the item is served as: the resource's URI, the
+	// template's URI template, or the prompt's name ("PLUGIN__NAME" for a
+	// duplicate served prefixed).
+	Key string
+	// JSON is the item as MCP 2025-11-25 defines it (Resource,
+	// ResourceTemplate, Prompt), with its name as served.
+	JSON json.RawMessage
+}
+
+// CatalogSupport says what a plugin answers beyond its catalog's lists.
+type CatalogSupport struct {
+	// Completions: it answers completion/complete.
+	Completions bool
+	// Subscribe: it takes resources/subscribe and reports updates.
+	Subscribe bool
+}
+
+// catalogItems lists the served items of kind, in plugin-name order.
+func (h *Host) catalogItems(kind string) []CatalogItem {
+	rs := h.routes.Load().cat.order[kind]
+	out := make([]CatalogItem, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, CatalogItem{Plugin: r.plugin.name, Key: r.key, JSON: r.raw})
+	}
+	return out
+}
+
+// Resources lists the resources every plugin serves (plugin protocol 3),
+// in plugin-name order. Filter them per key with access.AllowedPlugin.
+func (h *Host) Resources() []CatalogItem { return h.catalogItems(catResource) }
+
+// ResourceTemplates lists the resource templates every plugin serves.
+func (h *Host) ResourceTemplates() []CatalogItem { return h.catalogItems(catTemplate) }
+
+// Prompts lists the prompts every plugin serves.
+func (h *Host) Prompts() []CatalogItem { return h.catalogItems(catPrompt) }
+
+// CatalogSupport reports what the served catalogs support together: a
+// plugin that completes, a plugin that takes subscriptions.
+func (h *Host) CatalogSupport() CatalogSupport {
+	var s CatalogSupport
+	for _, rs := range h.routes.Load().cat.order {
+		for _, r := range rs {
+			s.Completions = s.Completions || r.cat.completions
+			s.Subscribe = s.Subscribe || r.cat.subscribe
+		}
+	}
+	return s
+}
+
+// OnResourceUpdated registers f, called with a resource's URI each time
+// the plugin serving it reports that its content changed (after a
+// resources/subscribe; MCP "Resources", Subscriptions). f must not block.
+func (h *Host) OnResourceUpdated(f func(uri string)) {
+	h.sv.updMu.Lock()
+	h.sv.onUpdated = append(h.sv.onUpdated, f)
+	h.sv.updMu.Unlock()
+}
+
+// resourceUpdated tells the registered functions that uri, which plugin
+// serves, changed; updates of resources the plugin does not serve are
+// dropped.
+func (sv *supervisor) resourceUpdated(plugin, uri string) {
+	if r := sv.catalog().resource(uri); r == nil || r.plugin.name != plugin {
+		return
+	}
+	sv.updMu.Lock()
+	fs := append([]func(string){}, sv.onUpdated...)
+	sv.updMu.Unlock()
+	for _, f := range fs {
+		f(uri)
+	}
+}
+
+// Request sends MCP request method (resources/read, resources/subscribe,
+// resources/unsubscribe, prompts/get, completion/complete; MCP
+// 2025-11-25 "Server Features") with params (a JSON object) to the
+// plugin that owns what params name, and returns its result (JSON):
+// params.uri (a resource, or a URI a template matches), params.name (a
+// prompt; a prefixed one reaches the plugin under its own name),
+// params.ref (completion: ref/prompt by name, ref/resource by URI or URI
+// template). The call is bounded by Config.CallTimeout.
+//
+// Errors: an *Error of KindNotFound when nothing served (to the caller's
+// API key: access.AllowedPlugin) matches, or of KindTool with the
+// plugin's JSON-RPC error (Code and Message; Err is the *RPCError, with
+// its data); KindFailed, KindStopped, KindExited, KindTransport,
+// KindTimeout, KindCanceled as for a call.
+func (h *Host) Request(ctx context.Context, method string, params []byte) ([]byte, error) {
+	t := h.routes.Load().cat
+	var p struct {
+		URI  string `json:"uri"`
+		Name string `json:"name"`
+		Ref  struct {
+			Type string `json:"type"`
+			Name string `json:"name"`
+			URI  string `json:"uri"`
+		} `json:"ref"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		return nil, &Error{Kind: KindInvalidParams, Message: method + ": params: " + err.Error(), Err: err}
+	}
+	var r *catRoute
+	what := ""
+	switch method {
+	case "resources/read", "resources/subscribe", "resources/unsubscribe":
+		r, what = t.resource(p.URI), "resource "+p.URI
+	case "prompts/get":
+		r, what = t.byKey[catKey(catPrompt, p.Name)], "prompt "+p.Name
+		if r != nil && r.key != r.target {
+			params = renamed(params, "name", r.target)
+		}
+	case "completion/complete":
+		switch p.Ref.Type {
+		case "ref/prompt":
+			r, what = t.byKey[catKey(catPrompt, p.Ref.Name)], "prompt "+p.Ref.Name
+			if r != nil && r.key != r.target {
+				var obj map[string]json.RawMessage
+				if json.Unmarshal(params, &obj) == nil {
+					obj["ref"] = renamed(obj["ref"], "name", r.target)
+					params, _ = json.Marshal(obj)
+				}
+			}
+		case "ref/resource":
+			r, what = t.byKey[catKey(catTemplate, p.Ref.URI)], "resource "+p.Ref.URI
+			if r == nil {
+				r = t.byKey[catKey(catResource, p.Ref.URI)]
+			}
+		}
+	default:
+		return nil, &Error{Kind: KindNotFound, Message: fmt.Sprintf("MCP method %q is not one the host routes to plugins", method)}
+	}
+	if r == nil || !access.AllowedPlugin(ctx, r.plugin.name) {
+		return nil, &Error{Kind: KindNotFound, Message: fmt.Sprintf("%s: %s is not served", method, what)}
+	}
+	ctx, cancel := withTimeout(ctx, h.cfg.CallTimeout)
+	defer cancel()
+	return r.plugin.request(ctx, method, what, params)
+}
+
+// request sends an MCP request to the plugin's current process, waiting
+// while it starts or restarts.
+func (p *Plugin) request(ctx context.Context, method, what string, params []byte) ([]byte, error) {
+	r := &request{fn: method + " " + what}
+	v, err := p.ready(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	inst := v.inst
+	res, err := inst.tool.Request(ctx, method, params)
+	var re *wire.RPCError
+	switch {
+	case err == nil:
+		return res, nil
+	case errors.As(err, &re):
+		return nil, &Error{Kind: KindTool, Plugin: p.name, Code: re.Code, Message: re.Message, Err: re}
+	case ctx.Err() != nil:
+		return nil, r.ctxError(ctx, p.name, "")
+	case inst.exitedSoon():
+		return nil, &Error{Kind: KindExited, Plugin: p.name, Status: inst.exitStatus(),
+			Message: fmt.Sprintf("the plugin exited during %s (%s); it is being restarted", method, inst.exitStatus()), Err: err}
+	}
+	return nil, &Error{Kind: KindTransport, Plugin: p.name, Message: method + ": the connection to the plugin failed", Err: err}
+}
+
+// loadCatalog calls the process's Catalog (protocol 3) within timeout.
+// A plugin without one has an empty catalog. Errors: the plugin's, or a
+// catalog that does not parse.
+func (i *instance) loadCatalog(ctx context.Context, timeout time.Duration) (*catalog, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	b, err := i.tool.Catalog(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("catalog: %w", err)
+	}
+	return parseCatalog(b)
+}

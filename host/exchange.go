@@ -1,0 +1,149 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/opentool-host/opentool-host/internal/mcpresult"
+	"github.com/opentool-host/opentool-host/internal/wire"
+)
+
+// What a call carries beyond its result, for plugins of protocol 3
+// (internal/wire, message.go; docs/plugin-protocol.md): the caller's MCP
+// _meta goes to the plugin; the plugin's notifications (progress, log
+// messages) and requests (sampling, elicitation, roots) come back on the
+// call's own stream, in order with its result, and go to the caller's
+// Exchange; a unary result may be an MCP CallToolResult (CallResult).
+// A caller without an Exchange (OpenTool /call, Open Tool Calling, the
+// CLI) gets no notifications, its plugins' requests are answered with
+// JSON-RPC error -32601 naming the method, and MCP results reach it as
+// their projection (Call, internal/mcpresult).
+
+// Exchange is the caller's side of a call's messages. Put it on the
+// call's context with WithExchange. Its functions are called from the
+// call's goroutines, never after the call returned.
+type Exchange struct {
+	// Meta is the caller's MCP request _meta, a JSON object (nil: none),
+	// handed to the plugin with the call (protocol 3).
+	Meta []byte
+	// Notify, when set, receives each notification the plugin sent
+	// during the call (method and params as the plugin sent them:
+	// notifications/progress, notifications/message, ...), in order and
+	// before the result. It should not block long: the call's result
+	// waits behind it. Nil: notifications are dropped.
+	Notify func(method string, params []byte)
+	// Request, when set, relays a request the plugin sent during the
+	// call (sampling/createMessage, elicitation/create, roots/list) to
+	// the caller and returns the caller's result (a JSON object); ctx
+	// ends with the call. An error that is an *RPCError reaches the
+	// plugin as it is; any other as JSON-RPC error -32603 with its text.
+	// Nil: every request is answered -32601.
+	Request func(ctx context.Context, method string, params []byte) ([]byte, error)
+}
+
+type exchangeKey struct{}
+
+// WithExchange returns ctx carrying x, the caller's side of the messages
+// of the calls made with ctx.
+func WithExchange(ctx context.Context, x *Exchange) context.Context {
+	return context.WithValue(ctx, exchangeKey{}, x)
+}
+
+// exchangeFrom returns the Exchange on ctx, nil when there is none.
+func exchangeFrom(ctx context.Context) *Exchange {
+	x, _ := ctx.Value(exchangeKey{}).(*Exchange)
+	return x
+}
+
+// RPCError is a JSON-RPC 2.0 error object, as a plugin's request gets it
+// back (Exchange.Request) and as Host.Request returns a plugin's.
+type RPCError = wire.RPCError
+
+// JSON-RPC error codes (JSON-RPC 2.0, section 5.1) of the host's own
+// RPCErrors.
+const (
+	// CodeMethodNotFound: nobody can answer the request.
+	CodeMethodNotFound = wire.CodeMethodNotFound
+	// CodeInternalError: the relay failed.
+	CodeInternalError = wire.CodeInternalError
+)
+
+// Result is a unary call's result as the plugin returned it
+// (CallResult).
+type Result struct {
+	// JSON is the result: an OpenTool result object, or with MCP an MCP
+	// CallToolResult (MCP 2025-11-25 "Tools", Tool Result).
+	JSON []byte
+	// MCP reports that JSON is an MCP CallToolResult (a plugin of
+	// protocol 3 returned content blocks, structuredContent, isError).
+	MCP bool
+}
+
+// CallResult is Call for front ends that take MCP results as the plugin
+// returned them (mcpapi): the same call path, the result unprojected.
+// Errors: as Call's, except that an MCP result with isError is a Result,
+// not a KindTool error.
+func (h *Host) CallResult(ctx context.Context, fn string, args []byte) (Result, error) {
+	r := &request{fn: fn, args: args}
+	var res []byte
+	r.emit = func(item []byte) error {
+		res = item
+		return nil
+	}
+	if err := h.invoke(ctx, r); err != nil {
+		return Result{}, err
+	}
+	if !charge(ctx, len(res)) {
+		memTrim.note(len(res))
+		return Result{}, h.errResultMemory(fn, len(res))
+	}
+	return Result{JSON: res, MCP: r.mcp}, nil
+}
+
+// project is the OpenTool result object of r's MCP result res
+// (internal/mcpresult): an isError result is the tool's error 500 with
+// its text; a result that is not a CallToolResult is rejected.
+func (r *request) project(res []byte) ([]byte, error) {
+	obj, err := mcpresult.Project(res)
+	var te *mcpresult.ToolError
+	switch {
+	case errors.As(err, &te):
+		return nil, &Error{Kind: KindTool, Function: r.fn, Plugin: r.plugin, Code: 500, Message: te.Message}
+	case err != nil:
+		return nil, r.fail(KindResultRejected, r.plugin, "the plugin's MCP result is "+err.Error(), err)
+	}
+	return obj, nil
+}
+
+// message handles message m the plugin sent on call c of r: a
+// notification goes to the Exchange's Notify (in order, before what
+// follows it on the stream); a request to its Request in a goroutine of
+// its own, whose answer goes back on c, so that the call's stream is
+// read on meanwhile.
+func (r *request) message(ctx context.Context, c *wire.Call, m *wire.Message) {
+	x := r.x
+	if !m.IsRequest() {
+		if x != nil && x.Notify != nil {
+			x.Notify(m.Method, m.Params)
+		}
+		return
+	}
+	if x == nil || x.Request == nil {
+		_ = c.Reply(wire.Reply{ID: m.ID, Error: &wire.RPCError{Code: wire.CodeMethodNotFound,
+			Message: fmt.Sprintf("%s: the caller of %q is not an MCP client that can answer it", m.Method, r.fn)}})
+		return
+	}
+	go func() {
+		res, err := x.Request(ctx, m.Method, m.Params)
+		rep := wire.Reply{ID: m.ID, Result: res}
+		if err != nil {
+			var re *wire.RPCError
+			if !errors.As(err, &re) {
+				re = &wire.RPCError{Code: wire.CodeInternalError, Message: err.Error()}
+			}
+			rep = wire.Reply{ID: m.ID, Error: re}
+		}
+		_ = c.Reply(rep) // a call that ended takes no reply
+	}()
+}

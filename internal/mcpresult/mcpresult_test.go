@@ -1,0 +1,39 @@
+package mcpresult
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestProject(t *testing.T) {
+	for _, tc := range []struct{ name, in, want string }{
+		{"structured object as sent", `{"content":[{"type":"text","text":"{}"}],"structuredContent":{"z":1,"a":12345678901234567891}}`, `{"z":1,"a":12345678901234567891}`},
+		{"structured array", `{"content":[],"structuredContent":[1,2]}`, `{"result":[1,2]}`},
+		{"structured null is none", `{"content":[{"type":"text","text":"x"}],"structuredContent":null}`, `{"content":[{"type":"text","text":"x"}],"text":"x"}`},
+		{"blocks", `{"content":[{"type":"text","text":"a"},{"type":"image","data":"AA==","mimeType":"image/png"},{"type":"text","text":"b"}]}`,
+			`{"content":[{"type":"text","text":"a"},{"type":"image","data":"AA==","mimeType":"image/png"},{"type":"text","text":"b"}],"text":"a\nb"}`},
+		{"no content", `{}`, `{"content":[],"text":""}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Project([]byte(tc.in))
+			if err != nil || string(got) != tc.want {
+				t.Fatalf("Project = %s, %v; want %s", got, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestProjectErrors(t *testing.T) {
+	var te *ToolError
+	if _, err := Project([]byte(`{"content":[{"type":"text","text":"no"},{"type":"text","text":"way"}],"isError":true}`)); !errors.As(err, &te) || te.Message != "no\nway" {
+		t.Fatalf("isError: %v", err)
+	}
+	if _, err := Project([]byte(`{"isError":true}`)); !errors.As(err, &te) || te.Message != "the MCP tool reported an error without text" {
+		t.Fatalf("isError without text: %v", err)
+	}
+	for _, bad := range []string{`[]`, `"x"`, `{"content":{}}`, `{"content":[1]}`, `{`} {
+		if _, err := Project([]byte(bad)); !errors.Is(err, ErrNotResult) {
+			t.Errorf("Project(%s) = %v, want ErrNotResult", bad, err)
+		}
+	}
+}

@@ -1,0 +1,192 @@
+package mcpadapter
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"reflect"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/opentool-host/opentool-host/pluginsdk"
+)
+
+// The server's resources, resource templates and prompts are the
+// adapter's MCP catalog (plugin protocol 3, pluginsdk.Cataloger), which
+// the host serves on /mcp beside the tools, unchanged (MCP to MCP: no
+// conversion):
+//
+//	server                              adapter
+//	resources/list, resources/          listed (every page, at most maxTools of
+//	templates/list, prompts/list        each) after the tools when the server has
+//	                                    the capability, and again after
+//	                                    notifications/resources/list_changed or
+//	                                    prompts/list_changed (CatalogChanged then
+//	                                    reports a change when the lists differ)
+//	capabilities completions,           Catalog.Completions, Catalog.Subscribe
+//	resources.subscribe
+//	notifications/resources/updated     CatalogChanged reports the URI
+//	resources/read, resources/          HandleMCP sends the request as it came and
+//	subscribe, resources/unsubscribe,   returns the server's result, or its JSON-RPC
+//	prompts/get, completion/complete    error as it is (code, message, data)
+
+// catalogBuffer is how many catalog changes may wait for the host.
+const catalogBuffer = 256
+
+var (
+	_ pluginsdk.Cataloger      = (*Adapter)(nil)
+	_ pluginsdk.CatalogWatcher = (*Adapter)(nil)
+)
+
+// Catalog implements pluginsdk.Cataloger: the server's resources,
+// templates and prompts as last listed, once connected. Errors: the
+// connection attempt's (code 500).
+func (a *Adapter) Catalog(ctx context.Context) (*pluginsdk.Catalog, error) {
+	if err := a.connected(ctx); err != nil {
+		return nil, pluginsdk.ToolFailure("%v", err)
+	}
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	c := a.cat
+	return &c, nil
+}
+
+// CatalogChanged implements pluginsdk.CatalogWatcher.
+func (a *Adapter) CatalogChanged() <-chan pluginsdk.CatalogChange { return a.catChanged }
+
+// HandleMCP implements pluginsdk.Cataloger: method sent to the server
+// with params as they came. Errors: the server's JSON-RPC error as an
+// *pluginsdk.RPCError; -32601 for a method that is not one of the
+// catalog's; -32603 for the connection's failure.
+func (a *Adapter) HandleMCP(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	if err := a.connected(ctx); err != nil {
+		return nil, &pluginsdk.RPCError{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+	}
+	cs := a.cs
+	var res any
+	var err error
+	switch method {
+	case "resources/read":
+		var p mcp.ReadResourceParams
+		if err = decodeParams(params, &p); err == nil {
+			res, err = cs.ReadResource(ctx, &p)
+		}
+	case "resources/subscribe":
+		var p mcp.SubscribeParams
+		if err = decodeParams(params, &p); err == nil {
+			err = cs.Subscribe(ctx, &p)
+			res = struct{}{}
+		}
+	case "resources/unsubscribe":
+		var p mcp.UnsubscribeParams
+		if err = decodeParams(params, &p); err == nil {
+			err = cs.Unsubscribe(ctx, &p)
+			res = struct{}{}
+		}
+	case "prompts/get":
+		var p mcp.GetPromptParams
+		if err = decodeParams(params, &p); err == nil {
+			res, err = cs.GetPrompt(ctx, &p)
+		}
+	case "completion/complete":
+		var p mcp.CompleteParams
+		if err = decodeParams(params, &p); err == nil {
+			res, err = cs.Complete(ctx, &p)
+		}
+	default:
+		return nil, &pluginsdk.RPCError{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("%s is not a catalog request", method)}
+	}
+	if err != nil {
+		return nil, rpcErrorOf(a.launch.Name, method, err)
+	}
+	return res, nil
+}
+
+// decodeParams decodes a request's params. Errors: a -32602
+// *pluginsdk.RPCError.
+func decodeParams(params json.RawMessage, v any) error {
+	if len(params) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(params, v); err != nil {
+		return &pluginsdk.RPCError{Code: jsonrpc.CodeInvalidParams, Message: "params: " + err.Error()}
+	}
+	return nil
+}
+
+// rpcErrorOf is the error a client of the host gets for err, the
+// failure of method on server: the server's JSON-RPC error as it is,
+// anything else -32603 naming the server.
+func rpcErrorOf(server, method string, err error) error {
+	var re *pluginsdk.RPCError
+	if errors.As(err, &re) {
+		return re
+	}
+	var je *jsonrpc.Error
+	if errors.As(err, &je) {
+		return &pluginsdk.RPCError{Code: int(je.Code), Message: je.Message, Data: je.Data}
+	}
+	return &pluginsdk.RPCError{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("MCP server %q: %s: %v", server, method, err)}
+}
+
+// listCatalog lists the server's resources, templates and prompts (each
+// when the server has the capability, every page) and stores them as
+// the catalog; changed reports whether it differs from the one before.
+// Errors are the SDK's.
+func (a *Adapter) listCatalog(ctx context.Context, cs *mcp.ClientSession) (changed bool, err error) {
+	var c pluginsdk.Catalog
+	caps := &mcp.ServerCapabilities{}
+	if ir := cs.InitializeResult(); ir != nil && ir.Capabilities != nil {
+		caps = ir.Capabilities
+	}
+	if caps.Resources != nil {
+		if c.Resources, err = collect(cs.Resources(ctx, nil)); err != nil {
+			return false, fmt.Errorf("resources/list: %w", err)
+		}
+		if c.ResourceTemplates, err = collect(cs.ResourceTemplates(ctx, nil)); err != nil {
+			return false, fmt.Errorf("resources/templates/list: %w", err)
+		}
+		c.Subscribe = caps.Resources.Subscribe
+	}
+	if caps.Prompts != nil {
+		if c.Prompts, err = collect(cs.Prompts(ctx, nil)); err != nil {
+			return false, fmt.Errorf("prompts/list: %w", err)
+		}
+	}
+	c.Completions = caps.Completions != nil
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	changed = !reflect.DeepEqual(a.cat, c)
+	a.cat = c
+	return changed, nil
+}
+
+// collect gathers a list's items, at most maxTools. Errors: the
+// iterator's, or too many items.
+func collect[T any](seq iter.Seq2[T, error]) ([]T, error) {
+	var out []T
+	for it, err := range seq {
+		if err != nil {
+			return nil, err
+		}
+		if len(out) == maxTools {
+			return nil, fmt.Errorf("more than %d items", maxTools)
+		}
+		out = append(out, it)
+	}
+	return out, nil
+}
+
+// catalogChanged reports ch to the host without blocking; a change the
+// host has not taken yet is dropped with a log line when the buffer is
+// full.
+func (a *Adapter) catalogChanged(ch pluginsdk.CatalogChange) {
+	select {
+	case a.catChanged <- ch:
+	default:
+		a.log.Warn("catalog change dropped: the host is not taking them", "server", a.launch.Name, "uri", ch.URI)
+	}
+}

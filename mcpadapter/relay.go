@@ -1,0 +1,194 @@
+package mcpadapter
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/opentool-host/opentool-host/internal/wire"
+	"github.com/opentool-host/opentool-host/pluginsdk"
+)
+
+// What the server says to its client during a call goes to the caller of
+// that call, through the host (plugin protocol 3, pluginsdk.Notify and
+// pluginsdk.ClientRequest on the call's context):
+//
+//	server sends                    the adapter
+//	notifications/progress          forwards it to the call whose progress token
+//	                                it carries, with the caller's own token: the
+//	                                adapter gives the server a token of its own
+//	                                per call ("opentool-host/N") when, and only
+//	                                when, the caller sent one
+//	notifications/message           forwards it to the call in flight when there
+//	                                is exactly one; else (none, or several: MCP
+//	                                over stdio does not say which request a
+//	                                message belongs to) logs it under the
+//	                                plugin's name. After initialize the adapter
+//	                                asks a server with the logging capability
+//	                                for every level (logging/setLevel debug):
+//	                                the host filters per client
+//	sampling/createMessage,         relays it to the caller of the call in
+//	elicitation/create, roots/list  flight (exactly one, as for messages) and
+//	                                answers with the caller's result or error;
+//	                                with none or several in flight, or when the
+//	                                host says no client can answer (-32601 on
+//	                                the plugin wire): JSON-RPC error -32603
+//	                                saying why (the SDK would replace the
+//	                                message of a -32601)
+//
+// The caller's _meta travels with tools/call as its _meta.
+
+// relay tracks the calls in flight for the server's messages.
+type relay struct {
+	server string
+	log    hclog.Logger
+
+	mu     sync.Mutex
+	next   int64
+	tokens map[string]*relayCall // the adapter's progress token → call
+	calls  map[*relayCall]bool   // every call in flight
+}
+
+// relayCall is one tools/call in flight.
+type relayCall struct {
+	ctx   context.Context // the call's: pluginsdk sends to its caller
+	token any             // the caller's progress token; nil: none
+}
+
+func newRelay(server string, log hclog.Logger) *relay {
+	return &relay{server: server, log: log, tokens: map[string]*relayCall{}, calls: map[*relayCall]bool{}}
+}
+
+// begin registers a call made with ctx and returns it with the _meta to
+// send the server: the caller's, with a progress token of the adapter's
+// in place of the caller's. end must follow.
+func (r *relay) begin(ctx context.Context) (*relayCall, mcp.Meta) {
+	meta := mcp.Meta(pluginsdk.CallerMeta(ctx))
+	c := &relayCall{ctx: ctx}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls[c] = true
+	if tok, ok := meta["progressToken"]; ok && tok != nil {
+		r.next++
+		own := fmt.Sprintf("opentool-host/%d", r.next)
+		r.tokens[own] = c
+		c.token = tok
+		meta["progressToken"] = own
+	}
+	return c, meta
+}
+
+// end forgets c.
+func (r *relay) end(c *relayCall) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.calls, c)
+	for k, v := range r.tokens {
+		if v == c {
+			delete(r.tokens, k)
+		}
+	}
+}
+
+// only returns the one call in flight, or nil and why there is none.
+func (r *relay) only() (*relayCall, string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch len(r.calls) {
+	case 0:
+		return nil, "no tools/call is in flight"
+	case 1:
+		for c := range r.calls {
+			return c, ""
+		}
+	}
+	return nil, fmt.Sprintf("%d tools/calls are in flight and MCP does not say which one it belongs to", len(r.calls))
+}
+
+// tap relays msg when it is a notifications/progress or
+// notifications/message, and reports whether it did (tapConn: over
+// stdio they are relayed in the order the server sent them, before the
+// result that follows them; over HTTP the SDK's handlers relay them).
+func (r *relay) tap(msg jsonrpc.Message) bool {
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || req.IsCall() {
+		return false
+	}
+	switch req.Method {
+	case "notifications/progress":
+		var p mcp.ProgressNotificationParams
+		if json.Unmarshal(req.Params, &p) != nil {
+			return false
+		}
+		r.progress(&p)
+		return true
+	case "notifications/message":
+		var p mcp.LoggingMessageParams
+		if json.Unmarshal(req.Params, &p) != nil {
+			return false
+		}
+		r.message(&p)
+		return true
+	}
+	return false
+}
+
+// progress forwards the server's notifications/progress to its call.
+func (r *relay) progress(p *mcp.ProgressNotificationParams) {
+	own, _ := p.ProgressToken.(string)
+	r.mu.Lock()
+	c := r.tokens[own]
+	r.mu.Unlock()
+	if c == nil {
+		r.log.Debug("MCP server progress for no call in flight dropped", "server", r.server, "token", p.ProgressToken)
+		return
+	}
+	q := *p
+	q.ProgressToken = c.token
+	_ = pluginsdk.Notify(c.ctx, "notifications/progress", &q)
+}
+
+// message forwards the server's notifications/message to the one call in
+// flight, or logs it.
+func (r *relay) message(p *mcp.LoggingMessageParams) {
+	if c, _ := r.only(); c != nil {
+		_ = pluginsdk.Notify(c.ctx, "notifications/message", p)
+		return
+	}
+	data, _ := json.Marshal(p.Data)
+	r.log.Debug("MCP server log message (no single call in flight to send it to)", "server", r.server, "level", p.Level, "logger", p.Logger, "data", string(data))
+}
+
+// request relays the server's request method (sampling/createMessage,
+// elicitation/create, roots/list) with params to the caller of the one
+// call in flight and returns the result decoded into out. Errors: the
+// caller's *wire.RPCError; -32601 when no single call is in flight.
+func (r *relay) request(method string, params any, out any) error {
+	c, why := r.only()
+	if c == nil {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s cannot be relayed to an MCP client: %s", method, why)}
+	}
+	raw, err := pluginsdk.ClientRequest(c.ctx, method, params)
+	var re *wire.RPCError
+	switch {
+	case errors.As(err, &re) && re.Code == jsonrpc.CodeMethodNotFound:
+		// The SDK's JSON-RPC layer answers every -32601 with its own
+		// "method not found" message, which would hide why (no client can
+		// answer, and which): -32603 keeps the message.
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: re.Message, Data: re.Data}
+	case errors.As(err, &re):
+		return &jsonrpc.Error{Code: int64(re.Code), Message: re.Message, Data: re.Data}
+	case err != nil:
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s: %v", method, err)}
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s: the client's result: %v", method, err)}
+	}
+	return nil
+}
