@@ -122,11 +122,11 @@ func New(cfg Config) (*Host, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	h := &Host{
-		cfg:     cfg,
-		log:     cfg.Logger,
-		state:   state,
-		plugins: map[string]*Plugin{},
-		claims:  map[string]claim{},
+		cfg:       cfg,
+		log:       cfg.Logger,
+		state:     state,
+		plugins:   map[string]*Plugin{},
+		claims:    map[string]claim{},
 		catClaims: map[string]*Plugin{},
 		logged:    map[Conflict]string{},
 		changed:   make(chan struct{}, 1),
