@@ -14,8 +14,8 @@ import (
 
 // The runs through the host, as known-failures.txt names them.
 const (
-	targetHost     = "host"          // opentool-host run (stateless /mcp)
-	targetSessions = "host+sessions" // opentool-host run --mcp-sessions
+	targetHost      = "host"           // opentool-host run (sessions, the default)
+	targetStateless = "host+stateless" // opentool-host run --mcp-stateless
 )
 
 // specVersion is the MCP revision whose scenarios the suite runs.
@@ -27,13 +27,13 @@ const suiteTimeout = 3 * time.Minute
 // TestConformance runs the MCP conformance suite's server scenarios against
 // the Go MCP SDK's everything-server directly, then through the host's /mcp
 // (with everything.mcp.json declaring the same server, run over stdio by the
-// host's adapter), without and with --mcp-sessions, logs the table of checks
+// host's adapter), with sessions (the default) and --mcp-stateless, logs the table of checks
 // (also written to $CONFORMANCE_REPORT when set) and holds every run through
 // the host to the direct one with known-failures.txt as the exceptions.
 func TestConformance(t *testing.T) {
 	root := testutil.RepoRoot(t)
 	suite := newSuite(t, filepath.Join(root, "conformance"))
-	known, err := ReadKnownFailures(filepath.Join(root, "conformance", "known-failures.txt"), []string{targetHost, targetSessions})
+	known, err := ReadKnownFailures(filepath.Join(root, "conformance", "known-failures.txt"), []string{targetHost, targetStateless})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,15 +59,10 @@ func TestConformance(t *testing.T) {
 		t.Fatalf("the suite against the everything-server directly: server-initialize %s, %d checks passed: the baseline is broken (see the suite's output above)", c.Status, direct.Passed())
 	}
 
-	// (b) Through the host, and (c) with --mcp-sessions if it has the flag.
+	// (b) Through the host, and (c) with --mcp-stateless.
 	plugins := filepath.Join(tmp, "plugins")
 	declare(t, plugins, everything)
-	hostRuns := [][]string{{targetHost}}
-	if hasFlag(t, host, "--mcp-sessions") {
-		hostRuns = append(hostRuns, []string{targetSessions, "--mcp-sessions"})
-	} else {
-		t.Logf("opentool-host run has no --mcp-sessions: no %s run", targetSessions)
-	}
+	hostRuns := [][]string{{targetHost}, {targetStateless, "--mcp-stateless"}}
 	for _, hr := range hostRuns {
 		name := hr[0]
 		h := startHost(t, host, plugins, filepath.Join(tmp, "state-"+strconv.Itoa(len(runs))), hr[1:]...)

@@ -5,7 +5,7 @@
 // conformance_test.go runs the suite's server scenarios three times: against
 // the Go MCP SDK's everything-server directly (streamable HTTP), then against
 // the host's /mcp serving that same server declared as everything.mcp.json,
-// in the default stateless mode and with --mcp-sessions. Every check that
+// with sessions (the default) and with --mcp-stateless. Every check that
 // passes directly must pass through the host, but for those listed in
 // known-failures.txt, which must fail there: the list only shrinks.
 //
@@ -200,7 +200,7 @@ func failedToRun(output, scenario string) string {
 type KnownFailure struct {
 	// Check is the check's name (see ReadRun).
 	Check string
-	// Targets are the runs it fails in ("host", "host+sessions"); none
+	// Targets are the runs it fails in ("host", "host+stateless"); none
 	// means every run through the host.
 	Targets []string
 	// Reason is the text after "#".

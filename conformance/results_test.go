@@ -58,7 +58,7 @@ func TestReadRun(t *testing.T) {
 }
 
 func TestReadKnownFailures(t *testing.T) {
-	targets := []string{"host", "host+sessions"}
+	targets := []string{"host", "host+stateless"}
 	write := func(text string) string {
 		p := filepath.Join(t.TempDir(), "known-failures.txt")
 		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
@@ -74,7 +74,7 @@ func TestReadKnownFailures(t *testing.T) {
 	if !reflect.DeepEqual(known, want) {
 		t.Fatalf("known = %+v, want %+v", known, want)
 	}
-	if !known[0].AppliesTo("host+sessions") || known[1].AppliesTo("host+sessions") {
+	if !known[0].AppliesTo("host+stateless") || known[1].AppliesTo("host+stateless") {
 		t.Errorf("AppliesTo: %+v", known)
 	}
 	for text, fault := range map[string]string{
@@ -83,7 +83,7 @@ func TestReadKnownFailures(t *testing.T) {
 		"a elsewhere # why\n":                   "unknown target",
 		"a # why\na host # again\n":             "listed for host already",
 		"# why\n   # only a reason\n":           "",
-		"a host # why\na host+sessions # why\n": "",
+		"a host # why\na host+stateless # why\n": "",
 	} {
 		_, err := ReadKnownFailures(write(text), targets)
 		if fault == "" && err != nil || fault != "" && (err == nil || !strings.Contains(err.Error(), fault)) {

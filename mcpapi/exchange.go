@@ -87,7 +87,7 @@ func (s *Server) exchange(ctx context.Context, req *mcp.CallToolRequest, stream 
 // with code -32601 saying which.
 func canAsk(ss *mcp.ServerSession, method string, stateless bool) error {
 	if stateless {
-		return &host.RPCError{Code: host.CodeMethodNotFound, Message: method + " cannot reach the MCP client that made this call: its request has no session (opentool-host serves /mcp stateless; run --mcp-sessions)"}
+		return &host.RPCError{Code: host.CodeMethodNotFound, Message: method + " cannot reach the MCP client that made this call: its request has no session (opentool-host serves /mcp with --mcp-stateless; sessions, the default, carry such requests)"}
 	}
 	var caps *mcp.ClientCapabilities
 	if ip := ss.InitializeParams(); ip != nil {

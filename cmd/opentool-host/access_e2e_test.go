@@ -286,7 +286,9 @@ func TestAccessRateLimit(t *testing.T) {
 	if err := os.WriteFile(keysFile, []byte(accessFile()), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	hp := startHostProc(t, dir, "--api-keys-file", keysFile)
+	// Stateless /mcp: a session's connect costs one token more (the
+	// client's server/discover, a request like any other).
+	hp := startHostProc(t, dir, "--api-keys-file", keysFile, "--mcp-stateless")
 	cs := connectMCP(t, hp.url, limitedKey)
 	call := `{"jsonrpc":"2.0","method":"add","params":{"a":1,"b":1},"id":"r"}`
 	otcCall := `{"request":{"call_id":"r","tool_id":"Calculator.add","input":{"a":1,"b":1}}}`

@@ -70,7 +70,8 @@ func TestBrowserBorneCallsRefused(t *testing.T) {
 	testutil.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
 	for _, keyed := range []bool{false, true} {
 		name := "no-keys"
-		args := []string{"--allowed-host", "tools.example.com", "--allowed-origin", "https://app.example.com"}
+		// Stateless /mcp: the raw POSTs below need no session.
+		args := []string{"--allowed-host", "tools.example.com", "--allowed-origin", "https://app.example.com", "--mcp-stateless"}
 		if keyed {
 			name = "keys"
 			args = append(args, "--api-key", "k1")
@@ -239,7 +240,7 @@ func TestMCPBatchesBounded(t *testing.T) {
 		`{"name":"slow","key":"slow-key","allow":["*"],"rate":{"per_second":0.001,"burst":3}}]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	hp := startHostProc(t, dir, "--api-keys-file", keysFile, "--max-batch", "4")
+	hp := startHostProc(t, dir, "--api-keys-file", keysFile, "--max-batch", "4", "--mcp-stateless")
 
 	if code, body := mcpPost(t, hp.url, "admin-key", "", batchOf(4)); code != 200 || strings.Count(body, `"tools":[`) != 4 {
 		t.Fatalf("a batch of 4 with --max-batch 4: %d %.300s", code, body)

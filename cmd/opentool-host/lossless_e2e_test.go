@@ -328,10 +328,10 @@ func testClientRequestsRelayed(t *testing.T, hp *hostProc) {
 	if _, m := rpc(t, hp.url, `{"jsonrpc":"2.0","method":"ask","params":{"question":"q"},"id":1}`); !strings.Contains(fmt.Sprint(m["error"]), "is not an MCP client that can answer it") {
 		t.Fatalf("ask over /opentool/call = %v", m)
 	}
-	// Stateless /mcp has no session for the question.
-	stateless := llRich(t)
+	// Stateless /mcp (--mcp-stateless) has no session for the question.
+	stateless := llRich(t, "--mcp-stateless")
 	sl := llAskerClient(t, &mcp.StreamableClientTransport{Endpoint: stateless.url + "/mcp"})
-	if got := llCall(t, sl, ask); !strings.Contains(got, `"isError":true`) || !strings.Contains(got, "run --mcp-sessions") {
+	if got := llCall(t, sl, ask); !strings.Contains(got, `"isError":true`) || !strings.Contains(got, "--mcp-stateless") {
 		t.Fatalf("ask over stateless /mcp = %s", got)
 	}
 }

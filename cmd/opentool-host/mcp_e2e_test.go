@@ -364,15 +364,15 @@ func TestMCPStdioOnlyMCPOnStdoutAndSIGTERM(t *testing.T) {
 }
 
 // TestRunServesMCP: `run` serves /mcp next to /opentool behind the same
-// API keys, stateless by default or with --mcp-sessions; a client
+// API keys, with sessions (the default) or --mcp-stateless; a client
 // holding a stream open for notifications does not delay SIGTERM.
 func TestRunServesMCP(t *testing.T) {
 	dir := t.TempDir()
 	testutil.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
 	for _, sessions := range []bool{false, true} {
 		args := []string{"--api-key", "k1"}
-		if sessions {
-			args = append(args, "--mcp-sessions")
+		if !sessions {
+			args = append(args, "--mcp-stateless")
 		}
 		hp := startHostProc(t, dir, args...)
 		resp, err := http.Post(hp.url+"/mcp", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))

@@ -390,7 +390,9 @@ func TestReplicasBehindLoadBalancer(t *testing.T) {
 	seq := 0
 	start := func() *replica {
 		seq++
-		hp := startHostProc(t, dir, "--api-key", replicaKey, "--drain-delay", replicaDrainDelay.String(), "--shutdown-timeout", "10s", "--log-level", "info")
+		// Replicas behind a balancer serve /mcp stateless, as the
+		// Kubernetes base runs them.
+		hp := startHostProc(t, dir, "--api-key", replicaKey, "--drain-delay", replicaDrainDelay.String(), "--shutdown-timeout", "10s", "--log-level", "info", "--mcp-stateless")
 		r := &replica{hp: hp, b: l.add(fmt.Sprintf("r%d", seq), strings.TrimPrefix(hp.url, "http://"))}
 		testutil.Eventually(t, 15*time.Second, r.b.name+" ready in the balancer", r.b.ready.Load)
 		return r

@@ -160,8 +160,9 @@ func runCommand() *cli.Command {
 		&cli.Int64Flag{Name: "max-body", Value: httpapi.DefaultMaxBodyBytes, Usage: "largest request body in `BYTES` (>= 1)", Action: atLeast[int64]("max-body", 1)},
 		&cli.DurationFlag{Name: "read-timeout", Value: 30 * time.Second, Usage: "longest a client may take to send a request (headers and body); slower clients are cut off (> 0)", Action: positive("read-timeout")},
 		&cli.DurationFlag{Name: "write-timeout", Value: httpguard.DefaultWriteTimeout, Usage: "longest a client may take to read one response or one stream frame (> 0)", Action: positive("write-timeout")},
-		&cli.BoolFlag{Name: "mcp-sessions", Usage: "serve /mcp with sessions (Mcp-Session-Id, a GET stream): clients of MCP revisions before 2026-07-28 then get tools/list_changed pushed, but every request of a session must reach this process. " +
-			"Default: stateless, any replica behind a load balancer answers any request; 2026-07-28 clients get list_changed over subscriptions/listen, older ones re-list"},
+		&cli.BoolFlag{Name: "mcp-stateless", Usage: "serve /mcp without sessions, for replicas behind a load balancer: any replica answers any request, and notifications/cancelled still cancels the call it names when it reaches the replica running it. " +
+			"Without sessions, older clients get no tools/list_changed pushed (2026-07-28 clients get it over subscriptions/listen) and a server's sampling and elicitation requests cannot reach the client. Default: sessions (Mcp-Session-Id, a GET stream), every request of a session to this process"},
+		&cli.BoolFlag{Name: "mcp-sessions", Hidden: true, Usage: "sessions are the default; kept so that older command lines still start"},
 		&cli.StringFlag{Name: "metrics-addr", Usage: "also serve /metrics alone on `HOST:PORT`, without API keys (for a scraper on a private network); /metrics on --addr is always there, behind the keys"},
 		&cli.StringFlag{Name: "audit-log", Usage: "append one JSON line per call to `FILE` (\"-\": stderr): time, key name, front end, function, plugin, duration, outcome, sizes; never argument or result values"},
 		&cli.BoolFlag{Name: "locked", Usage: "enforce DIR/opentool.lock (write it with 'opentool-host lock'): refuse files that are not pinned or do not match, checked before every start; hold plugins whose function definitions changed until 'opentool-host lock --update NAME'"},
@@ -172,8 +173,8 @@ func runCommand() *cli.Command {
 		&cli.IntFlag{Name: "max-batch", Value: mcpapi.DefaultMaxBatch, Usage: "most messages one POST to /mcp may carry as a JSON-RPC batch, `N` (>= 1); each takes a rate-limit token. Clients of MCP 2025-06-18 and later may send no batch", Action: atLeast("max-batch", 1)},
 		&cli.IntFlag{Name: "max-streams", Value: frontdoor.DefaultMaxStreams, Usage: "most long-lived responses open at once, `N` (>= 1): /events, /opentool/streamCall, MCP GET streams and subscriptions/listen; more get 503", Action: atLeast("max-streams", 1)},
 		&cli.IntFlag{Name: "max-streams-per-key", Value: frontdoor.DefaultMaxStreamsPerKey, Usage: "most of those one API key may hold open, `N` (>= 1); more get 429", Action: atLeast("max-streams-per-key", 1)},
-		&cli.IntFlag{Name: "mcp-max-sessions", Value: mcpapi.DefaultMaxSessions, Usage: "with --mcp-sessions, most MCP sessions held at once, `N` (>= 1); an initialize beyond it gets 503", Action: atLeast("mcp-max-sessions", 1)},
-		&cli.DurationFlag{Name: "mcp-session-idle", Value: mcpapi.DefaultSessionIdle, Usage: "with --mcp-sessions, close a session that has had no request for this long (> 0)", Action: positive("mcp-session-idle")},
+		&cli.IntFlag{Name: "mcp-max-sessions", Value: mcpapi.DefaultMaxSessions, Usage: "most MCP sessions held at once (sessions are the default), `N` (>= 1); an initialize beyond it gets 503", Action: atLeast("mcp-max-sessions", 1)},
+		&cli.DurationFlag{Name: "mcp-session-idle", Value: mcpapi.DefaultSessionIdle, Usage: "close an MCP session that has had no request for this long (> 0)", Action: positive("mcp-session-idle")},
 		&cli.StringSliceFlag{Name: "allowed-host", Usage: "also accept `NAME` in the Host header (repeatable), e.g. a reverse proxy's or a Kubernetes Service's name. Always accepted: localhost, loopback addresses and the listen address (every address of this machine when listening on 0.0.0.0 or ::); any other Host gets 403, so that a web page cannot reach the host through DNS rebinding"},
 		&cli.StringSliceFlag{Name: "allowed-origin", Usage: "also accept requests whose Origin header is `SCHEME://HOST[:PORT]` (repeatable), e.g. a web app that calls tools from the browser. Always accepted: no Origin, and the host's own origin; any other Origin gets 403"},
 		&cli.BoolFlag{Name: "insecure-no-auth", Usage: "serve without API keys although --addr is not loopback (e.g. behind a proxy that authenticates): anyone who reaches the port may call every tool. Without it, such an --addr needs --api-key or --api-keys-file"},
@@ -210,6 +211,9 @@ func runAction(c *cli.Context) error {
 	hcfg.Watch = c.Bool("watch")
 	hcfg.MaxResultMemory = c.Int64("max-result-memory")
 	hcfg.Locked, hcfg.AcceptDefinitionChanges = c.Bool("locked"), c.Bool("accept-definition-changes")
+	if c.Bool("mcp-stateless") && c.Bool("mcp-sessions") {
+		return usageError(c, "--mcp-stateless and --mcp-sessions contradict each other: sessions are the default, --mcp-stateless turns them off")
+	}
 	keys, err := apiKeys(c)
 	if err != nil {
 		return err
@@ -220,7 +224,7 @@ func runAction(c *cli.Context) error {
 		AllowedHosts: c.StringSlice("allowed-host"), AllowedOrigins: c.StringSlice("allowed-origin"),
 		MaxBodyBytes: c.Int64("max-body"), ReadTimeout: c.Duration("read-timeout"), WriteTimeout: c.Duration("write-timeout"),
 		MaxStreams: c.Int("max-streams"), MaxStreamsPerKey: c.Int("max-streams-per-key"),
-		MCP: mcpapi.HTTPOptions{Sessions: c.Bool("mcp-sessions"), MaxBatch: c.Int("max-batch"),
+		MCP: mcpapi.HTTPOptions{Sessions: !c.Bool("mcp-stateless"), MaxBatch: c.Int("max-batch"),
 			MaxSessions: c.Int("mcp-max-sessions"), SessionIdle: c.Duration("mcp-session-idle")},
 		MetricsAddr: c.String("metrics-addr"), AuditLog: c.String("audit-log"),
 		DrainDelay: c.Duration("drain-delay"), ShutdownTimeout: c.Duration("shutdown-timeout"),
