@@ -78,11 +78,11 @@ func TestReadKnownFailures(t *testing.T) {
 		t.Errorf("AppliesTo: %+v", known)
 	}
 	for text, fault := range map[string]string{
-		"a\n":                                   "has no",
-		"a #\n":                                 "has no",
-		"a elsewhere # why\n":                   "unknown target",
-		"a # why\na host # again\n":             "listed for host already",
-		"# why\n   # only a reason\n":           "",
+		"a\n":                                    "has no",
+		"a #\n":                                  "has no",
+		"a elsewhere # why\n":                    "unknown target",
+		"a # why\na host # again\n":              "listed for host already",
+		"# why\n   # only a reason\n":            "",
 		"a host # why\na host+stateless # why\n": "",
 	} {
 		_, err := ReadKnownFailures(write(text), targets)
