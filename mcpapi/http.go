@@ -58,9 +58,10 @@ type HTTPOptions struct {
 // answers 415 and 400 otherwise).
 //
 // A call ends, and the host cancels it in the plugin, when the client
-// sends notifications/cancelled on a session, or, without sessions, when
-// the POST that carries the call ends (its answer can no longer be
-// delivered). Authentication is the caller's: wrap the handler with
+// sends notifications/cancelled on a session; without sessions, when a
+// notifications/cancelled from the same API key names it and reaches this
+// host (cancel.go), or when the POST that carries the call ends (its
+// answer can no longer be delivered). Authentication is the caller's: wrap the handler with
 // access.Guard.Middleware (or httpguard.RequireAPIKey), as run does; the
 // grant it puts on each request limits what that request sees and calls
 // (access.go).
@@ -109,6 +110,9 @@ func (s *Server) Handler(o HTTPOptions) http.Handler {
 			r = r.WithContext(ctx)
 		}
 		if !o.Sessions {
+			var release func()
+			r, release = s.inflight.track(r)
+			defer release()
 			r = bindRequest(r)
 		}
 		tokened.ServeHTTP(&deadlineWriter{ResponseWriter: w, d: o.WriteTimeout}, r)

@@ -43,6 +43,8 @@ type Server struct {
 	down     context.Context    // done once Shutdown is called
 	shutdown context.CancelFunc // ends down
 
+	inflight inflight // stateless calls in flight, for notifications/cancelled (cancel.go)
+
 	mu      sync.Mutex        // one sync at a time; guards the fields below
 	tools   map[string]string // served tool name → fingerprint
 	bad     map[string]string // function name → why it is not served (logged once)
