@@ -74,7 +74,11 @@ func (s *Server) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		g := grantOf(req)
 		if g == nil {
-			return next(ctx, method, req)
+			res, err := next(ctx, method, req)
+			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil && s.cfg.ToolSearch {
+				s.filterTools(nil, lr) // no keys: the threshold still applies
+			}
+			return res, err
 		}
 		ctx = host.WithCaller(access.WithGrant(ctx, g), host.Caller{Key: g.Name()})
 		// Every request takes a token, batch items each their own:
@@ -108,15 +112,22 @@ func (s *Server) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 // private to the key.
 func (s *Server) filterTools(g *access.Grant, lr *mcp.ListToolsResult) {
 	lr.CacheScope = "private"
-	if !g.Restricted() {
-		return
-	}
 	plugins := *s.plugins.Load()
 	kept := make([]*mcp.Tool, 0, len(lr.Tools))
+	var meta []*mcp.Tool
 	for _, t := range lr.Tools {
-		if p, ok := plugins[t.Name]; ok && g.Allows(p, t.Name) {
+		switch p, ok := plugins[t.Name]; {
+		case s.isMeta(t.Name):
+			meta = append(meta, t)
+			kept = append(kept, t)
+		case ok && (!g.Restricted() || g.Allows(p, t.Name)):
 			kept = append(kept, t)
 		}
+	}
+	// A catalog too large for a context window: the meta-tools alone
+	// (tool search, search.go).
+	if n := s.cfg.ToolSearchThreshold; s.cfg.ToolSearch && n > 0 && len(kept)-len(meta) > n {
+		kept = meta
 	}
 	lr.Tools = kept
 }

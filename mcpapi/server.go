@@ -2,6 +2,7 @@ package mcpapi
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/internal/version"
+	"github.com/opentool-host/opentool-host/toolsearch"
 )
 
 // Name is the server name in the MCP Implementation (serverInfo) this
@@ -29,6 +31,13 @@ type Config struct {
 	// functions whose definitions could not be converted. Default: no
 	// logging.
 	Logger hclog.Logger
+	// ToolSearch adds the meta-tools search_tools and call_tool
+	// (--tool-search; search.go).
+	ToolSearch bool
+	// ToolSearchThreshold, with ToolSearch, gives a key whose catalog
+	// holds more than this many tools only the two meta-tools on
+	// tools/list (--tool-search-threshold); 0 lists every tool.
+	ToolSearchThreshold int
 }
 
 // Server is an MCP server whose tools are the functions a host serves.
@@ -60,6 +69,9 @@ type Server struct {
 	cat        catalogState
 	catPlugins atomic.Pointer[map[string]string]
 	subs       subscriptions
+
+	// search is the tool search index (ToolSearch), rebuilt by sync.
+	search atomic.Pointer[toolsearch.Index]
 }
 
 // New returns a Server for h with the tools, resources, resource
@@ -93,6 +105,9 @@ func New(h *host.Host, cfg Config) *Server {
 		UnsubscribeHandler: s.unsubscribe,
 	})
 	s.srv.AddReceivingMiddleware(s.accessMiddleware)
+	if cfg.ToolSearch {
+		s.addMetaTools()
+	}
 	h.OnResourceUpdated(s.resourceUpdated)
 	s.sync()
 	return s
@@ -137,13 +152,25 @@ func (s *Server) sync() int {
 	plugins := map[string]string{}
 	defer s.plugins.Store(&plugins)
 	n := 0
+	var indexed []toolsearch.Tool
 	for _, fi := range s.h.Functions() {
 		t := s.tool(fi)
 		if t == nil {
 			continue
 		}
+		if s.isMeta(t.Name) {
+			if s.bad[t.Name] == "" {
+				s.bad[t.Name] = "meta"
+				s.cfg.Logger.Error("function not served over MCP: its name is a tool search meta-tool's (--tool-search)", "plugin", fi.Plugin, "function", t.Name)
+			}
+			continue
+		}
 		seen[t.Name] = true
 		plugins[t.Name] = fi.Plugin
+		if s.cfg.ToolSearch {
+			schema, _ := json.Marshal(t.InputSchema)
+			indexed = append(indexed, toolsearch.Tool{Name: t.Name, Plugin: fi.Plugin, Description: t.Description, InputSchema: schema})
+		}
 		fp := fingerprint(t)
 		if s.tools[t.Name] == fp {
 			continue
@@ -173,6 +200,9 @@ func (s *Server) sync() int {
 		s.cfg.Logger.Debug("MCP tools removed", "tools", gone)
 	}
 	n += len(gone)
+	if s.cfg.ToolSearch && (n > 0 || s.search.Load() == nil) {
+		s.reindex(indexed)
+	}
 	n += s.syncCatalog()
 	s.changes += n
 	return n

@@ -17,6 +17,7 @@ func mcpCommand() *cli.Command {
 		&cli.BoolFlag{Name: "watch", Value: true, Usage: "hot reload: watch --dir and start, replace or stop plugins as files change (the client gets tools/list_changed)"},
 		&cli.DurationFlag{Name: "shutdown-timeout", Value: 15 * time.Second, Usage: "at the end of input or on SIGINT/SIGTERM, longest wait for calls in flight (> 0)", Action: positive("shutdown-timeout")},
 	}
+	flags = append(flags, toolSearchFlags()...)
 	flags = append(flags, hostFlags()...)
 	flags = append(flags, logFlags("warn")...)
 	return &cli.Command{
@@ -41,5 +42,6 @@ func mcpAction(c *cli.Context) error {
 	cfg.Watch = c.Bool("watch")
 	sig, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	return exitError(frontdoor.ServeStdio(sig, frontdoor.StdioConfig{Host: cfg, NewHost: newHost, ShutdownTimeout: c.Duration("shutdown-timeout")}))
+	return exitError(frontdoor.ServeStdio(sig, frontdoor.StdioConfig{Host: cfg, NewHost: newHost, ShutdownTimeout: c.Duration("shutdown-timeout"),
+		ToolSearch: c.Bool("tool-search"), ToolSearchThreshold: c.Int("tool-search-threshold")}))
 }

@@ -179,6 +179,7 @@ func runCommand() *cli.Command {
 		&cli.StringSliceFlag{Name: "allowed-origin", Usage: "also accept requests whose Origin header is `SCHEME://HOST[:PORT]` (repeatable), e.g. a web app that calls tools from the browser. Always accepted: no Origin, and the host's own origin; any other Origin gets 403"},
 		&cli.BoolFlag{Name: "insecure-no-auth", Usage: "serve without API keys although --addr is not loopback (e.g. behind a proxy that authenticates): anyone who reaches the port may call every tool. Without it, such an --addr needs --api-key or --api-keys-file"},
 	}
+	flags = append(flags, toolSearchFlags()...)
 	flags = append(flags, hostFlags()...)
 	flags = append(flags, logFlags("info")...)
 	return &cli.Command{
@@ -211,6 +212,9 @@ func runAction(c *cli.Context) error {
 	hcfg.Watch = c.Bool("watch")
 	hcfg.MaxResultMemory = c.Int64("max-result-memory")
 	hcfg.Locked, hcfg.AcceptDefinitionChanges = c.Bool("locked"), c.Bool("accept-definition-changes")
+	if c.Int("tool-search-threshold") > 0 && !c.Bool("tool-search") {
+		return usageError(c, "--tool-search-threshold needs --tool-search (the tools it would list instead)")
+	}
 	if c.Bool("mcp-stateless") && c.Bool("mcp-sessions") {
 		return usageError(c, "--mcp-stateless and --mcp-sessions contradict each other: sessions are the default, --mcp-stateless turns them off")
 	}
@@ -226,6 +230,7 @@ func runAction(c *cli.Context) error {
 		MaxStreams: c.Int("max-streams"), MaxStreamsPerKey: c.Int("max-streams-per-key"),
 		MCP: mcpapi.HTTPOptions{Sessions: !c.Bool("mcp-stateless"), MaxBatch: c.Int("max-batch"),
 			MaxSessions: c.Int("mcp-max-sessions"), SessionIdle: c.Duration("mcp-session-idle")},
+		ToolSearch: c.Bool("tool-search"), ToolSearchThreshold: c.Int("tool-search-threshold"),
 		MetricsAddr: c.String("metrics-addr"), AuditLog: c.String("audit-log"),
 		DrainDelay: c.Duration("drain-delay"), ShutdownTimeout: c.Duration("shutdown-timeout"),
 	})
@@ -287,4 +292,12 @@ func apiKeys(c *cli.Context) ([]string, error) {
 		return nil, cli.Exit("--api-key / OPENTOOL_API_KEYS: every key is empty; give a non-empty key or leave it unset to turn auth off", 2)
 	}
 	return keys, nil
+}
+
+// toolSearchFlags are the MCP tool search flags of run and mcp.
+func toolSearchFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.BoolFlag{Name: "tool-search", Usage: "add two MCP tools, search_tools (BM25 over the names, descriptions and parameters of the tools the key may call) and call_tool (call any of them), for clients whose context window cannot hold the whole catalog"},
+		&cli.IntFlag{Name: "tool-search-threshold", Usage: "with --tool-search, tools/list gives a key whose catalog holds more than `N` tools only search_tools and call_tool (0: every tool is listed)", Action: atLeast("tool-search-threshold", 0)},
+	}
 }
