@@ -157,6 +157,44 @@ type AnthropicTool struct {
 	Description string `json:"description,omitempty"`
 	// InputSchema is the JSON Schema object of the parameters.
 	InputSchema map[string]any `json:"input_schema"`
+	// DeferLoading marks the tool for Anthropic's tool search: the model
+	// is not shown its definition until a search finds it (Deferred).
+	DeferLoading bool `json:"defer_loading,omitempty"`
+}
+
+// AnthropicToolSearch is Anthropic's server-side tool search tool (BM25
+// over the deferred tools' names, descriptions and parameters): the first
+// tool of a Deferred export.
+type AnthropicToolSearch struct {
+	// Type is "tool_search_tool_bm25_20251119".
+	Type string `json:"type"`
+	// Name is "tool_search_tool_bm25".
+	Name string `json:"name"`
+}
+
+// Deferred returns the anthropic export of doc with deferred loading, for
+// a catalog too large for a context window: Anthropic's tool search tool
+// (AnthropicToolSearch), then every function with "defer_loading": true,
+// so that the model is shown only the tools its searches find
+// (https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/tool-search-tool).
+// OpenAI's APIs have no equivalent form. Errors: those of Functions.
+func Deferred(doc *opentool.OpenTool) (json.RawMessage, error) {
+	tools, _, err := Functions(doc, Anthropic, false)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]any, 0, len(tools)+1)
+	out = append(out, AnthropicToolSearch{Type: "tool_search_tool_bm25_20251119", Name: "tool_search_tool_bm25"})
+	for _, t := range tools {
+		at := t.(AnthropicTool)
+		at.DeferLoading = true
+		out = append(out, at)
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidDocument, err)
+	}
+	return b, nil
 }
 
 // Functions returns the tool definition of every function of doc, in

@@ -371,3 +371,28 @@ func TestExportAdditionalProperties(t *testing.T) {
 		t.Errorf("strict export: %s (issues %v)", got, issues)
 	}
 }
+
+// TestDeferred: Anthropic's tool search tool first, then every function
+// with defer_loading true and its input schema.
+func TestDeferred(t *testing.T) {
+	doc := &opentool.OpenTool{OpenTool: "1.1.0", Info: opentool.Info{Title: "t", Version: "1"}, Functions: []opentool.Function{
+		{Name: "add", Description: "Add.", Parameters: []opentool.Parameter{{Name: "a", Schema: &opentool.Schema{Type: opentool.TypeNumber}, Required: true}}},
+		{Name: "ping", Description: "Ping.", Parameters: []opentool.Parameter{}},
+	}}
+	b, err := export.Deferred(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []map[string]any
+	if err := json.Unmarshal(b, &got); err != nil || len(got) != 3 {
+		t.Fatalf("Deferred = %s (%v)", b, err)
+	}
+	if got[0]["type"] != "tool_search_tool_bm25_20251119" || got[0]["name"] != "tool_search_tool_bm25" {
+		t.Errorf("first tool = %v", got[0])
+	}
+	for _, tl := range got[1:] {
+		if tl["defer_loading"] != true || tl["input_schema"] == nil {
+			t.Errorf("tool = %v, want defer_loading and input_schema", tl)
+		}
+	}
+}

@@ -20,7 +20,9 @@ const StrictIssueHeader = "OpenTool-Strict-Issue"
 // the same JSON `opentool-host export` prints: an array for openai,
 // openai-chat and anthropic, the aggregated document for opentool.
 //
-// strict takes the values of strconv.ParseBool. Functions strict mode
+// strict takes the values of strconv.ParseBool; defer_loading=true (with
+// format=anthropic) gives export.Deferred: Anthropic's tool search tool,
+// then every tool with "defer_loading": true. Functions strict mode
 // cannot take are exported non-strict and each named in a
 // StrictIssueHeader header. HTTP 400 with {"error":{"code":400,
 // "message"}} for a missing or unknown format, a bad strict value, or
@@ -39,7 +41,17 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	var deferred bool
+	if v := q.Get("defer_loading"); v != "" {
+		if deferred, err = strconv.ParseBool(v); err != nil || (deferred && format != export.Anthropic) {
+			s.writeExportError(w, http.StatusBadRequest, "defer_loading=true applies only to format anthropic, got "+quote(v)+" with "+string(format))
+			return
+		}
+	}
 	out, issues, err := export.Document(s.document(r), format, strict)
+	if err == nil && deferred {
+		out, err = export.Deferred(s.document(r))
+	}
 	switch {
 	case errors.Is(err, export.ErrStrictUnsupported):
 		s.writeExportError(w, http.StatusBadRequest, "strict=true applies only to format openai and openai-chat, not "+string(format))

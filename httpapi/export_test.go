@@ -38,6 +38,18 @@ func TestExportEndToEnd(t *testing.T) {
 		}
 	}
 
+	// Deferred loading (Anthropic's tool search): the search tool first,
+	// then every tool marked defer_loading; refused for other formats.
+	st, _, db := getBody(t, base+"/opentool/export?format=anthropic&defer_loading=true")
+	var deferred []map[string]any
+	if err := json.Unmarshal([]byte(db), &deferred); st != http.StatusOK || err != nil || len(deferred) != 12 ||
+		deferred[0]["type"] != "tool_search_tool_bm25_20251119" || deferred[1]["defer_loading"] != true {
+		t.Fatalf("defer_loading: HTTP %d: %s", st, db)
+	}
+	if status, _, body := getBody(t, base+"/opentool/export?format=openai&defer_loading=true"); status != http.StatusBadRequest {
+		t.Errorf("defer_loading with openai: HTTP %d %s, want 400", status, body)
+	}
+
 	// Strict: every object closed; the mock's $refs inlined.
 	status, h, body := getBody(t, base+"/opentool/export?format=openai&strict=true")
 	if status != http.StatusOK || len(h.Values(httpapi.StrictIssueHeader)) != 0 {

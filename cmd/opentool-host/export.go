@@ -19,6 +19,7 @@ func exportCommand() *cli.Command {
 		&cli.StringFlag{Name: "format", Aliases: []string{"f"},
 			Usage: "`FORMAT` of the tool definitions: openai (Responses API), openai-chat (Chat Completions), anthropic or opentool (the document)"},
 		&cli.BoolFlag{Name: "strict", Usage: "rewrite for OpenAI strict mode (openai, openai-chat); functions it cannot apply to are exported non-strict and named on stderr"},
+		&cli.BoolFlag{Name: "defer-loading", Usage: "with --format anthropic: Anthropic's tool search tool first, then every tool with \"defer_loading\": true, so that the model sees only the tools it searches for"},
 	}
 	flags = append(flags, sourceFlags()...)
 	return &cli.Command{
@@ -66,7 +67,13 @@ func exportAction(c *cli.Context) error {
 	default:
 		return cli.Exit("export: give --dir DIR or --url URL", 2)
 	}
+	if c.Bool("defer-loading") && format != export.Anthropic {
+		return cli.Exit("export: --defer-loading applies only to --format anthropic", 2)
+	}
 	out, issues, err := export.Document(doc, format, strict)
+	if err == nil && c.Bool("defer-loading") {
+		out, err = export.Deferred(doc)
+	}
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
