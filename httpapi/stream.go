@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/internal/sse"
 	"github.com/opentool-host/opentool-host/jsonrpc"
 	"github.com/opentool-host/opentool-host/opentool"
 )
@@ -30,7 +31,7 @@ const (
 )
 
 // StreamContentType is the Content-Type of a streamCall response.
-const StreamContentType = "text/event-stream"
+const StreamContentType = sse.ContentType
 
 // functionFinder is implemented by backends that can look a function up
 // before calling it (*host.Host does). handleStreamCall uses it to open the
@@ -129,11 +130,7 @@ func (sw *sseWriter) begin() {
 		return
 	}
 	sw.started = true
-	h := sw.w.Header()
-	h["Content-Type"] = sseContentType
-	h["Cache-Control"] = noCache
-	h["X-Accel-Buffering"] = noBuffering // nginx: do not buffer the stream
-	sw.w.WriteHeader(http.StatusOK)
+	sse.Open(sw.w)
 	sw.nameFrame(EventStart)
 }
 
@@ -191,12 +188,8 @@ func (sw *sseWriter) nameFrame(event string) {
 	sw.flushFrame()
 }
 
-// head starts a frame in sw.buf: "event:EVENT\ndata:".
-func (sw *sseWriter) head(event string) []byte {
-	b := append(sw.buf[:0], "event:"...)
-	b = append(b, event...)
-	return append(b, "\ndata:"...)
-}
+// head starts a frame in sw.buf: "event:EVENT\ndata:" (sse.Head).
+func (sw *sseWriter) head(event string) []byte { return sse.Head(sw.buf[:0], event) }
 
 // flushFrame ends the frame in sw.buf with "\n\n", writes it in one Write
 // (the reference Dart client loses frames split across reads) and flushes,
@@ -205,22 +198,11 @@ func (sw *sseWriter) flushFrame() {
 	if sw.werr != nil {
 		return
 	}
-	_ = sw.rc.SetWriteDeadline(time.Now().Add(sw.timeout))
-	sw.buf = append(sw.buf, "\n\n"...)
-	if _, err := sw.w.Write(sw.buf); err != nil {
-		sw.werr = err
-		return
-	}
-	if err := sw.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
-		sw.werr = err
-	}
+	sw.buf = sse.End(sw.buf)
+	sw.werr = sse.Send(sw.w, sw.rc, sw.buf, sw.timeout)
 }
 
 // streamMeta is the _meta a streamCall hands plugins of protocol 3.
 var streamMeta = []byte(`{"progressToken":"opentool/streamCall"}`)
 
-var (
-	sseContentType = []string{StreamContentType}
-	noCache        = []string{"no-cache"}
-	noBuffering    = []string{"no"}
-)
+

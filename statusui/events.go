@@ -1,14 +1,13 @@
 package statusui
 
 import (
-	"bufio"
 	"encoding/json"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/opentool-host/opentool-host/catalog"
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/internal/sse"
 )
 
 // handleEvents serves GET /events: the lifecycle events from now on as
@@ -27,23 +26,16 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	events, cancel := s.src.Subscribe(s.cfg.EventBuffer)
 	defer cancel()
 
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Accel-Buffering", "no") // proxies must not hold events back
-	h.Set("X-Content-Type-Options", "nosniff")
-	bw := bufio.NewWriterSize(w, 4096)
-	// send writes what bw holds under a write deadline and flushes it to
-	// the client; false when the client is gone or too slow.
+	sse.Open(w)
+	// buf holds the frames not sent yet; send writes them under the write
+	// deadline (package sse); false when the client is gone or too slow.
+	buf := make([]byte, 0, 4096)
 	send := func() bool {
-		_ = rc.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
-		if bw.Flush() != nil {
-			return false
-		}
-		return rc.Flush() == nil
+		err := sse.Send(w, rc, buf, s.cfg.WriteTimeout)
+		buf = buf[:0]
+		return err == nil
 	}
-	w.WriteHeader(http.StatusOK)
-	bw.WriteString(": opentool-host lifecycle events\nretry: 2000\n\n")
+	buf = sse.Greeting(buf, "opentool-host lifecycle events", 2000)
 	if !send() {
 		return
 	}
@@ -56,7 +48,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		case <-s.done:
 			return
 		case <-tick.C:
-			bw.WriteString(": ping\n\n")
+			buf = sse.Comment(buf, "ping")
 		case ev, ok := <-events:
 			if !ok {
 				return
@@ -64,10 +56,10 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 			if !catalog.Of(r.Context(), s.src).Event(ev) {
 				continue
 			}
-			writeEvent(bw, ev)
+			buf = appendEvent(buf, ev)
 			// Take what else is waiting before flushing, so a burst of
 			// events is one write.
-			for more := true; more && bw.Buffered() < 32<<10; {
+			for more := true; more && len(buf) < 32<<10; {
 				select {
 				case ev, ok := <-events:
 					if !ok {
@@ -75,7 +67,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 						return
 					}
 					if catalog.Of(r.Context(), s.src).Event(ev) {
-						writeEvent(bw, ev)
+						buf = appendEvent(buf, ev)
 					}
 				default:
 					more = false
@@ -88,30 +80,16 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// writeEvent writes one event in the text/event-stream format.
-func writeEvent(bw *bufio.Writer, ev host.Event) {
-	data, err := json.Marshal(ev) // JSON escapes line breaks: one data line
+// appendEvent appends ev to b as one frame: "event:TYPE" ("message"
+// when empty) and its JSON as data (JSON escapes line breaks: one line).
+func appendEvent(b []byte, ev host.Event) []byte {
+	data, err := json.Marshal(ev)
 	if err != nil {
-		return
+		return b
 	}
-	bw.WriteString("event: ")
-	bw.WriteString(eventName(ev.Type))
-	bw.WriteString("\ndata: ")
-	bw.Write(data)
-	bw.WriteString("\n\n")
-}
-
-// eventName is t as an SSE event name: no line breaks (which would end
-// the field), "message" when empty.
-func eventName(t string) string {
-	t = strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\r' {
-			return -1
-		}
-		return r
-	}, t)
-	if t == "" {
-		return "message"
+	name := ev.Type
+	if name == "" {
+		name = "message"
 	}
-	return t
+	return sse.End(append(sse.Head(b, name), data...))
 }

@@ -193,11 +193,11 @@ func TestEventsStream(t *testing.T) {
 	var block []string
 	for block = r.next(); strings.HasPrefix(block[0], ":"); block = r.next() {
 	}
-	if len(block) != 2 || block[0] != "event: restarting" || !strings.HasPrefix(block[1], "data: ") {
+	if len(block) != 2 || block[0] != "event:restarting" || !strings.HasPrefix(block[1], "data:") {
 		t.Fatalf("event block %q", block)
 	}
 	var got host.Event
-	if err := json.Unmarshal([]byte(strings.TrimPrefix(block[1], "data: ")), &got); err != nil {
+	if err := json.Unmarshal([]byte(strings.TrimPrefix(block[1], "data:")), &got); err != nil {
 		t.Fatal(err)
 	}
 	if !got.Time.Equal(ev.Time) || got.Type != ev.Type || got.Plugin != ev.Plugin || got.Message != ev.Message || got.Reason != ev.Reason {
@@ -310,7 +310,7 @@ func TestEventsOutliveReadTimeout(t *testing.T) {
 	case <-timer.C:
 	}
 	src.publish(host.Event{Type: host.EventReady, Plugin: "calculator"})
-	if b := r.next(); b[0] != "event: ready" {
+	if b := r.next(); b[0] != "event:ready" {
 		t.Fatalf("got %q after the read timeout", b)
 	}
 }
@@ -532,7 +532,7 @@ func TestAllowed(t *testing.T) {
 	r.next()
 	src.publish(host.Event{Type: host.EventFailed, Plugin: "faulty"})
 	src.publish(host.Event{Type: host.EventReady, Plugin: "calculator"})
-	if b := r.next(); b[0] != "event: ready" || !strings.Contains(b[1], `"plugin":"calculator"`) {
+	if b := r.next(); b[0] != "event:ready" || !strings.Contains(b[1], `"plugin":"calculator"`) {
 		t.Fatalf("restricted caller got %q first; want calculator's ready (faulty's failed hidden)", b)
 	}
 }
