@@ -204,5 +204,3 @@ func (sw *sseWriter) flushFrame() {
 
 // streamMeta is the _meta a streamCall hands plugins of protocol 3.
 var streamMeta = []byte(`{"progressToken":"opentool/streamCall"}`)
-
-
