@@ -11,6 +11,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/catalog"
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/internal/httpguard"
 )
 
 // The metric names /status.json reads from Config.Gatherer.
@@ -77,12 +78,10 @@ func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "encode status", http.StatusInternalServerError)
 		return
 	}
-	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
-	_, _ = w.Write(b)
+	httpguard.Write(w, http.StatusOK, httpguard.JSON, b, s.cfg.WriteTimeout)
 }
 
 // status reads the host and its metrics for r's caller.
