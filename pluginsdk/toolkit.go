@@ -258,7 +258,7 @@ func (f Function) Definition() opentool.Function {
 // struct, when Out is not an object type, or when In or Out is recursive
 // (refers to itself). The name is checked by Toolkit.Add.
 func Func[In, Out any](name, description string, fn func(context.Context, In) (Out, error)) Function {
-	params, required, in, err := parametersOf(reflect.TypeFor[In]())
+	params, required, in, root, err := parametersOf(reflect.TypeFor[In]())
 	if err != nil {
 		panic(fmt.Sprintf("pluginsdk: Func %q: input: %v", name, err))
 	}
@@ -284,7 +284,7 @@ func Func[In, Out any](name, description string, fn func(context.Context, In) (O
 		},
 		call: func(ctx context.Context, args []byte) ([]byte, error) {
 			var in In
-			if err := decodeInput(args, required, &in); err != nil {
+			if err := decodeInput(args, required, root, &in); err != nil {
 				return nil, err
 			}
 			out, err := fn(ctx, in)
@@ -309,7 +309,7 @@ func Func[In, Out any](name, description string, fn func(context.Context, In) (O
 //
 // StreamFunc panics on the same programmer errors as Func.
 func StreamFunc[In, Item any](name, description string, fn func(ctx context.Context, in In, send func(Item) error) error) Function {
-	params, required, in, err := parametersOf(reflect.TypeFor[In]())
+	params, required, in, root, err := parametersOf(reflect.TypeFor[In]())
 	if err != nil {
 		panic(fmt.Sprintf("pluginsdk: StreamFunc %q: input: %v", name, err))
 	}
@@ -328,7 +328,7 @@ func StreamFunc[In, Item any](name, description string, fn func(ctx context.Cont
 		},
 		stream: func(ctx context.Context, args []byte, send func(map[string]any) error) error {
 			var in In
-			if err := decodeInput(args, required, &in); err != nil {
+			if err := decodeInput(args, required, root, &in); err != nil {
 				return err
 			}
 			return fn(ctx, in, func(item Item) error {
@@ -358,15 +358,16 @@ func reflector() *jsonschema.Reflector {
 }
 
 // parametersOf returns the OpenTool parameters of struct type t, in field
-// order, the names of the required ones, and the JSON Schema of the
+// order, the names of the required ones, the JSON Schema of the
 // arguments object as reflected when the parameters are only its
-// projection (nil when they say it all).
-func parametersOf(t reflect.Type) ([]opentool.Parameter, []string, json.RawMessage, error) {
+// projection (nil when they say it all), and the reflected schema itself,
+// which the arguments of each call are checked against (checkParams).
+func parametersOf(t reflect.Type) ([]opentool.Parameter, []string, json.RawMessage, *jsonschema.Schema, error) {
 	if t.Kind() != reflect.Struct {
-		return nil, nil, nil, fmt.Errorf("type %s is not a struct", t)
+		return nil, nil, nil, nil, fmt.Errorf("type %s is not a struct", t)
 	}
 	if err := checkNotRecursive(t, map[reflect.Type]bool{}); err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	js := reflector().ReflectFromType(t)
 	required := make(map[string]bool, len(js.Required))
@@ -379,7 +380,7 @@ func parametersOf(t reflect.Type) ([]opentool.Parameter, []string, json.RawMessa
 		for name, prop := range js.Properties.FromOldest() {
 			schema, lost, err := convertSchema(prop)
 			if err != nil {
-				return nil, nil, nil, fmt.Errorf("parameter %q: %w", name, err)
+				return nil, nil, nil, nil, fmt.Errorf("parameter %q: %w", name, err)
 			}
 			lossy = lossy || lost
 			desc := schema.Description
@@ -396,10 +397,10 @@ func parametersOf(t reflect.Type) ([]opentool.Parameter, []string, json.RawMessa
 	if lossy {
 		var err error
 		if declared, err = rootSchema(js); err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, nil, err
 		}
 	}
-	return params, js.Required, declared, nil
+	return params, js.Required, declared, js, nil
 }
 
 // objectSchemaOf returns the OpenTool schema of an object type: a struct, a
@@ -509,10 +510,13 @@ func encodeArgs(args map[string]any) ([]byte, error) {
 // a struct) exactly: it must be one JSON object (or nothing, or null: {}),
 // with the required parameters present and not null, no member given
 // twice at any depth, and member names that are exactly the JSON names of
-// the fields they fill at every depth of structs. Only then does
-// encoding/json decode it, whose case-insensitive matching cannot pick
-// another member than the one checked. Errors are code 400.
-func decodeInput(args []byte, required []string, in any) error {
+// the fields they fill at every depth of structs; then every value must
+// match root, the reflected schema of in (checkParams: types, null,
+// required members, enum, integers within ±MaxSafeInteger, finite
+// numbers). Only then does encoding/json decode it, whose
+// case-insensitive matching cannot pick another member than the one
+// checked. Errors are code 400.
+func decodeInput(args []byte, required []string, root *jsonschema.Schema, in any) error {
 	args = bytes.TrimSpace(args)
 	if len(args) == 0 || string(args) == "null" {
 		args = []byte("{}")
@@ -531,6 +535,15 @@ func decodeInput(args []byte, required []string, in any) error {
 	for _, name := range required {
 		if v, ok := members[name]; !ok || v == nil {
 			return InvalidArguments("missing required parameter %q", name)
+		}
+	}
+	rewritten, err := checkParams(members, root)
+	if err != nil {
+		return err
+	}
+	if rewritten { // integers written 2.0 or 1e3, now 2 and 1000
+		if args, err = json.Marshal(members); err != nil {
+			return InvalidArguments("invalid arguments: %v", err)
 		}
 	}
 	dec := json.NewDecoder(bytes.NewReader(args))
@@ -583,9 +596,11 @@ func unknownMemberError(err error) error {
 	return InvalidArguments("%s", msg)
 }
 
-// treeKind names the JSON type of a value that is not an object.
+// treeKind names the JSON type of a value of a strictjson tree.
 func treeKind(v any) string {
 	switch v.(type) {
+	case map[string]any:
+		return "object"
 	case []any:
 		return "array"
 	case string:
