@@ -134,14 +134,19 @@ func (tk *Toolkit) lookup(name string) (*Function, error) {
 // args is not valid JSON, not a JSON object, lacks a required parameter
 // (absent or null), names a member twice at any depth, has a member that
 // is not exactly a field's JSON name at any depth of structs ("MODE" is
-// not "mode"), or has a value of the wrong type, the message naming the
-// parameter, e.g. `missing required parameter "b"`, `duplicate parameter
-// "mode"`, `unknown field "MODE": the function has no parameter "MODE"
-// (names are case-sensitive: the parameter is "mode")` or `parameter "a":
-// want number, got string` (nested fields are dotted: "origin.x"); code
-// 500 when the output cannot be encoded (e.g. a NaN); otherwise the
-// function's own error, unchanged (an *Error keeps its code, any other
-// error becomes code 500 on the wire).
+// not "mode"), lacks a required member of a nested object, or has a value
+// of the wrong type (values are never converted), null where the field's
+// schema has a type, a value outside its enum, an integer with a
+// fractional part or beyond ±MaxSafeInteger, or a number beyond a double:
+// the rules all three SDKs share (testdata/sdk-strictness.json). The
+// message names the first fault by its path, e.g. `missing required
+// parameter "b"`, `duplicate parameter "mode"`, `unknown field "MODE": the
+// function has no parameter "MODE" (names are case-sensitive: the
+// parameter is "mode")`, `missing required member "origin.x"`, `parameter
+// "path[1].x": want integer, got string` or `parameter "mode": must be one
+// of "fast", "slow"; got "quick"`. Code 500 when the output cannot be
+// encoded (e.g. a NaN); otherwise the function's own error, unchanged (an
+// *Error keeps its code, any other error becomes code 500 on the wire).
 func (tk *Toolkit) CallJSON(ctx context.Context, name string, args []byte) ([]byte, error) {
 	f, err := tk.lookup(name)
 	if err != nil {
@@ -242,7 +247,12 @@ func (f Function) Definition() opentool.Function {
 // every member of an object that decodes into a struct, at any depth, is
 // exactly the JSON name of one of its fields (encoding/json's rules for
 // embedded structs, `json:"-"` and tag names; maps and interface values
-// take any names). Then encoding/json decodes them.
+// take any names); then every value against the reflected schema of its
+// field (type, null, required members, enum, integer range; interface
+// fields and type unions take any value). The tag constraints (minimum,
+// pattern, ...) are left to the host, as the Python and Node SDKs leave
+// them. An integer written 2.0 or 1e3 fills an int field as 2 or 1000.
+// Then encoding/json decodes them.
 //
 // Out is the result object: a struct, a pointer to a struct, or a map with
 // string keys. Its reflected schema becomes the function's Return, named

@@ -16,4 +16,8 @@
 //     checked by nothing but the host.
 //   - badchannel: offers the data channel, then answers calls for ids
 //     the host never sent.
+//   - sdkstrict: the argument strictness fixture of the Go SDK, with its
+//     Python and Node twins beside it (opentool-plugin-pystrict,
+//     opentool-plugin-nodestrict): the functions of
+//     testdata/sdk-strictness.json, each returning what it received.
 package testplugins
