@@ -135,14 +135,19 @@ func (tk *Toolkit) lookup(name string) (*Function, error) {
 // args is not valid JSON, not a JSON object, lacks a required parameter
 // (absent or null), names a member twice at any depth, has a member that
 // is not exactly a field's JSON name at any depth of structs ("MODE" is
-// not "mode"), or has a value of the wrong type, the message naming the
-// parameter, e.g. `missing required parameter "b"`, `duplicate parameter
-// "mode"`, `unknown field "MODE": the function has no parameter "MODE"
-// (names are case-sensitive: the parameter is "mode")` or `parameter "a":
-// want number, got string` (nested fields are dotted: "origin.x"); code
-// 500 when the output cannot be encoded (e.g. a NaN); otherwise the
-// function's own error, unchanged (an *Error keeps its code, any other
-// error becomes code 500 on the wire).
+// not "mode"), lacks a required member of a nested object, or has a value
+// of the wrong type (values are never converted), null where the field's
+// schema has a type, a value outside its enum, an integer with a
+// fractional part or beyond ±MaxSafeInteger, or a number beyond a double:
+// the rules all three SDKs share (testdata/sdk-strictness.json). The
+// message names the first fault by its path, e.g. `missing required
+// parameter "b"`, `duplicate parameter "mode"`, `unknown field "MODE": the
+// function has no parameter "MODE" (names are case-sensitive: the
+// parameter is "mode")`, `missing required member "origin.x"`, `parameter
+// "path[1].x": want integer, got string` or `parameter "mode": must be one
+// of "fast", "slow"; got "quick"`. Code 500 when the output cannot be
+// encoded (e.g. a NaN); otherwise the function's own error, unchanged (an
+// *Error keeps its code, any other error becomes code 500 on the wire).
 func (tk *Toolkit) CallJSON(ctx context.Context, name string, args []byte) ([]byte, error) {
 	f, err := tk.lookup(name)
 	if err != nil {
@@ -244,7 +249,12 @@ func (f Function) Definition() opentool.Function {
 // every member of an object that decodes into a struct, at any depth, is
 // exactly the JSON name of one of its fields (encoding/json's rules for
 // embedded structs, `json:"-"` and tag names; maps and interface values
-// take any names). Then encoding/json decodes them.
+// take any names); then every value against the reflected schema of its
+// field (type, null, required members, enum, integer range; interface
+// fields and type unions take any value). The tag constraints (minimum,
+// pattern, ...) are left to the host, as the Python and Node SDKs leave
+// them. An integer written 2.0 or 1e3 fills an int field as 2 or 1000.
+// Then encoding/json decodes them.
 //
 // Out is the result object: a struct, a pointer to a struct, or a map with
 // string keys. Its reflected schema becomes the function's Return, named
@@ -260,7 +270,7 @@ func (f Function) Definition() opentool.Function {
 // struct, when Out is not an object type, or when In or Out is recursive
 // (refers to itself). The name is checked by Toolkit.Add.
 func Func[In, Out any](name, description string, fn func(context.Context, In) (Out, error)) Function {
-	params, required, in, err := parametersOf(reflect.TypeFor[In]())
+	params, required, in, root, err := parametersOf(reflect.TypeFor[In]())
 	if err != nil {
 		panic(fmt.Sprintf("pluginsdk: Func %q: input: %v", name, err))
 	}
@@ -286,7 +296,7 @@ func Func[In, Out any](name, description string, fn func(context.Context, In) (O
 		},
 		call: func(ctx context.Context, args []byte) ([]byte, error) {
 			var in In
-			if err := decodeInput(args, required, &in); err != nil {
+			if err := decodeInput(args, required, root, &in); err != nil {
 				return nil, err
 			}
 			out, err := fn(ctx, in)
@@ -311,7 +321,7 @@ func Func[In, Out any](name, description string, fn func(context.Context, In) (O
 //
 // StreamFunc panics on the same programmer errors as Func.
 func StreamFunc[In, Item any](name, description string, fn func(ctx context.Context, in In, send func(Item) error) error) Function {
-	params, required, in, err := parametersOf(reflect.TypeFor[In]())
+	params, required, in, root, err := parametersOf(reflect.TypeFor[In]())
 	if err != nil {
 		panic(fmt.Sprintf("pluginsdk: StreamFunc %q: input: %v", name, err))
 	}
@@ -330,7 +340,7 @@ func StreamFunc[In, Item any](name, description string, fn func(ctx context.Cont
 		},
 		stream: func(ctx context.Context, args []byte, send func(map[string]any) error) error {
 			var in In
-			if err := decodeInput(args, required, &in); err != nil {
+			if err := decodeInput(args, required, root, &in); err != nil {
 				return err
 			}
 			return fn(ctx, in, func(item Item) error {
@@ -360,15 +370,16 @@ func reflector() *jsonschema.Reflector {
 }
 
 // parametersOf returns the OpenTool parameters of struct type t, in field
-// order, the names of the required ones, and the JSON Schema of the
+// order, the names of the required ones, the JSON Schema of the
 // arguments object as reflected when the parameters are only its
-// projection (nil when they say it all).
-func parametersOf(t reflect.Type) ([]opentool.Parameter, []string, json.RawMessage, error) {
+// projection (nil when they say it all), and the reflected schema itself,
+// which the arguments of each call are checked against (checkParams).
+func parametersOf(t reflect.Type) ([]opentool.Parameter, []string, json.RawMessage, *jsonschema.Schema, error) {
 	if t.Kind() != reflect.Struct {
-		return nil, nil, nil, fmt.Errorf("type %s is not a struct", t)
+		return nil, nil, nil, nil, fmt.Errorf("type %s is not a struct", t)
 	}
 	if err := checkNotRecursive(t, map[reflect.Type]bool{}); err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	js := reflector().ReflectFromType(t)
 	required := make(map[string]bool, len(js.Required))
@@ -381,7 +392,7 @@ func parametersOf(t reflect.Type) ([]opentool.Parameter, []string, json.RawMessa
 		for name, prop := range js.Properties.FromOldest() {
 			schema, lost, err := convertSchema(prop)
 			if err != nil {
-				return nil, nil, nil, fmt.Errorf("parameter %q: %w", name, err)
+				return nil, nil, nil, nil, fmt.Errorf("parameter %q: %w", name, err)
 			}
 			lossy = lossy || lost
 			desc := schema.Description
@@ -398,10 +409,10 @@ func parametersOf(t reflect.Type) ([]opentool.Parameter, []string, json.RawMessa
 	if lossy {
 		var err error
 		if declared, err = rootSchema(js); err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, nil, err
 		}
 	}
-	return params, js.Required, declared, nil
+	return params, js.Required, declared, js, nil
 }
 
 // objectSchemaOf returns the OpenTool schema of an object type: a struct, a
@@ -511,10 +522,13 @@ func encodeArgs(args map[string]any) ([]byte, error) {
 // a struct) exactly: it must be one JSON object (or nothing, or null: {}),
 // with the required parameters present and not null, no member given
 // twice at any depth, and member names that are exactly the JSON names of
-// the fields they fill at every depth of structs. Only then does
-// encoding/json decode it, whose case-insensitive matching cannot pick
-// another member than the one checked. Errors are code 400.
-func decodeInput(args []byte, required []string, in any) error {
+// the fields they fill at every depth of structs; then every value must
+// match root, the reflected schema of in (checkParams: types, null,
+// required members, enum, integers within ±MaxSafeInteger, finite
+// numbers). Only then does encoding/json decode it, whose
+// case-insensitive matching cannot pick another member than the one
+// checked. Errors are code 400.
+func decodeInput(args []byte, required []string, root *jsonschema.Schema, in any) error {
 	args = bytes.TrimSpace(args)
 	if len(args) == 0 || string(args) == "null" {
 		args = []byte("{}")
@@ -533,6 +547,15 @@ func decodeInput(args []byte, required []string, in any) error {
 	for _, name := range required {
 		if v, ok := members[name]; !ok || v == nil {
 			return InvalidArguments("missing required parameter %q", name)
+		}
+	}
+	rewritten, err := checkParams(members, root)
+	if err != nil {
+		return err
+	}
+	if rewritten { // integers written 2.0 or 1e3, now 2 and 1000
+		if args, err = json.Marshal(members); err != nil {
+			return InvalidArguments("invalid arguments: %v", err)
 		}
 	}
 	dec := json.NewDecoder(bytes.NewReader(args))
@@ -585,9 +608,11 @@ func unknownMemberError(err error) error {
 	return InvalidArguments("%s", msg)
 }
 
-// treeKind names the JSON type of a value that is not an object.
+// treeKind names the JSON type of a value of a strictjson tree.
 func treeKind(v any) string {
 	switch v.(type) {
+	case map[string]any:
+		return "object"
 	case []any:
 		return "array"
 	case string:

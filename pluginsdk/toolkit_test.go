@@ -289,8 +289,10 @@ func TestCallJSON(t *testing.T) {
 		{"add", ` {"b": -2, "a": 2} `, `{"result":0}`},
 		{"rich", `{"name":"n","origin":{"x":1},"flag":false,"tags":["t"],"path":[{"x":2,"y":3}]}`,
 			`{"greeting":"n/0//[t]","points":[{"x":1},{"x":2,"y":3}]}`},
-		{"rich", `{"name":"n","origin":{"x":1},"flag":true,"mode":"fast","count":2,"ratio":null}`,
+		{"rich", `{"name":"n","origin":{"x":1},"flag":true,"mode":"fast","count":2}`,
 			`{"greeting":"n/2/fast/[]","points":[{"x":1}]}`},
+		{"rich", `{"name":"n","origin":{"x":1},"flag":true,"count":2.0,"path":[{"x":1e1,"y":-0.0}]}`,
+			`{"greeting":"n/2//[]","points":[{"x":1},{"x":10}]}`},
 		{"nothing", `null`, `{}`},
 		{"nothing", ``, `{}`},
 		{"nothing", `{}`, `{}`},
@@ -358,6 +360,11 @@ func TestCallJSONInvalidArguments(t *testing.T) {
 		{"rich", `{"name":"n","origin":{"x":"1"},"flag":true}`, []string{`"origin.x"`, "integer"}},
 		{"rich", `{"name":"n","origin":{"x":1},"flag":true,"count":1.5}`, []string{`"count"`, "integer", "1.5"}},
 		{"rich", `{"name":"n","origin":{"x":1},"flag":true,"tags":"t"}`, []string{`"tags"`, "array"}},
+		// null is not a value of an optional parameter (issue 23: the
+		// SDKs' shared strictness, testdata/sdk-strictness.json).
+		{"rich", `{"name":"n","origin":{"x":1},"flag":true,"ratio":null}`, []string{`parameter "ratio": want number, got null`}},
+		{"rich", `{"name":"n","origin":{"x":1},"flag":true,"path":[{"x":1,"y":"2"}]}`, []string{`parameter "path[0].y": want integer, got string`}},
+		{"rich", `{"name":"n","origin":{"x":1},"flag":true,"count":9007199254740992}`, []string{`"count"`, "out of range"}},
 		{"count", `{"n":"x"}`, nil},
 	} {
 		var err error

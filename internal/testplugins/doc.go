@@ -18,4 +18,8 @@
 //     the host never sent.
 //   - rich: a Go SDK plugin of protocol 3: content blocks (ResultFunc),
 //     progress and log messages, an elicitation request.
+//   - sdkstrict: the argument strictness fixture of the Go SDK, with its
+//     Python and Node twins beside it (opentool-plugin-pystrict,
+//     opentool-plugin-nodestrict): the functions of
+//     testdata/sdk-strictness.json, each returning what it received.
 package testplugins

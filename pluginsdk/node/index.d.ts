@@ -3,8 +3,14 @@
 /** A JSON Schema object (OpenTool's subset). */
 export type Schema = { [key: string]: unknown };
 
-/** A parameter: its JSON Schema plus `required` and `description`. */
-export type Parameter = Schema & { required?: boolean; description?: string };
+/**
+ * A parameter: its JSON Schema plus `required` and `description`, or an
+ * OpenTool Parameter Object ({schema, required, description}) when the
+ * schema is an object with its own `required` list of members.
+ */
+export type Parameter =
+  | (Schema & { required?: boolean | string[]; description?: string })
+  | { schema: Schema; required?: boolean; description?: string };
 
 export interface FunctionOptions {
   /** What the function does; shown to the model. Required. */
@@ -17,7 +23,7 @@ export interface FunctionOptions {
   additionalParameters?: boolean;
 }
 
-/** The JSON object of arguments the host validated. */
+/** The JSON object of arguments, checked against the parameters by the SDK. */
 export type Args = { [name: string]: any };
 /** A result or stream item: a plain JSON object. */
 export type Result = { [key: string]: unknown } | undefined | null;

@@ -15,6 +15,7 @@ const path = require('node:path');
 const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
 const { Context, ToolError } = require('./toolkit');
+const { argumentsOf } = require('./strict');
 
 const MAGIC_COOKIE_KEY = 'OPENTOOL_PLUGIN';
 const MAGIC_COOKIE_VALUE = '4c6d2b0a-opentool-host-plugin';
@@ -65,21 +66,6 @@ function loadProtos() {
   return grpc.loadPackageDefinition(def);
 }
 
-function decodeArgs(buf) {
-  const text = buf && buf.length ? buf.toString('utf8') : '';
-  if (text === '' || text === 'null') return {};
-  let args;
-  try {
-    args = JSON.parse(text);
-  } catch (e) {
-    throw new ToolError(400, `arguments must be a JSON object: ${e.message}`);
-  }
-  if (args === null || typeof args !== 'object' || Array.isArray(args)) {
-    throw new ToolError(400, `arguments must be a JSON object, got ${Array.isArray(args) ? 'array' : typeof args}`);
-  }
-  return args;
-}
-
 function encodeResult(name, value) {
   if (value === undefined || value === null) return Buffer.from('{}');
   if (typeof value !== 'object' || Array.isArray(value)) {
@@ -104,7 +90,9 @@ async function* results(tk, c, ctx) {
   if (!f) throw new ToolError(404, `function ${JSON.stringify(c.name)} not found`);
   if (c.stream && !f.stream) throw new ToolError(404, `function ${JSON.stringify(c.name)} does not stream`);
   if (!c.stream && f.stream) throw new ToolError(404, `function ${JSON.stringify(c.name)} streams: call it with streamCall`);
-  const args = decodeArgs(c.arguments);
+  // The SDKs' shared argument strictness (strict.js): 400 naming the
+  // first fault, else the arguments as plain values.
+  const args = argumentsOf(f, c.arguments);
   const out = await f.fn(ctx, args);
   if (!f.stream) {
     yield encodeResult(c.name, out);

@@ -80,8 +80,12 @@ class Context {
 
 // schema checks a JSON Schema object the way the host will and completes it:
 // an object without properties gets "properties": {} (the host requires the
-// member). Throws an Error naming where for a fault.
-function schema(s, where) {
+// member); with closed (a parameter's schema), an object without
+// additionalProperties gets additionalProperties: false, at any depth, so
+// that the document says what the SDK enforces (strict.js): members an
+// object does not declare are refused unless it says true. Throws an Error
+// naming where for a fault.
+function schema(s, where, closed = false) {
   if (s === null || typeof s !== 'object' || Array.isArray(s)) {
     throw new Error(`${where}: a schema must be an object, got ${JSON.stringify(s)}`);
   }
@@ -93,31 +97,62 @@ function schema(s, where) {
   if (out.type === 'object') {
     const props = out.properties || {};
     out.properties = {};
-    for (const [k, v] of Object.entries(props)) out.properties[k] = schema(v, `${where}.properties.${k}`);
+    for (const [k, v] of Object.entries(props)) out.properties[k] = schema(v, `${where}.properties.${k}`, closed);
+    if ('additionalProperties' in out && typeof out.additionalProperties !== 'boolean') {
+      throw new Error(`${where}: additionalProperties must be true or false, got ${JSON.stringify(out.additionalProperties)}`);
+    }
+    if ('required' in out && !(Array.isArray(out.required) && out.required.every((r) => typeof r === 'string'))) {
+      throw new Error(`${where}: required must be an array of member names, got ${JSON.stringify(out.required)}`);
+    }
+    if (closed && !('additionalProperties' in out)) out.additionalProperties = false;
   }
   if (out.type === 'array') {
     if (!('items' in out)) throw new Error(`${where}: an array schema needs items`);
-    out.items = schema(out.items, `${where}.items`);
+    out.items = schema(out.items, `${where}.items`, closed);
   }
   return out;
 }
 
-// parameterList turns {name: JSON Schema + "required" + "description"} into
-// the document's parameter list.
+const isObject = (x) => x !== null && typeof x === 'object' && !Array.isArray(x);
+
+// parameterList turns {name: JSON Schema + "required" + "description"} (or
+// {name: {schema, required, description}}, an OpenTool Parameter Object)
+// into the document's parameter list.
 function parameterList(fname, parameters) {
   if (parameters === undefined || parameters === null) return [];
-  if (typeof parameters !== 'object' || Array.isArray(parameters)) {
+  if (!isObject(parameters)) {
     throw new Error(`function ${fname}: parameters must be an object of name -> JSON Schema`);
   }
   return Object.entries(parameters).map(([pname, spec]) => {
-    if (spec === null || typeof spec !== 'object' || Array.isArray(spec)) {
-      throw new Error(`function ${fname}: parameter ${pname}: want an object (JSON Schema), got ${JSON.stringify(spec)}`);
+    const where = `function ${fname}: parameter ${pname}`;
+    if (!isObject(spec)) {
+      throw new Error(`${where}: want an object (JSON Schema), got ${JSON.stringify(spec)}`);
     }
-    const { required, description, ...rest } = spec;
+    let s;
+    let required;
+    let description;
+    if (isObject(spec.schema)) {
+      // A Parameter Object: the schema's own required lists an object's
+      // required members.
+      const extra = Object.keys(spec).filter((k) => !['schema', 'required', 'description'].includes(k));
+      if (extra.length) {
+        throw new Error(`${where}: a parameter given with schema takes only schema, required and description, not ${extra.join(', ')}`);
+      }
+      ({ schema: s, required = false, description } = spec);
+    } else if (typeof spec.required === 'boolean' || spec.required === undefined) {
+      // The short form: the schema, plus required (true or false) for the
+      // parameter and description.
+      ({ required = false, description, ...s } = spec);
+    } else {
+      // required is not a boolean: the schema's own (an object's members).
+      ({ description, ...s } = spec);
+      required = false;
+    }
+    if (typeof required !== 'boolean') throw new Error(`${where}: required must be true or false, got ${JSON.stringify(required)}`);
     const entry = { name: pname };
     if (description) entry.description = String(description);
-    entry.schema = schema(rest, `function ${fname}: parameter ${pname}`);
-    entry.required = Boolean(required);
+    entry.schema = schema(s, where, true);
+    entry.required = required;
     return entry;
   });
 }
@@ -182,11 +217,14 @@ class Toolkit {
     } else if (stream) {
       entry.stream = { data: { name: 'item', schema: { type: 'object', properties: {} } } };
     }
-    this._fns.set(name, { name, fn, stream, entry });
+    this._fns.set(name, { name, fn, stream, entry, additionalParameters: Boolean(opts.additionalParameters) });
     return this;
   }
 
-  /** The function named name ({name, fn, stream, entry}), or undefined. */
+  /**
+   * The function named name ({name, fn, stream, entry,
+   * additionalParameters}), or undefined.
+   */
   get(name) {
     return this._fns.get(name);
   }

@@ -30,11 +30,54 @@ test('Toolkit builds the OpenTool 1.1.0 document', () => {
   assert.equal(doc.opentool, '1.1.0');
   assert.deepEqual(doc.info, { title: 't', version: '1.2.3', description: 'd' });
   const [f, s] = doc.functions;
-  assert.deepEqual(f.parameters[0], { name: 'a', description: 'A.', schema: { type: 'object', properties: {} }, required: true });
+  // A parameter's object schemas refuse undeclared members unless they say
+  // additionalProperties: true (the SDKs' shared strictness).
+  assert.deepEqual(f.parameters[0], { name: 'a', description: 'A.', schema: { type: 'object', properties: {}, additionalProperties: false }, required: true });
   assert.deepEqual(f.parameters[1], { name: 'b', schema: { type: 'array', items: { type: 'string' } }, required: false });
   assert.equal(f.additionalParameters, false);
   assert.deepEqual(f.return, { name: 'result', schema: { type: 'object', properties: {} } });
   assert.deepEqual(s.stream, { data: { name: 'item', schema: { type: 'object', properties: {} } } });
+});
+
+test('Toolkit takes Parameter Objects and an object schema\'s required members', () => {
+  const tk = new Toolkit({ title: 't', version: '1' });
+  const point = { type: 'object', properties: { x: { type: 'number' }, y: { type: 'number' } }, required: ['x'] };
+  tk.function('f', {
+    description: 'F.',
+    parameters: {
+      p: { schema: point, required: true, description: 'P.' },
+      q: point,
+      m: { type: 'object', additionalProperties: true, required: false },
+    },
+  }, async () => ({}));
+  const [p, q, m] = tk.document().functions[0].parameters;
+  assert.deepEqual(p, { name: 'p', description: 'P.', schema: { ...point, additionalProperties: false }, required: true });
+  assert.deepEqual(q, { name: 'q', schema: { ...point, additionalProperties: false }, required: false });
+  assert.deepEqual(m, { name: 'm', schema: { type: 'object', properties: {}, additionalProperties: true }, required: false });
+  assert.throws(() => tk.function('g', { description: 'x', parameters: { p: { schema: point, type: 'x' } } }, async () => ({})), /parameter p: a parameter given with schema takes only/);
+  assert.throws(() => tk.function('g', { description: 'x', parameters: { p: { type: 'object', additionalProperties: {} } } }, async () => ({})), /additionalProperties must be true or false/);
+});
+
+test('argumentsOf checks and converts as the other SDKs do', () => {
+  const { argumentsOf } = require('../lib/strict');
+  const tk = new Toolkit({ title: 't', version: '1' });
+  tk.function('f', {
+    description: 'F.',
+    parameters: { n: { type: 'integer', required: true }, meta: { type: 'object', additionalProperties: true } },
+  }, async () => ({}));
+  const f = tk.get('f');
+  const args = (s) => argumentsOf(f, Buffer.from(s));
+  assert.deepEqual(args('{"n": 2.50e1}'), { n: 25 });
+  assert.ok(Object.is(args('{"n": -0.0}').n, 0));
+  const got = args('{"n": 1, "meta": {"__proto__": {"x": 1}}}');
+  assert.equal(Object.getPrototypeOf(got.meta), Object.prototype);
+  assert.deepEqual(Object.keys(got.meta), ['__proto__']);
+  assert.equal(JSON.stringify(got), '{"n":1,"meta":{"__proto__":{"x":1}}}');
+  assert.throws(() => args('{"n": 1, "meta": {"a": 1, "a": 1}}'), /meta: duplicate member "a"/);
+  assert.throws(() => args('{"n": 9007199254740992}'), /out of range/);
+  assert.throws(() => args('{"n": 1e999999999999}'), /out of range/);
+  assert.throws(() => args('{"n": 1, "N": 2}'), /unknown field "N".*case-sensitive: the parameter is "n"/);
+  assert.throws(() => args('['.repeat(200000)), (e) => e.code === 400);
 });
 
 test('Toolkit refuses bad declarations, naming where', () => {
@@ -164,7 +207,9 @@ test('the example speaks the plugin protocol', async (t) => {
   assert.equal((await errorOf(call('ticks', { n: 1 }, false))).code, 404);
   assert.equal((await errorOf(call('echo', { text: 'x' }, true))).code, 404);
   assert.match((await errorOf({ call: { name: 'echo', arguments: Buffer.from('[1]') } })).message, /must be a JSON object, got array/);
-  assert.match((await errorOf({ call: { name: 'echo', arguments: Buffer.from('{') } })).message, /must be a JSON object/);
+  assert.match((await errorOf({ call: { name: 'echo', arguments: Buffer.from('{') } })).message, /arguments are not valid JSON/);
+  assert.match((await errorOf({ call: { name: 'echo', arguments: Buffer.from('{"text":"a","text":"b"}') } })).message, /duplicate parameter "text"/);
+  assert.match((await errorOf({ call: { name: 'echo', arguments: Buffer.from('{"text":1}') } })).message, /parameter "text": want string, got number/);
   assert.deepEqual(await errorOf(call('fail', { message: 'kaputt' })), { code: 500, message: 'kaputt' });
   assert.deepEqual(await errorOf(call('sum_numbers', { values: [] })), { code: 400, message: 'values must not be empty' });
 

@@ -21,6 +21,7 @@ import grpc
 from .pb import grpc_controller_pb2, grpc_controller_pb2_grpc
 from .pb import grpc_stdio_pb2_grpc
 from .pb import tool_pb2, tool_pb2_grpc
+from . import strict
 from .toolkit import Context, ToolError, encode
 
 try:  # grpcio's own health service, when installed (python3-grpcio has none)
@@ -73,18 +74,6 @@ class _Exit:
 
 def _error_event(code, message):
     return tool_pb2.InvokeEvent(error=tool_pb2.ToolError(code=int(code), message=str(message)))
-
-
-def _decode_args(b):
-    if not b or b == b"null":
-        return {}
-    try:
-        args = json.loads(b)
-    except ValueError as e:
-        raise ToolError(400, "arguments must be a JSON object: %s" % e)
-    if not isinstance(args, dict):
-        raise ToolError(400, "arguments must be a JSON object, got %s" % type(args).__name__)
-    return args
 
 
 def _encode_result(name, value):
@@ -158,7 +147,9 @@ class _ToolServicer(tool_pb2_grpc.ToolServicer):
             raise ToolError(404, "function %r does not stream" % call.name)
         if not call.stream and f.stream:
             raise ToolError(404, "function %r streams: call it with streamCall" % call.name)
-        args = _decode_args(call.arguments)
+        # The SDKs' shared argument strictness (strict.py): 400 naming
+        # the first fault, else the arguments as Python values.
+        args = strict.arguments(f, call.arguments)
         try:
             bound = f.signature.bind(ctx, **args)
         except TypeError as e:

@@ -80,6 +80,9 @@ class Function:
         self.name = name
         self.stream = stream
         self.signature = inspect.signature(fn)
+        # Whether a call may give parameters the function does not declare
+        # (strict.py checks every call's arguments against entry).
+        self.additional_parameters = bool(additional_parameters)
         params = _parameters(fn, name, parameters, self.signature)
         entry = {"name": name, "description": description, "parameters": params}
         if not additional_parameters:
@@ -96,10 +99,14 @@ class Function:
         self.entry = entry
 
 
-def _schema(s, where):
+def _schema(s, where, closed=False):
     """Checks a JSON Schema dict the way the host will, and completes it:
     an object without properties gets "properties": {} (the host requires
-    the member). Raises ValueError naming where for a fault."""
+    the member); with closed (a parameter's schema), an object without
+    "additionalProperties" gets "additionalProperties": False, at any
+    depth, so that the document says what the SDK enforces: members an
+    object does not declare are refused unless it says True. Raises
+    ValueError naming where for a fault."""
     if not isinstance(s, dict):
         raise ValueError("%s: a schema must be a dict, got %r" % (where, s))
     s = dict(s)
@@ -110,11 +117,18 @@ def _schema(s, where):
         raise ValueError("%s: schema type must be one of %s, got %r" % (where, ", ".join(_SCHEMA_TYPES), t))
     if t == "object":
         props = s.get("properties") or {}
-        s["properties"] = {k: _schema(v, "%s.properties.%s" % (where, k)) for k, v in props.items()}
+        s["properties"] = {k: _schema(v, "%s.properties.%s" % (where, k), closed) for k, v in props.items()}
+        if "additionalProperties" in s and not isinstance(s["additionalProperties"], bool):
+            raise ValueError("%s: additionalProperties must be True or False, got %r" % (where, s["additionalProperties"]))
+        req = s.get("required")
+        if req is not None and (not isinstance(req, list) or not all(isinstance(r, str) for r in req)):
+            raise ValueError("%s: required must be a list of member names, got %r" % (where, req))
+        if closed:
+            s.setdefault("additionalProperties", False)
     if t == "array":
         if "items" not in s:
             raise ValueError("%s: an array schema needs items" % where)
-        s["items"] = _schema(s["items"], where + ".items")
+        s["items"] = _schema(s["items"], where + ".items", closed)
     return s
 
 
@@ -134,21 +148,40 @@ def _parameters(fn, name, parameters, sig):
             t = _ANNOTATION_TYPES.get(p.annotation)
             schema = {"type": t} if t else {"type": "string"}
             if p.annotation in (dict,):
-                schema = {"type": "object", "properties": {}}
+                # A dict: any object (a free-form one).
+                schema = {"type": "object", "properties": {}, "additionalProperties": True}
             out.append({"name": p.name, "schema": schema, "required": p.default is inspect.Parameter.empty})
         return out
     if not isinstance(parameters, dict):
         raise ValueError("function %s: parameters must be a dict of name -> JSON Schema" % name)
     for pname, spec in parameters.items():
+        where = "function %s: parameter %s" % (name, pname)
         if not isinstance(spec, dict):
-            raise ValueError("function %s: parameter %s: want a dict (JSON Schema), got %r" % (name, pname, spec))
+            raise ValueError("%s: want a dict (JSON Schema), got %r" % (where, spec))
         spec = dict(spec)
-        required = bool(spec.pop("required", False))
-        desc = spec.pop("description", None)
+        if isinstance(spec.get("schema"), dict):
+            # An OpenTool Parameter Object: {"schema", "required",
+            # "description"}; the schema's own "required" lists an
+            # object's required members.
+            extra = sorted(set(spec) - {"schema", "required", "description"})
+            if extra:
+                raise ValueError("%s: a parameter given with \"schema\" takes only schema, required and description, not %s"
+                                 % (where, ", ".join(extra)))
+            schema = spec["schema"]
+            required = spec.get("required", False)
+        else:
+            # The short form: the schema itself, plus "required": True or
+            # False for the parameter (a list stays in the schema: an
+            # object's required members) and "description".
+            schema = spec
+            required = spec.pop("required") if isinstance(spec.get("required"), bool) else False
+        if not isinstance(required, bool):
+            raise ValueError("%s: required must be True or False, got %r" % (where, required))
+        desc = spec.pop("description", None) if schema is spec else spec.get("description")
         entry = {"name": pname}
         if desc:
             entry["description"] = desc
-        entry["schema"] = _schema(spec, "function %s: parameter %s" % (name, pname))
+        entry["schema"] = _schema(schema, where, closed=True)
         entry["required"] = required
         out.append(entry)
     return out
