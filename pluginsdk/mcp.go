@@ -69,13 +69,13 @@ type ResultCaller interface {
 //
 // ResultFunc panics on the same programmer errors as Func.
 func ResultFunc[In any](name, description string, fn func(context.Context, In) (*mcp.CallToolResult, error)) Function {
-	params, required, in, err := parametersOf(reflect.TypeFor[In]())
+	params, required, in, root, err := parametersOf(reflect.TypeFor[In]())
 	if err != nil {
 		panic(fmt.Sprintf("pluginsdk: ResultFunc %q: input: %v", name, err))
 	}
 	result := func(ctx context.Context, args []byte) (*mcp.CallToolResult, error) {
 		var arg In
-		if err := decodeInput(args, required, &arg); err != nil {
+		if err := decodeInput(args, required, root, &arg); err != nil {
 			return nil, err
 		}
 		res, err := fn(ctx, arg)
