@@ -222,6 +222,11 @@ func runAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	// Signals are caught from here on: one that arrives while the
+	// plugins start waits in sigs for Serve (before, SIGINT right after
+	// "serving" could kill the process with its default action).
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	srv, err := frontdoor.New(frontdoor.Config{
 		Host: hcfg, NewHost: newHost, Addr: c.String("addr"), Version: version.Version,
 		APIKeys: keys, APIKeysFile: c.String("api-keys-file"), InsecureNoAuth: c.Bool("insecure-no-auth"),
@@ -240,8 +245,6 @@ func runAction(c *cli.Context) error {
 	if err != nil {
 		return exitError(err)
 	}
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	return exitError(srv.Serve(sigs))
 }
 
