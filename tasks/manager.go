@@ -13,6 +13,10 @@ import (
 
 // Defaults of Config.
 const (
+	// DefaultAfter is the command line's --task-after: how long a call
+	// that allows a task runs before it becomes one (Config.After has no
+	// default: zero means at once).
+	DefaultAfter            = time.Second
 	DefaultTTL              = 15 * time.Minute
 	DefaultPollInterval     = time.Second
 	DefaultLease            = 10 * time.Second
@@ -45,6 +49,13 @@ type Config struct {
 	// MaxBytesPerOwner caps the bytes of results and errors one owner's
 	// unexpired tasks hold. Default DefaultMaxBytesPerOwner (64 MiB).
 	MaxBytesPerOwner int64
+	// After is how long a call that allows a task (the client opted in)
+	// runs before StartAfter turns it into one; a call that ends sooner is
+	// answered as if tasks did not exist (--task-after). Unlike the other
+	// fields, zero is meaningful and is not replaced by a default: every
+	// such call becomes a task at once. The command line's default is
+	// DefaultAfter.
+	After time.Duration
 	// Logger logs tasks whose state could not be stored. Default: none.
 	Logger hclog.Logger
 }
@@ -111,12 +122,24 @@ func (e *RPCError) Error() string { return fmt.Sprintf("%d %s", e.Code, e.Messag
 // cancelled or the Manager closes.
 type Run func(ctx context.Context) (json.RawMessage, error)
 
-// Start creates a task of owner and runs run for it on this replica,
-// detached from ctx (which bounds only the creation). It returns the
-// record as created, once it is stored. Errors: ErrLimit when owner is
-// at Config.MaxPerOwner tasks or Config.MaxBytesPerOwner bytes, a closed
-// Manager, or the store's.
+// After is Config.After: how long a call that allows a task runs before
+// it becomes one (0: at once).
+func (m *Manager) After() time.Duration { return m.cfg.After }
+
+// Start is StartFrom with no Origin.
 func (m *Manager) Start(ctx context.Context, owner string, run Run) (Record, error) {
+	return m.StartFrom(ctx, owner, Origin{}, run)
+}
+
+// StartFrom creates a task of owner whose call came from origin, and runs
+// run for it on this replica, detached from ctx: run's context carries
+// ctx's values (the caller's identity, trace span) but not its
+// cancellation or deadline, and ctx bounds only the creation. It returns
+// the record as created, once it is stored (extension, "Task Creation":
+// a Get of its id on any replica finds it). Errors: ErrLimit when owner
+// is at Config.MaxPerOwner tasks or Config.MaxBytesPerOwner bytes, a
+// closed Manager, or the store's.
+func (m *Manager) StartFrom(ctx context.Context, owner string, origin Origin, run Run) (Record, error) {
 	n, bytes, err := m.cfg.Store.Usage(ctx, owner)
 	if err != nil {
 		return Record{}, err
@@ -130,8 +153,9 @@ func (m *Manager) Start(ctx context.Context, owner string, run Run) (Record, err
 	}
 	now := time.Now().UTC()
 	rec := Record{ID: id, Owner: owner, Status: Working, CreatedAt: now, LastUpdatedAt: now,
-		TTL: m.cfg.TTL, PollInterval: m.cfg.PollInterval, Replica: m.cfg.Replica, LeaseUntil: now.Add(m.cfg.Lease)}
-	callCtx, cancel := context.WithCancel(context.Background())
+		TTL: m.cfg.TTL, PollInterval: m.cfg.PollInterval, Replica: m.cfg.Replica, LeaseUntil: now.Add(m.cfg.Lease),
+		Origin: origin}
+	callCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
@@ -149,6 +173,78 @@ func (m *Manager) Start(ctx context.Context, owner string, run Run) (Record, err
 	}
 	go m.execute(callCtx, cancel, rec, run)
 	return rec, nil
+}
+
+// StartAfter runs a call that allows a task (the client opted in) and
+// turns it into one if it has not ended within after (Config.After, or
+// what the client asked for): the extension's server-directed creation
+// ("Capability Negotiation": the server decides per request).
+//
+// run starts at once with a context that carries ctx's values; until the
+// call becomes a task, ctx's end (the client went away) cancels it, as
+// for a call without a task. When run ends within after, StartAfter
+// returns what it returned (result, nil, err) and no task exists. Else it
+// creates a task of owner (StartFrom) that takes the running call over,
+// detached from ctx, and returns (nil, &record, nil) once the task is
+// stored; the call's outcome goes to the task (completed with the
+// result, failed with an *RPCError, cancelled by Cancel).
+//
+// When the task cannot be created (ErrLimit, the store failing),
+// StartAfter logs why and waits for the call as if tasks did not exist,
+// returning its outcome: a client that allows a task must take a plain
+// answer too.
+func (m *Manager) StartAfter(ctx context.Context, owner string, origin Origin, after time.Duration, run Run) (json.RawMessage, *Record, error) {
+	callCtx, cancelCall := context.WithCancel(context.WithoutCancel(ctx))
+	type outcome struct {
+		result json.RawMessage
+		err    error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		r, err := run(callCtx)
+		done <- outcome{r, err}
+	}()
+	// wait waits for the call bound to ctx again (the answer is plain).
+	wait := func() (json.RawMessage, *Record, error) {
+		stop := context.AfterFunc(ctx, cancelCall)
+		defer stop()
+		o := <-done
+		cancelCall()
+		return o.result, nil, o.err
+	}
+	follow := context.AfterFunc(ctx, cancelCall) // the request's end ends the call, until it is a task
+	if after > 0 {
+		t := time.NewTimer(after)
+		defer t.Stop()
+		select {
+		case o := <-done:
+			follow()
+			cancelCall()
+			return o.result, nil, o.err
+		case <-t.C:
+		}
+	}
+	if !follow() { // ctx ended meanwhile and cancelled the call
+		return wait()
+	}
+	select {
+	case o := <-done: // ended just now: no task needed
+		cancelCall()
+		return o.result, nil, o.err
+	default:
+	}
+	rec, err := m.StartFrom(ctx, owner, origin, func(taskCtx context.Context) (json.RawMessage, error) {
+		stop := context.AfterFunc(taskCtx, cancelCall) // Cancel, or the Manager closing
+		defer stop()
+		o := <-done
+		cancelCall()
+		return o.result, o.err
+	})
+	if err != nil {
+		m.cfg.Logger.Warn("call not turned into a task: answering it when it ends", "owner", owner, "function", origin.Function, "error", err)
+		return wait()
+	}
+	return nil, &rec, nil
 }
 
 // execute runs one task's call and stores its outcome.
