@@ -65,7 +65,7 @@ type Manager struct {
 	cfg Config
 
 	mu      sync.Mutex
-	running map[string]context.CancelFunc // task id → cancel of its call, on this replica
+	running map[string]context.CancelCauseFunc // task id → cancel of its call, on this replica
 	wg      sync.WaitGroup
 	closed  bool
 	stop    chan struct{}
@@ -91,7 +91,7 @@ func NewManager(cfg Config) (*Manager, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
 	}
-	m := &Manager{cfg: cfg, running: map[string]context.CancelFunc{}, stop: make(chan struct{})}
+	m := &Manager{cfg: cfg, running: map[string]context.CancelCauseFunc{}, stop: make(chan struct{})}
 	m.wg.Add(1)
 	go m.renewLoop()
 	return m, nil
@@ -104,6 +104,19 @@ func orDefault[T comparable](v, def T) T {
 	}
 	return v
 }
+
+// The causes of a task's cancellation, its status message when it ends
+// cancelled.
+var (
+	// ErrCancelled: Cancel was asked for the task (on any replica).
+	ErrCancelled = errors.New("cancelled at the client's request")
+	// ErrClosed: the Manager running the call closed (the host shut
+	// down) before the call ended.
+	ErrClosed = errors.New("cancelled: the host running the call shut down before it ended")
+	// errEndedElsewhere: another replica ended the task (failed it when
+	// this replica's lease ran out): the call here is of no use any more.
+	errEndedElsewhere = errors.New("cancelled: the task was ended by another replica (its lease had run out)")
+)
 
 // RPCError is a call's JSON-RPC error (extension, "Task Execution
 // Errors"): a run that returns one fails its task with it.
@@ -155,11 +168,11 @@ func (m *Manager) StartFrom(ctx context.Context, owner string, origin Origin, ru
 	rec := Record{ID: id, Owner: owner, Status: Working, CreatedAt: now, LastUpdatedAt: now,
 		TTL: m.cfg.TTL, PollInterval: m.cfg.PollInterval, Replica: m.cfg.Replica, LeaseUntil: now.Add(m.cfg.Lease),
 		Origin: origin}
-	callCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	callCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
-		cancel()
+		cancel(nil)
 		return Record{}, errors.New("task manager is closed")
 	}
 	m.running[id] = cancel
@@ -167,7 +180,7 @@ func (m *Manager) StartFrom(ctx context.Context, owner string, origin Origin, ru
 	m.mu.Unlock()
 	if err := m.cfg.Store.Create(ctx, rec); err != nil {
 		m.forget(id)
-		cancel()
+		cancel(nil)
 		m.wg.Done()
 		return Record{}, err
 	}
@@ -195,14 +208,14 @@ func (m *Manager) StartFrom(ctx context.Context, owner string, origin Origin, ru
 // answer too.
 func (m *Manager) StartAfter(ctx context.Context, owner string, origin Origin, after time.Duration, run Run) (json.RawMessage, *Record, error) {
 	callCtx, cancelCall := context.WithCancel(context.WithoutCancel(ctx))
-	type outcome struct {
+	type ended struct {
 		result json.RawMessage
 		err    error
 	}
-	done := make(chan outcome, 1)
+	done := make(chan ended, 1)
 	go func() {
 		r, err := run(callCtx)
-		done <- outcome{r, err}
+		done <- ended{r, err}
 	}()
 	// wait waits for the call bound to ctx again (the answer is plain).
 	wait := func() (json.RawMessage, *Record, error) {
@@ -248,9 +261,9 @@ func (m *Manager) StartAfter(ctx context.Context, owner string, origin Origin, a
 }
 
 // execute runs one task's call and stores its outcome.
-func (m *Manager) execute(ctx context.Context, cancel context.CancelFunc, rec Record, run Run) {
+func (m *Manager) execute(ctx context.Context, cancel context.CancelCauseFunc, rec Record, run Run) {
 	defer m.wg.Done()
-	defer cancel()
+	defer cancel(nil)
 	defer m.forget(rec.ID)
 	result, err := run(ctx)
 	final := outcome(ctx, result, err)
@@ -273,7 +286,7 @@ func outcome(ctx context.Context, result json.RawMessage, err error) Record {
 	case err == nil:
 		return Record{Status: Completed, Result: result}
 	case ctx.Err() != nil:
-		return Record{Status: Cancelled, StatusMessage: "cancelled: " + err.Error()}
+		return Record{Status: Cancelled, StatusMessage: context.Cause(ctx).Error()}
 	case errors.As(err, &rpcErr):
 		b, _ := json.Marshal(rpcErr)
 		return Record{Status: Failed, StatusMessage: rpcErr.Message, Error: b}
@@ -341,7 +354,7 @@ func (m *Manager) Cancel(ctx context.Context, owner, id string) error {
 	cancel := m.running[id]
 	m.mu.Unlock()
 	if cancel != nil {
-		cancel()
+		cancel(ErrCancelled)
 	}
 	return nil
 }
@@ -350,7 +363,7 @@ func (m *Manager) Cancel(ctx context.Context, owner, id string) error {
 // and cancels those whose task asks for it.
 func (m *Manager) renewLoop() {
 	defer m.wg.Done()
-	t := time.NewTicker(m.cfg.Lease / 3)
+	t := time.NewTicker(max(m.cfg.Lease/3, time.Millisecond))
 	defer t.Stop()
 	for {
 		select {
@@ -365,7 +378,7 @@ func (m *Manager) renewLoop() {
 // renew renews every running call's lease once.
 func (m *Manager) renew() {
 	m.mu.Lock()
-	ids := make(map[string]context.CancelFunc, len(m.running))
+	ids := make(map[string]context.CancelCauseFunc, len(m.running))
 	for id, c := range m.running {
 		ids[id] = c
 	}
@@ -380,8 +393,10 @@ func (m *Manager) renew() {
 		switch {
 		case err != nil:
 			m.cfg.Logger.Warn("task lease not renewed", "task", id, "error", err)
-		case rec.CancelRequested || rec.Status.Terminal():
-			cancel()
+		case rec.CancelRequested:
+			cancel(ErrCancelled)
+		case rec.Status.Terminal():
+			cancel(errEndedElsewhere)
 		}
 	}
 }
@@ -404,7 +419,7 @@ func (m *Manager) Close() {
 	}
 	m.closed = true
 	for _, cancel := range m.running {
-		cancel()
+		cancel(ErrClosed)
 	}
 	m.mu.Unlock()
 	close(m.stop)

@@ -212,7 +212,9 @@ func TestCancelReachesTheCall(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatal("the call was not cancelled")
 		}
-		waitStatus(t, m, "k", rec.ID, tasks.Cancelled)
+		if got := waitStatus(t, m, "k", rec.ID, tasks.Cancelled); got.StatusMessage != tasks.ErrCancelled.Error() {
+			t.Errorf("status message %q, want %q", got.StatusMessage, tasks.ErrCancelled.Error())
+		}
 		if err := m.Cancel(context.Background(), "k", rec.ID); err != nil {
 			t.Errorf("cancel of a terminal task: %v, want nil (acknowledged)", err)
 		}
