@@ -3,6 +3,8 @@ package httpapi_test
 import (
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -177,4 +179,40 @@ func TestTaskExtensionOff(t *testing.T) {
 	if st != http.StatusNotFound || !strings.Contains(body, "does not run calls as tasks") {
 		t.Errorf("GET task without tasks: HTTP %d %s", st, body)
 	}
+}
+
+// TestTaskOfRevokedKey: a task's call outlives its request, so the
+// revocation of its key (removed from the keys file) cancels it by
+// itself, as it would have ended the request.
+func TestTaskOfRevokedKey(t *testing.T) {
+	h := testutil.StartHost(t, nil, "./internal/testplugins/faulty")
+	file := filepath.Join(t.TempDir(), "keys.json")
+	write := func(body string) {
+		if err := os.WriteFile(file, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const bobOnly = `{"keys":[{"name":"bob","key":"bob-key","allow":["*"]}]}`
+	write(`{"keys":[{"name":"alice","key":"alice-key","allow":["*"]},{"name":"bob","key":"bob-key","allow":["*"]}]}`)
+	guard, err := access.New(access.Config{File: file})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := testutil.Serve(t, guard.Middleware(httpapi.New(h, httpapi.Config{Logger: testutil.Logger(t), Tasks: newTaskManager(t, 0)})))
+	st, _, body := postJSON(t, base+"/opentool/call", `{"jsonrpc":"2.0","method":"sleep","params":{"ms":20000},"id":1}`, alice, async)
+	if st != http.StatusAccepted {
+		t.Fatalf("HTTP %d %s, want 202", st, body)
+	}
+	sleeps := func() string {
+		_, _, body := postJSON(t, base+"/opentool/call", `{"jsonrpc":"2.0","method":"sleeps","id":2}`, bob)
+		return body
+	}
+	testutil.Eventually(t, 10*time.Second, "the sleep runs", func() bool { return strings.Contains(sleeps(), `"active":1`) })
+	write(bobOnly)
+	if err := guard.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 10*time.Second, "the revoked key's task cancelled in the plugin", func() bool {
+		return sleeps() == `{"jsonrpc":"2.0","result":{"active":0,"cancelled":1},"id":2}`
+	})
 }
