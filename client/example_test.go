@@ -104,12 +104,12 @@ func startExampleServer() (string, func()) {
 // default), Wait polls it until it ends, and the task id may be kept to
 // resume polling later, from another process or through another replica
 // sharing the host's --task-store. (Not run: it needs a host serving a
-// slow function.)
+// slow function, transcode here.)
 func ExampleClient_CallTask() {
 	ctx := context.Background()
 	c := client.New(client.WithBaseURL("http://127.0.0.1:9627/opentool"), client.WithAPIKey("my-key"))
 
-	task, err := c.CallTask(ctx, client.FunctionCall{Name: "sleep", Arguments: map[string]any{"ms": 30000}})
+	task, err := c.CallTask(ctx, client.FunctionCall{Name: "transcode", Arguments: map[string]any{"file": "talk.mp4"}})
 	if err != nil {
 		log.Fatal(err) // the request failed: no key, host down, ...
 	}
