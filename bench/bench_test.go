@@ -61,6 +61,8 @@ var env struct {
 	httpAddr  string // bare net/http echo
 	stackAddr string // bare net/http handler → bare gRPC plugin
 	hostAddr  string // httpapi on the host
+	// closeFront closes the front door's task manager (frontdoor.Front).
+	closeFront func()
 	host      *host.Host
 	servers   []*http.Server
 	lg        *harness.Loadgen // the HTTP clients, in a process of their own
@@ -160,6 +162,7 @@ func doSetup() error {
 		ln.Close()
 		return err
 	}
+	env.closeFront = front.Close
 	env.hostAddr = serveOn(ln, front.Handler)
 	env.setupTook = time.Since(start)
 	return nil
@@ -168,6 +171,9 @@ func doSetup() error {
 func teardown() {
 	for _, s := range env.servers {
 		_ = s.Close()
+	}
+	if env.closeFront != nil {
+		env.closeFront()
 	}
 	if env.host != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -6,6 +6,10 @@
 //	c := client.New(client.WithBaseURL("http://127.0.0.1:9627/opentool"), client.WithAPIKey(key))
 //	ret, err := c.Call(ctx, client.FunctionCall{Name: "count"})
 //
+// CallTask calls with a task allowed: a long call is answered with a Task
+// that Task.Wait polls until it ends (tasks.go, opentool-host's task
+// extension).
+//
 // Errors are the section 6 exceptions as Go types (errors.go):
 // *UnauthorizedError for HTTP 401, *NoAccessError for HTTP 404 or an
 // unreachable server, *CallError for a failed call (error.code and
@@ -160,18 +164,44 @@ func (c *Client) Load(ctx context.Context) (*opentool.OpenTool, error) {
 // do sends one request and returns the response when its status is 200;
 // any other status is turned into the matching error and the body closed.
 func (c *Client) do(ctx context.Context, method, path string, body []byte, accept string) (*http.Response, error) {
+	return c.send(ctx, request{method: method, path: path, body: body, accept: accept})
+}
+
+// request is one request of send.
+type request struct {
+	method, path string
+	body         []byte
+	accept       string
+	// prefer is the Prefer header (CallTask), "" for none.
+	prefer string
+	// task marks the task routes: 202 is a success, and a 404 with a
+	// JSON-RPC error is the task's absence (*TaskNotFoundError), not a
+	// wrong base URL.
+	task bool
+	// taskID is the task of a task route, for *TaskNotFoundError.
+	taskID string
+}
+
+// send sends rq and returns the response when its status is 200 (or 202
+// for rq.task); any other status is turned into the matching error and
+// the body closed.
+func (c *Client) send(ctx context.Context, rq request) (*http.Response, error) {
+	method, path := rq.method, rq.path
 	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
+	if rq.body != nil {
+		rd = bytes.NewReader(rq.body)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, c.baseURL+path, rd)
 	if err != nil {
 		return nil, fmt.Errorf("opentool client: %s %s: %w", method, path, err)
 	}
-	if body != nil {
+	if rq.body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	req.Header.Set("Accept", accept)
+	req.Header.Set("Accept", rq.accept)
+	if rq.prefer != "" {
+		req.Header.Set("Prefer", rq.prefer)
+	}
 	if c.apiKey != "" {
 		req.Header.Set("Authorization", "Bearer "+c.apiKey)
 	}
@@ -182,19 +212,21 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte, accep
 		}
 		return nil, &NoAccessError{Err: err}
 	}
-	if resp.StatusCode == http.StatusOK {
+	if resp.StatusCode == http.StatusOK || rq.task && resp.StatusCode == http.StatusAccepted {
 		return resp, nil
 	}
 	defer resp.Body.Close()
-	switch resp.StatusCode {
-	case http.StatusUnauthorized:
-		return nil, &UnauthorizedError{}
-	case http.StatusNotFound:
-		return nil, &NoAccessError{Status: http.StatusNotFound}
-	}
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	var r jsonrpc.Response
-	if json.Unmarshal(b, &r) == nil && r.Error != nil {
+	isRPC := json.Unmarshal(b, &r) == nil && r.Error != nil
+	switch {
+	case resp.StatusCode == http.StatusUnauthorized:
+		return nil, &UnauthorizedError{}
+	case resp.StatusCode == http.StatusNotFound && rq.task && isRPC:
+		return nil, &TaskNotFoundError{ID: rq.taskID, Message: r.Error.Message}
+	case resp.StatusCode == http.StatusNotFound:
+		return nil, &NoAccessError{Status: http.StatusNotFound}
+	case isRPC:
 		return nil, callError(r.Error, resp.StatusCode)
 	}
 	msg := fmt.Sprintf("HTTP %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))

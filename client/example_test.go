@@ -98,3 +98,32 @@ func startExampleServer() (string, func()) {
 		_ = os.RemoveAll(dir)
 	}
 }
+
+// ExampleClient_CallTask runs a long call as a task: the host answers
+// with a task once the call has run for its --task-after (1 s by
+// default), Wait polls it until it ends, and the task id may be kept to
+// resume polling later, from another process or through another replica
+// sharing the host's --task-store. (Not run: it needs a host serving a
+// slow function, transcode here.)
+func ExampleClient_CallTask() {
+	ctx := context.Background()
+	c := client.New(client.WithBaseURL("http://127.0.0.1:9627/opentool"), client.WithAPIKey("my-key"))
+
+	task, err := c.CallTask(ctx, client.FunctionCall{Name: "transcode", Arguments: map[string]any{"file": "talk.mp4"}})
+	if err != nil {
+		log.Fatal(err) // the request failed: no key, host down, ...
+	}
+	if !task.Done() {
+		fmt.Println("running as task", task.ID, "poll every", task.PollInterval)
+	}
+	ret, err := task.Wait(ctx) // or task.Cancel(ctx); c.Task(id).Wait(ctx) resumes by id
+	var cancelled *client.TaskCancelledError
+	switch {
+	case errors.As(err, &cancelled):
+		fmt.Println("cancelled:", cancelled.Message)
+	case err != nil:
+		log.Fatal(err) // the call's *client.CallError, or the polling's error
+	default:
+		fmt.Println(ret.Result)
+	}
+}

@@ -86,7 +86,8 @@ func Handler(r Routes, c Chain) (http.Handler, error) {
 // route is the route table: every path the host serves, in one place.
 //
 //	/opentool/version, /opentool/call, /opentool/streamCall,
-//	/opentool/load, /opentool/export, /health   → OpenTool (httpapi)
+//	/opentool/load, /opentool/export,
+//	/opentool/tasks/{id}, /health               → OpenTool (httpapi)
 //	/otc/health, /otc/tools, /otc/call          → Open Tool Calling (otc)
 //	/mcp                                        → MCP (mcpapi)
 //	/metrics                                    → Prometheus

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 	"github.com/opentool-host/opentool-host/metrics"
 	"github.com/opentool-host/opentool-host/otc"
 	"github.com/opentool-host/opentool-host/statusui"
+	"github.com/opentool-host/opentool-host/tasks"
 )
 
 // Config is everything between the socket and host.Call: what `opentool-host
@@ -74,6 +76,20 @@ type Config struct {
 	// at 503 "draining" (SIGINT skips it); ShutdownTimeout bounds the wait
 	// for calls in flight and plugins after it.
 	DrainDelay, ShutdownTimeout time.Duration
+
+	// TaskStore is where the tasks of long calls are kept (--task-store,
+	// tasks.OpenStore): "" or "memory" for this process's memory, or a
+	// Redis URL redis://[:PASSWORD@]HOST:PORT/DB (rediss:// for TLS) that
+	// replicas share, so that any of them answers for a task.
+	TaskStore string
+	// Tasks configures the task manager, one per server, shared by the
+	// front ends (--task-after, --task-ttl, --task-lease,
+	// --task-max-per-key, --task-max-bytes-per-key); NewFront sets its
+	// Store (from TaskStore), Logger and, when empty, Replica (this
+	// machine's name and the process id). Zero fields take the tasks
+	// package's defaults, except After: zero turns every call that allows
+	// a task into one at once (run's default is tasks.DefaultAfter).
+	Tasks tasks.Config
 }
 
 // ConfigError is a refusal of the configuration itself (an exposure
@@ -188,6 +204,10 @@ func (s *Server) Start() (err error) {
 	if err != nil {
 		return err
 	}
+	// After the host's drain (Serve's shutdown) and before its close: the
+	// calls of tasks run on this replica have ended or are cancelled, and
+	// their outcome is stored.
+	s.undo = append(s.undo, front.Close)
 	s.ready = front.Readiness
 	stopTracing, err := setupTracing(s.ctx)
 	if err != nil {
@@ -240,22 +260,39 @@ type Front struct {
 	// OnShutdown are for http.Server.RegisterOnShutdown: MCP streams that
 	// only wait for notifications, and /events streams, end at once.
 	OnShutdown []func()
+	// Tasks runs long calls as tasks for the front ends (Config.Tasks).
+	Tasks *tasks.Manager
+	// Close closes what NewFront opened: the task manager (the calls of
+	// tasks still running here are cancelled and their outcome stored)
+	// and its store. Call it once the host has drained its calls.
+	Close func()
 }
 
 // NewFront builds the front ends of h (OpenTool, OTC, MCP, the status
 // page, /metrics from m) behind the chain (Chain, Handler) with c's
-// limits; listen is the listener's address (the request guard accepts
-// it as a Host), guard the API keys. ctx ends MCP's list_changed
-// follower and the keys file's watcher. Errors: *ConfigError for a
-// request guard setting that is not valid (an --allowed-origin that is
-// not an origin).
-func NewFront(ctx context.Context, h *host.Host, listen net.Addr, guard *access.Guard, m *metrics.Metrics, c Config) (*Front, error) {
+// limits, and the task manager they share (c.TaskStore, c.Tasks); listen
+// is the listener's address (the request guard accepts it as a Host),
+// guard the API keys. ctx ends MCP's list_changed follower and the keys
+// file's watcher. Errors: *ConfigError for a request guard setting that
+// is not valid (an --allowed-origin that is not an origin) or a task
+// store that is not one; the task store not answering (a Redis server
+// down, within 10 s). Call Front.Close when done.
+func NewFront(ctx context.Context, h *host.Host, listen net.Addr, guard *access.Guard, m *metrics.Metrics, c Config) (_ *Front, err error) {
 	log := c.Host.Logger
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
+	tm, closeTasks, err := newTasks(ctx, c, log.Named("tasks"))
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			closeTasks()
+		}
+	}()
 	ready := &Readiness{Plugins: h.Plugins, WriteTimeout: c.WriteTimeout}
-	api := httpapi.New(h, httpapi.Config{Version: c.Version, MaxBodyBytes: c.MaxBodyBytes, Logger: log.Named("http"), WriteTimeout: c.WriteTimeout, Ready: ready.Status})
+	api := httpapi.New(h, httpapi.Config{Version: c.Version, MaxBodyBytes: c.MaxBodyBytes, Logger: log.Named("http"), WriteTimeout: c.WriteTimeout, Ready: ready.Status, Tasks: tm})
 	mcps := mcpapi.New(h, mcpapi.Config{MaxResultBytes: c.Host.MaxResultBytes, Logger: log.Named("mcp"),
 		ToolSearch: c.ToolSearch, ToolSearchThreshold: c.ToolSearchThreshold})
 	go mcps.Follow(ctx)
@@ -282,7 +319,44 @@ func NewFront(ctx context.Context, h *host.Host, listen net.Addr, guard *access.
 	if err != nil {
 		return nil, &ConfigError{err}
 	}
-	return &Front{Handler: handler, Readiness: ready, OnShutdown: []func(){mcps.Shutdown, ui.Shutdown}}, nil
+	return &Front{Handler: handler, Readiness: ready, OnShutdown: []func(){mcps.Shutdown, ui.Shutdown}, Tasks: tm, Close: closeTasks}, nil
+}
+
+// taskStoreTimeout bounds connecting to the task store at start.
+const taskStoreTimeout = 10 * time.Second
+
+// newTasks opens c.TaskStore and starts the task manager of c.Tasks on
+// it; the returned function closes both, once. Errors: *ConfigError for a
+// TaskStore that is not one, else the store's (not answering).
+func newTasks(ctx context.Context, c Config, log hclog.Logger) (*tasks.Manager, func(), error) {
+	if err := tasks.CheckStore(c.TaskStore); err != nil {
+		return nil, nil, &ConfigError{fmt.Errorf("--task-store: %w", err)}
+	}
+	tasks.SetRedisLogger(log.Named("redis"))
+	sctx, cancel := context.WithTimeout(ctx, taskStoreTimeout)
+	defer cancel()
+	store, err := tasks.OpenStore(sctx, c.TaskStore)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--task-store: %w", err)
+	}
+	cfg := c.Tasks
+	cfg.Store, cfg.Logger = store, log
+	if cfg.Replica == "" {
+		name, _ := os.Hostname()
+		cfg.Replica = fmt.Sprintf("%s pid %d", name, os.Getpid())
+	}
+	tm, err := tasks.NewManager(cfg)
+	if err != nil {
+		_ = store.Close()
+		return nil, nil, err
+	}
+	var once sync.Once
+	return tm, func() {
+		once.Do(func() {
+			tm.Close()
+			_ = store.Close()
+		})
+	}, nil
 }
 
 // Serve serves until SIGINT or SIGTERM arrives on sigs (SIGHUP rescans

@@ -16,6 +16,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.26.0"
 
+	"github.com/opentool-host/opentool-host/httpapi"
 	"github.com/opentool-host/opentool-host/internal/version"
 )
 
@@ -96,6 +97,9 @@ func traced() func(http.Handler) http.Handler {
 
 // routeOf returns the route path p belongs to, or "other".
 func routeOf(p string) string {
+	if strings.HasPrefix(p, httpapi.TasksPath+"/") {
+		return httpapi.TasksPath + "/{id}"
+	}
 	for _, r := range spanRoutes {
 		if p == r {
 			return r

@@ -13,7 +13,9 @@ import (
 // handleCall serves POST /opentool/call (client/server protocol 1.0.0,
 // section 2): a JSON-RPC 2.0 request in, a JSON-RPC response out. HTTP
 // 200 for results and call errors; 400 for -32700 and -32600; 413 for a
-// body over MaxBodyBytes; 415 for a non-JSON Content-Type.
+// body over MaxBodyBytes; 415 for a non-JSON Content-Type. With
+// Config.Tasks, a request with "Prefer: respond-async" may be answered
+// with HTTP 202 and a task instead (tasks.go).
 func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 	bp := getBuf()
 	defer putBuf(bp)
@@ -22,10 +24,16 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 	if !ok || s.rateLimited(w, r, req.ID, bp) {
 		return
 	}
+	if s.cfg.Tasks != nil {
+		if after, async := preferAsync(r.Header, s.cfg.Tasks.After()); async {
+			s.callAsTask(w, r, req, after, bp)
+			return
+		}
+	}
 	result, err := s.b.Call(callContext(r, req), req.Method, req.Params)
 	out := (*bp)[len(*bp):]
 	if err != nil {
-		je := s.rpcError(r, req.Method, err)
+		je := s.rpcError(r.Context(), req.Method, err)
 		if je == nil { // the client went away
 			return
 		}
@@ -40,7 +48,7 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 // this front end and the JSON-RPC id (the API key's name comes from the
 // access middleware).
 func callContext(r *http.Request, req *jsonrpc.Request) context.Context {
-	return host.WithCaller(r.Context(), host.Caller{FrontEnd: "opentool", CallID: strings.Trim(string(req.ID), `"`)})
+	return host.WithCaller(r.Context(), host.Caller{FrontEnd: FrontEnd, CallID: strings.Trim(string(req.ID), `"`)})
 }
 
 // decodeCall reads and decodes the request into *bp; when it is not a

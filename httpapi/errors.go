@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 
@@ -9,9 +10,9 @@ import (
 	"github.com/opentool-host/opentool-host/jsonrpc"
 )
 
-// rpcError translates an error of Backend.Call or Backend.StreamCall into
-// the JSON-RPC error sent to the client, or nil when the client went away
-// (nothing to send). Every call error is a *host.Error; its Kind decides:
+// rpcError translates an error of Backend.Call or Backend.StreamCall made
+// with ctx into the JSON-RPC error sent to the client, or nil when ctx
+// ended (the client went away, a task was cancelled: nothing to send). Every call error is a *host.Error; its Kind decides:
 //   - KindInvalidParams → -32602 "invalid params: FAULT; FAULT" with data
 //     {"faults": [{"path","message"}]};
 //   - KindTool → the tool's own code and message;
@@ -22,10 +23,10 @@ import (
 //     result rejected, transport) → -32603 with the error's message and
 //     data {"kind", "plugin"} (and "status" for an exit). A plugin's
 //     stderr is never sent; the host logs it.
-func (s *Server) rpcError(r *http.Request, fn string, err error) *jsonrpc.Error {
+func (s *Server) rpcError(ctx context.Context, fn string, err error) *jsonrpc.Error {
 	e := host.AsError(err)
 	if e == nil {
-		if r.Context().Err() != nil {
+		if ctx.Err() != nil {
 			return nil
 		}
 		s.cfg.Logger.Error("call failed", "function", fn, "error", err)
@@ -41,7 +42,7 @@ func (s *Server) rpcError(r *http.Request, fn string, err error) *jsonrpc.Error 
 	case host.KindWrongKind:
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: " + e.Message}
 	case host.KindCanceled:
-		if r.Context().Err() != nil {
+		if ctx.Err() != nil {
 			return nil
 		}
 	}

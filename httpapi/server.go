@@ -1,5 +1,7 @@
 // Package httpapi serves a Host over HTTP: the OpenTool API under
-// /opentool (client/server protocol 1.0.0, sections 1-3) and GET /health.
+// /opentool (client/server protocol 1.0.0, sections 1-3), its task
+// extension (tasks.go: long calls answered with a task to poll at
+// /opentool/tasks/{id}) and GET /health.
 //
 // One call travels: call.go (read the body with httpguard.ReadBody, decode
 // the JSON-RPC request) → Backend.Call (host/call.go: route, validate,
@@ -25,6 +27,7 @@ import (
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/internal/httpguard"
 	"github.com/opentool-host/opentool-host/opentool"
+	"github.com/opentool-host/opentool-host/tasks"
 )
 
 // Backend is what the HTTP API needs from a host. *host.Host implements it.
@@ -72,6 +75,13 @@ type Config struct {
 	// Readiness.Status, which knows about draining), reported by GET
 	// /health. Default: host.Readiness over the plugins.
 	Ready func() string
+	// Tasks, when set, runs the calls whose request allows it
+	// ("Prefer: respond-async") as tasks once they have run for
+	// Tasks.After(), and serves GET and DELETE /opentool/tasks/{id}: the
+	// OpenTool task extension (tasks.go). Nil: the preference is ignored
+	// (every call is answered when it ends) and the task routes answer
+	// 404.
+	Tasks *tasks.Manager
 }
 
 // Server is the http.Handler of the API.
@@ -113,6 +123,8 @@ func (s *Server) Mount(mux *http.ServeMux) {
 	mux.HandleFunc("POST "+BasePath+"/streamCall", s.handleStreamCall)
 	mux.HandleFunc("GET "+BasePath+"/load", s.handleLoad)
 	mux.HandleFunc("GET "+BasePath+"/export", s.handleExport)
+	mux.HandleFunc("GET "+TasksPath+"/{id}", s.handleTaskGet)
+	mux.HandleFunc("DELETE "+TasksPath+"/{id}", s.handleTaskDelete)
 	mux.HandleFunc("GET /health", s.handleHealth)
 }
 

@@ -94,7 +94,7 @@ func (s *Server) handleStreamCall(w http.ResponseWriter, r *http.Request) {
 		return // the client went away
 	}
 	if err != nil {
-		je := s.rpcError(r, req.Method, err)
+		je := s.rpcError(r.Context(), req.Method, err)
 		if je == nil {
 			return
 		}

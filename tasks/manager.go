@@ -13,6 +13,10 @@ import (
 
 // Defaults of Config.
 const (
+	// DefaultAfter is the command line's --task-after: how long a call
+	// that allows a task runs before it becomes one (Config.After has no
+	// default: zero means at once).
+	DefaultAfter            = time.Second
 	DefaultTTL              = 15 * time.Minute
 	DefaultPollInterval     = time.Second
 	DefaultLease            = 10 * time.Second
@@ -45,6 +49,13 @@ type Config struct {
 	// MaxBytesPerOwner caps the bytes of results and errors one owner's
 	// unexpired tasks hold. Default DefaultMaxBytesPerOwner (64 MiB).
 	MaxBytesPerOwner int64
+	// After is how long a call that allows a task (the client opted in)
+	// runs before StartAfter turns it into one; a call that ends sooner is
+	// answered as if tasks did not exist (--task-after). Unlike the other
+	// fields, zero is meaningful and is not replaced by a default: every
+	// such call becomes a task at once. The command line's default is
+	// DefaultAfter.
+	After time.Duration
 	// Logger logs tasks whose state could not be stored. Default: none.
 	Logger hclog.Logger
 }
@@ -54,7 +65,7 @@ type Manager struct {
 	cfg Config
 
 	mu      sync.Mutex
-	running map[string]context.CancelFunc // task id → cancel of its call, on this replica
+	running map[string]context.CancelCauseFunc // task id → cancel of its call, on this replica
 	wg      sync.WaitGroup
 	closed  bool
 	stop    chan struct{}
@@ -80,7 +91,7 @@ func NewManager(cfg Config) (*Manager, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
 	}
-	m := &Manager{cfg: cfg, running: map[string]context.CancelFunc{}, stop: make(chan struct{})}
+	m := &Manager{cfg: cfg, running: map[string]context.CancelCauseFunc{}, stop: make(chan struct{})}
 	m.wg.Add(1)
 	go m.renewLoop()
 	return m, nil
@@ -93,6 +104,19 @@ func orDefault[T comparable](v, def T) T {
 	}
 	return v
 }
+
+// The causes of a task's cancellation, its status message when it ends
+// cancelled.
+var (
+	// ErrCancelled: Cancel was asked for the task (on any replica).
+	ErrCancelled = errors.New("cancelled at the client's request")
+	// ErrClosed: the Manager running the call closed (the host shut
+	// down) before the call ended.
+	ErrClosed = errors.New("cancelled: the host running the call shut down before it ended")
+	// errEndedElsewhere: another replica ended the task (failed it when
+	// this replica's lease ran out): the call here is of no use any more.
+	errEndedElsewhere = errors.New("cancelled: the task was ended by another replica (its lease had run out)")
+)
 
 // RPCError is a call's JSON-RPC error (extension, "Task Execution
 // Errors"): a run that returns one fails its task with it.
@@ -111,12 +135,24 @@ func (e *RPCError) Error() string { return fmt.Sprintf("%d %s", e.Code, e.Messag
 // cancelled or the Manager closes.
 type Run func(ctx context.Context) (json.RawMessage, error)
 
-// Start creates a task of owner and runs run for it on this replica,
-// detached from ctx (which bounds only the creation). It returns the
-// record as created, once it is stored. Errors: ErrLimit when owner is
-// at Config.MaxPerOwner tasks or Config.MaxBytesPerOwner bytes, a closed
-// Manager, or the store's.
+// After is Config.After: how long a call that allows a task runs before
+// it becomes one (0: at once).
+func (m *Manager) After() time.Duration { return m.cfg.After }
+
+// Start is StartFrom with no Origin.
 func (m *Manager) Start(ctx context.Context, owner string, run Run) (Record, error) {
+	return m.StartFrom(ctx, owner, Origin{}, run)
+}
+
+// StartFrom creates a task of owner whose call came from origin, and runs
+// run for it on this replica, detached from ctx: run's context carries
+// ctx's values (the caller's identity, trace span) but not its
+// cancellation or deadline, and ctx bounds only the creation. It returns
+// the record as created, once it is stored (extension, "Task Creation":
+// a Get of its id on any replica finds it). Errors: ErrLimit when owner
+// is at Config.MaxPerOwner tasks or Config.MaxBytesPerOwner bytes, a
+// closed Manager, or the store's.
+func (m *Manager) StartFrom(ctx context.Context, owner string, origin Origin, run Run) (Record, error) {
 	n, bytes, err := m.cfg.Store.Usage(ctx, owner)
 	if err != nil {
 		return Record{}, err
@@ -130,12 +166,13 @@ func (m *Manager) Start(ctx context.Context, owner string, run Run) (Record, err
 	}
 	now := time.Now().UTC()
 	rec := Record{ID: id, Owner: owner, Status: Working, CreatedAt: now, LastUpdatedAt: now,
-		TTL: m.cfg.TTL, PollInterval: m.cfg.PollInterval, Replica: m.cfg.Replica, LeaseUntil: now.Add(m.cfg.Lease)}
-	callCtx, cancel := context.WithCancel(context.Background())
+		TTL: m.cfg.TTL, PollInterval: m.cfg.PollInterval, Replica: m.cfg.Replica, LeaseUntil: now.Add(m.cfg.Lease),
+		Origin: origin}
+	callCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
-		cancel()
+		cancel(nil)
 		return Record{}, errors.New("task manager is closed")
 	}
 	m.running[id] = cancel
@@ -143,7 +180,7 @@ func (m *Manager) Start(ctx context.Context, owner string, run Run) (Record, err
 	m.mu.Unlock()
 	if err := m.cfg.Store.Create(ctx, rec); err != nil {
 		m.forget(id)
-		cancel()
+		cancel(nil)
 		m.wg.Done()
 		return Record{}, err
 	}
@@ -151,10 +188,82 @@ func (m *Manager) Start(ctx context.Context, owner string, run Run) (Record, err
 	return rec, nil
 }
 
+// StartAfter runs a call that allows a task (the client opted in) and
+// turns it into one if it has not ended within after (Config.After, or
+// what the client asked for): the extension's server-directed creation
+// ("Capability Negotiation": the server decides per request).
+//
+// run starts at once with a context that carries ctx's values; until the
+// call becomes a task, ctx's end (the client went away) cancels it, as
+// for a call without a task. When run ends within after, StartAfter
+// returns what it returned (result, nil, err) and no task exists. Else it
+// creates a task of owner (StartFrom) that takes the running call over,
+// detached from ctx, and returns (nil, &record, nil) once the task is
+// stored; the call's outcome goes to the task (completed with the
+// result, failed with an *RPCError, cancelled by Cancel).
+//
+// When the task cannot be created (ErrLimit, the store failing),
+// StartAfter logs why and waits for the call as if tasks did not exist,
+// returning its outcome: a client that allows a task must take a plain
+// answer too.
+func (m *Manager) StartAfter(ctx context.Context, owner string, origin Origin, after time.Duration, run Run) (json.RawMessage, *Record, error) {
+	callCtx, cancelCall := context.WithCancel(context.WithoutCancel(ctx))
+	type ended struct {
+		result json.RawMessage
+		err    error
+	}
+	done := make(chan ended, 1)
+	go func() {
+		r, err := run(callCtx)
+		done <- ended{r, err}
+	}()
+	// wait waits for the call bound to ctx again (the answer is plain).
+	wait := func() (json.RawMessage, *Record, error) {
+		stop := context.AfterFunc(ctx, cancelCall)
+		defer stop()
+		o := <-done
+		cancelCall()
+		return o.result, nil, o.err
+	}
+	follow := context.AfterFunc(ctx, cancelCall) // the request's end ends the call, until it is a task
+	if after > 0 {
+		t := time.NewTimer(after)
+		defer t.Stop()
+		select {
+		case o := <-done:
+			follow()
+			cancelCall()
+			return o.result, nil, o.err
+		case <-t.C:
+		}
+	}
+	if !follow() { // ctx ended meanwhile and cancelled the call
+		return wait()
+	}
+	select {
+	case o := <-done: // ended just now: no task needed
+		cancelCall()
+		return o.result, nil, o.err
+	default:
+	}
+	rec, err := m.StartFrom(ctx, owner, origin, func(taskCtx context.Context) (json.RawMessage, error) {
+		stop := context.AfterFunc(taskCtx, cancelCall) // Cancel, or the Manager closing
+		defer stop()
+		o := <-done
+		cancelCall()
+		return o.result, o.err
+	})
+	if err != nil {
+		m.cfg.Logger.Warn("call not turned into a task: answering it when it ends", "owner", owner, "function", origin.Function, "error", err)
+		return wait()
+	}
+	return nil, &rec, nil
+}
+
 // execute runs one task's call and stores its outcome.
-func (m *Manager) execute(ctx context.Context, cancel context.CancelFunc, rec Record, run Run) {
+func (m *Manager) execute(ctx context.Context, cancel context.CancelCauseFunc, rec Record, run Run) {
 	defer m.wg.Done()
-	defer cancel()
+	defer cancel(nil)
 	defer m.forget(rec.ID)
 	result, err := run(ctx)
 	final := outcome(ctx, result, err)
@@ -177,7 +286,7 @@ func outcome(ctx context.Context, result json.RawMessage, err error) Record {
 	case err == nil:
 		return Record{Status: Completed, Result: result}
 	case ctx.Err() != nil:
-		return Record{Status: Cancelled, StatusMessage: "cancelled: " + err.Error()}
+		return Record{Status: Cancelled, StatusMessage: context.Cause(ctx).Error()}
 	case errors.As(err, &rpcErr):
 		b, _ := json.Marshal(rpcErr)
 		return Record{Status: Failed, StatusMessage: rpcErr.Message, Error: b}
@@ -245,7 +354,7 @@ func (m *Manager) Cancel(ctx context.Context, owner, id string) error {
 	cancel := m.running[id]
 	m.mu.Unlock()
 	if cancel != nil {
-		cancel()
+		cancel(ErrCancelled)
 	}
 	return nil
 }
@@ -254,7 +363,7 @@ func (m *Manager) Cancel(ctx context.Context, owner, id string) error {
 // and cancels those whose task asks for it.
 func (m *Manager) renewLoop() {
 	defer m.wg.Done()
-	t := time.NewTicker(m.cfg.Lease / 3)
+	t := time.NewTicker(max(m.cfg.Lease/3, time.Millisecond))
 	defer t.Stop()
 	for {
 		select {
@@ -269,7 +378,7 @@ func (m *Manager) renewLoop() {
 // renew renews every running call's lease once.
 func (m *Manager) renew() {
 	m.mu.Lock()
-	ids := make(map[string]context.CancelFunc, len(m.running))
+	ids := make(map[string]context.CancelCauseFunc, len(m.running))
 	for id, c := range m.running {
 		ids[id] = c
 	}
@@ -284,8 +393,10 @@ func (m *Manager) renew() {
 		switch {
 		case err != nil:
 			m.cfg.Logger.Warn("task lease not renewed", "task", id, "error", err)
-		case rec.CancelRequested || rec.Status.Terminal():
-			cancel()
+		case rec.CancelRequested:
+			cancel(ErrCancelled)
+		case rec.Status.Terminal():
+			cancel(errEndedElsewhere)
 		}
 	}
 }
@@ -308,7 +419,7 @@ func (m *Manager) Close() {
 	}
 	m.closed = true
 	for _, cancel := range m.running {
-		cancel()
+		cancel(ErrClosed)
 	}
 	m.mu.Unlock()
 	close(m.stop)

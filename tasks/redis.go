@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -187,3 +189,19 @@ func (s *RedisStore) Usage(ctx context.Context, owner string) (int, int64, error
 
 // Close implements Store.
 func (s *RedisStore) Close() error { return s.rdb.Close() }
+
+// SetRedisLogger sends go-redis's own log lines (a pool that cannot dial,
+// ...) to l at debug level instead of the process's stderr. go-redis has
+// one logger for the whole process; the errors that matter reach callers
+// as errors anyway.
+func SetRedisLogger(l hclog.Logger) {
+	redis.SetLogger(redisLogger{l})
+}
+
+// redisLogger is go-redis's logging interface over an hclog.Logger.
+type redisLogger struct{ l hclog.Logger }
+
+// Printf implements go-redis's internal.Logging.
+func (r redisLogger) Printf(_ context.Context, format string, v ...any) {
+	r.l.Debug(strings.TrimSpace(fmt.Sprintf(format, v...)))
+}

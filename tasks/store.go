@@ -2,8 +2,12 @@ package tasks
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Store keeps task records. Implementations are safe for concurrent use,
@@ -108,3 +112,36 @@ func (s *MemoryStore) Usage(_ context.Context, owner string) (int, int64, error)
 
 // Close implements Store.
 func (s *MemoryStore) Close() error { return nil }
+
+// StoreMemory is the --task-store value of the MemoryStore (the default).
+const StoreMemory = "memory"
+
+// CheckStore checks a --task-store value without connecting: "" or
+// StoreMemory, or a Redis URL redis://[:PASSWORD@]HOST:PORT/DB
+// (rediss:// for TLS) as go-redis parses it. Errors say what is wrong,
+// naming the URL without its password.
+func CheckStore(spec string) error {
+	switch {
+	case spec == "" || spec == StoreMemory:
+		return nil
+	case strings.HasPrefix(spec, "redis://") || strings.HasPrefix(spec, "rediss://"):
+		if _, err := redis.ParseURL(spec); err != nil {
+			return fmt.Errorf("task store %s: %w", redactURL(spec), err)
+		}
+		return nil
+	}
+	return fmt.Errorf("task store %q: want %q or a Redis URL redis://HOST:PORT/DB (rediss:// for TLS)", redactURL(spec), StoreMemory)
+}
+
+// OpenStore opens the store a --task-store value names (CheckStore): a
+// new MemoryStore, or a RedisStore whose server must answer within ctx.
+// Errors: CheckStore's, or the Redis server not answering.
+func OpenStore(ctx context.Context, spec string) (Store, error) {
+	if err := CheckStore(spec); err != nil {
+		return nil, err
+	}
+	if spec == "" || spec == StoreMemory {
+		return NewMemoryStore(), nil
+	}
+	return NewRedisStore(ctx, spec)
+}

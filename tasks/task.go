@@ -79,6 +79,23 @@ type Record struct {
 	// CancelRequested is set by Cancel; the running replica cancels the
 	// call when it sees it.
 	CancelRequested bool `json:"cancelRequested,omitempty"`
+	// Origin is the request that started the task (StartFrom, StartAfter).
+	Origin Origin `json:"origin"`
+}
+
+// Origin is the request a task's call came from, kept in its record so
+// that the front end answering for the task can give the answer the call
+// itself would have given (the OpenTool task extension echoes the
+// JSON-RPC id; a front end answers only for its own tasks).
+type Origin struct {
+	// FrontEnd names the front end that started the task ("opentool",
+	// "mcp"); "" for Start.
+	FrontEnd string `json:"frontEnd,omitempty"`
+	// Function is the function called.
+	Function string `json:"function,omitempty"`
+	// RequestID is the JSON-RPC id of the request that started the task,
+	// as sent (raw JSON); nil when it had none.
+	RequestID json.RawMessage `json:"requestId,omitempty"`
 }
 
 // ExpiresAt is when the store may drop the record: CreatedAt + TTL.

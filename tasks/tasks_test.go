@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/opentool-host/opentool-host/internal/testutil"
 	"github.com/opentool-host/opentool-host/tasks"
 )
 
@@ -54,48 +54,9 @@ func runReplica(url string) int {
 	select {}
 }
 
-// startRedis starts a redis-server of Debian's package on a free loopback
-// port for the test, without persistence, and returns its URL. It skips
-// the test, saying why, when redis-server is not installed.
-func startRedis(t *testing.T) string {
-	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Skip("redis-server is not installed (make test installs Debian's redis-server through scripts/deps-redis.sh; it printed SKIP with the reason)")
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	cmd := exec.Command(bin, "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	ready := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(out)
-		once := false
-		for sc.Scan() {
-			if !once && strings.Contains(sc.Text(), "Ready to accept connections") {
-				once = true
-				close(ready)
-			}
-		}
-	}()
-	select {
-	case <-ready:
-	case <-time.After(20 * time.Second):
-		t.Fatal("redis-server not ready after 20 s")
-	}
-	return fmt.Sprintf("redis://127.0.0.1:%d/0", port)
-}
+// startRedis is testutil.StartRedis: a redis-server of the test's own,
+// or a skip saying why there is none.
+func startRedis(t *testing.T) string { return testutil.StartRedis(t) }
 
 // stores runs f against a MemoryStore and a RedisStore.
 func stores(t *testing.T, f func(t *testing.T, newStore func() tasks.Store)) {
@@ -212,7 +173,9 @@ func TestCancelReachesTheCall(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatal("the call was not cancelled")
 		}
-		waitStatus(t, m, "k", rec.ID, tasks.Cancelled)
+		if got := waitStatus(t, m, "k", rec.ID, tasks.Cancelled); got.StatusMessage != tasks.ErrCancelled.Error() {
+			t.Errorf("status message %q, want %q", got.StatusMessage, tasks.ErrCancelled.Error())
+		}
 		if err := m.Cancel(context.Background(), "k", rec.ID); err != nil {
 			t.Errorf("cancel of a terminal task: %v, want nil (acknowledged)", err)
 		}
@@ -356,4 +319,88 @@ func TestReplicaKilledMidTask(t *testing.T) {
 		t.Errorf("failed task %+v", rec.Detailed())
 	}
 	t.Logf("task failed %v after its replica was SIGKILLed (lease 300 ms)", time.Since(killed).Round(time.Millisecond))
+}
+
+// ctxKey carries a value from the request's context to the call's.
+type ctxKey struct{}
+
+// TestStartAfter: a call that ends within After is answered as is and
+// leaves no task; one that runs longer becomes a task that carries the
+// request's values and Origin, survives the request's end and completes;
+// before it is a task, the request's end cancels the call; over the
+// owner's limit the call is answered plainly.
+func TestStartAfter(t *testing.T) {
+	stores(t, func(t *testing.T, newStore func() tasks.Store) {
+		store := newStore()
+		m := newManager(t, tasks.Config{Store: store, Lease: 300 * time.Millisecond, MaxPerOwner: 1})
+		ctx := context.WithValue(context.Background(), ctxKey{}, "alice's request")
+
+		res, rec, err := m.StartAfter(ctx, "alice", tasks.Origin{}, time.Second, func(ctx context.Context) (json.RawMessage, error) {
+			return json.RawMessage(`{"quick":true}`), nil
+		})
+		if err != nil || rec != nil || string(res) != `{"quick":true}` {
+			t.Fatalf("quick call: %s %+v %v", res, rec, err)
+		}
+		if n, _, _ := store.Usage(context.Background(), "alice"); n != 0 {
+			t.Errorf("a quick call left %d tasks", n)
+		}
+
+		reqCtx, endRequest := context.WithCancel(ctx)
+		release := make(chan struct{})
+		var seen any
+		start := time.Now()
+		res, rec, err = m.StartAfter(reqCtx, "alice", tasks.Origin{FrontEnd: "test", Function: "slow", RequestID: json.RawMessage(`"r1"`)}, 100*time.Millisecond,
+			func(ctx context.Context) (json.RawMessage, error) {
+				seen = ctx.Value(ctxKey{})
+				select {
+				case <-release:
+					return json.RawMessage(`{"slow":true}`), nil
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			})
+		if err != nil || rec == nil || res != nil {
+			t.Fatalf("slow call: %s %+v %v", res, rec, err)
+		}
+		if d := time.Since(start); d < 100*time.Millisecond || d > 5*time.Second {
+			t.Errorf("the task came after %v, want about 100 ms", d)
+		}
+		endRequest() // the client has its task id and goes: the call goes on
+		time.Sleep(50 * time.Millisecond)
+		close(release)
+		done := waitStatus(t, m, "alice", rec.ID, tasks.Completed)
+		if string(done.Result) != `{"slow":true}` || seen != "alice's request" {
+			t.Errorf("task %+v, the call saw %v", done, seen)
+		}
+		if done.Origin.FrontEnd != "test" || done.Origin.Function != "slow" || string(done.Origin.RequestID) != `"r1"` {
+			t.Errorf("origin %+v", done.Origin)
+		}
+
+		// alice holds 1 task, her limit: the next call is answered plainly.
+		res, rec, err = m.StartAfter(ctx, "alice", tasks.Origin{}, 0, func(ctx context.Context) (json.RawMessage, error) {
+			time.Sleep(50 * time.Millisecond)
+			return json.RawMessage(`{"plain":true}`), nil
+		})
+		if err != nil || rec != nil || string(res) != `{"plain":true}` {
+			t.Errorf("over the limit: %s %+v %v, want the plain answer", res, rec, err)
+		}
+
+		// Before it is a task, the request's end cancels the call.
+		reqCtx, endRequest = context.WithCancel(ctx)
+		cancelled := make(chan struct{})
+		go func() { time.Sleep(50 * time.Millisecond); endRequest() }()
+		_, rec, err = m.StartAfter(reqCtx, "bob", tasks.Origin{}, 10*time.Second, func(ctx context.Context) (json.RawMessage, error) {
+			<-ctx.Done()
+			close(cancelled)
+			return nil, ctx.Err()
+		})
+		if rec != nil || !errors.Is(err, context.Canceled) {
+			t.Errorf("request gone before the task: %+v %v", rec, err)
+		}
+		select {
+		case <-cancelled:
+		default:
+			t.Error("the call was not cancelled with its request")
+		}
+	})
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/opentool-host/opentool-host/internal/httpguard"
 	"github.com/opentool-host/opentool-host/internal/version"
 	"github.com/opentool-host/opentool-host/mcpapi"
+	"github.com/opentool-host/opentool-host/tasks"
 )
 
 // DefaultAddr is the reference OpenTool SDKs' default address, on loopback.
@@ -177,6 +178,13 @@ func runCommand() *cli.Command {
 		&cli.DurationFlag{Name: "mcp-session-idle", Value: mcpapi.DefaultSessionIdle, Usage: "close an MCP session that has had no request for this long (> 0)", Action: positive("mcp-session-idle")},
 		&cli.StringSliceFlag{Name: "allowed-host", Usage: "also accept `NAME` in the Host header (repeatable), e.g. a reverse proxy's or a Kubernetes Service's name. Always accepted: localhost, loopback addresses and the listen address (every address of this machine when listening on 0.0.0.0 or ::); any other Host gets 403, so that a web page cannot reach the host through DNS rebinding"},
 		&cli.StringSliceFlag{Name: "allowed-origin", Usage: "also accept requests whose Origin header is `SCHEME://HOST[:PORT]` (repeatable), e.g. a web app that calls tools from the browser. Always accepted: no Origin, and the host's own origin; any other Origin gets 403"},
+		&cli.StringFlag{Name: "task-store", Value: tasks.StoreMemory, Usage: "where the tasks of long calls are kept: `STORE` is memory (this process) or a Redis URL redis://[:PASSWORD@]HOST:PORT/DB (rediss:// for TLS) that every replica is given, so that any of them answers for a task; " +
+			"the host does not start when Redis does not answer within 10 s", EnvVars: []string{"OPENTOOL_TASK_STORE"}, Action: taskStore},
+		&cli.DurationFlag{Name: "task-after", Value: tasks.DefaultAfter, Usage: "how long a call whose client allows a task (Prefer: respond-async on /opentool/call) runs before it is answered with a task to poll instead of its result (>= 0; 0: at once)", Action: nonNegative("task-after")},
+		&cli.DurationFlag{Name: "task-ttl", Value: tasks.DefaultTTL, Usage: "how long a task and its result are kept after it was created (> 0)", Action: positive("task-ttl")},
+		&cli.DurationFlag{Name: "task-lease", Value: tasks.DefaultLease, Usage: "how long a task running on a replica that stopped renewing it (killed, cut off from the store) stays working before it is failed; renewed every third of it, which is also how soon a cancel from another replica reaches the call (>= 100ms)", Action: atLeastDuration("task-lease", 100*time.Millisecond)},
+		&cli.IntFlag{Name: "task-max-per-key", Value: tasks.DefaultMaxPerOwner, Usage: "most tasks one API key holds until they expire, `N` (>= 1); beyond it, a call that allows a task is answered when it ends", Action: atLeast("task-max-per-key", 1)},
+		&cli.Int64Flag{Name: "task-max-bytes-per-key", Value: tasks.DefaultMaxBytesPerOwner, Usage: "most `BYTES` of results one API key's tasks hold until they expire (>= 1); beyond it, as for --task-max-per-key", Action: atLeast[int64]("task-max-bytes-per-key", 1)},
 		&cli.BoolFlag{Name: "insecure-no-auth", Usage: "serve without API keys although --addr is not loopback (e.g. behind a proxy that authenticates): anyone who reaches the port may call every tool. Without it, such an --addr needs --api-key or --api-keys-file"},
 	}
 	flags = append(flags, toolSearchFlags()...)
@@ -188,6 +196,8 @@ func runCommand() *cli.Command {
 		UsageText: "opentool-host run --dir plugins [--addr 127.0.0.1:9627] [--log-level info] [--log-json]",
 		Description: "Serves GET /opentool/version, POST /opentool/call, POST /opentool/streamCall, GET /opentool/load and GET /health.\n" +
 			"GET /opentool/export?format=openai|openai-chat|anthropic|opentool gives LLM API tool definitions;\n" +
+			"a call sent with Prefer: respond-async that outlives --task-after is answered 202 with a task to poll at\n" +
+			"GET /opentool/tasks/ID (DELETE cancels it), kept in --task-store for --task-ttl;\n" +
 			"GET /otc/health, GET /otc/tools and POST /otc/call serve the Open Tool Calling standard;\n" +
 			"/mcp serves the Model Context Protocol (streamable HTTP).\n" +
 			"GET / is a live status page (GET /events: lifecycle events as server-sent events; GET /status.json).\n" +
@@ -238,6 +248,9 @@ func runAction(c *cli.Context) error {
 		ToolSearch: c.Bool("tool-search"), ToolSearchThreshold: c.Int("tool-search-threshold"),
 		MetricsAddr: c.String("metrics-addr"), AuditLog: c.String("audit-log"),
 		DrainDelay: c.Duration("drain-delay"), ShutdownTimeout: c.Duration("shutdown-timeout"),
+		TaskStore: c.String("task-store"),
+		Tasks: tasks.Config{After: c.Duration("task-after"), TTL: c.Duration("task-ttl"), Lease: c.Duration("task-lease"),
+			MaxPerOwner: c.Int("task-max-per-key"), MaxBytesPerOwner: c.Int64("task-max-bytes-per-key")},
 	})
 	if err == nil {
 		err = srv.Start()
@@ -274,6 +287,26 @@ func nonNegative(name string) func(*cli.Context, time.Duration) error {
 		}
 		return nil
 	}
+}
+
+// atLeastDuration is a flag Action refusing durations of --name below
+// min.
+func atLeastDuration(name string, min time.Duration) func(*cli.Context, time.Duration) error {
+	return func(c *cli.Context, d time.Duration) error {
+		if d < min {
+			return usageError(c, fmt.Sprintf("invalid value %v for --%s: must be at least %v", d, name, min))
+		}
+		return nil
+	}
+}
+
+// taskStore is --task-store's Action: tasks.CheckStore, without
+// connecting.
+func taskStore(c *cli.Context, v string) error {
+	if err := tasks.CheckStore(v); err != nil {
+		return usageError(c, "invalid value for --task-store: "+err.Error())
+	}
+	return nil
 }
 
 // apiKeys returns the keys of --api-key / OPENTOOL_API_KEYS, trimmed, with
