@@ -63,10 +63,10 @@ var env struct {
 	hostAddr  string // httpapi on the host
 	// closeFront closes the front door's task manager (frontdoor.Front).
 	closeFront func()
-	host      *host.Host
-	servers   []*http.Server
-	lg        *harness.Loadgen // the HTTP clients, in a process of their own
-	setupTook time.Duration
+	host       *host.Host
+	servers    []*http.Server
+	lg         *harness.Loadgen // the HTTP clients, in a process of their own
+	setupTook  time.Duration
 }
 
 // loadgenEnv makes the test binary a load generator (see TestMain).
