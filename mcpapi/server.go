@@ -12,6 +12,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/internal/version"
+	"github.com/opentool-host/opentool-host/tasks"
 	"github.com/opentool-host/opentool-host/toolsearch"
 )
 
@@ -38,6 +39,10 @@ type Config struct {
 	// holds more than this many tools only the two meta-tools on
 	// tools/list (--tool-search-threshold); 0 lists every tool.
 	ToolSearchThreshold int
+	// Tasks, when set, serves the MCP Tasks extension with it
+	// (io.modelcontextprotocol/tasks, tasks.go): a tools/call that opts in
+	// and outlives its After is answered with a task; nil: no extension.
+	Tasks *tasks.Manager
 }
 
 // Server is an MCP server whose tools are the functions a host serves.
@@ -89,21 +94,28 @@ func New(h *host.Host, cfg Config) *Server {
 	}
 	s := &Server{h: h, cfg: cfg, tools: map[string]string{}, bad: map[string]string{}, cat: catalogState{served: map[string]string{}}}
 	s.down, s.shutdown = context.WithCancel(context.Background())
-	s.srv = mcp.NewServer(&mcp.Implementation{Name: Name, Version: version.Version}, &mcp.ServerOptions{
+	caps := &mcp.ServerCapabilities{
 		// Resources, prompts and completion come from the plugins'
 		// catalogs (catalog.go), logging from their log messages
 		// (exchange.go); all come and go with plugins.
-		Capabilities: &mcp.ServerCapabilities{
-			Tools:       &mcp.ToolCapabilities{ListChanged: true},
-			Resources:   &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
-			Prompts:     &mcp.PromptCapabilities{ListChanged: true},
-			Completions: &mcp.CompletionCapabilities{},
-			Logging:     &mcp.LoggingCapabilities{},
-		},
+		Tools:       &mcp.ToolCapabilities{ListChanged: true},
+		Resources:   &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
+		Prompts:     &mcp.PromptCapabilities{ListChanged: true},
+		Completions: &mcp.CompletionCapabilities{},
+		Logging:     &mcp.LoggingCapabilities{},
+	}
+	if cfg.Tasks != nil {
+		caps.AddExtension(TasksExtension, nil)
+	}
+	s.srv = mcp.NewServer(&mcp.Implementation{Name: Name, Version: version.Version}, &mcp.ServerOptions{
+		Capabilities:       caps,
 		CompletionHandler:  s.complete,
 		SubscribeHandler:   s.subscribe,
 		UnsubscribeHandler: s.unsubscribe,
 	})
+	if cfg.Tasks != nil {
+		s.addTasks() // before access: middleware added later runs first
+	}
 	s.srv.AddReceivingMiddleware(s.accessMiddleware)
 	if cfg.ToolSearch {
 		s.addMetaTools()
