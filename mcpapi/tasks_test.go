@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -44,16 +46,22 @@ type taskRig struct {
 
 func startTaskRig(t *testing.T, after time.Duration) *taskRig {
 	t.Helper()
+	guard, err := access.New(access.Config{Keys: []string{aliceKey, bobKey}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return startTaskRigWith(t, after, guard)
+}
+
+// startTaskRigWith is startTaskRig behind guard.
+func startTaskRigWith(t *testing.T, after time.Duration, guard *access.Guard) *taskRig {
+	t.Helper()
 	h := testutil.StartHost(t, nil, "./internal/testplugins/faulty")
 	tm, err := tasks.NewManager(tasks.Config{After: after, PollInterval: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(tm.Close)
-	guard, err := access.New(access.Config{Keys: []string{aliceKey, bobKey}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	s := mcpapi.New(h, mcpapi.Config{Logger: testutil.Logger(t), Tasks: tm})
 	mux := http.NewServeMux()
 	mux.Handle(mcpapi.Path, s.Handler(mcpapi.HTTPOptions{}))
@@ -430,6 +438,47 @@ func TestTasksWithTheSDKClient(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "-32021") && !strings.Contains(err.Error(), "Missing required client capability") {
 		t.Errorf("tasks/get without the opt-in through the SDK client: %v", err)
 	}
+}
+
+// TestTaskOfRevokedKey: removing a key from the keys file cancels its
+// running MCP task's call in the plugin (the call outlives its request,
+// whose context the revocation would have ended), and fails the task
+// saying why.
+func TestTaskOfRevokedKey(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "keys.json")
+	write := func(body string) {
+		if err := os.WriteFile(file, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(`{"keys":[{"name":"alice","key":"alice-key","allow":["*"]},{"name":"bob","key":"bob-key","allow":["*"]}]}`)
+	guard, err := access.New(access.Config{File: file})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := startTaskRigWith(t, 0, guard)
+	u := r.url + mcpapi.Path
+	_, out, raw := mcpRaw(t, u, aliceKey, callReq(1, "sleep", `{"ms":20000}`, optIn), v25)
+	if out.Error != nil {
+		t.Fatal(raw)
+	}
+	w := asTask(t, out.Result, "task")
+	sleeps := func() string {
+		_, out, _ := mcpRaw(t, u, bobKey, callReq(2, "sleeps", "{}", ""), v25)
+		return string(out.Result)
+	}
+	testutil.Eventually(t, 10*time.Second, "the sleep runs", func() bool { return strings.Contains(sleeps(), `"active":1`) })
+	write(`{"keys":[{"name":"bob","key":"bob-key","allow":["*"]}]}`)
+	if err := guard.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 10*time.Second, "the revoked key's task cancelled in the plugin", func() bool {
+		return strings.Contains(sleeps(), `"structuredContent":{"active":0,"cancelled":1}`)
+	})
+	testutil.Eventually(t, 10*time.Second, "the task failed", func() bool {
+		rec, err := r.tm.Get(context.Background(), "alice", w.TaskID)
+		return err == nil && rec.Status == tasks.Failed && rec.StatusMessage == access.ErrRevoked.Error()
+	})
 }
 
 // sdkTaskParams and sdkTask are a client's tasks/get params and result.
