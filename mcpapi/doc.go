@@ -89,6 +89,13 @@
 // during a call (progress, log messages, sampling, elicitation, roots)
 // reach the client that made it; exchange.go has that table.
 //
+// Tasks (Config.Tasks; the MCP Tasks extension, io.modelcontextprotocol/tasks,
+// https://github.com/modelcontextprotocol/ext-tasks): a tools/call whose
+// _meta declares the extension and outlives --task-after is answered
+// with a CreateTaskResult while the call goes on; tasks/get, tasks/cancel
+// and tasks/update answer for it on any replica sharing the task store.
+// tasks.go has the table.
+//
 // Tool list: Follow waits on host.Host.Changed and adds, replaces and
 // removes tools, comparing definitions, so that the SDK sends
 // notifications/tools/list_changed when, and only when, the served tools

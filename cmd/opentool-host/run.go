@@ -180,7 +180,7 @@ func runCommand() *cli.Command {
 		&cli.StringSliceFlag{Name: "allowed-origin", Usage: "also accept requests whose Origin header is `SCHEME://HOST[:PORT]` (repeatable), e.g. a web app that calls tools from the browser. Always accepted: no Origin, and the host's own origin; any other Origin gets 403"},
 		&cli.StringFlag{Name: "task-store", Value: tasks.StoreMemory, Usage: "where the tasks of long calls are kept: `STORE` is memory (this process) or a Redis URL redis://[:PASSWORD@]HOST:PORT/DB (rediss:// for TLS) that every replica is given, so that any of them answers for a task; " +
 			"the host does not start when Redis does not answer within 10 s", EnvVars: []string{"OPENTOOL_TASK_STORE"}, Action: taskStore},
-		&cli.DurationFlag{Name: "task-after", Value: tasks.DefaultAfter, Usage: "how long a call whose client allows a task (Prefer: respond-async on /opentool/call) runs before it is answered with a task to poll instead of its result (>= 0; 0: at once)", Action: nonNegative("task-after")},
+		&cli.DurationFlag{Name: "task-after", Value: tasks.DefaultAfter, Usage: "how long a call whose client allows a task (Prefer: respond-async on /opentool/call; on /mcp, a tools/call whose _meta declares the MCP Tasks extension) runs before it is answered with a task to poll instead of its result (>= 0; 0: at once)", Action: nonNegative("task-after")},
 		&cli.DurationFlag{Name: "task-ttl", Value: tasks.DefaultTTL, Usage: "how long a task and its result are kept after it was created (> 0)", Action: positive("task-ttl")},
 		&cli.DurationFlag{Name: "task-lease", Value: tasks.DefaultLease, Usage: "how long a task running on a replica that stopped renewing it (killed, cut off from the store) stays working before it is failed; renewed every third of it, which is also how soon a cancel from another replica reaches the call (>= 100ms)", Action: atLeastDuration("task-lease", 100*time.Millisecond)},
 		&cli.IntFlag{Name: "task-max-per-key", Value: tasks.DefaultMaxPerOwner, Usage: "most tasks one API key holds until they expire, `N` (>= 1); beyond it, a call that allows a task is answered when it ends", Action: atLeast("task-max-per-key", 1)},
@@ -197,7 +197,7 @@ func runCommand() *cli.Command {
 		Description: "Serves GET /opentool/version, POST /opentool/call, POST /opentool/streamCall, GET /opentool/load and GET /health.\n" +
 			"GET /opentool/export?format=openai|openai-chat|anthropic|opentool gives LLM API tool definitions;\n" +
 			"a call sent with Prefer: respond-async that outlives --task-after is answered 202 with a task to poll at\n" +
-			"GET /opentool/tasks/ID (DELETE cancels it), kept in --task-store for --task-ttl;\n" +
+			"GET /opentool/tasks/ID (DELETE cancels it), kept in --task-store for --task-ttl (on /mcp: the MCP Tasks extension);\n" +
 			"GET /otc/health, GET /otc/tools and POST /otc/call serve the Open Tool Calling standard;\n" +
 			"/mcp serves the Model Context Protocol (streamable HTTP).\n" +
 			"GET / is a live status page (GET /events: lifecycle events as server-sent events; GET /status.json).\n" +
