@@ -56,7 +56,12 @@ import (
 //	Task Update Requests          tasks/update: acknowledged; the host never
 //	                              asks for input (input_required), so no key
 //	                              is outstanding and every response is
-//	                              ignored, as the section says
+//	                              ignored, as the section says. Once the call
+//	                              is a task its request is answered: the
+//	                              plugin's progress and log messages are
+//	                              dropped, its requests to the client
+//	                              (exchange.go) fail (the SDK refuses a
+//	                              write to a finished request's stream)
 //	Task Status Notifications     not sent: the SDK sends no notification a
 //	                              server defines (see below)
 //	Error Handling                an unknown, expired, malformed or other
