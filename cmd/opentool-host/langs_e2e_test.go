@@ -361,22 +361,44 @@ func testLangLoadCallErrorsStreamCancel(t *testing.T, lp langPlugin) {
 // langDotPNG is the 1x1 orange PNG the examples' picture returns.
 const langDotPNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR42mP438EAAAQRAYhPXesHAAAAAElFTkSuQmCC"
 
-// TestLanguagePluginMCPContentAndProgress: what the Python and Node SDKs
+// TestLanguagePluginMCPResultsAndMessages: what the Python and Node SDKs
 // say beyond a result object (plugin protocol 3) reaches an MCP client of
 // the host's /mcp as it is: picture's content blocks (a text and an image,
 // type, data and mimeType exactly), steps' notifications/progress with the
 // client's own token and its notifications/message at the level the
-// client set; OpenTool's /opentool/call gets the documented projection.
-// Under protocol 2 (the SDKs before) picture reached MCP clients as one
-// text block of JSON and steps' progress and log messages not at all.
-func TestLanguagePluginMCPContentAndProgress(t *testing.T) {
-	forEachLang(t, testLangMCPContentAndProgress)
+// client set, confirm's elicitation/create (answered by the client);
+// OpenTool's /opentool/call gets the documented projection. Under
+// protocol 2 (the SDKs before) picture reached MCP clients as one text
+// block of JSON, steps' progress and log messages not at all, and no
+// question could be asked.
+func TestLanguagePluginMCPResultsAndMessages(t *testing.T) {
+	forEachLang(t, testLangMCPResultsAndMessages)
 }
 
-func testLangMCPContentAndProgress(t *testing.T, lp langPlugin) {
+func testLangMCPResultsAndMessages(t *testing.T, lp langPlugin) {
 	hp, _ := lp.serve(t, t.TempDir())
 	t.Run("content", func(t *testing.T) { testLangMCPContent(t, hp) })
 	t.Run("progress", func(t *testing.T) { testLangMCPProgress(t, hp, lp) })
+	t.Run("elicitation", func(t *testing.T) { testLangMCPElicitation(t, hp) })
+}
+
+// testLangMCPElicitation: confirm's elicitation/create through /mcp on
+// host hp, answered by a client that can, refused for those that cannot.
+func testLangMCPElicitation(t *testing.T, hp *hostProc) {
+	asker := llAskerClient(t, &mcp.StreamableClientTransport{Endpoint: hp.url + "/mcp"})
+	confirm := &mcp.CallToolParams{Name: "confirm", Arguments: map[string]any{"question": "sure?"}}
+	if got := llCall(t, asker, confirm); !strings.Contains(got, `"structuredContent":{"action":"accept","answer":"yes: sure?"}`) {
+		t.Errorf("confirm through the host = %s, want the client's answer", got)
+	}
+	// A client without the capability: the plugin hears why.
+	plain := llHost(t, hp, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+	if got := llCall(t, plain, confirm); !strings.Contains(got, `"isError":true`) || !strings.Contains(got, "did not declare the elicitation capability") {
+		t.Errorf("confirm from a client without elicitation = %s", got)
+	}
+	// An OpenTool caller cannot answer either.
+	if r, e := langCall(t, hp.url, "confirm", `{"question":"q"}`); e == nil || !strings.Contains(fmt.Sprint(e["message"]), "is not an MCP client that can answer it") {
+		t.Errorf("/opentool/call confirm = %v %v", r, e)
+	}
 }
 
 // testLangMCPContent: picture through /mcp and /opentool/call on host hp.

@@ -21,7 +21,7 @@ const os = require('node:os');
 const path = require('node:path');
 const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
-const { Context, ToolError } = require('./toolkit');
+const { Context, ToolError, RPCError } = require('./toolkit');
 const { isResult } = require('./content');
 const { argumentsOf } = require('./strict');
 
@@ -105,29 +105,86 @@ function resultEvent(name, value, v3) {
   return { data: encode(name, value.project()) };
 }
 
+const METHOD_NOT_FOUND = -32601;
+
 // Peer is the plugin's side of one call's messages to its caller
-// (protocol 3; Go's wire.Peer): notifications go out on the call's
-// stream, in order with its results. Under protocol 2 they are dropped.
+// (protocol 3; Go's wire.Peer): notifications and requests go out on the
+// call's stream, in order with its results; the host's replies settle the
+// requests waiting for them. Under protocol 2 notifications are dropped
+// and requests fail with RPCError -32601.
 class Peer {
   constructor(call, v3) {
     this.call = call;
     this.v3 = v3;
     this.ended = false;
+    this.next = 0; // the last request id issued
+    this.pending = new Map(); // id -> {resolve, reject}
   }
 
-  notify(method, params) {
-    if (!this.v3 || this.ended) return false;
+  write(id, method, params) {
     const body = params === undefined ? Buffer.alloc(0) : Buffer.from(JSON.stringify(params), 'utf8');
     try {
-      this.call.write({ message: { id: 0, method, params: body } });
+      this.call.write({ message: { id, method, params: body } });
     } catch {
       return false;
     }
     return true;
   }
 
+  notify(method, params) {
+    if (!this.v3 || this.ended) return false;
+    return this.write(0, method, params);
+  }
+
+  // request sends request method and resolves to the caller's result (an
+  // object); rejects with an RPCError: the caller's, or -32601 under
+  // protocol 2 or when the call ends (or is cancelled) first.
+  request(method, params) {
+    if (!this.v3) return Promise.reject(new RPCError(METHOD_NOT_FOUND, 'no caller can answer this request: the host speaks plugin protocol 2'));
+    if (this.ended) return Promise.reject(new RPCError(METHOD_NOT_FOUND, 'no caller can answer this request: the call is over'));
+    const id = ++this.next;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { method, resolve, reject });
+      if (!this.write(id, method, params)) {
+        this.pending.delete(id);
+        reject(new RPCError(METHOD_NOT_FOUND, 'no caller can answer this request: the call is over'));
+      }
+    });
+  }
+
+  // deliver settles the request a reply answers; false for a reply to a
+  // request never sent (the host is confused). A late reply is dropped.
+  deliver(r) {
+    const id = Number(r.id);
+    const p = this.pending.get(id);
+    if (!p) return id > 0 && id <= this.next;
+    this.pending.delete(id);
+    if (r.error) {
+      let data;
+      if (r.error.data && r.error.data.length) {
+        try {
+          data = JSON.parse(Buffer.from(r.error.data).toString('utf8'));
+        } catch {
+          data = undefined;
+        }
+      }
+      p.reject(new RPCError(r.error.code, r.error.message, data));
+      return true;
+    }
+    try {
+      p.resolve(r.result && r.result.length ? JSON.parse(Buffer.from(r.result).toString('utf8')) : {});
+    } catch (e) {
+      p.reject(new RPCError(-32603, `the caller's result is not JSON: ${e.message}`));
+    }
+    return true;
+  }
+
+  // close fails the requests still waiting; later messages are not sent.
   close() {
     this.ended = true;
+    const pending = [...this.pending.values()];
+    this.pending.clear();
+    for (const p of pending) p.reject(new RPCError(METHOD_NOT_FOUND, 'no caller can answer this request: the call ended before the answer came'));
   }
 }
 
@@ -239,7 +296,10 @@ function invoke(tk, call, v3) {
       ctx = new Context(m.call.name, tp.length ? String(tp[0]) : '', metaOf(m.call, v3), peer);
       if (broken) abort();
       run(tk, call, m.call, ctx, peer);
+    } else if (m.msg === 'reply' && m.reply) {
+      if (!peer.deliver(m.reply)) abort(); // a reply to nothing
     } else if (m.msg === 'cancel') {
+      peer.close();
       ctx.cancel();
     }
   });

@@ -167,6 +167,50 @@ class Context {
     params.data = data === undefined ? null : data;
     return this.notify('notifications/message', params);
   }
+
+  /**
+   * Sends MCP request method (sampling/createMessage, elicitation/create or
+   * roots/list, MCP "Client Features") with params (an object) to the MCP
+   * client that made the call and resolves to its result, an object.
+   * Rejects with an RPCError: the client's JSON-RPC error, or the host's
+   * with code -32601 when no client can answer (an OpenTool caller, a
+   * client without the capability, a stateless /mcp request, a host of
+   * protocol 2, the call cancelled or over).
+   */
+  async request(method, params) {
+    if (params !== undefined && (params === null || typeof params !== 'object' || Array.isArray(params))) {
+      throw new TypeError(`request ${method}: params must be an object`);
+    }
+    if (!this._peer || typeof this._peer.request !== 'function') {
+      throw new RPCError(-32601, 'no caller can answer this request');
+    }
+    return this._peer.request(method, params);
+  }
+
+  /**
+   * Asks the MCP client's user for input (elicitation/create): message, and
+   * requestedSchema, a JSON Schema of a flat object. Resolves to the
+   * client's answer: {action: 'accept' | 'decline' | 'cancel', content}.
+   */
+  elicit(message, requestedSchema) {
+    return this.request('elicitation/create', { message, requestedSchema });
+  }
+
+  /**
+   * Asks the MCP client for a completion from its model
+   * (sampling/createMessage). params: MCP's members as they are ({messages,
+   * maxTokens, systemPrompt, ...}); a string in messages is a user message
+   * of that text. Resolves to {role, content, model, stopReason}.
+   */
+  createMessage(params = {}) {
+    const messages = (params.messages || []).map((m) => (typeof m === 'string' ? { role: 'user', content: { type: 'text', text: m } } : m));
+    return this.request('sampling/createMessage', { ...params, messages });
+  }
+
+  /** Asks the MCP client for its roots (roots/list): resolves to {roots: [{uri, name}]}. */
+  listRoots() {
+    return this.request('roots/list', {});
+  }
 }
 
 // schema checks a JSON Schema object the way the host will and completes it:

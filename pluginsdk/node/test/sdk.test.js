@@ -260,7 +260,7 @@ test('the example speaks the plugin protocol', async (t) => {
 
   const load = await unary(client, 'Load', {});
   const doc = JSON.parse(load.document.toString('utf8'));
-  assert.deepEqual(doc.functions.map((f) => f.name), ['echo', 'sum_numbers', 'ticks', 'sleep', 'fail', 'stats', 'trace', 'pid', 'picture', 'steps']);
+  assert.deepEqual(doc.functions.map((f) => f.name), ['echo', 'sum_numbers', 'ticks', 'sleep', 'fail', 'stats', 'trace', 'pid', 'picture', 'steps', 'confirm']);
 
   const call = (name, args, stream = false) => ({
     call: { name, arguments: Buffer.from(args === undefined ? '' : JSON.stringify(args)), stream },
@@ -342,6 +342,49 @@ test('protocol 3: content blocks as an MCP result, progress and log messages bef
   assert.deepEqual(eventsOf(r), [['data', { i: 1 }], ['data', { i: 2 }]]);
 });
 
+// converse runs one call of confirm as a host would: each request the
+// plugin sends is answered with reply(message) (unless it returns
+// undefined: then the call is cancelled), and resolves to the events.
+function converse(client, question, reply) {
+  return new Promise((resolve) => {
+    const events = [];
+    const call = client.Invoke();
+    call.on('data', (ev) => {
+      events.push(ev);
+      if (ev.message && Number(ev.message.id) > 0) {
+        const r = reply(ev.message);
+        call.write(r === undefined ? { cancel: {} } : { reply: r });
+      }
+    });
+    call.on('error', (err) => resolve({ events, status: err.code }));
+    call.on('end', () => {
+      call.end();
+      resolve({ events, status: grpc.status.OK });
+    });
+    call.write({ call: { name: 'confirm', arguments: Buffer.from(JSON.stringify({ question })) } });
+  });
+}
+
+test('protocol 3: a request to the client (elicitation/create) and the reply', async (t) => {
+  const { client } = await startExample(t, '2,3', '3');
+  const json = (v) => Buffer.from(JSON.stringify(v));
+  let r = await converse(client, 'sure?', (m) => {
+    assert.equal(m.method, 'elicitation/create');
+    assert.deepEqual(JSON.parse(m.params), { message: 'sure?', requestedSchema: { type: 'object', properties: { answer: { type: 'string' } } } });
+    return { id: m.id, result: json({ action: 'accept', content: { answer: 'yes' } }) };
+  });
+  assert.deepEqual(eventsOf(r).slice(1), [['data', { action: 'accept', answer: 'yes' }]]);
+  assert.equal(Number(r.events[0].message.id), 1);
+  // The client's (or the host's) JSON-RPC error reaches the function.
+  r = await converse(client, 'q', (m) => ({ id: m.id, error: { code: -32601, message: 'no client can answer', data: json({ why: 'test' }) } }));
+  assert.deepEqual(eventsOf(r).slice(1), [['error', { code: 500, message: 'elicitation/create: no client can answer (JSON-RPC error -32601)' }]]);
+  // Cancel while the function waits for the answer: the request fails and
+  // the call ends.
+  r = await converse(client, 'q', () => undefined);
+  assert.equal(r.status, grpc.status.OK);
+  assert.ok(r.events.length <= 2, JSON.stringify(eventsOf(r)));
+});
+
 test('protocol 2 (a host that offers only 2): the projection, no messages', async (t) => {
   const { client } = await startExample(t, '2', '2');
   const call = (name, args) => ({ call: { name, arguments: Buffer.from(JSON.stringify(args)) } });
@@ -350,6 +393,8 @@ test('protocol 2 (a host that offers only 2): the projection, no messages', asyn
   assert.deepEqual(eventsOf(r), [['data', { content: blocks, text: 'a dot' }]]);
   r = await invoke(client, [{ call: { name: 'steps', arguments: Buffer.from('{"n":2}'), meta: Buffer.from('{"progressToken":1}') } }]);
   assert.deepEqual(eventsOf(r), [['data', { steps: 2, reported: 0 }]]);
+  r = await invoke(client, [call('confirm', { question: 'q' })]);
+  assert.deepEqual(eventsOf(r), [['error', { code: 500, message: 'elicitation/create: no caller can answer this request: the host speaks plugin protocol 2 (JSON-RPC error -32601)' }]]);
 });
 
 test('the example refuses to run without the magic cookie, and prints its document', async () => {

@@ -31,7 +31,7 @@ from .pb import grpc_stdio_pb2_grpc
 from .pb import tool_pb2, tool_pb2_grpc
 from . import strict
 from .content import Result
-from .toolkit import Context, ToolError, encode
+from .toolkit import METHOD_NOT_FOUND, Context, RPCError, ToolError, encode
 
 try:  # grpcio's own health service, when installed (python3-grpcio has none)
     from grpc_health.v1 import health_pb2, health_pb2_grpc  # type: ignore
@@ -173,11 +173,16 @@ class _Peer:
     """The plugin's side of one call's messages to its caller (protocol 3;
     Go's wire.Peer): notifications and requests out through the call's
     outbox, replies from the host matched to the requests waiting for
-    them. Under protocol 2 notifications are dropped."""
+    them. Under protocol 2 notifications are dropped and requests fail
+    with RPCError -32601."""
 
     def __init__(self, out, v3):
         self._out = out
         self.v3 = v3
+        self._lock = threading.Lock()
+        self._next = 0  # the last request id issued
+        self._pending = {}  # id -> [threading.Event, reply or None]
+        self._closed = False
 
     def notify(self, method, params):
         if not self.v3:
@@ -185,13 +190,66 @@ class _Peer:
         body = b"" if params is None else encode(params)
         return self._out.put(tool_pb2.InvokeEvent(message=tool_pb2.Message(method=method, params=body)))
 
+    def request(self, method, params, timeout=None):
+        """Sends request method to the caller and returns its result (a
+        dict) once the host relays the answer. Raises RPCError: the
+        caller's error, or -32601 under protocol 2 or when the call ends
+        (or is cancelled) first; TimeoutError after timeout seconds."""
+        if not self.v3:
+            raise RPCError(METHOD_NOT_FOUND, "no caller can answer this request: the host speaks plugin protocol 2")
+        body = b"" if params is None else encode(params)
+        slot = [threading.Event(), None]
+        with self._lock:
+            if self._closed:
+                raise RPCError(METHOD_NOT_FOUND, "no caller can answer this request: the call is over")
+            self._next += 1
+            rid = self._next
+            self._pending[rid] = slot
+        try:
+            if not self._out.put(tool_pb2.InvokeEvent(message=tool_pb2.Message(id=rid, method=method, params=body))):
+                raise RPCError(METHOD_NOT_FOUND, "no caller can answer this request: the call is over")
+            if not slot[0].wait(timeout):
+                raise TimeoutError("%s: no answer within %s s" % (method, timeout))
+        finally:
+            with self._lock:
+                self._pending.pop(rid, None)
+        reply = slot[1]
+        if reply is None:
+            raise RPCError(METHOD_NOT_FOUND, "no caller can answer this request: the call ended before the answer came")
+        if reply.HasField("error"):
+            data = None
+            if reply.error.data:
+                try:
+                    data = json.loads(reply.error.data.decode("utf-8"))
+                except (ValueError, UnicodeDecodeError):
+                    data = None
+            raise RPCError(reply.error.code, reply.error.message, data)
+        try:
+            result = json.loads(reply.result.decode("utf-8")) if reply.result else {}
+        except (ValueError, UnicodeDecodeError) as e:
+            raise RPCError(-32603, "the caller's result is not JSON: %s" % e)
+        return result
+
     def deliver(self, reply):
         """Hands the host's reply to the request waiting for it. Returns
-        False for a reply to a request never sent (the host is confused)."""
-        return False
+        False for a reply to a request never sent (the host is confused); a
+        late reply to a request whose waiter gave up is dropped."""
+        with self._lock:
+            slot = self._pending.get(reply.id)
+            issued = 0 < reply.id <= self._next
+        if slot is None:
+            return issued
+        slot[1] = reply
+        slot[0].set()
+        return True
 
     def close(self):
-        pass
+        """Fails the requests still waiting; later requests fail at once."""
+        with self._lock:
+            self._closed = True
+            pending, self._pending = self._pending, {}
+        for slot in pending.values():
+            slot[0].set()
 
 
 def _watch_requests(requests, ctx, peer):

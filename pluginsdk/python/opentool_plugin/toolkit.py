@@ -78,6 +78,9 @@ class Context:
     ``log(level, data, logger)`` sends a log message to an MCP caller
     (notifications/message, filtered by its logging/setLevel). ``meta``
     is the _meta of the MCP caller's tools/call ({} for none).
+    ``elicit``, ``create_message``, ``list_roots`` and ``request`` ask the
+    MCP client that made the call and wait for its answer (RPCError when
+    no client can answer).
     """
 
     def __init__(self, name="", traceparent="", meta=None, peer=None):
@@ -92,7 +95,7 @@ class Context:
         self.meta = dict(meta) if isinstance(meta, dict) else {}
         # The call's side of the messages to its caller (server.py's
         # _Peer: notify(method, params) -> bool, request(method, params,
-        # timeout, ctx) -> dict); None: nobody to send to.
+        # timeout) -> dict); None: nobody to send to.
         self._peer = peer
         self._event = threading.Event()
         self._on_cancel = []
@@ -181,6 +184,45 @@ class Context:
             params["logger"] = logger
         params["data"] = data
         return self.notify("notifications/message", params)
+
+    def request(self, method, params=None, timeout=None):
+        """Sends MCP request method (sampling/createMessage,
+        elicitation/create or roots/list, MCP "Client Features") with
+        params (a dict) to the MCP client that made the call, waits for its
+        answer and returns the result, a dict. Raises RPCError: the
+        client's JSON-RPC error, or the host's with code -32601 when no
+        client can answer (an OpenTool caller, a client without the
+        capability, a stateless /mcp request, a host of protocol 2, the
+        call cancelled or over); TimeoutError after timeout seconds (None:
+        wait until the call ends)."""
+        if params is not None and not isinstance(params, dict):
+            raise TypeError("request %s: params must be a dict, got %s" % (method, type(params).__name__))
+        if self._peer is None:
+            raise RPCError(METHOD_NOT_FOUND, "no caller can answer this request")
+        return self._peer.request(method, params, timeout)
+
+    def elicit(self, message, requested_schema, timeout=None):
+        """Asks the MCP client's user for input (elicitation/create):
+        message, and requested_schema, a JSON Schema of a flat object.
+        Returns the client's answer: {"action": "accept" | "decline" |
+        "cancel", "content": {...}}. Raises as request()."""
+        return self.request("elicitation/create", {"message": message, "requestedSchema": requested_schema}, timeout)
+
+    def create_message(self, messages, max_tokens, timeout=None, **params):
+        """Asks the MCP client for a completion from its model
+        (sampling/createMessage). messages: a list of {"role", "content"}
+        dicts (a str is a user message of that text); max_tokens; params:
+        more of MCP's members as they are (systemPrompt, modelPreferences,
+        temperature, ...). Returns the client's result: {"role", "content",
+        "model", "stopReason"}. Raises as request()."""
+        msgs = [{"role": "user", "content": {"type": "text", "text": m}} if isinstance(m, str) else m for m in messages]
+        return self.request("sampling/createMessage", dict(params, messages=msgs, maxTokens=max_tokens), timeout)
+
+    def list_roots(self, timeout=None):
+        """Asks the MCP client for its roots (roots/list). Returns the
+        client's result: {"roots": [{"uri", "name"}, ...]}. Raises as
+        request()."""
+        return self.request("roots/list", {}, timeout)
 
 
 def _number(what, v):

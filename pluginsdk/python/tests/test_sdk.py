@@ -7,6 +7,7 @@ to it with the SDK's own stubs."""
 
 import json
 import os
+import queue
 import shutil
 import subprocess
 import sys
@@ -189,6 +190,37 @@ class _Example:
                 out.append(("data", json.loads(ev.data)))
         return out
 
+    def converse(self, question, reply):
+        """One call of confirm as a host would: each request the plugin
+        sends is answered with reply(message) (a tool_pb2.Reply; None:
+        cancel the call). Returns the events as invoke does."""
+        reqs = queue.Queue()
+        reqs.put(tool_pb2.InvokeRequest(call=tool_pb2.Call(name="confirm", arguments=json.dumps({"question": question}).encode())))
+
+        def requests():
+            while True:
+                r = reqs.get()
+                if r is None:
+                    return
+                yield r
+
+        out = []
+        stream = self.tool.Invoke(requests(), timeout=10)
+        try:
+            for ev in stream:
+                if ev.HasField("message"):
+                    out.append((ev.message.method, ev.message.id, json.loads(ev.message.params or b"null")))
+                    if ev.message.id:
+                        r = reply(ev.message)
+                        reqs.put(tool_pb2.InvokeRequest(cancel=tool_pb2.Cancel()) if r is None else tool_pb2.InvokeRequest(reply=r))
+                elif ev.HasField("error"):
+                    out.append(("error", (ev.error.code, ev.error.message)))
+                else:
+                    out.append(("data", json.loads(ev.data)))
+        finally:
+            reqs.put(None)
+        return out
+
     def close(self):
         try:
             self.channel.close()
@@ -235,6 +267,29 @@ class ProtocolTest(unittest.TestCase):
         self.assertEqual(ex.invoke("fail", {"message": "kaputt"}), [("error", (500, "kaputt"))])
         self.assertEqual(ex.invoke("ticks", {"n": 3}, stream=True), [("data", {"i": 1}), ("data", {"i": 2}), ("data", {"i": 3})])
 
+    def test_protocol_3_request_and_reply(self):
+        ex = self.start("2,3")
+        schema = {"type": "object", "properties": {"answer": {"type": "string"}}}
+
+        def accept(m):
+            return tool_pb2.Reply(id=m.id, result=json.dumps({"action": "accept", "content": {"answer": "yes"}}).encode())
+        self.assertEqual(ex.converse("sure?", accept), [
+            ("elicitation/create", 1, {"message": "sure?", "requestedSchema": schema}),
+            ("data", {"action": "accept", "answer": "yes"}),
+        ])
+
+        # The client's (or the host's) JSON-RPC error reaches the function.
+        def refuse(m):
+            return tool_pb2.Reply(id=m.id, error=tool_pb2.RPCError(code=-32601, message="no client can answer", data=b'{"why":"test"}'))
+        self.assertEqual(ex.converse("q", refuse)[1:],
+                         [("error", (500, "elicitation/create: no client can answer (JSON-RPC error -32601)"))])
+
+        # Cancel while the function waits for the answer: the request fails
+        # and the call ends.
+        got = ex.converse("q", lambda m: None)
+        self.assertLessEqual(len(got), 2, got)
+        self.assertEqual(ex.invoke("echo", {"text": "still"}), [("data", {"echo": "still", "version": "1.0.0"})])
+
     def test_protocol_2(self):
         # A host that offers only 2: the projection, no messages.
         ex = self.start("2")
@@ -242,6 +297,8 @@ class ProtocolTest(unittest.TestCase):
         self.assertEqual(ex.invoke("picture", {"caption": "a dot"}), [("data", {"content": BLOCKS, "text": "a dot"})])
         self.assertEqual(ex.invoke("steps", {"n": 2}, meta={"progressToken": 1}), [("data", {"steps": 2, "reported": 0})])
         self.assertEqual(ex.invoke("echo", {"text": "x"}), [("data", {"echo": "x", "version": "1.0.0"})])
+        self.assertEqual(ex.invoke("confirm", {"question": "q"}), [("error", (
+            500, "elicitation/create: no caller can answer this request: the host speaks plugin protocol 2 (JSON-RPC error -32601)"))])
 
 
 if __name__ == "__main__":
