@@ -5,10 +5,11 @@ package main_test
 // processes, loopback HTTP only. pluginsdk/python's
 // plugins/opentool-plugin-pyecho and pluginsdk/node's
 // plugins/opentool-plugin-nodeecho declare the same functions (echo,
-// sum_numbers, ticks, sleep, fail, stats, trace, pid, and under plugin
-// protocol 3 picture, an MCP result with an image block, and steps, which
-// reports progress and logs), so one test runs against each. A language whose runtime or SDK packages are missing skips, saying
-// why (make deps-python, make deps-node).
+// sum_numbers, ticks, sleep, fail, stats, trace, pid, and for plugin
+// protocol 3 picture, an MCP result with an image block, steps, which
+// reports progress and logs, and confirm, which asks the MCP client), so
+// one test runs against each. A language whose runtime or SDK packages are
+// missing skips, saying why (make deps-python, make deps-node).
 
 import (
 	"bytes"
@@ -441,7 +442,7 @@ func testLangMCPContent(t *testing.T, hp *hostProc) {
 }
 
 // testLangMCPProgress: steps' progress and log messages through /mcp on
-// host hp.
+// host hp, and ticks' progress on /opentool/streamCall.
 func testLangMCPProgress(t *testing.T, hp *hostProc, lp langPlugin) {
 	var col llCollector
 	cs := llHost(t, hp, col.options())
@@ -480,6 +481,23 @@ func testLangMCPProgress(t *testing.T, hp *hostProc, lp langPlugin) {
 	// An OpenTool caller asked for no progress.
 	if r, e := langCall(t, hp.url, "steps", `{"n":2}`); e != nil || r["reported"] != 0.0 || r["steps"] != 2.0 {
 		t.Errorf("/opentool/call steps = %v %v", r, e)
+	}
+	// /opentool/streamCall asks for progress: ticks' progress arrives as
+	// event:progress frames between its items.
+	resp, err := http.Post(hp.url+"/opentool/streamCall", "application/json", strings.NewReader(`{"jsonrpc":"2.0","method":"ticks","params":{"n":2},"id":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var events []string
+	for _, line := range strings.Split(string(body), "\n") {
+		if ev, ok := strings.CutPrefix(line, "event:"); ok {
+			events = append(events, ev)
+		}
+	}
+	if want := "[start progress data progress data done]"; fmt.Sprint(events) != want || !strings.Contains(string(body), `data:{"progress":2,"total":2,"message":"tick 2"}`) {
+		t.Errorf("streamCall ticks events %v, want %s:\n%s", events, want, body)
 	}
 }
 

@@ -337,6 +337,13 @@ function services(pkg, tk, stop, v3) {
       Watch(call) {
         call.emit('error', { code: grpc.status.UNIMPLEMENTED, details: "the tool's document does not change" });
       },
+      // Protocol 3's MCP catalog (resources, prompts, completion): none.
+      Catalog(call, cb) {
+        cb({ code: grpc.status.UNIMPLEMENTED, details: 'the plugin serves no MCP catalog' });
+      },
+      Request(call, cb) {
+        cb({ code: grpc.status.UNIMPLEMENTED, details: 'the plugin serves no MCP catalog' });
+      },
     }],
     [pkg.plugin.GRPCController.service, {
       Shutdown(call, cb) {
@@ -380,7 +387,8 @@ Run it with --document to print its OpenTool document.
  * exits 1; run with --document it prints the OpenTool document instead, for
  * `opentool-host validate`), serves on a unix socket in
  * PLUGIN_UNIX_SOCKET_DIR with 64 MiB message limits, prints the go-plugin
- * handshake line (`1|2|unix|PATH|grpc`) on file descriptor 1 and then points
+ * handshake line (`1|V|unix|PATH|grpc`, V the protocol version negotiated:
+ * 3, or 2 with a host that offers only 2) on file descriptor 1 and then points
  * process.stdout (console.log) at stderr. SIGTERM, the host's Shutdown and
  * the host's death (the parent pid changes, checked every 200 ms) end the
  * process; SIGTERM and parent death also SIGKILL its process group

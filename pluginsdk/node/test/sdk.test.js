@@ -258,6 +258,8 @@ test('the example speaks the plugin protocol', async (t) => {
   assert.equal(h.status, 1); // SERVING
   await assert.rejects(unary(health, 'Check', { service: 'other' }), { code: grpc.status.NOT_FOUND });
 
+  await assert.rejects(unary(client, 'Catalog', {}), { code: grpc.status.UNIMPLEMENTED });
+  await assert.rejects(unary(client, 'Request', { method: 'prompts/get' }), { code: grpc.status.UNIMPLEMENTED });
   const load = await unary(client, 'Load', {});
   const doc = JSON.parse(load.document.toString('utf8'));
   assert.deepEqual(doc.functions.map((f) => f.name), ['echo', 'sum_numbers', 'ticks', 'sleep', 'fail', 'stats', 'trace', 'pid', 'picture', 'steps', 'confirm']);

@@ -297,6 +297,12 @@ class _ToolServicer(tool_pb2_grpc.ToolServicer):
     def Watch(self, request, context):
         context.abort(grpc.StatusCode.UNIMPLEMENTED, "the tool's document does not change")
 
+    def Catalog(self, request, context):
+        context.abort(grpc.StatusCode.UNIMPLEMENTED, "the plugin serves no MCP catalog")
+
+    def Request(self, request, context):
+        context.abort(grpc.StatusCode.UNIMPLEMENTED, "the plugin serves no MCP catalog")
+
     def Invoke(self, request_iterator, context):
         try:
             first = next(request_iterator)
@@ -439,9 +445,11 @@ def serve(toolkit, max_workers=128, argv=None):
     Checks the host's magic cookie (without it prints a notice to stderr and
     exits 1; run with --document it prints the OpenTool document instead, for
     `opentool-host validate`), serves on a unix socket in
-    PLUGIN_UNIX_SOCKET_DIR with max_workers threads (concurrent calls), prints
-    the go-plugin handshake line to stdout and then points stdout (sys.stdout
-    and file descriptor 1) at stderr. SIGTERM, the host's Shutdown, the host's
+    PLUGIN_UNIX_SOCKET_DIR with max_workers threads (concurrent calls; each
+    call's function runs in one more thread of its own), prints the go-plugin
+    handshake line ("1|V|unix|PATH|grpc", V the protocol version negotiate()
+    picks: 3, or 2 with a host that offers only 2) to stdout and then points
+    stdout (sys.stdout and file descriptor 1) at stderr. SIGTERM, the host's Shutdown, the host's
     death (the parent pid changes) end the process; SIGTERM and parent death
     also kill its process group (processes the plugin started).
     """

@@ -262,6 +262,11 @@ class ProtocolTest(unittest.TestCase):
             ("notifications/message", {"level": "info", "logger": "steps", "data": "step 1 of 1"}),
             ("data", {"steps": 1, "reported": 0}),
         ])
+        # No MCP catalog.
+        for rpc, req in ((ex.tool.Catalog, tool_pb2.CatalogRequest()), (ex.tool.Request, tool_pb2.MCPRequest(method="prompts/get"))):
+            with self.assertRaises(grpc.RpcError) as cm:
+                rpc(req, timeout=10)
+            self.assertEqual(cm.exception.code(), grpc.StatusCode.UNIMPLEMENTED)
         # Plain results, errors and streams as under protocol 2.
         self.assertEqual(ex.invoke("echo", {"text": "hé"}), [("data", {"echo": "hé", "version": "1.0.0"})])
         self.assertEqual(ex.invoke("fail", {"message": "kaputt"}), [("error", (500, "kaputt"))])
