@@ -294,12 +294,13 @@ function invoke(tk, call, v3) {
       const tp = call.metadata.get('traceparent');
       peer = new Peer(call, v3);
       ctx = new Context(m.call.name, tp.length ? String(tp[0]) : '', metaOf(m.call, v3), peer);
+      // Requests waiting for the client fail at cancel.
+      ctx.signal.addEventListener('abort', () => peer.close(), { once: true });
       if (broken) abort();
       run(tk, call, m.call, ctx, peer);
     } else if (m.msg === 'reply' && m.reply) {
       if (!peer.deliver(m.reply)) abort(); // a reply to nothing
     } else if (m.msg === 'cancel') {
-      peer.close();
       ctx.cancel();
     }
   });
@@ -446,4 +447,4 @@ function serve(toolkit, opts = {}) {
   });
 }
 
-module.exports = { serve, log, negotiate, MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE, PROTOCOL_VERSION, PROTOCOL_VERSIONS };
+module.exports = { serve, log, negotiate, Peer, MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE, PROTOCOL_VERSION, PROTOCOL_VERSIONS };

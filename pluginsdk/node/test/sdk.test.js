@@ -156,6 +156,33 @@ test('Context.progress and log: MCP params, only with a progress token, nothing 
   assert.deepEqual(new Context('f').meta, {});
 });
 
+test('requests to the client: the reply settles them, cancel and protocol 2 fail them', async () => {
+  const { Peer } = require('../lib/server');
+  const written = [];
+  const stream = { write: (ev) => written.push(ev) };
+  const peer = new Peer(stream, true);
+  const ctx = new Context('f', '', {}, peer);
+  ctx.signal.addEventListener('abort', () => peer.close(), { once: true });
+  const roots = ctx.listRoots();
+  assert.deepEqual([written[0].message.id, written[0].message.method, JSON.parse(written[0].message.params)], [1, 'roots/list', {}]);
+  assert.equal(peer.deliver({ id: 7 }), false, 'a reply to a request never sent');
+  assert.equal(peer.deliver({ id: 1, result: Buffer.from('{"roots":[{"uri":"file:///r"}]}'), error: null }), true);
+  assert.deepEqual(await roots, { roots: [{ uri: 'file:///r' }] });
+  assert.equal(peer.deliver({ id: 1 }), true, 'a late reply is dropped');
+  const refused = ctx.elicit('q', {});
+  peer.deliver({ id: 2, error: { code: -32601, message: 'no', data: Buffer.from('{"why":1}') } });
+  await assert.rejects(refused, (e) => e instanceof sdk.RPCError && e.code === -32601 && e.message === 'no' && e.data.why === 1);
+  // sampling/createMessage's params; cancel fails the request waiting.
+  const sampled = ctx.createMessage({ messages: ['hi'], maxTokens: 10 });
+  assert.deepEqual(JSON.parse(written[2].message.params), { messages: [{ role: 'user', content: { type: 'text', text: 'hi' } }], maxTokens: 10 });
+  ctx.cancel();
+  await assert.rejects(sampled, (e) => e.code === -32601 && /ended before the answer/.test(e.message));
+  await assert.rejects(ctx.listRoots(), /the call is over/);
+  // A host of protocol 2, or no peer: nobody can answer.
+  await assert.rejects(new Context('f', '', {}, new Peer(stream, false)).elicit('q', {}), /plugin protocol 2/);
+  await assert.rejects(new Context('f').listRoots(), (e) => e.code === -32601);
+});
+
 test('negotiate answers the highest version both sides speak, as go-plugin', () => {
   const { negotiate } = require('../lib/server');
   assert.deepEqual(sdk.PROTOCOL_VERSIONS, [2, 3]);

@@ -316,8 +316,12 @@ class _ToolServicer(tool_pb2_grpc.ToolServicer):
         peer = _Peer(out, self.v3)
         ctx = Context(call.name, traceparent=md.get("traceparent", ""), meta=_meta_of(call, self.v3), peer=peer)
         ctx._when_cancelled(peer.close)  # requests waiting fail at cancel
-        if not context.add_callback(ctx.cancel):  # the RPC ended or broke
+
+        def ended():  # the RPC ended or broke: nothing more goes out
             ctx.cancel()
+            out.close()
+        if not context.add_callback(ended):
+            ended()
         threading.Thread(target=_watch_requests, args=(request_iterator, ctx, peer), daemon=True,
                          name="requests-" + call.name).start()
         # The function runs in a thread of its own so that what it sends
@@ -351,7 +355,10 @@ class _ToolServicer(tool_pb2_grpc.ToolServicer):
                 log("DEBUG", line)
             out.put(_error_event(500, str(e) or type(e).__name__))
         finally:
-            events.close()  # a stream's generator runs its finally blocks
+            try:
+                events.close()  # a stream's generator runs its finally blocks
+            except Exception as e:
+                log("ERROR", "function %s: closing its stream failed: %s: %s" % (call.name, type(e).__name__, e))
             out.finish()
 
     def _run(self, call, ctx):

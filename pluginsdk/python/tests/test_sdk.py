@@ -23,9 +23,9 @@ sys.path.insert(0, SDK)
 import grpc  # noqa: E402
 
 from opentool_plugin import (  # noqa: E402
-    Context, Result, ToolError, audio, embedded_resource, image, resource_link, text)
+    Context, Result, RPCError, ToolError, audio, embedded_resource, image, resource_link, text)
 from opentool_plugin.pb import tool_pb2, tool_pb2_grpc  # noqa: E402
-from opentool_plugin.server import PROTOCOL_VERSIONS, _Outbox, negotiate  # noqa: E402
+from opentool_plugin.server import PROTOCOL_VERSIONS, _Outbox, _Peer as _SDKPeer, negotiate  # noqa: E402
 
 PNG = b"\x89PNG"
 # The example's picture: a 1x1 orange PNG.
@@ -117,6 +117,39 @@ class ContextTest(unittest.TestCase):
         self.assertFalse(alone.progress(1))
         self.assertFalse(alone.log("info", "x"))
         self.assertEqual(Context("f").meta, {})
+
+    def test_requests(self):
+        out = _Outbox()
+        peer = _SDKPeer(out, True)
+        ctx = Context("f", peer=peer)
+        ctx._when_cancelled(peer.close)
+        answer = []
+        t = threading.Thread(target=lambda: answer.append(ctx.list_roots()))
+        t.start()
+        ev = out.get()
+        self.assertEqual((ev.message.id, ev.message.method, json.loads(ev.message.params)), (1, "roots/list", {}))
+        self.assertFalse(peer.deliver(tool_pb2.Reply(id=7)), "a reply to a request never sent")
+        self.assertTrue(peer.deliver(tool_pb2.Reply(id=1, result=b'{"roots":[{"uri":"file:///r"}]}')))
+        t.join(2)
+        self.assertEqual(answer, [{"roots": [{"uri": "file:///r"}]}])
+        self.assertTrue(peer.deliver(tool_pb2.Reply(id=1)), "a late reply is dropped")
+        # sampling/createMessage's params; cancel fails the request waiting.
+        threading.Timer(0.05, ctx.cancel).start()
+        with self.assertRaises(RPCError) as cm:
+            ctx.create_message(["hi"], 10, systemPrompt="be brief")
+        self.assertEqual(cm.exception.code, -32601)
+        ev = out.get()
+        self.assertEqual(json.loads(ev.message.params), {
+            "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}], "maxTokens": 10, "systemPrompt": "be brief"})
+        with self.assertRaisesRegex(RPCError, "the call is over"):
+            ctx.elicit("q", {})
+        # A host of protocol 2, or no peer: nobody can answer.
+        with self.assertRaisesRegex(RPCError, "plugin protocol 2"):
+            Context("f", peer=_SDKPeer(_Outbox(), False)).elicit("q", {})
+        with self.assertRaises(RPCError):
+            Context("f").list_roots()
+        with self.assertRaises(TimeoutError):
+            Context("f", peer=_SDKPeer(_Outbox(), True)).request("roots/list", timeout=0.01)
 
     def test_negotiate(self):
         self.assertEqual(PROTOCOL_VERSIONS, (2, 3))
