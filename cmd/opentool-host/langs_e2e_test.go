@@ -5,12 +5,16 @@ package main_test
 // processes, loopback HTTP only. pluginsdk/python's
 // plugins/opentool-plugin-pyecho and pluginsdk/node's
 // plugins/opentool-plugin-nodeecho declare the same functions (echo,
-// sum_numbers, ticks, sleep, fail, stats, pid), so one test runs against
-// each. A language whose runtime or SDK packages are missing skips, saying
-// why (make deps-python, make deps-node).
+// sum_numbers, ticks, sleep, fail, stats, trace, pid, and for plugin
+// protocol 3 picture, an MCP result with an image block, steps, which
+// reports progress and logs, and confirm, which asks the MCP client), so
+// one test runs against each. A language whose runtime or SDK packages are
+// missing skips, saying why (make deps-python, make deps-node).
 
 import (
 	"bytes"
+	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -27,6 +31,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/internal/testutil"
 )
@@ -353,6 +359,148 @@ func testLangLoadCallErrorsStreamCancel(t *testing.T, lp langPlugin) {
 	t.Logf("%s %s after 20 concurrent calls: %v, after 20 more: %v", lp.lang, lp.leak, first, last)
 }
 
+// langDotPNG is the 1x1 orange PNG the examples' picture returns.
+const langDotPNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR42mP438EAAAQRAYhPXesHAAAAAElFTkSuQmCC"
+
+// TestLanguagePluginMCPResultsAndMessages: what the Python and Node SDKs
+// say beyond a result object (plugin protocol 3) reaches an MCP client of
+// the host's /mcp as it is: picture's content blocks (a text and an image,
+// type, data and mimeType exactly), steps' notifications/progress with the
+// client's own token and its notifications/message at the level the
+// client set, confirm's elicitation/create (answered by the client);
+// OpenTool's /opentool/call gets the documented projection. Under
+// protocol 2 (the SDKs before) picture reached MCP clients as one text
+// block of JSON, steps' progress and log messages not at all, and no
+// question could be asked.
+func TestLanguagePluginMCPResultsAndMessages(t *testing.T) {
+	forEachLang(t, testLangMCPResultsAndMessages)
+}
+
+func testLangMCPResultsAndMessages(t *testing.T, lp langPlugin) {
+	hp, _ := lp.serve(t, t.TempDir())
+	t.Run("content", func(t *testing.T) { testLangMCPContent(t, hp) })
+	t.Run("progress", func(t *testing.T) { testLangMCPProgress(t, hp, lp) })
+	t.Run("elicitation", func(t *testing.T) { testLangMCPElicitation(t, hp) })
+}
+
+// testLangMCPElicitation: confirm's elicitation/create through /mcp on
+// host hp, answered by a client that can, refused for those that cannot.
+func testLangMCPElicitation(t *testing.T, hp *hostProc) {
+	asker := llAskerClient(t, &mcp.StreamableClientTransport{Endpoint: hp.url + "/mcp"})
+	confirm := &mcp.CallToolParams{Name: "confirm", Arguments: map[string]any{"question": "sure?"}}
+	if got := llCall(t, asker, confirm); !strings.Contains(got, `"structuredContent":{"action":"accept","answer":"yes: sure?"}`) {
+		t.Errorf("confirm through the host = %s, want the client's answer", got)
+	}
+	// A client without the capability: the plugin hears why.
+	plain := llHost(t, hp, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+	if got := llCall(t, plain, confirm); !strings.Contains(got, `"isError":true`) || !strings.Contains(got, "did not declare the elicitation capability") {
+		t.Errorf("confirm from a client without elicitation = %s", got)
+	}
+	// An OpenTool caller cannot answer either.
+	if r, e := langCall(t, hp.url, "confirm", `{"question":"q"}`); e == nil || !strings.Contains(fmt.Sprint(e["message"]), "is not an MCP client that can answer it") {
+		t.Errorf("/opentool/call confirm = %v %v", r, e)
+	}
+}
+
+// testLangMCPContent: picture through /mcp and /opentool/call on host hp.
+func testLangMCPContent(t *testing.T, hp *hostProc) {
+	cs := llHost(t, hp, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	// The image block exactly, beside the text block.
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "picture", Arguments: map[string]any{"caption": "a dot"}})
+	if err != nil {
+		t.Fatalf("tools/call picture: %v", err)
+	}
+	raw, _ := json.Marshal(res)
+	if res.IsError || res.StructuredContent != nil || len(res.Content) != 2 {
+		t.Fatalf("picture over /mcp = %s, want a text block and an image block", raw)
+	}
+	if tc, ok := res.Content[0].(*mcp.TextContent); !ok || tc.Text != "a dot" {
+		t.Errorf("picture's first block = %#v, want text \"a dot\"", res.Content[0])
+	}
+	img, ok := res.Content[1].(*mcp.ImageContent)
+	if !ok {
+		t.Fatalf("picture's second block = %#v, want an image (%s)", res.Content[1], raw)
+	}
+	if got := base64.StdEncoding.EncodeToString(img.Data); got != langDotPNG || img.MIMEType != "image/png" {
+		t.Errorf("picture's image: data %s, mimeType %q; want %s, image/png", got, img.MIMEType, langDotPNG)
+	}
+	want := `{"content":[{"type":"text","text":"a dot"},{"type":"image","mimeType":"image/png","data":"` + langDotPNG + `"}]}`
+	if string(raw) != want {
+		t.Errorf("picture over /mcp:\n%s\nwant\n%s", raw, want)
+	}
+
+	// OpenTool callers: {"content": [the blocks as sent], "text": TEXT}.
+	r, e := langCall(t, hp.url, "picture", `{"caption":"a dot"}`)
+	got, _ := json.Marshal(r)
+	wantObj := `{"content":[{"text":"a dot","type":"text"},{"data":"` + langDotPNG + `","mimeType":"image/png","type":"image"}],"text":"a dot"}`
+	if e != nil || string(got) != wantObj {
+		t.Errorf("/opentool/call picture = %s %v, want %s", got, e, wantObj)
+	}
+}
+
+// testLangMCPProgress: steps' progress and log messages through /mcp on
+// host hp, and ticks' progress on /opentool/streamCall.
+func testLangMCPProgress(t *testing.T, hp *hostProc, lp langPlugin) {
+	var col llCollector
+	cs := llHost(t, hp, col.options())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	// Progress with the client's token and log messages at its level.
+	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+		t.Fatal(err)
+	}
+	p := &mcp.CallToolParams{Name: "steps", Arguments: map[string]any{"n": 3}}
+	p.SetProgressToken("tok-" + lp.lang)
+	if out := llCall(t, cs, p); !strings.Contains(out, `"structuredContent":{"reported":3,"steps":3}`) {
+		t.Errorf("steps with a progress token = %s, want reported 3", out)
+	}
+	progress, logs := col.take(3, 3)
+	wantP := []string{"tok-" + lp.lang + " 1/3 step 1 of 3", "tok-" + lp.lang + " 2/3 step 2 of 3", "tok-" + lp.lang + " 3/3 step 3 of 3"}
+	if fmt.Sprint(progress) != fmt.Sprint(wantP) {
+		t.Errorf("steps' progress notifications %q, want %q", progress, wantP)
+	}
+	wantL := []string{`info steps "step 1 of 3"`, `info steps "step 2 of 3"`, `info steps "step 3 of 3"`}
+	if fmt.Sprint(logs) != fmt.Sprint(wantL) {
+		t.Errorf("steps' log messages %q, want %q", logs, wantL)
+	}
+	// No token: no progress; a level above info: no log messages.
+	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "warning"}); err != nil {
+		t.Fatal(err)
+	}
+	if out := llCall(t, cs, &mcp.CallToolParams{Name: "steps", Arguments: map[string]any{"n": 2}}); !strings.Contains(out, `"reported":0`) {
+		t.Errorf("steps without a progress token = %s, want reported 0", out)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if progress, logs := col.take(0, 0); len(progress) != 0 || len(logs) != 0 {
+		t.Errorf("without a progress token at level warning: progress %q, log messages %q; want none", progress, logs)
+	}
+	// An OpenTool caller asked for no progress.
+	if r, e := langCall(t, hp.url, "steps", `{"n":2}`); e != nil || r["reported"] != 0.0 || r["steps"] != 2.0 {
+		t.Errorf("/opentool/call steps = %v %v", r, e)
+	}
+	// /opentool/streamCall asks for progress: ticks' progress arrives as
+	// event:progress frames between its items.
+	resp, err := http.Post(hp.url+"/opentool/streamCall", "application/json", strings.NewReader(`{"jsonrpc":"2.0","method":"ticks","params":{"n":2},"id":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var events []string
+	for _, line := range strings.Split(string(body), "\n") {
+		if ev, ok := strings.CutPrefix(line, "event:"); ok {
+			events = append(events, ev)
+		}
+	}
+	if want := "[start progress data progress data done]"; fmt.Sprint(events) != want || !strings.Contains(string(body), `data:{"progress":2,"total":2,"message":"tick 2"}`) {
+		t.Errorf("streamCall ticks events %v, want %s:\n%s", events, want, body)
+	}
+}
+
 func TestLanguagePluginSIGKILLRestartAndReplaceUnderLoad(t *testing.T) {
 	forEachLang(t, testLangSIGKILLRestartAndReplaceUnderLoad)
 }
@@ -570,6 +718,34 @@ func TestNodeSDKUnitTests(t *testing.T) {
 		}
 		for _, line := range strings.Split(string(out), "\n") {
 			if strings.HasPrefix(line, "ok ") || strings.HasPrefix(line, "# pass") || strings.HasPrefix(line, "# fail") {
+				t.Log(line)
+			}
+		}
+	}
+}
+
+// TestPythonSDKUnitTests runs the Python SDK's own tests
+// (pluginsdk/python/tests, unittest): content blocks and their projection,
+// Context's progress and log messages, the protocol version answered, the
+// call's outbox, and the example spoken to over gRPC as a host of protocol
+// 3 and one of protocol 2 would.
+func TestPythonSDKUnitTests(t *testing.T) {
+	for _, lp := range langPlugins {
+		if lp.lang != "python" {
+			continue
+		}
+		if why := lp.missing(t); why != "" {
+			t.Skip(why)
+		}
+		cmd := exec.Command(pyInterpreter, "-m", "unittest", "discover", "-s", "tests", "-v")
+		cmd.Dir = filepath.Join(testutil.RepoRoot(t), filepath.FromSlash(lp.sdk))
+		cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("python3 -m unittest in %s: %v\n%s", cmd.Dir, err, out)
+		}
+		for _, line := range strings.Split(string(out), "\n") {
+			if strings.HasSuffix(line, " ... ok") || strings.HasPrefix(line, "Ran ") {
 				t.Log(line)
 			}
 		}

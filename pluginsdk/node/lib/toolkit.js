@@ -6,6 +6,8 @@
 // functions), and finds a function by name for the server (server.js holds
 // the wire). Mirrors the Python SDK (pluginsdk/python/opentool_plugin).
 
+const { LOG_LEVELS } = require('./content');
+
 const NAME_RE = /^[a-zA-Z0-9_-]{1,64}$/;
 const SCHEMA_TYPES = ['boolean', 'integer', 'number', 'string', 'array', 'object'];
 
@@ -24,13 +26,43 @@ class ToolError extends Error {
 }
 
 /**
- * What a running call knows about itself. `signal` is an AbortSignal that
- * aborts when the host sends cancel for this call (its caller went away or
- * its deadline passed) or the call's stream breaks: pass it to fetch, child
- * processes and timers. `cancelled` is true once it has. `sleep(ms)` waits
- * up to ms milliseconds and resolves true early when the call is cancelled.
- * The host kills a plugin that has not ended a cancelled call within its
- * grace period (500 ms), so long work must check.
+ * A JSON-RPC error answering a request to the client (ctx.request,
+ * ctx.elicit, ctx.createMessage, ctx.listRoots): the client's own, or the
+ * host's when no client can answer (code -32601: an OpenTool caller, an
+ * MCP client without the capability, a stateless /mcp request, a host of
+ * plugin protocol 2).
+ */
+class RPCError extends Error {
+  /** @param {number} code @param {string} message @param {unknown} [data] */
+  constructor(code, message, data) {
+    super(String(message));
+    this.name = 'RPCError';
+    this.code = Math.trunc(Number(code));
+    this.data = data;
+  }
+}
+
+const finite = (what, v) => {
+  if (typeof v !== 'number' || !Number.isFinite(v)) throw new TypeError(`progress: ${what} must be a finite number, got ${JSON.stringify(v)}`);
+};
+
+/**
+ * What a running call knows about itself, and how it talks to its caller.
+ * `signal` is an AbortSignal that aborts when the host sends cancel for
+ * this call (its caller went away or its deadline passed) or the call's
+ * stream breaks: pass it to fetch, child processes and timers. `cancelled`
+ * is true once it has. `sleep(ms)` waits up to ms milliseconds and
+ * resolves true early when the call is cancelled. The host kills a plugin
+ * that has not ended a cancelled call within its grace period (500 ms), so
+ * long work must check.
+ *
+ * During the call (plugin protocol 3; with a host of protocol 2 they do
+ * nothing and return false): `progress(progress, total, message)` reports
+ * progress to an MCP caller that asked for it (notifications/progress) and
+ * to /opentool/streamCall; `log(level, data, logger)` sends a log message
+ * to an MCP caller (notifications/message, filtered by its
+ * logging/setLevel). `meta` is the _meta of the MCP caller's tools/call
+ * ({} for none).
  */
 class Context {
   /**
@@ -38,10 +70,15 @@ class Context {
    * @param {string} traceparent the caller's W3C trace context
    *   ("00-TRACEID-SPANID-FLAGS", the host's execute_tool span) or "":
    *   hand it to your own OpenTelemetry setup so your spans join the trace.
+   * @param {object} [meta] the caller's MCP _meta ({} for none)
+   * @param {object} [peer] the call's side of its messages (the SDK's;
+   *   notify(method, params) -> boolean); none: nobody to send to
    */
-  constructor(name = '', traceparent = '') {
+  constructor(name = '', traceparent = '', meta = {}, peer = null) {
     this.name = name;
     this.traceparent = traceparent;
+    this.meta = meta !== null && typeof meta === 'object' && !Array.isArray(meta) ? { ...meta } : {};
+    this._peer = peer;
     this._ac = new AbortController();
   }
 
@@ -75,6 +112,104 @@ class Context {
   /** Marks the call cancelled (the SDK does this; tests may too). */
   cancel() {
     this._ac.abort();
+  }
+
+  /**
+   * Sends MCP notification method with params (an object, or undefined for
+   * none) to the caller; progress() and log() are the usual ones (the host
+   * relays notifications/progress and notifications/message and drops
+   * others). Returns true when it was sent, false when there is nobody to
+   * send it to (a host of protocol 2, or the call is over). Throws a
+   * TypeError when params is not a plain object or not JSON.
+   */
+  notify(method, params) {
+    if (params !== undefined && (params === null || typeof params !== 'object' || Array.isArray(params))) {
+      throw new TypeError(`notify ${method}: params must be an object`);
+    }
+    if (!this._peer) return false;
+    return this._peer.notify(method, params);
+  }
+
+  /**
+   * Reports the call's progress (MCP "Utilities: Progress"): progress so
+   * far, total when known, a message. An MCP caller gets
+   * notifications/progress with its own progress token; one that asked
+   * for no progress (no progressToken in its _meta) gets nothing, and
+   * neither does an OpenTool caller of /opentool/call; /opentool/streamCall
+   * gets event:progress frames. Returns true when it was sent. Throws a
+   * TypeError for a progress or total that is not a finite number.
+   */
+  progress(progress, total, message) {
+    finite('progress', progress);
+    if (total !== undefined && total !== null) finite('total', total);
+    if (message !== undefined && message !== null && typeof message !== 'string') throw new TypeError('progress: message must be a string');
+    const token = this.meta.progressToken;
+    if (token === undefined || token === null) return false;
+    const params = { progressToken: token, progress };
+    if (total !== undefined && total !== null) params.total = total;
+    if (message !== undefined && message !== null) params.message = message;
+    return this.notify('notifications/progress', params);
+  }
+
+  /**
+   * Sends a log message to an MCP caller (MCP "Server Utilities: Logging",
+   * notifications/message): level one of debug, info, notice, warning,
+   * error, critical, alert, emergency; data any JSON value; logger a name
+   * (optional). The host forwards it when level is at or above the one the
+   * client set with logging/setLevel. Returns true when it was sent.
+   * Throws an Error for another level.
+   */
+  log(level, data, logger) {
+    if (!LOG_LEVELS.includes(level)) throw new Error(`log level ${JSON.stringify(level)} is not one of MCP's: ${LOG_LEVELS.join(', ')}`);
+    if (logger !== undefined && logger !== null && typeof logger !== 'string') throw new TypeError('log: logger must be a string');
+    const params = { level };
+    if (logger) params.logger = logger;
+    params.data = data === undefined ? null : data;
+    return this.notify('notifications/message', params);
+  }
+
+  /**
+   * Sends MCP request method (sampling/createMessage, elicitation/create or
+   * roots/list, MCP "Client Features") with params (an object) to the MCP
+   * client that made the call and resolves to its result, an object.
+   * Rejects with an RPCError: the client's JSON-RPC error, or the host's
+   * with code -32601 when no client can answer (an OpenTool caller, a
+   * client without the capability, a stateless /mcp request, a host of
+   * protocol 2, the call cancelled or over).
+   */
+  async request(method, params) {
+    if (params !== undefined && (params === null || typeof params !== 'object' || Array.isArray(params))) {
+      throw new TypeError(`request ${method}: params must be an object`);
+    }
+    if (!this._peer || typeof this._peer.request !== 'function') {
+      throw new RPCError(-32601, 'no caller can answer this request');
+    }
+    return this._peer.request(method, params);
+  }
+
+  /**
+   * Asks the MCP client's user for input (elicitation/create): message, and
+   * requestedSchema, a JSON Schema of a flat object. Resolves to the
+   * client's answer: {action: 'accept' | 'decline' | 'cancel', content}.
+   */
+  elicit(message, requestedSchema) {
+    return this.request('elicitation/create', { message, requestedSchema });
+  }
+
+  /**
+   * Asks the MCP client for a completion from its model
+   * (sampling/createMessage). params: MCP's members as they are ({messages,
+   * maxTokens, systemPrompt, ...}); a string in messages is a user message
+   * of that text. Resolves to {role, content, model, stopReason}.
+   */
+  createMessage(params = {}) {
+    const messages = (params.messages || []).map((m) => (typeof m === 'string' ? { role: 'user', content: { type: 'text', text: m } } : m));
+    return this.request('sampling/createMessage', { ...params, messages });
+  }
+
+  /** Asks the MCP client for its roots (roots/list): resolves to {roots: [{uri, name}]}. */
+  listRoots() {
+    return this.request('roots/list', {});
   }
 }
 
@@ -180,7 +315,8 @@ class Toolkit {
 
   /**
    * Adds a unary function: fn(ctx, args) returns (or resolves to) a plain
-   * object, the result; undefined or null is {}.
+   * object, the result (undefined or null is {}), or a Result (content
+   * blocks, structuredContent, isError: content.js).
    * opts: {description, parameters, returns, additionalParameters}.
    */
   function(name, opts, fn) {
@@ -239,4 +375,4 @@ class Toolkit {
   }
 }
 
-module.exports = { Toolkit, ToolError, Context, NAME_RE };
+module.exports = { Toolkit, ToolError, RPCError, Context, NAME_RE };

@@ -1,6 +1,6 @@
 """opentool_plugin: write opentool-host plugins in Python.
 
-    from opentool_plugin import Toolkit, ToolError, serve
+    from opentool_plugin import Toolkit, ToolError, Result, text, image, serve
 
     tk = Toolkit(title="pyecho", version="1.0.0")
 
@@ -10,13 +10,20 @@
     def echo(ctx, text):
         return {"echo": text}
 
+    @tk.function(description="Draw a dot.")
+    def dot(ctx):
+        ctx.progress(1, 2, "drawing")           # an MCP caller that asked sees it
+        return Result([text("a dot"), image(PNG, "image/png")])
+
     serve(tk)
 
 Depends on grpcio (and the protobuf runtime it brings) only. See README.md.
 """
 
-from .toolkit import Context, Function, Toolkit, ToolError
+from .content import Result, audio, embedded_resource, image, resource_link, text
+from .toolkit import Context, Function, RPCError, Toolkit, ToolError
 from .server import serve
 
-__all__ = ["Toolkit", "ToolError", "Context", "Function", "serve"]
-__version__ = "0.1.0"
+__all__ = ["Toolkit", "ToolError", "RPCError", "Context", "Function", "serve",
+           "Result", "text", "image", "audio", "resource_link", "embedded_resource"]
+__version__ = "0.2.0"

@@ -7,10 +7,13 @@ generator functions), and runs one call by name (see server.py for the wire).
 
 import inspect
 import json
+import math
 import re
 import threading
 
-__all__ = ["Toolkit", "ToolError", "Context", "Function"]
+from .content import LOG_LEVELS
+
+__all__ = ["Toolkit", "ToolError", "RPCError", "Context", "Function"]
 
 NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
@@ -37,8 +40,29 @@ class ToolError(Exception):
         return "tool error %d: %s" % (self.code, self.message)
 
 
+class RPCError(Exception):
+    """A JSON-RPC error answering a request to the client (ctx.request,
+    ctx.elicit, ctx.create_message, ctx.list_roots): the client's own, or
+    the host's when no client can answer (code -32601: an OpenTool caller,
+    an MCP client without the capability, a stateless /mcp request, a
+    host of plugin protocol 2)."""
+
+    def __init__(self, code, message, data=None):
+        super().__init__(message)
+        self.code = int(code)
+        self.message = str(message)
+        self.data = data
+
+    def __str__(self):
+        return "%s (JSON-RPC error %d)" % (self.message, self.code)
+
+
+# JSON-RPC's "method not found": nobody can answer a request.
+METHOD_NOT_FOUND = -32601
+
+
 class Context:
-    """What a running call knows about itself.
+    """What a running call knows about itself, and how it talks to its caller.
 
     ``cancelled()`` is true once the host sent cancel for this call (its
     caller went away or its deadline passed) or the call's stream broke.
@@ -46,15 +70,36 @@ class Context:
     when the call is cancelled: use it instead of time.sleep in long work.
     The host kills a plugin that does not end a cancelled call within its
     grace period (500 ms), so long calls should check.
+
+    During the call (plugin protocol 3; with a host of protocol 2 they do
+    nothing and return False): ``progress(progress, total, message)``
+    reports progress to an MCP caller that asked for it
+    (notifications/progress) and to /opentool/streamCall;
+    ``log(level, data, logger)`` sends a log message to an MCP caller
+    (notifications/message, filtered by its logging/setLevel). ``meta``
+    is the _meta of the MCP caller's tools/call ({} for none).
+    ``elicit``, ``create_message``, ``list_roots`` and ``request`` ask the
+    MCP client that made the call and wait for its answer (RPCError when
+    no client can answer).
     """
 
-    def __init__(self, name="", traceparent=""):
+    def __init__(self, name="", traceparent="", meta=None, peer=None):
         self.name = name
         # The caller's W3C trace context ("00-TRACEID-SPANID-FLAGS", the
         # host's execute_tool span), or "": hand it to your own
         # OpenTelemetry setup so your spans join the caller's trace.
         self.traceparent = traceparent
+        # The _meta of the MCP request that made the call (progressToken,
+        # trace context, the client's own keys); {} when the caller is not
+        # an MCP client, sent none, or the host speaks protocol 2.
+        self.meta = dict(meta) if isinstance(meta, dict) else {}
+        # The call's side of the messages to its caller (server.py's
+        # _Peer: notify(method, params) -> bool, request(method, params,
+        # timeout) -> dict); None: nobody to send to.
+        self._peer = peer
         self._event = threading.Event()
+        self._on_cancel = []
+        self._lock = threading.Lock()
 
     def cancelled(self):
         return self._event.is_set()
@@ -64,12 +109,125 @@ class Context:
 
     def cancel(self):
         """Mark the call cancelled (the SDK does this; tests may too)."""
-        self._event.set()
+        with self._lock:
+            if self._event.is_set():
+                return
+            self._event.set()
+            hooks, self._on_cancel = self._on_cancel, []
+        for h in hooks:
+            h()
+
+    def _when_cancelled(self, hook):
+        """Runs hook at cancel (at once when already cancelled)."""
+        with self._lock:
+            if not self._event.is_set():
+                self._on_cancel.append(hook)
+                return
+        hook()
 
     @property
     def event(self):
         """The threading.Event set when the call is cancelled."""
         return self._event
+
+    def notify(self, method, params=None):
+        """Sends MCP notification method with params (a dict, None for
+        none) to the caller; progress() and log() are the usual ones (the
+        host relays notifications/progress and notifications/message and
+        drops others). Returns True when it was sent, False when there is
+        nobody to send it to (a host of protocol 2, or the call is over).
+        Raises TypeError or ValueError when params is not a JSON object."""
+        if params is not None and not isinstance(params, dict):
+            raise TypeError("notify %s: params must be a dict, got %s" % (method, type(params).__name__))
+        if self._peer is None:
+            return False
+        return self._peer.notify(method, params)
+
+    def progress(self, progress, total=None, message=None):
+        """Reports the call's progress (MCP "Utilities: Progress"):
+        progress so far, total when known, a message. An MCP caller gets
+        notifications/progress with its own progress token; one that asked
+        for no progress (no progressToken in its _meta) gets nothing, and
+        neither does an OpenTool caller of /opentool/call;
+        /opentool/streamCall gets event:progress frames. Returns True when
+        it was sent. Raises TypeError for a progress or total that is not
+        a number."""
+        _number("progress", progress)
+        if total is not None:
+            _number("total", total)
+        if message is not None and not isinstance(message, str):
+            raise TypeError("progress: message must be a str")
+        token = self.meta.get("progressToken")
+        if token is None:
+            return False
+        params = {"progressToken": token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        return self.notify("notifications/progress", params)
+
+    def log(self, level, data, logger=None):
+        """Sends a log message to an MCP caller (MCP "Server Utilities:
+        Logging", notifications/message): level one of debug, info,
+        notice, warning, error, critical, alert, emergency; data any JSON
+        value; logger a name (optional). The host forwards it when level
+        is at or above the one the client set with logging/setLevel.
+        Returns True when it was sent. Raises ValueError for another
+        level."""
+        if level not in LOG_LEVELS:
+            raise ValueError("log level %r is not one of MCP's: %s" % (level, ", ".join(LOG_LEVELS)))
+        if logger is not None and not isinstance(logger, str):
+            raise TypeError("log: logger must be a str")
+        params = {"level": level}
+        if logger:
+            params["logger"] = logger
+        params["data"] = data
+        return self.notify("notifications/message", params)
+
+    def request(self, method, params=None, timeout=None):
+        """Sends MCP request method (sampling/createMessage,
+        elicitation/create or roots/list, MCP "Client Features") with
+        params (a dict) to the MCP client that made the call, waits for its
+        answer and returns the result, a dict. Raises RPCError: the
+        client's JSON-RPC error, or the host's with code -32601 when no
+        client can answer (an OpenTool caller, a client without the
+        capability, a stateless /mcp request, a host of protocol 2, the
+        call cancelled or over); TimeoutError after timeout seconds (None:
+        wait until the call ends)."""
+        if params is not None and not isinstance(params, dict):
+            raise TypeError("request %s: params must be a dict, got %s" % (method, type(params).__name__))
+        if self._peer is None:
+            raise RPCError(METHOD_NOT_FOUND, "no caller can answer this request")
+        return self._peer.request(method, params, timeout)
+
+    def elicit(self, message, requested_schema, timeout=None):
+        """Asks the MCP client's user for input (elicitation/create):
+        message, and requested_schema, a JSON Schema of a flat object.
+        Returns the client's answer: {"action": "accept" | "decline" |
+        "cancel", "content": {...}}. Raises as request()."""
+        return self.request("elicitation/create", {"message": message, "requestedSchema": requested_schema}, timeout)
+
+    def create_message(self, messages, max_tokens, timeout=None, **params):
+        """Asks the MCP client for a completion from its model
+        (sampling/createMessage). messages: a list of {"role", "content"}
+        dicts (a str is a user message of that text); max_tokens; params:
+        more of MCP's members as they are (systemPrompt, modelPreferences,
+        temperature, ...). Returns the client's result: {"role", "content",
+        "model", "stopReason"}. Raises as request()."""
+        msgs = [{"role": "user", "content": {"type": "text", "text": m}} if isinstance(m, str) else m for m in messages]
+        return self.request("sampling/createMessage", dict(params, messages=msgs, maxTokens=max_tokens), timeout)
+
+    def list_roots(self, timeout=None):
+        """Asks the MCP client for its roots (roots/list). Returns the
+        client's result: {"roots": [{"uri", "name"}, ...]}. Raises as
+        request()."""
+        return self.request("roots/list", {}, timeout)
+
+
+def _number(what, v):
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or (isinstance(v, float) and not math.isfinite(v)):
+        raise TypeError("progress: %s must be a finite number, got %r" % (what, v))
 
 
 class Function:
