@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -19,12 +20,13 @@ import (
 // prefixes (py_, node_) instead of refusing each other's names, their SDK
 // found beside their own file (OPENTOOL_PLUGIN_FILE), nothing outside the
 // checkout. A language whose runtime is missing here is left out, named.
-// The files example serves the checkout (OPENTOOL_FILES_ROOT: make run's
-// working folder; its policy lets it read the folder above plugins/).
+// The host runs from another working folder (this test's), which the
+// files example's sandbox (the folder above plugins/) does not allow: it
+// serves that folder instead, as for a desktop client that starts the
+// host from elsewhere.
 func TestExamplesServeCleanly(t *testing.T) {
 	repo := testutil.RepoRoot(t)
 	root := t.TempDir()
-	t.Setenv("OPENTOOL_FILES_ROOT", root)
 	dir := filepath.Join(root, "plugins")
 	if err := os.MkdirAll(filepath.Join(root, "bin"), 0o755); err != nil {
 		t.Fatal(err)
@@ -76,6 +78,11 @@ func TestExamplesServeCleanly(t *testing.T) {
 		if p.State != "ready" {
 			t.Errorf("plugin %s is %s: %s", p.Name, p.State, p.LastError)
 		}
+	}
+	// The files example serves the folder above plugins/ (the working
+	// folder is outside its sandbox).
+	if _, m := rpc(t, hp.url, `{"jsonrpc":"2.0","method":"list_dir","params":{"path":"."},"id":1}`); !strings.Contains(fmt.Sprint(m["result"]), "name:plugins") {
+		t.Errorf("list_dir . = %v, want the folder holding plugins/", m)
 	}
 	for _, line := range strings.Split(hp.logs.String(), "\n") {
 		if strings.Contains(line, "[ERROR]") || strings.Contains(line, "[WARN]") {

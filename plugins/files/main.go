@@ -2,7 +2,11 @@
 // tools over one folder, the root: list_dir, read_file and search.
 //
 // The root is $OPENTOOL_FILES_ROOT, or the current folder when that is
-// unset or empty. Every path is relative to the root; paths that leave it
+// unset or empty. When the current folder cannot be read (a sandbox that
+// allows the checkout, the plugin started from another working folder by
+// a desktop client), the root is the folder above the plugins folder (the
+// parent of $OPENTOOL_PLUGIN_FILE's folder, which the host sets), said
+// on stderr. Every path is relative to the root; paths that leave it
 // ("..", absolute paths, symbolic links pointing outside) are refused with
 // code 400. Access goes through os.Root, so the kernel-level lookups cannot
 // escape the root either.
@@ -16,8 +20,11 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/opentool-host/opentool-host/pluginsdk"
 )
@@ -27,10 +34,16 @@ const rootEnv = "OPENTOOL_FILES_ROOT"
 
 func main() {
 	dir := os.Getenv(rootEnv)
-	if dir == "" {
+	explicit := dir != ""
+	if !explicit {
 		dir = "."
 	}
 	ft, err := newFilesTool(dir)
+	if f := os.Getenv("OPENTOOL_PLUGIN_FILE"); err != nil && !explicit && errors.Is(err, fs.ErrPermission) && f != "" {
+		above := filepath.Dir(filepath.Dir(f))
+		fmt.Fprintf(os.Stderr, "opentool-plugin-files: the working folder cannot be read (%v); serving %s, the folder above the plugins folder (set %s to choose)\n", err, above, rootEnv)
+		ft, err = newFilesTool(above)
+	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "opentool-plugin-files: %v\n", err)
 		os.Exit(1)
