@@ -1,7 +1,6 @@
 package mcpapi
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -94,30 +93,13 @@ func callContext(ctx context.Context, req *mcp.CallToolRequest) context.Context 
 // when over 4 KiB).
 func (s *Server) collect(ctx context.Context, req *mcp.CallToolRequest, name string, args []byte) ([]byte, error) {
 	token := req.Params.GetProgressToken()
-	buf := bytes.NewBufferString(`{"items":[`)
-	n := 0
-	err := s.h.StreamCall(ctx, name, args, func(item []byte) error {
-		if int64(buf.Len()+len(item)+2) > s.cfg.MaxResultBytes {
-			return &host.Error{Kind: host.KindResultRejected, Function: name,
-				Message: fmt.Sprintf("the streamed items add up to more than %d bytes", s.cfg.MaxResultBytes)}
-		}
-		if n > 0 {
-			buf.WriteByte(',')
-		}
-		buf.Write(item)
-		n++
+	return host.CollectItems(ctx, s.h.StreamCall, name, args, s.cfg.MaxResultBytes, func(n int, item []byte) {
 		if token != nil && req.Session != nil {
 			// Progress is advisory: a client that went away ends the
 			// call through ctx, not through this error.
 			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(n), Message: progressMessage(n, item)})
 		}
-		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	buf.WriteString("]}")
-	return buf.Bytes(), nil
 }
 
 // progressMessage is the message of the progress notification of the

@@ -173,27 +173,9 @@ func (h *handler) run(r *http.Request, t *tool, input []byte) ([]byte, error) {
 	if !t.fn.IsStream() {
 		return h.b.Call(ctx, t.fn.Name, input)
 	}
-	buf := []byte(`{"items":[`)
-	n := 0
-	err := h.b.StreamCall(ctx, t.fn.Name, input, func(item []byte) error {
-		if int64(len(buf)+len(item)+3) > h.cfg.MaxResultBytes {
-			return fmt.Errorf("%w: the streamed items exceed %d bytes", errTooLarge, h.cfg.MaxResultBytes)
-		}
-		if n > 0 {
-			buf = append(buf, ',')
-		}
-		buf = append(buf, item...)
-		n++
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return append(buf, "]}"...), nil
+	return host.CollectItems(ctx, h.b.StreamCall, t.fn.Name, input, h.cfg.MaxResultBytes, nil)
 }
 
-// errTooLarge: a streaming tool's items exceed MaxResultBytes.
-var errTooLarge = errors.New("result too large")
 
 // toolError translates a resolution error or the host's *host.Error into
 // the RFC 4.3 error object: Message for the user or model, the cause in
@@ -206,8 +188,6 @@ func (h *handler) toolError(toolID string, err error) *ToolError {
 		switch {
 		case errors.Is(err, errUnknownTool), errors.Is(err, errWrongVersion):
 			return &ToolError{Message: err.Error()}
-		case errors.Is(err, errTooLarge):
-			return &ToolError{Message: "The tool's result is too large.", DeveloperMessage: err.Error()}
 		}
 		h.cfg.Logger.Warn("otc call failed", "tool_id", toolID, "error", err)
 		return &ToolError{Message: "The tool failed.", DeveloperMessage: err.Error()}
@@ -221,6 +201,10 @@ func (h *handler) toolError(toolID string, err error) *ToolError {
 		te.DeveloperMessage = fmt.Sprintf("tool %s failed with code %d: %s", toolID, e.Code, e.Message)
 	case host.KindNotFound:
 		te.Message = "Tool " + toolID + " is not served any more."
+	case host.KindResultRejected:
+		if strings.Contains(e.Message, "more than") {
+			te.Message = "The tool's result is too large."
+		}
 	case host.KindBusy, host.KindExited, host.KindStopped:
 		te.RetryAfterMs = RetryAfter.Milliseconds()
 	}
