@@ -176,7 +176,6 @@ func (h *handler) run(r *http.Request, t *tool, input []byte) ([]byte, error) {
 	return host.CollectItems(ctx, h.b.StreamCall, t.fn.Name, input, h.cfg.MaxResultBytes, nil)
 }
 
-
 // toolError translates a resolution error or the host's *host.Error into
 // the RFC 4.3 error object: Message for the user or model, the cause in
 // DeveloperMessage (never a plugin's stderr), can_retry from the kind
