@@ -396,6 +396,35 @@ func (s *Server) Serve(sigs <-chan os.Signal) error {
 	return nil
 }
 
+// Run is Start then Serve, with sigs heard from the start: SIGINT or
+// SIGTERM while the plugins still start (a plugin that hangs at start
+// holds Start up to its start timeout) stops the start and unwinds at
+// once instead of after it; SIGHUP then waits for the first scan. It
+// returns nil after a stop by signal. Errors: Start's or Serve's.
+func (s *Server) Run(sigs <-chan os.Signal) error {
+	started := make(chan error, 1)
+	go func() { started <- s.Start() }()
+	for {
+		select {
+		case err := <-started:
+			if err != nil {
+				return err
+			}
+			return s.Serve(sigs)
+		case sig := <-sigs:
+			if sig == syscall.SIGHUP {
+				continue // the first scan is under way
+			}
+			s.log.Info("signal while the plugins start: stopping", "signal", sig.String())
+			s.cancel() // the host's start gives up
+			if err := <-started; err == nil {
+				s.unwind() // it finished first: undo it all the same
+			}
+			return nil
+		}
+	}
+}
+
 // hup is SIGHUP: reload the keys file and rescan the plugins folder.
 func (s *Server) hup() {
 	s.log.Info("SIGHUP: rescanning plugins dir")

@@ -43,6 +43,9 @@ type instance struct {
 	log    hclog.Logger
 	client *plugin.Client
 	runner *processRunner
+	// starting is runner for the host's shutdown while the start is in
+	// flight (set with runner, read from another goroutine).
+	starting atomic.Pointer[processRunner]
 	tool   *wire.Client
 	doc    *opentool.OpenTool    // the validated document, $refs inlined
 	args   []*argcheck.Validator // per doc.Functions; nil: not validated
@@ -183,10 +186,20 @@ func startInstance(ctx context.Context, sv *supervisor, name string, f fileRef, 
 				r.keeper = sv.keeper.Load() // nil until the keeper runs: startKeeper tracks those
 			}
 			inst.runner = r
+			inst.starting.Store(r)
+			if ctx.Err() != nil {
+				r.kill() // given up before it started: Start refuses
+			}
 			return r, err
 		},
 	})
-	if err := inst.load(ctx, cfg); err != nil {
+	// A host that closes (or a start that is given up) kills a process
+	// still in its handshake: go-plugin would wait for it up to
+	// StartTimeout.
+	stopKill := context.AfterFunc(ctx, func() { inst.starting.Load().kill() })
+	err = inst.load(ctx, cfg)
+	stopKill()
+	if err != nil {
 		err = inst.handshakeError(f, err)
 		inst.kill()
 		tail := inst.stderrTail()

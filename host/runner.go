@@ -48,6 +48,8 @@ type processRunner struct {
 	pid      int
 	exited   chan struct{} // closed once Wait returned
 	exitOnce sync.Once
+	procMu   sync.Mutex // guards proc and killed between Start and kill (which a closing host may call from elsewhere)
+	killed   bool       // kill came before Start: Start refuses
 }
 
 var _ runner.Runner = (*processRunner)(nil)
@@ -80,12 +82,21 @@ func newProcessRunner(name, file string, spec launcher.Spec, stderrSink io.Write
 
 // Start starts the process and copies its stderr to the sink until EOF.
 func (r *processRunner) Start(_ context.Context) error {
+	r.procMu.Lock()
+	killed := r.killed
+	r.procMu.Unlock()
+	if killed {
+		close(r.stderrDone)
+		return errors.New("the host is closing: the plugin is not started")
+	}
 	proc, err := r.cmd.Start()
 	if err != nil {
 		close(r.stderrDone)
 		return err
 	}
+	r.procMu.Lock()
 	r.proc, r.pid = proc, proc.Pid()
+	r.procMu.Unlock()
 	if r.keeper != nil {
 		_ = r.keeper.Track(r.pid) // the plugin leads its own process group
 	}
@@ -155,8 +166,15 @@ func (r *processRunner) exitStatus() string {
 // kill SIGKILLs the process group and cgroup at once; nil-safe, nothing
 // before Start.
 func (r *processRunner) kill() {
-	if r != nil && r.proc != nil {
-		_ = r.proc.Kill()
+	if r == nil {
+		return
+	}
+	r.procMu.Lock()
+	proc := r.proc
+	r.killed = true
+	r.procMu.Unlock()
+	if proc != nil {
+		_ = proc.Kill()
 	}
 }
 

@@ -3,7 +3,10 @@ package main_test
 import (
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -50,4 +53,33 @@ func TestListenerAnswersBeforePluginsStart(t *testing.T) {
 		t.Fatalf("readiness after the answer: %d: the stuck plugin cannot have started", resp.StatusCode)
 	}
 	t.Logf("first answer %v after the host's exec, the stuck plugin still starting (timeout %v)", took.Round(time.Millisecond), startTimeout)
+}
+
+// TestSignalWhilePluginsStart: SIGINT while a plugin hangs at start
+// stops the host at once (the start gives up and everything is undone),
+// not after the plugin's start timeout; no plugin process is left.
+func TestSignalWhilePluginsStart(t *testing.T) {
+	dir := t.TempDir()
+	stuck := filepath.Join(dir, "opentool-plugin-stuck")
+	if err := os.WriteFile(stuck, []byte("#!/bin/sh\nexec sleep 600\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	hp := startHostProcUntil(t, dir, "listening;", "--start-timeout", "60s")
+	begin := time.Now()
+	if err := hp.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-hp.done:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the host did not stop within 20 s of SIGINT (start timeout 60 s)")
+	}
+	if !hp.cmd.ProcessState.Success() {
+		t.Errorf("exit: %v, want 0", hp.cmd.ProcessState)
+	}
+	t.Logf("stopped %v after SIGINT", time.Since(begin).Round(time.Millisecond))
+	testutil.Eventually(t, 5*time.Second, "no sleep 600 left", func() bool {
+		out, _ := exec.Command("pgrep", "-f", "^sleep 600$").Output()
+		return len(strings.TrimSpace(string(out))) == 0
+	})
 }

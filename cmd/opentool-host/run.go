@@ -252,13 +252,10 @@ func runAction(c *cli.Context) error {
 		Tasks: tasks.Config{After: c.Duration("task-after"), TTL: c.Duration("task-ttl"), Lease: c.Duration("task-lease"),
 			MaxPerOwner: c.Int("task-max-per-key"), MaxBytesPerOwner: c.Int64("task-max-bytes-per-key")},
 	})
-	if err == nil {
-		err = srv.Start()
-	}
 	if err != nil {
 		return exitError(err)
 	}
-	return exitError(srv.Serve(sigs))
+	return exitError(srv.Run(sigs))
 }
 
 // exitError is err as the command's exit: status 2 for a refused
