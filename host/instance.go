@@ -46,10 +46,10 @@ type instance struct {
 	// starting is runner for the host's shutdown while the start is in
 	// flight (set with runner, read from another goroutine).
 	starting atomic.Pointer[processRunner]
-	tool   *wire.Client
-	doc    *opentool.OpenTool    // the validated document, $refs inlined
-	args   []*argcheck.Validator // per doc.Functions; nil: not validated
-	stderr *tailBuffer
+	tool     *wire.Client
+	doc      *opentool.OpenTool    // the validated document, $refs inlined
+	args     []*argcheck.Validator // per doc.Functions; nil: not validated
+	stderr   *tailBuffer
 
 	started time.Time
 	sem     chan struct{} // concurrency limit: one token per call sent
