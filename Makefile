@@ -94,7 +94,7 @@ fmt-check:
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 # Floor hops and the host end to end in one run, then a summary table.
-# Profile with BENCHFLAGS='-cpuprofile cpu.out -bench Call/.*/path=host'.
+# Profile with BENCHFLAGS='-cpuprofile cpu.out -memprofile mem.out -bench Call/.*/path=mcp' (or path=host).
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -count $(BENCHCOUNT) -timeout 60m $(BENCHFLAGS) ./bench/
 	$(GO) test -run '^$$' -bench CallObservability -benchtime 3000x -count $(BENCHCOUNT) ./host/

@@ -4,6 +4,10 @@
 // dialled straight by the benchmark, not through the host.
 //
 // The plugin binary is ./bench/floor/plugin; the benchmark side is Start.
+//
+// It also holds the raw unix-socket round trip between two processes
+// (unix.go: StartUnix, ServeUnix), the floor of the plugin hop over the
+// data channel.
 package floor
 
 import (

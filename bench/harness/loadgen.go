@@ -40,8 +40,11 @@ type LoadRequest struct {
 	// response; else each response must be {"echo":BODY}.
 	EchoParams []byte `json:"echo_params,omitempty"`
 	// Contains, when set, must be in each response instead (a call
-	// whose answer is not an echo).
+	// whose answer is not an echo). With MCP it is required (over stdio:
+	// the text of the result's first content block, "" for any).
 	Contains string `json:"contains,omitempty"`
+	// MCP, when set, makes Body an MCP tools/call (mcp.go).
+	MCP *MCPLoad `json:"mcp,omitempty"`
 }
 
 // LoadResult is the outcome of one run.
@@ -63,6 +66,8 @@ func ServeLoadgen(r io.Reader, w io.Writer) int {
 	dec := json.NewDecoder(bufio.NewReader(r))
 	enc := json.NewEncoder(w)
 	clients := map[string]*http.Client{}
+	sessions := map[string][]string{} // MCP session ids of each client
+	defer closeStdio()
 	for {
 		var req LoadRequest
 		if err := dec.Decode(&req); err != nil {
@@ -78,7 +83,19 @@ func ServeLoadgen(r io.Reader, w io.Writer) int {
 			c = NewHTTPClient(req.Clients, 30*time.Second)
 			clients[key] = c
 		}
-		if err := enc.Encode(runLoad(c, &req)); err != nil {
+		var res LoadResult
+		switch {
+		case req.MCP != nil && len(req.MCP.Stdio) > 0:
+			res = runMCPStdio(&req)
+		case req.MCP != nil:
+			if sessions[key] == nil {
+				sessions[key] = make([]string, req.Clients)
+			}
+			res = runMCPHTTP(c, &req, sessions[key])
+		default:
+			res = runLoad(c, &req)
+		}
+		if err := enc.Encode(res); err != nil {
 			return 1
 		}
 	}
