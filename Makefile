@@ -8,6 +8,9 @@ TESTFLAGS ?= -race -count=1 -timeout 20m
 BENCHTIME  ?= 2s
 BENCHCOUNT ?= 3
 BENCHFLAGS ?=
+# SDKPATCH=1: build and measure with the MCP Go SDK patches of
+# patches/go-sdk applied (scripts/sdk-patched.sh; see patches/go-sdk/README.md).
+SDKPATCH   ?=
 SOAKTIME   ?= 60s
 FUZZTIME   ?= 30s
 FUZZPKGS   ?= ./jsonrpc ./opentool
@@ -17,7 +20,12 @@ IMAGE_TAG  ?= opentool-host:dev
 IMAGE_ARCH ?=
 
 
-.PHONY: all build host plugins examples image run test vet fmt fmt-check bench bench-scale soak fuzz proto clean deps-python deps-node deps-browser deps-redis deps-conformance docs
+.PHONY: all build host plugins examples image run test vet fmt fmt-check bench bench-scale soak fuzz proto clean deps-python deps-node deps-browser deps-redis deps-conformance docs sdk-patched
+
+ifneq ($(SDKPATCH),)
+export GOFLAGS := $(shell $(GO) env GOFLAGS) -modfile=$(CURDIR)/bin/go.sdkpatched.mod
+SDKPATCHED := sdk-patched
+endif
 
 all: build
 
@@ -93,9 +101,14 @@ fmt-check:
 	@out=$$(gofmt -l $$(find . -name '*.go' -not -path './.git/*')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
+# The MCP Go SDK with the patches of patches/go-sdk (bin/go-sdk-patched,
+# bin/go.sdkpatched.mod); SDKPATCH=1 builds with it.
+sdk-patched:
+	@GOFLAGS= GO=$(GO) ./scripts/sdk-patched.sh
+
 # Floor hops and the host end to end in one run, then a summary table.
 # Profile with BENCHFLAGS='-cpuprofile cpu.out -memprofile mem.out -bench Call/.*/path=mcp' (or path=host).
-bench:
+bench: $(SDKPATCHED)
 	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -count $(BENCHCOUNT) -timeout 60m $(BENCHFLAGS) ./bench/
 	$(GO) test -run '^$$' -bench CallObservability -benchtime 3000x -count $(BENCHCOUNT) ./host/
 

@@ -749,13 +749,20 @@ func machine() string {
 			}
 		}
 	}
-	gp := "go-plugin ?"
+	gp, sdk := "go-plugin ?", "go-sdk ?"
 	if b, err := os.ReadFile(filepath.Join(harness.RepoRoot(), "go.mod")); err == nil {
 		for _, line := range strings.Split(string(b), "\n") {
-			if f := strings.Fields(line); len(f) >= 2 && f[0] == "github.com/hashicorp/go-plugin" {
+			f := strings.Fields(line)
+			switch {
+			case len(f) >= 2 && f[0] == "github.com/hashicorp/go-plugin":
 				gp = "go-plugin " + f[1]
+			case len(f) >= 2 && f[0] == "github.com/modelcontextprotocol/go-sdk":
+				sdk = "go-sdk " + f[1]
 			}
 		}
 	}
-	return fmt.Sprintf("%s/%s, %s, %d CPUs, GOMAXPROCS %d, %s, %s", runtime.GOOS, runtime.GOARCH, cpu, runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), gp)
+	if strings.Contains(os.Getenv("GOFLAGS"), "go.sdkpatched.mod") {
+		sdk += " with patches/go-sdk (SDKPATCH=1)"
+	}
+	return fmt.Sprintf("%s/%s, %s, %d CPUs, GOMAXPROCS %d, %s, %s, %s", runtime.GOOS, runtime.GOARCH, cpu, runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), gp, sdk)
 }

@@ -1,10 +1,7 @@
 package mcpapi
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"io"
 	"net/http"
 	"sync"
 
@@ -29,34 +26,19 @@ type inflight struct {
 // request id as its JSON text (7 and "7" are different ids).
 type callKey struct{ key, id string }
 
-// envelope is what the cancel registry reads of one JSON-RPC message.
-type envelope struct {
-	Method string          `json:"method"`
-	ID     json.RawMessage `json:"id"`
-	Params struct {
-		RequestID json.RawMessage `json:"requestId"`
-	} `json:"params"`
-}
-
-// track handles r's one message, if it is a tools/call with an id (r gets
-// a context the registry can cancel; release forgets it when the POST
-// ends) or a notifications/cancelled (the named call of the same key is
-// cancelled). Batches and other messages pass as they are.
-func (f *inflight) track(r *http.Request) (_ *http.Request, release func()) {
+// track handles r's one message m (checkEnvelope read it; nil for a
+// batch): if it is a tools/call with an id, r gets a context the registry
+// can cancel (release forgets it when the POST ends); if it is a
+// notifications/cancelled, the named call of the same key is cancelled.
+// Batches and other messages pass as they are.
+func (f *inflight) track(r *http.Request, m *message) (_ *http.Request, release func()) {
 	release = func() {}
-	if r.Method != http.MethodPost || r.Body == nil {
+	if m == nil {
 		return r, release
 	}
-	body, err := io.ReadAll(r.Body) // checkEnvelope bounded it
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	var m envelope
-	if err != nil || json.Unmarshal(body, &m) != nil {
-		return r, release
-	}
-	key := access.GrantFrom(r.Context()).Name()
 	switch {
-	case m.Method == "tools/call" && len(m.ID) > 0:
-		ck := callKey{key, string(m.ID)}
+	case m.method == "tools/call" && len(m.id) > 0:
+		ck := callKey{access.GrantFrom(r.Context()).Name(), string(m.id)}
 		ctx, cancel := context.WithCancel(r.Context())
 		f.mu.Lock()
 		if f.calls == nil {
@@ -70,9 +52,9 @@ func (f *inflight) track(r *http.Request) (_ *http.Request, release func()) {
 			f.mu.Unlock()
 			cancel()
 		}
-	case m.Method == "notifications/cancelled" && len(m.Params.RequestID) > 0:
+	case m.method == methodCancelled && len(m.requestID) > 0:
 		f.mu.Lock()
-		cancel := f.calls[callKey{key, string(m.Params.RequestID)}]
+		cancel := f.calls[callKey{access.GrantFrom(r.Context()).Name(), string(m.requestID)}]
 		f.mu.Unlock()
 		if cancel != nil {
 			cancel()

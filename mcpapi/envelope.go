@@ -31,6 +31,20 @@ type envelopeError struct {
 	msg    string
 }
 
+// message is what Handler reads of a POST's one JSON-RPC message (not a
+// batch) for the cancel registry (cancel.go) and the response writer
+// (respWriter): its method, its id and, for notifications/cancelled, the
+// requestId it names, each as raw JSON ("" when absent).
+type message struct {
+	method    string
+	id        []byte
+	requestID []byte
+}
+
+// call reports whether m is a request that expects a response (a method
+// and an id).
+func (m *message) call() bool { return m != nil && m.method != "" && len(m.id) > 0 }
+
 // checkEnvelope reads the body of an MCP POST (at most maxBody bytes;
 // the SDK answers a larger one) and refuses, before the SDK decodes it
 // with encoding/json (which lets the last of two members win, and matches
@@ -44,26 +58,39 @@ type envelopeError struct {
 //     which has no batches: -32600.
 //
 // The body is put back on r for the SDK. Bodies it cannot read whole
-// (over maxBody) are left to the SDK, which refuses them.
-func checkEnvelope(r *http.Request, maxBody int64, maxBatch int) *envelopeError {
+// (over maxBody) are left to the SDK, which refuses them. For a body that
+// is one message (an object), it returns what message holds; else nil.
+//
+// A well-formed body is checked by one scan that builds nothing
+// (strictjson.Clean); only a body that scan cannot pass is decoded
+// (strictjson.Decode and CheckFolded), for the error or for the rare
+// message whose names it cannot compare without decoding.
+func checkEnvelope(r *http.Request, maxBody int64, maxBatch int) (*message, *envelopeError) {
 	if r.Method != http.MethodPost || r.Body == nil {
-		return nil
+		return nil, nil
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body))
+	body, complete, err := readBody(r.Body, maxBody, r.ContentLength)
+	if complete {
+		r.Body = &bodyReader{Reader: bytes.NewReader(body)}
+	} else {
+		r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body))
+	}
 	if err != nil || int64(len(body)) > maxBody {
-		return nil
+		return nil, nil
 	}
 	if e := checkBatch(r, body, maxBatch); e != nil {
-		return e // before decoding: a huge batch costs no memory
+		return nil, e // before decoding: a huge batch costs no memory
+	}
+	if strictjson.Clean(body, "params") {
+		return messageOf(body), nil
 	}
 	tree, err := strictjson.Decode(body)
 	if err != nil {
 		var dup *strictjson.DuplicateError
 		if errors.As(err, &dup) {
-			return memberError(dup.Path, err)
+			return nil, memberError(dup.Path, err)
 		}
-		return &envelopeError{http.StatusBadRequest, jsonrpc.CodeParseError, "parse error: " + err.Error()}
+		return nil, &envelopeError{http.StatusBadRequest, jsonrpc.CodeParseError, "parse error: " + err.Error()}
 	}
 	msgs := []any{tree}
 	if batch, ok := tree.([]any); ok {
@@ -73,11 +100,89 @@ func checkEnvelope(r *http.Request, maxBody int64, maxBatch int) *envelopeError 
 		if err := strictjson.CheckFolded(m, "params"); err != nil {
 			var fe *strictjson.FoldedDuplicateError
 			errors.As(err, &fe)
-			return memberError(fe.Path, err)
+			return nil, memberError(fe.Path, err)
 		}
 	}
-	return nil
+	return messageOfTree(tree), nil
 }
+
+// readBody reads r up to maxBody+1 bytes, in one buffer of the declared
+// length when there is one (size, -1 when unknown). complete reports
+// that r ended (nothing is left to read).
+func readBody(r io.Reader, maxBody, size int64) (body []byte, complete bool, err error) {
+	n := int64(512)
+	if size >= 0 && size <= maxBody {
+		n = size + 1 // room to see the end without growing
+	}
+	body = make([]byte, 0, n)
+	lr := io.LimitReader(r, maxBody+1)
+	for {
+		if len(body) == cap(body) {
+			body = append(body, 0)[:len(body)]
+		}
+		m, err := lr.Read(body[len(body):cap(body)])
+		body = body[:len(body)+m]
+		if err == io.EOF {
+			return body, int64(len(body)) <= maxBody, nil
+		}
+		if err != nil {
+			return body, false, err
+		}
+	}
+}
+
+// bodyReader is a request body read whole, put back for the SDK.
+type bodyReader struct{ *bytes.Reader }
+
+// Close implements io.Closer.
+func (*bodyReader) Close() error { return nil }
+
+// messageOf returns the message of body when it is one object that
+// strictjson.Clean passed (names without escapes), else nil.
+func messageOf(body []byte) *message {
+	trimmed := bytes.TrimLeft(body, " \t\r\n")
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return nil
+	}
+	m := &message{id: strictjson.Member(body, "id")}
+	if raw := strictjson.Member(body, "method"); len(raw) > 0 && raw[0] == '"' {
+		if bytes.IndexByte(raw, '\\') < 0 {
+			m.method = string(raw[1 : len(raw)-1])
+		} else {
+			_ = json.Unmarshal(raw, &m.method)
+		}
+	}
+	if m.method == methodCancelled {
+		m.requestID = strictjson.Member(body, "params", "requestId")
+	}
+	if string(m.id) == "null" {
+		m.id = nil
+	}
+	return m
+}
+
+// messageOfTree returns the message of a decoded body when it is one
+// object, else nil.
+func messageOfTree(tree any) *message {
+	obj, ok := tree.(map[string]any)
+	if !ok {
+		return nil
+	}
+	m := &message{}
+	m.method, _ = obj["method"].(string)
+	if id, ok := obj["id"]; ok && id != nil {
+		m.id, _ = json.Marshal(id)
+	}
+	if params, ok := obj["params"].(map[string]any); ok && m.method == methodCancelled {
+		if rid, ok := params["requestId"]; ok && rid != nil {
+			m.requestID, _ = json.Marshal(rid)
+		}
+	}
+	return m
+}
+
+// methodCancelled is the method of the cancellation notification.
+const methodCancelled = "notifications/cancelled"
 
 // checkBatch refuses a batch from a client of a revision without batches,
 // and one of more than maxBatch messages, reading no further than the

@@ -1,10 +1,12 @@
 package mcpapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -94,7 +96,8 @@ func (s *Server) Handler(o HTTPOptions) http.Handler {
 	})
 	tokened := withToken(h)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if e := checkEnvelope(r, o.MaxBodyBytes, o.MaxBatch); e != nil {
+		msg, e := checkEnvelope(r, o.MaxBodyBytes, o.MaxBatch)
+		if e != nil {
 			WriteRefusal(w, e.status, e.code, e.msg)
 			return
 		}
@@ -111,11 +114,11 @@ func (s *Server) Handler(o HTTPOptions) http.Handler {
 		}
 		if !o.Sessions {
 			var release func()
-			r, release = s.inflight.track(r)
+			r, release = s.inflight.track(r, msg)
 			defer release()
 			r = bindRequest(r)
 		}
-		tokened.ServeHTTP(&deadlineWriter{ResponseWriter: w, d: o.WriteTimeout}, r)
+		tokened.ServeHTTP(&deadlineWriter{ResponseWriter: w, d: o.WriteTimeout, call: msg.call() && !listens(r)}, r)
 	})
 }
 
@@ -148,22 +151,76 @@ func listens(r *http.Request) bool {
 }
 
 // deadlineWriter gives the client d to take each write and each flush.
+//
+// With call (a POST carrying one request, which the SDK answers on an
+// event stream that ends with the response), it does not flush the event
+// that carries the response: the SDK writes it from the goroutine that
+// ran the call and flushes at once, and then the POST's handler returns
+// and net/http writes the end of the response, a second write on the
+// connection. Left unflushed, the event goes out with the end of the
+// response in one write (and a response that fits net/http's buffer gets
+// a Content-Length instead of chunks). Every other event (progress, log
+// messages, requests to the client during the call) is flushed as the SDK
+// asks.
 type deadlineWriter struct {
 	http.ResponseWriter
 	d time.Duration
+
+	call  bool // the POST carries one request: its response ends the stream
+	final bool // the response has been written: flushes wait for the end
 }
 
 // Write implements http.ResponseWriter.
 func (w *deadlineWriter) Write(p []byte) (int, error) {
 	httpguard.SetWriteDeadline(w.ResponseWriter, w.d)
+	if w.call && !w.final && isResponseEvent(p) {
+		w.final = true
+	}
 	return w.ResponseWriter.Write(p)
 }
 
 // FlushError flushes under the write deadline (http.ResponseController
-// calls it).
+// calls it), except after the response of a call (see deadlineWriter).
 func (w *deadlineWriter) FlushError() error {
+	if w.final {
+		return nil
+	}
 	httpguard.SetWriteDeadline(w.ResponseWriter, w.d)
 	return http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// isResponseEvent reports whether p is one server-sent event whose data
+// is a JSON-RPC response (not a request or a notification) as the SDK
+// encodes it: {"jsonrpc":"2.0","id":ID,"result":... or ,"error":...}.
+func isResponseEvent(p []byte) bool {
+	i := bytes.Index(p, []byte("data: "))
+	if i < 0 || i > 0 && p[i-1] != '\n' || !bytes.HasSuffix(p, []byte("\n\n")) {
+		return false
+	}
+	rest, ok := bytes.CutPrefix(p[i+len("data: "):], []byte(`{"jsonrpc":"2.0","id":`))
+	if !ok || len(rest) == 0 {
+		return false
+	}
+	if rest[0] == '"' { // a string id: to its closing quote
+		j := 1
+		for j < len(rest) && rest[j] != '"' {
+			if rest[j] == '\\' {
+				j++
+			}
+			j++
+		}
+		if j >= len(rest) {
+			return false
+		}
+		rest = rest[j+1:]
+	} else { // a number
+		j := 0
+		for j < len(rest) && strings.IndexByte("-+.0123456789eE", rest[j]) >= 0 {
+			j++
+		}
+		rest = rest[j:]
+	}
+	return bytes.HasPrefix(rest, []byte(`,"result":`)) || bytes.HasPrefix(rest, []byte(`,"error":`))
 }
 
 // Flush implements http.Flusher.

@@ -1,0 +1,271 @@
+package strictjson
+
+import "bytes"
+
+// Clean reports whether b is exactly one JSON value with no member given
+// twice in any object (Decode would succeed) and, in the top-level object
+// (or each object of a top-level array) and in its members named in
+// nested, no two member names that differ only in case (CheckFolded
+// would succeed): the answer of
+//
+//	v, err := Decode(b); err == nil && CheckFolded(v, nested...) == nil
+//
+// (for a top-level array, CheckFolded of each element), found by one scan
+// that builds no value. It may also report false when it cannot tell
+// without decoding: a member name with an escape, or a name that is not
+// ASCII where names are compared ignoring case. A caller that gets false
+// decodes with Decode and CheckFolded for the answer and the error.
+func Clean(b []byte, nested ...string) bool {
+	c := cleaner{d: decoder{data: b, skip: true}, nested: nested}
+	c.d.skipSpace()
+	if c.d.pos >= len(b) {
+		return false
+	}
+	ok := false
+	switch b[c.d.pos] {
+	case '{':
+		ok = c.object(true, true)
+	case '[':
+		ok = c.batch()
+	default:
+		_, err := c.d.value()
+		ok = err == nil
+	}
+	if !ok {
+		return false
+	}
+	c.d.skipSpace()
+	return c.d.pos == len(b)
+}
+
+// cleaner is the state of one Clean call.
+type cleaner struct {
+	d      decoder
+	nested []string
+	// keys holds the member names of the objects open around the scan,
+	// as offsets into d.data, innermost last; each object uses the slice
+	// from its own start.
+	keys []span
+}
+
+// span is the content of a string: data[start:end], quotes excluded.
+type span struct{ start, end int }
+
+// smallObject is the most members an object may have for its names to be
+// compared pairwise; a larger one uses a map.
+const smallObject = 16
+
+// batch scans a top-level array: each element that is an object is a
+// message, its names and those of its nested members compared ignoring
+// case.
+func (c *cleaner) batch() bool {
+	d := &c.d
+	if d.open() != nil {
+		return false
+	}
+	if d.data[d.pos] == ']' {
+		d.pos++
+		d.depth--
+		return true
+	}
+	for {
+		var ok bool
+		if d.data[d.pos] == '{' {
+			ok = c.object(true, true)
+		} else {
+			ok = c.value()
+		}
+		if !ok {
+			return false
+		}
+		end, err := d.next(']', "")
+		if err != nil {
+			return false
+		}
+		if end {
+			return true
+		}
+	}
+}
+
+// value scans the value at d.pos.
+func (c *cleaner) value() bool {
+	d := &c.d
+	if d.pos >= len(d.data) {
+		return false
+	}
+	switch d.data[d.pos] {
+	case '{':
+		return c.object(false, false)
+	case '[':
+		if d.open() != nil {
+			return false
+		}
+		if d.data[d.pos] == ']' {
+			d.pos++
+			d.depth--
+			return true
+		}
+		for {
+			if !c.value() {
+				return false
+			}
+			end, err := d.next(']', "")
+			if err != nil {
+				return false
+			}
+			if end {
+				return true
+			}
+		}
+	}
+	_, err := d.value()
+	return err == nil
+}
+
+// object scans the object at d.pos; folded compares its names ignoring
+// case, and message (a message object) those of its members named in
+// c.nested too.
+func (c *cleaner) object(folded, message bool) bool {
+	d := &c.d
+	if d.open() != nil {
+		return false
+	}
+	base := len(c.keys)
+	defer func() { c.keys = c.keys[:base] }()
+	var seen map[string]struct{} // past smallObject members
+	if d.data[d.pos] == '}' {
+		d.pos++
+		d.depth--
+		return true
+	}
+	for {
+		if d.data[d.pos] != '"' {
+			return false
+		}
+		start := d.pos + 1
+		if _, err := d.str(); err != nil {
+			return false
+		}
+		k := span{start, d.pos - 1}
+		name := d.data[k.start:k.end]
+		if !plain(name) || folded && !ascii(name) {
+			return false // an escape, or invalid UTF-8 that decodes to U+FFFD
+		}
+		n := len(c.keys) - base
+		switch {
+		case n < smallObject:
+			for _, o := range c.keys[base:] {
+				if o2 := d.data[o.start:o.end]; bytes.Equal(o2, name) || folded && bytes.EqualFold(o2, name) {
+					return false
+				}
+			}
+		default:
+			if seen == nil {
+				seen = make(map[string]struct{}, 2*smallObject)
+				for _, o := range c.keys[base:] {
+					seen[c.key(o, folded)] = struct{}{}
+				}
+			}
+			key := c.key(k, folded)
+			if _, dup := seen[key]; dup {
+				return false
+			}
+			seen[key] = struct{}{}
+		}
+		c.keys = append(c.keys, k)
+		if d.expect(':', "") != nil {
+			return false
+		}
+		d.skipSpace()
+		ok := false
+		if message && d.pos < len(d.data) && d.data[d.pos] == '{' && c.isNested(name) {
+			// A nested object compares its own names ignoring case;
+			// below it, names are exact.
+			ok = c.object(true, false)
+		} else {
+			ok = c.value()
+		}
+		if !ok {
+			return false
+		}
+		end, err := d.next('}', "")
+		if err != nil {
+			return false
+		}
+		if end {
+			return true
+		}
+	}
+}
+
+// isNested reports whether name is one of c.nested.
+func (c *cleaner) isNested(name []byte) bool {
+	for _, n := range c.nested {
+		if string(name) == n {
+			return true
+		}
+	}
+	return false
+}
+
+// key is the map key of the name at s: as is, or lower-cased (ASCII) when
+// names are compared ignoring case.
+func (c *cleaner) key(s span, folded bool) string {
+	name := c.d.data[s.start:s.end]
+	if folded {
+		return string(bytes.ToLower(name))
+	}
+	return string(name)
+}
+
+// ascii reports whether s is all ASCII.
+func ascii(s []byte) bool {
+	for _, b := range s {
+		if b >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// Member returns the raw JSON value of the member of the top-level object
+// of b at path (each element a member name, exact, without escapes), or
+// nil when there is none or b is not an object. b must be valid JSON
+// (Clean reported true); the result aliases b.
+func Member(b []byte, path ...string) []byte {
+	d := decoder{data: b, skip: true}
+	for _, name := range path {
+		d.skipSpace()
+		if d.pos >= len(b) || b[d.pos] != '{' || d.open() != nil || b[d.pos] == '}' {
+			return nil
+		}
+		found := false
+		for !found {
+			start := d.pos + 1
+			if _, err := d.str(); err != nil {
+				return nil
+			}
+			found = string(b[start:d.pos-1]) == name
+			if d.expect(':', "") != nil {
+				return nil
+			}
+			d.skipSpace()
+			if found {
+				break
+			}
+			if _, err := d.value(); err != nil {
+				return nil
+			}
+			if end, err := d.next('}', ""); err != nil || end {
+				return nil
+			}
+		}
+	}
+	d.skipSpace()
+	start := d.pos
+	if _, err := d.value(); err != nil {
+		return nil
+	}
+	return b[start:d.pos]
+}
