@@ -82,19 +82,21 @@ func newProcessRunner(name, file string, spec launcher.Spec, stderrSink io.Write
 
 // Start starts the process and copies its stderr to the sink until EOF.
 func (r *processRunner) Start(_ context.Context) error {
+	// Under procMu from the check to the assignment, so that a kill
+	// either comes first (the process is not started) or finds the
+	// process to kill.
 	r.procMu.Lock()
-	killed := r.killed
-	r.procMu.Unlock()
-	if killed {
+	if r.killed {
+		r.procMu.Unlock()
 		close(r.stderrDone)
 		return errors.New("the host is closing: the plugin is not started")
 	}
 	proc, err := r.cmd.Start()
 	if err != nil {
+		r.procMu.Unlock()
 		close(r.stderrDone)
 		return err
 	}
-	r.procMu.Lock()
 	r.proc, r.pid = proc, proc.Pid()
 	r.procMu.Unlock()
 	if r.keeper != nil {
