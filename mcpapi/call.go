@@ -74,14 +74,14 @@ func (s *Server) mcpResult(name string, b []byte) (*mcp.CallToolResult, error) {
 func callContext(ctx context.Context, req *mcp.CallToolRequest) context.Context {
 	ctx = host.WithCaller(ctx, host.Caller{FrontEnd: "mcp"})
 	meta := req.Params.GetMeta()
+	if _, ok := meta["traceparent"].(string); !ok {
+		return ctx // no trace to continue (a tracestate alone is ignored)
+	}
 	carrier := propagation.MapCarrier{}
 	for _, k := range []string{"traceparent", "tracestate"} {
 		if v, ok := meta[k].(string); ok {
 			carrier[k] = v
 		}
-	}
-	if len(carrier) == 0 {
-		return ctx
 	}
 	return propagation.TraceContext{}.Extract(ctx, carrier)
 }

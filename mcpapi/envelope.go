@@ -71,7 +71,9 @@ func checkEnvelope(r *http.Request, maxBody int64, maxBatch int) (*message, *env
 	}
 	body, complete, err := readBody(r.Body, maxBody, r.ContentLength)
 	if complete {
-		r.Body = &bodyReader{Reader: bytes.NewReader(body)}
+		br := &bodyReader{}
+		br.Reset(body)
+		r.Body = br
 	} else {
 		r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body))
 	}
@@ -132,7 +134,7 @@ func readBody(r io.Reader, maxBody, size int64) (body []byte, complete bool, err
 }
 
 // bodyReader is a request body read whole, put back for the SDK.
-type bodyReader struct{ *bytes.Reader }
+type bodyReader struct{ bytes.Reader }
 
 // Close implements io.Closer.
 func (*bodyReader) Close() error { return nil }

@@ -16,7 +16,8 @@ import "bytes"
 // ASCII where names are compared ignoring case. A caller that gets false
 // decodes with Decode and CheckFolded for the answer and the error.
 func Clean(b []byte, nested ...string) bool {
-	c := cleaner{d: decoder{data: b, skip: true}, nested: nested}
+	var keys [64]span
+	c := cleaner{d: decoder{data: b, skip: true}, nested: nested, keys: keys[:0]}
 	c.d.skipSpace()
 	if c.d.pos >= len(b) {
 		return false
