@@ -240,11 +240,13 @@ func (m *Manager) StartAfter(ctx context.Context, owner string, origin Origin, a
 	if !follow() { // ctx ended meanwhile and cancelled the call
 		return wait()
 	}
-	select {
-	case o := <-done: // ended just now: no task needed
-		cancelCall()
-		return o.result, nil, o.err
-	default:
+	if after > 0 { // with 0 a call is always a task, however fast it ends
+		select {
+		case o := <-done: // ended just now: no task needed
+			cancelCall()
+			return o.result, nil, o.err
+		default:
+		}
 	}
 	rec, err := m.StartFrom(ctx, owner, origin, func(taskCtx context.Context) (json.RawMessage, error) {
 		stop := context.AfterFunc(taskCtx, cancelCall) // Cancel, or the Manager closing
