@@ -215,3 +215,21 @@ func RetryAfterMs(d time.Duration) int64 {
 func RetryAfterSeconds(d time.Duration) int {
 	return max(1, int((d+time.Second-1)/time.Second))
 }
+
+// UntilRevoked returns ctx, ended also (with ErrRevoked as its cause)
+// when the API key of ctx's grant is revoked, and the function that
+// releases it: for work that outlives the request it came with (a task's
+// call), whose context the revocation would otherwise have ended. Without
+// a grant ctx comes back as it is.
+func UntilRevoked(ctx context.Context) (context.Context, func()) {
+	g := GrantFrom(ctx)
+	if g == nil {
+		return ctx, func() {}
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(g.life, func() { cancel(ErrRevoked) })
+	return ctx, func() {
+		stop()
+		cancel(nil)
+	}
+}

@@ -186,18 +186,7 @@ func (t *Task) statusText() string {
 // failing: HTTP 503), the context's error. A task answered at once (ID "")
 // needs no refresh: Refresh returns nil.
 func (t *Task) Refresh(ctx context.Context) error {
-	if t.ID == "" {
-		return nil
-	}
-	resp, err := t.c.send(ctx, request{method: http.MethodGet, path: "/tasks/" + t.ID, accept: "application/json", task: true, taskID: t.ID})
-	if err != nil {
-		return err
-	}
-	body, err := readBody(resp)
-	if err != nil {
-		return err
-	}
-	return t.update(body, resp.StatusCode)
+	return t.do(ctx, http.MethodGet)
 }
 
 // Wait polls the task every PollInterval (DefaultPollInterval when the
@@ -235,10 +224,17 @@ func (t *Task) Wait(ctx context.Context) (ToolReturn, error) {
 // (or another final status if the call ended first). Cancelling a task
 // that is done changes nothing. Errors: as Refresh's.
 func (t *Task) Cancel(ctx context.Context) error {
+	return t.do(ctx, http.MethodDelete)
+}
+
+// do sends method to {base}/tasks/{id} and takes the task's state from
+// the answer; nothing for a task answered at once (ID ""). Errors: as
+// Refresh's.
+func (t *Task) do(ctx context.Context, method string) error {
 	if t.ID == "" {
 		return nil
 	}
-	resp, err := t.c.send(ctx, request{method: http.MethodDelete, path: "/tasks/" + t.ID, accept: "application/json", task: true, taskID: t.ID})
+	resp, err := t.c.send(ctx, request{method: method, path: "/tasks/" + t.ID, accept: "application/json", task: true, taskID: t.ID})
 	if err != nil {
 		return err
 	}

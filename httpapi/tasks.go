@@ -136,7 +136,7 @@ func (s *Server) callAsTask(w http.ResponseWriter, r *http.Request, req *jsonrpc
 // a DELETE, or by the key's revocation, which fails the task).
 func (s *Server) taskRun(fn string, args []byte) tasks.Run {
 	return func(ctx context.Context) (json.RawMessage, error) {
-		ctx, stop := untilRevoked(ctx)
+		ctx, stop := access.UntilRevoked(ctx)
 		defer stop()
 		result, err := s.b.Call(ctx, fn, args)
 		if err == nil {
@@ -152,25 +152,6 @@ func (s *Server) taskRun(fn string, args []byte) tasks.Run {
 		}
 		return nil, re
 	}
-}
-
-// untilRevoked returns ctx ended also when the API key on it is revoked
-// (access.ErrRevoked as the cause): a task's call outlives its request,
-// whose context the key's revocation would have ended.
-func untilRevoked(ctx context.Context) (context.Context, func()) {
-	g := access.GrantFrom(ctx)
-	if g == nil {
-		return ctx, func() {}
-	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	go func() {
-		select {
-		case <-g.Revoked():
-			cancel(access.ErrRevoked)
-		case <-ctx.Done():
-		}
-	}()
-	return ctx, func() { cancel(nil) }
 }
 
 // rpcErrorOf is a task's JSON-RPC error as the response carries it.

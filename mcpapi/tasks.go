@@ -233,7 +233,7 @@ func (s *Server) callAsTask(ctx context.Context, next mcp.MethodHandler, method 
 		// end it (withRequestCancel in the handler), the key's
 		// revocation must.
 		ctx = context.WithValue(ctx, requestKey{}, nil)
-		ctx, unbind := untilRevoked(ctx)
+		ctx, unbind := access.UntilRevoked(ctx)
 		defer unbind()
 		res, err := next(ctx, method, req)
 		plain, plainErr = res, err
@@ -263,26 +263,6 @@ func taskError(err error) error {
 		return &tasks.RPCError{Code: int(je.Code), Message: je.Message, Data: je.Data}
 	}
 	return &tasks.RPCError{Code: int(jsonrpc.CodeInternalError), Message: err.Error()}
-}
-
-// untilRevoked returns ctx ended also when the API key on it is revoked
-// (access.ErrRevoked as the cause): a task's call outlives its request,
-// whose context the key's revocation would have ended. (httpapi has the
-// same for its tasks.)
-func untilRevoked(ctx context.Context) (context.Context, func()) {
-	g := access.GrantFrom(ctx)
-	if g == nil {
-		return ctx, func() {}
-	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	go func() {
-		select {
-		case <-g.Revoked():
-			cancel(access.ErrRevoked)
-		case <-ctx.Done():
-		}
-	}()
-	return ctx, func() { cancel(nil) }
 }
 
 // lookupTask returns task taskID as the caller of ctx may see it, or the

@@ -588,19 +588,7 @@ func enumValues(m map[string]any, path *jpath, typ string) ([]any, error) {
 		if v == nil {
 			continue
 		}
-		var ok bool
-		switch typ {
-		case TypeString:
-			_, ok = v.(string)
-		case TypeBoolean:
-			_, ok = v.(bool)
-		case TypeNumber, TypeInteger:
-			var f float64
-			if f, ok = toFloat(v); ok {
-				ok = typ == TypeNumber || f == math.Trunc(f)
-				v = f
-			}
-		}
+		v, ok := valueOfType(v, typ)
 		if !ok {
 			return nil, unsupported(vp, "value %v does not match type %s", v, typ)
 		}
@@ -671,4 +659,23 @@ func stringList(v any) ([]string, bool) {
 		return out, true
 	}
 	return nil, false
+}
+
+// valueOfType is enum value v as a value of OpenTool type typ (a JSON
+// number as float64) and whether it is one: a string for string, a
+// boolean for boolean, a number for number, a whole number for integer.
+func valueOfType(v any, typ string) (any, bool) {
+	switch typ {
+	case TypeString:
+		_, ok := v.(string)
+		return v, ok
+	case TypeBoolean:
+		_, ok := v.(bool)
+		return v, ok
+	case TypeNumber, TypeInteger:
+		if f, ok := toFloat(v); ok && (typ == TypeNumber || f == math.Trunc(f)) {
+			return f, true
+		}
+	}
+	return v, false
 }

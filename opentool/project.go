@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -582,19 +581,7 @@ func (p *projector) enum(vals []any, typ string, ep *jpath) []any {
 	}
 	var out []any
 	for i, v := range vals {
-		ok := false
-		switch typ {
-		case TypeString:
-			_, ok = v.(string)
-		case TypeBoolean:
-			_, ok = v.(bool)
-		case TypeNumber, TypeInteger:
-			var f float64
-			if f, ok = toFloat(v); ok {
-				ok = typ == TypeNumber || f == math.Trunc(f)
-				v = f
-			}
-		}
+		v, ok := valueOfType(v, typ)
 		if !ok {
 			p.lose(ep.index(i), "value %s is not of type %s: left out", compactJSON(v), typ)
 			continue

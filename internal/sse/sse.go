@@ -11,6 +11,7 @@ package sse
 import (
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -66,7 +67,7 @@ func Comment(b []byte, text string) []byte {
 // the stream is, and the client's reconnection delay (retry, in ms).
 func Greeting(b []byte, text string, retryMs int) []byte {
 	b = append(comment(b, text), "retry: "...)
-	return append(append(b, itoa(retryMs)...), "\n\n"...)
+	return append(append(b, strconv.Itoa(retryMs)...), "\n\n"...)
 }
 
 // comment appends the line ": TEXT" (line breaks in text become spaces).
@@ -87,18 +88,4 @@ func Send(w http.ResponseWriter, rc *http.ResponseController, b []byte, d time.D
 		return err
 	}
 	return nil
-}
-
-// itoa is n in decimal (n >= 0).
-func itoa(n int) string {
-	if n <= 0 {
-		return "0"
-	}
-	var d [20]byte
-	i := len(d)
-	for ; n > 0; n /= 10 {
-		i--
-		d[i] = byte('0' + n%10)
-	}
-	return string(d[i:])
 }
