@@ -180,26 +180,35 @@ func TestLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := access.WithGrant(context.Background(), grantOf(t, g, "rk"))
+	if !access.Limited(ctx) {
+		t.Fatal("a key with a rate is not Limited")
+	}
+	if rf := access.Limit(ctx, 3); rf == nil || rf.RetryAfter != 100*time.Millisecond || !strings.Contains(rf.Message, "3 requests at once are more than its burst of 2") {
+		t.Fatalf("3 at once on a burst of 2: %+v", rf)
+	}
 	for i := range 2 {
-		if ok, _ := access.Limit(ctx); !ok {
-			t.Fatalf("call %d of the burst refused", i)
+		if rf := access.Limit(ctx, 1); rf != nil {
+			t.Fatalf("call %d of the burst refused (the refused 3 took tokens?)", i)
 		}
 	}
-	ok, wait := access.Limit(ctx)
-	if ok || wait <= 0 || wait > 50*time.Millisecond {
-		t.Fatalf("over the burst: %v, wait %v; want refused, wait within 1/20 s", ok, wait)
+	rf := access.Limit(ctx, 1)
+	if rf == nil || rf.RetryAfter <= 0 || rf.RetryAfter > 50*time.Millisecond || rf.Message != access.RateLimitedMessage {
+		t.Fatalf("over the burst: %+v; want refused, wait within 1/20 s", rf)
 	}
-	time.Sleep(wait) // the limiter's own timing (50 ms at most)
-	if ok, wait := access.Limit(ctx); !ok {
-		t.Errorf("after the wait: refused again (wait %v)", wait)
+	time.Sleep(rf.RetryAfter) // the limiter's own timing (50 ms at most)
+	if rf := access.Limit(ctx, 1); rf != nil {
+		t.Errorf("after the wait: refused again (%+v)", rf)
 	}
 	free := access.WithGrant(context.Background(), grantOf(t, g, "fk"))
+	if access.Limited(free) {
+		t.Error("a key without a rate is Limited")
+	}
 	for range 100 {
-		if ok, _ := access.Limit(free); !ok {
+		if rf := access.Limit(free, 1); rf != nil {
 			t.Fatal("a key without a rate was limited")
 		}
 	}
-	if ok, _ := access.Limit(context.Background()); !ok {
+	if rf := access.Limit(context.Background(), 1); rf != nil {
 		t.Error("no grant was limited")
 	}
 	if access.RetryAfterSeconds(1100*time.Millisecond) != 2 || access.RetryAfterSeconds(time.Millisecond) != 1 || access.RetryAfterMs(1500*time.Microsecond) != 2 {
@@ -217,7 +226,7 @@ func TestReload(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := access.WithGrant(context.Background(), grantOf(t, g, "rk"))
-	if ok, _ := access.Limit(ctx); !ok {
+	if rf := access.Limit(ctx, 1); rf != nil {
 		t.Fatal("first call refused")
 	}
 	watchCtx, stop := context.WithCancel(context.Background())
@@ -247,7 +256,7 @@ func TestReload(t *testing.T) {
 	if !gr.Allows("calculator", "divide") {
 		t.Error("reloaded grant does not allow divide")
 	}
-	if ok, _ := access.Limit(access.WithGrant(context.Background(), gr)); ok {
+	if rf := access.Limit(access.WithGrant(context.Background(), gr), 1); rf == nil {
 		t.Error("the reload reset the key's limiter (same rate)")
 	}
 	grantOf(t, g, "nk")

@@ -11,9 +11,10 @@
 //     like an unknown one on every front end; every listing
 //     (/opentool/load, /opentool/export, /otc/tools, MCP tools/list)
 //     filters with it.
-//   - Limit(ctx) takes one call from the key's rate limiter, shared by
-//     every front end; each front end answers a refusal in its own
-//     format (CodeRateLimited, RateLimitedMessage).
+//   - Limit(ctx, n) takes a request's calls from the key's rate limiter,
+//     in one place for every front end (the front door's chain); each
+//     front end answers a Refusal in its own format (CodeRateLimited,
+//     RateLimitedMessage).
 //
 // A context without a Grant (authentication off, stdio MCP, the CLI) is
 // allowed everything and never limited.
@@ -22,6 +23,7 @@ package access
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path"
 	"strings"
 	"time"
@@ -186,22 +188,48 @@ const CodeRateLimited = -32000
 // limit, on every front end.
 const RateLimitedMessage = "rate limited: too many calls for this API key"
 
-// Limit takes one call from the rate limiter of the caller's key. It
-// returns true when the call may go ahead; false and how long to wait
-// until it would be allowed when the key is over its rate. Without a
-// Grant, or for a key without a rate, it returns true.
-func Limit(ctx context.Context) (ok bool, retryAfter time.Duration) {
+// Limited reports whether the caller of ctx has a rate limit (a Grant
+// whose key has a "rate"): only then is a request's cost worth reading.
+func Limited(ctx context.Context) bool {
 	g := GrantFrom(ctx)
-	if g == nil || g.limiter == nil {
-		return true, 0
+	return g != nil && g.limiter != nil
+}
+
+// Refusal is why a request was refused by its key's rate limit, for the
+// front end to answer in its protocol: HTTP 429 (or a JSON-RPC error),
+// Retry-After, Message and retry_after_ms.
+type Refusal struct {
+	// RetryAfter is how long until the request would be allowed
+	// (> 0), or, for a cost above the key's burst, until the burst is
+	// full again.
+	RetryAfter time.Duration
+	// Message is RateLimitedMessage, or says that the cost of one
+	// request (a JSON-RPC batch of N) is above the key's burst.
+	Message string
+}
+
+// Limit takes n calls (n >= 1: one per request, one per request of a
+// JSON-RPC batch) at once from the rate limiter of the caller's key. It
+// returns nil when they may go ahead; else the Refusal, having taken
+// nothing. Without a Grant, or for a key without a rate, it returns nil.
+// n above the key's burst can never be allowed at once: its Refusal's
+// Message says so.
+func Limit(ctx context.Context, n int) *Refusal {
+	g := GrantFrom(ctx)
+	if g == nil || g.limiter == nil || n <= 0 {
+		return nil
 	}
 	now := time.Now()
-	r := g.limiter.ReserveN(now, 1)
+	if b := g.limiter.Burst(); n > b {
+		return &Refusal{RetryAfter: time.Duration(float64(b) / float64(g.limiter.Limit()) * float64(time.Second)),
+			Message: fmt.Sprintf("%s: %d requests at once are more than its burst of %d; send fewer in one batch", RateLimitedMessage, n, b)}
+	}
+	r := g.limiter.ReserveN(now, n)
 	if d := r.DelayFrom(now); d > 0 {
 		r.CancelAt(now)
-		return false, d
+		return &Refusal{RetryAfter: d, Message: RateLimitedMessage}
 	}
-	return true, 0
+	return nil
 }
 
 // RetryAfterMs is d in whole milliseconds, rounded up, at least 1 (the

@@ -3,6 +3,8 @@ package frontdoor
 import (
 	"net/http"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/opentool-host/opentool-host/httpapi"
 	"github.com/opentool-host/opentool-host/internal/httpguard"
 	"github.com/opentool-host/opentool-host/mcpapi"
@@ -19,8 +21,9 @@ type Routes struct {
 		http.Handler
 		Mount(mux *http.ServeMux)
 	}
-	// OTC serves /otc/* (package otc).
-	OTC http.Handler
+	// OTC serves /otc/* (otc.Server): Mount puts its routes in the
+	// table.
+	OTC interface{ Mount(mux *http.ServeMux) }
 	// MCP serves /mcp (mcpapi.Server.Handler).
 	MCP http.Handler
 	// Metrics serves /metrics (behind the keys, for a key that sees
@@ -44,13 +47,13 @@ type Routes struct {
 //  3. Guard: Host, Origin and Content-Type (httpguard.RequestGuard);
 //  4. the status page's own files (no data), before authentication;
 //  5. Auth: the API keys, and the key's grant on the request;
-//  6. listing rate limits (LimitListings);
+//  6. Limit: the key's rate limit, for every call, listing and task
+//     poll, each JSON-RPC batch item a call (access.Limit, taken here
+//     only; each front end says what a request costs and answers a
+//     refusal in its protocol: Meter);
 //  7. stream caps (Streams);
 //  8. result memory scopes (HoldResults);
 //  9. the route table (route).
-//
-// Calls take their rate-limit token in their front end, which answers in
-// its protocol.
 type Chain struct {
 	// Trace wraps the whole chain (nil: none).
 	Trace func(http.Handler) http.Handler
@@ -61,6 +64,8 @@ type Chain struct {
 	Guard *httpguard.RequestGuard
 	// Auth authenticates (access.Guard.Middleware).
 	Auth func(http.Handler) http.Handler
+	// Logger logs the refusals of Limit (nil: none).
+	Logger hclog.Logger
 	// Streams caps the open streams.
 	Streams *Streams
 	// Results gives call requests their result scope (*host.Host).
@@ -71,7 +76,11 @@ type Chain struct {
 // Errors: the request guard's configuration (an --allowed-origin that is
 // not an origin).
 func Handler(r Routes, c Chain) (http.Handler, error) {
-	inner := c.Auth(LimitListings(c.Streams.Wrap(HoldResults(c.Results, route(r)))))
+	log := c.Logger
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	inner := c.Auth(Limit(c.Streams.Wrap(HoldResults(c.Results, route(r))), log.Info, r.meters()...))
 	guarded, err := c.Guard.Wrap(r.Status.Public(inner))
 	if err != nil {
 		return nil, err
@@ -98,11 +107,23 @@ func route(r Routes) *http.ServeMux {
 	mux := http.NewServeMux()
 	r.OpenTool.Mount(mux)       // its routes (httpapi.BasePath, /health)
 	mux.Handle("/", r.OpenTool) // and the 404 of every unknown path
-	mux.Handle(otc.BasePath+"/", r.OTC)
+	r.OTC.Mount(mux)
 	mux.Handle(mcpapi.Path, r.MCP)
 	mux.Handle("/metrics", r.Metrics)
 	r.Status.Mount(mux)
 	return mux
+}
+
+// meters are the front ends that implement Meter, in the order Limit
+// asks them.
+func (r Routes) meters() []Meter {
+	var out []Meter
+	for _, fe := range []any{r.OpenTool, r.OTC, r.MCP} {
+		if m, ok := fe.(Meter); ok {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // spanRoutes are the paths of the route table above, for span names

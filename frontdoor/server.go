@@ -312,6 +312,7 @@ func NewFront(ctx context.Context, h *host.Host, listen net.Addr, guard *access.
 		Readiness: ready.Wrap,
 		Guard:     &httpguard.RequestGuard{Listen: listen, AllowedHosts: c.AllowedHosts, AllowedOrigins: c.AllowedOrigins, Refuse: Refuse},
 		Auth:      guard.Middleware,
+		Logger:    log.Named("access"),
 		Streams:   &Streams{Max: c.MaxStreams, MaxPerKey: c.MaxStreamsPerKey},
 		Results:   h,
 	}

@@ -3,20 +3,22 @@ package httpapi
 import (
 	"context"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/opentool-host/opentool-host/access"
 	"github.com/opentool-host/opentool-host/catalog"
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/internal/httpguard"
+	"github.com/opentool-host/opentool-host/internal/strictjson"
 	"github.com/opentool-host/opentool-host/jsonrpc"
 	"github.com/opentool-host/opentool-host/opentool"
 )
 
 // Per-key access (package access). The host refuses a call to a function
 // the request's key may not call as an unknown function; here the
-// listings are filtered by the same predicate (access.Allowed), and calls
-// take one token from the key's rate limiter.
+// listings are filtered by the same predicate (access.Allowed). What a
+// request costs of its key's rate limit is told to the front door
+// (Meter), which takes it.
 
 // functionLister is implemented by backends that can say which plugin
 // serves each function (*host.Host does). Without it, only allow patterns
@@ -111,20 +113,34 @@ func (s *Server) healthPlugins(ctx context.Context) []host.PluginStatus {
 	return catalog.Of(ctx, src).Plugins()
 }
 
-// rateLimited takes one call from the request's key's rate limiter. Over
-// the limit it writes HTTP 429 with Retry-After (seconds) and the
-// JSON-RPC error {"code":-32000,"message":"rate limited: too many calls
-// for this API key","data":{"retry_after_ms":N}} for request id, and
-// returns true.
-func (s *Server) rateLimited(w http.ResponseWriter, r *http.Request, id []byte, bp *[]byte) bool {
-	ok, wait := access.Limit(r.Context())
-	if ok {
-		return false
+// Meter implements frontdoor.Meter (the front door takes the rate limit,
+// once for every front end): a call (POST /opentool/call, /streamCall),
+// a listing (GET /opentool/load, /opentool/export) and a task's poll or
+// cancel (/opentool/tasks/ID) each cost 1; nothing else costs. A refused
+// call is answered HTTP 429 with the JSON-RPC error
+// {"code":-32000,"message":"rate limited: too many calls for this API
+// key","data":{"retry_after_ms":N}} for its request's id (read from the
+// body, null when it has none); the others get the front door's JSON 429.
+func (s *Server) Meter(r *http.Request) (int, func(http.ResponseWriter, *http.Request, *access.Refusal)) {
+	switch p := r.URL.Path; {
+	case p == BasePath+"/call" || p == BasePath+"/streamCall":
+		return 1, s.refuseCall
+	case p == BasePath+"/load" || p == BasePath+"/export" || strings.HasPrefix(p, TasksPath+"/"):
+		return 1, nil
 	}
-	g := access.GrantFrom(r.Context())
-	s.cfg.Logger.Info("call refused: rate limit", "key", g.Name(), "retry_after_ms", access.RetryAfterMs(wait))
-	w.Header().Set("Retry-After", strconv.Itoa(access.RetryAfterSeconds(wait)))
-	je := &jsonrpc.Error{Code: access.CodeRateLimited, Message: access.RateLimitedMessage, Data: map[string]any{"retry_after_ms": access.RetryAfterMs(wait)}}
-	s.writeRPC(w, http.StatusTooManyRequests, jsonrpc.AppendError((*bp)[len(*bp):], je, id))
-	return true
+	return 0, nil
+}
+
+// refuseCall answers a call refused by its key's rate limit (Meter).
+func (s *Server) refuseCall(w http.ResponseWriter, r *http.Request, rf *access.Refusal) {
+	bp := getBuf()
+	defer putBuf(bp)
+	body, _ := httpguard.ReadBody(w, r, s.cfg.MaxBodyBytes, *bp)
+	*bp = body
+	id := strictjson.Member(body, "id")
+	if len(id) == 0 || id[0] != '"' && id[0] != '-' && (id[0] < '0' || id[0] > '9') {
+		id = nil // no id, or one the decoder would refuse: null
+	}
+	je := &jsonrpc.Error{Code: access.CodeRateLimited, Message: rf.Message, Data: map[string]any{"retry_after_ms": access.RetryAfterMs(rf.RetryAfter)}}
+	s.writeRPC(w, http.StatusTooManyRequests, jsonrpc.AppendError(body[len(body):], je, id))
 }

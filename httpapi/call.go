@@ -21,7 +21,7 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 	defer putBuf(bp)
 
 	req, ok := s.decodeCall(w, r, bp)
-	if !ok || s.rateLimited(w, r, req.ID, bp) {
+	if !ok {
 		return
 	}
 	if s.cfg.Tasks != nil {

@@ -74,7 +74,7 @@ func (s *Server) handleStreamCall(w http.ResponseWriter, r *http.Request) {
 	defer putBuf(bp)
 
 	req, ok := s.decodeCall(w, r, bp)
-	if !ok || s.rateLimited(w, r, req.ID, bp) {
+	if !ok {
 		return
 	}
 

@@ -2,12 +2,9 @@ package mcpapi
 
 import (
 	"context"
-	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/access"
@@ -66,10 +63,9 @@ func grantOf(req mcp.Request) *access.Grant {
 }
 
 // accessMiddleware puts each request's grant on its context (and the
-// key's name into host.Caller), takes one token of the key's rate limit
-// for every request (not for notifications) before the SDK handles it
-// (for tools/call before the tool is looked up, so that the answer does
-// not depend on which tools the key may call), and filters tools/list.
+// key's name into host.Caller) and filters the listings. The key's rate
+// limit was taken by the front door for every request of the POST
+// (HTTPHandler.Meter), before the SDK read it.
 func (s *Server) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		g := grantOf(req)
@@ -81,15 +77,6 @@ func (s *Server) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return res, err
 		}
 		ctx = host.WithCaller(access.WithGrant(ctx, g), host.Caller{Key: g.Name()})
-		// Every request takes a token, batch items each their own:
-		// listings and initialize cost the host as calls do.
-		if !strings.HasPrefix(method, "notifications/") {
-			if ok, wait := access.Limit(ctx); !ok {
-				s.cfg.Logger.Info("request refused: rate limit", "key", g.Name(), "method", method, "retry_after_ms", access.RetryAfterMs(wait))
-				return nil, &jsonrpc.Error{Code: access.CodeRateLimited, Message: access.RateLimitedMessage,
-					Data: fmt.Appendf(nil, `{"retry_after_ms":%d}`, access.RetryAfterMs(wait))}
-			}
-		}
 		switch method {
 		case "tools/list":
 			res, err := next(ctx, method, req)

@@ -69,15 +69,8 @@ func checkEnvelope(r *http.Request, maxBody int64, maxBatch int) (*message, *env
 	if r.Method != http.MethodPost || r.Body == nil {
 		return nil, nil
 	}
-	body, complete, err := readBody(r.Body, maxBody, r.ContentLength)
-	if complete {
-		br := &bodyReader{}
-		br.Reset(body)
-		r.Body = br
-	} else {
-		r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body))
-	}
-	if err != nil || int64(len(body)) > maxBody {
+	body, complete := bufferBody(r, maxBody)
+	if !complete {
 		return nil, nil
 	}
 	if e := checkBatch(r, body, maxBatch); e != nil {
@@ -133,8 +126,77 @@ func readBody(r io.Reader, maxBody, size int64) (body []byte, complete bool, err
 	}
 }
 
-// bodyReader is a request body read whole, put back for the SDK.
-type bodyReader struct{ bytes.Reader }
+// bufferBody reads r's body (at most maxBody bytes) and puts it back on
+// r for the SDK: whole when complete (then also what it returns), else
+// what was read followed by the rest, which the SDK refuses. A body
+// already read (a *bodyReader: Meter read it first) is not read again.
+func bufferBody(r *http.Request, maxBody int64) (body []byte, complete bool) {
+	if br, ok := r.Body.(*bodyReader); ok {
+		return br.b, true
+	}
+	body, complete, err := readBody(r.Body, maxBody, r.ContentLength)
+	if complete && err == nil {
+		br := &bodyReader{b: body}
+		br.Reset(body)
+		r.Body = br
+		return body, true
+	}
+	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body))
+	return nil, false
+}
+
+// requestIDs returns the ids of the requests body carries (messages with
+// a method that is not a notification; a request without an id is one
+// with id null) and whether it is a batch. A body that is not JSON, or a
+// batch of more than maxBatch messages, gives none (checkEnvelope
+// refuses it).
+func requestIDs(body []byte, maxBatch int) (ids [][]byte, batch bool) {
+	trimmed := bytes.TrimLeft(body, " \t\r\n")
+	if len(trimmed) == 0 {
+		return nil, false
+	}
+	if trimmed[0] != '[' {
+		if id, ok := requestID(trimmed); ok {
+			ids = append(ids, id)
+		}
+		return ids, false
+	}
+	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	if _, err := dec.Token(); err != nil {
+		return nil, true
+	}
+	for n := 0; dec.More(); n++ {
+		var item json.RawMessage
+		if n == maxBatch || dec.Decode(&item) != nil {
+			return nil, true
+		}
+		if id, ok := requestID(item); ok {
+			ids = append(ids, id)
+		}
+	}
+	return ids, true
+}
+
+// requestID returns the id of msg, a JSON-RPC message, when it is a
+// request (its method is not a notification's): "null" for none or one
+// that is not a string or a number.
+func requestID(msg []byte) ([]byte, bool) {
+	method := strictjson.Member(msg, "method")
+	if len(method) < 2 || method[0] != '"' || bytes.HasPrefix(method, []byte(`"notifications/`)) {
+		return nil, false
+	}
+	id := strictjson.Member(msg, "id")
+	if len(id) == 0 || id[0] != '"' && id[0] != '-' && (id[0] < '0' || id[0] > '9') {
+		id = []byte("null")
+	}
+	return id, true
+}
+
+// bodyReader is a request body read whole (b), put back for the SDK.
+type bodyReader struct {
+	bytes.Reader
+	b []byte
+}
 
 // Close implements io.Closer.
 func (*bodyReader) Close() error { return nil }

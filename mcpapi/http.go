@@ -11,7 +11,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/opentool-host/opentool-host/access"
 	"github.com/opentool-host/opentool-host/internal/httpguard"
+	"github.com/opentool-host/opentool-host/jsonrpc"
 )
 
 // Path is where the streamable HTTP endpoint is mounted, next to
@@ -67,7 +69,7 @@ type HTTPOptions struct {
 // access.Guard.Middleware (or httpguard.RequireAPIKey), as run does; the
 // grant it puts on each request limits what that request sees and calls
 // (access.go).
-func (s *Server) Handler(o HTTPOptions) http.Handler {
+func (s *Server) Handler(o HTTPOptions) *HTTPHandler {
 	if o.WriteTimeout <= 0 {
 		o.WriteTimeout = httpguard.DefaultWriteTimeout
 	}
@@ -94,32 +96,87 @@ func (s *Server) Handler(o HTTPOptions) http.Handler {
 		DisableLocalhostProtection: true,
 		SessionTimeout:             o.SessionIdle,
 	})
-	tokened := withToken(h)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		msg, e := checkEnvelope(r, o.MaxBodyBytes, o.MaxBatch)
-		if e != nil {
-			WriteRefusal(w, e.status, e.code, e.msg)
-			return
+	return &HTTPHandler{s: s, o: o, sdk: withToken(h)}
+}
+
+// HTTPHandler is the MCP streamable HTTP endpoint (Server.Handler).
+type HTTPHandler struct {
+	s   *Server
+	o   HTTPOptions
+	sdk http.Handler
+}
+
+// ServeHTTP implements http.Handler: the envelope checked
+// (checkEnvelope), the session cap, then the SDK.
+func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s, o := h.s, h.o
+	msg, e := checkEnvelope(r, o.MaxBodyBytes, o.MaxBatch)
+	if e != nil {
+		WriteRefusal(w, e.status, e.code, e.msg)
+		return
+	}
+	if o.Sessions && opensSession(r) && s.sessionCount() >= o.MaxSessions {
+		w.Header().Set("Retry-After", "1")
+		WriteRefusal(w, http.StatusServiceUnavailable, -32000, fmt.Sprintf("too many MCP sessions: %d (--mcp-max-sessions); idle ones close after %v", o.MaxSessions, o.SessionIdle))
+		return
+	}
+	if listens(r) {
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		defer context.AfterFunc(s.down, cancel)()
+		r = r.WithContext(ctx)
+	}
+	if !o.Sessions {
+		var release func()
+		r, release = s.inflight.track(r, msg)
+		defer release()
+		r = bindRequest(r)
+	}
+	h.sdk.ServeHTTP(&deadlineWriter{ResponseWriter: w, d: o.WriteTimeout, call: msg.call() && !listens(r)}, r)
+}
+
+// Meter implements frontdoor.Meter (the front door takes the rate limit,
+// once for every front end): a POST costs one call per JSON-RPC request
+// it carries, each request of a batch its own, initialize and listings
+// as calls; notifications and a client's responses cost nothing, nor
+// does a body the envelope check refuses (over --max-body, a batch over
+// --max-batch or from a revision without batches). A refused POST is
+// answered HTTP 200 (MCP clients read a JSON-RPC error only from a
+// successful response; the Go SDK's takes a 429 as a transport failure)
+// with application/json: for each request, {"jsonrpc":"2.0","id":ID,
+// "error":{"code":-32000,"message":"rate limited: too many calls for
+// this API key","data":{"retry_after_ms":N}}}, an array of them for a
+// batch. The body is read here (at most --max-body) and put back for
+// ServeHTTP, which does not read it again.
+func (h *HTTPHandler) Meter(r *http.Request) (int, func(http.ResponseWriter, *http.Request, *access.Refusal)) {
+	if r.Method != http.MethodPost || r.Body == nil {
+		return 0, nil
+	}
+	body, complete := bufferBody(r, h.o.MaxBodyBytes)
+	if !complete || checkBatch(r, body, h.o.MaxBatch) != nil {
+		return 0, nil
+	}
+	ids, batch := requestIDs(body, h.o.MaxBatch)
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	return len(ids), func(w http.ResponseWriter, _ *http.Request, rf *access.Refusal) {
+		je := &jsonrpc.Error{Code: access.CodeRateLimited, Message: rf.Message, Data: map[string]any{"retry_after_ms": access.RetryAfterMs(rf.RetryAfter)}}
+		var b []byte
+		if batch {
+			b = append(b, '[')
 		}
-		if o.Sessions && opensSession(r) && s.sessionCount() >= o.MaxSessions {
-			w.Header().Set("Retry-After", "1")
-			WriteRefusal(w, http.StatusServiceUnavailable, -32000, fmt.Sprintf("too many MCP sessions: %d (--mcp-max-sessions); idle ones close after %v", o.MaxSessions, o.SessionIdle))
-			return
+		for i, id := range ids {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = jsonrpc.AppendError(b, je, id)
 		}
-		if listens(r) {
-			ctx, cancel := context.WithCancel(r.Context())
-			defer cancel()
-			defer context.AfterFunc(s.down, cancel)()
-			r = r.WithContext(ctx)
+		if batch {
+			b = append(b, ']')
 		}
-		if !o.Sessions {
-			var release func()
-			r, release = s.inflight.track(r, msg)
-			defer release()
-			r = bindRequest(r)
-		}
-		tokened.ServeHTTP(&deadlineWriter{ResponseWriter: w, d: o.WriteTimeout, call: msg.call() && !listens(r)}, r)
-	})
+		httpguard.Write(w, http.StatusOK, httpguard.JSON, b, h.o.WriteTimeout)
+	}
 }
 
 // Defaults of the session caps (--mcp-max-sessions, --mcp-session-idle).

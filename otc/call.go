@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -99,7 +98,7 @@ const RetryAfter = time.Second
 // (success false) for a malformed request: not JSON, no "request", no or
 // malformed tool_id, input that is not an object; 413 for a body over
 // MaxBodyBytes; 415 for a Content-Type other than JSON.
-func (h *handler) handleCall(w http.ResponseWriter, r *http.Request) {
+func (h *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 	body, berr := httpguard.ReadBody(w, r, h.cfg.MaxBodyBytes, nil)
 	if berr != nil {
 		h.reject(w, berr.Status, "", berr.Message)
@@ -134,9 +133,6 @@ func (h *handler) handleCall(w http.ResponseWriter, r *http.Request) {
 		input = nil
 	}
 
-	if h.rateLimited(w, r, call.CallID) {
-		return
-	}
 	t, err := h.tools().resolve(r.Context(), call.ToolID)
 	if errors.Is(err, errBadToolID) {
 		h.reject(w, http.StatusBadRequest, call.CallID, err.Error())
@@ -168,7 +164,7 @@ func (h *handler) handleCall(w http.ResponseWriter, r *http.Request) {
 
 // run calls tool t with input; a streaming tool's items are collected
 // into {"items":[...]}, up to MaxResultBytes.
-func (h *handler) run(r *http.Request, t *tool, input []byte) ([]byte, error) {
+func (h *Server) run(r *http.Request, t *tool, input []byte) ([]byte, error) {
 	ctx := host.WithCaller(r.Context(), host.Caller{FrontEnd: "otc"})
 	if !t.fn.IsStream() {
 		return h.b.Call(ctx, t.fn.Name, input)
@@ -181,7 +177,7 @@ func (h *handler) run(r *http.Request, t *tool, input []byte) ([]byte, error) {
 // DeveloperMessage (never a plugin's stderr), can_retry from the kind
 // (host.Kind.Retryable), with retry_after_ms when the plugin is busy,
 // exited or stopped.
-func (h *handler) toolError(toolID string, err error) *ToolError {
+func (h *Server) toolError(toolID string, err error) *ToolError {
 	e := host.AsError(err)
 	if e == nil {
 		switch {
@@ -229,31 +225,42 @@ var kindMessages = map[host.Kind]string{
 	host.KindResultRejected: "The tool returned an invalid result.",
 }
 
-// rateLimited takes one call from the request's API key's rate limiter
-// (package access), before the tool is resolved so that the answer does
-// not depend on which tools the key may call. Over the limit it answers
-// HTTP 429 with Retry-After (seconds) and a CallResponse whose error is
-// {"message":"rate limited: too many calls for this API key",
-// "can_retry":true,"retry_after_ms":N}, and returns true.
-func (h *handler) rateLimited(w http.ResponseWriter, r *http.Request, callID string) bool {
-	ok, wait := access.Limit(r.Context())
-	if ok {
-		return false
+// Meter implements frontdoor.Meter (the front door takes the rate limit,
+// once for every front end, before the tool is resolved, so that the
+// answer does not depend on which tools the key may call): POST
+// /otc/call and GET /otc/tools cost 1. A refused call is answered HTTP
+// 429 with a CallResponse whose error is {"message":"rate limited: too
+// many calls for this API key","can_retry":true,"retry_after_ms":N}, for
+// the body's call_id (a new one when it has none); a refused listing gets
+// the front door's JSON 429.
+func (h *Server) Meter(r *http.Request) (int, func(http.ResponseWriter, *http.Request, *access.Refusal)) {
+	switch r.URL.Path {
+	case BasePath + "/call":
+		return 1, h.refuseCall
+	case BasePath + "/tools":
+		return 1, nil
 	}
-	h.cfg.Logger.Info("call refused: rate limit", "key", access.GrantFrom(r.Context()).Name(), "call_id", callID, "retry_after_ms", access.RetryAfterMs(wait))
-	w.Header().Set("Retry-After", strconv.Itoa(access.RetryAfterSeconds(wait)))
+	return 0, nil
+}
+
+// refuseCall answers a call refused by its key's rate limit (Meter).
+func (h *Server) refuseCall(w http.ResponseWriter, r *http.Request, rf *access.Refusal) {
+	body, _ := httpguard.ReadBody(w, r, h.cfg.MaxBodyBytes, nil)
+	var callID string
+	if raw := strictjson.Member(body, "request", "call_id"); json.Unmarshal(raw, &callID) != nil || callID == "" {
+		callID = newCallID()
+	}
 	h.write(w, http.StatusTooManyRequests, &CallResponse{Schema: SchemaURL, CallID: callID, Output: &CallOutput{Error: &ToolError{
-		Message: access.RateLimitedMessage, CanRetry: true, RetryAfterMs: access.RetryAfterMs(wait)}}})
-	return true
+		Message: rf.Message, CanRetry: true, RetryAfterMs: access.RetryAfterMs(rf.RetryAfter)}}})
 }
 
 // reject answers a request that cannot be run with status and a
 // CallResponse whose error is msg.
-func (h *handler) reject(w http.ResponseWriter, status int, callID, msg string) {
+func (h *Server) reject(w http.ResponseWriter, status int, callID, msg string) {
 	h.write(w, status, &CallResponse{Schema: SchemaURL, CallID: callID, Output: &CallOutput{Error: &ToolError{Message: "Invalid request: " + msg}}})
 }
 
-func (h *handler) write(w http.ResponseWriter, status int, resp *CallResponse) {
+func (h *Server) write(w http.ResponseWriter, status int, resp *CallResponse) {
 	b, err := json.Marshal(resp)
 	if err != nil { // only a plugin result that is not JSON could do this
 		h.cfg.Logger.Error("encode otc response", "call_id", resp.CallID, "error", err)

@@ -80,17 +80,17 @@ type Config struct {
 	WriteTimeout time.Duration
 }
 
-// handler is the http.Handler New returns.
-type handler struct {
+// Server is the OTC front end: a codec between the RFC's wire format and
+// the Backend, mounted in the front door's route table (Mount).
+type Server struct {
 	b     Backend
 	cfg   Config
-	mux   *http.ServeMux
 	index atomic.Pointer[index] // tools of the last route table seen
 }
 
-// New returns the OTC API handler for b. It serves the paths under
-// BasePath (mount it at BasePath+"/") and answers 404 elsewhere.
-func New(b Backend, cfg Config) http.Handler {
+// New returns the OTC front end of b; Mount puts its routes in a route
+// table.
+func New(b Backend, cfg Config) *Server {
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
 	}
@@ -103,25 +103,26 @@ func New(b Backend, cfg Config) http.Handler {
 	if cfg.WriteTimeout <= 0 {
 		cfg.WriteTimeout = httpguard.DefaultWriteTimeout
 	}
-	h := &handler{b: b, cfg: cfg, mux: http.NewServeMux()}
-	h.mux.HandleFunc("GET "+BasePath+"/health", h.handleHealth)
-	h.mux.HandleFunc("GET "+BasePath+"/tools", h.handleTools)
-	h.mux.HandleFunc("POST "+BasePath+"/call", h.handleCall)
-	return h
+	return &Server{b: b, cfg: cfg}
 }
 
-// ServeHTTP implements http.Handler.
-func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+// Mount puts the routes of the RFC (section 5) in mux: GET
+// BasePath/health, GET BasePath/tools, POST BasePath/call.
+func (h *Server) Mount(mux *http.ServeMux) {
+	mux.HandleFunc("GET "+BasePath+"/health", h.handleHealth)
+	mux.HandleFunc("GET "+BasePath+"/tools", h.handleTools)
+	mux.HandleFunc("POST "+BasePath+"/call", h.handleCall)
+}
 
 // handleHealth serves GET /otc/health (RFC 5.1): 200 while the server
 // accepts requests. Plugin states are on the host's own GET /health.
-func (h *handler) handleHealth(w http.ResponseWriter, _ *http.Request) {
+func (h *Server) handleHealth(w http.ResponseWriter, _ *http.Request) {
 	h.writeBody(w, http.StatusOK, []byte(`{"status":"ok"}`))
 }
 
 // handleTools serves GET /otc/tools (RFC 5.2 "Tool Discovery"): the
 // tools the request's API key may call (package access).
-func (h *handler) handleTools(w http.ResponseWriter, r *http.Request) {
+func (h *Server) handleTools(w http.ResponseWriter, r *http.Request) {
 	ix := h.tools()
 	body := ix.body
 	if g := access.GrantFrom(r.Context()); g.Restricted() {
@@ -131,7 +132,7 @@ func (h *handler) handleTools(w http.ResponseWriter, r *http.Request) {
 }
 
 // writeBody writes a JSON response under the write deadline.
-func (h *handler) writeBody(w http.ResponseWriter, status int, body []byte) {
+func (h *Server) writeBody(w http.ResponseWriter, status int, body []byte) {
 	httpguard.Write(w, status, httpguard.JSON, body, h.cfg.WriteTimeout)
 }
 

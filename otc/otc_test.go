@@ -22,7 +22,7 @@ import (
 func startOTC(t *testing.T) string {
 	t.Helper()
 	h := testutil.StartHost(t, nil, "./plugins/mock", "./plugins/calculator")
-	return testutil.Serve(t, otc.New(h, otc.Config{Logger: testutil.Logger(t)}))
+	return serveOTC(t, otc.New(h, otc.Config{Logger: testutil.Logger(t)}))
 }
 
 var client = &http.Client{Timeout: 30 * time.Second}
@@ -272,7 +272,7 @@ func TestErrorMapping(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.err.Error(), func(t *testing.T) {
-			base := testutil.Serve(t, otc.New(&fakeBackend{err: tc.err}, otc.Config{Logger: testutil.Logger(t)}))
+			base := serveOTC(t, otc.New(&fakeBackend{err: tc.err}, otc.Config{Logger: testutil.Logger(t)}))
 			status, r, raw := call(t, base, `{"request":{"call_id":"1","tool_id":"FakeTools.f_1@2.0_b1"}}`)
 			if status != 200 || r.Success || r.Output == nil || r.Output.Error == nil {
 				t.Fatalf("HTTP %d %s", status, raw)
@@ -287,7 +287,7 @@ func TestErrorMapping(t *testing.T) {
 		})
 	}
 	// The version as the document writes it resolves too.
-	base := testutil.Serve(t, otc.New(&fakeBackend{err: &host.Error{Kind: host.KindTimeout, Message: "the call timed out"}}, otc.Config{}))
+	base := serveOTC(t, otc.New(&fakeBackend{err: &host.Error{Kind: host.KindTimeout, Message: "the call timed out"}}, otc.Config{}))
 	if _, r, raw := call(t, base, `{"request":{"call_id":"1","tool_id":"FakeTools.f_1@2.0+b1"}}`); r.Output.Error == nil || !strings.Contains(r.Output.Error.Message, "timed out") {
 		t.Errorf("raw version: %s", raw)
 	}
@@ -311,4 +311,12 @@ func TestToolkitName(t *testing.T) {
 			t.Errorf("ToolkitName(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// serveOTC serves s's routes (as the front door's route table mounts
+// them) on 127.0.0.1 and returns the base URL.
+func serveOTC(t *testing.T, s *otc.Server) string {
+	mux := http.NewServeMux()
+	s.Mount(mux)
+	return testutil.Serve(t, mux)
 }

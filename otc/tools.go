@@ -94,7 +94,7 @@ type tool struct {
 
 // tools returns the index of the functions served now, rebuilding it
 // when they changed.
-func (h *handler) tools() *index {
+func (h *Server) tools() *index {
 	fis := h.b.Functions()
 	if ix := h.index.Load(); ix != nil && ix.same(fis) {
 		return ix
@@ -120,7 +120,7 @@ func (ix *index) same(fis []host.FunctionInfo) bool {
 // build makes the index of fis. A function whose id collides with an
 // earlier one, or whose parameters cannot become a JSON Schema, is logged
 // and left out.
-func (h *handler) build(fis []host.FunctionInfo) *index {
+func (h *Server) build(fis []host.FunctionInfo) *index {
 	ix := &index{fns: make([]*opentool.Function, len(fis)), byKey: map[string]*tool{}}
 	for i, fi := range fis {
 		ix.fns[i] = fi.Function

@@ -252,11 +252,16 @@ func TestMCPBatchesBounded(t *testing.T) {
 		t.Errorf("a batch from a 2025-06-18 client: %d %s", code, body)
 	}
 
-	// Each item takes a token: a key with a burst of 3 gets 3 listings
-	// of a batch of 4, the fourth is rate limited.
+	// Each item takes a token, the batch's all at once (the front door's
+	// limit): a batch of 4 on a burst of 3 is refused whole, each request
+	// answered with the rate-limit error, and takes nothing; a batch of 3
+	// takes the burst.
 	code, body := mcpPost(t, hp.url, "slow-key", "", batchOf(4))
-	if code != 200 || strings.Count(body, `"tools":[`) != 3 || strings.Count(body, `"code":-32000`) != 1 {
+	if code != 200 || strings.Count(body, `"code":-32000`) != 4 || !strings.Contains(body, "4 requests at once are more than its burst of 3") {
 		t.Errorf("a batch of 4 on a burst of 3: %d %.600s", code, body)
+	}
+	if code, body := mcpPost(t, hp.url, "slow-key", "", batchOf(3)); code != 200 || strings.Count(body, `"tools":[`) != 3 {
+		t.Errorf("a batch of 3 on a burst of 3: %d %.600s", code, body)
 	}
 	if code, _, body := httpDo(t, http.MethodGet, hp.url+"/opentool/load", "slow-key", ""); code != http.StatusTooManyRequests {
 		t.Errorf("a listing after the burst: %d %.200s, want 429", code, body)
