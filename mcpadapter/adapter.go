@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/internal/decl"
+	"github.com/opentool-host/opentool-host/internal/mcptasks"
 	"github.com/opentool-host/opentool-host/opentool"
 	"github.com/opentool-host/opentool-host/pluginsdk"
 )
@@ -239,13 +240,23 @@ func (a *Adapter) callTool(ctx context.Context, name string, args []byte) (*mcp.
 	}
 	a.mu.RLock()
 	tool, ok := a.conv.names[name]
+	asTask := a.conv.tasked[tool]
 	a.mu.RUnlock()
 	if !ok {
 		return nil, pluginsdk.FunctionNotFound(name)
 	}
 	c, meta := a.relay.begin(ctx)
 	defer a.relay.end(c)
-	res, err := a.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: rawArgs(args), Meta: meta})
+	params := &mcp.CallToolParams{Name: tool, Arguments: rawArgs(args), Meta: meta}
+	if asTask {
+		return a.callAsTask(ctx, tool, params)
+	}
+	res, err := a.cs.CallTool(ctx, params)
+	if err != nil && ctx.Err() == nil && mcptasks.IsMissingCapability(err) {
+		// The server serves this call only as a task (tasks.go).
+		a.log.Debug("MCP tool answered -32021 for the Tasks extension; calling it as a task", "server", a.launch.Name, "tool", tool)
+		return a.callAsTask(ctx, tool, params)
+	}
 	if err != nil {
 		return nil, callError(ctx, a.launch.Name, tool, err)
 	}

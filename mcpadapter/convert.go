@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/opentool-host/opentool-host/internal/mcptasks"
 	"github.com/opentool-host/opentool-host/opentool"
 )
 
@@ -31,6 +32,9 @@ type converted struct {
 	doc *opentool.OpenTool
 	// names maps each served function name to its MCP tool name.
 	names map[string]string
+	// tasked holds the MCP names of the served tools that are called as
+	// tasks (execution.taskSupport "required", tasks.go).
+	tasked map[string]bool
 	// dropped lists the tools that are not served and why, in MCP name
 	// order.
 	dropped []fault
@@ -48,10 +52,17 @@ type fault struct {
 	Reason string
 }
 
-// serverInfo is what the document's info is made of.
+// serverInfo is what the document's info is made of, and what the
+// server says of tasks.
 type serverInfo struct {
 	name string              // the declared server name (the plugin's)
 	impl *mcp.Implementation // serverInfo of initialize; may be nil
+	// taskSupport is each tool's execution.taskSupport, by MCP name
+	// (absent: none), read raw from tools/list (the SDK drops it).
+	taskSupport map[string]string
+	// tasks reports whether the server declares the Tasks extension
+	// (capabilities.extensions in initialize).
+	tasks bool
 }
 
 // convert turns the tools of one MCP server into an OpenTool 1.1.0
@@ -59,15 +70,21 @@ type serverInfo struct {
 // (inputSchema, outputSchema) and their OpenTool projection (parameters,
 // return); a tool whose input schema is not an object schema is left out
 // (dropped, with the reason, also in the document's refused list). Names
-// are made valid and unique (assignNames).
+// are made valid and unique (assignNames). A tool whose
+// execution.taskSupport is "required" is called as a task (tasked) when
+// the server declares the Tasks extension, and left out otherwise
+// (taskRefusal).
 func convert(info serverInfo, tools []*mcp.Tool) converted {
-	c := converted{doc: newDocument(info), names: map[string]string{}}
+	c := converted{doc: newDocument(info), names: map[string]string{}, tasked: map[string]bool{}}
 	sorted := slices.Clone(tools)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
 	var ok []*mcp.Tool
 	var fns []*opentool.Function
 	for _, t := range sorted {
 		f, losses, err := function(t)
+		if why := taskRefusal(t.Name, info); err == nil && why != "" {
+			err = errors.New(why)
+		}
 		if err != nil {
 			c.dropped = append(c.dropped, fault{Tool: t.Name, Reason: err.Error()})
 			c.doc.Refused = append(c.doc.Refused, opentool.Refusal{Kind: opentool.RefusedTool, Name: t.Name, Reason: err.Error()})
@@ -77,6 +94,9 @@ func convert(info serverInfo, tools []*mcp.Tool) converted {
 			c.partial = append(c.partial, fault{Tool: t.Name, Reason: l})
 		}
 		ok, fns = append(ok, t), append(fns, f)
+		if info.taskSupport[t.Name] == mcptasks.TaskSupportRequired {
+			c.tasked[t.Name] = true
+		}
 	}
 	served := assignNames(ok)
 	for i, f := range fns {

@@ -62,6 +62,11 @@
 //	  anyOf/oneOf                on a schema without a type: the first branch
 //	                             that is not null
 //	  not, if/then/else, ...     left out of the projection
+//	execution.taskSupport        not served (the SDK's Tool drops it; raw.go reads
+//	                             it): "required" makes the adapter call the tool
+//	                             as a task (tasks.go), and refuses it when the
+//	                             server does not declare the Tasks extension;
+//	                             every other value is a plain tools/call
 //	outputSchema                 outputSchema as declared and the return "result"
 //	                             (its projection) for the schema of an object;
 //	                             another schema (SEP-2106 allows arrays and
@@ -99,8 +104,15 @@
 //	other JSON-RPC error, connection    tool error 500 naming the server and the tool
 //	closed
 //	the caller cancels (ctx ends)       notifications/cancelled to the server
+//	a tool that requires a task         the call made as a task of the Tasks
+//	(execution.taskSupport "required";  extension, polled to its result, which maps
+//	or -32021 to a plain call)          as above; tasks/cancel when the caller
+//	                                    cancels (tasks.go)
 //	the caller's _meta                  the tools/call _meta (its progressToken
-//	                                    replaced by one of the adapter's)
+//	                                    replaced by one of the adapter's; without
+//	                                    the caller's own protocol context, SEP-2575:
+//	                                    protocolVersion, clientInfo,
+//	                                    clientCapabilities, logLevel, relay.go)
 //	notifications/progress,             relayed to the caller of the call (relay.go:
 //	notifications/message               by token; log messages to the only call in
 //	                                    flight, logged when there is none or several)

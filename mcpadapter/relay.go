@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/opentool-host/opentool-host/internal/mcptasks"
 	"github.com/opentool-host/opentool-host/internal/wire"
 	"github.com/opentool-host/opentool-host/pluginsdk"
 )
@@ -42,7 +43,8 @@ import (
 //	                                saying why (the SDK would replace the
 //	                                message of a -32601)
 //
-// The caller's _meta travels with tools/call as its _meta.
+// The caller's _meta travels with tools/call as its _meta, but for its
+// own protocol context (callerSessionMeta).
 
 // relay tracks the calls in flight for the server's messages.
 type relay struct {
@@ -65,11 +67,24 @@ func newRelay(server string, log hclog.Logger) *relay {
 	return &relay{server: server, log: log, tokens: map[string]*relayCall{}, calls: map[*relayCall]bool{}}
 }
 
+// callerSessionMeta are the _meta keys that carry a request's own
+// protocol context (SEP-2575, MCP 2026-07-28: the revision, client,
+// per-request capabilities and log level of the host's client). The
+// adapter's session with the server has its own (ProtocolVersion, the
+// adapter's capabilities), so they never reach the server: with them a
+// server would take a call for one of a revision the adapter did not
+// negotiate, or answer a plain call with a task on the strength of the
+// caller's opt-in to the Tasks extension (tasks.go).
+var callerSessionMeta = []string{mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientInfo, mcptasks.MetaClientCapabilities, mcp.MetaKeyLogLevel}
+
 // begin registers a call made with ctx and returns it with the _meta to
 // send the server: the caller's, with a progress token of the adapter's
-// in place of the caller's. end must follow.
+// in place of the caller's, without callerSessionMeta. end must follow.
 func (r *relay) begin(ctx context.Context) (*relayCall, mcp.Meta) {
 	meta := mcp.Meta(pluginsdk.CallerMeta(ctx))
+	for _, k := range callerSessionMeta {
+		delete(meta, k)
+	}
 	c := &relayCall{ctx: ctx}
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/opentool-host/opentool-host/internal/mcptasks"
 	"github.com/opentool-host/opentool-host/internal/version"
 	"github.com/opentool-host/opentool-host/opentool"
 	"github.com/opentool-host/opentool-host/pluginsdk"
@@ -168,6 +169,7 @@ func (a *Adapter) client() *mcp.Client {
 		},
 	})
 	c.AddReceivingMiddleware(a.clientRequests)
+	addTaskMethods(c)
 	return c
 }
 
@@ -219,7 +221,9 @@ func (a *Adapter) connectError(ctx, ictx context.Context, proc *process, err err
 // callers name the server and the phase).
 func (a *Adapter) list(ctx context.Context, cs *mcp.ClientSession) (changed bool, err error) {
 	var tools []*mcp.Tool
-	for t, err := range cs.Tools(ctx, nil) {
+	support := map[string]string{} // filled by the sink before each page reaches the SDK (raw.go)
+	lctx := withRawResult(ctx, func(raw json.RawMessage) { taskSupportOf(raw, support) })
+	for t, err := range cs.Tools(lctx, nil) {
 		if err != nil {
 			return false, err
 		}
@@ -228,9 +232,12 @@ func (a *Adapter) list(ctx context.Context, cs *mcp.ClientSession) (changed bool
 		}
 		tools = append(tools, t)
 	}
-	info := serverInfo{name: a.launch.Name}
+	info := serverInfo{name: a.launch.Name, taskSupport: support}
 	if ir := cs.InitializeResult(); ir != nil {
 		info.impl = ir.ServerInfo
+		if ir.Capabilities != nil {
+			_, info.tasks = ir.Capabilities.Extensions[mcptasks.Extension]
+		}
 	}
 	conv := convert(info, tools)
 	if err := opentool.Validate(conv.doc); err != nil { // a bug of convert, if ever

@@ -126,10 +126,13 @@ func (p *process) Connect(ctx context.Context) (mcp.Connection, error) {
 	// The connection is closed by closing stdin, not stdout (MCP
 	// "Transports", stdio shutdown): stopper does that, then stops it.
 	conn, err := (&mcp.IOTransport{Reader: io.NopCloser(stdout), Writer: &stopper{WriteCloser: stdin, p: p}}).Connect(ctx)
-	if err != nil || p.tap == nil {
-		return conn, err
+	if err != nil {
+		return nil, err
 	}
-	return &tapConn{Connection: conn, tap: p.tap}, nil
+	if p.tap != nil {
+		conn = &tapConn{Connection: conn, tap: p.tap}
+	}
+	return newRawConn(conn), nil
 }
 
 // tapConn hands each message read to tap before the SDK sees it, and
@@ -233,7 +236,7 @@ func remoteTransport(s decl.MCPServer) mcp.Transport {
 	if s.Transport == decl.TransportSSE {
 		return sse
 	}
-	probe := &firstPOST{next: headers(s.Headers)}
+	probe := &firstPOST{next: rawResponses{next: headers(s.Headers)}}
 	return &remote{
 		Transport: &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: &http.Client{Transport: probe}},
 		sse:       sse,
@@ -293,7 +296,7 @@ func (t *sseTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		cancel()
 		return nil, err
 	}
-	return &sseConn{Connection: conn, cancel: cancel}, nil
+	return newRawConn(&sseConn{Connection: conn, cancel: cancel}), nil
 }
 
 // sseConn is a connection of sseTransport: closing it ends its stream.
@@ -326,15 +329,21 @@ func (f *firstPOST) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // headers is an http.RoundTripper adding the declared headers to every
-// request.
+// request, and the routing headers of the Tasks extension to a tasks/*
+// request (taskRoute).
 type headers map[string]string
 
 // RoundTrip implements http.RoundTripper.
 func (h headers) RoundTrip(r *http.Request) (*http.Response, error) {
-	if len(h) > 0 {
+	route, routed := r.Context().Value(routeKey{}).(taskRoute)
+	if len(h) > 0 || routed {
 		r = r.Clone(r.Context())
 		for k, v := range h {
 			r.Header.Set(k, v)
+		}
+		if routed {
+			r.Header.Set("Mcp-Method", route.method)
+			r.Header.Set("Mcp-Name", route.taskID)
 		}
 	}
 	return http.DefaultTransport.RoundTrip(r)

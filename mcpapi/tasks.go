@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/access"
+	"github.com/opentool-host/opentool-host/internal/mcptasks"
 	"github.com/opentool-host/opentool-host/tasks"
 )
 
@@ -28,7 +29,7 @@ import (
 //	                              capabilities.extensions[TasksExtension];
 //	                              a request opts in with
 //	                              _meta["io.modelcontextprotocol/clientCapabilities"]
-//	                              .extensions[TasksExtension] (allowsTasks), and
+//	                              .extensions[TasksExtension] (mcptasks.Allows), and
 //	                              only a request that does gets a task,
 //	                              whatever the session declared
 //	Task Creation                 a tools/call that opted in and has not ended
@@ -74,9 +75,11 @@ import (
 //	                              created it; each tasks/* request passes the
 //	                              key and rate checks of every request
 //
-// The host has no function that requires a task (an MCP server behind
-// the host cannot say so: the Go SDK's Tool has no execution.taskSupport,
-// and the extension defines none), so tools/call never answers -32021.
+// The host has no function that requires a task: a tool that an MCP
+// server behind the host marks execution.taskSupport "required" is
+// called as a task by its adapter (package mcpadapter, tasks.go) and is
+// a plain tool here, listed without execution; so tools/call never
+// answers -32021.
 // notifications/tasks is not sent: the MCP Go SDK v1.8.0 gives a server
 // no way to send a notification it does not define (ServerSession sends
 // only its own kinds), so clients poll; a subscriptions/listen naming
@@ -86,70 +89,18 @@ import (
 // TasksExtension is the extension's identifier (extension, "Extension
 // Identifier"): the key of capabilities.extensions in initialize and
 // server/discover, and of the client's per-request capabilities.
-const TasksExtension = "io.modelcontextprotocol/tasks"
+const TasksExtension = mcptasks.Extension
 
 // CodeMissingRequiredClientCapability is the JSON-RPC error code of a
 // tasks/get, tasks/update or tasks/cancel from a client that did not
 // declare the extension on the request (extension, "Capability
 // Negotiation" and "Error Handling").
-const CodeMissingRequiredClientCapability = -32021
+const CodeMissingRequiredClientCapability = mcptasks.CodeMissingRequiredClientCapability
 
 // FrontEnd is the name of this front end in task records
 // (tasks.Origin.FrontEnd): tasks/get answers only for tasks started here
 // (another front end's result has another shape).
 const FrontEnd = "mcp"
-
-// metaClientCapabilities is the request _meta key of the client's
-// per-request capabilities (SEP-2575; extension, "Capability
-// Negotiation").
-const metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
-
-// The extension's result discriminators (extension, "Polymorphic
-// Results").
-const (
-	resultTypeTask     = "task"
-	resultTypeComplete = "complete"
-)
-
-// The extension's methods (extension, "Supported Methods", "Task
-// Polling", "Task Update Requests", "Task Cancellation").
-const (
-	methodTasksGet    = "tasks/get"
-	methodTasksUpdate = "tasks/update"
-	methodTasksCancel = "tasks/cancel"
-)
-
-// taskParams are the params of tasks/get and tasks/cancel.
-type taskParams struct {
-	mcp.ParamsBase
-	// TaskID is the task asked about.
-	TaskID string `json:"taskId"`
-}
-
-// updateTaskParams are the params of tasks/update.
-type updateTaskParams struct {
-	mcp.ParamsBase
-	// TaskID is the task asked about.
-	TaskID string `json:"taskId"`
-	// InputResponses answer the task's inputRequests (none here).
-	InputResponses map[string]json.RawMessage `json:"inputResponses,omitempty"`
-}
-
-// taskResult is a CreateTaskResult (resultType "task") or a
-// GetTaskResult (resultType "complete"): the extension's Result & Task,
-// or Result & DetailedTask.
-type taskResult struct {
-	mcp.ResultBase
-	ResultType string `json:"resultType"`
-	tasks.Detailed
-}
-
-// ackResult is the empty acknowledgement of tasks/cancel and tasks/update
-// (resultType "complete").
-type ackResult struct {
-	mcp.ResultBase
-	ResultType string `json:"resultType"`
-}
 
 // addTasks serves the extension with s.cfg.Tasks: the capability is in
 // the server options already (New); this adds the tools/call middleware
@@ -162,26 +113,9 @@ func (s *Server) addTasks() {
 			panic(err) // only for a standard method's name: a bug here
 		}
 	}
-	must(mcp.AddReceivingCustomMethod(s.srv, methodTasksGet, s.tasksGet))
-	must(mcp.AddReceivingCustomMethod(s.srv, methodTasksCancel, s.tasksCancel))
-	must(mcp.AddReceivingCustomMethod(s.srv, methodTasksUpdate, s.tasksUpdate))
-}
-
-// allowsTasks reports whether a request's _meta declares the extension
-// in its per-request client capabilities.
-func allowsTasks(meta map[string]any) bool {
-	caps, _ := meta[metaClientCapabilities].(map[string]any)
-	ext, _ := caps["extensions"].(map[string]any)
-	_, ok := ext[TasksExtension].(map[string]any)
-	return ok
-}
-
-// missingCapability is the -32021 error of a request that did not
-// declare the extension.
-func missingCapability(method string) error {
-	return &jsonrpc.Error{Code: CodeMissingRequiredClientCapability,
-		Message: fmt.Sprintf("Missing required client capability: %s needs the %s extension in the request's _meta[%q].extensions", method, TasksExtension, metaClientCapabilities),
-		Data:    json.RawMessage(`{"requiredCapabilities":{"extensions":{"` + TasksExtension + `":{}}}}`)}
+	must(mcp.AddReceivingCustomMethod(s.srv, mcptasks.MethodGet, s.tasksGet))
+	must(mcp.AddReceivingCustomMethod(s.srv, mcptasks.MethodCancel, s.tasksCancel))
+	must(mcp.AddReceivingCustomMethod(s.srv, mcptasks.MethodUpdate, s.tasksUpdate))
 }
 
 // taskMiddleware runs a tools/call that opted in as a task when it
@@ -192,7 +126,7 @@ func (s *Server) taskMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		}
 		cr, ok := req.(*mcp.CallToolRequest)
-		if !ok || cr.Params == nil || !allowsTasks(cr.Params.Meta) || !s.callable(ctx, cr.Params.Name) {
+		if !ok || cr.Params == nil || !mcptasks.Allows(cr.Params.Meta) || !s.callable(ctx, cr.Params.Name) {
 			return next(ctx, method, req)
 		}
 		return s.callAsTask(ctx, next, method, cr)
@@ -251,7 +185,7 @@ func (s *Server) callAsTask(ctx context.Context, next mcp.MethodHandler, method 
 		return plain, plainErr // run ended: StartAfter waited for it
 	}
 	s.cfg.Logger.Debug("MCP call became a task", "tool", name, "task", rec.ID, "key", owner)
-	return &taskResult{ResultType: resultTypeTask, Detailed: rec.Detailed()}, nil
+	return &mcptasks.TaskResult{ResultType: mcptasks.ResultTypeTask, Detailed: rec.Detailed()}, nil
 }
 
 // taskError is a call's error as the task's JSON-RPC error (extension,
@@ -269,8 +203,8 @@ func taskError(err error) error {
 // JSON-RPC error to answer method with (taskError): -32021 when meta does
 // not declare the extension.
 func (s *Server) lookupTask(ctx context.Context, method string, taskID string, meta map[string]any) (tasks.Record, error) {
-	if !allowsTasks(meta) {
-		return tasks.Record{}, missingCapability(method)
+	if !mcptasks.Allows(meta) {
+		return tasks.Record{}, mcptasks.MissingCapability(method)
 	}
 	if !validTaskID(taskID) {
 		return tasks.Record{}, s.storeError(method, taskID, tasks.ErrNotFound)
@@ -313,46 +247,46 @@ func validTaskID(id string) bool {
 }
 
 // tasksGet serves tasks/get (extension, "Task Polling").
-func (s *Server) tasksGet(ctx context.Context, _ *mcp.ServerSession, p *taskParams) (*taskResult, error) {
+func (s *Server) tasksGet(ctx context.Context, _ *mcp.ServerSession, p *mcptasks.TaskParams) (*mcptasks.TaskResult, error) {
 	if p == nil {
-		p = &taskParams{}
+		p = &mcptasks.TaskParams{}
 	}
-	rec, err := s.lookupTask(ctx, methodTasksGet, p.TaskID, p.Meta)
+	rec, err := s.lookupTask(ctx, mcptasks.MethodGet, p.TaskID, p.Meta)
 	if err != nil {
 		return nil, err
 	}
-	return &taskResult{ResultType: resultTypeComplete, Detailed: rec.Detailed()}, nil
+	return &mcptasks.TaskResult{ResultType: mcptasks.ResultTypeComplete, Detailed: rec.Detailed()}, nil
 }
 
 // tasksCancel serves tasks/cancel (extension, "Task Cancellation"):
 // tasks.Manager.Cancel, cooperative and eventually consistent; an ended
 // task is left as it is.
-func (s *Server) tasksCancel(ctx context.Context, _ *mcp.ServerSession, p *taskParams) (*ackResult, error) {
+func (s *Server) tasksCancel(ctx context.Context, _ *mcp.ServerSession, p *mcptasks.TaskParams) (*mcptasks.AckResult, error) {
 	if p == nil {
-		p = &taskParams{}
+		p = &mcptasks.TaskParams{}
 	}
-	rec, err := s.lookupTask(ctx, methodTasksCancel, p.TaskID, p.Meta)
+	rec, err := s.lookupTask(ctx, mcptasks.MethodCancel, p.TaskID, p.Meta)
 	if err != nil {
 		return nil, err
 	}
 	if !rec.Status.Terminal() {
 		if err := s.cfg.Tasks.Cancel(ctx, rec.Owner, rec.ID); err != nil {
-			return nil, s.storeError(methodTasksCancel, rec.ID, err)
+			return nil, s.storeError(mcptasks.MethodCancel, rec.ID, err)
 		}
 		s.cfg.Logger.Debug("MCP task cancel requested", "task", rec.ID, "key", rec.Owner)
 	}
-	return &ackResult{ResultType: resultTypeComplete}, nil
+	return &mcptasks.AckResult{ResultType: mcptasks.ResultTypeComplete}, nil
 }
 
 // tasksUpdate serves tasks/update (extension, "Task Update Requests"):
 // the host's tasks never ask for input, so no key is outstanding and the
 // responses are ignored; the task must exist for the key.
-func (s *Server) tasksUpdate(ctx context.Context, _ *mcp.ServerSession, p *updateTaskParams) (*ackResult, error) {
+func (s *Server) tasksUpdate(ctx context.Context, _ *mcp.ServerSession, p *mcptasks.UpdateTaskParams) (*mcptasks.AckResult, error) {
 	if p == nil {
-		p = &updateTaskParams{}
+		p = &mcptasks.UpdateTaskParams{}
 	}
-	if _, err := s.lookupTask(ctx, methodTasksUpdate, p.TaskID, p.Meta); err != nil {
+	if _, err := s.lookupTask(ctx, mcptasks.MethodUpdate, p.TaskID, p.Meta); err != nil {
 		return nil, err
 	}
-	return &ackResult{ResultType: resultTypeComplete}, nil
+	return &mcptasks.AckResult{ResultType: mcptasks.ResultTypeComplete}, nil
 }

@@ -1,0 +1,198 @@
+package mcpadapter
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The SDK decodes every result into its own types, which drop what the
+// Tasks extension adds: execution.taskSupport of a tool in a tools/list
+// result, and the CreateTaskResult (taskId, status, pollIntervalMs, ...)
+// a server answers a tools/call with (tasks.go). A request whose context
+// carries a rawSink (withRawResult) hands its raw result to the sink
+// before the SDK decodes it, so that the sink has run when the SDK's
+// call returns:
+//
+//	transport          how
+//	stdio, HTTP+SSE    rawConn, around the connection: it notes the id of
+//	                   each such request it writes and hands over the
+//	                   result of the response with that id
+//	streamable HTTP    rawResponses, an http.RoundTripper: the SDK needs its
+//	                   own connection there (the session's state reaches it
+//	                   by a method a wrapper would hide), so the response to
+//	                   such a POST (or to the GET resuming its stream) is
+//	                   read as the SDK reads it, and the first result in it
+//	                   handed over: a POST carries one request
+
+// maxRawResult bounds the bytes kept of one response while looking for
+// its result; a larger one is not handed to the sink (the SDK reads it
+// all the same).
+const maxRawResult = 32 << 20
+
+// lateResults is how long after its context ended a request's result
+// still reaches its sink over stdio and HTTP+SSE (the server may have
+// answered as the caller gave up: a task it created must be cancelled,
+// tasks.go). Over streamable HTTP the request's end aborts its response.
+const lateResults = 5 * time.Second
+
+// rawSink receives the raw result (a JSON object) of a request sent with
+// its context, possibly up to lateResults after that context ended. It
+// runs on the goroutine reading the connection: it must not block.
+type rawSink func(result json.RawMessage)
+
+// rawKey is the context key of a rawSink.
+type rawKey struct{}
+
+// withRawResult returns ctx whose requests hand their results to sink.
+func withRawResult(ctx context.Context, sink rawSink) context.Context {
+	return context.WithValue(ctx, rawKey{}, sink)
+}
+
+// rawSinkOf returns ctx's rawSink, or nil.
+func rawSinkOf(ctx context.Context) rawSink {
+	s, _ := ctx.Value(rawKey{}).(rawSink)
+	return s
+}
+
+// rawConn is a connection whose requests sent with a rawSink hand their
+// results to it.
+type rawConn struct {
+	mcp.Connection
+	mu      sync.Mutex
+	pending map[jsonrpc.ID]rawSink // request id → sink, until its response
+}
+
+// newRawConn wraps c.
+func newRawConn(c mcp.Connection) *rawConn {
+	return &rawConn{Connection: c, pending: map[jsonrpc.ID]rawSink{}}
+}
+
+// Write implements mcp.Connection.
+func (c *rawConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+		if sink := rawSinkOf(ctx); sink != nil {
+			c.mu.Lock()
+			c.pending[req.ID] = sink
+			c.mu.Unlock()
+			// A request given up keeps its entry a while, for a late
+			// answer (lateResults), not for ever: a server need not
+			// answer a cancelled request.
+			context.AfterFunc(ctx, func() { time.AfterFunc(lateResults, func() { c.take(req.ID) }) })
+		}
+	}
+	return c.Connection.Write(ctx, msg)
+}
+
+// Read implements mcp.Connection.
+func (c *rawConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		if sink := c.take(resp.ID); sink != nil && resp.Error == nil {
+			sink(bytes.Clone(resp.Result))
+		}
+	}
+	return msg, err
+}
+
+// take removes and returns the sink of request id.
+func (c *rawConn) take(id jsonrpc.ID) rawSink {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.pending[id]
+	delete(c.pending, id)
+	return s
+}
+
+// rawResponses is an http.RoundTripper whose requests sent with a
+// rawSink (the SDK's streamable HTTP connection writes a request with
+// its context) have their response read through a bodyTee.
+type rawResponses struct{ next http.RoundTripper }
+
+// RoundTrip implements http.RoundTripper.
+func (t rawResponses) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(r)
+	if sink := rawSinkOf(r.Context()); err == nil && sink != nil && resp.StatusCode/100 == 2 {
+		sse := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
+		resp.Body = &bodyTee{ReadCloser: resp.Body, sse: sse, sink: sink}
+	}
+	return resp, err
+}
+
+// bodyTee reads a response body for the SDK and hands the first JSON-RPC
+// result in it to sink before the SDK sees the bytes that end it: the
+// body of a JSON response at its end; the data of the first event of an
+// event stream that is a response (HTML "Server-sent events": "data:"
+// lines, an empty line ending the event).
+type bodyTee struct {
+	io.ReadCloser
+	sse  bool
+	sink rawSink
+	buf  []byte // unparsed bytes: the JSON body, or the event stream's current line
+	data []byte // the current event's data
+	done bool   // sink called, or given up
+}
+
+// Read implements io.Reader.
+func (b *bodyTee) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if !b.done {
+		b.feed(p[:n], err != nil)
+	}
+	return n, err
+}
+
+// feed takes the bytes read; end is true at the end of the body.
+func (b *bodyTee) feed(p []byte, end bool) {
+	if len(b.buf)+len(b.data)+len(p) > maxRawResult {
+		b.done, b.buf, b.data = true, nil, nil
+		return
+	}
+	b.buf = append(b.buf, p...)
+	if !b.sse {
+		if end {
+			b.deliver(b.buf)
+		}
+		return
+	}
+	for !b.done {
+		i := bytes.IndexByte(b.buf, '\n')
+		if i < 0 {
+			break
+		}
+		line := bytes.TrimSuffix(b.buf[:i], []byte("\r"))
+		b.buf = b.buf[i+1:]
+		switch {
+		case len(line) == 0: // the event ends
+			b.deliver(b.data)
+			b.data = b.data[:0]
+		case bytes.HasPrefix(line, []byte("data:")):
+			if len(b.data) > 0 {
+				b.data = append(b.data, '\n')
+			}
+			b.data = append(b.data, bytes.TrimPrefix(line[len("data:"):], []byte(" "))...)
+		}
+	}
+}
+
+// deliver hands msg's result to the sink when msg is a JSON-RPC
+// response with a result.
+func (b *bodyTee) deliver(msg []byte) {
+	var m struct {
+		Method string          `json:"method"`
+		Result json.RawMessage `json:"result"`
+	}
+	if len(msg) == 0 || json.Unmarshal(msg, &m) != nil || m.Method != "" || len(m.Result) == 0 {
+		return
+	}
+	b.done = true
+	b.sink(bytes.Clone(m.Result))
+}
