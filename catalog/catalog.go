@@ -1,7 +1,15 @@
 // Package catalog answers one question for every front end: what may the
 // API key of this request see of the host? A View holds the answer for
 // one request: the functions the key may call, the plugins serving one of
-// them, and of each such plugin's status only what is the key's to see.
+// them, and of each such plugin's status only what is the key's to see;
+// View.Listed, what every front end's function listing shows it (GET
+// /opentool/load and /opentool/export, GET /otc/tools, MCP tools/list).
+//
+// The host's own functions (tool search's search_tools and call_tool,
+// host.FunctionInfo.Builtin) are every key's to see and call: they reach
+// only what the key may call. With a tool search threshold
+// (host.Config.ToolSearchThreshold), a key that may call more of the
+// plugins' functions than that finds only the host's own in a listing.
 //
 // A key that sees everything (a plain --api-key, "allow": ["*"], or no
 // keys at all) sees every plugin whole, stderr included (the operator's

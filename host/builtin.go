@@ -36,6 +36,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -196,8 +197,10 @@ func (b *builtins) search(ctx context.Context, h *Host, r *request) error {
 	switch {
 	case errors.Is(err, toolsearch.ErrEmptyQuery):
 		return r.fail(KindInvalidParams, "", "invalid params: query: the query has no words", err)
-	case err != nil:
-		return r.fail(KindInvalidParams, "", "invalid params: query: "+err.Error(), err)
+	case err != nil && len(strings.TrimSpace(in.Query)) > toolsearch.MaxQueryBytes:
+		return r.fail(KindInvalidParams, "", fmt.Sprintf("invalid params: query: longer than %d bytes", toolsearch.MaxQueryBytes), err)
+	case err != nil: // the index was closed under it (Host.Close)
+		return r.fail(KindTransport, "", "the tool search failed", err)
 	}
 	type found struct {
 		Name        string          `json:"name"`

@@ -26,9 +26,11 @@ import (
 // puts it on the handler's context, where the host's call path finds it:
 // a tools/call of a tool the key may not call is answered by the host as
 // an unknown function, which callError turns into the SDK's own
-// `unknown tool "NAME"` error. tools/list is filtered by the same
-// predicate per request (and marked cacheScope "private"), so one SDK
-// server serves every key. Over stdio there is no grant: everything.
+// `unknown tool "NAME"` error. tools/list shows per request what package
+// catalog lists to the key (catalog.View.Listed: the same predicate, the
+// host's tool search functions, the threshold; marked cacheScope
+// "private"), so one SDK server serves every key. Over stdio there is no
+// grant: everything, the threshold still applied.
 
 // grantExtra is the auth.TokenInfo.Extra key of the request's grant.
 const grantExtra = "opentool-host/grant"

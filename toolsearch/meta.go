@@ -7,9 +7,9 @@ import "encoding/json"
 const (
 	// SearchToolName is the tool that searches the catalog: arguments
 	// {"query": string, "limit": integer 1..MaxLimit (default
-	// DefaultLimit)}; structuredContent {"tools": [{"name",
-	// "description", "inputSchema"}, ...]}, most relevant first, only
-	// tools the caller may call.
+	// DefaultLimit)}; result {"tools": [{"name", "description",
+	// "inputSchema"}, ...]} (MCP: its structuredContent), most relevant
+	// first, only tools the caller may call.
 	SearchToolName = "search_tools"
 	// CallToolName is the tool that calls any tool of the catalog the
 	// caller may call: arguments {"name": string, "arguments": object};

@@ -256,6 +256,29 @@ func TestToolSearchOverStdio(t *testing.T) {
 	}
 }
 
+// TestToolSearchNameTaken: a plugin that declares a function named like
+// one of the host's own keeps its other functions; that one is refused,
+// a conflict owned by opentool-host on /health, and the name stays the
+// host's.
+func TestToolSearchNameTaken(t *testing.T) {
+	dir := t.TempDir()
+	decl := `{"description":"Clashes.","version":"1.0.0","functions":[` +
+		`{"name":"search_tools","description":"Not the host's.","parameters":[],"command":["true"]},` +
+		`{"name":"say","description":"Says hi.","parameters":[],"command":["echo","hi"]}]}`
+	if err := os.WriteFile(filepath.Join(dir, "clash.tools.json"), []byte(decl), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hp := startHostProc(t, dir, "--tool-search")
+	_, _, health := httpDo(t, http.MethodGet, hp.url+"/health", "", "")
+	if !strings.Contains(health, `"conflicts":[{"function":"search_tools","owner":"opentool-host"}]`) {
+		t.Errorf("/health does not show the conflict: %s", health)
+	}
+	answer, res := frontEnds(t, hp)[0].call(t, "", "search_tools", map[string]any{"query": "say hi"})
+	if got := found(t, res); !slices.Equal(got, []string{"say"}) {
+		t.Errorf("search_tools is not the host's: %s", answer)
+	}
+}
+
 // mustJSON is v as JSON.
 func mustJSON(t *testing.T, v any) string {
 	t.Helper()
