@@ -7,7 +7,9 @@
 //     example plugins of plugins/ (built for the test), and the lines
 //     after it, up to the next "$", must be what it prints. Sessions of
 //     one page run in order against one fresh host, so state carries over
-//     as the page says.
+//     as the page says. Words after "console" on the fence line are flags
+//     of that session's `opentool-host run` ("```console --tool-search"):
+//     the page's sessions with the same flags share a host of their own.
 //   - A ```go block that starts with "package main" must build.
 //   - Output that changes from run to run is compared loosely: the
 //     host's address (shown as 127.0.0.1:9627) and the value of an OTC
@@ -272,9 +274,9 @@ type exampleHost struct {
 
 // startExampleHost builds the host and the example plugins of plugins/
 // (mock, calculator, files, the notes MCP server and the text tools) into
-// a fresh folder, starts `opentool-host run` on it and waits until every
-// plugin is ready.
-func startExampleHost(t *testing.T) *exampleHost {
+// a fresh folder, starts `opentool-host run` on it with the flags extra
+// and waits until every plugin is ready.
+func startExampleHost(t *testing.T, extra ...string) *exampleHost {
 	t.Helper()
 	root := testutil.RepoRoot(t)
 	dir := t.TempDir()
@@ -289,8 +291,8 @@ func startExampleHost(t *testing.T) *exampleHost {
 	testutil.CopyFile(t, filepath.Join(root, "plugins", "text.tools.json"), filepath.Join(dir, "text.tools.json"), 0o644)
 	addr := testutil.FreeAddr(t)
 	logs := &testutil.SyncBuffer{}
-	cmd := exec.Command(testutil.Build(t, "./cmd/opentool-host"), "run", "--dir", dir, "--addr", addr,
-		"--state-dir", t.TempDir(), "--drain-delay", "0", "--watch=false")
+	args := append([]string{"run", "--dir", dir, "--addr", addr, "--state-dir", t.TempDir(), "--drain-delay", "0", "--watch=false"}, extra...)
+	cmd := exec.Command(testutil.Build(t, "./cmd/opentool-host"), args...)
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
@@ -331,19 +333,28 @@ func TestConsoleExamples(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var sessions [][]step
+		type session struct {
+			flags string // of the host, after "console" on the fence line
+			steps []step
+		}
+		var sessions []session
 		for _, b := range blocks(string(md)) {
-			if b.lang == "console" {
-				sessions = append(sessions, steps(b))
+			if lang, flags, _ := strings.Cut(b.lang, " "); lang == "console" {
+				sessions = append(sessions, session{strings.TrimSpace(flags), steps(b)})
 			}
 		}
 		if len(sessions) == 0 {
 			continue
 		}
 		t.Run(strings.ReplaceAll(page, "/", "_"), func(t *testing.T) {
-			h := startExampleHost(t)
+			hosts := map[string]*exampleHost{}
 			for _, sess := range sessions {
-				for _, s := range sess {
+				h := hosts[sess.flags]
+				if h == nil {
+					h = startExampleHost(t, strings.Fields(sess.flags)...)
+					hosts[sess.flags] = h
+				}
+				for _, s := range sess.steps {
 					args, err := words(s.cmd)
 					if err != nil {
 						t.Fatalf("%s:%d: %v", page, s.line, err)

@@ -61,11 +61,6 @@ type Config struct {
 	// MCP is /mcp's configuration (sessions, batches; MaxBodyBytes and
 	// WriteTimeout are taken from above).
 	MCP mcpapi.HTTPOptions
-	// ToolSearch and ToolSearchThreshold are mcpapi.Config's (--tool-search,
-	// --tool-search-threshold).
-	ToolSearch          bool
-	ToolSearchThreshold int
-
 	// MetricsAddr, when set, also serves /metrics alone there (no keys,
 	// behind the request guard).
 	MetricsAddr string
@@ -293,8 +288,7 @@ func NewFront(ctx context.Context, h *host.Host, listen net.Addr, guard *access.
 	}()
 	ready := &Readiness{Plugins: h.Plugins, WriteTimeout: c.WriteTimeout}
 	api := httpapi.New(h, httpapi.Config{Version: c.Version, MaxBodyBytes: c.MaxBodyBytes, Logger: log.Named("http"), WriteTimeout: c.WriteTimeout, Ready: ready.Status, Tasks: tm})
-	mcps := mcpapi.New(h, mcpapi.Config{MaxResultBytes: c.Host.MaxResultBytes, Logger: log.Named("mcp"),
-		ToolSearch: c.ToolSearch, ToolSearchThreshold: c.ToolSearchThreshold, Tasks: tm})
+	mcps := mcpapi.New(h, mcpapi.Config{MaxResultBytes: c.Host.MaxResultBytes, Logger: log.Named("mcp"), Tasks: tm})
 	go mcps.Follow(ctx)
 	_ = guard.Watch(ctx) // logs its own failure; SIGHUP still reloads
 	ui := statusui.New(h, statusui.Config{Version: c.Version, WriteTimeout: c.WriteTimeout, Logger: log.Named("ui"), Gatherer: m.Registry()})

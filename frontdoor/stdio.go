@@ -24,9 +24,6 @@ type StdioConfig struct {
 	NewHost func(host.Config) (*host.Host, error)
 	// ShutdownTimeout bounds the wait for calls in flight at the end.
 	ShutdownTimeout time.Duration
-	// ToolSearch and ToolSearchThreshold are mcpapi.Config's.
-	ToolSearch          bool
-	ToolSearchThreshold int
 }
 
 // ServeStdio serves every plugin to one MCP client over this process's
@@ -60,8 +57,7 @@ func ServeStdio(ctx context.Context, cfg StdioConfig) error {
 		closeHost()
 		return err
 	}
-	s := mcpapi.New(h, mcpapi.Config{MaxResultBytes: cfg.Host.MaxResultBytes, Logger: log.Named("mcp"),
-		ToolSearch: cfg.ToolSearch, ToolSearchThreshold: cfg.ToolSearchThreshold})
+	s := mcpapi.New(h, mcpapi.Config{MaxResultBytes: cfg.Host.MaxResultBytes, Logger: log.Named("mcp")})
 	follow, unfollow := context.WithCancel(context.Background())
 	defer unfollow()
 	go s.Follow(follow)

@@ -45,6 +45,10 @@ type request struct {
 	// mcp is set when the plugin's unary result is an MCP CallToolResult
 	// (exchange.go).
 	mcp bool
+	// collect is set on a unary call made through call_tool (builtin.go):
+	// a streaming function's items are then collected into one result,
+	// {"items":[...]}.
+	collect bool
 }
 
 // fail returns the *Error of kind k for r.
@@ -122,13 +126,28 @@ func (h *Host) StreamCall(ctx context.Context, fn string, args []byte, onItem fu
 // invoke routes r, checks its kind and arguments, bounds it by its
 // timeout and hands it to the owning plugin; Config.OnCall then gets the
 // finished call.
+//
+// A call of one of the host's own functions (builtin.go) is routed first:
+// search_tools runs in the host; call_tool becomes the named function's
+// call, observed, routed and checked as that function's.
 func (h *Host) invoke(ctx context.Context, r *request) (err error) {
 	r.x = exchangeFrom(ctx)
+	run, err := h.builtins.route(r)
 	ctx, done := h.observe(ctx, r)
 	defer func() { done(err) }()
+	switch {
+	case err != nil:
+		return err
+	case run != nil:
+		return run(ctx, h, r)
+	}
 	rt, err := h.lookup(ctx, r)
 	if err != nil {
 		return err
+	}
+	collect := r.collect && rt.fn.IsStream()
+	if collect {
+		r.stream = true
 	}
 	if rt.fn.IsStream() != r.stream {
 		if r.stream {
@@ -141,10 +160,31 @@ func (h *Host) invoke(ctx context.Context, r *request) (err error) {
 			return invalidParams(r, rt.plugin.name, err)
 		}
 	}
+	if collect {
+		return h.collect(ctx, rt, r)
+	}
+	return h.send(ctx, rt, r)
+}
+
+// send hands r, checked, to rt's plugin within rt's timeout.
+func (h *Host) send(ctx context.Context, rt *route, r *request) error {
 	r.target, r.plugin = rt.target, rt.plugin.name
 	ctx, cancel := withTimeout(ctx, rt.timeout)
 	defer cancel()
 	return rt.plugin.invoke(ctx, r)
+}
+
+// collect sends r, a call through call_tool of streaming function rt
+// (checked, r.stream set), and emits its items as one result
+// {"items":[...]}, at most Config.MaxResultBytes (as CollectItems).
+func (h *Host) collect(ctx context.Context, rt *route, r *request) error {
+	items := newItems(r.fn, h.cfg.MaxResultBytes)
+	emit := r.emit
+	r.emit = items.add
+	if err := h.send(ctx, rt, r); err != nil {
+		return err
+	}
+	return emit(items.object())
 }
 
 // invalidParams turns argcheck's error into the call's *Error.

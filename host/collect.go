@@ -16,30 +16,55 @@ import (
 // stream's, or KindResultRejected.
 func CollectItems(ctx context.Context, stream func(ctx context.Context, fn string, args []byte, onItem func([]byte) error) error,
 	fn string, args []byte, max int64, each func(n int, item []byte)) ([]byte, error) {
-	const closing = len("]}")
-	buf := append(make([]byte, 0, 256), `{"items":[`...)
-	n := 0
+	items := newItems(fn, max)
 	err := stream(ctx, fn, args, func(item []byte) error {
-		sep := 0
-		if n > 0 {
-			sep = 1
+		if err := items.add(item); err != nil {
+			return err
 		}
-		if int64(len(buf)+sep+len(item)+closing) > max {
-			return &Error{Kind: KindResultRejected, Function: fn,
-				Message: fmt.Sprintf("the streamed items add up to more than %d bytes", max)}
-		}
-		if sep > 0 {
-			buf = append(buf, ',')
-		}
-		buf = append(buf, item...)
-		n++
 		if each != nil {
-			each(n, item)
+			each(items.n, item)
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return append(buf, "]}"...), nil
+	return items.object(), nil
 }
+
+// items collects the items of a stream of function fn into one JSON
+// object {"items":[ITEM,...]} of at most max bytes.
+type items struct {
+	fn  string
+	max int64
+	buf []byte
+	n   int // items so far
+}
+
+// newItems returns an empty collection.
+func newItems(fn string, max int64) *items {
+	return &items{fn: fn, max: max, buf: append(make([]byte, 0, 256), `{"items":[`...)}
+}
+
+// add appends item; the item that would take the object past max is an
+// *Error of KindResultRejected.
+func (c *items) add(item []byte) error {
+	const closing = len("]}")
+	sep := 0
+	if c.n > 0 {
+		sep = 1
+	}
+	if int64(len(c.buf)+sep+len(item)+closing) > c.max {
+		return &Error{Kind: KindResultRejected, Function: c.fn,
+			Message: fmt.Sprintf("the streamed items add up to more than %d bytes", c.max)}
+	}
+	if sep > 0 {
+		c.buf = append(c.buf, ',')
+	}
+	c.buf = append(c.buf, item...)
+	c.n++
+	return nil
+}
+
+// object returns the collected object, closed.
+func (c *items) object() []byte { return append(c.buf, "]}"...) }

@@ -181,6 +181,19 @@ type Config struct {
 	// so that a whole test suite can run on gRPC.
 	NoDataChannel bool
 
+	// ToolSearch serves the host's own functions search_tools and
+	// call_tool beside the plugins' (--tool-search; builtin.go): a
+	// search over the functions the caller may call, and a call of any of
+	// them by name.
+	ToolSearch bool
+
+	// ToolSearchThreshold, with ToolSearch, makes the function listings
+	// of every front end (package catalog) show a key that may call more
+	// than this many of the plugins' functions only search_tools and
+	// call_tool (--tool-search-threshold); 0 lists every function.
+	// Negative is refused.
+	ToolSearchThreshold int
+
 	// Launcher is the command (argv) that applies a plugin's sandbox.Spec
 	// in the plugin's own process before it runs the plugin: normally the
 	// host's binary re-executed as [os.Executable(), "launch"]. Empty:
@@ -274,6 +287,7 @@ func (c Config) check() error {
 	counts := map[string]int64{
 		"MaxConcurrency": int64(c.MaxConcurrency), "MaxQueue": int64(c.MaxQueue),
 		"MaxResultBytes": c.MaxResultBytes, "MaxResultMemory": c.MaxResultMemory, "Restart.MaxFailures": int64(c.Restart.MaxFailures),
+		"ToolSearchThreshold": int64(c.ToolSearchThreshold),
 	}
 	for name, n := range counts {
 		if n < 0 {

@@ -87,6 +87,9 @@ type Host struct {
 	inStart   atomic.Bool        // Start was entered
 	cancel    context.CancelFunc // ends sv.ctx: starts in flight give up
 	watcher   *watcher
+	// builtins are the host's own functions (tool search, builtin.go);
+	// nil without Config.ToolSearch.
+	builtins *builtins
 }
 
 // New provisions a Host from cfg: it checks that cfg.Dir is a directory
@@ -116,6 +119,10 @@ func New(cfg Config) (*Host, error) {
 			return nil, fmt.Errorf("host: %w", err)
 		}
 	}
+	bt, err := newBuiltins(&cfg)
+	if err != nil {
+		return nil, err
+	}
 	state, err := newStateDir(cfg.StateDir, cfg.PluginUser, cfg.Logger)
 	if err != nil {
 		return nil, fmt.Errorf("host: %w", err)
@@ -134,6 +141,7 @@ func New(cfg Config) (*Host, error) {
 		started:   make(chan struct{}),
 		cancel:    cancel,
 		results:   resultBudget{max: cfg.MaxResultMemory},
+		builtins:  bt,
 	}
 	h.sv = &supervisor{cfg: &h.cfg, state: state, log: cfg.Logger, ctx: ctx, changed: h.changed, pins: pins, events: &h.events,
 		catalog: func() *catalogTable { return h.routes.Load().cat }}
@@ -507,7 +515,7 @@ func (h *Host) rebuild(provisional bool) {
 	if provisional {
 		claims, catClaims = maps.Clone(h.claims), maps.Clone(h.catClaims)
 	}
-	t := buildRoutes(offers, claims, h.cfg.PrefixCollisions)
+	t := buildRoutes(offers, claims, h.cfg.PrefixCollisions, h.builtins.claim)
 	t.cat = buildCatalog(offers, catClaims, h.cfg.PrefixCollisions)
 	if !provisional {
 		h.logConflicts(t)
@@ -555,9 +563,13 @@ func collisionReason(c Conflict) string {
 	return fmt.Sprintf("function %s is owned by %s; served as %s", c.Function, c.Owner, c.ServedAs)
 }
 
-// Function returns the served function fn with its $refs inlined, or nil.
-// The result must not be modified.
+// Function returns the served function fn with its $refs inlined (the
+// host's own included, builtin.go), or nil. The result must not be
+// modified.
 func (h *Host) Function(fn string) *opentool.Function {
+	if f := h.builtins.function(fn); f != nil {
+		return f
+	}
 	if r, ok := h.routes.Load().funcs[fn]; ok {
 		return r.fn
 	}
@@ -565,34 +577,60 @@ func (h *Host) Function(fn string) *opentool.Function {
 }
 
 // Document returns the aggregated OpenTool 1.1.0 document of every served
-// function (plugin-name order, then each document's order), with $refs
-// inlined, schemas keyed "PLUGIN.Name" and server.url set to baseURL
-// (left out when empty). title and version fill info. The result must
-// not be modified.
+// function (the host's own first, builtin.go; then plugin-name order, then
+// each document's order), with $refs inlined, schemas keyed "PLUGIN.Name"
+// and server.url set to baseURL (left out when empty). title and version
+// fill info. The result must not be modified.
 func (h *Host) Document(title, version, baseURL string) *opentool.OpenTool {
-	return h.routes.Load().document(title, version, baseURL)
+	var own []*opentool.Function
+	if h.builtins != nil {
+		own = h.builtins.fns
+	}
+	return h.routes.Load().document(title, version, baseURL, own)
 }
 
 // FunctionInfo is one served function and the plugin that serves it.
 type FunctionInfo struct {
-	// Plugin is the serving plugin's name.
+	// Plugin is the serving plugin's name; "" for the host's own
+	// functions (Builtin).
 	Plugin string `json:"plugin"`
 	// Function is the function (with $refs inlined) under the name it is
 	// served as.
 	Function *opentool.Function `json:"function"`
 	// Info is the info object (title, description, version) of the
-	// serving plugin's own document.
+	// serving plugin's own document; for the host's own functions title
+	// BuiltinOwner and the host's version.
 	Info opentool.Info `json:"info"`
+	// Builtin is set on the host's own functions (tool search's
+	// search_tools and call_tool, Config.ToolSearch): every API key may
+	// call them, and they reach only what the key may call.
+	Builtin bool `json:"builtin,omitempty"`
 }
 
 // Functions lists the served functions in the order of Document.
 func (h *Host) Functions() []FunctionInfo {
 	t := h.routes.Load()
-	out := make([]FunctionInfo, 0, len(t.order))
+	out := make([]FunctionInfo, 0, len(t.order)+2)
+	if b := h.builtins; b != nil {
+		for _, f := range b.fns {
+			out = append(out, FunctionInfo{Function: f, Info: b.info, Builtin: true})
+		}
+	}
 	for _, r := range t.order {
 		out = append(out, FunctionInfo{Plugin: r.plugin.name, Function: r.fn, Info: r.info})
 	}
 	return out
+}
+
+// ToolSearchThreshold is Config.ToolSearchThreshold with Config.ToolSearch
+// on, else 0: listings show a key whose plugins' functions it may call
+// number more than this only the host's own (package catalog); 0: every
+// function is listed.
+func (h *Host) ToolSearchThreshold() int {
+	if h.builtins == nil {
+		return 0
+	}
+	return h.cfg.ToolSearchThreshold
 }
 
 // Plugins returns the status of every plugin, sorted by name, with the
@@ -665,6 +703,7 @@ func (h *Host) Close(ctx context.Context) error {
 	if k := h.sv.keeper.Load(); k != nil {
 		k.Close()
 	}
+	h.builtins.close()
 	return h.state.remove()
 }
 

@@ -97,10 +97,14 @@ func newRouteTable() *routeTable {
 // buildRoutes builds the table from offers (sorted by plugin name),
 // updating claims (function name → owner) by the rules above. A plugin
 // serves the names it owns while starting, ready or restarting; a failed
-// owner's names go to failed.
-func buildRoutes(offers []offer, claims map[string]claim, prefix bool) *routeTable {
+// owner's names go to failed. reserve, when not nil, claims the names
+// no plugin may take (the host's own functions, builtin.go) first.
+func buildRoutes(offers []offer, claims map[string]claim, prefix bool, reserve func(map[string]claim)) *routeTable {
 	t := newRouteTable()
 	releaseClaims(offers, claims)
+	if reserve != nil {
+		reserve(claims)
+	}
 	claimFree(offers, claims)
 	if releasePrefixed(claims) {
 		claimFree(offers, claims)
@@ -221,9 +225,10 @@ func sortOffers(offers []offer) {
 	sort.Slice(offers, func(i, j int) bool { return offers[i].p.name < offers[j].p.name })
 }
 
-// document assembles the aggregated OpenTool 1.1.0 document of every
-// served function, with $refs inlined and server.url set to baseURL.
-func (t *routeTable) document(title, version, baseURL string) *opentool.OpenTool {
+// document assembles the aggregated OpenTool 1.1.0 document of the
+// host's own functions own and every served function, with $refs inlined
+// and server.url set to baseURL.
+func (t *routeTable) document(title, version, baseURL string, own []*opentool.Function) *opentool.OpenTool {
 	doc := &opentool.OpenTool{
 		OpenTool: opentool.Version,
 		Info: opentool.Info{
@@ -231,10 +236,13 @@ func (t *routeTable) document(title, version, baseURL string) *opentool.OpenTool
 			Version:     version,
 			Description: "Functions of every plugin served by this opentool-host.",
 		},
-		Functions: make([]opentool.Function, 0, len(t.order)),
+		Functions: make([]opentool.Function, 0, len(own)+len(t.order)),
 	}
 	if baseURL != "" {
 		doc.Server = &opentool.Server{URL: baseURL, Description: "opentool-host"}
+	}
+	for _, f := range own {
+		doc.Functions = append(doc.Functions, *f)
 	}
 	for _, r := range t.order {
 		doc.Functions = append(doc.Functions, *r.fn)

@@ -16,57 +16,31 @@ import (
 
 // Per-key access (package access). The host refuses a call to a function
 // the request's key may not call as an unknown function; here the
-// listings are filtered by the same predicate (access.Allowed). What a
-// request costs of its key's rate limit is told to the front door
-// (Meter), which takes it.
+// listings show what package catalog says the key finds in them
+// (catalog.View.Listed: the functions it may call, the host's own tool
+// search functions included, the threshold applied). What a request
+// costs of its key's rate limit is told to the front door (Meter), which
+// takes it.
 
-// functionLister is implemented by backends that can say which plugin
-// serves each function (*host.Host does). Without it, only allow patterns
-// over function names can match.
-type functionLister interface {
-	Functions() []host.FunctionInfo
-}
-
-var _ functionLister = (*host.Host)(nil)
-
-// pluginsOf maps each served function to its plugin; nil when the
-// request's key sees everything (no filtering needed).
-func (s *Server) pluginsOf(ctx context.Context) (map[string]string, *access.Grant) {
-	g := access.GrantFrom(ctx)
-	if !g.Restricted() {
-		return nil, g
-	}
-	m := map[string]string{}
-	if fl, ok := s.b.(functionLister); ok {
-		for _, fi := range fl.Functions() {
-			m[fi.Function.Name] = fi.Plugin
-		}
-	}
-	return m, g
-}
-
-// document is the aggregated document as the request's key may see it:
-// only the functions it may call, and only the named schemas of plugins
-// it may call a function of.
+// document is the aggregated document as the request's key may see it
+// (catalog.View.Listed): only the functions listed to it, and only the
+// named schemas of plugins a listed function is of.
 func (s *Server) document(r *http.Request) *opentool.OpenTool {
 	doc := s.b.Document(s.cfg.Title, s.cfg.Version, baseURL(r))
-	plugins, g := s.pluginsOf(r.Context())
-	if plugins == nil || doc == nil {
+	l := catalog.Of(r.Context(), s.b).Listed()
+	if l.All() || doc == nil {
 		return doc
 	}
 	out := *doc
 	out.Functions = make([]opentool.Function, 0, len(doc.Functions))
-	seen := map[string]bool{}
 	for _, f := range doc.Functions {
-		p, served := plugins[f.Name]
-		if served && g.Allows(p, f.Name) {
+		if l.Has(f.Name) {
 			out.Functions = append(out.Functions, f)
-			seen[p] = true
 		}
 	}
 	out.Schemas = nil
 	for k, v := range doc.Schemas {
-		if p, _, _ := strings.Cut(k, "."); seen[p] {
+		if p, _, _ := strings.Cut(k, "."); l.Plugin(p) {
 			if out.Schemas == nil {
 				out.Schemas = map[string]*opentool.Schema{}
 			}
@@ -79,12 +53,7 @@ func (s *Server) document(r *http.Request) *opentool.OpenTool {
 // visible reports whether the request's key may call fn, for the stream
 // check that runs before the host's own (handleStreamCall).
 func (s *Server) visible(ctx context.Context, fn string) bool {
-	plugins, g := s.pluginsOf(ctx)
-	if plugins == nil {
-		return true
-	}
-	p, served := plugins[fn]
-	return served && g.Allows(p, fn)
+	return catalog.Of(ctx, s.b).Calls(fn)
 }
 
 // ignored is the ignored files of the plugins folder for a key that sees
@@ -103,14 +72,7 @@ func (s *Server) ignored(ctx context.Context) []host.IgnoredFile {
 // everything; else those it may call a function of, with only those
 // functions, no conflicts and no stderr.
 func (s *Server) healthPlugins(ctx context.Context) []host.PluginStatus {
-	src, ok := s.b.(catalog.Source)
-	if !ok {
-		if access.GrantFrom(ctx).Restricted() {
-			return []host.PluginStatus{} // nothing to tell a key's plugins by
-		}
-		return s.b.Plugins()
-	}
-	return catalog.Of(ctx, src).Plugins()
+	return catalog.Of(ctx, s.b).Plugins()
 }
 
 // Meter implements frontdoor.Meter (the front door takes the rate limit,

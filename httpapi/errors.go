@@ -16,7 +16,8 @@ import (
 //   - KindInvalidParams → -32602 "invalid params: FAULT; FAULT" with data
 //     {"faults": [{"path","message"}]};
 //   - KindTool → the tool's own code and message;
-//   - KindNotFound → -32601 naming the function;
+//   - KindNotFound → -32601 naming the function (the one call_tool
+//     named, for a call through it: the answer of calling it by name);
 //   - KindWrongKind → -32600;
 //   - KindCanceled while the client is gone → nil;
 //   - every other kind (plugin exited, failed, stopped, busy, timed out,
@@ -38,6 +39,9 @@ func (s *Server) rpcError(ctx context.Context, fn string, err error) *jsonrpc.Er
 	case host.KindTool:
 		return &jsonrpc.Error{Code: e.Code, Message: e.Message}
 	case host.KindNotFound:
+		if e.Function != "" {
+			fn = e.Function // the function call_tool named
+		}
 		return &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: function " + strconv.Quote(fn) + " is not served"}
 	case host.KindWrongKind:
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: " + e.Message}

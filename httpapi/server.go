@@ -24,6 +24,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/opentool-host/opentool-host/catalog"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/internal/httpguard"
 	"github.com/opentool-host/opentool-host/opentool"
@@ -38,8 +39,11 @@ type Backend interface {
 	StreamCall(ctx context.Context, fn string, args []byte, onItem func([]byte) error) error
 	// Document returns the aggregated document; see host.Host.Document.
 	Document(title, version, baseURL string) *opentool.OpenTool
-	// Plugins returns every plugin's status; see host.Host.Plugins.
-	Plugins() []host.PluginStatus
+	// Source is what the listings show each key of it (package catalog):
+	// every served function with its plugin, every plugin's status, the
+	// tool search threshold; see host.Host.Functions, Plugins and
+	// ToolSearchThreshold.
+	catalog.Source
 }
 
 var _ Backend = (*host.Host)(nil)

@@ -159,6 +159,10 @@ func (f *fakeStreamer) Document(string, string, string) *opentool.OpenTool { ret
 
 func (f *fakeStreamer) Plugins() []host.PluginStatus { return nil }
 
+func (f *fakeStreamer) Functions() []host.FunctionInfo { return nil }
+
+func (f *fakeStreamer) ToolSearchThreshold() int { return 0 }
+
 var _ httpapi.Backend = (*fakeStreamer)(nil)
 
 func TestStreamCallScripted(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/access"
+	"github.com/opentool-host/opentool-host/catalog"
 	"github.com/opentool-host/opentool-host/host"
 )
 
@@ -22,9 +23,11 @@ import (
 // puts it on the handler's context, where the host's call path finds it:
 // a tools/call of a tool the key may not call is answered by the host as
 // an unknown function, which callError turns into the SDK's own
-// `unknown tool "NAME"` error. tools/list is filtered by the same
-// predicate per request (and marked cacheScope "private"), so one SDK
-// server serves every key. Over stdio there is no grant: everything.
+// `unknown tool "NAME"` error. tools/list shows per request what package
+// catalog lists to the key (catalog.View.Listed: the same predicate, the
+// host's tool search functions, the threshold; marked cacheScope
+// "private"), so one SDK server serves every key. Over stdio there is no
+// grant: everything, the threshold still applied.
 
 // grantExtra is the auth.TokenInfo.Extra key of the request's grant.
 const grantExtra = "opentool-host/grant"
@@ -71,7 +74,7 @@ func (s *Server) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		g := grantOf(req)
 		if g == nil {
 			res, err := next(ctx, method, req)
-			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil && s.cfg.ToolSearch {
+			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil {
 				s.filterTools(nil, lr) // no keys: the threshold still applies
 			}
 			return res, err
@@ -95,26 +98,17 @@ func (s *Server) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// filterTools keeps in lr the tools g may call, and marks the list
-// private to the key.
+// filterTools keeps in lr the tools g (nil: no keys) finds in a listing
+// (catalog.View.Listed: those it may call, the host's tool search
+// functions included, the threshold applied), and marks the list private
+// to the key. Without keys and with nothing to hide it leaves lr as it is.
 func (s *Server) filterTools(g *access.Grant, lr *mcp.ListToolsResult) {
+	l := catalog.For(g, s.h).Listed()
+	if g == nil && l.All() {
+		return
+	}
 	lr.CacheScope = "private"
-	plugins := *s.plugins.Load()
-	kept := make([]*mcp.Tool, 0, len(lr.Tools))
-	var meta []*mcp.Tool
-	for _, t := range lr.Tools {
-		switch p, ok := plugins[t.Name]; {
-		case s.isMeta(t.Name):
-			meta = append(meta, t)
-			kept = append(kept, t)
-		case ok && (!g.Restricted() || g.Allows(p, t.Name)):
-			kept = append(kept, t)
-		}
+	if !l.All() {
+		lr.Tools = keep(lr.Tools, func(t *mcp.Tool) bool { return l.Has(t.Name) })
 	}
-	// A catalog too large for a context window: the meta-tools alone
-	// (tool search, search.go).
-	if n := s.cfg.ToolSearchThreshold; s.cfg.ToolSearch && n > 0 && len(kept)-len(meta) > n {
-		kept = meta
-	}
-	lr.Tools = kept
 }

@@ -131,7 +131,8 @@ func (s *Server) answer(name string, obj []byte, err error) (*mcp.CallToolResult
 // callError translates a call's error; it is the one place that does.
 // An unknown tool is the JSON-RPC error -32602 "unknown tool" that the
 // SDK gives for tools it does not know (MCP "Tools", "Error Handling":
-// protocol errors). Every other failure is a result with isError, so
+// protocol errors), naming the tool call_tool named for a call through it
+// (the answer of calling it by name). Every other failure is a result with isError, so
 // that the model sees it and can react (tool execution errors):
 //   - KindTool: the tool's own message;
 //   - KindInvalidParams: "invalid params: PATH: FAULT; ..." (the SDK's
@@ -148,6 +149,9 @@ func (s *Server) callError(name string, err error) (*mcp.CallToolResult, error) 
 		e = &host.Error{Kind: host.KindTransport, Function: name, Message: "the call failed", Err: err}
 	}
 	if e.Kind == host.KindNotFound {
+		if e.Function != "" {
+			name = e.Function // the function call_tool named
+		}
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}
 	}
 	text := e.Error()

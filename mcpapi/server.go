@@ -2,7 +2,6 @@ package mcpapi
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -13,7 +12,6 @@ import (
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/internal/version"
 	"github.com/opentool-host/opentool-host/tasks"
-	"github.com/opentool-host/opentool-host/toolsearch"
 )
 
 // Name is the server name in the MCP Implementation (serverInfo) this
@@ -32,13 +30,6 @@ type Config struct {
 	// functions whose definitions could not be converted. Default: no
 	// logging.
 	Logger hclog.Logger
-	// ToolSearch adds the meta-tools search_tools and call_tool
-	// (--tool-search; search.go).
-	ToolSearch bool
-	// ToolSearchThreshold, with ToolSearch, gives a key whose catalog
-	// holds more than this many tools only the two meta-tools on
-	// tools/list (--tool-search-threshold); 0 lists every tool.
-	ToolSearchThreshold int
 	// Tasks, when set, serves the MCP Tasks extension with it
 	// (io.modelcontextprotocol/tasks, tasks.go): a tools/call that opts in
 	// and outlives its After is answered with a task; nil: no extension.
@@ -64,9 +55,9 @@ type Server struct {
 	bad     map[string]string // function name → why it is not served (logged once)
 	changes int               // tools added, replaced or removed so far
 
-	// plugins maps each served tool to its plugin, for per-key filtering
-	// of tools/list (access.go); replaced whole by sync.
-	plugins atomic.Pointer[map[string]string]
+	// served maps each served tool to its function, for the key check of
+	// a task (tasks.go: callable); replaced whole by sync.
+	served atomic.Pointer[map[string]host.FunctionInfo]
 
 	// cat is what syncCatalog served (guarded by mu); catPlugins maps
 	// each served catalog item to its plugin, for per-key filtering
@@ -74,9 +65,6 @@ type Server struct {
 	cat        catalogState
 	catPlugins atomic.Pointer[map[string]string]
 	subs       subscriptions
-
-	// search is the tool search index (ToolSearch), rebuilt by sync.
-	search atomic.Pointer[toolsearch.Index]
 }
 
 // New returns a Server for h with the tools, resources, resource
@@ -117,9 +105,6 @@ func New(h *host.Host, cfg Config) *Server {
 		s.addTasks() // before access: middleware added later runs first
 	}
 	s.srv.AddReceivingMiddleware(s.accessMiddleware)
-	if cfg.ToolSearch {
-		s.addMetaTools()
-	}
 	h.OnResourceUpdated(s.resourceUpdated)
 	s.sync()
 	return s
@@ -161,28 +146,16 @@ func (s *Server) sync() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	seen := map[string]bool{}
-	plugins := map[string]string{}
-	defer s.plugins.Store(&plugins)
+	served := map[string]host.FunctionInfo{}
+	defer s.served.Store(&served)
 	n := 0
-	var indexed []toolsearch.Tool
 	for _, fi := range s.h.Functions() {
 		t := s.tool(fi)
 		if t == nil {
 			continue
 		}
-		if s.isMeta(t.Name) {
-			if s.bad[t.Name] == "" {
-				s.bad[t.Name] = "meta"
-				s.cfg.Logger.Error("function not served over MCP: its name is a tool search meta-tool's (--tool-search)", "plugin", fi.Plugin, "function", t.Name)
-			}
-			continue
-		}
 		seen[t.Name] = true
-		plugins[t.Name] = fi.Plugin
-		if s.cfg.ToolSearch {
-			schema, _ := json.Marshal(t.InputSchema)
-			indexed = append(indexed, toolsearch.Tool{Name: t.Name, Plugin: fi.Plugin, Description: t.Description, InputSchema: schema})
-		}
+		served[t.Name] = fi
 		fp := fingerprint(t)
 		if s.tools[t.Name] == fp {
 			continue
@@ -212,9 +185,6 @@ func (s *Server) sync() int {
 		s.cfg.Logger.Debug("MCP tools removed", "tools", gone)
 	}
 	n += len(gone)
-	if s.cfg.ToolSearch && (n > 0 || s.search.Load() == nil) {
-		s.reindex(indexed)
-	}
 	n += s.syncCatalog()
 	s.changes += n
 	return n

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/access"
+	"github.com/opentool-host/opentool-host/catalog"
 	"github.com/opentool-host/opentool-host/internal/mcptasks"
 	"github.com/opentool-host/opentool-host/tasks"
 )
@@ -136,15 +137,12 @@ func (s *Server) taskMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 // callable reports whether the caller of ctx may call tool name as
 // served now; a call of any other is answered plainly (unknown tool).
 func (s *Server) callable(ctx context.Context, name string) bool {
-	if s.isMeta(name) {
-		return true
-	}
-	m := s.plugins.Load()
+	m := s.served.Load()
 	if m == nil {
 		return false
 	}
-	plugin, ok := (*m)[name]
-	return ok && access.GrantFrom(ctx).Allows(plugin, name)
+	fi, ok := (*m)[name]
+	return ok && catalog.MayCall(ctx, fi)
 }
 
 // callAsTask runs tools/call req through next (the SDK's call path and

@@ -149,7 +149,7 @@ func (h *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 	ms := math.Round(float64(time.Since(start).Microseconds())) / 1000
 	resp := &CallResponse{Schema: SchemaURL, CallID: call.CallID, Duration: &ms}
 	if err != nil {
-		te := h.toolError(call.ToolID, err)
+		te := h.toolError(call.ToolID, t, err)
 		resp.Output = &CallOutput{Error: te}
 		h.cfg.Logger.Debug("otc call failed", "call_id", call.CallID, "trace_id", call.TraceID, "tool_id", call.ToolID, "error", err)
 	} else {
@@ -172,12 +172,15 @@ func (h *Server) run(r *http.Request, t *tool, input []byte) ([]byte, error) {
 	return host.CollectItems(ctx, h.b.StreamCall, t.fn.Name, input, h.cfg.MaxResultBytes, nil)
 }
 
-// toolError translates a resolution error or the host's *host.Error into
-// the RFC 4.3 error object: Message for the user or model, the cause in
-// DeveloperMessage (never a plugin's stderr), can_retry from the kind
+// toolError translates a resolution error or the host's *host.Error of a
+// call of t (nil when the id did not resolve) into the RFC 4.3 error
+// object: Message for the user or model, the cause in DeveloperMessage
+// (never a plugin's stderr), can_retry from the kind
 // (host.Kind.Retryable), with retry_after_ms when the plugin is busy,
-// exited or stopped.
-func (h *Server) toolError(toolID string, err error) *ToolError {
+// exited or stopped. A function call_tool names that the key may not
+// call, or that is not served, is an unknown tool, as an id that does
+// not resolve is.
+func (h *Server) toolError(toolID string, t *tool, err error) *ToolError {
 	e := host.AsError(err)
 	if e == nil {
 		switch {
@@ -195,6 +198,9 @@ func (h *Server) toolError(toolID string, err error) *ToolError {
 		te.Message = e.Message
 		te.DeveloperMessage = fmt.Sprintf("tool %s failed with code %d: %s", toolID, e.Code, e.Message)
 	case host.KindNotFound:
+		if t != nil && e.Function != "" && e.Function != t.fn.Name { // through call_tool
+			return &ToolError{Message: fmt.Sprintf("%v %q: no served tool has that name", errUnknownTool, e.Function)}
+		}
 		te.Message = "Tool " + toolID + " is not served any more."
 	case host.KindResultRejected:
 		if strings.Contains(e.Message, "more than") {

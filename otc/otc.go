@@ -31,7 +31,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/opentool-host/opentool-host/access"
+	"github.com/opentool-host/opentool-host/catalog"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/internal/httpguard"
 )
@@ -56,9 +56,10 @@ type Backend interface {
 	Call(ctx context.Context, fn string, args []byte) ([]byte, error)
 	// StreamCall runs a streaming function; see host.Host.StreamCall.
 	StreamCall(ctx context.Context, fn string, args []byte, onItem func([]byte) error) error
-	// Functions lists the served functions with their plugin's document
-	// info; see host.Host.Functions.
-	Functions() []host.FunctionInfo
+	// Source lists the served functions with their plugin's document
+	// info (host.Host.Functions), and tells what each key finds in
+	// GET /otc/tools (package catalog).
+	catalog.Source
 }
 
 var _ Backend = (*host.Host)(nil)
@@ -121,12 +122,14 @@ func (h *Server) handleHealth(w http.ResponseWriter, _ *http.Request) {
 }
 
 // handleTools serves GET /otc/tools (RFC 5.2 "Tool Discovery"): the
-// tools the request's API key may call (package access).
+// tools listed to the request's API key (catalog.View.Listed: those it may
+// call, the host's tool search functions included, the threshold
+// applied).
 func (h *Server) handleTools(w http.ResponseWriter, r *http.Request) {
 	ix := h.tools()
 	body := ix.body
-	if g := access.GrantFrom(r.Context()); g.Restricted() {
-		body = ix.list(g)
+	if l := catalog.Of(r.Context(), h.b).Listed(); !l.All() {
+		body = ix.list(l.Has)
 	}
 	h.writeBody(w, http.StatusOK, body)
 }

@@ -250,6 +250,8 @@ func (f *fakeBackend) StreamCall(context.Context, string, []byte, func([]byte) e
 func (f *fakeBackend) Functions() []host.FunctionInfo {
 	return []host.FunctionInfo{{Plugin: "fake", Function: fakeFn, Info: opentool.Info{Title: "fake tools!", Version: "2.0+b1"}}}
 }
+func (f *fakeBackend) Plugins() []host.PluginStatus { return nil }
+func (f *fakeBackend) ToolSearchThreshold() int     { return 0 }
 
 // TestErrorMapping checks how each host failure reaches the client:
 // transient ones may be retried.

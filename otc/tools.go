@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/opentool-host/opentool-host/access"
+	"github.com/opentool-host/opentool-host/catalog"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/opentool"
 )
@@ -88,7 +88,8 @@ type tool struct {
 	key     string // "Toolkit.Tool"
 	version string // version in the id ("" when none)
 	raw     string // info.version as written
-	plugin  string // the serving plugin
+	plugin  string // the serving plugin ("" for the host's own)
+	builtin bool   // one of the host's own functions (tool search's)
 	def     []byte // its ToolDefinition, JSON
 }
 
@@ -138,7 +139,7 @@ func (h *Server) build(fis []host.FunctionInfo) *index {
 			h.cfg.Logger.Error("tool left out of /otc/tools: cannot encode it", "plugin", fi.Plugin, "function", fi.Function.Name, "error", err)
 			continue
 		}
-		t.plugin, t.def = fi.Plugin, b
+		t.plugin, t.builtin, t.def = fi.Plugin, fi.Builtin, b
 		ix.byKey[t.key] = t
 		ix.order = append(ix.order, t)
 	}
@@ -146,15 +147,16 @@ func (h *Server) build(fis []host.FunctionInfo) *index {
 	return ix
 }
 
-// list returns the body of GET /otc/tools with the tools g may call (all
-// for a nil g): the definitions encoded once by build, joined.
-func (ix *index) list(g *access.Grant) []byte {
+// list returns the body of GET /otc/tools with the tools whose function
+// name listed reports (all for a nil listed): the definitions encoded
+// once by build, joined.
+func (ix *index) list(listed func(fn string) bool) []byte {
 	b := append(make([]byte, 0, len(ix.body)), `{"$schema":`...)
 	b = strconv.AppendQuote(b, SchemaURL)
 	b = append(b, `,"tools":[`...)
 	n := 0
 	for _, t := range ix.order {
-		if !g.Allows(t.plugin, t.fn.Name) {
+		if listed != nil && !listed(t.fn.Name) {
 			continue
 		}
 		if n > 0 {
@@ -298,7 +300,7 @@ var (
 // resolve finds the tool of id "Toolkit.Tool[@Version]". No version and
 // "latest" mean the version served now; otherwise the version must be the
 // served one (as in the id, or as the document writes it). A tool the
-// caller's key may not call (access.Allowed) is unknown, exactly as a
+// caller's key may not call (catalog.MayCall) is unknown, exactly as a
 // tool that is not served.
 func (ix *index) resolve(ctx context.Context, id string) (*tool, error) {
 	name, version, hasVersion := strings.Cut(id, "@")
@@ -307,7 +309,7 @@ func (ix *index) resolve(ctx context.Context, id string) (*tool, error) {
 		return nil, fmt.Errorf("%w %q: it must look like Toolkit.Tool@Version, e.g. Calculator.add@1.0.0 (the version is optional)", errBadToolID, id)
 	}
 	t, ok := ix.byKey[name]
-	if !ok || !access.Allowed(ctx, t.plugin, t.fn.Name) {
+	if !ok || !catalog.MayCall(ctx, host.FunctionInfo{Plugin: t.plugin, Function: t.fn, Builtin: t.builtin}) {
 		return nil, fmt.Errorf("%w %q: no served tool has that Toolkit.Tool; GET %s/tools lists them", errUnknownTool, name, BasePath)
 	}
 	if !hasVersion || version == "latest" || version == t.version || version == t.raw {

@@ -101,7 +101,7 @@ func (s *Server) status(r *http.Request) *Status {
 	}
 	view := catalog.Of(r.Context(), s.src)
 	for _, f := range s.src.Functions() {
-		if !view.Function(f.Plugin, f.Function.Name) {
+		if !view.Calls(f.Function.Name) {
 			continue
 		}
 		fs := FunctionStats{Name: f.Function.Name, Plugin: f.Plugin, Stream: f.Function.IsStream()}

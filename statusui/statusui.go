@@ -33,16 +33,17 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/opentool-host/opentool-host/catalog"
 	"github.com/opentool-host/opentool-host/host"
 )
 
 // Source is what the status page needs from a host. *host.Host
 // implements it.
 type Source interface {
-	// Plugins returns every plugin's status; see host.Host.Plugins.
-	Plugins() []host.PluginStatus
-	// Functions lists the served functions; see host.Host.Functions.
-	Functions() []host.FunctionInfo
+	// Source is every plugin's status and the served functions, which
+	// the page shows as each key may see them; see host.Host.Plugins and
+	// Functions.
+	catalog.Source
 	// Subscribe streams lifecycle events; see host.Host.Subscribe.
 	Subscribe(buf int) (<-chan host.Event, func())
 }

@@ -57,6 +57,7 @@ func (f *fakeSource) Plugins() []host.PluginStatus {
 	return append([]host.PluginStatus(nil), f.plugins...)
 }
 func (f *fakeSource) Functions() []host.FunctionInfo { return f.funcs }
+func (f *fakeSource) ToolSearchThreshold() int       { return 0 }
 
 func (f *fakeSource) Subscribe(buf int) (<-chan host.Event, func()) {
 	ch := make(chan host.Event, buf)

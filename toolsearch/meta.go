@@ -7,9 +7,9 @@ import "encoding/json"
 const (
 	// SearchToolName is the tool that searches the catalog: arguments
 	// {"query": string, "limit": integer 1..MaxLimit (default
-	// DefaultLimit)}; structuredContent {"tools": [{"name",
-	// "description", "inputSchema"}, ...]}, most relevant first, only
-	// tools the caller may call.
+	// DefaultLimit)}; result {"tools": [{"name", "description",
+	// "inputSchema"}, ...]} (MCP: its structuredContent), most relevant
+	// first, only tools the caller may call.
 	SearchToolName = "search_tools"
 	// CallToolName is the tool that calls any tool of the catalog the
 	// caller may call: arguments {"name": string, "arguments": object};
@@ -19,7 +19,8 @@ const (
 
 // MetaTools returns the definitions of the two meta-tools (SearchToolName,
 // CallToolName) as an MCP tools/list shows them: name, description,
-// inputSchema.
+// inputSchema, and for SearchToolName outputSchema. The host serves them
+// as its own functions (host.Config.ToolSearch).
 func MetaTools() []Tool {
 	return []Tool{
 		{
@@ -30,6 +31,9 @@ func MetaTools() []Tool {
 				`"query":{"type":"string","minLength":1,"maxLength":1024,"description":"what you want to do, in a few words"},` +
 				`"limit":{"type":"integer","minimum":1,"maximum":50,"default":5,"description":"how many tools to return"}},` +
 				`"required":["query"],"additionalProperties":false}`),
+			OutputSchema: json.RawMessage(`{"type":"object","properties":{"tools":{"type":"array","items":{"type":"object","properties":{` +
+				`"name":{"type":"string"},"description":{"type":"string"},"inputSchema":{"type":"object"}},"required":["name","description","inputSchema"]}}},` +
+				`"required":["tools"]}`),
 		},
 		{
 			Name:        CallToolName,

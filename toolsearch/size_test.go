@@ -10,12 +10,18 @@ import (
 	"github.com/opentool-host/opentool-host/toolsearch"
 )
 
-// listSize returns the bytes of an MCP tools/list result holding tools,
-// and its tokens in o200k_base (the encoding of OpenAI's current models;
-// tiktoken-go with its offline loader, no download).
+// listSize returns the bytes of an MCP tools/list result holding tools
+// (name, description, inputSchema, outputSchema: the plugin a tool is of
+// is not listed), and its tokens in o200k_base (the encoding of OpenAI's
+// current models; tiktoken-go with its offline loader, no download).
 func listSize(t *testing.T, tools []toolsearch.Tool) (int, int) {
 	t.Helper()
-	b, err := json.Marshal(map[string]any{"tools": tools})
+	listed := make([]toolsearch.Tool, len(tools))
+	for i, tl := range tools {
+		listed[i] = tl
+		listed[i].Plugin = ""
+	}
+	b, err := json.Marshal(map[string]any{"tools": listed})
 	if err != nil {
 		t.Fatal(err)
 	}

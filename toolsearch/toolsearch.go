@@ -63,6 +63,9 @@ type Tool struct {
 	// schema); its top-level property names and descriptions are indexed.
 	// May be nil.
 	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
+	// OutputSchema is the JSON Schema of the tool's result object, or
+	// nil; it is not indexed.
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 }
 
 // Hit is one ranked tool.

@@ -40,8 +40,10 @@ func mcpAction(c *cli.Context) error {
 		return err
 	}
 	cfg.Watch = c.Bool("watch")
+	if err := toolSearch(c, &cfg); err != nil {
+		return err
+	}
 	sig, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	return exitError(frontdoor.ServeStdio(sig, frontdoor.StdioConfig{Host: cfg, NewHost: newHost, ShutdownTimeout: c.Duration("shutdown-timeout"),
-		ToolSearch: c.Bool("tool-search"), ToolSearchThreshold: c.Int("tool-search-threshold")}))
+	return exitError(frontdoor.ServeStdio(sig, frontdoor.StdioConfig{Host: cfg, NewHost: newHost, ShutdownTimeout: c.Duration("shutdown-timeout")}))
 }

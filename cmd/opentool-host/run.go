@@ -222,8 +222,8 @@ func runAction(c *cli.Context) error {
 	hcfg.Watch = c.Bool("watch")
 	hcfg.MaxResultMemory = c.Int64("max-result-memory")
 	hcfg.Locked, hcfg.AcceptDefinitionChanges = c.Bool("locked"), c.Bool("accept-definition-changes")
-	if c.Int("tool-search-threshold") > 0 && !c.Bool("tool-search") {
-		return usageError(c, "--tool-search-threshold needs --tool-search (the tools it would list instead)")
+	if err := toolSearch(c, &hcfg); err != nil {
+		return err
 	}
 	if c.Bool("mcp-stateless") && c.Bool("mcp-sessions") {
 		return usageError(c, "--mcp-stateless and --mcp-sessions contradict each other: sessions are the default, --mcp-stateless turns them off")
@@ -245,7 +245,6 @@ func runAction(c *cli.Context) error {
 		MaxStreams: c.Int("max-streams"), MaxStreamsPerKey: c.Int("max-streams-per-key"),
 		MCP: mcpapi.HTTPOptions{Sessions: !c.Bool("mcp-stateless"), MaxBatch: c.Int("max-batch"),
 			MaxSessions: c.Int("mcp-max-sessions"), SessionIdle: c.Duration("mcp-session-idle")},
-		ToolSearch: c.Bool("tool-search"), ToolSearchThreshold: c.Int("tool-search-threshold"),
 		MetricsAddr: c.String("metrics-addr"), AuditLog: c.String("audit-log"),
 		DrainDelay: c.Duration("drain-delay"), ShutdownTimeout: c.Duration("shutdown-timeout"),
 		TaskStore: c.String("task-store"),
@@ -327,10 +326,21 @@ func apiKeys(c *cli.Context) ([]string, error) {
 	return keys, nil
 }
 
-// toolSearchFlags are the MCP tool search flags of run and mcp.
+// toolSearchFlags are the tool search flags of run and mcp.
 func toolSearchFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.BoolFlag{Name: "tool-search", Usage: "add two MCP tools, search_tools (BM25 over the names, descriptions and parameters of the tools the key may call) and call_tool (call any of them), for clients whose context window cannot hold the whole catalog"},
-		&cli.IntFlag{Name: "tool-search-threshold", Usage: "with --tool-search, tools/list gives a key whose catalog holds more than `N` tools only search_tools and call_tool (0: every tool is listed)", Action: atLeast("tool-search-threshold", 0)},
+		&cli.BoolFlag{Name: "tool-search", Usage: "serve two more functions on every front end (MCP, OpenTool, OTC): search_tools (BM25 over the names, descriptions and parameters of the functions the key may call) and call_tool (call any of them by name), for clients whose context window cannot hold the whole catalog"},
+		&cli.IntFlag{Name: "tool-search-threshold", Usage: "with --tool-search, every listing (tools/list, /opentool/load and export, /otc/tools) gives a key that may call more than `N` functions only search_tools and call_tool (0: every function is listed)", Action: atLeast("tool-search-threshold", 0)},
 	}
+}
+
+// toolSearch puts the tool search flags into cfg (host.Config.ToolSearch,
+// ToolSearchThreshold). Errors (exit 2): a threshold without
+// --tool-search.
+func toolSearch(c *cli.Context, cfg *host.Config) error {
+	if c.Int("tool-search-threshold") > 0 && !c.Bool("tool-search") {
+		return usageError(c, "--tool-search-threshold needs --tool-search (the functions it would list instead)")
+	}
+	cfg.ToolSearch, cfg.ToolSearchThreshold = c.Bool("tool-search"), c.Int("tool-search-threshold")
+	return nil
 }

@@ -38,6 +38,12 @@ func (b *StatesBackend) Document(title, version, _ string) *opentool.OpenTool {
 	return &opentool.OpenTool{OpenTool: "1.1.0", Info: opentool.Info{Title: title, Version: version}}
 }
 
+// Functions lists none.
+func (b *StatesBackend) Functions() []host.FunctionInfo { return nil }
+
+// ToolSearchThreshold is 0: no tool search.
+func (b *StatesBackend) ToolSearchThreshold() int { return 0 }
+
 // Plugins lists the plugins in their states.
 func (b *StatesBackend) Plugins() []host.PluginStatus {
 	b.mu.Lock()
