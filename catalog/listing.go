@@ -49,21 +49,39 @@ func ListingOf(src Source) Listing {
 // ("" for none) sees it: GET /health and the OpenTool document, within
 // 10 s. Errors: the host is unreachable, or answers other than 200.
 func FetchListing(ctx context.Context, base, apiKey string) (Listing, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, fetchTimeout)
 	defer cancel()
-	base = strings.TrimSuffix(strings.TrimSuffix(base, "/"), "/opentool")
 	var health struct {
 		Plugins []host.PluginStatus `json:"plugins"`
 		Ignored []host.IgnoredFile  `json:"ignored"`
 	}
-	if err := getJSON(ctx, base+"/health", apiKey, &health); err != nil {
+	if err := getJSON(ctx, hostBase(base)+"/health", apiKey, &health); err != nil {
 		return Listing{}, err
 	}
-	doc, err := client.New(client.WithBaseURL(base+"/opentool"), client.WithAPIKey(apiKey)).Load(ctx)
+	doc, err := FetchDocument(ctx, base, apiKey)
 	if err != nil {
 		return Listing{}, err
 	}
 	return Listing{Plugins: health.Plugins, Functions: served(doc, health.Plugins), Ignored: health.Ignored}, nil
+}
+
+// FetchDocument reads the aggregated OpenTool document of the running
+// host at base (as FetchListing: a trailing /opentool is ignored) as
+// apiKey ("" for none) sees it, through the Go client SDK, within 10 s.
+// Errors: the client's (*client.UnauthorizedError, ...).
+func FetchDocument(ctx context.Context, base, apiKey string) (*opentool.OpenTool, error) {
+	ctx, cancel := context.WithTimeout(ctx, fetchTimeout)
+	defer cancel()
+	return client.New(client.WithBaseURL(hostBase(base)+"/opentool"), client.WithAPIKey(apiKey)).Load(ctx)
+}
+
+// fetchTimeout bounds FetchListing and FetchDocument.
+const fetchTimeout = 10 * time.Second
+
+// hostBase is the URL of a running host without a trailing "/" or
+// "/opentool" (the OpenTool API's base path).
+func hostBase(url string) string {
+	return strings.TrimSuffix(strings.TrimSuffix(url, "/"), "/opentool")
 }
 
 // served pairs each function of the served document with the plugin

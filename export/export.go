@@ -72,6 +72,9 @@ var (
 	// ErrInvalidDocument: the document is nil, or a function's parameters
 	// cannot become a JSON Schema (it wraps the opentool error then).
 	ErrInvalidDocument = errors.New("export: invalid document")
+	// ErrDeferUnsupported: deferred loading was asked for a format other
+	// than anthropic (Export).
+	ErrDeferUnsupported = errors.New("export: deferred loading applies only to the anthropic format")
 )
 
 // formatList is "openai, openai-chat, anthropic or opentool".
@@ -273,4 +276,31 @@ func Document(doc *opentool.OpenTool, format Format, strict bool) (json.RawMessa
 		return nil, nil, fmt.Errorf("%w: %w", ErrInvalidDocument, err)
 	}
 	return b, issues, nil
+}
+
+// Options are what an export is asked for (Export): `opentool-host
+// export`'s flags, GET /opentool/export's query.
+type Options struct {
+	// Format is the export format.
+	Format Format
+	// Strict rewrites the OpenAI formats for strict mode (Functions).
+	Strict bool
+	// DeferLoading gives the anthropic export with deferred loading
+	// (Deferred) instead of Document's.
+	DeferLoading bool
+}
+
+// Export returns the export of doc that o asks for, as JSON: Document's,
+// or Deferred's with o.DeferLoading. Issues are those of Functions.
+// Errors: ErrDeferUnsupported for DeferLoading with a format other than
+// Anthropic; those of Document and Deferred.
+func Export(doc *opentool.OpenTool, o Options) (json.RawMessage, []StrictIssue, error) {
+	if o.DeferLoading && o.Format != Anthropic {
+		return nil, nil, fmt.Errorf("%w (got %s)", ErrDeferUnsupported, o.Format)
+	}
+	out, issues, err := Document(doc, o.Format, o.Strict)
+	if err == nil && o.DeferLoading {
+		out, err = Deferred(doc)
+	}
+	return out, issues, err
 }

@@ -396,3 +396,25 @@ func TestDeferred(t *testing.T) {
 		}
 	}
 }
+
+// TestExport: Export is Document, or Deferred with DeferLoading, which
+// only the anthropic format takes.
+func TestExport(t *testing.T) {
+	doc := loadFixture(t, "reference-mock-tool.json")
+	for _, o := range []export.Options{{Format: export.OpenAI, Strict: true}, {Format: export.Anthropic, DeferLoading: true}} {
+		want, _, err := export.Document(doc, o.Format, o.Strict)
+		if o.DeferLoading {
+			want, err = export.Deferred(doc)
+		}
+		got, _, gerr := export.Export(doc, o)
+		if err != nil || gerr != nil || string(got) != string(want) {
+			t.Errorf("Export(%+v) = %s, %v\nwant %s, %v", o, got, gerr, want, err)
+		}
+	}
+	if _, _, err := export.Export(doc, export.Options{Format: export.OpenAI, DeferLoading: true}); !errors.Is(err, export.ErrDeferUnsupported) {
+		t.Errorf("Export(openai, DeferLoading) = %v, want ErrDeferUnsupported", err)
+	}
+	if _, _, err := export.Export(doc, export.Options{Format: export.Anthropic, Strict: true}); !errors.Is(err, export.ErrStrictUnsupported) {
+		t.Errorf("Export(anthropic, Strict) = %v, want ErrStrictUnsupported", err)
+	}
+}

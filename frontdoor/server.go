@@ -33,9 +33,6 @@ type Config struct {
 	// Host is the host's configuration; OnCall is set by the server
 	// (metrics, then the audit log).
 	Host host.Config
-	// NewHost makes the host (default host.New); the command line gives
-	// one that explains a missing plugins folder.
-	NewHost func(host.Config) (*host.Host, error)
 	// Addr is the HOST:PORT to listen on.
 	Addr string
 	// Version is the host's version, as /opentool/version reports it.
@@ -124,9 +121,6 @@ type Server struct {
 // configuration, others for what could not be set up; nothing is left
 // open.
 func New(cfg Config) (_ *Server, err error) {
-	if cfg.NewHost == nil {
-		cfg.NewHost = host.New
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{cfg: cfg, log: cfg.Host.Logger, obs: &observers{}, ctx: ctx, cancel: cancel}
 	if s.log == nil {
@@ -166,7 +160,7 @@ func New(cfg Config) (_ *Server, err error) {
 	}
 	hcfg := cfg.Host
 	hcfg.OnCall = s.obs.observe
-	if s.h, err = cfg.NewHost(hcfg); err != nil {
+	if s.h, err = host.New(hcfg); err != nil {
 		return nil, err
 	}
 	s.undo = append(s.undo, func() { _ = s.h.Close(context.Background()) })

@@ -18,10 +18,8 @@ const sessionCloseWait = 2 * time.Second
 
 // StdioConfig configures ServeStdio.
 type StdioConfig struct {
-	// Host is the host's configuration; NewHost makes it (default
-	// host.New).
-	Host    host.Config
-	NewHost func(host.Config) (*host.Host, error)
+	// Host is the host's configuration.
+	Host host.Config
 	// ShutdownTimeout bounds the wait for calls in flight at the end.
 	ShutdownTimeout time.Duration
 }
@@ -35,14 +33,11 @@ type StdioConfig struct {
 // Errors: the host could not be made or started, or the session not
 // opened.
 func ServeStdio(ctx context.Context, cfg StdioConfig) error {
-	if cfg.NewHost == nil {
-		cfg.NewHost = host.New
-	}
 	log := cfg.Host.Logger
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
-	h, err := cfg.NewHost(cfg.Host)
+	h, err := host.New(cfg.Host)
 	if err != nil {
 		return err
 	}

@@ -32,6 +32,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -94,7 +95,10 @@ type Host struct {
 
 // New provisions a Host from cfg: it checks that cfg.Dir is a directory
 // and makes the host-owned state folder (sweeping those of dead hosts).
-// Nothing is started until Start.
+// Nothing is started until Start. Errors: a cfg.Dir that does not exist
+// is one wrapping fs.ErrNotExist that says where it looked ("plugins
+// folder DIR not found (looked for ABS): ..."); the others start with
+// "host: ".
 func New(cfg Config) (*Host, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -104,6 +108,9 @@ func New(cfg Config) (*Host, error) {
 		return nil, errors.New("host: plugins directory is required")
 	}
 	fi, err := os.Stat(cfg.Dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, dirNotFound{cfg.Dir}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("host: plugins directory: %w", err)
 	}
@@ -162,6 +169,33 @@ func New(cfg Config) (*Host, error) {
 	h.routes.Store(newRouteTable())
 	return h, nil
 }
+
+// NewStarted is New, then Start: a host whose plugins have each started
+// or failed. On a Start error the host is closed. Errors: New's or
+// Start's.
+func NewStarted(ctx context.Context, cfg Config) (*Host, error) {
+	h, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.Start(ctx); err != nil {
+		_ = h.Close(context.Background())
+		return nil, err
+	}
+	return h, nil
+}
+
+// dirNotFound is New's error for a plugins folder that does not exist:
+// it says where it looked and how to choose another (the command line's
+// --dir, ./plugins by default). It wraps fs.ErrNotExist.
+type dirNotFound struct{ dir string }
+
+func (e dirNotFound) Error() string {
+	abs, _ := filepath.Abs(e.dir)
+	return fmt.Sprintf("plugins folder %s not found (looked for %s): --dir defaults to ./plugins in the working folder; give --dir PATH or create the folder", e.dir, abs)
+}
+
+func (e dirNotFound) Unwrap() error { return fs.ErrNotExist }
 
 // Start scans the plugins directory, starts every plugin concurrently and
 // returns when each is ready or failed (a broken plugin is logged with its

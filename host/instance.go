@@ -250,8 +250,8 @@ type process struct {
 
 // prepare copies f's program into the state folder (by sha256: the exact
 // bytes that run, checked against the lock, pins.go) and, when spec needs
-// it, puts the launcher (a copy too) in front of it (launch.go). Errors:
-// f's fault, a copy that fails, a file the lock does not pin, no
+// it, puts the launcher (a copy too) in front of it (Config.Launcher).
+// Errors: f's fault, a copy that fails, a file the lock does not pin, no
 // launcher; nothing is left acquired.
 func prepare(sv *supervisor, name string, f fileRef, spec sandbox.Spec) (process, error) {
 	argv, env, err := command(sv.cfg, f)

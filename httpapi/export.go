@@ -21,12 +21,13 @@ const StrictIssueHeader = "OpenTool-Strict-Issue"
 // openai-chat and anthropic, the aggregated document for opentool.
 //
 // strict takes the values of strconv.ParseBool; defer_loading=true (with
-// format=anthropic) gives export.Deferred: Anthropic's tool search tool,
-// then every tool with "defer_loading": true. Functions strict mode
-// cannot take are exported non-strict and each named in a
-// StrictIssueHeader header. HTTP 400 with {"error":{"code":400,
-// "message"}} for a missing or unknown format, a bad strict value, or
-// strict with a format other than openai and openai-chat.
+// format=anthropic) gives export.Deferred (through export.Export):
+// Anthropic's tool search tool, then every tool with "defer_loading":
+// true. Functions strict mode cannot take are exported non-strict and
+// each named in a StrictIssueHeader header. HTTP 400 with
+// {"error":{"code":400,"message"}} for a missing or unknown format, a bad
+// strict value, or strict with a format other than openai and
+// openai-chat.
 func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	format, err := export.ParseFormat(q.Get("format"))
@@ -48,10 +49,7 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	out, issues, err := export.Document(s.document(r), format, strict)
-	if err == nil && deferred {
-		out, err = export.Deferred(s.document(r))
-	}
+	out, issues, err := export.Export(s.document(r), export.Options{Format: format, Strict: strict, DeferLoading: deferred})
 	switch {
 	case errors.Is(err, export.ErrStrictUnsupported):
 		s.writeExportError(w, http.StatusBadRequest, "strict=true applies only to format openai and openai-chat, not "+string(format))

@@ -16,6 +16,7 @@ import (
 	"oras.land/oras-go/v2/content"
 
 	"github.com/opentool-host/opentool-host/internal/decl"
+	"github.com/opentool-host/opentool-host/lockfile"
 )
 
 // PullOptions tunes Fetch.
@@ -234,6 +235,18 @@ func fetchLayer(ctx context.Context, src oras.ReadOnlyTarget, l ocispec.Descript
 // StageDir returns the staging folder holding the verified files until
 // Install.
 func (p *Pulled) StageDir() string { return p.stage }
+
+// Sources returns where each file came from, for the lock file of the
+// plugins directory (lockfile.File.SetSource): its base name → ref (the
+// reference pulled, REGISTRY/REPOSITORY:TAG or REGISTRY/REPOSITORY@DIGEST),
+// the manifest's digest and the file's sha256.
+func (p *Pulled) Sources(ref string) map[string]lockfile.Source {
+	out := make(map[string]lockfile.Source, len(p.Files))
+	for _, f := range p.Files {
+		out[f.Name] = lockfile.Source{Ref: ref, Manifest: p.Manifest.Digest.String(), SHA256: f.SHA256}
+	}
+	return out
+}
 
 // Install moves the staged files into the plugins directory, each with
 // one rename (a reader sees the old file or the new one, never part of

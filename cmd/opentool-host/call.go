@@ -4,23 +4,19 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/opentool-host/opentool-host/host"
-	"github.com/opentool-host/opentool-host/pluginsdk"
 )
 
 func callCommand() *cli.Command {
-	flags := []cli.Flag{
+	flags := hostFlags("warn",
 		dirFlag(true),
 		&cli.StringFlag{Name: "params", Aliases: []string{"p"}, Value: "{}", Usage: "arguments as a JSON `OBJECT`, e.g. '{\"a\":1,\"b\":2}'"},
-	}
-	flags = append(flags, hostFlags()...)
-	flags = append(flags, logFlags("warn")...)
+	)
 	return &cli.Command{
 		Name:      "call",
 		Usage:     "start the plugins in --dir, call one function once and print its JSON result",
@@ -53,14 +49,10 @@ func callAction(c *cli.Context) error {
 	defer h.Close(context.Background())
 	res, err := h.Call(host.WithCaller(c.Context, host.Caller{FrontEnd: "cli"}), fn, params)
 	if err != nil {
-		if he := host.AsError(err); he != nil && he.Kind == host.KindTool {
+		switch he := host.AsError(err); {
+		case he != nil && he.Kind == host.KindTool:
 			return cli.Exit(fmt.Sprintf("call %s: tool error %d: %s", fn, he.Code, he.Message), 1)
-		}
-		var te *pluginsdk.Error
-		if errors.As(err, &te) {
-			return cli.Exit(fmt.Sprintf("call %s: tool error %d: %s", fn, te.Code, te.Message), 1)
-		}
-		if he := host.AsError(err); he != nil && he.Function == fn {
+		case he != nil && he.Function == fn:
 			return cli.Exit(fmt.Sprintf("call: %v", err), 1) // the error names the function
 		}
 		return cli.Exit(fmt.Sprintf("call %s: %v", fn, err), 1)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -9,6 +10,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/internal/selfexec"
+	"github.com/opentool-host/opentool-host/sandbox"
 )
 
 // configOf parses args as the flags of a command made of hostFlags (as
@@ -17,13 +20,13 @@ func configOf(t *testing.T, args ...string) host.Config {
 	t.Helper()
 	var cfg host.Config
 	var cfgErr error
-	flags := append([]cli.Flag{dirFlag(false)}, hostFlags()...)
+	flags := hostFlags("off", dirFlag(false))
 	app := &cli.App{
 		Name:           "opentool-host",
 		ExitErrHandler: func(*cli.Context, error) {},
 		Commands: []*cli.Command{{
 			Name:   "x",
-			Flags:  append(flags, logFlags("off")...),
+			Flags:  flags,
 			Action: func(c *cli.Context) error { cfg, cfgErr = hostConfig(c); return cfgErr },
 		}},
 	}
@@ -55,18 +58,25 @@ func TestHostConfigFlags(t *testing.T) {
 	if exe, _ := os.Executable(); len(cfg.Keeper) != 2 || cfg.Keeper[0] != exe || cfg.Keeper[1] != "keeper" {
 		t.Errorf("Keeper = %q", cfg.Keeper)
 	}
-	cfg.Adapter, cfg.Launcher, cfg.Keeper = nil, nil, nil // launcher: launch_test.go
+	cfg.Adapter, cfg.Launcher, cfg.Keeper = nil, nil, nil // launcher: TestSandboxFlags
 	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("host.Config = %+v\nwant %+v", cfg, want)
 	}
 }
 
-// TestInterspersedBoolFlags: call's bool flags take no value, so the
-// FUNCTION after them stays an argument.
-func TestInterspersedBoolFlags(t *testing.T) {
-	got := interspersed([]string{"opentool-host", "call", "--dir", "d", "--prefix-collisions", "add", "--params", "{}"})
-	want := []string{"opentool-host", "call", "--dir", "d", "--prefix-collisions", "--params", "{}", "add"}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("interspersed = %q, want %q", got, want)
+// TestSandboxFlags: the sandbox flags fill host.Config.Sandbox (paths made
+// absolute, MiB to bytes) and the launcher is this binary's "launch".
+func TestSandboxFlags(t *testing.T) {
+	cfg := configOf(t, "--dir", "d")
+	if exe, _ := os.Executable(); !reflect.DeepEqual(cfg.Launcher, []string{exe, selfexec.Launch}) || !reflect.DeepEqual(cfg.Sandbox, sandbox.Spec{}) {
+		t.Errorf("defaults: Launcher %q, Sandbox %+v", cfg.Launcher, cfg.Sandbox)
+	}
+	cfg = configOf(t, "--dir", "d", "--sandbox", "--sandbox-read", "data", "--sandbox-read", "/etc/ssl", "--sandbox-deny-network",
+		"--require-sandbox", "--plugin-memory-mb", "2048", "--plugin-cpu-seconds", "60", "--plugin-processes", "32")
+	wd, _ := os.Getwd()
+	want := sandbox.Spec{Confine: true, Read: []string{filepath.Join(wd, "data"), "/etc/ssl"}, DenyNetwork: true, Require: true,
+		MemoryBytes: 2048 << 20, CPUSeconds: 60, Processes: 32}
+	if !reflect.DeepEqual(cfg.Sandbox, want) {
+		t.Errorf("Sandbox = %+v\nwant %+v", cfg.Sandbox, want)
 	}
 }

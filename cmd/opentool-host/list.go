@@ -1,19 +1,20 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/opentool-host/opentool-host/catalog"
-	"github.com/opentool-host/opentool-host/client"
+	"github.com/opentool-host/opentool-host/export"
 	"github.com/opentool-host/opentool-host/host"
-	"github.com/opentool-host/opentool-host/httpapi"
+	"github.com/opentool-host/opentool-host/internal/cliflags"
+	"github.com/opentool-host/opentool-host/internal/version"
 	"github.com/opentool-host/opentool-host/opentool"
 )
 
@@ -35,21 +36,14 @@ func listAction(c *cli.Context) error {
 		return err
 	}
 	var l catalog.Listing
-	switch {
-	case c.String("url") != "":
-		var err error
-		if l, err = catalog.FetchListing(c.Context, c.String("url"), c.String("api-key")); err != nil {
+	err := fromSource(c, func(url, apiKey string) (err error) {
+		if l, err = catalog.FetchListing(c.Context, url, apiKey); err != nil {
 			return cli.Exit(err.Error(), 1)
 		}
-	case c.String("dir") != "":
-		h, err := startHost(c)
-		if err != nil {
-			return err
-		}
-		defer h.Close(context.Background())
-		l = catalog.ListingOf(h)
-	default:
-		return cli.Exit("list: give --dir DIR or --url URL", 2)
+		return nil
+	}, func(h *host.Host) error { l = catalog.ListingOf(h); return nil })
+	if err != nil {
+		return err
 	}
 	if c.Bool("json") {
 		enc := json.NewEncoder(c.App.Writer)
@@ -60,16 +54,80 @@ func listAction(c *cli.Context) error {
 	return nil
 }
 
+func exportCommand() *cli.Command {
+	flags := []cli.Flag{
+		&cli.StringFlag{Name: "format", Aliases: []string{"f"},
+			Usage: "`FORMAT` of the tool definitions: openai (Responses API), openai-chat (Chat Completions), anthropic or opentool (the document)"},
+		&cli.BoolFlag{Name: "strict", Usage: "rewrite for OpenAI strict mode (openai, openai-chat); functions it cannot apply to are exported non-strict and named on stderr"},
+		&cli.BoolFlag{Name: "defer-loading", Usage: "with --format anthropic: Anthropic's tool search tool first, then every tool with \"defer_loading\": true, so that the model sees only the tools it searches for"},
+	}
+	flags = append(flags, sourceFlags()...)
+	return &cli.Command{
+		Name:  "export",
+		Usage: "print every served function as LLM API tool definitions (from --dir, or a running host with --url)",
+		UsageText: "opentool-host export --format openai|openai-chat|anthropic|opentool [--strict] --dir plugins\n" +
+			"   opentool-host export --format openai --url http://127.0.0.1:9627",
+		Description: "Prints a JSON array of tool definitions, ready for the \"tools\" of an API request (or, for\n" +
+			"opentool, the aggregated OpenTool document). Parameters become one JSON Schema object. With\n" +
+			"--strict, each function OpenAI strict mode cannot take is exported with \"strict\": false and\n" +
+			"named on stderr. Streaming functions are included: run them with streamCall.",
+		Flags:  flags,
+		Action: exportAction,
+	}
+}
+
+func exportAction(c *cli.Context) error {
+	if c.String("format") == "" {
+		return cliflags.UsageError(c, "export: give --format openai, openai-chat, anthropic or opentool")
+	}
+	if err := checkSource(c); err != nil {
+		return err
+	}
+	format, err := export.ParseFormat(c.String("format"))
+	if err != nil {
+		return cli.Exit("export: "+strings.TrimPrefix(err.Error(), "export: "), 2)
+	}
+	opts := export.Options{Format: format, Strict: c.Bool("strict"), DeferLoading: c.Bool("defer-loading")}
+	if opts.Strict && format != export.OpenAI && format != export.OpenAIChat {
+		return cli.Exit("export: --strict applies only to --format openai and openai-chat", 2)
+	}
+	if opts.DeferLoading && format != export.Anthropic {
+		return cli.Exit("export: --defer-loading applies only to --format anthropic", 2)
+	}
+	var doc *opentool.OpenTool
+	err = fromSource(c, func(url, apiKey string) (err error) {
+		if doc, err = catalog.FetchDocument(c.Context, url, apiKey); err != nil {
+			return cli.Exit("export: "+err.Error(), 1)
+		}
+		return nil
+	}, func(h *host.Host) error { doc = h.Document("opentool-host", version.Version, ""); return nil })
+	if err != nil {
+		return err
+	}
+	out, issues, err := export.Export(doc, opts)
+	if err != nil {
+		return cli.Exit(err.Error(), 1)
+	}
+	for _, is := range issues {
+		fmt.Fprintln(c.App.ErrWriter, "opentool-host: export:", is.String())
+	}
+	var b bytes.Buffer
+	if err := json.Indent(&b, out, "", "  "); err != nil {
+		return cli.Exit("export: "+err.Error(), 1)
+	}
+	b.WriteByte('\n')
+	_, err = c.App.Writer.Write(b.Bytes())
+	return err
+}
+
 // sourceFlags are the flags of commands that read the functions either
 // from plugins they start (--dir) or from a running host (--url).
 func sourceFlags() []cli.Flag {
-	flags := []cli.Flag{
+	return hostFlags("warn",
 		dirFlag(false),
 		&cli.StringFlag{Name: "url", Usage: "base `URL` of a running host (e.g. http://127.0.0.1:9627) instead of --dir"},
 		&cli.StringFlag{Name: "api-key", Usage: "with --url: send `KEY` as \"Authorization: Bearer KEY\""},
-	}
-	flags = append(flags, hostFlags()...)
-	return append(flags, logFlags("warn")...)
+	)
 }
 
 // checkSource refuses --dir together with --url: the command would read
@@ -87,28 +145,34 @@ func checkSource(c *cli.Context) error {
 	return cli.Exit(fmt.Sprintf("%s: --dir and --url are both given%s; give one: --dir starts the plugins, --url reads a running host", c.Command.Name, from), 2)
 }
 
-// remoteLoad reads the aggregated document of the host at --url (with
-// --api-key) through the Go client SDK, within 10 s.
-func remoteLoad(c *cli.Context) (*opentool.OpenTool, error) {
-	ctx, cancel := context.WithTimeout(c.Context, 10*time.Second)
-	defer cancel()
-	base := strings.TrimSuffix(strings.TrimSuffix(c.String("url"), "/"), httpapi.BasePath)
-	return client.New(client.WithBaseURL(base+httpapi.BasePath), client.WithAPIKey(c.String("api-key"))).Load(ctx)
-}
-
-// startHost starts a host on --dir without watching, for list and call.
+// startHost starts a host on --dir without watching, for list, call
+// and export.
 func startHost(c *cli.Context) (*host.Host, error) {
 	cfg, err := hostConfig(c)
 	if err != nil {
 		return nil, err
 	}
-	h, err := newHost(cfg)
+	h, err := host.NewStarted(c.Context, cfg)
 	if err != nil {
 		return nil, cli.Exit(err.Error(), 1)
 	}
-	if err := h.Start(c.Context); err != nil {
-		_ = h.Close(context.Background())
-		return nil, cli.Exit(err.Error(), 1)
-	}
 	return h, nil
+}
+
+// fromSource runs remote with --url and --api-key, or local with a host
+// started on --dir (closed when local returns). Errors (exit 2): neither
+// --url nor --dir is given.
+func fromSource(c *cli.Context, remote func(url, apiKey string) error, local func(*host.Host) error) error {
+	switch {
+	case c.String("url") != "":
+		return remote(c.String("url"), c.String("api-key"))
+	case c.String("dir") != "":
+		h, err := startHost(c)
+		if err != nil {
+			return err
+		}
+		defer h.Close(context.Background())
+		return local(h)
+	}
+	return cli.Exit(c.Command.Name+": give --dir DIR or --url URL", 2)
 }

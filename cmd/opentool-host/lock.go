@@ -17,11 +17,10 @@ import (
 // --update NAME only those plugins are pinned anew; the rest of an
 // existing lock is kept.
 func lockCommand() *cli.Command {
-	flags := append([]cli.Flag{
+	flags := hostFlags("warn",
 		dirFlag(true),
 		&cli.StringSliceFlag{Name: "update", Usage: "pin only plugin `NAME` anew (repeatable), keeping the rest of the existing lock"},
-	}, hostFlags()...)
-	flags = append(flags, logFlags("warn")...)
+	)
 	return &cli.Command{
 		Name:      "lock",
 		Usage:     "pin the plugins of --dir: write DIR/" + lockfile.Name + " with each file's sha256 and each function definition's digest (enforced by run --locked)",
@@ -32,43 +31,19 @@ func lockCommand() *cli.Command {
 }
 
 func lockAction(c *cli.Context) error {
-	dir := c.String("dir")
-	path := filepath.Join(dir, lockfile.Name)
-	update := c.StringSlice("update")
-	lock := lockfile.New()
-	if len(update) > 0 {
-		old, err := lockfile.Read(path)
-		if err != nil {
-			return cli.Exit(fmt.Sprintf("lock --update: %v", err), 1)
-		}
-		lock = old
-	}
 	cfg, err := hostConfig(c)
 	if err != nil {
 		return err
 	}
-	now, ps, err := host.Snapshot(c.Context, cfg, newHost)
+	update := c.StringSlice("update")
+	lock, failed, err := host.WriteLock(c.Context, cfg, update)
 	if err != nil {
-		return cli.Exit(err.Error(), 1)
-	}
-	failed := host.NotServing(ps)
-	if len(update) > 0 {
-		if err := host.CopyPins(lock, now, update, ps); err != nil {
+		if len(update) > 0 {
 			return cli.Exit("lock --update: "+err.Error(), 1)
 		}
-	} else {
-		// A full lock re-pins every file but keeps where pulled files came
-		// from (Write drops a source whose file is now pinned with other
-		// bytes).
-		if old, err := lockfile.Read(path); err == nil {
-			now.Sources = old.Sources
-		}
-		lock = now
+		return cli.Exit("lock: "+err.Error(), 1)
 	}
-	if err := lock.Write(path); err != nil {
-		return cli.Exit(fmt.Sprintf("lock: %v", err), 1)
-	}
-	fmt.Fprintf(c.App.Writer, "wrote %s: %d files, %d plugins with functions\n", path, len(lock.Files), len(lock.Functions))
+	fmt.Fprintf(c.App.Writer, "wrote %s: %d files, %d plugins with functions\n", filepath.Join(cfg.Dir, lockfile.Name), len(lock.Files), len(lock.Functions))
 	if len(failed) > 0 {
 		fmt.Fprintf(c.App.ErrWriter, "lock: these plugins did not start, so their functions are not pinned: %s\n", strings.Join(failed, ", "))
 		return cli.Exit("", 1)

@@ -6,32 +6,30 @@
 //	opentool-host call --dir plugins add --params '{"a":1,"b":2}'
 //	opentool-host validate doc.json            # check an OpenTool document
 //	opentool-host version
+//
+// It only turns flags into the configuration of the packages that do the
+// work (frontdoor, host, ...) and calls them; internal/cliflags makes its
+// usage errors one line and a hint.
 package main
 
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"os"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/opentool-host/opentool-host/frontdoor"
+	"github.com/opentool-host/opentool-host/internal/cliflags"
+	"github.com/opentool-host/opentool-host/internal/selfexec"
 	"github.com/opentool-host/opentool-host/internal/version"
 )
 
 func main() {
-	if err := newApp().Run(interspersed(os.Args)); err != nil {
-		var ec cli.ExitCoder
-		if errors.As(err, &ec) {
-			if msg := err.Error(); msg != "" {
-				fmt.Fprintln(os.Stderr, "opentool-host:", msg)
-			}
-			os.Exit(ec.ExitCode())
-		}
-		fmt.Fprintln(os.Stderr, "opentool-host:", err)
-		os.Exit(1)
-	}
+	selfexec.Main(os.Args) // the hidden commands a host runs this binary as
+	app := newApp()
+	// call, pull and push take flags after their arguments too.
+	os.Exit(cliflags.Run(app, cliflags.Interspersed(os.Args, app, "call", "pull", "push")))
 }
 
 func newApp() *cli.App {
@@ -52,28 +50,11 @@ func newApp() *cli.App {
 			lockCommand(),
 			exportCommand(),
 			versionCommand(),
-			adapterCommand(),
 			pushCommand(),
 			pullCommand(),
 		},
-		// Usage errors are one line and a hint (usage.go); "help" is
-		// handled by rootAction, so that no command has a "help"
-		// subcommand that would shadow an argument (`call help`).
-		Action:          rootAction,
-		OnUsageError:    onUsageError,
-		HideHelpCommand: true,
-		// Every error, ExitCoder or not, goes back to main, which prints it
-		// once and exits (urfave/cli would otherwise print ExitCoders
-		// itself and exit from inside Run).
-		ExitErrHandler: func(*cli.Context, error) {},
 	}
-	for _, cmd := range app.Commands {
-		cmd.OnUsageError = onUsageError
-		cmd.HideHelpCommand = true
-		if cmd.ArgsUsage == "" && cmd.Before == nil {
-			cmd.Before = noArgs
-		}
-	}
+	cliflags.Prepare(app)
 	return app
 }
 
@@ -88,44 +69,15 @@ func versionCommand() *cli.Command {
 	}
 }
 
-// interspersed lets the "call" command take flags after FUNCTION, as in
-// `call --dir plugins add --params '{"a":1}'` (and "pull" and "push"
-// after their arguments): urfave/cli stops parsing
-// flags at the first argument, so the arguments after "call" are reordered
-// to put flags (and their values) first. Every call flag takes a value
-// except those in boolFlags.
-func interspersed(args []string) []string {
-	boolFlags := map[string]bool{"--log-json": true, "-log-json": true, "--prefix-collisions": true, "-prefix-collisions": true, "--help": true, "-h": true, "-help": true}
-	maps.Copy(boolFlags, ociBoolFlags()) // push and pull take flags after their arguments too
-	for i := 1; i < len(args); i++ {
-		a := args[i]
-		if a != "call" && a != "pull" && a != "push" {
-			if strings.HasPrefix(a, "-") {
-				continue // a global flag before the command
-			}
-			return args
-		}
-		var flags, positional []string
-		rest := args[i+1:]
-		for j := 0; j < len(rest); j++ {
-			t := rest[j]
-			switch {
-			case t == "--":
-				positional = append(positional, rest[j+1:]...)
-				j = len(rest)
-			case strings.HasPrefix(t, "-") && len(t) > 1:
-				flags = append(flags, t)
-				if !strings.Contains(t, "=") && !boolFlags[t] && j+1 < len(rest) {
-					flags = append(flags, rest[j+1])
-					j++
-				}
-			default:
-				positional = append(positional, t)
-			}
-		}
-		out := append([]string{}, args[:i+1]...)
-		out = append(out, flags...)
-		return append(out, positional...)
+// exitError is err as the command's exit: status 2 for a refused
+// configuration (frontdoor.ConfigError), 1 otherwise; nil for nil.
+func exitError(err error) error {
+	var ce *frontdoor.ConfigError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ce):
+		return cli.Exit(err.Error(), 2)
 	}
-	return args
+	return cli.Exit(err.Error(), 1)
 }

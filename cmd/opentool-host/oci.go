@@ -2,10 +2,7 @@ package main
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -14,6 +11,7 @@ import (
 	"oras.land/oras-go/v2/registry/remote"
 
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/internal/cliflags"
 	"github.com/opentool-host/opentool-host/lockfile"
 	"github.com/opentool-host/opentool-host/ociplugin"
 )
@@ -38,7 +36,7 @@ func repository(c *cli.Context, ref string) (*remote.Repository, error) {
 	o := ociplugin.RemoteOptions{PlainHTTP: c.Bool("plain-http"), Username: c.String("username"), Warn: c.App.ErrWriter}
 	switch {
 	case o.Username != "" && !c.Bool("password-stdin"):
-		return nil, usageError(c, "--username needs --password-stdin (the password is read from stdin)")
+		return nil, cliflags.UsageError(c, "--username needs --password-stdin (the password is read from stdin)")
 	case o.Username != "":
 		line, err := bufio.NewReader(c.App.Reader).ReadString('\n')
 		if err != nil && line == "" {
@@ -46,11 +44,11 @@ func repository(c *cli.Context, ref string) (*remote.Repository, error) {
 		}
 		o.Password = strings.TrimRight(line, "\r\n")
 	case c.Bool("password-stdin"):
-		return nil, usageError(c, "--password-stdin needs --username")
+		return nil, cliflags.UsageError(c, "--password-stdin needs --username")
 	}
 	repo, err := ociplugin.Repository(ref, o)
 	if err != nil {
-		return nil, usageError(c, err.Error())
+		return nil, cliflags.UsageError(c, err.Error())
 	}
 	return repo, nil
 }
@@ -76,9 +74,9 @@ func pushAction(c *cli.Context) error {
 	dir := c.String("dir")
 	switch {
 	case dir != "" && len(args) != 2:
-		return usageError(c, "push --dir DIR takes NAME REF")
+		return cliflags.UsageError(c, "push --dir DIR takes NAME REF")
 	case len(args) < 2:
-		return usageError(c, "push takes FILE... REF, or NAME REF with --dir")
+		return cliflags.UsageError(c, "push takes FILE... REF, or NAME REF with --dir")
 	}
 	ref := args[len(args)-1]
 	var p *ociplugin.Plugin
@@ -96,7 +94,7 @@ func pushAction(c *cli.Context) error {
 		return err
 	}
 	if repo.Reference.ValidateReferenceAsDigest() == nil {
-		return usageError(c, fmt.Sprintf("push %s: push to a tag (REGISTRY/REPOSITORY:TAG), not a digest", ref))
+		return cliflags.UsageError(c, fmt.Sprintf("push %s: push to a tag (REGISTRY/REPOSITORY:TAG), not a digest", ref))
 	}
 	desc, err := ociplugin.Push(c.Context, repo, repo.Reference.Reference, p, ociplugin.PushOptions{Platform: c.String("platform")})
 	if err != nil {
@@ -108,14 +106,12 @@ func pushAction(c *cli.Context) error {
 
 // pullCommand is "opentool-host pull".
 func pullCommand() *cli.Command {
-	flags := append([]cli.Flag{
+	flags := hostFlags("warn", append([]cli.Flag{
 		dirFlag(true),
-		&cli.Int64Flag{Name: "max-layer-bytes", Value: ociplugin.DefaultMaxLayerBytes, Usage: "refuse an artifact with a file larger than `BYTES` (>= 1)", Action: atLeast[int64]("max-layer-bytes", 1)},
+		&cli.Int64Flag{Name: "max-layer-bytes", Value: ociplugin.DefaultMaxLayerBytes, Usage: "refuse an artifact with a file larger than `BYTES` (>= 1)", Action: cliflags.AtLeast[int64]("max-layer-bytes", 1)},
 		&cli.StringFlag{Name: "platform", Usage: "the `GOOS/GOARCH` the plugin binary must be built for; default this machine's"},
 		&cli.BoolFlag{Name: "no-lock", Usage: "do not pin the plugin in DIR/" + lockfile.Name + " even when there is one"},
-	}, registryFlags()...)
-	flags = append(flags, hostFlags()...)
-	flags = append(flags, logFlags("warn")...)
+	}, registryFlags()...)...)
 	return &cli.Command{
 		Name: "pull",
 		Usage: "pull a plugin artifact into --dir (verified, written atomically: a running host hot-loads it), " +
@@ -130,7 +126,7 @@ func pullCommand() *cli.Command {
 
 func pullAction(c *cli.Context) error {
 	if c.NArg() != 1 {
-		return usageError(c, "pull takes one REF (REGISTRY/REPOSITORY:TAG or @sha256:DIGEST)")
+		return cliflags.UsageError(c, "pull takes one REF (REGISTRY/REPOSITORY:TAG or @sha256:DIGEST)")
 	}
 	ref, dir := c.Args().First(), c.String("dir")
 	repo, err := repository(c, ref)
@@ -147,98 +143,24 @@ func pullAction(c *cli.Context) error {
 	}
 	defer p.Discard()
 	fetched := time.Since(start)
-	var pinned string
-	var restore func() error
-	if !c.Bool("no-lock") {
-		if pinned, restore, err = pinPulled(c, p, filepath.Join(dir, lockfile.Name), repo.Reference.String()); err != nil {
-			return cli.Exit("pull: "+err.Error(), 1)
+	lockPath := filepath.Join(dir, lockfile.Name)
+	var pinned []string
+	if c.Bool("no-lock") {
+		err = p.Install()
+	} else {
+		cfg, cerr := hostConfig(c)
+		if cerr != nil {
+			return cerr
 		}
+		cfg.Dir = p.StageDir() // the plugin is started once to digest its functions
+		pinned, err = host.InstallPinned(c.Context, cfg, lockPath, p.Sources(repo.Reference.String()), p.Install)
 	}
-	if err := p.Install(); err != nil {
-		if restore != nil {
-			if rerr := restore(); rerr != nil {
-				err = fmt.Errorf("%w; putting the previous %s back also failed: %v", err, lockfile.Name, rerr)
-			}
-		}
+	if err != nil {
 		return cli.Exit("pull: "+err.Error(), 1)
 	}
 	fmt.Fprintf(c.App.Writer, "pulled %s@%s into %s in %v: %s\n", repo.Reference, p.Manifest.Digest, dir, fetched.Round(time.Millisecond), ociplugin.Describe(p.Files, p.Platform))
-	if pinned != "" {
-		fmt.Fprintln(c.App.Writer, pinned)
+	if len(pinned) > 0 {
+		fmt.Fprintf(c.App.Writer, "pinned in %s: %s\n", lockPath, strings.Join(pinned, ", "))
 	}
 	return nil
-}
-
-// pinPulled pins the pulled plugin in the lock file at path when there
-// is one, before it is installed (so that a host run --locked finds the
-// pins in place when the files arrive): it starts the staged plugin in a
-// host of its own, with the host flags (as `lock` starts the folder's),
-// copies what that host pins of it into the lock (host.CopyPins, as `lock
-// --update NAME` does) and records each file's source (ref and the
-// manifest's digest). It returns what to tell the user and a function
-// that puts the previous lock back; "", nil, nil without a lock file.
-// Errors: the lock cannot be read or written, or the plugin did not
-// start (nothing is installed then).
-func pinPulled(c *cli.Context, p *ociplugin.Pulled, path, ref string) (string, func() error, error) {
-	old, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", nil, nil
-	}
-	if err != nil {
-		return "", nil, err
-	}
-	lock, err := lockfile.Parse(old)
-	if err != nil {
-		return "", nil, fmt.Errorf("%s: %w", path, err)
-	}
-	cfg, err := hostConfig(c)
-	if err != nil {
-		return "", nil, err
-	}
-	cfg.Dir = p.StageDir()
-	now, ps, err := host.Snapshot(c.Context, cfg, newHost)
-	if err != nil {
-		return "", nil, err
-	}
-	if failed := host.NotServing(ps); len(failed) > 0 {
-		return "", nil, fmt.Errorf("not installed: the plugin did not start, so its functions cannot be pinned in %s: %s (--no-lock installs it unpinned)", path, strings.Join(failed, ", "))
-	}
-	var names []string
-	for _, ps := range ps {
-		names = append(names, ps.Name)
-	}
-	if err := host.CopyPins(lock, now, names, ps); err != nil {
-		return "", nil, err
-	}
-	for _, f := range p.Files {
-		lock.SetSource(f.Name, lockfile.Source{Ref: ref, Manifest: p.Manifest.Digest.String(), SHA256: f.SHA256})
-	}
-	if err := lock.Write(path); err != nil {
-		return "", nil, err
-	}
-	restore := func() error {
-		prev, err := lockfile.Parse(old)
-		if err != nil {
-			return err
-		}
-		return prev.Write(path)
-	}
-	return fmt.Sprintf("pinned in %s: %s", path, strings.Join(names, ", ")), restore, nil
-}
-
-// ociBoolFlags are the boolean flags of push and pull, as interspersed
-// must know them to move flags given after the arguments ("pull REF
-// --dir DIR --plain-http") before them.
-func ociBoolFlags() map[string]bool {
-	out := map[string]bool{}
-	for _, cmd := range []*cli.Command{pushCommand(), pullCommand()} {
-		for _, f := range cmd.Flags {
-			if _, ok := f.(*cli.BoolFlag); ok {
-				for _, n := range f.Names() {
-					out["--"+n], out["-"+n] = true, true
-				}
-			}
-		}
-	}
-	return out
 }

@@ -1,25 +1,34 @@
-package main
-
-import (
-	"fmt"
-	"regexp"
-	"slices"
-	"strings"
-	"time"
-
-	"github.com/urfave/cli/v2"
-)
-
+// Package cliflags is the small command-line toolkit of opentool-host's
+// command, over github.com/urfave/cli/v2: usage errors of one line and a
+// hint instead of the whole help, flag Actions that refuse values out of
+// range, flags given after a command's arguments, and the process's exit.
+//
 // Usage errors (an unknown flag or command, a flag value that does not
 // parse or is out of range, arguments a command does not take) print one
 // line and a hint, never the whole help, and exit with status 2:
 //
 //	opentool-host: flag provided but not defined: -frob
 //	Run 'opentool-host run --help' for usage.
+//
+// A command's main calls Prepare on its app, then Run:
+//
+//	app := newApp() // ends with cliflags.Prepare(app)
+//	os.Exit(cliflags.Run(app, cliflags.Interspersed(os.Args, app, "call")))
+package cliflags
 
-// usageError is the error of a usage mistake in the command of c: msg, then
-// the hint, exit status 2 (main prints it after "opentool-host: ").
-func usageError(c *cli.Context, msg string) error {
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+// UsageError is the error of a usage mistake in the command of c: msg,
+// then a line naming the command's help, as a cli.ExitCoder with exit
+// status 2 (Run prints it after "APP: ").
+func UsageError(c *cli.Context, msg string) error {
 	return cli.Exit(msg+"\n"+usageHint(c), 2)
 }
 
@@ -37,10 +46,10 @@ func usageHint(c *cli.Context) string {
 // after a flag parse error (unknown flag, unparsable value) by one line and
 // the hint.
 func onUsageError(c *cli.Context, err error, _ bool) error {
-	return usageError(c, explainFlagError(c, err.Error()))
+	return UsageError(c, explainFlagError(c, err.Error()))
 }
 
-// flagErrRE matches the flag package's parse errors.
+// badValueRE and undefinedRE match the flag package's parse errors.
 var (
 	badValueRE  = regexp.MustCompile(`^invalid value "(.*)" for flag -([^:]+): parse error$`)
 	undefinedRE = regexp.MustCompile(`^flag provided but not defined: -+(.+)$`)
@@ -128,9 +137,9 @@ func rootAction(c *cli.Context) error {
 		if cmd := c.App.Command(args.Get(1)); cmd != nil {
 			return cli.ShowCommandHelp(c, cmd.Name)
 		}
-		return usageError(c, fmt.Sprintf("unknown command %q", args.Get(1)))
+		return UsageError(c, fmt.Sprintf("unknown command %q", args.Get(1)))
 	default:
-		return usageError(c, fmt.Sprintf("unknown command %q", first))
+		return UsageError(c, fmt.Sprintf("unknown command %q", first))
 	}
 }
 
@@ -138,30 +147,7 @@ func rootAction(c *cli.Context) error {
 // without ArgsUsage): `run plugins` is a mistake for `run --dir plugins`.
 func noArgs(c *cli.Context) error {
 	if c.NArg() > 0 {
-		return usageError(c, fmt.Sprintf("%s: unexpected argument %q (it takes flags only)", c.Command.Name, c.Args().First()))
+		return UsageError(c, fmt.Sprintf("%s: unexpected argument %q (it takes flags only)", c.Command.Name, c.Args().First()))
 	}
 	return nil
-}
-
-// atLeast is a flag Action refusing values of --name below min. urfave/cli
-// runs it only for flags given on the command line or in the environment
-// (defaults are in range).
-func atLeast[T int | int64](name string, min T) func(*cli.Context, T) error {
-	return func(c *cli.Context, v T) error {
-		if v < min {
-			return usageError(c, fmt.Sprintf("invalid value %d for --%s: must be at least %d", v, name, min))
-		}
-		return nil
-	}
-}
-
-// positive is a flag Action refusing durations of --name that are not
-// above 0.
-func positive(name string) func(*cli.Context, time.Duration) error {
-	return func(c *cli.Context, d time.Duration) error {
-		if d <= 0 {
-			return usageError(c, fmt.Sprintf("invalid value %v for --%s: must be greater than 0 (e.g. 30s)", d, name))
-		}
-		return nil
-	}
 }

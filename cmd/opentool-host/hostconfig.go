@@ -1,0 +1,190 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/urfave/cli/v2"
+
+	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/internal/cliflags"
+	"github.com/opentool-host/opentool-host/internal/decl"
+	"github.com/opentool-host/opentool-host/internal/selfexec"
+	"github.com/opentool-host/opentool-host/launcher"
+	"github.com/opentool-host/opentool-host/sandbox"
+)
+
+// hostFlags are the flags of a command that starts plugins: its own,
+// then those that fill host.Config (hostConfig), then --log-level
+// (default logLevel) and --log-json.
+func hostFlags(logLevel string, own ...cli.Flag) []cli.Flag {
+	return slices.Concat(own, []cli.Flag{
+		&cli.DurationFlag{Name: "call-timeout", Value: 60 * time.Second, Usage: "longest a call may run before it fails (> 0)", Action: cliflags.Positive("call-timeout")},
+		&cli.IntFlag{Name: "max-concurrency", Value: 64, Usage: "`N` calls one plugin may run at once (>= 1); more wait in its queue until their deadline", Action: cliflags.AtLeast("max-concurrency", 1)},
+		&cli.IntFlag{Name: "max-queue", Value: 0, Usage: "`N` calls that may wait for one plugin beyond --max-concurrency (>= 0); more fail at once as busy", Action: cliflags.AtLeast("max-queue", 0), DefaultText: "0, meaning 4 x --max-concurrency"},
+		&cli.Int64Flag{Name: "max-result", Value: host.DefaultMaxResultBytes, Usage: "largest result (or streamed item) a plugin may return, in `BYTES` (>= 1); larger ones fail the call", Action: cliflags.AtLeast[int64]("max-result", 1)},
+		&cli.DurationFlag{Name: "start-timeout", Value: 10 * time.Second, Usage: "longest a plugin may take to handshake and load (> 0)", Action: cliflags.Positive("start-timeout")},
+		&cli.StringSliceFlag{Name: "plugin-env", Usage: "also pass the host's environment variable `NAME` to every plugin (repeatable); by default a plugin gets only an allow-list (PATH, HOME, LANG, LC_*, TZ, ..., OPENTOOL_<PLUGIN>_*)"},
+		&cli.StringSliceFlag{Name: "mcp-config", Usage: "also run the MCP servers of desktop client config `FILE` as it is (repeatable): Claude Desktop's claude_desktop_config.json, Claude Code's .mcp.json, Cursor's or VS Code's mcp.json, Windsurf's mcp_config.json. " +
+			"Being the operator's file, its ${env:VAR} and ${VAR} read the host's environment and its envFile may be any file, which a drop-in NAME.mcp.json of --dir may not do. A bad entry fails alone; re-read on SIGHUP"},
+		&cli.BoolFlag{Name: "prefix-collisions", Usage: "serve a function whose name another plugin already serves as PLUGIN__NAME instead of refusing it"},
+		&cli.StringFlag{Name: "state-dir", Usage: "parent of the host's state folder (binary copies, sockets); default $TMPDIR/opentool-host"},
+		&cli.StringFlag{Name: "plugin-user", Usage: "run every plugin process as `USER` (a name or a uid; its primary group) instead of the host's own user; the host must run as root. Recommended whenever the host runs as root: a root plugin without --sandbox is trusted"},
+		&cli.BoolFlag{Name: "no-cgroups", Usage: "run plugins without a cgroup each, even where the host could make them: process groups and the keeper still take every plugin down with the host, but a descendant that leaves its process group (setsid) is then not killed, and policies asking for cpu_percent or processes limits fail"},
+		&cli.StringFlag{Name: "plugin-transport", Value: "auto", Usage: "how calls reach plugins: `auto` (the data channel where a plugin offers it, as the Go SDK does; gRPC otherwise) or grpc (always gRPC)", EnvVars: []string{host.TransportEnv}, Action: cliflags.OneOf("plugin-transport", "auto", "grpc")},
+	}, sandboxFlags(), secretFlags(), []cli.Flag{
+		&cli.StringFlag{Name: "log-level", Value: logLevel, Usage: "log level: trace, debug, info, warn, error or off", EnvVars: []string{"OPENTOOL_LOG_LEVEL"}},
+		&cli.BoolFlag{Name: "log-json", Usage: "write logs as JSON lines", EnvVars: []string{"OPENTOOL_LOG_JSON"}},
+	})
+}
+
+// hostConfig turns the flags of hostFlags and --dir into the
+// host's configuration. Errors (exit 2): a flag value the host cannot
+// take.
+func hostConfig(c *cli.Context) (host.Config, error) {
+	log, err := newLogger(c)
+	if err != nil {
+		return host.Config{}, err
+	}
+	spec, err := sandboxSpec(c)
+	if err != nil {
+		return host.Config{}, err
+	}
+	secrets, err := secretsConfig(c)
+	if err != nil {
+		return host.Config{}, err
+	}
+	pluginUser, err := launcher.LookupUser(c.String("plugin-user"))
+	if err != nil {
+		return host.Config{}, cli.Exit("--plugin-user "+err.Error(), 2)
+	}
+	mcpConfigs, err := absPaths(c, "mcp-config")
+	if err != nil {
+		return host.Config{}, err
+	}
+	return host.Config{
+		Dir:              c.String("dir"),
+		Logger:           log,
+		CallTimeout:      c.Duration("call-timeout"),
+		MaxConcurrency:   c.Int("max-concurrency"),
+		MaxQueue:         c.Int("max-queue"),
+		MaxResultBytes:   c.Int64("max-result"),
+		StartTimeout:     c.Duration("start-timeout"),
+		PluginEnv:        c.StringSlice("plugin-env"),
+		PrefixCollisions: c.Bool("prefix-collisions"),
+		StateDir:         c.String("state-dir"),
+		Adapter:          selfexec.Argv(selfexec.Adapter),
+		Launcher:         selfexec.Argv(selfexec.Launch),
+		Keeper:           selfexec.Argv(selfexec.Keeper),
+		Sandbox:          spec,
+		NoDataChannel:    c.String("plugin-transport") == "grpc",
+		Secrets:          secrets,
+		PluginUser:       pluginUser,
+		NoCgroups:        c.Bool("no-cgroups"),
+		MCPConfigs:       mcpConfigs,
+	}, nil
+}
+
+// sandboxFlags are the host flags that fill host.Config.Sandbox: the
+// confinement every plugin gets, and the most a plugin's policy file may
+// allow.
+func sandboxFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.BoolFlag{Name: "sandbox", Usage: "confine every plugin with Landlock: it may read only system folders, --sandbox-read paths and what its policy adds, and write only its policy's paths"},
+		&cli.StringSliceFlag{Name: "sandbox-read", Usage: "with --sandbox, let every plugin read (and execute) `PATH` too (repeatable; relative to the working directory)"},
+		&cli.BoolFlag{Name: "sandbox-deny-network", Usage: "deny every plugin TCP bind and connect (Landlock ABI 4, Linux 6.7); a policy may allow connect_tcp ports"},
+		&cli.BoolFlag{Name: "require-sandbox", Usage: "fail a plugin's start when the kernel cannot apply all of its sandbox, instead of running it with what can be applied (logged)"},
+		&cli.Int64Flag{Name: "plugin-memory-mb", Usage: "cap each plugin process's address space at `MiB` (RLIMIT_AS; a Go plugin built with cgo needs about 2048); 0: no cap", Action: cliflags.AtLeast[int64]("plugin-memory-mb", 0)},
+		&cli.Int64Flag{Name: "plugin-cpu-seconds", Usage: "cap each plugin process's CPU time at `SECONDS` (RLIMIT_CPU: SIGXCPU, then SIGKILL); 0: no cap", Action: cliflags.AtLeast[int64]("plugin-cpu-seconds", 0)},
+		&cli.IntFlag{Name: "plugin-processes", Usage: "cap processes and threads at `N` (RLIMIT_NPROC: counts all of the user's, and does not bind root); 0: no cap", Action: cliflags.AtLeast("plugin-processes", 0)},
+	}
+}
+
+// sandboxSpec returns host.Config.Sandbox from the flags of sandboxFlags,
+// with --sandbox-read paths made absolute. Errors: --sandbox-read
+// without --sandbox, or a path that cannot be made absolute.
+func sandboxSpec(c *cli.Context) (sandbox.Spec, error) {
+	s := sandbox.Spec{
+		Confine:     c.Bool("sandbox"),
+		DenyNetwork: c.Bool("sandbox-deny-network"),
+		Require:     c.Bool("require-sandbox"),
+		MemoryBytes: c.Int64("plugin-memory-mb") << 20,
+		CPUSeconds:  c.Int64("plugin-cpu-seconds"),
+		Processes:   c.Int("plugin-processes"),
+	}
+	if len(c.StringSlice("sandbox-read")) > 0 && !s.Confine {
+		return s, cliflags.UsageError(c, "--sandbox-read needs --sandbox")
+	}
+	var err error
+	if s.Read, err = absPaths(c, "sandbox-read"); err != nil {
+		return s, err
+	}
+	return s, s.Check()
+}
+
+// absPaths returns the paths of the repeatable flag --name made absolute
+// (from the working directory). Errors: a path that cannot be made
+// absolute (a usage error).
+func absPaths(c *cli.Context, name string) ([]string, error) {
+	var out []string
+	for _, p := range c.StringSlice(name) {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return nil, cliflags.UsageError(c, fmt.Sprintf("--%s %s: %v", name, p, err))
+		}
+		out = append(out, abs)
+	}
+	return out, nil
+}
+
+// secretFlags are the operator's secrets: the only values a plugin's
+// policy may hand its plugin ("secrets": {"VAR": "NAME"}).
+func secretFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringSliceFlag{Name: "secret", Usage: "declare secret `NAME=env:VAR` (the host's variable VAR) or NAME=file:PATH (a file, trailing newlines removed), read at each plugin start (repeatable). " +
+			"A plugin gets a secret only when its NAME.policy.json names it (\"secrets\": {\"VAR\": \"NAME\"}); OPENTOOL_* variables and the API keys file can never be secrets"},
+		&cli.StringFlag{Name: "secrets-file", Usage: "declare the secrets of JSON `FILE` ({\"secrets\": {\"NAME\": {\"env\": \"VAR\"} | {\"file\": \"PATH\"}}}; relative paths from the file's folder), as --secret does"},
+	}
+}
+
+// secretsConfig is decl.OperatorSecrets of --secret and --secrets-file
+// (exit 2 for its errors).
+func secretsConfig(c *cli.Context) (map[string]decl.Secret, error) {
+	own := []string{c.String("api-keys-file"), os.Getenv("OPENTOOL_API_KEYS_FILE"), c.String("secrets-file")}
+	out, err := decl.OperatorSecrets(c.StringSlice("secret"), c.String("secrets-file"), own)
+	if err != nil {
+		return nil, cli.Exit(err.Error(), 2)
+	}
+	return out, nil
+}
+
+// newLogger builds the host logger from --log-level and --log-json; logs go
+// to stderr.
+func newLogger(c *cli.Context) (hclog.Logger, error) {
+	lvl := hclog.LevelFromString(c.String("log-level"))
+	if lvl == hclog.NoLevel {
+		return nil, cli.Exit(fmt.Sprintf("--log-level %q: want trace, debug, info, warn, error or off", c.String("log-level")), 2)
+	}
+	return hclog.New(&hclog.LoggerOptions{
+		Name:       "opentool-host",
+		Level:      lvl,
+		JSONFormat: c.Bool("log-json"),
+		Output:     os.Stderr,
+		Color:      hclog.ColorOff,
+	}), nil
+}
+
+// dirFlag is --dir, the plugins folder: ./plugins by default when
+// required, else no default.
+func dirFlag(required bool) *cli.StringFlag {
+	f := &cli.StringFlag{Name: "dir", Aliases: []string{"d"}, Usage: "plugins `DIR`ectory holding opentool-plugin-* executables", EnvVars: []string{"OPENTOOL_PLUGIN_DIR"}}
+	if !required {
+		return f
+	}
+	f.Value = "plugins"
+	return f
+}
