@@ -8,9 +8,11 @@ TESTFLAGS ?= -race -count=1 -timeout 20m
 BENCHTIME  ?= 2s
 BENCHCOUNT ?= 3
 BENCHFLAGS ?=
-# SDKPATCH=1: build and measure with the MCP Go SDK patches of
-# patches/go-sdk applied (scripts/sdk-patched.sh; see patches/go-sdk/README.md).
-SDKPATCH   ?=
+# Every go command of this Makefile builds with the MCP Go SDK patches of
+# patches/go-sdk applied (scripts/sdk-patched.sh writes bin/go.sdkpatched.mod,
+# go.mod with a replace to the patched copy; see patches/go-sdk/README.md).
+# SDKPATCH= (empty) builds with the SDK as released, as a plain `go build` does.
+SDKPATCH   ?= 1
 SOAKTIME   ?= 60s
 FUZZTIME   ?= 30s
 FUZZPKGS   ?= ./jsonrpc ./opentool
@@ -23,21 +25,21 @@ IMAGE_ARCH ?=
 .PHONY: all build host plugins examples image run test vet fmt fmt-check bench bench-scale soak fuzz proto clean deps-python deps-node deps-browser deps-redis deps-conformance docs sdk-patched
 
 ifneq ($(SDKPATCH),)
-export GOFLAGS := $(shell $(GO) env GOFLAGS) -modfile=$(CURDIR)/bin/go.sdkpatched.mod
-SDKPATCHED := sdk-patched
+SDKMOD := bin/go.sdkpatched.mod
+export GOFLAGS := $(shell $(GO) env GOFLAGS) -modfile=$(CURDIR)/$(SDKMOD)
 endif
 
 all: build
 
 build: host plugins examples deps-python deps-node
 
-host:
+host: $(SDKMOD)
 	$(GO) build -o bin/opentool-host ./cmd/opentool-host
 
 plugins: $(PLUGINS:%=plugin-%)
 
 # The example MCP server that plugins/notes.mcp.json declares.
-examples:
+examples: $(SDKMOD)
 	$(GO) build -o bin/mcp-notes ./examples/mcp-notes
 
 # The Python plugin SDK for plugins/opentool-plugin-pyecho: python3-grpcio
@@ -75,10 +77,10 @@ deps-conformance:
 # static host, Go plugins and mcp-notes on an empty base, user 65532, as
 # bin/image (OCI image layout) and bin/opentool-host-image.tar (docker load,
 # podman load, kind load image-archive). See docs/container-image.md.
-image:
+image: $(SDKMOD)
 	$(GO) run ./scripts/mkimage -go $(GO) -tag $(IMAGE_TAG) $(if $(IMAGE_ARCH),-arch $(IMAGE_ARCH))
 
-plugin-%:
+plugin-%: $(SDKMOD)
 	$(GO) build -o plugins/opentool-plugin-$* ./plugins/$*
 
 run: build
@@ -91,7 +93,7 @@ test: build deps-browser deps-redis deps-conformance vet fmt-check
 	$(GO) run ./scripts/testsummary $(TESTFLAGS) ./...
 	OPENTOOL_PLUGIN_TRANSPORT=grpc $(GO) run ./scripts/testsummary $(TESTFLAGS) ./host/
 
-vet:
+vet: $(SDKMOD)
 	$(GO) vet ./...
 
 fmt:
@@ -102,13 +104,14 @@ fmt-check:
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 # The MCP Go SDK with the patches of patches/go-sdk (bin/go-sdk-patched,
-# bin/go.sdkpatched.mod); SDKPATCH=1 builds with it.
-sdk-patched:
+# bin/go.sdkpatched.mod), remade when go.mod or a patch changes.
+sdk-patched: bin/go.sdkpatched.mod
+bin/go.sdkpatched.mod: go.mod go.sum scripts/sdk-patched.sh $(wildcard patches/go-sdk/*.patch)
 	@GOFLAGS= GO=$(GO) ./scripts/sdk-patched.sh
 
 # Floor hops and the host end to end in one run, then a summary table.
 # Profile with BENCHFLAGS='-cpuprofile cpu.out -memprofile mem.out -bench Call/.*/path=mcp' (or path=host).
-bench: $(SDKPATCHED)
+bench: $(SDKMOD)
 	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -count $(BENCHCOUNT) -timeout 60m $(BENCHFLAGS) ./bench/
 	$(GO) test -run '^$$' -bench CallObservability -benchtime 3000x -count $(BENCHCOUNT) ./host/
 
@@ -124,7 +127,7 @@ soak: host
 	$(GO) run ./bench/cmd/soak -inprocess -duration $(SOAKTIME)
 
 # Every Fuzz target of FUZZPKGS for FUZZTIME each (their seeds run in make test).
-fuzz:
+fuzz: $(SDKMOD)
 	@set -e; for pkg in $(FUZZPKGS); do \
 	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
 	    echo "== fuzz $$pkg $$t for $(FUZZTIME)"; \
@@ -134,7 +137,7 @@ fuzz:
 
 # Regenerate docs/reference/cli.md from the CLI's own help (make test fails
 # when it differs).
-docs:
+docs: $(SDKMOD)
 	OPENTOOL_UPDATE_DOCS=1 $(GO) test -count=1 -run TestCLIReferenceIsGenerated ./cmd/opentool-host/
 
 proto:

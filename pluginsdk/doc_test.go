@@ -32,6 +32,9 @@ func TestMinimalPluginOutsideTheRepository(t *testing.T) {
 		t.Helper()
 		cmd := exec.Command("go", args...)
 		cmd.Dir = mod
+		// A module of its own: not the -modfile make gives this
+		// repository's builds (the patched MCP SDK, Makefile SDKPATCH).
+		cmd.Env = append(os.Environ(), "GOFLAGS="+withoutModfile(os.Getenv("GOFLAGS")))
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
@@ -72,4 +75,15 @@ func minimalPlugin(t *testing.T, doc string) string {
 		b.WriteString(strings.TrimPrefix(line, "    ") + "\n")
 	}
 	return b.String()
+}
+
+// withoutModfile is the go flags of flags but -modfile.
+func withoutModfile(flags string) string {
+	var out []string
+	for _, f := range strings.Fields(flags) {
+		if !strings.HasPrefix(f, "-modfile=") {
+			out = append(out, f)
+		}
+	}
+	return strings.Join(out, " ")
 }

@@ -6,9 +6,12 @@
 #                            every patches/go-sdk/*.patch applied, in order
 #   bin/go.sdkpatched.mod    go.mod with a replace to it (and .sum)
 #
-# `make bench SDKPATCH=1` builds with -modfile=bin/go.sdkpatched.mod; so
-# may any go command (GOFLAGS=-modfile=$PWD/bin/go.sdkpatched.mod). The
-# default build uses the SDK as released.
+# Every go command of the Makefile builds with -modfile=bin/go.sdkpatched.mod
+# (unless SDKPATCH= is given); so may any go command
+# (GOFLAGS=-modfile=$PWD/bin/go.sdkpatched.mod). A plain `go build` uses
+# the SDK as released. Without patch(1) or git to apply the patches, it
+# says so and writes bin/go.sdkpatched.mod without the replace: the build
+# then uses the SDK as released.
 set -eu
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
@@ -19,12 +22,22 @@ src=$(GOFLAGS= $GO mod download -json "$mod@$ver" | sed -n 's/^[[:space:]]*"Dir"
 out=$PWD/bin/go-sdk-patched
 rm -rf "$out"
 mkdir -p bin
+cp go.mod bin/go.sdkpatched.mod.tmp
+cp go.sum bin/go.sdkpatched.sum
+if command -v patch >/dev/null 2>&1; then
+	apply() { patch -s -p1 -d "$out" < "$1"; }
+elif command -v git >/dev/null 2>&1; then
+	apply() { git apply -p1 --directory=bin/go-sdk-patched "$1"; }
+else
+	echo "sdk-patched: SKIP: neither patch nor git is installed; building with $mod@$ver as released (see patches/go-sdk/README.md)" >&2
+	mv bin/go.sdkpatched.mod.tmp bin/go.sdkpatched.mod
+	exit 0
+fi
 cp -R "$src" "$out"
 chmod -R u+w "$out"
 for p in patches/go-sdk/*.patch; do
-	patch -s -p1 -d "$out" < "$p"
+	apply "$p"
 done
-cp go.mod bin/go.sdkpatched.mod
-cp go.sum bin/go.sdkpatched.sum
-printf '\nreplace %s => %s\n' "$mod" "$out" >> bin/go.sdkpatched.mod
+printf '\nreplace %s => %s\n' "$mod" "$out" >> bin/go.sdkpatched.mod.tmp
+mv bin/go.sdkpatched.mod.tmp bin/go.sdkpatched.mod
 echo "sdk-patched: $mod@$ver with $(ls patches/go-sdk/*.patch | wc -l) patch(es) in $out; build with -modfile=$PWD/bin/go.sdkpatched.mod"
