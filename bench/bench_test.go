@@ -761,8 +761,21 @@ func machine() string {
 			}
 		}
 	}
-	if strings.Contains(os.Getenv("GOFLAGS"), "go.sdkpatched.mod") {
-		sdk += " with patches/go-sdk (SDKPATCH=1)"
-	}
+	sdk += sdkBuild()
 	return fmt.Sprintf("%s/%s, %s, %d CPUs, GOMAXPROCS %d, %s, %s, %s", runtime.GOOS, runtime.GOARCH, cpu, runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), gp, sdk)
+}
+
+// sdkBuild says how this binary has the MCP Go SDK: " with
+// patches/go-sdk" when its build's -modfile (GOFLAGS, the Makefile's
+// default: scripts/sdk-patched.sh) replaces the SDK, " as released"
+// otherwise.
+func sdkBuild() string {
+	for _, f := range strings.Fields(os.Getenv("GOFLAGS")) {
+		if path, ok := strings.CutPrefix(f, "-modfile="); ok {
+			if b, err := os.ReadFile(path); err == nil && strings.Contains(string(b), "replace github.com/modelcontextprotocol/go-sdk =>") {
+				return " with patches/go-sdk"
+			}
+		}
+	}
+	return " as released (SDKPATCH=)"
 }

@@ -33,7 +33,7 @@ func TestMinimalPluginOutsideTheRepository(t *testing.T) {
 		cmd := exec.Command("go", args...)
 		cmd.Dir = mod
 		// A module of its own: not the -modfile make gives this
-		// repository's builds (the patched MCP SDK, Makefile SDKPATCH).
+		// repository's builds (the patched MCP SDK of the Makefile).
 		cmd.Env = append(os.Environ(), "GOFLAGS="+withoutModfile(os.Getenv("GOFLAGS")))
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
