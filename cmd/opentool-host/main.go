@@ -7,9 +7,10 @@
 //	opentool-host validate doc.json            # check an OpenTool document
 //	opentool-host version
 //
-// It only turns flags into the configuration of the packages that do the
-// work (frontdoor, host, ...) and calls them; internal/cliflags makes its
-// usage errors one line and a hint.
+// It only turns flags into the front door's and the host's configuration
+// (run, mcp: run.go; the host's flags: internal/hostflags) and calls them;
+// the commands that do not serve are internal/opscmd's, and
+// internal/cliflags makes usage errors one line and a hint.
 package main
 
 import (
@@ -21,6 +22,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/frontdoor"
 	"github.com/opentool-host/opentool-host/internal/cliflags"
+	"github.com/opentool-host/opentool-host/internal/opscmd"
 	"github.com/opentool-host/opentool-host/internal/selfexec"
 	"github.com/opentool-host/opentool-host/internal/version"
 )
@@ -44,14 +46,14 @@ func newApp() *cli.App {
 		Commands: []*cli.Command{
 			runCommand(),
 			mcpCommand(),
-			listCommand(),
-			callCommand(),
-			validateCommand(),
-			lockCommand(),
-			exportCommand(),
+			opscmd.List(),
+			opscmd.Call(),
+			opscmd.Validate(),
+			opscmd.Lock(),
+			opscmd.Export(),
 			versionCommand(),
-			pushCommand(),
-			pullCommand(),
+			opscmd.Push(),
+			opscmd.Pull(),
 		},
 	}
 	cliflags.Prepare(app)

@@ -9,6 +9,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/opentool-host/opentool-host/internal/hostflags"
+
 	"github.com/opentool-host/opentool-host/access"
 	"github.com/opentool-host/opentool-host/frontdoor"
 	"github.com/opentool-host/opentool-host/host"
@@ -25,7 +27,7 @@ const DefaultAddr = "127.0.0.1:9627"
 
 func runCommand() *cli.Command {
 	flags := []cli.Flag{
-		dirFlag(true),
+		hostflags.DirFlag(true),
 		&cli.StringFlag{Name: "addr", Value: DefaultAddr, Usage: "`HOST:PORT` to listen on (loopback by default)", EnvVars: []string{"OPENTOOL_ADDR"}},
 		&cli.BoolFlag{Name: "watch", Value: true, Usage: "hot reload: watch --dir and start, replace or stop plugins as files change"},
 		&cli.DurationFlag{Name: "drain-delay", Value: DefaultDrainDelay, Usage: "on SIGTERM, how long to go on serving new requests (each answered with Connection: close) after readiness (GET /health?ready=1) turns 503 \"draining\", so that load balancers and Kubernetes endpoints drop this replica before it stops listening (>= 0). SIGINT, or a second SIGTERM, skips what is left of it. " +
@@ -60,7 +62,7 @@ func runCommand() *cli.Command {
 		&cli.Int64Flag{Name: "task-max-bytes-per-key", Value: tasks.DefaultMaxBytesPerOwner, Usage: "most `BYTES` of results one API key's tasks hold until they expire (>= 1); beyond it, as for --task-max-per-key", Action: cliflags.AtLeast[int64]("task-max-bytes-per-key", 1)},
 		&cli.BoolFlag{Name: "insecure-no-auth", Usage: "serve without API keys although --addr is not loopback (e.g. behind a proxy that authenticates): anyone who reaches the port may call every tool. Without it, such an --addr needs --api-key or --api-keys-file"},
 	}
-	flags = hostFlags("info", append(flags, toolSearchFlags()...)...)
+	flags = hostflags.Flags("info", append(flags, toolSearchFlags()...)...)
 	return &cli.Command{
 		Name:      "run",
 		Usage:     "start every plugin in --dir and serve their functions over HTTP",
@@ -86,7 +88,7 @@ func runCommand() *cli.Command {
 // runAction turns run's flags into the front door's configuration
 // (frontdoor.Config, which holds the host's) and serves until a signal.
 func runAction(c *cli.Context) error {
-	hcfg, err := hostConfig(c)
+	hcfg, err := hostflags.Config(c)
 	if err != nil {
 		return err
 	}
@@ -178,11 +180,11 @@ func toolSearch(c *cli.Context, cfg *host.Config) error {
 
 func mcpCommand() *cli.Command {
 	flags := []cli.Flag{
-		dirFlag(true),
+		hostflags.DirFlag(true),
 		&cli.BoolFlag{Name: "watch", Value: true, Usage: "hot reload: watch --dir and start, replace or stop plugins as files change (the client gets tools/list_changed)"},
 		&cli.DurationFlag{Name: "shutdown-timeout", Value: 15 * time.Second, Usage: "at the end of input or on SIGINT/SIGTERM, longest wait for calls in flight (> 0)", Action: cliflags.Positive("shutdown-timeout")},
 	}
-	flags = hostFlags("warn", append(flags, toolSearchFlags()...)...)
+	flags = hostflags.Flags("warn", append(flags, toolSearchFlags()...)...)
 	return &cli.Command{
 		Name:      "mcp",
 		Usage:     "serve every plugin in --dir to one MCP client over stdin/stdout",
@@ -198,7 +200,7 @@ func mcpCommand() *cli.Command {
 }
 
 func mcpAction(c *cli.Context) error {
-	cfg, err := hostConfig(c) // its logger writes to stderr
+	cfg, err := hostflags.Config(c) // its logger writes to stderr
 	if err != nil {
 		return err
 	}

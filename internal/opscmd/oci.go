@@ -1,4 +1,4 @@
-package main
+package opscmd
 
 import (
 	"bufio"
@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/opentool-host/opentool-host/internal/hostflags"
 	"oras.land/oras-go/v2/registry/remote"
 
 	"github.com/opentool-host/opentool-host/host"
@@ -53,8 +55,9 @@ func repository(c *cli.Context, ref string) (*remote.Repository, error) {
 	return repo, nil
 }
 
-// pushCommand is "opentool-host push".
-func pushCommand() *cli.Command {
+// Push is "opentool-host push": a plugin's files (by path, or NAME of
+// --dir) to an OCI registry as one artifact (package ociplugin).
+func Push() *cli.Command {
 	return &cli.Command{
 		Name:  "push",
 		Usage: "push a plugin (its executable, NAME.mcp.json, NAME.tools.json, NAME.policy.json) to an OCI registry as one artifact (docs/oci-plugins.md)",
@@ -104,10 +107,12 @@ func pushAction(c *cli.Context) error {
 	return nil
 }
 
-// pullCommand is "opentool-host pull".
-func pullCommand() *cli.Command {
-	flags := hostFlags("warn", append([]cli.Flag{
-		dirFlag(true),
+// Pull is "opentool-host pull REF": a plugin artifact into --dir,
+// verified and written atomically, pinned in DIR/opentool.lock when there
+// is one (package ociplugin, host.InstallPinned).
+func Pull() *cli.Command {
+	flags := hostflags.Flags("warn", append([]cli.Flag{
+		hostflags.DirFlag(true),
 		&cli.Int64Flag{Name: "max-layer-bytes", Value: ociplugin.DefaultMaxLayerBytes, Usage: "refuse an artifact with a file larger than `BYTES` (>= 1)", Action: cliflags.AtLeast[int64]("max-layer-bytes", 1)},
 		&cli.StringFlag{Name: "platform", Usage: "the `GOOS/GOARCH` the plugin binary must be built for; default this machine's"},
 		&cli.BoolFlag{Name: "no-lock", Usage: "do not pin the plugin in DIR/" + lockfile.Name + " even when there is one"},
@@ -148,7 +153,7 @@ func pullAction(c *cli.Context) error {
 	if c.Bool("no-lock") {
 		err = p.Install()
 	} else {
-		cfg, cerr := hostConfig(c)
+		cfg, cerr := hostflags.Config(c)
 		if cerr != nil {
 			return cerr
 		}

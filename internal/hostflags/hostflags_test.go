@@ -1,4 +1,4 @@
-package main
+package hostflags
 
 import (
 	"os"
@@ -20,14 +20,14 @@ func configOf(t *testing.T, args ...string) host.Config {
 	t.Helper()
 	var cfg host.Config
 	var cfgErr error
-	flags := hostFlags("off", dirFlag(false))
+	flags := Flags("off", DirFlag(false))
 	app := &cli.App{
 		Name:           "opentool-host",
 		ExitErrHandler: func(*cli.Context, error) {},
 		Commands: []*cli.Command{{
 			Name:   "x",
 			Flags:  flags,
-			Action: func(c *cli.Context) error { cfg, cfgErr = hostConfig(c); return cfgErr },
+			Action: func(c *cli.Context) error { cfg, cfgErr = Config(c); return cfgErr },
 		}},
 	}
 	if err := app.Run(append([]string{"opentool-host", "x"}, args...)); err != nil {

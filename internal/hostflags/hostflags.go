@@ -1,4 +1,9 @@
-package main
+// Package hostflags is the command line of host.Config: the flags of
+// every opentool-host command that starts plugins (run, mcp, list, call,
+// export, lock, pull) and the one function that turns them into the
+// host's configuration, so that each command takes the same flags with
+// the same meaning.
+package hostflags
 
 import (
 	"fmt"
@@ -18,10 +23,11 @@ import (
 	"github.com/opentool-host/opentool-host/sandbox"
 )
 
-// hostFlags are the flags of a command that starts plugins: its own,
-// then those that fill host.Config (hostConfig), then --log-level
-// (default logLevel) and --log-json.
-func hostFlags(logLevel string, own ...cli.Flag) []cli.Flag {
+// Flags returns the flags of a command that starts plugins: own (the
+// command's own flags) first, then those that fill host.Config (Config),
+// then --log-level (default logLevel: trace, debug, info, warn, error or
+// off) and --log-json.
+func Flags(logLevel string, own ...cli.Flag) []cli.Flag {
 	return slices.Concat(own, []cli.Flag{
 		&cli.DurationFlag{Name: "call-timeout", Value: 60 * time.Second, Usage: "longest a call may run before it fails (> 0)", Action: cliflags.Positive("call-timeout")},
 		&cli.IntFlag{Name: "max-concurrency", Value: 64, Usage: "`N` calls one plugin may run at once (>= 1); more wait in its queue until their deadline", Action: cliflags.AtLeast("max-concurrency", 1)},
@@ -42,10 +48,11 @@ func hostFlags(logLevel string, own ...cli.Flag) []cli.Flag {
 	})
 }
 
-// hostConfig turns the flags of hostFlags and --dir into the
-// host's configuration. Errors (exit 2): a flag value the host cannot
-// take.
-func hostConfig(c *cli.Context) (host.Config, error) {
+// Config turns the flags of Flags and --dir into the host's
+// configuration, its logger writing to stderr. Errors (cli.Exit with
+// status 2): a flag value the host cannot take (an unknown --log-level or
+// --plugin-user, --sandbox-read without --sandbox, a bad --secret).
+func Config(c *cli.Context) (host.Config, error) {
 	log, err := newLogger(c)
 	if err != nil {
 		return host.Config{}, err
@@ -178,9 +185,9 @@ func newLogger(c *cli.Context) (hclog.Logger, error) {
 	}), nil
 }
 
-// dirFlag is --dir, the plugins folder: ./plugins by default when
-// required, else no default.
-func dirFlag(required bool) *cli.StringFlag {
+// DirFlag returns --dir (-d, OPENTOOL_PLUGIN_DIR), the plugins folder:
+// ./plugins by default when required, else no default.
+func DirFlag(required bool) *cli.StringFlag {
 	f := &cli.StringFlag{Name: "dir", Aliases: []string{"d"}, Usage: "plugins `DIR`ectory holding opentool-plugin-* executables", EnvVars: []string{"OPENTOOL_PLUGIN_DIR"}}
 	if !required {
 		return f

@@ -1,4 +1,4 @@
-package main
+package opscmd
 
 import (
 	"fmt"
@@ -7,18 +7,20 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/opentool-host/opentool-host/internal/hostflags"
+
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/lockfile"
 )
 
-// lockCommand is "opentool-host lock": it starts every plugin of --dir
+// Lock is "opentool-host lock": it starts every plugin of --dir
 // (as `list --dir` does), and writes DIR/opentool.lock pinning each
 // plugin's files and function definitions (package lockfile). With
 // --update NAME only those plugins are pinned anew; the rest of an
 // existing lock is kept.
-func lockCommand() *cli.Command {
-	flags := hostFlags("warn",
-		dirFlag(true),
+func Lock() *cli.Command {
+	flags := hostflags.Flags("warn",
+		hostflags.DirFlag(true),
 		&cli.StringSliceFlag{Name: "update", Usage: "pin only plugin `NAME` anew (repeatable), keeping the rest of the existing lock"},
 	)
 	return &cli.Command{
@@ -31,7 +33,7 @@ func lockCommand() *cli.Command {
 }
 
 func lockAction(c *cli.Context) error {
-	cfg, err := hostConfig(c)
+	cfg, err := hostflags.Config(c)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package main
+package opscmd
 
 import (
 	"bytes"
@@ -9,12 +9,17 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/opentool-host/opentool-host/internal/hostflags"
+
 	"github.com/opentool-host/opentool-host/host"
 )
 
-func callCommand() *cli.Command {
-	flags := hostFlags("warn",
-		dirFlag(true),
+// Call is "opentool-host call --dir DIR FUNCTION --params JSON": it
+// starts the plugins of --dir, calls FUNCTION once and prints its JSON
+// result (exit status 1 with the error for a failed call).
+func Call() *cli.Command {
+	flags := hostflags.Flags("warn",
+		hostflags.DirFlag(true),
 		&cli.StringFlag{Name: "params", Aliases: []string{"p"}, Value: "{}", Usage: "arguments as a JSON `OBJECT`, e.g. '{\"a\":1,\"b\":2}'"},
 	)
 	return &cli.Command{

@@ -1,4 +1,10 @@
-package main
+// Package opscmd is opentool-host's commands that do not serve: list,
+// call and export (read the functions of plugins they start, or of a
+// running host), validate (documents and drop-in files), lock (pin a
+// plugins folder) and push and pull (plugins as OCI artifacts). Each
+// function returns one *cli.Command; the commands turn flags into the
+// configuration of the packages that do the work and call them.
+package opscmd
 
 import (
 	"fmt"
@@ -8,7 +14,10 @@ import (
 	"github.com/opentool-host/opentool-host/validate"
 )
 
-func validateCommand() *cli.Command {
+// Validate is "opentool-host validate FILE...": every fault of each file
+// as FILE: PATH: MESSAGE (package validate); exit status 1 when any file
+// has one, 2 for bad usage.
+func Validate() *cli.Command {
 	return &cli.Command{
 		Name:      "validate",
 		Usage:     "check OpenTool documents and drop-in files (NAME.mcp.json, NAME.tools.json, NAME.policy.json, opentool.lock); print every fault as FILE: PATH: MESSAGE",

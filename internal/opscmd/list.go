@@ -1,4 +1,4 @@
-package main
+package opscmd
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/opentool-host/opentool-host/internal/hostflags"
+
 	"github.com/opentool-host/opentool-host/catalog"
 	"github.com/opentool-host/opentool-host/export"
 	"github.com/opentool-host/opentool-host/host"
@@ -18,7 +20,10 @@ import (
 	"github.com/opentool-host/opentool-host/opentool"
 )
 
-func listCommand() *cli.Command {
+// List is "opentool-host list": the plugins and their functions, from
+// plugins it starts (--dir) or a running host (--url), as a table or
+// JSON (--json).
+func List() *cli.Command {
 	flags := append([]cli.Flag{
 		&cli.BoolFlag{Name: "json", Usage: "print JSON instead of a table"},
 	}, sourceFlags()...)
@@ -54,7 +59,11 @@ func listAction(c *cli.Context) error {
 	return nil
 }
 
-func exportCommand() *cli.Command {
+// Export is "opentool-host export --format FORMAT": every served
+// function as LLM API tool definitions (package export), from --dir or
+// --url, as indented JSON on stdout; the functions a format cannot take
+// as they are are named on stderr.
+func Export() *cli.Command {
 	flags := []cli.Flag{
 		&cli.StringFlag{Name: "format", Aliases: []string{"f"},
 			Usage: "`FORMAT` of the tool definitions: openai (Responses API), openai-chat (Chat Completions), anthropic or opentool (the document)"},
@@ -123,8 +132,8 @@ func exportAction(c *cli.Context) error {
 // sourceFlags are the flags of commands that read the functions either
 // from plugins they start (--dir) or from a running host (--url).
 func sourceFlags() []cli.Flag {
-	return hostFlags("warn",
-		dirFlag(false),
+	return hostflags.Flags("warn",
+		hostflags.DirFlag(false),
 		&cli.StringFlag{Name: "url", Usage: "base `URL` of a running host (e.g. http://127.0.0.1:9627) instead of --dir"},
 		&cli.StringFlag{Name: "api-key", Usage: "with --url: send `KEY` as \"Authorization: Bearer KEY\""},
 	)
@@ -148,7 +157,7 @@ func checkSource(c *cli.Context) error {
 // startHost starts a host on --dir without watching, for list, call
 // and export.
 func startHost(c *cli.Context) (*host.Host, error) {
-	cfg, err := hostConfig(c)
+	cfg, err := hostflags.Config(c)
 	if err != nil {
 		return nil, err
 	}
