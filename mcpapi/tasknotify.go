@@ -30,7 +30,8 @@ import (
 //     subscriptions/listen, one message), HTTPHandler.ServeHTTP reads
 //     params.notifications.taskIds from the body checkEnvelope buffered
 //     and, when the request's _meta declares the extension, agrees to
-//     those of them that tasks/get would answer for the same API key (at
+//     those of them that tasks/get would answer for the same API key and
+//     whose end this replica sees (ended already, or running here; at
 //     most maxListenTaskIDs); their ids are registered with the stream's
 //     writer (taskListens).
 //   - The receiving middleware (listenMiddleware) answers -32021 when the
@@ -51,8 +52,8 @@ import (
 //
 // The host's tasks change status once (working to completed, failed or
 // cancelled; never input_required), so each agreed task is notified
-// once. A task running on another replica that shares the task store is
-// not notified here: its replica reports its end, to its own streams.
+// once. A task still running on another replica that shares the task
+// store is not agreed to here: only that replica sees it end.
 
 // Header names of the host's own use on MCP requests.
 const (
@@ -154,8 +155,10 @@ func (s *Server) openTaskListen(w http.ResponseWriter, r *http.Request, d time.D
 		// is reported (and sent once: taskListen.notify).
 		l.index(tl, id, true)
 		rec, err := s.cfg.Tasks.Get(r.Context(), tl.owner, id)
-		if err != nil || rec.Origin.FrontEnd != FrontEnd {
-			l.index(tl, id, false) // not this key's MCP task: not agreed
+		if err != nil || rec.Origin.FrontEnd != FrontEnd || !rec.Status.Terminal() && rec.Replica != s.cfg.Tasks.Replica() {
+			// Not this key's MCP task, or one still running on another
+			// replica, whose end only that replica reports: not agreed.
+			l.index(tl, id, false)
 			continue
 		}
 		tl.mu.Lock()

@@ -142,6 +142,10 @@ type Run func(ctx context.Context) (json.RawMessage, error)
 // it becomes one (0: at once).
 func (m *Manager) After() time.Duration { return m.cfg.After }
 
+// Replica is Config.Replica: the name of this Manager in the records of
+// the tasks it runs (Record.Replica).
+func (m *Manager) Replica() string { return m.cfg.Replica }
+
 // Start is StartFrom with no Origin.
 func (m *Manager) Start(ctx context.Context, owner string, run Run) (Record, error) {
 	return m.StartFrom(ctx, owner, Origin{}, run)
