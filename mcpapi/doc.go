@@ -93,8 +93,9 @@
 // https://github.com/modelcontextprotocol/ext-tasks): a tools/call whose
 // _meta declares the extension and outlives --task-after is answered
 // with a CreateTaskResult while the call goes on; tasks/get, tasks/cancel
-// and tasks/update answer for it on any replica sharing the task store.
-// tasks.go has the table.
+// and tasks/update answer for it on any replica sharing the task store;
+// a subscriptions/listen naming it gets notifications/tasks when it ends
+// (tasknotify.go). tasks.go has the table.
 //
 // Tool list: Follow waits on host.Host.Changed and adds, replaces and
 // removes tools, comparing definitions, so that the SDK sends

@@ -132,7 +132,14 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer release()
 		r = bindRequest(r)
 	}
-	h.sdk.ServeHTTP(&deadlineWriter{ResponseWriter: w, d: o.WriteTimeout, call: msg.call() && !listens(r)}, r)
+	dw := &deadlineWriter{ResponseWriter: w, d: o.WriteTimeout, call: msg.call() && !listens(r)}
+	r.Header.Del(listenHeader) // the host's own (tasknotify.go)
+	if listens(r) && msg != nil && msg.method == methodListen {
+		if dw.listen = s.openTaskListen(w, r, o.WriteTimeout, o.MaxBodyBytes); dw.listen != nil {
+			defer s.closeTaskListen(dw.listen)
+		}
+	}
+	h.sdk.ServeHTTP(dw, r)
 }
 
 // Meter implements frontdoor.Meter (the front door takes the rate limit,
@@ -225,10 +232,18 @@ type deadlineWriter struct {
 
 	call  bool // the POST carries one request: its response ends the stream
 	final bool // the response has been written: flushes wait for the end
+
+	// listen, for a subscriptions/listen that named task ids, writes
+	// and flushes under its mutex, with its task notifications
+	// (tasknotify.go).
+	listen *taskListen
 }
 
 // Write implements http.ResponseWriter.
 func (w *deadlineWriter) Write(p []byte) (int, error) {
+	if w.listen != nil {
+		return w.listen.write(p)
+	}
 	httpguard.SetWriteDeadline(w.ResponseWriter, w.d)
 	if w.call && !w.final && isResponseEvent(p) {
 		w.final = true
@@ -242,6 +257,9 @@ func (w *deadlineWriter) FlushError() error {
 	if w.final {
 		return nil
 	}
+	if w.listen != nil {
+		return w.listen.flush()
+	}
 	httpguard.SetWriteDeadline(w.ResponseWriter, w.d)
 	return http.NewResponseController(w.ResponseWriter).Flush()
 }
@@ -250,11 +268,7 @@ func (w *deadlineWriter) FlushError() error {
 // is a JSON-RPC response (not a request or a notification) as the SDK
 // encodes it: {"jsonrpc":"2.0","id":ID,"result":... or ,"error":...}.
 func isResponseEvent(p []byte) bool {
-	i := bytes.Index(p, []byte("data: "))
-	if i < 0 || i > 0 && p[i-1] != '\n' || !bytes.HasSuffix(p, []byte("\n\n")) {
-		return false
-	}
-	rest, ok := bytes.CutPrefix(p[i+len("data: "):], []byte(`{"jsonrpc":"2.0","id":`))
+	rest, ok := bytes.CutPrefix(eventData(p), []byte(`{"jsonrpc":"2.0","id":`))
 	if !ok || len(rest) == 0 {
 		return false
 	}

@@ -48,7 +48,8 @@ type Server struct {
 	down     context.Context    // done once Shutdown is called
 	shutdown context.CancelFunc // ends down
 
-	inflight inflight // stateless calls in flight, for notifications/cancelled (cancel.go)
+	inflight inflight    // stateless calls in flight, for notifications/cancelled (cancel.go)
+	listens  taskListens // listen streams that agreed to task ids (tasknotify.go)
 
 	mu      sync.Mutex        // one sync at a time; guards the fields below
 	tools   map[string]string // served tool name → fingerprint

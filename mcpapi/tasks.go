@@ -64,8 +64,13 @@ import (
 //	                              dropped, its requests to the client
 //	                              (exchange.go) fail (the SDK refuses a
 //	                              write to a finished request's stream)
-//	Task Status Notifications     not sent: the SDK sends no notification a
-//	                              server defines (see below)
+//	Task Status Notifications     notifications/tasks on a subscriptions/listen
+//	                              stream whose params.notifications.taskIds
+//	                              names tasks of the key and whose _meta opts
+//	                              in (tasknotify.go): acknowledged with the
+//	                              agreed ids, one notification (the
+//	                              DetailedTask of tasks/get) when each ends
+//	                              on this replica; -32021 without the opt-in
 //	Error Handling                an unknown, expired, malformed or other
 //	                              key's or front end's task id: -32602; a
 //	                              store that fails: -32603; tasks/* without
@@ -81,11 +86,10 @@ import (
 // called as a task by its adapter (package mcpadapter, tasks.go) and is
 // a plain tool here, listed without execution; so tools/call never
 // answers -32021.
-// notifications/tasks is not sent: the MCP Go SDK v1.8.0 gives a server
-// no way to send a notification it does not define (ServerSession sends
-// only its own kinds), so clients poll; a subscriptions/listen naming
-// taskIds is acknowledged without them, which tells the client none was
-// agreed to.
+// notifications/tasks goes around the SDK, onto the listen stream's
+// HTTP writer: the MCP Go SDK v1.8.0 gives a server no way to send a
+// notification it does not define (ServerSession sends only its own
+// kinds), nor a place for taskIds in subscriptions/listen.
 
 // TasksExtension is the extension's identifier (extension, "Extension
 // Identifier"): the key of capabilities.extensions in initialize and
@@ -117,6 +121,8 @@ func (s *Server) addTasks() {
 	must(mcp.AddReceivingCustomMethod(s.srv, mcptasks.MethodGet, s.tasksGet))
 	must(mcp.AddReceivingCustomMethod(s.srv, mcptasks.MethodCancel, s.tasksCancel))
 	must(mcp.AddReceivingCustomMethod(s.srv, mcptasks.MethodUpdate, s.tasksUpdate))
+	s.srv.AddReceivingMiddleware(s.listenMiddleware)
+	s.cfg.Tasks.Watch(s.taskEnded) // for the Server's life, as the Manager's
 }
 
 // taskMiddleware runs a tools/call that opted in as a task when it

@@ -86,18 +86,7 @@ type rpcOut struct {
 // decoded and as sent.
 func mcpRaw(t *testing.T, url, key, body string, headers ...string) (int, rpcOut, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Authorization", "Bearer "+key)
-	for _, h := range headers {
-		k, v, _ := strings.Cut(h, ": ")
-		req.Header.Set(k, v)
-	}
-	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(mcpPost(t, url, key, body, headers...))
 	if err != nil {
 		t.Fatalf("POST %s: %v", url, err)
 	}
@@ -110,6 +99,25 @@ func mcpRaw(t *testing.T, url, key, body string, headers ...string) (int, rpcOut
 		}
 	}
 	return resp.StatusCode, out, raw
+}
+
+// mcpPost is a POST of body to url with key, as an MCP client sends it
+// (JSON, accepting JSON and event streams), with the headers "Name:
+// value".
+func mcpPost(t *testing.T, url, key, body string, headers ...string) *http.Request {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+key)
+	for _, h := range headers {
+		k, v, _ := strings.Cut(h, ": ")
+		req.Header.Set(k, v)
+	}
+	return req
 }
 
 // responseOf returns the JSON-RPC response in resp's body: the body of

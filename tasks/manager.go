@@ -69,6 +69,9 @@ type Manager struct {
 	wg      sync.WaitGroup
 	closed  bool
 	stop    chan struct{}
+
+	watchMu  sync.Mutex
+	watchers map[*func(Record)]struct{} // Watch's functions
 }
 
 // NewManager returns a Manager of cfg and starts its lease renewal.
@@ -138,6 +141,10 @@ type Run func(ctx context.Context) (json.RawMessage, error)
 // After is Config.After: how long a call that allows a task runs before
 // it becomes one (0: at once).
 func (m *Manager) After() time.Duration { return m.cfg.After }
+
+// Replica is Config.Replica: the name of this Manager in the records of
+// the tasks it runs (Record.Replica).
+func (m *Manager) Replica() string { return m.cfg.Replica }
 
 // Start is StartFrom with no Origin.
 func (m *Manager) Start(ctx context.Context, owner string, run Run) (Record, error) {
@@ -269,15 +276,61 @@ func (m *Manager) execute(ctx context.Context, cancel context.CancelCauseFunc, r
 	defer m.forget(rec.ID)
 	result, err := run(ctx)
 	final := outcome(ctx, result, err)
-	if _, uerr := m.cfg.Store.Update(context.Background(), rec.ID, func(r *Record) error {
+	ended := false
+	stored, uerr := m.cfg.Store.Update(context.Background(), rec.ID, func(r *Record) error {
+		ended = false // a store may apply change again (RedisStore retries)
 		if r.Status.Terminal() {
 			return nil // failed meanwhile (a lease judged over): keep it
 		}
 		r.Status, r.StatusMessage, r.Result, r.Error = final.Status, final.StatusMessage, final.Result, final.Error
 		r.LastUpdatedAt = time.Now().UTC()
+		ended = true
 		return nil
-	}); uerr != nil {
+	})
+	if uerr != nil {
 		m.cfg.Logger.Error("task outcome not stored", "task", rec.ID, "error", uerr)
+		return
+	}
+	if ended {
+		m.ended(stored)
+	}
+}
+
+// Watch calls fn with the record of every task this Manager ends, as
+// stored once it is terminal: a call run here that completed, failed or
+// was cancelled (execute), and a task of a dead replica that Get failed
+// (its lease ran out). Each such change is reported once, after it is
+// stored; a task ended by another Manager on the same Store is not
+// reported here (its Manager reports it). fn runs on the goroutine that
+// ended the task and must not block: hand slow work (writing to a
+// client) to a goroutine of its own. It is the hook of the extension's
+// "Task Status Notifications"; the function Watch returns unregisters
+// fn (safe to call more than once).
+func (m *Manager) Watch(fn func(Record)) (stop func()) {
+	key := &fn
+	m.watchMu.Lock()
+	if m.watchers == nil {
+		m.watchers = map[*func(Record)]struct{}{}
+	}
+	m.watchers[key] = struct{}{}
+	m.watchMu.Unlock()
+	return func() {
+		m.watchMu.Lock()
+		delete(m.watchers, key)
+		m.watchMu.Unlock()
+	}
+}
+
+// ended reports rec, a task just stored terminal, to the Watch functions.
+func (m *Manager) ended(rec Record) {
+	m.watchMu.Lock()
+	fns := make([]func(Record), 0, len(m.watchers))
+	for fn := range m.watchers {
+		fns = append(fns, *fn)
+	}
+	m.watchMu.Unlock()
+	for _, fn := range fns {
+		fn(rec)
 	}
 }
 
@@ -319,14 +372,21 @@ func (m *Manager) Get(ctx context.Context, owner, id string) (Record, error) {
 	if rec.Status.Terminal() || time.Now().Before(rec.LeaseUntil) {
 		return rec, nil
 	}
-	return m.cfg.Store.Update(ctx, id, func(r *Record) error {
+	failed := false
+	rec, err = m.cfg.Store.Update(ctx, id, func(r *Record) error {
+		failed = false // a store may apply change again (RedisStore retries)
 		if !r.Status.Terminal() && !time.Now().Before(r.LeaseUntil) {
 			msg := fmt.Sprintf("the replica running this task (%s) stopped renewing its lease at %s: it is gone, and the call with it", r.Replica, r.LeaseUntil.Format(time.RFC3339Nano))
 			b, _ := json.Marshal(RPCError{Code: -32603, Message: msg})
 			r.Status, r.StatusMessage, r.Error, r.LastUpdatedAt = Failed, msg, b, time.Now().UTC()
+			failed = true
 		}
 		return nil
 	})
+	if err == nil && failed {
+		m.ended(rec)
+	}
+	return rec, err
 }
 
 // Cancel asks for owner's task id to be cancelled (extension, "Task

@@ -306,6 +306,8 @@ func TestReplicaKilledMidTask(t *testing.T) {
 	}
 	defer store.Close()
 	b := newManager(t, tasks.Config{Store: store, Replica: "b"})
+	watched := make(chan tasks.Record, 4)
+	defer b.Watch(func(r tasks.Record) { watched <- r })()
 	if rec, err := b.Get(context.Background(), "k", id); err != nil || rec.Status != tasks.Working {
 		t.Fatalf("while the replica lives: %+v %v", rec, err)
 	}
@@ -319,6 +321,94 @@ func TestReplicaKilledMidTask(t *testing.T) {
 		t.Errorf("failed task %+v", rec.Detailed())
 	}
 	t.Logf("task failed %v after its replica was SIGKILLed (lease 300 ms)", time.Since(killed).Round(time.Millisecond))
+	// The Get that failed it reported it to Watch, once.
+	if w := <-watched; w.ID != id || w.Status != tasks.Failed {
+		t.Errorf("watched %+v, want task %s failed", w.Detailed(), id)
+	}
+	if _, err := b.Get(context.Background(), "k", id); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case w := <-watched:
+		t.Errorf("a second Get reported the task again: %+v", w.Detailed())
+	default:
+	}
+}
+
+// TestWatch: Watch reports each task as it ends, once, terminal and as
+// stored (completed with its result, failed with its error, cancelled
+// with its reason); after stop it reports nothing.
+func TestWatch(t *testing.T) {
+	stores(t, func(t *testing.T, newStore func() tasks.Store) {
+		m := newManager(t, tasks.Config{Store: newStore(), Lease: 300 * time.Millisecond})
+		watched := make(chan tasks.Record, 8)
+		stop := m.Watch(func(r tasks.Record) { watched <- r })
+		next := func(id string) tasks.Record {
+			t.Helper()
+			select {
+			case r := <-watched:
+				if r.ID != id {
+					t.Fatalf("watched task %s, want %s", r.ID, id)
+				}
+				return r
+			case <-time.After(10 * time.Second):
+				t.Fatalf("task %s: not reported within 10 s", id)
+			}
+			return tasks.Record{}
+		}
+		release := make(chan struct{})
+		ok, err := m.Start(context.Background(), "alice", func(ctx context.Context) (json.RawMessage, error) {
+			<-release
+			return json.RawMessage(`{"isError":false}`), nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case r := <-watched:
+			t.Fatalf("a working task was reported: %+v", r.Detailed())
+		default:
+		}
+		close(release)
+		if r := next(ok.ID); r.Status != tasks.Completed || string(r.Result) != `{"isError":false}` || r.Owner != "alice" {
+			t.Errorf("completed: %+v", r.Detailed())
+		}
+		bad, err := m.Start(context.Background(), "alice", func(ctx context.Context) (json.RawMessage, error) {
+			return nil, &tasks.RPCError{Code: -32000, Message: "no"}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := next(bad.ID); r.Status != tasks.Failed || string(r.Error) != `{"code":-32000,"message":"no"}` {
+			t.Errorf("failed: %+v", r.Detailed())
+		}
+		long, err := m.Start(context.Background(), "alice", func(ctx context.Context) (json.RawMessage, error) {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Cancel(context.Background(), "alice", long.ID); err != nil {
+			t.Fatal(err)
+		}
+		if r := next(long.ID); r.Status != tasks.Cancelled || r.StatusMessage != tasks.ErrCancelled.Error() {
+			t.Errorf("cancelled: %+v", r.Detailed())
+		}
+		stop()
+		stop()
+		after, err := m.Start(context.Background(), "alice", func(ctx context.Context) (json.RawMessage, error) { return json.RawMessage(`{}`), nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitStatus(t, m, "alice", after.ID, tasks.Completed)
+		m.Close() // the outcome is stored, and reported if it would be, before Close returns
+		select {
+		case r := <-watched:
+			t.Errorf("reported after stop: %+v", r.Detailed())
+		default:
+		}
+	})
 }
 
 // ctxKey carries a value from the request's context to the call's.
