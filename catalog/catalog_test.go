@@ -105,3 +105,16 @@ func TestCalls(t *testing.T) {
 		t.Error("no keys: a name is not callable")
 	}
 }
+
+// TestListingOfNamesTheHostsOwn: `opentool-host list --dir` shows the
+// host's own functions as served by host.BuiltinOwner, not by no one.
+func TestListingOfNamesTheHostsOwn(t *testing.T) {
+	l := catalog.ListingOf(source{})
+	owners := map[string]string{}
+	for _, f := range l.Functions {
+		owners[f.Function] = f.Plugin
+	}
+	if owners["search_tools"] != host.BuiltinOwner || owners["call_tool"] != host.BuiltinOwner || owners["add"] != "calc" {
+		t.Errorf("owners %v", owners)
+	}
+}

@@ -27,6 +27,7 @@ type Listing struct {
 
 // ListedFunction is one served function of a Listing.
 type ListedFunction struct {
+	// Plugin serves the function; host.BuiltinOwner for the host's own.
 	Plugin      string `json:"plugin"`
 	Function    string `json:"function"`
 	Description string `json:"description"`
@@ -39,7 +40,11 @@ func ListingOf(src Source) Listing {
 		l.Ignored = ig.Ignored()
 	}
 	for _, f := range src.Functions() {
-		l.Functions = append(l.Functions, ListedFunction{Plugin: f.Plugin, Function: f.Function.Name, Description: f.Function.Description})
+		owner := f.Plugin
+		if f.Builtin {
+			owner = host.BuiltinOwner
+		}
+		l.Functions = append(l.Functions, ListedFunction{Plugin: owner, Function: f.Function.Name, Description: f.Function.Description})
 	}
 	return l
 }
@@ -87,7 +92,9 @@ func hostBase(url string) string {
 // served pairs each function of the served document with the plugin
 // that serves it: the plugin that declares the name, unless /health
 // lists the name among its conflicts (another plugin owns it); a
-// duplicate served under a prefix ("PLUGIN__NAME") is its plugin's.
+// duplicate served under a prefix ("PLUGIN__NAME") is its plugin's. A
+// function no plugin serves is the host's own (tool search's, owned by
+// host.BuiltinOwner).
 func served(doc *opentool.OpenTool, plugins []host.PluginStatus) []ListedFunction {
 	owner := map[string]string{}
 	for _, p := range plugins {
@@ -107,7 +114,11 @@ func served(doc *opentool.OpenTool, plugins []host.PluginStatus) []ListedFunctio
 	var out []ListedFunction
 	if doc != nil {
 		for _, f := range doc.Functions {
-			out = append(out, ListedFunction{Plugin: owner[f.Name], Function: f.Name, Description: f.Description})
+			p, ok := owner[f.Name]
+			if !ok {
+				p = host.BuiltinOwner
+			}
+			out = append(out, ListedFunction{Plugin: p, Function: f.Name, Description: f.Description})
 		}
 	}
 	return out
