@@ -73,8 +73,9 @@ var (
 	// cannot become a JSON Schema (it wraps the opentool error then).
 	ErrInvalidDocument = errors.New("export: invalid document")
 	// ErrDeferUnsupported: deferred loading was asked for a format other
-	// than anthropic (Export).
-	ErrDeferUnsupported = errors.New("export: deferred loading applies only to the anthropic format")
+	// than anthropic and openai (Export); Chat Completions has no tool
+	// search.
+	ErrDeferUnsupported = errors.New("export: deferred loading applies only to the anthropic and openai formats")
 )
 
 // formatList is "openai, openai-chat, anthropic or opentool".
@@ -130,6 +131,10 @@ type OpenAITool struct {
 	// Strict says whether OpenAI strict mode is on. It is always written:
 	// the Responses API turns strict mode on when it is left out.
 	Strict bool `json:"strict"`
+	// DeferLoading marks the function for OpenAI's tool search: the model
+	// is shown its name and description, and its parameters only once a
+	// search loads it (Deferred).
+	DeferLoading bool `json:"defer_loading,omitempty"`
 }
 
 // OpenAIChatTool is one function tool of the OpenAI Chat Completions API.
@@ -175,29 +180,55 @@ type AnthropicToolSearch struct {
 	Name string `json:"name"`
 }
 
-// Deferred returns the anthropic export of doc with deferred loading, for
-// a catalog too large for a context window: Anthropic's tool search tool
-// (AnthropicToolSearch), then every function with "defer_loading": true,
-// so that the model is shown only the tools its searches find
-// (https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/tool-search-tool).
-// OpenAI's APIs have no equivalent form. Errors: those of Functions.
-func Deferred(doc *opentool.OpenTool) (json.RawMessage, error) {
-	tools, _, err := Functions(doc, Anthropic, false)
+// OpenAIToolSearch is OpenAI's hosted tool search tool of the Responses
+// API (gpt-5.4 and later): the first tool of an OpenAI Deferred export.
+type OpenAIToolSearch struct {
+	// Type is "tool_search".
+	Type string `json:"type"`
+}
+
+// Deferred returns the export of doc in format with deferred loading, for
+// a catalog too large for a context window: the provider's tool search
+// tool first, then every function with "defer_loading": true, so that the
+// model is shown only what its searches load.
+//   - Anthropic: AnthropicToolSearch (BM25), then each AnthropicTool
+//     (https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/tool-search-tool);
+//   - OpenAI (the Responses API): OpenAIToolSearch, then each OpenAITool,
+//     strict mode rewritten as Functions does with strict
+//     (https://developers.openai.com/api/docs/guides/tools-tool-search).
+//
+// Issues are those of Functions. Errors: ErrDeferUnsupported for any
+// other format (Chat Completions has no tool search); those of
+// Functions.
+func Deferred(doc *opentool.OpenTool, format Format, strict bool) (json.RawMessage, []StrictIssue, error) {
+	if format != Anthropic && format != OpenAI {
+		return nil, nil, fmt.Errorf("%w (got %s)", ErrDeferUnsupported, format)
+	}
+	tools, issues, err := Functions(doc, format, strict)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out := make([]any, 0, len(tools)+1)
-	out = append(out, AnthropicToolSearch{Type: "tool_search_tool_bm25_20251119", Name: "tool_search_tool_bm25"})
+	if format == Anthropic {
+		out = append(out, AnthropicToolSearch{Type: "tool_search_tool_bm25_20251119", Name: "tool_search_tool_bm25"})
+	} else {
+		out = append(out, OpenAIToolSearch{Type: "tool_search"})
+	}
 	for _, t := range tools {
-		at := t.(AnthropicTool)
-		at.DeferLoading = true
-		out = append(out, at)
+		switch t := t.(type) {
+		case AnthropicTool:
+			t.DeferLoading = true
+			out = append(out, t)
+		case OpenAITool:
+			t.DeferLoading = true
+			out = append(out, t)
+		}
 	}
 	b, err := json.Marshal(out)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidDocument, err)
+		return nil, nil, fmt.Errorf("%w: %w", ErrInvalidDocument, err)
 	}
-	return b, nil
+	return b, issues, nil
 }
 
 // Functions returns the tool definition of every function of doc, in
@@ -285,22 +316,18 @@ type Options struct {
 	Format Format
 	// Strict rewrites the OpenAI formats for strict mode (Functions).
 	Strict bool
-	// DeferLoading gives the anthropic export with deferred loading
-	// (Deferred) instead of Document's.
+	// DeferLoading gives the export with deferred loading (Deferred:
+	// anthropic and openai) instead of Document's.
 	DeferLoading bool
 }
 
 // Export returns the export of doc that o asks for, as JSON: Document's,
 // or Deferred's with o.DeferLoading. Issues are those of Functions.
 // Errors: ErrDeferUnsupported for DeferLoading with a format other than
-// Anthropic; those of Document and Deferred.
+// anthropic and openai; those of Document and Deferred.
 func Export(doc *opentool.OpenTool, o Options) (json.RawMessage, []StrictIssue, error) {
-	if o.DeferLoading && o.Format != Anthropic {
-		return nil, nil, fmt.Errorf("%w (got %s)", ErrDeferUnsupported, o.Format)
+	if o.DeferLoading {
+		return Deferred(doc, o.Format, o.Strict)
 	}
-	out, issues, err := Document(doc, o.Format, o.Strict)
-	if err == nil && o.DeferLoading {
-		out, err = Deferred(doc)
-	}
-	return out, issues, err
+	return Document(doc, o.Format, o.Strict)
 }

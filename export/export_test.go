@@ -372,14 +372,15 @@ func TestExportAdditionalProperties(t *testing.T) {
 	}
 }
 
-// TestDeferred: Anthropic's tool search tool first, then every function
-// with defer_loading true and its input schema.
+// TestDeferred: the provider's tool search tool first (Anthropic's BM25
+// tool; OpenAI's tool_search), then every function with defer_loading
+// true and its input schema; Chat Completions has none.
 func TestDeferred(t *testing.T) {
 	doc := &opentool.OpenTool{OpenTool: "1.1.0", Info: opentool.Info{Title: "t", Version: "1"}, Functions: []opentool.Function{
 		{Name: "add", Description: "Add.", Parameters: []opentool.Parameter{{Name: "a", Schema: &opentool.Schema{Type: opentool.TypeNumber}, Required: true}}},
 		{Name: "ping", Description: "Ping.", Parameters: []opentool.Parameter{}},
 	}}
-	b, err := export.Deferred(doc)
+	b, _, err := export.Deferred(doc, export.Anthropic, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -395,24 +396,41 @@ func TestDeferred(t *testing.T) {
 			t.Errorf("tool = %v, want defer_loading and input_schema", tl)
 		}
 	}
+
+	b, _, err = export.Deferred(doc, export.OpenAI, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = nil
+	if err := json.Unmarshal(b, &got); err != nil || len(got) != 3 || len(got[0]) != 1 || got[0]["type"] != "tool_search" {
+		t.Fatalf("Deferred(openai) = %s (%v)", b, err)
+	}
+	for _, tl := range got[1:] {
+		if tl["type"] != "function" || tl["defer_loading"] != true || tl["strict"] != true || tl["parameters"] == nil {
+			t.Errorf("tool = %v, want a strict function with defer_loading and parameters", tl)
+		}
+	}
+	if _, _, err := export.Deferred(doc, export.OpenAIChat, false); !errors.Is(err, export.ErrDeferUnsupported) {
+		t.Errorf("Deferred(openai-chat) = %v, want ErrDeferUnsupported", err)
+	}
 }
 
 // TestExport: Export is Document, or Deferred with DeferLoading, which
-// only the anthropic format takes.
+// only the anthropic and openai formats take.
 func TestExport(t *testing.T) {
 	doc := loadFixture(t, "reference-mock-tool.json")
-	for _, o := range []export.Options{{Format: export.OpenAI, Strict: true}, {Format: export.Anthropic, DeferLoading: true}} {
+	for _, o := range []export.Options{{Format: export.OpenAI, Strict: true}, {Format: export.Anthropic, DeferLoading: true}, {Format: export.OpenAI, DeferLoading: true}} {
 		want, _, err := export.Document(doc, o.Format, o.Strict)
 		if o.DeferLoading {
-			want, err = export.Deferred(doc)
+			want, _, err = export.Deferred(doc, o.Format, o.Strict)
 		}
 		got, _, gerr := export.Export(doc, o)
 		if err != nil || gerr != nil || string(got) != string(want) {
 			t.Errorf("Export(%+v) = %s, %v\nwant %s, %v", o, got, gerr, want, err)
 		}
 	}
-	if _, _, err := export.Export(doc, export.Options{Format: export.OpenAI, DeferLoading: true}); !errors.Is(err, export.ErrDeferUnsupported) {
-		t.Errorf("Export(openai, DeferLoading) = %v, want ErrDeferUnsupported", err)
+	if _, _, err := export.Export(doc, export.Options{Format: export.OpenAIChat, DeferLoading: true}); !errors.Is(err, export.ErrDeferUnsupported) {
+		t.Errorf("Export(openai-chat, DeferLoading) = %v, want ErrDeferUnsupported", err)
 	}
 	if _, _, err := export.Export(doc, export.Options{Format: export.Anthropic, Strict: true}); !errors.Is(err, export.ErrStrictUnsupported) {
 		t.Errorf("Export(anthropic, Strict) = %v, want ErrStrictUnsupported", err)

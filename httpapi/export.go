@@ -21,9 +21,9 @@ const StrictIssueHeader = "OpenTool-Strict-Issue"
 // openai-chat and anthropic, the aggregated document for opentool.
 //
 // strict takes the values of strconv.ParseBool; defer_loading=true (with
-// format=anthropic) gives export.Deferred (through export.Export):
-// Anthropic's tool search tool, then every tool with "defer_loading":
-// true. Functions strict mode cannot take are exported non-strict and
+// format=anthropic or openai) gives export.Deferred (through
+// export.Export): the provider's tool search tool, then every tool with
+// "defer_loading": true. Functions strict mode cannot take are exported non-strict and
 // each named in a StrictIssueHeader header. HTTP 400 with
 // {"error":{"code":400,"message"}} for a missing or unknown format, a bad
 // strict value, or strict with a format other than openai and
@@ -44,8 +44,8 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) {
 	}
 	var deferred bool
 	if v := q.Get("defer_loading"); v != "" {
-		if deferred, err = strconv.ParseBool(v); err != nil || (deferred && format != export.Anthropic) {
-			s.writeExportError(w, http.StatusBadRequest, "defer_loading=true applies only to format anthropic, got "+quote(v)+" with "+string(format))
+		if deferred, err = strconv.ParseBool(v); err != nil || (deferred && format != export.Anthropic && format != export.OpenAI) {
+			s.writeExportError(w, http.StatusBadRequest, "defer_loading=true applies only to format anthropic and openai, got "+quote(v)+" with "+string(format))
 			return
 		}
 	}

@@ -39,15 +39,22 @@ func TestExportEndToEnd(t *testing.T) {
 	}
 
 	// Deferred loading (Anthropic's tool search): the search tool first,
-	// then every tool marked defer_loading; refused for other formats.
+	// then every tool marked defer_loading; the same with OpenAI's
+	// tool_search; refused for Chat Completions.
 	st, _, db := getBody(t, base+"/opentool/export?format=anthropic&defer_loading=true")
 	var deferred []map[string]any
 	if err := json.Unmarshal([]byte(db), &deferred); st != http.StatusOK || err != nil || len(deferred) != 12 ||
 		deferred[0]["type"] != "tool_search_tool_bm25_20251119" || deferred[1]["defer_loading"] != true {
 		t.Fatalf("defer_loading: HTTP %d: %s", st, db)
 	}
-	if status, _, body := getBody(t, base+"/opentool/export?format=openai&defer_loading=true"); status != http.StatusBadRequest {
-		t.Errorf("defer_loading with openai: HTTP %d %s, want 400", status, body)
+	st, _, db = getBody(t, base+"/opentool/export?format=openai&defer_loading=true")
+	deferred = nil
+	if err := json.Unmarshal([]byte(db), &deferred); st != http.StatusOK || err != nil || len(deferred) != 12 ||
+		deferred[0]["type"] != "tool_search" || deferred[1]["defer_loading"] != true {
+		t.Fatalf("defer_loading with openai: HTTP %d: %s", st, db)
+	}
+	if status, _, body := getBody(t, base+"/opentool/export?format=openai-chat&defer_loading=true"); status != http.StatusBadRequest {
+		t.Errorf("defer_loading with openai-chat: HTTP %d %s, want 400", status, body)
 	}
 
 	// Strict: every object closed; the mock's $refs inlined.

@@ -68,7 +68,7 @@ func Export() *cli.Command {
 		&cli.StringFlag{Name: "format", Aliases: []string{"f"},
 			Usage: "`FORMAT` of the tool definitions: openai (Responses API), openai-chat (Chat Completions), anthropic or opentool (the document)"},
 		&cli.BoolFlag{Name: "strict", Usage: "rewrite for OpenAI strict mode (openai, openai-chat); functions it cannot apply to are exported non-strict and named on stderr"},
-		&cli.BoolFlag{Name: "defer-loading", Usage: "with --format anthropic: Anthropic's tool search tool first, then every tool with \"defer_loading\": true, so that the model sees only the tools it searches for"},
+		&cli.BoolFlag{Name: "defer-loading", Usage: "with --format anthropic or openai (the Responses API): the provider's tool search tool first, then every tool with \"defer_loading\": true, so that the model sees only the tools it searches for"},
 	}
 	flags = append(flags, sourceFlags()...)
 	return &cli.Command{
@@ -100,8 +100,8 @@ func exportAction(c *cli.Context) error {
 	if opts.Strict && format != export.OpenAI && format != export.OpenAIChat {
 		return cli.Exit("export: --strict applies only to --format openai and openai-chat", 2)
 	}
-	if opts.DeferLoading && format != export.Anthropic {
-		return cli.Exit("export: --defer-loading applies only to --format anthropic", 2)
+	if opts.DeferLoading && format != export.Anthropic && format != export.OpenAI {
+		return cli.Exit("export: --defer-loading applies only to --format anthropic and openai (Chat Completions has no tool search)", 2)
 	}
 	var doc *opentool.OpenTool
 	err = fromSource(c, func(url, apiKey string) (err error) {
