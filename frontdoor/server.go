@@ -226,6 +226,7 @@ func (s *Server) Start() (err error) {
 	if err := s.h.Start(s.ctx); err != nil {
 		return err
 	}
+	front.Started()
 	s.ready.SetStarting(false)
 	served := 0
 	for _, p := range s.h.Plugins() {
@@ -246,6 +247,11 @@ type Front struct {
 	Handler http.Handler
 	// Readiness answers readiness and drains.
 	Readiness *Readiness
+	// Started brings every front end's own view of the host's functions
+	// (MCP's tool list, which follows the host asynchronously) up to
+	// date; the server calls it once the plugins have started, before
+	// readiness turns ready.
+	Started func()
 	// OnShutdown are for http.Server.RegisterOnShutdown: MCP streams that
 	// only wait for notifications, and /events streams, end at once.
 	OnShutdown []func()
@@ -308,7 +314,7 @@ func NewFront(ctx context.Context, h *host.Host, listen net.Addr, guard *access.
 	if err != nil {
 		return nil, &ConfigError{err}
 	}
-	return &Front{Handler: handler, Readiness: ready, OnShutdown: []func(){mcps.Shutdown, ui.Shutdown}, Tasks: tm, Close: closeTasks}, nil
+	return &Front{Handler: handler, Readiness: ready, Started: mcps.Sync, OnShutdown: []func(){mcps.Shutdown, ui.Shutdown}, Tasks: tm, Close: closeTasks}, nil
 }
 
 // taskStoreTimeout bounds connecting to the task store at start.

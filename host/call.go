@@ -176,11 +176,21 @@ func (h *Host) send(ctx context.Context, rt *route, r *request) error {
 
 // collect sends r, a call through call_tool of streaming function rt
 // (checked, r.stream set), and emits its items as one result
-// {"items":[...]}, at most Config.MaxResultBytes (as CollectItems).
+// {"items":[...]}, at most Config.MaxResultBytes (as CollectItems),
+// telling the caller's Exchange.Item of each.
 func (h *Host) collect(ctx context.Context, rt *route, r *request) error {
 	items := newItems(r.fn, h.cfg.MaxResultBytes)
 	emit := r.emit
 	r.emit = items.add
+	if x := exchangeFrom(ctx); x != nil && x.Item != nil {
+		r.emit = func(item []byte) error {
+			if err := items.add(item); err != nil {
+				return err
+			}
+			x.Item(items.n, item)
+			return nil
+		}
+	}
 	if err := h.send(ctx, rt, r); err != nil {
 		return err
 	}

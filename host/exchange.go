@@ -40,6 +40,12 @@ type Exchange struct {
 	// plugin as it is; any other as JSON-RPC error -32603 with its text.
 	// Nil: every request is answered -32601.
 	Request func(ctx context.Context, method string, params []byte) ([]byte, error)
+	// Item, when set, is told of each item of a streaming function whose
+	// items the host collects into one result for the caller (tool
+	// search's call_tool naming a streaming function; CollectItems'
+	// each): n counts from 1, item is the item's JSON. It runs before the
+	// next item is read: it should not block long. Nil: nothing is told.
+	Item func(n int, item []byte)
 }
 
 type exchangeKey struct{}

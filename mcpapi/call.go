@@ -36,8 +36,11 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 		ctx = callContext(ctx, req)
 		args := []byte(req.Params.Arguments)
 		if f := s.h.Function(name); f != nil && f.IsStream() {
-			ctx = host.WithExchange(ctx, s.exchange(ctx, req, true))
-			obj, err := s.collect(ctx, req, name, args)
+			// Its items are collected into one result, each reported as
+			// progress when the client sent a progress token
+			// (exchange: Item).
+			x := s.exchange(ctx, req, true)
+			obj, err := host.CollectItems(host.WithExchange(ctx, x), s.h.StreamCall, name, args, s.cfg.MaxResultBytes, x.Item)
 			return s.answer(name, obj, err)
 		}
 		ctx = host.WithExchange(ctx, s.exchange(ctx, req, false))
@@ -84,22 +87,6 @@ func callContext(ctx context.Context, req *mcp.CallToolRequest) context.Context 
 		}
 	}
 	return propagation.TraceContext{}.Extract(ctx, carrier)
-}
-
-// collect runs streaming function name and returns its items as
-// {"items":[ITEM,...]}, at most Config.MaxResultBytes in all. When the
-// client sent a progress token it gets one notifications/progress per
-// item: progress = items so far, message = the item's JSON (or its size
-// when over 4 KiB).
-func (s *Server) collect(ctx context.Context, req *mcp.CallToolRequest, name string, args []byte) ([]byte, error) {
-	token := req.Params.GetProgressToken()
-	return host.CollectItems(ctx, s.h.StreamCall, name, args, s.cfg.MaxResultBytes, func(n int, item []byte) {
-		if token != nil && req.Session != nil {
-			// Progress is advisory: a client that went away ends the
-			// call through ctx, not through this error.
-			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(n), Message: progressMessage(n, item)})
-		}
-	})
 }
 
 // progressMessage is the message of the progress notification of the

@@ -49,6 +49,15 @@ func (s *Server) exchange(ctx context.Context, req *mcp.CallToolRequest, stream 
 		return x
 	}
 	token := req.Params.GetProgressToken()
+	if token != nil {
+		// The items of a streaming function collected into one result
+		// (tools/call of it, or call_tool naming it): one progress
+		// notification each. Progress is advisory: a client that went
+		// away ends the call through ctx, not through this error.
+		x.Item = func(n int, item []byte) {
+			_ = ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(n), Message: progressMessage(n, item)})
+		}
+	}
 	x.Notify = func(method string, params []byte) {
 		switch method {
 		case "notifications/progress":

@@ -182,6 +182,18 @@ func sleeps(t *testing.T, cs *mcp.ClientSession) (active, cancelled float64) {
 	return m["active"].(float64), m["cancelled"].(float64)
 }
 
+// TestCallToolProgress: a streaming function called through tool
+// search's call_tool reports its items as progress, as when it is called
+// directly.
+func TestCallToolProgress(t *testing.T) {
+	r := newRig(t, func(c *host.Config) { c.ToolSearch = true }, mcpapi.Config{}, examples...)
+	for _, m := range modes[:2] {
+		t.Run(m.name, func(t *testing.T) {
+			checkProgressOf(t, r, m, &mcp.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "sequentiallyRead"}})
+		})
+	}
+}
+
 // TestModes runs every MCP feature over each HTTP mode against the
 // example plugins.
 func TestModes(t *testing.T) {
@@ -311,6 +323,13 @@ func checkErrors(t *testing.T, cs *mcp.ClientSession) {
 // checkProgress calls the mock's streaming function with a progress
 // token: one notification per item, and the items collected.
 func checkProgress(t *testing.T, r *rig, m mode) {
+	checkProgressOf(t, r, m, &mcp.CallToolParams{Name: "sequentiallyRead", Arguments: map[string]any{}})
+}
+
+// checkProgressOf makes the call params, which runs the mock's streaming
+// function sequentiallyRead (directly, or through call_tool), with a
+// progress token: one notification per item, and the items collected.
+func checkProgressOf(t *testing.T, r *rig, m mode, params *mcp.CallToolParams) {
 	var mu sync.Mutex
 	var notes []*mcp.ProgressNotificationParams
 	cs := r.connect(t, m, &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
@@ -319,7 +338,6 @@ func checkProgress(t *testing.T, r *rig, m mode) {
 		notes = append(notes, req.Params)
 	}})
 	count := ok(t, call(t, cs, "count", nil))["count"].(float64)
-	params := &mcp.CallToolParams{Name: "sequentiallyRead", Arguments: map[string]any{}}
 	params.SetProgressToken("p1")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

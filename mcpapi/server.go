@@ -123,6 +123,13 @@ func (s *Server) MCP() *mcp.Server { return s.srv }
 // http.Server.RegisterOnShutdown. It is safe to call more than once.
 func (s *Server) Shutdown() { s.shutdown() }
 
+// Sync brings the tools in line with the host's functions now, as Follow
+// does on each change but asynchronously: call it once the host's plugins
+// have started (frontdoor: before readiness turns ready and "serving" is
+// logged), so that a client told the host serves finds every tool on
+// /mcp at once.
+func (s *Server) Sync() { s.sync() }
+
 // Follow keeps the tools in step with the host until ctx ends: each time
 // host.Host.Changed closes it adds new tools, replaces changed ones and
 // removes gone ones. The SDK then sends notifications/tools/list_changed
