@@ -154,16 +154,26 @@ func (s *Server) sync() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	seen := map[string]bool{}
+	// What the task middleware may run as a task (callable) is in place
+	// before a new tool reaches the SDK, so that no call finds the tool
+	// without it.
 	served := map[string]host.FunctionInfo{}
-	defer s.served.Store(&served)
-	n := 0
+	type tool struct {
+		fi host.FunctionInfo
+		t  *mcp.Tool
+	}
+	var tools []tool
 	for _, fi := range s.h.Functions() {
-		t := s.tool(fi)
-		if t == nil {
-			continue
+		if t := s.tool(fi); t != nil {
+			tools = append(tools, tool{fi, t})
+			served[t.Name] = fi
 		}
+	}
+	s.served.Store(&served)
+	n := 0
+	for _, tl := range tools {
+		fi, t := tl.fi, tl.t
 		seen[t.Name] = true
-		served[t.Name] = fi
 		fp := fingerprint(t)
 		if s.tools[t.Name] == fp {
 			continue
