@@ -179,18 +179,13 @@ func (h *Host) send(ctx context.Context, rt *route, r *request) error {
 // {"items":[...]}, at most Config.MaxResultBytes (as CollectItems),
 // telling the caller's Exchange.Item of each.
 func (h *Host) collect(ctx context.Context, rt *route, r *request) error {
-	items := newItems(r.fn, h.cfg.MaxResultBytes)
+	var each func(n int, item []byte)
+	if r.x != nil {
+		each = r.x.Item
+	}
+	items := newItems(r.fn, h.cfg.MaxResultBytes, each)
 	emit := r.emit
 	r.emit = items.add
-	if x := exchangeFrom(ctx); x != nil && x.Item != nil {
-		r.emit = func(item []byte) error {
-			if err := items.add(item); err != nil {
-				return err
-			}
-			x.Item(items.n, item)
-			return nil
-		}
-	}
 	if err := h.send(ctx, rt, r); err != nil {
 		return err
 	}

@@ -16,38 +16,31 @@ import (
 // stream's, or KindResultRejected.
 func CollectItems(ctx context.Context, stream func(ctx context.Context, fn string, args []byte, onItem func([]byte) error) error,
 	fn string, args []byte, max int64, each func(n int, item []byte)) ([]byte, error) {
-	items := newItems(fn, max)
-	err := stream(ctx, fn, args, func(item []byte) error {
-		if err := items.add(item); err != nil {
-			return err
-		}
-		if each != nil {
-			each(items.n, item)
-		}
-		return nil
-	})
-	if err != nil {
+	items := newItems(fn, max, each)
+	if err := stream(ctx, fn, args, items.add); err != nil {
 		return nil, err
 	}
 	return items.object(), nil
 }
 
 // items collects the items of a stream of function fn into one JSON
-// object {"items":[ITEM,...]} of at most max bytes.
+// object {"items":[ITEM,...]} of at most max bytes, telling each (when
+// not nil) of every item it takes.
 type items struct {
-	fn  string
-	max int64
-	buf []byte
-	n   int // items so far
+	fn   string
+	max  int64
+	each func(n int, item []byte)
+	buf  []byte
+	n    int // items so far
 }
 
 // newItems returns an empty collection.
-func newItems(fn string, max int64) *items {
-	return &items{fn: fn, max: max, buf: append(make([]byte, 0, 256), `{"items":[`...)}
+func newItems(fn string, max int64, each func(n int, item []byte)) *items {
+	return &items{fn: fn, max: max, each: each, buf: append(make([]byte, 0, 256), `{"items":[`...)}
 }
 
-// add appends item; the item that would take the object past max is an
-// *Error of KindResultRejected.
+// add appends item and tells c.each; the item that would take the object
+// past max is an *Error of KindResultRejected.
 func (c *items) add(item []byte) error {
 	const closing = len("]}")
 	sep := 0
@@ -63,6 +56,9 @@ func (c *items) add(item []byte) error {
 	}
 	c.buf = append(c.buf, item...)
 	c.n++
+	if c.each != nil {
+		c.each(c.n, item)
+	}
 	return nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/opentool-host/opentool-host/access"
 	"github.com/opentool-host/opentool-host/internal/httpguard"
 	"github.com/opentool-host/opentool-host/internal/mcptasks"
+	"github.com/opentool-host/opentool-host/internal/sse"
 	"github.com/opentool-host/opentool-host/tasks"
 )
 
@@ -295,33 +296,24 @@ func (tl *taskListen) notify(rec tasks.Record) {
 		tl.pending = append(tl.pending, rec)
 		return
 	}
-	if tl.writeTask(rec) == nil {
-		httpguard.SetWriteDeadline(tl.w, tl.d)
-		_ = http.NewResponseController(tl.w).Flush()
+	if frame, err := taskFrame(rec); err == nil && sse.Send(tl.w, http.NewResponseController(tl.w), frame, tl.d) != nil {
+		tl.closed = true
 	}
 	tl.checkAllSent()
 }
 
-// writeTask writes rec's notifications/tasks event: event: message,
-// data: {"jsonrpc":"2.0","method":"notifications/tasks","params":
-// DetailedTask}. A write that fails closes the stream. The caller holds
-// tl.mu.
-func (tl *taskListen) writeTask(rec tasks.Record) error {
+// taskFrame is rec's notifications/tasks event (internal/sse): event
+// message, data {"jsonrpc":"2.0","method":"notifications/tasks",
+// "params":DetailedTask}.
+func taskFrame(rec tasks.Record) ([]byte, error) {
 	params, err := json.Marshal(rec.Detailed())
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var b bytes.Buffer
-	b.Grow(len(params) + 96)
-	b.WriteString(`event: message` + "\n" + `data: {"jsonrpc":"2.0","method":"` + methodTaskStatusNotif + `","params":`)
-	b.Write(params)
-	b.WriteString("}\n\n")
-	httpguard.SetWriteDeadline(tl.w, tl.d)
-	if _, err := tl.w.Write(b.Bytes()); err != nil {
-		tl.closed = true
-		return err
-	}
-	return nil
+	b := sse.Head(make([]byte, 0, len(params)+96), "message")
+	b = append(b, `{"jsonrpc":"2.0","method":"`+methodTaskStatusNotif+`","params":`...)
+	b = append(b, params...)
+	return sse.End(append(b, '}')), nil
 }
 
 // checkAllSent closes allSent once every agreed task has been notified.
@@ -356,8 +348,14 @@ func (tl *taskListen) write(p []byte) (int, error) {
 	switch {
 	case ack:
 		tl.acked = true
+		// The SDK flushes after this write: the frames go out with it.
 		for _, rec := range tl.pending {
-			if tl.writeTask(rec) != nil {
+			frame, err := taskFrame(rec)
+			if err != nil {
+				continue
+			}
+			if _, err := tl.w.Write(frame); err != nil {
+				tl.closed = true
 				break
 			}
 		}

@@ -62,11 +62,12 @@ func openStream(t *testing.T, url, key, body string, headers ...string) (<-chan 
 		event := ""
 		for sc.Scan() {
 			line := sc.Text()
-			if name, ok := strings.CutPrefix(line, "event: "); ok {
-				event = name
+			if name, ok := strings.CutPrefix(line, "event:"); ok { // the space is optional
+				event = strings.TrimPrefix(name, " ")
 				continue
 			}
-			data, ok := strings.CutPrefix(line, "data: ")
+			data, ok := strings.CutPrefix(line, "data:") // the space is optional
+			data = strings.TrimPrefix(data, " ")
 			if !ok {
 				continue
 			}

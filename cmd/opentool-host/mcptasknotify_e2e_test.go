@@ -39,8 +39,8 @@ func listenMsgs(t *testing.T, c *mtClient, taskID string) <-chan string {
 		sc := bufio.NewScanner(resp.Body)
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
 		for sc.Scan() {
-			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-				ch <- data
+			if data, ok := strings.CutPrefix(sc.Text(), "data:"); ok { // the space is optional
+				ch <- strings.TrimPrefix(data, " ")
 			}
 		}
 	}()
