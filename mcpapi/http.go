@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -39,10 +38,16 @@ type HTTPOptions struct {
 	// answered 413. Default the SDK's (4 MiB, as --max-body).
 	MaxBodyBytes int64
 	// MaxSessions caps the sessions held at once (with Sessions): an
-	// initialize beyond it is answered 503 with a JSON-RPC error, so that
-	// clients cannot fill the host's memory with sessions. Default
-	// DefaultMaxSessions.
+	// initialize beyond it is answered 503 with a JSON-RPC error (and
+	// Retry-After: 1), so that clients cannot fill the host's memory with
+	// sessions. Default DefaultMaxSessions.
 	MaxSessions int
+	// MaxSessionsPerKey caps the sessions one API key holds at once (with
+	// Sessions and API keys; every key, a key that sees everything too):
+	// its initialize beyond it is answered 429 with a JSON-RPC error (and
+	// Retry-After: 1), so that one key cannot take every session of
+	// MaxSessions from the others. Default DefaultMaxSessionsPerKey.
+	MaxSessionsPerKey int
 	// SessionIdle closes a session that has had no request for this long
 	// (--mcp-session-idle). Default DefaultSessionIdle.
 	SessionIdle time.Duration
@@ -79,6 +84,9 @@ func (s *Server) Handler(o HTTPOptions) *HTTPHandler {
 	if o.MaxSessions <= 0 {
 		o.MaxSessions = DefaultMaxSessions
 	}
+	if o.MaxSessionsPerKey <= 0 {
+		o.MaxSessionsPerKey = DefaultMaxSessionsPerKey
+	}
 	if o.SessionIdle <= 0 {
 		o.SessionIdle = DefaultSessionIdle
 	}
@@ -96,18 +104,20 @@ func (s *Server) Handler(o HTTPOptions) *HTTPHandler {
 		DisableLocalhostProtection: true,
 		SessionTimeout:             o.SessionIdle,
 	})
-	return &HTTPHandler{s: s, o: o, sdk: withToken(h)}
+	slots := &sessionSlots{max: o.MaxSessions, perKey: o.MaxSessionsPerKey, idle: o.SessionIdle, byKey: map[string]int{}}
+	return &HTTPHandler{s: s, o: o, sdk: withToken(h), slots: slots}
 }
 
 // HTTPHandler is the MCP streamable HTTP endpoint (Server.Handler).
 type HTTPHandler struct {
-	s   *Server
-	o   HTTPOptions
-	sdk http.Handler
+	s     *Server
+	o     HTTPOptions
+	sdk   http.Handler
+	slots *sessionSlots // the sessions held (sessions.go)
 }
 
 // ServeHTTP implements http.Handler: the envelope checked
-// (checkEnvelope), the session cap, then the SDK.
+// (checkEnvelope), the session caps (sessions.go), then the SDK.
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s, o := h.s, h.o
 	msg, e := checkEnvelope(r, o.MaxBodyBytes, o.MaxBatch)
@@ -115,10 +125,14 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		WriteRefusal(w, e.status, e.code, e.msg)
 		return
 	}
-	if o.Sessions && opensSession(r) && s.sessionCount() >= o.MaxSessions {
-		w.Header().Set("Retry-After", "1")
-		WriteRefusal(w, http.StatusServiceUnavailable, -32000, fmt.Sprintf("too many MCP sessions: %d (--mcp-max-sessions); idle ones close after %v", o.MaxSessions, o.SessionIdle))
-		return
+	if o.Sessions && opensSession(r) {
+		g := access.GrantFrom(r.Context())
+		if status, msg := h.slots.acquire(g); status != 0 {
+			w.Header().Set("Retry-After", "1")
+			WriteRefusal(w, status, -32000, msg)
+			return
+		}
+		defer h.hold(w, g) // once the SDK has answered
 	}
 	if listens(r) {
 		ctx, cancel := context.WithCancel(r.Context())
@@ -186,25 +200,10 @@ func (h *HTTPHandler) Meter(r *http.Request) (int, func(http.ResponseWriter, *ht
 	}
 }
 
-// Defaults of the session caps (--mcp-max-sessions, --mcp-session-idle).
-const (
-	DefaultMaxSessions = 1000
-	DefaultSessionIdle = 10 * time.Minute
-)
-
 // opensSession reports whether r may open a session: a POST without a
 // session id (an initialize).
 func opensSession(r *http.Request) bool {
 	return r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == ""
-}
-
-// sessionCount returns the number of sessions the SDK server holds.
-func (s *Server) sessionCount() int {
-	n := 0
-	for range s.srv.Sessions() {
-		n++
-	}
-	return n
 }
 
 // listens reports whether r opens a stream that only waits for server
