@@ -245,7 +245,10 @@ func (a *Adapter) callTool(ctx context.Context, name string, args []byte) (*mcp.
 	if !ok {
 		return nil, pluginsdk.FunctionNotFound(name)
 	}
-	c, meta := a.relay.begin(ctx)
+	c, meta, err := a.relay.begin(ctx)
+	if err != nil {
+		return nil, callError(ctx, a.launch.Name, tool, err)
+	}
 	defer a.relay.end(c)
 	params := &mcp.CallToolParams{Name: tool, Arguments: rawArgs(args), Meta: meta}
 	if asTask {

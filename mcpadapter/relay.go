@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -41,7 +42,23 @@ import (
 //	                                host says no client can answer (-32601 on
 //	                                the plugin wire): JSON-RPC error -32603
 //	                                saying why (the SDK would replace the
-//	                                message of a -32601)
+//	                                message of a -32601); roots/list with no
+//	                                call in flight: an empty list (below)
+//
+// Roots are the one thing a client gives a server that MCP scopes to the
+// session rather than to a request: a server may keep the roots it was
+// given and answer later calls from them until the client sends
+// notifications/roots/list_changed. The adapter has one session with the
+// server for every caller, so the roots one caller gave would reach the
+// next. Hence the roots fence: from the moment the server's roots/list is
+// relayed to a call (the only one in flight) no other call starts; when
+// that call ends the adapter sends notifications/roots/list_changed, waits
+// for the server to ask roots/list again (answered with an empty list: no
+// call is in flight, no caller's roots) and a ping round trip, at most
+// rootsResyncWait, and only then lets the next call through. A server that
+// asks for roots in each call (and keeps none) pays that wait once after
+// each call that asked, at the start of the next call to it; one that
+// keeps roots and ignores list_changed is beyond the adapter's reach.
 //
 // The caller's _meta travels with tools/call as its _meta, but for its
 // own protocol context (callerSessionMeta).
@@ -51,20 +68,36 @@ type relay struct {
 	server string
 	log    hclog.Logger
 
+	// rootsChanged sends the server notifications/roots/list_changed
+	// and ping a ping (both set once connected, session.go).
+	rootsChanged func()
+	ping         func(context.Context)
+
 	mu     sync.Mutex
 	next   int64
 	tokens map[string]*relayCall // the adapter's progress token → call
 	calls  map[*relayCall]bool   // every call in flight
+	// fence, while the server may hold a caller's roots, holds new calls
+	// back; closed and nil once the server was told they changed.
+	fence chan struct{}
+	// asked is told when the server asks roots/list with no call in
+	// flight (buffer 1).
+	asked chan struct{}
 }
 
 // relayCall is one tools/call in flight.
 type relayCall struct {
 	ctx   context.Context // the call's: pluginsdk sends to its caller
 	token any             // the caller's progress token; nil: none
+	roots bool            // the server's roots/list was relayed to its caller
 }
 
+// rootsResyncWait is the longest the roots fence waits for the server to
+// ask roots/list again after notifications/roots/list_changed.
+const rootsResyncWait = 500 * time.Millisecond
+
 func newRelay(server string, log hclog.Logger) *relay {
-	return &relay{server: server, log: log, tokens: map[string]*relayCall{}, calls: map[*relayCall]bool{}}
+	return &relay{server: server, log: log, tokens: map[string]*relayCall{}, calls: map[*relayCall]bool{}, asked: make(chan struct{}, 1)}
 }
 
 // callerSessionMeta are the _meta keys that carry a request's own
@@ -77,10 +110,12 @@ func newRelay(server string, log hclog.Logger) *relay {
 // caller's opt-in to the Tasks extension (tasks.go).
 var callerSessionMeta = []string{mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientInfo, mcptasks.MetaClientCapabilities, mcp.MetaKeyLogLevel}
 
-// begin registers a call made with ctx and returns it with the _meta to
-// send the server: the caller's, with a progress token of the adapter's
-// in place of the caller's, without callerSessionMeta. end must follow.
-func (r *relay) begin(ctx context.Context) (*relayCall, mcp.Meta) {
+// begin registers a call made with ctx, once no roots fence holds it
+// back, and returns it with the _meta to send the server: the caller's,
+// with a progress token of the adapter's in place of the caller's,
+// without callerSessionMeta. end must follow. Errors: ctx's, when it ends
+// behind the fence.
+func (r *relay) begin(ctx context.Context) (*relayCall, mcp.Meta, error) {
 	meta := mcp.Meta(pluginsdk.CallerMeta(ctx))
 	for _, k := range callerSessionMeta {
 		delete(meta, k)
@@ -88,6 +123,17 @@ func (r *relay) begin(ctx context.Context) (*relayCall, mcp.Meta) {
 	c := &relayCall{ctx: ctx}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	for r.fence != nil {
+		fence := r.fence
+		r.mu.Unlock()
+		select {
+		case <-fence:
+		case <-ctx.Done():
+			r.mu.Lock()
+			return nil, nil, ctx.Err()
+		}
+		r.mu.Lock()
+	}
 	r.calls[c] = true
 	if tok, ok := meta["progressToken"]; ok && tok != nil {
 		r.next++
@@ -96,10 +142,11 @@ func (r *relay) begin(ctx context.Context) (*relayCall, mcp.Meta) {
 		c.token = tok
 		meta["progressToken"] = own
 	}
-	return c, meta
+	return c, meta, nil
 }
 
-// end forgets c.
+// end forgets c; when its caller's roots were relayed to the server, the
+// server is told they changed before the next call starts (resync).
 func (r *relay) end(c *relayCall) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -109,7 +156,65 @@ func (r *relay) end(c *relayCall) {
 			delete(r.tokens, k)
 		}
 	}
+	if c.roots {
+		go r.resync(r.fence)
+	}
 }
+
+// resync tells the server the roots changed, waits (at most
+// rootsResyncWait) for it to ask roots/list again and for a ping round
+// trip, then lifts fence.
+func (r *relay) resync(fence chan struct{}) {
+	ctx, cancel := context.WithTimeout(context.Background(), rootsResyncWait)
+	defer cancel()
+	select {
+	case <-r.asked: // one from before, not an answer to this
+	default:
+	}
+	if r.rootsChanged != nil {
+		r.rootsChanged()
+	}
+	select {
+	case <-r.asked:
+		if r.ping != nil {
+			r.ping(ctx)
+		}
+	case <-ctx.Done():
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	close(fence)
+	r.fence = nil
+}
+
+// holdRoots puts up the roots fence for c, the only call in flight, whose
+// caller is asked roots/list for the server. It reports whether the
+// fence is new, and why not when c is no longer the only call in flight.
+func (r *relay) holdRoots(c *relayCall) (bool, string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.calls) != 1 || !r.calls[c] {
+		return false, fmt.Sprintf("%d tools/calls are in flight and MCP does not say which one it belongs to", len(r.calls))
+	}
+	if c.roots {
+		return false, ""
+	}
+	c.roots = true
+	r.fence = make(chan struct{})
+	return true, ""
+}
+
+// liftRoots takes down the fence holdRoots put up for c.
+func (r *relay) liftRoots(c *relayCall) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c.roots = false
+	close(r.fence)
+	r.fence = nil
+}
+
+// noCall is why no call can be relayed to when none is in flight.
+const noCall = "no tools/call is in flight"
 
 // only returns the one call in flight, or nil and why there is none.
 func (r *relay) only() (*relayCall, string) {
@@ -117,7 +222,7 @@ func (r *relay) only() (*relayCall, string) {
 	defer r.mu.Unlock()
 	switch len(r.calls) {
 	case 0:
-		return nil, "no tools/call is in flight"
+		return nil, noCall
 	case 1:
 		for c := range r.calls {
 			return c, ""
@@ -182,13 +287,36 @@ func (r *relay) message(p *mcp.LoggingMessageParams) {
 
 // request relays the server's request method (sampling/createMessage,
 // elicitation/create, roots/list) with params to the caller of the one
-// call in flight and returns the result decoded into out. Errors: the
-// caller's *wire.RPCError; -32601 when no single call is in flight.
+// call in flight and returns the result decoded into out. roots/list
+// with no call in flight is answered with an empty list, no caller's
+// roots (see the roots fence above). Errors: the caller's
+// *wire.RPCError; -32603 when no single call is in flight.
 func (r *relay) request(method string, params any, out any) error {
 	c, why := r.only()
-	if c == nil {
+	first := false
+	if c != nil && method == "roots/list" {
+		first, why = r.holdRoots(c)
+	}
+	switch {
+	case c == nil && method == "roots/list" && why == noCall:
+		select {
+		case r.asked <- struct{}{}:
+		default:
+		}
+		return json.Unmarshal([]byte(`{"roots":[]}`), out)
+	case c == nil || why != "":
 		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s cannot be relayed to an MCP client: %s", method, why)}
 	}
+	err := r.ask(c, method, params, out)
+	if err != nil && first {
+		r.liftRoots(c) // the server was given no roots
+	}
+	return err
+}
+
+// ask sends c's caller request method with params and decodes its
+// result into out. Errors: as request's.
+func (r *relay) ask(c *relayCall, method string, params any, out any) error {
 	raw, err := pluginsdk.ClientRequest(c.ctx, method, params)
 	var re *wire.RPCError
 	switch {

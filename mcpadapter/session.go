@@ -143,10 +143,11 @@ func (a *Adapter) client() *mcp.Client {
 	impl := &mcp.Implementation{Name: "opentool-host-mcp-adapter", Title: "opentool-host", Version: version.Version}
 	c := mcp.NewClient(impl, &mcp.ClientOptions{
 		// What the adapter relays to the MCP client that made a call
-		// (relay.go, clientRequests); roots without listChanged, which the
-		// host's clients' changes cannot reach.
+		// (relay.go, clientRequests); roots with listChanged, which the
+		// adapter sends after a call whose caller's roots the server got
+		// (relay.go, the roots fence), not for its clients' own changes.
 		Capabilities: &mcp.ClientCapabilities{
-			RootsV2:     &mcp.RootCapabilities{},
+			RootsV2:     &mcp.RootCapabilities{ListChanged: true},
 			Sampling:    &mcp.SamplingCapabilities{},
 			Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},
 		},
@@ -170,6 +171,17 @@ func (a *Adapter) client() *mcp.Client {
 	})
 	c.AddReceivingMiddleware(a.clientRequests)
 	addTaskMethods(c)
+	a.relay.rootsChanged = func() {
+		// The SDK's client sends notifications/roots/list_changed when
+		// its roots change. It is never asked for them (clientRequests
+		// answers roots/list): one placeholder root, replaced each time.
+		c.AddRoots(&mcp.Root{URI: "opentool-host:roots-changed"})
+	}
+	a.relay.ping = func(ctx context.Context) {
+		if a.cs != nil {
+			_ = a.cs.Ping(ctx, nil)
+		}
+	}
 	return c
 }
 

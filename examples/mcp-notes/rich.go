@@ -31,6 +31,14 @@ import (
 //	                         that fails: isError naming it
 //	touch {uri}              sends notifications/resources/updated for uri to
 //	                         the sessions subscribed to it
+//	roots                    the client's roots as a server that keeps them
+//	                         does (the reference everything-server's
+//	                         get-roots-list): asked with roots/list on first
+//	                         use and kept for the session; asked again on
+//	                         notifications/roots/list_changed, the answer
+//	                         replacing them only when it succeeds →
+//	                         structured {roots}; a failed first roots/list:
+//	                         isError naming it
 //
 // Resources: notes://readme (text), notes://logo (blob, image/png); the
 // template notes://note/{id} (a stored note as JSON), each note added
@@ -40,14 +48,19 @@ import (
 // readme embedded). Completion: the prompt's topic (from "notes", "news",
 // "nothing") and the template's id (the stored ids).
 type rich struct {
-	n    *notes
-	srv  *mcp.Server
-	mu   sync.Mutex
-	subs map[string]int // subscribed URIs, from every session
+	n     *notes
+	srv   *mcp.Server
+	mu    sync.Mutex
+	subs  map[string]int                  // subscribed URIs, from every session
+	roots map[*mcp.ServerSession]rootsOut // kept roots, per session (the roots tool)
+}
+
+type rootsOut struct {
+	Roots []string `json:"roots"`
 }
 
 func newRich(n *notes) *rich {
-	r := &rich{n: n, subs: map[string]int{}}
+	r := &rich{n: n, subs: map[string]int{}, roots: map[*mcp.ServerSession]rootsOut{}}
 	n.onAdd = func(note Note) {
 		r.srv.AddResource(&mcp.Resource{URI: fmt.Sprintf("notes://note/%d", note.ID), Name: "note-" + strconv.Itoa(note.ID), Title: note.Title, MIMEType: "application/json"}, r.readNote)
 	}
@@ -71,6 +84,15 @@ func (r *rich) options(o *mcp.ServerOptions) {
 		r.subs[req.Params.URI]++
 		r.mu.Unlock()
 		return nil
+	}
+	o.RootsListChangedHandler = func(_ context.Context, req *mcp.RootsListChangedRequest) {
+		// Asked again at once, as the everything-server does; not in
+		// this handler, which the session's messages wait behind.
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			_, _ = r.syncRoots(ctx, req.Session)
+		}()
 	}
 	o.UnsubscribeHandler = func(_ context.Context, req *mcp.UnsubscribeRequest) error {
 		r.mu.Lock()
@@ -110,6 +132,7 @@ func (r *rich) add(s *mcp.Server) {
 	mcp.AddTool(s, &mcp.Tool{Name: "steps", Description: "Reports progress and logs while it works."}, r.steps)
 	mcp.AddTool(s, &mcp.Tool{Name: "ask", Description: "Asks the client: elicitation, sampling, roots."}, r.ask)
 	mcp.AddTool(s, &mcp.Tool{Name: "touch", Description: "Says a resource changed."}, r.touch)
+	mcp.AddTool(s, &mcp.Tool{Name: "roots", Description: "Returns the client's roots, kept from the last roots/list."}, r.keptRoots)
 	s.AddResource(&mcp.Resource{URI: "notes://readme", Name: "readme", Title: "Read me", MIMEType: "text/plain",
 		Annotations: &mcp.Annotations{Audience: []mcp.Role{"user"}, Priority: 0.8}}, r.read)
 	s.AddResource(&mcp.Resource{URI: "notes://logo", Name: "logo", MIMEType: "image/png"}, r.read)
@@ -179,6 +202,36 @@ func (r *rich) ask(ctx context.Context, req *mcp.CallToolRequest, in askIn) (*mc
 		out.Roots = append(out.Roots, root.URI)
 	}
 	return nil, out, nil
+}
+
+func (r *rich) keptRoots(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+	r.mu.Lock()
+	out, ok := r.roots[req.Session]
+	r.mu.Unlock()
+	if ok {
+		return nil, out, nil
+	}
+	out, err := r.syncRoots(ctx, req.Session)
+	if err != nil {
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "roots/list: " + err.Error()}}}, nil, nil
+	}
+	return nil, out, nil
+}
+
+// syncRoots asks ss for its roots and keeps them when it answers.
+func (r *rich) syncRoots(ctx context.Context, ss *mcp.ServerSession) (rootsOut, error) {
+	rr, err := ss.ListRoots(ctx, nil)
+	if err != nil {
+		return rootsOut{}, err
+	}
+	out := rootsOut{Roots: []string{}}
+	for _, root := range rr.Roots {
+		out.Roots = append(out.Roots, root.URI)
+	}
+	r.mu.Lock()
+	r.roots[ss] = out
+	r.mu.Unlock()
+	return out, nil
 }
 
 func (r *rich) touch(ctx context.Context, _ *mcp.CallToolRequest, in touchIn) (*mcp.CallToolResult, any, error) {
