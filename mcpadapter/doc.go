@@ -121,7 +121,12 @@
 //	                                    JSON-RPC error -32603 saying why when it
 //	                                    cannot be (relay.go). The adapter declares the
 //	                                    sampling, elicitation (form, url) and roots
-//	                                    capabilities
+//	                                    (listChanged) capabilities
+//	roots/list outside any call         an empty list: no caller's roots
+//	after a call whose caller's roots   notifications/roots/list_changed; the next call
+//	the server got                      waits until the server asked roots/list again
+//	                                    (at most 0.5 s), so that a server that keeps
+//	                                    roots gives no caller another's (relay.go)
 //
 // # Lifecycle
 //
