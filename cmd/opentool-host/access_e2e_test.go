@@ -120,14 +120,10 @@ func listed(t *testing.T, hp *hostProc, key string, cs *mcp.ClientSession) map[s
 // connectMCP opens an MCP client session on /mcp with key.
 func connectMCP(t *testing.T, url, key string) *mcp.ClientSession {
 	t.Helper()
-	tr := &mcp.StreamableClientTransport{Endpoint: url + "/mcp", HTTPClient: &http.Client{Transport: bearer(key)}, MaxRetries: -1}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil).Connect(ctx, tr, nil)
+	cs, err := dialMCP(t, url, key)
 	if err != nil {
 		t.Fatalf("connect: %v", err)
 	}
-	t.Cleanup(func() { _ = cs.Close() })
 	return cs
 }
 

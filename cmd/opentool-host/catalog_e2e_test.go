@@ -246,6 +246,14 @@ func streamStatus(t *testing.T, url, key string, hdr map[string]string) (int, st
 // the status and body of the refusal.
 func mcpInitialize(t *testing.T, base, key string) (string, int, string) {
 	t.Helper()
+	h, st, body := mcpInitializeHeader(t, base, key)
+	return h.Get("Mcp-Session-Id"), st, body
+}
+
+// mcpInitializeHeader sends one initialize with key and returns the
+// answer's header, status and body (a session it opens is left open).
+func mcpInitializeHeader(t *testing.T, base, key string) (http.Header, int, string) {
+	t.Helper()
 	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
 	req, _ := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(init))
 	req.Header.Set("Authorization", "Bearer "+key)
@@ -258,7 +266,7 @@ func mcpInitialize(t *testing.T, base, key string) (string, int, string) {
 	defer resp.Body.Close()
 	b := make([]byte, 4096)
 	n, _ := resp.Body.Read(b)
-	return resp.Header.Get("Mcp-Session-Id"), resp.StatusCode, string(b[:n])
+	return resp.Header, resp.StatusCode, string(b[:n])
 }
 
 // TestStreamsAndSessionsCapped: open streams are capped per key (429) and

@@ -30,32 +30,14 @@ func dialMCP(t *testing.T, url, key string) (*mcp.ClientSession, error) {
 	return cs, nil
 }
 
-// refusedInitialize sends one initialize with key and returns the status,
-// Retry-After and body of the answer (a session it opens is left open).
-func refusedInitialize(t *testing.T, url, key string) (int, string, string) {
-	t.Helper()
-	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
-	req, _ := http.NewRequest(http.MethodPost, url+"/mcp", strings.NewReader(init))
-	req.Header.Set("Authorization", "Bearer "+key)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b := make([]byte, 4096)
-	n, _ := resp.Body.Read(b)
-	return resp.StatusCode, resp.Header.Get("Retry-After"), string(b[:n])
-}
-
 // wantPerKeyRefusal checks that key's next session is refused as over
 // --mcp-max-sessions-per-key: 429, Retry-After, a JSON-RPC error body, and
 // the SDK client's Connect fails on it (the Go SDK takes a 429 as a
 // transient transport failure and does not read the body).
 func wantPerKeyRefusal(t *testing.T, url, key, what string) {
 	t.Helper()
-	st, retry, body := refusedInitialize(t, url, key)
+	h, st, body := mcpInitializeHeader(t, url, key)
+	retry := h.Get("Retry-After")
 	var rpc struct {
 		ID    any `json:"id"`
 		Error struct {
