@@ -164,12 +164,16 @@ func (s *stateDir) acquire(path string) (copyPath, sum string, err error) {
 }
 
 // release drops one reference to the copy sum and deletes it at zero.
-func (s *stateDir) release(sum string) {
+func (s *stateDir) release(sum string) { s.drop(s.refs, sum, filepath.Join(s.bin, sum)) }
+
+// drop drops one reference of refs (s.refs or s.mirrors) to key and
+// removes path, its file or folder, at zero.
+func (s *stateDir) drop(refs map[string]int, key, path string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.refs[sum]--; s.refs[sum] <= 0 {
-		delete(s.refs, sum)
-		_ = os.Remove(filepath.Join(s.bin, sum))
+	if refs[key]--; refs[key] <= 0 {
+		delete(refs, key)
+		_ = os.RemoveAll(path)
 	}
 }
 
@@ -322,11 +326,4 @@ func (s *stateDir) makeMirror(folder string, names map[string]string, dst string
 }
 
 // releaseMirror drops one reference to mirror key and removes it at zero.
-func (s *stateDir) releaseMirror(key string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.mirrors[key]--; s.mirrors[key] <= 0 {
-		delete(s.mirrors, key)
-		_ = os.RemoveAll(filepath.Join(s.run, key))
-	}
-}
+func (s *stateDir) releaseMirror(key string) { s.drop(s.mirrors, key, filepath.Join(s.run, key)) }
