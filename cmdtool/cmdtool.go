@@ -23,13 +23,12 @@ import (
 // Tool serves the functions of one command-tools declaration.
 type Tool struct {
 	name string
-	dir  string
 	cmds map[string]*decl.Command
 	doc  *opentool.OpenTool
-	// pinned are the programs' sums a locked host pins
-	// (decl.Launch.Pinned): each is checked before every run. Nil: no
-	// lock.
-	pinned map[string]string
+	// launch holds the declaration's folder and, under a lock, the pinned
+	// files and their verified copies (decl.Launch.Pinned, Verified):
+	// every run's command line is made by launch.Exec.
+	launch decl.Launch
 }
 
 var (
@@ -40,7 +39,7 @@ var (
 // New returns the Tool of declaration c for plugin name, whose file is in
 // folder dir (relative programs and working directories resolve there).
 func New(name, dir string, c *decl.Commands) *Tool {
-	t := &Tool{name: name, dir: dir, cmds: map[string]*decl.Command{}, doc: c.Document(name)}
+	t := &Tool{name: name, cmds: map[string]*decl.Command{}, doc: c.Document(name), launch: decl.Launch{Name: name, Dir: dir}}
 	for i := range c.Functions {
 		t.cmds[c.Functions[i].Name] = &c.Functions[i]
 	}
@@ -85,7 +84,7 @@ func (t *Tool) CallJSON(ctx context.Context, name string, args []byte) ([]byte, 
 	if err != nil {
 		return nil, pluginsdk.InvalidArguments("%v", err)
 	}
-	return run(ctx, t.dir, t.pinned, c, argv, stdinOf(c, values))
+	return run(ctx, t.launch, c, argv, stdinOf(c, values))
 }
 
 // stdinOf is the value of c's stdin parameter, or "".

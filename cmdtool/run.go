@@ -23,7 +23,7 @@ import (
 const stderrTail = 2048
 
 // run runs argv for c with stdin and turns its outcome into the result.
-func run(ctx context.Context, dir string, pinned map[string]string, c *decl.Command, argv []string, stdin string) ([]byte, error) {
+func run(ctx context.Context, l decl.Launch, c *decl.Command, argv []string, stdin string) ([]byte, error) {
 	timeout := time.Duration(orDefault(c.TimeoutMS, decl.DefaultTimeoutMS)) * time.Millisecond
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -33,7 +33,7 @@ func run(ctx context.Context, dir string, pinned map[string]string, c *decl.Comm
 	overflow := func() { once.Do(func() { close(over) }) }
 	stdout, stderr := &capped{max: limit, over: overflow}, &capped{max: limit, over: overflow}
 
-	spec, err := command(dir, pinned, c, argv)
+	spec, err := command(l, c, argv)
 	if err != nil {
 		return nil, pluginsdk.ToolFailure("%v", err)
 	}
@@ -94,27 +94,25 @@ func outcome(ctx context.Context, c *decl.Command, prog string, timeout time.Dur
 	return json.Marshal(map[string]any{"stdout": stdout.String(), "stderr": stderr.String(), "exit_code": code})
 }
 
-// command is the launcher.Spec of argv: the program resolved
-// (decl.Program, in the adapter's PATH), in c's working directory
-// (decl.WorkDir), with the launcher's allow-list of the adapter's
-// environment: the declared names and what the host granted the plugin
-// (decl.EnvGranted: its policy's variables and secrets, ...). The
-// launcher gives it a process group of its own and a parent-death
-// signal. With a lock (pinned), a program whose bytes are not the pinned
-// ones is refused, naming its path.
-func command(dir string, pinned map[string]string, c *decl.Command, argv []string) (launcher.Spec, error) {
-	prog, err := decl.Program(dir, argv[0], os.Getenv("PATH"))
+// command is the launcher.Spec of argv: the command line as l.Exec
+// makes it (the program resolved in the adapter's PATH; with a lock, the
+// verified copies of the program and of the files its arguments name,
+// refused when a file on disk is not the pinned one, naming its path),
+// in c's working directory (decl.WorkDir), with the launcher's
+// allow-list of the adapter's environment: the declared names and what
+// the host granted the plugin (decl.EnvGranted: its policy's variables
+// and secrets, ...). The launcher gives it a process group of its own
+// and a parent-death signal.
+func command(l decl.Launch, c *decl.Command, argv []string) (launcher.Spec, error) {
+	e, err := l.Exec(argv, c.Cwd, os.Getenv("PATH"))
 	if err != nil {
-		return launcher.Spec{}, err
-	}
-	if err := decl.CheckPinned(pinned, prog); err != nil {
 		return launcher.Spec{}, err
 	}
 	env := launcher.Env(os.Environ(), launcher.Allow{
 		Names: slices.Concat(c.Env, launcher.GrantedNames(os.Getenv(decl.EnvGranted))),
 		Drop:  decl.AdapterEnv,
 	})
-	return launcher.Spec{Path: prog, Args: argv[1:], Dir: decl.WorkDir(dir, c.Cwd), Env: env}, nil
+	return launcher.Spec{Path: e.Path, Arg0: e.Arg0, Args: e.Args, Dir: decl.WorkDir(l.Dir, c.Cwd), Env: env}, nil
 }
 
 // capped is an io.Writer that keeps up to max bytes and calls over once

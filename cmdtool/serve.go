@@ -11,6 +11,6 @@ import (
 // never returns normally.
 func Serve(l decl.Launch, log hclog.Logger) {
 	t := New(l.Name, l.Dir, l.Commands)
-	t.pinned = l.Pinned
+	t.launch.Pinned, t.launch.Verified = l.Pinned, l.Verified
 	pluginsdk.ServeWithConfig(t, pluginsdk.ServeConfig{Logger: log})
 }

@@ -346,12 +346,12 @@ func runsThisHost(l decl.Launch) bool {
 	if err != nil {
 		return false
 	}
-	progs, err := l.Programs(os.Getenv("PATH"))
-	if err != nil || len(progs) != 1 {
+	e, err := l.Exec([]string{l.Server.Command}, l.Server.Cwd, os.Getenv("PATH"))
+	if err != nil {
 		return false
 	}
 	a, errA := os.Stat(self)
-	b, errB := os.Stat(progs[0])
+	b, errB := os.Stat(e.Arg0)
 	return errA == nil && errB == nil && os.SameFile(a, b)
 }
 

@@ -258,19 +258,31 @@ func prepare(sv *supervisor, name string, f fileRef, spec sandbox.Spec) (process
 	if err != nil {
 		return process{}, err
 	}
-	if f.launch != "" && sv.pins != nil {
-		// The adapter checks each program against the lock again before
-		// it runs it.
-		env = []string{decl.EnvLaunch + "=" + sv.pins.pinnedLaunch(name, f.launch)}
-	}
 	prog, sum, err := sv.state.acquire(argv[0])
 	if err != nil {
 		return process{}, fmt.Errorf("copy binary: %w", err)
 	}
 	sums := []string{sum}
+	var files verified // a declared plugin's verified copies, with a lock
 	release := func() {
 		for _, s := range sums {
 			sv.state.release(s)
+		}
+		if files.release != nil {
+			files.release()
+		}
+	}
+	if f.launch != "" && sv.pins != nil {
+		// The adapter runs the verified copies of the files the plugin
+		// executes, checking each path against the lock again first.
+		var launch string
+		if launch, files, err = sv.pins.verifiedLaunch(sv.state, name, f.launch); err != nil {
+			release()
+			return process{}, fmt.Errorf("verified copies: %w", err)
+		}
+		env = []string{decl.EnvLaunch + "=" + launch}
+		if spec.Confine {
+			spec.Read = slices.Concat(spec.Read, files.dirs)
 		}
 	}
 	p := process{sum: sum}
@@ -278,7 +290,7 @@ func prepare(sv *supervisor, name string, f fileRef, spec sandbox.Spec) (process
 	if f.launch != "" {
 		p.sum, binSum = f.sum, "" // the adapter is the host's own binary
 	}
-	if err := sv.pins.checkFiles(name, f, binSum); err != nil {
+	if err := sv.pins.checkFiles(name, f, binSum, files.sums); err != nil {
 		release()
 		return process{}, err
 	}

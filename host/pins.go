@@ -79,9 +79,11 @@ func (p *pins) reload() error {
 
 // checkFiles checks the files plugin name starts from: the binary copy
 // of sum binSum (an executable plugin; "" for a declared one), the
-// declaration, and the policy file. Errors: a *heldError naming each
-// file that is not pinned or does not match.
-func (p *pins) checkFiles(name string, f fileRef, binSum string) error {
+// declaration, the files a declared plugin executes (files: each one's
+// sha256, those of its verified copies when it is about to start; nil:
+// read from disk), and the policy file. Errors: a *heldError naming
+// each file that is not pinned or does not match.
+func (p *pins) checkFiles(name string, f fileRef, binSum string, files map[string]string) error {
 	if p == nil {
 		return nil
 	}
@@ -99,9 +101,7 @@ func (p *pins) checkFiles(name string, f fileRef, binSum string) error {
 		check(filepath.Base(f.path), binSum)
 	} else {
 		check(filepath.Base(f.path), f.fileSum)
-	}
-	if f.launch != "" {
-		faults = append(faults, checkPrograms(lock, name, f.launch)...)
+		faults = append(faults, checkLaunchFiles(lock.Programs[name], f.launch, files)...)
 	}
 	policy := name + ".policy.json"
 	if f.policy.path != "" {
@@ -115,49 +115,70 @@ func (p *pins) checkFiles(name string, f fileRef, binSum string) error {
 	return nil
 }
 
-// checkPrograms checks the programs the declared plugin name runs
-// (launch, its decl.Launch JSON) against the lock: each resolved file
-// must be pinned with its bytes. It returns a fault per program.
-func checkPrograms(lock *lockfile.File, name, launch string) []string {
-	progs, err := launchPrograms(launch)
+// checkLaunchFiles checks the files a declared plugin executes (launch,
+// its decl.Launch JSON; sums: each file's sha256, nil to read them from
+// disk) against pinned, the plugin's "programs" of the lock. It returns
+// a fault per file that is not pinned or not the pinned bytes.
+func checkLaunchFiles(pinned map[string]string, launch string, sums map[string]string) []string {
+	files, err := launchFiles(launch)
 	if err != nil {
 		return []string{err.Error()}
 	}
 	var faults []string
-	for _, prog := range progs {
-		if err := decl.CheckPinned(lock.Programs[name], prog); err != nil {
+	for _, file := range files {
+		want, ok := pinned[file]
+		got, known := sums[file]
+		var err error
+		switch {
+		case !ok:
+			err = fmt.Errorf("file %s is not pinned in %s", file, lockfile.Name)
+		case known:
+			err = decl.CompareSum(file, got, want)
+		default:
+			err = decl.CheckPinned(pinned, file)
+		}
+		if err != nil {
 			faults = append(faults, err.Error())
-		} else if lock.Programs[name] == nil {
-			faults = append(faults, "program "+prog+" is not pinned in opentool.lock")
 		}
 	}
 	return faults
 }
 
-// launchPrograms returns the programs of a decl.Launch JSON, resolved
-// with the host's PATH (which the adapter inherits).
-func launchPrograms(launch string) ([]string, error) {
+// launchFiles returns the files a decl.Launch JSON executes or names
+// (decl.Launch.Files), resolved with the host's PATH (which the adapter
+// inherits).
+func launchFiles(launch string) ([]string, error) {
 	l, err := decl.DecodeLaunch(launch)
 	if err != nil {
 		return nil, err
 	}
-	return l.Programs(os.Getenv("PATH"))
+	return l.Files(os.Getenv("PATH"))
 }
 
-// pinnedLaunch returns launch with the lock's sums of its programs
-// (decl.Launch.Pinned), so that the adapter checks them again before it
-// runs each one; launch as is without a lock.
-func (p *pins) pinnedLaunch(name, launch string) string {
-	if p == nil || launch == "" {
-		return launch
-	}
+// verifiedLaunch makes the verified copies of the files the declared
+// plugin name executes (launch, its decl.Launch JSON; stateDir.verify)
+// and returns the launch with the lock's sums of them and their copies
+// (decl.Launch.Pinned, Verified), which the adapter runs instead of the
+// paths, and what verify made (its sums are checked by checkFiles).
+// Errors: the launch does not decode, a file cannot be resolved or
+// copied.
+func (p *pins) verifiedLaunch(state *stateDir, name, launch string) (string, verified, error) {
 	l, err := decl.DecodeLaunch(launch)
 	if err != nil {
-		return launch
+		return "", verified{}, err
+	}
+	files, err := l.Files(os.Getenv("PATH"))
+	if err != nil {
+		return "", verified{}, err
+	}
+	v, err := state.verify(files)
+	if err != nil {
+		return "", verified{}, err
 	}
 	l.Pinned = map[string]string{}
 	maps.Copy(l.Pinned, p.cur.Load().Programs[name])
-	return l.Encode()
+	l.Verified = v.copies
+	return l.Encode(), v, nil
 }
 
 // checkDefinitions checks doc's functions against the pinned digests of
@@ -212,7 +233,7 @@ func (p *pins) status(name string, f fileRef, binSum string, doc *opentool.OpenT
 		return ""
 	case held:
 		return "held"
-	case doc == nil || p.checkFiles(name, f, binSum) != nil:
+	case doc == nil || p.checkFiles(name, f, binSum, nil) != nil:
 		return "unpinned"
 	}
 	if faults, _ := p.checkDefinitions(name, doc, nil); faults != nil {
@@ -258,20 +279,20 @@ func (h *Host) Pins() *lockfile.File {
 	return lock
 }
 
-// pinPrograms records in lock the sha256 of each program the declared
-// plugin name runs (launch, its decl.Launch JSON); a program that cannot
-// be read is logged and left unpinned (the plugin then fails with
-// --locked, naming it).
+// pinPrograms records in lock the sha256 of each file the declared
+// plugin name executes or names (launch, its decl.Launch JSON;
+// decl.Launch.Files); a file that cannot be read is logged and left
+// unpinned (the plugin then fails with --locked, naming it).
 func pinPrograms(lock *lockfile.File, name, launch string, log hclog.Logger) {
-	progs, err := launchPrograms(launch)
+	files, err := launchFiles(launch)
 	if err != nil {
-		log.Warn("programs of a declared plugin not pinned", "plugin", name, "error", err)
+		log.Warn("files of a declared plugin not pinned", "plugin", name, "error", err)
 		return
 	}
-	for _, prog := range progs {
-		sum, err := lockfile.FileSHA256(prog)
+	for _, file := range files {
+		sum, err := lockfile.FileSHA256(file)
 		if err != nil {
-			log.Warn("program not pinned", "plugin", name, "program", prog, "error", err)
+			log.Warn("file not pinned", "plugin", name, "file", file, "error", err)
 			continue
 		}
 		if lock.Programs == nil {
@@ -280,6 +301,6 @@ func pinPrograms(lock *lockfile.File, name, launch string, log hclog.Logger) {
 		if lock.Programs[name] == nil {
 			lock.Programs[name] = map[string]string{}
 		}
-		lock.Programs[name][prog] = sum
+		lock.Programs[name][file] = sum
 	}
 }

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,13 +32,17 @@ import (
 type stateDir struct {
 	root string
 	bin  string
+	// run holds the mirrors of folders whose files a declared plugin
+	// executes under a lock (verify).
+	run  string
 	sock string
 	// shared: plugins run as another user (Config.PluginUser), who must
 	// execute the copies.
 	shared bool
 
-	mu   sync.Mutex
-	refs map[string]int // sha256 -> processes using the copy
+	mu      sync.Mutex
+	refs    map[string]int // sha256 -> processes using the copy
+	mirrors map[string]int // mirror folder name -> processes using it
 }
 
 const sockPrefix = "oth-"
@@ -65,14 +71,15 @@ func newStateDir(parent string, user *syscall.Credential, log hclog.Logger) (*st
 		os.RemoveAll(root)
 		return nil, fmt.Errorf("state dir: %w", err)
 	}
-	s := &stateDir{root: root, bin: filepath.Join(root, "bin"), sock: sock, refs: map[string]int{}}
-	if err := os.MkdirAll(s.bin, 0o700); err != nil {
+	s := &stateDir{root: root, bin: filepath.Join(root, "bin"), run: filepath.Join(root, "run"), sock: sock,
+		refs: map[string]int{}, mirrors: map[string]int{}}
+	if err := errors.Join(os.MkdirAll(s.bin, 0o700), os.MkdirAll(s.run, 0o700)); err != nil {
 		s.remove()
 		return nil, fmt.Errorf("state dir: %w", err)
 	}
 	if user != nil {
 		s.shared = true
-		err := errors.Join(os.Chmod(parent, 0o711), os.Chmod(root, 0o711), os.Chmod(s.bin, 0o711),
+		err := errors.Join(os.Chmod(parent, 0o711), os.Chmod(root, 0o711), os.Chmod(s.bin, 0o711), os.Chmod(s.run, 0o711),
 			os.Chown(sock, int(user.Uid), int(user.Gid)))
 		if err != nil {
 			s.remove()
@@ -157,12 +164,16 @@ func (s *stateDir) acquire(path string) (copyPath, sum string, err error) {
 }
 
 // release drops one reference to the copy sum and deletes it at zero.
-func (s *stateDir) release(sum string) {
+func (s *stateDir) release(sum string) { s.drop(s.refs, sum, filepath.Join(s.bin, sum)) }
+
+// drop drops one reference of refs (s.refs or s.mirrors) to key and
+// removes path, its file or folder, at zero.
+func (s *stateDir) drop(refs map[string]int, key, path string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.refs[sum]--; s.refs[sum] <= 0 {
-		delete(s.refs, sum)
-		_ = os.Remove(filepath.Join(s.bin, sum))
+	if refs[key]--; refs[key] <= 0 {
+		delete(refs, key)
+		_ = os.RemoveAll(path)
 	}
 }
 
@@ -170,3 +181,149 @@ func (s *stateDir) release(sum string) {
 func (s *stateDir) remove() error {
 	return errors.Join(os.RemoveAll(s.root), os.RemoveAll(s.sock))
 }
+
+// maxMirrorEntries bounds the entries of a folder verify mirrors.
+const maxMirrorEntries = 16384
+
+// verified is what verify made of a declared plugin's files.
+type verified struct {
+	// copies maps each file to its verified copy (decl.Launch.Verified),
+	// sums each file to the sha256 of the copied bytes.
+	copies, sums map[string]string
+	// dirs are the mirror folders the copies lie in (a confined plugin
+	// must read them).
+	dirs []string
+	// release drops what verify acquired; call it once the process that
+	// runs the copies is gone.
+	release func()
+}
+
+// verify makes the verified copies of files (absolute paths, the files a
+// declared plugin executes or names, decl.Launch.Files), so that what
+// runs is exactly the bytes checked against the lock: each file is
+// copied into bin/ by sha256 (acquire, hashed as it is copied), and the
+// copy is placed, under the file's own name, in a mirror of the folder
+// the file really lies in (symbolic links resolved): a host-owned folder
+// run/KEY holding a symbolic link to every other entry of that folder
+// as it is now. A script run from its copy thus still finds its siblings
+// (Python's sys.path[0], Node's relative require, a shell script's
+// $(dirname "$0")) while its own bytes cannot change. KEY is the sha256
+// of the folder and its copies' names and sums; a mirror is shared and
+// removed when its last process is gone. Errors: a file that cannot be
+// read, a folder of more than maxMirrorEntries entries, a mirror that
+// cannot be made; nothing is left acquired.
+func (s *stateDir) verify(files []string) (verified, error) {
+	v := verified{copies: map[string]string{}, sums: map[string]string{}}
+	var sums, keys []string
+	v.release = func() {
+		for _, sum := range sums {
+			s.release(sum)
+		}
+		for _, k := range keys {
+			s.releaseMirror(k)
+		}
+	}
+	folders := map[string]map[string]string{} // real folder -> name -> sha256
+	real := map[string]string{}               // file -> real path
+	for _, f := range files {
+		_, sum, err := s.acquire(f)
+		if err != nil {
+			v.release()
+			return verified{}, err
+		}
+		sums = append(sums, sum)
+		r, err := filepath.EvalSymlinks(f)
+		if err != nil {
+			v.release()
+			return verified{}, err
+		}
+		real[f], v.sums[f] = r, sum
+		if folders[filepath.Dir(r)] == nil {
+			folders[filepath.Dir(r)] = map[string]string{}
+		}
+		folders[filepath.Dir(r)][filepath.Base(r)] = sum
+	}
+	mirrorOf := map[string]string{}
+	for folder, names := range folders {
+		key, err := s.mirror(folder, names)
+		if err != nil {
+			v.release()
+			return verified{}, err
+		}
+		keys = append(keys, key)
+		mirrorOf[folder] = filepath.Join(s.run, key)
+		v.dirs = append(v.dirs, mirrorOf[folder])
+	}
+	for f, r := range real {
+		v.copies[f] = filepath.Join(mirrorOf[filepath.Dir(r)], filepath.Base(r))
+	}
+	v.release = sync.OnceFunc(v.release)
+	return v, nil
+}
+
+// mirror returns the name of the mirror of folder whose entries names
+// (name → sha256) are the copies bin/SHA256 (hard links), making it
+// unless it is there, and takes a reference to it.
+func (s *stateDir) mirror(folder string, names map[string]string) (string, error) {
+	h := sha256.New()
+	io.WriteString(h, folder)
+	for _, n := range slices.Sorted(maps.Keys(names)) {
+		fmt.Fprintf(h, "\x00%s=%s", n, names[n])
+	}
+	key := hex.EncodeToString(h.Sum(nil))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mirrors[key] == 0 {
+		if err := s.makeMirror(folder, names, filepath.Join(s.run, key)); err != nil {
+			return "", fmt.Errorf("mirror of %s: %w", folder, err)
+		}
+	}
+	s.mirrors[key]++
+	return key, nil
+}
+
+// makeMirror makes the mirror of folder at dst (see verify).
+func (s *stateDir) makeMirror(folder string, names map[string]string, dst string) error {
+	d, err := os.Open(folder)
+	if err != nil {
+		return err
+	}
+	entries, err := d.ReadDir(maxMirrorEntries + 1)
+	d.Close()
+	if err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	if len(entries) > maxMirrorEntries {
+		return fmt.Errorf("more than %d entries: give the files a folder of their own", maxMirrorEntries)
+	}
+	tmp, err := os.MkdirTemp(s.run, ".mirror-*")
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if _, pinned := names[e.Name()]; !pinned {
+			err = errors.Join(err, os.Symlink(filepath.Join(folder, e.Name()), filepath.Join(tmp, e.Name())))
+		}
+	}
+	for n, sum := range names {
+		err = errors.Join(err, os.Link(filepath.Join(s.bin, sum), filepath.Join(tmp, n)))
+	}
+	mode := os.FileMode(0o700)
+	if s.shared {
+		mode = 0o755 // the plugin user lists and runs it
+	}
+	if err == nil {
+		err = os.Chmod(tmp, mode)
+	}
+	if err == nil {
+		_ = os.RemoveAll(dst) // a mirror left by a failed release
+		err = os.Rename(tmp, dst)
+	}
+	if err != nil {
+		_ = os.RemoveAll(tmp)
+	}
+	return err
+}
+
+// releaseMirror drops one reference to mirror key and removes it at zero.
+func (s *stateDir) releaseMirror(key string) { s.drop(s.mirrors, key, filepath.Join(s.run, key)) }

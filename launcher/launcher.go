@@ -40,6 +40,10 @@ type Spec struct {
 	// argv[0] (which is Path).
 	Path string
 	Args []string
+	// Arg0 is argv[0] as the program sees it; "" is Path. A program run
+	// from a verified copy (internal/decl.Exec) sees the path it was
+	// declared by.
+	Arg0 string
 	// Dir is the working directory ("" is the caller's).
 	Dir string
 	// Env is the whole environment (KEY=VALUE). Build it with Env; nil
@@ -88,6 +92,9 @@ func New(spec Spec) (*Cmd, error) {
 		return nil, errors.New("launcher: no program")
 	}
 	cmd := exec.Command(spec.Path, spec.Args...)
+	if spec.Arg0 != "" {
+		cmd.Args[0] = spec.Arg0
+	}
 	cmd.Dir = spec.Dir
 	cmd.Env = spec.Env
 	if cmd.Env == nil {

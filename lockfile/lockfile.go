@@ -75,10 +75,13 @@ type File struct {
 	// unpinned).
 	Sources map[string]Source `json:"sources,omitempty"`
 	// Programs maps a declared plugin's name (NAME.tools.json, a server
-	// of NAME.mcp.json) to the programs it runs: absolute path (a bare
-	// command resolved in PATH) → hex sha256. Checked before every start
-	// (and by the adapter before each command), like plugin binaries.
-	// Optional: absent when no declared plugin runs a program.
+	// of NAME.mcp.json) to the files it executes: each program (a bare
+	// command resolved in PATH) and each file an argument names (an
+	// interpreter's script; internal/decl.Launch.Files), absolute path →
+	// hex sha256. Checked before every start against the host's verified
+	// copies, which are what runs (and by the adapter, by path, before
+	// each command), like plugin binaries. Optional: absent when no
+	// declared plugin runs a program.
 	Programs map[string]map[string]string `json:"programs,omitempty"`
 }
 

@@ -40,24 +40,23 @@ func transport(l decl.Launch, o Options) (t mcp.Transport, proc *process, err er
 	return proc, proc, nil
 }
 
-// command is the server's launcher.Spec: the declared command
-// (decl.Program: the server's PATH is the declared one, else the
-// adapter's) in Cwd (relative to the declaration's folder; default that
-// folder), with serverEnv's environment and stderr to o.Stderr (its copy
+// command is the server's launcher.Spec: the declared command line as
+// decl.Launch.Exec makes it (the program resolved with the server's PATH,
+// the declared one, else the adapter's; with a lock, the verified copies
+// of the program and of the files its arguments name) in Cwd (relative to
+// the declaration's folder; default that folder), with serverEnv's
+// environment and stderr to o.Stderr (its copy
 // bounded by o.TerminateGrace after the exit). It stays in the adapter's
 // process group (which the host and the keeper kill as a whole) and
 // gets the launcher's parent-death signal.
 func command(l decl.Launch, environ []string, o Options) (launcher.Spec, error) {
 	env := serverEnv(environ, l.Server.Env)
-	path, err := decl.Program(l.Dir, l.Server.Command, launcher.Lookup(env, "PATH"))
+	e, err := l.Exec(append([]string{l.Server.Command}, l.Server.Args...), l.Server.Cwd, launcher.Lookup(env, "PATH"))
 	if err != nil {
 		return launcher.Spec{}, err
 	}
-	if err := decl.CheckPinned(l.Pinned, path); err != nil {
-		return launcher.Spec{}, err
-	}
 	return launcher.Spec{
-		Path: path, Args: l.Server.Args, Dir: decl.WorkDir(l.Dir, l.Server.Cwd), Env: env,
+		Path: e.Path, Arg0: e.Arg0, Args: e.Args, Dir: decl.WorkDir(l.Dir, l.Server.Cwd), Env: env,
 		Stderr: o.Stderr, SharedGroup: true,
 		// A grandchild holding stderr open must not keep Wait (and so the
 		// session's Close) from returning once the server has exited.

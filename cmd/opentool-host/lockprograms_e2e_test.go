@@ -21,16 +21,7 @@ import (
 func TestLockPinsDeclaredPrograms(t *testing.T) {
 	dir := t.TempDir()
 	helper := filepath.Join(dir, "helper.sh")
-	writeExec := func(path, body string) {
-		t.Helper()
-		tmp := path + ".tmp"
-		if err := os.WriteFile(tmp, []byte(body), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(tmp, path); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeExec := func(path, body string) { writeAtomic(t, path, body, 0o755) }
 	writeExec(helper, "#!/bin/sh\nprintf v1\n")
 	if err := os.WriteFile(filepath.Join(dir, "helper.tools.json"), []byte(`{"functions":[{"name":"say","description":"Says its version.","parameters":[],"command":["./helper.sh"]},`+
 		`{"name":"today","description":"The date.","parameters":[],"command":["date","-u"]}]}`), 0o644); err != nil {

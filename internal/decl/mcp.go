@@ -101,12 +101,17 @@ type Launch struct {
 	// Commands are the declared command-line tools (nil for an MCP
 	// server).
 	Commands *Commands `json:"commands,omitempty"`
-	// Pinned, with a lock (--locked), maps each program the plugin runs
-	// (absolute path, Launch.Programs) to the hex sha256 opentool.lock
-	// pins; the adapter refuses to run a program whose bytes are not
-	// those (CheckPinned), before the server starts and before each
-	// command. Nil: no lock.
+	// Pinned, with a lock (--locked), maps each file the plugin executes
+	// or names in an argument (absolute path, Launch.Files) to the hex
+	// sha256 opentool.lock pins; the adapter refuses to run a command
+	// line whose files on disk are not those (Launch.Exec), before the
+	// server starts and before each command. Nil: no lock.
 	Pinned map[string]string `json:"pinned,omitempty"`
+	// Verified, with a lock, maps each file of Pinned to its verified
+	// copy: a host-owned file with exactly the pinned bytes (checked as
+	// they were copied), which is what Launch.Exec executes or passes in
+	// place of the path. Nil: no lock.
+	Verified map[string]string `json:"verified,omitempty"`
 }
 
 // Fault is one fault of a declaration, at a JSON path.
