@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -94,6 +95,9 @@ func testNeighbourAttack(t *testing.T, extra []string) {
 	if len(rep.Sockets) == 0 {
 		t.Fatalf("the intruder found no neighbour socket (own dir %s): the attack was not tried: %s", rep.OwnDir, raw)
 	}
+	for _, sock := range rep.Sockets {
+		checkSocketPath(t, sock)
+	}
 	if len(rep.Attempts) != 6*len(rep.Sockets) {
 		t.Errorf("%d attempts on %d sockets, want 6 each", len(rep.Attempts), len(rep.Sockets))
 	}
@@ -130,6 +134,26 @@ func testNeighbourAttack(t *testing.T, extra []string) {
 			if strings.Contains(line, pluginsdk.RefusedConnMsg) {
 				t.Log(line)
 			}
+		}
+	}
+}
+
+// checkSocketPath: a plugin's socket folder (go-plugin's plugin-dir) is
+// the host's and open to no one else but the plugin user's group; the
+// socket folder above it is the host's and writable by no one else.
+func checkSocketPath(t *testing.T, sock string) {
+	t.Helper()
+	for _, c := range []struct {
+		dir  string
+		deny os.FileMode
+	}{{filepath.Dir(sock), 0o007}, {filepath.Dir(filepath.Dir(sock)), 0o022}} {
+		fi, err := os.Stat(c.dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := fi.Sys().(*syscall.Stat_t)
+		if fi.Mode().Perm()&c.deny != 0 || int(st.Uid) != os.Geteuid() {
+			t.Errorf("%s is %v, uid %d: want the host's (uid %d), no %v", c.dir, fi.Mode().Perm(), st.Uid, os.Geteuid(), c.deny)
 		}
 	}
 }
