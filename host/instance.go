@@ -130,8 +130,15 @@ func startInstance(ctx context.Context, sv *supervisor, name string, f fileRef, 
 		// speaks (the Go SDK 3, the Python and Node SDKs 2).
 		VersionedPlugins: wire.VersionedPluginSets(nil, nil),
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-		Logger:           inst.log,
-		StartTimeout:     cfg.StartTimeout,
+		// go-plugin's AutoMTLS: a one-time client certificate per start
+		// (PLUGIN_CLIENT_CERT), the plugin's own in the handshake's sixth
+		// field; every connection to the plugin's socket must present the
+		// host's, so no other process can call or stop the plugin, and
+		// the host talks only to the process it started. A plugin that
+		// does not answer with a certificate is refused (runner.go).
+		AutoMTLS:     true,
+		Logger:       inst.log,
+		StartTimeout: cfg.StartTimeout,
 		// What a Go plugin writes to os.Stdout/os.Stderr after Serve comes
 		// over go-plugin's stdio stream: log it under the plugin's name
 		// and keep it for crash reports. The stderr pipe goes to the same

@@ -9,6 +9,7 @@ import (
 	"io"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/hashicorp/go-plugin/runner"
@@ -21,8 +22,9 @@ import (
 // (its own process group, the parent-death signal SIGTERM, its cgroup,
 // its user); beyond that the runner:
 //   - owns what the plugin writes, which is not trusted: go-plugin reads
-//     the handshake through handshakeReader (cut to the five fields this
-//     host speaks), and never sees stderr, which is copied to the host's
+//     the handshake through handshakeReader (cut to the six fields this
+//     host speaks; without the sixth, the certificate of go-plugin's
+//     AutoMTLS, the plugin is refused), and never sees stderr, which is copied to the host's
 //     own lineLogger (go-plugin's stderr parser panics on some JSON lines);
 //   - tells the keeper of the process group when the plugin has no cgroup;
 //   - closes exited when the process is gone and keeps its exit status.
@@ -36,7 +38,7 @@ type processRunner struct {
 	file       string // the plugin's file in the plugins folder (cmd runs a copy)
 	cmd        *launcher.Cmd
 	proc       *launcher.Process // nil before Start
-	stdout     io.ReadCloser
+	stdout     *handshakeReader
 	stderr     io.ReadCloser
 	stderrSink io.Writer
 	stderrDone chan struct{} // closed when stderr reached EOF
@@ -148,8 +150,18 @@ func (r *processRunner) Diagnose(_ context.Context) string {
 	return fmt.Sprintf("plugin %q (%s) did not complete the go-plugin handshake: is it built with pluginsdk.Serve for this host's protocol version, for this OS and architecture?", r.name, r.file)
 }
 
-// PluginToHost implements runner.AddrTranslator (no translation).
-func (r *processRunner) PluginToHost(n, a string) (string, string, error) { return n, a, nil }
+// PluginToHost implements runner.AddrTranslator (no translation). go-plugin
+// calls it with the handshake's address before it dials: a plugin whose
+// handshake has no certificate (an SDK that does not authenticate the
+// host) is refused here, never dialed. Errors: ErrNoHostAuth wrapped, in
+// one line naming the plugin and the SDK versions that authenticate the
+// host.
+func (r *processRunner) PluginToHost(n, a string) (string, string, error) {
+	if !r.stdout.certified.Load() {
+		return "", "", fmt.Errorf("plugin %q (%s) refused: %w: %s", r.name, r.file, ErrNoHostAuth, sdkVersionsHint)
+	}
+	return n, a, nil
+}
 
 // HostToPlugin implements runner.AddrTranslator (no translation).
 func (r *processRunner) HostToPlugin(n, a string) (string, string, error) { return n, a, nil }
@@ -192,21 +204,38 @@ func (e emptyUntil) Read([]byte) (int, error) {
 func (e emptyUntil) Close() error { return nil }
 
 // handshakeFields is how many '|' fields of the handshake line this host
-// speaks: CORE-VERSION|APP-VERSION|NETWORK|ADDRESS|PROTOCOL.
-const handshakeFields = 5
+// speaks: CORE-VERSION|APP-VERSION|NETWORK|ADDRESS|PROTOCOL|SERVER-CERT.
+// The sixth is the plugin's one-time TLS certificate of go-plugin's
+// AutoMTLS (base64 DER, no padding).
+const handshakeFields = 6
+
+// minCertField is the shortest sixth field go-plugin takes for a
+// certificate: it ignores 50 characters or fewer, so must the host.
+const minCertField = 51
+
+// ErrNoHostAuth is wrapped by the start error of a plugin whose handshake
+// carries no TLS certificate: its SDK does not authenticate the host
+// (go-plugin's AutoMTLS), so any process that can reach its socket could
+// call it. Such a plugin is refused.
+var ErrNoHostAuth = errors.New("the plugin does not authenticate the host (no TLS certificate in its go-plugin handshake, go-plugin AutoMTLS)")
+
+// sdkVersionsHint names the SDK versions that authenticate the host.
+const sdkVersionsHint = "rebuild it with an SDK that does: Go pluginsdk of opentool-host from the AutoMTLS release on, Python opentool_plugin >= 0.3.0, Node opentool-plugin >= 1.1.0"
 
 // handshakeReader passes a plugin's stdout to go-plugin with the first line,
-// the handshake, cut to handshakeFields fields. A sixth field would be a
-// TLS certificate go-plugin installs into a TLS config this host does not
-// have (a nil dereference, the host down) and a seventh a multiplexing
-// flag the host does not use. Lines are not held beyond the bufio buffer
-// (4 KiB): a longer first line passes through uncut and fails the
-// handshake.
+// the handshake, cut to handshakeFields fields (a seventh, go-plugin's
+// multiplexing flag, is for a feature the host does not use), and
+// records whether it carries a server certificate (certified). Lines are
+// not held beyond the bufio buffer (4 KiB): a longer first line passes
+// through uncut and fails the handshake.
 type handshakeReader struct {
 	r       *bufio.Reader
 	c       io.Closer
 	checked bool
 	pending []byte
+	// certified is set once the first line was read: whether it had a
+	// sixth field long enough to be a certificate.
+	certified atomic.Bool
 }
 
 func newHandshakeReader(rc io.ReadCloser) *handshakeReader {
@@ -219,7 +248,9 @@ func (h *handshakeReader) Read(p []byte) (int, error) {
 		h.checked = true
 		line, err := h.r.ReadSlice('\n')
 		if err == nil {
-			line = cutHandshake(line)
+			var cert bool
+			line, cert = cutHandshake(line)
+			h.certified.Store(cert)
 		}
 		h.pending = append([]byte(nil), line...)
 		if len(h.pending) == 0 && err != nil && !errors.Is(err, bufio.ErrBufferFull) {
@@ -238,11 +269,13 @@ func (h *handshakeReader) Read(p []byte) (int, error) {
 func (h *handshakeReader) Close() error { return h.c.Close() }
 
 // cutHandshake returns line (with its newline) cut to handshakeFields
-// fields.
-func cutHandshake(line []byte) []byte {
+// fields, and whether its sixth field is long enough to be a
+// certificate.
+func cutHandshake(line []byte) ([]byte, bool) {
 	fields := bytes.SplitN(bytes.TrimRight(line, "\r\n"), []byte("|"), handshakeFields+1)
+	cert := len(fields) >= handshakeFields && len(fields[handshakeFields-1]) >= minCertField
 	if len(fields) <= handshakeFields {
-		return line
+		return line, cert
 	}
-	return append(bytes.Join(fields[:handshakeFields], []byte("|")), '\n')
+	return append(bytes.Join(fields[:handshakeFields], []byte("|")), '\n'), cert
 }

@@ -50,8 +50,9 @@ const sockPrefix = "oth-"
 // newStateDir makes the state folders and sweeps those of dead hosts.
 // With a plugin user (user non-nil), the folders can be traversed and the
 // binary copies read and executed by others (binaries hold no secret),
-// and the socket folder belongs to that user, who creates its socket
-// there.
+// and so can the socket folder (0711, the host's): each plugin creates
+// its socket in go-plugin's per-start plugin-dir inside it, 0770 with the
+// plugin user's group, and cannot list, rename or remove the others'.
 func newStateDir(parent string, user *syscall.Credential, log hclog.Logger) (*stateDir, error) {
 	if parent == "" {
 		parent = filepath.Join(os.TempDir(), "opentool-host")
@@ -80,7 +81,7 @@ func newStateDir(parent string, user *syscall.Credential, log hclog.Logger) (*st
 	if user != nil {
 		s.shared = true
 		err := errors.Join(os.Chmod(parent, 0o711), os.Chmod(root, 0o711), os.Chmod(s.bin, 0o711), os.Chmod(s.run, 0o711),
-			os.Chown(sock, int(user.Uid), int(user.Gid)))
+			os.Chmod(sock, 0o711))
 		if err != nil {
 			s.remove()
 			return nil, fmt.Errorf("state dir for --plugin-user: %w", err)

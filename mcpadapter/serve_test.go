@@ -38,6 +38,7 @@ func startAdapterProc(t *testing.T, l decl.Launch) *adapterProc {
 		Plugins:          wire.PluginSet(nil),
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		Cmd:              cmd,
+		AutoMTLS:         true, // as the host: the SDK serves only over AutoMTLS
 		SkipHostEnv:      true,
 		Stderr:           p.stderr,
 		Logger:           hclog.New(&hclog.LoggerOptions{Output: p.log, Level: hclog.Debug}),

@@ -36,7 +36,11 @@ type ServeConfig struct {
 // performs the go-plugin handshake on stdout and serves the Tool gRPC
 // service until the host closes the connection or dies. Call it from main.
 // A binary run by hand (without the host's magic cookie) prints a notice
-// and exits with status 1.
+// and exits with status 1; so does one started with the cookie but
+// without the host's AutoMTLS certificate (ClientCertEnv), which would
+// otherwise serve its socket to any process. Connections to the socket
+// that do not authenticate as the host are refused and logged
+// (RefusedConnMsg).
 func Serve(tool Tool) { ServeWithConfig(tool, ServeConfig{}) }
 
 // ServeWithConfig is Serve with options.
@@ -57,7 +61,14 @@ func ServeWithConfig(tool Tool, cfg ServeConfig) {
 	srv := &server{tool: tool}
 	srv3 := &server{tool: tool, v3: true}
 	if os.Getenv(wire.Handshake.MagicCookieKey) == wire.Handshake.MagicCookieValue {
-		// Started by a host: die with it, and take our children along.
+		// Started by a host: serve only over AutoMTLS (no downgrade to
+		// plaintext), and log every connection that is not the host's.
+		if err := checkHostAuth(); err != nil {
+			cfg.Logger.Error(err.Error())
+			os.Exit(1)
+		}
+		logRefusedConns(cfg.Logger)
+		// Die with the host, and take our children along.
 		guardChildren(cfg.Logger)
 		if cfg.ParentWatchInterval > 0 {
 			go watchParent(os.Getppid(), cfg.ParentWatchInterval, cfg.Logger)

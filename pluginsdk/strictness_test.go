@@ -152,6 +152,7 @@ func startStrictFixture(t *testing.T, cmd *exec.Cmd) (*wire.Client, *testutil.Sy
 		Plugins:          wire.PluginSet(nil),
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		Cmd:              cmd,
+		AutoMTLS:         true, // as the host: the SDK serves only over AutoMTLS
 		SkipHostEnv:      true,
 		Stderr:           stderr,
 		Logger:           hclog.NewNullLogger(),

@@ -22,4 +22,9 @@
 //     Python and Node twins beside it (opentool-plugin-pystrict,
 //     opentool-plugin-nodestrict): the functions of
 //     testdata/sdk-strictness.json, each returning what it received.
+//   - intruder: finds its neighbours' go-plugin sockets in
+//     /proc/self/net/unix and tries Invoke, Load and Shutdown on them,
+//     in plaintext and with a TLS certificate of its own.
+//   - noauth: served as an SDK without host authentication would (plain
+//     go-plugin, no AutoMTLS): no certificate in its handshake.
 package testplugins
