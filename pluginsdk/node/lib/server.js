@@ -455,7 +455,11 @@ function serve(toolkit, opts = {}) {
 
   const dir = process.env.PLUGIN_UNIX_SOCKET_DIR || os.tmpdir();
   socketPath = path.join(dir, `plugin${crypto.randomBytes(8).toString('hex')}.sock`);
-  tlsServer.once('error', (err) => {
+  tlsServer.on('error', (err) => {
+    if (tlsServer.listening) {
+      log('ERROR', `unix:${socketPath}: ${err.message}`); // an accept failed: keep serving
+      return;
+    }
     log('ERROR', `cannot listen on unix:${socketPath}: ${err.message}`);
     process.exit(1);
   });
