@@ -42,8 +42,9 @@ plugins: $(PLUGINS:%=plugin-%)
 examples: $(SDKMOD)
 	$(GO) build -o bin/mcp-notes ./examples/mcp-notes
 
-# The Python plugin SDK for plugins/opentool-plugin-pyecho: python3-grpcio
-# (apt, as root) and a .pth file so /usr/bin/python3 imports opentool_plugin.
+# The Python plugin SDK for plugins/opentool-plugin-pyecho: python3-grpcio and
+# python3-cryptography (apt, as root); /usr/bin/python3 then imports
+# opentool_plugin from beside the plugin (OPENTOOL_PLUGIN_FILE).
 # Prints SKIP and succeeds when it cannot (see pluginsdk/python/README.md).
 deps-python:
 	@./scripts/deps-python.sh

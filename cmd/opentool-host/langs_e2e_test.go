@@ -61,9 +61,9 @@ var langPlugins = []langPlugin{
 		lang: "python", name: "pyecho", sdk: "pluginsdk/python", leak: "threads",
 		version: func(v string) string { return `VERSION = "` + v + `"` },
 		missing: func(t *testing.T) string {
-			out, err := exec.Command(pyInterpreter, "-c", "import grpc, google.protobuf").CombinedOutput()
+			out, err := exec.Command(pyInterpreter, "-c", "import grpc, google.protobuf, cryptography").CombinedOutput()
 			if err != nil {
-				return fmt.Sprintf("Python plugin SDK unavailable: %s cannot import grpc (run make deps-python as root to install python3-grpcio): %v %s",
+				return fmt.Sprintf("Python plugin SDK unavailable: %s cannot import grpc or cryptography (run make deps-python as root to install python3-grpcio and python3-cryptography): %v %s",
 					pyInterpreter, err, bytes.TrimSpace(out))
 			}
 			return ""

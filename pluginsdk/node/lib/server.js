@@ -4,7 +4,8 @@
 // The wire is hashicorp/go-plugin's gRPC protocol with the application
 // service opentool.plugin.v2.Tool (docs/plugin-protocol.md). This module
 // mirrors the Go SDK (pluginsdk/serve.go, server.go, mcp.go, guard_unix.go)
-// and the Python SDK: the handshake on stdout, Health, Tool (Load, Invoke,
+// and the Python SDK: the host authenticated with go-plugin's AutoMTLS
+// (mtls.js), the handshake on stdout, Health, Tool (Load, Invoke,
 // Watch), go-plugin's GRPCController and GRPCStdio, SIGTERM and parent
 // death ending the whole process group.
 //
@@ -24,6 +25,7 @@ const protoLoader = require('@grpc/proto-loader');
 const { Context, ToolError, RPCError } = require('./toolkit');
 const { isResult } = require('./content');
 const { argumentsOf } = require('./strict');
+const mtls = require('./mtls');
 
 const MAGIC_COOKIE_KEY = 'OPENTOOL_PLUGIN';
 const MAGIC_COOKIE_VALUE = '4c6d2b0a-opentool-host-plugin';
@@ -386,10 +388,15 @@ Run it with --document to print its OpenTool document.
  *
  * Checks the host's magic cookie (without it prints a notice to stderr and
  * exits 1; run with --document it prints the OpenTool document instead, for
- * `opentool-host validate`), serves on a unix socket in
- * PLUGIN_UNIX_SOCKET_DIR with 64 MiB message limits, prints the go-plugin
- * handshake line (`1|V|unix|PATH|grpc`, V the protocol version negotiated:
- * 3, or 2 with a host that offers only 2) on file descriptor 1 and then points
+ * `opentool-host validate`), authenticates the host with go-plugin's
+ * AutoMTLS (mtls.js: without the host's certificate in PLUGIN_CLIENT_CERT
+ * it logs why and exits 1; a connection that does not authenticate as the
+ * host is refused in the TLS handshake and logged), serves gRPC over that
+ * TLS on a unix socket in PLUGIN_UNIX_SOCKET_DIR with 64 MiB message
+ * limits, prints the go-plugin handshake line (`1|V|unix|PATH|grpc|CERT`, V
+ * the protocol version negotiated: 3, or 2 with a host that offers only 2;
+ * CERT the plugin's certificate, DER in base64 without padding) on file
+ * descriptor 1 and then points
  * process.stdout (console.log) at stderr. SIGTERM, the host's Shutdown and
  * the host's death (the parent pid changes, checked every 200 ms) end the
  * process; SIGTERM and parent death also SIGKILL its process group
@@ -409,6 +416,23 @@ function serve(toolkit, opts = {}) {
     process.exit(1);
   }
   const version = negotiate(process.env.PLUGIN_PROTOCOL_VERSIONS || '');
+  const server = new grpc.Server({
+    'grpc.max_receive_message_length': MAX_MESSAGE_SIZE,
+    'grpc.max_send_message_length': MAX_MESSAGE_SIZE,
+  });
+  // TLS is this SDK's (mtls.js), so that a refused connection can be
+  // logged; gRPC gets the connections that authenticated as the host.
+  const injector = server.createConnectionInjector(grpc.ServerCredentials.createInsecure());
+  let tlsServer;
+  let certField;
+  try {
+    ({ server: tlsServer, field: certField } = mtls.hostOnlyServer(
+      process.env[mtls.CLIENT_CERT_ENV] || '', (socket) => injector.injectConnection(socket), log));
+  } catch (e) {
+    if (!(e instanceof mtls.NoHostCertificate)) throw e;
+    log('ERROR', `not serving: ${e.message}`);
+    process.exit(1);
+  }
 
   const ppid = process.ppid;
   process.on('SIGTERM', () => exitNow(2));
@@ -416,14 +440,11 @@ function serve(toolkit, opts = {}) {
     if (ppid > 1 && process.ppid !== ppid) exitNow(2); // the host died: no logging
   }, PARENT_WATCH_INTERVAL_MS).unref();
 
-  const server = new grpc.Server({
-    'grpc.max_receive_message_length': MAX_MESSAGE_SIZE,
-    'grpc.max_send_message_length': MAX_MESSAGE_SIZE,
-  });
   let stopping = false;
   const stop = () => {
     if (stopping) return;
     stopping = true;
+    tlsServer.close();
     setTimeout(() => {
       server.forceShutdown();
       exitNow(0, false);
@@ -434,12 +455,16 @@ function serve(toolkit, opts = {}) {
 
   const dir = process.env.PLUGIN_UNIX_SOCKET_DIR || os.tmpdir();
   socketPath = path.join(dir, `plugin${crypto.randomBytes(8).toString('hex')}.sock`);
-  server.bindAsync(`unix:${socketPath}`, grpc.ServerCredentials.createInsecure(), (err) => {
-    if (err) {
-      log('ERROR', `cannot listen on unix:${socketPath}: ${err.message}`);
-      process.exit(1);
+  tlsServer.on('error', (err) => {
+    if (tlsServer.listening) {
+      log('ERROR', `unix:${socketPath}: ${err.message}`); // an accept failed: keep serving
+      return;
     }
-    fs.writeSync(1, `${CORE_PROTOCOL_VERSION}|${version}|unix|${socketPath}|grpc\n`);
+    log('ERROR', `cannot listen on unix:${socketPath}: ${err.message}`);
+    process.exit(1);
+  });
+  tlsServer.listen(socketPath, () => {
+    fs.writeSync(1, `${CORE_PROTOCOL_VERSION}|${version}|unix|${socketPath}|grpc|${certField}\n`);
     // Nothing else may reach the handshake pipe: console.log and
     // process.stdout.write go to stderr from here on. (Child processes
     // inheriting fd 1 still write to it: give them 'pipe' or fd 2.)

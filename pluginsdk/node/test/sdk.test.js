@@ -1,11 +1,13 @@
 'use strict';
 // Tests of the Node SDK with node's own runner (node --test test/; the Go
 // test TestNodeSDKUnitTests runs them in make test). The protocol tests
-// start the example plugin as the host would (magic cookie, socket dir),
-// read the handshake line and talk gRPC to it with @grpc/grpc-js.
+// start the example plugin as the host would (magic cookie, socket dir, its
+// certificate for AutoMTLS), read the handshake line and talk gRPC over
+// mTLS to it with @grpc/grpc-js.
 
 const assert = require('node:assert/strict');
 const { spawn } = require('node:child_process');
+const crypto = require('node:crypto');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -14,6 +16,7 @@ const { test } = require('node:test');
 const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
 const sdk = require('..');
+const mtls = require('../lib/mtls');
 const { Toolkit, ToolError, Context, Result, text, image, audio, resourceLink, embeddedResource } = sdk;
 
 const SDK = path.join(__dirname, '..');
@@ -205,6 +208,31 @@ test('Context.sleep ends early, true, when the call is cancelled', async () => {
   assert.equal(await ctx.sleep(10000), true);
 });
 
+test('PLUGIN_CLIENT_CERT must be exactly one PEM certificate', () => {
+  const { cert } = mtls.ownCertificate();
+  for (const [value, want] of [
+    ['', /is not set/],
+    ['hello', /exactly one/],
+    [cert + cert, /exactly one/],
+    ['-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n', /not a PEM certificate/],
+  ]) {
+    assert.throws(() => mtls.hostCertificate(value), (e) => e instanceof mtls.NoHostCertificate && want.test(e.message));
+  }
+  assert.equal(mtls.hostCertificate(cert), new crypto.X509Certificate(cert).toString());
+});
+
+test("the plugin's certificate follows go-plugin's template", () => {
+  const { der } = mtls.ownCertificate();
+  const x = new crypto.X509Certificate(der);
+  assert.equal(x.ca, true);
+  assert.equal(x.subject, 'CN=localhost');
+  assert.equal(x.subjectAltName, 'DNS:localhost');
+  assert.equal(x.publicKey.asymmetricKeyDetails.namedCurve, 'prime256v1');
+  assert.deepEqual(x.keyUsage.sort(), ['1.3.6.1.5.5.7.3.1', '1.3.6.1.5.5.7.3.2']);
+  assert.ok(x.verify(x.publicKey));
+  assert.ok(new Date(x.validTo) > new Date(Date.now() + 29 * 365 * 86400e3), 'valid 30 years, as go-plugin\'s');
+});
+
 // startExample runs the example as the host would (its own process group),
 // offering the application protocol versions `versions`
 // (PLUGIN_PROTOCOL_VERSIONS), and resolves to {proc, client (Tool), health,
@@ -213,6 +241,7 @@ test('Context.sleep ends early, true, when the call is cancelled', async () => {
 // (its pid in sockDir/child), as a process the plugin started.
 async function startExample(t, versions = '2', want = '2') {
   const sockDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sdk-test-'));
+  const host = mtls.ownCertificate(); // as go-plugin's AutoMTLS makes the host's
   const script = 'sleep 1000 </dev/null >/dev/null 2>&1 & echo $! >"$DIR/child"; exec "$NODE" "$EXAMPLE"';
   const proc = spawn('/bin/sh', ['-c', script], {
     env: {
@@ -224,6 +253,7 @@ async function startExample(t, versions = '2', want = '2') {
       PLUGIN_PROTOCOL_VERSIONS: versions,
       PLUGIN_UNIX_SOCKET_DIR: sockDir,
       OPENTOOL_NODEECHO_SDK: SDK,
+      PLUGIN_CLIENT_CERT: host.cert,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
@@ -243,19 +273,25 @@ async function startExample(t, versions = '2', want = '2') {
     rl.once('line', resolve);
     proc.once('exit', (code) => reject(new Error(`plugin exited ${code} before its handshake: ${stderr}`)));
   });
-  const [core, app, net, addr, proto] = line.split('|');
-  assert.deepEqual([core, app, net, proto], ['1', want, 'unix', 'grpc']);
+  const [core, app, net, addr, proto, cert, ...rest] = line.split('|');
+  assert.deepEqual([core, app, net, proto, rest], ['1', want, 'unix', 'grpc', []]);
+  // The 6th field: the plugin's certificate, DER, base64 without padding
+  // (go-plugin's RawStdEncoding), for "localhost".
+  assert.ok(!cert.includes('='), 'no padding');
+  const pluginCert = new crypto.X509Certificate(Buffer.from(cert, 'base64'));
+  assert.equal(pluginCert.checkHost('localhost'), 'localhost');
   assert.ok(addr.startsWith(sockDir + path.sep), `socket ${addr} is in PLUGIN_UNIX_SOCKET_DIR`);
   const dir = path.join(SDK, 'proto');
   const pkg = grpc.loadPackageDefinition(protoLoader.loadSync(
     ['tool.proto', 'health.proto', 'grpc_controller.proto'].map((f) => path.join(dir, f)),
     { keepCase: true, oneofs: true, defaults: true, includeDirs: [dir] },
   ));
-  const creds = grpc.credentials.createInsecure();
+  const creds = grpc.credentials.createSsl(Buffer.from(pluginCert.toString()), Buffer.from(host.key), Buffer.from(host.cert));
   const target = `unix:${addr}`;
-  const client = new pkg.opentool.plugin.v2.Tool(target, creds);
-  const health = new pkg.grpc.health.v1.Health(target, creds);
-  const controller = new pkg.plugin.GRPCController(target, creds);
+  const opts = { 'grpc.ssl_target_name_override': 'localhost' };
+  const client = new pkg.opentool.plugin.v2.Tool(target, creds, opts);
+  const health = new pkg.grpc.health.v1.Health(target, creds, opts);
+  const controller = new pkg.plugin.GRPCController(target, creds, opts);
   t.after(() => [client, health, controller].forEach((c) => c.close()));
   return { proc, client, health, controller, sockDir };
 }

@@ -17,7 +17,8 @@
 
     serve(tk)
 
-Depends on grpcio (and the protobuf runtime it brings) only. See README.md.
+Depends on grpcio (and the protobuf runtime it brings) and cryptography
+(the host is authenticated with mTLS, mtls.py) only. See README.md.
 """
 
 from .content import Result, audio, embedded_resource, image, resource_link, text
@@ -26,4 +27,4 @@ from .server import serve
 
 __all__ = ["Toolkit", "ToolError", "RPCError", "Context", "Function", "serve",
            "Result", "text", "image", "audio", "resource_link", "embedded_resource"]
-__version__ = "0.2.0"
+__version__ = "0.3.0"

@@ -2,8 +2,9 @@
 
 The wire is hashicorp/go-plugin's gRPC protocol with the application service
 opentool.plugin.v2.Tool (docs/plugin-protocol.md). This module mirrors the
-Go SDK (pluginsdk/serve.go, server.go, mcp.go, guard_unix.go): the handshake
-on stdout, Health, Tool (Load, Invoke, Watch), go-plugin's GRPCController
+Go SDK (pluginsdk/serve.go, server.go, mcp.go, guard_unix.go): the host
+authenticated with go-plugin's AutoMTLS (mtls.py), the handshake on stdout,
+Health, Tool (Load, Invoke, Watch), go-plugin's GRPCController
 and GRPCStdio, SIGTERM and parent death ending the whole process group.
 
 Plugin protocol 3 (section 5b) when the host offers it, else 2, as go-plugin
@@ -446,16 +447,37 @@ def _socket_path():
     return path
 
 
+def _authenticate_host():
+    """The server credentials that admit only the host (go-plugin's
+    AutoMTLS, mtls.py) and the handshake line's certificate field. Without
+    them the plugin does not serve: it logs why and exits 1 (never an
+    insecure port)."""
+    try:
+        from . import mtls
+    except ImportError as e:
+        log("ERROR", "cannot authenticate the host: %s (the Python SDK needs the cryptography package: "
+            "run `make deps-python`, which installs python3-cryptography)" % e)
+        sys.exit(1)
+    try:
+        return mtls.server_credentials(os.environ.get(mtls.CLIENT_CERT_ENV, ""))
+    except mtls.NoHostCertificate as e:
+        log("ERROR", "not serving: %s" % e)
+        sys.exit(1)
+
+
 def serve(toolkit, max_workers=128, argv=None):
     """Runs toolkit as an opentool-host plugin; never returns.
 
     Checks the host's magic cookie (without it prints a notice to stderr and
     exits 1; run with --document it prints the OpenTool document instead, for
-    `opentool-host validate`), serves on a unix socket in
+    `opentool-host validate`), authenticates the host with go-plugin's
+    AutoMTLS (mtls.py: without the host's certificate in PLUGIN_CLIENT_CERT
+    it logs why and exits 1), serves gRPC over TLS on a unix socket in
     PLUGIN_UNIX_SOCKET_DIR with max_workers threads (concurrent calls; each
     call's function runs in one more thread of its own), prints the go-plugin
-    handshake line ("1|V|unix|PATH|grpc", V the protocol version negotiate()
-    picks: 3, or 2 with a host that offers only 2) to stdout and then points
+    handshake line ("1|V|unix|PATH|grpc|CERT", V the protocol version
+    negotiate() picks: 3, or 2 with a host that offers only 2; CERT the
+    plugin's certificate, DER in base64 without padding) to stdout and then points
     stdout (sys.stdout and file descriptor 1) at stderr. SIGTERM, the host's Shutdown, the host's
     death (the parent pid changes) end the process; SIGTERM and parent death
     also kill its process group (processes the plugin started).
@@ -473,6 +495,7 @@ def serve(toolkit, max_workers=128, argv=None):
             "Run it with --document to print its OpenTool document.\n")
         sys.exit(1)
 
+    creds, server_cert = _authenticate_host()
     version = negotiate(os.environ.get("PLUGIN_PROTOCOL_VERSIONS", ""))
 
     ppid = os.getppid()
@@ -494,12 +517,12 @@ def serve(toolkit, max_workers=128, argv=None):
 
     path = _socket_path()
     _Exit.sock = path
-    if server.add_insecure_port("unix:" + path) == 0:
+    if server.add_secure_port("unix:" + path, creds) == 0:
         log("ERROR", "cannot listen on unix:%s" % path)
         sys.exit(1)
     server.start()
 
-    sys.stdout.write("%d|%d|unix|%s|grpc\n" % (CORE_PROTOCOL_VERSION, version, path))
+    sys.stdout.write("%d|%d|unix|%s|grpc|%s\n" % (CORE_PROTOCOL_VERSION, version, path, server_cert))
     sys.stdout.flush()
     # Nothing else may reach the handshake pipe: Python's and C's stdout
     # both go to stderr from here on.

@@ -2,13 +2,15 @@
 (python3 -m unittest discover -s tests, in pluginsdk/python; the Go test
 TestPythonSDKUnitTests runs them in make test). The protocol tests start
 the example plugin as the host would (magic cookie, socket folder, the
-protocol versions the host offers), read the handshake line and talk gRPC
-to it with the SDK's own stubs."""
+protocol versions the host offers, its certificate for AutoMTLS), read the
+handshake line and talk gRPC over mTLS to it with the SDK's own stubs."""
 
+import base64
 import json
 import os
 import queue
 import shutil
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -22,6 +24,7 @@ sys.path.insert(0, SDK)
 
 import grpc  # noqa: E402
 
+from opentool_plugin import mtls  # noqa: E402
 from opentool_plugin import (  # noqa: E402
     Context, Result, RPCError, ToolError, audio, embedded_resource, image, resource_link, text)
 from opentool_plugin.pb import tool_pb2, tool_pb2_grpc  # noqa: E402
@@ -189,7 +192,10 @@ class _Example:
 
     def __init__(self, versions):
         self.dir = tempfile.mkdtemp(prefix="pysdk-test-")
+        # The host's certificate and key, as go-plugin's AutoMTLS makes them.
+        host_key, host_cert, _ = mtls._own_certificate()
         env = {
+            "PLUGIN_CLIENT_CERT": host_cert.decode(),
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "OPENTOOL_PLUGIN": "4c6d2b0a-opentool-host-plugin",
             "PLUGIN_PROTOCOL_VERSIONS": versions,
@@ -203,7 +209,11 @@ class _Example:
             self.close()
             raise AssertionError("the example printed no handshake line")
         self.handshake = line.split("|")
-        self.channel = grpc.insecure_channel("unix:" + self.handshake[3])
+        self.cert_der = base64.b64decode(self.handshake[5] + "=" * (-len(self.handshake[5]) % 4))
+        creds = grpc.ssl_channel_credentials(root_certificates=ssl.DER_cert_to_PEM_cert(self.cert_der).encode(),
+                                             private_key=host_key, certificate_chain=host_cert)
+        self.channel = grpc.secure_channel("unix:" + self.handshake[3], creds,
+                                           options=[("grpc.ssl_target_name_override", "localhost")])
         self.tool = tool_pb2_grpc.ToolStub(self.channel)
 
     def invoke(self, name, args, meta=None, stream=False):
@@ -271,6 +281,26 @@ class _Example:
 BLOCKS = [{"type": "text", "text": "a dot"}, {"type": "image", "data": DOT_PNG, "mimeType": "image/png"}]
 
 
+class HostCertificateTest(unittest.TestCase):
+    """PLUGIN_CLIENT_CERT must be exactly one PEM certificate, else the
+    plugin does not serve."""
+
+    def test_refused(self):
+        _, pem, _ = mtls._own_certificate()
+        for value, want in [("", "is not set"), ("hello", "exactly one"),
+                            (pem.decode() * 2, "exactly one"),
+                            ("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n", "not a PEM certificate")]:
+            with self.assertRaises(mtls.NoHostCertificate) as cm:
+                mtls.server_credentials(value)
+            self.assertIn(want, str(cm.exception))
+
+    def test_accepted(self):
+        _, pem, _ = mtls._own_certificate()
+        creds, field = mtls.server_credentials(pem.decode())
+        self.assertIsInstance(creds, grpc.ServerCredentials)
+        self.assertNotIn("=", field)
+
+
 class ProtocolTest(unittest.TestCase):
     def start(self, versions):
         ex = _Example(versions)
@@ -279,7 +309,14 @@ class ProtocolTest(unittest.TestCase):
 
     def test_protocol_3(self):
         ex = self.start("2,3")
-        self.assertEqual(ex.handshake[:3] + ex.handshake[4:], ["1", "3", "unix", "grpc"])
+        self.assertEqual(ex.handshake[:3] + ex.handshake[4:5], ["1", "3", "unix", "grpc"])
+        # The 6th field: the plugin's certificate, DER, base64 without
+        # padding (go-plugin's RawStdEncoding), for "localhost".
+        self.assertEqual(len(ex.handshake), 6)
+        self.assertNotIn("=", ex.handshake[5])
+        cert = mtls.x509.load_der_x509_certificate(ex.cert_der)
+        self.assertEqual(cert.extensions.get_extension_for_class(mtls.x509.SubjectAlternativeName).value
+                         .get_values_for_type(mtls.x509.DNSName), ["localhost"])
         self.assertEqual(ex.invoke("picture", {"caption": "a dot"}), [("mcp_result", {"content": BLOCKS})])
         # With a progress token: each step's log message and progress (the
         # caller's token), in order, then the result.
