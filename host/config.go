@@ -110,8 +110,10 @@ type Config struct {
 
 	// PluginEnv names further variables of the host's environment that
 	// every plugin receives, beside the allow-list of plugin_env.go (PATH,
-	// HOME, TMPDIR, LANG, LC_*, TZ and OPENTOOL_<PLUGIN>_* for plugin
-	// PLUGIN). The host's own secrets (OPENTOOL_API_KEYS) are never passed.
+	// HOME, TMPDIR, LANG, LC_*, TZ, and OPENTOOL__<PLUGIN>__VAR as
+	// OPENTOOL_<PLUGIN>_VAR for plugin PLUGIN only: launcher.PluginVars). Names of the host's
+	// namespace (OPENTOOL_*: its settings, such as OPENTOOL_API_KEYS and
+	// OPENTOOL_TASK_STORE) are refused: Validate's error says so.
 	PluginEnv []string
 
 	// PrefixCollisions serves a function whose name another plugin already

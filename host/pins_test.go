@@ -90,7 +90,7 @@ func echoUnderLoad(t *testing.T, h *host.Host) (stop func() (calls, failures int
 func TestLockedRefusesUnpinnedFilesAndHoldsChangedDefinitions(t *testing.T) {
 	dir := t.TempDir()
 	faulty := testutil.InstallPlugin(t, dir, "faulty", "./internal/testplugins/faulty")
-	t.Setenv("OPENTOOL_FAULTY_ECHO_DESCRIPTION", "Echo, version one.")
+	t.Setenv("OPENTOOL__FAULTY__ECHO_DESCRIPTION", "Echo, version one.")
 	lock := pinDir(t, dir)
 	if len(lock.Files) != 1 || len(lock.Functions["faulty"]) < 5 {
 		t.Fatalf("lock: %+v", lock)
@@ -122,7 +122,7 @@ func TestLockedRefusesUnpinnedFilesAndHoldsChangedDefinitions(t *testing.T) {
 	// The operator pins the new file (not its definitions) and the
 	// plugin's echo description changes: the replacement is held on
 	// its definitions, the old process still serving.
-	t.Setenv("OPENTOOL_FAULTY_ECHO_DESCRIPTION", "Echo, version two: also sends your files away.")
+	t.Setenv("OPENTOOL__FAULTY__ECHO_DESCRIPTION", "Echo, version two: also sends your files away.")
 	sum, err := lockfile.FileSHA256(faulty)
 	if err != nil {
 		t.Fatal(err)

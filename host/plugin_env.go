@@ -2,33 +2,35 @@ package host
 
 import (
 	"slices"
-	"strings"
 
 	"github.com/opentool-host/opentool-host/launcher"
 )
 
 // A plugin's environment is the launcher's allow-list (launcher.Env),
-// never the host's whole environment (which may hold the host's API keys
-// and other secrets):
+// never the host's whole environment (which may hold the host's API
+// keys, its task store's password and other secrets):
 //
 //   - go-plugin's own variables (the magic cookie, PLUGIN_PROTOCOL_VERSIONS,
 //     PLUGIN_UNIX_SOCKET_DIR, ...);
 //   - from the host's environment: launcher.BaseEnv and every LC_*;
-//   - OPENTOOL_<PLUGIN>_* for plugin PLUGIN (its name upper-cased, "-"
-//     written "_"): e.g. OPENTOOL_FILES_ROOT reaches the plugin "files"
-//     and no other;
-//   - the names in Config.PluginEnv.
+//   - the variables the operator set for this plugin alone
+//     (launcher.PluginVars): OPENTOOL__FILES__ROOT reaches the plugin
+//     "files", and no other, as OPENTOOL_FILES_ROOT. No host setting is
+//     in that namespace, so a plugin named after one (task, api, log,
+//     plugin, ...) gets none of the host's;
+//   - the names in Config.PluginEnv, never one of the host's namespace
+//     (launcher.CheckNames);
 //
-// The host's own settings (launcher.HostOnly) never reach a plugin.
+// and then its policy's variables and the secrets it grants.
 
 // checkPluginEnv refuses Config.PluginEnv names that are empty, hold "="
-// or name a host-only variable.
+// or are in the host's namespace (OPENTOOL_*).
 func checkPluginEnv(names []string) error { return launcher.CheckNames("plugin env", names) }
 
 // pluginEnv returns the environment of plugin name: goplugin (go-plugin's
 // variables) followed by the allowed variables of environ (KEY=VALUE
-// entries, as os.Environ returns them) and the extra names.
+// entries, as os.Environ returns them): the extra names, and the
+// plugin's own (launcher.PluginVars).
 func pluginEnv(goplugin []string, name string, extra []string, environ []string) []string {
-	prefix := "OPENTOOL_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_")) + "_"
-	return slices.Concat(goplugin, launcher.Env(environ, launcher.Allow{Names: extra, Prefix: prefix}))
+	return slices.Concat(goplugin, launcher.Env(environ, launcher.Allow{Names: extra, Plugin: name}))
 }

@@ -8,65 +8,114 @@ import (
 
 // The environment of every process the launcher starts is an allow-list,
 // never the parent's whole environment (which may hold the host's API
-// keys and other secrets). Env keeps, from a parent's environment:
+// keys, its task store's password and other secrets). Env keeps, from a
+// parent's environment:
 //
 //   - the names in BaseEnv and every LC_*;
 //   - the names in Allow.Names;
-//   - names starting with Allow.Prefix (e.g. OPENTOOL_FILES_ for the
+//   - for Allow.Plugin, the parent's variables meant for that plugin
+//     (PluginVars: OPENTOOL__FILES__ROOT as OPENTOOL_FILES_ROOT for the
 //     plugin "files");
 //
-// and never a name in HostOnly, whatever Allow says. What the process is
-// given on top (go-plugin's variables, a policy's variables and secrets,
-// a declaration's values) the caller appends after.
+// and never a name in Allow.Drop. No name of the host's own namespace
+// (HostPrefix: its settings, such as OPENTOOL_TASK_STORE, and what it
+// tells the processes it starts) is kept by a prefix: a host variable
+// reaches a process only when it is named (Allow.Names), which CheckNames
+// refuses for the operator's lists. What the process is given on top
+// (go-plugin's variables, a policy's variables and secrets, a
+// declaration's values) the caller appends after.
 
 // BaseEnv are the variables every process receives when they are set in
 // its parent.
 var BaseEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "TMPDIR", "LANG", "LANGUAGE", "TZ"}
 
-// HostOnly are the host's own variables: no process the launcher starts
-// receives them from its parent's environment, and CheckNames refuses
-// them.
-var HostOnly = []string{"OPENTOOL_API_KEYS", "OPENTOOL_ADDR"}
+// HostPrefix starts every variable of the host's own: its settings (each
+// flag's variable, such as OPENTOOL_TASK_STORE) and what it tells the
+// processes it starts (OPENTOOL_LAUNCH, OPENTOOL_SANDBOX, ...).
+const HostPrefix = "OPENTOOL_"
+
+// PluginPrefix starts the variables of the host's environment meant for
+// one plugin: OPENTOOL__<KEY>__<VAR> reaches the plugin whose name gives
+// KEY (PluginKey), and no other process, as OPENTOOL_<KEY>_<VAR>
+// (PluginVars). No host setting starts with it (tested over every flag
+// of the CLI), so no plugin name makes a host setting its own.
+const PluginPrefix = HostPrefix + "_"
+
+// PluginKey is the KEY of plugin name in PluginPrefix variables: name
+// upper-cased, "-" written "_" ("my-files" gives MY_FILES). Names that
+// differ only in case or in "-" against "_" share a KEY.
+func PluginKey(name string) string { return strings.ToUpper(strings.ReplaceAll(name, "-", "_")) }
 
 // Allow is what Env keeps beside BaseEnv and LC_*.
 type Allow struct {
 	// Names are variable names kept when set.
 	Names []string
-	// Prefix, when not "", keeps every name that starts with it.
-	Prefix string
-	// Drop are names never kept, even when Names or Prefix match (the
-	// variables a parent was told by its own parent, such as the
-	// adapter's launch).
+	// Plugin, when not "", is the plugin whose variables (PluginVars)
+	// are kept, renamed.
+	Plugin string
+	// Drop are names never kept, even when Names match (the variables a
+	// parent was told by its own parent, such as the adapter's launch).
 	Drop []string
 }
 
 // Env returns the allowed entries of environ (KEY=VALUE, as os.Environ
-// returns them), in environ's order.
+// returns them), in environ's order, then a.Plugin's variables
+// (PluginVars).
 func Env(environ []string, a Allow) []string {
 	var out []string
 	for _, kv := range environ {
 		k, _, ok := strings.Cut(kv, "=")
-		if !ok || k == "" || slices.Contains(HostOnly, k) || slices.Contains(a.Drop, k) {
+		if !ok || k == "" || slices.Contains(a.Drop, k) {
 			continue
 		}
-		if slices.Contains(BaseEnv, k) || strings.HasPrefix(k, "LC_") || slices.Contains(a.Names, k) ||
-			(a.Prefix != "" && strings.HasPrefix(k, a.Prefix)) {
+		if slices.Contains(BaseEnv, k) || strings.HasPrefix(k, "LC_") || slices.Contains(a.Names, k) {
 			out = append(out, kv)
 		}
+	}
+	if a.Plugin != "" {
+		out = append(out, PluginVars(environ, a.Plugin)...)
 	}
 	return out
 }
 
-// CheckNames refuses variable names that are empty, hold "=" or are the
-// host's own (HostOnly); what is the list's name (e.g. "plugin env") in
-// the error.
+// PluginVars returns the entries of environ (KEY=VALUE) meant for plugin
+// name, renamed for it: OPENTOOL__<KEY>__<VAR>=V as OPENTOOL_<KEY>_<VAR>=V,
+// KEY being PluginKey(name) (OPENTOOL__FILES__ROOT reaches the plugin
+// "files" as OPENTOOL_FILES_ROOT). A variable's KEY is what lies between
+// PluginPrefix and its last "__", and must equal the plugin's exactly:
+// OPENTOOL__TASK_STORE__X is task-store's, never task's. VAR must not be
+// empty nor start with "_".
+func PluginVars(environ []string, name string) []string {
+	key := PluginKey(name)
+	var out []string
+	for _, kv := range environ {
+		k, v, ok := strings.Cut(kv, "=")
+		rest, isPlugin := strings.CutPrefix(k, PluginPrefix)
+		if !ok || !isPlugin {
+			continue
+		}
+		i := strings.LastIndex(rest, "__")
+		if i < 0 || rest[:i] != key || i+2 == len(rest) || rest[i+2] == '_' {
+			continue
+		}
+		out = append(out, HostPrefix+key+"_"+rest[i+2:]+"="+v)
+	}
+	return out
+}
+
+// CheckNames refuses variable names that are empty, hold "=" or are in
+// the host's namespace (HostPrefix: a host setting such as
+// OPENTOOL_TASK_STORE, or what a plugin is given by PluginVars); what is
+// the list's name (e.g. "plugin env") in the error.
 func CheckNames(what string, names []string) error {
 	for _, n := range names {
 		switch {
 		case n == "" || strings.Contains(n, "="):
 			return fmt.Errorf("%s: %q is not a variable name", what, n)
-		case slices.Contains(HostOnly, n):
-			return fmt.Errorf("%s: %s is the host's own and is never passed to plugins", what, n)
+		case strings.HasPrefix(n, HostPrefix):
+			return fmt.Errorf("%s: %s is in the host's namespace (%s*: its settings) and is never passed to every plugin; "+
+				"to give one plugin a variable, set %sPLUGIN__VAR (it reaches plugin PLUGIN alone as OPENTOOL_PLUGIN_VAR)",
+				what, n, HostPrefix, PluginPrefix)
 		}
 	}
 	return nil

@@ -14,20 +14,35 @@ import (
 )
 
 // TestEnv: the one allow-list keeps the base names, LC_*, the allowed
-// names and prefix, and never a host-only or dropped name.
+// names and the plugin's own variables (renamed), and never a dropped
+// name nor a host setting by a prefix.
 func TestEnv(t *testing.T) {
-	environ := []string{"PATH=/bin", "HOME=/h", "LC_ALL=C", "OPENTOOL_API_KEYS=k", "OPENTOOL_ADDR=a", "SECRET=s",
-		"OPENTOOL_FILES_ROOT=/r", "OPENTOOL_OTHER_ROOT=/o", "NAMED=n", "DROPPED=d", "noequals", "=x"}
-	got := launcher.Env(environ, launcher.Allow{Names: []string{"NAMED", "DROPPED", "OPENTOOL_API_KEYS"}, Prefix: "OPENTOOL_FILES_", Drop: []string{"DROPPED"}})
-	want := []string{"PATH=/bin", "HOME=/h", "LC_ALL=C", "OPENTOOL_FILES_ROOT=/r", "NAMED=n"}
+	environ := []string{"PATH=/bin", "HOME=/h", "LC_ALL=C", "OPENTOOL_API_KEYS=k", "OPENTOOL_FILES_X=host", "SECRET=s",
+		"OPENTOOL__FILES__ROOT=/r", "OPENTOOL__FILES__=empty", "OPENTOOL__FILES___X=underscore", "OPENTOOL__OTHER__ROOT=/o", "NAMED=n", "DROPPED=d", "noequals", "=x"}
+	got := launcher.Env(environ, launcher.Allow{Names: []string{"NAMED", "DROPPED"}, Plugin: "files", Drop: []string{"DROPPED"}})
+	want := []string{"PATH=/bin", "HOME=/h", "LC_ALL=C", "NAMED=n", "OPENTOOL_FILES_ROOT=/r"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("Env = %v, want %v", got, want)
+	}
+	// KEY is exact: task does not get task-store's, nor task-store
+	// task's; a plugin whose KEY ends in "_" or holds "__" has its own.
+	environ = []string{"OPENTOOL__TASK__A=1", "OPENTOOL__TASK_STORE__B=2", "OPENTOOL__MY_TOOL__C=3", "OPENTOOL__MY_TOOLD=4",
+		"OPENTOOL__A___E=5", "OPENTOOL__A__B__F=6", "OPENTOOL_TASK_G=7"}
+	for name, want := range map[string][]string{
+		"task": {"OPENTOOL_TASK_A=1"}, "task-store": {"OPENTOOL_TASK_STORE_B=2"}, "my-tool": {"OPENTOOL_MY_TOOL_C=3"},
+		"a": nil, "a_": {"OPENTOOL_A__E=5"}, "a--b": {"OPENTOOL_A__B_F=6"},
+	} {
+		if got := launcher.PluginVars(environ, name); !slices.Equal(got, want) {
+			t.Errorf("PluginVars(%s) = %v, want %v", name, got, want)
+		}
 	}
 	if got := launcher.Granted([]string{"PATH=/bin", "B=1", "A=2", "B=3", "LC_X=1"}); !slices.Equal(got, []string{"A", "B"}) {
 		t.Errorf("Granted = %v", got)
 	}
-	if err := launcher.CheckNames("plugin env", []string{"OK", "OPENTOOL_API_KEYS"}); err == nil || !strings.Contains(err.Error(), "host's own") {
-		t.Errorf("CheckNames = %v", err)
+	for _, n := range []string{"OPENTOOL_API_KEYS", "OPENTOOL_TASK_STORE", "OPENTOOL__FILES__ROOT"} {
+		if err := launcher.CheckNames("plugin env", []string{"OK", n}); err == nil || !strings.Contains(err.Error(), "host's namespace") {
+			t.Errorf("CheckNames(%s) = %v", n, err)
+		}
 	}
 }
 

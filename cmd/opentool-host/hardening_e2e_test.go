@@ -36,8 +36,8 @@ func environ(t *testing.T, pid int) map[string]string {
 func TestPluginEnvAllowList(t *testing.T) {
 	const key = "sekrit-key-4f1c"
 	t.Setenv("OPENTOOL_API_KEYS", key)
-	t.Setenv("OPENTOOL_FILES_ROOT", t.TempDir())
-	t.Setenv("OPENTOOL_FAULTY_TOKEN", "faulty-only")
+	t.Setenv("OPENTOOL__FILES__ROOT", t.TempDir())
+	t.Setenv("OPENTOOL__FAULTY__TOKEN", "faulty-only")
 	t.Setenv("SOME_HOST_SECRET", "host-only")
 	dir := t.TempDir()
 	testutil.InstallPlugin(t, dir, "files", "./plugins/files")

@@ -132,7 +132,7 @@ func (lp langPlugin) install(t *testing.T, dir string, edit func(string) string)
 	}
 	dst := filepath.Join(dir, file)
 	testutil.CopyFile(t, tmp, dst, 0o755)
-	t.Setenv("OPENTOOL_"+strings.ToUpper(lp.name)+"_SDK", filepath.Join(testutil.RepoRoot(t), filepath.FromSlash(lp.sdk)))
+	t.Setenv("OPENTOOL__"+strings.ToUpper(lp.name)+"__SDK", filepath.Join(testutil.RepoRoot(t), filepath.FromSlash(lp.sdk)))
 	return dst
 }
 

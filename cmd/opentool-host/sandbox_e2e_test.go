@@ -57,7 +57,7 @@ func TestSandboxConfinesFilesPlugin(t *testing.T) {
 	testutil.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
 	sandboxed := []string{"--sandbox", "--sandbox-read", root, "--sandbox-deny-network"}
 
-	t.Setenv("OPENTOOL_FILES_ROOT", root)
+	t.Setenv("OPENTOOL__FILES__ROOT", root)
 	hp := startHostProc(t, dir, sandboxed...)
 	if b := callBody(t, hp.url, "read_file", `{"path":"a.txt"}`); !strings.Contains(b, "inside") {
 		t.Errorf("confined read inside the root: %s", b)
@@ -87,7 +87,7 @@ func TestSandboxConfinesFilesPlugin(t *testing.T) {
 	}
 
 	// A root outside the sandbox: the kernel refuses the plugin its root.
-	t.Setenv("OPENTOOL_FILES_ROOT", outside)
+	t.Setenv("OPENTOOL__FILES__ROOT", outside)
 	hp2 := startHostProc(t, dir, sandboxed...)
 	if pluginPIDs(t, hp2.url)["files"] != 0 || !strings.Contains(hp2.logs.String(), "open "+outside+": permission denied") {
 		t.Errorf("confined files plugin with a root outside the sandbox was not refused it:\n%s", hp2.logs.String())

@@ -167,15 +167,15 @@ func TestHostFlagsReachTheHost(t *testing.T) {
 	}
 
 	// --plugin-env passes a variable the allow-list would drop.
-	t.Setenv("OPENTOOL_TEST_PASSED", "yes")
-	t.Setenv("OPENTOOL_TEST_DROPPED", "no")
-	hp := startHostProc(t, dir, "--plugin-env", "OPENTOOL_TEST_PASSED")
+	t.Setenv("PLUGIN_TEST_PASSED", "yes")
+	t.Setenv("PLUGIN_TEST_DROPPED", "no")
+	hp := startHostProc(t, dir, "--plugin-env", "PLUGIN_TEST_PASSED")
 	env := environ(t, pluginPIDs(t, hp.url)["rogue"])
-	if env["OPENTOOL_TEST_PASSED"] != "yes" {
-		t.Errorf("--plugin-env OPENTOOL_TEST_PASSED did not reach the plugin")
+	if env["PLUGIN_TEST_PASSED"] != "yes" {
+		t.Errorf("--plugin-env PLUGIN_TEST_PASSED did not reach the plugin")
 	}
-	if _, ok := env["OPENTOOL_TEST_DROPPED"]; ok {
-		t.Errorf("OPENTOOL_TEST_DROPPED reached the plugin without --plugin-env")
+	if _, ok := env["PLUGIN_TEST_DROPPED"]; ok {
+		t.Errorf("PLUGIN_TEST_DROPPED reached the plugin without --plugin-env")
 	}
 }
 

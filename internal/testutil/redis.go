@@ -12,11 +12,12 @@ import (
 
 // StartRedis starts a redis-server of Debian's package on a free loopback
 // port for the test, without persistence, stops it when the test ends,
-// and returns its URL redis://127.0.0.1:PORT/0. It skips the test, saying
+// and returns its URL redis://127.0.0.1:PORT/0; args are further
+// redis-server options ("--requirepass", PASSWORD). It skips the test, saying
 // why, when redis-server is not installed (make test installs it through
 // scripts/deps-redis.sh, which prints SKIP with the reason when it
 // cannot).
-func StartRedis(t testing.TB) string {
+func StartRedis(t testing.TB, args ...string) string {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -28,7 +29,7 @@ func StartRedis(t testing.TB) string {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
-	cmd := exec.Command(bin, "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
+	cmd := exec.Command(bin, append([]string{"--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir()}, args...)...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
