@@ -345,3 +345,31 @@ func TestReloadRevokes(t *testing.T) {
 		<-done
 	}
 }
+
+// TestKeyNamesUnique (issue 30, finding 6): a keys file may not name a
+// key after a plain key (--api-key, OPENTOOL_API_KEYS: "api-key-N"),
+// whose tasks and audit records it would then share: the start is
+// refused, and a reload that brings such a name keeps the keys in force;
+// both errors name the file's entry and the plain keys.
+func TestKeyNamesUnique(t *testing.T) {
+	clash := `{"keys":[{"name":"ok","key":"k0","allow":[]},{"name":"api-key-1","key":"k1","allow":[]}]}`
+	want := `$.keys[1].name: "api-key-1" is the name of a key given with --api-key or OPENTOOL_API_KEYS`
+	_, err := access.New(access.Config{Keys: []string{"admin"}, File: writeFile(t, clash)})
+	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "api keys file") {
+		t.Fatalf("start with a file key named api-key-1: %v", err)
+	}
+	path := writeFile(t, `{"keys":[{"name":"ok","key":"k0","allow":[]}]}`)
+	g, err := access.New(access.Config{Keys: []string{"admin"}, File: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(clash), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Reload(); err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("reload with a file key named api-key-1: %v", err)
+	}
+	if got := strings.Join(g.Names(), ","); got != "api-key-1,ok" {
+		t.Errorf("keys in force after the refused reload: %s", got)
+	}
+}

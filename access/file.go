@@ -97,7 +97,13 @@ func ParseFile(data []byte) (*File, error) {
 	return f, f.check()
 }
 
-// check checks every entry of f and that names and keys are unique.
+// plainNameRE matches the names of the plain keys (Config.Keys:
+// "api-key-N"), which no key of a file may take: tasks and audit records
+// know a key by its name.
+var plainNameRE = regexp.MustCompile(`^api-key-[0-9]+$`)
+
+// check checks every entry of f and that names and keys are unique, and
+// that no name is one of the plain keys' (plainNameRE).
 func (f *File) check() error {
 	names := map[string]int{}
 	sums := map[[sha256.Size]byte]int{}
@@ -106,6 +112,10 @@ func (f *File) check() error {
 		p := fmt.Sprintf("$.keys[%d]", i)
 		if err := k.check(p); err != nil {
 			return err
+		}
+		if plainNameRE.MatchString(k.Name) {
+			return &Fault{Path: p + ".name", Message: fmt.Sprintf("%q is the name of a key given with --api-key or OPENTOOL_API_KEYS "+
+				"(api-key-N names the Nth of them): key names are unique across every source, so name this key otherwise", k.Name)}
 		}
 		if j, dup := names[k.Name]; dup {
 			return &Fault{Path: p + ".name", Message: fmt.Sprintf("%q is also the name of $.keys[%d]", k.Name, j)}
