@@ -296,7 +296,11 @@ func logNote(log hclog.Logger, file string, n declNote) {
 // sha256 of the bytes read, and what was ignored. Errors: the file cannot
 // be read, or has a fault as a whole.
 func parseDeclaration(path, name string, operator bool) ([]declared, string, declNote, error) {
-	data, err := readSmallFile(path, decl.MaxFileBytes)
+	read := readDropIn
+	if operator {
+		read = readSmallFile // the operator's own file (Config.MCPConfigs)
+	}
+	data, err := read(path, decl.MaxFileBytes)
 	if err != nil {
 		return nil, "", declNote{}, err
 	}

@@ -128,13 +128,9 @@ func ParseDesktop(data []byte) (*DesktopConfig, error) {
 	if err != nil {
 		return nil, &Fault{Path: "$", Message: err.Error()}
 	}
-	tree, err := strictjson.Decode(data)
-	var de *strictjson.DuplicateError
-	switch {
-	case errors.As(err, &de):
-		return nil, &Fault{Path: strictjson.Rooted(de.MemberPath()), Message: "duplicate member"}
-	case err != nil:
-		return nil, &Fault{Path: "$", Message: err.Error()}
+	tree, err := strictjson.DecodeFile(data)
+	if err != nil {
+		return nil, err
 	}
 	root, ok := tree.(map[string]any)
 	if !ok {

@@ -90,12 +90,26 @@ type SyntaxError struct {
 	// SyntaxError.Offset counts the offending byte too: it is Offset+1
 	// there.)
 	Offset int64
+	// context is Msg after the offending byte ("after object key"), ""
+	// when Msg names no byte of the input.
+	context string
 }
 
 // Error returns Msg and the offset: "invalid character '}' after object
 // key at byte offset 12".
 func (e *SyntaxError) Error() string {
 	return e.Msg + " at byte offset " + strconv.FormatInt(e.Offset, 10)
+}
+
+// Blind returns Error without the offending byte: "invalid character
+// after object key at byte offset 12". A file's fault says this, so that
+// no byte of a file that is not what its name says (a link to a secret,
+// a keys file) reaches a log or a caller.
+func (e *SyntaxError) Blind() string {
+	if e.context == "" {
+		return e.Error()
+	}
+	return "invalid character " + e.context + " at byte offset " + strconv.FormatInt(e.Offset, 10)
 }
 
 // DuplicateError is the error of Decode for an object that has a member
@@ -410,7 +424,7 @@ func (d *decoder) eof() error {
 
 // badChar is the error of the byte at d.pos in context.
 func (d *decoder) badChar(context string) error {
-	return &SyntaxError{Msg: "invalid character " + quoteChar(d.data[d.pos]) + " " + context, Offset: int64(d.pos)}
+	return &SyntaxError{Msg: "invalid character " + quoteChar(d.data[d.pos]) + " " + context, Offset: int64(d.pos), context: context}
 }
 
 // quoteChar formats c as encoding/json's messages do: 'x', '\n', '"'.

@@ -33,13 +33,9 @@ func CheckExact(data []byte, t reflect.Type, maxBytes int) (any, error) {
 	if len(data) > maxBytes {
 		return nil, &Fault{Path: "$", Message: fmt.Sprintf("the file is larger than %d bytes", maxBytes)}
 	}
-	tree, err := Decode(data)
-	var de *DuplicateError
-	switch {
-	case errors.As(err, &de):
-		return nil, &Fault{Path: Rooted(de.MemberPath()), Message: "duplicate member"}
-	case err != nil:
-		return nil, &Fault{Path: "$", Message: err.Error()}
+	tree, err := DecodeFile(data)
+	if err != nil {
+		return nil, err
 	}
 	if _, ok := tree.(map[string]any); !ok {
 		return nil, &Fault{Path: "$", Message: "must be a JSON object"}
@@ -49,6 +45,24 @@ func CheckExact(data []byte, t reflect.Type, maxBytes int) (any, error) {
 		if errors.As(err, &ue) {
 			return nil, &Fault{Path: Rooted(ue.MemberPath()), Message: "unknown member"}
 		}
+		return nil, &Fault{Path: "$", Message: err.Error()}
+	}
+	return tree, nil
+}
+
+// DecodeFile is Decode for a file: its errors are a *Fault that quotes
+// no byte of data (a syntax error says where, SyntaxError.Blind; a
+// duplicate member is named by its path).
+func DecodeFile(data []byte) (any, error) {
+	tree, err := Decode(data)
+	var de *DuplicateError
+	var se *SyntaxError
+	switch {
+	case errors.As(err, &de):
+		return nil, &Fault{Path: Rooted(de.MemberPath()), Message: "duplicate member"}
+	case errors.As(err, &se):
+		return nil, &Fault{Path: "$", Message: se.Blind()}
+	case err != nil:
 		return nil, &Fault{Path: "$", Message: err.Error()}
 	}
 	return tree, nil
