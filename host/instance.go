@@ -103,6 +103,10 @@ func startInstance(ctx context.Context, sv *supervisor, name string, f fileRef, 
 	if err != nil {
 		return nil, err
 	}
+	tlsConfig, certEnv, err := pluginTLS()
+	if err != nil {
+		return nil, err
+	}
 	proc, err := prepare(sv, name, f, pol.spec)
 	if err != nil {
 		return nil, err
@@ -130,13 +134,16 @@ func startInstance(ctx context.Context, sv *supervisor, name string, f fileRef, 
 		// speaks (the Go SDK 3, the Python and Node SDKs 2).
 		VersionedPlugins: wire.VersionedPluginSets(nil, nil),
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-		// go-plugin's AutoMTLS: a one-time client certificate per start
-		// (PLUGIN_CLIENT_CERT), the plugin's own in the handshake's sixth
-		// field; every connection to the plugin's socket must present the
-		// host's, so no other process can call or stop the plugin, and
-		// the host talks only to the process it started. A plugin that
-		// does not answer with a certificate is refused (runner.go).
-		AutoMTLS:     true,
+		// Host authentication (go-plugin's AutoMTLS protocol, with the
+		// host's P-256 certificate of hostcert.go instead of a P-521 one
+		// per start): the plugin gets the host's certificate
+		// (PLUGIN_CLIENT_CERT, below) and answers with its own in the
+		// handshake's sixth field, which go-plugin puts into this config;
+		// every connection to the plugin's socket must present the host's,
+		// so no other process can call or stop the plugin, and the host
+		// talks only to the process it started. A plugin that does not
+		// answer with a certificate is refused (runner.go).
+		TLSConfig:    tlsConfig,
 		Logger:       inst.log,
 		StartTimeout: cfg.StartTimeout,
 		// What a Go plugin writes to os.Stdout/os.Stderr after Serve comes
@@ -164,7 +171,9 @@ func startInstance(ctx context.Context, sv *supervisor, name string, f fileRef, 
 				// PluginFileEnv: the file in the plugins folder (the process
 				// runs a host-owned copy), so that a script finds what lies
 				// beside it, such as its SDK, without system-wide files.
-				Env: slices.Concat(spec.Env, given, proc.env, []string{PluginFileEnv + "=" + absPath(f.path)}),
+				// The host's certificate comes last, so that no variable
+				// of the host's environment or the policy replaces it.
+				Env: slices.Concat(spec.Env, given, proc.env, []string{PluginFileEnv + "=" + absPath(f.path), certEnv}),
 			}
 			if f.launch != "" { // the adapter passes these on to what it runs
 				lspec.Env = append(lspec.Env, decl.EnvGranted+"="+strings.Join(launcher.Granted(given), ","))

@@ -2,6 +2,7 @@ package pluginsdk
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -60,10 +61,13 @@ func ServeWithConfig(tool Tool, cfg ServeConfig) {
 	}
 	srv := &server{tool: tool}
 	srv3 := &server{tool: tool, v3: true}
+	var tlsConfig *tls.Config // nil only when not started by a host
 	if os.Getenv(wire.Handshake.MagicCookieKey) == wire.Handshake.MagicCookieValue {
-		// Started by a host: serve only over AutoMTLS (no downgrade to
-		// plaintext), and log every connection that is not the host's.
-		if err := checkHostAuth(); err != nil {
+		// Started by a host: serve only over TLS with the host's
+		// certificate (no downgrade to plaintext), and log every
+		// connection that is not the host's.
+		var err error
+		if tlsConfig, err = serverTLS(); err != nil {
 			cfg.Logger.Error(err.Error())
 			os.Exit(1)
 		}
@@ -87,10 +91,21 @@ func ServeWithConfig(tool Tool, cfg ServeConfig) {
 		// with a host of this module, 2 with an older one.
 		VersionedPlugins: wire.VersionedPluginSets(srv, srv3),
 		Logger:           cfg.Logger,
+		// Our P-256 certificate instead of go-plugin's P-521 one: nil
+		// when run by hand, where Serve prints its notice and exits.
+		TLSProvider: tlsProvider(tlsConfig),
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
 			return plugin.DefaultGRPCServer(append(opts, wire.ServerOptions()...))
 		},
 	})
+}
+
+// tlsProvider is c as a plugin.ServeConfig.TLSProvider: nil for nil.
+func tlsProvider(c *tls.Config) func() (*tls.Config, error) {
+	if c == nil {
+		return nil
+	}
+	return func() (*tls.Config, error) { return c, nil }
 }
 
 // printDocument writes tool's OpenTool document to out as indented JSON,

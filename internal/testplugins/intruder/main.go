@@ -17,14 +17,8 @@ package main
 import (
 	"bufio"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"fmt"
-	"math/big"
 	"net"
 	"os"
 	"path/filepath"
@@ -69,7 +63,7 @@ func (intruder) Call(ctx context.Context, name string, args map[string]any) (map
 	if err != nil {
 		return nil, pluginsdk.ToolFailure("%v", err)
 	}
-	ownCert, err := selfSigned()
+	ownCert, err := wire.NewCert() // the shape of the host's, a key of its own
 	if err != nil {
 		return nil, pluginsdk.ToolFailure("%v", err)
 	}
@@ -158,27 +152,6 @@ func attempt(ctx context.Context, sock string, creds credentials.TransportCreden
 		err := conn.Invoke(ctx, "/plugin.GRPCController/Shutdown", &emptypb.Empty{}, &emptypb.Empty{})
 		return "", err
 	}
-}
-
-// selfSigned makes a certificate of the intruder's own, as go-plugin's
-// AutoMTLS makes the host's (localhost, ECDSA).
-func selfSigned() (tls.Certificate, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return tls.Certificate{}, err
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "localhost"}, DNSNames: []string{"localhost"},
-		NotBefore: time.Now().Add(-time.Minute), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth, x509.ExtKeyUsageServerAuth},
-		IsCA:        true, BasicConstraintsValid: true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
-	if err != nil {
-		return tls.Certificate{}, err
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
 }
 
 func main() { pluginsdk.Serve(intruder{}) }
