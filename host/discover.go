@@ -245,7 +245,7 @@ func checkMCPConfigs(dir string, configs []string) error {
 			return fmt.Errorf("MCP config %s is given twice (also as %s)", p, prev)
 		}
 		seen[real] = p
-		data, err := readSmallFile(p, decl.MaxFileBytes)
+		data, err := decl.ReadFile(p, decl.MaxFileBytes)
 		if err != nil {
 			return fmt.Errorf("MCP config %s: %w", p, err)
 		}
@@ -296,9 +296,9 @@ func logNote(log hclog.Logger, file string, n declNote) {
 // sha256 of the bytes read, and what was ignored. Errors: the file cannot
 // be read, or has a fault as a whole.
 func parseDeclaration(path, name string, operator bool) ([]declared, string, declNote, error) {
-	read := readDropIn
+	read := decl.ReadDropIn
 	if operator {
-		read = readSmallFile // the operator's own file (Config.MCPConfigs)
+		read = decl.ReadFile // the operator's own file (Config.MCPConfigs)
 	}
 	data, err := read(path, decl.MaxFileBytes)
 	if err != nil {

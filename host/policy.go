@@ -16,7 +16,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -59,7 +58,7 @@ func isPolicyFile(file string) (string, bool) {
 // policyRef when there is none.
 func readPolicy(dir, name string) policyRef {
 	path := policyPath(dir, name)
-	data, err := readDropIn(path, decl.MaxFileBytes)
+	data, err := decl.ReadDropIn(path, decl.MaxFileBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return policyRef{}
 	}
@@ -74,53 +73,6 @@ func readPolicy(dir, name string) policyRef {
 		ref.p = nil
 	}
 	return ref
-}
-
-// readSmallFile reads a regular file of at most limit bytes.
-func readSmallFile(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	return readOpened(f, limit)
-}
-
-// readDropIn is readSmallFile for a drop-in file of the plugins folder (a
-// declaration, a policy): read within its folder (os.Root), so that a
-// symbolic link leaving the folder is refused, as a drop-in's envFile is.
-// Errors: fs.ErrNotExist when there is no such file; a link that leaves
-// the folder; those of readSmallFile.
-func readDropIn(path string, limit int64) ([]byte, error) {
-	root, err := os.OpenRoot(filepath.Dir(path))
-	if err != nil {
-		return nil, err
-	}
-	defer root.Close()
-	f, err := root.Open(filepath.Base(path))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
-			return nil, errors.New("a symbolic link leaving the plugins folder: a drop-in file is read only inside it (link within the folder, or copy the file in)")
-		}
-		return nil, err
-	}
-	if err != nil {
-		return nil, err
-	}
-	return readOpened(f, limit)
-}
-
-// readOpened reads f, a regular file of at most limit bytes, and closes
-// it.
-func readOpened(f *os.File, limit int64) ([]byte, error) {
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, errors.New("not a regular file")
-	}
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err == nil && int64(len(data)) > limit {
-		err = fmt.Errorf("larger than %d bytes", limit)
-	}
-	return data, err
 }
 
 // policy is the effective policy of one plugin instance: the host's
@@ -308,7 +260,7 @@ func (pol policy) secretEnv() ([]string, error) {
 			value = v
 		} else {
 			path := s.File // absolute: the operator's paths are resolved by the command
-			data, err := readSmallFile(path, maxSecretBytes)
+			data, err := decl.ReadFile(path, maxSecretBytes)
 			if err != nil {
 				var pe *fs.PathError
 				if errors.As(err, &pe) {

@@ -8,7 +8,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -36,9 +35,17 @@ import (
 //   - opentool.lock: the lock file's faults (lockfile.Parse);
 //   - anything else: an OpenTool document's faults (opentool.ValidateJSON).
 //
-// A file that cannot be read has that error as its one fault.
+// A drop-in (NAME.mcp.json, NAME.tools.json, NAME.policy.json,
+// opentool.lock) is read as the host reads it, within its folder: a
+// symbolic link leaving the folder is its one fault. A file that cannot
+// be read (or is larger than 64 MiB) has that error as its one fault; a
+// fault never quotes a byte of a file that is not JSON.
 func File(path string) []string {
-	data, err := os.ReadFile(path)
+	read := decl.ReadFile
+	if dropIn(path) {
+		read = decl.ReadDropIn // read as the host reads it: no link out of its folder
+	}
+	data, err := read(path, 64<<20)
 	switch {
 	case err != nil:
 	case isExecutable(data):
@@ -66,6 +73,20 @@ func File(path string) []string {
 		return out
 	}
 	return []string{err.Error()}
+}
+
+// dropIn reports whether file is read as a plugins folder's drop-in
+// (NAME.mcp.json, NAME.tools.json, NAME.policy.json, opentool.lock),
+// which validate reads as the host does: a symbolic link leaving its
+// folder is refused (decl.ReadDropIn) rather than its target checked,
+// whose faults could quote it.
+func dropIn(file string) bool {
+	for _, suffix := range []string{decl.MCPSuffix, decl.ToolsSuffix, decl.PolicySuffix} {
+		if strings.HasSuffix(file, suffix) {
+			return true
+		}
+	}
+	return filepath.Base(file) == lockfile.Name
 }
 
 // isMCPConfig reports whether file is read as MCP servers: NAME.mcp.json,

@@ -95,3 +95,41 @@ func TestValidateOtherFiles(t *testing.T) {
 		t.Errorf("%s: %q; want the read error", missing, got)
 	}
 }
+
+// TestValidateDropInLinksAndQuotes (issue 30, finding 7): validate reads
+// a drop-in as the host does: a symbolic link leaving its folder is
+// refused without reading the target, and a file that is not JSON is
+// faulted without quoting a byte of it; a link within the folder is
+// followed.
+func TestValidateDropInLinksAndQuotes(t *testing.T) {
+	outside, dir := t.TempDir(), t.TempDir()
+	secret := filepath.Join(outside, "shadow")
+	if err := os.WriteFile(secret, []byte("Qsecret-4e1d\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"z.tools.json", "z.policy.json", "z.mcp.json", "opentool.lock"} {
+		if err := os.Symlink(secret, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+		got := validate.File(filepath.Join(dir, name))
+		if len(got) != 1 || !strings.Contains(got[0], "a symbolic link leaving the plugins folder") || strings.Contains(got[0], "Q") {
+			t.Errorf("%s -> %s: %q", name, secret, got)
+		}
+	}
+	bad := filepath.Join(dir, "sub", "w.tools.json")
+	if err := os.MkdirAll(filepath.Dir(bad), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte("Wbad-9f3a"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join("sub", "w.tools.json"), filepath.Join(dir, "w.tools.json")); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{bad, filepath.Join(dir, "w.tools.json")} {
+		got := validate.File(p)
+		if len(got) == 0 || got[0] != "$: invalid character looking for beginning of value at byte offset 0" || strings.Contains(strings.Join(got, "\n"), "W") {
+			t.Errorf("%s: %q", p, got)
+		}
+	}
+}

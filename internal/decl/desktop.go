@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net/url"
 	"os"
@@ -479,31 +478,19 @@ func readEnvFile(o Origin, p string) (map[string]string, error) {
 		f, err = os.Open(p)
 	} else {
 		rel, rerr := filepath.Rel(o.Dir, p)
-		if rerr != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		if rerr != nil || !filepath.IsLocal(rel) {
 			return nil, fmt.Errorf("%s is outside the plugins folder: a drop-in file may read an envFile beside it only", p)
 		}
-		var root *os.Root
-		if root, err = os.OpenRoot(o.Dir); err == nil {
-			f, err = root.Open(rel)
-			root.Close()
-		}
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if f, err = openInFolder(o.Dir, rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			err = fmt.Errorf("%w (a drop-in file may read an envFile inside the plugins folder only)", err)
 		}
 	}
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", p)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	data, err := readOpened(f, MaxFileBytes)
 	if err != nil {
-		return nil, err
-	}
-	if len(data) > MaxFileBytes {
-		return nil, fmt.Errorf("%s is larger than %d bytes", p, MaxFileBytes)
+		return nil, fmt.Errorf("%s is %w", p, err) // not a regular file, larger than N bytes
 	}
 	vars, err := ParseDotenv(data)
 	if err != nil {
