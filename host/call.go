@@ -22,10 +22,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/opentool-host/opentool-host/access"
 	"github.com/opentool-host/opentool-host/argcheck"
+	"github.com/opentool-host/opentool-host/internal/nearest"
 	"github.com/opentool-host/opentool-host/internal/strictjson"
 )
 
@@ -256,7 +258,25 @@ func (h *Host) lookupIn(ctx context.Context, t *routeTable, r *request) (*route,
 	if p, ok := t.failed[r.fn]; ok && access.Allowed(ctx, p.name, r.fn) {
 		return nil, failedError(r, p.name, p.v.Load())
 	}
-	return nil, r.fail(KindNotFound, "", fmt.Sprintf("function %q is not served", r.fn), nil)
+	e := r.fail(KindNotFound, "", fmt.Sprintf("function %q is not served", r.fn), nil)
+	e.Suggestion = nearestCallable(ctx, t, r.fn)
+	e.Message += e.DidYouMean()
+	return nil, e
+}
+
+// nearestCallable is the function of t closest to fn (nearest.Name: case,
+// a prefix, a typo or two) among those the caller of ctx may call, so
+// that a suggestion names no function its key may not see; "" when none
+// is close.
+func nearestCallable(ctx context.Context, t *routeTable, fn string) string {
+	names := make([]string, 0, len(t.funcs))
+	for name, rt := range t.funcs {
+		if access.Allowed(ctx, rt.plugin.name, name) {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return nearest.Name(fn, slices.Values(names))
 }
 
 // failedError is the error of a call to a failed plugin: the host's own

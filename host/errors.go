@@ -54,6 +54,15 @@ const (
 	KindResultRejected Kind = "result_rejected"
 )
 
+// DidYouMean is "; did you mean \"NAME\"?" for e's Suggestion, "" when e
+// is nil or has none.
+func (e *Error) DidYouMean() string {
+	if e == nil || e.Suggestion == "" {
+		return ""
+	}
+	return fmt.Sprintf("; did you mean %q?", e.Suggestion)
+}
+
 // Error implements error: the kind's name, so that a Kind can be the
 // target of errors.Is.
 func (k Kind) Error() string { return string(k) }
@@ -109,6 +118,13 @@ type Error struct {
 	// Status is the plugin's exit status, e.g. "signal: killed" or
 	// "exit status 2" (KindExited only).
 	Status string
+	// Suggestion, with KindNotFound, is the served function the caller
+	// most likely meant (internal/nearest: case, a prefix, a typo or
+	// two), chosen among those the caller's key may call, so that it
+	// names nothing the key may not see; "" when none is close. Message
+	// ends with it ("; did you mean \"add\"?"); front ends that word
+	// their own not-found message add DidYouMean.
+	Suggestion string
 	// Err is the underlying cause, for logs; nil when there is none.
 	Err error
 }

@@ -42,7 +42,7 @@ func (s *Server) rpcError(ctx context.Context, fn string, err error) *jsonrpc.Er
 		if e.Function != "" {
 			fn = e.Function // the function call_tool named
 		}
-		return &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: function " + strconv.Quote(fn) + " is not served"}
+		return &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: function " + strconv.Quote(fn) + " is not served" + e.DidYouMean()}
 	case host.KindWrongKind:
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: " + e.Message}
 	case host.KindCanceled:

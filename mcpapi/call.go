@@ -139,7 +139,7 @@ func (s *Server) callError(name string, err error) (*mcp.CallToolResult, error) 
 		if e.Function != "" {
 			name = e.Function // the function call_tool named
 		}
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name) + e.DidYouMean()}
 	}
 	text := e.Error()
 	switch e.Kind {

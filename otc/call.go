@@ -199,7 +199,7 @@ func (h *Server) toolError(toolID string, t *tool, err error) *ToolError {
 		te.DeveloperMessage = fmt.Sprintf("tool %s failed with code %d: %s", toolID, e.Code, e.Message)
 	case host.KindNotFound:
 		if t != nil && e.Function != "" && e.Function != t.fn.Name { // through call_tool
-			return &ToolError{Message: fmt.Sprintf("%v %q: no served tool has that name", errUnknownTool, e.Function)}
+			return &ToolError{Message: fmt.Sprintf("%v %q: no served tool has that name", errUnknownTool, e.Function) + e.DidYouMean()}
 		}
 		te.Message = "Tool " + toolID + " is not served any more."
 	case host.KindResultRejected:

@@ -207,6 +207,18 @@ func TestAccessPerKey(t *testing.T) {
 			}
 		}
 	}
+	// A near miss is answered with the function meant, among those the
+	// key may call only: calc-user's "creat" names none (create is mock's),
+	// the admin's names create.
+	for _, tc := range []struct{ key, fn, want string }{
+		{calcKey, "Add", `did you mean \"add\"?`}, {calcKey, "substract", `did you mean \"subtract\"?`},
+		{calcKey, "creat", `function \"creat\" is not served"`}, {adminKey, "creat", `did you mean \"create\"?`},
+	} {
+		_, _, body := httpDo(t, http.MethodPost, hp.url+"/opentool/call", tc.key, `{"jsonrpc":"2.0","method":"`+tc.fn+`","params":{},"id":8}`)
+		if !strings.Contains(body, tc.want) || !strings.Contains(body, `"code":-32601`) {
+			t.Errorf("key %s calls %s: %s, want %s", tc.key[:8], tc.fn, body, tc.want)
+		}
+	}
 	durationRE := regexp.MustCompile(`"duration":[0-9.]+,`)
 	for _, id := range []string{"CRUDAPIForMock.create", "CRUDAPIForMock.create@9.9", "CRUDAPIForMock.create@latest"} {
 		otcCall := func(toolID string) string {

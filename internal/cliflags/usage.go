@@ -23,6 +23,8 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/opentool-host/opentool-host/internal/nearest"
 )
 
 // UsageError is the error of a usage mistake in the command of c: msg,
@@ -80,46 +82,30 @@ func explainFlagError(c *cli.Context, msg string) string {
 	return msg
 }
 
-// nearestFlag returns the name of flags closest to name (edit distance
-// at most 2, or a prefix), or "" when none is close.
-func nearestFlag(name string, flags []cli.Flag) string {
-	best, bestD := "", 3
-	for _, f := range flags {
-		for _, n := range f.Names() {
-			if len(n) < 2 {
-				continue
-			}
-			d := editDistance(name, n)
-			if strings.HasPrefix(n, name) && len(name) >= 2 {
-				d = min(d, 1)
-			}
-			if d < bestD {
-				best, bestD = n, d
-			}
-		}
-	}
-	return best
-}
+// synonyms are flag names people bring from other tools, with the flag
+// of this one that does their job.
+var synonyms = map[string]string{"port": "addr", "listen": "addr", "bind": "addr", "host": "addr", "address": "addr"}
 
-// editDistance is the Levenshtein distance of a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
+// nearestFlag returns the name of flags closest to name (nearest.Name:
+// case, a prefix, edit distance at most 2), or the flag a synonym of
+// another tool's names (--port: --addr), or "" when none is close.
+func nearestFlag(name string, flags []cli.Flag) string {
+	names := func(yield func(string) bool) {
+		for _, f := range flags {
+			for _, n := range f.Names() {
+				if !yield(n) {
+					return
+				}
 			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
 		}
-		prev = cur
 	}
-	return prev[len(b)]
+	if near := nearest.Name(name, names); near != "" {
+		return near
+	}
+	if syn, ok := synonyms[strings.TrimLeft(strings.ToLower(name), "-")]; ok && slices.ContainsFunc(flags, func(f cli.Flag) bool { return slices.Contains(f.Names(), syn) }) {
+		return syn
+	}
+	return ""
 }
 
 // rootAction runs when no command matched: no arguments show the help,
