@@ -1,6 +1,7 @@
 package mcpapi
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"sync"
@@ -72,31 +73,22 @@ func (c *sessionSlots) release(g *access.Grant) {
 
 // hold keeps the slot acquire took for an initialize the SDK has
 // answered on w: while the session it opened (the response's
-// Mcp-Session-Id) lives, closing that session when g is revoked; at once
-// when it opened none (a refused or failed initialize).
+// Mcp-Session-Id) lives, closing that session when g is revoked
+// (access.UntilRevoked); at once when it opened none (a refused or failed
+// initialize).
 func (h *HTTPHandler) hold(w http.ResponseWriter, g *access.Grant) {
 	ss := h.s.session(w.Header().Get("Mcp-Session-Id"))
 	if ss == nil {
 		h.slots.release(g)
 		return
 	}
-	ended := make(chan struct{})
+	life, done := access.UntilRevoked(access.WithGrant(context.Background(), g))
+	stop := context.AfterFunc(life, func() { _ = ss.Close() })
 	go func() {
 		_ = ss.Wait() // DELETE, the idle timer, revocation, shutdown
-		close(ended)
-	}()
-	var revoked <-chan struct{}
-	if g != nil {
-		revoked = g.Revoked()
-	}
-	go func() {
-		defer h.slots.release(g)
-		select {
-		case <-ended:
-		case <-revoked:
-			_ = ss.Close()
-			<-ended
-		}
+		stop()
+		done()
+		h.slots.release(g)
 	}()
 }
 
