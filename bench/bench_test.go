@@ -21,6 +21,7 @@ import (
 	"github.com/opentool-host/opentool-host/bench/floor"
 	"github.com/opentool-host/opentool-host/bench/harness"
 	"github.com/opentool-host/opentool-host/frontdoor"
+	"github.com/opentool-host/opentool-host/declared"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/httpapi"
 	"github.com/opentool-host/opentool-host/mcpapi"
@@ -132,13 +133,9 @@ func doSetup() error {
 		return err
 	}
 	// An MCP server behind the host: mcp-notes declared as notes.mcp.json
-	// (its tools prefixed notes_: the echo plugin owns "echo"), run by the
-	// host's adapter (this checkout's opentool-host, as "adapter").
+	// (its tools prefixed notes_: the echo plugin owns "echo"), for which
+	// the host is the MCP client in its own process (declared.Serve).
 	if env.notesBin, err = harness.Build("./examples/mcp-notes", tmp); err != nil {
-		return err
-	}
-	hostBin, err := harness.Build("./cmd/opentool-host", tmp)
-	if err != nil {
 		return err
 	}
 	if env.httpAddr, err = serve(http.HandlerFunc(floorHTTP)); err != nil {
@@ -180,7 +177,7 @@ func doSetup() error {
 			m.Observe(ctx, r)
 		}
 	}
-	h, err := host.New(host.Config{Dir: plugins, StateDir: filepath.Join(tmp, "state"), OnCall: onCall, Adapter: []string{hostBin, "adapter"}})
+	h, err := host.New(host.Config{Dir: plugins, StateDir: filepath.Join(tmp, "state"), OnCall: onCall, Declared: declared.Serve})
 	if err != nil {
 		return err
 	}

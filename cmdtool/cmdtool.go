@@ -1,7 +1,9 @@
 // Package cmdtool runs the command-line tools of a NAME.tools.json
 // declaration (internal/decl.Commands) as the functions of a plugin. The
-// host runs it in its adapter process ("opentool-host adapter"),
-// supervised like any plugin.
+// host serves it in its own process (pluginsdk.Local): no process runs
+// between a call and its command, which the host starts per call as it
+// starts a plugin (launcher.Starter: environment, sandbox, user,
+// cgroup).
 //
 // One call: the host has validated the arguments against the declared
 // parameters → Tool.CallJSON builds the argv from the template (argv.go;
@@ -16,6 +18,7 @@ import (
 	"encoding/json"
 
 	"github.com/opentool-host/opentool-host/internal/decl"
+	"github.com/opentool-host/opentool-host/launcher"
 	"github.com/opentool-host/opentool-host/opentool"
 	"github.com/opentool-host/opentool-host/pluginsdk"
 )
@@ -29,6 +32,8 @@ type Tool struct {
 	// files and their verified copies (decl.Launch.Pinned, Verified):
 	// every run's command line is made by launch.Exec.
 	launch decl.Launch
+	// starter starts each command (never nil).
+	starter *launcher.Starter
 }
 
 var (
@@ -36,10 +41,16 @@ var (
 	_ pluginsdk.JSONCaller = (*Tool)(nil)
 )
 
-// New returns the Tool of declaration c for plugin name, whose file is in
-// folder dir (relative programs and working directories resolve there).
-func New(name, dir string, c *decl.Commands) *Tool {
-	t := &Tool{name: name, cmds: map[string]*decl.Command{}, doc: c.Document(name), launch: decl.Launch{Name: name, Dir: dir}}
+// New returns the Tool of launch l (l.Commands, with l.Dir the
+// declaration's folder, where relative programs and working directories
+// resolve, and under a lock l.Pinned and l.Verified), whose commands s
+// starts (nil: as they are, with an empty environment).
+func New(l decl.Launch, s *launcher.Starter) *Tool {
+	if s == nil {
+		s = &launcher.Starter{}
+	}
+	c := l.Commands
+	t := &Tool{name: l.Name, cmds: map[string]*decl.Command{}, doc: c.Document(l.Name), launch: l, starter: s}
 	for i := range c.Functions {
 		t.cmds[c.Functions[i].Name] = &c.Functions[i]
 	}
@@ -84,7 +95,7 @@ func (t *Tool) CallJSON(ctx context.Context, name string, args []byte) ([]byte, 
 	if err != nil {
 		return nil, pluginsdk.InvalidArguments("%v", err)
 	}
-	return run(ctx, t.launch, c, argv, stdinOf(c, values))
+	return run(ctx, t.launch, t.starter, c, argv, stdinOf(c, values))
 }
 
 // stdinOf is the value of c's stdin parameter, or "".

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -23,7 +22,7 @@ import (
 const stderrTail = 2048
 
 // run runs argv for c with stdin and turns its outcome into the result.
-func run(ctx context.Context, l decl.Launch, c *decl.Command, argv []string, stdin string) ([]byte, error) {
+func run(ctx context.Context, l decl.Launch, s *launcher.Starter, c *decl.Command, argv []string, stdin string) ([]byte, error) {
 	timeout := time.Duration(orDefault(c.TimeoutMS, decl.DefaultTimeoutMS)) * time.Millisecond
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -33,13 +32,13 @@ func run(ctx context.Context, l decl.Launch, c *decl.Command, argv []string, std
 	overflow := func() { once.Do(func() { close(over) }) }
 	stdout, stderr := &capped{max: limit, over: overflow}, &capped{max: limit, over: overflow}
 
-	spec, err := command(l, c, argv)
+	spec, err := command(l, c, argv, s.Env)
 	if err != nil {
 		return nil, pluginsdk.ToolFailure("%v", err)
 	}
 	spec.Stdin, spec.Stdout, spec.Stderr = strings.NewReader(stdin), stdout, stderr
 	spec.WaitDelay = time.Second // pipes held by an escaped child do not hold the call
-	cmd, err := launcher.New(spec)
+	cmd, err := s.Command(spec)
 	var proc *launcher.Process
 	if err == nil {
 		proc, err = cmd.Start()
@@ -95,21 +94,22 @@ func outcome(ctx context.Context, c *decl.Command, prog string, timeout time.Dur
 }
 
 // command is the launcher.Spec of argv: the command line as l.Exec
-// makes it (the program resolved in the adapter's PATH; with a lock, the
+// makes it (the program resolved in the plugin's PATH; with a lock, the
 // verified copies of the program and of the files its arguments name,
 // refused when a file on disk is not the pinned one, naming its path),
 // in c's working directory (decl.WorkDir), with the launcher's
-// allow-list of the adapter's environment: the declared names and what
-// the host granted the plugin (decl.EnvGranted: its policy's variables
-// and secrets, ...). The launcher gives it a process group of its own
-// and a parent-death signal.
-func command(l decl.Launch, c *decl.Command, argv []string) (launcher.Spec, error) {
-	e, err := l.Exec(argv, c.Cwd, os.Getenv("PATH"))
+// allow-list of environ (the plugin's environment,
+// launcher.Starter.Env): the declared names and what the host granted
+// the plugin (decl.EnvGranted: its policy's variables and secrets, ...).
+// The launcher gives it a process group of its own and a parent-death
+// signal.
+func command(l decl.Launch, c *decl.Command, argv, environ []string) (launcher.Spec, error) {
+	e, err := l.Exec(argv, c.Cwd, launcher.Lookup(environ, "PATH"))
 	if err != nil {
 		return launcher.Spec{}, err
 	}
-	env := launcher.Env(os.Environ(), launcher.Allow{
-		Names: slices.Concat(c.Env, launcher.GrantedNames(os.Getenv(decl.EnvGranted))),
+	env := launcher.Env(environ, launcher.Allow{
+		Names: slices.Concat(c.Env, launcher.GrantedNames(launcher.Lookup(environ, decl.EnvGranted))),
 		Drop:  decl.AdapterEnv,
 	})
 	return launcher.Spec{Path: e.Path, Arg0: e.Arg0, Args: e.Args, Dir: decl.WorkDir(l.Dir, c.Cwd), Env: env}, nil

@@ -94,10 +94,15 @@ func (i *instance) closeChannel() {
 const (
 	transportChannel = "data-channel"
 	transportGRPC    = "grpc"
+	// transportInProcess: a declared plugin, served in the host's process.
+	transportInProcess = "in-process"
 )
 
 // transport names how calls reach the process.
 func (i *instance) transport() string {
+	if i.local != nil {
+		return transportInProcess
+	}
 	if i.tool != nil && i.tool.Channel() != nil {
 		return transportChannel
 	}

@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 	"fmt"
-	"github.com/opentool-host/opentool-host/internal/decl"
 	"maps"
 	"os"
 	"path/filepath"
@@ -13,6 +12,9 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/opentool-host/opentool-host/internal/decl"
+	"github.com/opentool-host/opentool-host/internal/wire"
+	"github.com/opentool-host/opentool-host/launcher"
 	"github.com/opentool-host/opentool-host/sandbox"
 )
 
@@ -122,15 +124,17 @@ type Config struct {
 	// first owner keeps the name either way.
 	PrefixCollisions bool
 
-	// Adapter is the command (argv) that runs one declared plugin (a
-	// server of "NAME.mcp.json" or the tools of "NAME.tools.json" in Dir;
-	// package internal/decl): normally the host's own binary,
-	// re-executed as [os.Executable(), "adapter"]. Adapter[0] is copied
-	// into the state folder by sha256 like any plugin binary and started
-	// with the go-plugin handshake, the plugin environment and the
-	// plugin's decl.Launch in OPENTOOL_LAUNCH. Empty: declared plugins
-	// fail to start with a reason saying so.
-	Adapter []string
+	// Declared serves one declared plugin (a server of "NAME.mcp.json" or
+	// the tools of "NAME.tools.json" in Dir; package internal/decl) in
+	// the host's own process: normally declared.Serve. It gets the
+	// plugin's decl.Launch (with a lock, naming the verified copies), the
+	// launcher.Starter through which every program of the plugin starts
+	// (the plugin's environment allow-list, policy, sandbox launcher,
+	// user, cgroup, keeper) and the plugin's logger; the host supervises
+	// what it returns as it supervises a plugin process (Run's end is
+	// the plugin's exit). Nil: declared plugins fail to start with a
+	// reason saying so.
+	Declared func(l decl.Launch, s *launcher.Starter, log hclog.Logger) wire.Local
 
 	// MCPConfigs are desktop MCP client configs the operator names (run
 	// --mcp-config FILE): absolute paths of files outside Dir, read as

@@ -11,17 +11,18 @@ import (
 	"time"
 
 	"github.com/opentool-host/opentool-host/host"
+	standin "github.com/opentool-host/opentool-host/internal/testplugins/declared"
 	"github.com/opentool-host/opentool-host/internal/testutil"
 )
 
-// declaredHost starts a watching host on dir whose MCP adapter is the
-// "declared" test plugin, which serves the launch it is handed.
+// declaredHost starts a watching host on dir whose declared plugins are
+// served by the stand-in of internal/testplugins/declared, which serves
+// the launch it is handed.
 func declaredHost(t *testing.T, dir string, logs *logRecorder) *host.Host {
 	t.Helper()
-	adapter := testutil.Build(t, "./internal/testplugins/declared")
 	return startHost(t, dir, func(c *host.Config) {
 		c.Watch = true
-		c.Adapter = []string{adapter}
+		c.Declared = standin.Serve
 		if logs != nil {
 			c.Logger = logs.logger
 		}
@@ -78,6 +79,7 @@ func TestDeclaredServersSupervised(t *testing.T) {
 		t.Fatalf("disabled server runs: %+v", st)
 	}
 	alpha := pluginStatus(h, "alpha")
+	instance := got["instance"]
 	if alpha.Path != decl || alpha.State != host.StateReady || alpha.SHA256 == "" {
 		t.Fatalf("alpha status = %+v", alpha)
 	}
@@ -90,8 +92,8 @@ func TestDeclaredServersSupervised(t *testing.T) {
 		res, err := h.Call(context.Background(), "launch_beta", nil)
 		return err == nil && strings.Contains(string(res), "127.0.0.1:2")
 	})
-	if now := pluginStatus(h, "alpha"); now.PID != alpha.PID {
-		t.Fatalf("unchanged server restarted: pid %d → %d", alpha.PID, now.PID)
+	if now := call(t, h, "launch_alpha", "")["instance"]; now != instance {
+		t.Fatalf("unchanged server restarted: instance %v → %v", instance, now)
 	}
 
 	// A server declaring a name an executable has is refused; the
@@ -135,7 +137,7 @@ func TestDeclaredServersSupervised(t *testing.T) {
 	}
 }
 
-func TestDeclaredServerWithoutAdapterFails(t *testing.T) {
+func TestDeclaredPluginNotServedWithoutDeclared(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, dir, "one.mcp.json", `{"mcpServers":{"one":{"command":"x"}}}`)
 	h, err := host.New(host.Config{Dir: dir, Logger: testutil.Logger(t), StateDir: t.TempDir()})
@@ -146,7 +148,7 @@ func TestDeclaredServerWithoutAdapterFails(t *testing.T) {
 	if err := h.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if st := pluginStatus(h, "one"); st.State != host.StateFailed || !strings.Contains(st.LastError, "no adapter") {
+	if st := pluginStatus(h, "one"); st.State != host.StateFailed || !strings.Contains(st.LastError, "this host serves none") {
 		t.Fatalf("status = %+v", st)
 	}
 }
@@ -212,9 +214,8 @@ func TestDesktopConfigs(t *testing.T) {
 		},
 	}`)
 	logs := newLogRecorder(t)
-	adapter := testutil.Build(t, "./internal/testplugins/declared")
 	h := startHost(t, dir, func(c *host.Config) {
-		c.Adapter, c.Logger, c.MCPConfigs = []string{adapter}, logs.logger, []string{op}
+		c.Declared, c.Logger, c.MCPConfigs = standin.Serve, logs.logger, []string{op}
 	})
 
 	if got := call(t, h, "launch_my_server", ""); got["name"] != "my_server" || got["command"] != "./a" {

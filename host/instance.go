@@ -25,7 +25,6 @@ import (
 
 	"github.com/opentool-host/opentool-host/argcheck"
 	"github.com/opentool-host/opentool-host/internal/cgroup"
-	"github.com/opentool-host/opentool-host/internal/decl"
 	"github.com/opentool-host/opentool-host/internal/wire"
 	"github.com/opentool-host/opentool-host/launcher"
 	"github.com/opentool-host/opentool-host/opentool"
@@ -84,26 +83,25 @@ type instance struct {
 	// catalog is the MCP catalog the process returned at start (protocol
 	// 3; catalog.go), nil when none.
 	catalog *catalog
+	// local is set for a declared plugin served in the host's process
+	// (local.go): then client and runner are nil.
+	local *localPlugin
 }
 
-// startInstance copies the binary into the state folder, starts it,
-// performs the handshake, dispenses the tool and loads and validates its
-// document, all within cfg.StartTimeout. The binary is the file itself,
-// or for a declared MCP server cfg.Adapter. With a lock (pins.go) the
-// files are checked right before the start and the definitions once
-// loaded; serving (the definitions served now, or nil) says what changed.
-// On error nothing is left running.
+// startInstance starts plugin name from f and loads and validates its
+// document, all within cfg.StartTimeout: a plugin file runs as a process
+// (startProcess); a declared plugin is served in the host's process
+// (startLocal). With a lock (pins.go) the files are checked right before
+// the start and the definitions once loaded; serving (the definitions
+// served now, or nil) says what changed. On error nothing is left
+// running.
 func startInstance(ctx context.Context, sv *supervisor, name string, f fileRef, serving *opentool.OpenTool) (*instance, error) {
-	cfg, state := sv.cfg, sv.state
+	cfg := sv.cfg
 	pol, err := cfg.resolvePolicy(f)
 	if err != nil {
 		return nil, err
 	}
 	secrets, err := pol.secretEnv()
-	if err != nil {
-		return nil, err
-	}
-	tlsConfig, certEnv, err := pluginTLS()
 	if err != nil {
 		return nil, err
 	}
@@ -126,6 +124,51 @@ func startInstance(ctx context.Context, sv *supervisor, name string, f fileRef, 
 		grace:     cfg.CancelGrace,
 		maxResult: cfg.MaxResultBytes,
 		release:   proc.release,
+	}
+	if f.launch != "" {
+		err = startLocal(sv, inst, f, pol, secrets, proc)
+	} else {
+		err = startProcess(ctx, sv, inst, f, pol, secrets, proc)
+	}
+	if err != nil {
+		proc.release()
+		return nil, err
+	}
+	// A host that closes (or a start that is given up) kills a process
+	// still in its handshake: go-plugin would wait for it up to
+	// StartTimeout.
+	stopKill := context.AfterFunc(ctx, func() { inst.starting.Load().kill() })
+	err = inst.load(ctx, cfg)
+	stopKill()
+	if err != nil {
+		err = inst.handshakeError(f, err)
+		inst.kill()
+		tail := inst.stderrTail()
+		if len(tail) > 0 {
+			inst.log.Error("plugin output before it failed to start", "plugin", name, "file", f.path, "stderr", tail)
+		}
+		return nil, &startError{err: err, stderr: tail}
+	}
+	faults, err := sv.pins.checkDefinitions(name, inst.doc, serving)
+	if err != nil {
+		inst.kill()
+		return nil, err
+	}
+	if faults != nil {
+		inst.log.Warn("function definitions differ from opentool.lock; served (definition changes accepted)", "plugin", name, "changes", faults)
+	}
+	return inst, nil
+}
+
+// startProcess prepares inst's go-plugin client for the process of
+// plugin file f (proc: its host-owned copy, with the launcher in front
+// when needed); load then starts it and performs the handshake. Errors:
+// the host's TLS configuration.
+func startProcess(ctx context.Context, sv *supervisor, inst *instance, f fileRef, pol policy, secrets []string, proc process) error {
+	cfg, state, name := sv.cfg, sv.state, inst.name
+	tlsConfig, certEnv, err := pluginTLS()
+	if err != nil {
+		return err
 	}
 	pluginLog := cfg.Logger.Named("plugin").Named(name)
 	inst.client = plugin.NewClient(&plugin.ClientConfig{
@@ -175,9 +218,6 @@ func startInstance(ctx context.Context, sv *supervisor, name string, f fileRef, 
 				// of the host's environment or the policy replaces it.
 				Env: slices.Concat(spec.Env, given, proc.env, []string{PluginFileEnv + "=" + absPath(f.path), certEnv}),
 			}
-			if f.launch != "" { // the adapter passes these on to what it runs
-				lspec.Env = append(lspec.Env, decl.EnvGranted+"="+strings.Join(launcher.Granted(given), ","))
-			}
 			if sv.cgroups != nil {
 				cg, cerr := sv.cgroups.Child(name)
 				if cerr != nil {
@@ -209,55 +249,19 @@ func startInstance(ctx context.Context, sv *supervisor, name string, f fileRef, 
 			return r, err
 		},
 	})
-	// A host that closes (or a start that is given up) kills a process
-	// still in its handshake: go-plugin would wait for it up to
-	// StartTimeout.
-	stopKill := context.AfterFunc(ctx, func() { inst.starting.Load().kill() })
-	err = inst.load(ctx, cfg)
-	stopKill()
-	if err != nil {
-		err = inst.handshakeError(f, err)
-		inst.kill()
-		tail := inst.stderrTail()
-		if len(tail) > 0 {
-			inst.log.Error("plugin output before it failed to start", "plugin", name, "file", f.path, "stderr", tail)
-		}
-		return nil, &startError{err: err, stderr: tail}
-	}
-	faults, err := sv.pins.checkDefinitions(name, inst.doc, serving)
-	if err != nil {
-		inst.kill()
-		return nil, err
-	}
-	if faults != nil {
-		inst.log.Warn("function definitions differ from opentool.lock; served (definition changes accepted)", "plugin", name, "changes", faults)
-	}
-	return inst, nil
+	return nil
 }
 
-// command returns the program that runs for f: the file itself, or for a
-// declared plugin the adapter with its launch in its environment (prepare
-// copies argv[0] and puts the launcher in front when needed).
-// Errors: the declaration's fault, or no adapter configured.
-func command(cfg *Config, f fileRef) (argv, env []string, err error) {
-	switch {
-	case f.fault != "":
-		return nil, nil, errors.New(f.fault)
-	case f.launch == "":
-		argv = []string{f.path}
-	case len(cfg.Adapter) == 0:
-		return nil, nil, errors.New("declared plugin, but this host runs no adapter (host.Config.Adapter is empty)")
-	default:
-		argv, env = cfg.Adapter, []string{decl.EnvLaunch + "=" + f.launch}
-	}
-	return argv, env, nil
-}
-
-// process is what startInstance runs: argv naming host-owned copies, the
-// extra environment, the process's identity and how to release the
-// copies.
+// process is what startInstance runs. For a plugin file: argv naming
+// host-owned copies (the launcher in front when needed) and the extra
+// environment. For a declared plugin: its launch (decl.Launch, encoded;
+// with a lock, naming the verified copies) and the launcher's copy to
+// put in front of its programs (nil when the policy needs none). Both:
+// the identity and how to release the copies.
 type process struct {
 	argv, env []string
+	launch    string
+	launcher  []string
 	// sum identifies the process: the program's sha256, or for a
 	// declared plugin the sha256 of its launch.
 	sum     string
@@ -266,51 +270,32 @@ type process struct {
 
 // prepare copies f's program into the state folder (by sha256: the exact
 // bytes that run, checked against the lock, pins.go) and, when spec needs
-// it, puts the launcher (a copy too) in front of it (Config.Launcher).
+// it, puts the launcher (a copy too) in front of it (Config.Launcher);
+// for a declared plugin it prepares its launch (prepareDeclared).
 // Errors: f's fault, a copy that fails, a file the lock does not pin, no
 // launcher; nothing is left acquired.
 func prepare(sv *supervisor, name string, f fileRef, spec sandbox.Spec) (process, error) {
-	argv, env, err := command(sv.cfg, f)
-	if err != nil {
-		return process{}, err
+	if f.fault != "" {
+		return process{}, errors.New(f.fault)
 	}
-	prog, sum, err := sv.state.acquire(argv[0])
+	if f.launch != "" {
+		return prepareDeclared(sv, name, f, spec)
+	}
+	prog, sum, err := sv.state.acquire(f.path)
 	if err != nil {
 		return process{}, fmt.Errorf("copy binary: %w", err)
 	}
 	sums := []string{sum}
-	var files verified // a declared plugin's verified copies, with a lock
 	release := func() {
 		for _, s := range sums {
 			sv.state.release(s)
 		}
-		if files.release != nil {
-			files.release()
-		}
 	}
-	if f.launch != "" && sv.pins != nil {
-		// The adapter runs the verified copies of the files the plugin
-		// executes, checking each path against the lock again first.
-		var launch string
-		if launch, files, err = sv.pins.verifiedLaunch(sv.state, name, f.launch); err != nil {
-			release()
-			return process{}, fmt.Errorf("verified copies: %w", err)
-		}
-		env = []string{decl.EnvLaunch + "=" + launch}
-		if spec.Confine {
-			spec.Read = slices.Concat(spec.Read, files.dirs)
-		}
-	}
-	p := process{sum: sum}
-	binSum := sum
-	if f.launch != "" {
-		p.sum, binSum = f.sum, "" // the adapter is the host's own binary
-	}
-	if err := sv.pins.checkFiles(name, f, binSum, files.sums); err != nil {
+	if err := sv.pins.checkFiles(name, f, sum, nil); err != nil {
 		release()
 		return process{}, err
 	}
-	argv, env, err = launcher.Wrap(sv.cfg.Launcher, spec, append([]string{prog}, argv[1:]...), env)
+	argv, env, err := launcher.Wrap(sv.cfg.Launcher, spec, []string{prog}, nil)
 	if err != nil {
 		release()
 		return process{}, err
@@ -324,7 +309,51 @@ func prepare(sv *supervisor, name string, f fileRef, spec sandbox.Spec) (process
 		sums = append(sums, lsum)
 		argv[0] = lcopy
 	}
-	p.argv, p.env, p.release = argv, env, sync.OnceFunc(release)
+	return process{argv: argv, env: env, sum: sum, release: sync.OnceFunc(release)}, nil
+}
+
+// prepareDeclared prepares declared plugin f's launch: with a lock the
+// verified copies of the files its programs execute (checked against the
+// lock again, and readable in the sandbox), and the launcher's copy when
+// spec needs the launcher. Errors: as prepare's.
+func prepareDeclared(sv *supervisor, name string, f fileRef, spec sandbox.Spec) (process, error) {
+	p := process{launch: f.launch, sum: f.sum}
+	var files verified
+	var sums []string
+	release := func() {
+		for _, s := range sums {
+			sv.state.release(s)
+		}
+		if files.release != nil {
+			files.release()
+		}
+	}
+	var err error
+	if sv.pins != nil {
+		if p.launch, files, err = sv.pins.verifiedLaunch(sv.state, name, f.launch); err != nil {
+			release()
+			return process{}, fmt.Errorf("verified copies: %w", err)
+		}
+	}
+	if err := sv.pins.checkFiles(name, f, "", files.sums); err != nil {
+		release()
+		return process{}, err
+	}
+	if spec.NeedsLauncher() {
+		if len(sv.cfg.Launcher) == 0 {
+			release()
+			_, _, err := launcher.Wrap(nil, spec, nil, nil)
+			return process{}, err
+		}
+		lcopy, lsum, err := sv.state.acquire(sv.cfg.Launcher[0])
+		if err != nil {
+			release()
+			return process{}, fmt.Errorf("copy launcher: %w", err)
+		}
+		sums = append(sums, lsum)
+		p.launcher = slices.Concat([]string{lcopy}, sv.cfg.Launcher[1:])
+	}
+	p.release = sync.OnceFunc(release)
 	return p, nil
 }
 
@@ -333,18 +362,21 @@ func prepare(sv *supervisor, name string, f fileRef, spec sandbox.Spec) (process
 // its document (once per process and per reported change: routes are
 // rebuilt from these on every plugin state change).
 func (i *instance) load(ctx context.Context, cfg *Config) error {
-	rpc, err := i.client.Client()
-	if err != nil {
-		return fmt.Errorf("handshake: %w", err)
+	if i.local == nil {
+		rpc, err := i.client.Client()
+		if err != nil {
+			return fmt.Errorf("handshake: %w", err)
+		}
+		raw, err := rpc.Dispense(wire.PluginName)
+		if err != nil {
+			return fmt.Errorf("dispense: %w", err)
+		}
+		i.tool = raw.(*wire.Client)
+		if err := i.acceptChannel(cfg); err != nil {
+			return err
+		}
 	}
-	raw, err := rpc.Dispense(wire.PluginName)
-	if err != nil {
-		return fmt.Errorf("dispense: %w", err)
-	}
-	i.tool = raw.(*wire.Client)
-	if err := i.acceptChannel(cfg); err != nil {
-		return err
-	}
+	var err error
 	wctx, cancel := context.WithCancel(context.Background())
 	i.cancelWatch = cancel
 	if i.nextChange, err = i.tool.Watch(wctx); err != nil {
@@ -454,21 +486,31 @@ func (i *instance) followDocument(ctx context.Context, cfg *Config, applyCatalog
 	}
 }
 
-// pid returns the process id, or 0 before start.
+// pid returns the process id, or 0 before start; for a declared plugin
+// its program's (0 when none runs: a URL server, command tools).
 func (i *instance) pid() int {
+	if i.local != nil {
+		return i.local.plugin.PID()
+	}
 	if i.runner == nil {
 		return 0
 	}
 	return i.runner.pid
 }
 
-// exited is closed when the process is gone.
-func (i *instance) exited() <-chan struct{} { return i.runner.exited }
+// exited is closed when the process is gone (a declared plugin: when its
+// Run returned).
+func (i *instance) exited() <-chan struct{} {
+	if i.local != nil {
+		return i.local.ended
+	}
+	return i.runner.exited
+}
 
 // hasExited reports whether the process is gone.
 func (i *instance) hasExited() bool {
 	select {
-	case <-i.runner.exited:
+	case <-i.exited():
 		return true
 	default:
 		return false
@@ -476,9 +518,15 @@ func (i *instance) hasExited() bool {
 }
 
 // exitStatus is the exit status as the OS reported it ("signal: killed",
-// "exit status 2"), "" while the process runs.
+// "exit status 2"), "" while the process runs; for a declared plugin why
+// it ended (`MCP server "notes" exited (exit status 1)`).
 func (i *instance) exitStatus() string {
-	st := i.runner.exitStatus()
+	var st string
+	if i.local != nil {
+		st = i.local.exitStatus()
+	} else {
+		st = i.runner.exitStatus()
+	}
 	if r := i.killReason.Load(); r != nil && st != "" {
 		st += "; killed by the host: " + *r
 	}
@@ -746,16 +794,24 @@ func (i *instance) drain(timeout time.Duration) {
 func (i *instance) stop() {
 	i.stopped.Store(true)
 	i.endWatch()
-	i.client.Kill()
-	i.runner.kill()
+	if i.local != nil {
+		i.local.stop()
+	} else {
+		i.client.Kill()
+		i.runner.kill()
+	}
 	i.release()
 }
 
 // kill SIGKILLs the process group at once and releases the binary copy.
 func (i *instance) kill() {
 	i.endWatch()
-	i.runner.kill()
-	i.client.Kill()
+	if i.local != nil {
+		i.local.kill()
+	} else {
+		i.runner.kill()
+		i.client.Kill()
+	}
 	i.release()
 }
 
@@ -828,7 +884,7 @@ func absPath(p string) string {
 // as they are.
 func (i *instance) handshakeError(f fileRef, err error) error {
 	msg := err.Error()
-	if !strings.Contains(msg, "Failed to read any lines from plugin's stdout") && !strings.Contains(msg, "plugin exited before we could connect") {
+	if i.local != nil || !strings.Contains(msg, "Failed to read any lines from plugin's stdout") && !strings.Contains(msg, "plugin exited before we could connect") {
 		return err // a handshake line that is not one: go-plugin's message quotes it, Diagnose names the file
 	}
 	what := f.path

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/opentool-host/opentool-host/host"
+	standin "github.com/opentool-host/opentool-host/internal/testplugins/declared"
 	"github.com/opentool-host/opentool-host/internal/testutil"
 	"github.com/opentool-host/opentool-host/lockfile"
 )
@@ -169,11 +170,10 @@ func TestLockedHoldsADocumentChange(t *testing.T) {
 	for _, accept := range []bool{false, true} {
 		t.Run(map[bool]string{false: "held", true: "accepted"}[accept], func(t *testing.T) {
 			dir := t.TempDir()
-			adapter := testutil.Build(t, "./internal/testplugins/declared")
-			if err := os.WriteFile(filepath.Join(dir, "srv.mcp.json"), []byte(`{"mcpServers":{"one":{"command":"/bin/true"}}}`), 0o644); err != nil {
+					if err := os.WriteFile(filepath.Join(dir, "srv.mcp.json"), []byte(`{"mcpServers":{"one":{"command":"/bin/true"}}}`), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			h0, err := host.New(host.Config{Dir: dir, Logger: testutil.Logger(t), StateDir: t.TempDir(), Adapter: []string{adapter}})
+			h0, err := host.New(host.Config{Dir: dir, Logger: testutil.Logger(t), StateDir: t.TempDir(), Declared: standin.Serve})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -190,7 +190,7 @@ func TestLockedHoldsADocumentChange(t *testing.T) {
 			}
 			rec := newLogRecorder(t)
 			h := startHost(t, dir, func(c *host.Config) {
-				c.Locked, c.AcceptDefinitionChanges, c.Adapter, c.Logger = true, accept, []string{adapter}, rec.logger
+				c.Locked, c.AcceptDefinitionChanges, c.Declared, c.Logger = true, accept, standin.Serve, rec.logger
 			})
 			if st := pluginStatus(h, "one"); st.Lock != "pinned" {
 				t.Fatalf("one: %+v", st)

@@ -69,8 +69,13 @@ type Spec struct {
 	// entry) then covers it. Process.Kill then kills the process only.
 	SharedGroup bool
 	// Cgroup, when set, is the cgroup the process is cloned into (Linux
-	// CLONE_INTO_CGROUP); Process.Kill kills and Wait removes it.
+	// CLONE_INTO_CGROUP); Process.Kill kills and Wait removes it, unless
+	// SharedCgroup.
 	Cgroup *cgroup.Group
+	// SharedCgroup: Cgroup is shared with other processes of the same
+	// plugin (the commands of command tools) and outlives this one; its
+	// owner removes it.
+	SharedCgroup bool
 	// User, when set, is the uid and gid the process runs as
 	// (supplementary groups are not set). Only a root caller may set it.
 	User *syscall.Credential
@@ -82,8 +87,9 @@ type Spec struct {
 
 // Cmd is a process prepared from a Spec, not yet started.
 type Cmd struct {
-	spec Spec
-	cmd  *exec.Cmd
+	spec    Spec
+	cmd     *exec.Cmd
+	started func(*Process) // Starter.Started
 }
 
 // New prepares spec. Errors: an empty Path.
@@ -130,12 +136,55 @@ func (c *Cmd) Start() (*Process, error) {
 		_ = f.Close() // the process's ends are its own now
 	}
 	if err != nil {
-		if c.spec.Cgroup != nil {
+		if c.spec.Cgroup != nil && !c.spec.SharedCgroup {
 			c.spec.Cgroup.Remove()
 		}
 		return nil, err
 	}
-	return &Process{spec: c.spec, cmd: c.cmd, pid: c.cmd.Process.Pid, exited: make(chan struct{})}, nil
+	p := &Process{spec: c.spec, cmd: c.cmd, pid: c.cmd.Process.Pid, exited: make(chan struct{})}
+	if c.started != nil {
+		c.started(p)
+	}
+	return p, nil
+}
+
+// Starter starts the processes of a plugin served in the host's own
+// process (a declared plugin: its MCP server program, its commands) as
+// the host starts a plugin process: in the plugin's environment,
+// confined by its policy, in its cgroup, known to the keeper. The zero
+// value starts a Spec as it is.
+type Starter struct {
+	// Env is the plugin's environment, an allow-list the host built for
+	// it (with its policy's variables and secrets): what its programs'
+	// environments are made from, never the host's own.
+	Env []string
+	// Stderr receives what the plugin's programs write to stderr (the
+	// host logs it under the plugin's name); nil discards it.
+	Stderr io.Writer
+	// Confine completes a Spec before it starts: the sandbox launcher in
+	// front of the program (Wrap), the user, the cgroup. nil leaves it.
+	// Errors: why the process may not start (it does not).
+	Confine func(*Spec) error
+	// Started is told of each process once it started (the keeper's
+	// tracking of its process group). nil: nobody.
+	Started func(*Process)
+}
+
+// Command prepares spec as s says (Confine). Errors: Confine's, New's.
+func (s *Starter) Command(spec Spec) (*Cmd, error) {
+	if s != nil && s.Confine != nil {
+		if err := s.Confine(&spec); err != nil {
+			return nil, err
+		}
+	}
+	c, err := New(spec)
+	if err != nil {
+		return nil, err
+	}
+	if s != nil {
+		c.started = s.Started
+	}
+	return c, nil
 }
 
 // Process is a started process.
@@ -161,7 +210,7 @@ func (p *Process) Wait() error {
 	p.waitOnce.Do(func() {
 		p.waitErr = p.cmd.Wait()
 		p.killGroup()
-		if p.spec.Cgroup != nil {
+		if p.spec.Cgroup != nil && !p.spec.SharedCgroup {
 			p.spec.Cgroup.Remove() // what left the process group dies too
 		}
 		close(p.exited)
@@ -197,7 +246,7 @@ func (p *Process) Status() string {
 // process is gone.
 func (p *Process) Kill() error {
 	p.killGroup()
-	if p.spec.Cgroup != nil {
+	if p.spec.Cgroup != nil && !p.spec.SharedCgroup {
 		p.spec.Cgroup.Kill()
 	}
 	err := p.cmd.Process.Kill()

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/internal/decl"
 	"github.com/opentool-host/opentool-host/internal/mcptasks"
+	"github.com/opentool-host/opentool-host/launcher"
 	"github.com/opentool-host/opentool-host/opentool"
 	"github.com/opentool-host/opentool-host/pluginsdk"
 )
@@ -38,10 +37,12 @@ type Options struct {
 	// (its --start-timeout), when sooner, ends the attempt earlier.
 	InitTimeout time.Duration
 
-	// Stderr receives the stderr of a command server. Default: os.Stderr
-	// as New finds it (pluginsdk.Serve redirects os.Stderr later), which
-	// the host logs under the plugin's name.
-	Stderr io.Writer
+	// Starter starts a command server as the host starts a plugin: from
+	// the plugin's environment (launcher.Starter.Env, to which the
+	// declared env is added), confined by its policy, its stderr to
+	// Starter.Stderr (which the host logs under the plugin's name). nil:
+	// an empty environment and no confinement (tests).
+	Starter *launcher.Starter
 
 	// TerminateGrace is how long a command server has to exit after its
 	// stdin is closed, and again after SIGTERM, before it is killed, when
@@ -55,8 +56,8 @@ func (o Options) withDefaults() Options {
 	if o.InitTimeout <= 0 {
 		o.InitTimeout = DefaultInitTimeout
 	}
-	if o.Stderr == nil {
-		o.Stderr = os.Stderr
+	if o.Starter == nil {
+		o.Starter = &launcher.Starter{}
 	}
 	if o.TerminateGrace <= 0 {
 		o.TerminateGrace = DefaultTerminateGrace
@@ -65,9 +66,10 @@ func (o Options) withDefaults() Options {
 }
 
 // Adapter is a pluginsdk.Tool whose functions are the tools of one MCP
-// server, for which it is an MCP client. Create it with New, serve it
-// (pluginsdk.Serve) and call Run, which connects and returns when the
-// server's session ends; Load waits for the connection.
+// server, for which it is an MCP client in the host's process. Create it
+// with New, serve it (pluginsdk.Local) and call Run, which starts the
+// server, connects and returns when the server's session ends; Load waits
+// for the connection.
 type Adapter struct {
 	launch  decl.Launch
 	log     hclog.Logger
@@ -93,6 +95,8 @@ type Adapter struct {
 	catChanged chan pluginsdk.CatalogChange // CatalogChanged's channel
 
 	relay *relay // the server's messages during calls (relay.go)
+
+	proc atomic.Pointer[process] // a command server's process, once Run starts it
 }
 
 var (
@@ -100,6 +104,7 @@ var (
 	_ pluginsdk.JSONCaller      = (*Adapter)(nil)
 	_ pluginsdk.ResultCaller    = (*Adapter)(nil)
 	_ pluginsdk.DocumentWatcher = (*Adapter)(nil)
+	_ pluginsdk.LocalRunner     = (*Adapter)(nil)
 )
 
 // New returns an Adapter for the declared server l, not yet connected;

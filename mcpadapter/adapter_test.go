@@ -21,6 +21,7 @@ import (
 	"github.com/opentool-host/opentool-host/internal/decl"
 	"github.com/opentool-host/opentool-host/internal/testutil"
 	"github.com/opentool-host/opentool-host/internal/wire"
+	"github.com/opentool-host/opentool-host/launcher"
 	"github.com/opentool-host/opentool-host/opentool"
 	"github.com/opentool-host/opentool-host/pluginsdk"
 )
@@ -55,8 +56,9 @@ type running struct {
 func start(t testing.TB, l decl.Launch, o Options) *running {
 	t.Helper()
 	r := &running{stderr: &testutil.SyncBuffer{}, done: make(chan error, 1)}
-	if o.Stderr == nil {
-		o.Stderr = r.stderr
+	if o.Starter == nil {
+		// The test's environment stands for the plugin's.
+		o.Starter = &launcher.Starter{Env: os.Environ(), Stderr: r.stderr}
 	}
 	r.Adapter = New(l, testutil.Logger(t), o)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -166,15 +168,17 @@ func TestAdapterServesTools(t *testing.T) {
 	_, err = call(t, r.Adapter, "nope", `{}`)
 	wantToolError(t, err, 404, `"nope"`)
 	if !strings.Contains(r.stderr.String(), "mcp-notes: serving MCP on stdio") {
-		t.Errorf("the server's stderr did not reach Options.Stderr: %q", r.stderr.String())
+		t.Errorf("the server's stderr did not reach Options.Starter.Stderr: %q", r.stderr.String())
 	}
 }
 
 // TestAdapterOverGoPlugin serves the adapter over go-plugin's in-process
 // gRPC connection, as the host sees it: Load, calls, a tool error, Watch.
-func TestAdapterOverGoPlugin(t *testing.T) {
+// TestAdapterOverTheLocalWire: the adapter as the host calls it, in its
+// own process (pluginsdk.Local, wire.NewLocalClient).
+func TestAdapterOverTheLocalWire(t *testing.T) {
 	r := start(t, notesLaunch(t, "--add-tool-after", "300ms"), Options{})
-	c := testutil.WireConn(t, r.Adapter)
+	c := testutil.LocalConn(r.Adapter)
 	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
 	next, err := c.Watch(ctx) // opened before Load, as the host does
@@ -184,14 +188,14 @@ func TestAdapterOverGoPlugin(t *testing.T) {
 	if names := wireNames(t, c); names["late"] || !names["add_note"] {
 		t.Fatalf("first Load = %v", names)
 	}
+	// Protocol 3: the server's CallToolResult as it sent it.
 	out, err := testutil.WireInvoke(ctx, c, "add_note", []byte(`{"title":"w"}`), false)
-	if err != nil || len(out) != 1 || string(out[0]) != `{"id":1,"title":"w"}` {
-		t.Fatalf("add_note over gRPC = %q, %v", out, err)
+	if err != nil || len(out) != 1 || !strings.Contains(string(out[0]), `"structuredContent":{"id":1,"title":"w"}`) {
+		t.Fatalf("add_note over the wire = %q, %v", out, err)
 	}
-	_, err = testutil.WireInvoke(ctx, c, "get_note", []byte(`{"id":5}`), false)
-	var te *wire.ToolError
-	if !errors.As(err, &te) || te.Code != 500 || te.Message != "no note 5" {
-		t.Fatalf("get_note over gRPC: %v", err)
+	out, err = testutil.WireInvoke(ctx, c, "get_note", []byte(`{"id":5}`), false)
+	if err != nil || len(out) != 1 || !strings.Contains(string(out[0]), `"isError":true`) || !strings.Contains(string(out[0]), "no note 5") {
+		t.Fatalf("get_note over the wire = %q, %v", out, err)
 	}
 	// list_changed → Watch event → Load shows the new tool.
 	if _, err := next(); err != nil {
@@ -213,7 +217,7 @@ func wireNames(t testing.TB, c *wire.Client) map[string]bool {
 	defer cancel()
 	raw, err := c.Load(ctx)
 	if err != nil {
-		t.Fatalf("Load over gRPC: %v", err)
+		t.Fatalf("Load over the wire: %v", err)
 	}
 	doc, err := opentool.Parse(raw)
 	if err != nil {
@@ -319,15 +323,15 @@ func TestAdapterCancellationReachesServer(t *testing.T) {
 	}
 	testutil.Eventually(t, bound, "server saw notifications/cancelled", func() bool { return stats(t, r.Adapter) == `{"active":0,"cancelled":1}` })
 
-	// The host's cancel message on the Invoke stream (go-plugin gRPC).
-	c := testutil.WireConn(t, r.Adapter)
+	// The host's cancel on its call (wire.Call.Cancel).
+	c := testutil.LocalConn(r.Adapter)
 	wctx, wcancel := context.WithTimeout(context.Background(), bound)
 	defer wcancel()
 	inv, err := c.Invoke(wctx, "slow", []byte(`{"ms":60000}`), false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, bound, "slow call over gRPC in flight", func() bool { return stats(t, r.Adapter) == `{"active":1,"cancelled":1}` })
+	testutil.Eventually(t, bound, "slow call over the wire in flight", func() bool { return stats(t, r.Adapter) == `{"active":1,"cancelled":1}` })
 	if err := inv.Cancel(); err != nil {
 		t.Fatal(err)
 	}

@@ -47,7 +47,7 @@ func BenchmarkCall(b *testing.B) {
 	b.Run("plugin", func(b *testing.B) {
 		r := start(b, notesLaunch(b), Options{})
 		load(b, r.Adapter)
-		c := testutil.WireConn(b, r.Adapter)
+		c := testutil.LocalConn(r.Adapter)
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, err := testutil.WireInvoke(context.Background(), c, "echo", args, false); err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -49,6 +50,28 @@ func (a *Adapter) Run(ctx context.Context) error {
 	return a.wait(ctx, cs, proc)
 }
 
+// PID implements pluginsdk.LocalRunner: the command server's process
+// id once it started, 0 before and for a URL.
+func (a *Adapter) PID() int { return a.proc.Load().pid() }
+
+// Kill implements pluginsdk.LocalRunner: it ends the connection attempt
+// and kills the command server (its process group and cgroup) at once,
+// or closes a URL server's session; Run returns soon after.
+func (a *Adapter) Kill() {
+	a.abandon(errKilled)
+	a.proc.Load().kill()
+	select {
+	case <-a.ready:
+		if a.cs != nil && a.launch.Server.URL != "" {
+			_ = a.cs.Close()
+		}
+	default:
+	}
+}
+
+// errKilled is the reason of a connection attempt the host ended.
+var errKilled = errors.New("stopped by the host")
+
 // connect makes the connection attempt: transport, initialize, the
 // first tools/list, all within InitTimeout and before Load gives up. It
 // sets a.cs or a.err and closes a.ready.
@@ -63,6 +86,7 @@ func (a *Adapter) connect(ctx context.Context) (*mcp.ClientSession, *process, er
 	}
 	if proc != nil {
 		proc.tap = a.relay.tap
+		a.proc.Store(proc)
 	}
 	kill := context.AfterFunc(ictx, proc.kill) // a server that does not answer in time
 	cs, err := a.initialize(ictx, t)

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/access"
+	"github.com/opentool-host/opentool-host/declared"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/httpapi"
 	"github.com/opentool-host/opentool-host/internal/mcptasks"
@@ -50,9 +51,8 @@ func taskHost(t *testing.T) (*host.Host, string) {
 	if err := os.WriteFile(filepath.Join(dir, "tk.mcp.json"), decl, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	bin := testutil.Build(t, "./cmd/opentool-host")
 	h := testutil.StartHost(t, func(c *host.Config) {
-		c.Dir, c.CallTimeout, c.Adapter = dir, hostBound, []string{bin, "adapter"}
+		c.Dir, c.CallTimeout, c.Declared = dir, hostBound, declared.Serve
 	})
 	guard, err := access.New(access.Config{})
 	if err != nil {

@@ -1,11 +1,12 @@
 package mcpadapter
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"errors"
 	"io"
 	"net/http"
-	"os"
 	"os/exec"
 	"sort"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/internal/decl"
+	"github.com/opentool-host/opentool-host/internal/wire"
 	"github.com/opentool-host/opentool-host/launcher"
 )
 
@@ -28,11 +30,11 @@ func transport(l decl.Launch, o Options) (t mcp.Transport, proc *process, err er
 	if l.Server.URL != "" {
 		return remoteTransport(l.Server), nil, nil
 	}
-	spec, err := command(l, os.Environ(), o)
+	spec, err := command(l, o.Starter.Env, o)
 	if err != nil {
 		return nil, nil, err
 	}
-	cmd, err := launcher.New(spec)
+	cmd, err := o.Starter.Command(spec)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -42,13 +44,13 @@ func transport(l decl.Launch, o Options) (t mcp.Transport, proc *process, err er
 
 // command is the server's launcher.Spec: the declared command line as
 // decl.Launch.Exec makes it (the program resolved with the server's PATH,
-// the declared one, else the adapter's; with a lock, the verified copies
+// the declared one, else the plugin's; with a lock, the verified copies
 // of the program and of the files its arguments name) in Cwd (relative to
 // the declaration's folder; default that folder), with serverEnv's
-// environment and stderr to o.Stderr (its copy
-// bounded by o.TerminateGrace after the exit). It stays in the adapter's
-// process group (which the host and the keeper kill as a whole) and
-// gets the launcher's parent-death signal.
+// environment (from environ, the plugin's) and stderr to
+// o.Starter.Stderr (its copy bounded by o.TerminateGrace after the exit).
+// It leads a process group of its own and gets the launcher's
+// parent-death signal; o.Starter confines it.
 func command(l decl.Launch, environ []string, o Options) (launcher.Spec, error) {
 	env := serverEnv(environ, l.Server.Env)
 	e, err := l.Exec(append([]string{l.Server.Command}, l.Server.Args...), l.Server.Cwd, launcher.Lookup(env, "PATH"))
@@ -57,18 +59,18 @@ func command(l decl.Launch, environ []string, o Options) (launcher.Spec, error) 
 	}
 	return launcher.Spec{
 		Path: e.Path, Arg0: e.Arg0, Args: e.Args, Dir: decl.WorkDir(l.Dir, l.Server.Cwd), Env: env,
-		Stderr: o.Stderr, SharedGroup: true,
+		Stderr: o.Starter.Stderr,
 		// A grandchild holding stderr open must not keep Wait (and so the
 		// session's Close) from returning once the server has exited.
 		WaitDelay: o.TerminateGrace,
 	}, nil
 }
 
-// serverEnv is the launcher's allow-list of environ (the adapter's
-// environment): launcher.BaseEnv, LC_* and what the host granted the
-// plugin (decl.EnvGranted), never the host-to-adapter variables
-// (decl.AdapterEnv); then the declared env, whose names win, appended in
-// name order.
+// serverEnv is the launcher's allow-list of environ (the plugin's
+// environment, launcher.Starter.Env): launcher.BaseEnv, LC_* and what
+// the host granted the plugin (decl.EnvGranted), never the host's own
+// variables for the plugin (decl.AdapterEnv); then the declared env,
+// whose names win, appended in name order.
 func serverEnv(environ []string, env map[string]string) []string {
 	kept := launcher.Env(environ, launcher.Allow{
 		Names: launcher.GrantedNames(launcher.Lookup(environ, decl.EnvGranted)),
@@ -106,6 +108,17 @@ type process struct {
 	// tap, when set, sees each message the server sends as the SDK reads
 	// it, and takes the ones it reports true for (relay.tap).
 	tap func(jsonrpc.Message) bool
+	// violation is why the host killed the server (a limit it broke),
+	// nil when it did not.
+	violation atomic.Pointer[string]
+}
+
+// pid is the process id once started, else 0. Nil-safe.
+func (p *process) pid() int {
+	if p == nil || !p.hasStarted() {
+		return 0
+	}
+	return p.proc.Pid()
 }
 
 // Connect implements mcp.Transport: it starts the process.
@@ -124,7 +137,9 @@ func (p *process) Connect(ctx context.Context) (mcp.Connection, error) {
 	close(p.started)
 	// The connection is closed by closing stdin, not stdout (MCP
 	// "Transports", stdio shutdown): stopper does that, then stops it.
-	conn, err := (&mcp.IOTransport{Reader: io.NopCloser(stdout), Writer: &stopper{WriteCloser: stdin, p: p}}).Connect(ctx)
+	// A line longer than the plugin transport's message limit ends the
+	// session (lineCap): the host never buffers more of one message.
+	conn, err := (&mcp.IOTransport{Reader: io.NopCloser(&lineCap{r: stdout, max: maxLine, p: p}), Writer: &stopper{WriteCloser: stdin, p: p}}).Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -132,6 +147,48 @@ func (p *process) Connect(ctx context.Context) (mcp.Connection, error) {
 		conn = &tapConn{Connection: conn, tap: p.tap}
 	}
 	return newRawConn(conn), nil
+}
+
+// maxLine is the longest line a command server may send, in bytes: one
+// message of the plugin transport (wire.MaxMessageSize).
+const maxLine = wire.MaxMessageSize
+
+// lineCap is a server's stdout with its lines bounded: past max bytes
+// without a newline the server is killed and Read fails, so that the
+// host never holds more than one message's worth of a server that
+// floods it.
+type lineCap struct {
+	r   io.Reader
+	max int
+	n   int // bytes of the current line read so far
+	p   *process
+}
+
+// Read implements io.Reader. Errors: the stdout's, or one naming the
+// limit.
+func (c *lineCap) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	chunk := b[:n]
+	if first := bytes.IndexByte(chunk, '\n'); first >= 0 {
+		if c.n+first > c.max {
+			return 0, c.p.violate(fmt.Sprintf("sent a line longer than %d bytes", c.max))
+		}
+		c.n = n - bytes.LastIndexByte(chunk, '\n') - 1
+	} else {
+		c.n += n
+	}
+	if c.n > c.max {
+		return 0, c.p.violate(fmt.Sprintf("sent a line longer than %d bytes", c.max))
+	}
+	return n, err
+}
+
+// violate records why the host ends the server's session, kills the
+// server and returns the error for the session's reader.
+func (p *process) violate(why string) error {
+	p.violation.CompareAndSwap(nil, &why)
+	p.kill()
+	return errors.New("MCP server " + why)
 }
 
 // tapConn hands each message read to tap before the SDK sees it, and
@@ -155,8 +212,8 @@ func (c *tapConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 }
 
-// kill kills a started process (not its children: they are in the
-// adapter's process group, which the host kills). Nil-safe.
+// kill kills a started process with its process group and cgroup.
+// Nil-safe.
 func (p *process) kill() {
 	if p != nil && p.hasStarted() {
 		_ = p.proc.Kill()
@@ -194,13 +251,18 @@ func (p *process) hasEnded() bool {
 // status is how the process ended, as the OS reported it ("exit status
 // 3", "signal: killed"), or why that is unknown.
 func (p *process) status() string {
-	if !p.hasEnded() {
-		return "status unknown: not waited for"
+	st := "status unknown: not waited for"
+	switch {
+	case !p.hasEnded():
+	case p.proc.Status() != "":
+		st = p.proc.Status()
+	default:
+		st = "status unknown: " + p.waitErr.Error()
 	}
-	if st := p.proc.Status(); st != "" {
-		return st
+	if v := p.violation.Load(); v != nil {
+		st += "; killed by the host: it " + *v
 	}
-	return "status unknown: " + p.waitErr.Error()
+	return st
 }
 
 // stopper is the server's stdin; closing it shuts the server down as MCP

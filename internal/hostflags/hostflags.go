@@ -7,6 +7,7 @@ package hostflags
 
 import (
 	"fmt"
+	"github.com/opentool-host/opentool-host/declared"
 	"os"
 	"path/filepath"
 	"slices"
@@ -84,7 +85,7 @@ func Config(c *cli.Context) (host.Config, error) {
 		PluginEnv:        c.StringSlice("plugin-env"),
 		PrefixCollisions: c.Bool("prefix-collisions"),
 		StateDir:         c.String("state-dir"),
-		Adapter:          selfexec.Argv(selfexec.Adapter),
+		Declared:         declared.Serve,
 		Launcher:         selfexec.Argv(selfexec.Launch),
 		Keeper:           selfexec.Argv(selfexec.Keeper),
 		Sandbox:          spec,

@@ -51,14 +51,14 @@ func TestHostConfigFlags(t *testing.T) {
 	want := host.Config{Dir: "d", MaxResultBytes: 1234, MaxQueue: 7, PluginEnv: []string{"A_VAR", "B_VAR", "C_VAR"},
 		PrefixCollisions: true, MaxConcurrency: 3, CallTimeout: 2 * time.Second, StartTimeout: 3 * time.Second, StateDir: "/s"}
 	cfg.Logger = nil
-	// Declared MCP servers run as this (test) binary's adapter.
-	if exe, _ := os.Executable(); len(cfg.Adapter) != 2 || cfg.Adapter[0] != exe || cfg.Adapter[1] != "adapter" {
-		t.Errorf("Adapter = %q", cfg.Adapter)
+	// Declared plugins are served in the host's process.
+	if cfg.Declared == nil {
+		t.Error("Declared is nil")
 	}
 	if exe, _ := os.Executable(); len(cfg.Keeper) != 2 || cfg.Keeper[0] != exe || cfg.Keeper[1] != "keeper" {
 		t.Errorf("Keeper = %q", cfg.Keeper)
 	}
-	cfg.Adapter, cfg.Launcher, cfg.Keeper = nil, nil, nil // launcher: TestSandboxFlags
+	cfg.Declared, cfg.Launcher, cfg.Keeper = nil, nil, nil // launcher: TestSandboxFlags
 	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("host.Config = %+v\nwant %+v", cfg, want)
 	}

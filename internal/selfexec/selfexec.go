@@ -1,11 +1,10 @@
 // Package selfexec holds the hidden commands that the opentool-host
 // binary re-executes itself as, for the processes a host starts around
-// its plugins (host.Config.Launcher, Keeper and Adapter). A host starts
-// them; they are never run by hand:
+// its plugins (host.Config.Launcher and Keeper). A host starts them; they
+// are never run by hand:
 //
 //	opentool-host launch -- PROGRAM ARGS...  confine one plugin and execute it (sandbox.Launch)
 //	opentool-host keeper DIR                 kill what is left of the plugins when the host dies (launcher.RunKeeper)
-//	opentool-host adapter                    serve one declared plugin: the MCP server of NAME.mcp.json (mcpadapter) or the command tools of NAME.tools.json (cmdtool)
 //
 // The command's main calls Main first: these parse no flags, and the
 // less the process does before it executes a plugin, the less of it
@@ -17,12 +16,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/hashicorp/go-hclog"
-
-	"github.com/opentool-host/opentool-host/cmdtool"
-	"github.com/opentool-host/opentool-host/internal/decl"
 	"github.com/opentool-host/opentool-host/launcher"
-	"github.com/opentool-host/opentool-host/mcpadapter"
 	"github.com/opentool-host/opentool-host/sandbox"
 )
 
@@ -39,15 +33,11 @@ const (
 	// kills the cgroup folder DIR ("" or no argument for none) and the
 	// process groups the host named (launcher.RunKeeper), and exits 0.
 	Keeper = "keeper"
-	// Adapter is the plugin process of one declared plugin, as the launch
-	// in $OPENTOOL_LAUNCH (decl.EnvLaunch) says; without a valid launch
-	// it exits with status 2.
-	Adapter = "adapter"
 )
 
 // Argv returns the command that runs this binary as the hidden command
-// name: its executable's path, then name (for host.Config.Launcher,
-// Keeper or Adapter). It is nil when the executable's path is unknown;
+// name: its executable's path, then name (for host.Config.Launcher or
+// Keeper). It is nil when the executable's path is unknown;
 // the host then says what cannot run without it.
 func Argv(name string) []string {
 	exe, err := os.Executable()
@@ -59,7 +49,7 @@ func Argv(name string) []string {
 
 // Main runs the hidden command that args (os.Args) name, if any, and
 // exits the process with its status; it returns at once when args[1] is
-// not one of Launch, Keeper and Adapter.
+// not one of Launch and Keeper.
 func Main(args []string) {
 	if len(args) < 2 {
 		return
@@ -74,8 +64,6 @@ func Main(args []string) {
 		}
 		launcher.RunKeeper(os.Stdin, dir)
 		os.Exit(0)
-	case Adapter:
-		os.Exit(adapter(os.Stderr))
 	}
 }
 
@@ -87,22 +75,4 @@ func launch(args []string, stderr io.Writer) int {
 		return sandbox.ExitUsage
 	}
 	return sandbox.Launch(args[1:], stderr)
-}
-
-// adapter is Adapter, logging to stderr as JSON lines (which the host
-// reads); it returns only the status of a launch it cannot decode (the
-// servers exit by themselves).
-func adapter(stderr io.Writer) int {
-	l, err := decl.DecodeLaunch(os.Getenv(decl.EnvLaunch))
-	if err != nil {
-		fmt.Fprintln(stderr, "adapter: started by opentool-host for a declared plugin:", err)
-		return 2
-	}
-	log := hclog.New(&hclog.LoggerOptions{Level: hclog.Trace, Output: stderr, JSONFormat: true})
-	if l.Commands != nil {
-		cmdtool.Serve(l, log)
-	} else {
-		mcpadapter.Serve(l, log)
-	}
-	return 0
 }

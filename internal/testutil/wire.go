@@ -44,3 +44,10 @@ func WireInvoke(ctx context.Context, c *wire.Client, name string, args []byte, s
 		out = append(out, item)
 	}
 }
+
+// LocalConn serves tool in the test's process as the host serves a
+// declared plugin (pluginsdk.Local over wire.NewLocalClient: no gRPC, no
+// encoding) and returns the host's side of it.
+func LocalConn(tool pluginsdk.Tool) *wire.Client {
+	return wire.NewLocalClient(pluginsdk.Local(tool), 0, nil)
+}

@@ -43,11 +43,19 @@ var ErrResultTooLarge = errors.New("result over the receive limit")
 // results on the call path. Safe for concurrent use; calls are
 // multiplexed on one connection and do not wait for each other: the
 // plugin's data channel once UseChannel was called (channel.go), else the
-// gRPC connection's Invoke streams. Load and Watch are always gRPC.
+// gRPC connection's Invoke streams. Load and Watch are always gRPC. A
+// plugin served in the host's process (NewLocalClient) is called
+// directly.
 type Client struct {
 	tool toolpb.ToolClient
 	ch   *Channel
 	v3   bool // the plugin speaks protocol 3 (ProtocolV3)
+
+	// local, when set, is the plugin served in the host's process
+	// (NewLocalClient): every method calls it directly.
+	local     Local
+	localMax  int
+	localDone <-chan struct{}
 }
 
 // NewClient wraps a toolpb client. Hosts normally get a *Client from
@@ -57,6 +65,9 @@ func NewClient(c toolpb.ToolClient) *Client { return &Client{tool: c} }
 // Load returns the plugin's OpenTool document as JSON bytes. Errors: a
 // *ToolError when the tool's Load failed; else the gRPC status error.
 func (c *Client) Load(ctx context.Context) ([]byte, error) {
+	if c.local != nil {
+		return c.local.Load(ctx)
+	}
 	resp, err := c.tool.Load(ctx, &toolpb.LoadRequest{})
 	if err != nil {
 		return nil, err
@@ -94,6 +105,9 @@ func (c *Client) Start(ctx context.Context, inv Invocation) (*Call, error) {
 	if !c.v3 {
 		inv.Meta = nil
 	}
+	if c.local != nil {
+		return &Call{s: c.startLocal(ctx, inv)}, nil
+	}
 	if c.ch != nil {
 		fs, err := c.ch.invoke(ctx, inv)
 		if err != nil {
@@ -129,6 +143,7 @@ type callStream interface {
 var (
 	_ callStream = (*grpcStream)(nil)
 	_ callStream = (*frameStream)(nil)
+	_ callStream = (*localStream)(nil)
 )
 
 // Cancel asks the plugin to end the call's context. It does not wait for
@@ -235,6 +250,9 @@ func (e WatchEvent) Document() bool { return !e.Catalog && e.URI == "" }
 // the whole stream. Errors: the gRPC error when the stream could not be
 // opened.
 func (c *Client) Watch(ctx context.Context) (next func() (WatchEvent, error), err error) {
+	if c.local != nil {
+		return c.local.Watch(ctx)
+	}
 	s, err := c.tool.Watch(ctx, &toolpb.WatchRequest{})
 	if err != nil {
 		return nil, err
@@ -261,6 +279,9 @@ func (c *Client) Catalog(ctx context.Context) ([]byte, error) {
 	if !c.v3 {
 		return nil, nil
 	}
+	if c.local != nil {
+		return c.local.Catalog(ctx)
+	}
 	resp, err := c.tool.Catalog(ctx, &toolpb.CatalogRequest{})
 	if status.Code(err) == codes.Unimplemented {
 		return nil, nil
@@ -281,6 +302,9 @@ func (c *Client) Catalog(ctx context.Context) ([]byte, error) {
 func (c *Client) Request(ctx context.Context, method string, params []byte) ([]byte, error) {
 	if !c.v3 {
 		return nil, &RPCError{Code: CodeMethodNotFound, Message: method + ": the plugin speaks plugin protocol 2, which has no MCP catalog"}
+	}
+	if c.local != nil {
+		return c.local.Request(ctx, method, params)
 	}
 	resp, err := c.tool.Request(ctx, &toolpb.MCPRequest{Method: method, Params: params})
 	if status.Code(err) == codes.Unimplemented {

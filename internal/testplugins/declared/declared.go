@@ -1,26 +1,32 @@
-// Command declared is a stand-in for the MCP adapter in host tests
-// (host.Config.Adapter): it serves the decl.Launch the host hands it as
+// Package declared is a stand-in for declared.Serve in host tests
+// (host.Config.Declared): it serves the decl.Launch the host hands it as
 // function "launch_NAME" (NAME the server's name), and a document that
 // changes while it runs: "grow_NAME" {"name"} adds a function "NAME"
 // (returning {"grown": NAME}) and reports the change over the Watch
 // stream (pluginsdk.DocumentWatcher); "bad_NAME" makes the next Load
 // return an invalid document.
-package main
+package declared
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
+
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/opentool-host/opentool-host/internal/decl"
+	"github.com/opentool-host/opentool-host/internal/wire"
+	"github.com/opentool-host/opentool-host/launcher"
 	"github.com/opentool-host/opentool-host/opentool"
 	"github.com/opentool-host/opentool-host/pluginsdk"
 )
 
 type declared struct {
 	launch  decl.Launch
+	env     []string // the plugin's environment (launcher.Starter.Env)
+	// instance counts the stand-ins Serve made: a new one is a restart.
+	instance int64
 	changed chan struct{}
 
 	mu    sync.Mutex
@@ -65,7 +71,7 @@ func (d *declared) Call(_ context.Context, name string, args map[string]any) (ma
 	n := d.launch.Name
 	switch name {
 	case "launch_" + n:
-		return map[string]any{"name": n, "dir": d.launch.Dir, "command": d.launch.Server.Command, "args": d.launch.Server.Args, "url": d.launch.Server.URL, "env": d.launch.Server.Env, "transport": d.launch.Server.Transport, "env_var_set": os.Getenv(decl.EnvLaunch) != ""}, nil
+		return map[string]any{"name": n, "dir": d.launch.Dir, "command": d.launch.Server.Command, "args": d.launch.Server.Args, "url": d.launch.Server.URL, "env": d.launch.Server.Env, "transport": d.launch.Server.Transport, "env_var_set": len(d.env) > 0, "instance": d.instance}, nil
 	case "grow_" + n:
 		g, _ := args["name"].(string)
 		d.mu.Lock()
@@ -98,11 +104,10 @@ func (d *declared) signal() {
 	}
 }
 
-func main() {
-	l, err := decl.DecodeLaunch(os.Getenv(decl.EnvLaunch))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "declared:", err)
-		os.Exit(3)
-	}
-	pluginsdk.Serve(&declared{launch: l, changed: make(chan struct{}, 1)})
+// served counts the calls of Serve.
+var served atomic.Int64
+
+// Serve is a host.Config.Declared: the stand-in for launch l.
+func Serve(l decl.Launch, s *launcher.Starter, _ hclog.Logger) wire.Local {
+	return pluginsdk.Local(&declared{launch: l, env: s.Env, instance: served.Add(1), changed: make(chan struct{}, 1)})
 }

@@ -1,0 +1,32 @@
+// Package declared serves the plugins a file in the plugins folder
+// declares (package internal/decl): the MCP server of a NAME.mcp.json,
+// for which the host is the MCP client (package mcpadapter), and the
+// command-line tools of a NAME.tools.json (package cmdtool). Both run in
+// the host's own process: no process stands between the host and the
+// server or a command, which the host starts itself through the
+// plugin's launcher.Starter. Serve is what host.Config.Declared is set
+// to.
+package declared
+
+import (
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/opentool-host/opentool-host/cmdtool"
+	"github.com/opentool-host/opentool-host/internal/decl"
+	"github.com/opentool-host/opentool-host/internal/wire"
+	"github.com/opentool-host/opentool-host/launcher"
+	"github.com/opentool-host/opentool-host/mcpadapter"
+	"github.com/opentool-host/opentool-host/pluginsdk"
+)
+
+// Serve returns the plugin that launch l declares, served in the
+// calling process (wire.Local; not yet started: the host calls its Run):
+// command tools when l.Commands is set, else the MCP server l.Server.
+// s starts its programs; log receives what the MCP client reports (the
+// conversion's warnings, a failed relist).
+func Serve(l decl.Launch, s *launcher.Starter, log hclog.Logger) wire.Local {
+	if l.Commands != nil {
+		return pluginsdk.Local(cmdtool.New(l, s))
+	}
+	return pluginsdk.Local(mcpadapter.New(l, log, mcpadapter.Options{Starter: s}))
+}

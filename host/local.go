@@ -1,0 +1,178 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/opentool-host/opentool-host/internal/cgroup"
+	"github.com/opentool-host/opentool-host/internal/decl"
+	"github.com/opentool-host/opentool-host/internal/wire"
+	"github.com/opentool-host/opentool-host/launcher"
+	"github.com/opentool-host/opentool-host/sandbox"
+)
+
+// A declared plugin (a NAME.mcp.json server, NAME.tools.json commands)
+// is served in the host's own process (Config.Declared): the host is the
+// MCP client of the server, and starts the server, or each command, as
+// it starts a plugin process, through the plugin's launcher.Starter
+// (starter): the plugin's environment allow-list with its policy's
+// variables and secrets, the sandbox launcher in front when its policy
+// needs it, the plugin user, a cgroup, the keeper. Nothing runs between
+// the host and the program. The instance's "process" is then the served
+// plugin: it has exited when its Run returned (the server exited, its
+// session broke), and stop and kill end it.
+
+// localPlugin is the running side of a declared plugin's instance.
+type localPlugin struct {
+	plugin wire.Local
+	// stopRun ends Run gracefully (a stdio server's stdin closed, then
+	// SIGTERM, then SIGKILL).
+	stopRun context.CancelFunc
+	// ended is closed once Run returned; status is then why.
+	ended  chan struct{}
+	status atomic.Pointer[string]
+	// done is closed by stop and kill: the calls still in flight end.
+	done     chan struct{}
+	doneOnce sync.Once
+	// group is the cgroup shared by the commands of command tools, nil
+	// for a server (each server process gets its own) or without cgroups.
+	group *cgroup.Group
+}
+
+// startLocal serves declared plugin f in the host's process as inst,
+// from the launch prepared for it (proc), and starts its Run. Errors:
+// no Config.Declared, a launch that does not decode, a cgroup that
+// cannot be made.
+func startLocal(sv *supervisor, inst *instance, f fileRef, pol policy, secrets []string, proc process) error {
+	cfg := sv.cfg
+	if cfg.Declared == nil {
+		return errors.New("declared plugin, but this host serves none (host.Config.Declared is nil)")
+	}
+	l, err := decl.DecodeLaunch(proc.launch)
+	if err != nil {
+		return fmt.Errorf("declared plugin: %w", err)
+	}
+	lp := &localPlugin{ended: make(chan struct{}), done: make(chan struct{})}
+	if l.Commands != nil && sv.cgroups != nil {
+		if lp.group, err = sv.cgroups.Child(inst.name); err != nil {
+			return fmt.Errorf("cgroup: %w", err)
+		}
+		if err := enforceGroupLimits(pol.spec, lp.group, sv.noCgroups); err != nil {
+			lp.group.Remove()
+			return err
+		}
+	}
+	pluginLog := cfg.Logger.Named("plugin").Named(inst.name)
+	starter := &launcher.Starter{
+		// The policy's variables and secrets come last: this plugin's
+		// only, never logged. The granted names tell what the
+		// declaration's programs may inherit (decl.EnvGranted).
+		Env:    grantedEnv(slices.Concat(pluginEnv(nil, inst.name, cfg.PluginEnv, os.Environ()), pol.env, secrets)),
+		Stderr: &lineLogger{log: pluginLog, tail: inst.stderr, stream: "stderr"},
+		Confine: func(spec *launcher.Spec) error {
+			return confineDeclared(sv, inst.name, pol.spec, proc.launcher, lp.group, spec)
+		},
+		Started: func(p *launcher.Process) {
+			if k := sv.keeper.Load(); k != nil && l.Commands == nil && sv.cgroups == nil {
+				_ = k.Track(p.Pid()) // a server leads its own process group
+			}
+		},
+	}
+	lp.plugin = cfg.Declared(l, starter, pluginLog)
+	inst.local = lp
+	inst.tool = wire.NewLocalClient(lp.plugin, int(cfg.MaxResultBytes), lp.done)
+	ctx, cancel := context.WithCancel(context.Background())
+	lp.stopRun = cancel
+	go lp.run(ctx)
+	return nil
+}
+
+// grantedEnv is env with decl.EnvGranted naming what the host granted
+// the plugin beyond the base allow-list.
+func grantedEnv(env []string) []string {
+	return append(env, decl.EnvGranted+"="+strings.Join(launcher.Granted(env), ","))
+}
+
+// confineDeclared completes the Spec of a program of declared plugin
+// name: it runs as the plugin user, behind the sandbox launcher when the
+// policy needs it (launch, the launcher's copy; nil when not needed), in
+// the commands' shared cgroup group or, for a server, a cgroup of its
+// own with the policy's limits. Errors: limits that need a cgroup this
+// host does not have, a cgroup that cannot be made, Wrap's.
+func confineDeclared(sv *supervisor, name string, spec sandbox.Spec, launch []string, group *cgroup.Group, ls *launcher.Spec) error {
+	ls.User = sv.cfg.PluginUser
+	if len(launch) > 0 {
+		argv, env, err := launcher.Wrap(launch, spec, append([]string{ls.Path}, ls.Args...), ls.Env)
+		if err != nil {
+			return err
+		}
+		ls.Path, ls.Args, ls.Env, ls.Arg0 = argv[0], argv[1:], env, ""
+	}
+	switch {
+	case group != nil:
+		ls.Cgroup, ls.SharedCgroup = group, true
+		return nil
+	case sv.cgroups != nil:
+		cg, err := sv.cgroups.Child(name)
+		if err != nil {
+			return fmt.Errorf("cgroup: %w", err)
+		}
+		if err := enforceGroupLimits(spec, cg, sv.noCgroups); err != nil {
+			cg.Remove()
+			return err
+		}
+		ls.Cgroup = cg
+		return nil
+	}
+	return enforceGroupLimits(spec, nil, sv.noCgroups)
+}
+
+// run runs the plugin until it ends and records why.
+func (lp *localPlugin) run(ctx context.Context) {
+	err := lp.plugin.Run(ctx)
+	st := "ended"
+	if err != nil {
+		st = err.Error()
+	}
+	lp.status.Store(&st)
+	close(lp.ended)
+}
+
+// exitStatus is why Run returned, "" while it runs.
+func (lp *localPlugin) exitStatus() string {
+	if st := lp.status.Load(); st != nil {
+		return *st
+	}
+	return ""
+}
+
+// stop ends the plugin gracefully: calls in flight end, its server is
+// shut down (stdin closed, then SIGTERM, then SIGKILL, as the MCP stdio
+// transport asks). It does not wait.
+func (lp *localPlugin) stop() {
+	lp.doneOnce.Do(func() { close(lp.done) })
+	lp.stopRun()
+	lp.removeGroup()
+}
+
+// kill ends the plugin at once: its program is SIGKILLed.
+func (lp *localPlugin) kill() {
+	lp.doneOnce.Do(func() { close(lp.done) })
+	lp.plugin.Kill()
+	lp.stopRun()
+	lp.removeGroup()
+}
+
+// removeGroup kills the commands still running and removes their
+// cgroup.
+func (lp *localPlugin) removeGroup() {
+	if lp.group != nil {
+		lp.group.Remove()
+	}
+}
