@@ -170,7 +170,7 @@ func TestLockedHoldsADocumentChange(t *testing.T) {
 	for _, accept := range []bool{false, true} {
 		t.Run(map[bool]string{false: "held", true: "accepted"}[accept], func(t *testing.T) {
 			dir := t.TempDir()
-					if err := os.WriteFile(filepath.Join(dir, "srv.mcp.json"), []byte(`{"mcpServers":{"one":{"command":"/bin/true"}}}`), 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(dir, "srv.mcp.json"), []byte(`{"mcpServers":{"one":{"command":"/bin/true"}}}`), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			h0, err := host.New(host.Config{Dir: dir, Logger: testutil.Logger(t), StateDir: t.TempDir(), Declared: standin.Serve})

@@ -3,8 +3,8 @@ package mcpadapter
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os/exec"

@@ -23,11 +23,11 @@ import (
 )
 
 type declared struct {
-	launch  decl.Launch
-	env     []string // the plugin's environment (launcher.Starter.Env)
+	launch decl.Launch
+	env    []string // the plugin's environment (launcher.Starter.Env)
 	// instance counts the stand-ins Serve made: a new one is a restart.
 	instance int64
-	changed chan struct{}
+	changed  chan struct{}
 
 	mu    sync.Mutex
 	grown []string
