@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -126,17 +127,19 @@ func isKeeper(pid int) bool {
 	return len(args) > 1 && args[1] == "keeper"
 }
 
-// msServerPID returns the pid of the MCP server under the adapter of plugin
-// name, waiting until there is one.
-func msServerPID(t *testing.T, url, name string) int {
+// msServerPID returns the pid of the MCP server of plugin name, waiting
+// until there is one, and checks that no process stands between the host
+// (hostPID) and the server: the server is the host's own child.
+func msServerPID(t *testing.T, url string, hostPID int, name string) int {
 	t.Helper()
 	var pid int
 	testutil.Eventually(t, 10*time.Second, "MCP server process of "+name, func() bool {
-		if kids := msChildren(pluginPIDs(t, url)[name]); len(kids) == 1 {
-			pid = kids[0]
-		}
+		pid = pluginPIDs(t, url)[name]
 		return pid != 0
 	})
+	if !slices.Contains(msChildren(hostPID), pid) {
+		t.Fatalf("MCP server %s (pid %d) is not a child of the host (pid %d): children %v", name, pid, hostPID, msChildren(hostPID))
+	}
 	return pid
 }
 
@@ -248,10 +251,10 @@ func TestDeclaredMCPServerSupervised(t *testing.T) {
 		t.Fatalf("all_of with x=\"s\" = %v", m)
 	}
 	// list_changed from the server reaches /opentool/load without a restart.
-	adapter := pluginPIDs(t, hp.url)["notes"]
+	srv := msServerPID(t, hp.url, hp.cmd.Process.Pid, "notes")
 	testutil.Eventually(t, 15*time.Second, "late tool served after list_changed", func() bool { return msLoad(t, hp.url)["late"] })
-	if now := pluginPIDs(t, hp.url)["notes"]; now != adapter {
-		t.Fatalf("adapter restarted for list_changed: %d → %d", adapter, now)
+	if now := pluginPIDs(t, hp.url)["notes"]; now != srv {
+		t.Fatalf("server restarted for list_changed: %d → %d", srv, now)
 	}
 
 	// Cancellation reaches the server: a caller that gives up.
@@ -281,25 +284,24 @@ func TestDeclaredMCPServerSupervised(t *testing.T) {
 		t.Fatalf("add while a server is failed = %v", m)
 	}
 
-	// The MCP server process killed: the adapter exits, the host restarts
-	// it and the tools serve again.
-	if now := pluginPIDs(t, hp.url)["notes"]; now != adapter {
-		t.Fatalf("the adapter was restarted before its server was killed (cancellation not honoured?): %d → %d\n%s", adapter, now, hp.logs.String())
+	// The MCP server process killed: the host restarts it and the tools
+	// serve again.
+	if now := pluginPIDs(t, hp.url)["notes"]; now != srv {
+		t.Fatalf("the server was restarted before it was killed (cancellation not honoured?): %d → %d\n%s", srv, now, hp.logs.String())
 	}
-	srv := msServerPID(t, hp.url, "notes")
 	killed := time.Now()
 	if err := syscall.Kill(srv, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	testutil.Eventually(t, 20*time.Second, "notes restarted after its server was killed", func() bool {
 		pid := pluginPIDs(t, hp.url)["notes"]
-		return pid != 0 && pid != adapter
+		return pid != 0 && pid != srv
 	})
 	_, m := rpc(t, hp.url, `{"jsonrpc":"2.0","method":"list_notes","id":7}`)
 	if fmt.Sprint(m["result"]) != "map[notes:[]]" {
 		t.Fatalf("list_notes after the restart = %v (want a fresh server's empty list)", m)
 	}
-	t.Logf("MCP server SIGKILLed → adapter restarted and serving after %v (%s)", time.Since(killed), msHealth(t, hp.url, "notes"))
+	t.Logf("MCP server SIGKILLed → restarted and serving after %v (%s)", time.Since(killed), msHealth(t, hp.url, "notes"))
 
 	// The declaration removed: its tools leave /opentool/load.
 	if err := os.Remove(decl); err != nil {
@@ -310,15 +312,14 @@ func TestDeclaredMCPServerSupervised(t *testing.T) {
 	// Host SIGKILL leaves no MCP server behind.
 	msDeclare(t, dir, "notes2")
 	testutil.Eventually(t, 15*time.Second, "notes2 served", func() bool { return pluginPIDs(t, hp.url)["notes2"] != 0 })
-	srv2 := msServerPID(t, hp.url, "notes2")
-	adapter2 := pluginPIDs(t, hp.url)["notes2"]
+	srv2 := msServerPID(t, hp.url, hp.cmd.Process.Pid, "notes2")
 	if err := hp.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	<-hp.done
 	defer syscall.Kill(srv2, syscall.SIGKILL)
-	testutil.Eventually(t, 5*time.Second, "adapter and MCP server gone after host SIGKILL", func() bool {
-		return zombieOrGone(adapter2) && zombieOrGone(srv2)
+	testutil.Eventually(t, 5*time.Second, "MCP server gone after host SIGKILL", func() bool {
+		return zombieOrGone(srv2)
 	})
 }
 
