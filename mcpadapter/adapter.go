@@ -3,7 +3,9 @@ package mcpadapter
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -266,7 +268,22 @@ func (a *Adapter) callTool(ctx context.Context, name string, args []byte) (*mcp.
 		return a.callAsTask(ctx, tool, params)
 	}
 	if err != nil {
-		return nil, callError(ctx, a.launch.Name, tool, err)
+		return nil, a.callError(ctx, tool, err)
 	}
 	return res, nil
 }
+
+// callError is callError, saying how the server ended when it exited
+// during the call (waiting for its exit up to exitNoticeWait).
+func (a *Adapter) callError(ctx context.Context, tool string, err error) error {
+	if ctx.Err() == nil && (errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed)) {
+		if p := a.proc.Load(); p != nil && p.endedWithin(exitNoticeWait) {
+			return pluginsdk.ToolFailure("MCP server %q exited during the call of tool %q (%s)", a.launch.Name, tool, p.status())
+		}
+	}
+	return callError(ctx, a.launch.Name, tool, err)
+}
+
+// exitNoticeWait bounds how long a call whose connection broke waits for
+// the server's exit, to report it.
+const exitNoticeWait = time.Second

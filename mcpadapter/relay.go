@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/time/rate"
 
 	"github.com/opentool-host/opentool-host/internal/mcptasks"
 	"github.com/opentool-host/opentool-host/internal/wire"
@@ -83,7 +85,28 @@ type relay struct {
 	// asked is told when the server asks roots/list with no call in
 	// flight (buffer 1).
 	asked chan struct{}
+	// asking holds one token per request of the server waiting for a
+	// caller's answer (at most maxAsking): beyond, the server's requests
+	// are refused at once, so that a server cannot make the host hold a
+	// goroutine per request it sends.
+	asking chan struct{}
+	// logs bounds the server's log messages the host logs (outside
+	// calls) to logRate per second, in bursts of logBurst; dropped counts
+	// those left out since the last one logged.
+	logs    *rate.Limiter
+	dropped atomic.Int64
 }
+
+// maxAsking is the most requests of one server (sampling/createMessage,
+// elicitation/create, roots/list) that wait for callers' answers at once.
+const maxAsking = 16
+
+// logRate and logBurst bound the server's log messages logged by the
+// host outside calls, per second and at once.
+const (
+	logRate  = 20
+	logBurst = 100
+)
 
 // relayCall is one tools/call in flight.
 type relayCall struct {
@@ -97,7 +120,8 @@ type relayCall struct {
 const rootsResyncWait = 500 * time.Millisecond
 
 func newRelay(server string, log hclog.Logger) *relay {
-	return &relay{server: server, log: log, tokens: map[string]*relayCall{}, calls: map[*relayCall]bool{}, asked: make(chan struct{}, 1)}
+	return &relay{server: server, log: log, tokens: map[string]*relayCall{}, calls: map[*relayCall]bool{}, asked: make(chan struct{}, 1),
+		asking: make(chan struct{}, maxAsking), logs: rate.NewLimiter(logRate, logBurst)}
 }
 
 // callerSessionMeta are the _meta keys that carry a request's own
@@ -281,8 +305,12 @@ func (r *relay) message(p *mcp.LoggingMessageParams) {
 		_ = pluginsdk.Notify(c.ctx, "notifications/message", p)
 		return
 	}
+	if !r.logs.Allow() {
+		r.dropped.Add(1)
+		return
+	}
 	data, _ := json.Marshal(p.Data)
-	r.log.Debug("MCP server log message (no single call in flight to send it to)", "server", r.server, "level", p.Level, "logger", p.Logger, "data", string(data))
+	r.log.Debug("MCP server log message (no single call in flight to send it to)", "server", r.server, "level", p.Level, "logger", p.Logger, "data", string(data), "dropped_before", r.dropped.Swap(0))
 }
 
 // request relays the server's request method (sampling/createMessage,
@@ -306,6 +334,15 @@ func (r *relay) request(method string, params any, out any) error {
 		return json.Unmarshal([]byte(`{"roots":[]}`), out)
 	case c == nil || why != "":
 		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s cannot be relayed to an MCP client: %s", method, why)}
+	}
+	select {
+	case r.asking <- struct{}{}:
+		defer func() { <-r.asking }()
+	default:
+		if first {
+			r.liftRoots(c)
+		}
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s cannot be relayed to an MCP client: %d requests of this server already wait for the client", method, maxAsking)}
 	}
 	err := r.ask(c, method, params, out)
 	if err != nil && first {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -372,6 +373,9 @@ func (a *Adapter) wait(ctx context.Context, cs *mcp.ClientSession, proc *process
 
 // ended is the reason of a session that ended by itself with err.
 func (a *Adapter) ended(proc *process, err error) error {
+	if proc != nil && err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {
+		return fmt.Errorf("MCP server %q: session ended: %v; the server exited (%s)", a.launch.Name, err, proc.status())
+	}
 	if proc != nil {
 		return fmt.Errorf("MCP server %q exited (%s)", a.launch.Name, proc.status())
 	}

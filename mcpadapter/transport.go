@@ -1,10 +1,8 @@
 package mcpadapter
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"os/exec"
@@ -108,9 +106,6 @@ type process struct {
 	// tap, when set, sees each message the server sends as the SDK reads
 	// it, and takes the ones it reports true for (relay.tap).
 	tap func(jsonrpc.Message) bool
-	// violation is why the host killed the server (a limit it broke),
-	// nil when it did not.
-	violation atomic.Pointer[string]
 }
 
 // pid is the process id once started, else 0. Nil-safe.
@@ -137,9 +132,9 @@ func (p *process) Connect(ctx context.Context) (mcp.Connection, error) {
 	close(p.started)
 	// The connection is closed by closing stdin, not stdout (MCP
 	// "Transports", stdio shutdown): stopper does that, then stops it.
-	// A line longer than the plugin transport's message limit ends the
-	// session (lineCap): the host never buffers more of one message.
-	conn, err := (&mcp.IOTransport{Reader: io.NopCloser(&lineCap{r: stdout, max: maxLine, p: p}), Writer: &stopper{WriteCloser: stdin, p: p}}).Connect(ctx)
+	// A line longer than maxLine ends the session: the host never
+	// buffers more of one message.
+	conn, err := (&mcp.IOTransport{Reader: io.NopCloser(stdout), Writer: &stopper{WriteCloser: stdin, p: p}, MaxLineLength: maxLine}).Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -150,46 +145,10 @@ func (p *process) Connect(ctx context.Context) (mcp.Connection, error) {
 }
 
 // maxLine is the longest line a command server may send, in bytes: one
-// message of the plugin transport (wire.MaxMessageSize).
+// message of the plugin transport (wire.MaxMessageSize). The SDK's
+// reader holds no more of one message (mcp.IOTransport.MaxLineLength):
+// past it the session ends, and the server with it.
 const maxLine = wire.MaxMessageSize
-
-// lineCap is a server's stdout with its lines bounded: past max bytes
-// without a newline the server is killed and Read fails, so that the
-// host never holds more than one message's worth of a server that
-// floods it.
-type lineCap struct {
-	r   io.Reader
-	max int
-	n   int // bytes of the current line read so far
-	p   *process
-}
-
-// Read implements io.Reader. Errors: the stdout's, or one naming the
-// limit.
-func (c *lineCap) Read(b []byte) (int, error) {
-	n, err := c.r.Read(b)
-	chunk := b[:n]
-	if first := bytes.IndexByte(chunk, '\n'); first >= 0 {
-		if c.n+first > c.max {
-			return 0, c.p.violate(fmt.Sprintf("sent a line longer than %d bytes", c.max))
-		}
-		c.n = n - bytes.LastIndexByte(chunk, '\n') - 1
-	} else {
-		c.n += n
-	}
-	if c.n > c.max {
-		return 0, c.p.violate(fmt.Sprintf("sent a line longer than %d bytes", c.max))
-	}
-	return n, err
-}
-
-// violate records why the host ends the server's session, kills the
-// server and returns the error for the session's reader.
-func (p *process) violate(why string) error {
-	p.violation.CompareAndSwap(nil, &why)
-	p.kill()
-	return errors.New("MCP server " + why)
-}
 
 // tapConn hands each message read to tap before the SDK sees it, and
 // drops those tap takes. The SDK handles the responses to its requests
@@ -248,6 +207,19 @@ func (p *process) hasEnded() bool {
 	}
 }
 
+// endedWithin reports whether the process has been waited for, waiting
+// up to d.
+func (p *process) endedWithin(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-p.ended:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
 // status is how the process ended, as the OS reported it ("exit status
 // 3", "signal: killed"), or why that is unknown.
 func (p *process) status() string {
@@ -258,9 +230,6 @@ func (p *process) status() string {
 		st = p.proc.Status()
 	default:
 		st = "status unknown: " + p.waitErr.Error()
-	}
-	if v := p.violation.Load(); v != nil {
-		st += "; killed by the host: it " + *v
 	}
 	return st
 }

@@ -27,4 +27,10 @@
 //     in plaintext and with a TLS certificate of its own.
 //   - noauth: served as an SDK without host authentication would (plain
 //     go-plugin, no AutoMTLS): no certificate in its handshake.
+//   - declared: not a program: the stand-in for declared.Serve in host
+//     tests (host.Config.Declared).
+//   - hostilemcp: an MCP server over stdio, written by hand, that attacks
+//     its client when its tool "attack" is called: a 1 GiB line, deeply
+//     nested JSON, invalid UTF-8, a storm of notifications or of
+//     requests, garbage, an exit, a hang.
 package testplugins
