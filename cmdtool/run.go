@@ -32,7 +32,7 @@ func run(ctx context.Context, l decl.Launch, s *launcher.Starter, c *decl.Comman
 	overflow := func() { once.Do(func() { close(over) }) }
 	stdout, stderr := &capped{max: limit, over: overflow}, &capped{max: limit, over: overflow}
 
-	spec, err := command(l, c, argv, s.Env)
+	spec, err := command(l, c, argv, s.Env, s.Granted)
 	if err != nil {
 		return nil, pluginsdk.ToolFailure("%v", err)
 	}
@@ -100,18 +100,16 @@ func outcome(ctx context.Context, c *decl.Command, prog string, timeout time.Dur
 // in c's working directory (decl.WorkDir), with the launcher's
 // allow-list of environ (the plugin's environment,
 // launcher.Starter.Env): the declared names and what the host granted
-// the plugin (decl.EnvGranted: its policy's variables and secrets, ...).
+// the plugin (launcher.Starter.Granted: its policy's variables and
+// secrets, ...).
 // The launcher gives it a process group of its own and a parent-death
 // signal.
-func command(l decl.Launch, c *decl.Command, argv, environ []string) (launcher.Spec, error) {
+func command(l decl.Launch, c *decl.Command, argv, environ, granted []string) (launcher.Spec, error) {
 	e, err := l.Exec(argv, c.Cwd, launcher.Lookup(environ, "PATH"))
 	if err != nil {
 		return launcher.Spec{}, err
 	}
-	env := launcher.Env(environ, launcher.Allow{
-		Names: slices.Concat(c.Env, launcher.GrantedNames(launcher.Lookup(environ, decl.EnvGranted))),
-		Drop:  decl.AdapterEnv,
-	})
+	env := launcher.Env(environ, launcher.Allow{Names: slices.Concat(c.Env, granted)})
 	return launcher.Spec{Path: e.Path, Arg0: e.Arg0, Args: e.Args, Dir: decl.WorkDir(l.Dir, c.Cwd), Env: env}, nil
 }
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -69,11 +68,12 @@ func startLocal(sv *supervisor, inst *instance, f fileRef, pol policy, secrets [
 		}
 	}
 	pluginLog := cfg.Logger.Named("plugin").Named(inst.name)
+	env := slices.Concat(pluginEnv(nil, inst.name, cfg.PluginEnv, os.Environ()), pol.env, secrets)
 	starter := &launcher.Starter{
 		// The policy's variables and secrets come last: this plugin's
-		// only, never logged. The granted names tell what the
-		// declaration's programs may inherit (decl.EnvGranted).
-		Env:    grantedEnv(slices.Concat(pluginEnv(nil, inst.name, cfg.PluginEnv, os.Environ()), pol.env, secrets)),
+		// only, never logged.
+		Env:     env,
+		Granted: launcher.Granted(env),
 		Stderr: &lineLogger{log: pluginLog, tail: inst.stderr, stream: "stderr"},
 		Confine: func(spec *launcher.Spec) error {
 			return confineDeclared(sv, inst.name, pol.spec, proc.launcher, lp.group, spec)
@@ -91,12 +91,6 @@ func startLocal(sv *supervisor, inst *instance, f fileRef, pol policy, secrets [
 	lp.stopRun = cancel
 	go lp.run(ctx)
 	return nil
-}
-
-// grantedEnv is env with decl.EnvGranted naming what the host granted
-// the plugin beyond the base allow-list.
-func grantedEnv(env []string) []string {
-	return append(env, decl.EnvGranted+"="+strings.Join(launcher.Granted(env), ","))
 }
 
 // confineDeclared completes the Spec of a program of declared plugin

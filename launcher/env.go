@@ -31,7 +31,7 @@ var BaseEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "TMPDIR", "LANG", "LAN
 
 // HostPrefix starts every variable of the host's own: its settings (each
 // flag's variable, such as OPENTOOL_TASK_STORE) and what it tells the
-// processes it starts (OPENTOOL_LAUNCH, OPENTOOL_SANDBOX, ...).
+// processes it starts (OPENTOOL_SANDBOX, ...).
 const HostPrefix = "OPENTOOL_"
 
 // PluginPrefix starts the variables of the host's environment meant for
@@ -148,11 +148,3 @@ func Granted(env []string) []string {
 	return slices.Compact(names)
 }
 
-// GrantedNames splits the value of a granted-names variable (Granted's
-// names joined by ","); "" gives none.
-func GrantedNames(value string) []string {
-	if value == "" {
-		return nil
-	}
-	return strings.Split(value, ",")
-}

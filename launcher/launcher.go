@@ -158,6 +158,11 @@ type Starter struct {
 	// it (with its policy's variables and secrets): what its programs'
 	// environments are made from, never the host's own.
 	Env []string
+	// Granted are the names of Env the host granted the plugin beyond
+	// BaseEnv and LC_* (Granted: OPENTOOL_<PLUGIN>_*, --plugin-env names,
+	// its policy's variables and secrets), which its programs inherit
+	// (Allow.Names).
+	Granted []string
 	// Stderr receives what the plugin's programs write to stderr (the
 	// host logs it under the plugin's name); nil discards it.
 	Stderr io.Writer

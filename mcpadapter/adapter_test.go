@@ -450,7 +450,7 @@ func TestAdapterServerExit(t *testing.T) {
 	}
 	select {
 	case err := <-errc:
-		wantToolError(t, err, 500, `MCP server "notes": tool "slow"`)
+		wantToolError(t, err, 500, `MCP server "notes" exited during the call of tool "slow" (exit status 3)`)
 	case <-time.After(bound):
 		t.Fatal("the call in flight did not end when the server exited")
 	}
@@ -504,10 +504,10 @@ func TestAdapterConnectFailures(t *testing.T) {
 }
 
 // TestAdapterEnvironment: the server gets the launcher's allow-list of
-// the adapter's environment (base names and what the host granted, never
-// the host-to-adapter variables or what was not granted), plus the
-// declared env, in the declared cwd; commands resolve against the declaration's folder or
-// the declared PATH.
+// the plugin's environment (base names and what the host granted, never
+// go-plugin's variables or what was not granted), plus the declared env,
+// in the declared cwd; commands resolve against the declaration's folder
+// or the declared PATH.
 func TestAdapterEnvironment(t *testing.T) {
 	root := t.TempDir()
 	plugins, bin := filepath.Join(root, "plugins"), filepath.Join(root, "bin")
@@ -517,12 +517,10 @@ func TestAdapterEnvironment(t *testing.T) {
 		}
 	}
 	testutil.CopyFile(t, notesBin(t), filepath.Join(bin, "mcp-notes"), 0o755)
-	t.Setenv(decl.EnvLaunch, `{"name":"x"}`)
 	t.Setenv(wire.Handshake.MagicCookieKey, wire.Handshake.MagicCookieValue)
 	t.Setenv("PLUGIN_PROTOCOL_VERSIONS", "1")
 	t.Setenv("NOTES_FROM_HOST", "host")
 	t.Setenv("NOTES_NOT_GRANTED", "host")
-	t.Setenv(decl.EnvGranted, "NOTES_FROM_HOST,NOTES_OVERRIDDEN")
 	t.Setenv("NOTES_OVERRIDDEN", "host")
 	env := map[string]string{"NOTES_DECLARED": "yes", "NOTES_OVERRIDDEN": "declared", "PATH": bin}
 	cases := []struct{ command, cwd, wantCwd string }{
@@ -532,15 +530,13 @@ func TestAdapterEnvironment(t *testing.T) {
 	}
 	for _, tc := range cases {
 		l := decl.Launch{Name: "notes", Dir: plugins, Server: decl.MCPServer{Command: tc.command, Args: []string{"--env-tool"}, Env: env, Cwd: tc.cwd}}
-		r := start(t, l, Options{})
+		r := start(t, l, Options{Starter: &launcher.Starter{Env: os.Environ(), Granted: []string{"NOTES_FROM_HOST", "NOTES_OVERRIDDEN"}}})
 		load(t, r.Adapter)
 		for name, want := range map[string]string{
-			decl.EnvLaunch:                   `"set":false`,
 			wire.Handshake.MagicCookieKey:    `"set":false`,
 			"PLUGIN_PROTOCOL_VERSIONS":       `"set":false`,
 			"NOTES_FROM_HOST":                `"set":true,"value":"host"`,
 			"NOTES_NOT_GRANTED":              `"set":false`,
-			decl.EnvGranted:                  `"set":false`,
 			"NOTES_OVERRIDDEN":               `"set":true,"value":"declared"`,
 			"NOTES_DECLARED":                 `"set":true,"value":"yes"`,
 			"PATH":                           `"value":"` + bin + `"`,

@@ -28,7 +28,7 @@ func transport(l decl.Launch, o Options) (t mcp.Transport, proc *process, err er
 	if l.Server.URL != "" {
 		return remoteTransport(l.Server), nil, nil
 	}
-	spec, err := command(l, o.Starter.Env, o)
+	spec, err := command(l, o.Starter.Env, o.Starter.Granted, o)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -49,8 +49,8 @@ func transport(l decl.Launch, o Options) (t mcp.Transport, proc *process, err er
 // o.Starter.Stderr (its copy bounded by o.TerminateGrace after the exit).
 // It leads a process group of its own and gets the launcher's
 // parent-death signal; o.Starter confines it.
-func command(l decl.Launch, environ []string, o Options) (launcher.Spec, error) {
-	env := serverEnv(environ, l.Server.Env)
+func command(l decl.Launch, environ, granted []string, o Options) (launcher.Spec, error) {
+	env := serverEnv(environ, granted, l.Server.Env)
 	e, err := l.Exec(append([]string{l.Server.Command}, l.Server.Args...), l.Server.Cwd, launcher.Lookup(env, "PATH"))
 	if err != nil {
 		return launcher.Spec{}, err
@@ -65,15 +65,11 @@ func command(l decl.Launch, environ []string, o Options) (launcher.Spec, error) 
 }
 
 // serverEnv is the launcher's allow-list of environ (the plugin's
-// environment, launcher.Starter.Env): launcher.BaseEnv, LC_* and what
-// the host granted the plugin (decl.EnvGranted), never the host's own
-// variables for the plugin (decl.AdapterEnv); then the declared env,
-// whose names win, appended in name order.
-func serverEnv(environ []string, env map[string]string) []string {
-	kept := launcher.Env(environ, launcher.Allow{
-		Names: launcher.GrantedNames(launcher.Lookup(environ, decl.EnvGranted)),
-		Drop:  decl.AdapterEnv,
-	})
+// environment, launcher.Starter.Env): launcher.BaseEnv, LC_* and the
+// names the host granted the plugin (launcher.Starter.Granted); then the
+// declared env, whose names win, appended in name order.
+func serverEnv(environ, granted []string, env map[string]string) []string {
+	kept := launcher.Env(environ, launcher.Allow{Names: granted})
 	out := make([]string, 0, len(kept)+len(env))
 	for _, kv := range kept {
 		k, _, _ := strings.Cut(kv, "=")

@@ -261,7 +261,7 @@ func (f *Command) checkOptions(p string, params map[string]*opentool.Parameter) 
 		return &Fault{Path: p + ".max_output_bytes", Message: fmt.Sprintf("must be between 1 and %d", MaxOutputBytes)}
 	}
 	for i, e := range f.Env {
-		if e == "" || strings.ContainsAny(e, "=\x00") || slices.Contains([]string{"OPENTOOL_API_KEYS", EnvLaunch}, e) {
+		if e == "" || strings.ContainsAny(e, "=\x00") || slices.Contains([]string{"OPENTOOL_API_KEYS"}, e) {
 			return &Fault{Path: fmt.Sprintf("%s.env[%d]", p, i), Message: fmt.Sprintf("%q cannot be passed", e)}
 		}
 	}

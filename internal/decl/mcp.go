@@ -1,7 +1,7 @@
 // Package decl reads the drop-in declarations of the plugins directory:
-// JSON files that declare a plugin without being its executable, run by
-// the host's adapter process ("opentool-host adapter"), supervised like
-// any plugin:
+// JSON files that declare a plugin without being its executable, served
+// in the host's own process (package declared), supervised like any
+// plugin:
 //
 //   - NAME.mcp.json, a desktop MCP client's config as it is (Claude
 //     Desktop, Claude Code, Cursor, VS Code, Windsurf; desktop.go): each
@@ -20,12 +20,12 @@ package decl
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
 
 	"github.com/opentool-host/opentool-host/internal/strictjson"
-	"github.com/opentool-host/opentool-host/internal/wire"
 )
 
 // MCPSuffix is the file-name suffix of an MCP server declaration:
@@ -34,23 +34,6 @@ const MCPSuffix = ".mcp.json"
 
 // MaxFileBytes is the largest declaration file read, in bytes (1 MiB).
 const MaxFileBytes = 1 << 20
-
-// EnvLaunch is the environment variable that carries one Launch, as
-// JSON, from the host to the adapter process ("opentool-host adapter").
-// The adapter removes it from the environment of what it runs.
-const EnvLaunch = "OPENTOOL_LAUNCH"
-
-// EnvGranted is the environment variable in which the host tells the
-// adapter process which of its variables the host granted the plugin
-// beyond launcher.BaseEnv and LC_* (comma-separated names, never values:
-// OPENTOOL_<PLUGIN>_*, --plugin-env names, the policy's variables and the
-// secrets it grants), so that the adapter hands exactly those on to the
-// commands and servers it starts (launcher.Allow.Names).
-const EnvGranted = "OPENTOOL_GRANTED"
-
-// AdapterEnv are the variables the host sets for the adapter process
-// alone; the adapter never hands them on (launcher.Allow.Drop).
-var AdapterEnv = []string{EnvLaunch, EnvGranted, wire.DataFDEnv, "OPENTOOL_PLUGIN_FILE"}
 
 // MCPServer is one server of a desktop config (desktop.go): either a
 // local server run as a command speaking MCP over stdio, or a remote one
@@ -212,31 +195,33 @@ func sortedKeys[V any](m map[string]V) []string {
 	return ks
 }
 
-// Encode returns l as the JSON value of EnvLaunch.
+// Encode returns l as JSON: how the host keeps a declared plugin's
+// launch (its identity is the sha256 of it) and hands it to
+// host.Config.Declared (DecodeLaunch).
 func (l Launch) Encode() string {
 	b, _ := json.Marshal(l) // strings and maps of strings: cannot fail
 	return string(b)
 }
 
-// DecodeLaunch parses the value of EnvLaunch. Errors: invalid JSON, a
+// DecodeLaunch parses what Encode returned. Errors: invalid JSON, a
 // Launch without a name, command tools that do not check, or a server
 // with neither command nor url.
 func DecodeLaunch(s string) (Launch, error) {
 	var l Launch
 	if err := json.Unmarshal([]byte(s), &l); err != nil {
-		return l, fmt.Errorf("%s: %w", EnvLaunch, err)
+		return l, fmt.Errorf("launch: %w", err)
 	}
 	if l.Name == "" {
-		return l, fmt.Errorf("%s: no plugin name", EnvLaunch)
+		return l, errors.New("launch: no plugin name")
 	}
 	if l.Commands != nil {
 		if err := l.Commands.check("$.commands"); err != nil {
-			return l, fmt.Errorf("%s: %w", EnvLaunch, err)
+			return l, fmt.Errorf("launch: %w", err)
 		}
 		return l, nil
 	}
 	if err := checkServer("$.server", l.Server); err != nil {
-		return l, fmt.Errorf("%s: %w", EnvLaunch, err)
+		return l, fmt.Errorf("launch: %w", err)
 	}
 	return l, nil
 }

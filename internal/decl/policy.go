@@ -157,12 +157,12 @@ var (
 
 // ReservedEnv reports whether a variable is the host's to set and may not
 // be set by a policy: go-plugin's (PLUGIN_*), the host's protocol
-// variables (OPENTOOL_PLUGIN, OPENTOOL_LAUNCH, OPENTOOL_SANDBOX) and the
+// variables (OPENTOOL_PLUGIN, OPENTOOL_PLUGIN_FILE, OPENTOOL_SANDBOX) and the
 // host's own settings (OPENTOOL_API_KEYS, OPENTOOL_ADDR), and the loader's
 // (LD_*), which would run code before the plugin's own.
 func ReservedEnv(name string) bool {
 	switch name {
-	case "OPENTOOL_PLUGIN", "OPENTOOL_PLUGIN_FILE", EnvLaunch, EnvGranted, "OPENTOOL_SANDBOX", "OPENTOOL_API_KEYS", "OPENTOOL_ADDR":
+	case "OPENTOOL_PLUGIN", "OPENTOOL_PLUGIN_FILE", "OPENTOOL_SANDBOX", "OPENTOOL_API_KEYS", "OPENTOOL_ADDR":
 		return true
 	}
 	return strings.HasPrefix(name, "PLUGIN_") || strings.HasPrefix(name, "LD_")
