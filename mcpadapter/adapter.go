@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -218,7 +219,7 @@ func (a *Adapter) Call(ctx context.Context, name string, args map[string]any) (m
 // params); 500 for an isError result (its text), another JSON-RPC error,
 // a closed connection, or a failed connection attempt.
 func (a *Adapter) CallJSON(ctx context.Context, name string, args []byte) ([]byte, error) {
-	res, err := a.callTool(ctx, name, args)
+	res, _, err := a.callTool(ctx, name, args)
 	if err != nil {
 		return nil, err
 	}
@@ -226,51 +227,64 @@ func (a *Adapter) CallJSON(ctx context.Context, name string, args []byte) ([]byt
 }
 
 // CallResult implements pluginsdk.ResultCaller: tools/call as CallJSON,
-// the server's result passed on as an MCP result (callResult), so that
-// MCP clients of the host receive what the server returned: every
-// content block with its annotations, structuredContent, isError and
-// _meta. Errors: as CallJSON's, but an isError result is a result.
+// the server's result passed on as an MCP result, so that MCP clients of
+// the host receive what the server returned: every content block with
+// its annotations, structuredContent, isError and _meta. The result's
+// JSON as the server wrote it goes on as it is (Result.MCPJSON) when it
+// is valid UTF-8; else, and for a task's result, the decoded result
+// (callResult). Errors: as CallJSON's, but an isError result is a
+// result.
 func (a *Adapter) CallResult(ctx context.Context, name string, args []byte) (pluginsdk.Result, error) {
-	res, err := a.callTool(ctx, name, args)
+	res, raw, err := a.callTool(ctx, name, args)
 	if err != nil {
 		return pluginsdk.Result{}, err
 	}
 	r, err := callResult(res)
-	return pluginsdk.Result{MCP: r}, err
+	if err != nil {
+		return pluginsdk.Result{}, err
+	}
+	if raw != nil && !utf8.Valid(raw) {
+		raw = nil // the decoded strings carry U+FFFD instead
+	}
+	return pluginsdk.Result{MCP: r, MCPJSON: raw}, nil
 }
 
-// callTool sends tools/call of the MCP tool served as name. Errors: as
-// CallJSON's.
-func (a *Adapter) callTool(ctx context.Context, name string, args []byte) (*mcp.CallToolResult, error) {
+// callTool sends tools/call of the MCP tool served as name and returns
+// its result, with the result's JSON as the server sent it (nil for a
+// task's result, or one over maxRawResult). Errors: as CallJSON's.
+func (a *Adapter) callTool(ctx context.Context, name string, args []byte) (*mcp.CallToolResult, json.RawMessage, error) {
 	if err := a.connected(ctx); err != nil {
-		return nil, pluginsdk.ToolFailure("%v", err)
+		return nil, nil, pluginsdk.ToolFailure("%v", err)
 	}
 	a.mu.RLock()
 	tool, ok := a.conv.names[name]
 	asTask := a.conv.tasked[tool]
 	a.mu.RUnlock()
 	if !ok {
-		return nil, pluginsdk.FunctionNotFound(name)
+		return nil, nil, pluginsdk.FunctionNotFound(name)
 	}
 	c, meta, err := a.relay.begin(ctx)
 	if err != nil {
-		return nil, callError(ctx, a.launch.Name, tool, err)
+		return nil, nil, callError(ctx, a.launch.Name, tool, err)
 	}
 	defer a.relay.end(c)
 	params := &mcp.CallToolParams{Name: tool, Arguments: rawArgs(args), Meta: meta}
 	if asTask {
-		return a.callAsTask(ctx, tool, params)
+		res, err := a.callAsTask(ctx, tool, params)
+		return res, nil, err
 	}
-	res, err := a.cs.CallTool(ctx, params)
+	var raw json.RawMessage // set by the connection's reader before CallTool returns
+	res, err := a.cs.CallTool(withRawResult(ctx, func(r json.RawMessage) { raw = r }), params)
 	if err != nil && ctx.Err() == nil && mcptasks.IsMissingCapability(err) {
 		// The server serves this call only as a task (tasks.go).
 		a.log.Debug("MCP tool answered -32021 for the Tasks extension; calling it as a task", "server", a.launch.Name, "tool", tool)
-		return a.callAsTask(ctx, tool, params)
+		res, err := a.callAsTask(ctx, tool, params)
+		return res, nil, err
 	}
 	if err != nil {
-		return nil, a.callError(ctx, tool, err)
+		return nil, nil, a.callError(ctx, tool, err)
 	}
-	return res, nil
+	return res, raw, nil
 }
 
 // callError is callError, saying how the server ended when it exited

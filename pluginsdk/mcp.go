@@ -32,6 +32,12 @@ type Result struct {
 	// OpenTool callers its projection (structuredContent, or
 	// {"content":[...],"text":...}; isError is a tool error 500).
 	MCP *mcp.CallToolResult
+	// MCPJSON, when set, is MCP's JSON as it was received (a JSON object
+	// of valid UTF-8: the result of an MCP server, with members this SDK
+	// does not know): MCP clients of the host receive these bytes as
+	// they are; MCP must be set too (OpenTool callers get its
+	// projection).
+	MCPJSON []byte
 	// Object is an OpenTool result object, JSON ({} when empty), used
 	// when MCP is nil.
 	Object []byte

@@ -260,6 +260,9 @@ func sendResult(res Result, out wire.CallOut) *Error {
 		}
 		return AsError(out.Send(obj))
 	}
+	if res.MCPJSON != nil {
+		return AsError(out.SendMCP(res.MCPJSON))
+	}
 	b, err := encodeMCPResult(res.MCP)
 	if err != nil {
 		return AsError(err)
