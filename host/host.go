@@ -8,9 +8,11 @@
 // Close drains the calls in flight, stops every plugin and removes the
 // state folder.
 //
-// A plugin is an executable "opentool-plugin-NAME" or one server of a
-// drop-in declaration "NAME.mcp.json" (discover.go; the adapter process,
-// Config.Adapter, is then supervised exactly like an executable). A
+// A plugin is an executable "opentool-plugin-NAME", one server of a
+// drop-in declaration "NAME.mcp.json" or the commands of a
+// "NAME.tools.json" (discover.go; a declared plugin is served in the
+// host's process by Config.Declared, local.go, and supervised exactly
+// like an executable, its Run's end being its exit). A
 // plugin whose document changes while it runs says so on its Watch
 // stream; the new document is loaded, validated and served without a
 // restart (instance.followDocument, evReloaded).

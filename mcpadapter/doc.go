@@ -1,22 +1,25 @@
-// Package mcpadapter runs an existing MCP server as an opentool-host
-// plugin. The host starts its own binary as "opentool-host adapter" for
-// each server declared in a NAME.mcp.json file (package internal/decl),
-// supervised like any plugin: a copy by sha256, its own process group, a
-// parent-death signal, restarts with backoff, blue/green replacement when
-// the declaration changes. In that process Serve runs an Adapter: a
-// pluginsdk.Tool (with JSONCaller and DocumentWatcher) that is an MCP
-// client of the server (the official Go SDK). It starts the server
-// (package launcher: a child in the adapter's process group with the
-// launcher's environment allow-list and parent-death signal, stderr to the
-// adapter's, spoken to over stdio with mcp.IOTransport) or reaches it
-// with the declared headers (mcp.StreamableClientTransport, falling back
-// to mcp.SSEClientTransport when the first POST gets a 4xx status as MCP
-// 2024-11-05 servers answer it; mcp.SSEClientTransport alone for "type":
-// "sse"), initializes the session (MCP 2025-11-25, ProtocolVersion), lists
-// the tools (every page) and serves them as one
+// Package mcpadapter is the host's MCP client of an existing MCP server
+// declared in a NAME.mcp.json file (package internal/decl), in the host's
+// own process: the host serves the Adapter through pluginsdk.Local
+// (package declared) and supervises it like any plugin (restarts with
+// backoff, blue/green replacement when the declaration changes). An
+// Adapter is a pluginsdk.Tool (with JSONCaller, ResultCaller,
+// DocumentWatcher, Cataloger and LocalRunner) that is an MCP client of
+// the server (the official Go SDK). Its Run starts the server through
+// Options.Starter (package launcher, as the host starts a plugin: its own
+// process group, the parent-death signal, the plugin's environment
+// allow-list, policy, sandbox launcher, user and cgroup; stderr to the
+// host's log under the plugin's name; spoken to over stdio with
+// mcp.IOTransport, at most wire.MaxMessageSize bytes per message) or
+// reaches it with the declared headers (mcp.StreamableClientTransport,
+// falling back to mcp.SSEClientTransport when the first POST gets a 4xx
+// status as MCP 2024-11-05 servers answer it; mcp.SSEClientTransport
+// alone for "type": "sse"), initializes the session (MCP 2025-11-25,
+// ProtocolVersion), lists the tools (every page) and serves them as one
 // OpenTool 1.1.0 document; it follows notifications/tools/list_changed
 // (the host loads the new document without a restart) and forwards calls
-// and their cancellation.
+// and their cancellation. No process stands between the host and the
+// server.
 //
 // # MCP → OpenTool
 //
@@ -133,12 +136,18 @@
 //	server does not answer initialize   Load fails 0.5 s before the host's Load deadline
 //	(or tools/list) in time             (or Run at Options.InitTimeout, 60 s): `MCP
 //	                                    server "notes" did not answer initialize within
-//	                                    9.5s`; the server is killed and the adapter
-//	                                    exits 1 with that reason on stderr; the host
-//	                                    marks the plugin failed with it
+//	                                    9.5s`; the server is killed and Run returns
+//	                                    that reason; the host marks the plugin failed
+//	                                    with it
 //	server exits or closes the session  Run returns `MCP server "notes" exited (exit
-//	                                    status 3)`; the adapter exits 1 (a crash: the
-//	                                    host restarts it with backoff)
+//	                                    status 3)` (a crash: the host restarts the
+//	                                    plugin with backoff); a call in flight fails
+//	                                    saying the server exited during it
+//	a message over 64 MiB, or one that  the session ends (Run returns why) and the
+//	does not decode                     server is stopped: a crash, as above
+//	more than 16 of the server's        the others refused at once (-32603): a server
+//	requests waiting for callers        cannot make the host hold one goroutine each
+//	log messages outside calls          logged at most 20 per second (relay.go)
 //	notifications/tools/list_changed    tools/list again; DocumentChanged fires when the
 //	                                    document changed (the host calls Load again)
 package mcpadapter
