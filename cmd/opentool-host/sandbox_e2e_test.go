@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -153,4 +154,41 @@ func coldStart(logs, plugin string) time.Duration {
 		}
 	}
 	return at[1].Sub(at[0])
+}
+
+// TestSandboxConfinesDeclaredPlugins: with --sandbox, a declared MCP
+// server and the commands of a NAME.tools.json are confined as a plugin
+// process is, though no process of the host's stands between: the server
+// is the host's own child running in place behind the sandbox launcher
+// (no_new_privs, its policy's CPU limit), and a command cannot read
+// outside what the sandbox allows (the kernel refuses).
+func TestSandboxConfinesDeclaredPlugins(t *testing.T) {
+	landlockOrSkip(t)
+	outside := t.TempDir()
+	secret := filepath.Join(outside, "secret.txt")
+	writeTestFile(t, secret, "outside")
+	dir := t.TempDir()
+	msDeclare(t, dir, "notes")
+	writeTestFile(t, filepath.Join(dir, "notes.policy.json"), `{"limits":{"cpu_seconds":600}}`)
+	writeTestFile(t, filepath.Join(dir, "peek.tools.json"), `{"functions":[
+		{"name":"status","description":"Its own status.","command":["cat","/proc/self/status"]},
+		{"name":"secret","description":"Reads a file outside the sandbox.","command":["cat",`+strconv.Quote(secret)+`]}]}`)
+	hp := startHostProc(t, dir, "--sandbox", "--sandbox-deny-network")
+
+	srv := msServerPID(t, hp.url, hp.cmd.Process.Pid, "notes")
+	exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", srv))
+	status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", srv))
+	limits, _ := os.ReadFile(fmt.Sprintf("/proc/%d/limits", srv))
+	if !strings.Contains(exe, "mcp-notes") || !strings.Contains(string(status), "NoNewPrivs:\t1") {
+		t.Errorf("MCP server pid %d runs %s; NoNewPrivs set: %v", srv, exe, strings.Contains(string(status), "NoNewPrivs:\t1"))
+	}
+	if !strings.Contains(string(limits), "Max cpu time              600") {
+		t.Errorf("MCP server's limits, want its policy's 600 s of CPU:\n%s", limits)
+	}
+	if b := callBody(t, hp.url, "status", `{}`); !strings.Contains(b, `NoNewPrivs:\t1`) {
+		t.Errorf("a command of peek.tools.json is not confined: %s", b)
+	}
+	if b := callBody(t, hp.url, "secret", `{}`); strings.Contains(b, `"outside"`) || !strings.Contains(b, "Permission denied") {
+		t.Errorf("a command read outside the sandbox: %s", b)
+	}
 }
