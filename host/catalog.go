@@ -348,6 +348,26 @@ func (sv *supervisor) resourceUpdated(plugin, uri string) {
 	}
 }
 
+// OnLogMessage registers f, called with a plugin's name and the params of
+// each notifications/message it sends outside any call (a declared MCP
+// server's log; MCP "Server Utilities: Logging"), for the clients that
+// asked for log messages and may see the plugin. f must not block.
+func (h *Host) OnLogMessage(f func(plugin string, params json.RawMessage)) {
+	h.sv.updMu.Lock()
+	h.sv.onLog = append(h.sv.onLog, f)
+	h.sv.updMu.Unlock()
+}
+
+// logMessage hands plugin's log message to the registered functions.
+func (sv *supervisor) logMessage(plugin string, params json.RawMessage) {
+	sv.updMu.Lock()
+	fs := append([]func(string, json.RawMessage){}, sv.onLog...)
+	sv.updMu.Unlock()
+	for _, f := range fs {
+		f(plugin, params)
+	}
+}
+
 // Request sends MCP request method (resources/read, resources/subscribe,
 // resources/unsubscribe, prompts/get, completion/complete; MCP
 // 2025-11-25 "Server Features") with params (a JSON object) to the

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -449,13 +450,22 @@ func addPrefix(doc *opentool.OpenTool, prefix string) error {
 	return nil
 }
 
+// followers are what followDocument hands a plugin's reports to: a new
+// catalog, a changed resource's URI, a log message sent outside calls
+// (the params of notifications/message), a new document.
+type followers struct {
+	catalog  func(*catalog)
+	updated  func(uri string)
+	logged   func(params json.RawMessage)
+	document func(*opentool.OpenTool, []*argcheck.Validator)
+}
+
 // followDocument waits for the plugin to report changes (its Watch
-// stream) and hands each new document to apply, each new catalog to
-// applyCatalog and each changed resource's URI to updated, until the
+// stream) and hands each to its follower (to), until the
 // process stops or the plugin does not watch. A changed document that
 // fails to load or validate is logged and the previous one kept; so is a
 // catalog.
-func (i *instance) followDocument(ctx context.Context, cfg *Config, applyCatalog func(*catalog), updated func(uri string), apply func(*opentool.OpenTool, []*argcheck.Validator)) {
+func (i *instance) followDocument(ctx context.Context, cfg *Config, to followers) {
 	for {
 		ev, err := i.nextChange()
 		if err != nil {
@@ -466,7 +476,10 @@ func (i *instance) followDocument(ctx context.Context, cfg *Config, applyCatalog
 		}
 		switch {
 		case ev.URI != "":
-			updated(ev.URI)
+			to.updated(ev.URI)
+			continue
+		case ev.Log != nil:
+			to.logged(ev.Log)
 			continue
 		case ev.Catalog:
 			c, err := i.loadCatalog(ctx, cfg.StartTimeout)
@@ -474,7 +487,7 @@ func (i *instance) followDocument(ctx context.Context, cfg *Config, applyCatalog
 				i.log.Error("plugin reported a changed MCP catalog that was rejected; serving the previous one", "plugin", i.name, "error", err)
 				continue
 			}
-			applyCatalog(c)
+			to.catalog(c)
 			continue
 		}
 		doc, args, err := i.loadDocument(ctx, cfg)
@@ -482,7 +495,7 @@ func (i *instance) followDocument(ctx context.Context, cfg *Config, applyCatalog
 			i.log.Error("plugin reported a changed document that was rejected; serving the previous one", "plugin", i.name, "error", err)
 			continue
 		}
-		apply(doc, args)
+		to.document(doc, args)
 	}
 }
 

@@ -74,7 +74,7 @@ func startLocal(sv *supervisor, inst *instance, f fileRef, pol policy, secrets [
 		// only, never logged.
 		Env:     env,
 		Granted: launcher.Granted(env),
-		Stderr: &lineLogger{log: pluginLog, tail: inst.stderr, stream: "stderr"},
+		Stderr:  &lineLogger{log: pluginLog, tail: inst.stderr, stream: "stderr"},
 		Confine: func(spec *launcher.Spec) error {
 			return confineDeclared(sv, inst.name, pol.spec, proc.launcher, lp.group, spec)
 		},

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math/rand/v2"
 	"slices"
@@ -81,10 +82,12 @@ type supervisor struct {
 	// (Config.Keeper; nil without one).
 	keeper atomic.Pointer[launcher.Keeper]
 	// catalog returns the served MCP catalogs (catalog.go); onUpdated
-	// are told of changed resources (Host.OnResourceUpdated).
+	// are told of changed resources (Host.OnResourceUpdated), onLog of
+	// log messages outside calls (Host.OnLogMessage).
 	catalog   func() *catalogTable
 	updMu     sync.Mutex
 	onUpdated []func(uri string)
+	onLog     []func(plugin string, params json.RawMessage)
 }
 
 // Plugin supervises one plugin file. Its life is next (lifecycle.go):
@@ -282,20 +285,25 @@ func (p *Plugin) watch(inst *instance) {
 // followDocument reports each changed document inst loads, unless the
 // lock holds it.
 func (p *Plugin) followDocument(inst *instance) {
-	inst.followDocument(p.sv.ctx, p.sv.cfg, func(c *catalog) {
-		p.cat.Store(c)
-		p.mu.Lock()
-		p.perform(actChanged{})
-		p.mu.Unlock()
-	}, func(uri string) { p.sv.resourceUpdated(p.name, uri) }, func(doc *opentool.OpenTool, args []*argcheck.Validator) {
-		p.mu.Lock()
-		serving := p.life.doc
-		p.mu.Unlock()
-		if _, err := p.sv.pins.checkDefinitions(p.name, doc, serving); err != nil {
-			p.handle(evHeld{inst: inst, err: err.Error()})
-			return
-		}
-		p.handle(evReloaded{inst: inst, doc: doc, args: args})
+	inst.followDocument(p.sv.ctx, p.sv.cfg, followers{
+		catalog: func(c *catalog) {
+			p.cat.Store(c)
+			p.mu.Lock()
+			p.perform(actChanged{})
+			p.mu.Unlock()
+		},
+		updated: func(uri string) { p.sv.resourceUpdated(p.name, uri) },
+		logged:  func(params json.RawMessage) { p.sv.logMessage(p.name, params) },
+		document: func(doc *opentool.OpenTool, args []*argcheck.Validator) {
+			p.mu.Lock()
+			serving := p.life.doc
+			p.mu.Unlock()
+			if _, err := p.sv.pins.checkDefinitions(p.name, doc, serving); err != nil {
+				p.handle(evHeld{inst: inst, err: err.Error()})
+				return
+			}
+			p.handle(evReloaded{inst: inst, doc: doc, args: args})
+		},
 	})
 }
 

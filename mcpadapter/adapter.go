@@ -108,6 +108,7 @@ var (
 	_ pluginsdk.ResultCaller    = (*Adapter)(nil)
 	_ pluginsdk.DocumentWatcher = (*Adapter)(nil)
 	_ pluginsdk.LocalRunner     = (*Adapter)(nil)
+	_ pluginsdk.LogWatcher      = (*Adapter)(nil)
 )
 
 // New returns an Adapter for the declared server l, not yet connected;
@@ -187,6 +188,10 @@ func (a *Adapter) unanswered(d time.Duration) error {
 
 func (a *Adapter) setPhase(p string)    { a.phase.Store(&p) }
 func (a *Adapter) currentPhase() string { return *a.phase.Load() }
+
+// LogMessages implements pluginsdk.LogWatcher: the server's log messages
+// sent outside calls (at most 20 a second; relay.go).
+func (a *Adapter) LogMessages() <-chan json.RawMessage { return a.relay.outside }
 
 // DocumentChanged implements pluginsdk.DocumentWatcher: a value after
 // each notifications/tools/list_changed (MCP "Tools", "List Changed

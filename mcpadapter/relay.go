@@ -95,6 +95,9 @@ type relay struct {
 	// those left out since the last one logged.
 	logs    *rate.Limiter
 	dropped atomic.Int64
+	// outside takes the log messages sent outside calls for the MCP
+	// clients that asked for them (Adapter.LogMessages).
+	outside chan json.RawMessage
 }
 
 // maxAsking is the most requests of one server (sampling/createMessage,
@@ -121,7 +124,7 @@ const rootsResyncWait = 500 * time.Millisecond
 
 func newRelay(server string, log hclog.Logger) *relay {
 	return &relay{server: server, log: log, tokens: map[string]*relayCall{}, calls: map[*relayCall]bool{}, asked: make(chan struct{}, 1),
-		asking: make(chan struct{}, maxAsking), logs: rate.NewLimiter(logRate, logBurst)}
+		asking: make(chan struct{}, maxAsking), logs: rate.NewLimiter(logRate, logBurst), outside: make(chan json.RawMessage, logBurst)}
 }
 
 // callerSessionMeta are the _meta keys that carry a request's own
@@ -299,7 +302,9 @@ func (r *relay) progress(p *mcp.ProgressNotificationParams) {
 }
 
 // message forwards the server's notifications/message to the one call in
-// flight, or logs it.
+// flight; else it hands it to the host for the clients that asked for
+// log messages (Adapter.LogMessages) and logs it, both at most logRate a
+// second.
 func (r *relay) message(p *mcp.LoggingMessageParams) {
 	if c, _ := r.only(); c != nil {
 		_ = pluginsdk.Notify(c.ctx, "notifications/message", p)
@@ -308,6 +313,12 @@ func (r *relay) message(p *mcp.LoggingMessageParams) {
 	if !r.logs.Allow() {
 		r.dropped.Add(1)
 		return
+	}
+	if b, err := json.Marshal(p); err == nil {
+		select {
+		case r.outside <- b:
+		default: // the host is behind: this one is for the log only
+		}
 	}
 	data, _ := json.Marshal(p.Data)
 	r.log.Debug("MCP server log message (no single call in flight to send it to)", "server", r.server, "level", p.Level, "logger", p.Logger, "data", string(data), "dropped_before", r.dropped.Swap(0))

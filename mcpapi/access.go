@@ -72,6 +72,9 @@ func grantOf(req mcp.Request) *access.Grant {
 func (s *Server) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		g := grantOf(req)
+		if method == "logging/setLevel" {
+			s.noteLogLevel(req, g)
+		}
 		if g == nil {
 			res, err := next(ctx, method, req)
 			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil {

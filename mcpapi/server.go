@@ -66,6 +66,9 @@ type Server struct {
 	cat        catalogState
 	catPlugins atomic.Pointer[map[string]string]
 	subs       subscriptions
+
+	// logs are the sessions that asked for log messages (logs.go).
+	logs logSessions
 }
 
 // New returns a Server for h with the tools, resources, resource
@@ -107,6 +110,7 @@ func New(h *host.Host, cfg Config) *Server {
 	}
 	s.srv.AddReceivingMiddleware(s.accessMiddleware)
 	h.OnResourceUpdated(s.resourceUpdated)
+	h.OnLogMessage(s.logMessage)
 	s.sync()
 	return s
 }

@@ -66,6 +66,17 @@ type CatalogWatcher interface {
 	CatalogChanged() <-chan CatalogChange
 }
 
+// LogWatcher may be implemented by a Tool served in the host's process
+// (Local: the MCP server adapter) whose log messages outside any call
+// reach the MCP clients that asked for them (logging/setLevel, at their
+// level).
+type LogWatcher interface {
+	// LogMessages returns a channel that receives the params (a JSON
+	// object: level, logger, data) of each notifications/message sent
+	// outside a call. Called once; read from one goroutine.
+	LogMessages() <-chan json.RawMessage
+}
+
 // CatalogChange is one change a CatalogWatcher reports.
 type CatalogChange struct {
 	// URI is the resource whose content changed; empty when the catalog

@@ -2,6 +2,7 @@ package pluginsdk
 
 import (
 	"context"
+	"encoding/json"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -52,16 +53,20 @@ func (l *local) Load(ctx context.Context) ([]byte, error) {
 	return resp.GetDocument(), nil
 }
 
-// Watch implements wire.Local: the tool's DocumentWatcher and
-// CatalogWatcher changes, until ctx ends.
+// Watch implements wire.Local: the tool's DocumentWatcher, CatalogWatcher
+// and LogWatcher events, until ctx ends.
 func (l *local) Watch(ctx context.Context) (func() (wire.WatchEvent, error), error) {
 	var docs <-chan struct{}
 	var cats <-chan CatalogChange
+	var logs <-chan json.RawMessage
 	if w, ok := l.s.tool.(DocumentWatcher); ok {
 		docs = w.DocumentChanged()
 	}
 	if w, ok := l.s.tool.(CatalogWatcher); ok {
 		cats = w.CatalogChanged()
+	}
+	if w, ok := l.s.tool.(LogWatcher); ok {
+		logs = w.LogMessages()
 	}
 	return func() (wire.WatchEvent, error) {
 		select {
@@ -71,6 +76,8 @@ func (l *local) Watch(ctx context.Context) (func() (wire.WatchEvent, error), err
 			return wire.WatchEvent{}, nil
 		case c := <-cats:
 			return wire.WatchEvent{Catalog: c.URI == "", URI: c.URI}, nil
+		case m := <-logs:
+			return wire.WatchEvent{Log: m}, nil
 		}
 	}, nil
 }

@@ -132,6 +132,7 @@ func (r *rich) add(s *mcp.Server) {
 	mcp.AddTool(s, &mcp.Tool{Name: "steps", Description: "Reports progress and logs while it works."}, r.steps)
 	mcp.AddTool(s, &mcp.Tool{Name: "ask", Description: "Asks the client: elicitation, sampling, roots."}, r.ask)
 	mcp.AddTool(s, &mcp.Tool{Name: "touch", Description: "Says a resource changed."}, r.touch)
+	mcp.AddTool(s, &mcp.Tool{Name: "log_later", Description: "Logs n messages at level info after the call, delay_ms apart, then \"later done\" at level error."}, r.logLater)
 	mcp.AddTool(s, &mcp.Tool{Name: "roots", Description: "Returns the client's roots, kept from the last roots/list."}, r.keptRoots)
 	s.AddResource(&mcp.Resource{URI: "notes://readme", Name: "readme", Title: "Read me", MIMEType: "text/plain",
 		Annotations: &mcp.Annotations{Audience: []mcp.Role{"user"}, Priority: 0.8}}, r.read)
@@ -170,6 +171,20 @@ func (r *rich) steps(ctx context.Context, req *mcp.CallToolRequest, in stepsIn) 
 		}
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("done %d", in.N)}}}, nil, nil
+}
+
+// logLater answers at once, then logs in.N messages outside any call,
+// as a server logs what happens in its own time, and "later done" at
+// level error.
+func (r *rich) logLater(_ context.Context, req *mcp.CallToolRequest, in stepsIn) (*mcp.CallToolResult, any, error) {
+	go func() {
+		for i := 1; i <= in.N; i++ {
+			time.Sleep(time.Duration(in.DelayMS) * time.Millisecond)
+			_ = req.Session.Log(context.Background(), &mcp.LoggingMessageParams{Level: "info", Logger: "later", Data: fmt.Sprintf("later %d", i)})
+		}
+		_ = req.Session.Log(context.Background(), &mcp.LoggingMessageParams{Level: "error", Logger: "later", Data: "later done"})
+	}()
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("will log %d", in.N)}}}, nil, nil
 }
 
 func (r *rich) ask(ctx context.Context, req *mcp.CallToolRequest, in askIn) (*mcp.CallToolResult, any, error) {

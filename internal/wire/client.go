@@ -2,6 +2,7 @@ package wire
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -235,11 +236,16 @@ type WatchEvent struct {
 	Catalog bool
 	// URI, when set, is the resource whose content changed (protocol 3).
 	URI string
+	// Log, when set, is the params of a notifications/message the plugin
+	// sent outside any call (MCP "Server Utilities: Logging"): a declared
+	// MCP server's log message, for the clients that asked for its level
+	// (a Local plugin's only).
+	Log json.RawMessage
 }
 
 // Document reports whether the event says the document changed (the
 // only event of protocol 2).
-func (e WatchEvent) Document() bool { return !e.Catalog && e.URI == "" }
+func (e WatchEvent) Document() bool { return !e.Catalog && e.URI == "" && e.Log == nil }
 
 // Watch opens the plugin's Watch stream (tool.proto): the returned
 // function blocks until the plugin reports a change (the event; nil
