@@ -1,0 +1,245 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/opentool-host/opentool-host/internal/wire"
+)
+
+// invoke runs call r on this process: it takes a concurrency slot
+// (queueing up to Config.MaxQueue calls), does not send a call whose
+// caller is already gone, and sends it (send). errNotSent means the call
+// never reached this process, which was stopped or has exited: the caller
+// may send it to the plugin's next process.
+func (i *instance) invoke(ctx context.Context, r *request) error {
+	i.calls.Add(1)
+	defer i.calls.Add(-1)
+	if i.stopped.Load() || i.hasExited() {
+		return errNotSent
+	}
+	if err := i.acquire(ctx, r); err != nil {
+		return err
+	}
+	defer func() { <-i.sem }()
+	if ctx.Err() != nil {
+		return r.ctxError(ctx, i.name, " before it was sent")
+	}
+	return i.send(ctx, r)
+}
+
+// acquire takes a concurrency slot. When none is free the call queues,
+// unless Config.MaxQueue calls already wait (busy at once); a queued call
+// whose deadline passes is busy too, one whose caller left is canceled.
+func (i *instance) acquire(ctx context.Context, r *request) error {
+	select {
+	case i.sem <- struct{}{}:
+		return nil
+	default:
+	}
+	if i.queued.Add(1) > i.queue {
+		i.queued.Add(-1)
+		return r.fail(KindBusy, i.name, fmt.Sprintf("busy: %d calls in flight and %d queued", cap(i.sem), i.queue), nil)
+	}
+	defer i.queued.Add(-1)
+	select {
+	case i.sem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return r.fail(KindBusy, i.name, fmt.Sprintf("busy: no slot of %d freed before the deadline", cap(i.sem)), nil)
+		}
+		return r.ctxError(ctx, i.name, " while queued")
+	case <-i.exited():
+		return errNotSent
+	}
+}
+
+// errNotSent: the instance was stopped or exited before the call was
+// sent to it; the caller may safely retry on the plugin's next instance.
+var errNotSent = errors.New("instance gone before the call was sent")
+
+// send sends r on one Invoke stream and hands each result to r.emit. The
+// stream's own context outlives ctx: when ctx ends (or emit fails, or a
+// result is rejected) the guard sends cancel on the stream and gives the
+// plugin Config.CancelGrace to end it before it kills the process. The
+// guard is armed before the stream is opened, so a connection that hangs
+// while opening it is bounded too.
+func (i *instance) send(ctx context.Context, r *request) error {
+	g := &guard{inst: i, fn: r.fn}
+	stop := context.AfterFunc(ctx, g.cancel)
+	defer stop()
+	// The stream's context never ends by itself (a Done of nil also
+	// spares gRPC a watcher goroutine per stream): it ends when the plugin
+	// ends the stream, or the connection breaks (the process exited or
+	// the guard killed it).
+	inv := wire.Invocation{Name: strings.TrimPrefix(r.target, i.prefix), Args: r.args, Stream: r.stream}
+	if r.x != nil {
+		inv.Meta = r.x.Meta
+	}
+	call, err := i.tool.Start(context.WithoutCancel(ctx), inv)
+	if err != nil {
+		killed := !g.end()
+		if !killed && (i.stopped.Load() || i.hasExited()) {
+			return errNotSent
+		}
+		return i.endError(ctx, r, err, 0, killed)
+	}
+	g.attach(call)
+	var first error // why the call was cut short (emit failed, result rejected)
+	n := 0
+	for {
+		ev, err := call.Next()
+		if err != nil {
+			killed := !g.end()
+			if first != nil {
+				return first
+			}
+			return i.endError(ctx, r, err, n, killed)
+		}
+		if ev.Message != nil {
+			if first == nil {
+				r.message(ctx, call, ev.Message)
+			}
+			continue
+		}
+		item := ev.Data
+		if ev.MCP {
+			if r.stream {
+				first = r.fail(KindResultRejected, i.name, "the plugin sent an MCP result for a streaming call", nil)
+				g.cancel()
+			}
+			r.mcp = true
+		}
+		n++
+		memTrim.note(len(item))
+		if first != nil {
+			continue // draining after a cancel
+		}
+		if first = r.accept(i.name, item, n); first == nil {
+			first = r.emit(item)
+		}
+		if first != nil {
+			g.cancel()
+		}
+	}
+}
+
+// endError maps how a stream ended to the call's error (nil for success):
+// io.EOF is success when a unary call got its result; the tool's own
+// error keeps its code; a stream cut by the caller's context, an exit, a
+// result over the size cap or a lost connection each get their Kind.
+func (i *instance) endError(ctx context.Context, r *request, err error, n int, killed bool) error {
+	if errors.Is(err, io.EOF) {
+		if n == 0 && !r.stream {
+			if ctx.Err() != nil {
+				return r.ctxError(ctx, i.name, "")
+			}
+			return r.fail(KindResultRejected, i.name, "the plugin ended the call without a result", nil)
+		}
+		return nil
+	}
+	var te *wire.ToolError
+	switch {
+	case killed:
+		return r.ctxError(ctx, i.name, fmt.Sprintf("; the plugin ignored cancellation for %v and was killed", i.grace))
+	case ctx.Err() != nil:
+		return r.ctxError(ctx, i.name, "")
+	case errors.As(err, &te):
+		return &Error{Kind: KindTool, Function: r.fn, Plugin: i.name, Code: te.Code, Message: te.Message}
+	case errors.Is(err, wire.ErrResultTooLarge):
+		return r.fail(KindResultRejected, i.name, fmt.Sprintf("the plugin's result is larger than the limit of %d bytes", i.maxResult), err)
+	case i.exitedSoon():
+		return &Error{Kind: KindExited, Function: r.fn, Plugin: i.name, Status: i.exitStatus(),
+			Message: fmt.Sprintf("the plugin exited during the call (%s); it is being restarted", i.exitStatus()), Err: err}
+	}
+	return r.fail(KindTransport, i.name, "the connection to the plugin failed", err)
+}
+
+// exitedSoon reports whether the process has exited, waiting up to
+// exitNoticeWait: a broken connection is seen a little before go-plugin
+// reaps the process, and the exit is the better report.
+func (i *instance) exitedSoon() bool {
+	if i.hasExited() {
+		return true
+	}
+	t := time.NewTimer(exitNoticeWait)
+	defer t.Stop()
+	select {
+	case <-i.exited():
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// exitNoticeWait bounds exitedSoon's wait (only on a broken connection).
+const exitNoticeWait = 100 * time.Millisecond
+
+// guard is the cancel grace of one call in flight: cancel sends cancel
+// on the call's stream (at once, or as soon as the stream is attached)
+// and arms a timer; when the stream has not ended by then the process is
+// killed. end reports false when the timer killed it first.
+type guard struct {
+	inst  *instance
+	fn    string
+	state atomic.Int32 // guardRunning, guardEnded or guardKilled
+
+	mu       sync.Mutex
+	call     *wire.Call // nil until the stream is open
+	canceled bool
+}
+
+const (
+	guardRunning int32 = iota
+	guardEnded
+	guardKilled
+)
+
+// attach hands the guard the open stream, and sends the cancel that
+// was asked for while it opened.
+func (g *guard) attach(c *wire.Call) {
+	g.mu.Lock()
+	g.call = c
+	canceled := g.canceled
+	g.mu.Unlock()
+	if canceled {
+		_ = c.Cancel() // a broken stream ends the call anyway
+	}
+}
+
+// cancel asks the plugin to stop the call and arms the kill timer. Safe
+// to call many times and from any goroutine; only the first counts.
+func (g *guard) cancel() {
+	g.mu.Lock()
+	if g.canceled || g.state.Load() != guardRunning {
+		g.mu.Unlock()
+		return
+	}
+	g.canceled = true
+	c := g.call
+	g.mu.Unlock()
+	// The kill timer is armed first: a plugin that stopped reading can
+	// block the cancel's write, never the kill.
+	time.AfterFunc(g.inst.grace, g.expire)
+	if c != nil {
+		_ = c.Cancel()
+	}
+}
+
+// expire kills the process when the call is still running.
+func (g *guard) expire() {
+	if g.state.CompareAndSwap(guardRunning, guardKilled) {
+		g.inst.log.Warn("plugin ignored cancellation; killing it", "plugin", g.inst.name, "function", g.fn, "grace", g.inst.grace)
+		g.inst.kill()
+	}
+}
+
+// end marks the stream ended; false when expire got there first.
+func (g *guard) end() bool { return g.state.CompareAndSwap(guardRunning, guardEnded) }
