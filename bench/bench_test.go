@@ -667,7 +667,7 @@ func printSummary(w io.Writer) {
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s → %s → %s |\n", sz.name, tput(g), tput(h), tput(st), tput(l), tput(o), us(h.cpu), us(st.cpu), us(o.cpu))
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "MCP and the plugin hop, 16B: /opentool/call (host) against /mcp tools/call of the same echo plugin with one MCP session per client (mcp) and with --mcp-stateless; mcp-notes' echo through the /mcp (sessions) of a real opentool-host run process (mcp-server) against a Go SDK client calling it directly over stdio; host.Call in process (no HTTP) against a raw unix-socket round trip between two processes. allocs and bytes per call: this process, the in-process host (– for mcp-server and the stdio floor, served by other processes). CPU of mcp-server: the host process's whole tree (host, keeper, adapter, server).")
+	fmt.Fprintln(w, "MCP and the plugin hop, 16B: /opentool/call (host) against /mcp tools/call of the same echo plugin with one MCP session per client (mcp) and with --mcp-stateless; mcp-notes' echo through the /mcp (sessions) of a real opentool-host run process (mcp-server) against a Go SDK client calling it directly over stdio; host.Call in process (no HTTP) against a raw unix-socket round trip between two processes. allocs and bytes per call: this process, the in-process host (– for mcp-server and the stdio floor, served by other processes). CPU of mcp-server: the host process and every process it runs, the server included.")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| path | p50, 1 client | calls/s, 64 clients (p99) | allocs/call | bytes/call | CPU µs/call, 64 clients |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|")
