@@ -110,7 +110,10 @@ sdk-patched: bin/go.sdkpatched.mod
 bin/go.sdkpatched.mod: go.mod go.sum scripts/sdk-patched.sh $(wildcard patches/go-sdk/*.patch)
 	@GOFLAGS= GO=$(GO) ./scripts/sdk-patched.sh
 
-# Floor hops and the host end to end in one run, then a summary table.
+# Floor hops and the host end to end in one run, an MCP server behind a
+# real host process against a stdio client, the memory each added MCP
+# server costs the host's process tree (N = 1, 10, 50), then a summary table.
+# Memory alone: make bench BENCHFLAGS='-bench MCPServerMemory'.
 # Profile with BENCHFLAGS='-cpuprofile cpu.out -memprofile mem.out -bench Call/.*/path=mcp' (or path=host).
 bench: $(SDKMOD)
 	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -count $(BENCHCOUNT) -timeout 60m $(BENCHFLAGS) ./bench/

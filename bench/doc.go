@@ -10,14 +10,22 @@
 //     concurrent keep-alive clients, 16 B and 64 KiB payloads; POST /mcp
 //     tools/call of the same plugin with one MCP session per client and
 //     with --mcp-stateless; an MCP server behind the host (mcp-notes'
-//     echo declared as notes.mcp.json, through /mcp) against a Go SDK
+//     echo declared as notes1.mcp.json in the plugins folder of a real
+//     "opentool-host run" process, through its /mcp) against a Go SDK
 //     client calling it directly over stdio; and host.Call in process
-//     (the plugin hop without HTTP). All in one run; a summary table with
-//     calls/s, p50, p99, the host's allocations per call and the
-//     host/floor ratios against the targets is printed at the end.
+//     (the plugin hop without HTTP).
+//   - BenchmarkMCPServerMemory (make bench): real "opentool-host run"
+//     processes with 1, 10 and 50 mcp-notes servers declared, the PSS of
+//     each host's process tree without the servers against the servers'
+//     own, and what each added server costs (issue 31).
 //   - TestSoakShort, TestSoakShortProcess (make test): a few seconds of
 //     the soak (make soak, ./bench/cmd/soak) against an in-process host
 //     and a real opentool-host process.
+//
+// Both benchmarks run in one make bench; a summary table with calls/s, p50, p99, the host's
+// allocations per call, the memory per MCP server and the ratios against
+// the targets, each against a floor of the same run, is printed at the
+// end. A target not met is reported, not a failure.
 //
 // The scale figures (make bench-scale) are ./bench/cmd/scale.
 package bench

@@ -51,6 +51,19 @@ func Build(pkg, dir string) (string, error) {
 	return bin, nil
 }
 
+// CopyExecutable copies the file src to dst (mode 0755, replacing dst)
+// and returns dst. Errors: src cannot be read or dst written.
+func CopyExecutable(src, dst string) (string, error) {
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(dst, data, 0o755); err != nil {
+		return "", err
+	}
+	return dst, os.Chmod(dst, 0o755)
+}
+
 // TrailerMark starts the trailer WriteNamedPlugin appends to a namedecho
 // binary; the plugin reads its name from it (see ./bench/namedecho).
 const TrailerMark = "\n#opentool-bench name="

@@ -1,0 +1,144 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/opentool-host/opentool-host/bench/harness"
+)
+
+// The memory an MCP server costs the host (issue 31): a real
+// opentool-host run process with N mcp-notes servers declared, the PSS of
+// its process tree without the servers against the servers' own.
+
+// mcpServerCounts are the numbers of MCP servers one round measures, in
+// this order; the first is the baseline the others are compared with.
+var mcpServerCounts = []int{1, 10, 50}
+
+// Issue 31's targets ("done when"), each against a floor of the same run.
+const (
+	targetServerPSS        = 3 << 10 // KiB of PSS each added MCP server may cost the host's process tree beyond the server's own
+	targetServerP50Issue31 = 2.0     // p50 mcp-server / floor-mcp-stdio, 1 client (issue 24's goal: targetServerP50)
+	targetServerCIssue31   = 0.6     // calls/s mcp-server / floor-mcp-stdio, 64 clients (issue 24's goal: targetServerC)
+)
+
+var (
+	memMu     sync.Mutex
+	memRounds [][]harness.MCPServersMemory // one slice per round, in mcpServerCounts order
+)
+
+// BenchmarkMCPServerMemory measures one round: for each count of
+// mcpServerCounts in turn, a host process started with that many MCP
+// servers, measured once ready (harness.MeasureMCPServers), then
+// stopped. b.N is not used: a round is one reading of each count, and it
+// outlasts -benchtime, so go test runs it once per -count. It reports
+// the host's tree PSS per added server and the servers' own per server,
+// in MiB.
+func BenchmarkMCPServerMemory(b *testing.B) {
+	setup(b)
+	round := make([]harness.MCPServersMemory, 0, len(mcpServerCounts))
+	for _, n := range mcpServerCounts {
+		m, err := harness.MeasureMCPServers(env.hostBin, env.notesBin, env.tmp, n)
+		if err != nil {
+			b.Fatal(err)
+		}
+		round = append(round, m)
+	}
+	first, last := round[0], round[len(round)-1]
+	b.ReportMetric(addedKiB(first, last)/1024, "host-MiB/added-server")
+	b.ReportMetric(float64(last.Tree.ProgramKiB)/float64(last.Servers)/1024, "server-MiB/server")
+	memMu.Lock()
+	memRounds = append(memRounds, round)
+	memMu.Unlock()
+}
+
+// addedKiB is the PSS in KiB of the host's process tree, servers
+// excluded, that each server beyond base's adds in m.
+func addedKiB(base, m harness.MCPServersMemory) float64 {
+	return float64(m.Tree.OwnKiB-base.Tree.OwnKiB) / float64(m.Servers-base.Servers)
+}
+
+// memoryMedians returns, for each count of mcpServerCounts, the median
+// over the rounds of each figure (nil when no round ran).
+func memoryMedians() []harness.MCPServersMemory {
+	memMu.Lock()
+	defer memMu.Unlock()
+	if len(memRounds) == 0 {
+		return nil
+	}
+	out := make([]harness.MCPServersMemory, len(mcpServerCounts))
+	for i, n := range mcpServerCounts {
+		med := func(get func(harness.MCPServersMemory) int64) int64 {
+			v := make([]int64, len(memRounds))
+			for r, round := range memRounds {
+				v[r] = get(round[i])
+			}
+			sort.Slice(v, func(a, b int) bool { return v[a] < v[b] })
+			return v[len(v)/2]
+		}
+		out[i] = harness.MCPServersMemory{
+			Servers: n,
+			Tree: harness.TreeMemory{
+				OwnKiB:     med(func(m harness.MCPServersMemory) int64 { return m.Tree.OwnKiB }),
+				Own:        int(med(func(m harness.MCPServersMemory) int64 { return int64(m.Tree.Own) })),
+				ProgramKiB: med(func(m harness.MCPServersMemory) int64 { return m.Tree.ProgramKiB }),
+				Programs:   int(med(func(m harness.MCPServersMemory) int64 { return int64(m.Tree.Programs) })),
+			},
+			Ready: time.Duration(med(func(m harness.MCPServersMemory) int64 { return int64(m.Ready) })),
+		}
+	}
+	return out
+}
+
+// mib formats KiB as MiB.
+func mib(kib float64) string { return fmt.Sprintf("%.1f MiB", kib/1024) }
+
+// printMemory prints the table of the memory rounds (nothing when none
+// ran).
+func printMemory(w io.Writer) {
+	ms := memoryMedians()
+	if ms == nil {
+		return
+	}
+	fmt.Fprintf(w, "MCP servers behind a real opentool-host run process: N mcp-notes servers declared (notesI.mcp.json), measured once all are ready and each has answered one echo; PSS from /proc/PID/smaps_rollup of the host's process tree, the processes running mcp-notes counted apart (median of %d round(s)).\n\n", len(memRounds))
+	fmt.Fprintln(w, "| MCP servers | ready in | host's processes | host's tree PSS, servers excluded | servers' PSS | servers' PSS per server |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|")
+	for _, m := range ms {
+		fmt.Fprintf(w, "| %d | %.2f s | %d | %s | %s | %s |\n", m.Servers, m.Ready.Seconds(), m.Tree.Own,
+			mib(float64(m.Tree.OwnKiB)), mib(float64(m.Tree.ProgramKiB)), mib(float64(m.Tree.ProgramKiB)/float64(m.Tree.Programs)))
+	}
+	fmt.Fprintln(w)
+}
+
+// printMemoryTargets prints the rows of the targets table for the memory
+// each added MCP server costs.
+func printMemoryTargets(w io.Writer) {
+	ms := memoryMedians()
+	if ms == nil {
+		return
+	}
+	base := ms[0]
+	for _, m := range ms[1:] {
+		added := addedKiB(base, m)
+		own := float64(m.Tree.ProgramKiB) / float64(m.Tree.Programs)
+		fmt.Fprintf(w, "| each added MCP server, %d vs %d: host's tree PSS (servers excluded) per added server; × the server's own PSS | (%s − %s) / %d = %s; %.1f× %s | ≤ %s (issue 31) | %s |\n",
+			m.Servers, base.Servers, mib(float64(m.Tree.OwnKiB)), mib(float64(base.Tree.OwnKiB)), m.Servers-base.Servers, mib(added), added/own, mib(own),
+			mib(targetServerPSS), mark(added <= targetServerPSS))
+	}
+}
+
+// printMemorySummary is the summary of a run of BenchmarkMCPServerMemory
+// alone: its table and its targets.
+func printMemorySummary(w io.Writer) {
+	fmt.Fprintf(w, "\n## Summary (%s)\n\n", machine())
+	printMemory(w)
+	fmt.Fprintln(w, "Targets (issue 31), each measured in this run:")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| target | measured | goal | |")
+	fmt.Fprintln(w, "|---|---|---|---|")
+	printMemoryTargets(w)
+}
