@@ -84,8 +84,10 @@ image: $(SDKMOD)
 plugin-%: $(SDKMOD)
 	$(GO) build -o plugins/opentool-plugin-$* ./plugins/$*
 
+# make run RUNFLAGS='--prefix-collisions=false --log-level debug' passes
+# any flag of `opentool-host run`.
 run: build
-	./bin/opentool-host run --dir plugins --addr $(ADDR)
+	./bin/opentool-host run --dir plugins --addr $(ADDR) $(RUNFLAGS)
 
 # Every package's tests; at the end, each skipped test with its reason.
 # The host's supervision and call-path tests run twice: Go plugins take

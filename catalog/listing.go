@@ -147,7 +147,8 @@ func getJSON(ctx context.Context, url, apiKey string, v any) error {
 }
 
 // WriteTable writes l as aligned tables: the functions, then the plugins
-// with their state, pid, restarts, function count and last error, then
+// with their state, pid, restarts, function count, last error and name
+// conflicts, then
 // the files named like plugins that are not served, with the reason
 // (each cell on one line, at most 160 characters).
 func (l Listing) WriteTable(w io.Writer) {
@@ -161,7 +162,7 @@ func (l Listing) WriteTable(w io.Writer) {
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "PLUGIN\tSTATE\tPID\tRESTARTS\tFUNCTIONS\tREASON")
 	for _, p := range l.Plugins {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\n", p.Name, p.State, p.PID, p.Restarts, len(p.Functions), oneLine(p.LastError))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\n", p.Name, p.State, p.PID, p.Restarts, len(p.Functions), oneLine(reason(p)))
 	}
 	tw.Flush()
 	if len(l.Ignored) > 0 {
@@ -173,6 +174,20 @@ func (l Listing) WriteTable(w io.Writer) {
 		}
 		tw.Flush()
 	}
+}
+
+// reason is the REASON cell of plugin p: its last error, then each of
+// its function name conflicts ("function echo is owned by notes; served
+// as mine__echo"), joined by "; ".
+func reason(p host.PluginStatus) string {
+	var parts []string
+	if p.LastError != "" {
+		parts = append(parts, p.LastError)
+	}
+	for _, c := range p.Conflicts {
+		parts = append(parts, c.String())
+	}
+	return strings.Join(parts, "; ")
 }
 
 // oneLine is s on one line, cut to 160 characters.

@@ -119,7 +119,9 @@ type Config struct {
 	// PrefixCollisions serves a function whose name another plugin already
 	// owns as "PLUGIN__NAME" instead of refusing it. Without it the later
 	// duplicate is refused (logged at ERROR and shown in /health); the
-	// first owner keeps the name either way.
+	// first owner keeps the name either way, also across restarts (the
+	// owners are remembered under StateDir, owners.go). The CLI turns it
+	// on by default (--prefix-collisions=false turns it off).
 	PrefixCollisions bool
 
 	// Adapter is the command (argv) that runs one declared plugin (a

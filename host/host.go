@@ -67,6 +67,7 @@ type Host struct {
 	routes  atomic.Pointer[routeTable]
 	routeMu sync.Mutex          // one rebuild at a time; guards claims and logged
 	claims  map[string]claim    // function name → owner, across rebuilds
+	known   *nameOwners         // claims' owners remembered across restarts (owners.go); guarded by routeMu
 	logged  map[Conflict]string // the conflicts logged (→ refused plugin), while they last
 	// catClaims owns the MCP catalog keys across rebuilds and catLogged
 	// are the catalog conflicts logged (catalog.go); guarded by routeMu.
@@ -150,6 +151,7 @@ func New(cfg Config) (*Host, error) {
 		results:   resultBudget{max: cfg.MaxResultMemory},
 		builtins:  bt,
 	}
+	h.known = h.loadOwners()
 	h.sv = &supervisor{cfg: &h.cfg, state: state, log: cfg.Logger, ctx: ctx, changed: h.changed, pins: pins, events: &h.events,
 		catalog: func() *catalogTable { return h.routes.Load().cat }}
 	if cfg.NoCgroups {
@@ -549,9 +551,10 @@ func (h *Host) rebuild(provisional bool) {
 	if provisional {
 		claims, catClaims = maps.Clone(h.claims), maps.Clone(h.catClaims)
 	}
-	t := buildRoutes(offers, claims, h.cfg.PrefixCollisions, h.builtins.claim)
+	t := buildRoutes(offers, claims, h.cfg.PrefixCollisions, h.builtins.claim, h.known)
 	t.cat = buildCatalog(offers, catClaims, h.cfg.PrefixCollisions)
 	if !provisional {
+		h.known.save(h, offers, h.claims)
 		h.logConflicts(t)
 		h.logCatalogConflicts(t.cat)
 	}
@@ -577,24 +580,18 @@ func (h *Host) logConflicts(t *routeTable) {
 			}
 			if c.ServedAs == "" {
 				h.log.Error("function name conflict: the name is owned by another plugin; duplicate refused",
-					"function", c.Function, "owner", c.Owner, "refused", plugin)
+					"function", c.Function, "owner", c.Owner, "refused", plugin,
+					"next", "rename the function in "+plugin+", or run with --prefix-collisions to serve it as "+plugin+prefixSep+c.Function)
 			} else {
 				h.log.Warn("function name conflict: the name is owned by another plugin; duplicate served prefixed",
-					"function", c.Function, "owner", c.Owner, "plugin", plugin, "served_as", c.ServedAs)
+					"function", c.Function, "owner", c.Owner, "plugin", plugin, "served_as", c.ServedAs,
+					"next", "call it as "+c.ServedAs+", or rename it in "+plugin+" to serve it under a name of its own")
 			}
 			h.events.publish(Event{Type: EventCollision, Plugin: plugin, Message: "function name conflict",
-				Reason: collisionReason(c)})
+				Reason: c.String()})
 		}
 	}
 	h.logged = now
-}
-
-// collisionReason says what a conflict does.
-func collisionReason(c Conflict) string {
-	if c.ServedAs == "" {
-		return fmt.Sprintf("function %s is owned by %s; refused", c.Function, c.Owner)
-	}
-	return fmt.Sprintf("function %s is owned by %s; served as %s", c.Function, c.Owner, c.ServedAs)
 }
 
 // Function returns the served function fn with its $refs inlined (the

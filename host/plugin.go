@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -437,6 +438,15 @@ type Conflict struct {
 	// ServedAs is the name the duplicate is served under with
 	// Config.PrefixCollisions ("PLUGIN__NAME"); "" when it is refused.
 	ServedAs string `json:"served_as,omitempty"`
+}
+
+// String says what the conflict does, in one line: "function echo is
+// owned by notes; served as mine__echo", or "...; refused".
+func (c Conflict) String() string {
+	if c.ServedAs == "" {
+		return fmt.Sprintf("function %s is owned by %s; refused", c.Function, c.Owner)
+	}
+	return fmt.Sprintf("function %s is owned by %s; served as %s", c.Function, c.Owner, c.ServedAs)
 }
 
 // Status returns the plugin's status (without Conflicts, which the

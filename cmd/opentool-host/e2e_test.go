@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -59,7 +60,11 @@ func startHostProcUntil(t *testing.T, dir, marker string, extra ...string) *host
 	addr := testutil.FreeAddr(t)
 	// --drain-delay 0: these tests stop the host with SIGTERM and no load
 	// balancer is there to drain (replicas_e2e_test.go tests the delay).
-	args := append([]string{"run", "--dir", dir, "--addr", addr, "--log-level", "debug", "--state-dir", t.TempDir(), "--drain-delay", "0"}, extra...)
+	args := []string{"run", "--dir", dir, "--addr", addr, "--log-level", "debug", "--drain-delay", "0"}
+	if !slices.Contains(extra, "--state-dir") { // a test that restarts a host keeps its state folder
+		args = append(args, "--state-dir", t.TempDir())
+	}
+	args = append(args, extra...)
 	cmd := exec.Command(bin, args...)
 	logs := &syncBuffer{}
 	pr, pw := io.Pipe()
