@@ -2,6 +2,11 @@ package main_test
 
 import (
 	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -78,5 +83,80 @@ func TestConflictOwnershipStableAndPrefixed(t *testing.T) {
 	}
 	if got := ncStdout(t, hp.url, "alpha__echo"); got != "alpha" {
 		t.Errorf("alpha__echo after a restart: %q", got)
+	}
+}
+
+// ncHealth is GET /health's body.
+func ncHealth(t *testing.T, url string) string {
+	t.Helper()
+	_, _, body := httpDo(t, http.MethodGet, url+"/health", "", "")
+	return body
+}
+
+// ncLogLine waits up to 10 s for a log line of hp containing every one
+// of parts, and returns it.
+func ncLogLine(t *testing.T, hp *hostProc, parts ...string) string {
+	t.Helper()
+	var found string
+	testutil.Eventually(t, 10*time.Second, fmt.Sprintf("no log line with %q", parts), func() bool {
+		for _, line := range strings.Split(hp.logs.String(), "\n") {
+			if !slices.ContainsFunc(parts, func(p string) bool { return !strings.Contains(line, p) }) {
+				found = line
+				return true
+			}
+		}
+		return false
+	})
+	return found
+}
+
+// TestDropInMistakesReportedWhileRunning: each mistake of a file dropped
+// into a running host is said at once, where the user looks: a plugin
+// without its exec bit is logged and shown by /health and list --url
+// (and served once chmod +x); a NAME.tools.json holding one function
+// entry says so and what a whole file looks like; a broken bad.mcp.json
+// beside a valid bad.tools.json shows its own JSON error, not only that
+// the name is taken.
+func TestDropInMistakesReportedWhileRunning(t *testing.T) {
+	dir := t.TempDir()
+	ctWrite(t, dir, "ok", ncTools("ok"))
+	hp := startHostProc(t, dir)
+
+	// Not executable.
+	bin := testutil.InstallPlugin(t, t.TempDir(), "mock", "./plugins/mock")
+	mine := filepath.Join(dir, "opentool-plugin-mine")
+	testutil.CopyFile(t, bin, mine, 0o644)
+	line := ncLogLine(t, hp, "file in the plugins folder is not served", "opentool-plugin-mine", "not executable")
+	if !strings.Contains(line, "[WARN]") {
+		t.Errorf("not executable: %s", line)
+	}
+	if h := ncHealth(t, hp.url); !strings.Contains(h, `{"file":"opentool-plugin-mine","reason":"not executable"}`) {
+		t.Errorf("/health does not list the file: %s", h)
+	}
+	out, _, _ := runCLI(t, "list", "--url", hp.url)
+	if !regexp.MustCompile(`(?m)^opentool-plugin-mine\s+not executable$`).MatchString(out) {
+		t.Errorf("list --url does not show the file:\n%s", out)
+	}
+	if err := os.Chmod(mine, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 10*time.Second, "mine not served after chmod +x", func() bool {
+		h := ncHealth(t, hp.url)
+		return strings.Contains(h, `"name":"mine"`) && !strings.Contains(h, `"opentool-plugin-mine"`)
+	})
+
+	// A snippet, not a file.
+	ctWrite(t, dir, "snippet", `{"name":"hello","description":"Says hello.","command":["echo","hello"]}`)
+	ncLogLine(t, hp, "snippet", "one function entry, not a whole NAME.tools.json", `a whole file is {`)
+
+	// A broken declaration behind another.
+	ctWrite(t, dir, "bad", ncTools("bad"))
+	testutil.Eventually(t, 10*time.Second, "bad.tools.json not served", func() bool { return ncStdout(t, hp.url, "bad__echo") == "bad" })
+	if err := os.WriteFile(filepath.Join(dir, "bad.mcp.json"), []byte(`{"mcpServers": {"bad": {"command": "x"`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ncLogLine(t, hp, "plugin refused", "is taken by bad.tools.json", "declaration bad.mcp.json: $: unexpected end of JSON input")
+	if h := ncHealth(t, hp.url); !strings.Contains(h, `"file":"bad.mcp.json"`) || !strings.Contains(h, "unexpected end of JSON input") {
+		t.Errorf("/health does not show bad.mcp.json's fault: %s", h)
 	}
 }
