@@ -24,7 +24,9 @@ type Config struct {
 	Dir string
 
 	// Logger receives the host's and the plugins' logs (plugins' stderr is
-	// logged under "plugin.NAME"). Default: hclog.NewNullLogger().
+	// logged under "plugin.NAME"); go-plugin's lines that repeat a failed
+	// start's or a crash's one ERROR line reach it at debug level.
+	// Default: hclog.NewNullLogger().
 	Logger hclog.Logger
 
 	// StateDir is the parent of the host-owned state folder (copies of
@@ -238,6 +240,7 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Logger == nil {
 		c.Logger = hclog.NewNullLogger()
 	}
+	c.Logger = quiet(c.Logger) // one line per failure (quietlog.go)
 	setDefault(&c.StartTimeout, 10*time.Second)
 	setDefault(&c.CallTimeout, 60*time.Second)
 	setDefault(&c.CancelGrace, 500*time.Millisecond)

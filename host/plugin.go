@@ -259,9 +259,13 @@ func (p *Plugin) start(attempt int, file fileRef) {
 		var se *startError
 		var stderr []string
 		if errors.As(err, &se) {
-			stderr = se.stderr
+			stderr = userPaths(se.stderr, p.sv.state.bin, file.path)
 		}
-		p.handle(evStartFailed{attempt: attempt, err: err.Error(), held: isHeld(err), stderr: stderr})
+		reason := err.Error()
+		if hint := startHint(file.path, stderr); hint != "" {
+			reason += "; next: " + hint
+		}
+		p.handle(evStartFailed{attempt: attempt, err: reason, held: isHeld(err), stderr: stderr})
 		return
 	}
 	p.cat.Store(inst.catalog) // nil: the new process serves none
@@ -276,7 +280,7 @@ func (p *Plugin) watch(inst *instance) {
 	<-inst.exited()
 	p.handle(evExited{
 		inst: inst, asked: inst.stopped.Load(), up: time.Since(inst.started),
-		pid: inst.pid(), status: inst.exitStatus(), stderr: inst.stderrTail(),
+		pid: inst.pid(), status: inst.exitStatus(), stderr: userPaths(inst.stderrTail(), p.sv.state.bin, inst.path),
 	})
 }
 

@@ -26,6 +26,9 @@ type hostProc struct {
 	url  string // http://127.0.0.1:PORT
 	logs *syncBuffer
 	done chan struct{}
+	// logged is closed once every line the host wrote is in logs (after
+	// done).
+	logged chan struct{}
 }
 
 // syncBuffer is a bytes.Buffer safe for one writer and many readers.
@@ -69,9 +72,10 @@ func startHostProcUntil(t *testing.T, dir, marker string, extra ...string) *host
 	logs := &syncBuffer{}
 	pr, pw := io.Pipe()
 	cmd.Stderr = pw
-	hp := &hostProc{cmd: cmd, url: "http://" + addr, logs: logs, done: make(chan struct{})}
+	hp := &hostProc{cmd: cmd, url: "http://" + addr, logs: logs, done: make(chan struct{}), logged: make(chan struct{})}
 	ready := make(chan struct{})
 	go func() {
+		defer close(hp.logged)
 		sc := bufio.NewScanner(pr)
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
 		once := false

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -158,5 +159,86 @@ func TestDropInMistakesReportedWhileRunning(t *testing.T) {
 	ncLogLine(t, hp, "plugin refused", "is taken by bad.tools.json", "declaration bad.mcp.json: $: unexpected end of JSON input")
 	if h := ncHealth(t, hp.url); !strings.Contains(h, `"file":"bad.mcp.json"`) || !strings.Contains(h, "unexpected end of JSON input") {
 		t.Errorf("/health does not show bad.mcp.json's fault: %s", h)
+	}
+}
+
+// ncLevelLines are the log lines of hp at ERROR or WARN.
+func ncLevelLines(hp *hostProc) []string {
+	var out []string
+	for _, line := range strings.Split(hp.logs.String(), "\n") {
+		if strings.Contains(line, "[ERROR]") || strings.Contains(line, "[WARN]") {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// ncScript writes an executable script plugin opentool-plugin-NAME.
+func ncScript(t *testing.T, dir, name, body string) string {
+	t.Helper()
+	path := filepath.Join(dir, "opentool-plugin-"+name)
+	if err := os.WriteFile(path, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestFailedStartOneClearLine: a script plugin that fails to start gives
+// one ERROR line (no WARN without a name, no second ERROR), naming the
+// plugin, with the traceback naming the user's file (not the host's
+// copy), also on /health; a missing grpc module says which interpreter
+// ran the script and how to give it grpcio. Ctrl-C while plugins start
+// logs no ERROR or WARN line.
+func TestFailedStartOneClearLine(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("no python3 on PATH")
+	}
+	dir := t.TempDir()
+	crash := ncScript(t, dir, "crash", "#!/usr/bin/env python3\ndef main():\n    raise RuntimeError('boom from user code')\nmain()\n")
+	ncScript(t, dir, "nogrpc", "#!/usr/bin/env python3\nraise ModuleNotFoundError(\"No module named 'grpc'\")\n")
+	hp := startHostProc(t, dir)
+	lines := ncLevelLines(hp)
+	if len(lines) != 2 {
+		t.Fatalf("want one ERROR line per failed plugin, got %d:\n%s", len(lines), strings.Join(lines, "\n"))
+	}
+	for _, l := range lines {
+		if !strings.Contains(l, "[ERROR]") || !strings.Contains(l, "plugin failed to start") {
+			t.Errorf("not the failed start's one line: %s", l)
+		}
+	}
+	crashLine, grpcLine := lines[0], lines[1]
+	if strings.Contains(crashLine, "plugin=nogrpc") {
+		crashLine, grpcLine = grpcLine, crashLine
+	}
+	copyPath := regexp.MustCompile(`/bin/[0-9a-f]{64}`)
+	if !strings.Contains(crashLine, "plugin=crash") || !strings.Contains(crashLine, `File \"`+crash+`\", line 3, in main`) ||
+		!strings.Contains(crashLine, "boom from user code") || copyPath.MatchString(crashLine) {
+		t.Errorf("the crash's line does not give the traceback in the user's file:\n%s", crashLine)
+	}
+	if !strings.Contains(grpcLine, "plugin=nogrpc") || !strings.Contains(grpcLine, "cannot import grpc") ||
+		!strings.Contains(grpcLine, "python3 (") || !strings.Contains(grpcLine, "-m pip install grpcio") {
+		t.Errorf("the missing grpc module gets no hint:\n%s", grpcLine)
+	}
+	if h := ncHealth(t, hp.url); !strings.Contains(h, `File \"`+crash+`\"`) || copyPath.MatchString(h) {
+		t.Errorf("/health's stderr does not name the user's file: %s", h)
+	}
+
+	// Ctrl-C while a plugin starts.
+	dir = t.TempDir()
+	marker := filepath.Join(t.TempDir(), "started")
+	ncScript(t, dir, "slow", "#!/bin/sh\necho starting >&2\ntouch "+marker+"\nexec sleep 30\n")
+	hp = startHostProcUntil(t, dir, "listening;")
+	testutil.Eventually(t, 10*time.Second, "the slow plugin did not start", func() bool {
+		_, err := os.Stat(marker)
+		return err == nil
+	})
+	_ = hp.cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case <-hp.logged:
+	case <-time.After(30 * time.Second):
+		t.Fatal("host did not exit 30 s after SIGINT")
+	}
+	if lines := ncLevelLines(hp); len(lines) != 0 {
+		t.Errorf("Ctrl-C while plugins start logged:\n%s", strings.Join(lines, "\n"))
 	}
 }
