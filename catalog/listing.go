@@ -77,7 +77,14 @@ func FetchListing(ctx context.Context, base, apiKey string) (Listing, error) {
 func FetchDocument(ctx context.Context, base, apiKey string) (*opentool.OpenTool, error) {
 	ctx, cancel := context.WithTimeout(ctx, fetchTimeout)
 	defer cancel()
-	return client.New(client.WithBaseURL(hostBase(base)+"/opentool"), client.WithAPIKey(apiKey)).Load(ctx)
+	return HostClient(base, apiKey).Load(ctx)
+}
+
+// HostClient is the Go client SDK's client of the OpenTool API of the
+// running host at base (e.g. http://127.0.0.1:9627; a trailing /opentool
+// is ignored), sending apiKey ("" for none) as a Bearer token.
+func HostClient(base, apiKey string) *client.Client {
+	return client.New(client.WithBaseURL(hostBase(base)+"/opentool"), client.WithAPIKey(apiKey))
 }
 
 // fetchTimeout bounds FetchListing and FetchDocument.

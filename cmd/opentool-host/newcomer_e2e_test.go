@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -240,5 +241,46 @@ func TestFailedStartOneClearLine(t *testing.T) {
 	}
 	if lines := ncLevelLines(hp); len(lines) != 0 {
 		t.Errorf("Ctrl-C while plugins start logged:\n%s", strings.Join(lines, "\n"))
+	}
+}
+
+// TestCallURLAsksTheRunningHost: call --url calls the running host (its
+// plugin processes, with their state; its keys) instead of starting its
+// own copy of the plugins: what one caller stored there, call --url
+// reads back; without the key it is refused; a tool's error exits 1.
+func TestCallURLAsksTheRunningHost(t *testing.T) {
+	dir := t.TempDir()
+	testutil.InstallPlugin(t, dir, "mock", "./plugins/mock")
+	hp := startHostProc(t, dir, "--api-key", "k1")
+	req, _ := http.NewRequest(http.MethodPost, hp.url+"/opentool/call", strings.NewReader(`{"jsonrpc":"2.0","method":"create","params":{"text":"kept by the running host"},"id":1}`))
+	req.Header.Set("Authorization", "Bearer k1")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var created struct{ Result struct{ ID int } }
+	err = json.NewDecoder(resp.Body).Decode(&created)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := fmt.Sprintf(`{"id":%d}`, created.Result.ID)
+
+	out, errOut, code := runCLI(t, "call", "--url", hp.url, "--api-key", "k1", "read", "--params", id)
+	if code != 0 || !strings.Contains(out, `"text": "kept by the running host"`) {
+		t.Errorf("call --url read: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	_, errOut, code = runCLI(t, "call", "--url", hp.url, "read", "--params", id)
+	if code != 1 || !strings.Contains(errOut, "call read:") {
+		t.Errorf("call --url without the key: exit %d, stderr %q", code, errOut)
+	}
+	_, errOut, code = runCLI(t, "call", "--url", hp.url, "--api-key", "k1", "read", "--params", `{"id":7}`)
+	if code != 1 || !strings.Contains(errOut, "call read: tool error") {
+		t.Errorf("call --url of a failing read: exit %d, stderr %q", code, errOut)
+	}
+	_, errOut, code = runCLI(t, "call", "--url", hp.url, "--dir", dir, "read")
+	if code != 2 || !strings.Contains(errOut, "--dir and --url are both given") {
+		t.Errorf("call --url --dir: exit %d, stderr %q", code, errOut)
 	}
 }
