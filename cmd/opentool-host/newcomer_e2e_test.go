@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -13,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/internal/testutil"
 )
@@ -282,5 +285,54 @@ func TestCallURLAsksTheRunningHost(t *testing.T) {
 	_, errOut, code = runCLI(t, "call", "--url", hp.url, "--dir", dir, "read")
 	if code != 2 || !strings.Contains(errOut, "--dir and --url are both given") {
 		t.Errorf("call --url --dir: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestMCPStdioInitializeAtOnce: `opentool-host mcp` answers initialize
+// (and ping) while a plugin is still starting, as a desktop client needs;
+// the first tools/list waits for the plugins, so that it lists every
+// tool for a client that does not follow tools/list_changed.
+func TestMCPStdioInitializeAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	gate := filepath.Join(t.TempDir(), "gate")
+	mock := testutil.Build(t, "./plugins/mock")
+	// The plugin comes up only once the test opens the gate.
+	ncScript(t, dir, "gated", "#!/bin/sh\nwhile [ ! -e "+gate+" ]; do sleep 0.05; done\nexec "+mock+"\n")
+	cmd := exec.Command(testutil.Build(t, "./cmd/opentool-host"), "mcp", "--dir", dir, "--state-dir", t.TempDir(), "--start-timeout", "60s")
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "desktop", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("initialize not answered while a plugin starts: %v\n%s", err, stderr.String())
+	}
+	defer cs.Close()
+	listed := make(chan []string, 1)
+	go func() {
+		lctx, lcancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer lcancel()
+		res, err := cs.ListTools(lctx, nil)
+		var names []string
+		if err == nil {
+			for _, tl := range res.Tools {
+				names = append(names, tl.Name)
+			}
+		}
+		listed <- names
+	}()
+	if err := cs.Ping(ctx, nil); err != nil {
+		t.Fatalf("ping while a plugin starts: %v", err)
+	}
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case names := <-listed:
+		if !slices.Contains(names, "count") {
+			t.Errorf("the first tools/list lacks the plugin that was starting: %v\n%s", names, stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("tools/list not answered 30 s after the plugin could start")
 	}
 }
