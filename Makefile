@@ -50,8 +50,10 @@ deps-python:
 	@./scripts/deps-python.sh
 
 # The Node plugin SDK for plugins/opentool-plugin-nodeecho: npm ci of
-# @grpc/grpc-js into pluginsdk/node/node_modules and a link in Node's global
-# folder. Prints SKIP and succeeds when it cannot (see pluginsdk/node/README.md).
+# @grpc/grpc-js into pluginsdk/node/node_modules; the plugin requires the SDK
+# from beside its own file (OPENTOOL_PLUGIN_FILE), nothing is written outside
+# the checkout. Prints SKIP and succeeds when it cannot (see
+# pluginsdk/node/README.md).
 deps-node:
 	@./scripts/deps-node.sh
 
