@@ -591,3 +591,28 @@ func TestDesktopConfigExamples(t *testing.T) {
 		t.Fatal("no desktop config example found")
 	}
 }
+
+// TestOneDesktopConfig: every page that shows a desktop client how to
+// start the host (a JSON block naming "opentool-host" under mcpServers)
+// shows the same block, so that no two pages give different paths.
+func TestOneDesktopConfig(t *testing.T) {
+	root := testutil.RepoRoot(t)
+	shown := map[string]string{} // block → first page:line showing it
+	for _, page := range pages(t, root) {
+		md, err := os.ReadFile(filepath.Join(root, page))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range blocks(string(md)) {
+			if b.lang == "json" && strings.Contains(b.text, `"mcpServers"`) && strings.Contains(b.text, `"opentool-host": {`) &&
+				strings.Contains(b.text, `"mcp"`) {
+				if _, ok := shown[b.text]; !ok {
+					shown[b.text] = fmt.Sprintf("%s:%d", page, b.line)
+				}
+			}
+		}
+	}
+	if len(shown) != 1 {
+		t.Errorf("%d different desktop configs of the host: %v", len(shown), shown)
+	}
+}
