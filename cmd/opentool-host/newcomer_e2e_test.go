@@ -336,3 +336,138 @@ func TestMCPStdioInitializeAtOnce(t *testing.T) {
 		t.Fatal("tools/list not answered 30 s after the plugin could start")
 	}
 }
+
+// ncBlock returns the first fenced block of the Markdown page (relative
+// to the repository) whose fence line is fence ("```go") and whose text
+// starts with start.
+func ncBlock(t *testing.T, page, fence, start string) string {
+	t.Helper()
+	md, err := os.ReadFile(filepath.Join(testutil.RepoRoot(t), page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, part := range strings.Split(string(md), "\n"+fence+"\n")[1:] {
+		text, _, ok := strings.Cut(part, "\n```\n")
+		if ok && strings.HasPrefix(text, start) {
+			return text + "\n"
+		}
+	}
+	t.Fatalf("%s has no %s block starting %q", page, fence, start)
+	return ""
+}
+
+// TestTutorialPluginsServedWhileRunning (issue 34, "done when"): the
+// plugins the docs show whole (README's Go plugin, the Python and Node
+// SDK READMEs' plugins, writing-plugins' lines.tools.json) dropped into a
+// running copy of make run's folder are each served, every function under
+// the name the log states (a name another plugin owns as PLUGIN__NAME,
+// with a WARN line naming it), with no ERROR line. A language whose
+// runtime is missing here is left out, named.
+func TestTutorialPluginsServedWhileRunning(t *testing.T) {
+	dir, _ := examplesFolder(t)
+	hp := startHostProc(t, dir, "--log-level", "info")
+
+	// README's Go plugin, built outside the folder and moved in whole.
+	src := filepath.Join(testutil.RepoRoot(t), "docs", "testdata", "tutorial-greeter")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(src) })
+	if err := os.WriteFile(filepath.Join(src, "main.go"), []byte(ncBlock(t, "README.md", "```go", "package main")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "opentool-plugin-greeter")
+	build := exec.Command("go", "build", "-o", bin, "./docs/testdata/tutorial-greeter")
+	build.Dir = testutil.RepoRoot(t)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("README's Go plugin: %v\n%s", err, out)
+	}
+	if err := os.Rename(bin, filepath.Join(dir, "opentool-plugin-greeter")); err != nil {
+		t.Fatal(err)
+	}
+	dropped := []string{"greeter", "lines"}
+	ctWrite(t, dir, "lines", ncBlock(t, "docs/writing-plugins.md", "```json lines.tools.json", "{"))
+	for _, lp := range langPlugins {
+		if why := lp.missing(t); why != "" {
+			t.Logf("left out: %s", why)
+			continue
+		}
+		page := map[string]string{"python": "pluginsdk/python/README.md", "node": "pluginsdk/node/README.md"}[lp.lang]
+		fence := map[string]string{"python": "```python", "node": "```js"}[lp.lang]
+		name := "my" + lp.lang
+		ncScript(t, dir, name, ncBlock(t, page, fence, "#!"))
+		dropped = append(dropped, name)
+	}
+
+	type status struct {
+		Name      string
+		State     string
+		Functions []string
+		Conflicts []struct {
+			Function string
+			ServedAs string `json:"served_as"`
+		}
+	}
+	served := map[string]status{}
+	testutil.Eventually(t, 20*time.Second, fmt.Sprintf("%v not all ready", dropped), func() bool {
+		var h struct{ Plugins []status }
+		_, _, body := httpDo(t, http.MethodGet, hp.url+"/health", "", "")
+		if json.Unmarshal([]byte(body), &h) != nil {
+			return false
+		}
+		for _, p := range h.Plugins {
+			served[p.Name] = p
+		}
+		for _, name := range dropped {
+			if served[name].State != "ready" {
+				return false
+			}
+		}
+		return true
+	})
+	doc := ncHealthDoc(t, hp.url)
+	for _, name := range dropped {
+		p := served[name]
+		as := map[string]string{}
+		for _, c := range p.Conflicts {
+			as[c.Function] = c.ServedAs
+			ncLogLine(t, hp, "function name conflict", "plugin="+name, "served_as="+c.ServedAs)
+		}
+		for _, fn := range p.Functions {
+			want := fn
+			if as[fn] != "" {
+				want = as[fn]
+			}
+			if !doc[want] {
+				t.Errorf("%s's %s is not served as %s", name, fn, want)
+			}
+		}
+	}
+	if _, m := rpc(t, hp.url, `{"jsonrpc":"2.0","method":"greet","params":{"name":"Ada"},"id":1}`); fmt.Sprint(m["result"]) != "map[greeting:Hello, Ada!]" {
+		t.Errorf("greet: %v", m)
+	}
+	if _, m := rpc(t, hp.url, `{"jsonrpc":"2.0","method":"find_lines","params":{"pattern":"^b","text":"a\nbee"},"id":2}`); fmt.Sprint(m["result"]) != "map[exit_code:0 stderr: stdout:bee\n]" {
+		t.Errorf("find_lines: %v", m)
+	}
+	for _, line := range strings.Split(hp.logs.String(), "\n") {
+		if strings.Contains(line, "[ERROR]") {
+			t.Errorf("log line: %s", line)
+		}
+	}
+}
+
+// ncHealthDoc is the set of function names the host at url serves
+// (GET /opentool/load).
+func ncHealthDoc(t *testing.T, url string) map[string]bool {
+	t.Helper()
+	_, _, body := httpDo(t, http.MethodGet, url+"/opentool/load", "", "")
+	var doc struct{ Functions []struct{ Name string } }
+	if err := json.Unmarshal([]byte(body), &doc); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bool{}
+	for _, f := range doc.Functions {
+		out[f.Name] = true
+	}
+	return out
+}
