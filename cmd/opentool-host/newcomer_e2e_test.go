@@ -38,14 +38,15 @@ func ncStdout(t *testing.T, url, fn string) string {
 	return fmt.Sprint(m["error"])
 }
 
-// stopHostProc stops a host with SIGTERM and waits for it to exit.
-func stopHostProc(t *testing.T, hp *hostProc) {
+// stopHostProc sends sig to a host and waits until it exited and every
+// line it wrote is in hp.logs.
+func stopHostProc(t *testing.T, hp *hostProc, sig syscall.Signal) {
 	t.Helper()
-	_ = hp.cmd.Process.Signal(syscall.SIGTERM)
+	_ = hp.cmd.Process.Signal(sig)
 	select {
-	case <-hp.done:
+	case <-hp.logged:
 	case <-time.After(30 * time.Second):
-		t.Fatal("host did not exit 30 s after SIGTERM")
+		t.Fatalf("host did not exit 30 s after %v", sig)
 	}
 }
 
@@ -80,7 +81,7 @@ func TestConflictOwnershipStableAndPrefixed(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "function echo is owned by zeta; served as alpha__echo") {
 		t.Errorf("list --url (exit %d) does not show the conflict:\n%s%s", code, out, errOut)
 	}
-	stopHostProc(t, hp)
+	stopHostProc(t, hp, syscall.SIGTERM)
 
 	hp = startHostProc(t, dir, "--state-dir", state)
 	if got := ncStdout(t, hp.url, "echo"); got != "zeta" {
@@ -236,12 +237,7 @@ func TestFailedStartOneClearLine(t *testing.T) {
 		_, err := os.Stat(marker)
 		return err == nil
 	})
-	_ = hp.cmd.Process.Signal(syscall.SIGINT)
-	select {
-	case <-hp.logged:
-	case <-time.After(30 * time.Second):
-		t.Fatal("host did not exit 30 s after SIGINT")
-	}
+	stopHostProc(t, hp, syscall.SIGINT)
 	if lines := ncLevelLines(hp); len(lines) != 0 {
 		t.Errorf("Ctrl-C while plugins start logged:\n%s", strings.Join(lines, "\n"))
 	}
