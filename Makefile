@@ -50,8 +50,10 @@ deps-python:
 	@./scripts/deps-python.sh
 
 # The Node plugin SDK for plugins/opentool-plugin-nodeecho: npm ci of
-# @grpc/grpc-js into pluginsdk/node/node_modules and a link in Node's global
-# folder. Prints SKIP and succeeds when it cannot (see pluginsdk/node/README.md).
+# @grpc/grpc-js into pluginsdk/node/node_modules; the plugin requires the SDK
+# from beside its own file (OPENTOOL_PLUGIN_FILE), nothing is written outside
+# the checkout. Prints SKIP and succeeds when it cannot (see
+# pluginsdk/node/README.md).
 deps-node:
 	@./scripts/deps-node.sh
 
@@ -84,8 +86,10 @@ image: $(SDKMOD)
 plugin-%: $(SDKMOD)
 	$(GO) build -o plugins/opentool-plugin-$* ./plugins/$*
 
+# make run RUNFLAGS='--prefix-collisions=false --log-level debug' passes
+# any flag of `opentool-host run`.
 run: build
-	./bin/opentool-host run --dir plugins --addr $(ADDR)
+	./bin/opentool-host run --dir plugins --addr $(ADDR) $(RUNFLAGS)
 
 # Every package's tests; at the end, each skipped test with its reason.
 # The host's supervision and call-path tests run twice: Go plugins take

@@ -77,7 +77,14 @@ func FetchListing(ctx context.Context, base, apiKey string) (Listing, error) {
 func FetchDocument(ctx context.Context, base, apiKey string) (*opentool.OpenTool, error) {
 	ctx, cancel := context.WithTimeout(ctx, fetchTimeout)
 	defer cancel()
-	return client.New(client.WithBaseURL(hostBase(base)+"/opentool"), client.WithAPIKey(apiKey)).Load(ctx)
+	return HostClient(base, apiKey).Load(ctx)
+}
+
+// HostClient is the Go client SDK's client of the OpenTool API of the
+// running host at base (e.g. http://127.0.0.1:9627; a trailing /opentool
+// is ignored), sending apiKey ("" for none) as a Bearer token.
+func HostClient(base, apiKey string) *client.Client {
+	return client.New(client.WithBaseURL(hostBase(base)+"/opentool"), client.WithAPIKey(apiKey))
 }
 
 // fetchTimeout bounds FetchListing and FetchDocument.
@@ -147,7 +154,8 @@ func getJSON(ctx context.Context, url, apiKey string, v any) error {
 }
 
 // WriteTable writes l as aligned tables: the functions, then the plugins
-// with their state, pid, restarts, function count and last error, then
+// with their state, pid, restarts, function count, last error and name
+// conflicts, then
 // the files named like plugins that are not served, with the reason
 // (each cell on one line, at most 160 characters).
 func (l Listing) WriteTable(w io.Writer) {
@@ -161,7 +169,7 @@ func (l Listing) WriteTable(w io.Writer) {
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "PLUGIN\tSTATE\tPID\tRESTARTS\tFUNCTIONS\tREASON")
 	for _, p := range l.Plugins {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\n", p.Name, p.State, p.PID, p.Restarts, len(p.Functions), oneLine(p.LastError))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\n", p.Name, p.State, p.PID, p.Restarts, len(p.Functions), oneLine(reason(p)))
 	}
 	tw.Flush()
 	if len(l.Ignored) > 0 {
@@ -173,6 +181,20 @@ func (l Listing) WriteTable(w io.Writer) {
 		}
 		tw.Flush()
 	}
+}
+
+// reason is the REASON cell of plugin p: its last error, then each of
+// its function name conflicts ("function echo is owned by notes; served
+// as mine__echo"), joined by "; ".
+func reason(p host.PluginStatus) string {
+	var parts []string
+	if p.LastError != "" {
+		parts = append(parts, p.LastError)
+	}
+	for _, c := range p.Conflicts {
+		parts = append(parts, c.String())
+	}
+	return strings.Join(parts, "; ")
 }
 
 // oneLine is s on one line, cut to 160 characters.

@@ -11,6 +11,10 @@
 //     of that session's `opentool-host run` ("```console --tool-search"):
 //     the page's sessions with the same flags share a host of their own.
 //   - A ```go block that starts with "package main" must build.
+//   - A ```json block whose fence names a declaration file ("```json
+//     lines.tools.json") is that whole file: it is dropped into the
+//     example host's plugins folder, so the page's console sessions call
+//     its functions, and a snippet that is not a whole file fails them.
 //   - Output that changes from run to run is compared loosely: the
 //     host's address (shown as 127.0.0.1:9627) and the value of an OTC
 //     "duration".
@@ -289,6 +293,11 @@ func startExampleHost(t *testing.T, extra ...string) *exampleHost {
 		t.Fatal(err)
 	}
 	testutil.CopyFile(t, filepath.Join(root, "plugins", "text.tools.json"), filepath.Join(dir, "text.tools.json"), 0o644)
+	for name, body := range pageDeclarations(t, root) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	addr := testutil.FreeAddr(t)
 	logs := &testutil.SyncBuffer{}
 	args := append([]string{"run", "--dir", dir, "--addr", addr, "--state-dir", t.TempDir(), "--drain-delay", "0", "--watch=false"}, extra...)
@@ -322,6 +331,31 @@ func startExampleHost(t *testing.T, extra ...string) *exampleHost {
 		return resp.StatusCode == http.StatusOK
 	})
 	return h
+}
+
+// pageDeclarations returns the declaration files the pages show whole
+// (a ```json block whose fence names NAME.tools.json), by file name.
+// Two pages showing different files under one name fail the test.
+func pageDeclarations(t *testing.T, root string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, page := range pages(t, root) {
+		md, err := os.ReadFile(filepath.Join(root, page))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range blocks(string(md)) {
+			f := strings.Fields(b.lang)
+			if len(f) != 2 || f[0] != "json" || !strings.HasSuffix(f[1], decl.ToolsSuffix) {
+				continue
+			}
+			if prev, ok := out[f[1]]; ok && prev != b.text {
+				t.Fatalf("%s:%d: %s is shown twice, differently", page, b.line, f[1])
+			}
+			out[f[1]] = b.text
+		}
+	}
+	return out
 }
 
 // TestConsoleExamples runs every console session of every page.
@@ -555,5 +589,30 @@ func TestDesktopConfigExamples(t *testing.T) {
 	}
 	if configs == 0 {
 		t.Fatal("no desktop config example found")
+	}
+}
+
+// TestOneDesktopConfig: every page that shows a desktop client how to
+// start the host (a JSON block naming "opentool-host" under mcpServers)
+// shows the same block, so that no two pages give different paths.
+func TestOneDesktopConfig(t *testing.T) {
+	root := testutil.RepoRoot(t)
+	shown := map[string]string{} // block → first page:line showing it
+	for _, page := range pages(t, root) {
+		md, err := os.ReadFile(filepath.Join(root, page))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range blocks(string(md)) {
+			if b.lang == "json" && strings.Contains(b.text, `"mcpServers"`) && strings.Contains(b.text, `"opentool-host": {`) &&
+				strings.Contains(b.text, `"mcp"`) {
+				if _, ok := shown[b.text]; !ok {
+					shown[b.text] = fmt.Sprintf("%s:%d", page, b.line)
+				}
+			}
+		}
+	}
+	if len(shown) != 1 {
+		t.Errorf("%d different desktop configs of the host: %v", len(shown), shown)
 	}
 }

@@ -3,6 +3,7 @@ package frontdoor
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -28,10 +29,16 @@ type StdioConfig struct {
 // stdin and stdout (MCP "Transports", stdio: newline-delimited JSON-RPC;
 // stdout carries nothing else) until stdin ends or ctx is done (a
 // signal); then calls in flight get ShutdownTimeout, every plugin stops
-// and the session writes what the ended calls answered. The client is
-// the local user who started the process: no keys, no request guard.
-// Errors: the host could not be made or started, or the session not
-// opened.
+// and the session writes what the ended calls answered. The session
+// opens before the plugins start, so that initialize is answered at once
+// (a desktop client gives up on a server that does not answer it);
+// requests about tools, prompts, resources and completion wait until
+// every plugin has started or failed (waitForStart), so that the first
+// tools/list is whole for the clients that do not follow
+// notifications/tools/list_changed, which the others get for every later
+// change. The client is the local user who started the process: no
+// keys, no request guard. Errors: the host could not be made or
+// started, or the session not opened.
 func ServeStdio(ctx context.Context, cfg StdioConfig) error {
 	log := cfg.Host.Logger
 	if log == nil {
@@ -48,11 +55,9 @@ func ServeStdio(ctx context.Context, cfg StdioConfig) error {
 			log.Warn("host close", "error", err)
 		}
 	}
-	if err := h.Start(ctx); err != nil {
-		closeHost()
-		return err
-	}
 	s := mcpapi.New(h, mcpapi.Config{MaxResultBytes: cfg.Host.MaxResultBytes, Logger: log.Named("mcp")})
+	started := make(chan struct{})
+	s.MCP().AddReceivingMiddleware(waitForStart(started))
 	follow, unfollow := context.WithCancel(context.Background())
 	defer unfollow()
 	go s.Follow(follow)
@@ -61,17 +66,38 @@ func ServeStdio(ctx context.Context, cfg StdioConfig) error {
 		closeHost()
 		return fmt.Errorf("mcp: %w", err)
 	}
-	log.Info("serving MCP on stdio", "functions", len(h.Functions()))
+	log.Info("serving MCP on stdio; starting plugins")
+	startErr := make(chan error, 1)
+	go func() { startErr <- h.Start(ctx) }()
 	ended := make(chan struct{})
 	go func() {
 		_ = ss.Wait()
 		close(ended)
 	}()
-	select {
-	case <-ended:
-		log.Info("end of input: shutting down")
-	case <-ctx.Done():
-		log.Info("signal: shutting down")
+	var failed error
+serve:
+	for {
+		select {
+		case err := <-startErr:
+			startErr = nil
+			switch {
+			case err != nil && ctx.Err() != nil:
+				log.Info("signal while the plugins start: shutting down")
+				break serve
+			case err != nil:
+				failed = err
+				break serve
+			}
+			s.Sync() // the tools of every plugin up, before the held requests go on
+			close(started)
+			log.Info("plugins started", "functions", len(h.Functions()))
+		case <-ended:
+			log.Info("end of input: shutting down")
+			break serve
+		case <-ctx.Done():
+			log.Info("signal: shutting down")
+			break serve
+		}
 	}
 	closeHost()
 	// Close waits for the calls the host has just ended to write their
@@ -83,5 +109,26 @@ func ServeStdio(ctx context.Context, cfg StdioConfig) error {
 	case <-time.After(sessionCloseWait):
 	}
 	log.Info("stopped")
-	return nil
+	return failed
+}
+
+// waitForStart holds the requests whose answer depends on the plugins
+// (tools/, prompts/, resources/, completion/ methods) until started is
+// closed or the request's context ends; initialize, ping and
+// notifications pass at once.
+func waitForStart(started <-chan struct{}) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			area, _, _ := strings.Cut(method, "/")
+			switch area {
+			case "tools", "prompts", "resources", "completion":
+				select {
+				case <-started:
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			}
+			return next(ctx, method, req)
+		}
+	}
 }

@@ -26,7 +26,9 @@ type Config struct {
 	Dir string
 
 	// Logger receives the host's and the plugins' logs (plugins' stderr is
-	// logged under "plugin.NAME"). Default: hclog.NewNullLogger().
+	// logged under "plugin.NAME"); go-plugin's lines that repeat a failed
+	// start's or a crash's one ERROR line reach it at debug level.
+	// Default: hclog.NewNullLogger().
 	Logger hclog.Logger
 
 	// StateDir is the parent of the host-owned state folder (copies of
@@ -121,7 +123,9 @@ type Config struct {
 	// PrefixCollisions serves a function whose name another plugin already
 	// owns as "PLUGIN__NAME" instead of refusing it. Without it the later
 	// duplicate is refused (logged at ERROR and shown in /health); the
-	// first owner keeps the name either way.
+	// first owner keeps the name either way, also across restarts (the
+	// owners are remembered under StateDir, owners.go). The CLI turns it
+	// on by default (--prefix-collisions=false turns it off).
 	PrefixCollisions bool
 
 	// Declared serves one declared plugin (a server of "NAME.mcp.json" or
@@ -240,6 +244,7 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Logger == nil {
 		c.Logger = hclog.NewNullLogger()
 	}
+	c.Logger = quiet(c.Logger) // one line per failure (quietlog.go)
 	setDefault(&c.StartTimeout, 10*time.Second)
 	setDefault(&c.CallTimeout, 60*time.Second)
 	setDefault(&c.CancelGrace, 500*time.Millisecond)

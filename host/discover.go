@@ -452,6 +452,16 @@ func withPolicies(dir string, cs []candidate) []candidate {
 	return cs
 }
 
+// takenBy is why c is refused when the file at path has its name; it
+// also gives c's own fault, which would otherwise never be shown.
+func (c candidate) takenBy(path string) string {
+	why := "plugin name " + c.name + " is taken by " + filepath.Base(path)
+	if c.fault != "" {
+		why += "; and " + c.fault
+	}
+	return why
+}
+
 // claimNames keeps one candidate per plugin name: the one from a file
 // the operator names (Config.MCPConfigs: nothing in the plugins folder
 // takes over what the operator declared), else the one from the file
@@ -478,7 +488,7 @@ func claimNames(all []candidate, owners map[string]string) (kept []candidate, re
 	refused = map[string]string{}
 	for i, c := range all {
 		if i > 0 && all[i-1].name == c.name {
-			refused[filepath.Base(c.path)+": "+c.name] = "plugin name " + c.name + " is taken by " + filepath.Base(kept[len(kept)-1].path)
+			refused[filepath.Base(c.path)+": "+c.name] = c.takenBy(kept[len(kept)-1].path)
 			continue
 		}
 		kept = append(kept, c)

@@ -69,6 +69,7 @@ type Host struct {
 	routes  atomic.Pointer[routeTable]
 	routeMu sync.Mutex          // one rebuild at a time; guards claims and logged
 	claims  map[string]claim    // function name → owner, across rebuilds
+	known   *nameOwners         // claims' owners remembered across restarts (owners.go); guarded by routeMu
 	logged  map[Conflict]string // the conflicts logged (→ refused plugin), while they last
 	// catClaims owns the MCP catalog keys across rebuilds and catLogged
 	// are the catalog conflicts logged (catalog.go); guarded by routeMu.
@@ -152,6 +153,7 @@ func New(cfg Config) (*Host, error) {
 		results:   resultBudget{max: cfg.MaxResultMemory},
 		builtins:  bt,
 	}
+	h.known = h.loadOwners()
 	h.sv = &supervisor{cfg: &h.cfg, state: state, log: cfg.Logger, ctx: ctx, changed: h.changed, pins: pins, events: &h.events,
 		catalog: func() *catalogTable { return h.routes.Load().cat }}
 	if cfg.NoCgroups {
@@ -289,6 +291,8 @@ func (h *Host) Rescan(ctx context.Context) error {
 	}
 	for what, reason := range sc.refused {
 		h.log.Error("plugin refused", "plugin", what, "reason", reason)
+		file, _, _ := strings.Cut(what, ": ")
+		ignored[file] = joinReasons(ignored[file], reason)
 	}
 	seen := map[string]bool{}
 	var waits []<-chan struct{}
@@ -371,10 +375,12 @@ func (h *Host) syncPath(path string) {
 		found = []candidate{c}
 	}
 	keep := map[string]bool{}
+	refused := ""
 	for _, c := range withPolicies(h.cfg.Dir, found) {
-		p, err := h.claimPlugin(c.name, path)
+		p, err := h.claimPlugin(c, path)
 		if err != nil {
 			h.log.Error("plugin refused", "plugin", base+": "+c.name, "reason", err)
+			refused = joinReasons(refused, err.Error())
 			continue
 		}
 		if p != nil {
@@ -382,9 +388,21 @@ func (h *Host) syncPath(path string) {
 			p.sync(c)
 		}
 	}
+	if IsDeclaration(base) {
+		h.setIgnored(base, refused)
+	}
 	for _, p := range h.takeFrom(path, keep) {
 		p.remove()
 	}
+}
+
+// joinReasons joins two reasons a file is not served with "; " ("" when
+// there is none).
+func joinReasons(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
 }
 
 // reloadPins re-reads opentool.lock after it changed and lets every
@@ -429,15 +447,16 @@ func (h *Host) owners() map[string]string {
 	return m
 }
 
-// claimPlugin returns the Plugin of name declared by path, made when
-// new; nil once the host is closing. Errors: the name is another file's.
-func (h *Host) claimPlugin(name, path string) (*Plugin, error) {
+// claimPlugin returns the Plugin of c's name declared by path, made when
+// new; nil once the host is closing. Errors: the name is another file's
+// (with c's own fault, if any).
+func (h *Host) claimPlugin(c candidate, path string) (*Plugin, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if p, ok := h.plugins[name]; ok && p.path != path {
-		return nil, fmt.Errorf("plugin name %s is taken by %s", name, filepath.Base(p.path))
+	if p, ok := h.plugins[c.name]; ok && p.path != path {
+		return nil, errors.New(c.takenBy(p.path))
 	}
-	return h.pluginLocked(name, path), nil
+	return h.pluginLocked(c.name, path), nil
 }
 
 // takePlugin returns the Plugin of name declared by path, made when new,
@@ -551,9 +570,10 @@ func (h *Host) rebuild(provisional bool) {
 	if provisional {
 		claims, catClaims = maps.Clone(h.claims), maps.Clone(h.catClaims)
 	}
-	t := buildRoutes(offers, claims, h.cfg.PrefixCollisions, h.builtins.claim)
+	t := buildRoutes(offers, claims, h.cfg.PrefixCollisions, h.builtins.claim, h.known)
 	t.cat = buildCatalog(offers, catClaims, h.cfg.PrefixCollisions)
 	if !provisional {
+		h.known.save(h, offers, h.claims)
 		h.logConflicts(t)
 		h.logCatalogConflicts(t.cat)
 	}
@@ -579,24 +599,18 @@ func (h *Host) logConflicts(t *routeTable) {
 			}
 			if c.ServedAs == "" {
 				h.log.Error("function name conflict: the name is owned by another plugin; duplicate refused",
-					"function", c.Function, "owner", c.Owner, "refused", plugin)
+					"function", c.Function, "owner", c.Owner, "refused", plugin,
+					"next", "rename the function in "+plugin+", or run with --prefix-collisions to serve it as "+plugin+prefixSep+c.Function)
 			} else {
 				h.log.Warn("function name conflict: the name is owned by another plugin; duplicate served prefixed",
-					"function", c.Function, "owner", c.Owner, "plugin", plugin, "served_as", c.ServedAs)
+					"function", c.Function, "owner", c.Owner, "plugin", plugin, "served_as", c.ServedAs,
+					"next", "call it as "+c.ServedAs+", or rename it in "+plugin+" to serve it under a name of its own")
 			}
 			h.events.publish(Event{Type: EventCollision, Plugin: plugin, Message: "function name conflict",
-				Reason: collisionReason(c)})
+				Reason: c.String()})
 		}
 	}
 	h.logged = now
-}
-
-// collisionReason says what a conflict does.
-func collisionReason(c Conflict) string {
-	if c.ServedAs == "" {
-		return fmt.Sprintf("function %s is owned by %s; refused", c.Function, c.Owner)
-	}
-	return fmt.Sprintf("function %s is owned by %s; served as %s", c.Function, c.Owner, c.ServedAs)
 }
 
 // Function returns the served function fn with its $refs inlined (the
@@ -754,9 +768,10 @@ type IgnoredFile struct {
 }
 
 // Ignored lists the files of the plugins folder whose names start with
-// PluginPrefix but that cannot be run as plugins, with the reason, sorted
-// by name: /health and `list` show them so that no such file is ignored
-// without a word.
+// PluginPrefix but that cannot be run as plugins, and the declarations
+// whose plugin name another file took, with the reason, sorted by name:
+// /health and `list` show them so that no such file is ignored without a
+// word.
 func (h *Host) Ignored() []IgnoredFile {
 	m := h.ignored.Load()
 	if m == nil {
@@ -772,7 +787,7 @@ func (h *Host) Ignored() []IgnoredFile {
 
 // setIgnored records (reason not "") or clears the plugins-folder file
 // base after the watcher saw it change; a file that is gone, or whose
-// name does not look like a plugin's, is cleared.
+// name does not look like a plugin's or a declaration's, is cleared.
 func (h *Host) setIgnored(base, reason string) {
 	h.ignoredMu.Lock()
 	defer h.ignoredMu.Unlock()
@@ -780,7 +795,7 @@ func (h *Host) setIgnored(base, reason string) {
 	if old := h.ignored.Load(); old != nil {
 		m = maps.Clone(*old)
 	}
-	if _, err := os.Lstat(filepath.Join(h.cfg.Dir, base)); reason == "" || err != nil || !lookslikePlugin(base) {
+	if _, err := os.Lstat(filepath.Join(h.cfg.Dir, base)); reason == "" || err != nil || !(lookslikePlugin(base) || IsDeclaration(base)) {
 		delete(m, base)
 	} else {
 		m[base] = reason

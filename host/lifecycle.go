@@ -428,15 +428,20 @@ func (t *transition) onStartFailed(attempt int, err string, held bool, stderr []
 	if t.state != StateReady { // a serving process keeps its own stderr
 		t.stderr = stderr
 	}
+	// One line says it all: the stderr the process wrote goes with it.
+	kv := []any{"path", t.file.path, "error", err}
+	if len(stderr) > 0 {
+		kv = append(kv, "stderr", stderr)
+	}
 	switch t.state {
 	case StateStarting:
 		t.state = StateFailed
-		t.event(t.failEvent(held), hclog.Error, "plugin failed to start; retried when its file changes or on a rescan", err, "path", t.file.path, "error", err)
+		t.event(t.failEvent(held), hclog.Error, "plugin failed to start; retried when its file changes or on a rescan", err, kv...)
 	case StateReady:
-		t.event(t.rejectEvent(held), hclog.Error, "new plugin binary rejected; the old process keeps serving", err, "path", t.file.path, "error", err)
+		t.event(t.rejectEvent(held), hclog.Error, "new plugin binary rejected; the old process keeps serving", err, kv...)
 	case StateRestarting:
 		t.failures++
-		t.log(hclog.Error, "plugin restart failed", "error", err, "failures", t.failures)
+		t.log(hclog.Error, "plugin restart failed", append(kv, "failures", t.failures)...)
 		t.backoffOrFail()
 	}
 	t.dequeue()

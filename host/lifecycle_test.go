@@ -340,7 +340,7 @@ func offerOf(f claimFixture, st State) offer {
 // build sorts offers and builds routes over claims.
 func build(claims map[string]claim, prefix bool, offers ...offer) *routeTable {
 	sortOffers(offers)
-	return buildRoutes(offers, claims, prefix, nil)
+	return buildRoutes(offers, claims, prefix, nil, nil)
 }
 
 // servedBy returns the plugin serving fn in t ("" none) and the name the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -261,9 +262,13 @@ func (p *Plugin) start(attempt int, file fileRef) {
 		var se *startError
 		var stderr []string
 		if errors.As(err, &se) {
-			stderr = se.stderr
+			stderr = userPaths(se.stderr, p.sv.state.bin, file.path)
 		}
-		p.handle(evStartFailed{attempt: attempt, err: err.Error(), held: isHeld(err), stderr: stderr})
+		reason := err.Error()
+		if hint := startHint(file.path, stderr); hint != "" {
+			reason += "; next: " + hint
+		}
+		p.handle(evStartFailed{attempt: attempt, err: reason, held: isHeld(err), stderr: stderr})
 		return
 	}
 	p.cat.Store(inst.catalog) // nil: the new process serves none
@@ -278,7 +283,7 @@ func (p *Plugin) watch(inst *instance) {
 	<-inst.exited()
 	p.handle(evExited{
 		inst: inst, asked: inst.stopped.Load(), up: time.Since(inst.started),
-		pid: inst.pid(), status: inst.exitStatus(), stderr: inst.stderrTail(),
+		pid: inst.pid(), status: inst.exitStatus(), stderr: userPaths(inst.stderrTail(), p.sv.state.bin, inst.path),
 	})
 }
 
@@ -445,6 +450,15 @@ type Conflict struct {
 	// ServedAs is the name the duplicate is served under with
 	// Config.PrefixCollisions ("PLUGIN__NAME"); "" when it is refused.
 	ServedAs string `json:"served_as,omitempty"`
+}
+
+// String says what the conflict does, in one line: "function echo is
+// owned by notes; served as mine__echo", or "...; refused".
+func (c Conflict) String() string {
+	if c.ServedAs == "" {
+		return fmt.Sprintf("function %s is owned by %s; refused", c.Function, c.Owner)
+	}
+	return fmt.Sprintf("function %s is owned by %s; served as %s", c.Function, c.Owner, c.ServedAs)
 }
 
 // Status returns the plugin's status (without Conflicts, which the

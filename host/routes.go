@@ -10,18 +10,24 @@ package host
 //     only when the owner is removed or its new document no longer
 //     declares it. Then the remaining plugins that declare it claim it
 //     anew, in plugin-name order.
-//   - Names nobody owns are claimed in plugin-name order by the plugins
-//     whose documents declare them at each rebuild. At the first Start
-//     every plugin has loaded (or failed) before the first rebuild, so
-//     ownership there is by plugin name, deterministically.
-//   - A refused duplicate is logged at ERROR once (function, owner,
-//     refused plugin) and listed in the refused plugin's
-//     PluginStatus.Conflicts (GET /health).
-//   - With Config.PrefixCollisions the duplicate is served as
-//     "PLUGIN__NAME" (its plugin's name, two underscores, the function's
-//     name) instead, logged at WARN; that name is claimed like any other,
-//     and refused when another plugin owns it or it is longer than 64
-//     characters.
+//   - The owners of plain names are remembered across restarts
+//     (owners.go): a name nobody owns goes first to its remembered owner
+//     when that plugin declares it, so the plugin that owned a name
+//     before a restart owns it after, whatever order plugins arrive in.
+//   - Other names nobody owns are claimed in plugin-name order by the
+//     plugins whose documents declare them at each rebuild. At the first
+//     Start every plugin has loaded (or failed) before the first rebuild,
+//     so ownership there is by plugin name, deterministically.
+//   - With Config.PrefixCollisions (the CLI's default) the duplicate is
+//     served as "PLUGIN__NAME" (its plugin's name, two underscores, the
+//     function's name: the characters every front end allows, OpenAI's
+//     and Anthropic's ^[a-zA-Z0-9_-]{1,64}$ included), logged at WARN
+//     once with the name it is served under; that name is claimed like
+//     any other, and refused when another plugin owns it or it is longer
+//     than 64 characters. Without it the duplicate is refused, logged at
+//     ERROR once (function, owner, refused plugin). Either way the
+//     conflict is listed in the plugin's PluginStatus.Conflicts (GET
+//     /health, list).
 
 import (
 	"time"
@@ -98,16 +104,17 @@ func newRouteTable() *routeTable {
 // updating claims (function name → owner) by the rules above. A plugin
 // serves the names it owns while starting, ready or restarting; a failed
 // owner's names go to failed. reserve, when not nil, claims the names
-// no plugin may take (the host's own functions, builtin.go) first.
-func buildRoutes(offers []offer, claims map[string]claim, prefix bool, reserve func(map[string]claim)) *routeTable {
+// no plugin may take (the host's own functions, builtin.go) first; known
+// (may be nil) gives a free name to its remembered owner first.
+func buildRoutes(offers []offer, claims map[string]claim, prefix bool, reserve func(map[string]claim), known *nameOwners) *routeTable {
 	t := newRouteTable()
 	releaseClaims(offers, claims)
 	if reserve != nil {
 		reserve(claims)
 	}
-	claimFree(offers, claims)
+	claimFree(offers, claims, known)
 	if releasePrefixed(claims) {
-		claimFree(offers, claims)
+		claimFree(offers, claims, known)
 	}
 	for _, o := range offers {
 		t.add(o, claims, prefix)
@@ -133,9 +140,17 @@ func releaseClaims(offers []offer, claims map[string]claim) {
 	}
 }
 
-// claimFree gives each declared name nobody owns to the first plugin by
-// name that declares it.
-func claimFree(offers []offer, claims map[string]claim) {
+// claimFree gives each declared name nobody owns to its remembered owner
+// in known when that plugin declares it, else to the first plugin by name
+// that declares it.
+func claimFree(offers []offer, claims map[string]claim, known *nameOwners) {
+	for _, o := range offers {
+		for _, f := range functions(o.doc) {
+			if _, ok := claims[f.Name]; !ok && known.remembered(f.Name) == o.p.name {
+				claims[f.Name] = claim{owner: o.p, fn: f.Name}
+			}
+		}
+	}
 	for _, o := range offers {
 		for _, f := range functions(o.doc) {
 			if _, ok := claims[f.Name]; !ok {

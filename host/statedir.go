@@ -30,8 +30,11 @@ import (
 // and removed when no process uses them; remove deletes both folders, and
 // folders of dead hosts are swept when a host starts.
 type stateDir struct {
-	root string
-	bin  string
+	// parent is Config.StateDir (or its default), which also holds the
+	// remembered owners of function names (owners.go).
+	parent string
+	root   string
+	bin    string
 	// run holds the mirrors of folders whose files a declared plugin
 	// executes under a lock (verify).
 	run  string
@@ -72,7 +75,7 @@ func newStateDir(parent string, user *syscall.Credential, log hclog.Logger) (*st
 		os.RemoveAll(root)
 		return nil, fmt.Errorf("state dir: %w", err)
 	}
-	s := &stateDir{root: root, bin: filepath.Join(root, "bin"), run: filepath.Join(root, "run"), sock: sock,
+	s := &stateDir{parent: parent, root: root, bin: filepath.Join(root, "bin"), run: filepath.Join(root, "run"), sock: sock,
 		refs: map[string]int{}, mirrors: map[string]int{}}
 	if err := errors.Join(os.MkdirAll(s.bin, 0o700), os.MkdirAll(s.run, 0o700)); err != nil {
 		s.remove()

@@ -37,6 +37,9 @@ type pendingFile struct {
 	timer *time.Timer
 	last  fileStamp
 	seen  bool // last is valid
+	// reported is the reason the settled file is not acted on that was
+	// last reported (logged, listed by Host.Ignored); "" for none.
+	reported string
 }
 
 // newWatcher watches h's plugins directory until close.
@@ -117,7 +120,9 @@ func (w *watcher) event(ev fsnotify.Event) {
 // settle runs when path had no event for SettleTime. It acts when the
 // file is gone (remove), or when its stamp is the same as at the previous
 // check and it is executable (start or replace); otherwise it checks again
-// after SettleTime.
+// after SettleTime. A settled file that cannot run (not executable, not a
+// regular file) is synced once per reason, so that it is logged and
+// listed (Host.Ignored) while it waits for its exec bit.
 func (w *watcher) settle(path string) {
 	select {
 	case <-w.done:
@@ -141,16 +146,26 @@ func (w *watcher) settle(path string) {
 	}
 	st := stampOf(fi)
 	if why := notReady(pf, st, fi, isDataFile(filepath.Base(path))); why != "" {
+		report := why != notReadyChanging && why != pf.reported
 		pf.last, pf.seen = st, true
+		if report {
+			pf.reported = why
+		}
 		pf.timer.Reset(w.h.cfg.SettleTime)
 		w.mu.Unlock()
 		w.h.log.Debug("plugin file not ready; checking again", "file", filepath.Base(path), "reason", why)
+		if report { // settled but not runnable: said at once, as a scan does
+			w.h.syncPath(path)
+		}
 		return
 	}
 	delete(w.pending, path)
 	w.mu.Unlock()
 	w.h.syncPath(path)
 }
+
+// notReadyChanging is notReady's reason for a file still being written.
+const notReadyChanging = "changing"
 
 // notReady says why a file with stamp st (fi) is not to be acted on
 // yet: it changed since the previous check (or was not checked yet), it
@@ -159,7 +174,7 @@ func (w *watcher) settle(path string) {
 func notReady(pf *pendingFile, st fileStamp, fi os.FileInfo, declaration bool) string {
 	switch {
 	case !pf.seen || !pf.last.equal(st):
-		return "changing"
+		return notReadyChanging
 	case !fi.Mode().IsRegular():
 		return "not a regular file"
 	case !declaration && fi.Mode().Perm()&0o111 == 0:

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -25,6 +26,9 @@ type hostProc struct {
 	url  string // http://127.0.0.1:PORT
 	logs *syncBuffer
 	done chan struct{}
+	// logged is closed once every line the host wrote is in logs (after
+	// done).
+	logged chan struct{}
 }
 
 // syncBuffer is a bytes.Buffer safe for one writer and many readers.
@@ -59,14 +63,19 @@ func startHostProcUntil(t *testing.T, dir, marker string, extra ...string) *host
 	addr := testutil.FreeAddr(t)
 	// --drain-delay 0: these tests stop the host with SIGTERM and no load
 	// balancer is there to drain (replicas_e2e_test.go tests the delay).
-	args := append([]string{"run", "--dir", dir, "--addr", addr, "--log-level", "debug", "--state-dir", t.TempDir(), "--drain-delay", "0"}, extra...)
+	args := []string{"run", "--dir", dir, "--addr", addr, "--log-level", "debug", "--drain-delay", "0"}
+	if !slices.Contains(extra, "--state-dir") { // a test that restarts a host keeps its state folder
+		args = append(args, "--state-dir", t.TempDir())
+	}
+	args = append(args, extra...)
 	cmd := exec.Command(bin, args...)
 	logs := &syncBuffer{}
 	pr, pw := io.Pipe()
 	cmd.Stderr = pw
-	hp := &hostProc{cmd: cmd, url: "http://" + addr, logs: logs, done: make(chan struct{})}
+	hp := &hostProc{cmd: cmd, url: "http://" + addr, logs: logs, done: make(chan struct{}), logged: make(chan struct{})}
 	ready := make(chan struct{})
 	go func() {
+		defer close(hp.logged)
 		sc := bufio.NewScanner(pr)
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
 		once := false

@@ -13,18 +13,13 @@ import (
 	"github.com/opentool-host/opentool-host/internal/testutil"
 )
 
-// TestExamplesServeCleanly (issue 23): the plugins folder `make run`
-// serves, laid out as in the checkout (plugins/, bin/mcp-notes,
-// pluginsdk/), starts without one ERROR or WARN line, and every example's
-// functions are served: the Python and Node examples under their policy
-// prefixes (py_, node_) instead of refusing each other's names, their SDK
-// found beside their own file (OPENTOOL_PLUGIN_FILE), nothing outside the
-// checkout. A language whose runtime is missing here is left out, named.
-// The host runs from another working folder (this test's), which the
-// files example's sandbox (the folder above plugins/) does not allow: it
-// serves that folder instead, as for a desktop client that starts the
-// host from elsewhere.
-func TestExamplesServeCleanly(t *testing.T) {
+// examplesFolder makes a copy of make run's plugins folder (ROOT/plugins,
+// beside ROOT/bin/mcp-notes and a link ROOT/pluginsdk to this checkout's
+// SDKs) and returns it with the function each example plugin serves
+// (function → plugin). A language whose runtime is missing here is left
+// out, named in the test's log.
+func examplesFolder(t *testing.T) (string, map[string]string) {
+	t.Helper()
 	repo := testutil.RepoRoot(t)
 	root := t.TempDir()
 	dir := filepath.Join(root, "plugins")
@@ -60,6 +55,22 @@ func TestExamplesServeCleanly(t *testing.T) {
 		}
 		testutil.CopyFile(t, f, filepath.Join(dir, filepath.Base(f)), info.Mode().Perm())
 	}
+	return dir, want
+}
+
+// TestExamplesServeCleanly (issue 23): the plugins folder `make run`
+// serves, laid out as in the checkout (plugins/, bin/mcp-notes,
+// pluginsdk/), starts without one ERROR or WARN line, and every example's
+// functions are served: the Python and Node examples under their policy
+// prefixes (py_, node_) instead of refusing each other's names, their SDK
+// found beside their own file (OPENTOOL_PLUGIN_FILE), nothing outside the
+// checkout. A language whose runtime is missing here is left out, named.
+// The host runs from another working folder (this test's), which the
+// files example's sandbox (the folder above plugins/) does not allow: it
+// serves that folder instead, as for a desktop client that starts the
+// host from elsewhere.
+func TestExamplesServeCleanly(t *testing.T) {
+	dir, want := examplesFolder(t)
 	hp := startHostProc(t, dir, "--log-level", "info")
 	l, err := catalog.FetchListing(t.Context(), hp.url, "")
 	if err != nil {

@@ -257,9 +257,9 @@ func TestToolSearchOverStdio(t *testing.T) {
 }
 
 // TestToolSearchNameTaken: a plugin that declares a function named like
-// one of the host's own keeps its other functions; that one is refused,
-// a conflict owned by opentool-host on /health, and the name stays the
-// host's.
+// one of the host's own keeps its other functions; that one is served
+// prefixed (clash__search_tools, run's default), a conflict owned by
+// opentool-host on /health, and the name stays the host's.
 func TestToolSearchNameTaken(t *testing.T) {
 	dir := t.TempDir()
 	decl := `{"description":"Clashes.","version":"1.0.0","functions":[` +
@@ -270,7 +270,7 @@ func TestToolSearchNameTaken(t *testing.T) {
 	}
 	hp := startHostProc(t, dir, "--tool-search")
 	_, _, health := httpDo(t, http.MethodGet, hp.url+"/health", "", "")
-	if !strings.Contains(health, `"conflicts":[{"function":"search_tools","owner":"opentool-host"}]`) {
+	if !strings.Contains(health, `"conflicts":[{"function":"search_tools","owner":"opentool-host","served_as":"clash__search_tools"}]`) {
 		t.Errorf("/health does not show the conflict: %s", health)
 	}
 	answer, res := frontEnds(t, hp)[0].call(t, "", "search_tools", map[string]any{"query": "say hi"})

@@ -175,6 +175,9 @@ func (a Arg) Placeholders() []string {
 // Errors: a *Fault with the JSON path of the first fault
 // ("$.functions[0].command[2]: unknown parameter \"x\"").
 func ParseCommands(data []byte) (*Commands, error) {
+	if err := snippetFault(data); err != nil {
+		return nil, err
+	}
 	var c Commands
 	if err := strictjson.DecodeExact(data, &c, MaxFileBytes); err != nil {
 		return nil, err
@@ -183,6 +186,39 @@ func ParseCommands(data []byte) (*Commands, error) {
 		return nil, err
 	}
 	return &c, nil
+}
+
+// wholeToolsFile is what a whole NAME.tools.json looks like, for the
+// fault of a file that holds only function entries.
+const wholeToolsFile = `a whole file is {"description": "...", "functions": [ENTRY, ...]}`
+
+// snippetFault is the *Fault of data that holds function entries of a
+// NAME.tools.json instead of a whole one: one entry (an object with
+// "command" and no "functions") or a list of entries. nil otherwise.
+func snippetFault(data []byte) error {
+	v, err := strictjson.Decode(data)
+	if err != nil {
+		return nil // DecodeExact says what is wrong
+	}
+	switch v := v.(type) {
+	case []any:
+		if len(v) > 0 && isEntry(v[0]) {
+			return &Fault{Path: "$", Message: "a list of function entries, not a whole NAME.tools.json: " + wholeToolsFile}
+		}
+	case map[string]any:
+		if _, ok := v["functions"]; !ok && isEntry(v) {
+			return &Fault{Path: "$", Message: "one function entry, not a whole NAME.tools.json: " + wholeToolsFile}
+		}
+	}
+	return nil
+}
+
+// isEntry reports whether v looks like a function entry: an object with
+// a "command".
+func isEntry(v any) bool {
+	m, ok := v.(map[string]any)
+	_, cmd := m["command"]
+	return ok && cmd
 }
 
 // Document returns the OpenTool 1.1.0 document of c for plugin name.

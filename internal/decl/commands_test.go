@@ -30,6 +30,8 @@ func TestParseCommandsFaultsHaveJSONPaths(t *testing.T) {
 	}
 	for _, tc := range []struct{ in, want string }{
 		{`[]`, "$: must be a JSON object"},
+		{`{"name":"f","description":"d","command":["x"]}`, `$: one function entry, not a whole NAME.tools.json: a whole file is {"description": "...", "functions": [ENTRY, ...]}`},
+		{`[{"name":"f","description":"d","command":["x"]}]`, "$: a list of function entries, not a whole NAME.tools.json"},
 		{`{"functions":[]}`, "$.functions: declare at least one function"},
 		{fn(`"command":["x"],"bogus":1`), `$.functions[0].bogus: unknown member`},
 		{fn(`"command":[]`), "$.functions[0].command: must name the program"},

@@ -37,19 +37,19 @@ func configOf(t *testing.T, args ...string) host.Config {
 }
 
 // TestHostConfigFlags: every host flag lands in its host.Config field, and
-// the defaults are host's own.
+// the defaults are host's own (but --prefix-collisions, on by default).
 func TestHostConfigFlags(t *testing.T) {
 	cfg := configOf(t, "--dir", "d")
-	if cfg.MaxResultBytes != host.DefaultMaxResultBytes || cfg.MaxQueue != 0 || cfg.PluginEnv != nil || cfg.PrefixCollisions ||
+	if cfg.MaxResultBytes != host.DefaultMaxResultBytes || cfg.MaxQueue != 0 || cfg.PluginEnv != nil || !cfg.PrefixCollisions ||
 		cfg.MaxConcurrency != 64 || cfg.CallTimeout != time.Minute || cfg.StartTimeout != 10*time.Second {
 		t.Errorf("defaults: %+v", cfg)
 	}
 
 	cfg = configOf(t, "--dir", "d", "--max-result", "1234", "--max-queue", "7", "--plugin-env", "A_VAR",
-		"--plugin-env", "B_VAR,C_VAR", "--prefix-collisions", "--max-concurrency", "3", "--call-timeout", "2s",
+		"--plugin-env", "B_VAR,C_VAR", "--prefix-collisions=false", "--max-concurrency", "3", "--call-timeout", "2s",
 		"--start-timeout", "3s", "--state-dir", "/s")
 	want := host.Config{Dir: "d", MaxResultBytes: 1234, MaxQueue: 7, PluginEnv: []string{"A_VAR", "B_VAR", "C_VAR"},
-		PrefixCollisions: true, MaxConcurrency: 3, CallTimeout: 2 * time.Second, StartTimeout: 3 * time.Second, StateDir: "/s"}
+		PrefixCollisions: false, MaxConcurrency: 3, CallTimeout: 2 * time.Second, StartTimeout: 3 * time.Second, StateDir: "/s"}
 	cfg.Logger = nil
 	// Declared plugins are served in the host's process.
 	if cfg.Declared == nil {
