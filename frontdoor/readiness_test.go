@@ -11,6 +11,7 @@ import (
 	"github.com/opentool-host/opentool-host/frontdoor"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/httpapi"
+	"github.com/opentool-host/opentool-host/internal/route"
 	"github.com/opentool-host/opentool-host/internal/testutil"
 )
 
@@ -59,7 +60,7 @@ func TestReadinessWithoutKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := testutil.Serve(t, ready.Wrap(guard.Middleware(api)))
+	base := testutil.Serve(t, ready.Wrap(guard.Middleware(route.Mux(api.Routes())), api.Routes()))
 	readyURL := base + "/health?ready=1"
 
 	steps := []struct {

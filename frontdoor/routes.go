@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/opentool-host/opentool-host/access"
 	"github.com/opentool-host/opentool-host/internal/httpguard"
 	"github.com/opentool-host/opentool-host/internal/route"
 )
@@ -178,4 +179,15 @@ func refusals(routes []route.Route) func(w http.ResponseWriter, r *http.Request,
 		}
 		httpguard.WriteError(w, status, msg)
 	}
+}
+
+// KeyedHandler returns routes behind plain API keys (each key allowed
+// everything; empty keys ignored, none: no authentication) and the
+// declared limits, caps and result scopes, without the request guard,
+// readiness or tracing: the front door of tests and embedders that serve
+// a front end alone. It panics as Handler does on a bad pattern.
+func KeyedHandler(keys []string, routes ...route.Route) http.Handler {
+	g, _ := access.New(access.Config{Keys: keys})      // no file: cannot fail
+	h, _ := Handler(routes, Chain{Auth: g.Middleware}) // no guard: cannot fail
+	return h
 }
