@@ -60,6 +60,6 @@ func serveMetrics(ctx context.Context, addr string, m *metrics.Metrics, allowedH
 			log.Error("metrics listener", "error", err)
 		}
 	}()
-	log.Info("serving metrics", "url", "http://"+ln.Addr().String()+metrics.Path)
+	log.Info("serving metrics", "url", "http://"+ln.Addr().String()+route.Path(routes[0].Pattern))
 	return nil
 }

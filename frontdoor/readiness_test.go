@@ -15,8 +15,8 @@ import (
 	"github.com/opentool-host/opentool-host/internal/testutil"
 )
 
-// rawRequest sends one request with headers ("Name: value") and returns
-// the status, headers and body.
+// rawRequest sends one request with headers ("Name: value"; "Host: NAME"
+// sets the request's Host) and returns the status, headers and body.
 func rawRequest(t *testing.T, method, url, body string, headers ...string) (int, http.Header, string) {
 	t.Helper()
 	var rd io.Reader
@@ -29,6 +29,10 @@ func rawRequest(t *testing.T, method, url, body string, headers ...string) (int,
 	}
 	for _, h := range headers {
 		k, v, _ := strings.Cut(h, ": ")
+		if k == "Host" {
+			req.Host = v // net/http sends req.Host, not a Host header
+			continue
+		}
 		req.Header.Set(k, v)
 	}
 	resp, err := http.DefaultClient.Do(req)
