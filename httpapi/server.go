@@ -25,7 +25,6 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/opentool-host/opentool-host/access"
 	"github.com/opentool-host/opentool-host/catalog"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/internal/httpguard"
@@ -117,9 +116,7 @@ func New(b Backend, cfg Config) *Server {
 // every path under BasePath is refused as a JSON-RPC error
 // (WriteRefusal); GET /health?ready is the readiness probe.
 func (s *Server) Routes() []route.Route {
-	call := func(*http.Request) (int, func(http.ResponseWriter, *http.Request, *access.Refusal)) {
-		return 1, s.refuseCall
-	}
+	call := route.OneRefusedBy(s.refuseCall)
 	return []route.Route{
 		{Pattern: "GET " + BasePath + "/version", Handler: http.HandlerFunc(s.handleVersion), Refuse: refuse},
 		{Pattern: "POST " + BasePath + "/call", Handler: http.HandlerFunc(s.handleCall), Meter: call, HoldsResults: true, Refuse: refuse},

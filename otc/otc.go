@@ -31,7 +31,6 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/opentool-host/opentool-host/access"
 	"github.com/opentool-host/opentool-host/catalog"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/internal/httpguard"
@@ -118,9 +117,7 @@ func New(b Backend, cfg Config) *Server {
 // memory until written. Every path under BasePath is refused as a
 // CallResponse (WriteRefusal).
 func (h *Server) Routes() []route.Route {
-	call := func(*http.Request) (int, func(http.ResponseWriter, *http.Request, *access.Refusal)) {
-		return 1, h.refuseCall
-	}
+	call := route.OneRefusedBy(h.refuseCall)
 	return []route.Route{
 		{Pattern: "GET " + BasePath + "/health", Handler: http.HandlerFunc(h.handleHealth), Refuse: refuse},
 		{Pattern: "GET " + BasePath + "/tools", Handler: http.HandlerFunc(h.handleTools), Meter: route.One, Refuse: refuse},

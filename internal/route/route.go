@@ -68,6 +68,14 @@ func One(*http.Request) (int, func(http.ResponseWriter, *http.Request, *access.R
 	return 1, nil
 }
 
+// OneRefusedBy is the Meter of a route each request of which costs one
+// call, refused by refuse (in the route's protocol).
+func OneRefusedBy(refuse func(w http.ResponseWriter, r *http.Request, rf *access.Refusal)) Meter {
+	return func(*http.Request) (int, func(http.ResponseWriter, *http.Request, *access.Refusal)) {
+		return 1, refuse
+	}
+}
+
 // Always is the Stream predicate of a route every request of which
 // holds a stream open.
 func Always(*http.Request) bool { return true }
