@@ -12,7 +12,13 @@ BENCHFLAGS ?=
 # patches/go-sdk applied (scripts/sdk-patched.sh writes bin/go.sdkpatched.mod,
 # go.mod with a replace to the patched copy; see patches/go-sdk/README.md).
 # SDKPATCH= (empty) builds with the SDK as released, as a plain `go build` does.
+# `make test` also checks that build, the one `go install` makes (test-unpatched).
 SDKPATCH   ?= 1
+# test-unpatched: the packages whose tests run with the SDK as released (the
+# MCP front end and the MCP adapter's protocol code, the front door that
+# serves /mcp), and how (-short: no SDK conformance or load tests).
+UNPATCHED_PKGS  ?= ./mcpapi/ ./frontdoor/ ./internal/mcpresult/ ./internal/mcptasks/
+UNPATCHED_FLAGS ?= -short -count=1 -timeout 10m
 SOAKTIME   ?= 60s
 FUZZTIME   ?= 30s
 FUZZPKGS   ?= ./jsonrpc ./opentool
@@ -22,8 +28,10 @@ IMAGE_TAG  ?= opentool-host:dev
 IMAGE_ARCH ?=
 
 
-.PHONY: all build host plugins examples image run test vet fmt fmt-check bench bench-scale soak fuzz proto clean deps-python deps-node deps-browser deps-redis deps-conformance docs sdk-patched
+.PHONY: all build host plugins examples image run test test-unpatched vet fmt fmt-check bench bench-scale soak fuzz proto clean deps-python deps-node deps-browser deps-redis deps-conformance docs sdk-patched
 
+# The user's own GOFLAGS, without the patched SDK's -modfile (test-unpatched).
+PLAIN_GOFLAGS := $(shell $(GO) env GOFLAGS)
 ifneq ($(SDKPATCH),)
 SDKMOD := bin/go.sdkpatched.mod
 export GOFLAGS := $(shell $(GO) env GOFLAGS) -modfile=$(CURDIR)/$(SDKMOD)
@@ -97,6 +105,16 @@ run: build
 test: build deps-browser deps-redis deps-conformance vet fmt-check
 	$(GO) run ./scripts/testsummary $(TESTFLAGS) ./...
 	OPENTOOL_PLUGIN_TRANSPORT=grpc $(GO) run ./scripts/testsummary $(TESTFLAGS) ./host/
+	$(MAKE) --no-print-directory test-unpatched
+
+# What `go install` and a plain `go build ./...` build: the MCP Go SDK as
+# released (no -modfile, whatever SDKPATCH says). Every package is vetted
+# and built, and the MCP packages' tests (UNPATCHED_PKGS) run, so that
+# nothing of the host depends on patches/go-sdk. About a minute on 2 cores.
+test-unpatched:
+	GOFLAGS='$(PLAIN_GOFLAGS)' $(GO) vet ./...
+	GOFLAGS='$(PLAIN_GOFLAGS)' $(GO) build ./...
+	GOFLAGS='$(PLAIN_GOFLAGS)' $(GO) run ./scripts/testsummary $(UNPATCHED_FLAGS) $(UNPATCHED_PKGS)
 
 vet: $(SDKMOD)
 	$(GO) vet ./...

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/opentool-host/opentool-host/client"
+	"github.com/opentool-host/opentool-host/frontdoor"
 	"github.com/opentool-host/opentool-host/httpapi"
 	"github.com/opentool-host/opentool-host/internal/testutil"
 )
@@ -21,8 +22,8 @@ import (
 func startMockServer(t *testing.T, keys ...string) string {
 	t.Helper()
 	h := testutil.StartHost(t, nil, "./plugins/mock")
-	api := httpapi.New(h, httpapi.Config{Version: "1.2.3", APIKeys: keys, Logger: testutil.Logger(t)})
-	return testutil.Serve(t, api) + httpapi.BasePath
+	api := httpapi.New(h, httpapi.Config{Version: "1.2.3", Logger: testutil.Logger(t)})
+	return testutil.Serve(t, frontdoor.KeyedHandler(keys, api.Routes()...)) + httpapi.BasePath
 }
 
 // testCtx is bounded so that a hung server fails the test.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/opentool-host/opentool-host/client"
+	"github.com/opentool-host/opentool-host/frontdoor"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/httpapi"
 )
@@ -89,7 +90,7 @@ func startExampleServer() (string, func()) {
 	if err := h.Start(ctx); err != nil {
 		log.Fatal(err)
 	}
-	srv := httptest.NewServer(httpapi.New(h, httpapi.Config{Version: "1.0.0", APIKeys: []string{"my-key"}}))
+	srv := httptest.NewServer(frontdoor.KeyedHandler([]string{"my-key"}, httpapi.New(h, httpapi.Config{Version: "1.0.0"}).Routes()...))
 	return srv.URL + httpapi.BasePath, func() {
 		srv.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -8,6 +8,7 @@ import (
 	"github.com/opentool-host/opentool-host/access"
 	"github.com/opentool-host/opentool-host/client"
 	"github.com/opentool-host/opentool-host/httpapi"
+	"github.com/opentool-host/opentool-host/internal/route"
 	"github.com/opentool-host/opentool-host/internal/testutil"
 	"github.com/opentool-host/opentool-host/tasks"
 )
@@ -31,7 +32,7 @@ func startTaskServer(t *testing.T, withTasks bool) string {
 		t.Cleanup(tm.Close)
 		cfg.Tasks = tm
 	}
-	return testutil.Serve(t, guard.Middleware(httpapi.New(h, cfg))) + httpapi.BasePath
+	return testutil.Serve(t, guard.Middleware(route.Mux(httpapi.New(h, cfg).Routes()))) + httpapi.BasePath
 }
 
 // TestCallTask: a quick call is done at once; a long one is a task that

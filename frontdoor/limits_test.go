@@ -10,9 +10,11 @@ import (
 
 	"github.com/opentool-host/opentool-host/access"
 	"github.com/opentool-host/opentool-host/frontdoor"
+	"github.com/opentool-host/opentool-host/internal/route"
 )
 
-// meter is a front end's Meter for TestLimit: cost n for path, counted.
+// meter is a route's Meter for TestLimit: cost n for path (0 for any
+// other), counted.
 type meter struct {
 	path  string
 	n     int
@@ -30,10 +32,10 @@ func (m *meter) Meter(r *http.Request) (int, func(http.ResponseWriter, *http.Req
 	}
 }
 
-// TestLimit: the chain's one rate limit asks the front ends what a
+// TestLimit: the chain's one rate limit asks the route's meter what a
 // request costs only for a key with a rate, takes the cost all at once,
-// answers a refusal with the claiming front end's refuse (or the plain
-// 429) after Retry-After, and lets free keys and free paths through.
+// answers a refusal with the meter's refuse (or the plain 429) after
+// Retry-After, and lets free keys and free requests through.
 func TestLimit(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "keys.json")
 	if err := os.WriteFile(file, []byte(`{"keys":[{"name":"r","key":"rk","allow":["*"],"rate":{"per_second":0.001,"burst":3}},{"name":"free","key":"fk","allow":["*"]}]}`), 0o600); err != nil {
@@ -45,8 +47,13 @@ func TestLimit(t *testing.T) {
 	}
 	calls, lists := &meter{path: "/call", n: 2}, &meter{path: "/list", n: 1}
 	served := 0
-	h := guard.Middleware(frontdoor.Limit(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { served++ }),
-		func(string, ...any) {}, calls, lists))
+	serve := http.HandlerFunc(func(http.ResponseWriter, *http.Request) { served++ })
+	nolog := func(string, ...any) {}
+	mux := http.NewServeMux() // each route its meter, as the front door's table has them
+	mux.Handle("/call", frontdoor.Limit(serve, nolog, calls.Meter))
+	mux.Handle("/list", frontdoor.Limit(serve, nolog, lists.Meter))
+	mux.Handle("/other", frontdoor.Limit(serve, nolog, lists.Meter))
+	h := guard.Middleware(mux)
 	do := func(key, path string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest(http.MethodPost, path, strings.NewReader("{}"))
 		req.Header.Set("Authorization", "Bearer "+key)
@@ -77,8 +84,7 @@ func TestLimit(t *testing.T) {
 	}
 	// The bucket is empty: a front end without a refuse gets the plain
 	// 429.
-	plain := guard.Middleware(frontdoor.Limit(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { served++ }),
-		func(string, ...any) {}, plainMeter{}))
+	plain := guard.Middleware(frontdoor.Limit(serve, nolog, route.One))
 	req := httptest.NewRequest(http.MethodGet, "/load", nil)
 	req.Header.Set("Authorization", "Bearer rk")
 	rec = httptest.NewRecorder()
@@ -89,12 +95,4 @@ func TestLimit(t *testing.T) {
 	if served != 8 {
 		t.Errorf("served %d requests, want 8", served)
 	}
-}
-
-// plainMeter costs 1 for everything and refuses with the front door's
-// plain 429.
-type plainMeter struct{}
-
-func (plainMeter) Meter(*http.Request) (int, func(http.ResponseWriter, *http.Request, *access.Refusal)) {
-	return 1, nil
 }

@@ -8,10 +8,10 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/opentool-host/opentool-host/access"
 	"github.com/opentool-host/opentool-host/audit"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/internal/httpguard"
+	"github.com/opentool-host/opentool-host/internal/route"
 	"github.com/opentool-host/opentool-host/metrics"
 )
 
@@ -33,20 +33,6 @@ func (o *observers) observe(ctx context.Context, r host.CallRecord) {
 	}
 }
 
-// metricsHandler is /metrics on the main listener: behind the API keys,
-// and only for a key that may see every function (labels name every
-// function and plugin; a restricted key gets 403).
-func metricsHandler(m *metrics.Metrics) http.Handler {
-	h := m.Handler()
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if access.GrantFrom(r.Context()).Restricted() {
-			http.Error(w, "metrics need an API key that may see every function", http.StatusForbidden)
-			return
-		}
-		h.ServeHTTP(w, r)
-	})
-}
-
 // serveMetrics serves m alone on addr (--metrics-addr: no API keys, for a
 // scraper on a private network) until ctx ends. Errors: addr cannot be
 // listened on.
@@ -55,12 +41,11 @@ func serveMetrics(ctx context.Context, addr string, m *metrics.Metrics, allowedH
 	if err != nil {
 		return err
 	}
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", m.Handler())
+	routes := m.Routes()
 	// The same Host and Origin rules as the main listener: no key here,
 	// so a page must not reach it through DNS rebinding either.
-	guard := &httpguard.RequestGuard{Listen: ln.Addr(), AllowedHosts: allowedHosts, Refuse: Refuse}
-	guarded, err := guard.Wrap(mux)
+	guard := &httpguard.RequestGuard{Listen: ln.Addr(), AllowedHosts: allowedHosts, Refuse: refusals(routes)}
+	guarded, err := guard.Wrap(route.Mux(routes))
 	if err != nil {
 		ln.Close()
 		return err
@@ -75,6 +60,6 @@ func serveMetrics(ctx context.Context, addr string, m *metrics.Metrics, allowedH
 			log.Error("metrics listener", "error", err)
 		}
 	}()
-	log.Info("serving metrics", "url", "http://"+ln.Addr().String()+"/metrics")
+	log.Info("serving metrics", "url", "http://"+ln.Addr().String()+route.Path(routes[0].Pattern))
 	return nil
 }

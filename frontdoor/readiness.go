@@ -8,6 +8,7 @@ import (
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/httpapi"
 	"github.com/opentool-host/opentool-host/internal/httpguard"
+	"github.com/opentool-host/opentool-host/internal/route"
 )
 
 // Readiness owns the host's readiness and drain state: Chain step 2.
@@ -45,8 +46,9 @@ func (r *Readiness) Status() string {
 	return host.Readiness(r.Plugins())
 }
 
-// Wrap answers GET and HEAD /health?ready=1 to anyone, with no key and
-// any Host (a kubelet or load balancer probe sends neither): 200
+// Wrap answers GET and HEAD /health?ready=1 (the path of the routes
+// that declare route.Route.Readiness) to anyone, with no key and any
+// Host (a kubelet or load balancer probe sends neither): 200
 // {"status":"ready"}, or 503 {"status":"starting"} or
 // {"status":"draining"}, and nothing more. Every other request, GET
 // /health without ready included, goes to next. Once Drain was called,
@@ -54,12 +56,18 @@ func (r *Readiness) Status() string {
 // connection elsewhere (through the load balancer) while the replica
 // still answers; idle connections are not cut, which would race with
 // requests already on their way.
-func (r *Readiness) Wrap(next http.Handler) http.Handler {
+func (r *Readiness) Wrap(next http.Handler, routes []route.Route) http.Handler {
+	probes := map[string]bool{}
+	for _, rt := range routes {
+		if rt.Readiness {
+			probes[route.Path(rt.Pattern)] = true
+		}
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if r.draining.Load() {
 			w.Header().Set("Connection", "close")
 		}
-		if req.URL.Path == "/health" && (req.Method == http.MethodGet || req.Method == http.MethodHead) && httpapi.ReadyQuery(req) {
+		if probes[req.URL.Path] && (req.Method == http.MethodGet || req.Method == http.MethodHead) && httpapi.ReadyQuery(req) {
 			wt := r.WriteTimeout
 			if wt <= 0 {
 				wt = httpguard.DefaultWriteTimeout

@@ -11,11 +11,12 @@ import (
 	"github.com/opentool-host/opentool-host/frontdoor"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/httpapi"
+	"github.com/opentool-host/opentool-host/internal/route"
 	"github.com/opentool-host/opentool-host/internal/testutil"
 )
 
-// rawRequest sends one request with headers ("Name: value") and returns
-// the status, headers and body.
+// rawRequest sends one request with headers ("Name: value"; "Host: NAME"
+// sets the request's Host) and returns the status, headers and body.
 func rawRequest(t *testing.T, method, url, body string, headers ...string) (int, http.Header, string) {
 	t.Helper()
 	var rd io.Reader
@@ -28,6 +29,10 @@ func rawRequest(t *testing.T, method, url, body string, headers ...string) (int,
 	}
 	for _, h := range headers {
 		k, v, _ := strings.Cut(h, ": ")
+		if k == "Host" {
+			req.Host = v // net/http sends req.Host, not a Host header
+			continue
+		}
 		req.Header.Set(k, v)
 	}
 	resp, err := http.DefaultClient.Do(req)
@@ -59,7 +64,7 @@ func TestReadinessWithoutKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := testutil.Serve(t, ready.Wrap(guard.Middleware(api)))
+	base := testutil.Serve(t, ready.Wrap(guard.Middleware(route.Mux(api.Routes())), api.Routes()))
 	readyURL := base + "/health?ready=1"
 
 	steps := []struct {

@@ -12,19 +12,15 @@ type ResultScoper interface {
 	WithResultScope(ctx context.Context) (context.Context, func())
 }
 
-// HoldResults returns next with every call request of the OpenTool API
-// and of Open Tool Calling (POST /opentool/call, POST /otc/call) run in a
-// result scope of h: the result stays charged against
-// --max-result-memory until the response has been written, however
-// slowly the client reads, and a call whose result would exceed it fails
-// as busy. Streams (items are written one at a time) and MCP (the SDK
-// writes the response after the tool handler returns) are not charged.
+// HoldResults returns next with every request run in a result scope of
+// h: the result stays charged against --max-result-memory until the
+// response has been written, however slowly the client reads, and a call
+// whose result would exceed it fails as busy. The front door puts it on
+// the routes that declare route.Route.HoldsResults (POST /opentool/call,
+// POST /otc/call); streams (items are written one at a time) and MCP
+// (the SDK writes the response after the tool handler returns) do not.
 func HoldResults(h ResultScoper, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || (r.URL.Path != "/opentool/call" && r.URL.Path != "/otc/call") {
-			next.ServeHTTP(w, r)
-			return
-		}
 		ctx, release := h.WithResultScope(r.Context())
 		defer release()
 		next.ServeHTTP(w, r.WithContext(ctx))

@@ -1,135 +1,193 @@
+// Package frontdoor is what stands between the socket and the front ends
+// (the OpenTool API, Open Tool Calling, MCP, the status page, the
+// metrics): the server, its one middleware chain (Chain) and the route
+// table, built from the routes each front end declares (route.Route).
+// It knows no path of its own: a route's span name, cost, stream cap,
+// result scope, refusal and readiness are the route's declaration.
 package frontdoor
 
 import (
+	"errors"
 	"net/http"
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/opentool-host/opentool-host/httpapi"
+	"github.com/opentool-host/opentool-host/access"
 	"github.com/opentool-host/opentool-host/internal/httpguard"
-	"github.com/opentool-host/opentool-host/mcpapi"
-	"github.com/opentool-host/opentool-host/otc"
+	"github.com/opentool-host/opentool-host/internal/route"
 )
 
-// Routes are the front ends, one per protocol: each decodes its wire
-// format and encodes results and errors, and owns no guard of its own.
-type Routes struct {
-	// OpenTool serves /opentool/* and /health (httpapi.Server): Mount
-	// puts its routes in the table, ServeHTTP answers every other path
-	// (OpenTool's 404).
-	OpenTool interface {
-		http.Handler
-		Mount(mux *http.ServeMux)
-	}
-	// OTC serves /otc/* (otc.Server): Mount puts its routes in the
-	// table.
-	OTC interface{ Mount(mux *http.ServeMux) }
-	// MCP serves /mcp (mcpapi.Server.Handler).
-	MCP http.Handler
-	// Metrics serves /metrics (behind the keys, for a key that sees
-	// everything).
-	Metrics http.Handler
-	// Status is the status page (statusui.Server): its data routes
-	// (/events, /status.json) are mounted here, its files (/, /ui/*)
-	// served before authentication by Public.
-	Status interface {
-		Mount(mux *http.ServeMux)
-		Public(next http.Handler) http.Handler
-	}
-}
-
-// Chain is the request side's one middleware chain. Every request passes
-// it in this order, outermost first:
+// Chain is the request side's one middleware chain, built from the
+// routes' declarations (route.Route). Every request passes it in this
+// order, outermost first:
 //
-//  1. Trace: the server span, continuing the caller's traceparent;
-//  2. Readiness: GET /health?ready=1 answered here (no key, any Host),
-//     and Connection: close on every response while draining;
-//  3. Guard: Host, Origin and Content-Type (httpguard.RequestGuard);
-//  4. the status page's own files (no data), before authentication;
+//  1. Trace: the server span, continuing the caller's traceparent, named
+//     "METHOD PATH" by the route's pattern ("METHOD other" off the table);
+//  2. Readiness: GET /health?ready=1 (the route declared Readiness)
+//     answered here (no key, any Host), and Connection: close on every
+//     response while draining;
+//  3. Guard: Host, Origin and Content-Type (httpguard.RequestGuard),
+//     refused in the protocol of the route asked for (Route.Refuse);
+//  4. the route table: a Public route is served now, before
+//     authentication; every other request, and an unknown path's 404
+//     or a known path's 405, goes on:
 //  5. Auth: the API keys, and the key's grant on the request;
-//  6. Limit: the key's rate limit, for every call, listing and task
-//     poll, each JSON-RPC batch item a call (access.Limit, taken here
-//     only; each front end says what a request costs and answers a
-//     refusal in its protocol: Meter);
-//  7. stream caps (Streams);
-//  8. result memory scopes (HoldResults);
-//  9. the route table (route).
+//  6. Limit: the key's rate limit, for a route with a Meter (every
+//     call, listing and task poll, each JSON-RPC batch item a call;
+//     access.Limit, taken here only), refused in the route's protocol;
+//  7. stream caps, for a route that streams (Streams);
+//  8. result memory scopes, for a route that holds its results
+//     (HoldResults);
+//  9. the route's handler.
+//
+// Only Auth is required; a nil step is left out (tests serve routes
+// behind the keys alone).
 type Chain struct {
-	// Trace wraps the whole chain (nil: none).
-	Trace func(http.Handler) http.Handler
+	// Trace wraps the whole chain, naming each request's span with
+	// spanName (nil: none).
+	Trace func(h http.Handler, spanName func(*http.Request) string) http.Handler
 	// Readiness answers readiness and marks responses while draining
-	// (Readiness.Wrap).
-	Readiness func(http.Handler) http.Handler
-	// Guard is the request guard.
+	// (nil: none).
+	Readiness *Readiness
+	// Guard is the request guard (nil: none; production always has one).
 	Guard *httpguard.RequestGuard
 	// Auth authenticates (access.Guard.Middleware).
 	Auth func(http.Handler) http.Handler
 	// Logger logs the refusals of Limit (nil: none).
 	Logger hclog.Logger
-	// Streams caps the open streams.
+	// Streams caps the open streams (nil: the default caps).
 	Streams *Streams
-	// Results gives call requests their result scope (*host.Host).
+	// Results gives call requests their result scope (*host.Host; nil:
+	// none).
 	Results ResultScoper
 }
 
-// Handler returns the host's whole HTTP handler: r's routes behind c.
-// Errors: the request guard's configuration (an --allowed-origin that is
-// not an origin).
-func Handler(r Routes, c Chain) (http.Handler, error) {
-	log := c.Logger
-	if log == nil {
-		log = hclog.NewNullLogger()
+// Handler returns the host's whole HTTP handler: routes, the front ends'
+// declarations, behind c. Every route's span name, cost, stream cap,
+// result scope, refusal and readiness come from its declaration: a route
+// is added by declaring it in its front end. Errors: Auth is nil; the
+// request guard's configuration (an --allowed-origin that is not an
+// origin). It panics on a pattern that is not valid or declared twice
+// (route.Mux).
+func Handler(routes []route.Route, c Chain) (http.Handler, error) {
+	if c.Auth == nil {
+		return nil, errors.New("frontdoor: Chain.Auth is required")
 	}
-	inner := c.Auth(Limit(c.Streams.Wrap(HoldResults(c.Results, route(r))), log.Info, r.meters()...))
-	guarded, err := c.Guard.Wrap(r.Status.Public(inner))
-	if err != nil {
-		return nil, err
+	if c.Logger == nil {
+		c.Logger = hclog.NewNullLogger()
 	}
-	h := c.Readiness(guarded)
+	if c.Streams == nil {
+		c.Streams = &Streams{}
+	}
+	t := newTable(routes, c)
+	var h http.Handler = t
+	if c.Guard != nil {
+		g := *c.Guard
+		g.Refuse = t.refuse
+		var err error
+		if h, err = g.Wrap(h); err != nil {
+			return nil, err
+		}
+	}
+	if c.Readiness != nil {
+		h = c.Readiness.Wrap(h, routes)
+	}
 	if c.Trace != nil {
-		h = c.Trace(h)
+		h = c.Trace(h, t.spanName)
 	}
 	return h, nil
 }
 
-// route is the route table: every path the host serves, in one place.
-//
-//	/opentool/version, /opentool/call, /opentool/streamCall,
-//	/opentool/load, /opentool/export,
-//	/opentool/tasks/{id}, /health               → OpenTool (httpapi)
-//	/otc/health, /otc/tools, /otc/call          → Open Tool Calling (otc)
-//	/mcp                                        → MCP (mcpapi)
-//	/metrics                                    → Prometheus
-//	/events, /status.json                       → status page data (statusui)
-//	/, /ui/*                                    → status page files (Chain step 4)
-//	anything else                               → OpenTool's 404
-func route(r Routes) *http.ServeMux {
-	mux := http.NewServeMux()
-	r.OpenTool.Mount(mux)       // its routes (httpapi.BasePath, /health)
-	mux.Handle("/", r.OpenTool) // and the 404 of every unknown path
-	r.OTC.Mount(mux)
-	mux.Handle(mcpapi.Path, r.MCP)
-	mux.Handle("/metrics", r.Metrics)
-	r.Status.Mount(mux)
-	return mux
+// table is the route table: one ServeMux of every declared route, each
+// pattern to its handler behind the steps its declaration asks for
+// (Chain steps 5-9).
+type table struct {
+	mux *http.ServeMux
+	// unknown is the mux behind the keys, for a request no pattern
+	// matches: its 404 or 405 goes to a caller with a key only.
+	unknown http.Handler
+	refuse  func(w http.ResponseWriter, r *http.Request, status int, msg string)
 }
 
-// meters are the front ends that implement Meter, in the order Limit
-// asks them.
-func (r Routes) meters() []Meter {
-	var out []Meter
-	for _, fe := range []any{r.OpenTool, r.OTC, r.MCP} {
-		if m, ok := fe.(Meter); ok {
-			out = append(out, m)
+// newTable builds the table of routes behind c.
+func newTable(routes []route.Route, c Chain) *table {
+	t := &table{refuse: refusals(routes)}
+	served := make([]route.Route, len(routes))
+	for i, rt := range routes {
+		rt.Handler = t.steps(rt, c)
+		served[i] = rt
+	}
+	t.mux = route.Mux(served)
+	t.unknown = c.Auth(t.mux)
+	return t
+}
+
+// steps returns rt's handler behind the steps of the chain it declares.
+func (t *table) steps(rt route.Route, c Chain) http.Handler {
+	h := rt.Handler
+	if rt.HoldsResults && c.Results != nil {
+		h = HoldResults(c.Results, h)
+	}
+	if rt.Stream != nil {
+		h = c.Streams.Wrap(h, rt.Stream, t.refuse)
+	}
+	if rt.Meter != nil {
+		h = Limit(h, c.Logger.Info, rt.Meter)
+	}
+	if !rt.Public {
+		h = c.Auth(h)
+	}
+	return h
+}
+
+// ServeHTTP serves a request of a declared route by the route's handler,
+// any other behind the keys (Chain step 4).
+func (t *table) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if _, p := t.mux.Handler(r); p == "" {
+		t.unknown.ServeHTTP(w, r)
+		return
+	}
+	t.mux.ServeHTTP(w, r)
+}
+
+// spanName is "METHOD PATH" of the route r asked for ("GET
+// /opentool/tasks/{id}"), or "METHOD other": a request's path is the
+// caller's to choose, so only declared paths become names.
+func (t *table) spanName(r *http.Request) string {
+	if _, p := t.mux.Handler(r); p != "" {
+		return r.Method + " " + route.Path(p)
+	}
+	return r.Method + " other"
+}
+
+// refusals returns the Refuse of routes: a request is refused by the
+// Refuse of the first route that declares one under its path's first
+// segment (route.Route.Refuse), else as
+// {"error":{"code":STATUS,"message":MSG}}.
+func refusals(routes []route.Route) func(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	bySegment := map[string]func(http.ResponseWriter, *http.Request, int, string){}
+	for _, rt := range routes {
+		seg := route.Segment(route.Path(rt.Pattern))
+		if _, ok := bySegment[seg]; !ok && rt.Refuse != nil {
+			bySegment[seg] = rt.Refuse
 		}
 	}
-	return out
+	return func(w http.ResponseWriter, r *http.Request, status int, msg string) {
+		if f := bySegment[route.Segment(r.URL.Path)]; f != nil {
+			f(w, r, status, msg)
+			return
+		}
+		httpguard.WriteError(w, status, msg)
+	}
 }
 
-// spanRoutes are the paths of the route table above, for span names
-// (tracing.go): a request's path is the caller's to choose, so only these
-// (or "other") become names.
-var spanRoutes = []string{httpapi.BasePath + "/call", httpapi.BasePath + "/streamCall", httpapi.BasePath + "/load",
-	httpapi.BasePath + "/version", httpapi.BasePath + "/export", "/health",
-	otc.BasePath + "/call", otc.BasePath + "/tools", otc.BasePath + "/health", mcpapi.Path,
-	"/metrics", "/events", "/status.json", "/"}
+// KeyedHandler returns routes behind plain API keys (each key allowed
+// everything; empty keys ignored, none: no authentication) and the
+// declared limits, caps and result scopes, without the request guard,
+// readiness or tracing: the front door of tests and embedders that serve
+// a front end alone. It panics as Handler does on a bad pattern.
+func KeyedHandler(keys []string, routes ...route.Route) http.Handler {
+	g, _ := access.New(access.Config{Keys: keys})      // no file: cannot fail
+	h, _ := Handler(routes, Chain{Auth: g.Middleware}) // no guard: cannot fail
+	return h
+}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -294,17 +295,12 @@ func NewFront(ctx context.Context, h *host.Host, listen net.Addr, guard *access.
 	ui := statusui.New(h, statusui.Config{Version: c.Version, WriteTimeout: c.WriteTimeout, Logger: log.Named("ui"), Gatherer: m.Registry()})
 	mo := c.MCP
 	mo.MaxBodyBytes, mo.WriteTimeout = c.MaxBodyBytes, c.WriteTimeout
-	routes := Routes{
-		OpenTool: api,
-		OTC:      otc.New(h, otc.Config{MaxBodyBytes: c.MaxBodyBytes, MaxResultBytes: c.Host.MaxResultBytes, Logger: log.Named("otc"), WriteTimeout: c.WriteTimeout}),
-		MCP:      mcps.Handler(mo),
-		Metrics:  metricsHandler(m),
-		Status:   ui,
-	}
+	o := otc.New(h, otc.Config{MaxBodyBytes: c.MaxBodyBytes, MaxResultBytes: c.Host.MaxResultBytes, Logger: log.Named("otc"), WriteTimeout: c.WriteTimeout})
+	routes := slices.Concat(api.Routes(), o.Routes(), mcps.Handler(mo).Routes(), m.Routes(), ui.Routes())
 	chain := Chain{
 		Trace:     traced(),
-		Readiness: ready.Wrap,
-		Guard:     &httpguard.RequestGuard{Listen: listen, AllowedHosts: c.AllowedHosts, AllowedOrigins: c.AllowedOrigins, Refuse: Refuse},
+		Readiness: ready,
+		Guard:     &httpguard.RequestGuard{Listen: listen, AllowedHosts: c.AllowedHosts, AllowedOrigins: c.AllowedOrigins},
 		Auth:      guard.Middleware,
 		Logger:    log.Named("access"),
 		Streams:   &Streams{Max: c.MaxStreams, MaxPerKey: c.MaxStreamsPerKey},

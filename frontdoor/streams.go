@@ -14,13 +14,14 @@ const (
 	DefaultMaxStreamsPerKey = 64
 )
 
-// Streams caps the long-lived responses a host holds open: GET /events,
-// POST /opentool/streamCall, an MCP session's GET /mcp stream and an MCP
-// subscriptions/listen POST. Each holds a connection, a file descriptor
+// Streams caps the long-lived responses a host holds open: the requests
+// of the routes that declare they stream (route.Route.Stream: GET
+// /events, POST /opentool/streamCall, an MCP session's GET /mcp stream
+// and an MCP subscriptions/listen POST). Each holds a connection, a file descriptor
 // and a goroutine for as long as the client likes, so they are counted
 // overall (Max) and per API key (MaxPerKey; keys off: one key). Over a
 // cap the request is refused before any work: 429 over the key's cap, 503
-// over the host's, in the route's format (Refuse), with Retry-After: 1
+// over the host's, in the route's format (route.Route.Refuse), with Retry-After: 1
 // and Connection: close. Streams end by themselves (client gone, revocation,
 // shutdown), and their slot is freed then.
 type Streams struct {
@@ -36,29 +37,22 @@ type Streams struct {
 	byKey map[string]int
 }
 
-// isStream reports whether r asks for a stream (see Streams).
-func isStream(r *http.Request) bool {
-	switch {
-	case r.Method == http.MethodGet && (r.URL.Path == "/events" || r.URL.Path == "/mcp"):
-		return true
-	case r.Method == http.MethodPost && r.URL.Path == "/opentool/streamCall":
-		return true
-	case r.Method == http.MethodPost && r.URL.Path == "/mcp" && r.Header.Get("Mcp-Method") == "subscriptions/listen":
-		return true
-	}
-	return false
-}
-
-// Wrap returns next with its streams counted and capped; it goes inside
-// the authentication (the key is read from the request's grant).
-func (s *Streams) Wrap(next http.Handler) http.Handler {
+// Wrap returns next with the requests isStream says stream counted and
+// capped, a refusal written by refuse (status 429 or 503); it goes inside
+// the authentication (the key is read from the request's grant). Every
+// handler s wraps shares its caps.
+func (s *Streams) Wrap(next http.Handler, isStream func(*http.Request) bool, refuse func(w http.ResponseWriter, r *http.Request, status int, msg string)) http.Handler {
+	s.mu.Lock()
 	if s.Max <= 0 {
 		s.Max = DefaultMaxStreams
 	}
 	if s.MaxPerKey <= 0 {
 		s.MaxPerKey = DefaultMaxStreamsPerKey
 	}
-	s.byKey = map[string]int{}
+	if s.byKey == nil {
+		s.byKey = map[string]int{}
+	}
+	s.mu.Unlock()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !isStream(r) {
 			next.ServeHTTP(w, r)
@@ -70,7 +64,7 @@ func (s *Streams) Wrap(next http.Handler) http.Handler {
 			// that retries in a loop holds no descriptor in between.
 			w.Header().Set("Connection", "close")
 			w.Header().Set("Retry-After", "1")
-			Refuse(w, r, status, msg)
+			refuse(w, r, status, msg)
 			return
 		}
 		defer s.release(key)

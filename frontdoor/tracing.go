@@ -16,7 +16,6 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.26.0"
 
-	"github.com/opentool-host/opentool-host/httpapi"
 	"github.com/opentool-host/opentool-host/internal/version"
 )
 
@@ -70,22 +69,22 @@ func setupTracing(ctx context.Context) (shutdown func(context.Context) error, er
 	return tp.Shutdown, nil
 }
 
-// traced is the chain's tracing step. With tracing on (tracingEnabled)
+// traced is the chain's tracing step (Chain.Trace). With tracing on (tracingEnabled)
 // every request gets a server span (otelhttp) that continues the caller's
 // trace (W3C traceparent); the host's execute_tool spans are its
 // children. With tracing off no span is made (otelhttp costs about 50
 // allocations a request even with a no-op provider): the caller's
 // traceparent alone is taken into the request's context, so that it still
 // reaches the plugin.
-func traced() func(http.Handler) http.Handler {
+func traced() func(h http.Handler, spanName func(*http.Request) string) http.Handler {
 	if tracingEnabled() {
-		return func(h http.Handler) http.Handler {
+		return func(h http.Handler, spanName func(*http.Request) string) http.Handler {
 			return otelhttp.NewHandler(h, "opentool-host", otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
-				return r.Method + " " + routeOf(r.URL.Path)
+				return spanName(r)
 			}))
 		}
 	}
-	return func(h http.Handler) http.Handler {
+	return func(h http.Handler, _ func(*http.Request) string) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if _, ok := r.Header["Traceparent"]; ok {
 				r = r.WithContext(otel.GetTextMapPropagator().Extract(r.Context(), propagation.HeaderCarrier(r.Header)))
@@ -93,17 +92,4 @@ func traced() func(http.Handler) http.Handler {
 			h.ServeHTTP(w, r)
 		})
 	}
-}
-
-// routeOf returns the route path p belongs to, or "other".
-func routeOf(p string) string {
-	if strings.HasPrefix(p, httpapi.TasksPath+"/") {
-		return httpapi.TasksPath + "/{id}"
-	}
-	for _, r := range spanRoutes {
-		if p == r {
-			return r
-		}
-	}
-	return "other"
 }

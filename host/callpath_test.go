@@ -14,6 +14,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/httpapi"
+	"github.com/opentool-host/opentool-host/internal/route"
 	"github.com/opentool-host/opentool-host/internal/testutil"
 )
 
@@ -59,7 +60,7 @@ func TestHangUpsNeverKillAPlugin(t *testing.T) {
 	}{{"free slots", 64}, {"full queue", 2}} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := testutil.StartHost(t, func(c *host.Config) { c.MaxConcurrency = tc.maxConcurrency }, "./internal/testplugins/faulty")
-			addr, closed := serveCounting(t, httpapi.New(h, httpapi.Config{Logger: testutil.Logger(t)}))
+			addr, closed := serveCounting(t, route.Mux(httpapi.New(h, httpapi.Config{Logger: testutil.Logger(t)}).Routes()))
 			before := pluginStatus(h, "faulty")
 			const n = 150
 			body := `{"jsonrpc":"2.0","method":"sleep","params":{"ms":5000},"id":1}`
@@ -100,7 +101,7 @@ func TestCallerGoneIsNotSent(t *testing.T) {
 // error naming the plugin, and nothing malformed reaches the wire.
 func TestResultsCheckedAtTheBoundary(t *testing.T) {
 	h := testutil.StartHost(t, func(c *host.Config) { c.MaxResultBytes = 1 << 20 }, "./internal/testplugins/rogue")
-	base := testutil.Serve(t, httpapi.New(h, httpapi.Config{Logger: testutil.Logger(t)}))
+	base := testutil.Serve(t, route.Mux(httpapi.New(h, httpapi.Config{Logger: testutil.Logger(t)}).Routes()))
 	for fn, reason := range map[string]string{
 		"forge":     "not one JSON object",
 		"truncated": "not one JSON object",

@@ -19,7 +19,7 @@ import (
 // listings show what package catalog says the key finds in them
 // (catalog.View.Listed: the functions it may call, the host's own tool
 // search functions included, the threshold applied). What a request
-// costs of its key's rate limit is told to the front door (Meter), which
+// costs of its key's rate limit is told to the front door (Routes), which
 // takes it.
 
 // document is the aggregated document as the request's key may see it
@@ -75,25 +75,12 @@ func (s *Server) healthPlugins(ctx context.Context) []host.PluginStatus {
 	return catalog.Of(ctx, s.b).Plugins()
 }
 
-// Meter implements frontdoor.Meter (the front door takes the rate limit,
-// once for every front end): a call (POST /opentool/call, /streamCall),
-// a listing (GET /opentool/load, /opentool/export) and a task's poll or
-// cancel (/opentool/tasks/ID) each cost 1; nothing else costs. A refused
-// call is answered HTTP 429 with the JSON-RPC error
+// refuseCall answers a call (POST /opentool/call, /streamCall) refused by
+// its key's rate limit (Routes): HTTP 429 with the JSON-RPC error
 // {"code":-32000,"message":"rate limited: too many calls for this API
 // key","data":{"retry_after_ms":N}} for its request's id (read from the
-// body, null when it has none); the others get the front door's JSON 429.
-func (s *Server) Meter(r *http.Request) (int, func(http.ResponseWriter, *http.Request, *access.Refusal)) {
-	switch p := r.URL.Path; {
-	case p == BasePath+"/call" || p == BasePath+"/streamCall":
-		return 1, s.refuseCall
-	case p == BasePath+"/load" || p == BasePath+"/export" || strings.HasPrefix(p, TasksPath+"/"):
-		return 1, nil
-	}
-	return 0, nil
-}
-
-// refuseCall answers a call refused by its key's rate limit (Meter).
+// body, null when it has none). A refused listing or task poll gets the
+// front door's JSON 429.
 func (s *Server) refuseCall(w http.ResponseWriter, r *http.Request, rf *access.Refusal) {
 	bp := getBuf()
 	defer putBuf(bp)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/opentool-host/opentool-host/httpapi"
+	"github.com/opentool-host/opentool-host/internal/route"
 	"github.com/opentool-host/opentool-host/internal/testutil"
 )
 
@@ -22,7 +23,7 @@ func startPluginsAPI(t *testing.T, plugins ...string) string {
 		pkgs[i] = "./plugins/" + p
 	}
 	h := testutil.StartHost(t, nil, pkgs...)
-	return testutil.Serve(t, httpapi.New(h, httpapi.Config{Version: "1.2.3", Logger: testutil.Logger(t)}))
+	return testutil.Serve(t, route.Mux(httpapi.New(h, httpapi.Config{Version: "1.2.3", Logger: testutil.Logger(t)}).Routes()))
 }
 
 // getBody GETs url and returns the status, headers and body.

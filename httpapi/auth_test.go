@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/opentool-host/opentool-host/frontdoor"
 	"github.com/opentool-host/opentool-host/httpapi"
 	"github.com/opentool-host/opentool-host/internal/httpguard"
 	"github.com/opentool-host/opentool-host/internal/testutil"
@@ -26,7 +27,7 @@ var authRoutes = []struct{ method, path, body string }{
 
 func TestAPIKeysEveryRoute(t *testing.T) {
 	const key1, key2 = "bb31b6a6-1fda-4214-8cd6-b1403842070c", "second-key"
-	base := startMockAPI(t, httpapi.Config{APIKeys: []string{key1, "", key2}})
+	base := startMockAPI(t, httpapi.Config{}, key1, "", key2)
 
 	rejected := []struct {
 		name, auth, body, challenge string
@@ -74,7 +75,7 @@ func TestAPIKeysEveryRoute(t *testing.T) {
 
 func TestAPIKeysOff(t *testing.T) {
 	for _, keys := range [][]string{nil, {}, {""}} {
-		base := testutil.Serve(t, httpapi.New(&fakeStreamer{}, httpapi.Config{Version: "1.0.0", APIKeys: keys}))
+		base := testutil.Serve(t, frontdoor.KeyedHandler(keys, httpapi.New(&fakeStreamer{}, httpapi.Config{Version: "1.0.0"}).Routes()...))
 		for _, auth := range []string{"", "Authorization: Bearer whatever"} {
 			var hdr []string
 			if auth != "" {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/httpapi"
+	"github.com/opentool-host/opentool-host/internal/route"
 	"github.com/opentool-host/opentool-host/internal/testutil"
 )
 
@@ -31,7 +32,7 @@ func BenchmarkCallCalculatorAdd(b *testing.B) {
 		defer cancel()
 		_ = h.Close(ctx)
 	}()
-	url := testutil.Serve(b, httpapi.New(h, httpapi.Config{Version: "bench"})) + "/opentool/call"
+	url := testutil.Serve(b, route.Mux(httpapi.New(h, httpapi.Config{Version: "bench"}).Routes())) + "/opentool/call"
 	const body = `{"jsonrpc":"2.0","method":"add","params":{"a":1,"b":2},"id":"1"}`
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
 	post := func() {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/opentool-host/opentool-host/httpapi"
+	"github.com/opentool-host/opentool-host/internal/route"
 	"github.com/opentool-host/opentool-host/internal/testutil"
 )
 
@@ -14,7 +15,7 @@ import (
 // exactly too).
 func TestExactNamesEndToEnd(t *testing.T) {
 	h := testutil.StartHost(t, nil, "./internal/testplugins/strict")
-	url := testutil.Serve(t, httpapi.New(h, httpapi.Config{Logger: testutil.Logger(t)}))
+	url := testutil.Serve(t, route.Mux(httpapi.New(h, httpapi.Config{Logger: testutil.Logger(t)}).Routes()))
 	for _, tc := range []struct{ params, want string }{
 		{`{"mode":"safe"}`, `{"jsonrpc":"2.0","result":{"mode":"safe"},"id":1}`},
 		{`{"mode":"safe","MODE":"rm -rf"}`, `"code":-32602`},

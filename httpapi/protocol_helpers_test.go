@@ -7,14 +7,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/opentool-host/opentool-host/frontdoor"
 	"github.com/opentool-host/opentool-host/httpapi"
 	"github.com/opentool-host/opentool-host/internal/testutil"
 )
 
 // startMockAPI starts a real host serving the mock plugin, serves it with
-// httpapi.New(h, cfg) on loopback and returns the base URL
+// httpapi.New(h, cfg) behind the front door with keys (none: no
+// authentication) on loopback and returns the base URL
 // "http://127.0.0.1:PORT". Everything stops when the test ends.
-func startMockAPI(t *testing.T, cfg httpapi.Config) string {
+func startMockAPI(t *testing.T, cfg httpapi.Config, keys ...string) string {
 	t.Helper()
 	h := testutil.StartHost(t, nil, "./plugins/mock")
 	if cfg.Version == "" {
@@ -23,7 +25,7 @@ func startMockAPI(t *testing.T, cfg httpapi.Config) string {
 	if cfg.Logger == nil {
 		cfg.Logger = testutil.Logger(t)
 	}
-	return testutil.Serve(t, httpapi.New(h, cfg))
+	return testutil.Serve(t, frontdoor.KeyedHandler(keys, httpapi.New(h, cfg).Routes()...))
 }
 
 // testHTTP is the client of these tests: every request is bounded.

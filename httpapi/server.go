@@ -9,10 +9,11 @@
 // JSON-RPC response under a write deadline). errors.go translates the
 // host's one error type (*host.Error) into JSON-RPC errors. stream.go
 // serves POST /opentool/streamCall as server-sent events on the same
-// path. Every route is behind httpguard's API keys (Config.APIKeys).
-// ready.go answers GET /health?ready=1 (readiness for load balancers and
-// kubelets: 200 or 503, and nothing else), which Front serves
-// without a key.
+// path. Routes declares every route (package route); the front door
+// (package frontdoor) serves them behind the API keys, the rate limit and
+// the caps. ready.go answers GET /health?ready=1 (readiness for load
+// balancers and kubelets: 200 or 503, and nothing else), which the front
+// door serves without a key.
 package httpapi
 
 import (
@@ -27,6 +28,7 @@ import (
 	"github.com/opentool-host/opentool-host/catalog"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/internal/httpguard"
+	"github.com/opentool-host/opentool-host/internal/route"
 	"github.com/opentool-host/opentool-host/opentool"
 	"github.com/opentool-host/opentool-host/tasks"
 )
@@ -66,11 +68,6 @@ type Config struct {
 	MaxBodyBytes int64
 	// Logger logs request failures. Default: a null logger.
 	Logger hclog.Logger
-	// APIKeys, when it holds a non-empty key, turns on API key
-	// authentication for every route (httpguard.RequireAPIKey): requests
-	// must send "Authorization: Bearer KEY" or get HTTP 401. Empty: auth
-	// off.
-	APIKeys []string
 	// WriteTimeout is how long a client has to take one response or one
 	// stream frame; a client that does not read is cut off then. Default
 	// httpguard.DefaultWriteTimeout (30 s).
@@ -88,18 +85,14 @@ type Config struct {
 	Tasks *tasks.Manager
 }
 
-// Server is the http.Handler of the API.
+// Server is the OpenTool front end: a codec between the OpenTool API and
+// the Backend, whose routes (Routes) the front door serves.
 type Server struct {
 	b   Backend
 	cfg Config
-	mux *http.ServeMux
-	// guarded is mux behind the API keys (mux itself when auth is off).
-	guarded http.Handler
 }
 
-var _ http.Handler = (*Server)(nil)
-
-// New returns the API handler for b.
+// New returns the OpenTool front end of b; Routes declares its routes.
 func New(b Backend, cfg Config) *Server {
 	if cfg.Title == "" {
 		cfg.Title = "opentool-host"
@@ -113,28 +106,39 @@ func New(b Backend, cfg Config) *Server {
 	if cfg.WriteTimeout <= 0 {
 		cfg.WriteTimeout = httpguard.DefaultWriteTimeout
 	}
-	s := &Server{b: b, cfg: cfg, mux: http.NewServeMux()}
-	s.guarded = httpguard.RequireAPIKey(cfg.APIKeys, s.mux)
-	s.Mount(s.mux)
-	return s
+	return &Server{b: b, cfg: cfg}
 }
 
-// Mount registers the API's routes on mux (the front door's route
-// table), without Config.APIKeys' guard (the front door authenticates).
-func (s *Server) Mount(mux *http.ServeMux) {
-	mux.HandleFunc("GET "+BasePath+"/version", s.handleVersion)
-	mux.HandleFunc("POST "+BasePath+"/call", s.handleCall)
-	mux.HandleFunc("POST "+BasePath+"/streamCall", s.handleStreamCall)
-	mux.HandleFunc("GET "+BasePath+"/load", s.handleLoad)
-	mux.HandleFunc("GET "+BasePath+"/export", s.handleExport)
-	mux.HandleFunc("GET "+TasksPath+"/{id}", s.handleTaskGet)
-	mux.HandleFunc("DELETE "+TasksPath+"/{id}", s.handleTaskDelete)
-	mux.HandleFunc("GET /health", s.handleHealth)
+// Routes declares the API's routes: what each costs of its key's rate
+// limit (a call, a listing, a task's poll or cancel: 1; a refused call
+// answered as a JSON-RPC error, refuseCall), which stream (POST
+// streamCall) and which hold their results until written (POST call);
+// every path under BasePath is refused as a JSON-RPC error
+// (WriteRefusal); GET /health?ready is the readiness probe.
+func (s *Server) Routes() []route.Route {
+	call := route.OneRefusedBy(s.refuseCall)
+	return []route.Route{
+		{Pattern: "GET " + BasePath + "/version", Handler: http.HandlerFunc(s.handleVersion), Refuse: refuse},
+		{Pattern: "POST " + BasePath + "/call", Handler: http.HandlerFunc(s.handleCall), Meter: call, HoldsResults: true, Refuse: refuse},
+		{Pattern: "POST " + BasePath + "/streamCall", Handler: http.HandlerFunc(s.handleStreamCall), Meter: call, Stream: route.Always, Refuse: refuse},
+		{Pattern: "GET " + BasePath + "/load", Handler: http.HandlerFunc(s.handleLoad), Meter: route.One, Refuse: refuse},
+		{Pattern: "GET " + BasePath + "/export", Handler: http.HandlerFunc(s.handleExport), Meter: route.One, Refuse: refuse},
+		{Pattern: "GET " + TasksPath + "/{id}", Handler: http.HandlerFunc(s.handleTaskGet), Meter: route.One, Refuse: refuse},
+		{Pattern: "DELETE " + TasksPath + "/{id}", Handler: http.HandlerFunc(s.handleTaskDelete), Meter: route.One, Refuse: refuse},
+		{Pattern: "GET " + HealthPath, Handler: http.HandlerFunc(s.handleHealth), Readiness: true},
+	}
 }
 
-// ServeHTTP implements http.Handler. With Config.APIKeys set, a request
-// without a valid key gets HTTP 401 whatever its route.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.guarded.ServeHTTP(w, r) }
+// HealthPath is the path of the host's health: GET HealthPath (every
+// plugin's status, behind the keys) and GET HealthPath?ready=1 (the
+// readiness probe, to anyone).
+const HealthPath = "/health"
+
+// refuse writes a request refused by the front door as WriteRefusal
+// does (route.Route.Refuse).
+func refuse(w http.ResponseWriter, _ *http.Request, status int, msg string) {
+	WriteRefusal(w, status, msg)
+}
 
 // baseURL is this server's OpenTool base URL as the client reached it.
 func baseURL(r *http.Request) string {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/httpapi"
+	"github.com/opentool-host/opentool-host/internal/route"
 	"github.com/opentool-host/opentool-host/internal/testutil"
 	"github.com/opentool-host/opentool-host/opentool"
 )
@@ -167,7 +168,7 @@ var _ httpapi.Backend = (*fakeStreamer)(nil)
 
 func TestStreamCallScripted(t *testing.T) {
 	f := &fakeStreamer{}
-	url := testutil.Serve(t, httpapi.New(f, httpapi.Config{Logger: testutil.Logger(t)})) + "/opentool/streamCall"
+	url := testutil.Serve(t, route.Mux(httpapi.New(f, httpapi.Config{Logger: testutil.Logger(t)}).Routes())) + "/opentool/streamCall"
 	req := `{"jsonrpc":"2.0","method":"tick","params":{},"id":1}`
 
 	t.Run("tool error mid-stream", func(t *testing.T) {
@@ -225,7 +226,7 @@ func TestStreamCallClientDisconnect(t *testing.T) {
 			}
 		}
 	}}
-	url := testutil.Serve(t, httpapi.New(f, httpapi.Config{Logger: testutil.Logger(t)})) + "/opentool/streamCall"
+	url := testutil.Serve(t, route.Mux(httpapi.New(f, httpapi.Config{Logger: testutil.Logger(t)}).Routes())) + "/opentool/streamCall"
 	resp, err := testHTTP.Post(url, "application/json", strings.NewReader(`{"jsonrpc":"2.0","method":"tick","id":"d"}`))
 	if err != nil {
 		t.Fatal(err)

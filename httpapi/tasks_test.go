@@ -12,6 +12,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/access"
 	"github.com/opentool-host/opentool-host/httpapi"
+	"github.com/opentool-host/opentool-host/internal/route"
 	"github.com/opentool-host/opentool-host/internal/testutil"
 	"github.com/opentool-host/opentool-host/tasks"
 )
@@ -28,7 +29,7 @@ func startTaskAPI(t *testing.T, tm *tasks.Manager) string {
 		t.Fatal(err)
 	}
 	api := httpapi.New(h, httpapi.Config{Version: "1.2.3", Logger: testutil.Logger(t), Tasks: tm})
-	return testutil.Serve(t, guard.Middleware(api))
+	return testutil.Serve(t, guard.Middleware(route.Mux(api.Routes())))
 }
 
 func newTaskManager(t *testing.T, after time.Duration) *tasks.Manager {
@@ -198,7 +199,7 @@ func TestTaskOfRevokedKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := testutil.Serve(t, guard.Middleware(httpapi.New(h, httpapi.Config{Logger: testutil.Logger(t), Tasks: newTaskManager(t, 0)})))
+	base := testutil.Serve(t, guard.Middleware(route.Mux(httpapi.New(h, httpapi.Config{Logger: testutil.Logger(t), Tasks: newTaskManager(t, 0)}).Routes())))
 	st, _, body := postJSON(t, base+"/opentool/call", `{"jsonrpc":"2.0","method":"sleep","params":{"ms":20000},"id":1}`, alice, async)
 	if st != http.StatusAccepted {
 		t.Fatalf("HTTP %d %s, want 202", st, body)

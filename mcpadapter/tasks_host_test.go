@@ -20,6 +20,7 @@ import (
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/httpapi"
 	"github.com/opentool-host/opentool-host/internal/mcptasks"
+	"github.com/opentool-host/opentool-host/internal/route"
 	"github.com/opentool-host/opentool-host/internal/testutil"
 	"github.com/opentool-host/opentool-host/mcpadapter"
 	"github.com/opentool-host/opentool-host/mcpapi"
@@ -60,7 +61,7 @@ func taskHost(t *testing.T) (*host.Host, string) {
 	}
 	mux := http.NewServeMux()
 	mux.Handle(mcpapi.Path, mcpapi.New(h, mcpapi.Config{Logger: testutil.Logger(t)}).Handler(mcpapi.HTTPOptions{}))
-	mux.Handle("/", httpapi.New(h, httpapi.Config{Version: "test", Logger: testutil.Logger(t)}))
+	mux.Handle("/", route.Mux(httpapi.New(h, httpapi.Config{Version: "test", Logger: testutil.Logger(t)}).Routes()))
 	return h, testutil.Serve(t, guard.Middleware(mux))
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/access"
 	"github.com/opentool-host/opentool-host/internal/httpguard"
+	"github.com/opentool-host/opentool-host/internal/route"
 	"github.com/opentool-host/opentool-host/jsonrpc"
 )
 
@@ -156,8 +157,29 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.sdk.ServeHTTP(dw, r)
 }
 
-// Meter implements frontdoor.Meter (the front door takes the rate limit,
-// once for every front end): a POST costs one call per JSON-RPC request
+// Routes declares the endpoint, Path (every method), to the front door:
+// its cost (Meter), its streams (a session's GET stream and a
+// subscriptions/listen POST, counted against the host's stream caps) and
+// its refusals, a JSON-RPC error response with a null id and code -32600
+// (WriteRefusal), for every path under Path.
+func (h *HTTPHandler) Routes() []route.Route {
+	return []route.Route{{Pattern: Path, Handler: h, Meter: h.Meter, Stream: streams, Refuse: refuse}}
+}
+
+// streams reports whether r holds a stream open: a GET (a session's
+// stream of server messages) or a subscriptions/listen POST.
+func streams(r *http.Request) bool {
+	return r.Method == http.MethodGet || r.Method == http.MethodPost && listens(r)
+}
+
+// refuse writes a request refused by the front door as an invalid
+// request (route.Route.Refuse).
+func refuse(w http.ResponseWriter, _ *http.Request, status int, msg string) {
+	WriteRefusal(w, status, jsonrpc.CodeInvalidRequest, msg)
+}
+
+// Meter is the endpoint's route.Meter (the front door takes the rate
+// limit, once for every front end): a POST costs one call per JSON-RPC request
 // it carries, each request of a batch its own, initialize and listings
 // as calls; notifications and a client's responses cost nothing, nor
 // does a body the envelope check refuses (over --max-body, a batch over

@@ -16,9 +16,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/opentool-host/opentool-host/frontdoor"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/httpapi"
-	"github.com/opentool-host/opentool-host/internal/httpguard"
 	"github.com/opentool-host/opentool-host/internal/testutil"
 	"github.com/opentool-host/opentool-host/mcpapi"
 )
@@ -54,12 +54,10 @@ func newRig(t testing.TB, mod func(*host.Config), cfg mcpapi.Config, pkgs ...str
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go r.s.Follow(ctx)
-	keys := []string{apiKey}
-	mux := http.NewServeMux()
-	mux.Handle(mcpapi.Path, httpguard.RequireAPIKey(keys, r.s.Handler(mcpapi.HTTPOptions{})))
-	mux.Handle("/sessions"+mcpapi.Path, httpguard.RequireAPIKey(keys, r.s.Handler(mcpapi.HTTPOptions{Sessions: true})))
-	mux.Handle("/", httpapi.New(r.h, httpapi.Config{Version: "test", APIKeys: keys}))
-	r.url = testutil.Serve(t, mux)
+	sessions := r.s.Handler(mcpapi.HTTPOptions{Sessions: true}).Routes()
+	sessions[0].Pattern = "/sessions" + mcpapi.Path
+	routes := slices.Concat(r.s.Handler(mcpapi.HTTPOptions{}).Routes(), sessions, httpapi.New(r.h, httpapi.Config{Version: "test"}).Routes())
+	r.url = testutil.Serve(t, frontdoor.KeyedHandler([]string{apiKey}, routes...))
 	return r
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/access"
 	"github.com/opentool-host/opentool-host/httpapi"
+	"github.com/opentool-host/opentool-host/internal/route"
 	"github.com/opentool-host/opentool-host/internal/testutil"
 	"github.com/opentool-host/opentool-host/mcpapi"
 	"github.com/opentool-host/opentool-host/tasks"
@@ -66,7 +67,7 @@ func startTaskRigWith(t *testing.T, after time.Duration, guard *access.Guard) *t
 	mux := http.NewServeMux()
 	mux.Handle(mcpapi.Path, s.Handler(mcpapi.HTTPOptions{}))
 	mux.Handle("/sessions"+mcpapi.Path, s.Handler(mcpapi.HTTPOptions{Sessions: true}))
-	mux.Handle("/", httpapi.New(h, httpapi.Config{Version: "test", Logger: testutil.Logger(t), Tasks: tm}))
+	mux.Handle("/", route.Mux(httpapi.New(h, httpapi.Config{Version: "test", Logger: testutil.Logger(t), Tasks: tm}).Routes()))
 	return &taskRig{url: testutil.Serve(t, guard.Middleware(mux)), tm: tm}
 }
 

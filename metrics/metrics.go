@@ -22,7 +22,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/opentool-host/opentool-host/access"
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/internal/route"
 )
 
 // DurationBuckets are the buckets of opentool_call_duration_seconds, in
@@ -76,9 +78,23 @@ func New(h *host.Host) *Metrics {
 // page).
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
-// Handler serves the registry in the Prometheus text format.
-func (m *Metrics) Handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+// Path is where the metrics are served.
+const Path = "/metrics"
+
+// Routes declares GET and every other method of Path: the registry in
+// the Prometheus text format, for a request without an API key (the
+// metrics-only listener, --metrics-addr) or whose key may see every
+// function; a restricted key gets 403 (labels name every function and
+// plugin).
+func (m *Metrics) Routes() []route.Route {
+	h := promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+	return []route.Route{{Pattern: Path, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if access.GrantFrom(r.Context()).Restricted() {
+			http.Error(w, "metrics need an API key that may see every function", http.StatusForbidden)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})}}
 }
 
 // Close stops following the host's events.

@@ -231,25 +231,10 @@ var kindMessages = map[host.Kind]string{
 	host.KindResultRejected: "The tool returned an invalid result.",
 }
 
-// Meter implements frontdoor.Meter (the front door takes the rate limit,
-// once for every front end, before the tool is resolved, so that the
-// answer does not depend on which tools the key may call): POST
-// /otc/call and GET /otc/tools cost 1. A refused call is answered HTTP
-// 429 with a CallResponse whose error is {"message":"rate limited: too
-// many calls for this API key","can_retry":true,"retry_after_ms":N}, for
-// the body's call_id (a new one when it has none); a refused listing gets
-// the front door's JSON 429.
-func (h *Server) Meter(r *http.Request) (int, func(http.ResponseWriter, *http.Request, *access.Refusal)) {
-	switch r.URL.Path {
-	case BasePath + "/call":
-		return 1, h.refuseCall
-	case BasePath + "/tools":
-		return 1, nil
-	}
-	return 0, nil
-}
-
-// refuseCall answers a call refused by its key's rate limit (Meter).
+// refuseCall answers a call refused by its key's rate limit (Routes):
+// HTTP 429 with a CallResponse whose error is {"message":"rate limited:
+// too many calls for this API key","can_retry":true,"retry_after_ms":N},
+// for the body's call_id (a new one when it has none).
 func (h *Server) refuseCall(w http.ResponseWriter, r *http.Request, rf *access.Refusal) {
 	body, _ := httpguard.ReadBody(w, r, h.cfg.MaxBodyBytes, nil)
 	var callID string

@@ -34,6 +34,7 @@ import (
 	"github.com/opentool-host/opentool-host/catalog"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/internal/httpguard"
+	"github.com/opentool-host/opentool-host/internal/route"
 )
 
 // SchemaURL is the "$schema" of every response: the OTC HTTP 1.0
@@ -82,15 +83,14 @@ type Config struct {
 }
 
 // Server is the OTC front end: a codec between the RFC's wire format and
-// the Backend, mounted in the front door's route table (Mount).
+// the Backend, whose routes (Routes) the front door serves.
 type Server struct {
 	b     Backend
 	cfg   Config
 	index atomic.Pointer[index] // tools of the last route table seen
 }
 
-// New returns the OTC front end of b; Mount puts its routes in a route
-// table.
+// New returns the OTC front end of b; Routes declares its routes.
 func New(b Backend, cfg Config) *Server {
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
@@ -107,12 +107,28 @@ func New(b Backend, cfg Config) *Server {
 	return &Server{b: b, cfg: cfg}
 }
 
-// Mount puts the routes of the RFC (section 5) in mux: GET
-// BasePath/health, GET BasePath/tools, POST BasePath/call.
-func (h *Server) Mount(mux *http.ServeMux) {
-	mux.HandleFunc("GET "+BasePath+"/health", h.handleHealth)
-	mux.HandleFunc("GET "+BasePath+"/tools", h.handleTools)
-	mux.HandleFunc("POST "+BasePath+"/call", h.handleCall)
+// Routes declares the routes of the RFC (section 5): GET
+// BasePath/health, GET BasePath/tools, POST BasePath/call. The front door
+// takes the rate limit (once for every front end, before the tool is
+// resolved, so that the answer does not depend on which tools the key
+// may call): a call and a listing cost 1, a refused call is answered as
+// a CallResponse (refuseCall), a refused listing with the front door's
+// JSON 429. A call's result stays charged against the host's result
+// memory until written. Every path under BasePath is refused as a
+// CallResponse (WriteRefusal).
+func (h *Server) Routes() []route.Route {
+	call := route.OneRefusedBy(h.refuseCall)
+	return []route.Route{
+		{Pattern: "GET " + BasePath + "/health", Handler: http.HandlerFunc(h.handleHealth), Refuse: refuse},
+		{Pattern: "GET " + BasePath + "/tools", Handler: http.HandlerFunc(h.handleTools), Meter: route.One, Refuse: refuse},
+		{Pattern: "POST " + BasePath + "/call", Handler: http.HandlerFunc(h.handleCall), Meter: call, HoldsResults: true, Refuse: refuse},
+	}
+}
+
+// refuse writes a request refused by the front door as WriteRefusal
+// does (route.Route.Refuse).
+func refuse(w http.ResponseWriter, _ *http.Request, status int, msg string) {
+	WriteRefusal(w, status, msg)
 }
 
 // handleHealth serves GET /otc/health (RFC 5.1): 200 while the server

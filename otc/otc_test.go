@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/internal/route"
 	"github.com/opentool-host/opentool-host/internal/testutil"
 	"github.com/opentool-host/opentool-host/opentool"
 	"github.com/opentool-host/opentool-host/otc"
@@ -315,10 +316,8 @@ func TestToolkitName(t *testing.T) {
 	}
 }
 
-// serveOTC serves s's routes (as the front door's route table mounts
-// them) on 127.0.0.1 and returns the base URL.
+// serveOTC serves s's routes (as the front door's route table has them)
+// on 127.0.0.1 and returns the base URL.
 func serveOTC(t *testing.T, s *otc.Server) string {
-	mux := http.NewServeMux()
-	s.Mount(mux)
-	return testutil.Serve(t, mux)
+	return testutil.Serve(t, route.Mux(s.Routes()))
 }

@@ -7,15 +7,15 @@
 //   - GET /status.json: every plugin's status and every served function
 //     with its call counts and latency quantiles from the host's
 //     Prometheus metrics; see status.go.
-//   - GET / and GET /ui/NAME (Server.Public): the page itself (static/, embedded): plain
+//   - GET / and GET /ui/NAME (public routes): the page itself (static/, embedded): plain
 //     HTML, CSS and JavaScript that poll /status.json, follow /events and
 //     offer a "try it" form per function (POST /opentool/call).
 //
 // The page and its files hold no data and are served to anyone, with a
 // Content-Security-Policy of default-src 'self'; /events and
-// /status.json are behind the API keys of the other routes (Server.Mount
-// on the guarded mux, or Config.Auth), and the page asks for a key when
-// they answer 401.
+// /status.json are behind the API keys of the other routes (the front
+// door serves Server.Routes behind them, or Config.Auth), and the page
+// asks for a key when they answer 401.
 package statusui
 
 import (
@@ -35,6 +35,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/catalog"
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/internal/route"
 )
 
 // Source is what the status page needs from a host. *host.Host
@@ -70,7 +71,8 @@ type Config struct {
 	Gatherer prometheus.Gatherer
 	// Auth wraps the data endpoints (/events, /status.json) with an
 	// authentication, e.g. httpguard.RequireAPIKey with the API keys. Nil:
-	// none of its own (the command mounts them on its guarded mux).
+	// none of its own (the front door authenticates every route that is
+	// not public).
 	Auth func(http.Handler) http.Handler
 	// Heartbeat is how often /events writes a comment when idle. Default
 	// DefaultHeartbeat (15 s).
@@ -139,34 +141,24 @@ func New(src Source, cfg Config) *Server {
 	return &Server{src: src, cfg: cfg, done: make(chan struct{})}
 }
 
-// Mount registers the data routes on mux: GET /events and
-// GET /status.json, each behind Config.Auth. Mount them on the mux that
-// the host's authentication guards (then leave Auth nil), or set Auth.
-func (s *Server) Mount(mux *http.ServeMux) {
-	mux.Handle("GET "+EventsPath, s.cfg.Auth(http.HandlerFunc(s.handleEvents)))
-	mux.Handle("GET "+StatusPath, s.cfg.Auth(http.HandlerFunc(s.handleStatus)))
-}
-
-// Public returns a handler that serves the page to anyone, GET / and
-// GET /ui/NAME, and hands every other request to next (the host's
-// routes behind their authentication). The page's files hold no data; a
-// browser cannot send an API key when it opens a page, so the page asks
-// for the key and sends it with its own requests.
-func (s *Server) Public(next http.Handler) http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET "+PagePath+"{$}", s.handlePage)
-	mux.HandleFunc("GET "+FilesPath+"{name}", s.handleFile)
-	mux.Handle("/", next)
-	return mux
+// Routes declares the page's routes: GET / and GET /ui/NAME, the page
+// and its files, public (they hold no data; a browser cannot send an API
+// key when it opens a page, so the page asks for the key and sends it
+// with its own requests); GET /events, a stream, and GET /status.json,
+// behind the host's keys and Config.Auth.
+func (s *Server) Routes() []route.Route {
+	return []route.Route{
+		{Pattern: "GET " + PagePath + "{$}", Handler: http.HandlerFunc(s.handlePage), Public: true},
+		{Pattern: "GET " + FilesPath + "{name}", Handler: http.HandlerFunc(s.handleFile), Public: true},
+		{Pattern: "GET " + EventsPath, Handler: s.cfg.Auth(http.HandlerFunc(s.handleEvents)), Stream: route.Always},
+		{Pattern: "GET " + StatusPath, Handler: s.cfg.Auth(http.HandlerFunc(s.handleStatus))},
+	}
 }
 
 // Handler returns a handler of the page and its data routes only (other
-// paths get 404), for tests and embedding.
-func (s *Server) Handler() http.Handler {
-	mux := http.NewServeMux()
-	s.Mount(mux)
-	return s.Public(mux)
-}
+// paths get 404), for tests and embedding: Routes without the front
+// door (no request guard, stream cap or authentication but Config.Auth).
+func (s *Server) Handler() http.Handler { return route.Mux(s.Routes()) }
 
 // Shutdown ends every /events stream, now and later; give it to
 // http.Server.RegisterOnShutdown so that a graceful shutdown does not

@@ -17,6 +17,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/httpapi"
+	"github.com/opentool-host/opentool-host/internal/route"
 )
 
 // Target is a host under test serving HTTP on loopback: a real
@@ -195,7 +196,7 @@ func StartInProcess(ctx context.Context, cfg host.Config) (*InProcess, error) {
 		_ = h.Close(ctx)
 		return nil, err
 	}
-	srv := &http.Server{Handler: httpapi.New(h, httpapi.Config{Version: "bench"}), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: route.Mux(httpapi.New(h, httpapi.Config{Version: "bench"}).Routes()), ReadHeaderTimeout: 10 * time.Second}
 	p := &InProcess{H: h, srv: srv, url: "http://" + ln.Addr().String(), stateDir: cfg.StateDir, errc: make(chan error, 1)}
 	go func() { p.errc <- srv.Serve(ln) }()
 	return p, nil

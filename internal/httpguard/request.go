@@ -27,8 +27,9 @@ import (
 //     and the form types are what a page may send cross-site without a
 //     CORS preflight. 415.
 //
-// A request for the readiness probe (GET or HEAD /health?ready=1) is never
-// refused: kubelets and balancers send a pod address as Host.
+// The readiness probe (GET or HEAD /health?ready=1), which kubelets and
+// balancers send with a pod address as Host, does not reach the guard:
+// the front door answers it before (frontdoor.Readiness).
 type RequestGuard struct {
 	// Listen is the listener's address; its IP is allowed as Host, and
 	// when it is unspecified (0.0.0.0, ::) so is every interface address
@@ -78,10 +79,6 @@ func (g *RequestGuard) Wrap(next http.Handler) (http.Handler, error) {
 		origins[strings.ToLower(u.Scheme+"://"+u.Host)] = true
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if isReadiness(r) {
-			next.ServeHTTP(w, r)
-			return
-		}
 		if !hostAllowed(r.Host, hosts, local) {
 			g.Refuse(w, r, http.StatusForbidden, fmt.Sprintf("forbidden: Host %q is not a name of this host; a reverse proxy's name must be allowed with --allowed-host", r.Host))
 			return
@@ -98,16 +95,6 @@ func (g *RequestGuard) Wrap(next http.Handler) (http.Handler, error) {
 		}
 		next.ServeHTTP(w, r)
 	}), nil
-}
-
-// isReadiness reports whether r is the readiness probe, GET or HEAD
-// /health?ready[=1|true].
-func isReadiness(r *http.Request) bool {
-	if r.URL.Path != "/health" || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
-		return false
-	}
-	v, ok := r.URL.Query()["ready"]
-	return ok && (v[0] == "" || v[0] == "1" || v[0] == "true")
 }
 
 // hostAllowed applies the Host rule of RequestGuard to host (as sent,

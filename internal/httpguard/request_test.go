@@ -41,7 +41,7 @@ func TestRequestGuardRules(t *testing.T) {
 		{"GET", "/opentool/load", "127.0.0.1.evil.example", "", "", 403},
 		{"GET", "/opentool/load", "10.1.2.3:9627", "", "", 403}, // not an address of this listener
 		{"GET", "/opentool/load", "", "", "", 403},
-		{"GET", "/health?ready=1", "evil.example", "", "", 200}, // readiness: any Host
+		{"GET", "/health?ready=1", "evil.example", "", "", 403}, // readiness is answered before the guard (frontdoor.Readiness)
 		{"GET", "/health", "evil.example", "", "", 403},
 		{"GET", "/opentool/load", "127.0.0.1:9627", "http://127.0.0.1:9627", "", 200},
 		{"GET", "/opentool/load", "127.0.0.1:9627", "http://127.0.0.1:9628", "", 403},
