@@ -194,6 +194,59 @@ func TestCallToolProgress(t *testing.T) {
 	}
 }
 
+// TestCallToolProgressOnce: a streaming function that also reports its
+// own progress (rich's ticks: progress, then an item, n times) sends each
+// progress value once and increasing, through call_tool as when called
+// directly (issue 32 item 6: through call_tool the client got the
+// plugin's progress and the item's, 1,1,2,2,3,3): the items are the
+// progress, the plugin's own is dropped.
+func TestCallToolProgressOnce(t *testing.T) {
+	r := newRig(t, func(c *host.Config) { c.ToolSearch = true }, mcpapi.Config{}, "./internal/testplugins/rich")
+	const n = 3
+	for _, m := range modes {
+		for _, params := range []*mcp.CallToolParams{
+			{Name: "call_tool", Arguments: map[string]any{"name": "ticks", "arguments": map[string]any{"n": n}}},
+			{Name: "ticks", Arguments: map[string]any{"n": n}},
+		} {
+			t.Run(m.name+"/"+params.Name, func(t *testing.T) {
+				var mu sync.Mutex
+				var notes []*mcp.ProgressNotificationParams
+				cs := r.connect(t, m, &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+					mu.Lock()
+					defer mu.Unlock()
+					notes = append(notes, req.Params)
+				}})
+				params.SetProgressToken("p1")
+				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+				defer cancel()
+				res, err := cs.CallTool(ctx, params)
+				if err != nil {
+					t.Fatal(err)
+				}
+				items, _ := ok(t, res)["items"].([]any)
+				if len(items) != n {
+					t.Fatalf("items = %s, want %d", mustJSON(t, items), n)
+				}
+				testutil.Eventually(t, 10*time.Second, "a progress notification per item", func() bool {
+					mu.Lock()
+					defer mu.Unlock()
+					return len(notes) >= n
+				})
+				mu.Lock()
+				defer mu.Unlock()
+				if len(notes) != n {
+					t.Errorf("%d progress notifications, want %d (one per item)", len(notes), n)
+				}
+				for i, note := range notes[:min(len(notes), n)] {
+					if note.Progress != float64(i+1) || note.Message != mustJSON(t, items[i]) {
+						t.Errorf("progress %d of %d = %+v, want progress %d, message %s (each value once, increasing)", i+1, len(notes), note, i+1, mustJSON(t, items[i]))
+					}
+				}
+			})
+		}
+	}
+}
+
 // TestModes runs every MCP feature over each HTTP mode against the
 // example plugins.
 func TestModes(t *testing.T) {
