@@ -3,7 +3,6 @@ package mcpapi_test
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -162,11 +161,16 @@ func rawToolsList(t *testing.T, r *rig, m mode) map[string]map[string]any {
 	if protocol == "" {
 		protocol = "2025-11-25"
 	}
-	headers := map[string]string{"Mcp-Protocol-Version": protocol}
+	url := r.url + m.endpoint
+	headers := []string{"Mcp-Protocol-Version: " + protocol}
 	if strings.HasPrefix(m.endpoint, "/sessions") {
-		_, h := rawPost(t, r.url+m.endpoint, headers, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"`+protocol+`","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
-		headers["Mcp-Session-Id"] = h.Get("Mcp-Session-Id")
-		rawPost(t, r.url+m.endpoint, headers, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		resp, err := http.DefaultClient.Do(mcpPost(t, url, apiKey, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"`+protocol+`","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`, headers...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		headers = append(headers, "Mcp-Session-Id: "+resp.Header.Get("Mcp-Session-Id"))
+		mcpRaw(t, url, apiKey, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, headers...)
 	}
 	got := map[string]map[string]any{}
 	cursor := ""
@@ -175,57 +179,21 @@ func rawToolsList(t *testing.T, r *rig, m mode) map[string]map[string]any {
 		if cursor != "" {
 			params = `{"cursor":` + mustJSON(t, cursor) + `}`
 		}
-		body, _ := rawPost(t, r.url+m.endpoint, headers, `{"jsonrpc":"2.0","id":`+mustJSON(t, page)+`,"method":"tools/list","params":`+params+`}`)
-		var resp struct {
-			Result struct {
-				Tools      []map[string]any `json:"tools"`
-				NextCursor string           `json:"nextCursor"`
-			} `json:"result"`
+		code, out, raw := mcpRaw(t, url, apiKey, `{"jsonrpc":"2.0","id":`+mustJSON(t, page)+`,"method":"tools/list","params":`+params+`}`, headers...)
+		var res struct {
+			Tools      []map[string]any `json:"tools"`
+			NextCursor string           `json:"nextCursor"`
 		}
-		if err := json.Unmarshal(body, &resp); err != nil || resp.Result.Tools == nil {
-			t.Fatalf("tools/list: %s (%v)", body, err)
+		if err := json.Unmarshal(out.Result, &res); err != nil || code != http.StatusOK || res.Tools == nil {
+			t.Fatalf("tools/list: %d %s (%v)", code, raw, err)
 		}
-		for _, tool := range resp.Result.Tools {
+		for _, tool := range res.Tools {
 			got[tool["name"].(string)] = tool
 		}
-		if cursor = resp.Result.NextCursor; cursor == "" {
+		if cursor = res.NextCursor; cursor == "" {
 			return got
 		}
 	}
-}
-
-// rawPost posts a JSON-RPC message with apiKey and headers and returns
-// the JSON-RPC message of the answer (the data of an event stream's
-// first event, or the JSON body) and the response's headers.
-func rawPost(t *testing.T, url string, headers map[string]string, body string) ([]byte, http.Header) {
-	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Authorization", "Bearer "+apiKey)
-	for k, v := range headers {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode/100 != 2 {
-		t.Fatalf("POST %s: %d %s %v", body, resp.StatusCode, b, err)
-	}
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		for _, line := range strings.Split(string(b), "\n") {
-			if data, ok := strings.CutPrefix(line, "data:"); ok {
-				return []byte(strings.TrimSpace(data)), resp.Header
-			}
-		}
-	}
-	return b, resp.Header
 }
 
 // writeFile writes content to path.
