@@ -179,12 +179,14 @@ func (h *Host) send(ctx context.Context, rt *route, r *request) error {
 // collect sends r, a call through call_tool of streaming function rt
 // (checked, r.stream set), and emits its items as one result
 // {"items":[...]}, at most Config.MaxResultBytes (as CollectItems),
-// telling the caller's Exchange.Item of each.
+// telling the caller's Exchange.Item of each (and dropping the plugin's
+// own progress then: Exchange.collecting).
 func (h *Host) collect(ctx context.Context, rt *route, r *request) error {
 	var each func(n int, item []byte)
 	if r.x != nil {
 		each = r.x.Item
 	}
+	r.x = r.x.collecting()
 	items := newItems(r.fn, h.cfg.MaxResultBytes, each)
 	emit := r.emit
 	r.emit = items.add

@@ -12,11 +12,16 @@ import (
 // brackets and commas included, may be at most max bytes; the item that
 // would pass it ends the call (the plugin is told to cancel) with an
 // *Error of KindResultRejected. each, when not nil, is told of every item
-// as it arrives (n counts from 1), e.g. to report progress. Errors: the
+// as it arrives (n counts from 1), e.g. to report progress; the
+// Exchange on ctx then drops the plugin's own progress notifications
+// (Exchange.collecting: the items are the progress). Errors: the
 // stream's, or KindResultRejected.
 func CollectItems(ctx context.Context, stream func(ctx context.Context, fn string, args []byte, onItem func([]byte) error) error,
 	fn string, args []byte, max int64, each func(n int, item []byte)) ([]byte, error) {
 	items := newItems(fn, max, each)
+	if x := exchangeFrom(ctx); x != nil {
+		ctx = WithExchange(ctx, x.collecting())
+	}
 	if err := stream(ctx, fn, args, items.add); err != nil {
 		return nil, err
 	}

@@ -48,6 +48,30 @@ type Exchange struct {
 	Item func(n int, item []byte)
 }
 
+// collecting returns x as a call whose items the host collects into one
+// result sees it: when x is told of each item (Item set: the caller
+// asked for progress), the items are the call's progress, so the
+// plugin's own notifications/progress are dropped and its other
+// notifications reach x.Notify as they are; a caller would otherwise get
+// each progress value twice (the plugin's, then its item's), where MCP
+// requires progress to increase. x itself is left as it is; nil and an x
+// without Item or Notify are returned as they are.
+func (x *Exchange) collecting() *Exchange {
+	if x == nil || x.Item == nil || x.Notify == nil {
+		return x
+	}
+	c := *x
+	c.Notify = func(method string, params []byte) {
+		if method != methodProgress {
+			x.Notify(method, params)
+		}
+	}
+	return &c
+}
+
+// methodProgress is the MCP progress notification's method.
+const methodProgress = "notifications/progress"
+
 type exchangeKey struct{}
 
 // WithExchange returns ctx carrying x, the caller's side of the messages

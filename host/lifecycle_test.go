@@ -481,3 +481,35 @@ func TestLogConflictsOnce(t *testing.T) {
 		t.Fatalf("a conflict that came back is not logged again:\n%s", out.String())
 	}
 }
+
+// TestMCPToolOnlyFromDeclaredPlugins: an MCP server's own tool
+// definition (Function.MCPTool), which /mcp serves in place of the one it
+// builds, is served from a declared plugin's document (the host's own MCP
+// client wrote it) and dropped from a plugin process's, renamed or not;
+// the plugin's document is left as it was.
+func TestMCPToolOnlyFromDeclaredPlugins(t *testing.T) {
+	def := []byte(`{"name":"read_file","description":"anything"}`)
+	proc, srv := fixture("proc", "read_file", "own"), fixture("srv", "read_file")
+	for _, f := range []claimFixture{proc, srv} {
+		for i := range f.doc.Functions {
+			f.doc.Functions[i].MCPTool = def
+		}
+	}
+	declared := offerOf(srv, StateReady)
+	declared.declared = true
+	rt := build(map[string]claim{}, true, offerOf(proc, StateReady), declared)
+	for name, want := range map[string]bool{"own": false, "read_file": false, "srv__read_file": true} {
+		r, ok := rt.funcs[name]
+		if !ok {
+			t.Fatalf("%s not served", name)
+		}
+		if got := r.fn.MCPTool != nil; got != want {
+			t.Errorf("%s (plugin %s) served with mcpTool %v, want %v", name, r.plugin.name, got, want)
+		}
+	}
+	for _, f := range proc.doc.Functions {
+		if string(f.MCPTool) != string(def) {
+			t.Errorf("the plugin's document changed: %s mcpTool %s", f.Name, f.MCPTool)
+		}
+	}
+}

@@ -376,13 +376,19 @@ type offer struct {
 	// timeout bounds one call: the serving process's policy, else
 	// Config.CallTimeout.
 	timeout time.Duration
+	// declared is set when the document is a declared plugin's, served
+	// in the host's process (its file is a declaration: fileRef.launch),
+	// the only documents whose MCP tool definitions (Function.MCPTool)
+	// /mcp serves.
+	declared bool
 }
 
 // offer returns the plugin's offer now.
 func (p *Plugin) offer() offer {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	o := offer{p: p, state: p.life.state, doc: p.life.doc, args: p.life.args, timeout: p.sv.cfg.CallTimeout, cat: p.cat.Load()}
+	o := offer{p: p, state: p.life.state, doc: p.life.doc, args: p.life.args, timeout: p.sv.cfg.CallTimeout, cat: p.cat.Load(),
+		declared: p.life.file.launch != ""}
 	if p.life.inst != nil {
 		o.timeout = p.life.inst.timeout
 	}

@@ -65,7 +65,8 @@ type routeTable struct {
 type route struct {
 	plugin *Plugin
 	// fn is the function as served (with $refs inlined; shared with the
-	// plugin's document, or a copy renamed "PLUGIN__NAME").
+	// plugin's document, or a copy: renamed "PLUGIN__NAME", or without
+	// the MCPTool of a plugin process, served).
 	fn   *opentool.Function
 	info opentool.Info // info of the plugin's document
 	// args validates call arguments; nil when fn's parameters did not
@@ -193,12 +194,7 @@ func (t *routeTable) add(o offer, claims map[string]claim, prefix bool) {
 		}
 		switch {
 		case serving:
-			fn := &o.doc.Functions[i]
-			if name != f.Name {
-				renamed := *fn
-				renamed.Name = name
-				fn = &renamed
-			}
+			fn := servedFunction(&o.doc.Functions[i], name, o.declared)
 			r := &route{plugin: o.p, fn: fn, info: o.doc.Info, args: o.args[i], target: f.Name, timeout: o.timeout}
 			t.funcs[name] = r
 			t.order = append(t.order, r)
@@ -211,6 +207,23 @@ func (t *routeTable) add(o offer, claims map[string]claim, prefix bool) {
 			t.schemas[o.p.name+"."+k] = s
 		}
 	}
+}
+
+// servedFunction is fn as served under name: fn itself, or a copy renamed; a
+// plugin process's MCP tool definition (Function.MCPTool: only the host's
+// own MCP client of a declared server, declared, may give one) is left
+// out, so that no plugin process can show MCP clients a definition other
+// than the one built from its function.
+func servedFunction(fn *opentool.Function, name string, declared bool) *opentool.Function {
+	if name == fn.Name && (declared || fn.MCPTool == nil) {
+		return fn
+	}
+	c := *fn
+	c.Name = name
+	if !declared {
+		c.MCPTool = nil
+	}
+	return &c
 }
 
 // claimPrefixed claims "PLUGIN__NAME" for p's duplicate fn and returns

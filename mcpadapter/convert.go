@@ -63,6 +63,10 @@ type serverInfo struct {
 	// tasks reports whether the server declares the Tasks extension
 	// (capabilities.extensions in initialize).
 	tasks bool
+	// defs is each tool's definition as the server wrote it, by MCP name
+	// (nil for a name listed twice), read raw from tools/list: each
+	// function's MCPTool.
+	defs map[string]json.RawMessage
 }
 
 // convert turns the tools of one MCP server into an OpenTool 1.1.0
@@ -73,7 +77,8 @@ type serverInfo struct {
 // are made valid and unique (assignNames). A tool whose
 // execution.taskSupport is "required" is called as a task (tasked) when
 // the server declares the Tasks extension, and left out otherwise
-// (taskRefusal).
+// (taskRefusal). Each function carries its tool's definition as the
+// server wrote it (MCPTool, from info.defs), which /mcp serves.
 func convert(info serverInfo, tools []*mcp.Tool) converted {
 	c := converted{doc: newDocument(info), names: map[string]string{}, tasked: map[string]bool{}}
 	sorted := slices.Clone(tools)
@@ -93,6 +98,7 @@ func convert(info serverInfo, tools []*mcp.Tool) converted {
 		for _, l := range losses {
 			c.partial = append(c.partial, fault{Tool: t.Name, Reason: l})
 		}
+		f.MCPTool = info.defs[t.Name]
 		ok, fns = append(ok, t), append(fns, f)
 		if info.taskSupport[t.Name] == mcptasks.TaskSupportRequired {
 			c.tasked[t.Name] = true

@@ -36,6 +36,12 @@
 //	                             first free "_2", "_3", ... (valid names first, then
 //	                             the renamed, each in MCP name order). Calls use the
 //	                             MCP name.
+//	the tool as listed            mcpTool (an extension): the tool's JSON exactly
+//	                             as tools/list gave it (raw.go), which /mcp
+//	                             serves as the tool's definition (name
+//	                             replaced by the served one, taskSupport
+//	                             left out); the rows below are for the
+//	                             OpenTool projection, OTC and export
 //	title (or annotations.title) description "TITLE. DESCRIPTION (HINTS)"; HINTS
 //	description, annotations     from readOnlyHint, destructiveHint (when set true)
 //	                             and idempotentHint: "read-only, destructive,
@@ -65,8 +71,8 @@
 //	  anyOf/oneOf                on a schema without a type: the first branch
 //	                             that is not null
 //	  not, if/then/else, ...     left out of the projection
-//	execution.taskSupport        not served (the SDK's Tool drops it; raw.go reads
-//	                             it): "required" makes the adapter call the tool
+//	execution.taskSupport        not served, nor in /mcp's mcpTool (the SDK's Tool
+//	                             drops it; raw.go reads it): "required" makes the adapter call the tool
 //	                             as a task (tasks.go), and refuses it when the
 //	                             server does not declare the Tasks extension;
 //	                             every other value is a plain tools/call

@@ -14,10 +14,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The SDK decodes every result into its own types, which drop what the
-// Tasks extension adds: execution.taskSupport of a tool in a tools/list
-// result, and the CreateTaskResult (taskId, status, pollIntervalMs, ...)
-// a server answers a tools/call with (tasks.go). A request whose context
+// The SDK decodes every result into its own types, which drop what they
+// do not know: of a tools/list result, each tool's definition as the
+// server wrote it (execution.taskSupport, which tasks.go needs, members
+// of later revisions: rawTools), and the CreateTaskResult (taskId,
+// status, pollIntervalMs, ...) a server answers a tools/call with
+// (tasks.go). A request whose context
 // carries a rawSink (withRawResult) hands its raw result to the sink
 // before the SDK decodes it, so that the sink has run when the SDK's
 // call returns:
@@ -195,4 +197,37 @@ func (b *bodyTee) deliver(msg []byte) {
 	}
 	b.done = true
 	b.sink(bytes.Clone(m.Result))
+}
+
+// rawTools adds to defs each tool of raw, a tools/list result (one page),
+// as the server wrote it (a JSON object), by name, and to support each
+// tool's execution.taskSupport. A name listed twice maps to nil in defs:
+// its definitions cannot be told apart. An entry that is not an object
+// is left out (the SDK refuses the page anyway).
+func rawTools(raw json.RawMessage, defs map[string]json.RawMessage, support map[string]string) {
+	var page struct {
+		Tools []json.RawMessage `json:"tools"`
+	}
+	if json.Unmarshal(raw, &page) != nil {
+		return
+	}
+	for _, def := range page.Tools {
+		var t struct {
+			Name      string `json:"name"`
+			Execution *struct {
+				TaskSupport string `json:"taskSupport"`
+			} `json:"execution"`
+		}
+		if !bytes.HasPrefix(def, []byte("{")) || json.Unmarshal(def, &t) != nil {
+			continue
+		}
+		if t.Execution != nil && t.Execution.TaskSupport != "" {
+			support[t.Name] = t.Execution.TaskSupport
+		}
+		if _, twice := defs[t.Name]; twice {
+			defs[t.Name] = nil
+			continue
+		}
+		defs[t.Name] = def
+	}
 }

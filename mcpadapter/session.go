@@ -258,8 +258,9 @@ func (a *Adapter) connectError(ctx, ictx context.Context, proc *process, err err
 // callers name the server and the phase).
 func (a *Adapter) list(ctx context.Context, cs *mcp.ClientSession) (changed bool, err error) {
 	var tools []*mcp.Tool
-	support := map[string]string{} // filled by the sink before each page reaches the SDK (raw.go)
-	lctx := withRawResult(ctx, func(raw json.RawMessage) { taskSupportOf(raw, support) })
+	// Filled by the sink before each page reaches the SDK (raw.go).
+	support, defs := map[string]string{}, map[string]json.RawMessage{}
+	lctx := withRawResult(ctx, func(raw json.RawMessage) { rawTools(raw, defs, support) })
 	for t, err := range cs.Tools(lctx, nil) {
 		if err != nil {
 			return false, err
@@ -269,7 +270,7 @@ func (a *Adapter) list(ctx context.Context, cs *mcp.ClientSession) (changed bool
 		}
 		tools = append(tools, t)
 	}
-	info := serverInfo{name: a.launch.Name, taskSupport: support}
+	info := serverInfo{name: a.launch.Name, taskSupport: support, defs: defs}
 	if ir := cs.InitializeResult(); ir != nil {
 		info.impl = ir.ServerInfo
 		if ir.Capabilities != nil {

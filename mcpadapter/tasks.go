@@ -105,27 +105,6 @@ func taskRequest[R mcp.Result](ctx context.Context, cs *mcp.ClientSession, metho
 	return mcp.CallCustomMethod[*mcptasks.TaskParams, R](ctx, cs, method, p)
 }
 
-// taskSupportOf adds to support the execution.taskSupport of each tool
-// of raw, a tools/list result (one page), by tool name.
-func taskSupportOf(raw json.RawMessage, support map[string]string) {
-	var page struct {
-		Tools []struct {
-			Name      string `json:"name"`
-			Execution *struct {
-				TaskSupport string `json:"taskSupport"`
-			} `json:"execution"`
-		} `json:"tools"`
-	}
-	if json.Unmarshal(raw, &page) != nil {
-		return
-	}
-	for _, t := range page.Tools {
-		if t.Execution != nil && t.Execution.TaskSupport != "" {
-			support[t.Name] = t.Execution.TaskSupport
-		}
-	}
-}
-
 // createdTask returns the task of raw, a tools/call result, when it is a
 // CreateTaskResult (resultType "task" with a taskId); else nil.
 func createdTask(raw json.RawMessage) *mcptasks.TaskResult {

@@ -66,8 +66,9 @@ func grantOf(req mcp.Request) *access.Grant {
 }
 
 // accessMiddleware puts each request's grant on its context (and the
-// key's name into host.Caller) and filters the listings. The key's rate
-// limit was taken by the front door for every request of the POST
+// key's name into host.Caller) and filters the listings; tools/list
+// shows an MCP server's tools as the server defines them (toolList).
+// The key's rate limit was taken by the front door for every request of the POST
 // (HTTPHandler.Meter), before the SDK read it.
 func (s *Server) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -75,22 +76,21 @@ func (s *Server) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if method == "logging/setLevel" {
 			s.noteLogLevel(req, g)
 		}
-		if g == nil {
-			res, err := next(ctx, method, req)
-			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil {
-				s.filterTools(nil, lr) // no keys: the threshold still applies
-			}
-			return res, err
+		if g != nil {
+			ctx = host.WithCaller(access.WithGrant(ctx, g), host.Caller{Key: g.Name()})
 		}
-		ctx = host.WithCaller(access.WithGrant(ctx, g), host.Caller{Key: g.Name()})
-		switch method {
-		case "tools/list":
+		switch {
+		case method == "tools/list":
+			// No keys (g nil): the threshold still applies.
 			res, err := next(ctx, method, req)
 			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil {
 				s.filterTools(g, lr)
+				return s.toolList(lr), nil
 			}
 			return res, err
-		case "resources/list", "resources/templates/list", "prompts/list":
+		case g == nil:
+			return next(ctx, method, req)
+		case method == "resources/list", method == "resources/templates/list", method == "prompts/list":
 			res, err := next(ctx, method, req)
 			if err == nil {
 				s.filterCatalog(g, res)

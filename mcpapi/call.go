@@ -39,11 +39,11 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 			// Its items are collected into one result, each reported as
 			// progress when the client sent a progress token
 			// (exchange: Item).
-			x := s.exchange(ctx, req, true)
+			x := s.exchange(ctx, req)
 			obj, err := host.CollectItems(host.WithExchange(ctx, x), s.h.StreamCall, name, args, s.cfg.MaxResultBytes, x.Item)
 			return s.answer(name, obj, err)
 		}
-		ctx = host.WithExchange(ctx, s.exchange(ctx, req, false))
+		ctx = host.WithExchange(ctx, s.exchange(ctx, req))
 		res, err := s.h.CallResult(ctx, name, args)
 		if err == nil && res.MCP {
 			return s.mcpResult(name, res.JSON)

@@ -18,6 +18,17 @@
 // What maps to what (MCP 2025-06-18 and later, "Server Features: Tools"):
 //
 //	OpenTool                       MCP
+//	mcpTool (an extension: an      the tool's definition as its server listed
+//	MCP server's tool as listed,   it, every member kept (description,
+//	declared plugins only)         annotations, execution, _meta, icons,
+//	                               members of later revisions), but "name":
+//	                               the served name (a policy prefix,
+//	                               --prefix-collisions), and no
+//	                               execution.taskSupport (the host runs such
+//	                               a tool's tasks itself); tools/list writes
+//	                               it raw (toolList), the rows below build
+//	                               what the SDK routes calls by and every
+//	                               other plugin's definition
 //	function name, description     tool name, description
 //	title, annotations, icons,     title, annotations, icons, _meta, as the
 //	_meta (extensions)             plugin (an MCP server) declares them
@@ -65,10 +76,11 @@
 // argument faults and whether a retry may succeed.
 //
 // Progress (MCP "Utilities: Progress"): when a tools/call of a streaming
-// function carries a progress token, each item sends one
-// notifications/progress on the request's stream: progress = items so
-// far (no total), message = the item's JSON (items over 4 KiB: "item N
-// (SIZE bytes)").
+// function (or call_tool naming one) carries a progress token, each item
+// sends one notifications/progress on the request's stream: progress =
+// items so far (no total), message = the item's JSON (items over 4 KiB:
+// "item N (SIZE bytes)"); the plugin's own progress of such a call is
+// dropped (host.CollectItems), so that each value comes once, increasing.
 //
 // Cancellation (MCP "Utilities: Cancellation"): the handler's context
 // goes into the host call, so when it ends the host cancels the call in

@@ -36,10 +36,11 @@ import (
 // goes to the plugin with the call.
 
 // exchange returns the host.Exchange of tools/call req, whose handler
-// runs with ctx. stream is true for a streaming function, whose progress
-// the handler reports itself (one notification per item): the plugin's
-// own progress is then dropped.
-func (s *Server) exchange(ctx context.Context, req *mcp.CallToolRequest, stream bool) *host.Exchange {
+// runs with ctx. When the host collects a streaming function's items into
+// one result (this tools/call of it, or call_tool naming it) each item is
+// one progress notification (Item), and the host then drops the plugin's
+// own progress (host.CollectItems), so that each value comes once.
+func (s *Server) exchange(ctx context.Context, req *mcp.CallToolRequest) *host.Exchange {
 	x := &host.Exchange{}
 	if meta := req.Params.GetMeta(); len(meta) > 0 {
 		x.Meta, _ = json.Marshal(meta) // decoded JSON: encodes
@@ -62,7 +63,7 @@ func (s *Server) exchange(ctx context.Context, req *mcp.CallToolRequest, stream 
 		switch method {
 		case "notifications/progress":
 			var p mcp.ProgressNotificationParams
-			if token == nil || stream || json.Unmarshal(params, &p) != nil {
+			if token == nil || json.Unmarshal(params, &p) != nil {
 				return
 			}
 			p.ProgressToken = token

@@ -187,8 +187,31 @@ func TestCallToolProgress(t *testing.T) {
 	r := newRig(t, func(c *host.Config) { c.ToolSearch = true }, mcpapi.Config{}, examples...)
 	for _, m := range modes[:2] {
 		t.Run(m.name, func(t *testing.T) {
-			checkProgressOf(t, r, m, &mcp.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "sequentiallyRead"}})
+			checkMockProgress(t, r, m, &mcp.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "sequentiallyRead"}})
 		})
+	}
+}
+
+// TestCallToolProgressOnce: a streaming function that also reports its
+// own progress (rich's ticks: progress, then an item, n times) sends each
+// progress value once and increasing, through call_tool as when called
+// directly (issue 32 item 6: through call_tool the client got the
+// plugin's progress and the item's, 1,1,2,2,3,3): the items are the
+// progress, the plugin's own is dropped.
+func TestCallToolProgressOnce(t *testing.T) {
+	r := newRig(t, func(c *host.Config) { c.ToolSearch = true }, mcpapi.Config{}, "./internal/testplugins/rich")
+	const n = 3
+	for _, m := range modes {
+		for _, params := range []*mcp.CallToolParams{
+			{Name: "call_tool", Arguments: map[string]any{"name": "ticks", "arguments": map[string]any{"n": n}}},
+			{Name: "ticks", Arguments: map[string]any{"n": n}},
+		} {
+			t.Run(m.name+"/"+params.Name, func(t *testing.T) {
+				if items := checkProgressOf(t, r, m, params); len(items) != n {
+					t.Fatalf("items = %s, want %d", mustJSON(t, items), n)
+				}
+			})
+		}
 	}
 }
 
@@ -321,13 +344,28 @@ func checkErrors(t *testing.T, cs *mcp.ClientSession) {
 // checkProgress calls the mock's streaming function with a progress
 // token: one notification per item, and the items collected.
 func checkProgress(t *testing.T, r *rig, m mode) {
-	checkProgressOf(t, r, m, &mcp.CallToolParams{Name: "sequentiallyRead", Arguments: map[string]any{}})
+	checkMockProgress(t, r, m, &mcp.CallToolParams{Name: "sequentiallyRead", Arguments: map[string]any{}})
 }
 
-// checkProgressOf makes the call params, which runs the mock's streaming
-// function sequentiallyRead (directly, or through call_tool), with a
-// progress token: one notification per item, and the items collected.
-func checkProgressOf(t *testing.T, r *rig, m mode, params *mcp.CallToolParams) {
+// checkMockProgress makes the call params, which runs the mock's
+// streaming function sequentiallyRead (directly, or through call_tool),
+// with checkProgressOf, and checks the items collected.
+func checkMockProgress(t *testing.T, r *rig, m mode, params *mcp.CallToolParams) {
+	t.Helper()
+	count := ok(t, call(t, r.connect(t, m, nil), "count", nil))["count"].(float64)
+	items := checkProgressOf(t, r, m, params)
+	if len(items) != int(count) || mustJSON(t, items[0]) != `{"data":"Hello"}` {
+		t.Fatalf("items = %s, want %v items", mustJSON(t, items), count)
+	}
+}
+
+// checkProgressOf makes the call params, which runs a streaming function
+// (directly, or through call_tool), with a progress token and returns
+// the items collected: exactly one notification per item, in order,
+// progress 1, 2, 3, ... (each value once, increasing) and the item as
+// message.
+func checkProgressOf(t *testing.T, r *rig, m mode, params *mcp.CallToolParams) []any {
+	t.Helper()
 	var mu sync.Mutex
 	var notes []*mcp.ProgressNotificationParams
 	cs := r.connect(t, m, &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
@@ -335,7 +373,6 @@ func checkProgressOf(t *testing.T, r *rig, m mode, params *mcp.CallToolParams) {
 		defer mu.Unlock()
 		notes = append(notes, req.Params)
 	}})
-	count := ok(t, call(t, cs, "count", nil))["count"].(float64)
 	params.SetProgressToken("p1")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -344,9 +381,6 @@ func checkProgressOf(t *testing.T, r *rig, m mode, params *mcp.CallToolParams) {
 		t.Fatal(err)
 	}
 	items, _ := ok(t, res)["items"].([]any)
-	if len(items) != int(count) || mustJSON(t, items[0]) != `{"data":"Hello"}` {
-		t.Fatalf("items = %s, want %v items", mustJSON(t, items), count)
-	}
 	// The notifications come before the answer, but the client hands
 	// them to the handler on its own goroutine.
 	testutil.Eventually(t, 10*time.Second, "one progress notification per item", func() bool {
@@ -357,13 +391,14 @@ func checkProgressOf(t *testing.T, r *rig, m mode, params *mcp.CallToolParams) {
 	mu.Lock()
 	defer mu.Unlock()
 	if len(notes) != len(items) {
-		t.Fatalf("%d progress notifications, want %d", len(notes), len(items))
+		t.Errorf("%d progress notifications, want %d (one per item)", len(notes), len(items))
 	}
-	for i, n := range notes {
+	for i, n := range notes[:min(len(notes), len(items))] {
 		if n.ProgressToken != "p1" || n.Progress != float64(i+1) || n.Message != mustJSON(t, items[i]) {
-			t.Errorf("progress %d = %+v", i, n)
+			t.Errorf("progress %d of %d = %+v, want progress %d, message %s (each value once, increasing)", i+1, len(notes), n, i+1, mustJSON(t, items[i]))
 		}
 	}
+	return items
 }
 
 // checkCancel cancels a call in flight and checks that the plugin saw it

@@ -2,6 +2,7 @@ package mcpapi
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -59,6 +60,9 @@ type Server struct {
 	// served maps each served tool to its function, for the key check of
 	// a task (tasks.go: callable); replaced whole by sync.
 	served atomic.Pointer[map[string]host.FunctionInfo]
+	// defs maps each served tool that is an MCP server's to the
+	// definition tools/list shows (verbatim); replaced whole by sync.
+	defs atomic.Pointer[map[string]json.RawMessage]
 
 	// cat is what syncCatalog served (guarded by mu); catPlugins maps
 	// each served catalog item to its plugin, for per-key filtering
@@ -162,23 +166,30 @@ func (s *Server) sync() int {
 	// before a new tool reaches the SDK, so that no call finds the tool
 	// without it.
 	served := map[string]host.FunctionInfo{}
+	defs := map[string]json.RawMessage{}
 	type tool struct {
-		fi host.FunctionInfo
-		t  *mcp.Tool
+		fi  host.FunctionInfo
+		t   *mcp.Tool
+		def json.RawMessage
 	}
 	var tools []tool
 	for _, fi := range s.h.Functions() {
 		if t := s.tool(fi); t != nil {
-			tools = append(tools, tool{fi, t})
+			def := s.verbatim(fi)
+			tools = append(tools, tool{fi, t, def})
 			served[t.Name] = fi
+			if def != nil {
+				defs[t.Name] = def
+			}
 		}
 	}
 	s.served.Store(&served)
+	s.defs.Store(&defs)
 	n := 0
 	for _, tl := range tools {
 		fi, t := tl.fi, tl.t
 		seen[t.Name] = true
-		fp := fingerprint(t)
+		fp := fingerprint(t, tl.def)
 		if s.tools[t.Name] == fp {
 			continue
 		}
@@ -227,6 +238,24 @@ func (s *Server) add(t *mcp.Tool) (err error) {
 		}
 	}()
 	s.srv.AddTool(t, s.handler(t.Name))
+	return nil
+}
+
+// verbatim returns the definition tools/list shows of fi when it is an
+// MCP server's (verbatim), else nil; one that cannot be served as the
+// server wrote it is logged once and fi gets the definition toolOf
+// builds. Callers hold s.mu.
+func (s *Server) verbatim(fi host.FunctionInfo) json.RawMessage {
+	def, err := verbatim(fi.Function)
+	k := "mcpTool\x00" + fi.Function.Name
+	if err == nil {
+		delete(s.bad, k)
+		return def
+	}
+	if s.bad[k] != err.Error() {
+		s.bad[k] = err.Error()
+		s.cfg.Logger.Warn("MCP tool listed with the definition the host builds, not its server's own", "plugin", fi.Plugin, "error", err)
+	}
 	return nil
 }
 

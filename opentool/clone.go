@@ -62,6 +62,7 @@ func (f *Function) Clone() *Function {
 		}
 	}
 	out.Meta = cloneRaw(f.Meta)
+	out.MCPTool = cloneRaw(f.MCPTool)
 	return out
 }
 

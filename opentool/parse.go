@@ -103,6 +103,7 @@ func buildFunction(n *node) Function {
 		}
 	}
 	f.Meta = n.get("_meta").raw()
+	f.MCPTool = n.get("mcpTool").raw()
 	return f
 }
 

@@ -17,7 +17,8 @@
 // 2020-12) of its arguments and of its result as declared
 // (Function.InputSchema, Function.OutputSchema) when its parameters are
 // only an OpenTool projection of it (ProjectJSONSchema), and the MCP
-// members title, annotations, icons and _meta; a document may list what
+// members title, annotations, icons and _meta, and an MCP server's own
+// tool definition (Function.MCPTool); a document may list what
 // its plugin refused to serve (OpenTool.Refused). OpenTool readers ignore
 // these members.
 package opentool
@@ -142,6 +143,19 @@ type Function struct {
 	// Meta is the MCP "_meta" object of the tool, as declared. An
 	// extension, served on /mcp.
 	Meta json.RawMessage `json:"_meta,omitempty"`
+	// MCPTool is the function's MCP tool definition (MCP "Tool") exactly
+	// as its MCP server listed it in tools/list, a JSON object, every
+	// member kept (description, annotations, execution, icons, _meta,
+	// members of later revisions); empty for a function that is not an
+	// MCP server's. The host serves it on /mcp in place of the definition
+	// it would build from the members above, with only its name replaced
+	// by the name the function is served as (and execution.taskSupport
+	// left out while the host runs such a tool's tasks itself); the
+	// OpenTool and Open Tool Calling projections do not read it. The host
+	// honours it only from a declared MCP server it is the client of
+	// (package mcpadapter), never from a plugin process. An extension,
+	// written "mcpTool"; validation checks only that it is an object.
+	MCPTool json.RawMessage `json:"mcpTool,omitempty"`
 }
 
 // Annotations are the hints of MCP "ToolAnnotations" (MCP 2025-06-18 and

@@ -107,7 +107,8 @@ func Validate(doc *OpenTool) error {
 //     annotations an object (title a string, readOnlyHint,
 //     destructiveHint, idempotentHint and openWorldHint booleans), icons
 //     an array of objects (src a required string; mimeType and theme
-//     strings; sizes strings), _meta an object. The document's refused is
+//     strings; sizes strings), _meta and mcpTool objects (mcpTool, an MCP
+//     server's own definition, is not checked further). The document's refused is
 //     an array of objects with kind, name and reason (required strings).
 //     The JSON Schemas themselves (inputSchema, outputSchema, the extra
 //     keywords of a Schema Object) are not checked here: the host compiles
@@ -296,7 +297,7 @@ func (v *validator) function(fn *node, p *jpath, first map[string]*jpath) {
 
 // extensions checks the extension members of a function: inputSchema
 // (an object schema), outputSchema (an object), title, annotations,
-// icons and _meta (MCP "Tool").
+// icons, _meta and mcpTool (MCP "Tool").
 func (v *validator) extensions(fn *node, p *jpath) {
 	if in := v.optional(fn, p, "inputSchema", kindObject); in != nil {
 		if t := in.get("type"); t == nil || t.kind != kindString || t.s != TypeObject {
@@ -333,6 +334,7 @@ func (v *validator) extensions(fn *node, p *jpath) {
 		}
 	}
 	v.optional(fn, p, "_meta", kindObject)
+	v.optional(fn, p, "mcpTool", kindObject)
 }
 
 // parameter checks one Parameter object; seen maps names to their paths.

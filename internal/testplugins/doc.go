@@ -33,4 +33,7 @@
 //     its client when its tool "attack" is called: a 1 GiB line, deeply
 //     nested JSON, invalid UTF-8, a storm of notifications or of
 //     requests, garbage, an exit, a hang.
+//   - verbatimmcp: an MCP server over stdio, written by hand, whose
+//     tools/list result is the JSON file it is given, as written (members
+//     no SDK type holds included).
 package testplugins
