@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -18,40 +17,6 @@ import (
 	"github.com/opentool-host/opentool-host/internal/decl"
 	"github.com/opentool-host/opentool-host/lockfile"
 )
-
-// PluginPrefix is the file-name prefix of plugin executables, after the
-// Terraform/Packer naming rule: "opentool-plugin-NAME".
-const PluginPrefix = "opentool-plugin-"
-
-// pluginNameRE is what NAME may be: it keeps aggregated schema keys
-// ("NAME.Schema") collision-free.
-var pluginNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
-
-// PluginName returns the plugin name of file base name file and whether
-// file follows the naming rule: "opentool-plugin-NAME" with NAME matching
-// ^[a-zA-Z0-9_-]{1,64}$. Dotfiles, editors' temp files ("~", ".swp",
-// ".tmp", ".part"), the go command's temporary file of `go build -o`
-// ("NAME-go-tmp-umask") and names with other characters are rejected.
-func PluginName(file string) (string, bool) {
-	name, ok := strings.CutPrefix(file, PluginPrefix)
-	if !ok || !pluginNameRE.MatchString(name) || IsTempFile(file) {
-		return "", false
-	}
-	return name, true
-}
-
-// IsTempFile reports whether file (a base name) is a temporary file of a
-// tool writing into the plugins folder, never a plugin: an editor's ("~",
-// ".swp", ".tmp", ".part") or the go command's (`go build -o` probes the
-// folder with "OUTPUT-go-tmp-umask").
-func IsTempFile(file string) bool {
-	for _, s := range []string{"~", ".swp", ".part", "-go-tmp-umask"} {
-		if strings.HasSuffix(file, s) {
-			return true
-		}
-	}
-	return strings.HasPrefix(file, ".") || strings.Contains(file, ".tmp")
-}
 
 // candidate is a plugin found in the plugins directory: an executable
 // file, or one server of an MCP server declaration (NAME.mcp.json).
@@ -89,7 +54,7 @@ func IsDeclaration(file string) bool {
 // declName returns NAME of "NAME.mcp.json" or "NAME.tools.json".
 func declName(file string) (string, bool) {
 	for _, suffix := range []string{decl.MCPSuffix, decl.ToolsSuffix} {
-		if name, ok := strings.CutSuffix(file, suffix); ok && pluginNameRE.MatchString(name) {
+		if name, ok := strings.CutSuffix(file, suffix); ok && decl.ValidPluginName(name) {
 			return name, true
 		}
 	}
@@ -99,7 +64,7 @@ func declName(file string) (string, bool) {
 // isDropIn reports whether file (a base name) is something the host acts
 // on: a plugin executable, a declaration or a policy file.
 func isDropIn(file string) bool {
-	_, ok := PluginName(file)
+	_, ok := decl.PluginName(file)
 	return ok || isDataFile(file)
 }
 
@@ -132,12 +97,12 @@ func stampOf(fi fs.FileInfo) fileStamp {
 // with an exec bit set. The reason says why not.
 func checkCandidate(path string) (c candidate, reason string) {
 	base := filepath.Base(path)
-	name, ok := PluginName(base)
+	name, ok := decl.PluginName(base)
 	if !ok {
-		if strings.HasPrefix(base, PluginPrefix) {
-			return c, "plugin name must match " + PluginPrefix + "[a-zA-Z0-9_-]{1,64}"
+		if strings.HasPrefix(base, decl.PluginPrefix) {
+			return c, "plugin name must match " + decl.PluginPrefix + "[a-zA-Z0-9_-]{1,64}"
 		}
-		return c, "name does not start with " + PluginPrefix
+		return c, "name does not start with " + decl.PluginPrefix
 	}
 	fi, err := os.Stat(path)
 	if err != nil {

@@ -47,6 +47,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/opentool-host/opentool-host/internal/cgroup"
+	"github.com/opentool-host/opentool-host/internal/decl"
 	"github.com/opentool-host/opentool-host/launcher"
 	"github.com/opentool-host/opentool-host/lockfile"
 	"github.com/opentool-host/opentool-host/opentool"
@@ -361,7 +362,7 @@ func (h *Host) syncPath(path string) {
 		found, note = readDeclaration(path, false)
 		logNote(h.log, path, note)
 	default:
-		if _, ok := PluginName(base); !ok {
+		if _, ok := decl.PluginName(base); !ok {
 			return
 		}
 		c, reason := checkCandidate(path)
@@ -768,7 +769,7 @@ type IgnoredFile struct {
 }
 
 // Ignored lists the files of the plugins folder whose names start with
-// PluginPrefix but that cannot be run as plugins, and the declarations
+// decl.PluginPrefix but that cannot be run as plugins, and the declarations
 // whose plugin name another file took, with the reason, sorted by name:
 // /health and `list` show them so that no such file is ignored without a
 // word.
@@ -804,8 +805,8 @@ func (h *Host) setIgnored(base, reason string) {
 }
 
 // lookslikePlugin reports whether a skipped file of the plugins folder is
-// meant as a plugin: its name starts with PluginPrefix and it is not an
+// meant as a plugin: its name starts with decl.PluginPrefix and it is not an
 // editor's or a build tool's temporary file.
 func lookslikePlugin(name string) bool {
-	return strings.HasPrefix(name, PluginPrefix) && !IsTempFile(name)
+	return strings.HasPrefix(name, decl.PluginPrefix) && !decl.IsTempFile(name)
 }

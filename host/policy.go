@@ -51,7 +51,7 @@ func policyPath(dir, name string) string {
 // returns NAME.
 func isPolicyFile(file string) (string, bool) {
 	name, ok := strings.CutSuffix(file, decl.PolicySuffix)
-	return name, ok && pluginNameRE.MatchString(name)
+	return name, ok && decl.ValidPluginName(name)
 }
 
 // readPolicy reads the policy file of plugin name in dir: the zero

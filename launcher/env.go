@@ -147,4 +147,3 @@ func Granted(env []string) []string {
 	slices.Sort(names)
 	return slices.Compact(names)
 }
-

@@ -35,7 +35,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/internal/decl"
 )
 
@@ -118,7 +117,7 @@ var kinds = []kindInfo{
 	{KindPolicy, MediaTypePolicy, func(n string) string { return n + decl.PolicySuffix }, func(b []byte) error { _, err := decl.ParsePolicy(b); return err }},
 	{KindMCP, MediaTypeMCP, func(n string) string { return n + decl.MCPSuffix }, func(b []byte) error { _, err := decl.ParseMCP(b); return err }},
 	{KindTools, MediaTypeTools, func(n string) string { return n + decl.ToolsSuffix }, func(b []byte) error { _, err := decl.ParseCommands(b); return err }},
-	{KindBinary, MediaTypeBinary, func(n string) string { return host.PluginPrefix + n }, nil},
+	{KindBinary, MediaTypeBinary, func(n string) string { return decl.PluginPrefix + n }, nil},
 }
 
 // kindOf returns the info of kind k.
@@ -131,9 +130,9 @@ func kindOf(k Kind) kindInfo {
 	panic("ociplugin: unknown kind " + string(k))
 }
 
-// validName reports whether name is a plugin name (host.PluginName's rule).
+// validName reports whether name is a plugin name (decl.PluginName's rule).
 func validName(name string) bool {
-	_, ok := host.PluginName(host.PluginPrefix + name)
+	_, ok := decl.PluginName(decl.PluginPrefix + name)
 	return ok
 }
 
@@ -199,7 +198,7 @@ func FromDir(dir, name string) (*Plugin, error) {
 		}
 	}
 	if len(paths) == 0 {
-		return nil, fmt.Errorf("%s: no file of plugin %s (%s%s, %s.mcp.json, %s.tools.json)", dir, name, host.PluginPrefix, name, name, name)
+		return nil, fmt.Errorf("%s: no file of plugin %s (%s%s, %s.mcp.json, %s.tools.json)", dir, name, decl.PluginPrefix, name, name, name)
 	}
 	return FromPaths(paths)
 }
@@ -214,7 +213,7 @@ func FromPaths(paths []string) (*Plugin, error) {
 		base := filepath.Base(path)
 		name, ki, ok := classify(base)
 		if !ok {
-			return nil, fmt.Errorf("%s: not a plugin file (want %sNAME, NAME.mcp.json, NAME.tools.json or NAME.policy.json)", path, host.PluginPrefix)
+			return nil, fmt.Errorf("%s: not a plugin file (want %sNAME, NAME.mcp.json, NAME.tools.json or NAME.policy.json)", path, decl.PluginPrefix)
 		}
 		if p.Name != "" && name != p.Name {
 			return nil, fmt.Errorf("%s is of plugin %s, %s of plugin %s: one artifact holds one plugin", base, name, p.Files[0].Name, p.Name)
@@ -265,9 +264,9 @@ func (p *Plugin) check() error {
 	}
 	switch {
 	case !seen[KindBinary] && !seen[KindMCP] && !seen[KindTools]:
-		return fmt.Errorf("plugin %s: nothing to run (want %s%s, %s.mcp.json or %s.tools.json)", p.Name, host.PluginPrefix, p.Name, p.Name, p.Name)
+		return fmt.Errorf("plugin %s: nothing to run (want %s%s, %s.mcp.json or %s.tools.json)", p.Name, decl.PluginPrefix, p.Name, p.Name, p.Name)
 	case seen[KindBinary] && seen[KindTools]:
-		return fmt.Errorf("plugin %s: %s%s and %s.tools.json would both be plugin %s", p.Name, host.PluginPrefix, p.Name, p.Name, p.Name)
+		return fmt.Errorf("plugin %s: %s%s and %s.tools.json would both be plugin %s", p.Name, decl.PluginPrefix, p.Name, p.Name, p.Name)
 	}
 	return nil
 }

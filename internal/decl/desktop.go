@@ -82,7 +82,8 @@ type DesktopEntry struct {
 	urlKey string // "url" or "serverUrl": the member the URL came from
 }
 
-// pluginNameRE is the plugin name rule of host.PluginName.
+// pluginNameRE is the plugin name rule (PluginName): it keeps aggregated
+// schema keys ("NAME.Schema") collision-free.
 var pluginNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
 // MapName returns the plugin name of a server named key in a desktop

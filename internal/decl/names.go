@@ -1,0 +1,38 @@
+package decl
+
+import "strings"
+
+// PluginPrefix is the file-name prefix of plugin executables, after the
+// Terraform/Packer naming rule: "opentool-plugin-NAME".
+const PluginPrefix = "opentool-plugin-"
+
+// PluginName returns the plugin name of file base name file and whether
+// file follows the naming rule: "opentool-plugin-NAME" with NAME matching
+// ^[a-zA-Z0-9_-]{1,64}$. Dotfiles, editors' temp files ("~", ".swp",
+// ".tmp", ".part"), the go command's temporary file of `go build -o`
+// ("NAME-go-tmp-umask") and names with other characters are rejected.
+func PluginName(file string) (string, bool) {
+	name, ok := strings.CutPrefix(file, PluginPrefix)
+	if !ok || !pluginNameRE.MatchString(name) || IsTempFile(file) {
+		return "", false
+	}
+	return name, true
+}
+
+// IsTempFile reports whether file (a base name) is a temporary file of a
+// tool writing into the plugins folder, never a plugin: an editor's ("~",
+// ".swp", ".tmp", ".part") or the go command's (`go build -o` probes the
+// folder with "OUTPUT-go-tmp-umask").
+func IsTempFile(file string) bool {
+	for _, s := range []string{"~", ".swp", ".part", "-go-tmp-umask"} {
+		if strings.HasSuffix(file, s) {
+			return true
+		}
+	}
+	return strings.HasPrefix(file, ".") || strings.Contains(file, ".tmp")
+}
+
+// ValidPluginName reports whether name is a plugin name:
+// ^[a-zA-Z0-9_-]{1,64}$ (the NAME of "opentool-plugin-NAME",
+// "NAME.mcp.json", "NAME.tools.json" and "NAME.policy.json").
+func ValidPluginName(name string) bool { return pluginNameRE.MatchString(name) }
