@@ -119,7 +119,10 @@ serve:
 func waitForStart(started <-chan struct{}) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			area, _, _ := strings.Cut(method, "/")
+			area := method // an MCP method's area: "tools" of "tools/list"
+			if i := strings.IndexByte(method, '/'); i >= 0 {
+				area = method[:i]
+			}
 			switch area {
 			case "tools", "prompts", "resources", "completion":
 				select {
