@@ -96,7 +96,7 @@ func (s *Server) exchange(ctx context.Context, req *mcp.CallToolRequest, stream 
 // with code -32601 saying which.
 func canAsk(ss *mcp.ServerSession, method string, stateless bool) error {
 	if stateless {
-		return &host.RPCError{Code: host.CodeMethodNotFound, Message: method + " cannot reach the MCP client that made this call: its request has no session (opentool-host serves /mcp with --mcp-stateless; sessions, the default, carry such requests)"}
+		return &host.RPCError{Code: host.CodeMethodNotFound, Message: method + " cannot reach the MCP client that made this call: its request has no session (a request of MCP 2026-07-28, which has none, or /mcp served with --mcp-stateless; a session of an older revision carries such requests)"}
 	}
 	var caps *mcp.ClientCapabilities
 	if ip := ss.InitializeParams(); ip != nil {
