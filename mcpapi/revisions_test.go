@@ -1,11 +1,17 @@
 package mcpapi_test
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/mcpapi"
 )
@@ -99,5 +105,52 @@ func TestSessionlessRevisionWithSessions(t *testing.T) {
 	status, _, raw := mcpRaw(t, r.url+"/sessions"+mcpapi.Path, apiKey, callReq(3, "add", `{"a":1,"b":2}`, ""), v25)
 	if status == http.StatusOK && strings.Contains(raw, `"result":3`) {
 		t.Errorf("a 2025-11-25 tools/call without a session was answered: HTTP %d %s", status, raw)
+	}
+}
+
+// TestMissingCapabilityRefused: a 2026-07-28 client declares its
+// capabilities with each request; when the plugin asks it for one it did
+// not declare (the rich plugin's confirm asks elicitation/create), its
+// tools/call is answered with -32021 (HTTP 400) naming the capability, on
+// both endpoints, raw and through the MCP Go SDK's client. A client that
+// declared it is not refused for it (it has no session to be asked on:
+// the plugin's question fails, and so does the call, as a tool error).
+func TestMissingCapabilityRefused(t *testing.T) {
+	r := newRig(t, nil, mcpapi.Config{}, "./internal/testplugins/rich")
+	confirm := func(caps string) string {
+		return `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"confirm","arguments":{"question":"sure?"},` +
+			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + caps + `}}}`
+	}
+	headers := append(newHeaders("tools/call"), "Mcp-Name: confirm")
+	for _, endpoint := range []string{mcpapi.Path, "/sessions" + mcpapi.Path} {
+		t.Run(endpoint, func(t *testing.T) {
+			status, out, raw := mcpRaw(t, r.url+endpoint, apiKey, confirm(`{}`), headers...)
+			var data struct {
+				RequiredCapabilities map[string]json.RawMessage `json:"requiredCapabilities"`
+			}
+			if status != http.StatusBadRequest || out.Error == nil || out.Error.Code != -32021 ||
+				json.Unmarshal(out.Error.Data, &data) != nil || data.RequiredCapabilities["elicitation"] == nil {
+				t.Errorf("without elicitation: HTTP %d %s, want 400 with -32021 requiring elicitation", status, raw)
+			}
+			status, out, raw = mcpRaw(t, r.url+endpoint, apiKey, confirm(`{"elicitation":{}}`), headers...)
+			if status != http.StatusOK || out.Error != nil || !strings.Contains(raw, `"isError":true`) || !strings.Contains(raw, "no session") {
+				t.Errorf("with elicitation: HTTP %d %s, want a tool error saying the request has no session", status, raw)
+			}
+
+			cs := r.connect(t, mode{name: "sdk", endpoint: endpoint}, nil) // 2026-07-28, no elicitation handler
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "confirm", Arguments: map[string]any{"question": "sure?"}})
+			var je *jsonrpc.Error
+			if !errors.As(err, &je) || je.Code != -32021 {
+				t.Errorf("the SDK client without elicitation: %+v, %v; want JSON-RPC error -32021", res, err)
+			}
+		})
+	}
+	// An older client with a session is still told by a -32601 to the
+	// plugin (its call a tool error), as before.
+	cs := r.connect(t, modes[2], nil)
+	if msg, _ := failed(t, call(t, cs, "confirm", map[string]any{"question": "sure?"})); !strings.Contains(msg, "did not declare the elicitation capability") {
+		t.Errorf("a 2025-11-25 session without elicitation: %q", msg)
 	}
 }
