@@ -37,7 +37,9 @@ import (
 //	                                  gets its call answered with JSON-RPC
 //	                                  error -32021 (SEP-2575, HTTP 400), data
 //	                                  {"requiredCapabilities": {CAP: {}}}, and
-//	                                  the call is cancelled (refusal)
+//	                                  the call is cancelled (refusal); one that
+//	                                  declared it gets the request in an
+//	                                  input_required round (inputrequired.go)
 //
 // The client's request _meta (progressToken, trace context, its own keys)
 // goes to the plugin with the call.
@@ -82,7 +84,9 @@ func (s *Server) exchange(ctx context.Context, req *mcp.CallToolRequest, stream 
 			_ = ss.Log(ctx, &p)
 		}
 	}
-	stateless := ss.ID() == "" && req.Extra != nil && req.Extra.Header != nil
+	// A call of a 2026-07-28 client asks across rounds (inputrequired.go).
+	held, _ := ctx.Value(heldKey{}).(*heldCall)
+	stateless := ss.ID() == "" && req.Extra != nil && req.Extra.Header != nil && held == nil
 	x.Request = func(rctx context.Context, method string, params []byte) ([]byte, error) {
 		if err := canAsk(ss, method, stateless); err != nil {
 			var missing *missingCapability
@@ -90,6 +94,9 @@ func (s *Server) exchange(ctx context.Context, req *mcp.CallToolRequest, stream 
 				refuse(ctx, missing.rpc())
 			}
 			return nil, err
+		}
+		if held != nil {
+			return held.ask(rctx, method, params)
 		}
 		res, err := ask(rctx, ss, method, params)
 		if err != nil {
