@@ -223,27 +223,17 @@ func refuse(ctx context.Context, err *jsonrpc.Error) {
 // ctx, the call's (it carries the tools/call request's id, so that over
 // streamable HTTP the request travels on that request's stream).
 func ask(ctx context.Context, ss *mcp.ServerSession, method string, params []byte) (any, error) {
-	switch method {
-	case "sampling/createMessage":
-		var p mcp.CreateMessageWithToolsParams
-		if err := json.Unmarshal(params, &p); err != nil {
-			return nil, &host.RPCError{Code: jsonrpc.CodeInvalidParams, Message: method + ": " + err.Error()}
-		}
-		return ss.CreateMessageWithTools(ctx, &p)
-	case "elicitation/create":
-		var p mcp.ElicitParams
-		if err := json.Unmarshal(params, &p); err != nil {
-			return nil, &host.RPCError{Code: jsonrpc.CodeInvalidParams, Message: method + ": " + err.Error()}
-		}
-		return ss.Elicit(ctx, &p)
+	ir, err := inputRequest(method, params)
+	if err != nil {
+		return nil, &host.RPCError{Code: jsonrpc.CodeInvalidParams, Message: method + ": " + err.Error()}
+	}
+	switch p := ir.(type) {
+	case *mcp.CreateMessageWithToolsParams:
+		return ss.CreateMessageWithTools(ctx, p)
+	case *mcp.ElicitParams:
+		return ss.Elicit(ctx, p)
 	default: // roots/list (canAsk let nothing else through)
-		var p mcp.ListRootsParams
-		if len(params) > 0 {
-			if err := json.Unmarshal(params, &p); err != nil {
-				return nil, &host.RPCError{Code: jsonrpc.CodeInvalidParams, Message: method + ": " + err.Error()}
-			}
-		}
-		return ss.ListRoots(ctx, &p)
+		return ss.ListRoots(ctx, p.(*mcp.ListRootsParams))
 	}
 }
 

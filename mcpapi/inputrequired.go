@@ -242,8 +242,10 @@ func (hc *heldCall) round(state string) (*mcp.CallToolResult, error) {
 	return &mcp.CallToolResult{InputRequests: reqs, RequestState: state}, nil
 }
 
-// inputRequest decodes params of a request to the client as the SDK's
-// input request of method.
+// inputRequest decodes params (JSON, none for none) of a request to the
+// client as the SDK's params of method: *mcp.ElicitParams,
+// *mcp.CreateMessageWithToolsParams or *mcp.ListRootsParams (any other
+// method, which canAsk lets not through).
 func inputRequest(method string, params json.RawMessage) (mcp.InputRequest, error) {
 	var ir mcp.InputRequest
 	switch method {
