@@ -43,8 +43,9 @@ import (
 // inputResponses. A call is held in the process that runs it (a retry
 // that reaches another replica is refused the same way: "no such call")
 // for at most heldTimeout between rounds, then cancelled; at most
-// maxHeldCalls at once, maxHeldCallsPerKey per API key (more: the call
-// is cancelled, its answer a canceled tool error). The
+// maxHeldCalls at once, maxHeldCallsPerKey per API key (more: the
+// plugin's request fails at once with -32601, as without a session, and
+// the call goes on). The
 // arguments of a retry are not read again: the call goes on with its
 // first ones. Progress and log messages of the rounds after the first
 // have no POST to travel on and are dropped.
@@ -76,6 +77,7 @@ type heldCalls struct {
 
 // heldCall is one call that may run across rounds.
 type heldCall struct {
+	held            *heldCalls // its Server's
 	id, owner, tool string
 	expires         time.Time // of its requestState, set when a round ends
 
@@ -130,7 +132,7 @@ func (s *Server) inRounds(ctx context.Context, req *mcp.CallToolRequest, name st
 		}
 		return s.held.wait(ctx, s.down, hc)
 	}
-	hc := &heldCall{owner: owner, tool: name, asked: make(chan struct{}, 1), done: make(chan struct{}), pending: map[string]*pendingInput{}}
+	hc := &heldCall{held: &s.held, owner: owner, tool: name, asked: make(chan struct{}, 1), done: make(chan struct{}), pending: map[string]*pendingInput{}}
 	// The call outlives the POST once it asks: not the POST's context
 	// (withRequestCancel), the key's revocation.
 	callCtx, cancel := context.WithCancelCause(context.WithValue(context.WithoutCancel(ctx), requestKey{}, nil))
@@ -266,6 +268,9 @@ func inputRequest(method string, params json.RawMessage) (mcp.InputRequest, erro
 // hc's call in the next round and waits for its answer (JSON), or for
 // ctx, the call's, to end.
 func (hc *heldCall) ask(ctx context.Context, method string, params []byte) ([]byte, error) {
+	if err := hc.held.reserve(hc); err != nil {
+		return nil, err // over a cap: the plugin hears it at once, the call goes on
+	}
 	p := &pendingInput{method: method, params: params, answer: make(chan json.RawMessage, 1)}
 	hc.mu.Lock()
 	if len(hc.pending) >= maxInputRequests {
@@ -315,28 +320,34 @@ func (hc *heldCall) answer(responses mcp.InputResponseMap) error {
 	return nil
 }
 
-// hold registers hc to wait for its retry, for heldTimeout, within the
-// caps and unless down (the host's shutdown) is done; an error says why
-// it cannot.
-func (h *heldCalls) hold(hc *heldCall, down context.Context) error {
-	if down.Err() != nil {
-		return errShuttingDown
-	}
+// reserve registers hc, when it first asks, within the caps: over one,
+// the error (-32601) for the plugin's request.
+func (h *heldCalls) reserve(hc *heldCall) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.calls == nil {
 		h.calls, h.byKey = map[string]*heldCall{}, map[string]int{}
 	}
-	if hc.id == "" {
-		if len(h.calls) >= maxHeldCalls {
-			return &host.RPCError{Code: host.CodeMethodNotFound, Message: fmt.Sprintf("too many calls wait for their client's input: %d", maxHeldCalls)}
-		}
-		if h.byKey[hc.owner] >= maxHeldCallsPerKey {
-			return &host.RPCError{Code: host.CodeMethodNotFound, Message: fmt.Sprintf("too many calls of this API key wait for their client's input: %d", maxHeldCallsPerKey)}
-		}
-		hc.id = rand.Text()
-		h.calls[hc.id] = hc
-		h.byKey[hc.owner]++
+	if hc.id != "" {
+		return nil
+	}
+	if len(h.calls) >= maxHeldCalls {
+		return &host.RPCError{Code: host.CodeMethodNotFound, Message: fmt.Sprintf("the MCP client cannot be asked: too many calls wait for their client's input: %d", maxHeldCalls)}
+	}
+	if h.byKey[hc.owner] >= maxHeldCallsPerKey {
+		return &host.RPCError{Code: host.CodeMethodNotFound, Message: fmt.Sprintf("the MCP client cannot be asked: too many calls of this API key wait for their client's input: %d", maxHeldCallsPerKey)}
+	}
+	hc.id = rand.Text()
+	h.calls[hc.id] = hc
+	h.byKey[hc.owner]++
+	return nil
+}
+
+// hold parks hc (reserved) to wait for its retry, for heldTimeout, unless
+// down (the host's shutdown) is done.
+func (h *heldCalls) hold(hc *heldCall, down context.Context) error {
+	if down.Err() != nil {
+		return errShuttingDown
 	}
 	hc.mu.Lock()
 	hc.parked = true
