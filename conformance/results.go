@@ -2,12 +2,16 @@
 // conformance suite (npm @modelcontextprotocol/conformance, pinned by
 // package-lock.json here and installed by scripts/deps-conformance.sh).
 //
-// conformance_test.go runs the suite's server scenarios three times: against
-// the Go MCP SDK's everything-server directly (streamable HTTP), then against
-// the host's /mcp serving that same server declared as everything.mcp.json,
-// with sessions (the default) and with --mcp-stateless. Every check that
-// passes directly must pass through the host, but for those listed in
-// known-failures.txt, which must fail there: the list only shrinks.
+// conformance_test.go runs each edition of the suite (0.1.16, and the
+// 0.2.0-alpha.12 prerelease installed as conformance-next) against the Go
+// MCP SDK's everything-server directly (streamable HTTP, with sessions, and
+// stateless for the prerelease), then against the host's /mcp serving that
+// same server declared as everything.mcp.json, with sessions (the default)
+// and with --mcp-stateless. Every check that passes directly (in the
+// baseline of that run, Best of the direct runs for sessions) must pass
+// through the host, but for those listed in the edition's known-failures
+// file (known-failures.txt, known-failures-next.txt), which must fail
+// there: the lists only shrink.
 //
 // This file reads what the suite writes and compares the runs.
 package conformance
@@ -207,6 +211,8 @@ type KnownFailure struct {
 	Reason string
 	// Line is the line number in the file.
 	Line int
+	// File is the file's base name.
+	File string
 }
 
 // AppliesTo reports whether k holds for target.
@@ -253,7 +259,7 @@ func ReadKnownFailures(path string, targets []string) ([]KnownFailure, error) {
 		if len(words) == 0 {
 			return nil, fmt.Errorf("%s:%d: no check name before the reason", path, n)
 		}
-		k := KnownFailure{Check: words[0], Targets: words[1:], Reason: reason, Line: n}
+		k := KnownFailure{Check: words[0], Targets: words[1:], Reason: reason, Line: n, File: filepath.Base(path)}
 		for _, t := range k.Targets {
 			if !valid[t] {
 				return nil, fmt.Errorf("%s:%d: unknown target %q (known: %s)", path, n, t, strings.Join(targets, ", "))
@@ -297,9 +303,9 @@ func Compare(direct, via Run, target string, known []KnownFailure) []string {
 		k, isKnown := listed[name]
 		switch {
 		case c.Passed() && isKnown:
-			problems = append(problems, fmt.Sprintf("%s now passes through the host (%s): remove it from known-failures.txt (line %d: %s)", name, target, k.Line, k.Reason))
+			problems = append(problems, fmt.Sprintf("%s now passes through the host (%s): remove it from %s (line %d: %s)", name, target, k.File, k.Line, k.Reason))
 		case !c.Passed() && !isKnown:
-			problems = append(problems, fmt.Sprintf("%s passes directly but not through the host (%s): %s %s (fix the host, or list it in known-failures.txt with the reason)", name, target, c.Status, clip(c.Message, 300)))
+			problems = append(problems, fmt.Sprintf("%s passes directly but not through the host (%s): %s %s (fix the host, or list it in the known failures with the reason)", name, target, c.Status, clip(c.Message, 300)))
 		}
 	}
 	for _, k := range known {
@@ -311,10 +317,32 @@ func Compare(direct, via Run, target string, known []KnownFailure) []string {
 			if ok {
 				status = c.Status
 			}
-			problems = append(problems, fmt.Sprintf("known-failures.txt:%d lists %s for %s, which does not pass against the everything-server directly (%s): remove it", k.Line, k.Check, target, status))
+			problems = append(problems, fmt.Sprintf("%s:%d lists %s for %s, which does not pass against the everything-server directly (%s): remove it", k.File, k.Line, k.Check, target, status))
 		}
 	}
 	return problems
+}
+
+// Best is the run of a server that did what any of runs did: every check
+// of runs, in the order the first run that has it ran it, with the status
+// of the first run where it passed (else of the first run that has it).
+// It is the direct baseline of a host that serves both the revisions with
+// sessions and those without (see conformance_test.go).
+func Best(runs ...Run) Run {
+	best := Run{Checks: map[string]Check{}}
+	for _, r := range runs {
+		for _, n := range r.Names {
+			c := r.Checks[n]
+			prev, seen := best.Checks[n]
+			if !seen {
+				best.Names = append(best.Names, n)
+			}
+			if !seen || !prev.Passed() && c.Passed() {
+				best.Checks[n] = c
+			}
+		}
+	}
+	return best
 }
 
 // clip shortens s to at most n bytes (the suite's messages can list every

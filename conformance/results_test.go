@@ -70,7 +70,7 @@ func TestReadKnownFailures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []KnownFailure{{Check: "a", Targets: []string{}, Reason: "why a", Line: 3}, {Check: "b", Targets: []string{"host"}, Reason: "why b", Line: 4}}
+	want := []KnownFailure{{Check: "a", Targets: []string{}, Reason: "why a", Line: 3, File: "known-failures.txt"}, {Check: "b", Targets: []string{"host"}, Reason: "why b", Line: 4, File: "known-failures.txt"}}
 	if !reflect.DeepEqual(known, want) {
 		t.Fatalf("known = %+v, want %+v", known, want)
 	}
@@ -106,10 +106,10 @@ func TestCompare(t *testing.T) {
 	direct := mk(map[string]string{"a": StatusSuccess, "b": StatusSuccess, "c": StatusSuccess, "d": StatusSuccess, "e": StatusWarning})
 	via := mk(map[string]string{"a": StatusSuccess, "b": StatusFailure, "c": StatusSuccess, "e": StatusFailure})
 	known := []KnownFailure{
-		{Check: "c", Reason: "was broken", Line: 1},       // passes now
-		{Check: "d", Reason: "absent", Line: 2},           // fails (absent): fine
-		{Check: "e", Reason: "not direct", Line: 3},       // does not pass directly
-		{Check: "b", Targets: []string{"other"}, Line: 4}, // not for this target
+		{Check: "c", Reason: "was broken", Line: 1, File: "known-failures.txt"}, // passes now
+		{Check: "d", Reason: "absent", Line: 2, File: "known-failures.txt"},     // fails (absent): fine
+		{Check: "e", Reason: "not direct", Line: 3, File: "known-failures.txt"}, // does not pass directly
+		{Check: "b", Targets: []string{"other"}, Line: 4},                       // not for this target
 	}
 	got := Compare(direct, via, "host", known)
 	want := []string{
@@ -134,5 +134,26 @@ func TestCompare(t *testing.T) {
 		if !strings.Contains(table, line+"\n") {
 			t.Errorf("table lacks %q:\n%s", line, table)
 		}
+	}
+}
+
+// TestBest: a check passes in the best of runs when it passes in any of
+// them; checks only a later run has come after the first run's.
+func TestBest(t *testing.T) {
+	stateful := Run{Names: []string{"a", "b", "c"}, Checks: map[string]Check{
+		"a": {ID: "a", Status: StatusSuccess}, "b": {ID: "b", Status: StatusFailure, Message: "stateful"}, "c": {ID: "c", Status: StatusWarning}}}
+	stateless := Run{Names: []string{"b", "d", "c"}, Checks: map[string]Check{
+		"b": {ID: "b", Status: StatusSuccess}, "d": {ID: "d", Status: StatusFailure}, "c": {ID: "c", Status: StatusFailure, Message: "stateless"}}}
+	best := Best(stateful, stateless)
+	if want := []string{"a", "b", "c", "d"}; !reflect.DeepEqual(best.Names, want) {
+		t.Fatalf("names = %q, want %q", best.Names, want)
+	}
+	for name, want := range map[string]string{"a": StatusSuccess, "b": StatusSuccess, "c": StatusWarning, "d": StatusFailure} {
+		if got := best.Checks[name].Status; got != want {
+			t.Errorf("%s: %s, want %s", name, got, want)
+		}
+	}
+	if best.Passed() != 2 {
+		t.Errorf("passed %d, want 2", best.Passed())
 	}
 }

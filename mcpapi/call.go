@@ -28,28 +28,48 @@ const progressMessageMax = 4 << 10
 // handler returns the tools/call handler of tool name. ctx is the
 // request's: the SDK cancels it on notifications/cancelled (and, over
 // HTTP, when the request's connection ends: Handler), and the host then
-// cancels the call in the plugin.
+// cancels the call in the plugin. A call refused because the client lacks
+// a capability it needs (exchange.go, refusal) is answered with that
+// JSON-RPC error (-32021) instead of its result.
 func (s *Server) handler(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		ctx, stop := withRequestCancel(ctx)
 		defer stop()
 		ctx = callContext(ctx, req)
-		args := []byte(req.Params.Arguments)
-		if f := s.h.Function(name); f != nil && f.IsStream() {
-			// Its items are collected into one result, each reported as
-			// progress when the client sent a progress token
-			// (exchange: Item).
-			x := s.exchange(ctx, req)
-			obj, err := host.CollectItems(host.WithExchange(ctx, x), s.h.StreamCall, name, args, s.cfg.MaxResultBytes, x.Item)
-			return s.answer(name, obj, err)
+		run := func(ctx context.Context) (*mcp.CallToolResult, error) {
+			return s.call(ctx, req, name)
 		}
-		ctx = host.WithExchange(ctx, s.exchange(ctx, req))
-		res, err := s.h.CallResult(ctx, name, args)
-		if err == nil && res.MCP {
-			return s.mcpResult(name, res.JSON)
+		if sessionlessCall(req) {
+			return s.inRounds(ctx, req, name, run) // it may ask the client (inputrequired.go)
 		}
-		return s.answer(name, res.JSON, err)
+		return run(ctx)
 	}
+}
+
+// call runs tools/call req of tool name with ctx and answers it.
+func (s *Server) call(ctx context.Context, req *mcp.CallToolRequest, name string) (*mcp.CallToolResult, error) {
+	ctx, refused := withRefusal(ctx) // a client without a capability the call needs (exchange)
+	args := []byte(req.Params.Arguments)
+	if f := s.h.Function(name); f != nil && f.IsStream() {
+		// Its items are collected into one result, each reported as
+		// progress when the client sent a progress token
+		// (exchange: Item).
+		x := s.exchange(ctx, req)
+		obj, err := host.CollectItems(host.WithExchange(ctx, x), s.h.StreamCall, name, args, s.cfg.MaxResultBytes, x.Item)
+		if je := refused(); je != nil {
+			return nil, je
+		}
+		return s.answer(name, obj, err)
+	}
+	ctx = host.WithExchange(ctx, s.exchange(ctx, req))
+	res, err := s.h.CallResult(ctx, name, args)
+	if je := refused(); je != nil {
+		return nil, je
+	}
+	if err == nil && res.MCP {
+		return s.mcpResult(name, res.JSON)
+	}
+	return s.answer(name, res.JSON, err)
 }
 
 // mcpResult is the tools/call answer of a plugin's MCP result b (plugin

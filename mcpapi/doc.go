@@ -115,4 +115,13 @@
 // changed (a plugin restart changes none). 2026-07-28 clients receive it
 // over subscriptions/listen, older ones over stdio or a session's GET
 // stream (HTTPOptions.Sessions).
+//
+// Revisions over HTTP: clients of 2025-06-18, 2025-11-25 (and older) and
+// 2026-07-28 are served with and without HTTPOptions.Sessions. A
+// 2026-07-28 request has no session (SEP-2575): with sessions it goes to
+// a second, stateless SDK handler (http.go, sessionless), as every request
+// does without them; the SDK checks its required headers. A plugin's
+// question to such a client becomes an input_required round
+// (inputrequired.go), or -32021 when the client did not declare the
+// capability (exchange.go).
 package mcpapi

@@ -33,13 +33,25 @@ type envelopeError struct {
 
 // message is what Handler reads of a POST's one JSON-RPC message (not a
 // batch) for the cancel registry (cancel.go) and the response writer
-// (respWriter): its method, its id and, for notifications/cancelled, the
-// requestId it names, each as raw JSON ("" when absent).
+// (respWriter) and for the choice of handler (sessionless): its method,
+// its id and, for notifications/cancelled, the requestId it names, each
+// as raw JSON ("" when absent); and the protocol version its _meta names
+// (MCP 2026-07-28, SEP-2575: "io.modelcontextprotocol/protocolVersion";
+// "" when none, or not a string).
 type message struct {
 	method    string
 	id        []byte
 	requestID []byte
+	version   string
 }
+
+// metaProtocolVersion is the _meta member of a request of MCP 2026-07-28
+// and later that names its protocol version (SEP-2575).
+const metaProtocolVersion = "io.modelcontextprotocol/protocolVersion"
+
+// methodDiscover is the request of a 2026-07-28 client that asks which
+// revisions and capabilities the server has (SEP-2575).
+const methodDiscover = "server/discover"
 
 // call reports whether m is a request that expects a response (a method
 // and an id).
@@ -209,13 +221,8 @@ func messageOf(body []byte) *message {
 		return nil
 	}
 	m := &message{id: strictjson.Member(body, "id")}
-	if raw := strictjson.Member(body, "method"); len(raw) > 0 && raw[0] == '"' {
-		if bytes.IndexByte(raw, '\\') < 0 {
-			m.method = string(raw[1 : len(raw)-1])
-		} else {
-			_ = json.Unmarshal(raw, &m.method)
-		}
-	}
+	m.method = jsonString(strictjson.Member(body, "method"))
+	m.version = jsonString(strictjson.Member(body, "params", "_meta", metaProtocolVersion))
 	if m.method == methodCancelled {
 		m.requestID = strictjson.Member(body, "params", "requestId")
 	}
@@ -237,12 +244,28 @@ func messageOfTree(tree any) *message {
 	if id, ok := obj["id"]; ok && id != nil {
 		m.id, _ = json.Marshal(id)
 	}
-	if params, ok := obj["params"].(map[string]any); ok && m.method == methodCancelled {
-		if rid, ok := params["requestId"]; ok && rid != nil {
-			m.requestID, _ = json.Marshal(rid)
-		}
+	params, _ := obj["params"].(map[string]any)
+	if rid, ok := params["requestId"]; ok && rid != nil && m.method == methodCancelled {
+		m.requestID, _ = json.Marshal(rid)
+	}
+	if meta, ok := params["_meta"].(map[string]any); ok {
+		m.version, _ = meta[metaProtocolVersion].(string)
 	}
 	return m
+}
+
+// jsonString returns the string raw (a JSON value that strictjson.Clean
+// passed) holds, "" when raw is not a string.
+func jsonString(raw []byte) string {
+	if len(raw) < 2 || raw[0] != '"' {
+		return ""
+	}
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw[1 : len(raw)-1])
+	}
+	var s string
+	_ = json.Unmarshal(raw, &s)
+	return s
 }
 
 // methodCancelled is the method of the cancellation notification.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -30,7 +31,15 @@ import (
 //	                                  (MCP "Client Features"); a client without
 //	                                  the capability, or a stateless /mcp
 //	                                  request, is not asked: the plugin gets
-//	                                  JSON-RPC error -32601 saying why (canAsk)
+//	                                  JSON-RPC error -32601 saying why (canAsk).
+//	                                  A 2026-07-28 client that did not declare
+//	                                  the capability in its request's _meta
+//	                                  gets its call answered with JSON-RPC
+//	                                  error -32021 (SEP-2575, HTTP 400), data
+//	                                  {"requiredCapabilities": {CAP: {}}}, and
+//	                                  the call is cancelled (refusal); one that
+//	                                  declared it gets the request in an
+//	                                  input_required round (inputrequired.go)
 //
 // The client's request _meta (progressToken, trace context, its own keys)
 // goes to the plugin with the call.
@@ -76,10 +85,19 @@ func (s *Server) exchange(ctx context.Context, req *mcp.CallToolRequest) *host.E
 			_ = ss.Log(ctx, &p)
 		}
 	}
-	stateless := ss.ID() == "" && req.Extra != nil && req.Extra.Header != nil
+	// A call of a 2026-07-28 client asks across rounds (inputrequired.go).
+	held, _ := ctx.Value(heldKey{}).(*heldCall)
+	stateless := ss.ID() == "" && req.Extra != nil && req.Extra.Header != nil && held == nil
 	x.Request = func(rctx context.Context, method string, params []byte) ([]byte, error) {
 		if err := canAsk(ss, method, stateless); err != nil {
+			var missing *missingCapability
+			if errors.As(err, &missing) {
+				refuseCall(ctx, missing.rpc())
+			}
 			return nil, err
+		}
+		if held != nil {
+			return held.ask(rctx, method, params)
 		}
 		res, err := ask(rctx, ss, method, params)
 		if err != nil {
@@ -95,13 +113,20 @@ func (s *Server) exchange(ctx context.Context, req *mcp.CallToolRequest) *host.E
 // its answer; a client without the capability (MCP "Lifecycle",
 // capability negotiation) must not be asked. Errors: a *host.RPCError
 // with code -32601 saying which.
+//
+// A client of 2026-07-28 and later declares its capabilities with each
+// request: one that did not declare the capability gets a
+// *missingCapability (its call is then refused, refusal), also without a
+// session.
 func canAsk(ss *mcp.ServerSession, method string, stateless bool) error {
-	if stateless {
-		return &host.RPCError{Code: host.CodeMethodNotFound, Message: method + " cannot reach the MCP client that made this call: its request has no session (opentool-host serves /mcp with --mcp-stateless; sessions, the default, carry such requests)"}
-	}
 	var caps *mcp.ClientCapabilities
+	sessionless := false
 	if ip := ss.InitializeParams(); ip != nil {
 		caps = ip.Capabilities
+		sessionless = ip.ProtocolVersion >= firstSessionlessRevision
+	}
+	if stateless && !sessionless {
+		return noSession(method)
 	}
 	capability, declared := "", false
 	switch method {
@@ -118,36 +143,98 @@ func canAsk(ss *mcp.ServerSession, method string, stateless bool) error {
 		return &host.RPCError{Code: host.CodeMethodNotFound, Message: method + " is not a request a server may send a client"}
 	}
 	if !declared {
-		return &host.RPCError{Code: host.CodeMethodNotFound, Message: method + ": the MCP client that made this call did not declare the " + capability + " capability"}
+		msg := method + ": the MCP client that made this call did not declare the " + capability + " capability"
+		if sessionless {
+			return &missingCapability{RPCError: host.RPCError{Code: host.CodeMethodNotFound, Message: msg}, capability: capability}
+		}
+		return &host.RPCError{Code: host.CodeMethodNotFound, Message: msg}
+	}
+	if stateless {
+		return noSession(method)
 	}
 	return nil
+}
+
+// noSession is the error of a request to the client of a request without
+// a session.
+func noSession(method string) error {
+	return &host.RPCError{Code: host.CodeMethodNotFound, Message: method + " cannot reach the MCP client that made this call: its request has no session (a request of MCP 2026-07-28, which has none, or /mcp served with --mcp-stateless; a session of an older revision carries such requests)"}
+}
+
+// missingCapability is canAsk's error for a 2026-07-28 client that did
+// not declare capability in its request: the plugin gets the -32601 it
+// holds, the client rpc's error for its call (refusal).
+type missingCapability struct {
+	host.RPCError
+	capability string // "sampling", "elicitation"
+}
+
+// rpc is the client's error for the call: -32021 (SEP-2575,
+// MissingRequiredClientCapabilityError) with data
+// {"requiredCapabilities": {capability: {}}}.
+func (m *missingCapability) rpc() *jsonrpc.Error {
+	data, _ := json.Marshal(map[string]any{"requiredCapabilities": map[string]any{m.capability: map[string]any{}}})
+	return &jsonrpc.Error{Code: codeMissingCapability, Message: m.Message, Data: data}
+}
+
+// codeMissingCapability is MCP's MissingRequiredClientCapabilityError
+// (2026-07-28, SEP-2575): a request needs a capability the client did
+// not declare.
+const codeMissingCapability = -32021
+
+// refusal ends a call with a JSON-RPC error instead of its result
+// (withRefusal): set once, it cancels the call.
+type refusal struct {
+	cancel context.CancelCauseFunc
+	mu     sync.Mutex
+	err    *jsonrpc.Error
+}
+
+// refusalKey is the context key of a call's *refusal.
+type refusalKey struct{}
+
+// withRefusal returns ctx, cancelled when the call is refused (refuse),
+// and the function that returns the refusal's error (nil when none).
+func withRefusal(ctx context.Context) (context.Context, func() *jsonrpc.Error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	r := &refusal{cancel: cancel}
+	return context.WithValue(ctx, refusalKey{}, r), func() *jsonrpc.Error {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return r.err
+	}
+}
+
+// refuseCall refuses the call of ctx (withRefusal) with err, the first
+// refusal winning, and cancels it; a ctx without one is left as is.
+func refuseCall(ctx context.Context, err *jsonrpc.Error) {
+	r, ok := ctx.Value(refusalKey{}).(*refusal)
+	if !ok {
+		return
+	}
+	r.mu.Lock()
+	if r.err == nil {
+		r.err = err
+	}
+	r.mu.Unlock()
+	r.cancel(err)
 }
 
 // ask sends request method with params (JSON) to the client of ss with
 // ctx, the call's (it carries the tools/call request's id, so that over
 // streamable HTTP the request travels on that request's stream).
 func ask(ctx context.Context, ss *mcp.ServerSession, method string, params []byte) (any, error) {
-	switch method {
-	case "sampling/createMessage":
-		var p mcp.CreateMessageWithToolsParams
-		if err := json.Unmarshal(params, &p); err != nil {
-			return nil, &host.RPCError{Code: jsonrpc.CodeInvalidParams, Message: method + ": " + err.Error()}
-		}
-		return ss.CreateMessageWithTools(ctx, &p)
-	case "elicitation/create":
-		var p mcp.ElicitParams
-		if err := json.Unmarshal(params, &p); err != nil {
-			return nil, &host.RPCError{Code: jsonrpc.CodeInvalidParams, Message: method + ": " + err.Error()}
-		}
-		return ss.Elicit(ctx, &p)
+	ir, err := inputRequest(method, params)
+	if err != nil {
+		return nil, &host.RPCError{Code: jsonrpc.CodeInvalidParams, Message: method + ": " + err.Error()}
+	}
+	switch p := ir.(type) {
+	case *mcp.CreateMessageWithToolsParams:
+		return ss.CreateMessageWithTools(ctx, p)
+	case *mcp.ElicitParams:
+		return ss.Elicit(ctx, p)
 	default: // roots/list (canAsk let nothing else through)
-		var p mcp.ListRootsParams
-		if len(params) > 0 {
-			if err := json.Unmarshal(params, &p); err != nil {
-				return nil, &host.RPCError{Code: jsonrpc.CodeInvalidParams, Message: method + ": " + err.Error()}
-			}
-		}
-		return ss.ListRoots(ctx, &p)
+		return ss.ListRoots(ctx, p.(*mcp.ListRootsParams))
 	}
 }
 

@@ -27,6 +27,8 @@ type HTTPOptions struct {
 	// DELETE) for clients of protocol revisions before 2026-07-28 that
 	// want notifications/tools/list_changed pushed. Sessions live in
 	// this process, so every request of a session must reach it.
+	// Requests of 2026-07-28 and later, which has no sessions
+	// (SEP-2575), are answered statelessly all the same (sessionless).
 	//
 	// Off (the default), the endpoint is stateless: every POST is
 	// answered on its own, so any replica behind a load balancer can
@@ -94,27 +96,39 @@ func (s *Server) Handler(o HTTPOptions) *HTTPHandler {
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = httpguard.DefaultMaxBodyBytes
 	}
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.srv }, &mcp.StreamableHTTPOptions{
-		Stateless:                    !o.Sessions,
-		PropagateRequestCancellation: true,
-		MaxRequestBodyBytes:          o.MaxBodyBytes,
-		// The host's request guard (httpguard.RequestGuard, before every
-		// route) checks Host and Origin, with --allowed-host and
-		// --allowed-origin; the SDK's own loopback-only check would refuse
-		// what the operator allowed.
-		DisableLocalhostProtection: true,
-		SessionTimeout:             o.SessionIdle,
-	})
-	slots := &sessionSlots{max: o.MaxSessions, perKey: o.MaxSessionsPerKey, idle: o.SessionIdle, byKey: map[string]int{}}
-	return &HTTPHandler{s: s, o: o, sdk: withToken(h), slots: slots}
+	sdk := func(stateless bool) http.Handler {
+		return withToken(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.srv }, &mcp.StreamableHTTPOptions{
+			Stateless:                    stateless,
+			PropagateRequestCancellation: true,
+			MaxRequestBodyBytes:          o.MaxBodyBytes,
+			// The host's request guard (httpguard.RequestGuard, before every
+			// route) checks Host and Origin, with --allowed-host and
+			// --allowed-origin; the SDK's own loopback-only check would refuse
+			// what the operator allowed.
+			DisableLocalhostProtection: true,
+			SessionTimeout:             o.SessionIdle,
+		}))
+	}
+	h := &HTTPHandler{s: s, o: o, stateless: sdk(true)}
+	if o.Sessions {
+		h.sessions = sdk(false)
+		h.slots = &sessionSlots{max: o.MaxSessions, perKey: o.MaxSessionsPerKey, idle: o.SessionIdle, byKey: map[string]int{}}
+	}
+	return h
 }
 
 // HTTPHandler is the MCP streamable HTTP endpoint (Server.Handler).
 type HTTPHandler struct {
-	s     *Server
-	o     HTTPOptions
-	sdk   http.Handler
-	slots *sessionSlots // the sessions held (sessions.go)
+	s *Server
+	o HTTPOptions
+	// stateless answers every request without a session: all of them
+	// without HTTPOptions.Sessions, those of the revisions without
+	// sessions (2026-07-28 and later, sessionless) with it.
+	stateless http.Handler
+	// sessions answers the requests of older revisions with
+	// HTTPOptions.Sessions (nil without).
+	sessions http.Handler
+	slots    *sessionSlots // the sessions held (sessions.go), with sessions
 }
 
 // ServeHTTP implements http.Handler: the envelope checked
@@ -126,7 +140,8 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		WriteRefusal(w, e.status, e.code, e.msg)
 		return
 	}
-	if o.Sessions && opensSession(r) {
+	stateless := !o.Sessions || sessionless(r, msg)
+	if !stateless && opensSession(r) {
 		g := access.GrantFrom(r.Context())
 		if status, msg := h.slots.acquire(g); status != 0 {
 			w.Header().Set("Retry-After", "1")
@@ -141,7 +156,7 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer context.AfterFunc(s.down, cancel)()
 		r = r.WithContext(ctx)
 	}
-	if !o.Sessions {
+	if stateless {
 		var release func()
 		r, release = s.inflight.track(r, msg)
 		defer release()
@@ -154,7 +169,36 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			defer s.closeTaskListen(dw.listen)
 		}
 	}
-	h.sdk.ServeHTTP(dw, r)
+	if stateless {
+		h.stateless.ServeHTTP(dw, r)
+	} else {
+		h.sessions.ServeHTTP(dw, r)
+	}
+}
+
+// firstSessionlessRevision is the first MCP revision without sessions
+// (2026-07-28, SEP-2575): each request carries its protocol version,
+// client capabilities and client info in _meta, and any server may answer
+// it.
+const firstSessionlessRevision = "2026-07-28"
+
+// sessionless reports whether r, on an endpoint with sessions, is a
+// request of a revision without sessions, which the stateless handler
+// answers: a POST without Mcp-Session-Id whose MCP-Protocol-Version
+// header or _meta "io.modelcontextprotocol/protocolVersion" names
+// 2026-07-28 or later (a later or unknown one the SDK then refuses with
+// -32022), or a server/discover (the probe of a 2026-07-28 client, which
+// with a session would be told that only older revisions are spoken).
+// Every other request (an older client's, and anything with
+// Mcp-Session-Id, GET and DELETE) goes to the sessions.
+func sessionless(r *http.Request, m *message) bool {
+	if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
+		return false
+	}
+	if r.Header.Get("Mcp-Protocol-Version") >= firstSessionlessRevision {
+		return true
+	}
+	return m != nil && (m.method == methodDiscover || m.version >= firstSessionlessRevision)
 }
 
 // Routes declares the endpoint, Path (every method), to the front door:

@@ -74,7 +74,10 @@ type mode struct {
 var modes = []mode{
 	{"stateless", mcpapi.Path, ""},
 	{"stateless-2025-06-18", mcpapi.Path, "2025-06-18"},
-	{"sessions", "/sessions" + mcpapi.Path, ""},
+	{"sessions", "/sessions" + mcpapi.Path, "2025-11-25"},
+	// The SDK's latest (2026-07-28) has no sessions: the endpoint with
+	// sessions answers it as the stateless one does.
+	{"sessions-2026-07-28", "/sessions" + mcpapi.Path, ""},
 }
 
 // keyTransport sends apiKey with every request.
@@ -500,11 +503,12 @@ func TestPluginKilledMidCall(t *testing.T) {
 }
 
 // TestHotReload: a binary dropped into the plugins folder is announced
-// with tools/list_changed (over subscriptions/listen and over a session's
-// GET stream) and its tools are listed; removing it does the same.
+// with tools/list_changed (over subscriptions/listen, on either endpoint,
+// and over a session's GET stream) and its tools are listed; removing it
+// does the same.
 func TestHotReload(t *testing.T) {
 	r := newRig(t, func(c *host.Config) { c.Watch = true }, mcpapi.Config{}, "./plugins/calculator")
-	listen := []mode{modes[0], modes[2]}
+	listen := []mode{modes[0], modes[2], modes[3]}
 	changed := make([]chan struct{}, len(listen))
 	sessions := make([]*mcp.ClientSession, len(listen))
 	for i, m := range listen {

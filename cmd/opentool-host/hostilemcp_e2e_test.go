@@ -162,7 +162,8 @@ func TestHostileMCPServers(t *testing.T) {
 		})
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
-		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: hp.url + "/mcp"}, nil)
+		// 2025-11-25: a session carries the server's requests to the client.
+		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: hp.url + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 		if err != nil {
 			t.Fatal(err)
 		}
