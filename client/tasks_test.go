@@ -80,6 +80,12 @@ func TestCallTask(t *testing.T) {
 	if err != nil || doomed.ID == "" {
 		t.Fatalf("TaskWait(0): %+v %v", doomed, err)
 	}
+	// Cancelled once it runs in the plugin (a task cancelled before its
+	// call reached the plugin is never sent, and counts no cancelled sleep).
+	testutil.Eventually(t, 10*time.Second, "the task's sleep running", func() bool {
+		got, err := c.Call(ctx, client.FunctionCall{Name: "sleeps"})
+		return err == nil && got.Result["active"] == float64(1)
+	})
 	if err := doomed.Cancel(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,9 @@ func connectLogClient(t *testing.T, hp *hostProc, key string, level mcp.LoggingL
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	tr := &mcp.StreamableClientTransport{Endpoint: hp.url + "/mcp", HTTPClient: &http.Client{Transport: bearer(key)}}
-	cs, err := c.Connect(ctx, tr, nil)
+	// 2025-11-25: a session (logging/setLevel is not a method of the
+	// sessionless 2026-07-28, whose requests carry their level).
+	cs, err := c.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}
