@@ -30,8 +30,9 @@ IMAGE_ARCH ?=
 
 .PHONY: all build host plugins examples image run test test-unpatched vet fmt fmt-check bench bench-scale soak fuzz proto clean deps-python deps-node deps-browser deps-redis deps-conformance docs sdk-patched
 
-# The user's own GOFLAGS, without the patched SDK's -modfile (test-unpatched).
-PLAIN_GOFLAGS := $(shell $(GO) env GOFLAGS)
+# The user's own GOFLAGS, without the patched SDK's -modfile (test-unpatched;
+# a sub-make inherits the exported GOFLAGS, -modfile and all).
+PLAIN_GOFLAGS := $(filter-out -modfile=%,$(shell $(GO) env GOFLAGS))
 ifneq ($(SDKPATCH),)
 SDKMOD := bin/go.sdkpatched.mod
 export GOFLAGS := $(shell $(GO) env GOFLAGS) -modfile=$(CURDIR)/$(SDKMOD)
