@@ -48,7 +48,13 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 
 // call runs tools/call req of tool name with ctx and answers it.
 func (s *Server) call(ctx context.Context, req *mcp.CallToolRequest, name string) (*mcp.CallToolResult, error) {
-	ctx, refused := withRefusal(ctx) // a client without a capability the call needs (exchange)
+	refused := noRefusal
+	if ip := req.Session.InitializeParams(); ip != nil && ip.ProtocolVersion >= firstSessionlessRevision {
+		// A 2026-07-28 client without a capability the call needs gets
+		// -32021 (exchange); earlier revisions have no such refusal, and
+		// their calls spare its allocations.
+		ctx, refused = withRefusal(ctx)
+	}
 	args := []byte(req.Params.Arguments)
 	if f := s.h.Function(name); f != nil && f.IsStream() {
 		// Its items are collected into one result, each reported as

@@ -205,6 +205,9 @@ func withRefusal(ctx context.Context) (context.Context, func() *jsonrpc.Error) {
 	}
 }
 
+// noRefusal is the refusal check of a call that cannot be refused.
+func noRefusal() *jsonrpc.Error { return nil }
+
 // refuseCall refuses the call of ctx (withRefusal) with err, the first
 // refusal winning, and cancels it; a ctx without one is left as is.
 func refuseCall(ctx context.Context, err *jsonrpc.Error) {
