@@ -357,10 +357,13 @@ func newTasks(ctx context.Context, c Config, log hclog.Logger) (*tasks.Manager, 
 // second signal cuts it short), then the listener closes, calls in
 // flight finish within ShutdownTimeout and every plugin stops. Errors:
 // the HTTP server failed.
-func (s *Server) Serve(sigs <-chan os.Signal) error {
+func (s *Server) Serve(sigs <-chan os.Signal) error { return s.serve(nil, sigs) }
+
+// serve is Serve, stopping on sig at once when it is not nil (a signal
+// that came as Start returned).
+func (s *Server) serve(sig os.Signal, sigs <-chan os.Signal) error {
 	defer s.unwind()
 	errc := s.errc
-	var sig os.Signal
 	for sig == nil {
 		select {
 		case err := <-errc:
@@ -405,6 +408,14 @@ func (s *Server) Run(sigs <-chan os.Signal) error {
 		case sig := <-sigs:
 			if sig == syscall.SIGHUP {
 				continue // the first scan is under way
+			}
+			select {
+			case err := <-started: // the start ended as the signal came: serving, drain
+				if err != nil {
+					return err
+				}
+				return s.serve(sig, sigs)
+			default:
 			}
 			s.log.Info("signal while the plugins start: stopping", "signal", sig.String())
 			s.cancel() // the host's start gives up
