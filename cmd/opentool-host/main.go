@@ -20,10 +20,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/opentool-host/opentool-host/cmd/opentool-host/internal/cliflags"
+	"github.com/opentool-host/opentool-host/cmd/opentool-host/internal/opscmd"
+	"github.com/opentool-host/opentool-host/cmd/opentool-host/internal/selfexec"
 	"github.com/opentool-host/opentool-host/frontdoor"
-	"github.com/opentool-host/opentool-host/internal/cliflags"
-	"github.com/opentool-host/opentool-host/internal/opscmd"
-	"github.com/opentool-host/opentool-host/internal/selfexec"
 	"github.com/opentool-host/opentool-host/internal/version"
 )
 

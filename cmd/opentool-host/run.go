@@ -9,13 +9,12 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/opentool-host/opentool-host/internal/hostflags"
-
 	"github.com/opentool-host/opentool-host/access"
+	"github.com/opentool-host/opentool-host/cmd/opentool-host/internal/cliflags"
+	"github.com/opentool-host/opentool-host/cmd/opentool-host/internal/hostflags"
 	"github.com/opentool-host/opentool-host/frontdoor"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/httpapi"
-	"github.com/opentool-host/opentool-host/internal/cliflags"
 	"github.com/opentool-host/opentool-host/internal/httpguard"
 	"github.com/opentool-host/opentool-host/internal/version"
 	"github.com/opentool-host/opentool-host/mcpapi"

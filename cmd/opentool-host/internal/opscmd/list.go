@@ -10,12 +10,11 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/opentool-host/opentool-host/internal/hostflags"
-
 	"github.com/opentool-host/opentool-host/catalog"
+	"github.com/opentool-host/opentool-host/cmd/opentool-host/internal/cliflags"
+	"github.com/opentool-host/opentool-host/cmd/opentool-host/internal/hostflags"
 	"github.com/opentool-host/opentool-host/export"
 	"github.com/opentool-host/opentool-host/host"
-	"github.com/opentool-host/opentool-host/internal/cliflags"
 	"github.com/opentool-host/opentool-host/internal/version"
 	"github.com/opentool-host/opentool-host/opentool"
 )

@@ -9,13 +9,12 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/opentool-host/opentool-host/internal/hostflags"
-	"oras.land/oras-go/v2/registry/remote"
-
+	"github.com/opentool-host/opentool-host/cmd/opentool-host/internal/cliflags"
+	"github.com/opentool-host/opentool-host/cmd/opentool-host/internal/hostflags"
 	"github.com/opentool-host/opentool-host/host"
-	"github.com/opentool-host/opentool-host/internal/cliflags"
 	"github.com/opentool-host/opentool-host/lockfile"
 	"github.com/opentool-host/opentool-host/ociplugin"
+	"oras.land/oras-go/v2/registry/remote"
 )
 
 // Plugins as OCI artifacts (package ociplugin; docs/oci-plugins.md):

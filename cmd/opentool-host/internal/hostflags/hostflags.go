@@ -7,7 +7,6 @@ package hostflags
 
 import (
 	"fmt"
-	"github.com/opentool-host/opentool-host/declared"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,10 +15,11 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/urfave/cli/v2"
 
+	"github.com/opentool-host/opentool-host/cmd/opentool-host/internal/cliflags"
+	"github.com/opentool-host/opentool-host/cmd/opentool-host/internal/selfexec"
+	"github.com/opentool-host/opentool-host/declared"
 	"github.com/opentool-host/opentool-host/host"
-	"github.com/opentool-host/opentool-host/internal/cliflags"
 	"github.com/opentool-host/opentool-host/internal/decl"
-	"github.com/opentool-host/opentool-host/internal/selfexec"
 	"github.com/opentool-host/opentool-host/launcher"
 	"github.com/opentool-host/opentool-host/sandbox"
 )

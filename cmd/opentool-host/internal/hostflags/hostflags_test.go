@@ -9,8 +9,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/opentool-host/opentool-host/cmd/opentool-host/internal/selfexec"
 	"github.com/opentool-host/opentool-host/host"
-	"github.com/opentool-host/opentool-host/internal/selfexec"
 	"github.com/opentool-host/opentool-host/sandbox"
 )
 
