@@ -49,7 +49,7 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 // call runs tools/call req of tool name with ctx and answers it.
 func (s *Server) call(ctx context.Context, req *mcp.CallToolRequest, name string) (*mcp.CallToolResult, error) {
 	refused := noRefusal
-	if ip := req.Session.InitializeParams(); ip != nil && ip.ProtocolVersion >= firstSessionlessRevision {
+	if speaksSessionless(req.Session) {
 		// A 2026-07-28 client without a capability the call needs gets
 		// -32021 (exchange); earlier revisions have no such refusal, and
 		// their calls spare its allocations.

@@ -120,11 +120,10 @@ func (s *Server) exchange(ctx context.Context, req *mcp.CallToolRequest) *host.E
 // session.
 func canAsk(ss *mcp.ServerSession, method string, stateless bool) error {
 	var caps *mcp.ClientCapabilities
-	sessionless := false
 	if ip := ss.InitializeParams(); ip != nil {
 		caps = ip.Capabilities
-		sessionless = ip.ProtocolVersion >= firstSessionlessRevision
 	}
+	sessionless := speaksSessionless(ss)
 	if stateless && !sessionless {
 		return noSession(method)
 	}

@@ -111,6 +111,12 @@ func sessionlessCall(req *mcp.CallToolRequest) bool {
 	if ss == nil || ss.ID() != "" {
 		return false
 	}
+	return speaksSessionless(ss)
+}
+
+// speaksSessionless reports whether the client of ss speaks the
+// sessionless revision (2026-07-28 or later; SEP-2575).
+func speaksSessionless(ss *mcp.ServerSession) bool {
 	ip := ss.InitializeParams()
 	return ip != nil && ip.ProtocolVersion >= firstSessionlessRevision
 }
