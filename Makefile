@@ -17,11 +17,11 @@ SDKPATCH   ?= 1
 # test-unpatched: the packages whose tests run with the SDK as released (the
 # MCP front end and the MCP adapter's protocol code, the front door that
 # serves /mcp), and how (-short: no SDK conformance or load tests).
-UNPATCHED_PKGS  ?= ./mcpapi/ ./frontdoor/ ./internal/mcpresult/ ./internal/mcptasks/
+UNPATCHED_PKGS  ?= ./frontend/mcpapi/ ./frontend/frontdoor/ ./internal/mcpresult/ ./host/tasks/mcptasks/
 UNPATCHED_FLAGS ?= -short -count=1 -timeout 10m
 SOAKTIME   ?= 60s
 FUZZTIME   ?= 30s
-FUZZPKGS   ?= ./jsonrpc ./opentool
+FUZZPKGS   ?= ./protocol/jsonrpc ./protocol/opentool
 # make image: the name:tag in the tarball and layout, and the GOARCH
 # (default: this machine's).
 IMAGE_TAG  ?= opentool-host:dev

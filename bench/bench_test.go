@@ -17,14 +17,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/opentool-host/opentool-host/access"
 	"github.com/opentool-host/opentool-host/bench/floor"
 	"github.com/opentool-host/opentool-host/bench/harness"
-	"github.com/opentool-host/opentool-host/frontdoor"
+	"github.com/opentool-host/opentool-host/frontend/frontdoor"
+	"github.com/opentool-host/opentool-host/frontend/mcpapi"
+	"github.com/opentool-host/opentool-host/frontend/metrics"
+	"github.com/opentool-host/opentool-host/frontend/opentoolapi"
 	"github.com/opentool-host/opentool-host/host"
-	"github.com/opentool-host/opentool-host/httpapi"
-	"github.com/opentool-host/opentool-host/mcpapi"
-	"github.com/opentool-host/opentool-host/metrics"
+	"github.com/opentool-host/opentool-host/host/access"
 )
 
 // The benchmark matrix. Each size × clients cell runs the three paths
@@ -119,7 +119,7 @@ func doSetup() error {
 	if err != nil {
 		return err
 	}
-	echoBin, err := harness.Build("./internal/testplugins/echo", tmp)
+	echoBin, err := harness.Build("./testkit/plugins/echo", tmp)
 	if err != nil {
 		return err
 	}
@@ -410,12 +410,12 @@ func runCase(b *testing.B, size string, nbytes, clients int, path string) {
 				pluginPID = p.PID
 			}
 		}
-		url := "http://" + env.hostAddr + httpapi.BasePath + "/call"
+		url := "http://" + env.hostAddr + opentoolapi.BasePath + "/call"
 		run = func(n int, warm bool) (harness.LoadResult, error) {
 			return env.lg.Run(harness.LoadRequest{URL: url, Body: body, Clients: clients, N: n, Warm: warm, EchoParams: params})
 		}
 	case pathLocal:
-		url := "http://" + env.hostAddr + httpapi.BasePath + "/call"
+		url := "http://" + env.hostAddr + opentoolapi.BasePath + "/call"
 		local := harness.CallBody("no_such_function", params, 1)
 		run = func(n int, warm bool) (harness.LoadResult, error) {
 			return env.lg.Run(harness.LoadRequest{URL: url, Body: local, Clients: clients, N: n, Warm: warm, Contains: `"code":-32601`})
@@ -426,7 +426,7 @@ func runCase(b *testing.B, size string, nbytes, clients int, path string) {
 				pluginPID = p.PID
 			}
 		}
-		url := "http://" + env.hostAddr + httpapi.BasePath + "/call"
+		url := "http://" + env.hostAddr + opentoolapi.BasePath + "/call"
 		add := harness.CallBody("add", []byte(`{"a":2,"b":3}`), 1)
 		run = func(n int, warm bool) (harness.LoadResult, error) {
 			return env.lg.Run(harness.LoadRequest{URL: url, Body: add, Clients: clients, N: n, Warm: warm, Contains: `"result":{"result":5}`})

@@ -10,7 +10,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/bench/harness"
 	"github.com/opentool-host/opentool-host/host"
-	"github.com/opentool-host/opentool-host/internal/testutil"
+	"github.com/opentool-host/opentool-host/testkit"
 )
 
 // soakShortDuration is how long the short soaks of make test call: a few
@@ -63,14 +63,14 @@ func TestSoakShort(t *testing.T) {
 	if testing.Short() {
 		t.Skip("soak: skipped with -short")
 	}
-	bin := testutil.Build(t, "./bench/namedecho")
+	bin := testkit.Build(t, "./bench/namedecho")
 	dir, state := t.TempDir(), t.TempDir()
 	names := installNamed(t, dir, bin, 8)
 	callTimeout := 3 * time.Second
 	target, err := harness.StartInProcess(context.Background(), host.Config{
 		Dir:         dir,
 		StateDir:    state,
-		Logger:      testutil.Logger(t),
+		Logger:      testkit.Logger(t),
 		Watch:       true,
 		CallTimeout: callTimeout,
 	})
@@ -97,8 +97,8 @@ func TestSoakShortProcess(t *testing.T) {
 	if testing.Short() {
 		t.Skip("soak: skipped with -short")
 	}
-	bin := testutil.Build(t, "./bench/namedecho")
-	hostBin := testutil.Build(t, "./cmd/opentool-host")
+	bin := testkit.Build(t, "./bench/namedecho")
+	hostBin := testkit.Build(t, "./cmd/opentool-host")
 	dir, state := t.TempDir(), t.TempDir()
 	names := installNamed(t, dir, bin, 8)
 	p, err := harness.StartHostProcess(hostBin, harness.HostOptions{

@@ -29,8 +29,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/opentool-host/opentool-host/jsonrpc"
-	"github.com/opentool-host/opentool-host/opentool"
+	"github.com/opentool-host/opentool-host/protocol/jsonrpc"
+	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
 
 // DefaultBaseURL is the reference SDKs' default server: port 9627 on

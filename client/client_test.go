@@ -12,18 +12,18 @@ import (
 	"time"
 
 	"github.com/opentool-host/opentool-host/client"
-	"github.com/opentool-host/opentool-host/frontdoor"
-	"github.com/opentool-host/opentool-host/httpapi"
-	"github.com/opentool-host/opentool-host/internal/testutil"
+	"github.com/opentool-host/opentool-host/frontend/frontdoor"
+	"github.com/opentool-host/opentool-host/frontend/opentoolapi"
+	"github.com/opentool-host/opentool-host/testkit"
 )
 
 // startMockServer starts a real host serving the mock plugin behind the
 // HTTP API (with the given API keys) and returns its OpenTool base URL.
 func startMockServer(t *testing.T, keys ...string) string {
 	t.Helper()
-	h := testutil.StartHost(t, nil, "./plugins/mock")
-	api := httpapi.New(h, httpapi.Config{Version: "1.2.3", Logger: testutil.Logger(t)})
-	return testutil.Serve(t, frontdoor.KeyedHandler(keys, api.Routes()...)) + httpapi.BasePath
+	h := testkit.StartHost(t, nil, "./plugins/mock")
+	api := opentoolapi.New(h, opentoolapi.Config{Version: "1.2.3", Logger: testkit.Logger(t)})
+	return testkit.Serve(t, frontdoor.KeyedHandler(keys, api.Routes()...)) + opentoolapi.BasePath
 }
 
 // testCtx is bounded so that a hung server fails the test.
@@ -157,7 +157,7 @@ func TestClientAuth(t *testing.T) {
 func TestClientNoAccess(t *testing.T) {
 	ctx := testCtx(t)
 	// Nothing listens on a just-freed port.
-	c := client.New(client.WithBaseURL("http://" + testutil.FreeAddr(t) + "/opentool"))
+	c := client.New(client.WithBaseURL("http://" + testkit.FreeAddr(t) + "/opentool"))
 	checks := map[string]error{}
 	_, checks["Version"] = c.Version(ctx)
 	_, checks["Call"] = c.Call(ctx, client.FunctionCall{Name: "count"})
@@ -184,7 +184,7 @@ func TestClientNoAccess(t *testing.T) {
 
 // fakeServer serves h and returns a client of it.
 func fakeServer(t *testing.T, h http.HandlerFunc) *client.Client {
-	return client.New(client.WithBaseURL(testutil.Serve(t, h) + "/opentool"))
+	return client.New(client.WithBaseURL(testkit.Serve(t, h) + "/opentool"))
 }
 
 func TestClientOddResponses(t *testing.T) {
@@ -245,7 +245,7 @@ func TestClientSendsReferenceRequest(t *testing.T) {
 		method, path, ct, auth, accept string
 		body                           map[string]any
 	}
-	c := client.New(client.WithAPIKey("secret"), client.WithBaseURL(testutil.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	c := client.New(client.WithAPIKey("secret"), client.WithBaseURL(testkit.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got.method, got.path = r.Method, r.URL.Path
 		got.ct, got.auth, got.accept = r.Header.Get("Content-Type"), r.Header.Get("Authorization"), r.Header.Get("Accept")
 		_ = json.NewDecoder(r.Body).Decode(&got.body)

@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/opentool-host/opentool-host/client"
-	"github.com/opentool-host/opentool-host/frontdoor"
+	"github.com/opentool-host/opentool-host/frontend/frontdoor"
+	"github.com/opentool-host/opentool-host/frontend/opentoolapi"
 	"github.com/opentool-host/opentool-host/host"
-	"github.com/opentool-host/opentool-host/httpapi"
 )
 
 // Example calls the reference mock tool served by opentool-host: the
@@ -90,8 +90,8 @@ func startExampleServer() (string, func()) {
 	if err := h.Start(ctx); err != nil {
 		log.Fatal(err)
 	}
-	srv := httptest.NewServer(frontdoor.KeyedHandler([]string{"my-key"}, httpapi.New(h, httpapi.Config{Version: "1.0.0"}).Routes()...))
-	return srv.URL + httpapi.BasePath, func() {
+	srv := httptest.NewServer(frontdoor.KeyedHandler([]string{"my-key"}, opentoolapi.New(h, opentoolapi.Config{Version: "1.0.0"}).Routes()...))
+	return srv.URL + opentoolapi.BasePath, func() {
 		srv.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()

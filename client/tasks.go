@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/opentool-host/opentool-host/jsonrpc"
+	"github.com/opentool-host/opentool-host/protocol/jsonrpc"
 )
 
 // Long calls as tasks: the OpenTool task extension of opentool-host

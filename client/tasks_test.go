@@ -5,12 +5,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/opentool-host/opentool-host/access"
 	"github.com/opentool-host/opentool-host/client"
-	"github.com/opentool-host/opentool-host/httpapi"
-	"github.com/opentool-host/opentool-host/internal/route"
-	"github.com/opentool-host/opentool-host/internal/testutil"
-	"github.com/opentool-host/opentool-host/tasks"
+	"github.com/opentool-host/opentool-host/frontend/opentoolapi"
+	"github.com/opentool-host/opentool-host/frontend/route"
+	"github.com/opentool-host/opentool-host/host/access"
+	"github.com/opentool-host/opentool-host/host/tasks"
+	"github.com/opentool-host/opentool-host/testkit"
 )
 
 // startTaskServer serves a real host running the faulty test plugin
@@ -18,12 +18,12 @@ import (
 // when withTasks is false), and returns the OpenTool base URL.
 func startTaskServer(t *testing.T, withTasks bool) string {
 	t.Helper()
-	h := testutil.StartHost(t, nil, "./internal/testplugins/faulty")
+	h := testkit.StartHost(t, nil, "./testkit/plugins/faulty")
 	guard, err := access.New(access.Config{Keys: []string{"alice-key", "bob-key"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := httpapi.Config{Version: "1.2.3", Logger: testutil.Logger(t)}
+	cfg := opentoolapi.Config{Version: "1.2.3", Logger: testkit.Logger(t)}
 	if withTasks {
 		tm, err := tasks.NewManager(tasks.Config{After: 100 * time.Millisecond, PollInterval: 50 * time.Millisecond})
 		if err != nil {
@@ -32,7 +32,7 @@ func startTaskServer(t *testing.T, withTasks bool) string {
 		t.Cleanup(tm.Close)
 		cfg.Tasks = tm
 	}
-	return testutil.Serve(t, guard.Middleware(route.Mux(httpapi.New(h, cfg).Routes()))) + httpapi.BasePath
+	return testkit.Serve(t, guard.Middleware(route.Mux(opentoolapi.New(h, cfg).Routes()))) + opentoolapi.BasePath
 }
 
 // TestCallTask: a quick call is done at once; a long one is a task that
@@ -82,7 +82,7 @@ func TestCallTask(t *testing.T) {
 	}
 	// Cancelled once it runs in the plugin (a task cancelled before its
 	// call reached the plugin is never sent, and counts no cancelled sleep).
-	testutil.Eventually(t, 10*time.Second, "the task's sleep running", func() bool {
+	testkit.Eventually(t, 10*time.Second, "the task's sleep running", func() bool {
 		got, err := c.Call(ctx, client.FunctionCall{Name: "sleeps"})
 		return err == nil && got.Result["active"] == float64(1)
 	})

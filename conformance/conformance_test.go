@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/opentool-host/opentool-host/internal/testutil"
+	"github.com/opentool-host/opentool-host/testkit"
 )
 
 // The runs through the host, as the known-failures files name them.
@@ -60,7 +60,7 @@ const suiteTimeout = 3 * time.Minute
 // host speaks the revisions with sessions and 2026-07-28 without): a
 // check either passes must pass through the host.
 func TestConformance(t *testing.T) {
-	root := testutil.RepoRoot(t)
+	root := testkit.RepoRoot(t)
 	dir := filepath.Join(root, "conformance")
 	suites := make([]*suite, len(editions))
 	known := make([][]KnownFailure, len(editions))
@@ -96,7 +96,7 @@ func TestConformance(t *testing.T) {
 	// (a) Directly. -stateless=false as the SDK's own conformance script
 	// runs it: server-to-client requests (sampling, elicitation) need a
 	// session. Then stateless, for the editions with 2026-07-28.
-	addr := testutil.FreeAddr(t)
+	addr := testkit.FreeAddr(t)
 	startEverything(t, everything, addr, false)
 	each("direct", "http://"+addr+"/mcp", all)
 	for i, s := range suites {
@@ -104,7 +104,7 @@ func TestConformance(t *testing.T) {
 			t.Fatalf("suite %s against the everything-server directly: server-initialize %s, %d checks passed: the baseline is broken (see the suite's output above)", s.version, c.Status, runs[i]["direct"].Passed())
 		}
 	}
-	addr = testutil.FreeAddr(t)
+	addr = testkit.FreeAddr(t)
 	startEverything(t, everything, addr, true)
 	each("direct-stateless", "http://"+addr+"/mcp", func(e edition) bool { return e.stateless })
 

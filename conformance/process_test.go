@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/opentool-host/opentool-host/internal/testutil"
+	"github.com/opentool-host/opentool-host/testkit"
 )
 
 // suite is one installed edition of the conformance suite and the Node
@@ -72,7 +72,7 @@ func (s *suite) run(t *testing.T, name, url string) Run {
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "NO_COLOR=1")
 	cmd.WaitDelay = 5 * time.Second
-	out := &testutil.SyncBuffer{}
+	out := &testkit.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	start := time.Now()
 	err := cmd.Run()
@@ -120,7 +120,7 @@ func summary(out string) string {
 func startEverything(t *testing.T, bin, addr string, stateless bool) {
 	t.Helper()
 	cmd := exec.Command(bin, "-http="+addr, "-stateless="+strconv.FormatBool(stateless))
-	logs := &testutil.SyncBuffer{}
+	logs := &testkit.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	done := startProc(t, cmd, "everything-server", logs)
 	deadline := time.Now().Add(15 * time.Second)
@@ -145,7 +145,7 @@ func startEverything(t *testing.T, bin, addr string, stateless bool) {
 // startProc starts cmd and returns a channel closed when it has exited.
 // When the test ends it is killed if still running, and logs are shown
 // if the test failed.
-func startProc(t *testing.T, cmd *exec.Cmd, name string, logs *testutil.SyncBuffer) <-chan struct{} {
+func startProc(t *testing.T, cmd *exec.Cmd, name string, logs *testkit.SyncBuffer) <-chan struct{} {
 	t.Helper()
 	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Start(); err != nil {
@@ -183,13 +183,13 @@ type hostProc struct {
 // 200 and the plugin everything is ready.
 func startHost(t *testing.T, bin, dir, stateDir string, extra ...string) *hostProc {
 	t.Helper()
-	addr := testutil.FreeAddr(t)
+	addr := testkit.FreeAddr(t)
 	if err := os.MkdirAll(stateDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	args := append([]string{"run", "--dir", dir, "--addr", addr, "--state-dir", stateDir, "--drain-delay", "0", "--log-level", "info"}, extra...)
 	cmd := exec.Command(bin, args...)
-	logs := &testutil.SyncBuffer{}
+	logs := &testkit.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	name := "opentool-host " + strings.Join(args, " ")
 	h := &hostProc{cmd: cmd, url: "http://" + addr}

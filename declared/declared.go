@@ -1,5 +1,5 @@
 // Package declared serves the plugins a file in the plugins folder
-// declares (package internal/decl): the MCP server of a NAME.mcp.json,
+// declares (package protocol/decl): the MCP server of a NAME.mcp.json,
 // for which the host is the MCP client (package mcpadapter), and the
 // command-line tools of a NAME.tools.json (package cmdtool). Both run in
 // the host's own process: no process stands between the host and the
@@ -11,12 +11,12 @@ package declared
 import (
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/opentool-host/opentool-host/cmdtool"
-	"github.com/opentool-host/opentool-host/internal/decl"
+	"github.com/opentool-host/opentool-host/declared/cmdtool"
+	"github.com/opentool-host/opentool-host/declared/mcpadapter"
 	"github.com/opentool-host/opentool-host/internal/wire"
-	"github.com/opentool-host/opentool-host/launcher"
-	"github.com/opentool-host/opentool-host/mcpadapter"
 	"github.com/opentool-host/opentool-host/pluginsdk"
+	"github.com/opentool-host/opentool-host/process/launcher"
+	"github.com/opentool-host/opentool-host/protocol/decl"
 )
 
 // Serve returns the plugin that launch l declares, served in the

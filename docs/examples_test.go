@@ -38,8 +38,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/opentool-host/opentool-host/internal/decl"
-	"github.com/opentool-host/opentool-host/internal/testutil"
+	"github.com/opentool-host/opentool-host/protocol/decl"
+	"github.com/opentool-host/opentool-host/testkit"
 )
 
 // docAddr is the address the pages show; the test's host listens
@@ -282,26 +282,26 @@ type exampleHost struct {
 // and waits until every plugin is ready.
 func startExampleHost(t *testing.T, extra ...string) *exampleHost {
 	t.Helper()
-	root := testutil.RepoRoot(t)
+	root := testkit.RepoRoot(t)
 	dir := t.TempDir()
 	for _, p := range []string{"mock", "calculator", "files"} {
-		testutil.InstallPlugin(t, dir, p, "./plugins/"+p)
+		testkit.InstallPlugin(t, dir, p, "./plugins/"+p)
 	}
-	notes := testutil.Build(t, "./examples/mcp-notes")
+	notes := testkit.Build(t, "./examples/mcp-notes")
 	decl := fmt.Sprintf(`{"mcpServers":{"notes":{"command":%q,"args":[]}}}`, notes)
 	if err := os.WriteFile(filepath.Join(dir, "notes.mcp.json"), []byte(decl), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	testutil.CopyFile(t, filepath.Join(root, "plugins", "text.tools.json"), filepath.Join(dir, "text.tools.json"), 0o644)
+	testkit.CopyFile(t, filepath.Join(root, "plugins", "text.tools.json"), filepath.Join(dir, "text.tools.json"), 0o644)
 	for name, body := range pageDeclarations(t, root) {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	addr := testutil.FreeAddr(t)
-	logs := &testutil.SyncBuffer{}
+	addr := testkit.FreeAddr(t)
+	logs := &testkit.SyncBuffer{}
 	args := append([]string{"run", "--dir", dir, "--addr", addr, "--state-dir", t.TempDir(), "--drain-delay", "0", "--watch=false"}, extra...)
-	cmd := exec.Command(testutil.Build(t, "./cmd/opentool-host"), args...)
+	cmd := exec.Command(testkit.Build(t, "./cmd/opentool-host"), args...)
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
@@ -317,7 +317,7 @@ func startExampleHost(t *testing.T, extra ...string) *exampleHost {
 		}
 	})
 	h := &exampleHost{url: "http://" + addr, addr: addr}
-	testutil.Eventually(t, 60*time.Second, "example host ready", func() bool {
+	testkit.Eventually(t, 60*time.Second, "example host ready", func() bool {
 		select {
 		case <-done:
 			t.Fatalf("host exited:\n%s", logs.String())
@@ -360,7 +360,7 @@ func pageDeclarations(t *testing.T, root string) map[string]string {
 
 // TestConsoleExamples runs every console session of every page.
 func TestConsoleExamples(t *testing.T) {
-	root := testutil.RepoRoot(t)
+	root := testkit.RepoRoot(t)
 	ran := 0
 	for _, page := range pages(t, root) {
 		md, err := os.ReadFile(filepath.Join(root, page))
@@ -417,7 +417,7 @@ func TestConsoleExamples(t *testing.T) {
 // runs README's plugin as a plugin of a real host: its function must
 // answer as the page says it does.
 func TestGoExamplesBuild(t *testing.T) {
-	root := testutil.RepoRoot(t)
+	root := testkit.RepoRoot(t)
 	tmpRoot := filepath.Join(root, "docs", "testdata")
 	if err := os.MkdirAll(tmpRoot, 0o755); err != nil {
 		t.Fatal(err)
@@ -463,8 +463,8 @@ func TestGoExamplesBuild(t *testing.T) {
 	}
 	// The plugin in a folder of its own, called once through the CLI.
 	dir := t.TempDir()
-	testutil.CopyFile(t, readmePlugin, filepath.Join(dir, "opentool-plugin-greeter"), 0o755)
-	cmd := exec.Command(testutil.Build(t, "./cmd/opentool-host"), "call", "--dir", dir, "--state-dir", t.TempDir(), "greet", "--params", `{"name":"Ada"}`)
+	testkit.CopyFile(t, readmePlugin, filepath.Join(dir, "opentool-plugin-greeter"), 0o755)
+	cmd := exec.Command(testkit.Build(t, "./cmd/opentool-host"), "call", "--dir", dir, "--state-dir", t.TempDir(), "greet", "--params", `{"name":"Ada"}`)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("call greet: %v\n%s", err, out)
@@ -498,7 +498,7 @@ func anchor(heading string) string {
 // TestLinksResolve checks every relative link of README.md and docs/: the
 // file exists, and a #fragment names a heading of it.
 func TestLinksResolve(t *testing.T) {
-	root := testutil.RepoRoot(t)
+	root := testkit.RepoRoot(t)
 	checked := 0
 	for _, page := range pages(t, root) {
 		md, err := os.ReadFile(filepath.Join(root, page))
@@ -556,7 +556,7 @@ func TestLinksResolve(t *testing.T) {
 // page as /health gives it, so that the page cannot show a fault the
 // host no longer reports, nor leave out one it does.
 func TestDesktopConfigExamples(t *testing.T) {
-	root := testutil.RepoRoot(t)
+	root := testkit.RepoRoot(t)
 	md, err := os.ReadFile(filepath.Join(root, "docs", "reference", "declarations.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -596,7 +596,7 @@ func TestDesktopConfigExamples(t *testing.T) {
 // start the host (a JSON block naming "opentool-host" under mcpServers)
 // shows the same block, so that no two pages give different paths.
 func TestOneDesktopConfig(t *testing.T) {
-	root := testutil.RepoRoot(t)
+	root := testkit.RepoRoot(t)
 	shown := map[string]string{} // block → first page:line showing it
 	for _, page := range pages(t, root) {
 		md, err := os.ReadFile(filepath.Join(root, page))

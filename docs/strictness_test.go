@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/opentool-host/opentool-host/internal/testutil"
+	"github.com/opentool-host/opentool-host/testkit"
 )
 
 // TestArgumentStrictnessRules: the "Argument strictness" section of
@@ -15,7 +15,7 @@ import (
 // are tested against (testdata/sdk-strictness.json), in bold, so that a
 // rule added to the table is added to the page.
 func TestArgumentStrictnessRules(t *testing.T) {
-	root := testutil.RepoRoot(t)
+	root := testkit.RepoRoot(t)
 	b, err := os.ReadFile(filepath.Join(root, "testdata", "sdk-strictness.json"))
 	if err != nil {
 		t.Fatal(err)

@@ -41,11 +41,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/opentool-host/opentool-host/access"
-	"github.com/opentool-host/opentool-host/argcheck"
+	"github.com/opentool-host/opentool-host/host/access"
+	"github.com/opentool-host/opentool-host/host/toolsearch"
 	"github.com/opentool-host/opentool-host/internal/version"
-	"github.com/opentool-host/opentool-host/opentool"
-	"github.com/opentool-host/opentool-host/toolsearch"
+	"github.com/opentool-host/opentool-host/protocol/argcheck"
+	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
 
 // BuiltinOwner is the owner a Conflict names when a plugin declares the

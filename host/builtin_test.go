@@ -8,9 +8,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/opentool-host/opentool-host/access"
 	"github.com/opentool-host/opentool-host/host"
-	"github.com/opentool-host/opentool-host/internal/testutil"
+	"github.com/opentool-host/opentool-host/host/access"
+	"github.com/opentool-host/opentool-host/testkit"
 )
 
 // TestToolSearchFunctions: with Config.ToolSearch the host serves
@@ -21,8 +21,8 @@ import (
 // key may call.
 func TestToolSearchFunctions(t *testing.T) {
 	dir := t.TempDir()
-	testutil.InstallPlugin(t, dir, "calc", "./plugins/calculator")
-	testutil.InstallPlugin(t, dir, "mock", "./plugins/mock")
+	testkit.InstallPlugin(t, dir, "calc", "./plugins/calculator")
+	testkit.InstallPlugin(t, dir, "mock", "./plugins/mock")
 	var (
 		mu   sync.Mutex
 		recs []host.CallRecord

@@ -25,10 +25,10 @@ import (
 	"slices"
 	"time"
 
-	"github.com/opentool-host/opentool-host/access"
-	"github.com/opentool-host/opentool-host/argcheck"
+	"github.com/opentool-host/opentool-host/host/access"
 	"github.com/opentool-host/opentool-host/internal/nearest"
 	"github.com/opentool-host/opentool-host/internal/strictjson"
+	"github.com/opentool-host/opentool-host/protocol/argcheck"
 )
 
 // request is one call on its way from a front end to a plugin.

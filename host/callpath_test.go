@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/opentool-host/opentool-host/frontend/opentoolapi"
+	"github.com/opentool-host/opentool-host/frontend/route"
 	"github.com/opentool-host/opentool-host/host"
-	"github.com/opentool-host/opentool-host/httpapi"
-	"github.com/opentool-host/opentool-host/internal/route"
-	"github.com/opentool-host/opentool-host/internal/testutil"
+	"github.com/opentool-host/opentool-host/testkit"
 )
 
 // serveCounting serves h on loopback and counts the connections the
@@ -59,15 +59,15 @@ func TestHangUpsNeverKillAPlugin(t *testing.T) {
 		maxConcurrency int
 	}{{"free slots", 64}, {"full queue", 2}} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := testutil.StartHost(t, func(c *host.Config) { c.MaxConcurrency = tc.maxConcurrency }, "./internal/testplugins/faulty")
-			addr, closed := serveCounting(t, route.Mux(httpapi.New(h, httpapi.Config{Logger: testutil.Logger(t)}).Routes()))
+			h := testkit.StartHost(t, func(c *host.Config) { c.MaxConcurrency = tc.maxConcurrency }, "./testkit/plugins/faulty")
+			addr, closed := serveCounting(t, route.Mux(opentoolapi.New(h, opentoolapi.Config{Logger: testkit.Logger(t)}).Routes()))
 			before := pluginStatus(h, "faulty")
 			const n = 150
 			body := `{"jsonrpc":"2.0","method":"sleep","params":{"ms":5000},"id":1}`
 			for range n {
 				hangUp(t, addr, body)
 			}
-			testutil.Eventually(t, 30*time.Second, "every hung-up call returned", func() bool { return closed.Load() == n })
+			testkit.Eventually(t, 30*time.Second, "every hung-up call returned", func() bool { return closed.Load() == n })
 			after := pluginStatus(h, "faulty")
 			if after.PID != before.PID || after.Restarts != 0 || after.State != host.StateReady {
 				t.Fatalf("plugin changed: before %+v, after %+v", before, after)
@@ -84,7 +84,7 @@ func TestHangUpsNeverKillAPlugin(t *testing.T) {
 // TestCallerGoneIsNotSent: a call whose context is over before it is
 // sent never reaches the plugin.
 func TestCallerGoneIsNotSent(t *testing.T) {
-	h := testutil.StartHost(t, nil, "./internal/testplugins/faulty")
+	h := testkit.StartHost(t, nil, "./testkit/plugins/faulty")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err := h.Call(ctx, "sleep", []byte(`{"ms":5000}`))
@@ -100,8 +100,8 @@ func TestCallerGoneIsNotSent(t *testing.T) {
 // object within Config.MaxResultBytes; otherwise the caller gets a clear
 // error naming the plugin, and nothing malformed reaches the wire.
 func TestResultsCheckedAtTheBoundary(t *testing.T) {
-	h := testutil.StartHost(t, func(c *host.Config) { c.MaxResultBytes = 1 << 20 }, "./internal/testplugins/rogue")
-	base := testutil.Serve(t, route.Mux(httpapi.New(h, httpapi.Config{Logger: testutil.Logger(t)}).Routes()))
+	h := testkit.StartHost(t, func(c *host.Config) { c.MaxResultBytes = 1 << 20 }, "./testkit/plugins/rogue")
+	base := testkit.Serve(t, route.Mux(opentoolapi.New(h, opentoolapi.Config{Logger: testkit.Logger(t)}).Routes()))
 	for fn, reason := range map[string]string{
 		"forge":     "not one JSON object",
 		"truncated": "not one JSON object",
@@ -158,7 +158,7 @@ func TestResultsCheckedAtTheBoundary(t *testing.T) {
 // ignores cancellation gets its plugin killed after CancelGrace, and the
 // plugin is restarted.
 func TestStreamCancelGrace(t *testing.T) {
-	h := testutil.StartHost(t, func(c *host.Config) { c.CancelGrace = 200 * time.Millisecond }, "./internal/testplugins/faulty")
+	h := testkit.StartHost(t, func(c *host.Config) { c.CancelGrace = 200 * time.Millisecond }, "./testkit/plugins/faulty")
 	before := pluginStatus(h, "faulty")
 	stream := func(fn string) (int, error) {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -183,7 +183,7 @@ func TestStreamCancelGrace(t *testing.T) {
 	if e := host.AsError(err); e == nil || e.Kind != host.KindCanceled || !strings.Contains(e.Message, "ignored cancellation") {
 		t.Fatalf("stuckStream: err %v; want KindCanceled saying the plugin was killed", err)
 	}
-	testutil.Eventually(t, 10*time.Second, "faulty restarted", func() bool {
+	testkit.Eventually(t, 10*time.Second, "faulty restarted", func() bool {
 		st := pluginStatus(h, "faulty")
 		return st.State == host.StateReady && st.PID != before.PID && st.Restarts == 1
 	})

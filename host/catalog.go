@@ -31,7 +31,7 @@ import (
 
 	"github.com/yosida95/uritemplate/v3"
 
-	"github.com/opentool-host/opentool-host/access"
+	"github.com/opentool-host/opentool-host/host/access"
 	"github.com/opentool-host/opentool-host/internal/wire"
 )
 

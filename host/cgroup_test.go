@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/opentool-host/opentool-host/host"
-	"github.com/opentool-host/opentool-host/internal/cgroup"
-	"github.com/opentool-host/opentool-host/internal/testutil"
+	"github.com/opentool-host/opentool-host/process/cgroup"
+	"github.com/opentool-host/opentool-host/testkit"
 )
 
 // skipUnlessCgroups skips when this machine gives the host no cgroups.
@@ -43,7 +43,7 @@ func TestSetsidDescendantDiesWithThePlugin(t *testing.T) {
 	for _, noCgroups := range []bool{false, true} {
 		t.Run(fmt.Sprintf("cgroups=%v", !noCgroups), func(t *testing.T) {
 			dir := t.TempDir()
-			testutil.InstallPlugin(t, dir, "faulty", "./internal/testplugins/faulty")
+			testkit.InstallPlugin(t, dir, "faulty", "./testkit/plugins/faulty")
 			h := startHost(t, dir, func(c *host.Config) { c.NoCgroups = noCgroups })
 			pid := int(call(t, h, "spawnSetsid", `{}`)["pid"].(float64))
 			t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
@@ -51,7 +51,7 @@ func TestSetsidDescendantDiesWithThePlugin(t *testing.T) {
 				t.Fatalf("the setsid child %d is not running", pid)
 			}
 			_, _ = h.Call(context.Background(), "exit", nil) // the plugin crashes
-			testutil.Eventually(t, 10*time.Second, "faulty restarted", func() bool {
+			testkit.Eventually(t, 10*time.Second, "faulty restarted", func() bool {
 				st := pluginStatus(h, "faulty")
 				return st.State == host.StateReady && st.Restarts == 1
 			})
@@ -61,7 +61,7 @@ func TestSetsidDescendantDiesWithThePlugin(t *testing.T) {
 				}
 				return
 			}
-			testutil.Eventually(t, 2*time.Second, "the setsid child dies with the plugin", func() bool { return !running(pid) })
+			testkit.Eventually(t, 2*time.Second, "the setsid child dies with the plugin", func() bool { return !running(pid) })
 		})
 	}
 }
@@ -72,10 +72,10 @@ func TestSetsidDescendantDiesWithThePlugin(t *testing.T) {
 // plugin serves throughout.
 func TestMemoryLimitKillsAndSaysSo(t *testing.T) {
 	dir := t.TempDir()
-	testutil.InstallPlugin(t, dir, "faulty", "./internal/testplugins/faulty")
-	testutil.InstallPlugin(t, dir, "calc", "./plugins/calculator")
+	testkit.InstallPlugin(t, dir, "faulty", "./testkit/plugins/faulty")
+	testkit.InstallPlugin(t, dir, "calc", "./plugins/calculator")
 	writePolicy(t, dir, "faulty", `{"limits": {"memory_mb": 3072}}`)
-	launcher := []string{testutil.Build(t, "./cmd/opentool-host"), "launch"}
+	launcher := []string{testkit.Build(t, "./cmd/opentool-host"), "launch"}
 	h := startHost(t, dir, func(c *host.Config) { c.Launcher = launcher })
 	if st := pluginStatus(h, "faulty"); st.State != host.StateReady {
 		t.Fatalf("faulty under a 3 GiB limit: %+v", st)
@@ -90,7 +90,7 @@ func TestMemoryLimitKillsAndSaysSo(t *testing.T) {
 	if r := call(t, h, "add", `{"a":1,"b":2}`); r["result"] != 3.0 {
 		t.Errorf("calc: %v", r)
 	}
-	testutil.Eventually(t, 10*time.Second, "faulty restarted, the crash reason kept", func() bool {
+	testkit.Eventually(t, 10*time.Second, "faulty restarted, the crash reason kept", func() bool {
 		st := pluginStatus(h, "faulty")
 		return st.State == host.StateReady && st.Restarts == 1
 	})
@@ -112,11 +112,11 @@ func TestMemoryLimitKillsAndSaysSo(t *testing.T) {
 // /health shows the limit (issue 21, finding 5).
 func TestCPUPercentHoldsOrRefuses(t *testing.T) {
 	dir := t.TempDir()
-	testutil.InstallPlugin(t, dir, "faulty", "./internal/testplugins/faulty")
+	testkit.InstallPlugin(t, dir, "faulty", "./testkit/plugins/faulty")
 	writePolicy(t, dir, "faulty", `{"limits": {"cpu_percent": 10}}`)
 	h := startHost(t, dir, func(c *host.Config) { c.CallTimeout = 30 * time.Second })
 	var st host.PluginStatus
-	testutil.Eventually(t, 20*time.Second, "faulty ready or failed", func() bool {
+	testkit.Eventually(t, 20*time.Second, "faulty ready or failed", func() bool {
 		st = pluginStatus(h, "faulty")
 		return st.State == host.StateReady || st.State == host.StateFailed
 	})

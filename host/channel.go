@@ -2,7 +2,7 @@ package host
 
 import (
 	"fmt"
-	"github.com/opentool-host/opentool-host/launcher"
+	"github.com/opentool-host/opentool-host/process/launcher"
 	"net"
 	"os"
 	"syscall"

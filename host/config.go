@@ -12,10 +12,10 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/opentool-host/opentool-host/internal/decl"
 	"github.com/opentool-host/opentool-host/internal/wire"
-	"github.com/opentool-host/opentool-host/launcher"
-	"github.com/opentool-host/opentool-host/sandbox"
+	"github.com/opentool-host/opentool-host/process/launcher"
+	"github.com/opentool-host/opentool-host/process/sandbox"
+	"github.com/opentool-host/opentool-host/protocol/decl"
 )
 
 // Config configures a Host. Zero fields take the defaults listed.
@@ -129,7 +129,7 @@ type Config struct {
 	PrefixCollisions bool
 
 	// Declared serves one declared plugin (a server of "NAME.mcp.json" or
-	// the tools of "NAME.tools.json" in Dir; package internal/decl) in
+	// the tools of "NAME.tools.json" in Dir; package protocol/decl) in
 	// the host's own process: normally declared.Serve. It gets the
 	// plugin's decl.Launch (with a lock, naming the verified copies), the
 	// launcher.Starter through which every program of the plugin starts
@@ -175,7 +175,7 @@ type Config struct {
 	OnCall func(ctx context.Context, rec CallRecord)
 
 	// NoCgroups runs plugins without a cgroup each (see package
-	// internal/cgroup): killing a plugin then kills its process group
+	// process/cgroup): killing a plugin then kills its process group
 	// only, so a descendant that called setsid survives it. By default
 	// the host uses cgroups wherever it can make them.
 	NoCgroups bool

@@ -11,12 +11,12 @@ import (
 	"time"
 
 	"github.com/opentool-host/opentool-host/host"
-	standin "github.com/opentool-host/opentool-host/internal/testplugins/declared"
-	"github.com/opentool-host/opentool-host/internal/testutil"
+	"github.com/opentool-host/opentool-host/testkit"
+	standin "github.com/opentool-host/opentool-host/testkit/plugins/declared"
 )
 
 // declaredHost starts a watching host on dir whose declared plugins are
-// served by the stand-in of internal/testplugins/declared, which serves
+// served by the stand-in of testkit/plugins/declared, which serves
 // the launch it is handed.
 func declaredHost(t *testing.T, dir string, logs *logRecorder) *host.Host {
 	t.Helper()
@@ -59,7 +59,7 @@ func waitFunction(t *testing.T, h *host.Host, fn string, want bool) {
 
 func TestDeclaredServersSupervised(t *testing.T) {
 	dir := t.TempDir()
-	testutil.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
+	testkit.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
 	decl := writeFile(t, dir, "tools.mcp.json", `{"mcpServers":{
 		"alpha":{"command":"./srv","args":["--x","1"],"env":{"K":"v"}},
 		"beta":{"url":"http://127.0.0.1:1/mcp","headers":{"Authorization":"Bearer t"}},
@@ -88,7 +88,7 @@ func TestDeclaredServersSupervised(t *testing.T) {
 	writeFile(t, dir, "tools.mcp.json", `{"mcpServers":{
 		"alpha":{"command":"./srv","args":["--x","1"],"env":{"K":"v"}},
 		"beta":{"url":"http://127.0.0.1:2/mcp"}}}`)
-	testutil.Eventually(t, 15*time.Second, "beta replaced", func() bool {
+	testkit.Eventually(t, 15*time.Second, "beta replaced", func() bool {
 		res, err := h.Call(context.Background(), "launch_beta", nil)
 		return err == nil && strings.Contains(string(res), "127.0.0.1:2")
 	})
@@ -107,14 +107,14 @@ func TestDeclaredServersSupervised(t *testing.T) {
 	// A bad entry fails its server alone, with the JSON path of the
 	// fault; the file's other server and the other files keep serving.
 	writeFile(t, dir, "mixed.mcp.json", `{"mcpServers":{"x":{"command":"c","args":[1]},"y":{"command":"./y"}}}`)
-	testutil.Eventually(t, 15*time.Second, "bad entry reported", func() bool {
+	testkit.Eventually(t, 15*time.Second, "bad entry reported", func() bool {
 		st := pluginStatus(h, "x")
 		return st.State == host.StateFailed && strings.Contains(st.LastError, "declaration mixed.mcp.json: $.mcpServers.x.args[0]: must be a string")
 	})
 	waitFunction(t, h, "launch_y", true)
 	// A file that is not JSON fails the plugin named after the file.
 	writeFile(t, dir, "broken.mcp.json", `{"mcpServers":{"x":`)
-	testutil.Eventually(t, 15*time.Second, "broken declaration reported", func() bool {
+	testkit.Eventually(t, 15*time.Second, "broken declaration reported", func() bool {
 		st := pluginStatus(h, "broken")
 		return st.State == host.StateFailed && strings.Contains(st.LastError, "declaration broken.mcp.json: $: ")
 	})
@@ -140,7 +140,7 @@ func TestDeclaredServersSupervised(t *testing.T) {
 func TestDeclaredPluginNotServedWithoutDeclared(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, dir, "one.mcp.json", `{"mcpServers":{"one":{"command":"x"}}}`)
-	h, err := host.New(host.Config{Dir: dir, Logger: testutil.Logger(t), StateDir: t.TempDir()})
+	h, err := host.New(host.Config{Dir: dir, Logger: testkit.Logger(t), StateDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

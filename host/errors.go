@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/opentool-host/opentool-host/argcheck"
+	"github.com/opentool-host/opentool-host/protocol/argcheck"
 )
 
 // Kind says what went wrong with a call. Every error of Host.Call and

@@ -46,11 +46,11 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/opentool-host/opentool-host/internal/cgroup"
-	"github.com/opentool-host/opentool-host/internal/decl"
-	"github.com/opentool-host/opentool-host/launcher"
-	"github.com/opentool-host/opentool-host/lockfile"
-	"github.com/opentool-host/opentool-host/opentool"
+	"github.com/opentool-host/opentool-host/process/cgroup"
+	"github.com/opentool-host/opentool-host/process/launcher"
+	"github.com/opentool-host/opentool-host/protocol/decl"
+	"github.com/opentool-host/opentool-host/protocol/lockfile"
+	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
 
 // Host serves the functions of every plugin in a directory. Create it

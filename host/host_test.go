@@ -16,8 +16,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/opentool-host/opentool-host/host"
-	"github.com/opentool-host/opentool-host/internal/testutil"
-	"github.com/opentool-host/opentool-host/opentool"
+	"github.com/opentool-host/opentool-host/protocol/opentool"
+	"github.com/opentool-host/opentool-host/testkit"
 )
 
 // startHost starts a host on dir with fast supervision settings and closes
@@ -26,7 +26,7 @@ func startHost(t *testing.T, dir string, mod func(*host.Config)) *host.Host {
 	t.Helper()
 	cfg := host.Config{
 		Dir:          dir,
-		Logger:       testutil.Logger(t),
+		Logger:       testkit.Logger(t),
 		StateDir:     t.TempDir(),
 		CallTimeout:  10 * time.Second,
 		CancelGrace:  300 * time.Millisecond,
@@ -78,8 +78,8 @@ func pluginStatus(h *host.Host, name string) host.PluginStatus {
 
 func TestMockCRUDAndCalculator(t *testing.T) {
 	dir := t.TempDir()
-	testutil.InstallPlugin(t, dir, "mock", "./plugins/mock")
-	testutil.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
+	testkit.InstallPlugin(t, dir, "mock", "./plugins/mock")
+	testkit.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
 	h := startHost(t, dir, nil)
 
 	if got := call(t, h, "count", ""); got["count"] != 2.0 {
@@ -104,12 +104,12 @@ func TestMockCRUDAndCalculator(t *testing.T) {
 		t.Fatalf("count after delete = %v", got)
 	}
 	_, err := h.Call(context.Background(), "run", nil)
-	testutil.WantToolError(t, err, 500, "run failed")
+	testkit.WantToolError(t, err, 500, "run failed")
 	if got := call(t, h, "add", `{"a":1.5,"b":2}`); got["result"] != 3.5 {
 		t.Fatalf("add = %v", got)
 	}
 	_, err = h.Call(context.Background(), "divide", []byte(`{"a":1,"b":0}`))
-	testutil.WantToolError(t, err, 400, "")
+	testkit.WantToolError(t, err, 400, "")
 	_, err = h.Call(context.Background(), "nope", nil)
 	if !errors.Is(err, host.ErrFunctionNotFound) {
 		t.Fatalf("unknown function: err = %v", err)
@@ -140,9 +140,9 @@ func TestMockCRUDAndCalculator(t *testing.T) {
 
 func TestBrokenPluginsReportedOthersServe(t *testing.T) {
 	dir := t.TempDir()
-	testutil.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
-	testutil.InstallPlugin(t, dir, "baddoc", "./internal/testplugins/baddoc")
-	testutil.InstallPlugin(t, dir, "garbage", "./internal/testplugins/garbage")
+	testkit.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
+	testkit.InstallPlugin(t, dir, "baddoc", "./testkit/plugins/baddoc")
+	testkit.InstallPlugin(t, dir, "garbage", "./testkit/plugins/garbage")
 	// Not plugins: wrong name, not executable, dotfile.
 	if err := os.WriteFile(dir+"/README.txt", []byte("x"), 0o755); err != nil {
 		t.Fatal(err)
@@ -170,8 +170,8 @@ func TestBrokenPluginsReportedOthersServe(t *testing.T) {
 
 func TestNameCollisionFirstStartByName(t *testing.T) {
 	dir := t.TempDir()
-	testutil.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
-	testutil.InstallPlugin(t, dir, "zz-collide", "./internal/testplugins/collide")
+	testkit.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
+	testkit.InstallPlugin(t, dir, "zz-collide", "./testkit/plugins/collide")
 	h := startHost(t, dir, nil)
 	if got := call(t, h, "add", `{"a":2,"b":2}`); got["result"] != 4.0 {
 		t.Fatalf("add served by %v, want calculator", got)
@@ -193,8 +193,8 @@ func TestNameCollisionFirstStartByName(t *testing.T) {
 	// The same in the other order: at the first Start, "aa-collide" sorts
 	// first and owns add.
 	dir2 := t.TempDir()
-	testutil.InstallPlugin(t, dir2, "calculator", "./plugins/calculator")
-	testutil.InstallPlugin(t, dir2, "aa-collide", "./internal/testplugins/collide")
+	testkit.InstallPlugin(t, dir2, "calculator", "./plugins/calculator")
+	testkit.InstallPlugin(t, dir2, "aa-collide", "./testkit/plugins/collide")
 	h2 := startHost(t, dir2, nil)
 	if got := call(t, h2, "add", ""); got["served_by"] != "collide" {
 		t.Fatalf("add served by %v, want aa-collide", got)
@@ -208,13 +208,13 @@ func TestNameCollisionFirstStartByName(t *testing.T) {
 // conflict); once the owner is removed the newcomer serves it.
 func TestDroppedPluginCannotHijack(t *testing.T) {
 	dir := t.TempDir()
-	testutil.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
+	testkit.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
 	logs := newLogRecorder(t)
 	h := startHost(t, dir, func(c *host.Config) { c.Watch = true; c.Logger = logs.logger })
 
-	testutil.InstallPlugin(t, dir, "aa-collide", "./internal/testplugins/collide")
+	testkit.InstallPlugin(t, dir, "aa-collide", "./testkit/plugins/collide")
 	logs.waitFor(t, 10*time.Second, "function name conflict", "refused=aa-collide")
-	testutil.Eventually(t, 10*time.Second, "aa-collide served", func() bool { return h.Function("collide_only") != nil })
+	testkit.Eventually(t, 10*time.Second, "aa-collide served", func() bool { return h.Function("collide_only") != nil })
 	if got := call(t, h, "add", `{"a":2,"b":2}`); got["result"] != 4.0 {
 		t.Fatalf("add = %v: taken over by the dropped plugin", got)
 	}
@@ -233,7 +233,7 @@ func TestDroppedPluginCannotHijack(t *testing.T) {
 	if err := os.Remove(dir + "/opentool-plugin-calculator"); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, 10*time.Second, "add served by aa-collide", func() bool {
+	testkit.Eventually(t, 10*time.Second, "add served by aa-collide", func() bool {
 		res, err := h.Call(context.Background(), "add", nil)
 		return err == nil && strings.Contains(string(res), `"served_by":"collide"`)
 	})
@@ -243,11 +243,11 @@ func TestDroppedPluginCannotHijack(t *testing.T) {
 // TestPrefixCollisions serves a later duplicate as PLUGIN__NAME.
 func TestPrefixCollisions(t *testing.T) {
 	dir := t.TempDir()
-	testutil.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
+	testkit.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
 	logs := newLogRecorder(t)
 	h := startHost(t, dir, func(c *host.Config) { c.PrefixCollisions = true; c.Logger = logs.logger })
 
-	testutil.InstallPlugin(t, dir, "aa-collide", "./internal/testplugins/collide")
+	testkit.InstallPlugin(t, dir, "aa-collide", "./testkit/plugins/collide")
 	if err := h.Rescan(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -291,11 +291,11 @@ func TestPrefixCollisions(t *testing.T) {
 // meanwhile reaches the restarted owner.
 func TestOwnerKeepsNameWhileRestarting(t *testing.T) {
 	dir := t.TempDir()
-	testutil.InstallPlugin(t, dir, "faulty", "./internal/testplugins/faulty")
+	testkit.InstallPlugin(t, dir, "faulty", "./testkit/plugins/faulty")
 	h := startHost(t, dir, func(c *host.Config) {
 		c.Restart = host.RestartPolicy{InitialBackoff: 300 * time.Millisecond, MaxBackoff: time.Second, MaxFailures: 3}
 	})
-	testutil.InstallPlugin(t, dir, "aa-echo", "./internal/testplugins/echo")
+	testkit.InstallPlugin(t, dir, "aa-echo", "./testkit/plugins/echo")
 	if err := h.Rescan(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -303,7 +303,7 @@ func TestOwnerKeepsNameWhileRestarting(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, 5*time.Second, "faulty restarting", func() bool {
+	testkit.Eventually(t, 5*time.Second, "faulty restarting", func() bool {
 		return pluginStatus(h, "faulty").State == host.StateRestarting
 	})
 	if err := h.Rescan(context.Background()); err != nil { // a rebuild while the owner is down
@@ -325,7 +325,7 @@ func wantConflicts(t *testing.T, h *host.Host, plugin string, want ...host.Confl
 }
 
 // logRecorder keeps the host's log lines (debug and up) so that a test
-// can wait for one; the test log still gets testutil.Logger's.
+// can wait for one; the test log still gets testkit.Logger's.
 type logRecorder struct {
 	logger hclog.Logger
 	mu     sync.Mutex
@@ -339,7 +339,7 @@ func newLogRecorder(t *testing.T) *logRecorder {
 	r := &logRecorder{more: make(chan struct{})}
 	il := hclog.NewInterceptLogger(&hclog.LoggerOptions{Name: "test", Level: hclog.Debug, Output: io.Discard})
 	il.RegisterSink(hclog.NewSinkAdapter(&hclog.LoggerOptions{Level: hclog.Debug, Output: r, Color: hclog.ColorOff}))
-	il.RegisterSink(hclog.NewSinkAdapter(&hclog.LoggerOptions{Level: testutil.Logger(t).GetLevel(), Output: writerFunc(func(p []byte) (int, error) {
+	il.RegisterSink(hclog.NewSinkAdapter(&hclog.LoggerOptions{Level: testkit.Logger(t).GetLevel(), Output: writerFunc(func(p []byte) (int, error) {
 		defer func() { _ = recover() }() // logging after the test ended
 		t.Log(strings.TrimRight(string(p), "\n"))
 		return len(p), nil
@@ -407,7 +407,7 @@ func containsAll(s string, parts []string) bool {
 
 func TestConcurrentCallsDoNotSerialise(t *testing.T) {
 	dir := t.TempDir()
-	testutil.InstallPlugin(t, dir, "faulty", "./internal/testplugins/faulty")
+	testkit.InstallPlugin(t, dir, "faulty", "./testkit/plugins/faulty")
 	h := startHost(t, dir, nil)
 	// 8 calls that each sleep 400 ms finish together well before 8×400 ms
 	// if they run at once; run them and check none waited for another by

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/opentool-host/opentool-host/host"
-	"github.com/opentool-host/opentool-host/internal/testutil"
+	"github.com/opentool-host/opentool-host/testkit"
 )
 
 // TestPluginWithoutHostAuthRefused: a plugin whose SDK does not
@@ -15,8 +15,8 @@ import (
 // one line naming the SDK versions that do; the others serve.
 func TestPluginWithoutHostAuthRefused(t *testing.T) {
 	dir := t.TempDir()
-	testutil.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
-	testutil.InstallPlugin(t, dir, "noauth", "./internal/testplugins/noauth")
+	testkit.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
+	testkit.InstallPlugin(t, dir, "noauth", "./testkit/plugins/noauth")
 	h := startHost(t, dir, func(c *host.Config) { c.StartTimeout = 10 * time.Second })
 
 	if got := call(t, h, "add", `{"a":1,"b":2}`); got["result"] != 3.0 {

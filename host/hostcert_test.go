@@ -15,8 +15,8 @@ import (
 	plugin "github.com/hashicorp/go-plugin"
 
 	"github.com/opentool-host/opentool-host/host"
-	"github.com/opentool-host/opentool-host/internal/testutil"
 	"github.com/opentool-host/opentool-host/internal/wire"
+	"github.com/opentool-host/opentool-host/testkit"
 )
 
 // TestPluginTLSFreshPerStart: every plugin start gets a TLS configuration
@@ -26,7 +26,7 @@ import (
 // with two of them end up trusting each its own plugin: a shared
 // configuration would hold the last one's certificate in both.
 func TestPluginTLSFreshPerStart(t *testing.T) {
-	bin := testutil.Build(t, "./internal/testplugins/echo")
+	bin := testkit.Build(t, "./testkit/plugins/echo")
 	type start struct {
 		conf *tls.Config
 		env  string
@@ -73,7 +73,7 @@ func TestPluginTLSFreshPerStart(t *testing.T) {
 			Cmd:              cmd,
 			TLSConfig:        s.conf,
 			SkipHostEnv:      true,
-			Logger:           testutil.Logger(t),
+			Logger:           testkit.Logger(t),
 			StartTimeout:     20 * time.Second,
 		})
 		t.Cleanup(c.Kill)

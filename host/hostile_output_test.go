@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/opentool-host/opentool-host/host"
-	"github.com/opentool-host/opentool-host/internal/testutil"
+	"github.com/opentool-host/opentool-host/testkit"
 )
 
 // selfSignedCertDER is the raw base64 of a fresh self-signed certificate,
@@ -45,7 +45,7 @@ func selfSignedCertDER(t *testing.T) string {
 // arrive at their levels.
 func TestHostileOutputCannotCrashTheHost(t *testing.T) {
 	dir := t.TempDir()
-	real := testutil.Build(t, "./internal/testplugins/echo")
+	real := testkit.Build(t, "./testkit/plugins/echo")
 	script := fmt.Sprintf(`#!/bin/sh
 printf '%%s\n' '{"@message": 1, "@level": "error"}' '{"@message": {"x": []}, "@timestamp": 7}' \
 	'{"@level":"warn","@message":"structured line","k":"v"}' '[ERROR] prefixed line' >&2

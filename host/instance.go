@@ -14,9 +14,9 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/opentool-host/opentool-host/argcheck"
 	"github.com/opentool-host/opentool-host/internal/wire"
-	"github.com/opentool-host/opentool-host/opentool"
+	"github.com/opentool-host/opentool-host/protocol/argcheck"
+	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
 
 // instance is one running plugin process: the go-plugin client, the

@@ -11,8 +11,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/opentool-host/opentool-host/argcheck"
-	"github.com/opentool-host/opentool-host/opentool"
+	"github.com/opentool-host/opentool-host/protocol/argcheck"
+	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
 
 // life is one plugin's lifecycle state: everything next decides on. It

@@ -10,8 +10,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/opentool-host/opentool-host/argcheck"
-	"github.com/opentool-host/opentool-host/opentool"
+	"github.com/opentool-host/opentool-host/protocol/argcheck"
+	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
 
 // Fixtures of the lifecycle table: files, instances (no processes: next

@@ -9,11 +9,11 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/opentool-host/opentool-host/internal/cgroup"
-	"github.com/opentool-host/opentool-host/internal/decl"
 	"github.com/opentool-host/opentool-host/internal/wire"
-	"github.com/opentool-host/opentool-host/launcher"
-	"github.com/opentool-host/opentool-host/sandbox"
+	"github.com/opentool-host/opentool-host/process/cgroup"
+	"github.com/opentool-host/opentool-host/process/launcher"
+	"github.com/opentool-host/opentool-host/process/sandbox"
+	"github.com/opentool-host/opentool-host/protocol/decl"
 )
 
 // A declared plugin (a NAME.mcp.json server, NAME.tools.json commands)

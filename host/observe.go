@@ -10,7 +10,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/opentool-host/opentool-host/access"
+	"github.com/opentool-host/opentool-host/host/access"
 )
 
 // Caller says who made a call: the front end it came through and the

@@ -8,9 +8,9 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/opentool-host/opentool-host/frontend/metrics"
 	"github.com/opentool-host/opentool-host/host"
-	"github.com/opentool-host/opentool-host/internal/testutil"
-	"github.com/opentool-host/opentool-host/metrics"
+	"github.com/opentool-host/opentool-host/testkit"
 )
 
 // BenchmarkCallObservability measures what observation adds to one call
@@ -23,7 +23,7 @@ import (
 // make bench runs it.
 func BenchmarkCallObservability(b *testing.B) {
 	dir := b.TempDir()
-	testutil.InstallPlugin(b, dir, "echo", "./internal/testplugins/echo")
+	testkit.InstallPlugin(b, dir, "echo", "./testkit/plugins/echo")
 	args := []byte(`{"data":"hello"}`)
 	for _, mode := range []string{"off", "metrics", "tracing"} {
 		b.Run("observe="+mode, func(b *testing.B) {

@@ -7,14 +7,14 @@ import (
 	"time"
 
 	"github.com/opentool-host/opentool-host/host"
-	"github.com/opentool-host/opentool-host/internal/testutil"
+	"github.com/opentool-host/opentool-host/testkit"
 )
 
 // TestOnCallRecordsEveryCall: Config.OnCall gets one record per call with
 // the caller, the plugin, sizes and the outcome's kind.
 func TestOnCallRecordsEveryCall(t *testing.T) {
 	dir := t.TempDir()
-	testutil.InstallPlugin(t, dir, "calc", "./plugins/calculator")
+	testkit.InstallPlugin(t, dir, "calc", "./plugins/calculator")
 	var (
 		mu   sync.Mutex
 		recs []host.CallRecord
@@ -59,7 +59,7 @@ func TestOnCallRecordsEveryCall(t *testing.T) {
 // the restart (ready) within a second each.
 func TestEventsDeliverARestart(t *testing.T) {
 	dir := t.TempDir()
-	testutil.InstallPlugin(t, dir, "faulty", "./internal/testplugins/faulty")
+	testkit.InstallPlugin(t, dir, "faulty", "./testkit/plugins/faulty")
 	h := startHost(t, dir, nil)
 	events, cancel := h.Subscribe(16)
 	defer cancel()

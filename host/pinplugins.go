@@ -12,7 +12,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/opentool-host/opentool-host/lockfile"
+	"github.com/opentool-host/opentool-host/protocol/lockfile"
 )
 
 // ErrNoSuchPlugin is WriteLock's error for a name that is not a plugin of

@@ -24,7 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/hashicorp/go-hclog"
-	"github.com/opentool-host/opentool-host/internal/decl"
+	"github.com/opentool-host/opentool-host/protocol/decl"
 	"maps"
 	"os"
 	"path/filepath"
@@ -32,8 +32,8 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/opentool-host/opentool-host/lockfile"
-	"github.com/opentool-host/opentool-host/opentool"
+	"github.com/opentool-host/opentool-host/protocol/lockfile"
+	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
 
 // pins holds the lock a Locked host enforces; nil pins enforce nothing.

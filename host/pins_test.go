@@ -12,16 +12,16 @@ import (
 	"time"
 
 	"github.com/opentool-host/opentool-host/host"
-	standin "github.com/opentool-host/opentool-host/internal/testplugins/declared"
-	"github.com/opentool-host/opentool-host/internal/testutil"
-	"github.com/opentool-host/opentool-host/lockfile"
+	"github.com/opentool-host/opentool-host/protocol/lockfile"
+	"github.com/opentool-host/opentool-host/testkit"
+	standin "github.com/opentool-host/opentool-host/testkit/plugins/declared"
 )
 
 // pinDir starts an unlocked host on dir, writes the lock of what it
 // serves (as `opentool-host lock` does) and returns it.
 func pinDir(t *testing.T, dir string) *lockfile.File {
 	t.Helper()
-	h, err := host.New(host.Config{Dir: dir, Logger: testutil.Logger(t), StateDir: t.TempDir()})
+	h, err := host.New(host.Config{Dir: dir, Logger: testkit.Logger(t), StateDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func appendByte(t *testing.T, src, dst string) {
 	if err := os.WriteFile(tmp, append(b, 0), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	testutil.CopyFile(t, tmp, dst, 0o755)
+	testkit.CopyFile(t, tmp, dst, 0o755)
 }
 
 // echoUnderLoad calls echo from 4 goroutines until stop is called and
@@ -90,7 +90,7 @@ func echoUnderLoad(t *testing.T, h *host.Host) (stop func() (calls, failures int
 // failed calls, until the lock pins the new definitions.
 func TestLockedRefusesUnpinnedFilesAndHoldsChangedDefinitions(t *testing.T) {
 	dir := t.TempDir()
-	faulty := testutil.InstallPlugin(t, dir, "faulty", "./internal/testplugins/faulty")
+	faulty := testkit.InstallPlugin(t, dir, "faulty", "./testkit/plugins/faulty")
 	t.Setenv("OPENTOOL__FAULTY__ECHO_DESCRIPTION", "Echo, version one.")
 	lock := pinDir(t, dir)
 	if len(lock.Files) != 1 || len(lock.Functions["faulty"]) < 5 {
@@ -104,8 +104,8 @@ func TestLockedRefusesUnpinnedFilesAndHoldsChangedDefinitions(t *testing.T) {
 	}
 
 	// A new plugin nobody pinned does not start.
-	testutil.InstallPlugin(t, dir, "mock", "./plugins/mock")
-	testutil.Eventually(t, 10*time.Second, "the unpinned mock refused", func() bool {
+	testkit.InstallPlugin(t, dir, "mock", "./plugins/mock")
+	testkit.Eventually(t, 10*time.Second, "the unpinned mock refused", func() bool {
 		return pluginStatus(h, "mock").State == host.StateFailed
 	})
 	if st := pluginStatus(h, "mock"); !strings.Contains(st.LastError, "opentool-plugin-mock: not pinned") || st.Lock != "held" {
@@ -143,7 +143,7 @@ func TestLockedRefusesUnpinnedFilesAndHoldsChangedDefinitions(t *testing.T) {
 	}
 
 	// lock --update faulty: the new definitions are pinned and served.
-	h2, err := host.New(host.Config{Dir: dir, Logger: testutil.Logger(t), StateDir: t.TempDir()})
+	h2, err := host.New(host.Config{Dir: dir, Logger: testkit.Logger(t), StateDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +156,7 @@ func TestLockedRefusesUnpinnedFilesAndHoldsChangedDefinitions(t *testing.T) {
 	if err := lock.Write(filepath.Join(dir, lockfile.Name)); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, 10*time.Second, "the new echo definition served once pinned", func() bool {
+	testkit.Eventually(t, 10*time.Second, "the new echo definition served once pinned", func() bool {
 		fn := h.Function("echo")
 		return fn != nil && strings.HasPrefix(fn.Description, "Echo, version two") && pluginStatus(h, "faulty").Lock == "pinned"
 	})
@@ -173,7 +173,7 @@ func TestLockedHoldsADocumentChange(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, "srv.mcp.json"), []byte(`{"mcpServers":{"one":{"command":"/bin/true"}}}`), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			h0, err := host.New(host.Config{Dir: dir, Logger: testutil.Logger(t), StateDir: t.TempDir(), Declared: standin.Serve})
+			h0, err := host.New(host.Config{Dir: dir, Logger: testkit.Logger(t), StateDir: t.TempDir(), Declared: standin.Serve})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -197,7 +197,7 @@ func TestLockedHoldsADocumentChange(t *testing.T) {
 			}
 			call(t, h, "grow_one", `{"name":"exfiltrate"}`)
 			if accept {
-				testutil.Eventually(t, 10*time.Second, "the accepted function served", func() bool { return h.Function("exfiltrate") != nil })
+				testkit.Eventually(t, 10*time.Second, "the accepted function served", func() bool { return h.Function("exfiltrate") != nil })
 				return
 			}
 			rec.waitFor(t, 10*time.Second, "held by the lock", "exfiltrate: new function, not pinned")
@@ -218,10 +218,10 @@ func TestLockedHoldsADocumentChange(t *testing.T) {
 // /health see.
 func TestLockedSandboxedPluginRunsItsPinnedCopy(t *testing.T) {
 	dir := t.TempDir()
-	calc := testutil.InstallPlugin(t, dir, "calc", "./plugins/calculator")
+	calc := testkit.InstallPlugin(t, dir, "calc", "./plugins/calculator")
 	writePolicy(t, dir, "calc", `{"sandbox": {"read": ["."], "network": "deny"}}`)
-	launcher := []string{testutil.Build(t, "./cmd/opentool-host"), "launch"}
-	h0, err := host.New(host.Config{Dir: dir, Logger: testutil.Logger(t), StateDir: t.TempDir(), Launcher: launcher})
+	launcher := []string{testkit.Build(t, "./cmd/opentool-host"), "launch"}
+	h0, err := host.New(host.Config{Dir: dir, Logger: testkit.Logger(t), StateDir: t.TempDir(), Launcher: launcher})
 	if err != nil {
 		t.Fatal(err)
 	}

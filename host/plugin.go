@@ -13,11 +13,11 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/opentool-host/opentool-host/argcheck"
-	"github.com/opentool-host/opentool-host/internal/cgroup"
-	"github.com/opentool-host/opentool-host/launcher"
-	"github.com/opentool-host/opentool-host/lockfile"
-	"github.com/opentool-host/opentool-host/opentool"
+	"github.com/opentool-host/opentool-host/process/cgroup"
+	"github.com/opentool-host/opentool-host/process/launcher"
+	"github.com/opentool-host/opentool-host/protocol/argcheck"
+	"github.com/opentool-host/opentool-host/protocol/lockfile"
+	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
 
 // State is a plugin's lifecycle state (the diagram is on next, in

@@ -3,7 +3,7 @@ package host
 import (
 	"slices"
 
-	"github.com/opentool-host/opentool-host/launcher"
+	"github.com/opentool-host/opentool-host/process/launcher"
 )
 
 // A plugin's environment is the launcher's allow-list (launcher.Env),

@@ -1,7 +1,7 @@
 package host
 
 // Per-plugin policy. A file NAME.policy.json in the plugins directory
-// (internal/decl.Policy) sets what plugin NAME may do: call timeout,
+// (protocol/decl.Policy) sets what plugin NAME may do: call timeout,
 // concurrency, a name prefix, environment variables and secrets, resource
 // limits and a sandbox. The host's Config is the default and the ceiling:
 // a policy only narrows it, and one that asks for more is refused when the
@@ -25,8 +25,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/opentool-host/opentool-host/internal/decl"
-	"github.com/opentool-host/opentool-host/sandbox"
+	"github.com/opentool-host/opentool-host/process/sandbox"
+	"github.com/opentool-host/opentool-host/protocol/decl"
 )
 
 // policyRef is the policy file of one plugin as found: parsed, or the

@@ -4,7 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/opentool-host/opentool-host/internal/decl"
+	"github.com/opentool-host/opentool-host/protocol/decl"
 )
 
 // A policy found through a relative --dir still gives the launcher

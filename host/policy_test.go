@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/opentool-host/opentool-host/internal/decl"
+	"github.com/opentool-host/opentool-host/protocol/decl"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/opentool-host/opentool-host/host"
-	"github.com/opentool-host/opentool-host/internal/testutil"
+	"github.com/opentool-host/opentool-host/testkit"
 )
 
 // writePolicy writes dir/NAME.policy.json through a rename, as a careful
@@ -24,7 +24,7 @@ func writePolicy(t *testing.T, dir, name, body string) {
 	if err := os.WriteFile(tmp, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	testutil.CopyFile(t, tmp, filepath.Join(dir, name+".policy.json"), 0o644)
+	testkit.CopyFile(t, tmp, filepath.Join(dir, name+".policy.json"), 0o644)
 }
 
 // envOf returns the environment plugin function fn (faulty's "env")
@@ -42,8 +42,8 @@ func envOf(t *testing.T, h *host.Host, fn string) map[string]any {
 // whose values appear in no log line and not in /health.
 func TestPolicyPrefixTimeoutConcurrencyEnvSecrets(t *testing.T) {
 	dir := t.TempDir()
-	testutil.InstallPlugin(t, dir, "faulty", "./internal/testplugins/faulty")
-	testutil.InstallPlugin(t, dir, "other", "./internal/testplugins/faulty")
+	testkit.InstallPlugin(t, dir, "faulty", "./testkit/plugins/faulty")
+	testkit.InstallPlugin(t, dir, "other", "./testkit/plugins/faulty")
 	const fileSecret, envSecret = "s3cr3t-from-a-file", "s3cr3t-from-the-host-env"
 	if err := os.WriteFile(filepath.Join(dir, "token"), []byte(fileSecret+"\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -111,7 +111,7 @@ func TestPolicyPrefixTimeoutConcurrencyEnvSecrets(t *testing.T) {
 
 	// Changing the policy restarts the plugin with the new one.
 	writePolicy(t, dir, "faulty", `{"prefix": "g_"}`)
-	testutil.Eventually(t, 10*time.Second, "g_env served after the policy changed", func() bool {
+	testkit.Eventually(t, 10*time.Second, "g_env served after the policy changed", func() bool {
 		return h.Function("g_env") != nil && h.Function("f_env") == nil
 	})
 	if env := envOf(t, h, "g_env"); env["TOKEN"] != nil {
@@ -147,17 +147,17 @@ func TestPolicyThatAsksForMoreIsRefused(t *testing.T) {
 	} {
 		t.Run(c.want[:min(len(c.want), 40)], func(t *testing.T) {
 			dir := t.TempDir()
-			testutil.InstallPlugin(t, dir, "faulty", "./internal/testplugins/faulty")
-			testutil.InstallPlugin(t, dir, "calc", "./plugins/calculator")
+			testkit.InstallPlugin(t, dir, "faulty", "./testkit/plugins/faulty")
+			testkit.InstallPlugin(t, dir, "calc", "./plugins/calculator")
 			writePolicy(t, dir, "faulty", c.policy)
 			// A 4 GiB address-space ceiling for every plugin: the launcher
 			// applies it (a Go plugin reserves about 2 GiB).
-			launcher := []string{testutil.Build(t, "./cmd/opentool-host"), "launch"}
+			launcher := []string{testkit.Build(t, "./cmd/opentool-host"), "launch"}
 			h := startHost(t, dir, func(cfg *host.Config) {
 				cfg.Sandbox.MemoryBytes, cfg.Launcher = 4<<30, launcher
 				cfg.Secrets = map[string]decl.Secret{"missing": {File: filepath.Join(dir, "missing")}}
 			})
-			testutil.Eventually(t, 10*time.Second, "faulty marked failed", func() bool {
+			testkit.Eventually(t, 10*time.Second, "faulty marked failed", func() bool {
 				return pluginStatus(h, "faulty").State == host.StateFailed
 			})
 			if st := pluginStatus(h, "faulty"); !strings.Contains(st.LastError, c.want) {

@@ -34,8 +34,8 @@ import (
 
 	"sort"
 
-	"github.com/opentool-host/opentool-host/argcheck"
-	"github.com/opentool-host/opentool-host/opentool"
+	"github.com/opentool-host/opentool-host/protocol/argcheck"
+	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
 
 // routeTable maps function names to the plugins that serve them. It is

@@ -14,7 +14,7 @@ import (
 
 	"github.com/hashicorp/go-plugin/runner"
 
-	"github.com/opentool-host/opentool-host/launcher"
+	"github.com/opentool-host/opentool-host/process/launcher"
 )
 
 // processRunner is the go-plugin runner.Runner the host uses for every

@@ -17,7 +17,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/opentool-host/opentool-host/launcher"
+	"github.com/opentool-host/opentool-host/process/launcher"
 )
 
 // stateDir is the host-owned state of one Host. Its root folder

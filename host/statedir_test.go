@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/opentool-host/opentool-host/host"
-	"github.com/opentool-host/opentool-host/internal/testutil"
+	"github.com/opentool-host/opentool-host/testkit"
 )
 
 // A dead host's state folders (binary copies, socket folder) are swept
@@ -23,8 +23,8 @@ func TestStateFoldersSweptAndRemoved(t *testing.T) {
 	}
 	defer os.RemoveAll(deadSock)
 	dir := t.TempDir()
-	testutil.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
-	h, err := host.New(host.Config{Dir: dir, StateDir: parent, Logger: testutil.Logger(t)})
+	testkit.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
+	h, err := host.New(host.Config{Dir: dir, StateDir: parent, Logger: testkit.Logger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

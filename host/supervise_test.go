@@ -15,13 +15,13 @@ import (
 	"time"
 
 	"github.com/opentool-host/opentool-host/host"
-	"github.com/opentool-host/opentool-host/internal/testutil"
+	"github.com/opentool-host/opentool-host/testkit"
 )
 
 func TestKilledMidCallFailsFastAndRestarts(t *testing.T) {
 	dir := t.TempDir()
-	testutil.InstallPlugin(t, dir, "faulty", "./internal/testplugins/faulty")
-	testutil.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
+	testkit.InstallPlugin(t, dir, "faulty", "./testkit/plugins/faulty")
+	testkit.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
 	h := startHost(t, dir, nil)
 	pid := pidOf(t, h)
 
@@ -30,7 +30,7 @@ func TestKilledMidCallFailsFastAndRestarts(t *testing.T) {
 		_, err := h.Call(context.Background(), "sleep", []byte(`{"ms":5000}`))
 		errc <- err
 	}()
-	testutil.Eventually(t, 5*time.Second, "call in the plugin", func() bool {
+	testkit.Eventually(t, 5*time.Second, "call in the plugin", func() bool {
 		return strings.Contains(string(must(h.Call(context.Background(), "sleeps", nil))), `"active":1`)
 	})
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
@@ -73,7 +73,7 @@ func TestKilledMidCallFailsFastAndRestarts(t *testing.T) {
 
 func TestPanicAndExitCarryStderr(t *testing.T) {
 	dir := t.TempDir()
-	testutil.InstallPlugin(t, dir, "faulty", "./internal/testplugins/faulty")
+	testkit.InstallPlugin(t, dir, "faulty", "./testkit/plugins/faulty")
 	h := startHost(t, dir, nil)
 	for _, tc := range []struct{ fn, stderr, status string }{
 		{"panic", "faulty plugin panics on purpose", "exit status 2"},
@@ -102,7 +102,7 @@ func TestPanicAndExitCarryStderr(t *testing.T) {
 
 func TestHungPluginIsKilledAfterGrace(t *testing.T) {
 	dir := t.TempDir()
-	testutil.InstallPlugin(t, dir, "faulty", "./internal/testplugins/faulty")
+	testkit.InstallPlugin(t, dir, "faulty", "./testkit/plugins/faulty")
 	h := startHost(t, dir, nil) // CancelGrace 300 ms
 	pid := pidOf(t, h)
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
@@ -111,10 +111,10 @@ func TestHungPluginIsKilledAfterGrace(t *testing.T) {
 	if !errors.Is(err, host.ErrTimeout) {
 		t.Fatalf("hang: err = %v, want ErrTimeout", err)
 	}
-	testutil.Eventually(t, 5*time.Second, "hung plugin killed", func() bool { return !alive(pid) })
+	testkit.Eventually(t, 5*time.Second, "hung plugin killed", func() bool { return !alive(pid) })
 	// A call racing the exit notification may still see the dead process
 	// (and fail as exited): wait until the host has noticed the exit.
-	testutil.Eventually(t, 5*time.Second, "exit noticed", func() bool {
+	testkit.Eventually(t, 5*time.Second, "exit noticed", func() bool {
 		st := pluginStatus(h, "faulty")
 		return st.PID != pid && st.Restarts == 1
 	})
@@ -127,12 +127,12 @@ func TestHungPluginIsKilledAfterGrace(t *testing.T) {
 
 func TestCancellationReachesPlugin(t *testing.T) {
 	dir := t.TempDir()
-	testutil.InstallPlugin(t, dir, "faulty", "./internal/testplugins/faulty")
+	testkit.InstallPlugin(t, dir, "faulty", "./testkit/plugins/faulty")
 	h := startHost(t, dir, func(c *host.Config) { c.CancelGrace = 5 * time.Second })
 	pid := pidOf(t, h)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		testutil.Eventually(t, 10*time.Second, "the call is in the plugin", func() bool {
+		testkit.Eventually(t, 10*time.Second, "the call is in the plugin", func() bool {
 			return pluginStatus(h, "faulty").InFlight == 1
 		})
 		cancel()
@@ -152,7 +152,7 @@ func TestCancellationReachesPlugin(t *testing.T) {
 
 func TestConcurrencyLimitBusy(t *testing.T) {
 	dir := t.TempDir()
-	testutil.InstallPlugin(t, dir, "faulty", "./internal/testplugins/faulty")
+	testkit.InstallPlugin(t, dir, "faulty", "./testkit/plugins/faulty")
 	h := startHost(t, dir, func(c *host.Config) { c.MaxConcurrency = 2 })
 	var wg sync.WaitGroup
 	for range 2 {
@@ -162,7 +162,7 @@ func TestConcurrencyLimitBusy(t *testing.T) {
 			_, _ = h.Call(context.Background(), "sleep", []byte(`{"ms":1500}`))
 		}()
 	}
-	testutil.Eventually(t, 10*time.Second, "both slots taken", func() bool {
+	testkit.Eventually(t, 10*time.Second, "both slots taken", func() bool {
 		return pluginStatus(h, "faulty").InFlight == 2
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
@@ -179,10 +179,10 @@ func TestConcurrencyLimitBusy(t *testing.T) {
 
 func TestCrashLoopMarksFailed(t *testing.T) {
 	dir := t.TempDir()
-	testutil.InstallPlugin(t, dir, "crashloop", "./internal/testplugins/crashloop")
-	testutil.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
+	testkit.InstallPlugin(t, dir, "crashloop", "./testkit/plugins/crashloop")
+	testkit.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
 	h := startHost(t, dir, nil) // MaxFailures 3
-	testutil.Eventually(t, 20*time.Second, "crashloop marked failed", func() bool {
+	testkit.Eventually(t, 20*time.Second, "crashloop marked failed", func() bool {
 		return pluginStatus(h, "crashloop").State == host.StateFailed
 	})
 	st := pluginStatus(h, "crashloop")
@@ -190,7 +190,7 @@ func TestCrashLoopMarksFailed(t *testing.T) {
 		t.Fatalf("status = %+v", st)
 	}
 	// The routing table follows the published state (one rebuild later).
-	testutil.Eventually(t, 5*time.Second, "failed plugin's function leaves the document", func() bool {
+	testkit.Eventually(t, 5*time.Second, "failed plugin's function leaves the document", func() bool {
 		for _, f := range h.Document("t", "1", "").Functions {
 			if f.Name == "flaky" {
 				return false
@@ -206,7 +206,7 @@ func TestCrashLoopMarksFailed(t *testing.T) {
 		t.Fatalf("add = %v", got)
 	}
 	// A fixed binary dropped in its place is tried again (rescan, as SIGHUP).
-	testutil.InstallPlugin(t, dir, "crashloop", "./internal/testplugins/collide")
+	testkit.InstallPlugin(t, dir, "crashloop", "./testkit/plugins/collide")
 	if err := h.Rescan(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -217,13 +217,13 @@ func TestCrashLoopMarksFailed(t *testing.T) {
 
 func TestHotReloadAddReplaceRemove(t *testing.T) {
 	dir := t.TempDir()
-	testutil.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
+	testkit.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
 	logs := newLogRecorder(t)
 	h := startHost(t, dir, func(c *host.Config) { c.Watch = true; c.Logger = logs.logger })
 
 	// Add: install(1)-style, CREATE 0600 then write then CHMOD.
 	dst := filepath.Join(dir, "opentool-plugin-faulty")
-	src := testutil.Build(t, "./internal/testplugins/faulty")
+	src := testkit.Build(t, "./testkit/plugins/faulty")
 	data, err := os.ReadFile(src)
 	if err != nil {
 		t.Fatal(err)
@@ -244,7 +244,7 @@ func TestHotReloadAddReplaceRemove(t *testing.T) {
 		t.Fatal(err)
 	}
 	added := time.Now()
-	testutil.Eventually(t, 10*time.Second, "new plugin served", func() bool { return h.Function("pid") != nil })
+	testkit.Eventually(t, 10*time.Second, "new plugin served", func() bool { return h.Function("pid") != nil })
 	t.Logf("dropped binary served after %v", time.Since(added))
 	pid1 := pidOf(t, h)
 
@@ -257,22 +257,22 @@ func TestHotReloadAddReplaceRemove(t *testing.T) {
 
 	// Replace with cp over the file (many WRITEs; text file busy is
 	// avoided because the host runs a copy).
-	other := testutil.Build(t, "./internal/testplugins/collide")
+	other := testkit.Build(t, "./testkit/plugins/collide")
 	od, _ := os.ReadFile(other)
 	if err := os.WriteFile(dst, od, 0o755); err != nil {
 		t.Fatalf("overwrite running plugin binary: %v", err)
 	}
-	testutil.Eventually(t, 10*time.Second, "replaced plugin served", func() bool { return h.Function("collide_only") != nil })
+	testkit.Eventually(t, 10*time.Second, "replaced plugin served", func() bool { return h.Function("collide_only") != nil })
 	if h.Function("pid") != nil {
 		t.Fatal("old binary's functions still served after replace")
 	}
-	testutil.Eventually(t, 10*time.Second, "old process stopped", func() bool { return !alive(pid1) })
+	testkit.Eventually(t, 10*time.Second, "old process stopped", func() bool { return !alive(pid1) })
 
 	// Remove.
 	if err := os.Remove(dst); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, 10*time.Second, "removed plugin gone", func() bool { return h.Function("collide_only") == nil })
+	testkit.Eventually(t, 10*time.Second, "removed plugin gone", func() bool { return h.Function("collide_only") == nil })
 	if got := call(t, h, "add", `{"a":1,"b":1}`); got["result"] != 2.0 {
 		t.Fatalf("add = %v", got)
 	}
@@ -285,9 +285,9 @@ func TestHotReloadAddReplaceRemove(t *testing.T) {
 
 func TestReplaceUnderLoadFailsNoCalls(t *testing.T) {
 	dir := t.TempDir()
-	testutil.InstallPlugin(t, dir, "faulty", "./internal/testplugins/faulty")
+	testkit.InstallPlugin(t, dir, "faulty", "./testkit/plugins/faulty")
 	h := startHost(t, dir, func(c *host.Config) { c.Watch = true })
-	v1 := testutil.Build(t, "./internal/testplugins/faulty")
+	v1 := testkit.Build(t, "./testkit/plugins/faulty")
 	v2 := buildVariant(t, "2")
 
 	var sent, failed atomic.Int64
@@ -318,9 +318,9 @@ func TestReplaceUnderLoadFailsNoCalls(t *testing.T) {
 		if i%2 == 1 {
 			bin = v1
 		}
-		testutil.CopyFile(t, bin, dst, 0o755)
+		testkit.CopyFile(t, bin, dst, 0o755)
 		want := map[bool]string{true: "2", false: "1"}[i%2 == 0]
-		testutil.Eventually(t, 10*time.Second, "version "+want+" serving", func() bool {
+		testkit.Eventually(t, 10*time.Second, "version "+want+" serving", func() bool {
 			res, err := h.Call(context.Background(), "pid", nil)
 			return err == nil && strings.Contains(string(res), `"version":"`+want+`"`)
 		})
@@ -340,8 +340,8 @@ func TestReplaceUnderLoadFailsNoCalls(t *testing.T) {
 func buildVariant(t *testing.T, v string) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "faulty-v"+v)
-	cmd := exec.Command("go", "build", "-ldflags", "-X main.version="+v, "-o", out, "./internal/testplugins/faulty")
-	cmd.Dir = testutil.RepoRoot(t)
+	cmd := exec.Command("go", "build", "-ldflags", "-X main.version="+v, "-o", out, "./testkit/plugins/faulty")
+	cmd.Dir = testkit.RepoRoot(t)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("build variant: %v\n%s", err, b)
 	}
@@ -354,12 +354,12 @@ func buildVariant(t *testing.T, v string) string {
 // binary then replaces the old process.
 func TestBadBinaryKeepsOldServing(t *testing.T) {
 	dir := t.TempDir()
-	dst := testutil.InstallPlugin(t, dir, "faulty", "./internal/testplugins/faulty")
+	dst := testkit.InstallPlugin(t, dir, "faulty", "./testkit/plugins/faulty")
 	logs := newLogRecorder(t)
 	h := startHost(t, dir, func(c *host.Config) { c.StartTimeout = 3 * time.Second; c.Logger = logs.logger })
 	pid := pidOf(t, h)
 
-	testutil.CopyFile(t, testutil.Build(t, "./internal/testplugins/garbage"), dst, 0o755)
+	testkit.CopyFile(t, testkit.Build(t, "./testkit/plugins/garbage"), dst, 0o755)
 	if err := h.Rescan(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -379,7 +379,7 @@ func TestBadBinaryKeepsOldServing(t *testing.T) {
 		t.Fatalf("bad binary tried %d times, want once", n)
 	}
 
-	testutil.CopyFile(t, buildVariant(t, "2"), dst, 0o755)
+	testkit.CopyFile(t, buildVariant(t, "2"), dst, 0o755)
 	if err := h.Rescan(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -390,7 +390,7 @@ func TestBadBinaryKeepsOldServing(t *testing.T) {
 	if st := pluginStatus(h, "faulty"); st.State != host.StateReady || st.LastError != "" {
 		t.Fatalf("status = %+v", st)
 	}
-	testutil.Eventually(t, 10*time.Second, "old process drained and stopped", func() bool { return !alive(pid) })
+	testkit.Eventually(t, 10*time.Second, "old process drained and stopped", func() bool { return !alive(pid) })
 }
 
 // TestTouchedFileNotRestarted touches a running plugin's file (new
@@ -398,7 +398,7 @@ func TestBadBinaryKeepsOldServing(t *testing.T) {
 // done, leaves the process alone.
 func TestTouchedFileNotRestarted(t *testing.T) {
 	dir := t.TempDir()
-	dst := testutil.InstallPlugin(t, dir, "faulty", "./internal/testplugins/faulty")
+	dst := testkit.InstallPlugin(t, dir, "faulty", "./testkit/plugins/faulty")
 	logs := newLogRecorder(t)
 	h := startHost(t, dir, func(c *host.Config) { c.Logger = logs.logger })
 	pid := pidOf(t, h)
@@ -422,8 +422,8 @@ func TestTouchedFileNotRestarted(t *testing.T) {
 // returns once the call has finished and the process is stopped.
 func TestRemovalDrains(t *testing.T) {
 	dir := t.TempDir()
-	dst := testutil.InstallPlugin(t, dir, "faulty", "./internal/testplugins/faulty")
-	testutil.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
+	dst := testkit.InstallPlugin(t, dir, "faulty", "./testkit/plugins/faulty")
+	testkit.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
 	h := startHost(t, dir, nil)
 	pid := pidOf(t, h)
 	errc := make(chan error, 1)
@@ -431,7 +431,7 @@ func TestRemovalDrains(t *testing.T) {
 		_, err := h.Call(context.Background(), "sleep", []byte(`{"ms":500}`))
 		errc <- err
 	}()
-	testutil.Eventually(t, 5*time.Second, "call in flight", func() bool {
+	testkit.Eventually(t, 5*time.Second, "call in flight", func() bool {
 		return strings.Contains(string(must(h.Call(context.Background(), "sleeps", nil))), `"active":1`)
 	})
 	if err := os.Remove(dst); err != nil {

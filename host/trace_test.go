@@ -10,7 +10,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/opentool-host/opentool-host/host"
-	"github.com/opentool-host/opentool-host/internal/testutil"
+	"github.com/opentool-host/opentool-host/testkit"
 )
 
 // TestTraceReachesThePlugin: a call made inside a trace gets an
@@ -25,7 +25,7 @@ func TestTraceReachesThePlugin(t *testing.T) {
 	t.Cleanup(func() { otel.SetTracerProvider(prev) })
 
 	dir := t.TempDir()
-	testutil.InstallPlugin(t, dir, "faulty", "./internal/testplugins/faulty")
+	testkit.InstallPlugin(t, dir, "faulty", "./testkit/plugins/faulty")
 	h := startHost(t, dir, nil)
 
 	ctx, parent := tp.Tracer("test").Start(context.Background(), "request")

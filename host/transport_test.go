@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/opentool-host/opentool-host/host"
-	"github.com/opentool-host/opentool-host/internal/testutil"
+	"github.com/opentool-host/opentool-host/testkit"
 )
 
 // TestTransports: a Go plugin takes its calls over the data channel by
@@ -27,7 +27,7 @@ func TestTransports(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv(host.TransportEnv, tc.env)
-			h := testutil.StartHost(t, tc.mod, "./internal/testplugins/faulty", "./plugins/mock")
+			h := testkit.StartHost(t, tc.mod, "./testkit/plugins/faulty", "./plugins/mock")
 			for _, p := range []string{"faulty", "mock"} {
 				if got := pluginStatus(h, p).Transport; got != tc.want {
 					t.Fatalf("%s: transport %q, want %q", p, got, tc.want)
@@ -63,7 +63,7 @@ func TestTransports(t *testing.T) {
 // (it cannot be trusted to answer the right call).
 func TestDataChannelViolationKillsPlugin(t *testing.T) {
 	t.Setenv(host.TransportEnv, "") // the data channel, also when the suite runs on gRPC
-	h := testutil.StartHost(t, nil, "./internal/testplugins/badchannel")
+	h := testkit.StartHost(t, nil, "./testkit/plugins/badchannel")
 	before := pluginStatus(h, "badchannel")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -72,7 +72,7 @@ func TestDataChannelViolationKillsPlugin(t *testing.T) {
 	if e == nil || e.Kind != host.KindExited || !strings.Contains(e.Status, "data channel protocol violation") {
 		t.Fatalf("call: %v, want KindExited saying data channel protocol violation", err)
 	}
-	testutil.Eventually(t, 20*time.Second, "the plugin was restarted", func() bool {
+	testkit.Eventually(t, 20*time.Second, "the plugin was restarted", func() bool {
 		s := pluginStatus(h, "badchannel")
 		return s.Restarts > before.Restarts && s.PID != before.PID
 	})

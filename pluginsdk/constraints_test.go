@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/opentool-host/opentool-host/argcheck"
-	"github.com/opentool-host/opentool-host/opentool"
 	"github.com/opentool-host/opentool-host/pluginsdk"
+	"github.com/opentool-host/opentool-host/protocol/argcheck"
+	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
 
 // boundedIn carries the constraints invopop/jsonschema reads from tags.

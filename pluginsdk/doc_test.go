@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/opentool-host/opentool-host/host"
-	"github.com/opentool-host/opentool-host/internal/testutil"
+	"github.com/opentool-host/opentool-host/testkit"
 )
 
 // TestMinimalPluginOutsideTheRepository builds the minimal plugin of the
@@ -18,7 +18,7 @@ import (
 // doc says (a replace directive and go mod tidy), and calls it through a
 // real host.
 func TestMinimalPluginOutsideTheRepository(t *testing.T) {
-	root := testutil.RepoRoot(t)
+	root := testkit.RepoRoot(t)
 	docOut, err := exec.Command("go", "doc", filepath.Join(root, "pluginsdk")).Output()
 	if err != nil {
 		t.Fatalf("go doc: %v", err)
@@ -45,7 +45,7 @@ func TestMinimalPluginOutsideTheRepository(t *testing.T) {
 	plugins := t.TempDir()
 	run("build", "-o", filepath.Join(plugins, "opentool-plugin-hello"), ".")
 
-	h, err := host.New(host.Config{Dir: plugins, StateDir: t.TempDir(), Logger: testutil.Logger(t)})
+	h, err := host.New(host.Config{Dir: plugins, StateDir: t.TempDir(), Logger: testkit.Logger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/opentool-host/opentool-host/internal/cgroup"
+	"github.com/opentool-host/opentool-host/process/cgroup"
 )
 
 // guardChildren makes SIGTERM (the host's parent-death signal, and what a

@@ -20,9 +20,9 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health/grpc_health_v1"
 
-	"github.com/opentool-host/opentool-host/internal/testutil"
 	"github.com/opentool-host/opentool-host/internal/wire"
 	"github.com/opentool-host/opentool-host/pluginsdk"
+	"github.com/opentool-host/opentool-host/testkit"
 )
 
 // TestServeRefusesWithoutHostCert: a plugin started with the host's
@@ -30,7 +30,7 @@ import (
 // (PLUGIN_CLIENT_CERT) does not fall back to serving its socket in
 // plaintext: it prints no handshake and exits with status 1, saying why.
 func TestServeRefusesWithoutHostCert(t *testing.T) {
-	bin := testutil.Build(t, "./internal/testplugins/echo")
+	bin := testkit.Build(t, "./testkit/plugins/echo")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin)
@@ -58,7 +58,7 @@ func TestServeRefusesWithoutHostCert(t *testing.T) {
 // certificate, or offering TLS 1.2 at most, is refused, and the refusal
 // logged.
 func TestServeAcceptsOnlyTheHostsCert(t *testing.T) {
-	bin := testutil.Build(t, "./internal/testplugins/echo")
+	bin := testkit.Build(t, "./testkit/plugins/echo")
 	hostCert, err := wire.NewCert()
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +67,7 @@ func TestServeAcceptsOnlyTheHostsCert(t *testing.T) {
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), wire.Handshake.MagicCookieKey + "=" + wire.Handshake.MagicCookieValue,
 		"PLUGIN_PROTOCOL_VERSIONS=2,3", "PLUGIN_UNIX_SOCKET_DIR=" + t.TempDir(),
 		wire.ClientCertEnv + "=" + wire.CertPEM(hostCert)}
-	stderr := &testutil.SyncBuffer{}
+	stderr := &testkit.SyncBuffer{}
 	cmd.Stderr = stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -123,7 +123,7 @@ func TestServeAcceptsOnlyTheHostsCert(t *testing.T) {
 			t.Errorf("%s was served", name)
 		}
 	}
-	testutil.Eventually(t, 10*time.Second, "two refusals logged", func() bool {
+	testkit.Eventually(t, 10*time.Second, "two refusals logged", func() bool {
 		return strings.Count(stderr.String(), pluginsdk.RefusedConnMsg) >= 2
 	})
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/internal/mcpresult"
 	"github.com/opentool-host/opentool-host/internal/wire"
-	"github.com/opentool-host/opentool-host/opentool"
+	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
 
 // What a plugin can say beyond a result object, as MCP says it (plugin

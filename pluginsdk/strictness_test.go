@@ -2,7 +2,7 @@ package pluginsdk_test
 
 // TestSDKStrictness runs the shared table of argument cases
 // (testdata/sdk-strictness.json) against the strictness fixture of each
-// plugin SDK (internal/testplugins/sdkstrict: the Go binary, the Python
+// plugin SDK (testkit/plugins/sdkstrict: the Go binary, the Python
 // and the Node script), each started as a real go-plugin subprocess and
 // called directly over the wire, with no host in between: what is
 // refused is refused by the SDK itself. A language whose runtime or SDK
@@ -25,10 +25,10 @@ import (
 	"github.com/hashicorp/go-hclog"
 	plugin "github.com/hashicorp/go-plugin"
 
-	"github.com/opentool-host/opentool-host/argcheck"
-	"github.com/opentool-host/opentool-host/internal/testutil"
 	"github.com/opentool-host/opentool-host/internal/wire"
-	"github.com/opentool-host/opentool-host/opentool"
+	"github.com/opentool-host/opentool-host/protocol/argcheck"
+	"github.com/opentool-host/opentool-host/protocol/opentool"
+	"github.com/opentool-host/opentool-host/testkit"
 )
 
 // strictTable is testdata/sdk-strictness.json.
@@ -71,7 +71,7 @@ func (c strictCase) args() []byte {
 
 func loadStrictTable(t *testing.T) strictTable {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(testutil.RepoRoot(t), "testdata", "sdk-strictness.json"))
+	b, err := os.ReadFile(filepath.Join(testkit.RepoRoot(t), "testdata", "sdk-strictness.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,14 +115,14 @@ const pyInterpreter = "/usr/bin/python3"
 
 var strictFixtures = []strictFixture{
 	{lang: "go", command: func(t *testing.T, root string) (*exec.Cmd, string) {
-		return exec.Command(testutil.Build(t, "./internal/testplugins/sdkstrict")), ""
+		return exec.Command(testkit.Build(t, "./testkit/plugins/sdkstrict")), ""
 	}},
 	{lang: "python", command: func(t *testing.T, root string) (*exec.Cmd, string) {
 		if out, err := exec.Command(pyInterpreter, "-c", "import grpc, google.protobuf").CombinedOutput(); err != nil {
 			return nil, fmt.Sprintf("Python plugin SDK unavailable: %s cannot import grpc (run make deps-python as root to install python3-grpcio): %v %s",
 				pyInterpreter, err, bytes.TrimSpace(out))
 		}
-		cmd := exec.Command(filepath.Join(root, "internal", "testplugins", "sdkstrict", "opentool-plugin-pystrict"))
+		cmd := exec.Command(filepath.Join(root, "testkit", "plugins", "sdkstrict", "opentool-plugin-pystrict"))
 		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "OPENTOOL_PYSTRICT_SDK=" + filepath.Join(root, "pluginsdk", "python")}
 		return cmd, ""
 	}},
@@ -136,7 +136,7 @@ var strictFixtures = []strictFixture{
 			return nil, fmt.Sprintf("Node plugin SDK unavailable: %s cannot load %s (run make deps-node to npm ci @grpc/grpc-js): %v %s",
 				node, sdk, err, bytes.TrimSpace(out))
 		}
-		cmd := exec.Command(filepath.Join(root, "internal", "testplugins", "sdkstrict", "opentool-plugin-nodestrict"))
+		cmd := exec.Command(filepath.Join(root, "testkit", "plugins", "sdkstrict", "opentool-plugin-nodestrict"))
 		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "OPENTOOL_NODESTRICT_SDK=" + sdk}
 		return cmd, ""
 	}},
@@ -144,9 +144,9 @@ var strictFixtures = []strictFixture{
 
 // startStrictFixture starts cmd as a go-plugin plugin and returns the wire
 // client the host would use.
-func startStrictFixture(t *testing.T, cmd *exec.Cmd) (*wire.Client, *testutil.SyncBuffer) {
+func startStrictFixture(t *testing.T, cmd *exec.Cmd) (*wire.Client, *testkit.SyncBuffer) {
 	t.Helper()
-	stderr := &testutil.SyncBuffer{}
+	stderr := &testkit.SyncBuffer{}
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  wire.Handshake,
 		Plugins:          wire.PluginSet(nil),
@@ -172,7 +172,7 @@ func startStrictFixture(t *testing.T, cmd *exec.Cmd) (*wire.Client, *testutil.Sy
 
 func TestSDKStrictness(t *testing.T) {
 	tab := loadStrictTable(t)
-	root := testutil.RepoRoot(t)
+	root := testkit.RepoRoot(t)
 	for _, fx := range strictFixtures {
 		t.Run(fx.lang, func(t *testing.T) {
 			cmd, why := fx.command(t, root)
@@ -224,7 +224,7 @@ func loadStrictDocument(t *testing.T, ctx context.Context, c *wire.Client, tab s
 // runStrictCase calls the case's function and says how the outcome
 // differs from the table ("" when it does not).
 func runStrictCase(ctx context.Context, c *wire.Client, tc strictCase) string {
-	out, err := testutil.WireInvoke(ctx, c, tc.Function, tc.args(), false)
+	out, err := testkit.WireInvoke(ctx, c, tc.Function, tc.args(), false)
 	if tc.Refuse != nil {
 		var te *wire.ToolError
 		if !errors.As(err, &te) {

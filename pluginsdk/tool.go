@@ -18,7 +18,7 @@
 //	import (
 //		"context"
 //
-//		"github.com/opentool-host/opentool-host/opentool"
+//		"github.com/opentool-host/opentool-host/protocol/opentool"
 //		"github.com/opentool-host/opentool-host/pluginsdk"
 //	)
 //
@@ -48,7 +48,7 @@ package pluginsdk
 import (
 	"context"
 
-	"github.com/opentool-host/opentool-host/opentool"
+	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
 
 // Tool is the interface of client/server protocol 1.0.0, section 5

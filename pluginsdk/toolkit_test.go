@@ -10,9 +10,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/opentool-host/opentool-host/internal/testutil"
-	"github.com/opentool-host/opentool-host/opentool"
 	"github.com/opentool-host/opentool-host/pluginsdk"
+	"github.com/opentool-host/opentool-host/protocol/opentool"
+	"github.com/opentool-host/opentool-host/testkit"
 )
 
 type addIn struct {
@@ -530,10 +530,10 @@ func TestToolkitConcurrentCalls(t *testing.T) {
 // TestToolkitOverGRPC serves a Toolkit through the real plugin gRPC
 // service and uses it as the host does.
 func TestToolkitOverGRPC(t *testing.T) {
-	c := testutil.WireConn(t, newTestToolkit())
+	c := testkit.WireConn(t, newTestToolkit())
 	ctx := context.Background()
 	call := func(name, args string) (string, error) {
-		items, err := testutil.WireInvoke(ctx, c, name, []byte(args), false)
+		items, err := testkit.WireInvoke(ctx, c, name, []byte(args), false)
 		if err != nil || len(items) != 1 {
 			return "", err
 		}
@@ -553,14 +553,14 @@ func TestToolkitOverGRPC(t *testing.T) {
 		t.Errorf("add = %s, %v", out, err)
 	}
 	_, err = call("add", `{"a":"2","b":3}`)
-	testutil.WantToolError(t, err, pluginsdk.CodeInvalidArguments, `"a"`)
+	testkit.WantToolError(t, err, pluginsdk.CodeInvalidArguments, `"a"`)
 	_, err = call("fail", "")
-	testutil.WantToolError(t, err, 418, "teapot")
+	testkit.WantToolError(t, err, 418, "teapot")
 	_, err = call("missing", "")
-	testutil.WantToolError(t, err, pluginsdk.CodeNotFound, "")
+	testkit.WantToolError(t, err, pluginsdk.CodeNotFound, "")
 
 	var items []string
-	raw, err := testutil.WireInvoke(ctx, c, "count", []byte(`{"n":2}`), true)
+	raw, err := testkit.WireInvoke(ctx, c, "count", []byte(`{"n":2}`), true)
 	for _, b := range raw {
 		items = append(items, string(b))
 	}

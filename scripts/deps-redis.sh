@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Makes the task store's Redis tests runnable (tasks/tasks_test.go starts
+# Makes the task store's Redis tests runnable (host/tasks/tasks_test.go starts
 # its own redis-server on a free 127.0.0.1 port, without persistence):
 # Debian's redis-server, installed with apt-get when missing and running
 # as root. Nothing is started here, and the package's own service is not

@@ -1,5 +1,5 @@
 // Browser test of the status page, run by
-// cmd/opentool-host/statuspage_e2e_test.go against a real host serving
+// e2e/statuspage_e2e_test.go against a real host serving
 // the example plugins calculator and mock with the API key API_KEY.
 //
 // Environment:

@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/opentool-host/opentool-host/httpapi"
+	"github.com/opentool-host/opentool-host/frontend/opentoolapi"
 )
 
 // MCPServerName is the plugin name of the i-th MCP server
@@ -115,7 +115,7 @@ func measureHost(p *HostProcess, prog *Program, m *MCPServersMemory) error {
 		return err
 	}
 	m.Ready = ready
-	url := p.URL() + httpapi.BasePath + "/call"
+	url := p.URL() + opentoolapi.BasePath + "/call"
 	args := []byte(`{"text":"` + mcpEchoText + `"}`)
 	var buf bytes.Buffer
 	for i := 1; i <= m.Servers; i++ {

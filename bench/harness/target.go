@@ -15,9 +15,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/opentool-host/opentool-host/frontend/opentoolapi"
+	"github.com/opentool-host/opentool-host/frontend/route"
 	"github.com/opentool-host/opentool-host/host"
-	"github.com/opentool-host/opentool-host/httpapi"
-	"github.com/opentool-host/opentool-host/internal/route"
 )
 
 // Target is a host under test serving HTTP on loopback: a real
@@ -196,7 +196,7 @@ func StartInProcess(ctx context.Context, cfg host.Config) (*InProcess, error) {
 		_ = h.Close(ctx)
 		return nil, err
 	}
-	srv := &http.Server{Handler: route.Mux(httpapi.New(h, httpapi.Config{Version: "bench"}).Routes()), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: route.Mux(opentoolapi.New(h, opentoolapi.Config{Version: "bench"}).Routes()), ReadHeaderTimeout: 10 * time.Second}
 	p := &InProcess{H: h, srv: srv, url: "http://" + ln.Addr().String(), stateDir: cfg.StateDir, errc: make(chan error, 1)}
 	go func() { p.errc <- srv.Serve(ln) }()
 	return p, nil
@@ -238,7 +238,7 @@ func (p *InProcess) Stop(ctx context.Context) error {
 }
 
 // GetHealth fetches GET /health of the host at url.
-func GetHealth(ctx context.Context, c *http.Client, url string) (*httpapi.Health, error) {
+func GetHealth(ctx context.Context, c *http.Client, url string) (*opentoolapi.Health, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/health", nil)
 	if err != nil {
 		return nil, err
@@ -251,7 +251,7 @@ func GetHealth(ctx context.Context, c *http.Client, url string) (*httpapi.Health
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("GET /health: HTTP %d", resp.StatusCode)
 	}
-	var h httpapi.Health
+	var h opentoolapi.Health
 	if err := json.NewDecoder(resp.Body).Decode(&h); err != nil {
 		return nil, fmt.Errorf("GET /health: %w", err)
 	}
@@ -259,7 +259,7 @@ func GetHealth(ctx context.Context, c *http.Client, url string) (*httpapi.Health
 }
 
 // ReadyCount returns how many plugins of h are ready.
-func ReadyCount(h *httpapi.Health) int {
+func ReadyCount(h *opentoolapi.Health) int {
 	n := 0
 	for _, p := range h.Plugins {
 		if p.State.Serving() {

@@ -12,8 +12,8 @@ import (
 	"io"
 	"os"
 
-	"github.com/opentool-host/opentool-host/opentool"
 	"github.com/opentool-host/opentool-host/pluginsdk"
+	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
 
 // trailerMark starts the trailer harness.WriteNamedPlugin appends:

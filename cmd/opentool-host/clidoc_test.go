@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/opentool-host/opentool-host/internal/testutil"
+	"github.com/opentool-host/opentool-host/testkit"
 )
 
 // cliDocPath is the CLI reference, relative to the repository root.
@@ -22,7 +22,7 @@ const cliDocUpdateEnv = "OPENTOOL_UPDATE_DOCS"
 // cannot drift from the flags. OPENTOOL_UPDATE_DOCS=1 rewrites it.
 func TestCLIReferenceIsGenerated(t *testing.T) {
 	got := renderCLIReference(t)
-	path := filepath.Join(testutil.RepoRoot(t), cliDocPath)
+	path := filepath.Join(testkit.RepoRoot(t), cliDocPath)
 	if os.Getenv(cliDocUpdateEnv) == "1" {
 		if err := os.WriteFile(path, got, 0o644); err != nil {
 			t.Fatal(err)

@@ -6,7 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/opentool-host/opentool-host/launcher"
+	"github.com/opentool-host/opentool-host/process/launcher"
 )
 
 // TestHostSettingsOutsidePluginNamespace (issue 30, finding 2): no flag

@@ -23,7 +23,7 @@ import (
 	"github.com/opentool-host/opentool-host/cmd/opentool-host/internal/cliflags"
 	"github.com/opentool-host/opentool-host/cmd/opentool-host/internal/opscmd"
 	"github.com/opentool-host/opentool-host/cmd/opentool-host/internal/selfexec"
-	"github.com/opentool-host/opentool-host/frontdoor"
+	"github.com/opentool-host/opentool-host/frontend/frontdoor"
 	"github.com/opentool-host/opentool-host/internal/version"
 )
 

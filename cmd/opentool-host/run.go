@@ -9,16 +9,16 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/opentool-host/opentool-host/access"
 	"github.com/opentool-host/opentool-host/cmd/opentool-host/internal/cliflags"
 	"github.com/opentool-host/opentool-host/cmd/opentool-host/internal/hostflags"
-	"github.com/opentool-host/opentool-host/frontdoor"
+	"github.com/opentool-host/opentool-host/frontend/frontdoor"
+	"github.com/opentool-host/opentool-host/frontend/httpguard"
+	"github.com/opentool-host/opentool-host/frontend/mcpapi"
+	"github.com/opentool-host/opentool-host/frontend/opentoolapi"
 	"github.com/opentool-host/opentool-host/host"
-	"github.com/opentool-host/opentool-host/httpapi"
-	"github.com/opentool-host/opentool-host/internal/httpguard"
+	"github.com/opentool-host/opentool-host/host/access"
+	"github.com/opentool-host/opentool-host/host/tasks"
 	"github.com/opentool-host/opentool-host/internal/version"
-	"github.com/opentool-host/opentool-host/mcpapi"
-	"github.com/opentool-host/opentool-host/tasks"
 )
 
 // DefaultAddr is the reference OpenTool SDKs' default address, on loopback.
@@ -32,7 +32,7 @@ func runCommand() *cli.Command {
 		&cli.DurationFlag{Name: "drain-delay", Value: DefaultDrainDelay, Usage: "on SIGTERM, how long to go on serving new requests (each answered with Connection: close) after readiness (GET /health?ready=1) turns 503 \"draining\", so that load balancers and Kubernetes endpoints drop this replica before it stops listening (>= 0). SIGINT, or a second SIGTERM, skips what is left of it. " +
 			"Kubernetes: terminationGracePeriodSeconds >= preStop sleep + drain-delay + shutdown-timeout + 5 s (plugins killed, exit)", Action: cliflags.NonNegative("drain-delay")},
 		&cli.DurationFlag{Name: "shutdown-timeout", Value: 15 * time.Second, Usage: "on SIGINT/SIGTERM, after --drain-delay: longest wait for calls in flight and for plugins to stop (> 0); what is left then is killed", Action: cliflags.Positive("shutdown-timeout")},
-		&cli.Int64Flag{Name: "max-body", Value: httpapi.DefaultMaxBodyBytes, Usage: "largest request body in `BYTES` (>= 1)", Action: cliflags.AtLeast[int64]("max-body", 1)},
+		&cli.Int64Flag{Name: "max-body", Value: opentoolapi.DefaultMaxBodyBytes, Usage: "largest request body in `BYTES` (>= 1)", Action: cliflags.AtLeast[int64]("max-body", 1)},
 		&cli.DurationFlag{Name: "read-timeout", Value: 30 * time.Second, Usage: "longest a client may take to send a request (headers and body); slower clients are cut off (> 0)", Action: cliflags.Positive("read-timeout")},
 		&cli.DurationFlag{Name: "write-timeout", Value: httpguard.DefaultWriteTimeout, Usage: "longest a client may take to read one response or one stream frame (> 0)", Action: cliflags.Positive("write-timeout")},
 		&cli.BoolFlag{Name: "mcp-stateless", Usage: "serve /mcp without sessions, for replicas behind a load balancer: any replica answers any request, and notifications/cancelled still cancels the call it names when it reaches the replica running it. " +

@@ -4,7 +4,7 @@
 // /opentool/call, Open Tool Calling, the CLI, and a plugin's own Call.
 // MCP clients of the host receive the MCP result as the plugin returned
 // it; everyone else gets this projection, the one documented in
-// docs/writing-plugins.md and mcpadapter/doc.go:
+// docs/writing-plugins.md and declared/mcpadapter/doc.go:
 //
 //	CallToolResult                     OpenTool
 //	isError: true                      tool error 500, message the text blocks'

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/opentool-host/opentool-host/internal/testutil"
+	"github.com/opentool-host/opentool-host/testkit"
 )
 
 // TestSDKProtoCopies checks that the .proto files the Node SDK loads at run
@@ -17,7 +17,7 @@ import (
 // grpc_stdio.proto of the version go.mod requires. scripts/genproto.sh
 // copies them.
 func TestSDKProtoCopies(t *testing.T) {
-	root := testutil.RepoRoot(t)
+	root := testkit.RepoRoot(t)
 	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/hashicorp/go-plugin").Output()
 	if err != nil {
 		t.Fatalf("go list go-plugin: %v", err)

@@ -15,8 +15,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/opentool-host/opentool-host/internal/decl"
-	"github.com/opentool-host/opentool-host/internal/testutil"
+	"github.com/opentool-host/opentool-host/protocol/decl"
+	"github.com/opentool-host/opentool-host/testkit"
 )
 
 // TestDeploymentRunsTheHost runs the real host with the Deployment's
@@ -49,10 +49,10 @@ func TestDeploymentRunsTheHost(t *testing.T) {
 			t.Fatal(err)
 		}
 		if p, ok := strings.CutSuffix(name, decl.PolicySuffix); ok {
-			if _, err := os.Stat(filepath.Join(testutil.RepoRoot(t), "plugins", p)); err != nil {
+			if _, err := os.Stat(filepath.Join(testkit.RepoRoot(t), "plugins", p)); err != nil {
 				t.Fatalf("ConfigMap key %s: no example plugin %s in the repository (and so none in the image): %v", name, p, err)
 			}
-			testutil.InstallPlugin(t, dirs["plugins"], p, "./plugins/"+p)
+			testkit.InstallPlugin(t, dirs["plugins"], p, "./plugins/"+p)
 			plugins = append(plugins, p)
 		}
 	}
@@ -72,7 +72,7 @@ func TestDeploymentRunsTheHost(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	addr, metricsAddr := testutil.FreeAddr(t), testutil.FreeAddr(t)
+	addr, metricsAddr := testkit.FreeAddr(t), testkit.FreeAddr(t)
 	args := moveArgs(c.Args, map[string]string{
 		"--dir":           dirs["plugins"],
 		"--api-keys-file": filepath.Join(dirs["keys"], filepath.Base(keysFile)),
@@ -80,8 +80,8 @@ func TestDeploymentRunsTheHost(t *testing.T) {
 		"--addr":          addr,
 		"--metrics-addr":  metricsAddr,
 	})
-	var logs testutil.SyncBuffer
-	cmd := exec.Command(testutil.Build(t, "./cmd/opentool-host"), args...)
+	var logs testkit.SyncBuffer
+	cmd := exec.Command(testkit.Build(t, "./cmd/opentool-host"), args...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "TMPDIR=" + dirs["tmp"]}
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {
@@ -99,7 +99,7 @@ func TestDeploymentRunsTheHost(t *testing.T) {
 
 	// Every declared plugin ready, read where Prometheus would: the
 	// metrics port, without a key.
-	testutil.Eventually(t, 30*time.Second, "every declared plugin ready on "+metricsAddr, func() bool {
+	testkit.Eventually(t, 30*time.Second, "every declared plugin ready on "+metricsAddr, func() bool {
 		m, err := get("http://" + metricsAddr + "/metrics")
 		if err != nil || m.code != http.StatusOK {
 			return false
@@ -141,7 +141,7 @@ func TestDeploymentRunsTheHost(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, drain/2, "readiness 503 draining after SIGTERM", func() bool {
+	testkit.Eventually(t, drain/2, "readiness 503 draining after SIGTERM", func() bool {
 		r, err := get("http://" + addr + readinessPath)
 		return err == nil && r.code == http.StatusServiceUnavailable && strings.Contains(r.body, "draining")
 	})

@@ -26,8 +26,8 @@ import (
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
-	"github.com/opentool-host/opentool-host/access"
-	"github.com/opentool-host/opentool-host/internal/decl"
+	"github.com/opentool-host/opentool-host/host/access"
+	"github.com/opentool-host/opentool-host/protocol/decl"
 )
 
 // What the base promises; the checks below hold the rendered objects to

@@ -4,8 +4,8 @@ import (
 	"context"
 	"math"
 
-	"github.com/opentool-host/opentool-host/opentool"
 	"github.com/opentool-host/opentool-host/pluginsdk"
+	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
 
 // operands are the arguments of every calculator function.

@@ -4,10 +4,10 @@ import (
 	"context"
 	"testing"
 
-	"github.com/opentool-host/opentool-host/internal/testutil"
+	"github.com/opentool-host/opentool-host/testkit"
 
-	"github.com/opentool-host/opentool-host/opentool"
 	"github.com/opentool-host/opentool-host/pluginsdk"
+	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
 
 func TestDocument(t *testing.T) {
@@ -56,13 +56,13 @@ func TestErrors(t *testing.T) {
 	tk := newToolkit()
 	ctx := context.Background()
 	_, err := tk.CallJSON(ctx, "divide", []byte(`{"a":1,"b":0}`))
-	testutil.WantToolError(t, err, pluginsdk.CodeInvalidArguments, "division by zero")
+	testkit.WantToolError(t, err, pluginsdk.CodeInvalidArguments, "division by zero")
 	_, err = tk.CallJSON(ctx, "add", []byte(`{"a":"1","b":0}`))
-	testutil.WantToolError(t, err, pluginsdk.CodeInvalidArguments, `"a"`)
+	testkit.WantToolError(t, err, pluginsdk.CodeInvalidArguments, `"a"`)
 	_, err = tk.CallJSON(ctx, "add", []byte(`{"a":1}`))
-	testutil.WantToolError(t, err, pluginsdk.CodeInvalidArguments, `"b"`)
+	testkit.WantToolError(t, err, pluginsdk.CodeInvalidArguments, `"b"`)
 	_, err = tk.CallJSON(ctx, "multiply", []byte(`{"a":1e308,"b":10}`))
-	testutil.WantToolError(t, err, pluginsdk.CodeToolFailure, "out of the range")
+	testkit.WantToolError(t, err, pluginsdk.CodeToolFailure, "out of the range")
 	_, err = tk.CallJSON(ctx, "power", []byte(`{"a":1,"b":2}`))
-	testutil.WantToolError(t, err, pluginsdk.CodeNotFound, `"power"`)
+	testkit.WantToolError(t, err, pluginsdk.CodeNotFound, `"power"`)
 }

@@ -15,8 +15,8 @@ import (
 	"syscall"
 	"unicode/utf8"
 
-	"github.com/opentool-host/opentool-host/opentool"
 	"github.com/opentool-host/opentool-host/pluginsdk"
+	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
 
 // Limits of the tools. Sizes are in bytes.

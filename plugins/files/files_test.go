@@ -11,10 +11,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/opentool-host/opentool-host/internal/testutil"
+	"github.com/opentool-host/opentool-host/testkit"
 
-	"github.com/opentool-host/opentool-host/opentool"
 	"github.com/opentool-host/opentool-host/pluginsdk"
+	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
 
 // setup makes this layout and returns the toolkit over root:
@@ -139,8 +139,8 @@ func TestListDir(t *testing.T) {
 	if len(out.Entries) != 1 || out.Entries[0] != (entry{Name: "b.txt", Type: "file", Size: 13}) {
 		t.Errorf("list_dir(sub) = %+v", out.Entries)
 	}
-	testutil.WantToolError(t, call(tk, "list_dir", `{"path":"a.txt"}`, &out), pluginsdk.CodeInvalidArguments, "not a folder")
-	testutil.WantToolError(t, call(tk, "list_dir", `{"path":"nope"}`, &out), pluginsdk.CodeInvalidArguments, `"nope" does not exist`)
+	testkit.WantToolError(t, call(tk, "list_dir", `{"path":"a.txt"}`, &out), pluginsdk.CodeInvalidArguments, "not a folder")
+	testkit.WantToolError(t, call(tk, "list_dir", `{"path":"nope"}`, &out), pluginsdk.CodeInvalidArguments, `"nope" does not exist`)
 }
 
 func TestReadFile(t *testing.T) {
@@ -166,11 +166,11 @@ func TestReadFile(t *testing.T) {
 		}
 	}
 	var out readFileOut
-	testutil.WantToolError(t, call(tk, "read_file", `{"path":"sub"}`, &out), pluginsdk.CodeInvalidArguments, "not a regular file")
-	testutil.WantToolError(t, call(tk, "read_file", `{"path":"nope.txt"}`, &out), pluginsdk.CodeInvalidArguments, "does not exist")
-	testutil.WantToolError(t, call(tk, "read_file", `{"path":"bin.dat"}`, &out), pluginsdk.CodeInvalidArguments, "binary")
-	testutil.WantToolError(t, call(tk, "read_file", `{"path":"a.txt","max_bytes":-1}`, &out), pluginsdk.CodeInvalidArguments, "max_bytes")
-	testutil.WantToolError(t, call(tk, "read_file", `{}`, &out), pluginsdk.CodeInvalidArguments, `missing required parameter "path"`)
+	testkit.WantToolError(t, call(tk, "read_file", `{"path":"sub"}`, &out), pluginsdk.CodeInvalidArguments, "not a regular file")
+	testkit.WantToolError(t, call(tk, "read_file", `{"path":"nope.txt"}`, &out), pluginsdk.CodeInvalidArguments, "does not exist")
+	testkit.WantToolError(t, call(tk, "read_file", `{"path":"bin.dat"}`, &out), pluginsdk.CodeInvalidArguments, "binary")
+	testkit.WantToolError(t, call(tk, "read_file", `{"path":"a.txt","max_bytes":-1}`, &out), pluginsdk.CodeInvalidArguments, "max_bytes")
+	testkit.WantToolError(t, call(tk, "read_file", `{}`, &out), pluginsdk.CodeInvalidArguments, `missing required parameter "path"`)
 }
 
 func TestReadFileLimits(t *testing.T) {
@@ -216,10 +216,10 @@ func TestEscapesAreRefused(t *testing.T) {
 		args, _ := json.Marshal(map[string]any{"path": p})
 		want := fmt.Sprintf("path %q is outside the root", p)
 		var out any
-		testutil.WantToolError(t, call(tk, "read_file", string(args), &out), pluginsdk.CodeInvalidArguments, want)
-		testutil.WantToolError(t, call(tk, "list_dir", string(args), &out), pluginsdk.CodeInvalidArguments, want)
+		testkit.WantToolError(t, call(tk, "read_file", string(args), &out), pluginsdk.CodeInvalidArguments, want)
+		testkit.WantToolError(t, call(tk, "list_dir", string(args), &out), pluginsdk.CodeInvalidArguments, want)
 		sargs, _ := json.Marshal(map[string]any{"path": p, "pattern": "secret"})
-		testutil.WantToolError(t, call(tk, "search", string(sargs), &out), pluginsdk.CodeInvalidArguments, want)
+		testkit.WantToolError(t, call(tk, "search", string(sargs), &out), pluginsdk.CodeInvalidArguments, want)
 	}
 }
 
@@ -283,10 +283,10 @@ func TestSearch(t *testing.T) {
 	}
 
 	var e any
-	testutil.WantToolError(t, call(tk, "search", `{"pattern":"("  ,"regexp":true}`, &e), pluginsdk.CodeInvalidArguments, "regular expression")
-	testutil.WantToolError(t, call(tk, "search", `{"pattern":""}`, &e), pluginsdk.CodeInvalidArguments, "pattern must not be empty")
-	testutil.WantToolError(t, call(tk, "search", `{"pattern":"x","max_matches":-1}`, &e), pluginsdk.CodeInvalidArguments, "max_matches")
-	testutil.WantToolError(t, call(tk, "search", `{"pattern":"x","path":"nope"}`, &e), pluginsdk.CodeInvalidArguments, "does not exist")
+	testkit.WantToolError(t, call(tk, "search", `{"pattern":"("  ,"regexp":true}`, &e), pluginsdk.CodeInvalidArguments, "regular expression")
+	testkit.WantToolError(t, call(tk, "search", `{"pattern":""}`, &e), pluginsdk.CodeInvalidArguments, "pattern must not be empty")
+	testkit.WantToolError(t, call(tk, "search", `{"pattern":"x","max_matches":-1}`, &e), pluginsdk.CodeInvalidArguments, "max_matches")
+	testkit.WantToolError(t, call(tk, "search", `{"pattern":"x","path":"nope"}`, &e), pluginsdk.CodeInvalidArguments, "does not exist")
 }
 
 func TestSearchCancelled(t *testing.T) {

@@ -8,8 +8,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/opentool-host/opentool-host/internal/testutil"
 	"github.com/opentool-host/opentool-host/pluginsdk"
+	"github.com/opentool-host/opentool-host/testkit"
 )
 
 // TestDeviceNodeInRoot makes a character device node (the same device as
@@ -24,9 +24,9 @@ func TestDeviceNodeInRoot(t *testing.T) {
 	}
 	var out any
 	err := callReturns(t, tk, "read_file", `{"path":"null.dev"}`, &out, nil)
-	testutil.WantToolError(t, err, pluginsdk.CodeInvalidArguments, `path "null.dev" is not a regular file (character device)`)
+	testkit.WantToolError(t, err, pluginsdk.CodeInvalidArguments, `path "null.dev" is not a regular file (character device)`)
 	err = callReturns(t, tk, "list_dir", `{"path":"null.dev"}`, &out, nil)
-	testutil.WantToolError(t, err, pluginsdk.CodeInvalidArguments, `path "null.dev" is not a folder (character device)`)
+	testkit.WantToolError(t, err, pluginsdk.CodeInvalidArguments, `path "null.dev" is not a folder (character device)`)
 	var sout searchOut
 	if err := callReturns(t, tk, "search", `{"pattern":"hello","path":"null.dev"}`, &sout, nil); err != nil || len(sout.Matches) != 0 {
 		t.Errorf("search in null.dev = %+v, %v; want no matches and no error", sout.Matches, err)

@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/opentool-host/opentool-host/internal/testutil"
 	"github.com/opentool-host/opentool-host/pluginsdk"
+	"github.com/opentool-host/opentool-host/testkit"
 )
 
 // hangBound is how long a call may take before it is taken to hang. It
@@ -86,14 +86,14 @@ func TestReadFileRefusesSpecialFiles(t *testing.T) {
 		args, _ := json.Marshal(map[string]any{"path": tc.path})
 		var out readFileOut
 		err := callReturns(t, tk, "read_file", string(args), &out, unblockFIFO(fifo))
-		testutil.WantToolError(t, err, pluginsdk.CodeInvalidArguments, tc.want)
+		testkit.WantToolError(t, err, pluginsdk.CodeInvalidArguments, tc.want)
 	}
 	// Many calls in a row all answer (the finding: seven hung calls got
 	// the plugin marked failed).
 	for range 10 {
 		var out readFileOut
 		err := callReturns(t, tk, "read_file", `{"path":"pipe.fifo"}`, &out, unblockFIFO(fifo))
-		testutil.WantToolError(t, err, pluginsdk.CodeInvalidArguments, "named pipe")
+		testkit.WantToolError(t, err, pluginsdk.CodeInvalidArguments, "named pipe")
 	}
 }
 
@@ -122,7 +122,7 @@ func TestListDirWithSpecialFiles(t *testing.T) {
 	} {
 		args, _ := json.Marshal(map[string]any{"path": tc.path})
 		err := callReturns(t, tk, "list_dir", string(args), &out, unblockFIFO(fifo))
-		testutil.WantToolError(t, err, pluginsdk.CodeInvalidArguments, tc.want)
+		testkit.WantToolError(t, err, pluginsdk.CodeInvalidArguments, tc.want)
 	}
 }
 
@@ -183,7 +183,7 @@ func TestOpenCheckedFstat(t *testing.T) {
 		t.Errorf("openChecked(sock) succeeded")
 	} else {
 		ft := &filesTool{root: r}
-		testutil.WantToolError(t, ft.pathError("sock", err), pluginsdk.CodeInvalidArguments, `path "sock" is not a regular file`)
+		testkit.WantToolError(t, ft.pathError("sock", err), pluginsdk.CodeInvalidArguments, `path "sock" is not a regular file`)
 	}
 	// Regular files and folders are opened as wanted.
 	for _, tc := range []struct {
@@ -223,9 +223,9 @@ func TestDevicesRefused(t *testing.T) {
 		var out any
 		args := fmt.Sprintf(`{"path":%q}`, name)
 		err := callReturns(t, tk, "read_file", args, &out, nil)
-		testutil.WantToolError(t, err, pluginsdk.CodeInvalidArguments, fmt.Sprintf("path %q is not a regular file (character device)", name))
+		testkit.WantToolError(t, err, pluginsdk.CodeInvalidArguments, fmt.Sprintf("path %q is not a regular file (character device)", name))
 		err = callReturns(t, tk, "list_dir", args, &out, nil)
-		testutil.WantToolError(t, err, pluginsdk.CodeInvalidArguments, fmt.Sprintf("path %q is not a folder (character device)", name))
+		testkit.WantToolError(t, err, pluginsdk.CodeInvalidArguments, fmt.Sprintf("path %q is not a folder (character device)", name))
 		// The check on the opened descriptor refuses it too.
 		f, _, err := openChecked(ft.root, name, wantFile)
 		var ke *kindError
@@ -244,5 +244,5 @@ func TestDevicesRefused(t *testing.T) {
 	}
 	var out any
 	err = callReturns(t, tk2, "read_file", `{"path":"devnull"}`, &out, nil)
-	testutil.WantToolError(t, err, pluginsdk.CodeInvalidArguments, `path "devnull" is outside the root`)
+	testkit.WantToolError(t, err, pluginsdk.CodeInvalidArguments, `path "devnull" is outside the root`)
 }

@@ -8,8 +8,8 @@ import (
 	"math"
 	"sync"
 
-	"github.com/opentool-host/opentool-host/opentool"
 	"github.com/opentool-host/opentool-host/pluginsdk"
+	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
 
 // document is the reference mock tool's OpenTool document, byte for byte.

@@ -9,14 +9,14 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/opentool-host/opentool-host/internal/testutil"
+	"github.com/opentool-host/opentool-host/testkit"
 
-	"github.com/opentool-host/opentool-host/opentool"
 	"github.com/opentool-host/opentool-host/pluginsdk"
+	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
 
 func TestDocumentIsTheFixture(t *testing.T) {
-	fixture := testutil.FixturePath(t, "reference-mock-tool.json")
+	fixture := testkit.FixturePath(t, "reference-mock-tool.json")
 	want, err := os.ReadFile(fixture)
 	if err != nil {
 		t.Fatalf("read fixture: %v", err)
@@ -109,7 +109,7 @@ func TestInvalidArguments(t *testing.T) {
 		{"delete", map[string]any{"id": 2.0}, "out of range"},
 	} {
 		_, err := m.Call(context.Background(), tc.name, tc.args)
-		testutil.WantToolError(t, err, pluginsdk.CodeInvalidArguments, tc.contains)
+		testkit.WantToolError(t, err, pluginsdk.CodeInvalidArguments, tc.contains)
 	}
 	// Nothing was changed by the failed calls.
 	if got := call(t, m, "count", nil); got["count"] != 2 {
@@ -120,15 +120,15 @@ func TestInvalidArguments(t *testing.T) {
 func TestRunFailsAndUnknown(t *testing.T) {
 	m := newMockTool()
 	_, err := m.Call(context.Background(), "run", nil)
-	testutil.WantToolError(t, err, pluginsdk.CodeToolFailure, "run failed")
+	testkit.WantToolError(t, err, pluginsdk.CodeToolFailure, "run failed")
 	_, err = m.Call(context.Background(), "nope", nil)
-	testutil.WantToolError(t, err, pluginsdk.CodeNotFound, `"nope"`)
+	testkit.WantToolError(t, err, pluginsdk.CodeNotFound, `"nope"`)
 	_, err = m.Call(context.Background(), "sequentiallyRead", nil)
-	testutil.WantToolError(t, err, pluginsdk.CodeNotFound, "streamCall")
+	testkit.WantToolError(t, err, pluginsdk.CodeNotFound, "streamCall")
 	err = m.StreamCall(context.Background(), "count", nil, func(map[string]any) error { return nil })
-	testutil.WantToolError(t, err, pluginsdk.CodeNotFound, "does not stream")
+	testkit.WantToolError(t, err, pluginsdk.CodeNotFound, "does not stream")
 	err = m.StreamCall(context.Background(), "nope", nil, func(map[string]any) error { return nil })
-	testutil.WantToolError(t, err, pluginsdk.CodeNotFound, `"nope"`)
+	testkit.WantToolError(t, err, pluginsdk.CodeNotFound, `"nope"`)
 }
 
 func TestSequentiallyRead(t *testing.T) {
@@ -204,10 +204,10 @@ func TestConcurrentCreates(t *testing.T) {
 // TestOverGRPC drives the mock tool through the plugin gRPC service, as the
 // host does, with JSON arguments (ids arrive as JSON numbers).
 func TestOverGRPC(t *testing.T) {
-	c := testutil.WireConn(t, newMockTool())
+	c := testkit.WireConn(t, newMockTool())
 	ctx := context.Background()
 	call := func(name, args string) (string, error) {
-		items, err := testutil.WireInvoke(ctx, c, name, []byte(args), false)
+		items, err := testkit.WireInvoke(ctx, c, name, []byte(args), false)
 		if err != nil || len(items) != 1 {
 			return "", err
 		}
@@ -235,12 +235,12 @@ func TestOverGRPC(t *testing.T) {
 		}
 	}
 	_, err = call("read", `{"id":1.5}`)
-	testutil.WantToolError(t, err, pluginsdk.CodeInvalidArguments, "must be an integer")
+	testkit.WantToolError(t, err, pluginsdk.CodeInvalidArguments, "must be an integer")
 	_, err = call("run", "")
-	testutil.WantToolError(t, err, pluginsdk.CodeToolFailure, "run failed")
+	testkit.WantToolError(t, err, pluginsdk.CodeToolFailure, "run failed")
 
 	var items []string
-	raw, err := testutil.WireInvoke(ctx, c, "sequentiallyRead", nil, true)
+	raw, err := testkit.WireInvoke(ctx, c, "sequentiallyRead", nil, true)
 	for _, b := range raw {
 		items = append(items, string(b))
 	}

@@ -26,7 +26,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/validate"
 
-	"github.com/opentool-host/opentool-host/internal/testutil"
+	"github.com/opentool-host/opentool-host/testkit"
 )
 
 // created is the time of the test images.
@@ -89,7 +89,7 @@ func TestImage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the host and every Go plugin (go build); not with -short")
 	}
-	root := testutil.RepoRoot(t)
+	root := testkit.RepoRoot(t)
 	out := t.TempDir()
 	mkimage := filepath.Join(out, "mkimage")
 	build := exec.Command("go", "build", "-o", mkimage, "./scripts/mkimage")
@@ -203,7 +203,7 @@ func TestImage(t *testing.T) {
 // serve runs the unpacked host with a key on loopback and calls every
 // plugin of the image.
 func serve(t *testing.T, hostBin, rootfs string, args func(string) []string) {
-	addr := testutil.FreeAddr(t)
+	addr := testkit.FreeAddr(t)
 	var logs bytes.Buffer
 	cmd := exec.Command(hostBin, args(addr)...)
 	cmd.Dir, cmd.Env = filepath.Join(rootfs, WorkDir), append(hostEnv(), "OPENTOOL_API_KEYS=image-test-key")
@@ -249,7 +249,7 @@ func serve(t *testing.T, hostBin, rootfs string, args func(string) []string) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)
 	}
-	testutil.Eventually(t, 30*time.Second, "GET /health?ready=1 answers 200", func() bool {
+	testkit.Eventually(t, 30*time.Second, "GET /health?ready=1 answers 200", func() bool {
 		code, _ := status("/health?ready=1", "", "")
 		return code == http.StatusOK
 	})

@@ -17,6 +17,8 @@
 // opentool_plugin/content.py.
 
 /** MCP's log levels (RFC 5424 severities), lowest first. */
+const { ToolError } = require('./errors');
+
 const LOG_LEVELS = Object.freeze(['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency']);
 
 // The text of an isError result without text blocks, as the host says it.
@@ -160,7 +162,6 @@ class Result {
    * ToolError(500, TEXT) when isError.
    */
   project() {
-    const { ToolError } = require('./toolkit'); // toolkit requires this module
     if (this.isError) throw new ToolError(500, this.text() || NO_ERROR_TEXT);
     const sc = this.structuredContent;
     if (sc !== undefined && sc !== null) return isObject(sc) ? sc : { result: sc };

@@ -7,23 +7,10 @@
 // the wire). Mirrors the Python SDK (pluginsdk/python/opentool_plugin).
 
 const { LOG_LEVELS } = require('./content');
+const { ToolError } = require('./errors');
 
 const NAME_RE = /^[a-zA-Z0-9_-]{1,64}$/;
 const SCHEMA_TYPES = ['boolean', 'integer', 'number', 'string', 'array', 'object'];
-
-/**
- * An error with a code, sent to the caller as the function's error.
- * Codes: 400 invalid arguments, 404 unknown function, 500 tool failure, or
- * the tool's own. Any other thrown value becomes code 500 with its message.
- */
-class ToolError extends Error {
-  /** @param {number} code @param {string} message */
-  constructor(code, message) {
-    super(String(message));
-    this.name = 'ToolError';
-    this.code = Math.trunc(Number(code)) || 500;
-  }
-}
 
 /**
  * A JSON-RPC error answering a request to the client (ctx.request,

@@ -24,6 +24,8 @@ import base64
 import binascii
 import json
 
+from .errors import ToolError
+
 __all__ = ["Result", "text", "image", "audio", "resource_link", "embedded_resource", "LOG_LEVELS"]
 
 # MCP's log levels (RFC 5424 severities), lowest first.
@@ -170,7 +172,6 @@ class Result:
         """The OpenTool result object of this result (the table in the
         module's comment): a dict. Raises ToolError(500, TEXT) when
         is_error."""
-        from .toolkit import ToolError  # toolkit imports this module
         if self.is_error:
             raise ToolError(500, self.text() or _NO_ERROR_TEXT)
         sc = self.structured_content

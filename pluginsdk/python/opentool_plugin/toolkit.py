@@ -12,6 +12,7 @@ import re
 import threading
 
 from .content import LOG_LEVELS
+from .errors import ToolError
 
 __all__ = ["Toolkit", "ToolError", "RPCError", "Context", "Function"]
 
@@ -21,23 +22,6 @@ _SCHEMA_TYPES = ("boolean", "integer", "number", "string", "array", "object")
 
 # Python annotations understood when a function gives no parameters= dict.
 _ANNOTATION_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean"}
-
-
-class ToolError(Exception):
-    """An error with a code, sent to the caller as the function's error.
-
-    Codes: 400 invalid arguments, 404 unknown function, 500 tool failure, or
-    the tool's own. Any other exception a function raises becomes code 500
-    with its message.
-    """
-
-    def __init__(self, code, message):
-        super().__init__(message)
-        self.code = int(code)
-        self.message = str(message)
-
-    def __str__(self):
-        return "tool error %d: %s" % (self.code, self.message)
 
 
 class RPCError(Exception):

@@ -19,9 +19,9 @@ import (
 	"github.com/opentool-host/opentool-host/cmd/opentool-host/internal/selfexec"
 	"github.com/opentool-host/opentool-host/declared"
 	"github.com/opentool-host/opentool-host/host"
-	"github.com/opentool-host/opentool-host/internal/decl"
-	"github.com/opentool-host/opentool-host/launcher"
-	"github.com/opentool-host/opentool-host/sandbox"
+	"github.com/opentool-host/opentool-host/process/launcher"
+	"github.com/opentool-host/opentool-host/process/sandbox"
+	"github.com/opentool-host/opentool-host/protocol/decl"
 )
 
 // Flags returns the flags of a command that starts plugins: own (the

@@ -11,7 +11,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/cmd/opentool-host/internal/selfexec"
 	"github.com/opentool-host/opentool-host/host"
-	"github.com/opentool-host/opentool-host/sandbox"
+	"github.com/opentool-host/opentool-host/process/sandbox"
 )
 
 // configOf parses args as the flags of a command made of hostFlags (as

@@ -9,8 +9,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/opentool-host/opentool-host/catalog"
 	"github.com/opentool-host/opentool-host/client"
+	"github.com/opentool-host/opentool-host/frontend/keyview"
 	"github.com/opentool-host/opentool-host/host"
 )
 
@@ -55,7 +55,7 @@ func callAction(c *cli.Context) error {
 	}
 	var res []byte
 	err := fromSource(c, func(url, apiKey string) error {
-		ret, err := catalog.HostClient(url, apiKey).Call(c.Context, client.FunctionCall{Name: fn, Arguments: obj})
+		ret, err := keyview.HostClient(url, apiKey).Call(c.Context, client.FunctionCall{Name: fn, Arguments: obj})
 		if err != nil {
 			return remoteCallError(fn, err)
 		}

@@ -10,13 +10,13 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/opentool-host/opentool-host/catalog"
 	"github.com/opentool-host/opentool-host/cmd/opentool-host/internal/cliflags"
 	"github.com/opentool-host/opentool-host/cmd/opentool-host/internal/hostflags"
-	"github.com/opentool-host/opentool-host/export"
+	"github.com/opentool-host/opentool-host/frontend/keyview"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/internal/version"
-	"github.com/opentool-host/opentool-host/opentool"
+	"github.com/opentool-host/opentool-host/protocol/export"
+	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
 
 // List is "opentool-host list": the plugins and their functions, from
@@ -39,13 +39,13 @@ func listAction(c *cli.Context) error {
 	if err := checkSource(c); err != nil {
 		return err
 	}
-	var l catalog.Listing
+	var l keyview.Listing
 	err := fromSource(c, func(url, apiKey string) (err error) {
-		if l, err = catalog.FetchListing(c.Context, url, apiKey); err != nil {
+		if l, err = keyview.FetchListing(c.Context, url, apiKey); err != nil {
 			return cli.Exit(err.Error(), 1)
 		}
 		return nil
-	}, func(h *host.Host) error { l = catalog.ListingOf(h); return nil })
+	}, func(h *host.Host) error { l = keyview.ListingOf(h); return nil })
 	if err != nil {
 		return err
 	}
@@ -104,7 +104,7 @@ func exportAction(c *cli.Context) error {
 	}
 	var doc *opentool.OpenTool
 	err = fromSource(c, func(url, apiKey string) (err error) {
-		if doc, err = catalog.FetchDocument(c.Context, url, apiKey); err != nil {
+		if doc, err = keyview.FetchDocument(c.Context, url, apiKey); err != nil {
 			return cli.Exit("export: "+err.Error(), 1)
 		}
 		return nil

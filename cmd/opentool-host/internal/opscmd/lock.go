@@ -9,7 +9,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/cmd/opentool-host/internal/hostflags"
 	"github.com/opentool-host/opentool-host/host"
-	"github.com/opentool-host/opentool-host/lockfile"
+	"github.com/opentool-host/opentool-host/protocol/lockfile"
 )
 
 // Lock is "opentool-host lock": it starts every plugin of --dir

@@ -12,8 +12,8 @@ import (
 	"github.com/opentool-host/opentool-host/cmd/opentool-host/internal/cliflags"
 	"github.com/opentool-host/opentool-host/cmd/opentool-host/internal/hostflags"
 	"github.com/opentool-host/opentool-host/host"
-	"github.com/opentool-host/opentool-host/lockfile"
-	"github.com/opentool-host/opentool-host/ociplugin"
+	"github.com/opentool-host/opentool-host/ops/ociplugin"
+	"github.com/opentool-host/opentool-host/protocol/lockfile"
 	"oras.land/oras-go/v2/registry/remote"
 )
 

@@ -11,7 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/opentool-host/opentool-host/validate"
+	"github.com/opentool-host/opentool-host/ops/validate"
 )
 
 // Validate is "opentool-host validate FILE...": every fault of each file

@@ -16,8 +16,8 @@ import (
 	"io"
 	"os"
 
-	"github.com/opentool-host/opentool-host/launcher"
-	"github.com/opentool-host/opentool-host/sandbox"
+	"github.com/opentool-host/opentool-host/process/launcher"
+	"github.com/opentool-host/opentool-host/process/sandbox"
 )
 
 // The hidden commands' names (os.Args[1]).

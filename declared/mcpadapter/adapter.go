@@ -1,0 +1,308 @@
+package mcpadapter
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/opentool-host/opentool-host/host/tasks/mcptasks"
+	"github.com/opentool-host/opentool-host/pluginsdk"
+	"github.com/opentool-host/opentool-host/process/launcher"
+	"github.com/opentool-host/opentool-host/protocol/decl"
+	"github.com/opentool-host/opentool-host/protocol/opentool"
+)
+
+// DefaultInitTimeout is the default of Options.InitTimeout.
+const DefaultInitTimeout = 60 * time.Second
+
+// DefaultTerminateGrace is the default of Options.TerminateGrace.
+const DefaultTerminateGrace = 2 * time.Second
+
+// loadMargin is how long before the deadline of the host's Load the
+// adapter gives up waiting for the server, so that the host gets the
+// reason and not its own timeout.
+const loadMargin = 500 * time.Millisecond
+
+// Options tunes an Adapter. The zero value is what Serve uses.
+type Options struct {
+	// InitTimeout bounds the connection attempt: starting the server,
+	// initialize (MCP "Lifecycle") and the first complete tools/list.
+	// Default DefaultInitTimeout (60 s). The deadline of the host's Load
+	// (its --start-timeout), when sooner, ends the attempt earlier.
+	InitTimeout time.Duration
+
+	// Starter starts a command server as the host starts a plugin: from
+	// the plugin's environment (launcher.Starter.Env, to which the
+	// declared env is added), confined by its policy, its stderr to
+	// Starter.Stderr (which the host logs under the plugin's name). nil:
+	// an empty environment and no confinement (tests).
+	Starter *launcher.Starter
+
+	// TerminateGrace is how long a command server has to exit after its
+	// stdin is closed, and again after SIGTERM, before it is killed, when
+	// the adapter ends the session (MCP "Lifecycle", stdio shutdown).
+	// Default DefaultTerminateGrace (2 s).
+	TerminateGrace time.Duration
+}
+
+// withDefaults fills the zero fields.
+func (o Options) withDefaults() Options {
+	if o.InitTimeout <= 0 {
+		o.InitTimeout = DefaultInitTimeout
+	}
+	if o.Starter == nil {
+		o.Starter = &launcher.Starter{}
+	}
+	if o.TerminateGrace <= 0 {
+		o.TerminateGrace = DefaultTerminateGrace
+	}
+	return o
+}
+
+// Adapter is a pluginsdk.Tool whose functions are the tools of one MCP
+// server, for which it is an MCP client in the host's process. Create it
+// with New, serve it (pluginsdk.Local) and call Run, which starts the
+// server, connects and returns when the server's session ends; Load waits
+// for the connection.
+type Adapter struct {
+	launch  decl.Launch
+	log     hclog.Logger
+	opts    Options
+	started time.Time
+
+	changed chan struct{} // DocumentChanged's channel (buffer 1)
+	relist  chan struct{} // a list_changed to act on (buffer 1)
+
+	abandonCtx context.Context         // ended when Load gives up waiting
+	abandon    context.CancelCauseFunc // ends abandonCtx with the reason
+	phase      atomic.Pointer[string]  // what the connection attempt waits for
+
+	ready chan struct{}      // closed when the connection attempt ended
+	cs    *mcp.ClientSession // set before ready closes; nil when it failed
+	err   error              // set before ready closes: why it failed
+
+	mu   sync.RWMutex // guards conv and cat
+	conv converted
+	cat  pluginsdk.Catalog // the server's resources, templates, prompts (catalog.go)
+
+	recatalog  chan struct{}                // a resources or prompts list_changed to act on (buffer 1)
+	catChanged chan pluginsdk.CatalogChange // CatalogChanged's channel
+
+	relay *relay // the server's messages during calls (relay.go)
+
+	proc atomic.Pointer[process] // a command server's process, once Run starts it
+}
+
+var (
+	_ pluginsdk.Tool            = (*Adapter)(nil)
+	_ pluginsdk.JSONCaller      = (*Adapter)(nil)
+	_ pluginsdk.ResultCaller    = (*Adapter)(nil)
+	_ pluginsdk.DocumentWatcher = (*Adapter)(nil)
+	_ pluginsdk.LocalRunner     = (*Adapter)(nil)
+	_ pluginsdk.LogWatcher      = (*Adapter)(nil)
+)
+
+// New returns an Adapter for the declared server l, not yet connected;
+// log receives the conversion warnings.
+func New(l decl.Launch, log hclog.Logger, opts Options) *Adapter {
+	a := &Adapter{
+		launch:  l,
+		log:     log,
+		opts:    opts.withDefaults(),
+		started: time.Now(),
+		changed: make(chan struct{}, 1),
+		relist:  make(chan struct{}, 1),
+
+		recatalog:  make(chan struct{}, 1),
+		catChanged: make(chan pluginsdk.CatalogChange, catalogBuffer),
+		ready:      make(chan struct{}),
+		relay:      newRelay(l.Name, log),
+	}
+	a.abandonCtx, a.abandon = context.WithCancelCause(context.Background())
+	a.setPhase("start")
+	return a
+}
+
+// Load implements pluginsdk.Tool: the OpenTool document of the server's
+// current tool list, once connected. While the server has not answered
+// it waits, until shortly (0.5 s) before ctx's deadline: then it ends the
+// connection attempt and fails with the reason, e.g. `MCP server "notes"
+// did not answer initialize within 9.5s` (code 500). A failed attempt
+// fails every Load with its reason.
+func (a *Adapter) Load(ctx context.Context) (*opentool.OpenTool, error) {
+	if err := a.await(ctx); err != nil {
+		return nil, pluginsdk.ToolFailure("%v", err)
+	}
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	return a.conv.doc, nil
+}
+
+// await waits for the connection attempt and returns its error; at
+// loadMargin before ctx's deadline it abandons the attempt instead.
+func (a *Adapter) await(ctx context.Context) error {
+	wait := ctx
+	if d, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		wait, cancel = context.WithDeadline(ctx, d.Add(-loadMargin))
+		defer cancel()
+	}
+	select {
+	case <-a.ready:
+		return a.err
+	case <-wait.Done():
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("MCP server %q: %w while waiting for %s", a.launch.Name, ctx.Err(), a.currentPhase())
+	}
+	err := a.unanswered(time.Since(a.started))
+	a.abandon(err)
+	return err
+}
+
+// connected waits for the connection attempt and returns its error, or
+// ctx's when ctx ends first.
+func (a *Adapter) connected(ctx context.Context) error {
+	select {
+	case <-a.ready:
+		return a.err
+	case <-ctx.Done():
+		return fmt.Errorf("MCP server %q: %w while waiting for %s", a.launch.Name, ctx.Err(), a.currentPhase())
+	}
+}
+
+// unanswered is the error of a server that has not answered the current
+// phase after d.
+func (a *Adapter) unanswered(d time.Duration) error {
+	return fmt.Errorf("MCP server %q did not answer %s within %v", a.launch.Name, a.currentPhase(), d.Round(100*time.Millisecond))
+}
+
+func (a *Adapter) setPhase(p string)    { a.phase.Store(&p) }
+func (a *Adapter) currentPhase() string { return *a.phase.Load() }
+
+// LogMessages implements pluginsdk.LogWatcher: the server's log messages
+// sent outside calls (at most 20 a second; relay.go).
+func (a *Adapter) LogMessages() <-chan json.RawMessage { return a.relay.outside }
+
+// DocumentChanged implements pluginsdk.DocumentWatcher: a value after
+// each notifications/tools/list_changed (MCP "Tools", "List Changed
+// Notification") whose new tool list gives a different document.
+func (a *Adapter) DocumentChanged() <-chan struct{} { return a.changed }
+
+// Call implements pluginsdk.Tool by way of CallJSON.
+func (a *Adapter) Call(ctx context.Context, name string, args map[string]any) (map[string]any, error) {
+	b, err := json.Marshal(args)
+	if err != nil {
+		return nil, pluginsdk.InvalidArguments("arguments: %v", err)
+	}
+	out, err := a.CallJSON(ctx, name, b)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(out, &m); err != nil {
+		return nil, pluginsdk.ToolFailure("result: %v", err)
+	}
+	return m, nil
+}
+
+// CallJSON implements pluginsdk.JSONCaller: tools/call (MCP "Tools",
+// "Calling Tools") of the MCP tool served as name, with args (a JSON
+// object; empty or null is {}). The result is mapped by resultJSON.
+// ctx's end reaches the server as notifications/cancelled (MCP
+// "Cancellation"). Errors (*pluginsdk.Error): 404 for a name not
+// served; 400 when the server answered JSON-RPC -32602 (invalid
+// params); 500 for an isError result (its text), another JSON-RPC error,
+// a closed connection, or a failed connection attempt.
+func (a *Adapter) CallJSON(ctx context.Context, name string, args []byte) ([]byte, error) {
+	res, _, err := a.callTool(ctx, name, args)
+	if err != nil {
+		return nil, err
+	}
+	return resultJSON(res)
+}
+
+// CallResult implements pluginsdk.ResultCaller: tools/call as CallJSON,
+// the server's result passed on as an MCP result, so that MCP clients of
+// the host receive what the server returned: every content block with
+// its annotations, structuredContent, isError and _meta. The result's
+// JSON as the server wrote it goes on as it is (Result.MCPJSON) when it
+// is valid UTF-8; else, and for a task's result, the decoded result
+// (callResult). Errors: as CallJSON's, but an isError result is a
+// result.
+func (a *Adapter) CallResult(ctx context.Context, name string, args []byte) (pluginsdk.Result, error) {
+	res, raw, err := a.callTool(ctx, name, args)
+	if err != nil {
+		return pluginsdk.Result{}, err
+	}
+	r, err := callResult(res)
+	if err != nil {
+		return pluginsdk.Result{}, err
+	}
+	if raw != nil && !utf8.Valid(raw) {
+		raw = nil // the decoded strings carry U+FFFD instead
+	}
+	return pluginsdk.Result{MCP: r, MCPJSON: raw}, nil
+}
+
+// callTool sends tools/call of the MCP tool served as name and returns
+// its result, with the result's JSON as the server sent it (nil for a
+// task's result, or one over maxRawResult). Errors: as CallJSON's.
+func (a *Adapter) callTool(ctx context.Context, name string, args []byte) (*mcp.CallToolResult, json.RawMessage, error) {
+	if err := a.connected(ctx); err != nil {
+		return nil, nil, pluginsdk.ToolFailure("%v", err)
+	}
+	a.mu.RLock()
+	tool, ok := a.conv.names[name]
+	asTask := a.conv.tasked[tool]
+	a.mu.RUnlock()
+	if !ok {
+		return nil, nil, pluginsdk.FunctionNotFound(name)
+	}
+	c, meta, err := a.relay.begin(ctx)
+	if err != nil {
+		return nil, nil, callError(ctx, a.launch.Name, tool, err)
+	}
+	defer a.relay.end(c)
+	params := &mcp.CallToolParams{Name: tool, Arguments: rawArgs(args), Meta: meta}
+	if asTask {
+		res, err := a.callAsTask(ctx, tool, params)
+		return res, nil, err
+	}
+	var raw json.RawMessage // set by the connection's reader before CallTool returns
+	res, err := a.cs.CallTool(withRawResult(ctx, func(r json.RawMessage) { raw = r }), params)
+	if err != nil && ctx.Err() == nil && mcptasks.IsMissingCapability(err) {
+		// The server serves this call only as a task (tasks.go).
+		a.log.Debug("MCP tool answered -32021 for the Tasks extension; calling it as a task", "server", a.launch.Name, "tool", tool)
+		res, err := a.callAsTask(ctx, tool, params)
+		return res, nil, err
+	}
+	if err != nil {
+		return nil, nil, a.callError(ctx, tool, err)
+	}
+	return res, raw, nil
+}
+
+// callError is callError, saying how the server ended when it exited
+// during the call (waiting for its exit up to exitNoticeWait).
+func (a *Adapter) callError(ctx context.Context, tool string, err error) error {
+	if ctx.Err() == nil && (errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed)) {
+		if p := a.proc.Load(); p != nil && p.endedWithin(exitNoticeWait) {
+			return pluginsdk.ToolFailure("MCP server %q exited during the call of tool %q (%s)", a.launch.Name, tool, p.status())
+		}
+	}
+	return callError(ctx, a.launch.Name, tool, err)
+}
+
+// exitNoticeWait bounds how long a call whose connection broke waits for
+// the server's exit, to report it.
+const exitNoticeWait = time.Second

@@ -1,0 +1,159 @@
+// Package mcpadapter is the host's MCP client of an existing MCP server
+// declared in a NAME.mcp.json file (package protocol/decl), in the host's
+// own process: the host serves the Adapter through pluginsdk.Local
+// (package declared) and supervises it like any plugin (restarts with
+// backoff, blue/green replacement when the declaration changes). An
+// Adapter is a pluginsdk.Tool (with JSONCaller, ResultCaller,
+// DocumentWatcher, Cataloger and LocalRunner) that is an MCP client of
+// the server (the official Go SDK). Its Run starts the server through
+// Options.Starter (package launcher, as the host starts a plugin: its own
+// process group, the parent-death signal, the plugin's environment
+// allow-list, policy, sandbox launcher, user and cgroup; stderr to the
+// host's log under the plugin's name; spoken to over stdio with
+// mcp.IOTransport, at most wire.MaxMessageSize bytes per message) or
+// reaches it with the declared headers (mcp.StreamableClientTransport,
+// falling back to mcp.SSEClientTransport when the first POST gets a 4xx
+// status as MCP 2024-11-05 servers answer it; mcp.SSEClientTransport
+// alone for "type": "sse"), initializes the session (MCP 2025-11-25,
+// ProtocolVersion), lists the tools (every page) and serves them as one
+// OpenTool 1.1.0 document; it follows notifications/tools/list_changed
+// (the host loads the new document without a restart) and forwards calls
+// and their cancellation. No process stands between the host and the
+// server.
+//
+// # MCP → OpenTool
+//
+// The conversion (convert.go) is pure and deterministic:
+//
+//	MCP                          OpenTool
+//	---------------------------  ---------------------------------------------------
+//	server (declared name NAME)  info.title NAME, info.version serverInfo.version
+//	                             (1.0.0 without one)
+//	tool name                    function name: a valid name (^[a-zA-Z0-9_-]{1,64}$)
+//	                             is kept; any other has each byte outside
+//	                             [a-zA-Z0-9_-] replaced by "_" and is cut to 64
+//	                             bytes ("ns.tool/x" → "ns_tool_x"). A clash gets the
+//	                             first free "_2", "_3", ... (valid names first, then
+//	                             the renamed, each in MCP name order). Calls use the
+//	                             MCP name.
+//	the tool as listed            mcpTool (an extension): the tool's JSON exactly
+//	                             as tools/list gave it (raw.go), which /mcp
+//	                             serves as the tool's definition (name
+//	                             replaced by the served one, taskSupport
+//	                             left out); the rows below are for the
+//	                             OpenTool projection, OTC and export
+//	title (or annotations.title) description "TITLE. DESCRIPTION (HINTS)"; HINTS
+//	description, annotations     from readOnlyHint, destructiveHint (when set true)
+//	                             and idempotentHint: "read-only, destructive,
+//	                             idempotent"; "MCP tool NAME" when all are empty
+//	title, annotations, icons,   title, annotations, icons, _meta (extensions of
+//	_meta                        the document, served as they are on /mcp)
+//	inputSchema                  inputSchema (an extension): the schema as
+//	                             declared, which the host checks arguments
+//	                             against and serves ("type": "object" when it
+//	                             has none or a union with object;
+//	                             {"type":"object"} for none)
+//	                             and its OpenTool projection
+//	                             (opentool.ProjectParameters): one parameter per
+//	                             property, in name order: name, description,
+//	                             schema, required (from "required")
+//	  additionalProperties       additionalParameters (a boolean; a schema there
+//	                             allows any member in the projection)
+//	JSON Schema of a property    its projection (opentool.ProjectJSONSchema):
+//	                             type (a union: its first type other than null),
+//	                             description, enum, const (a one-value enum),
+//	                             items, properties, required, additionalProperties;
+//	                             title, format, default, minimum, pattern and the
+//	                             other keywords without subschemas as they are
+//	  $ref to $defs/definitions  inlined (local JSON Pointers and anchors; a
+//	                             recursive one is cut)
+//	  allOf                      merged
+//	  anyOf/oneOf                on a schema without a type: the first branch
+//	                             that is not null
+//	  not, if/then/else, ...     left out of the projection
+//	execution.taskSupport        not served, nor in /mcp's mcpTool (the SDK's Tool
+//	                             drops it; raw.go reads it): "required" makes the adapter call the tool
+//	                             as a task (tasks.go), and refuses it when the
+//	                             server does not declare the Tasks extension;
+//	                             every other value is a plain tools/call
+//	outputSchema                 outputSchema as declared and the return "result"
+//	                             (its projection) for the schema of an object;
+//	                             another schema (SEP-2106 allows arrays and
+//	                             primitives) is that of the "result" member of
+//	                             the wrapped result (below), and both describe
+//	                             that wrapping object
+//
+// No tool is left out because OpenTool cannot express its schema: what the
+// projection leaves out is logged at debug level (`inputSchema.properties.x
+// .type: type ["boolean","string"] projected as "boolean"`); the schema is
+// served and checked as declared all the same. A tool whose input schema
+// is not an object schema ("type": "string", which MCP does not allow) is
+// not served: it is logged as a warning and listed in the document's
+// "refused" member, which the host shows in /health (the plugin is then
+// "degraded"). The server's other tools are served.
+//
+// # Calls
+//
+// The server's tools/call result is passed on as it is (CallResult, plugin
+// protocol 3): MCP clients of the host receive every content block with
+// its annotations, structuredContent, isError and _meta. OpenTool callers
+// receive its projection (CallJSON, the host's internal/mcpresult):
+//
+//	tools/call outcome                  OpenTool
+//	----------------------------------  -------------------------------------------------
+//	structuredContent, an object        the result, as the server sent it (the text block
+//	                                    carrying the same JSON keeps member order and
+//	                                    exact numbers)
+//	structuredContent, not an object    {"result": VALUE}
+//	no structuredContent                {"content": [MCP content blocks], "text": TEXT},
+//	                                    TEXT the text blocks joined by "\n" ("" if none)
+//	isError: true                       tool error 500, message the text blocks' text
+//	input required (SEP-2322)           tool error 500 (no elicitation or sampling here)
+//	JSON-RPC error -32602               tool error 400 (invalid arguments), its message
+//	other JSON-RPC error, connection    tool error 500 naming the server and the tool
+//	closed
+//	the caller cancels (ctx ends)       notifications/cancelled to the server
+//	a tool that requires a task         the call made as a task of the Tasks
+//	(execution.taskSupport "required";  extension, polled to its result, which maps
+//	or -32021 to a plain call)          as above; tasks/cancel when the caller
+//	                                    cancels (tasks.go)
+//	the caller's _meta                  the tools/call _meta (its progressToken
+//	                                    replaced by one of the adapter's; without
+//	                                    the caller's own protocol context, SEP-2575:
+//	                                    protocolVersion, clientInfo,
+//	                                    clientCapabilities, logLevel, relay.go)
+//	notifications/progress,             relayed to the caller of the call (relay.go:
+//	notifications/message               by token; log messages to the only call in
+//	                                    flight, logged when there is none or several)
+//	sampling/createMessage,             relayed to the MCP client that made the only
+//	elicitation/create, roots/list      call in flight, its answer back to the server;
+//	                                    JSON-RPC error -32603 saying why when it
+//	                                    cannot be (relay.go). The adapter declares the
+//	                                    sampling, elicitation (form, url) and roots
+//	                                    (listChanged) capabilities
+//	roots/list outside any call         an empty list: no caller's roots
+//	after a call whose caller's roots   notifications/roots/list_changed; the next call
+//	the server got                      waits until the server asked roots/list again
+//	                                    (at most 0.5 s), so that a server that keeps
+//	                                    roots gives no caller another's (relay.go)
+//
+// # Lifecycle
+//
+//	server does not answer initialize   Load fails 0.5 s before the host's Load deadline
+//	(or tools/list) in time             (or Run at Options.InitTimeout, 60 s): `MCP
+//	                                    server "notes" did not answer initialize within
+//	                                    9.5s`; the server is killed and Run returns
+//	                                    that reason; the host marks the plugin failed
+//	                                    with it
+//	server exits or closes the session  Run returns `MCP server "notes" exited (exit
+//	                                    status 3)` (a crash: the host restarts the
+//	                                    plugin with backoff); a call in flight fails
+//	                                    saying the server exited during it
+//	a message over 64 MiB, or one that  the session ends (Run returns why) and the
+//	does not decode                     server is stopped: a crash, as above
+//	more than 16 of the server's        the others refused at once (-32603): a server
+//	requests waiting for callers        cannot make the host hold one goroutine each
+//	log messages outside calls          logged at most 20 per second (relay.go)
+//	notifications/tools/list_changed    tools/list again; DocumentChanged fires when the
+//	                                    document changed (the host calls Load again)
+package mcpadapter

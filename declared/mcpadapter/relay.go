@@ -1,0 +1,385 @@
+package mcpadapter
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/time/rate"
+
+	"github.com/opentool-host/opentool-host/host/tasks/mcptasks"
+	"github.com/opentool-host/opentool-host/internal/wire"
+	"github.com/opentool-host/opentool-host/pluginsdk"
+)
+
+// What the server says to its client during a call goes to the caller of
+// that call, through the host (plugin protocol 3, pluginsdk.Notify and
+// pluginsdk.ClientRequest on the call's context):
+//
+//	server sends                    the adapter
+//	notifications/progress          forwards it to the call whose progress token
+//	                                it carries, with the caller's own token: the
+//	                                adapter gives the server a token of its own
+//	                                per call ("opentool-host/N") when, and only
+//	                                when, the caller sent one
+//	notifications/message           forwards it to the call in flight when there
+//	                                is exactly one; else (none, or several: MCP
+//	                                over stdio does not say which request a
+//	                                message belongs to) logs it under the
+//	                                plugin's name. After initialize the adapter
+//	                                asks a server with the logging capability
+//	                                for every level (logging/setLevel debug):
+//	                                the host filters per client
+//	sampling/createMessage,         relays it to the caller of the call in
+//	elicitation/create, roots/list  flight (exactly one, as for messages) and
+//	                                answers with the caller's result or error;
+//	                                with none or several in flight, or when the
+//	                                host says no client can answer (-32601 on
+//	                                the plugin wire): JSON-RPC error -32603
+//	                                saying why (the SDK would replace the
+//	                                message of a -32601); roots/list with no
+//	                                call in flight: an empty list (below)
+//
+// Roots are the one thing a client gives a server that MCP scopes to the
+// session rather than to a request: a server may keep the roots it was
+// given and answer later calls from them until the client sends
+// notifications/roots/list_changed. The adapter has one session with the
+// server for every caller, so the roots one caller gave would reach the
+// next. Hence the roots fence: from the moment the server's roots/list is
+// relayed to a call (the only one in flight) no other call starts; when
+// that call ends the adapter sends notifications/roots/list_changed, waits
+// for the server to ask roots/list again (answered with an empty list: no
+// call is in flight, no caller's roots) and a ping round trip, at most
+// rootsResyncWait, and only then lets the next call through. A server that
+// asks for roots in each call (and keeps none) pays that wait once after
+// each call that asked, at the start of the next call to it; one that
+// keeps roots and ignores list_changed is beyond the adapter's reach.
+//
+// The caller's _meta travels with tools/call as its _meta, but for its
+// own protocol context (callerSessionMeta).
+
+// relay tracks the calls in flight for the server's messages.
+type relay struct {
+	server string
+	log    hclog.Logger
+
+	// rootsChanged sends the server notifications/roots/list_changed
+	// and ping a ping (both set once connected, session.go).
+	rootsChanged func()
+	ping         func(context.Context)
+
+	mu     sync.Mutex
+	next   int64
+	tokens map[string]*relayCall // the adapter's progress token → call
+	calls  map[*relayCall]bool   // every call in flight
+	// fence, while the server may hold a caller's roots, holds new calls
+	// back; closed and nil once the server was told they changed.
+	fence chan struct{}
+	// asked is told when the server asks roots/list with no call in
+	// flight (buffer 1).
+	asked chan struct{}
+	// asking holds one token per request of the server waiting for a
+	// caller's answer (at most maxAsking): beyond, the server's requests
+	// are refused at once, so that a server cannot make the host hold a
+	// goroutine per request it sends.
+	asking chan struct{}
+	// logs bounds the server's log messages the host logs (outside
+	// calls) to logRate per second, in bursts of logBurst; dropped counts
+	// those left out since the last one logged.
+	logs    *rate.Limiter
+	dropped atomic.Int64
+	// outside takes the log messages sent outside calls for the MCP
+	// clients that asked for them (Adapter.LogMessages).
+	outside chan json.RawMessage
+}
+
+// maxAsking is the most requests of one server (sampling/createMessage,
+// elicitation/create, roots/list) that wait for callers' answers at once.
+const maxAsking = 16
+
+// logRate and logBurst bound the server's log messages logged by the
+// host outside calls, per second and at once.
+const (
+	logRate  = 20
+	logBurst = 100
+)
+
+// relayCall is one tools/call in flight.
+type relayCall struct {
+	ctx   context.Context // the call's: pluginsdk sends to its caller
+	token any             // the caller's progress token; nil: none
+	roots bool            // the server's roots/list was relayed to its caller
+}
+
+// rootsResyncWait is the longest the roots fence waits for the server to
+// ask roots/list again after notifications/roots/list_changed.
+const rootsResyncWait = 500 * time.Millisecond
+
+func newRelay(server string, log hclog.Logger) *relay {
+	return &relay{server: server, log: log, tokens: map[string]*relayCall{}, calls: map[*relayCall]bool{}, asked: make(chan struct{}, 1),
+		asking: make(chan struct{}, maxAsking), logs: rate.NewLimiter(logRate, logBurst), outside: make(chan json.RawMessage, logBurst)}
+}
+
+// callerSessionMeta are the _meta keys that carry a request's own
+// protocol context (SEP-2575, MCP 2026-07-28: the revision, client,
+// per-request capabilities and log level of the host's client). The
+// adapter's session with the server has its own (ProtocolVersion, the
+// adapter's capabilities), so they never reach the server: with them a
+// server would take a call for one of a revision the adapter did not
+// negotiate, or answer a plain call with a task on the strength of the
+// caller's opt-in to the Tasks extension (tasks.go).
+var callerSessionMeta = []string{mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientInfo, mcptasks.MetaClientCapabilities, mcp.MetaKeyLogLevel}
+
+// begin registers a call made with ctx, once no roots fence holds it
+// back, and returns it with the _meta to send the server: the caller's,
+// with a progress token of the adapter's in place of the caller's,
+// without callerSessionMeta. end must follow. Errors: ctx's, when it ends
+// behind the fence.
+func (r *relay) begin(ctx context.Context) (*relayCall, mcp.Meta, error) {
+	meta := mcp.Meta(pluginsdk.CallerMeta(ctx))
+	for _, k := range callerSessionMeta {
+		delete(meta, k)
+	}
+	c := &relayCall{ctx: ctx}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for r.fence != nil {
+		fence := r.fence
+		r.mu.Unlock()
+		select {
+		case <-fence:
+		case <-ctx.Done():
+			r.mu.Lock()
+			return nil, nil, ctx.Err()
+		}
+		r.mu.Lock()
+	}
+	r.calls[c] = true
+	if tok, ok := meta["progressToken"]; ok && tok != nil {
+		r.next++
+		own := fmt.Sprintf("opentool-host/%d", r.next)
+		r.tokens[own] = c
+		c.token = tok
+		meta["progressToken"] = own
+	}
+	return c, meta, nil
+}
+
+// end forgets c; when its caller's roots were relayed to the server, the
+// server is told they changed before the next call starts (resync).
+func (r *relay) end(c *relayCall) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.calls, c)
+	for k, v := range r.tokens {
+		if v == c {
+			delete(r.tokens, k)
+		}
+	}
+	if c.roots {
+		go r.resync(r.fence)
+	}
+}
+
+// resync tells the server the roots changed, waits (at most
+// rootsResyncWait) for it to ask roots/list again and for a ping round
+// trip, then lifts fence.
+func (r *relay) resync(fence chan struct{}) {
+	ctx, cancel := context.WithTimeout(context.Background(), rootsResyncWait)
+	defer cancel()
+	select {
+	case <-r.asked: // one from before, not an answer to this
+	default:
+	}
+	if r.rootsChanged != nil {
+		r.rootsChanged()
+	}
+	select {
+	case <-r.asked:
+		if r.ping != nil {
+			r.ping(ctx)
+		}
+	case <-ctx.Done():
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	close(fence)
+	r.fence = nil
+}
+
+// holdRoots puts up the roots fence for c, the only call in flight, whose
+// caller is asked roots/list for the server. It reports whether the
+// fence is new, and why not when c is no longer the only call in flight.
+func (r *relay) holdRoots(c *relayCall) (bool, string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.calls) != 1 || !r.calls[c] {
+		return false, fmt.Sprintf("%d tools/calls are in flight and MCP does not say which one it belongs to", len(r.calls))
+	}
+	if c.roots {
+		return false, ""
+	}
+	c.roots = true
+	r.fence = make(chan struct{})
+	return true, ""
+}
+
+// liftRoots takes down the fence holdRoots put up for c.
+func (r *relay) liftRoots(c *relayCall) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c.roots = false
+	close(r.fence)
+	r.fence = nil
+}
+
+// noCall is why no call can be relayed to when none is in flight.
+const noCall = "no tools/call is in flight"
+
+// only returns the one call in flight, or nil and why there is none.
+func (r *relay) only() (*relayCall, string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch len(r.calls) {
+	case 0:
+		return nil, noCall
+	case 1:
+		for c := range r.calls {
+			return c, ""
+		}
+	}
+	return nil, fmt.Sprintf("%d tools/calls are in flight and MCP does not say which one it belongs to", len(r.calls))
+}
+
+// tap relays msg when it is a notifications/progress or
+// notifications/message, and reports whether it did (tapConn: over
+// stdio they are relayed in the order the server sent them, before the
+// result that follows them; over HTTP the SDK's handlers relay them).
+func (r *relay) tap(msg jsonrpc.Message) bool {
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || req.IsCall() {
+		return false
+	}
+	switch req.Method {
+	case "notifications/progress":
+		var p mcp.ProgressNotificationParams
+		if json.Unmarshal(req.Params, &p) != nil {
+			return false
+		}
+		r.progress(&p)
+		return true
+	case "notifications/message":
+		var p mcp.LoggingMessageParams
+		if json.Unmarshal(req.Params, &p) != nil {
+			return false
+		}
+		r.message(&p)
+		return true
+	}
+	return false
+}
+
+// progress forwards the server's notifications/progress to its call.
+func (r *relay) progress(p *mcp.ProgressNotificationParams) {
+	own, _ := p.ProgressToken.(string)
+	r.mu.Lock()
+	c := r.tokens[own]
+	r.mu.Unlock()
+	if c == nil {
+		r.log.Debug("MCP server progress for no call in flight dropped", "server", r.server, "token", p.ProgressToken)
+		return
+	}
+	q := *p
+	q.ProgressToken = c.token
+	_ = pluginsdk.Notify(c.ctx, "notifications/progress", &q)
+}
+
+// message forwards the server's notifications/message to the one call in
+// flight; else it hands it to the host for the clients that asked for
+// log messages (Adapter.LogMessages) and logs it, both at most logRate a
+// second.
+func (r *relay) message(p *mcp.LoggingMessageParams) {
+	if c, _ := r.only(); c != nil {
+		_ = pluginsdk.Notify(c.ctx, "notifications/message", p)
+		return
+	}
+	if !r.logs.Allow() {
+		r.dropped.Add(1)
+		return
+	}
+	if b, err := json.Marshal(p); err == nil {
+		select {
+		case r.outside <- b:
+		default: // the host is behind: this one is for the log only
+		}
+	}
+	data, _ := json.Marshal(p.Data)
+	r.log.Debug("MCP server log message (no single call in flight to send it to)", "server", r.server, "level", p.Level, "logger", p.Logger, "data", string(data), "dropped_before", r.dropped.Swap(0))
+}
+
+// request relays the server's request method (sampling/createMessage,
+// elicitation/create, roots/list) with params to the caller of the one
+// call in flight and returns the result decoded into out. roots/list
+// with no call in flight is answered with an empty list, no caller's
+// roots (see the roots fence above). Errors: the caller's
+// *wire.RPCError; -32603 when no single call is in flight.
+func (r *relay) request(method string, params any, out any) error {
+	c, why := r.only()
+	first := false
+	if c != nil && method == "roots/list" {
+		first, why = r.holdRoots(c)
+	}
+	switch {
+	case c == nil && method == "roots/list" && why == noCall:
+		select {
+		case r.asked <- struct{}{}:
+		default:
+		}
+		return json.Unmarshal([]byte(`{"roots":[]}`), out)
+	case c == nil || why != "":
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s cannot be relayed to an MCP client: %s", method, why)}
+	}
+	select {
+	case r.asking <- struct{}{}:
+		defer func() { <-r.asking }()
+	default:
+		if first {
+			r.liftRoots(c)
+		}
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s cannot be relayed to an MCP client: %d requests of this server already wait for the client", method, maxAsking)}
+	}
+	err := r.ask(c, method, params, out)
+	if err != nil && first {
+		r.liftRoots(c) // the server was given no roots
+	}
+	return err
+}
+
+// ask sends c's caller request method with params and decodes its
+// result into out. Errors: as request's.
+func (r *relay) ask(c *relayCall, method string, params any, out any) error {
+	raw, err := pluginsdk.ClientRequest(c.ctx, method, params)
+	var re *wire.RPCError
+	switch {
+	case errors.As(err, &re) && re.Code == jsonrpc.CodeMethodNotFound:
+		// The SDK's JSON-RPC layer answers every -32601 with its own
+		// "method not found" message, which would hide why (no client can
+		// answer, and which): -32603 keeps the message.
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: re.Message, Data: re.Data}
+	case errors.As(err, &re):
+		return &jsonrpc.Error{Code: int64(re.Code), Message: re.Message, Data: re.Data}
+	case err != nil:
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s: %v", method, err)}
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s: the client's result: %v", method, err)}
+	}
+	return nil
+}

@@ -1,0 +1,387 @@
+package mcpadapter
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/opentool-host/opentool-host/host/tasks/mcptasks"
+	"github.com/opentool-host/opentool-host/internal/version"
+	"github.com/opentool-host/opentool-host/pluginsdk"
+	"github.com/opentool-host/opentool-host/protocol/opentool"
+)
+
+// relistTimeout bounds one tools/list after list_changed.
+const relistTimeout = 30 * time.Second
+
+// maxTools bounds one server's tool list (a server whose pagination
+// never ends is refused, not followed forever).
+const maxTools = 10000
+
+// Run connects to the server, serves its tools (Load, CallJSON) and
+// follows its tool list until the session ends, and returns why. Call
+// it once. The error is never nil:
+//
+//   - the connection attempt failed, with the reason Load also gives:
+//     the command could not start, the server exited first (`MCP server
+//     "notes" exited (exit status 3) before it answered initialize`), or
+//     did not answer initialize or tools/list within
+//     Options.InitTimeout or before the host's Load deadline (`MCP
+//     server "notes" did not answer initialize within 10s`; the server
+//     is then killed);
+//   - the server exited (`MCP server "notes" exited (signal: killed)`)
+//     or a remote server closed the session;
+//   - ctx ended: ctx's error, once the session is closed (stdin closed,
+//     the server given Options.TerminateGrace, then SIGTERM, then
+//     SIGKILL).
+func (a *Adapter) Run(ctx context.Context) error {
+	cs, proc, err := a.connect(ctx)
+	if err != nil {
+		return err
+	}
+	fctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go a.follow(fctx, cs)
+	return a.wait(ctx, cs, proc)
+}
+
+// PID implements pluginsdk.LocalRunner: the command server's process
+// id once it started, 0 before and for a URL.
+func (a *Adapter) PID() int { return a.proc.Load().pid() }
+
+// Kill implements pluginsdk.LocalRunner: it ends the connection attempt
+// and kills the command server (its process group and cgroup) at once,
+// or closes a URL server's session; Run returns soon after.
+func (a *Adapter) Kill() {
+	a.abandon(errKilled)
+	a.proc.Load().kill()
+	select {
+	case <-a.ready:
+		if a.cs != nil && a.launch.Server.URL != "" {
+			_ = a.cs.Close()
+		}
+	default:
+	}
+}
+
+// errKilled is the reason of a connection attempt the host ended.
+var errKilled = errors.New("stopped by the host")
+
+// connect makes the connection attempt: transport, initialize, the
+// first tools/list, all within InitTimeout and before Load gives up. It
+// sets a.cs or a.err and closes a.ready.
+func (a *Adapter) connect(ctx context.Context) (*mcp.ClientSession, *process, error) {
+	defer close(a.ready)
+	ictx, cancel := a.initContext(ctx)
+	defer cancel()
+	t, proc, err := transport(a.launch, a.opts)
+	if err != nil {
+		a.err = fmt.Errorf("MCP server %q: %w", a.launch.Name, err)
+		return nil, nil, a.err
+	}
+	if proc != nil {
+		proc.tap = a.relay.tap
+		a.proc.Store(proc)
+	}
+	kill := context.AfterFunc(ictx, proc.kill) // a server that does not answer in time
+	cs, err := a.initialize(ictx, t)
+	if sse := sseFallback(t); err != nil && ictx.Err() == nil && sse != nil {
+		a.log.Info("MCP server refused streamable HTTP; trying the HTTP+SSE transport of MCP 2024-11-05", "server", a.launch.Name, "error", err)
+		var sseErr error
+		if cs, sseErr = a.initialize(ictx, sse); sseErr != nil {
+			err = fmt.Errorf("%w; over HTTP+SSE: %v", err, sseErr)
+		} else {
+			err = nil
+		}
+	}
+	if !kill() && err == nil {
+		_ = cs.Close()
+		err = ictx.Err()
+	}
+	if err != nil {
+		a.err = a.connectError(ctx, ictx, proc, err)
+		return nil, nil, a.err
+	}
+	a.cs = cs
+	return cs, proc, nil
+}
+
+// initContext is ctx bounded by InitTimeout and ended when Load gives up.
+func (a *Adapter) initContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	ictx, cancelCause := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(a.abandonCtx, func() { cancelCause(context.Cause(a.abandonCtx)) })
+	tctx, cancel := context.WithTimeout(ictx, a.opts.InitTimeout)
+	return tctx, func() {
+		cancel()
+		stop()
+		cancelCause(nil)
+	}
+}
+
+// ProtocolVersion is the MCP revision the adapter asks servers for:
+// 2025-11-25, the latest in which a server sends its requests
+// (sampling/createMessage, elicitation/create, roots/list) and its
+// notifications during a call, which the host relays to the MCP client
+// that made the call. (In 2026-07-28 a server returns them as an
+// input-required result instead, SEP-2322, and results carry members of
+// the new revision the server's own clients of 2025-11-25 would not see.)
+const ProtocolVersion = "2025-11-25"
+
+// initialize connects the MCP client (initialize, MCP "Lifecycle") and
+// lists the tools; the session is closed again when listing fails.
+func (a *Adapter) initialize(ctx context.Context, t mcp.Transport) (*mcp.ClientSession, error) {
+	a.setPhase("initialize")
+	cs, err := a.client().Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
+	if err != nil {
+		return nil, err
+	}
+	a.setPhase("tools/list")
+	if _, err := a.list(ctx, cs); err != nil {
+		_ = cs.Close()
+		return nil, err
+	}
+	a.setPhase("resources/list and prompts/list")
+	if _, err := a.listCatalog(ctx, cs); err != nil {
+		// The tools serve without them.
+		a.log.Warn("MCP server's resources or prompts not served: listing them failed", "server", a.launch.Name, "error", err)
+	}
+	if ir := cs.InitializeResult(); ir != nil && ir.Capabilities != nil && ir.Capabilities.Logging != nil {
+		// Every level: the host filters per client (relay.go).
+		if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+			a.log.Warn("logging/setLevel debug failed; the server's log messages may not all reach clients", "server", a.launch.Name, "error", err)
+		}
+	}
+	a.setPhase("ready")
+	return cs, nil
+}
+
+// client is the MCP client: it asks for the tool list again on
+// notifications/tools/list_changed (by way of a.relist, so that lists
+// never overlap and none is missed).
+func (a *Adapter) client() *mcp.Client {
+	impl := &mcp.Implementation{Name: "opentool-host-mcp-adapter", Title: "opentool-host", Version: version.Version}
+	c := mcp.NewClient(impl, &mcp.ClientOptions{
+		// What the adapter relays to the MCP client that made a call
+		// (relay.go, clientRequests); roots with listChanged, which the
+		// adapter sends after a call whose caller's roots the server got
+		// (relay.go, the roots fence), not for its clients' own changes.
+		Capabilities: &mcp.ClientCapabilities{
+			RootsV2:     &mcp.RootCapabilities{ListChanged: true},
+			Sampling:    &mcp.SamplingCapabilities{},
+			Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},
+		},
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			select {
+			case a.relist <- struct{}{}:
+			default:
+			}
+		},
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { a.signalRecatalog() },
+		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { a.signalRecatalog() },
+		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+			a.catalogChanged(pluginsdk.CatalogChange{URI: req.Params.URI})
+		},
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			a.relay.progress(req.Params)
+		},
+		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+			a.relay.message(req.Params)
+		},
+	})
+	c.AddReceivingMiddleware(a.clientRequests)
+	addTaskMethods(c)
+	a.relay.rootsChanged = func() {
+		// The SDK's client sends notifications/roots/list_changed when
+		// its roots change. It is never asked for them (clientRequests
+		// answers roots/list): one placeholder root, replaced each time.
+		c.AddRoots(&mcp.Root{URI: "opentool-host:roots-changed"})
+	}
+	a.relay.ping = func(ctx context.Context) {
+		if a.cs != nil {
+			_ = a.cs.Ping(ctx, nil)
+		}
+	}
+	return c
+}
+
+// clientRequests relays the server's requests to its client
+// (sampling/createMessage, elicitation/create, roots/list, MCP
+// 2025-11-25 "Client Features") to the MCP client that made the call in
+// flight (relay.request), and hands every other method to next.
+func (a *Adapter) clientRequests(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		var res mcp.Result
+		switch method {
+		case "sampling/createMessage":
+			res = &mcp.CreateMessageWithToolsResult{}
+		case "elicitation/create":
+			res = &mcp.ElicitResult{}
+		case "roots/list":
+			res = &mcp.ListRootsResult{}
+		default:
+			return next(ctx, method, req)
+		}
+		if err := a.relay.request(method, req.GetParams(), res); err != nil {
+			return nil, err
+		}
+		return res, nil
+	}
+}
+
+// connectError is the reason a connection attempt failed with err.
+func (a *Adapter) connectError(ctx, ictx context.Context, proc *process, err error) error {
+	name := a.launch.Name
+	switch {
+	case a.abandonCtx.Err() != nil:
+		return context.Cause(a.abandonCtx)
+	case ctx.Err() != nil:
+		return fmt.Errorf("MCP server %q: connection attempt %w", name, ctx.Err())
+	case ictx.Err() != nil:
+		return a.unanswered(a.opts.InitTimeout)
+	case !proc.hasStarted():
+		return fmt.Errorf("MCP server %q: start: %w", name, err)
+	case proc.hasEnded():
+		return fmt.Errorf("MCP server %q exited (%s) before it answered %s", name, proc.status(), a.currentPhase())
+	}
+	return fmt.Errorf("MCP server %q: %s: %w", name, a.currentPhase(), err)
+}
+
+// list lists every tool (following nextCursor, MCP "Pagination"),
+// converts them and logs what was left out. changed reports whether the
+// document differs from the one before. Errors are the SDK's (the
+// callers name the server and the phase).
+func (a *Adapter) list(ctx context.Context, cs *mcp.ClientSession) (changed bool, err error) {
+	var tools []*mcp.Tool
+	// Filled by the sink before each page reaches the SDK (raw.go).
+	support, defs := map[string]string{}, map[string]json.RawMessage{}
+	lctx := withRawResult(ctx, func(raw json.RawMessage) { rawTools(raw, defs, support) })
+	for t, err := range cs.Tools(lctx, nil) {
+		if err != nil {
+			return false, err
+		}
+		if len(tools) == maxTools {
+			return false, fmt.Errorf("more than %d tools", maxTools)
+		}
+		tools = append(tools, t)
+	}
+	info := serverInfo{name: a.launch.Name, taskSupport: support, defs: defs}
+	if ir := cs.InitializeResult(); ir != nil {
+		info.impl = ir.ServerInfo
+		if ir.Capabilities != nil {
+			_, info.tasks = ir.Capabilities.Extensions[mcptasks.Extension]
+		}
+	}
+	conv := convert(info, tools)
+	if err := opentool.Validate(conv.doc); err != nil { // a bug of convert, if ever
+		return false, fmt.Errorf("converted document: %w", err)
+	}
+	a.logFaults(conv)
+	a.mu.Lock()
+	old := a.conv.doc
+	a.conv = conv
+	a.mu.Unlock()
+	return !sameDocument(old, conv.doc), nil
+}
+
+// logFaults logs each tool left out (the host lists them in /health too,
+// from the document's refused list) and, at debug level, what the
+// OpenTool projection leaves out of the others' schemas (which are served
+// and checked as declared).
+func (a *Adapter) logFaults(c converted) {
+	for _, f := range c.dropped {
+		a.log.Warn("MCP tool not served", "server", a.launch.Name, "tool", f.Tool, "reason", f.Reason)
+	}
+	for _, f := range c.partial {
+		a.log.Debug("MCP tool schema: the OpenTool projection leaves out part of it (served and checked as declared)", "server", a.launch.Name, "tool", f.Tool, "lost", f.Reason)
+	}
+}
+
+// sameDocument reports whether a and b encode to the same JSON.
+func sameDocument(a, b *opentool.OpenTool) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(ja, jb)
+}
+
+// signalRecatalog asks follow to list the catalog again.
+func (a *Adapter) signalRecatalog() {
+	select {
+	case a.recatalog <- struct{}{}:
+	default:
+	}
+}
+
+// follow lists the tools again after each list_changed until ctx ends,
+// and signals DocumentChanged when the document changed; the same for
+// the catalog (CatalogChanged). A failed list is logged and the previous
+// one kept.
+func (a *Adapter) follow(ctx context.Context, cs *mcp.ClientSession) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-a.relist:
+		case <-a.recatalog:
+			lctx, cancel := context.WithTimeout(ctx, relistTimeout)
+			changed, err := a.listCatalog(lctx, cs)
+			cancel()
+			switch {
+			case err != nil && ctx.Err() == nil:
+				a.log.Error("resources or prompts list after list_changed failed; serving the previous ones", "server", a.launch.Name, "error", err)
+			case changed:
+				a.catalogChanged(pluginsdk.CatalogChange{})
+			}
+			continue
+		}
+		lctx, cancel := context.WithTimeout(ctx, relistTimeout)
+		changed, err := a.list(lctx, cs)
+		cancel()
+		switch {
+		case err != nil && ctx.Err() == nil:
+			a.log.Error("tools/list after list_changed failed; serving the previous list", "server", a.launch.Name, "error", err)
+		case changed:
+			select {
+			case a.changed <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// wait waits for the session to end (the server exited or closed it)
+// and returns why; when ctx ends first it closes the session.
+func (a *Adapter) wait(ctx context.Context, cs *mcp.ClientSession, proc *process) error {
+	done := make(chan error, 1)
+	go func() { done <- cs.Wait() }()
+	select {
+	case err := <-done:
+		return a.ended(proc, err)
+	case <-ctx.Done():
+		_ = cs.Close()
+		<-done
+		return ctx.Err()
+	}
+}
+
+// ended is the reason of a session that ended by itself with err.
+func (a *Adapter) ended(proc *process, err error) error {
+	if proc != nil && err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {
+		return fmt.Errorf("MCP server %q: session ended: %v; the server exited (%s)", a.launch.Name, err, proc.status())
+	}
+	if proc != nil {
+		return fmt.Errorf("MCP server %q exited (%s)", a.launch.Name, proc.status())
+	}
+	if err == nil {
+		return fmt.Errorf("MCP server %q at %s closed the session", a.launch.Name, a.launch.Server.URL)
+	}
+	return fmt.Errorf("MCP server %q at %s: session ended: %w", a.launch.Name, a.launch.Server.URL, err)
+}

@@ -1,0 +1,233 @@
+package mcpadapter_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/opentool-host/opentool-host/declared"
+	"github.com/opentool-host/opentool-host/declared/mcpadapter"
+	"github.com/opentool-host/opentool-host/frontend/mcpapi"
+	"github.com/opentool-host/opentool-host/frontend/opentoolapi"
+	"github.com/opentool-host/opentool-host/frontend/route"
+	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/access"
+	"github.com/opentool-host/opentool-host/host/tasks/mcptasks"
+	"github.com/opentool-host/opentool-host/testkit"
+)
+
+// A tasks-required tool through a real host: the task server of
+// tasks_fixture_test.go (this test binary, re-executed) declared in
+// tk.mcp.json, run by the real adapter (opentool-host adapter, built),
+// called by the MCP Go SDK's client on /mcp and over /opentool/call.
+
+// hostBound is the most one step through the host may take.
+const hostBound = 30 * time.Second
+
+// taskHost starts a host serving the task server as plugin "tk" on
+// /mcp (stateless) and the OpenTool API, and returns it with its URL.
+func taskHost(t *testing.T) (*host.Host, string) {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A copy: the host does not start its own binary (which this test
+	// binary is) as an MCP server.
+	server := filepath.Join(t.TempDir(), "task-server")
+	testkit.CopyFile(t, self, server, 0o755)
+	dir := t.TempDir()
+	decl, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"tk": map[string]any{
+		"command": server, "env": map[string]string{mcpadapter.FixtureEnv: "ext"}}}})
+	if err := os.WriteFile(filepath.Join(dir, "tk.mcp.json"), decl, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := testkit.StartHost(t, func(c *host.Config) {
+		c.Dir, c.CallTimeout, c.Declared = dir, hostBound, declared.Serve
+	})
+	guard, err := access.New(access.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle(mcpapi.Path, mcpapi.New(h, mcpapi.Config{Logger: testkit.Logger(t)}).Handler(mcpapi.HTTPOptions{}))
+	mux.Handle("/", route.Mux(opentoolapi.New(h, opentoolapi.Config{Version: "test", Logger: testkit.Logger(t)}).Routes()))
+	return h, testkit.Serve(t, guard.Middleware(mux))
+}
+
+// post sends body to url+path with the headers ("Name: value") and
+// returns the status and the body.
+func post(t *testing.T, ctx context.Context, url, body string, headers ...string) (int, string, error) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for _, h := range headers {
+		k, v, _ := strings.Cut(h, ": ")
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), err
+}
+
+// events calls the server's events tool through cs.
+func events(t *testing.T, cs *mcp.ClientSession, event string, n int) []string {
+	t.Helper()
+	var r struct{ IDs []string }
+	sdkCall(t, context.Background(), cs, "events", map[string]any{"event": event, "count": n}, nil, &r)
+	if len(r.IDs) < n {
+		t.Fatalf("events %s %d = %v", event, n, r.IDs)
+	}
+	return r.IDs
+}
+
+// sdkCall calls tool with args and meta through cs and decodes its
+// structuredContent into out.
+func sdkCall(t *testing.T, ctx context.Context, cs *mcp.ClientSession, tool string, args map[string]any, meta mcp.Meta, out any) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, hostBound)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args, Meta: meta})
+	if err != nil || res.IsError {
+		t.Fatalf("tools/call %s: %v %s", tool, err, resultJSON(res))
+	}
+	b, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(b, out); err != nil {
+		t.Fatalf("%s: structuredContent %s: %v", tool, b, err)
+	}
+}
+
+// TestTaskRequiredToolThroughHost: the plugin is ready with every tool;
+// /mcp lists the required tool without execution; the MCP Go SDK client
+// on /mcp and a caller of /opentool/call get its result, polled at the
+// server's interval; the /mcp client's opt-in does not reach the
+// server; either caller's cancellation reaches the server as
+// tasks/cancel of the task it created.
+func TestTaskRequiredToolThroughHost(t *testing.T) {
+	h, url := taskHost(t)
+
+	// /health: the plugin is ready, every tool served, none refused.
+	var st host.PluginStatus
+	for _, p := range h.Plugins() {
+		if p.Name == "tk" {
+			st = p
+		}
+	}
+	if st.State != host.StateReady || len(st.Refused) != 0 || !slices.Contains(st.Functions, "add") || !slices.Contains(st.Functions, "hang") {
+		t.Fatalf("plugin tk: %+v", st)
+	}
+	_, health, err := get(t, url+"/health")
+	if err != nil || !strings.Contains(health, `"status":"ok"`) {
+		t.Fatalf("/health: %s %v", health, err)
+	}
+
+	// /mcp lists the tool without execution: the host calls it as a task
+	// itself; to its clients it is a plain tool.
+	ctx, cancel := context.WithTimeout(context.Background(), hostBound)
+	defer cancel()
+	code, list, err := post(t, ctx, url+mcpapi.Path, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+		"Accept: application/json, text/event-stream", "Mcp-Protocol-Version: 2025-11-25")
+	if err != nil || code != http.StatusOK || !strings.Contains(list, `"name":"add"`) || strings.Contains(list, "execution") || strings.Contains(list, "taskSupport") {
+		t.Fatalf("tools/list on /mcp: %d %s %v", code, list, err)
+	}
+
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url + mcpapi.Path}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+
+	// A call on /mcp: the adapter polls the server's task to its result.
+	var sum struct {
+		Sum      float64 `json:"sum"`
+		Polls    int     `json:"polls"`
+		MinGapMs int64   `json:"minGapMs"`
+	}
+	start := time.Now()
+	sdkCall(t, ctx, cs, "add", map[string]any{"a": 2, "b": 3, "polls": 3}, nil, &sum)
+	if sum.Sum != 5 || sum.Polls != 3 || sum.MinGapMs < 30 {
+		t.Fatalf("add on /mcp = %+v", sum)
+	}
+	t.Logf("add on /mcp, 3 polls of 30 ms: %v", time.Since(start).Round(time.Millisecond))
+
+	// The client's opt-in is its own: it does not reach the server.
+	var opt struct{ OptIn bool }
+	sdkCall(t, ctx, cs, "either", nil, mcptasks.OptIn(nil), &opt)
+	if opt.OptIn {
+		t.Fatal("the /mcp client's per-request capabilities reached the MCP server")
+	}
+
+	// The /mcp client cancels: the server sees tasks/cancel.
+	cctx, ccancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: "hang", Arguments: map[string]any{}})
+		done <- err
+	}()
+	polled := events(t, cs, "polled", 1)
+	ccancel()
+	if cancelled := events(t, cs, "cancelled", 1); cancelled[0] != polled[0] {
+		t.Fatalf("tasks/cancel for %v, want %v", cancelled, polled)
+	}
+	if err := <-done; err == nil {
+		t.Fatal("the cancelled /mcp call succeeded")
+	}
+
+	// /opentool/call: the same, for an OpenTool caller.
+	start = time.Now()
+	code, body, err := post(t, ctx, url+"/opentool/call", `{"jsonrpc":"2.0","id":1,"method":"add","params":{"a":1,"b":2,"polls":2}}`)
+	if err != nil || code != http.StatusOK || !strings.Contains(body, `"result":{"minGapMs":`) || !strings.Contains(body, `"polls":2,"sum":3}`) {
+		t.Fatalf("/opentool/call add: %d %s %v", code, body, err)
+	}
+	t.Logf("add on /opentool/call, 2 polls of 30 ms: %v", time.Since(start).Round(time.Millisecond))
+
+	rctx, rcancel := context.WithCancel(ctx)
+	go func() {
+		_, _, err := post(t, rctx, url+"/opentool/call", `{"jsonrpc":"2.0","id":2,"method":"hang","params":{}}`)
+		done <- err
+	}()
+	polled = events(t, cs, "polled", 2)
+	rcancel()
+	if cancelled := events(t, cs, "cancelled", 2); cancelled[1] != polled[1] {
+		t.Fatalf("tasks/cancel for %v, want %v", cancelled, polled)
+	}
+	if err := <-done; err == nil {
+		t.Fatal("the cancelled /opentool/call succeeded")
+	}
+}
+
+// get fetches url and returns the status and the body.
+func get(t *testing.T, url string) (int, string, error) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	var b bytes.Buffer
+	_, err = b.ReadFrom(resp.Body)
+	return resp.StatusCode, b.String(), err
+}
+
+// resultJSON is res as JSON, for messages.
+func resultJSON(res *mcp.CallToolResult) string {
+	b, _ := json.Marshal(res)
+	return string(b)
+}

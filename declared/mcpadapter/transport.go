@@ -1,0 +1,376 @@
+package mcpadapter
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"os/exec"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/opentool-host/opentool-host/internal/wire"
+	"github.com/opentool-host/opentool-host/process/launcher"
+	"github.com/opentool-host/opentool-host/protocol/decl"
+)
+
+// transport is the MCP transport of the declared server: the command
+// over stdio (MCP "Transports", stdio), or the URL with the declared
+// headers (remoteTransport). proc is the command's process, nil for a
+// URL.
+func transport(l decl.Launch, o Options) (t mcp.Transport, proc *process, err error) {
+	if l.Server.URL != "" {
+		return remoteTransport(l.Server), nil, nil
+	}
+	spec, err := command(l, o.Starter.Env, o.Starter.Granted, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd, err := o.Starter.Command(spec)
+	if err != nil {
+		return nil, nil, err
+	}
+	proc = &process{cmd: cmd, grace: o.TerminateGrace, started: make(chan struct{}), ended: make(chan struct{})}
+	return proc, proc, nil
+}
+
+// command is the server's launcher.Spec: the declared command line as
+// decl.Launch.Exec makes it (the program resolved with the server's PATH,
+// the declared one, else the plugin's; with a lock, the verified copies
+// of the program and of the files its arguments name) in Cwd (relative to
+// the declaration's folder; default that folder), with serverEnv's
+// environment (from environ, the plugin's) and stderr to
+// o.Starter.Stderr (its copy bounded by o.TerminateGrace after the exit).
+// It leads a process group of its own and gets the launcher's
+// parent-death signal; o.Starter confines it.
+func command(l decl.Launch, environ, granted []string, o Options) (launcher.Spec, error) {
+	env := serverEnv(environ, granted, l.Server.Env)
+	e, err := l.Exec(append([]string{l.Server.Command}, l.Server.Args...), l.Server.Cwd, launcher.Lookup(env, "PATH"))
+	if err != nil {
+		return launcher.Spec{}, err
+	}
+	return launcher.Spec{
+		Path: e.Path, Arg0: e.Arg0, Args: e.Args, Dir: decl.WorkDir(l.Dir, l.Server.Cwd), Env: env,
+		Stderr: o.Starter.Stderr,
+		// A grandchild holding stderr open must not keep Wait (and so the
+		// session's Close) from returning once the server has exited.
+		WaitDelay: o.TerminateGrace,
+	}, nil
+}
+
+// serverEnv is the launcher's allow-list of environ (the plugin's
+// environment, launcher.Starter.Env): launcher.BaseEnv, LC_* and the
+// names the host granted the plugin (launcher.Starter.Granted); then the
+// declared env, whose names win, appended in name order.
+func serverEnv(environ, granted []string, env map[string]string) []string {
+	kept := launcher.Env(environ, launcher.Allow{Names: granted})
+	out := make([]string, 0, len(kept)+len(env))
+	for _, kv := range kept {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, declared := env[k]; !declared {
+			out = append(out, kv)
+		}
+	}
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		out = append(out, k+"="+env[k])
+	}
+	return out
+}
+
+// process is a command server's process: the mcp.Transport that starts
+// it (over stdio, newline-delimited JSON) and what the adapter needs to
+// know of it: when it started, and how it ended.
+type process struct {
+	cmd     *launcher.Cmd
+	proc    *launcher.Process // set before started closes
+	grace   time.Duration     // Options.TerminateGrace
+	started chan struct{}     // closed once the process runs
+	ended   chan struct{}     // closed once the connection's Close waited for it
+	waitErr error             // the process's Wait error; set before ended closes
+	once    sync.Once
+	// tap, when set, sees each message the server sends as the SDK reads
+	// it, and takes the ones it reports true for (relay.tap).
+	tap func(jsonrpc.Message) bool
+}
+
+// pid is the process id once started, else 0. Nil-safe.
+func (p *process) pid() int {
+	if p == nil || !p.hasStarted() {
+		return 0
+	}
+	return p.proc.Pid()
+}
+
+// Connect implements mcp.Transport: it starts the process.
+func (p *process) Connect(ctx context.Context) (mcp.Connection, error) {
+	stdout, err := p.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdin, err := p.cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	if p.proc, err = p.cmd.Start(); err != nil {
+		return nil, err
+	}
+	close(p.started)
+	// The connection is closed by closing stdin, not stdout (MCP
+	// "Transports", stdio shutdown): stopper does that, then stops it.
+	// A line longer than maxLine ends the session: the host never
+	// buffers more of one message.
+	conn, err := (&mcp.IOTransport{Reader: io.NopCloser(stdout), Writer: &stopper{WriteCloser: stdin, p: p}, MaxLineLength: maxLine}).Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if p.tap != nil {
+		conn = &tapConn{Connection: conn, tap: p.tap}
+	}
+	return newRawConn(conn), nil
+}
+
+// maxLine is the longest line a command server may send, in bytes: one
+// message of the plugin transport (wire.MaxMessageSize). The SDK's
+// reader holds no more of one message (mcp.IOTransport.MaxLineLength):
+// past it the session ends, and the server with it.
+const maxLine = wire.MaxMessageSize
+
+// tapConn hands each message read to tap before the SDK sees it, and
+// drops those tap takes. The SDK handles the responses to its requests
+// as it reads them but the notifications in a goroutine of their own, so
+// a call's result could overtake the server's last progress or log
+// messages for it; read here, they reach the caller first, in the order
+// the server sent them.
+type tapConn struct {
+	mcp.Connection
+	tap func(jsonrpc.Message) bool
+}
+
+// Read implements mcp.Connection.
+func (c *tapConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		msg, err := c.Connection.Read(ctx)
+		if err != nil || !c.tap(msg) {
+			return msg, err
+		}
+	}
+}
+
+// kill kills a started process with its process group and cgroup.
+// Nil-safe.
+func (p *process) kill() {
+	if p != nil && p.hasStarted() {
+		_ = p.proc.Kill()
+	}
+}
+
+// hasStarted reports whether the process was started; true for nil (a
+// URL: nothing to start).
+func (p *process) hasStarted() bool {
+	if p == nil {
+		return true
+	}
+	select {
+	case <-p.started:
+		return true
+	default:
+		return false
+	}
+}
+
+// hasEnded reports whether the process has been waited for; false for
+// nil.
+func (p *process) hasEnded() bool {
+	if p == nil {
+		return false
+	}
+	select {
+	case <-p.ended:
+		return true
+	default:
+		return false
+	}
+}
+
+// endedWithin reports whether the process has been waited for, waiting
+// up to d.
+func (p *process) endedWithin(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-p.ended:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// status is how the process ended, as the OS reported it ("exit status
+// 3", "signal: killed"), or why that is unknown.
+func (p *process) status() string {
+	st := "status unknown: not waited for"
+	switch {
+	case !p.hasEnded():
+	case p.proc.Status() != "":
+		st = p.proc.Status()
+	default:
+		st = "status unknown: " + p.waitErr.Error()
+	}
+	return st
+}
+
+// stopper is the server's stdin; closing it shuts the server down as MCP
+// "Transports" (stdio) asks (launcher.Process.Terminate: the server gets
+// grace to exit, then SIGTERM, then SIGKILL) and records how it ended.
+type stopper struct {
+	io.WriteCloser
+	p *process
+}
+
+// Close implements io.Closer.
+func (s *stopper) Close() error {
+	_ = s.WriteCloser.Close()
+	s.p.once.Do(func() {
+		s.p.waitErr = s.p.proc.Terminate(s.p.grace)
+		close(s.p.ended)
+	})
+	<-s.p.ended
+	var ee *exec.ExitError
+	if errors.As(s.p.waitErr, &ee) {
+		return nil // the server's status is status's, not a transport error
+	}
+	return s.p.waitErr
+}
+
+// remoteTransport is the transport of a server declared by URL, with its
+// headers: the HTTP+SSE transport of MCP 2024-11-05
+// (mcp.SSEClientTransport) for "type": "sse"; else streamable HTTP, as a
+// *remote that knows its fallback (sseFallback).
+func remoteTransport(s decl.MCPServer) mcp.Transport {
+	sse := &sseTransport{SSEClientTransport: &mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: &http.Client{Transport: headers(s.Headers)}}}
+	if s.Transport == decl.TransportSSE {
+		return sse
+	}
+	probe := &firstPOST{next: rawResponses{next: headers(s.Headers)}}
+	return &remote{
+		Transport: &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: &http.Client{Transport: probe}},
+		sse:       sse,
+		probe:     probe,
+	}
+}
+
+// remote is the streamable-HTTP transport of a server declared by URL
+// without "type": "sse", and the SSE transport to try when it is an
+// older server.
+type remote struct {
+	mcp.Transport
+	sse   mcp.Transport
+	probe *firstPOST
+}
+
+// sseFallback returns the transport to try after a connection over t
+// failed: the SSE transport of the same URL when t is a *remote whose
+// first POST was answered with a 4xx status, as an HTTP+SSE server of
+// MCP 2024-11-05 answers it (MCP "Transports", Backwards Compatibility:
+// "If it fails with an HTTP 4xx status code (e.g., 405 Method Not
+// Allowed or 404 Not Found)", issue a GET and expect an endpoint event);
+// nil otherwise.
+func sseFallback(t mcp.Transport) mcp.Transport {
+	r, ok := t.(*remote)
+	if !ok {
+		return nil
+	}
+	if code := r.probe.code.Load(); code >= 400 && code < 500 {
+		return r.sse
+	}
+	return nil
+}
+
+// sseTransport is mcp.SSEClientTransport whose event stream outlives the
+// context of Connect. The SDK's transport opens its GET stream with
+// Connect's context, which for the adapter is the connection attempt's
+// (bounded by Options.InitTimeout and ended once the session is up): the
+// stream would end with it. Here that context bounds Connect only; the
+// stream ends when the connection is closed.
+type sseTransport struct {
+	*mcp.SSEClientTransport
+}
+
+// Connect implements mcp.Transport.
+func (t *sseTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, cancel) // ctx ends during Connect: give up the GET
+	conn, err := t.SSEClientTransport.Connect(lctx)
+	if !stop() {
+		err = errors.Join(ctx.Err(), err)
+		if conn != nil {
+			_ = conn.Close()
+		}
+	}
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return newRawConn(&sseConn{Connection: conn, cancel: cancel}), nil
+}
+
+// sseConn is a connection of sseTransport: closing it ends its stream.
+type sseConn struct {
+	mcp.Connection
+	cancel context.CancelFunc
+}
+
+// Close implements mcp.Connection.
+func (c *sseConn) Close() error {
+	err := c.Connection.Close()
+	c.cancel()
+	return err
+}
+
+// firstPOST is an http.RoundTripper that records the status of the
+// first response to a POST.
+type firstPOST struct {
+	next http.RoundTripper
+	code atomic.Int32
+}
+
+// RoundTrip implements http.RoundTripper.
+func (f *firstPOST) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := f.next.RoundTrip(r)
+	if err == nil && r.Method == http.MethodPost {
+		f.code.CompareAndSwap(0, int32(resp.StatusCode))
+	}
+	return resp, err
+}
+
+// headers is an http.RoundTripper adding the declared headers to every
+// request, and the routing headers of the Tasks extension to a tasks/*
+// request (taskRoute).
+type headers map[string]string
+
+// RoundTrip implements http.RoundTripper.
+func (h headers) RoundTrip(r *http.Request) (*http.Response, error) {
+	route, routed := r.Context().Value(routeKey{}).(taskRoute)
+	if len(h) > 0 || routed {
+		r = r.Clone(r.Context())
+		for k, v := range h {
+			r.Header.Set(k, v)
+		}
+		if routed {
+			r.Header.Set("Mcp-Method", route.method)
+			r.Header.Set("Mcp-Name", route.taskID)
+		}
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}

@@ -1,0 +1,55 @@
+package e2e_test
+
+import (
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/opentool-host/opentool-host/testkit"
+)
+
+// TestHostSIGKILLTakesStubbornPlugin (issue 21, finding 2): a plugin that
+// clears its parent-death signal, turns pluginsdk's parent watch off,
+// ignores SIGTERM and has a child that ignores it too is gone, child
+// included, within 5 s of a SIGKILL of the real host: with cgroups (the
+// keeper kills the host's cgroup folder) and without (--no-cgroups: the
+// keeper kills the plugin's process group). Nothing here depends on the
+// plugin's cooperation; before the keeper both survived.
+func TestHostSIGKILLTakesStubbornPlugin(t *testing.T) {
+	for _, mode := range []struct {
+		name  string
+		flags []string
+	}{{"cgroups", nil}, {"no-cgroups", []string{"--no-cgroups"}}} {
+		t.Run(mode.name, func(t *testing.T) {
+			if mode.flags == nil {
+				cgroupsOrSkip(t)
+			}
+			dir := t.TempDir()
+			testkit.InstallPlugin(t, dir, "stubborn", "./testkit/plugins/stubborn")
+			hp := startHostProc(t, dir, mode.flags...)
+			code, m := rpc(t, hp.url, `{"jsonrpc":"2.0","method":"harden","id":1}`)
+			res, _ := m["result"].(map[string]any)
+			if code != 200 || res == nil {
+				t.Fatalf("harden: %d %v\n%s", code, m, hp.logs.String())
+			}
+			plugin, child := int(res["pid"].(float64)), int(res["child"].(float64))
+			t.Cleanup(func() { _ = syscall.Kill(child, syscall.SIGKILL); _ = syscall.Kill(plugin, syscall.SIGKILL) })
+			// The plugin really ignores SIGTERM now: the kernel drops an
+			// ignored signal when it is sent, so after kill(2) returns both
+			// still run.
+			_ = syscall.Kill(-plugin, syscall.SIGTERM)
+			if zombieOrGone(plugin) || zombieOrGone(child) {
+				t.Fatalf("plugin %d or child %d died of SIGTERM: the test proves nothing", plugin, child)
+			}
+			if err := hp.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			<-hp.done
+			killed := time.Now()
+			testkit.Eventually(t, 5*time.Second, "the stubborn plugin and its child die after host SIGKILL", func() bool {
+				return zombieOrGone(plugin) && zombieOrGone(child)
+			})
+			t.Logf("stubborn plugin %d and child %d gone %v after host SIGKILL", plugin, child, time.Since(killed).Round(time.Millisecond))
+		})
+	}
+}

@@ -1,0 +1,117 @@
+package mcpapi
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/opentool-host/opentool-host/frontend/keyview"
+	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/access"
+)
+
+// Per-key access (package access) over MCP.
+//
+// The grant travels with each request, not with the session: Handler
+// hands the grant that access.Guard.Middleware put on the HTTP request to
+// the SDK as the request's auth.TokenInfo (UserID = the key's name, so
+// that the SDK also refuses a session's requests made with another key:
+// 403 "session user mismatch"), and the SDK gives it to every method
+// handler in RequestExtra. The receiving middleware (accessMiddleware)
+// puts it on the handler's context, where the host's call path finds it:
+// a tools/call of a tool the key may not call is answered by the host as
+// an unknown function, which callError turns into the SDK's own
+// `unknown tool "NAME"` error. tools/list shows per request what package
+// catalog lists to the key (keyview.View.Listed: the same predicate, the
+// host's tool search functions, the threshold; marked cacheScope
+// "private"), so one SDK server serves every key. Over stdio there is no
+// grant: everything, the threshold still applied.
+
+// grantExtra is the auth.TokenInfo.Extra key of the request's grant.
+const grantExtra = "opentool-host/grant"
+
+// withToken returns h, which is given the grant of an authenticated
+// request as its auth.TokenInfo (see above); requests without a grant
+// (authentication off) go to h as they are.
+func withToken(h http.Handler) http.Handler {
+	verify := func(_ context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
+		g := access.GrantFrom(r.Context())
+		if g == nil {
+			return nil, auth.ErrInvalidToken
+		}
+		return &auth.TokenInfo{UserID: g.Name(), Extra: map[string]any{grantExtra: g}}, nil
+	}
+	// The token was checked by access.Guard.Middleware; verify only reads
+	// the grant it left, which has no expiration of its own.
+	tokened := auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if access.GrantFrom(r.Context()) == nil {
+			h.ServeHTTP(w, r)
+			return
+		}
+		tokened.ServeHTTP(w, r)
+	})
+}
+
+// grantOf returns the grant of req (nil without one).
+func grantOf(req mcp.Request) *access.Grant {
+	extra := req.GetExtra()
+	if extra == nil || extra.TokenInfo == nil {
+		return nil
+	}
+	g, _ := extra.TokenInfo.Extra[grantExtra].(*access.Grant)
+	return g
+}
+
+// accessMiddleware puts each request's grant on its context (and the
+// key's name into host.Caller) and filters the listings; tools/list
+// shows an MCP server's tools as the server defines them (toolList).
+// The key's rate limit was taken by the front door for every request of the POST
+// (HTTPHandler.Meter), before the SDK read it.
+func (s *Server) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		g := grantOf(req)
+		if method == "logging/setLevel" {
+			s.noteLogLevel(req, g)
+		}
+		if g != nil {
+			ctx = host.WithCaller(access.WithGrant(ctx, g), host.Caller{Key: g.Name()})
+		}
+		switch {
+		case method == "tools/list":
+			// No keys (g nil): the threshold still applies.
+			res, err := next(ctx, method, req)
+			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil {
+				s.filterTools(g, lr)
+				return s.toolList(lr), nil
+			}
+			return res, err
+		case g == nil:
+			return next(ctx, method, req)
+		case method == "resources/list", method == "resources/templates/list", method == "prompts/list":
+			res, err := next(ctx, method, req)
+			if err == nil {
+				s.filterCatalog(g, res)
+			}
+			return res, err
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// filterTools keeps in lr the tools g (nil: no keys) finds in a listing
+// (keyview.View.Listed: those it may call, the host's tool search
+// functions included, the threshold applied), and marks the list private
+// to the key. Without keys and with nothing to hide it leaves lr as it is.
+func (s *Server) filterTools(g *access.Grant, lr *mcp.ListToolsResult) {
+	l := keyview.For(g, s.h).Listed()
+	if g == nil && l.All() {
+		return
+	}
+	lr.CacheScope = "private"
+	if !l.All() {
+		lr.Tools = keep(lr.Tools, func(t *mcp.Tool) bool { return l.Has(t.Name) })
+	}
+}

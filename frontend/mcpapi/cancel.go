@@ -1,0 +1,64 @@
+package mcpapi
+
+import (
+	"context"
+	"net/http"
+	"sync"
+
+	"github.com/opentool-host/opentool-host/host/access"
+)
+
+// Without sessions (--mcp-stateless) the MCP SDK cannot tie a
+// notifications/cancelled to the call it names: the notification comes on
+// a POST of its own. The host can, when both reach the same replica: the
+// calls in flight are kept by the API key that made them and their
+// JSON-RPC id (MCP "Cancellation": requestId), and a notification from the
+// same key cancels the call it names. A notification naming no call in
+// flight here is accepted and does nothing, as the spec allows.
+
+// inflight is the stateless calls in flight of one Server.
+type inflight struct {
+	mu    sync.Mutex
+	calls map[callKey]context.CancelFunc
+}
+
+// callKey names one call: the API key's name ("" without keys) and the
+// request id as its JSON text (7 and "7" are different ids).
+type callKey struct{ key, id string }
+
+// track handles r's one message m (checkEnvelope read it; nil for a
+// batch): if it is a tools/call with an id, r gets a context the registry
+// can cancel (release forgets it when the POST ends); if it is a
+// notifications/cancelled, the named call of the same key is cancelled.
+// Batches and other messages pass as they are.
+func (f *inflight) track(r *http.Request, m *message) (_ *http.Request, release func()) {
+	release = func() {}
+	if m == nil {
+		return r, release
+	}
+	switch {
+	case m.method == "tools/call" && len(m.id) > 0:
+		ck := callKey{access.GrantFrom(r.Context()).Name(), string(m.id)}
+		ctx, cancel := context.WithCancel(r.Context())
+		f.mu.Lock()
+		if f.calls == nil {
+			f.calls = map[callKey]context.CancelFunc{}
+		}
+		f.calls[ck] = cancel
+		f.mu.Unlock()
+		return r.WithContext(ctx), func() {
+			f.mu.Lock()
+			delete(f.calls, ck)
+			f.mu.Unlock()
+			cancel()
+		}
+	case m.method == methodCancelled && len(m.requestID) > 0:
+		f.mu.Lock()
+		cancel := f.calls[callKey{access.GrantFrom(r.Context()).Name(), string(m.requestID)}]
+		f.mu.Unlock()
+		if cancel != nil {
+			cancel()
+		}
+	}
+	return r, release
+}

@@ -1,0 +1,314 @@
+package mcpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/url"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/access"
+)
+
+// The MCP catalogs of the plugins (plugin protocol 3: an MCP server
+// behind the host, or a plugin that serves resources and prompts) are
+// served beside the tools, as the host aggregates them
+// (host.Host.Resources, ResourceTemplates, Prompts):
+//
+//	MCP (2025-11-25 "Server Features")   opentool-host
+//	resources/list,                      every plugin's, kept in step with the
+//	resources/templates/list,            host like the tools (sync): the SDK
+//	prompts/list                         sends notifications/resources/
+//	                                     list_changed and prompts/list_changed
+//	                                     when they change; per API key, the items
+//	                                     of the plugins the key may see whole
+//	                                     (access.AllowedPlugin: "*" or
+//	                                     "plugin:GLOB")
+//	resources/read, prompts/get,         host.Host.Request, routed to the plugin
+//	completion/complete                  that serves the URI (or a template
+//	                                     matching it), the prompt, the ref; its
+//	                                     result or JSON-RPC error as it is
+//	resources/subscribe,                 forwarded to the serving plugin when the
+//	resources/unsubscribe                first session subscribes to a URI and
+//	                                     when the last unsubscribes; its
+//	                                     notifications/resources/updated go to the
+//	                                     subscribed sessions
+//
+// An unknown (or not allowed) resource is MCP's "Resource not found"
+// (mcp.ResourceNotFoundError: code mcp.CodeResourceNotFound, data
+// {"uri"}), as the SDK's own servers answer; an unknown prompt or
+// completion ref -32602.
+
+// catalogState is what sync keeps of the served catalog items.
+type catalogState struct {
+	served  map[string]string // kind + "\x00" + key → fingerprint
+	plugins map[string]string // kind + "\x00" + key → plugin (for filtering)
+}
+
+// Catalog kinds, as keys of catalogState.
+const (
+	kindResource = "r"
+	kindTemplate = "t"
+	kindPrompt   = "p"
+)
+
+// syncCatalog brings the SDK server's resources, templates and prompts
+// in line with the host's and returns how many it added, replaced or
+// removed. Callers hold s.mu.
+func (s *Server) syncCatalog() int {
+	n := 0
+	seen := map[string]bool{}
+	plugins := map[string]string{}
+	add := func(kind string, it host.CatalogItem, register func() bool) {
+		k := kind + "\x00" + it.Key
+		seen[k] = true
+		plugins[k] = it.Plugin
+		if s.cat.served[k] == string(it.JSON) {
+			return
+		}
+		if !register() {
+			delete(seen, k)
+			return
+		}
+		s.cat.served[k] = string(it.JSON)
+		n++
+	}
+	for _, it := range s.h.Resources() {
+		add(kindResource, it, func() bool {
+			var r mcp.Resource
+			if err := json.Unmarshal(it.JSON, &r); err != nil || r.URI != it.Key {
+				s.catalogFault(it, "the resource does not decode", err)
+				return false
+			}
+			if u, err := url.Parse(r.URI); err != nil || u.Scheme == "" {
+				s.catalogFault(it, "its URI is not an absolute URI", err)
+				return false
+			}
+			s.srv.AddResource(&r, s.readResource)
+			return true
+		})
+	}
+	for _, it := range s.h.ResourceTemplates() {
+		add(kindTemplate, it, func() bool {
+			var t mcp.ResourceTemplate
+			if err := json.Unmarshal(it.JSON, &t); err != nil || t.URITemplate != it.Key {
+				s.catalogFault(it, "the resource template does not decode", err)
+				return false
+			}
+			s.srv.AddResourceTemplate(&t, s.readResource) // host.buildCatalog keeps only valid templates
+			return true
+		})
+	}
+	for _, it := range s.h.Prompts() {
+		add(kindPrompt, it, func() bool {
+			var p mcp.Prompt
+			if err := json.Unmarshal(it.JSON, &p); err != nil || p.Name != it.Key {
+				s.catalogFault(it, "the prompt does not decode", err)
+				return false
+			}
+			s.srv.AddPrompt(&p, s.getPrompt)
+			return true
+		})
+	}
+	gone := map[string][]string{}
+	for k := range s.cat.served {
+		if !seen[k] {
+			kind, key := k[:1], k[2:]
+			gone[kind] = append(gone[kind], key)
+			delete(s.cat.served, k)
+			n++
+		}
+	}
+	if len(gone[kindResource]) > 0 {
+		s.srv.RemoveResources(gone[kindResource]...)
+	}
+	if len(gone[kindTemplate]) > 0 {
+		s.srv.RemoveResourceTemplates(gone[kindTemplate]...)
+	}
+	if len(gone[kindPrompt]) > 0 {
+		s.srv.RemovePrompts(gone[kindPrompt]...)
+	}
+	s.cat.plugins = plugins
+	s.catPlugins.Store(&plugins)
+	return n
+}
+
+// catalogFault logs, once per item, why it is not served.
+func (s *Server) catalogFault(it host.CatalogItem, why string, err error) {
+	k := "catalog\x00" + it.Key
+	msg := why
+	if err != nil {
+		msg += ": " + err.Error()
+	}
+	if s.bad[k] != msg {
+		s.bad[k] = msg
+		s.cfg.Logger.Error("MCP catalog item not served: "+why, "plugin", it.Plugin, "key", it.Key, "error", err)
+	}
+}
+
+// readResource is the resources/read handler of every served resource
+// and template: the host routes it to the serving plugin.
+func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	var res mcp.ReadResourceResult
+	if err := s.route(ctx, "resources/read", req.Params.URI, req.Params, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// getPrompt is the prompts/get handler of every served prompt.
+func (s *Server) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+	var res mcp.GetPromptResult
+	if err := s.route(ctx, "prompts/get", "", req.Params, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// complete is the completion/complete handler (MCP "Utilities:
+// Completion"): the plugin that serves the ref completes.
+func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	var res mcp.CompleteResult
+	if err := s.route(ctx, "completion/complete", "", req.Params, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// subscribe is the resources/subscribe handler: the first subscription
+// to a URI is forwarded to its plugin.
+func (s *Server) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
+	return s.subs.change(req.Params.URI, +1, func() error {
+		return s.route(ctx, "resources/subscribe", req.Params.URI, req.Params, &struct{}{})
+	})
+}
+
+// unsubscribe is the resources/unsubscribe handler: the last
+// unsubscription from a URI is forwarded to its plugin.
+func (s *Server) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
+	return s.subs.change(req.Params.URI, -1, func() error {
+		return s.route(ctx, "resources/unsubscribe", req.Params.URI, req.Params, &struct{}{})
+	})
+}
+
+// route sends method with params (naming resource uri, or "") through
+// host.Host.Request and decodes the result into out; errors are the
+// JSON-RPC errors the client gets (catalogError).
+func (s *Server) route(ctx context.Context, method, uri string, params any, out any) error {
+	b, err := json.Marshal(params)
+	if err != nil {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+	}
+	res, err := s.h.Request(ctx, method, b)
+	if err != nil {
+		return s.catalogError(method, uri, err)
+	}
+	if err := json.Unmarshal(res, out); err != nil {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: method + ": the plugin's result does not decode: " + err.Error()}
+	}
+	return nil
+}
+
+// catalogError translates the host's error of a catalog request: not
+// found is MCP's "Resource not found" for resources (MCP "Resources",
+// Error Handling; mcp.ResourceNotFoundError) and -32602 otherwise; the plugin's own
+// JSON-RPC error as it is; any other failure -32603 with the host's
+// message.
+func (s *Server) catalogError(method, uri string, err error) error {
+	e := host.AsError(err)
+	switch {
+	case e == nil:
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+	case e.Kind == host.KindNotFound:
+		if uri != "" {
+			return mcp.ResourceNotFoundError(uri)
+		}
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: e.Message}
+	case e.Kind == host.KindTool:
+		je := &jsonrpc.Error{Code: int64(e.Code), Message: e.Message}
+		var re *host.RPCError
+		if errors.As(e.Err, &re) {
+			je.Data = re.Data
+		}
+		return je
+	case e.Kind == host.KindInvalidParams:
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: e.Message}
+	}
+	s.cfg.Logger.Warn("MCP catalog request failed", "method", method, "kind", e.Kind, "error", e, "cause", e.Err)
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: e.Error()}
+}
+
+// subscriptions counts the sessions subscribed to each URI.
+type subscriptions struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+// change adds d (+1, -1) to uri's count and calls forward when the count
+// goes from 0 to 1 or from 1 to 0; when forward fails the count is left
+// as it was.
+func (sb *subscriptions) change(uri string, d int, forward func() error) error {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	if sb.n == nil {
+		sb.n = map[string]int{}
+	}
+	before := sb.n[uri]
+	after := max(before+d, 0)
+	if (before == 0) != (after == 0) {
+		if err := forward(); err != nil {
+			return err
+		}
+	}
+	if after == 0 {
+		delete(sb.n, uri)
+	} else {
+		sb.n[uri] = after
+	}
+	return nil
+}
+
+// resourceUpdated sends notifications/resources/updated for uri to the
+// sessions subscribed to it (host.Host.OnResourceUpdated).
+func (s *Server) resourceUpdated(uri string) {
+	_ = s.srv.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: uri})
+}
+
+// filterCatalog keeps in a list result the items of the plugins g may
+// see whole, and marks the list private to the key.
+func (s *Server) filterCatalog(g *access.Grant, res mcp.Result) {
+	plugins := *s.catPlugins.Load()
+	allowed := func(kind, key string) bool { return g.AllowsPlugin(plugins[kind+"\x00"+key]) }
+	switch lr := res.(type) {
+	case *mcp.ListResourcesResult:
+		lr.CacheScope = "private"
+		if g.Restricted() {
+			lr.Resources = keep(lr.Resources, func(r *mcp.Resource) bool { return allowed(kindResource, r.URI) })
+		}
+	case *mcp.ListResourceTemplatesResult:
+		lr.CacheScope = "private"
+		if g.Restricted() {
+			lr.ResourceTemplates = keep(lr.ResourceTemplates, func(t *mcp.ResourceTemplate) bool { return allowed(kindTemplate, t.URITemplate) })
+		}
+	case *mcp.ListPromptsResult:
+		lr.CacheScope = "private"
+		if g.Restricted() {
+			lr.Prompts = keep(lr.Prompts, func(p *mcp.Prompt) bool { return allowed(kindPrompt, p.Name) })
+		}
+	}
+}
+
+// keep returns the items of xs for which ok holds.
+func keep[T any](xs []T, ok func(T) bool) []T {
+	out := make([]T, 0, len(xs))
+	for _, x := range xs {
+		if ok(x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}

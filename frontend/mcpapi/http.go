@@ -1,0 +1,375 @@
+package mcpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/opentool-host/opentool-host/frontend/httpguard"
+	"github.com/opentool-host/opentool-host/frontend/route"
+	"github.com/opentool-host/opentool-host/host/access"
+	"github.com/opentool-host/opentool-host/protocol/jsonrpc"
+)
+
+// Path is where the streamable HTTP endpoint is mounted, next to
+// /opentool and /otc.
+const Path = "/mcp"
+
+// HTTPOptions tunes Handler.
+type HTTPOptions struct {
+	// Sessions keeps MCP sessions (MCP 2025-06-18 "Transports", session
+	// management: Mcp-Session-Id, a GET stream for server messages,
+	// DELETE) for clients of protocol revisions before 2026-07-28 that
+	// want notifications/tools/list_changed pushed. Sessions live in
+	// this process, so every request of a session must reach it.
+	// Requests of 2026-07-28 and later, which has no sessions
+	// (SEP-2575), are answered statelessly all the same (sessionless).
+	//
+	// Off (the default), the endpoint is stateless: every POST is
+	// answered on its own, so any replica behind a load balancer can
+	// answer any request; GET and DELETE get 405. Clients of 2026-07-28
+	// and later still get list_changed, over subscriptions/listen; older
+	// clients are answered request by request and re-list when they
+	// choose.
+	Sessions bool
+	// MaxBodyBytes caps a request body, in bytes; a larger one is
+	// answered 413. Default the SDK's (4 MiB, as --max-body).
+	MaxBodyBytes int64
+	// MaxSessions caps the sessions held at once (with Sessions): an
+	// initialize beyond it is answered 503 with a JSON-RPC error (and
+	// Retry-After: 1), so that clients cannot fill the host's memory with
+	// sessions. Default DefaultMaxSessions.
+	MaxSessions int
+	// MaxSessionsPerKey caps the sessions one API key holds at once (with
+	// Sessions and API keys; every key, a key that sees everything too):
+	// its initialize beyond it is answered 429 with a JSON-RPC error (and
+	// Retry-After: 1), so that one key cannot take every session of
+	// MaxSessions from the others. Default DefaultMaxSessionsPerKey.
+	MaxSessionsPerKey int
+	// SessionIdle closes a session that has had no request for this long
+	// (--mcp-session-idle). Default DefaultSessionIdle.
+	SessionIdle time.Duration
+	// MaxBatch is the most messages one POST may carry as a JSON-RPC
+	// batch (checkEnvelope); clients of revision 2025-06-18 and later may
+	// send none. Default DefaultMaxBatch.
+	MaxBatch int
+	// WriteTimeout is how long a client has to take each response or
+	// stream frame before it is cut off (httpguard.SetWriteDeadline, as
+	// for /opentool and /otc). Default httpguard.DefaultWriteTimeout.
+	WriteTimeout time.Duration
+}
+
+// Handler returns the MCP streamable HTTP endpoint (MCP "Transports",
+// Streamable HTTP) of s. POST bodies must be application/json and
+// clients must accept application/json and text/event-stream (the SDK
+// answers 415 and 400 otherwise).
+//
+// A call ends, and the host cancels it in the plugin, when the client
+// sends notifications/cancelled on a session; without sessions, when a
+// notifications/cancelled from the same API key names it and reaches this
+// host (cancel.go), or when the POST that carries the call ends (its
+// answer can no longer be delivered). Authentication is the caller's: wrap the handler with
+// access.Guard.Middleware (or httpguard.RequireAPIKey), as run does; the
+// grant it puts on each request limits what that request sees and calls
+// (access.go).
+func (s *Server) Handler(o HTTPOptions) *HTTPHandler {
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = httpguard.DefaultWriteTimeout
+	}
+	if o.MaxBatch <= 0 {
+		o.MaxBatch = DefaultMaxBatch
+	}
+	if o.MaxSessions <= 0 {
+		o.MaxSessions = DefaultMaxSessions
+	}
+	if o.MaxSessionsPerKey <= 0 {
+		o.MaxSessionsPerKey = DefaultMaxSessionsPerKey
+	}
+	if o.SessionIdle <= 0 {
+		o.SessionIdle = DefaultSessionIdle
+	}
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = httpguard.DefaultMaxBodyBytes
+	}
+	sdk := func(stateless bool) http.Handler {
+		return withToken(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.srv }, &mcp.StreamableHTTPOptions{
+			Stateless:                    stateless,
+			PropagateRequestCancellation: true,
+			MaxRequestBodyBytes:          o.MaxBodyBytes,
+			// The host's request guard (httpguard.RequestGuard, before every
+			// route) checks Host and Origin, with --allowed-host and
+			// --allowed-origin; the SDK's own loopback-only check would refuse
+			// what the operator allowed.
+			DisableLocalhostProtection: true,
+			SessionTimeout:             o.SessionIdle,
+		}))
+	}
+	h := &HTTPHandler{s: s, o: o, stateless: sdk(true)}
+	if o.Sessions {
+		h.sessions = sdk(false)
+		h.slots = &sessionSlots{max: o.MaxSessions, perKey: o.MaxSessionsPerKey, idle: o.SessionIdle, byKey: map[string]int{}}
+	}
+	return h
+}
+
+// HTTPHandler is the MCP streamable HTTP endpoint (Server.Handler).
+type HTTPHandler struct {
+	s *Server
+	o HTTPOptions
+	// stateless answers every request without a session: all of them
+	// without HTTPOptions.Sessions, those of the revisions without
+	// sessions (2026-07-28 and later, sessionless) with it.
+	stateless http.Handler
+	// sessions answers the requests of older revisions with
+	// HTTPOptions.Sessions (nil without).
+	sessions http.Handler
+	slots    *sessionSlots // the sessions held (sessions.go), with sessions
+}
+
+// ServeHTTP implements http.Handler: the envelope checked
+// (checkEnvelope), the session caps (sessions.go), then the SDK.
+func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s, o := h.s, h.o
+	msg, e := checkEnvelope(r, o.MaxBodyBytes, o.MaxBatch)
+	if e != nil {
+		WriteRefusal(w, e.status, e.code, e.msg)
+		return
+	}
+	stateless := !o.Sessions || sessionless(r, msg)
+	if !stateless && opensSession(r) {
+		g := access.GrantFrom(r.Context())
+		if status, msg := h.slots.acquire(g); status != 0 {
+			w.Header().Set("Retry-After", "1")
+			WriteRefusal(w, status, -32000, msg)
+			return
+		}
+		defer h.hold(w, g) // once the SDK has answered
+	}
+	if listens(r) {
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		defer context.AfterFunc(s.down, cancel)()
+		r = r.WithContext(ctx)
+	}
+	if stateless {
+		var release func()
+		r, release = s.inflight.track(r, msg)
+		defer release()
+		r = bindRequest(r)
+	}
+	dw := &deadlineWriter{ResponseWriter: w, d: o.WriteTimeout, call: msg.call() && !listens(r)}
+	r.Header.Del(listenHeader) // the host's own (tasknotify.go)
+	if listens(r) && msg != nil && msg.method == methodListen {
+		if dw.listen = s.openTaskListen(w, r, o.WriteTimeout, o.MaxBodyBytes); dw.listen != nil {
+			defer s.closeTaskListen(dw.listen)
+		}
+	}
+	if stateless {
+		h.stateless.ServeHTTP(dw, r)
+	} else {
+		h.sessions.ServeHTTP(dw, r)
+	}
+}
+
+// firstSessionlessRevision is the first MCP revision without sessions
+// (2026-07-28, SEP-2575): each request carries its protocol version,
+// client capabilities and client info in _meta, and any server may answer
+// it.
+const firstSessionlessRevision = "2026-07-28"
+
+// sessionless reports whether r, on an endpoint with sessions, is a
+// request of a revision without sessions, which the stateless handler
+// answers: a POST without Mcp-Session-Id whose MCP-Protocol-Version
+// header or _meta "io.modelcontextprotocol/protocolVersion" names
+// 2026-07-28 or later (a later or unknown one the SDK then refuses with
+// -32022), or a server/discover (the probe of a 2026-07-28 client, which
+// with a session would be told that only older revisions are spoken).
+// Every other request (an older client's, and anything with
+// Mcp-Session-Id, GET and DELETE) goes to the sessions.
+func sessionless(r *http.Request, m *message) bool {
+	if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
+		return false
+	}
+	if r.Header.Get("Mcp-Protocol-Version") >= firstSessionlessRevision {
+		return true
+	}
+	return m != nil && (m.method == methodDiscover || m.version >= firstSessionlessRevision)
+}
+
+// Routes declares the endpoint, Path (every method), to the front door:
+// its cost (Meter), its streams (a session's GET stream and a
+// subscriptions/listen POST, counted against the host's stream caps) and
+// its refusals, a JSON-RPC error response with a null id and code -32600
+// (WriteRefusal), for every path under Path.
+func (h *HTTPHandler) Routes() []route.Route {
+	return []route.Route{{Pattern: Path, Handler: h, Meter: h.Meter, Stream: streams, Refuse: refuse}}
+}
+
+// streams reports whether r holds a stream open: a GET (a session's
+// stream of server messages) or a subscriptions/listen POST.
+func streams(r *http.Request) bool {
+	return r.Method == http.MethodGet || r.Method == http.MethodPost && listens(r)
+}
+
+// refuse writes a request refused by the front door as an invalid
+// request (route.Route.Refuse).
+func refuse(w http.ResponseWriter, _ *http.Request, status int, msg string) {
+	WriteRefusal(w, status, jsonrpc.CodeInvalidRequest, msg)
+}
+
+// Meter is the endpoint's route.Meter (the front door takes the rate
+// limit, once for every front end): a POST costs one call per JSON-RPC request
+// it carries, each request of a batch its own, initialize and listings
+// as calls; notifications and a client's responses cost nothing, nor
+// does a body the envelope check refuses (over --max-body, a batch over
+// --max-batch or from a revision without batches). A refused POST is
+// answered HTTP 200 (MCP clients read a JSON-RPC error only from a
+// successful response; the Go SDK's takes a 429 as a transport failure)
+// with application/json: for each request, {"jsonrpc":"2.0","id":ID,
+// "error":{"code":-32000,"message":"rate limited: too many calls for
+// this API key","data":{"retry_after_ms":N}}}, an array of them for a
+// batch. The body is read here (at most --max-body) and put back for
+// ServeHTTP, which does not read it again.
+func (h *HTTPHandler) Meter(r *http.Request) (int, func(http.ResponseWriter, *http.Request, *access.Refusal)) {
+	if r.Method != http.MethodPost || r.Body == nil {
+		return 0, nil
+	}
+	body, complete := bufferBody(r, h.o.MaxBodyBytes)
+	if !complete || checkBatch(r, body, h.o.MaxBatch) != nil {
+		return 0, nil
+	}
+	ids, batch := requestIDs(body, h.o.MaxBatch)
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	return len(ids), func(w http.ResponseWriter, _ *http.Request, rf *access.Refusal) {
+		je := &jsonrpc.Error{Code: access.CodeRateLimited, Message: rf.Message, Data: map[string]any{"retry_after_ms": access.RetryAfterMs(rf.RetryAfter)}}
+		var b []byte
+		if batch {
+			b = append(b, '[')
+		}
+		for i, id := range ids {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = jsonrpc.AppendError(b, je, id)
+		}
+		if batch {
+			b = append(b, ']')
+		}
+		httpguard.Write(w, http.StatusOK, httpguard.JSON, b, h.o.WriteTimeout)
+	}
+}
+
+// opensSession reports whether r may open a session: a POST without a
+// session id (an initialize).
+func opensSession(r *http.Request) bool {
+	return r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == ""
+}
+
+// listens reports whether r opens a stream that only waits for server
+// messages: a session's GET stream, or a subscriptions/listen POST (the
+// SDK checks that the Mcp-Method header matches the body).
+func listens(r *http.Request) bool {
+	return r.Method == http.MethodGet || r.Header.Get("Mcp-Method") == "subscriptions/listen"
+}
+
+// deadlineWriter gives the client d to take each write and each flush.
+//
+// With call (a POST carrying one request, which the SDK answers on an
+// event stream that ends with the response), it does not flush the event
+// that carries the response: the SDK writes it from the goroutine that
+// ran the call and flushes at once, and then the POST's handler returns
+// and net/http writes the end of the response, a second write on the
+// connection. Left unflushed, the event goes out with the end of the
+// response in one write (and a response that fits net/http's buffer gets
+// a Content-Length instead of chunks). Every other event (progress, log
+// messages, requests to the client during the call) is flushed as the SDK
+// asks.
+type deadlineWriter struct {
+	http.ResponseWriter
+	d time.Duration
+
+	call  bool // the POST carries one request: its response ends the stream
+	final bool // the response has been written: flushes wait for the end
+
+	// listen, for a subscriptions/listen that named task ids, writes
+	// and flushes under its mutex, with its task notifications
+	// (tasknotify.go).
+	listen *taskListen
+}
+
+// Write implements http.ResponseWriter.
+func (w *deadlineWriter) Write(p []byte) (int, error) {
+	if w.listen != nil {
+		return w.listen.write(p)
+	}
+	httpguard.SetWriteDeadline(w.ResponseWriter, w.d)
+	if w.call && !w.final && isResponseEvent(p) {
+		w.final = true
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// FlushError flushes under the write deadline (http.ResponseController
+// calls it), except after the response of a call (see deadlineWriter).
+func (w *deadlineWriter) FlushError() error {
+	if w.final {
+		return nil
+	}
+	if w.listen != nil {
+		return w.listen.flush()
+	}
+	httpguard.SetWriteDeadline(w.ResponseWriter, w.d)
+	return http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// isResponseEvent reports whether p is one server-sent event whose data
+// is a JSON-RPC response (not a request or a notification) as the SDK
+// encodes it: {"jsonrpc":"2.0","id":ID,"result":... or ,"error":...}.
+func isResponseEvent(p []byte) bool {
+	rest, ok := bytes.CutPrefix(eventData(p), []byte(`{"jsonrpc":"2.0","id":`))
+	if !ok || len(rest) == 0 {
+		return false
+	}
+	if rest[0] == '"' { // a string id: to its closing quote
+		j := 1
+		for j < len(rest) && rest[j] != '"' {
+			if rest[j] == '\\' {
+				j++
+			}
+			j++
+		}
+		if j >= len(rest) {
+			return false
+		}
+		rest = rest[j+1:]
+	} else { // a number
+		j := 0
+		for j < len(rest) && strings.IndexByte("-+.0123456789eE", rest[j]) >= 0 {
+			j++
+		}
+		rest = rest[j:]
+	}
+	return bytes.HasPrefix(rest, []byte(`,"result":`)) || bytes.HasPrefix(rest, []byte(`,"error":`))
+}
+
+// Flush implements http.Flusher.
+func (w *deadlineWriter) Flush() { _ = w.FlushError() }
+
+// Unwrap returns the underlying writer (for http.ResponseController).
+func (w *deadlineWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// WriteRefusal writes a request the front door refused before the MCP
+// handler read it (RequestGuard: 403, 415; an envelope refused by
+// checkEnvelope) as a JSON-RPC error response with a null id: HTTP status
+// with {"jsonrpc":"2.0","id":null,"error":{"code":CODE,"message":MSG}}.
+func WriteRefusal(w http.ResponseWriter, status, code int, msg string) {
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": msg}})
+	httpguard.Write(w, status, httpguard.JSON, b, httpguard.DefaultWriteTimeout)
+}

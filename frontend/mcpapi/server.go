@@ -1,0 +1,276 @@
+package mcpapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/tasks"
+	"github.com/opentool-host/opentool-host/internal/version"
+)
+
+// Name is the server name in the MCP Implementation (serverInfo) this
+// package announces; its version is internal/version.Version.
+const Name = "opentool-host"
+
+// Config configures a Server. Zero fields take the defaults listed.
+type Config struct {
+	// MaxResultBytes caps the JSON a streaming function's collected items
+	// may add up to, in bytes ({"items":[...]} included); past it the
+	// call ends (the plugin is told to cancel) with an isError result of
+	// kind result_rejected. Default host.DefaultMaxResultBytes (16 MiB);
+	// give the host's Config.MaxResultBytes (--max-result).
+	MaxResultBytes int64
+	// Logger receives tool-list changes, host-side call failures and
+	// functions whose definitions could not be converted. Default: no
+	// logging.
+	Logger hclog.Logger
+	// Tasks, when set, serves the MCP Tasks extension with it
+	// (io.modelcontextprotocol/tasks, tasks.go): a tools/call that opts in
+	// and outlives its After is answered with a task; nil: no extension.
+	Tasks *tasks.Manager
+}
+
+// Server is an MCP server whose tools are the functions a host serves.
+// Create it with New; it is safe for concurrent use. Serve it over
+// streamable HTTP with Handler or over another transport (stdio) through
+// MCP, and keep its tools in step with the host with Follow.
+type Server struct {
+	h   *host.Host
+	cfg Config
+	srv *mcp.Server
+
+	down     context.Context    // done once Shutdown is called
+	shutdown context.CancelFunc // ends down
+
+	inflight inflight    // stateless calls in flight, for notifications/cancelled (cancel.go)
+	listens  taskListens // listen streams that agreed to task ids (tasknotify.go)
+	held     heldCalls   // calls of 2026-07-28 clients across rounds (inputrequired.go)
+
+	mu      sync.Mutex        // one sync at a time; guards the fields below
+	tools   map[string]string // served tool name → fingerprint
+	bad     map[string]string // function name → why it is not served (logged once)
+	changes int               // tools added, replaced or removed so far
+
+	// served maps each served tool to its function, for the key check of
+	// a task (tasks.go: callable); replaced whole by sync.
+	served atomic.Pointer[map[string]host.FunctionInfo]
+	// defs maps each served tool that is an MCP server's to the
+	// definition tools/list shows (verbatim); replaced whole by sync.
+	defs atomic.Pointer[map[string]json.RawMessage]
+
+	// cat is what syncCatalog served (guarded by mu); catPlugins maps
+	// each served catalog item to its plugin, for per-key filtering
+	// (catalog.go); subs counts the sessions subscribed to each URI.
+	cat        catalogState
+	catPlugins atomic.Pointer[map[string]string]
+	subs       subscriptions
+
+	// logs are the sessions that asked for log messages (logs.go).
+	logs logSessions
+}
+
+// New returns a Server for h with the tools, resources, resource
+// templates and prompts h serves now. Its MCP Implementation is Name and
+// internal/version.Version; it declares the tools, resources (with
+// subscribe), prompts, completions and logging capabilities, with
+// listChanged, even while none is served, since they come and go with
+// plugins.
+func New(h *host.Host, cfg Config) *Server {
+	if cfg.MaxResultBytes <= 0 {
+		cfg.MaxResultBytes = host.DefaultMaxResultBytes
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	s := &Server{h: h, cfg: cfg, tools: map[string]string{}, bad: map[string]string{}, cat: catalogState{served: map[string]string{}}}
+	s.down, s.shutdown = context.WithCancel(context.Background())
+	caps := &mcp.ServerCapabilities{
+		// Resources, prompts and completion come from the plugins'
+		// catalogs (catalog.go), logging from their log messages
+		// (exchange.go); all come and go with plugins.
+		Tools:       &mcp.ToolCapabilities{ListChanged: true},
+		Resources:   &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
+		Prompts:     &mcp.PromptCapabilities{ListChanged: true},
+		Completions: &mcp.CompletionCapabilities{},
+		Logging:     &mcp.LoggingCapabilities{},
+	}
+	if cfg.Tasks != nil {
+		caps.AddExtension(TasksExtension, nil)
+	}
+	s.srv = mcp.NewServer(&mcp.Implementation{Name: Name, Version: version.Version}, &mcp.ServerOptions{
+		Capabilities:       caps,
+		CompletionHandler:  s.complete,
+		SubscribeHandler:   s.subscribe,
+		UnsubscribeHandler: s.unsubscribe,
+	})
+	if cfg.Tasks != nil {
+		s.addTasks() // before access: middleware added later runs first
+	}
+	s.srv.AddReceivingMiddleware(s.accessMiddleware)
+	h.OnResourceUpdated(s.resourceUpdated)
+	h.OnLogMessage(s.logMessage)
+	s.sync()
+	return s
+}
+
+// MCP returns the SDK server, for the transports Handler does not
+// cover: s.MCP().Connect(ctx, &mcp.StdioTransport{}, nil) serves one
+// client on stdin and stdout.
+func (s *Server) MCP() *mcp.Server { return s.srv }
+
+// Shutdown ends the HTTP streams that only wait for server messages (a
+// session's GET stream, a subscriptions/listen POST), now and from then
+// on, so that http.Server.Shutdown does not wait for them until its
+// deadline; calls in flight go on. Register it with
+// http.Server.RegisterOnShutdown. It is safe to call more than once.
+func (s *Server) Shutdown() { s.shutdown() }
+
+// Sync brings the tools in line with the host's functions now, as Follow
+// does on each change but asynchronously: call it once the host's plugins
+// have started (frontdoor: before readiness turns ready and "serving" is
+// logged), so that a client told the host serves finds every tool on
+// /mcp at once.
+func (s *Server) Sync() { s.sync() }
+
+// Follow keeps the tools in step with the host until ctx ends: each time
+// host.Host.Changed closes it adds new tools, replaces changed ones and
+// removes gone ones. The SDK then sends notifications/tools/list_changed
+// (MCP "Tools", "List Changed Notification") to the sessions that listen;
+// when the definitions are the same nothing is touched and nothing is
+// sent.
+func (s *Server) Follow(ctx context.Context) {
+	for {
+		changed := s.h.Changed()
+		s.sync()
+		select {
+		case <-ctx.Done():
+			return
+		case <-changed:
+		}
+	}
+}
+
+// sync brings the tool list in line with the host's functions and
+// returns how many tools it added, replaced or removed.
+func (s *Server) sync() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	seen := map[string]bool{}
+	// What the task middleware may run as a task (callable) is in place
+	// before a new tool reaches the SDK, so that no call finds the tool
+	// without it.
+	served := map[string]host.FunctionInfo{}
+	defs := map[string]json.RawMessage{}
+	type tool struct {
+		fi  host.FunctionInfo
+		t   *mcp.Tool
+		def json.RawMessage
+	}
+	var tools []tool
+	for _, fi := range s.h.Functions() {
+		if t := s.tool(fi); t != nil {
+			def := s.verbatim(fi)
+			tools = append(tools, tool{fi, t, def})
+			served[t.Name] = fi
+			if def != nil {
+				defs[t.Name] = def
+			}
+		}
+	}
+	s.served.Store(&served)
+	s.defs.Store(&defs)
+	n := 0
+	for _, tl := range tools {
+		fi, t := tl.fi, tl.t
+		seen[t.Name] = true
+		fp := fingerprint(t, tl.def)
+		if s.tools[t.Name] == fp {
+			continue
+		}
+		if err := s.add(t); err != nil {
+			delete(seen, t.Name)
+			if s.bad[t.Name] != err.Error() {
+				s.bad[t.Name] = err.Error()
+				s.cfg.Logger.Error("function not served over MCP: the MCP SDK refuses its definition", "plugin", fi.Plugin, "function", t.Name, "error", err)
+			}
+			continue
+		}
+		s.tools[t.Name] = fp
+		delete(s.bad, t.Name)
+		s.cfg.Logger.Debug("MCP tool served", "tool", t.Name, "plugin", fi.Plugin)
+		n++
+	}
+	var gone []string
+	for name := range s.tools {
+		if !seen[name] {
+			gone = append(gone, name)
+			delete(s.tools, name)
+		}
+	}
+	if len(gone) > 0 {
+		s.srv.RemoveTools(gone...)
+		s.cfg.Logger.Debug("MCP tools removed", "tools", gone)
+	}
+	n += len(gone)
+	n += s.syncCatalog()
+	s.changes += n
+	return n
+}
+
+// add serves t. The SDK panics on definitions it refuses (an input schema
+// whose type is not "object", an invalid x-mcp-header annotation, SEP-2243):
+// that is an error here, and the tool is not served (a tool of the same
+// name served before is removed). Callers hold s.mu.
+func (s *Server) add(t *mcp.Tool) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+			if _, ok := s.tools[t.Name]; ok {
+				delete(s.tools, t.Name)
+				s.srv.RemoveTools(t.Name)
+			}
+		}
+	}()
+	s.srv.AddTool(t, s.handler(t.Name))
+	return nil
+}
+
+// verbatim returns the definition tools/list shows of fi when it is an
+// MCP server's (verbatim), else nil; one that cannot be served as the
+// server wrote it is logged once and fi gets the definition toolOf
+// builds. Callers hold s.mu.
+func (s *Server) verbatim(fi host.FunctionInfo) json.RawMessage {
+	def, err := verbatim(fi.Function)
+	k := "mcpTool\x00" + fi.Function.Name
+	if err == nil {
+		delete(s.bad, k)
+		return def
+	}
+	if s.bad[k] != err.Error() {
+		s.bad[k] = err.Error()
+		s.cfg.Logger.Warn("MCP tool listed with the definition the host builds, not its server's own", "plugin", fi.Plugin, "error", err)
+	}
+	return nil
+}
+
+// tool returns the definition of fi, or nil (logged once per reason)
+// when its parameters do not convert. Callers hold s.mu.
+func (s *Server) tool(fi host.FunctionInfo) *mcp.Tool {
+	t, err := toolOf(fi)
+	name := fi.Function.Name
+	if err == nil {
+		return t
+	}
+	if s.bad[name] != err.Error() {
+		s.bad[name] = err.Error()
+		s.cfg.Logger.Error("function not served over MCP: its parameters do not convert", "plugin", fi.Plugin, "error", err)
+	}
+	return nil
+}

@@ -1,0 +1,296 @@
+package mcpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/opentool-host/opentool-host/frontend/keyview"
+	"github.com/opentool-host/opentool-host/host/access"
+	"github.com/opentool-host/opentool-host/host/tasks"
+	"github.com/opentool-host/opentool-host/host/tasks/mcptasks"
+)
+
+// The MCP Tasks extension (io.modelcontextprotocol/tasks,
+// https://github.com/modelcontextprotocol/ext-tasks) on /mcp, with
+// Config.Tasks: a long tools/call is answered with a task handle that the
+// client polls, kept by package tasks so that replicas sharing a task
+// store answer for each other's tasks. The SDK knows nothing of tasks:
+// the capability is a server extension, tools/call goes through a
+// receiving middleware (taskMiddleware, inside accessMiddleware, so the
+// caller's grant is on its context), and tasks/get, tasks/update and
+// tasks/cancel are custom methods (mcp.AddReceivingCustomMethod).
+//
+//	extension section             here
+//	Capability Negotiation        initialize and server/discover declare
+//	                              capabilities.extensions[TasksExtension];
+//	                              a request opts in with
+//	                              _meta["io.modelcontextprotocol/clientCapabilities"]
+//	                              .extensions[TasksExtension] (mcptasks.Allows), and
+//	                              only a request that does gets a task,
+//	                              whatever the session declared
+//	Task Creation                 a tools/call that opted in and has not ended
+//	                              within --task-after (tasks.Manager.StartAfter)
+//	                              is answered with a CreateTaskResult
+//	                              (resultType "task", taskId, status,
+//	                              createdAt, lastUpdatedAt, ttlMs,
+//	                              pollIntervalMs) once the task is stored;
+//	                              the call goes on in the plugin, detached
+//	                              from the request. One that ends sooner is
+//	                              answered as without the opt-in; so is a
+//	                              call of a tool the key cannot call (the
+//	                              usual unknown-tool error)
+//	Task Polling                  tasks/get: the DetailedTask, resultType
+//	                              "complete"; completed carries the
+//	                              CallToolResult tools/call would have
+//	                              returned (isError results included),
+//	                              failed the JSON-RPC error (-32603 when the
+//	                              replica running the call died: its lease ran
+//	                              out), cancelled its reason
+//	Task Cancellation             tasks/cancel: an empty acknowledgement;
+//	                              the call is cancelled in the plugin (at
+//	                              once on this replica, at the running
+//	                              replica's next lease renewal on another)
+//	Task Update Requests          tasks/update: acknowledged; the host never
+//	                              asks for input (input_required), so no key
+//	                              is outstanding and every response is
+//	                              ignored, as the section says. Once the call
+//	                              is a task its request is answered: the
+//	                              plugin's progress and log messages are
+//	                              dropped, its requests to the client
+//	                              (exchange.go) fail (the SDK refuses a
+//	                              write to a finished request's stream)
+//	Task Status Notifications     notifications/tasks on a subscriptions/listen
+//	                              stream whose params.notifications.taskIds
+//	                              names tasks of the key and whose _meta opts
+//	                              in (tasknotify.go): acknowledged with the
+//	                              agreed ids, one notification (the
+//	                              DetailedTask of tasks/get) when each ends
+//	                              on this replica; -32021 without the opt-in
+//	Error Handling                an unknown, expired, malformed or other
+//	                              key's or front end's task id: -32602; a
+//	                              store that fails: -32603; tasks/* without
+//	                              the opt-in in its _meta: -32021 with
+//	                              data.requiredCapabilities
+//	Security Considerations       ids are 128 random bits (tasks.Record.ID);
+//	                              a task exists only for the API key that
+//	                              created it; each tasks/* request passes the
+//	                              key and rate checks of every request
+//
+// The host has no function that requires a task: a tool that an MCP
+// server behind the host marks execution.taskSupport "required" is
+// called as a task by its adapter (package mcpadapter, tasks.go) and is
+// a plain tool here, listed without execution; so tools/call never
+// answers -32021.
+// notifications/tasks goes around the SDK, onto the listen stream's
+// HTTP writer: the MCP Go SDK v1.8.0 gives a server no way to send a
+// notification it does not define (ServerSession sends only its own
+// kinds), nor a place for taskIds in subscriptions/listen.
+
+// TasksExtension is the extension's identifier (extension, "Extension
+// Identifier"): the key of capabilities.extensions in initialize and
+// server/discover, and of the client's per-request capabilities.
+const TasksExtension = mcptasks.Extension
+
+// CodeMissingRequiredClientCapability is the JSON-RPC error code of a
+// tasks/get, tasks/update or tasks/cancel from a client that did not
+// declare the extension on the request (extension, "Capability
+// Negotiation" and "Error Handling").
+const CodeMissingRequiredClientCapability = mcptasks.CodeMissingRequiredClientCapability
+
+// FrontEnd is the name of this front end in task records
+// (tasks.Origin.FrontEnd): tasks/get answers only for tasks started here
+// (another front end's result has another shape).
+const FrontEnd = "mcp"
+
+// addTasks serves the extension with s.cfg.Tasks: the capability is in
+// the server options already (New); this adds the tools/call middleware
+// and the tasks/* methods. Call it before the access middleware is
+// added, so that access runs first.
+func (s *Server) addTasks() {
+	s.srv.AddReceivingMiddleware(s.taskMiddleware)
+	must := func(err error) {
+		if err != nil {
+			panic(err) // only for a standard method's name: a bug here
+		}
+	}
+	must(mcp.AddReceivingCustomMethod(s.srv, mcptasks.MethodGet, s.tasksGet))
+	must(mcp.AddReceivingCustomMethod(s.srv, mcptasks.MethodCancel, s.tasksCancel))
+	must(mcp.AddReceivingCustomMethod(s.srv, mcptasks.MethodUpdate, s.tasksUpdate))
+	s.srv.AddReceivingMiddleware(s.listenMiddleware)
+	s.cfg.Tasks.Watch(s.taskEnded) // for the Server's life, as the Manager's
+}
+
+// taskMiddleware runs a tools/call that opted in as a task when it
+// outlives --task-after; every other request passes as it is.
+func (s *Server) taskMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method != "tools/call" {
+			return next(ctx, method, req)
+		}
+		cr, ok := req.(*mcp.CallToolRequest)
+		if !ok || cr.Params == nil || !mcptasks.Allows(cr.Params.Meta) || !s.callable(ctx, cr.Params.Name) {
+			return next(ctx, method, req)
+		}
+		return s.callAsTask(ctx, next, method, cr)
+	}
+}
+
+// callable reports whether the caller of ctx may call tool name as
+// served now; a call of any other is answered plainly (unknown tool).
+func (s *Server) callable(ctx context.Context, name string) bool {
+	m := s.served.Load()
+	if m == nil {
+		return false
+	}
+	fi, ok := (*m)[name]
+	return ok && keyview.MayCall(ctx, fi)
+}
+
+// callAsTask runs tools/call req through next (the SDK's call path and
+// Server.handler) under tasks.Manager.StartAfter: answered as is when it
+// ends within --task-after, else with a CreateTaskResult while it goes
+// on. Until it becomes a task, the request's end (the client gone, its
+// notifications/cancelled) cancels it as any call; after, only
+// tasks/cancel, the key's revocation or the host's shutdown do.
+func (s *Server) callAsTask(ctx context.Context, next mcp.MethodHandler, method string, req *mcp.CallToolRequest) (mcp.Result, error) {
+	ctx, stop := withRequestCancel(ctx) // a stateless POST's end ends the call until it is a task
+	defer stop()
+	owner := access.GrantFrom(ctx).Name()
+	name := req.Params.Name
+	var (
+		plain    mcp.Result // what next returned, for a call answered as is
+		plainErr error
+	)
+	run := func(ctx context.Context) (json.RawMessage, error) {
+		// The call may outlive the request: the POST's end must not
+		// end it (withRequestCancel in the handler), the key's
+		// revocation must.
+		ctx = context.WithValue(ctx, requestKey{}, nil)
+		ctx, unbind := access.UntilRevoked(ctx)
+		defer unbind()
+		res, err := next(ctx, method, req)
+		plain, plainErr = res, err
+		switch {
+		case ctx.Err() != nil:
+			return nil, context.Cause(ctx)
+		case err != nil:
+			return nil, taskError(err)
+		}
+		return json.Marshal(res)
+	}
+	origin := tasks.Origin{FrontEnd: FrontEnd, Function: name}
+	_, rec, _ := s.cfg.Tasks.StartAfter(ctx, owner, origin, s.cfg.Tasks.After(), run)
+	if rec == nil {
+		return plain, plainErr // run ended: StartAfter waited for it
+	}
+	s.cfg.Logger.Debug("MCP call became a task", "tool", name, "task", rec.ID, "key", owner)
+	return &mcptasks.TaskResult{ResultType: mcptasks.ResultTypeTask, Detailed: rec.Detailed()}, nil
+}
+
+// taskError is a call's error as the task's JSON-RPC error (extension,
+// "Task Execution Errors"): the SDK's own JSON-RPC errors (unknown tool)
+// as they are, any other -32603 with its text.
+func taskError(err error) error {
+	var je *jsonrpc.Error
+	if errors.As(err, &je) {
+		return &tasks.RPCError{Code: int(je.Code), Message: je.Message, Data: je.Data}
+	}
+	return &tasks.RPCError{Code: int(jsonrpc.CodeInternalError), Message: err.Error()}
+}
+
+// lookupTask returns task taskID as the caller of ctx may see it, or the
+// JSON-RPC error to answer method with (taskError): -32021 when meta does
+// not declare the extension.
+func (s *Server) lookupTask(ctx context.Context, method string, taskID string, meta map[string]any) (tasks.Record, error) {
+	if !mcptasks.Allows(meta) {
+		return tasks.Record{}, mcptasks.MissingCapability(method)
+	}
+	if !validTaskID(taskID) {
+		return tasks.Record{}, s.storeError(method, taskID, tasks.ErrNotFound)
+	}
+	rec, err := s.cfg.Tasks.Get(ctx, access.GrantFrom(ctx).Name(), taskID)
+	if err == nil && rec.Origin.FrontEnd != FrontEnd {
+		err = tasks.ErrNotFound // another front end's: its result has another shape
+	}
+	if err != nil {
+		return tasks.Record{}, s.storeError(method, taskID, err)
+	}
+	return rec, nil
+}
+
+// storeError is the JSON-RPC error of a task look-up that failed with
+// err (extension, "Error Handling"): -32602 for a task the key cannot
+// see (absent, expired, another key's or front end's, not an id), -32603
+// for a store that failed (logged).
+func (s *Server) storeError(method, taskID string, err error) error {
+	if errors.Is(err, tasks.ErrNotFound) {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+			Message: fmt.Sprintf("Failed to retrieve task: Task not found: %q (no such task for this API key, or it expired)", taskID)}
+	}
+	s.cfg.Logger.Error("task store failed", "method", method, "task", taskID, "error", err)
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error: the task store failed; try again"}
+}
+
+// validTaskID reports whether id has the form of a task id (32 lower-case
+// hex digits, tasks.Record.ID).
+func validTaskID(id string) bool {
+	if len(id) != 32 {
+		return false
+	}
+	for _, c := range id {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// tasksGet serves tasks/get (extension, "Task Polling").
+func (s *Server) tasksGet(ctx context.Context, _ *mcp.ServerSession, p *mcptasks.TaskParams) (*mcptasks.TaskResult, error) {
+	if p == nil {
+		p = &mcptasks.TaskParams{}
+	}
+	rec, err := s.lookupTask(ctx, mcptasks.MethodGet, p.TaskID, p.Meta)
+	if err != nil {
+		return nil, err
+	}
+	return &mcptasks.TaskResult{ResultType: mcptasks.ResultTypeComplete, Detailed: rec.Detailed()}, nil
+}
+
+// tasksCancel serves tasks/cancel (extension, "Task Cancellation"):
+// tasks.Manager.Cancel, cooperative and eventually consistent; an ended
+// task is left as it is.
+func (s *Server) tasksCancel(ctx context.Context, _ *mcp.ServerSession, p *mcptasks.TaskParams) (*mcptasks.AckResult, error) {
+	if p == nil {
+		p = &mcptasks.TaskParams{}
+	}
+	rec, err := s.lookupTask(ctx, mcptasks.MethodCancel, p.TaskID, p.Meta)
+	if err != nil {
+		return nil, err
+	}
+	if !rec.Status.Terminal() {
+		if err := s.cfg.Tasks.Cancel(ctx, rec.Owner, rec.ID); err != nil {
+			return nil, s.storeError(mcptasks.MethodCancel, rec.ID, err)
+		}
+		s.cfg.Logger.Debug("MCP task cancel requested", "task", rec.ID, "key", rec.Owner)
+	}
+	return &mcptasks.AckResult{ResultType: mcptasks.ResultTypeComplete}, nil
+}
+
+// tasksUpdate serves tasks/update (extension, "Task Update Requests"):
+// the host's tasks never ask for input, so no key is outstanding and the
+// responses are ignored; the task must exist for the key.
+func (s *Server) tasksUpdate(ctx context.Context, _ *mcp.ServerSession, p *mcptasks.UpdateTaskParams) (*mcptasks.AckResult, error) {
+	if p == nil {
+		p = &mcptasks.UpdateTaskParams{}
+	}
+	if _, err := s.lookupTask(ctx, mcptasks.MethodUpdate, p.TaskID, p.Meta); err != nil {
+		return nil, err
+	}
+	return &mcptasks.AckResult{ResultType: mcptasks.ResultTypeComplete}, nil
+}

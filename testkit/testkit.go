@@ -1,0 +1,143 @@
+// Package testkit builds real plugin binaries for tests and starts real
+// hosts on loopback. Only tests import it.
+package testkit
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/opentool-host/opentool-host/bench/harness"
+)
+
+var (
+	buildDirOnce sync.Once
+	buildDir     string
+	buildDirErr  error
+)
+
+// RepoRoot returns the repository root (the folder holding go.mod).
+func RepoRoot(t testing.TB) string { return harness.RepoRoot() }
+
+// Build builds the main package pkg (a path relative to the repository
+// root, e.g. "./plugins/mock") once per test binary (harness.Build) and
+// returns the path of the binary.
+func Build(t testing.TB, pkg string) string {
+	t.Helper()
+	buildDirOnce.Do(func() { buildDir, buildDirErr = os.MkdirTemp("", "opentool-test-bin-") })
+	if buildDirErr != nil {
+		t.Fatal(buildDirErr)
+	}
+	bin, err := harness.Build(pkg, buildDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// InstallPlugin copies the binary of pkg into dir as opentool-plugin-NAME
+// (mode 0755) and returns its path. The copy is written to a temp name and
+// renamed into place, as a careful deploy would.
+func InstallPlugin(t testing.TB, dir, name, pkg string) string {
+	t.Helper()
+	dst := filepath.Join(dir, "opentool-plugin-"+name)
+	CopyFile(t, Build(t, pkg), dst, 0o755)
+	return dst
+}
+
+// CopyFile copies src to dst through a temp file and a rename.
+func CopyFile(t testing.TB, src, dst string, mode os.FileMode) {
+	t.Helper()
+	in, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	tmp := filepath.Join(filepath.Dir(dst), "."+filepath.Base(dst)+".tmp")
+	out, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, mode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(tmp, mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Logger returns an hclog logger that writes to t.Log at the level given
+// by OPENTOOL_TEST_LOG (default "warn").
+func Logger(t testing.TB) hclog.Logger {
+	lvl := hclog.LevelFromString(os.Getenv("OPENTOOL_TEST_LOG"))
+	if lvl == hclog.NoLevel {
+		lvl = hclog.Warn
+	}
+	return hclog.New(&hclog.LoggerOptions{Name: "test", Level: lvl, Output: &tWriter{t: t}, Color: hclog.ColorOff})
+}
+
+type tWriter struct {
+	t  testing.TB
+	mu sync.Mutex
+}
+
+// Write implements io.Writer by logging p to the test.
+func (w *tWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	defer func() { _ = recover() }() // logging after the test ended
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// FreeAddr returns a free 127.0.0.1:PORT.
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	addr, err := harness.FreeAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return addr
+}
+
+// Serve serves h on a free loopback port until the test ends and returns
+// the base URL "http://127.0.0.1:PORT".
+func Serve(t testing.TB, h http.Handler) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+	})
+	return "http://" + ln.Addr().String()
+}
+
+// Eventually polls cond every 10 ms (harness.Poll) until it is true or
+// timeout passes, then fails the test with msg.
+func Eventually(t testing.TB, timeout time.Duration, msg string, cond func() bool) {
+	t.Helper()
+	if _, err := harness.Poll(timeout, 10*time.Millisecond, cond); err != nil {
+		t.Fatalf("timed out after %v: %s", timeout, msg)
+	}
+}
