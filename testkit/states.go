@@ -9,7 +9,7 @@ import (
 	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
 
-// StatesBackend is an httpapi.Backend whose plugins are in the states
+// StatesBackend is an opentoolapi.Backend whose plugins are in the states
 // given to Set (named a, b, c, ...); it serves no function.
 type StatesBackend struct {
 	mu     sync.Mutex

@@ -164,7 +164,7 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// InProcess is a host.Host with httpapi served on loopback in this
+// InProcess is a host.Host with opentoolapi served on loopback in this
 // process, so that goroutines can be counted (and the race detector sees
 // the host).
 type InProcess struct {

@@ -1,5 +1,5 @@
 // Package httpguard is what every HTTP front end of the host (the
-// OpenTool API in httpapi, Open Tool Calling in otc, and later MCP) does
+// OpenTool API in opentoolapi, Open Tool Calling in otc, and later MCP) does
 // the same way, so that they cannot disagree: API key authentication
 // (auth.go), the request body rules (ReadBody: Content-Type and size
 // limit) and the response write deadline (Write, SetWriteDeadline).

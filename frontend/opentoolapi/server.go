@@ -1,4 +1,4 @@
-// Package httpapi serves a Host over HTTP: the OpenTool API under
+// Package opentoolapi serves a Host over HTTP: the OpenTool API under
 // /opentool (client/server protocol 1.0.0, sections 1-3), its task
 // extension (tasks.go: long calls answered with a task to poll at
 // /opentool/tasks/{id}) and GET /health.

@@ -3,7 +3,7 @@
 // (what a request costs of its key's rate limit, whether it holds a
 // stream open, whether its results stay charged until written, how a
 // refusal is written in its protocol, whether it is public). Front ends
-// (httpapi, otc, mcpapi, statusui, metrics) return their routes as a
+// (opentoolapi, otc, mcpapi, statusui, metrics) return their routes as a
 // []Route; package frontdoor builds the mux and the whole chain from
 // them, and knows no path of its own.
 package route

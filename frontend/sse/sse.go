@@ -1,6 +1,6 @@
 // Package sse writes server-sent events (HTML Living Standard, "Server-sent
 // events", text/event-stream) for every stream the host's own front ends
-// serve: /opentool/streamCall (httpapi) and /events (statusui). (/mcp's
+// serve: /opentool/streamCall (opentoolapi) and /events (statusui). (/mcp's
 // streams are the MCP SDK's.) One frame is built in a caller's buffer and
 // written in one Write under the response's write deadline, then flushed:
 // the reference Dart client loses frames split across reads, and a client

@@ -1,4 +1,4 @@
-// Package catalog answers one question for every front end: what may the
+// Package keyview answers one question for every front end: what may the
 // API key of this request see of the host? A View holds the answer for
 // one request: the functions the key may call, the plugins serving one of
 // them, and of each such plugin's status only what is the key's to see;
