@@ -15,6 +15,11 @@ import (
 // prerelease, every scenario (as editions[1]).
 var fixturesEdition = editions[1]
 
+// fixturesTaskAfter is the host's --task-after in TestConformanceFixtures:
+// well inside the suite's slow_compute of 1 s (the default, 1 s, races it)
+// and well above a call of 0 s.
+const fixturesTaskAfter = 400 * time.Millisecond
+
 // TestConformanceFixtures runs the prerelease suite (--suite all) against
 // the host serving its own fixtures (testdata/fixtures built as
 // opentool-plugin-fixtures: the suite's tools, resources and prompts as a
@@ -45,7 +50,10 @@ func TestConformanceFixtures(t *testing.T) {
 	targets := [][]string{{targetHost}, {targetStateless, "--mcp-stateless"}}
 	runs := make([]Run, len(targets))
 	for i, tr := range targets {
-		h := startHost(t, host, plugins, filepath.Join(tmp, "state-"+tr[0]), "fixtures", tr[1:]...)
+		// A call that allows a task is one after fixturesTaskAfter: the
+		// suite's slow_compute of 1 s is a task, that of 0 s is not.
+		flags := append([]string{"--task-after", fixturesTaskAfter.String()}, tr[1:]...)
+		h := startHost(t, host, plugins, filepath.Join(tmp, "state-"+tr[0]), "fixtures", flags...)
 		runs[i] = s.run(t, tr[0], h.url+"/mcp")
 		h.stop(t)
 	}
