@@ -13,6 +13,12 @@
 // file (known-failures.txt, known-failures-next.txt), which must fail
 // there: the lists only shrink.
 //
+// fixtures_test.go runs the prerelease against the host serving its own
+// fixtures (testdata/fixtures: the suite's tools, resources and prompts as
+// a Go SDK plugin, opentool-plugin-fixtures), with sessions and with
+// --mcp-stateless. There is no baseline: every check must pass (Expect)
+// but those listed in known-failures-fixtures.txt, which must fail.
+//
 // This file reads what the suite writes and compares the runs.
 package conformance
 
