@@ -112,7 +112,7 @@ func TestConformance(t *testing.T) {
 	plugins := filepath.Join(tmp, "plugins")
 	declare(t, plugins, everything)
 	for n, hr := range [][]string{{targetHost}, {targetStateless, "--mcp-stateless"}} {
-		h := startHost(t, host, plugins, filepath.Join(tmp, "state-"+strconv.Itoa(n)), hr[1:]...)
+		h := startHost(t, host, plugins, filepath.Join(tmp, "state-"+strconv.Itoa(n)), "everything", hr[1:]...)
 		each(hr[0], h.url+"/mcp", all)
 		h.stop(t)
 	}

@@ -180,8 +180,8 @@ type hostProc struct {
 
 // startHost starts `bin run` serving the plugins folder dir on a free
 // loopback port with extra flags, and waits until GET /health?ready=1 is
-// 200 and the plugin everything is ready.
-func startHost(t *testing.T, bin, dir, stateDir string, extra ...string) *hostProc {
+// 200 and the plugin named plugin is ready.
+func startHost(t *testing.T, bin, dir, stateDir, plugin string, extra ...string) *hostProc {
 	t.Helper()
 	addr := testkit.FreeAddr(t)
 	if err := os.MkdirAll(stateDir, 0o755); err != nil {
@@ -223,11 +223,11 @@ func startHost(t *testing.T, bin, dir, stateDir string, extra ...string) *hostPr
 		t.Fatalf("GET /health: %v", err)
 	}
 	for _, p := range health.Plugins {
-		if p.Name == "everything" && p.State == "ready" {
+		if p.Name == plugin && p.State == "ready" {
 			return h
 		}
 	}
-	t.Fatalf("%s: the plugin everything is not ready: /health plugins %+v\n%s", name, health.Plugins, tail(logs.String(), 4096))
+	t.Fatalf("%s: the plugin %s is not ready: /health plugins %+v\n%s", name, plugin, health.Plugins, tail(logs.String(), 4096))
 	return nil
 }
 

@@ -13,6 +13,12 @@
 // file (known-failures.txt, known-failures-next.txt), which must fail
 // there: the lists only shrink.
 //
+// fixtures_test.go runs the prerelease against the host serving its own
+// fixtures (testdata/fixtures: the suite's tools, resources and prompts as
+// a Go SDK plugin, opentool-plugin-fixtures), with sessions and with
+// --mcp-stateless. There is no baseline: every check must pass (Expect)
+// but those listed in known-failures-fixtures.txt, which must fail.
+//
 // This file reads what the suite writes and compares the runs.
 package conformance
 
@@ -36,6 +42,9 @@ const (
 	// StatusWarning is a recommendation not followed (the suite's exit
 	// code counts it as a failure; its summary does not).
 	StatusWarning = "WARNING"
+	// StatusSkipped is a check the suite found not applicable (e.g. an
+	// extension the server does not declare); neither passed nor failed.
+	StatusSkipped = "SKIPPED"
 	// StatusInfo is a record of what was sent or received, not a check.
 	StatusInfo = "INFO"
 	// StatusMissing is not the suite's: the check did not appear in a run
@@ -414,4 +423,34 @@ func cellOf(status string) string {
 		return "warn"
 	}
 	return strings.ToLower(status)
+}
+
+// Expect holds a run with no baseline (the host serving its own fixtures,
+// which implement every scenario) to known: it returns one problem for
+// every check of run that does not pass (nor was skipped as not
+// applicable, StatusSkipped) without being listed in known for target, for
+// every listed check that passes, and for every listed check the run does
+// not have.
+func Expect(run Run, target string, known []KnownFailure) []string {
+	var problems []string
+	listed := map[string]bool{}
+	for _, k := range known {
+		if !k.AppliesTo(target) {
+			continue
+		}
+		listed[k.Check] = true
+		c, ok := run.Checks[k.Check]
+		switch {
+		case !ok:
+			problems = append(problems, fmt.Sprintf("%s:%d lists %s for %s, which the run does not have: remove it", k.File, k.Line, k.Check, target))
+		case c.Passed():
+			problems = append(problems, fmt.Sprintf("%s now passes (%s): remove it from %s (line %d: %s)", k.Check, target, k.File, k.Line, k.Reason))
+		}
+	}
+	for _, name := range run.Names {
+		if c := run.Checks[name]; !c.Passed() && c.Status != StatusSkipped && !listed[name] {
+			problems = append(problems, fmt.Sprintf("%s fails (%s): %s %s (fix the host or the fixture, or list it in the known failures with the reason)", name, target, c.Status, clip(c.Message, 300)))
+		}
+	}
+	return problems
 }

@@ -157,3 +157,33 @@ func TestBest(t *testing.T) {
 		t.Errorf("passed %d, want 2", best.Passed())
 	}
 }
+
+func TestExpect(t *testing.T) {
+	run := Run{Names: []string{"ok", "listed", "listed-passes", "unlisted", "skipped", "stateless-only"}, Checks: map[string]Check{
+		"ok":             {Status: StatusSuccess},
+		"listed":         {Status: StatusFailure},
+		"listed-passes":  {Status: StatusSuccess},
+		"unlisted":       {Status: StatusWarning, Message: "no retry"},
+		"skipped":        {Status: StatusSkipped},
+		"stateless-only": {Status: StatusFailure},
+	}}
+	known := []KnownFailure{
+		{Check: "listed", Reason: "r", Line: 1, File: "k.txt"},
+		{Check: "listed-passes", Reason: "r", Line: 2, File: "k.txt"},
+		{Check: "absent", Reason: "r", Line: 3, File: "k.txt"},
+		{Check: "stateless-only", Targets: []string{targetStateless}, Reason: "r", Line: 4, File: "k.txt"},
+	}
+	got := Expect(run, targetHost, known)
+	want := []string{"listed-passes now passes", "k.txt:3 lists absent", "unlisted fails (host): WARNING no retry", "stateless-only fails (host)"}
+	if len(got) != len(want) {
+		t.Fatalf("Expect = %q, want %d problems", got, len(want))
+	}
+	for i, w := range want {
+		if !strings.Contains(got[i], w) {
+			t.Errorf("problem %d = %q, want it to contain %q", i, got[i], w)
+		}
+	}
+	if got := Expect(run, targetStateless, known[3:]); len(got) != 2 {
+		t.Errorf("Expect(host+stateless) = %q, want listed and unlisted as unlisted failures only", got)
+	}
+}
