@@ -197,7 +197,7 @@ func TestRunServesExamplePluginsOverHTTP(t *testing.T) {
 		{`{"jsonrpc":"2.0","method":"run","id":"6"}`, `"error":{"code":500`},
 		{`{"jsonrpc":"2.0","method":"add","params":{"a":2,"b":3},"id":"7"}`, `"result":{"result":5}`},
 		{`{"jsonrpc":"2.0","method":"divide","params":{"a":2,"b":0},"id":"8"}`, `"error":{"code":400`},
-		{`{"jsonrpc":"2.0","method":"read_file","params":{"path":"../../etc/passwd"},"id":"9"}`, `outside the root`},
+		{`{"jsonrpc":"2.0","method":"read_text","params":{"path":"../../etc/passwd"},"id":"9"}`, `outside the root`},
 		{`{"jsonrpc":"2.0","method":"missing","id":"10"}`, `"code":-32601`},
 	}
 	for _, s := range steps {

@@ -144,7 +144,7 @@ func TestMCPStdio(t *testing.T) {
 	})
 	cs := m.cs
 
-	want := []string{"alloc", "count", "create", "delete", "echo", "env", "exit", "hang", "list_dir", "panic", "pid", "read", "read_file", "run", "search",
+	want := []string{"alloc", "count", "create", "delete", "echo", "env", "exit", "hang", "list_dir", "panic", "pid", "read", "read_text", "run", "search_text",
 		"sequentiallyRead", "sleep", "sleeps", "spawn", "spawnSetsid", "spin", "stuckStream", "ticks", "trace", "update"}
 	if got := toolNames(t, cs); !slices.Equal(got, want) {
 		t.Fatalf("tools = %v\nwant %v", got, want)

@@ -357,8 +357,11 @@ func ncBlock(t *testing.T, page, fence, start string) string {
 // SDK READMEs' plugins, writing-plugins' lines.tools.json) dropped into a
 // running copy of make run's folder are each served, every function under
 // the name the log states (a name another plugin owns as PLUGIN__NAME,
-// with a WARN line naming it), with no ERROR line. A language whose
-// runtime is missing here is left out, named.
+// with a WARN line naming it), with no ERROR line. Each is served within
+// 2 s of landing in the folder (the Go plugin moved in built, the others
+// written), and none collides with an example's name (notes' echo, the
+// files plugin's, the other SDK's). A language whose runtime is missing
+// here is left out, named.
 func TestTutorialPluginsServedWhileRunning(t *testing.T) {
 	dir, _ := examplesFolder(t)
 	hp := startHostProc(t, dir, "--log-level", "info")
@@ -378,11 +381,19 @@ func TestTutorialPluginsServedWhileRunning(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("README's Go plugin: %v\n%s", err, out)
 	}
-	if err := os.Rename(bin, filepath.Join(dir, "opentool-plugin-greeter")); err != nil {
-		t.Fatal(err)
+	lines := ncBlock(t, "docs/writing-plugins.md", "```json lines.tools.json", "{")
+	type drop struct {
+		name string
+		land func() // puts the file in the folder
 	}
-	dropped := []string{"greeter", "lines"}
-	ctWrite(t, dir, "lines", ncBlock(t, "docs/writing-plugins.md", "```json lines.tools.json", "{"))
+	drops := []drop{
+		{"greeter", func() {
+			if err := os.Rename(bin, filepath.Join(dir, "opentool-plugin-greeter")); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"lines", func() { ctWrite(t, dir, "lines", lines) }},
+	}
 	for _, lp := range langPlugins {
 		if why := lp.missing(t); why != "" {
 			t.Logf("left out: %s", why)
@@ -390,9 +401,22 @@ func TestTutorialPluginsServedWhileRunning(t *testing.T) {
 		}
 		page := map[string]string{"python": "pluginsdk/python/README.md", "node": "pluginsdk/node/README.md"}[lp.lang]
 		fence := map[string]string{"python": "```python", "node": "```js"}[lp.lang]
-		name := "my" + lp.lang
-		ncScript(t, dir, name, ncBlock(t, page, fence, "#!"))
-		dropped = append(dropped, name)
+		name, body := "my"+lp.lang, ncBlock(t, page, fence, "#!")
+		drops = append(drops, drop{name, func() { ncScript(t, dir, name, body) }})
+	}
+
+	// Each is served within 2 s of landing: its "plugin ready" line.
+	var dropped []string
+	for _, d := range drops {
+		d.land()
+		landed := time.Now()
+		ncLogLine(t, hp, "plugin ready", "plugin="+d.name)
+		took := time.Since(landed)
+		t.Logf("%s: served %v after it landed", d.name, took.Round(time.Millisecond))
+		if took > 2*time.Second {
+			t.Errorf("%s: served %v after it landed, want within 2 s", d.name, took.Round(time.Millisecond))
+		}
+		dropped = append(dropped, d.name)
 	}
 
 	type status struct {
@@ -405,22 +429,13 @@ func TestTutorialPluginsServedWhileRunning(t *testing.T) {
 		}
 	}
 	served := map[string]status{}
-	testutil.Eventually(t, 20*time.Second, fmt.Sprintf("%v not all ready", dropped), func() bool {
-		var h struct{ Plugins []status }
-		_, _, body := httpDo(t, http.MethodGet, hp.url+"/health", "", "")
-		if json.Unmarshal([]byte(body), &h) != nil {
-			return false
-		}
-		for _, p := range h.Plugins {
-			served[p.Name] = p
-		}
-		for _, name := range dropped {
-			if served[name].State != "ready" {
-				return false
-			}
-		}
-		return true
-	})
+	var h struct{ Plugins []status }
+	if err := json.Unmarshal([]byte(ncHealth(t, hp.url)), &h); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range h.Plugins {
+		served[p.Name] = p
+	}
 	doc := ncHealthDoc(t, hp.url)
 	for _, name := range dropped {
 		p := served[name]
@@ -428,6 +443,7 @@ func TestTutorialPluginsServedWhileRunning(t *testing.T) {
 		for _, c := range p.Conflicts {
 			as[c.Function] = c.ServedAs
 			ncLogLine(t, hp, "function name conflict", "plugin="+name, "served_as="+c.ServedAs)
+			t.Errorf("%s's %s collides with another plugin's (served as %s): the docs' plugins need names of their own", name, c.Function, c.ServedAs)
 		}
 		for _, fn := range p.Functions {
 			want := fn
@@ -444,6 +460,18 @@ func TestTutorialPluginsServedWhileRunning(t *testing.T) {
 	}
 	if _, m := rpc(t, hp.url, `{"jsonrpc":"2.0","method":"find_lines","params":{"pattern":"^b","text":"a\nbee"},"id":2}`); fmt.Sprint(m["result"]) != "map[exit_code:0 stderr: stdout:bee\n]" {
 		t.Errorf("find_lines: %v", m)
+	}
+	calls := map[string][2]string{
+		"mypython": {`{"jsonrpc":"2.0","method":"shout","params":{"text":"hi"},"id":3}`, "map[shout:HI]"},
+		"mynode":   {`{"jsonrpc":"2.0","method":"reverse_text","params":{"text":"abc"},"id":4}`, "map[reversed:cba]"},
+	}
+	for name, c := range calls {
+		if _, ok := served[name]; !ok {
+			continue
+		}
+		if _, m := rpc(t, hp.url, c[0]); fmt.Sprint(m["result"]) != c[1] {
+			t.Errorf("%s: %v, want result %s", name, m, c[1])
+		}
 	}
 	for _, line := range strings.Split(hp.logs.String(), "\n") {
 		if strings.Contains(line, "[ERROR]") {
