@@ -167,6 +167,78 @@ func TestDropInMistakesReportedWhileRunning(t *testing.T) {
 	}
 }
 
+// TestUnreadableDropInsAccounted (issue 34): a file named like a plugin
+// that the host cannot read (it copies a plugin before running it), a
+// directory and a symbolic link to a missing file are each accounted for
+// as a file without its exec bit is: a WARN line with the reason at once,
+// in /health and list --url, at start and when dropped in while running;
+// the unreadable one is served once made readable. The tests run as
+// root, whom a mode does not stop: the host runs without
+// CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH (setpriv), as an ordinary
+// user's host would be.
+func TestUnreadableDropInsAccounted(t *testing.T) {
+	var wrap []string
+	if os.Geteuid() == 0 {
+		setpriv, err := exec.LookPath("setpriv")
+		if err != nil {
+			t.Skip("running as root without setpriv: a mode cannot make a file unreadable to the host")
+		}
+		wrap = []string{setpriv, "--bounding-set", "-dac_override,-dac_read_search", "--"}
+	}
+	dir := t.TempDir()
+	ctWrite(t, dir, "ok", ncTools("ok"))
+	mock := testutil.InstallPlugin(t, t.TempDir(), "mock", "./plugins/mock")
+	drop := func(suffix string) map[string]string {
+		locked := filepath.Join(dir, "opentool-plugin-locked"+suffix)
+		testutil.CopyFile(t, mock, locked, 0o111)
+		if err := os.Mkdir(filepath.Join(dir, "opentool-plugin-adir"+suffix), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(filepath.Join(dir, "missing"), filepath.Join(dir, "opentool-plugin-gone"+suffix)); err != nil {
+			t.Fatal(err)
+		}
+		return map[string]string{
+			"opentool-plugin-locked" + suffix: "not readable: permission denied",
+			"opentool-plugin-adir" + suffix:   "not a regular file",
+			"opentool-plugin-gone" + suffix:   "a symbolic link to a missing file",
+		}
+	}
+	var current *hostProc
+	check := func(want map[string]string) {
+		t.Helper()
+		for file, reason := range want {
+			line := ncLogLine(t, current, "file in the plugins folder is not served", "file="+file, "reason=\""+reason+"\"")
+			if !strings.Contains(line, "[WARN]") {
+				t.Errorf("%s: %s", file, line)
+			}
+		}
+		h := ncHealth(t, current.url)
+		out, _, _ := runCLI(t, "list", "--url", current.url)
+		for file, reason := range want {
+			if !strings.Contains(h, `{"file":"`+file+`","reason":"`+reason+`"}`) {
+				t.Errorf("/health does not list %s (%s): %s", file, reason, h)
+			}
+			if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(file) + `\s+` + regexp.QuoteMeta(reason) + `$`).MatchString(out) {
+				t.Errorf("list --url does not show %s (%s):\n%s", file, reason, out)
+			}
+		}
+	}
+	atStart := drop("")
+	current = startHostProcUnder(t, wrap, dir, "serving:")
+	check(atStart)
+	check(drop("2"))
+	if lines := ncLevelLines(current); slices.ContainsFunc(lines, func(l string) bool { return strings.Contains(l, "[ERROR]") }) {
+		t.Errorf("ERROR lines for files that are not plugins:\n%s", strings.Join(lines, "\n"))
+	}
+	if err := os.Chmod(filepath.Join(dir, "opentool-plugin-locked2"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 10*time.Second, "locked2 not served once readable", func() bool {
+		h := ncHealth(t, current.url)
+		return strings.Contains(h, `"name":"locked2"`) && !strings.Contains(h, `"opentool-plugin-locked2"`)
+	})
+}
+
 // ncLevelLines are the log lines of hp at ERROR or WARN.
 func ncLevelLines(hp *hostProc) []string {
 	var out []string
