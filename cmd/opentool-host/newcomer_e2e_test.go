@@ -356,52 +356,70 @@ func TestCallURLAsksTheRunningHost(t *testing.T) {
 	}
 }
 
-// TestMCPStdioInitializeAtOnce: `opentool-host mcp` answers initialize
-// (and ping) while a plugin is still starting, as a desktop client needs;
-// the first tools/list waits for the plugins, so that it lists every
-// tool for a client that does not follow tools/list_changed.
-func TestMCPStdioInitializeAtOnce(t *testing.T) {
+// TestMCPStdioServesPluginsAsTheyComeUp: `opentool-host mcp` answers
+// initialize (and ping) while a plugin is still starting, as a desktop
+// client needs, and serves each plugin as it comes up, as /mcp does:
+// tools/list answers with the plugins ready so far without waiting for
+// the slow one, and notifications/tools/list_changed says when it
+// arrives, after which tools/list has its tools.
+func TestMCPStdioServesPluginsAsTheyComeUp(t *testing.T) {
 	dir := t.TempDir()
 	gate := filepath.Join(t.TempDir(), "gate")
 	mock := testutil.Build(t, "./plugins/mock")
+	ctWrite(t, dir, "quick", ncTools("quick"))
 	// The plugin comes up only once the test opens the gate.
 	ncScript(t, dir, "gated", "#!/bin/sh\nwhile [ ! -e "+gate+" ]; do sleep 0.05; done\nexec "+mock+"\n")
 	cmd := exec.Command(testutil.Build(t, "./cmd/opentool-host"), "mcp", "--dir", dir, "--state-dir", t.TempDir(), "--start-timeout", "60s")
 	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr
+	changed := make(chan struct{}, 16)
+	opts := &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} }}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "desktop", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "desktop", Version: "1"}, opts).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
 		t.Fatalf("initialize not answered while a plugin starts: %v\n%s", err, stderr.String())
 	}
 	defer cs.Close()
-	listed := make(chan []string, 1)
-	go func() {
-		lctx, lcancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer lcancel()
-		res, err := cs.ListTools(lctx, nil)
-		var names []string
-		if err == nil {
-			for _, tl := range res.Tools {
-				names = append(names, tl.Name)
-			}
-		}
-		listed <- names
-	}()
 	if err := cs.Ping(ctx, nil); err != nil {
 		t.Fatalf("ping while a plugin starts: %v", err)
+	}
+	names := func(ctx context.Context) []string {
+		t.Helper()
+		res, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			t.Fatalf("tools/list while a plugin starts: %v\n%s", err, stderr.String())
+		}
+		var out []string
+		for _, tl := range res.Tools {
+			out = append(out, tl.Name)
+		}
+		return out
+	}
+	// The quick plugin is listed while the gated one still starts.
+	testutil.Eventually(t, 10*time.Second, "the quick plugin's echo not listed while the gated one starts", func() bool {
+		return slices.Contains(names(ctx), "echo")
+	})
+	if got := names(ctx); slices.Contains(got, "count") {
+		t.Fatalf("the gated plugin listed before its gate opened: %v", got)
+	}
+	for len(changed) > 0 { // what was said before the gate opened
+		<-changed
 	}
 	if err := os.WriteFile(gate, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case names := <-listed:
-		if !slices.Contains(names, "count") {
-			t.Errorf("the first tools/list lacks the plugin that was starting: %v\n%s", names, stderr.String())
+	lctx, lcancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer lcancel()
+	for {
+		select {
+		case <-changed:
+		case <-lctx.Done():
+			t.Fatalf("no tools/list_changed bringing the gated plugin's count 30 s after its gate opened\n%s", stderr.String())
 		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("tools/list not answered 30 s after the plugin could start")
+		if slices.Contains(names(lctx), "count") {
+			return
+		}
 	}
 }
 
