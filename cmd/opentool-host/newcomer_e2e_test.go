@@ -315,6 +315,46 @@ func TestFailedStartOneClearLine(t *testing.T) {
 	}
 }
 
+// TestMissingGrpcSaysWhatToInstall (issue 34): the Python SDK README's
+// plugin with #!/usr/bin/env python3, which on this machine picks an
+// interpreter without grpcio (pyenv's, first on PATH), fails its start
+// with one ERROR line naming that interpreter and the package to install
+// for it; /health and list --url show the same next step.
+func TestMissingGrpcSaysWhatToInstall(t *testing.T) {
+	if exec.Command("python3", "-c", "import grpc").Run() == nil {
+		t.Skip("python3 on PATH imports grpc: no interpreter without it to pick")
+	}
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("no python3 on PATH")
+	}
+	root := t.TempDir()
+	dir := filepath.Join(root, "plugins")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(testutil.RepoRoot(t), "pluginsdk"), filepath.Join(root, "pluginsdk")); err != nil {
+		t.Fatal(err)
+	}
+	body := ncBlock(t, "pluginsdk/python/README.md", "```python", "#!/usr/bin/python3")
+	ncScript(t, dir, "envpy", strings.Replace(body, "#!/usr/bin/python3", "#!/usr/bin/env python3", 1))
+	hp := startHostProc(t, dir)
+	lines := ncLevelLines(hp)
+	if len(lines) != 1 {
+		t.Fatalf("want one ERROR line, got %d:\n%s", len(lines), strings.Join(lines, "\n"))
+	}
+	next := "install the Python SDK's dependencies for it (python3 -m pip install grpcio cryptography)"
+	if l := lines[0]; !strings.Contains(l, "[ERROR]") || !strings.Contains(l, "plugin=envpy") ||
+		!strings.Contains(l, "cannot import grpc") || !strings.Contains(l, "python3 (") || !strings.Contains(l, next) {
+		t.Errorf("the failed start does not say what to install:\n%s", l)
+	}
+	if h := ncHealth(t, hp.url); !strings.Contains(h, `"name":"envpy"`) || !strings.Contains(h, next) {
+		t.Errorf("/health does not give the next step: %s", h)
+	}
+	if out, errOut, _ := runCLI(t, "list", "--url", hp.url); !strings.Contains(out+errOut, next) {
+		t.Errorf("list --url does not give the next step:\n%s%s", out, errOut)
+	}
+}
+
 // TestCallURLAsksTheRunningHost: call --url calls the running host (its
 // plugin processes, with their state; its keys) instead of starting its
 // own copy of the plugins: what one caller stored there, call --url
