@@ -20,7 +20,9 @@
 //     "duration".
 //
 // Blocks that are not meant to run use another language tag (text, sh,
-// json).
+// json). The SDK READMEs (pluginsdk/python, pluginsdk/node) hold one
+// block each, their whole plugin: sdkreadme_test.go checks it and the
+// commands those pages give.
 package docs_test
 
 import (

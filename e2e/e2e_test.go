@@ -59,6 +59,14 @@ func startHostProc(t *testing.T, dir string, extra ...string) *hostProc {
 // "listening;" once the listener answers).
 func startHostProcUntil(t *testing.T, dir, marker string, extra ...string) *hostProc {
 	t.Helper()
+	return startHostProcUnder(t, nil, dir, marker, extra...)
+}
+
+// startHostProcUnder is startHostProcUntil with the host started by the
+// command wrap (its argv, the host's command line appended: setpriv ...
+// --), or directly for nil.
+func startHostProcUnder(t *testing.T, wrap []string, dir, marker string, extra ...string) *hostProc {
+	t.Helper()
 	bin := testkit.Build(t, "./cmd/opentool-host")
 	addr := testkit.FreeAddr(t)
 	// --drain-delay 0: these tests stop the host with SIGTERM and no load
@@ -68,7 +76,8 @@ func startHostProcUntil(t *testing.T, dir, marker string, extra ...string) *host
 		args = append(args, "--state-dir", t.TempDir())
 	}
 	args = append(args, extra...)
-	cmd := exec.Command(bin, args...)
+	argv := append(slices.Clone(wrap), append([]string{bin}, args...)...)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	logs := &syncBuffer{}
 	pr, pw := io.Pipe()
 	cmd.Stderr = pw
@@ -197,7 +206,7 @@ func TestRunServesExamplePluginsOverHTTP(t *testing.T) {
 		{`{"jsonrpc":"2.0","method":"run","id":"6"}`, `"error":{"code":500`},
 		{`{"jsonrpc":"2.0","method":"add","params":{"a":2,"b":3},"id":"7"}`, `"result":{"result":5}`},
 		{`{"jsonrpc":"2.0","method":"divide","params":{"a":2,"b":0},"id":"8"}`, `"error":{"code":400`},
-		{`{"jsonrpc":"2.0","method":"read_file","params":{"path":"../../etc/passwd"},"id":"9"}`, `outside the root`},
+		{`{"jsonrpc":"2.0","method":"read_text","params":{"path":"../../etc/passwd"},"id":"9"}`, `outside the root`},
 		{`{"jsonrpc":"2.0","method":"missing","id":"10"}`, `"code":-32601`},
 	}
 	for _, s := range steps {

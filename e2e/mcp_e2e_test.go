@@ -50,19 +50,21 @@ type mcpStdio struct {
 	stateDir string
 }
 
-// startMCPStdio runs `opentool-host mcp --dir dir` and connects to it
-// with mcp.CommandTransport.
+// startMCPStdio runs `opentool-host mcp --dir dir`, connects to it with
+// mcp.CommandTransport and returns once every plugin started.
 func startMCPStdio(t *testing.T, dir string, opts *mcp.ClientOptions) *mcpStdio {
 	t.Helper()
 	m := &mcpStdio{stderr: &lockedBuffer{}, stateDir: t.TempDir()}
 	m.cmd = exec.Command(testkit.Build(t, "./cmd/opentool-host"), "mcp", "--dir", dir, "--log-level", "debug", "--state-dir", m.stateDir, "--call-timeout", "20s")
 	m.cmd.Stderr = m.stderr
+	started := mcpStarted(m.cmd)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, opts).Connect(ctx, &mcp.CommandTransport{Command: m.cmd}, nil)
 	if err != nil {
 		t.Fatalf("connect: %v\n%s", err, m.stderr.String())
 	}
+	waitMCPStarted(t, started)
 	m.cs = cs
 	t.Cleanup(func() {
 		_ = cs.Close()
@@ -71,6 +73,38 @@ func startMCPStdio(t *testing.T, dir string, opts *mcp.ClientOptions) *mcpStdio 
 		}
 	})
 	return m
+}
+
+// mcpStarted makes cmd, an `opentool-host mcp` not yet started and
+// logging at info level or finer, copy its stderr to the writer it had
+// and close the returned channel once it logs that every plugin started.
+// The stdio front end serves each plugin as it comes up, so a test that
+// wants the whole tools/list waits for this (waitMCPStarted).
+func mcpStarted(cmd *exec.Cmd) <-chan struct{} {
+	started := make(chan struct{})
+	var once sync.Once
+	seen := &lockedBuffer{}
+	prev := cmd.Stderr
+	cmd.Stderr = msWriter(func(s string) {
+		if prev != nil {
+			_, _ = io.WriteString(prev, s)
+		}
+		_, _ = seen.Write([]byte(s))
+		if strings.Contains(seen.String(), "plugins started") {
+			once.Do(func() { close(started) })
+		}
+	})
+	return started
+}
+
+// waitMCPStarted waits up to 30 s for started (mcpStarted).
+func waitMCPStarted(t *testing.T, started <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-started:
+	case <-time.After(30 * time.Second):
+		t.Fatal("opentool-host mcp did not log 'plugins started' within 30 s")
+	}
 }
 
 // callTool calls name with args; it fails the test on a protocol error.
@@ -144,7 +178,7 @@ func TestMCPStdio(t *testing.T) {
 	})
 	cs := m.cs
 
-	want := []string{"alloc", "count", "create", "delete", "echo", "env", "exit", "hang", "list_dir", "panic", "pid", "read", "read_file", "run", "search",
+	want := []string{"alloc", "count", "create", "delete", "echo", "env", "exit", "hang", "list_dir", "panic", "pid", "read", "read_text", "run", "search_text",
 		"sequentiallyRead", "sleep", "sleeps", "spawn", "spawnSetsid", "spin", "stuckStream", "ticks", "trace", "update"}
 	if got := toolNames(t, cs); !slices.Equal(got, want) {
 		t.Fatalf("tools = %v\nwant %v", got, want)

@@ -152,7 +152,9 @@ func TestDeclaredServerOverMCPStdio(t *testing.T) {
 	cmd := exec.Command(bin, "mcp", "--dir", dir, "--state-dir", t.TempDir(), "--log-level", "debug")
 	var stderr syncBuffer
 	cmd.Stderr = msWriter(stderr.WriteString)
+	started := mcpStarted(cmd)
 	cs := msClient(t, &mcp.CommandTransport{Command: cmd})
+	waitMCPStarted(t, started)
 	names := msTools(t, cs)
 	for _, want := range []string{"add", "count", "create", "add_note", "list_notes"} {
 		if !names[want] {

@@ -60,11 +60,11 @@ func TestSandboxConfinesFilesPlugin(t *testing.T) {
 
 	t.Setenv("OPENTOOL__FILES__ROOT", root)
 	hp := startHostProc(t, dir, sandboxed...)
-	if b := callBody(t, hp.url, "read_file", `{"path":"a.txt"}`); !strings.Contains(b, "inside") {
+	if b := callBody(t, hp.url, "read_text", `{"path":"a.txt"}`); !strings.Contains(b, "inside") {
 		t.Errorf("confined read inside the root: %s", b)
 	}
 	rel, _ := filepath.Rel(root, filepath.Join(outside, "secret.txt"))
-	if b := callBody(t, hp.url, "read_file", `{"path":"`+rel+`"}`); strings.Contains(b, `"outside"`) || !strings.Contains(b, "error") {
+	if b := callBody(t, hp.url, "read_text", `{"path":"`+rel+`"}`); strings.Contains(b, `"outside"`) || !strings.Contains(b, "error") {
 		t.Errorf("confined read outside the root: %s", b)
 	}
 	if b := callBody(t, hp.url, "add", `{"a":2,"b":3}`); !strings.Contains(b, `"result":5`) {
@@ -95,7 +95,7 @@ func TestSandboxConfinesFilesPlugin(t *testing.T) {
 	}
 	// Unconfined, the same plugin serves that folder.
 	hp3 := startHostProc(t, dir)
-	if b := callBody(t, hp3.url, "read_file", `{"path":"secret.txt"}`); !strings.Contains(b, "outside") {
+	if b := callBody(t, hp3.url, "read_text", `{"path":"secret.txt"}`); !strings.Contains(b, "outside") {
 		t.Errorf("unconfined read: %s", b)
 	}
 }

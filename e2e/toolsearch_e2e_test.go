@@ -237,13 +237,15 @@ func TestToolSearchOverStdio(t *testing.T) {
 		testkit.InstallPlugin(t, dir, p, "./plugins/"+p)
 	}
 	for threshold, want := range map[string]int{"0": 13, "3": 2} {
-		cmd := exec.Command(testkit.Build(t, "./cmd/opentool-host"), "mcp", "--dir", dir, "--state-dir", t.TempDir(), "--watch=false", "--tool-search", "--tool-search-threshold", threshold)
+		cmd := exec.Command(testkit.Build(t, "./cmd/opentool-host"), "mcp", "--dir", dir, "--state-dir", t.TempDir(), "--watch=false", "--tool-search", "--tool-search-threshold", threshold, "--log-level", "info")
+		started := mcpStarted(cmd)
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 		if err != nil {
 			cancel()
 			t.Fatal(err)
 		}
+		waitMCPStarted(t, started)
 		if got := toolNames(t, cs); len(got) != want || !slices.Contains(got, "search_tools") || !slices.Contains(got, "call_tool") {
 			t.Errorf("threshold %s: tools/list = %v, want %d tools with the two", threshold, got, want)
 		}

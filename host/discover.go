@@ -94,7 +94,9 @@ func stampOf(fi fs.FileInfo) fileStamp {
 
 // checkCandidate reports whether path is a plugin to run: its base name
 // follows the naming rule and it is a regular file (symlinks are followed)
-// with an exec bit set. The reason says why not.
+// with an exec bit set that the host can read (it runs a copy). The reason
+// says why not: "not a regular file", "not executable", "not readable:
+// permission denied", "a symbolic link to a missing file".
 func checkCandidate(path string) (c candidate, reason string) {
 	base := filepath.Base(path)
 	name, ok := decl.PluginName(base)
@@ -106,13 +108,16 @@ func checkCandidate(path string) (c candidate, reason string) {
 	}
 	fi, err := os.Stat(path)
 	if err != nil {
-		return c, err.Error()
+		return c, statReason(err)
 	}
 	if !fi.Mode().IsRegular() {
 		return c, "not a regular file"
 	}
 	if fi.Mode().Perm()&0o111 == 0 {
 		return c, "not executable"
+	}
+	if why := unreadable(path); why != "" {
+		return c, why
 	}
 	return candidate{name: name, path: path, info: stampOf(fi)}, ""
 }

@@ -764,7 +764,8 @@ type IgnoredFile struct {
 	// File is the file's name in the plugins folder.
 	File string `json:"file"`
 	// Reason says why it is not served: "not executable", "not a regular
-	// file", "plugin name must match ...".
+	// file", "not readable: permission denied", "a symbolic link to a
+	// missing file", "plugin name must match ...".
 	Reason string `json:"reason"`
 }
 

@@ -353,18 +353,18 @@ func servedBy(t *routeTable, fn string) (plugin, target string) {
 }
 
 func TestClaimsFirstBuildByName(t *testing.T) {
-	files, aaa := fixture("files", "read_file", "write_file"), fixture("aaa", "read_file")
+	files, aaa := fixture("files", "read_text", "write_file"), fixture("aaa", "read_text")
 	claims := map[string]claim{}
 	rt := build(claims, false, offerOf(files, StateReady), offerOf(aaa, StateReady))
-	if p, _ := servedBy(rt, "read_file"); p != "aaa" {
-		t.Fatalf("read_file served by %q, want aaa (first by name at the first build)", p)
+	if p, _ := servedBy(rt, "read_text"); p != "aaa" {
+		t.Fatalf("read_text served by %q, want aaa (first by name at the first build)", p)
 	}
-	wantEq(t, "conflicts", rt.conflicts, map[string][]Conflict{"files": {{Function: "read_file", Owner: "aaa"}}})
+	wantEq(t, "conflicts", rt.conflicts, map[string][]Conflict{"files": {{Function: "read_text", Owner: "aaa"}}})
 	wantEq(t, "order", len(rt.order), 2)
 }
 
 func TestClaimsLaterPluginCannotTakeOver(t *testing.T) {
-	files, aaa := fixture("files", "read_file", "write_file"), fixture("aaa", "read_file", "aaa_only")
+	files, aaa := fixture("files", "read_text", "write_file"), fixture("aaa", "read_text", "aaa_only")
 	claims := map[string]claim{}
 	build(claims, false, offerOf(files, StateReady))
 
@@ -373,90 +373,90 @@ func TestClaimsLaterPluginCannotTakeOver(t *testing.T) {
 		want := "files"
 		if st == StateFailed {
 			want = ""
-			if rt.failed["read_file"] != files.p {
-				t.Errorf("owner %s: read_file not reported failed by files", st)
+			if rt.failed["read_text"] != files.p {
+				t.Errorf("owner %s: read_text not reported failed by files", st)
 			}
 		}
-		if p, _ := servedBy(rt, "read_file"); p != want {
-			t.Errorf("owner %s: read_file served by %q, want %q", st, p, want)
+		if p, _ := servedBy(rt, "read_text"); p != want {
+			t.Errorf("owner %s: read_text served by %q, want %q", st, p, want)
 		}
 		if p, _ := servedBy(rt, "aaa_only"); p != "aaa" {
 			t.Errorf("owner %s: aaa_only served by %q", st, p)
 		}
-		wantEq(t, "conflicts", rt.conflicts, map[string][]Conflict{"aaa": {{Function: "read_file", Owner: "files"}}})
+		wantEq(t, "conflicts", rt.conflicts, map[string][]Conflict{"aaa": {{Function: "read_text", Owner: "files"}}})
 	}
 
 	// The owner's new document no longer declares the name: released.
 	files2 := claimFixture{p: files.p, doc: fixture("files", "write_file").doc}
 	rt := build(claims, false, offerOf(files2, StateReady), offerOf(aaa, StateReady))
-	if p, _ := servedBy(rt, "read_file"); p != "aaa" || len(rt.conflicts) != 0 {
-		t.Fatalf("after the owner dropped read_file: served by %q, conflicts %v", p, rt.conflicts)
+	if p, _ := servedBy(rt, "read_text"); p != "aaa" || len(rt.conflicts) != 0 {
+		t.Fatalf("after the owner dropped read_text: served by %q, conflicts %v", p, rt.conflicts)
 	}
 	// And files declaring it again comes later: aaa keeps it.
 	rt = build(claims, false, offerOf(files, StateReady), offerOf(aaa, StateReady))
-	if p, _ := servedBy(rt, "read_file"); p != "aaa" {
-		t.Fatalf("read_file served by %q, want aaa (the owner now)", p)
+	if p, _ := servedBy(rt, "read_text"); p != "aaa" {
+		t.Fatalf("read_text served by %q, want aaa (the owner now)", p)
 	}
 }
 
 func TestClaimsReleasedWhenOwnerRemoved(t *testing.T) {
-	files, aaa, bbb := fixture("files", "read_file"), fixture("aaa", "read_file"), fixture("bbb", "read_file")
+	files, aaa, bbb := fixture("files", "read_text"), fixture("aaa", "read_text"), fixture("bbb", "read_text")
 	claims := map[string]claim{}
 	build(claims, false, offerOf(files, StateReady))
 	build(claims, false, offerOf(files, StateReady), offerOf(bbb, StateReady), offerOf(aaa, StateReady))
 	rt := build(claims, false, offerOf(bbb, StateReady), offerOf(aaa, StateReady))
-	if p, _ := servedBy(rt, "read_file"); p != "aaa" {
-		t.Fatalf("read_file served by %q, want aaa (first by name of the remaining)", p)
+	if p, _ := servedBy(rt, "read_text"); p != "aaa" {
+		t.Fatalf("read_text served by %q, want aaa (first by name of the remaining)", p)
 	}
-	wantEq(t, "conflicts", rt.conflicts, map[string][]Conflict{"bbb": {{Function: "read_file", Owner: "aaa"}}})
+	wantEq(t, "conflicts", rt.conflicts, map[string][]Conflict{"bbb": {{Function: "read_text", Owner: "aaa"}}})
 }
 
 func TestClaimsPrefixCollisions(t *testing.T) {
-	files, aaa := fixture("files", "read_file"), fixture("aaa", "read_file")
+	files, aaa := fixture("files", "read_text"), fixture("aaa", "read_text")
 	claims := map[string]claim{}
 	build(claims, true, offerOf(files, StateReady))
 	rt := build(claims, true, offerOf(files, StateReady), offerOf(aaa, StateReady))
-	if p, _ := servedBy(rt, "read_file"); p != "files" {
-		t.Fatalf("read_file served by %q, want files", p)
+	if p, _ := servedBy(rt, "read_text"); p != "files" {
+		t.Fatalf("read_text served by %q, want files", p)
 	}
-	p, target := servedBy(rt, "aaa__read_file")
-	if p != "aaa" || target != "read_file" || rt.funcs["aaa__read_file"].fn.Name != "aaa__read_file" {
-		t.Fatalf("aaa__read_file: plugin %q target %q", p, target)
+	p, target := servedBy(rt, "aaa__read_text")
+	if p != "aaa" || target != "read_text" || rt.funcs["aaa__read_text"].fn.Name != "aaa__read_text" {
+		t.Fatalf("aaa__read_text: plugin %q target %q", p, target)
 	}
-	if aaa.doc.Functions[0].Name != "read_file" {
+	if aaa.doc.Functions[0].Name != "read_text" {
 		t.Fatal("the plugin's own document was renamed")
 	}
-	wantEq(t, "conflicts", rt.conflicts, map[string][]Conflict{"aaa": {{Function: "read_file", Owner: "files", ServedAs: "aaa__read_file"}}})
+	wantEq(t, "conflicts", rt.conflicts, map[string][]Conflict{"aaa": {{Function: "read_text", Owner: "files", ServedAs: "aaa__read_text"}}})
 
 	// A later plugin declaring the prefixed name literally does not take it.
-	zzz := fixture("zzz", "aaa__read_file")
+	zzz := fixture("zzz", "aaa__read_text")
 	rt = build(claims, true, offerOf(files, StateReady), offerOf(aaa, StateReady), offerOf(zzz, StateReady))
-	if p, _ := servedBy(rt, "aaa__read_file"); p != "aaa" {
-		t.Fatalf("aaa__read_file served by %q, want aaa", p)
+	if p, _ := servedBy(rt, "aaa__read_text"); p != "aaa" {
+		t.Fatalf("aaa__read_text served by %q, want aaa", p)
 	}
 
-	// The owner goes: aaa serves read_file itself and the prefixed name is
+	// The owner goes: aaa serves read_text itself and the prefixed name is
 	// released (zzz, declaring it, now gets it).
 	rt = build(claims, true, offerOf(aaa, StateReady), offerOf(zzz, StateReady))
-	if p, target := servedBy(rt, "read_file"); p != "aaa" || target != "read_file" {
-		t.Fatalf("read_file served by %q (%q), want aaa", p, target)
+	if p, target := servedBy(rt, "read_text"); p != "aaa" || target != "read_text" {
+		t.Fatalf("read_text served by %q (%q), want aaa", p, target)
 	}
-	if p, _ := servedBy(rt, "aaa__read_file"); p != "zzz" {
-		t.Fatalf("aaa__read_file served by %q, want zzz once aaa no longer needs it", p)
+	if p, _ := servedBy(rt, "aaa__read_text"); p != "zzz" {
+		t.Fatalf("aaa__read_text served by %q, want zzz once aaa no longer needs it", p)
 	}
 }
 
 func TestClaimsPrefixRefused(t *testing.T) {
 	long := strings.Repeat("p", 60)
-	files, aaa, x := fixture("files", "read_file"), fixture("aaa", "read_file"), fixture(long, "read_file")
-	owner := fixture("own", "aaa__read_file")
+	files, aaa, x := fixture("files", "read_text"), fixture("aaa", "read_text"), fixture(long, "read_text")
+	owner := fixture("own", "aaa__read_text")
 	claims := map[string]claim{}
 	build(claims, true, offerOf(files, StateReady), offerOf(owner, StateReady))
 	rt := build(claims, true, offerOf(files, StateReady), offerOf(owner, StateReady), offerOf(aaa, StateReady), offerOf(x, StateReady))
-	wantEq(t, "aaa conflicts (prefixed name taken)", rt.conflicts["aaa"], []Conflict{{Function: "read_file", Owner: "files"}})
-	wantEq(t, "long conflicts (prefixed name too long)", rt.conflicts[long], []Conflict{{Function: "read_file", Owner: "files"}})
+	wantEq(t, "aaa conflicts (prefixed name taken)", rt.conflicts["aaa"], []Conflict{{Function: "read_text", Owner: "files"}})
+	wantEq(t, "long conflicts (prefixed name too long)", rt.conflicts[long], []Conflict{{Function: "read_text", Owner: "files"}})
 	if len(rt.funcs) != 2 {
-		t.Fatalf("served %d functions, want read_file and aaa__read_file of their owners", len(rt.funcs))
+		t.Fatalf("served %d functions, want read_text and aaa__read_text of their owners", len(rt.funcs))
 	}
 }
 
@@ -466,8 +466,8 @@ func TestLogConflictsOnce(t *testing.T) {
 	var out strings.Builder
 	h := &Host{log: hclog.New(&hclog.LoggerOptions{Output: &out, Level: hclog.Info}), logged: map[Conflict]string{}}
 	rt := &routeTable{conflicts: map[string][]Conflict{
-		"aaa": {{Function: "read_file", Owner: "files"}},
-		"bbb": {{Function: "read_file", Owner: "files", ServedAs: "bbb__read_file"}},
+		"aaa": {{Function: "read_text", Owner: "files"}},
+		"bbb": {{Function: "read_text", Owner: "files", ServedAs: "bbb__read_text"}},
 	}}
 	h.logConflicts(rt)
 	h.logConflicts(rt)
@@ -488,8 +488,8 @@ func TestLogConflictsOnce(t *testing.T) {
 // client wrote it) and dropped from a plugin process's, renamed or not;
 // the plugin's document is left as it was.
 func TestMCPToolOnlyFromDeclaredPlugins(t *testing.T) {
-	def := []byte(`{"name":"read_file","description":"anything"}`)
-	proc, srv := fixture("proc", "read_file", "own"), fixture("srv", "read_file")
+	def := []byte(`{"name":"read_text","description":"anything"}`)
+	proc, srv := fixture("proc", "read_text", "own"), fixture("srv", "read_text")
 	for _, f := range []claimFixture{proc, srv} {
 		for i := range f.doc.Functions {
 			f.doc.Functions[i].MCPTool = def
@@ -498,7 +498,7 @@ func TestMCPToolOnlyFromDeclaredPlugins(t *testing.T) {
 	declared := offerOf(srv, StateReady)
 	declared.declared = true
 	rt := build(map[string]claim{}, true, offerOf(proc, StateReady), declared)
-	for name, want := range map[string]bool{"own": false, "read_file": false, "srv__read_file": true} {
+	for name, want := range map[string]bool{"own": false, "read_text": false, "srv__read_text": true} {
 		r, ok := rt.funcs[name]
 		if !ok {
 			t.Fatalf("%s not served", name)

@@ -13,16 +13,16 @@ import (
 // remembered owner although another plugin sorts first; a name nobody
 // remembers goes by plugin name; the other declarer is served prefixed.
 func TestRememberedOwnerClaimsFirst(t *testing.T) {
-	files, aaa := fixture("files", "read_file", "list"), fixture("aaa", "read_file", "list")
+	files, aaa := fixture("files", "read_text", "list"), fixture("aaa", "read_text", "list")
 	offers := []offer{offerOf(files, StateReady), offerOf(aaa, StateReady)}
 	sortOffers(offers)
-	known := &nameOwners{last: map[string]string{"read_file": "files"}}
+	known := &nameOwners{last: map[string]string{"read_text": "files"}}
 	rt := buildRoutes(offers, map[string]claim{}, true, nil, known)
-	if p, _ := servedBy(rt, "read_file"); p != "files" {
-		t.Errorf("read_file served by %q, want files (remembered)", p)
+	if p, _ := servedBy(rt, "read_text"); p != "files" {
+		t.Errorf("read_text served by %q, want files (remembered)", p)
 	}
-	if p, target := servedBy(rt, "aaa__read_file"); p != "aaa" || target != "read_file" {
-		t.Errorf("aaa__read_file served by %q as %q, want aaa's read_file", p, target)
+	if p, target := servedBy(rt, "aaa__read_text"); p != "aaa" || target != "read_text" {
+		t.Errorf("aaa__read_text served by %q as %q, want aaa's read_text", p, target)
 	}
 	if p, _ := servedBy(rt, "list"); p != "aaa" {
 		t.Errorf("list served by %q, want aaa (first by name, not remembered)", p)

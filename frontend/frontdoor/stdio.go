@@ -31,14 +31,15 @@ type StdioConfig struct {
 // signal); then calls in flight get ShutdownTimeout, every plugin stops
 // and the session writes what the ended calls answered. The session
 // opens before the plugins start, so that initialize is answered at once
-// (a desktop client gives up on a server that does not answer it);
-// requests about tools, prompts, resources and completion wait until
-// every plugin has started or failed (waitForStart), so that the first
-// tools/list is whole for the clients that do not follow
-// notifications/tools/list_changed, which the others get for every later
-// change. The client is the local user who started the process: no
-// keys, no request guard. Errors: the host could not be made or
-// started, or the session not opened.
+// (a desktop client gives up on a server that does not answer it), and
+// each plugin is served as it comes up, as /mcp serves it: tools/list
+// answers with the tools of the plugins ready so far, and
+// notifications/tools/list_changed says when more arrive (or leave); a
+// call of a tool not served yet waits for it while the plugins start
+// (holdUntilServed), as an HTTP call does. The
+// client is the local user who started the process: no keys, no request
+// guard. Errors: the host could not be made or started, or the session
+// not opened.
 func ServeStdio(ctx context.Context, cfg StdioConfig) error {
 	log := cfg.Host.Logger
 	if log == nil {
@@ -57,7 +58,7 @@ func ServeStdio(ctx context.Context, cfg StdioConfig) error {
 	}
 	s := mcpapi.New(h, mcpapi.Config{MaxResultBytes: cfg.Host.MaxResultBytes, Logger: log.Named("mcp")})
 	started := make(chan struct{})
-	s.MCP().AddReceivingMiddleware(waitForStart(started))
+	s.MCP().AddReceivingMiddleware(holdUntilServed(h, s, started))
 	follow, unfollow := context.WithCancel(context.Background())
 	defer unfollow()
 	go s.Follow(follow)
@@ -88,7 +89,7 @@ serve:
 				failed = err
 				break serve
 			}
-			s.Sync() // the tools of every plugin up, before the held requests go on
+			s.Sync() // every plugin up: listed now, not on Follow's next turn
 			close(started)
 			log.Info("plugins started", "functions", len(h.Functions()))
 		case <-ended:
@@ -112,26 +113,57 @@ serve:
 	return failed
 }
 
-// waitForStart holds the requests whose answer depends on the plugins
-// (tools/, prompts/, resources/, completion/ methods) until started is
-// closed or the request's context ends; initialize, ping and
-// notifications pass at once.
-func waitForStart(started <-chan struct{}) mcp.Middleware {
+// holdUntilServed holds, while the plugins start (until started is
+// closed), a tools/call of a tool h does not serve yet until it does (s
+// then lists it) or the start ends, and the other requests about tools,
+// prompts, resources and completion until the start ends; the lists,
+// initialize, ping and notifications pass at once. The request's context
+// bounds the wait.
+func holdUntilServed(h *host.Host, s *mcpapi.Server, started <-chan struct{}) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			area := method // an MCP method's area: "tools" of "tools/list"
+			area, verb := method, "" // "tools" and "call" of "tools/call"
 			if i := strings.IndexByte(method, '/'); i >= 0 {
-				area = method[:i]
+				area, verb = method[:i], method[i+1:]
 			}
-			switch area {
-			case "tools", "prompts", "resources", "completion":
+			var err error
+			switch {
+			case strings.HasSuffix(verb, "list") || (area != "tools" && area != "prompts" && area != "resources" && area != "completion"):
+			case method == "tools/call":
+				p, _ := req.GetParams().(*mcp.CallToolParamsRaw)
+				if p != nil {
+					err = waitServed(ctx, h, p.Name, started)
+					s.Sync() // the tool reaches the SDK before the call does
+				}
+			default:
 				select {
 				case <-started:
 				case <-ctx.Done():
-					return nil, ctx.Err()
+					err = ctx.Err()
 				}
 			}
+			if err != nil {
+				return nil, err
+			}
 			return next(ctx, method, req)
+		}
+	}
+}
+
+// waitServed waits until h serves the function tool, started is closed
+// (the start ended) or ctx ends (its error).
+func waitServed(ctx context.Context, h *host.Host, tool string, started <-chan struct{}) error {
+	for {
+		changed := h.Changed()
+		if h.Function(tool) != nil {
+			return nil
+		}
+		select {
+		case <-started:
+			return nil
+		case <-changed:
+		case <-ctx.Done():
+			return ctx.Err()
 		}
 	}
 }

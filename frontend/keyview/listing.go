@@ -155,9 +155,10 @@ func getJSON(ctx context.Context, url, apiKey string, v any) error {
 
 // WriteTable writes l as aligned tables: the functions, then the plugins
 // with their state, pid, restarts, function count, last error and name
-// conflicts, then
-// the files named like plugins that are not served, with the reason
-// (each cell on one line, at most 160 characters).
+// conflicts, then each plugin's next step whole (NEXT STEPS, when a
+// failed start has one), then the files named like plugins that are not
+// served, with the reason (each cell on one line, at most 160
+// characters).
 func (l Listing) WriteTable(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "PLUGIN\tFUNCTION\tDESCRIPTION")
@@ -172,6 +173,7 @@ func (l Listing) WriteTable(w io.Writer) {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\n", p.Name, p.State, p.PID, p.Restarts, len(p.Functions), oneLine(reason(p)))
 	}
 	tw.Flush()
+	l.writeNextSteps(w)
 	if len(l.Ignored) > 0 {
 		fmt.Fprintln(w)
 		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -180,6 +182,28 @@ func (l Listing) WriteTable(w io.Writer) {
 			fmt.Fprintf(tw, "%s\t%s\n", f.File, oneLine(f.Reason))
 		}
 		tw.Flush()
+	}
+}
+
+// writeNextSteps writes, under NEXT STEPS, each plugin's next step whole
+// ("envpy: the interpreter of the script's #! line ... cannot import
+// grpc: install ..."), which its REASON cell may cut: the part of its last
+// error after "; next: " (host's start hints). Nothing when no plugin has
+// one.
+func (l Listing) writeNextSteps(w io.Writer) {
+	var steps []string
+	for _, p := range l.Plugins {
+		if _, step, ok := strings.Cut(p.LastError, "; next: "); ok {
+			steps = append(steps, p.Name+": "+strings.Join(strings.Fields(step), " "))
+		}
+	}
+	if len(steps) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "NEXT STEPS")
+	for _, s := range steps {
+		fmt.Fprintln(w, s)
 	}
 }
 

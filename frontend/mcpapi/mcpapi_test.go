@@ -280,8 +280,8 @@ func checkList(t *testing.T, h *host.Host, cs *mcp.ClientSession) {
 	if d := tools["add"].Description; d != "Add two numbers: a + b." {
 		t.Errorf("add description = %q", d)
 	}
-	if in := mustJSON(t, tools["read_file"].InputSchema); !strings.Contains(in, `"path"`) || !strings.Contains(in, `"required":["path"]`) {
-		t.Errorf("read_file inputSchema = %s", in)
+	if in := mustJSON(t, tools["read_text"].InputSchema); !strings.Contains(in, `"path"`) || !strings.Contains(in, `"required":["path"]`) {
+		t.Errorf("read_text inputSchema = %s", in)
 	}
 }
 

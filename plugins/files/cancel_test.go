@@ -86,11 +86,11 @@ func TestCallsCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	for _, c := range []struct{ name, args string }{
-		{"read_file", `{"path":"big.txt","max_bytes":1048576}`},
-		{"read_file", `{"path":"a.txt"}`},
+		{"read_text", `{"path":"big.txt","max_bytes":1048576}`},
+		{"read_text", `{"path":"a.txt"}`},
 		{"list_dir", `{"path":"many"}`},
 		{"list_dir", `{}`},
-		{"search", `{"pattern":"x","path":"big.txt"}`},
+		{"search_text", `{"pattern":"x","path":"big.txt"}`},
 	} {
 		if _, err := tk.CallJSON(ctx, c.name, []byte(c.args)); !errors.Is(err, context.Canceled) {
 			t.Errorf("%s(%s) with a cancelled context: err = %v, want context.Canceled", c.name, c.args, err)

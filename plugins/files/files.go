@@ -21,18 +21,18 @@ import (
 
 // Limits of the tools. Sizes are in bytes.
 const (
-	// defaultReadBytes is read_file's max_bytes when not given (64 KiB).
+	// defaultReadBytes is read_text's max_bytes when not given (64 KiB).
 	defaultReadBytes = 64 << 10
-	// maxReadBytes is the largest max_bytes read_file honours (1 MiB);
+	// maxReadBytes is the largest max_bytes read_text honours (1 MiB);
 	// larger values are lowered to it.
 	maxReadBytes = 1 << 20
 	// maxListEntries is the most entries list_dir returns.
 	maxListEntries = 1000
-	// defaultMatches is search's max_matches when not given.
+	// defaultMatches is search_text's max_matches when not given.
 	defaultMatches = 100
-	// maxMatches is the largest max_matches search honours.
+	// maxMatches is the largest max_matches search_text honours.
 	maxMatches = 1000
-	// maxSearchFileBytes is the size above which search skips a file.
+	// maxSearchFileBytes is the size above which search_text skips a file.
 	maxSearchFileBytes = 1 << 20
 	// maxLineBytes is the most of a matching line search returns.
 	maxLineBytes = 500
@@ -74,8 +74,8 @@ func (t *filesTool) toolkit() *pluginsdk.Toolkit {
 	})
 	return tk.Add(
 		pluginsdk.Func("list_dir", "List the entries of a folder: name, type (file, dir, symlink or other) and size in bytes.", t.listDir),
-		pluginsdk.Func("read_file", "Read a text file, up to max_bytes bytes. Only regular files are read: named pipes, sockets and devices are refused.", t.readFile),
-		pluginsdk.Func("search", "Search the text files under a folder for lines containing a pattern (plain text, or a Go regular expression when regexp is true). Binary files and files over 1 MiB are skipped, as are symbolic links and .git folders.", t.search),
+		pluginsdk.Func("read_text", "Read a text file, up to max_bytes bytes. Only regular files are read: named pipes, sockets and devices are refused.", t.readFile),
+		pluginsdk.Func("search_text", "Search the text files under a folder for lines containing a pattern (plain text, or a Go regular expression when regexp is true). Binary files and files over 1 MiB are skipped, as are symbolic links and .git folders.", t.search),
 	)
 }
 
@@ -147,13 +147,13 @@ func entryType(m fs.FileMode) string {
 	}
 }
 
-// readFileIn are read_file's arguments.
+// readFileIn are read_text's arguments.
 type readFileIn struct {
 	Path     string `json:"path" jsonschema:"description=File to read, relative to the root"`
 	MaxBytes int    `json:"max_bytes,omitempty" jsonschema_description:"Most bytes to return (default 65536, at most 1048576; larger values are lowered)"`
 }
 
-// readFileOut is read_file's result.
+// readFileOut is read_text's result.
 type readFileOut struct {
 	Content   string `json:"content" jsonschema:"description=The file's text (its first max_bytes bytes)"`
 	Truncated bool   `json:"truncated" jsonschema:"description=True when the file is longer than the returned content"`
@@ -192,7 +192,7 @@ func (t *filesTool) readFile(ctx context.Context, in readFileIn) (readFileOut, e
 		return readFileOut{}, pluginsdk.ToolFailure("read %q: %v", in.Path, err)
 	}
 	if isBinary(buf) {
-		return readFileOut{}, pluginsdk.InvalidArguments("file %q looks binary (it contains NUL bytes); read_file returns text only", in.Path)
+		return readFileOut{}, pluginsdk.InvalidArguments("file %q looks binary (it contains NUL bytes); read_text returns text only", in.Path)
 	}
 	out := readFileOut{Size: info.Size()}
 	if len(buf) > limit {
@@ -218,7 +218,7 @@ func isBinary(b []byte) bool {
 	return bytes.IndexByte(b[:min(len(b), sniffBytes)], 0) >= 0
 }
 
-// searchIn are search's arguments.
+// searchIn are search_text's arguments.
 type searchIn struct {
 	Pattern    string `json:"pattern" jsonschema:"description=Text to look for; a Go regular expression when regexp is true"`
 	Regexp     bool   `json:"regexp,omitempty" jsonschema:"description=Treat pattern as a Go (RE2) regular expression"`
@@ -233,7 +233,7 @@ type match struct {
 	Text string `json:"text" jsonschema:"description=The line (at most 500 bytes of it)"`
 }
 
-// searchOut is search's result.
+// searchOut is search_text's result.
 type searchOut struct {
 	Matches   []match `json:"matches" jsonschema:"description=Matching lines in path order"`
 	Truncated bool    `json:"truncated" jsonschema:"description=True when there are more matches than max_matches"`

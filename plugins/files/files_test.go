@@ -101,9 +101,9 @@ func TestDocument(t *testing.T) {
 		}
 	}
 	want := map[string][]string{
-		"list_dir":  {"path"},
-		"read_file": {"path*", "max_bytes"},
-		"search":    {"pattern*", "regexp", "path", "max_matches"},
+		"list_dir":    {"path"},
+		"read_text":   {"path*", "max_bytes"},
+		"search_text": {"pattern*", "regexp", "path", "max_matches"},
 	}
 	if !reflect.DeepEqual(params, want) {
 		t.Errorf("parameters (* = required) = %v, want %v", params, want)
@@ -157,20 +157,20 @@ func TestReadFile(t *testing.T) {
 		{`{"path":"inlink"}`, readFileOut{Content: "nested hello\n", Size: 13}},
 	} {
 		var out readFileOut
-		if err := call(tk, "read_file", tc.args, &out); err != nil {
-			t.Errorf("read_file(%s): %v", tc.args, err)
+		if err := call(tk, "read_text", tc.args, &out); err != nil {
+			t.Errorf("read_text(%s): %v", tc.args, err)
 			continue
 		}
 		if out != tc.want {
-			t.Errorf("read_file(%s) = %+v, want %+v", tc.args, out, tc.want)
+			t.Errorf("read_text(%s) = %+v, want %+v", tc.args, out, tc.want)
 		}
 	}
 	var out readFileOut
-	testkit.WantToolError(t, call(tk, "read_file", `{"path":"sub"}`, &out), pluginsdk.CodeInvalidArguments, "not a regular file")
-	testkit.WantToolError(t, call(tk, "read_file", `{"path":"nope.txt"}`, &out), pluginsdk.CodeInvalidArguments, "does not exist")
-	testkit.WantToolError(t, call(tk, "read_file", `{"path":"bin.dat"}`, &out), pluginsdk.CodeInvalidArguments, "binary")
-	testkit.WantToolError(t, call(tk, "read_file", `{"path":"a.txt","max_bytes":-1}`, &out), pluginsdk.CodeInvalidArguments, "max_bytes")
-	testkit.WantToolError(t, call(tk, "read_file", `{}`, &out), pluginsdk.CodeInvalidArguments, `missing required parameter "path"`)
+	testkit.WantToolError(t, call(tk, "read_text", `{"path":"sub"}`, &out), pluginsdk.CodeInvalidArguments, "not a regular file")
+	testkit.WantToolError(t, call(tk, "read_text", `{"path":"nope.txt"}`, &out), pluginsdk.CodeInvalidArguments, "does not exist")
+	testkit.WantToolError(t, call(tk, "read_text", `{"path":"bin.dat"}`, &out), pluginsdk.CodeInvalidArguments, "binary")
+	testkit.WantToolError(t, call(tk, "read_text", `{"path":"a.txt","max_bytes":-1}`, &out), pluginsdk.CodeInvalidArguments, "max_bytes")
+	testkit.WantToolError(t, call(tk, "read_text", `{}`, &out), pluginsdk.CodeInvalidArguments, `missing required parameter "path"`)
 }
 
 func TestReadFileLimits(t *testing.T) {
@@ -180,13 +180,13 @@ func TestReadFileLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out readFileOut
-	if err := call(tk, "read_file", `{"path":"big.txt"}`, &out); err != nil {
+	if err := call(tk, "read_text", `{"path":"big.txt"}`, &out); err != nil {
 		t.Fatal(err)
 	}
 	if len(out.Content) != defaultReadBytes || !out.Truncated || out.Size != int64(len(big)) {
 		t.Errorf("default read: %d bytes, truncated %v, size %d", len(out.Content), out.Truncated, out.Size)
 	}
-	if err := call(tk, "read_file", `{"path":"big.txt","max_bytes":100000000}`, &out); err != nil {
+	if err := call(tk, "read_text", `{"path":"big.txt","max_bytes":100000000}`, &out); err != nil {
 		t.Fatal(err)
 	}
 	if len(out.Content) != maxReadBytes || !out.Truncated {
@@ -196,7 +196,7 @@ func TestReadFileLimits(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "utf8.txt"), []byte("aé"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := call(tk, "read_file", `{"path":"utf8.txt","max_bytes":2}`, &out); err != nil {
+	if err := call(tk, "read_text", `{"path":"utf8.txt","max_bytes":2}`, &out); err != nil {
 		t.Fatal(err)
 	}
 	if out.Content != "a" || !out.Truncated {
@@ -216,17 +216,17 @@ func TestEscapesAreRefused(t *testing.T) {
 		args, _ := json.Marshal(map[string]any{"path": p})
 		want := fmt.Sprintf("path %q is outside the root", p)
 		var out any
-		testkit.WantToolError(t, call(tk, "read_file", string(args), &out), pluginsdk.CodeInvalidArguments, want)
+		testkit.WantToolError(t, call(tk, "read_text", string(args), &out), pluginsdk.CodeInvalidArguments, want)
 		testkit.WantToolError(t, call(tk, "list_dir", string(args), &out), pluginsdk.CodeInvalidArguments, want)
 		sargs, _ := json.Marshal(map[string]any{"path": p, "pattern": "secret"})
-		testkit.WantToolError(t, call(tk, "search", string(sargs), &out), pluginsdk.CodeInvalidArguments, want)
+		testkit.WantToolError(t, call(tk, "search_text", string(sargs), &out), pluginsdk.CodeInvalidArguments, want)
 	}
 }
 
 func TestSearch(t *testing.T) {
 	tk, _ := setup(t)
 	var out searchOut
-	if err := call(tk, "search", `{"pattern":"hello"}`, &out); err != nil {
+	if err := call(tk, "search_text", `{"pattern":"hello"}`, &out); err != nil {
 		t.Fatal(err)
 	}
 	want := []match{
@@ -240,7 +240,7 @@ func TestSearch(t *testing.T) {
 		t.Errorf("search hello = %+v (truncated %v), want %+v", out.Matches, out.Truncated, want)
 	}
 
-	if err := call(tk, "search", `{"pattern":"^h.*n$","regexp":true}`, &out); err != nil {
+	if err := call(tk, "search_text", `{"pattern":"^h.*n$","regexp":true}`, &out); err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(out.Matches, []match{{Path: "a.txt", Line: 3, Text: "hello again"}}) {
@@ -248,34 +248,34 @@ func TestSearch(t *testing.T) {
 	}
 
 	// Without regexp the pattern is literal.
-	if err := call(tk, "search", `{"pattern":"^h.*n$"}`, &out); err != nil {
+	if err := call(tk, "search_text", `{"pattern":"^h.*n$"}`, &out); err != nil {
 		t.Fatal(err)
 	}
 	if len(out.Matches) != 0 {
 		t.Errorf("literal search = %+v, want none", out.Matches)
 	}
 
-	if err := call(tk, "search", `{"pattern":"hello","path":"sub"}`, &out); err != nil {
+	if err := call(tk, "search_text", `{"pattern":"hello","path":"sub"}`, &out); err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(out.Matches, want[2:]) {
 		t.Errorf("search in sub = %+v", out.Matches)
 	}
-	if err := call(tk, "search", `{"pattern":"hello","path":"a.txt"}`, &out); err != nil {
+	if err := call(tk, "search_text", `{"pattern":"hello","path":"a.txt"}`, &out); err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(out.Matches, want[:2]) {
 		t.Errorf("search in a.txt = %+v", out.Matches)
 	}
 
-	if err := call(tk, "search", `{"pattern":"hello","max_matches":2}`, &out); err != nil {
+	if err := call(tk, "search_text", `{"pattern":"hello","max_matches":2}`, &out); err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(out.Matches, want[:2]) || !out.Truncated {
 		t.Errorf("search max 2 = %+v (truncated %v)", out.Matches, out.Truncated)
 	}
 	// Exactly as many matches as allowed is not truncated.
-	if err := call(tk, "search", `{"pattern":"hello","max_matches":3}`, &out); err != nil {
+	if err := call(tk, "search_text", `{"pattern":"hello","max_matches":3}`, &out); err != nil {
 		t.Fatal(err)
 	}
 	if len(out.Matches) != 3 || out.Truncated {
@@ -283,17 +283,17 @@ func TestSearch(t *testing.T) {
 	}
 
 	var e any
-	testkit.WantToolError(t, call(tk, "search", `{"pattern":"("  ,"regexp":true}`, &e), pluginsdk.CodeInvalidArguments, "regular expression")
-	testkit.WantToolError(t, call(tk, "search", `{"pattern":""}`, &e), pluginsdk.CodeInvalidArguments, "pattern must not be empty")
-	testkit.WantToolError(t, call(tk, "search", `{"pattern":"x","max_matches":-1}`, &e), pluginsdk.CodeInvalidArguments, "max_matches")
-	testkit.WantToolError(t, call(tk, "search", `{"pattern":"x","path":"nope"}`, &e), pluginsdk.CodeInvalidArguments, "does not exist")
+	testkit.WantToolError(t, call(tk, "search_text", `{"pattern":"("  ,"regexp":true}`, &e), pluginsdk.CodeInvalidArguments, "regular expression")
+	testkit.WantToolError(t, call(tk, "search_text", `{"pattern":""}`, &e), pluginsdk.CodeInvalidArguments, "pattern must not be empty")
+	testkit.WantToolError(t, call(tk, "search_text", `{"pattern":"x","max_matches":-1}`, &e), pluginsdk.CodeInvalidArguments, "max_matches")
+	testkit.WantToolError(t, call(tk, "search_text", `{"pattern":"x","path":"nope"}`, &e), pluginsdk.CodeInvalidArguments, "does not exist")
 }
 
 func TestSearchCancelled(t *testing.T) {
 	tk, _ := setup(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := tk.CallJSON(ctx, "search", []byte(`{"pattern":"hello"}`))
+	_, err := tk.CallJSON(ctx, "search_text", []byte(`{"pattern":"hello"}`))
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want context.Canceled", err)
 	}

@@ -1,5 +1,5 @@
 // Command opentool-plugin-files is an opentool-host plugin with read-only
-// tools over one folder, the root: list_dir, read_file and search.
+// tools over one folder, the root: list_dir, read_text and search.
 //
 // The root is $OPENTOOL_FILES_ROOT, or the current folder when that is
 // unset or empty. When the current folder cannot be read (a sandbox that
@@ -12,7 +12,7 @@
 // escape the root either.
 //
 // Only regular files and folders are ever opened: named pipes, sockets and
-// devices are refused with code 400 (read_file, list_dir) or skipped
+// devices are refused with code 400 (read_text, list_dir) or skipped
 // (search). Files are opened with O_NONBLOCK, so a named pipe cannot block
 // the open, and the type is checked on the opened descriptor. Every call
 // checks its context between chunks of reading and listing, and returns the

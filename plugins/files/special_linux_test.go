@@ -14,7 +14,7 @@ import (
 
 // TestDeviceNodeInRoot makes a character device node (the same device as
 // /dev/null, major 1 minor 3) inside a root, when allowed (it needs
-// CAP_MKNOD), and checks that read_file, list_dir and search refuse or skip
+// CAP_MKNOD), and checks that read_text, list_dir and search refuse or skip
 // it, and that the check on the opened descriptor refuses it.
 func TestDeviceNodeInRoot(t *testing.T) {
 	tk, root := setup(t)
@@ -23,12 +23,12 @@ func TestDeviceNodeInRoot(t *testing.T) {
 		t.Skipf("mknod: %v", err)
 	}
 	var out any
-	err := callReturns(t, tk, "read_file", `{"path":"null.dev"}`, &out, nil)
+	err := callReturns(t, tk, "read_text", `{"path":"null.dev"}`, &out, nil)
 	testkit.WantToolError(t, err, pluginsdk.CodeInvalidArguments, `path "null.dev" is not a regular file (character device)`)
 	err = callReturns(t, tk, "list_dir", `{"path":"null.dev"}`, &out, nil)
 	testkit.WantToolError(t, err, pluginsdk.CodeInvalidArguments, `path "null.dev" is not a folder (character device)`)
 	var sout searchOut
-	if err := callReturns(t, tk, "search", `{"pattern":"hello","path":"null.dev"}`, &sout, nil); err != nil || len(sout.Matches) != 0 {
+	if err := callReturns(t, tk, "search_text", `{"pattern":"hello","path":"null.dev"}`, &sout, nil); err != nil || len(sout.Matches) != 0 {
 		t.Errorf("search in null.dev = %+v, %v; want no matches and no error", sout.Matches, err)
 	}
 

@@ -85,14 +85,14 @@ func TestReadFileRefusesSpecialFiles(t *testing.T) {
 	} {
 		args, _ := json.Marshal(map[string]any{"path": tc.path})
 		var out readFileOut
-		err := callReturns(t, tk, "read_file", string(args), &out, unblockFIFO(fifo))
+		err := callReturns(t, tk, "read_text", string(args), &out, unblockFIFO(fifo))
 		testkit.WantToolError(t, err, pluginsdk.CodeInvalidArguments, tc.want)
 	}
 	// Many calls in a row all answer (the finding: seven hung calls got
 	// the plugin marked failed).
 	for range 10 {
 		var out readFileOut
-		err := callReturns(t, tk, "read_file", `{"path":"pipe.fifo"}`, &out, unblockFIFO(fifo))
+		err := callReturns(t, tk, "read_text", `{"path":"pipe.fifo"}`, &out, unblockFIFO(fifo))
 		testkit.WantToolError(t, err, pluginsdk.CodeInvalidArguments, "named pipe")
 	}
 }
@@ -129,7 +129,7 @@ func TestListDirWithSpecialFiles(t *testing.T) {
 func TestSearchSkipsSpecialFiles(t *testing.T) {
 	tk, _, fifo := specialSetup(t)
 	var out searchOut
-	if err := callReturns(t, tk, "search", `{"pattern":"hello"}`, &out, unblockFIFO(fifo)); err != nil {
+	if err := callReturns(t, tk, "search_text", `{"pattern":"hello"}`, &out, unblockFIFO(fifo)); err != nil {
 		t.Fatalf("search: %v", err)
 	}
 	if len(out.Matches) != 3 {
@@ -137,7 +137,7 @@ func TestSearchSkipsSpecialFiles(t *testing.T) {
 	}
 	for _, p := range []string{"pipe.fifo", "fifolink", "sock"} {
 		args, _ := json.Marshal(map[string]any{"pattern": "hello", "path": p})
-		if err := callReturns(t, tk, "search", string(args), &out, unblockFIFO(fifo)); err != nil {
+		if err := callReturns(t, tk, "search_text", string(args), &out, unblockFIFO(fifo)); err != nil {
 			t.Errorf("search in %s: %v", p, err)
 		} else if len(out.Matches) != 0 {
 			t.Errorf("search in %s = %+v, want none", p, out.Matches)
@@ -222,7 +222,7 @@ func TestDevicesRefused(t *testing.T) {
 	for _, name := range []string{"null", "zero"} {
 		var out any
 		args := fmt.Sprintf(`{"path":%q}`, name)
-		err := callReturns(t, tk, "read_file", args, &out, nil)
+		err := callReturns(t, tk, "read_text", args, &out, nil)
 		testkit.WantToolError(t, err, pluginsdk.CodeInvalidArguments, fmt.Sprintf("path %q is not a regular file (character device)", name))
 		err = callReturns(t, tk, "list_dir", args, &out, nil)
 		testkit.WantToolError(t, err, pluginsdk.CodeInvalidArguments, fmt.Sprintf("path %q is not a folder (character device)", name))
@@ -243,6 +243,6 @@ func TestDevicesRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out any
-	err = callReturns(t, tk2, "read_file", `{"path":"devnull"}`, &out, nil)
+	err = callReturns(t, tk2, "read_text", `{"path":"devnull"}`, &out, nil)
 	testkit.WantToolError(t, err, pluginsdk.CodeInvalidArguments, `path "devnull" is outside the root`)
 }
