@@ -38,7 +38,7 @@ type Session struct {
 	Log func(ctx context.Context, p *mcp.LoggingMessageParams)
 
 	mu       sync.Mutex
-	level    mcp.LoggingLevel         // "" until logging/setLevel
+	level    mcp.LoggingLevel // "" until logging/setLevel
 	watchers map[*func(mcp.LoggingLevel)]bool
 }
 
