@@ -56,7 +56,8 @@ type upstream struct {
 type clients struct {
 	mu     sync.Mutex
 	by     map[*mcpsession.Session]*upstream
-	closed bool // Run ended: no new ones
+	closed bool          // Run ended or Kill: no new ones
+	ended  chan struct{} // closed with closed set (made by upstreamOf)
 }
 
 // sessionFor returns the session and relay a call with ctx goes to: the
@@ -100,20 +101,23 @@ func (a *Adapter) upstreamOf(sess *mcpsession.Session) (*upstream, error) {
 	}
 	if a.clients.by == nil {
 		a.clients.by = map[*mcpsession.Session]*upstream{}
+		a.clients.ended = make(chan struct{})
 	}
 	u := &upstream{ready: make(chan struct{}), relay: newRelay(a.launch.Name, a.log)}
 	u.relay.client = sess
 	a.clients.by[sess] = u
-	go a.openUpstream(sess, u)
+	go a.openUpstream(sess, u, a.clients.ended)
 	return u, nil
 }
 
-// openUpstream connects u for sess and closes it when sess ends.
-func (a *Adapter) openUpstream(sess *mcpsession.Session, u *upstream) {
+// openUpstream connects u for sess and closes it when sess ends or
+// ended closes (endClients).
+func (a *Adapter) openUpstream(sess *mcpsession.Session, u *upstream, ended <-chan struct{}) {
 	ctx, cancel := context.WithTimeout(context.Background(), upstreamInitTimeout)
 	go func() { // the client gone before its session is up ends the attempt
 		select {
 		case <-sess.Done:
+		case <-ended:
 		case <-ctx.Done():
 		}
 		cancel()
@@ -127,7 +131,10 @@ func (a *Adapter) openUpstream(sess *mcpsession.Session, u *upstream) {
 		a.forget(sess, u)
 		return
 	}
-	<-sess.Done
+	select {
+	case <-sess.Done:
+	case <-ended:
+	}
 	a.closeUpstream(u)
 	a.forget(sess, u)
 }
@@ -226,27 +233,19 @@ func (a *Adapter) forget(sess *mcpsession.Session, u *upstream) {
 // refuses new ones; Run and Kill call it.
 func (a *Adapter) endClients(kill bool) {
 	a.clients.mu.Lock()
-	a.clients.closed = true
-	us := make([]*upstream, 0, len(a.clients.by))
-	for _, u := range a.clients.by {
-		us = append(us, u)
-	}
-	a.clients.mu.Unlock()
-	for _, u := range us {
-		if kill {
-			u.proc.kill()
-			continue
-		}
-		go a.closeUpstream(u)
-	}
-}
-
-// clientSessions is how many client sessions have an upstream session
-// of their own now.
-func (a *Adapter) clientSessions() int {
-	a.clients.mu.Lock()
 	defer a.clients.mu.Unlock()
-	return len(a.clients.by)
+	if a.clients.closed {
+		return
+	}
+	a.clients.closed = true
+	if a.clients.ended != nil {
+		close(a.clients.ended) // each openUpstream closes its own
+	}
+	if kill {
+		for _, u := range a.clients.by {
+			u.proc.kill()
+		}
+	}
 }
 
 // sendOutside sends a server's message outside calls to r's client.
