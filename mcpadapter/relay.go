@@ -65,6 +65,11 @@ import (
 //
 // The caller's _meta travels with tools/call as its _meta, but for its
 // own protocol context (callerSessionMeta).
+//
+// All of the above is the shared session's. A client's own upstream
+// session (clients.go) has a relay of its own whose client is set: what
+// the server sends outside a call goes to that client's session, and
+// there is no roots fence (no other caller shares the session).
 
 // relay tracks the calls in flight for the server's messages.
 type relay struct {
