@@ -28,5 +28,5 @@ func Serve(l decl.Launch, s *launcher.Starter, log hclog.Logger) wire.Local {
 	if l.Commands != nil {
 		return pluginsdk.Local(cmdtool.New(l, s))
 	}
-	return pluginsdk.Local(mcpadapter.New(l, log, mcpadapter.Options{Starter: s}))
+	return pluginsdk.Local(mcpadapter.New(l, log, mcpadapter.Options{Starter: s, Shared: l.Server.Sessions == decl.SessionsShared, MaxSessions: l.Server.MaxSessions}))
 }

@@ -37,7 +37,9 @@ func TestHostileMCPServers(t *testing.T) {
 	testkit.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
 	bin := testkit.Build(t, "./testkit/plugins/hostilemcp")
 	for _, m := range hostileModes {
-		b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{m: map[string]any{"command": bin, "args": []string{m}}}})
+		// "shared": the attacks and the stats that count them reach one
+		// server process (each MCP client session has its own otherwise).
+		b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{m: map[string]any{"command": bin, "args": []string{m}, "sessions": "shared"}}})
 		writeTestFile(t, filepath.Join(dir, m+".mcp.json"), string(b))
 		timeout := 3000 // hang's call times out
 		if m == "requests" {

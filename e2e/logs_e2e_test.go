@@ -89,15 +89,18 @@ func (lc *logClient) waitCount(t *testing.T, data string, n int) []string {
 	}
 }
 
-// TestMCPServerLogsOutsideCalls: what a declared MCP server logs in its
-// own time, outside any call, reaches every MCP client session that asked
+// TestMCPServerLogsOutsideCalls: what a declared MCP server of
+// "sessions": "shared" logs in its own time, outside any call, reaches every MCP client session that asked
 // for log messages, at its own level, and only those whose key may see the
 // server (issue 32: through the host a client used to get only the
 // messages sent during its own call).
 func TestMCPServerLogsOutsideCalls(t *testing.T) {
 	dir := t.TempDir()
-	msDeclare(t, dir, "notes", "--rich")
-	msDeclare(t, dir, "other", "--rich")
+	// "shared": one server session for every caller, whose messages
+	// outside calls belong to no client (mcpsessions_e2e_test.go: each
+	// client's own session, the default).
+	msShared(t, msDeclare(t, dir, "notes", "--rich"))
+	msShared(t, msDeclare(t, dir, "other", "--rich"))
 	writeTestFile(t, filepath.Join(dir, "other.policy.json"), `{"prefix":"other_"}`)
 	keys := filepath.Join(t.TempDir(), "keys.json")
 	writeTestFile(t, keys, `{"keys":[{"name":"all","key":"ka","allow":["*"]},{"name":"other-only","key":"ko","allow":["plugin:other"]}]}`)

@@ -319,9 +319,11 @@ func testClientRequestsRelayed(t *testing.T, hp *hostProc) {
 		t.Fatalf("confirm = %s", got)
 	}
 
-	// A client without the capabilities: the server hears why.
+	// A client without the capabilities: with a session of its own the
+	// server knows it and does not ask; through the shared session the
+	// host refuses the server's request, saying why.
 	plain := llHost(t, hp, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
-	if got := llCall(t, plain, ask); !strings.Contains(got, `"isError":true`) || !strings.Contains(got, "did not declare the elicitation capability") {
+	if got := llCall(t, plain, ask); !strings.Contains(got, `"isError":true`) || !strings.Contains(got, "client does not support elicitation") && !strings.Contains(got, "did not declare the elicitation capability") {
 		t.Fatalf("ask from a client without elicitation = %s", got)
 	}
 	// An OpenTool caller cannot answer either.
@@ -368,8 +370,10 @@ func llCatalog(t *testing.T, cs *mcp.ClientSession) (resources, templates, promp
 
 func TestMCPCatalogServed(t *testing.T) {
 	dir := t.TempDir()
-	msDeclare(t, dir, "notes", "--rich")
-	msDeclare(t, dir, "twin", "--rich") // the same URIs and prompt: refused, or prefixed
+	// "shared": the tool calls that change the catalog reach the session
+	// the catalog is listed from.
+	msShared(t, msDeclare(t, dir, "notes", "--rich"))
+	msShared(t, msDeclare(t, dir, "twin", "--rich")) // the same URIs and prompt: refused, or prefixed
 	keys := filepath.Join(t.TempDir(), "keys.json")
 	if err := os.WriteFile(keys, []byte(`{"keys":[{"name":"all","key":"k-all","allow":["*"]},{"name":"notes","key":"k-notes","allow":["plugin:notes"]},{"name":"narrow","key":"k-narrow","allow":["add_note","snapshot"]}]}`), 0o600); err != nil {
 		t.Fatal(err)

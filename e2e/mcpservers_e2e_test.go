@@ -37,6 +37,27 @@ func msDeclare(t *testing.T, dir, name string, args ...string) string {
 	return p
 }
 
+// msShared makes the declaration at path "sessions": "shared": every
+// caller reaches its one server session (and process).
+func msShared(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f map[string]map[string]map[string]any
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	for _, srv := range f["mcpServers"] {
+		srv["sessions"] = "shared"
+	}
+	b, _ = json.Marshal(f)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // msClient connects the SDK's client over t.
 func msClient(t *testing.T, tr mcp.Transport) *mcp.ClientSession {
 	t.Helper()

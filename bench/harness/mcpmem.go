@@ -23,11 +23,14 @@ func MCPServerName(i int) string { return "notes" + strconv.Itoa(i) }
 // folder dir, each running the command server (mcp-notes, no arguments):
 // MCPServerName(i).mcp.json and, so that their tools do not collide,
 // MCPServerName(i).policy.json with the prefix MCPServerName(i)+"_", for
-// i = 1..n. Errors: a file cannot be written.
+// i = 1..n. Each is declared "sessions": "shared", so that every MCP
+// client of the benchmarks reaches the one server process the
+// measurements count (per-client sessions: BenchmarkMCPServerSessions).
+// Errors: a file cannot be written.
 func DeclareMCPServers(dir, server string, n int) error {
 	for i := 1; i <= n; i++ {
 		name := MCPServerName(i)
-		decl := fmt.Sprintf(`{"mcpServers":{%q:{"command":%q,"args":[]}}}`, name, server)
+		decl := fmt.Sprintf(`{"mcpServers":{%q:{"command":%q,"args":[],"sessions":"shared"}}}`, name, server)
 		if err := os.WriteFile(filepath.Join(dir, name+".mcp.json"), []byte(decl), 0o644); err != nil {
 			return err
 		}

@@ -52,6 +52,17 @@ type Options struct {
 	// the adapter ends the session (MCP "Lifecycle", stdio shutdown).
 	// Default DefaultTerminateGrace (2 s).
 	TerminateGrace time.Duration
+
+	// Shared, when true, sends every caller's calls through the one
+	// shared session ("sessions": "shared" in the declaration); false,
+	// the default: each MCP client session gets an upstream session of
+	// its own (clients.go).
+	Shared bool
+
+	// MaxSessions bounds the client sessions with an upstream session of
+	// their own at once ("maxSessions"; for a command server, the server
+	// processes besides the shared one). Default DefaultMaxSessions (16).
+	MaxSessions int
 }
 
 // withDefaults fills the zero fields.
@@ -64,6 +75,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.TerminateGrace <= 0 {
 		o.TerminateGrace = DefaultTerminateGrace
+	}
+	if o.MaxSessions <= 0 {
+		o.MaxSessions = DefaultMaxSessions
 	}
 	return o
 }
@@ -100,6 +114,8 @@ type Adapter struct {
 	relay *relay // the server's messages during calls (relay.go)
 
 	proc atomic.Pointer[process] // a command server's process, once Run starts it
+
+	clients clients // the client sessions' own upstream sessions (clients.go)
 }
 
 var (
@@ -268,22 +284,26 @@ func (a *Adapter) callTool(ctx context.Context, name string, args []byte) (*mcp.
 	if !ok {
 		return nil, nil, pluginsdk.FunctionNotFound(name)
 	}
-	c, meta, err := a.relay.begin(ctx)
+	cs, rel, err := a.sessionFor(ctx)
 	if err != nil {
 		return nil, nil, callError(ctx, a.launch.Name, tool, err)
 	}
-	defer a.relay.end(c)
+	c, meta, err := rel.begin(ctx)
+	if err != nil {
+		return nil, nil, callError(ctx, a.launch.Name, tool, err)
+	}
+	defer rel.end(c)
 	params := &mcp.CallToolParams{Name: tool, Arguments: rawArgs(args), Meta: meta}
 	if asTask {
-		res, err := a.callAsTask(ctx, tool, params)
+		res, err := a.callAsTask(ctx, cs, tool, params)
 		return res, nil, err
 	}
 	var raw json.RawMessage // set by the connection's reader before CallTool returns
-	res, err := a.cs.CallTool(withRawResult(ctx, func(r json.RawMessage) { raw = r }), params)
+	res, err := cs.CallTool(withRawResult(ctx, func(r json.RawMessage) { raw = r }), params)
 	if err != nil && ctx.Err() == nil && mcptasks.IsMissingCapability(err) {
 		// The server serves this call only as a task (tasks.go).
 		a.log.Debug("MCP tool answered -32021 for the Tasks extension; calling it as a task", "server", a.launch.Name, "tool", tool)
-		res, err := a.callAsTask(ctx, tool, params)
+		res, err := a.callAsTask(ctx, cs, tool, params)
 		return res, nil, err
 	}
 	if err != nil {

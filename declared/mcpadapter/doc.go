@@ -19,7 +19,9 @@
 // OpenTool 1.1.0 document; it follows notifications/tools/list_changed
 // (the host loads the new document without a restart) and forwards calls
 // and their cancellation. No process stands between the host and the
-// server.
+// server. Each MCP client session of the host's /mcp gets, unless the
+// declaration says "sessions": "shared", an upstream session (a command:
+// a process) of its own (clients.go).
 //
 // # MCP → OpenTool
 //

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/opentool-host/opentool-host/host/tasks/mcptasks"
+	"github.com/opentool-host/opentool-host/internal/mcpsession"
 	"github.com/opentool-host/opentool-host/internal/wire"
 	"github.com/opentool-host/opentool-host/pluginsdk"
 )
@@ -64,11 +65,20 @@ import (
 //
 // The caller's _meta travels with tools/call as its _meta, but for its
 // own protocol context (callerSessionMeta).
+//
+// All of the above is the shared session's. A client's own upstream
+// session (clients.go) has a relay of its own whose client is set: what
+// the server sends outside a call goes to that client's session, and
+// there is no roots fence (no other caller shares the session).
 
 // relay tracks the calls in flight for the server's messages.
 type relay struct {
 	server string
 	log    hclog.Logger
+	// client, for a client's own upstream session (clients.go), is that
+	// client: what the server sends outside a call goes to it, and there
+	// is no roots fence. nil for the shared session.
+	client *mcpsession.Session
 
 	// rootsChanged sends the server notifications/roots/list_changed
 	// and ping a ping (both set once connected, session.go).
@@ -310,6 +320,10 @@ func (r *relay) message(p *mcp.LoggingMessageParams) {
 		_ = pluginsdk.Notify(c.ctx, "notifications/message", p)
 		return
 	}
+	if r.client != nil {
+		r.sendOutside(p)
+		return
+	}
 	if !r.logs.Allow() {
 		r.dropped.Add(1)
 		return
@@ -332,8 +346,11 @@ func (r *relay) message(p *mcp.LoggingMessageParams) {
 // *wire.RPCError; -32603 when no single call is in flight.
 func (r *relay) request(method string, params any, out any) error {
 	c, why := r.only()
+	if r.client != nil && c == nil {
+		return r.askOutside(method, params, out)
+	}
 	first := false
-	if c != nil && method == "roots/list" {
+	if c != nil && method == "roots/list" && r.client == nil {
 		first, why = r.holdRoots(c)
 	}
 	switch {
@@ -366,7 +383,20 @@ func (r *relay) request(method string, params any, out any) error {
 // result into out. Errors: as request's.
 func (r *relay) ask(c *relayCall, method string, params any, out any) error {
 	raw, err := pluginsdk.ClientRequest(c.ctx, method, params)
+	if err != nil {
+		return toRPC(method, err)
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s: the client's result: %v", method, err)}
+	}
+	return nil
+}
+
+// toRPC is the JSON-RPC error the server gets for a request to its
+// client that failed with err.
+func toRPC(method string, err error) error {
 	var re *wire.RPCError
+	var je *jsonrpc.Error
 	switch {
 	case errors.As(err, &re) && re.Code == jsonrpc.CodeMethodNotFound:
 		// The SDK's JSON-RPC layer answers every -32601 with its own
@@ -375,11 +405,10 @@ func (r *relay) ask(c *relayCall, method string, params any, out any) error {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: re.Message, Data: re.Data}
 	case errors.As(err, &re):
 		return &jsonrpc.Error{Code: int64(re.Code), Message: re.Message, Data: re.Data}
-	case err != nil:
-		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s: %v", method, err)}
+	case errors.As(err, &je) && je.Code == jsonrpc.CodeMethodNotFound:
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: je.Message, Data: je.Data}
+	case errors.As(err, &je):
+		return je
 	}
-	if err := json.Unmarshal(raw, out); err != nil {
-		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s: the client's result: %v", method, err)}
-	}
-	return nil
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s: %v", method, err)}
 }

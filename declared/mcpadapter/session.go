@@ -47,6 +47,7 @@ func (a *Adapter) Run(ctx context.Context) error {
 	}
 	fctx, stop := context.WithCancel(ctx)
 	defer stop()
+	defer a.endClients(false)
 	go a.follow(fctx, cs)
 	return a.wait(ctx, cs, proc)
 }
@@ -60,6 +61,7 @@ func (a *Adapter) PID() int { return a.proc.Load().pid() }
 // or closes a URL server's session; Run returns soon after.
 func (a *Adapter) Kill() {
 	a.abandon(errKilled)
+	a.endClients(true)
 	a.proc.Load().kill()
 	select {
 	case <-a.ready:
@@ -215,6 +217,12 @@ func (a *Adapter) client() *mcp.Client {
 // 2025-11-25 "Client Features") to the MCP client that made the call in
 // flight (relay.request), and hands every other method to next.
 func (a *Adapter) clientRequests(next mcp.MethodHandler) mcp.MethodHandler {
+	return relayRequests(a.relay, next)
+}
+
+// relayRequests answers the server's requests to its client through r
+// (relay.request) and hands every other method to next.
+func relayRequests(r *relay, next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		var res mcp.Result
 		switch method {
@@ -227,7 +235,7 @@ func (a *Adapter) clientRequests(next mcp.MethodHandler) mcp.MethodHandler {
 		default:
 			return next(ctx, method, req)
 		}
-		if err := a.relay.request(method, req.GetParams(), res); err != nil {
+		if err := r.request(method, req.GetParams(), res); err != nil {
 			return nil, err
 		}
 		return res, nil

@@ -121,7 +121,7 @@ func createdTask(raw json.RawMessage) *mcptasks.TaskResult {
 // its end (awaitTask). Errors (*pluginsdk.Error): as CallJSON's; 500 for
 // a task that failed (400 for its -32602), was cancelled, asked for
 // input, or could not be polled, and when ctx ends (tasks/cancel is sent).
-func (a *Adapter) callAsTask(ctx context.Context, tool string, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+func (a *Adapter) callAsTask(ctx context.Context, cs *mcp.ClientSession, tool string, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
 	p := *params
 	p.Meta = mcptasks.OptIn(params.Meta)
 	var (
@@ -137,19 +137,19 @@ func (a *Adapter) callAsTask(ctx context.Context, tool string, params *mcp.CallT
 		mu.Lock()
 		defer mu.Unlock()
 		if abandoned { // the call was given up as the task was created
-			go a.cancelTask(ctx, tool, t.TaskID)
+			go a.cancelTask(ctx, cs, tool, t.TaskID)
 			return
 		}
 		created = t
 	}
-	res, err := a.cs.CallTool(withRawResult(ctx, sink), &p)
+	res, err := cs.CallTool(withRawResult(ctx, sink), &p)
 	mu.Lock()
 	t := created
 	abandoned = err != nil
 	mu.Unlock()
 	switch {
 	case err != nil && t != nil: // the task's handle came as the call failed (ctx ended)
-		a.cancelTask(ctx, tool, t.TaskID)
+		a.cancelTask(ctx, cs, tool, t.TaskID)
 		if ctx.Err() != nil {
 			return nil, a.taskCancelled(ctx, tool, t.TaskID)
 		}
@@ -157,7 +157,7 @@ func (a *Adapter) callAsTask(ctx context.Context, tool string, params *mcp.CallT
 	case err != nil:
 		return nil, callError(ctx, a.launch.Name, tool, err)
 	case t != nil:
-		return a.awaitTask(ctx, tool, t)
+		return a.awaitTask(ctx, cs, tool, t)
 	}
 	if b, _ := json.Marshal(res); createdTask(b) != nil { // the SDK kept resultType "task", raw.go missed it
 		return nil, pluginsdk.ToolFailure("MCP server %q: tool %q: answered with a task whose handle the adapter could not read", a.launch.Name, tool)
@@ -168,7 +168,7 @@ func (a *Adapter) callAsTask(ctx context.Context, tool string, params *mcp.CallT
 // awaitTask polls task t (tasks/get, after each answer's pollIntervalMs)
 // until it ends, and returns its result. When ctx ends first it sends
 // tasks/cancel. Errors: as callAsTask's.
-func (a *Adapter) awaitTask(ctx context.Context, tool string, t *mcptasks.TaskResult) (*mcp.CallToolResult, error) {
+func (a *Adapter) awaitTask(ctx context.Context, cs *mcp.ClientSession, tool string, t *mcptasks.TaskResult) (*mcp.CallToolResult, error) {
 	id := t.TaskID
 	for {
 		switch t.Status {
@@ -187,21 +187,21 @@ func (a *Adapter) awaitTask(ctx context.Context, tool string, t *mcptasks.TaskRe
 		case tasks.Cancelled:
 			return nil, pluginsdk.ToolFailure("MCP server %q: tool %q: the server cancelled task %s: %s", a.launch.Name, tool, id, t.StatusMessage)
 		case tasks.InputRequired:
-			a.cancelTask(ctx, tool, id)
+			a.cancelTask(ctx, cs, tool, id)
 			return nil, pluginsdk.ToolFailure("MCP server %q: tool %q: task %s asked the client for input (elicitation or sampling), which opentool-host cannot give; the task was cancelled", a.launch.Name, tool, id)
 		}
 		wait := time.NewTimer(pollInterval(t.PollIntervalMs))
 		select {
 		case <-ctx.Done():
 			wait.Stop()
-			a.cancelTask(ctx, tool, id)
+			a.cancelTask(ctx, cs, tool, id)
 			return nil, a.taskCancelled(ctx, tool, id)
 		case <-wait.C:
 		}
-		next, err := taskRequest[*mcptasks.TaskResult](ctx, a.cs, mcptasks.MethodGet, id)
+		next, err := taskRequest[*mcptasks.TaskResult](ctx, cs, mcptasks.MethodGet, id)
 		switch {
 		case ctx.Err() != nil:
-			a.cancelTask(ctx, tool, id)
+			a.cancelTask(ctx, cs, tool, id)
 			return nil, a.taskCancelled(ctx, tool, id)
 		case err != nil:
 			return nil, pluginsdk.ToolFailure("MCP server %q: tool %q: tasks/get of task %s: %v", a.launch.Name, tool, id, err)
@@ -225,10 +225,10 @@ func pollInterval(ms int64) time.Duration {
 // cancelTimeout. A failure is logged: cancellation is cooperative
 // (extension, "Task Cancellation"), and the server drops the task at its
 // TTL anyway.
-func (a *Adapter) cancelTask(ctx context.Context, tool, id string) {
+func (a *Adapter) cancelTask(ctx context.Context, cs *mcp.ClientSession, tool, id string) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
 	defer cancel()
-	if _, err := taskRequest[*mcptasks.AckResult](cctx, a.cs, mcptasks.MethodCancel, id); err != nil {
+	if _, err := taskRequest[*mcptasks.AckResult](cctx, cs, mcptasks.MethodCancel, id); err != nil {
 		a.log.Warn("tasks/cancel failed", "server", a.launch.Name, "tool", tool, "task", id, "error", err)
 	}
 }

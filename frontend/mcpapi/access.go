@@ -75,6 +75,7 @@ func (s *Server) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		g := grantOf(req)
 		if method == "logging/setLevel" {
 			s.noteLogLevel(req, g)
+			s.noteClientLevel(req)
 		}
 		if g != nil {
 			ctx = host.WithCaller(access.WithGrant(ctx, g), host.Caller{Key: g.Name()})

@@ -36,6 +36,7 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 		ctx, stop := withRequestCancel(ctx)
 		defer stop()
 		ctx = callContext(ctx, req)
+		ctx = s.withClient(ctx, req.Session)
 		run := func(ctx context.Context) (*mcp.CallToolResult, error) {
 			return s.call(ctx, req, name)
 		}

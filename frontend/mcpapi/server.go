@@ -72,6 +72,8 @@ type Server struct {
 	catPlugins atomic.Pointer[map[string]string]
 	subs       subscriptions
 
+	clients clientSessions // each session's mcpsession.Session (clients.go)
+
 	// logs are the sessions that asked for log messages (logs.go).
 	logs logSessions
 }

@@ -32,6 +32,9 @@ import (
 //     "headers"); "type" (or Cline's "transportType") is "stdio",
 //     "http", "streamable-http", "streamableHttp" or "sse";
 //   - "disabled": true leaves the entry out;
+//   - "sessions" ("per-client", the default, or "shared") and
+//     "maxSessions" (1 to 256): how MCP client sessions reach the
+//     server (MCPServer.Sessions, MCPServer.MaxSessions);
 //   - every other member (top-level ones such as VS Code's "inputs" or
 //     Claude Desktop's "globalShortcut", and clients' own settings of an
 //     entry such as "autoApprove", "alwaysAllow", "timeout",
@@ -302,6 +305,20 @@ func parseEntry(p, key string, v any, ignored *[]string) DesktopEntry {
 				err = errors.New(`must be "stdio", "http", "streamable-http" or "sse"`)
 			} else if _, both := m["type"]; k == "type" || !both {
 				typ, typePath = t, kp // "type" wins over Cline's "transportType"
+			}
+		case "sessions":
+			if str, isStr := m[k].(string); isStr && (str == SessionsPerClient || str == SessionsShared) {
+				s.Sessions = str
+			} else {
+				err = errors.New(`must be "per-client" or "shared"`)
+			}
+		case "maxSessions":
+			n, isNum := m[k].(json.Number)
+			i, convErr := strconv.Atoi(string(n))
+			if !isNum || convErr != nil || i < 1 || i > MaxMaxSessions {
+				err = fmt.Errorf("must be an integer from 1 to %d", MaxMaxSessions)
+			} else {
+				s.MaxSessions = i
 			}
 		case "disabled":
 		default:

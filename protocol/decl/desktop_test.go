@@ -199,6 +199,10 @@ func TestParseDesktopEntryFaults(t *testing.T) {
 		{`{"type":"http","command":"x"}`, `$.mcpServers.bad.type: is "http", but the entry has a "command" and no "url"`},
 		{`{"type":3,"command":"x"}`, `$.mcpServers.bad.type: must be "stdio", "http", "streamable-http" or "sse"`},
 		{`{"command":"x","disabled":1}`, "$.mcpServers.bad.disabled: must be true or false"},
+		{`{"command":"x","sessions":"per-call"}`, `$.mcpServers.bad.sessions: must be "per-client" or "shared"`},
+		{`{"command":"x","maxSessions":0}`, "$.mcpServers.bad.maxSessions: must be an integer from 1 to 256"},
+		{`{"command":"x","maxSessions":1.5}`, "$.mcpServers.bad.maxSessions: must be an integer from 1 to 256"},
+		{`{"command":"x","maxSessions":1000}`, "$.mcpServers.bad.maxSessions: must be an integer from 1 to 256"},
 		{`{"command":"${config:x}"}`, "$.mcpServers.bad.command: ${config:x} is not a variable the host knows"},
 		{`{"command":"x","cwd":"${input:dir}"}`, "$.mcpServers.bad.cwd: ${input:dir} is a VS Code input"},
 	} {

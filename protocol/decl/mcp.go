@@ -63,7 +63,25 @@ type MCPServer struct {
 	// status (the spec's "Backwards Compatibility"), or TransportSSE for
 	// that SSE transport only ("type": "sse"). "" for a command.
 	Transport string `json:"transport,omitempty"`
+	// Sessions is how MCP client sessions reach the server:
+	// SessionsPerClient ("per-client", the default; "" means it), each
+	// with an upstream session of its own, or SessionsShared ("shared"),
+	// one session for every caller (package mcpadapter).
+	Sessions string `json:"sessions,omitempty"`
+	// MaxSessions bounds the client sessions with an upstream session of
+	// their own at once (for a command, the server processes besides the
+	// shared one), 1 to MaxMaxSessions; 0: mcpadapter.DefaultMaxSessions.
+	MaxSessions int `json:"maxSessions,omitempty"`
 }
+
+// The values of MCPServer.Sessions.
+const (
+	SessionsPerClient = "per-client"
+	SessionsShared    = "shared"
+)
+
+// MaxMaxSessions is the largest "maxSessions" a declaration may give.
+const MaxMaxSessions = 256
 
 // TransportSSE is MCPServer.Transport of a server declared "type": "sse":
 // the HTTP+SSE transport of MCP 2024-11-05 (a GET event stream and POSTs

@@ -27,6 +27,9 @@
 //     in plaintext and with a TLS certificate of its own.
 //   - noauth: served as an SDK without host authentication would (plain
 //     go-plugin, no AutoMTLS): no certificate in its handshake.
+//   - sessionmcp: an MCP server (Go SDK, stdio) whose "whoami" reports
+//     what its client session shows it (clientInfo, extensions, roots,
+//     log level, its pid) and whose "emit" logs a marker after the call.
 //   - declared: not a program: the stand-in for declared.Serve in host
 //     tests (host.Config.Declared).
 //   - hostilemcp: an MCP server over stdio, written by hand, that attacks

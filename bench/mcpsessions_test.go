@@ -1,0 +1,124 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/opentool-host/opentool-host/bench/harness"
+)
+
+// sessionClients is how many MCP client sessions
+// BenchmarkMCPServerSessions opens through one declared server of
+// "sessions": "per-client" (within its default maxSessions, 16).
+const sessionClients = 9
+
+// laterCalls is how many calls each session makes after its first.
+const laterCalls = 5
+
+// BenchmarkMCPServerSessions measures the cost of per-client upstream
+// sessions (issue 32) in a real "opentool-host run" process with one
+// mcp-notes server declared per-client: sessionClients MCP client
+// sessions (Go SDK, /mcp, 2025-11-25) each call notes1_echo once (their
+// first call starts their own server process) and laterCalls times more.
+// It reports the PSS in MiB of the host's tree that each client session
+// past the first adds, the servers' processes included
+// (session-MiB/added-session) and the host's own part
+// (host-MiB/added-session), and the p50 of the first call of a session
+// against the p50 of later calls, in ms. b.N is not used: one round per
+// -count.
+func BenchmarkMCPServerSessions(b *testing.B) {
+	setup(b)
+	work, err := os.MkdirTemp(env.tmp, "mcp-sessions-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer os.RemoveAll(work)
+	plugins := filepath.Join(work, "plugins")
+	if err := os.Mkdir(plugins, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	hostBin, err := harness.CopyExecutable(env.hostBin, filepath.Join(work, "opentool-host"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	server, err := harness.CopyExecutable(env.notesBin, filepath.Join(work, "mcp-notes"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	prog, err := harness.NewProgram(server)
+	if err != nil {
+		b.Fatal(err)
+	}
+	decl := fmt.Sprintf(`{"mcpServers":{"notes1":{"command":%q,"args":[]}}}`, server)
+	if err := os.WriteFile(filepath.Join(plugins, "notes1.mcp.json"), []byte(decl), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(plugins, "notes1.policy.json"), []byte(`{"prefix":"notes1_"}`), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	p, err := harness.StartHostProcess(hostBin, harness.HostOptions{Dir: plugins, StateDir: filepath.Join(work, "state")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = p.Stop(ctx)
+	}()
+	hc := harness.NewHTTPClient(1, 10*time.Second)
+	if _, err := harness.WaitHealthy(p, hc, 1, 30*time.Second); err != nil {
+		b.Fatalf("%v\n%s", err, p.Output())
+	}
+	var first, later []time.Duration
+	var trees []harness.TreeMemory
+	ctx := context.Background()
+	for i := 0; i < sessionClients; i++ {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: fmt.Sprintf("bench-%d", i), Version: "1"}, nil).
+			Connect(ctx, &mcp.StreamableClientTransport{Endpoint: p.URL() + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cs.Close()
+		for j := 0; j <= laterCalls; j++ {
+			start := time.Now()
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "notes1_echo", Arguments: map[string]any{"text": "session"}})
+			took := time.Since(start)
+			if err != nil || res.IsError {
+				b.Fatalf("session %d call %d: %v %+v\n%s", i, j, err, res, p.Output())
+			}
+			if j == 0 {
+				first = append(first, took)
+			} else {
+				later = append(later, took)
+			}
+		}
+		t, err := harness.TreePSS(p.PID(), prog)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if t.Programs != i+2 { // the shared server and one per session
+			b.Fatalf("%d mcp-notes processes after %d sessions, want %d", t.Programs, i+1, i+2)
+		}
+		trees = append(trees, t)
+	}
+	t0, tn := trees[0], trees[len(trees)-1]
+	added := float64(len(trees) - 1)
+	b.ReportMetric(float64(tn.OwnKiB+tn.ProgramKiB-t0.OwnKiB-t0.ProgramKiB)/added/1024, "session-MiB/added-session")
+	b.ReportMetric(float64(tn.OwnKiB-t0.OwnKiB)/added/1024, "host-MiB/added-session")
+	b.ReportMetric(p50ms(first), "first-call-p50-ms")
+	b.ReportMetric(p50ms(later), "later-call-p50-ms")
+}
+
+// p50ms is the median of d in milliseconds.
+func p50ms(d []time.Duration) float64 {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return float64(s[len(s)/2]) / float64(time.Millisecond)
+}

@@ -1,0 +1,275 @@
+package mcpadapter
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/opentool-host/opentool-host/internal/mcpsession"
+)
+
+// Per-client upstream sessions. A tools/call whose context carries a
+// downstream MCP session (mcpsession.From: set by the host's MCP front
+// end, never by the client) goes, unless the declaration says "sessions":
+// "shared", to an upstream session of that client's own: made at its
+// first call (for a command server, one more server process, started
+// through the same launcher.Starter), initialized with the client's
+// clientInfo and capabilities (extensions included) and its protocol
+// version when it is ProtocolVersion or older; its log level set to the
+// client's (logging/setLevel, again at each change); the server's
+// notifications/message and its requests (sampling/createMessage,
+// elicitation/create, roots/list) go to that client, during a call on the
+// call's stream, outside one on the client's session; no roots fence (the
+// roots are the client's own). It is closed when the downstream session
+// ends (DELETE, the SDK session's idle timeout, the key's revocation, the
+// host's shutdown), when the adapter's Run ends (plugin restart, stop)
+// and at Kill (killed). At most Options.MaxSessions are open at once: a
+// client session beyond is refused its calls with a JSON-RPC error naming
+// the limit (never served by the shared session instead). The shared
+// session keeps serving OpenTool and OTC callers, MCP requests without a
+// session id, the catalog (resources, prompts) and the tool list.
+
+// DefaultMaxSessions is the default of Options.MaxSessions.
+const DefaultMaxSessions = 16
+
+// upstreamInitTimeout bounds starting and initializing one client's
+// upstream session.
+const upstreamInitTimeout = 30 * time.Second
+
+// upstream is one client's session with the server.
+type upstream struct {
+	ready chan struct{}      // closed once connected or failed
+	cs    *mcp.ClientSession // set before ready closes; nil: failed
+	err   error              // set before ready closes
+	relay *relay
+	proc  *process
+	stop  func() // stops following the client's log level
+}
+
+// clients holds the upstream sessions by downstream session.
+type clients struct {
+	mu     sync.Mutex
+	by     map[*mcpsession.Session]*upstream
+	closed bool          // Run ended or Kill: no new ones
+	ended  chan struct{} // closed with closed set (made by upstreamOf)
+}
+
+// sessionFor returns the session and relay a call with ctx goes to: the
+// client's own upstream session, made now when it has none, or the
+// shared one. Errors: the limit (a *pluginsdk.Error naming it), the
+// upstream session's connection failure, ctx's.
+func (a *Adapter) sessionFor(ctx context.Context) (*mcp.ClientSession, *relay, error) {
+	sess := mcpsession.From(ctx)
+	if sess == nil || a.opts.Shared {
+		return a.cs, a.relay, nil
+	}
+	u, err := a.upstreamOf(sess)
+	if err != nil {
+		return nil, nil, err
+	}
+	select {
+	case <-u.ready:
+	case <-ctx.Done():
+		return nil, nil, ctx.Err()
+	}
+	if u.err != nil {
+		return nil, nil, u.err
+	}
+	return u.cs, u.relay, nil
+}
+
+// upstreamOf returns sess's upstream session, starting its connection
+// when it has none. Errors: over Options.MaxSessions; the adapter ended.
+func (a *Adapter) upstreamOf(sess *mcpsession.Session) (*upstream, error) {
+	a.clients.mu.Lock()
+	defer a.clients.mu.Unlock()
+	if u := a.clients.by[sess]; u != nil {
+		return u, nil
+	}
+	if a.clients.closed {
+		return nil, fmt.Errorf("MCP server %q: stopped", a.launch.Name)
+	}
+	if len(a.clients.by) >= a.opts.MaxSessions {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf(
+			"MCP server %q: %d client sessions already have a session of their own with it (the limit, maxSessions in its declaration); end one (DELETE) or wait for one to idle out", a.launch.Name, a.opts.MaxSessions)}
+	}
+	if a.clients.by == nil {
+		a.clients.by = map[*mcpsession.Session]*upstream{}
+		a.clients.ended = make(chan struct{})
+	}
+	u := &upstream{ready: make(chan struct{}), relay: newRelay(a.launch.Name, a.log)}
+	u.relay.client = sess
+	a.clients.by[sess] = u
+	go a.openUpstream(sess, u, a.clients.ended)
+	return u, nil
+}
+
+// openUpstream connects u for sess and closes it when sess ends or
+// ended closes (endClients).
+func (a *Adapter) openUpstream(sess *mcpsession.Session, u *upstream, ended <-chan struct{}) {
+	ctx, cancel := context.WithTimeout(context.Background(), upstreamInitTimeout)
+	go func() { // the client gone before its session is up ends the attempt
+		select {
+		case <-sess.Done:
+		case <-ended:
+		case <-ctx.Done():
+		}
+		cancel()
+	}()
+	cs, err := a.connectUpstream(ctx, sess, u)
+	u.cs, u.err = cs, err
+	close(u.ready)
+	if err != nil {
+		a.log.Warn("MCP server: a client's own session failed", "server", a.launch.Name, "session", sess.ID, "error", err)
+		cancel()
+		a.forget(sess, u)
+		return
+	}
+	select {
+	case <-sess.Done:
+	case <-ended:
+	}
+	a.closeUpstream(u)
+	a.forget(sess, u)
+}
+
+// connectUpstream starts the server (a command) and initializes a
+// session with sess's client's identity.
+func (a *Adapter) connectUpstream(ctx context.Context, sess *mcpsession.Session, u *upstream) (*mcp.ClientSession, error) {
+	t, proc, err := transport(a.launch, a.opts)
+	if err != nil {
+		return nil, fmt.Errorf("MCP server %q: %w", a.launch.Name, err)
+	}
+	if proc != nil {
+		proc.tap = u.relay.tap
+		u.proc = proc
+	}
+	kill := context.AfterFunc(ctx, proc.kill)
+	cs, err := a.clientOf(sess, u.relay).Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: clientVersion(sess.Init.ProtocolVersion)})
+	if !kill() && err == nil {
+		_ = cs.Close()
+		err = ctx.Err()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("MCP server %q: a client's own session: initialize: %w", a.launch.Name, err)
+	}
+	setLevel := func(l mcp.LoggingLevel) {
+		if ir := cs.InitializeResult(); l == "" || ir == nil || ir.Capabilities == nil || ir.Capabilities.Logging == nil {
+			return
+		}
+		lctx, cancel := context.WithTimeout(context.Background(), relistTimeout)
+		defer cancel()
+		_ = cs.SetLoggingLevel(lctx, &mcp.SetLoggingLevelParams{Level: l})
+	}
+	setLevel(sess.Level())
+	u.stop = sess.OnLevel(setLevel)
+	return cs, nil
+}
+
+// clientVersion is the revision asked of the server for a client of
+// revision v: v when it is ProtocolVersion or older (revisions are
+// dates), else ProtocolVersion (the relay speaks 2025-11-25).
+func clientVersion(v string) string {
+	if v != "" && v <= ProtocolVersion {
+		return v
+	}
+	return ProtocolVersion
+}
+
+// clientOf is the MCP client of sess's own session: its clientInfo and
+// capabilities, the server's messages and requests relayed by r.
+func (a *Adapter) clientOf(sess *mcpsession.Session, r *relay) *mcp.Client {
+	impl := &mcp.Implementation{Name: "opentool-host-mcp-adapter"}
+	if ci := sess.Init.ClientInfo; ci != nil {
+		c := *ci
+		impl = &c
+	}
+	caps := &mcp.ClientCapabilities{}
+	if sess.Init.Capabilities != nil {
+		c := *sess.Init.Capabilities
+		c.Extensions = maps.Clone(c.Extensions)
+		caps = &c
+	}
+	c := mcp.NewClient(impl, &mcp.ClientOptions{
+		Capabilities:                caps,
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) { r.progress(req.Params) },
+		LoggingMessageHandler:       func(_ context.Context, req *mcp.LoggingMessageRequest) { r.message(req.Params) },
+	})
+	c.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return relayRequests(r, next)
+	})
+	addTaskMethods(c)
+	return c
+}
+
+// closeUpstream ends u: stdin closed, the grace, SIGTERM, SIGKILL for a
+// command (the transport's Close).
+func (a *Adapter) closeUpstream(u *upstream) {
+	<-u.ready
+	if u.stop != nil {
+		u.stop()
+	}
+	if u.cs != nil {
+		_ = u.cs.Close()
+	}
+}
+
+// forget removes u, sess's, from the open upstream sessions.
+func (a *Adapter) forget(sess *mcpsession.Session, u *upstream) {
+	a.clients.mu.Lock()
+	defer a.clients.mu.Unlock()
+	if a.clients.by[sess] == u {
+		delete(a.clients.by, sess)
+	}
+}
+
+// endClients closes (kill: kills) every client's upstream session and
+// refuses new ones; Run and Kill call it.
+func (a *Adapter) endClients(kill bool) {
+	a.clients.mu.Lock()
+	defer a.clients.mu.Unlock()
+	if a.clients.closed {
+		return
+	}
+	a.clients.closed = true
+	if a.clients.ended != nil {
+		close(a.clients.ended) // each openUpstream closes its own
+	}
+	if kill {
+		for _, u := range a.clients.by {
+			u.proc.kill()
+		}
+	}
+}
+
+// sendOutside sends a server's message outside calls to r's client.
+func (r *relay) sendOutside(p *mcp.LoggingMessageParams) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	r.client.Log(ctx, p)
+}
+
+// askOutside sends the server's request method to r's client on its
+// session and decodes the result into out.
+func (r *relay) askOutside(method string, params any, out any) error {
+	b, err := json.Marshal(params)
+	if err != nil {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s: %v", method, err)}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), upstreamInitTimeout)
+	defer cancel()
+	raw, err := r.client.Ask(ctx, method, b)
+	if err != nil {
+		return toRPC(method, err)
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s: the client's result: %v", method, err)}
+	}
+	return nil
+}

@@ -1,0 +1,204 @@
+package e2e_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/opentool-host/opentool-host/testkit"
+)
+
+// sessDeclare declares server name as testkit/plugins/sessionmcp
+// with the entry's extra members.
+func sessDeclare(t *testing.T, dir, name string, extra map[string]any) {
+	t.Helper()
+	srv := map[string]any{"command": testkit.Build(t, "./testkit/plugins/sessionmcp")}
+	for k, v := range extra {
+		srv[k] = v
+	}
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{name: srv}})
+	if err := os.WriteFile(filepath.Join(dir, name+".mcp.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sessClient is one MCP client of the host's /mcp with its own roots,
+// capabilities and the log messages it received.
+type sessClient struct {
+	cs   *mcp.ClientSession
+	mu   sync.Mutex
+	logs []string
+	got  chan string // each log message's data
+}
+
+// sessConnect connects a client named name with roots and, when ext is
+// set, the capability extension ext.
+func sessConnect(t *testing.T, url, name, root, ext string) *sessClient {
+	t.Helper()
+	c := &sessClient{got: make(chan string, 100)}
+	opts := &mcp.ClientOptions{
+		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+			s, _ := req.Params.Data.(string)
+			c.mu.Lock()
+			c.logs = append(c.logs, s)
+			c.mu.Unlock()
+			c.got <- s
+		},
+	}
+	if ext != "" {
+		opts.Capabilities = &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{ListChanged: true}}
+		opts.Capabilities.AddExtension(ext, map[string]any{"mimeTypes": []string{"text/html;profile=mcp-app"}})
+	}
+	cl := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, opts)
+	cl.AddRoots(&mcp.Root{URI: root})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	c.cs = cs
+	return c
+}
+
+// whoami is what the server's whoami answered c.
+type whoami struct {
+	PID        int      `json:"pid"`
+	Client     string   `json:"client"`
+	Extensions []string `json:"extensions"`
+	Roots      []string `json:"roots"`
+	Level      string   `json:"level"`
+}
+
+func (c *sessClient) whoami(t *testing.T) whoami {
+	t.Helper()
+	out, isErr := msCall(t, c.cs, "whoami", nil)
+	var w whoami
+	if isErr || json.Unmarshal([]byte(out), &w) != nil {
+		t.Fatalf("whoami = %s (isError %v)", out, isErr)
+	}
+	return w
+}
+
+// waitLog waits for log message marker at c.
+func (c *sessClient) waitLog(t *testing.T, marker string) {
+	t.Helper()
+	timeout := time.After(15 * time.Second)
+	for {
+		select {
+		case s := <-c.got:
+			if s == marker {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("log message %q never arrived", marker)
+		}
+	}
+}
+
+func (c *sessClient) received() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.logs)
+}
+
+// TestMCPClientSessionsOwnUpstream: two MCP client sessions through a
+// declared MCP server each reach it as themselves (clientInfo,
+// capabilities with an extension, roots, log level), log messages sent
+// outside calls reach only the session whose server sent them, the bound
+// holds and is named, DELETE ends the session's server process, and a
+// kill of the plugin's server ends the others.
+func TestMCPClientSessionsOwnUpstream(t *testing.T) {
+	dir := t.TempDir()
+	sessDeclare(t, dir, "who", map[string]any{"maxSessions": 2})
+	hp := startHostProc(t, dir)
+	shared := msServerPID(t, hp.url, hp.cmd.Process.Pid, "who")
+
+	a := sessConnect(t, hp.url, "client-a", "file:///a", "io.modelcontextprotocol/ui")
+	b := sessConnect(t, hp.url, "client-b", "file:///b", "")
+	ctx := context.Background()
+	if err := a.cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+		t.Fatal(err)
+	}
+	wa, wb := a.whoami(t), b.whoami(t)
+	if wa.Client != "client-a" || !slices.Equal(wa.Extensions, []string{"io.modelcontextprotocol/ui"}) || !slices.Equal(wa.Roots, []string{"file:///a"}) || wa.Level != "debug" {
+		t.Errorf("client a's server saw %+v", wa)
+	}
+	if wb.Client != "client-b" || len(wb.Extensions) != 0 || !slices.Equal(wb.Roots, []string{"file:///b"}) || wb.Level != "info" {
+		t.Errorf("client b's server saw %+v", wb)
+	}
+	if wa.PID == wb.PID || wa.PID == shared || wb.PID == shared {
+		t.Fatalf("server processes: a %d, b %d, shared %d: want three", wa.PID, wb.PID, shared)
+	}
+	if w := a.whoami(t); w.PID != wa.PID {
+		t.Fatalf("a's second call went to pid %d, first to %d", w.PID, wa.PID)
+	}
+
+	// Log messages outside calls: each to its own client only. The host
+	// relays one server's messages in order, so b's "b1" would reach a
+	// before "a2".
+	for _, step := range []struct {
+		c      *sessClient
+		marker string
+	}{{a, "a1"}, {b, "b1"}, {a, "a2"}} {
+		if out, isErr := msCall(t, step.c.cs, "emit", map[string]any{"marker": step.marker}); isErr {
+			t.Fatalf("emit: %s", out)
+		}
+		step.c.waitLog(t, step.marker)
+	}
+	if got := a.received(); slices.Contains(got, "b1") {
+		t.Errorf("client a received b's log message: %v", got)
+	}
+	if got := b.received(); slices.Contains(got, "a1") || slices.Contains(got, "a2") {
+		t.Errorf("client b received a's log messages: %v", got)
+	}
+
+	// The bound (maxSessions 2): a third session is refused, saying why.
+	c := sessConnect(t, hp.url, "client-c", "file:///c", "")
+	if out, isErr := msCall(t, c.cs, "whoami", nil); !isErr || !strings.Contains(out, "maxSessions") {
+		t.Fatalf("third session's whoami = %s (isError %v), want the limit named", out, isErr)
+	}
+
+	// DELETE of a's session ends a's server process, and frees its place.
+	if err := a.cs.Close(); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, 15*time.Second, "a's server process exits after DELETE", func() bool { return zombieOrGone(wa.PID) })
+	var wc whoami
+	testkit.Eventually(t, 15*time.Second, "c gets a's place", func() bool {
+		out, isErr := msCall(t, c.cs, "whoami", nil)
+		return !isErr && json.Unmarshal([]byte(out), &wc) == nil
+	})
+	if wc.Client != "client-c" || wc.PID == wb.PID {
+		t.Fatalf("c's server saw %+v", wc)
+	}
+
+	// The plugin's server killed: the plugin restarts, and the client
+	// sessions' own servers are ended with it.
+	if err := syscall.Kill(shared, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, 15*time.Second, "b's and c's servers end with the plugin", func() bool {
+		return zombieOrGone(wb.PID) && zombieOrGone(wc.PID)
+	})
+	testkit.Eventually(t, 20*time.Second, "who restarted", func() bool {
+		pid := pluginPIDs(t, hp.url)["who"]
+		return pid != 0 && pid != shared
+	})
+	if w := b.whoami(t); w.PID == wb.PID || w.Client != "client-b" {
+		t.Fatalf("b after the restart: %+v", w)
+	}
+}

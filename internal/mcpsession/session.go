@@ -1,0 +1,96 @@
+// Package mcpsession carries one downstream MCP client session, as the
+// host's MCP front end (package mcpapi) holds it, on the context of that
+// session's requests, so that a declared MCP server served in the host's
+// process (package mcpadapter) can give that client an upstream session
+// of its own. The identity is the *Session value the front end made for
+// the SDK's session: nothing a client sends (params._meta included) can
+// name or reach another client's.
+package mcpsession
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Session is one downstream MCP client session with an Mcp-Session-Id.
+// The front end fills every field before the first request carries it.
+type Session struct {
+	// ID is the session's Mcp-Session-Id (for logs only: identity is the
+	// pointer).
+	ID string
+	// Init is what the client sent in initialize: its protocol version,
+	// clientInfo and capabilities (extensions included). Not nil.
+	Init *mcp.InitializeParams
+	// Done is closed when the session ends: DELETE, its idle timeout,
+	// its key revoked, the host's shutdown.
+	Done <-chan struct{}
+	// Ask sends the client request method (sampling/createMessage,
+	// elicitation/create, roots/list) with params (JSON) on the session,
+	// outside any call, and returns the result (JSON). Errors: a
+	// *jsonrpc.Error (the client's, or -32601 when the client lacks the
+	// capability), ctx's.
+	Ask func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+	// Log sends notifications/message to the client, dropped below the
+	// level it set (none set: dropped).
+	Log func(ctx context.Context, p *mcp.LoggingMessageParams)
+
+	mu       sync.Mutex
+	level    mcp.LoggingLevel // "" until logging/setLevel
+	watchers map[*func(mcp.LoggingLevel)]bool
+}
+
+type key struct{}
+
+// With returns ctx carrying s.
+func With(ctx context.Context, s *Session) context.Context {
+	return context.WithValue(ctx, key{}, s)
+}
+
+// From returns the session ctx carries, nil for none (an OpenTool or OTC
+// caller, a stateless or sessionless MCP request, the host's own).
+func From(ctx context.Context) *Session {
+	s, _ := ctx.Value(key{}).(*Session)
+	return s
+}
+
+// Level returns the log level the client set with logging/setLevel, ""
+// when it set none.
+func (s *Session) Level() mcp.LoggingLevel {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.level
+}
+
+// SetLevel records the client's logging/setLevel and calls every
+// watcher with it.
+func (s *Session) SetLevel(l mcp.LoggingLevel) {
+	s.mu.Lock()
+	s.level = l
+	ws := make([]func(mcp.LoggingLevel), 0, len(s.watchers))
+	for w := range s.watchers {
+		ws = append(ws, *w)
+	}
+	s.mu.Unlock()
+	for _, w := range ws {
+		w(l)
+	}
+}
+
+// OnLevel calls f with each later SetLevel until stop is called.
+func (s *Session) OnLevel(f func(mcp.LoggingLevel)) (stop func()) {
+	p := &f
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.watchers == nil {
+		s.watchers = map[*func(mcp.LoggingLevel)]bool{}
+	}
+	s.watchers[p] = true
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		delete(s.watchers, p)
+	}
+}

@@ -1,0 +1,96 @@
+// Command sessionmcp is an MCP server over stdio (the Go SDK) that
+// reports what its one client session shows it, for tests of the host's
+// per-client upstream sessions: tool "whoami" answers with a JSON text
+// {"pid", "client" (clientInfo.name), "extensions" (the names of the
+// client's capabilities.extensions), "roots" (the URIs roots/list gives
+// now), "level" (the last logging/setLevel, "" for none)}; tool "emit"
+// with {"marker": S} sends notifications/message at level "info" with
+// data S after its result, outside any call (once its result is written
+// and 100 ms have passed). It exits when its stdin ends.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"log"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+var (
+	mu    sync.Mutex
+	level mcp.LoggingLevel
+)
+
+type emitArgs struct {
+	Marker string `json:"marker"`
+}
+
+func main() {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "sessionmcp", Version: "1.0.0"}, &mcp.ServerOptions{
+		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{}},
+	})
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if p, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok && method == "logging/setLevel" {
+				mu.Lock()
+				level = p.Level
+				mu.Unlock()
+			}
+			return next(ctx, method, req)
+		}
+	})
+	srv.AddTool(&mcp.Tool{Name: "whoami", InputSchema: json.RawMessage(`{"type":"object"}`)}, whoami)
+	mcp.AddTool(srv, &mcp.Tool{Name: "emit"}, func(ctx context.Context, req *mcp.CallToolRequest, a emitArgs) (*mcp.CallToolResult, any, error) {
+		ss := req.Session
+		go func() {
+			time.Sleep(100 * time.Millisecond) // after the result: outside the call
+			_ = ss.Log(context.Background(), &mcp.LoggingMessageParams{Level: "info", Data: a.Marker})
+		}()
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil, nil
+	})
+	if err := srv.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		log.Print(err)
+	}
+}
+
+// whoami reports what the session shows the server.
+func whoami(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	out := map[string]any{"pid": os.Getpid(), "extensions": []string{}, "roots": []string{}}
+	if ip := req.Session.InitializeParams(); ip != nil {
+		if ip.ClientInfo != nil {
+			out["client"] = ip.ClientInfo.Name
+		}
+		if ip.Capabilities != nil {
+			var ext []string
+			for k := range ip.Capabilities.Extensions {
+				ext = append(ext, k)
+			}
+			slices.Sort(ext)
+			if ext != nil {
+				out["extensions"] = ext
+			}
+			if ip.Capabilities.RootsV2 != nil || ip.Capabilities.Roots.ListChanged {
+				roots, err := req.Session.ListRoots(ctx, nil)
+				if err != nil {
+					out["rootsError"] = err.Error()
+				} else {
+					var uris []string
+					for _, r := range roots.Roots {
+						uris = append(uris, r.URI)
+					}
+					out["roots"] = uris
+				}
+			}
+		}
+	}
+	mu.Lock()
+	out["level"] = level
+	mu.Unlock()
+	b, _ := json.Marshal(out)
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil
+}
