@@ -137,3 +137,28 @@ func TestMCPServerLogsOutsideCalls(t *testing.T) {
 		t.Errorf("a client that set no log level got %q", quiet.got)
 	}
 }
+
+// TestMCPServerLogsOutsideCallsPerClient: what a declared MCP server of
+// per-client sessions (the default) logs in its own time, outside any call,
+// reaches the client whose session it is, at its level, and no other.
+func TestMCPServerLogsOutsideCallsPerClient(t *testing.T) {
+	dir := t.TempDir()
+	msDeclare(t, dir, "notes", "--rich")
+	hp := startHostProc(t, dir)
+
+	info := connectLogClient(t, hp, "", "info")
+	errs := connectLogClient(t, hp, "", "error")
+	for _, lc := range []*logClient{info, errs} {
+		// A call before: the client's own server session exists already.
+		llCall(t, lc.cs, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"}})
+		if out := llCall(t, lc.cs, &mcp.CallToolParams{Name: "log_later", Arguments: map[string]any{"n": 3, "delay_ms": 20}}); !strings.Contains(out, "will log 3") {
+			t.Fatalf("log_later = %q", out)
+		}
+	}
+	if got := info.waitFor(t, "later done"); !slices.Equal(got, []string{"later 1", "later 2", "later 3", "later done"}) {
+		t.Errorf("the client at level info got %q", got)
+	}
+	if got := errs.waitFor(t, "later done"); !slices.Equal(got, []string{"later done"}) {
+		t.Errorf("the client at level error got %q", got)
+	}
+}
