@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/opentool-host/opentool-host/host/access"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/internal/nearest"
 	"github.com/opentool-host/opentool-host/internal/strictjson"
 	"github.com/opentool-host/opentool-host/protocol/argcheck"
@@ -104,7 +105,7 @@ func (h *Host) Call(ctx context.Context, fn string, args []byte) ([]byte, error)
 		return nil, err
 	}
 	if !charge(ctx, len(result)) {
-		memTrim.note(len(result)) // the dropped result is garbage: give it back soon
+		core.MemTrim.Note(len(result)) // the dropped result is garbage: give it back soon
 		return nil, h.errResultMemory(fn, len(result))
 	}
 	return result, nil

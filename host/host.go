@@ -46,6 +46,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/process/cgroup"
 	"github.com/opentool-host/opentool-host/process/launcher"
 	"github.com/opentool-host/opentool-host/protocol/decl"
@@ -77,7 +78,7 @@ type Host struct {
 	catClaims map[string]*Plugin
 	catLogged map[catConflict]bool
 	changed   chan struct{} // plugins signal it when their state or document changed
-	events    eventHub      // lifecycle events (Subscribe)
+	events    core.EventHub // lifecycle events (Subscribe)
 
 	ignored   atomic.Pointer[map[string]string] // plugins-folder file → why it is not a plugin (Ignored)
 	ignoredMu sync.Mutex                        // one writer of ignored at a time
@@ -104,7 +105,7 @@ type Host struct {
 // folder DIR not found (looked for ABS): ..."); the others start with
 // "host: ".
 func New(cfg Config) (*Host, error) {
-	cfg, err := cfg.withDefaults()
+	cfg, err := cfg.WithDefaults()
 	if err != nil {
 		return nil, err
 	}
@@ -484,7 +485,7 @@ func (h *Host) pluginLocked(name, path string) *Plugin {
 		p = newPlugin(h.sv, name, path)
 		h.plugins[name] = p
 		h.log.Info("plugin found", "plugin", name, "path", path)
-		h.events.publish(Event{Type: EventFound, Plugin: name, Message: "plugin found", Reason: filepath.Base(path)})
+		h.events.Publish(Event{Type: EventFound, Plugin: name, Message: "plugin found", Reason: filepath.Base(path)})
 	}
 	return p
 }
@@ -607,7 +608,7 @@ func (h *Host) logConflicts(t *routeTable) {
 					"function", c.Function, "owner", c.Owner, "plugin", plugin, "served_as", c.ServedAs,
 					"next", "call it as "+c.ServedAs+", or rename it in "+plugin+" to serve it under a name of its own")
 			}
-			h.events.publish(Event{Type: EventCollision, Plugin: plugin, Message: "function name conflict",
+			h.events.Publish(Event{Type: EventCollision, Plugin: plugin, Message: "function name conflict",
 				Reason: c.String()})
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/internal/wire"
 	"github.com/opentool-host/opentool-host/process/cgroup"
 	"github.com/opentool-host/opentool-host/process/launcher"
@@ -68,7 +69,7 @@ func startLocal(sv *supervisor, inst *instance, f fileRef, pol policy, secrets [
 		}
 	}
 	pluginLog := cfg.Logger.Named("plugin").Named(inst.name)
-	env := slices.Concat(pluginEnv(nil, inst.name, cfg.PluginEnv, os.Environ()), pol.env, secrets)
+	env := slices.Concat(core.PluginEnv(nil, inst.name, cfg.PluginEnv, os.Environ()), pol.env, secrets)
 	starter := &launcher.Starter{
 		// The policy's variables and secrets come last: this plugin's
 		// only, never logged.

@@ -23,14 +23,15 @@ package host
 import (
 	"errors"
 	"fmt"
-	"github.com/hashicorp/go-hclog"
-	"github.com/opentool-host/opentool-host/protocol/decl"
 	"maps"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync/atomic"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/opentool-host/opentool-host/protocol/decl"
 
 	"github.com/opentool-host/opentool-host/protocol/lockfile"
 	"github.com/opentool-host/opentool-host/protocol/opentool"

@@ -13,47 +13,13 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/process/cgroup"
 	"github.com/opentool-host/opentool-host/process/launcher"
 	"github.com/opentool-host/opentool-host/protocol/argcheck"
 	"github.com/opentool-host/opentool-host/protocol/lockfile"
 	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
-
-// State is a plugin's lifecycle state (the diagram is on next, in
-// lifecycle.go).
-type State string
-
-// The plugin lifecycle states.
-const (
-	// StateStarting: a process is being started and loaded, and none
-	// serves (the first start, or a retry of a failed plugin).
-	StateStarting State = "starting"
-	// StateReady: a process serves the plugin's functions (a replacement
-	// may be starting beside it).
-	StateReady State = "ready"
-	// StateRestarting: the process died and is being restarted; calls
-	// wait for it up to their deadline.
-	StateRestarting State = "restarting"
-	// StateDraining: the plugin was removed or the host is closing;
-	// in-flight calls finish.
-	StateDraining State = "draining"
-	// StateStopped: the plugin is gone.
-	StateStopped State = "stopped"
-	// StateFailed: the plugin could not be started or kept crashing; its
-	// functions are not served until its file changes or a rescan.
-	StateFailed State = "failed"
-	// StateDegraded: as StateReady (a process serves the plugin's
-	// functions), but the plugin refused part of what it declares (an
-	// MCP server's tool whose input schema is not an object, say);
-	// PluginStatus.Refused says what and why. Only PluginStatus reports
-	// it: in the lifecycle the plugin is ready.
-	StateDegraded State = "degraded"
-)
-
-// Serving reports whether a plugin in state s serves its functions:
-// ready or degraded.
-func (s State) Serving() bool { return s == StateReady || s == StateDegraded }
 
 // view is the part of a plugin the call path reads, swapped atomically.
 type view struct {
@@ -73,9 +39,9 @@ type supervisor struct {
 	log     hclog.Logger
 	ctx     context.Context
 	changed chan<- struct{}
-	pins    *pins        // the lock a Locked host enforces (nil: none)
-	events  *eventHub    // lifecycle events (GET /events)
-	cgroups *cgroup.Root // one cgroup per plugin process (nil: unavailable)
+	pins    *pins          // the lock a Locked host enforces (nil: none)
+	events  *core.EventHub // lifecycle events (GET /events)
+	cgroups *cgroup.Root   // one cgroup per plugin process (nil: unavailable)
 	// noCgroups says why cgroups is nil, for the refusal of a limit only
 	// a cgroup can hold.
 	noCgroups string
@@ -238,7 +204,7 @@ func (p *Plugin) perform(a action) {
 	case actLog:
 		p.sv.log.Log(a.level, a.msg, append([]any{"plugin", p.name}, a.kv...)...)
 		if a.event != "" {
-			p.sv.events.publish(Event{Type: a.event, Plugin: p.name, Message: a.msg, Reason: a.reason})
+			p.sv.events.Publish(Event{Type: a.event, Plugin: p.name, Message: a.msg, Reason: a.reason})
 		}
 	}
 }
@@ -485,7 +451,7 @@ func (p *Plugin) Status() PluginStatus {
 	}
 	s.Stderr = l.stderr
 	s.Lock = p.sv.pins.status(p.name, l.file, l.sum, l.doc, l.held)
-	s.Policy = p.sv.cfg.policyStatus(l.file)
+	s.Policy = policyStatus(p.sv.cfg, l.file)
 	if l.inst != nil && !l.inst.hasExited() {
 		s.PID = l.inst.pid()
 		s.SHA256 = l.inst.sum
@@ -510,21 +476,6 @@ const (
 	// it gets.
 	ReadinessDraining = "draining"
 )
-
-// Settled reports whether a plugin in state s lets the host be ready:
-// ready or degraded (serving); failed (the host gave up: the first start or a retry failed, or
-// Restart.MaxFailures crashes or failed restarts in a row, and nothing
-// retries it until its file changes, a rescan or the lock changes, so
-// waiting for it would hold readiness forever); or draining or stopped
-// (removed, going away). Starting and restarting (a crash being retried
-// after a backoff, at most Restart.MaxFailures times) are not settled.
-func (s State) Settled() bool {
-	switch s {
-	case StateReady, StateDegraded, StateFailed, StateDraining, StateStopped:
-		return true
-	}
-	return false
-}
 
 // Readiness is ReadinessStarting while a plugin of ps is not Settled,
 // else ReadinessReady (draining is the front door's to add).

@@ -93,7 +93,7 @@ type policy struct {
 // the host allows ("policy files.policy.json: $.limits.memory_mb: 512
 // MiB exceeds the host's limit of 256 MiB"). Secrets are not read here
 // (secretEnv, at each start).
-func (c *Config) resolvePolicy(f fileRef) (policy, error) {
+func resolvePolicy(c *Config, f fileRef) (policy, error) {
 	pol := policy{timeout: c.CallTimeout, maxConcurrency: c.MaxConcurrency, maxQueue: c.MaxQueue, spec: c.Sandbox}
 	ref := f.policy
 	if ref.fault != "" {
@@ -109,7 +109,7 @@ func (c *Config) resolvePolicy(f fileRef) (policy, error) {
 	}
 	pol.dir = dir
 	pol.prefix = p.Prefix
-	if pol.secrets, err = c.grantedSecrets(p.Secrets, where); err != nil {
+	if pol.secrets, err = grantedSecrets(c, p.Secrets, where); err != nil {
 		return pol, err
 	}
 	for k, v := range p.Env {
@@ -222,7 +222,7 @@ func within(p, dir string) bool {
 // against the secrets the operator declared (Config.Secrets). A name the
 // host does not declare fails the plugin, with the member's JSON path:
 // a policy may only hand a plugin what the operator allowed.
-func (c *Config) grantedSecrets(named map[string]string, where string) (map[string]decl.Secret, error) {
+func grantedSecrets(c *Config, named map[string]string, where string) (map[string]decl.Secret, error) {
 	if len(named) == 0 {
 		return nil, nil
 	}
@@ -299,11 +299,11 @@ type PolicyStatus struct {
 
 // policyStatus returns f's effective policy for /health, nil when f has
 // no policy file or it cannot apply (LastError then says why).
-func (c *Config) policyStatus(f fileRef) *PolicyStatus {
+func policyStatus(c *Config, f fileRef) *PolicyStatus {
 	if f.policy.path == "" {
 		return nil
 	}
-	pol, err := c.resolvePolicy(f)
+	pol, err := resolvePolicy(c, f)
 	if err != nil {
 		return nil
 	}

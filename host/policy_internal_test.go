@@ -16,7 +16,7 @@ func TestPolicyPathsAreAbsolute(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := Config{}
-	pol, err := cfg.resolvePolicy(fileRef{policy: policyRef{path: filepath.Join("plugins", "x.policy.json"), p: p}})
+	pol, err := resolvePolicy(&cfg, fileRef{policy: policyRef{path: filepath.Join("plugins", "x.policy.json"), p: p}})
 	if err != nil {
 		t.Fatal(err)
 	}

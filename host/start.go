@@ -19,6 +19,7 @@ import (
 	plugin "github.com/hashicorp/go-plugin"
 	"github.com/hashicorp/go-plugin/runner"
 
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/internal/wire"
 	"github.com/opentool-host/opentool-host/process/cgroup"
 	"github.com/opentool-host/opentool-host/process/launcher"
@@ -35,7 +36,7 @@ import (
 // running.
 func startInstance(ctx context.Context, sv *supervisor, name string, f fileRef, serving *opentool.OpenTool) (*instance, error) {
 	cfg := sv.cfg
-	pol, err := cfg.resolvePolicy(f)
+	pol, err := resolvePolicy(cfg, f)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +152,7 @@ func startProcess(ctx context.Context, sv *supervisor, inst *instance, f fileRef
 			// system-wide files. The host's certificate comes last, so
 			// that no variable of the host's environment or the policy
 			// replaces it.
-			given := slices.Concat(pluginEnv(nil, name, cfg.PluginEnv, os.Environ()), pol.env, secrets)
+			given := slices.Concat(core.PluginEnv(nil, name, cfg.PluginEnv, os.Environ()), pol.env, secrets)
 			env := slices.Concat(spec.Env, given, proc.env, []string{PluginFileEnv + "=" + absPath(f.path), certEnv})
 			return inst.newRunner(ctx, sv, f, pol, launcher.Spec{Path: proc.argv[0], Args: proc.argv[1:], User: cfg.PluginUser, Env: env}, pluginLog)
 		},
