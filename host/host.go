@@ -47,6 +47,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/opentool-host/opentool-host/host/core"
+	"github.com/opentool-host/opentool-host/host/discover"
 	"github.com/opentool-host/opentool-host/process/cgroup"
 	"github.com/opentool-host/opentool-host/process/launcher"
 	"github.com/opentool-host/opentool-host/protocol/decl"
@@ -59,7 +60,7 @@ import (
 type Host struct {
 	cfg   Config
 	log   hclog.Logger
-	state *stateDir
+	state *discover.StateDir
 	sv    *supervisor
 
 	mu      sync.Mutex // guards plugins
@@ -92,7 +93,7 @@ type Host struct {
 	startOnce sync.Once
 	inStart   atomic.Bool        // Start was entered
 	cancel    context.CancelFunc // ends sv.ctx: starts in flight give up
-	watcher   *watcher
+	watcher   *discover.Watcher
 	// builtins are the host's own functions (tool search, builtin.go);
 	// nil without Config.ToolSearch.
 	builtins *builtins
@@ -122,12 +123,12 @@ func New(cfg Config) (*Host, error) {
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("host: plugins directory %s is not a directory", cfg.Dir)
 	}
-	if err := checkMCPConfigs(cfg.Dir, cfg.MCPConfigs); err != nil {
+	if err := discover.CheckMCPConfigs(cfg.Dir, cfg.MCPConfigs); err != nil {
 		return nil, fmt.Errorf("host: %w", err)
 	}
-	var pins *pins
+	var pins *discover.Pins
 	if cfg.Locked {
-		if pins, err = newPins(cfg.Dir, cfg.AcceptDefinitionChanges); err != nil {
+		if pins, err = discover.NewPins(cfg.Dir, cfg.AcceptDefinitionChanges); err != nil {
 			return nil, fmt.Errorf("host: %w", err)
 		}
 	}
@@ -135,7 +136,7 @@ func New(cfg Config) (*Host, error) {
 	if err != nil {
 		return nil, err
 	}
-	state, err := newStateDir(cfg.StateDir, cfg.PluginUser, cfg.Logger)
+	state, err := discover.NewStateDir(cfg.StateDir, cfg.PluginUser, cfg.Logger)
 	if err != nil {
 		return nil, fmt.Errorf("host: %w", err)
 	}
@@ -219,7 +220,7 @@ func (h *Host) Start(ctx context.Context) error {
 		return err
 	}
 	if h.cfg.Watch {
-		w, err := newWatcher(h)
+		w, err := discover.NewWatcher(&h.cfg, h.log, h.Rescan, h.syncPath)
 		if err != nil {
 			return err
 		}
@@ -269,12 +270,12 @@ func (h *Host) Rescan(ctx context.Context) error {
 		return ErrClosed
 	}
 	h.follow.Do(h.startFollowing)
-	sc, err := scanDir(h.cfg.Dir, h.cfg.MCPConfigs, h.owners())
+	sc, err := discover.ScanDir(h.cfg.Dir, h.cfg.MCPConfigs, h.owners())
 	if err != nil {
 		return err
 	}
 	ignored := map[string]string{}
-	for f, reason := range sc.skipped {
+	for f, reason := range sc.Skipped {
 		if lookslikePlugin(f) {
 			ignored[f] = reason
 			h.log.Warn("file in the plugins folder is not served", "file", f, "reason", reason)
@@ -285,22 +286,22 @@ func (h *Host) Rescan(ctx context.Context) error {
 	h.ignoredMu.Lock()
 	h.ignored.Store(&ignored)
 	h.ignoredMu.Unlock()
-	for f, hint := range sc.hints {
+	for f, hint := range sc.Hints {
 		h.log.Warn("not reading file in plugins dir", "file", f, "reason", hint)
 	}
-	for f, n := range sc.notes {
-		logNote(h.log, f, n)
+	for f, n := range sc.Notes {
+		discover.LogNote(h.log, f, n)
 	}
-	for what, reason := range sc.refused {
+	for what, reason := range sc.Refused {
 		h.log.Error("plugin refused", "plugin", what, "reason", reason)
 		file, _, _ := strings.Cut(what, ": ")
 		ignored[file] = joinReasons(ignored[file], reason)
 	}
 	seen := map[string]bool{}
 	var waits []<-chan struct{}
-	for _, c := range sc.found {
-		seen[c.name] = true
-		p, old := h.takePlugin(c.name, c.path)
+	for _, c := range sc.Found {
+		seen[c.Name] = true
+		p, old := h.takePlugin(c.Name, c.Path)
 		if p == nil {
 			return ErrClosed
 		}
@@ -348,7 +349,7 @@ func (h *Host) syncPath(path string) {
 		return
 	}
 	base := filepath.Base(path)
-	if name, ok := isPolicyFile(base); ok {
+	if name, ok := discover.IsPolicyFile(base); ok {
 		h.syncPolicy(name)
 		return
 	}
@@ -356,17 +357,17 @@ func (h *Host) syncPath(path string) {
 		h.reloadPins()
 		return
 	}
-	var found []candidate
+	var found []discover.Candidate
 	switch {
-	case IsDeclaration(base):
-		var note declNote
-		found, note = readDeclaration(path, false)
-		logNote(h.log, path, note)
+	case discover.IsDeclaration(base):
+		var note discover.DeclNote
+		found, note = discover.ReadDeclaration(path, false)
+		discover.LogNote(h.log, path, note)
 	default:
 		if _, ok := decl.PluginName(base); !ok {
 			return
 		}
-		c, reason := checkCandidate(path)
+		c, reason := discover.CheckCandidate(path)
 		h.setIgnored(base, reason)
 		if reason != "" {
 			if _, err := os.Lstat(path); err == nil && lookslikePlugin(base) {
@@ -374,23 +375,23 @@ func (h *Host) syncPath(path string) {
 			}
 			break
 		}
-		found = []candidate{c}
+		found = []discover.Candidate{c}
 	}
 	keep := map[string]bool{}
 	refused := ""
-	for _, c := range withPolicies(h.cfg.Dir, found) {
+	for _, c := range discover.WithPolicies(h.cfg.Dir, found) {
 		p, err := h.claimPlugin(c, path)
 		if err != nil {
-			h.log.Error("plugin refused", "plugin", base+": "+c.name, "reason", err)
+			h.log.Error("plugin refused", "plugin", base+": "+c.Name, "reason", err)
 			refused = joinReasons(refused, err.Error())
 			continue
 		}
 		if p != nil {
-			keep[c.name] = true
+			keep[c.Name] = true
 			p.sync(c)
 		}
 	}
-	if IsDeclaration(base) {
+	if discover.IsDeclaration(base) {
 		h.setIgnored(base, refused)
 	}
 	for _, p := range h.takeFrom(path, keep) {
@@ -414,7 +415,7 @@ func (h *Host) reloadPins() {
 	if h.sv.pins == nil {
 		return
 	}
-	if err := h.sv.pins.reload(); err != nil {
+	if err := h.sv.pins.Reload(); err != nil {
 		h.log.Error("opentool.lock changed but cannot be read; the previous pins stay", "error", err)
 		return
 	}
@@ -452,13 +453,13 @@ func (h *Host) owners() map[string]string {
 // claimPlugin returns the Plugin of c's name declared by path, made when
 // new; nil once the host is closing. Errors: the name is another file's
 // (with c's own fault, if any).
-func (h *Host) claimPlugin(c candidate, path string) (*Plugin, error) {
+func (h *Host) claimPlugin(c discover.Candidate, path string) (*Plugin, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if p, ok := h.plugins[c.name]; ok && p.path != path {
-		return nil, errors.New(c.takenBy(p.path))
+	if p, ok := h.plugins[c.Name]; ok && p.path != path {
+		return nil, errors.New(c.TakenBy(p.path))
 	}
-	return h.pluginLocked(c.name, path), nil
+	return h.pluginLocked(c.Name, path), nil
 }
 
 // takePlugin returns the Plugin of name declared by path, made when new,
@@ -722,7 +723,7 @@ func (h *Host) Close(ctx context.Context) error {
 	close(h.closing)
 	h.cancel()
 	if h.watcher != nil {
-		h.watcher.close()
+		h.watcher.Close()
 	}
 	h.follow.Do(func() {})
 	if h.followed != nil {
@@ -756,7 +757,7 @@ func (h *Host) Close(ctx context.Context) error {
 		k.Close()
 	}
 	h.builtins.close()
-	return h.state.remove()
+	return h.state.Remove()
 }
 
 // IgnoredFile is a file of the plugins folder that looks like a plugin
@@ -797,7 +798,7 @@ func (h *Host) setIgnored(base, reason string) {
 	if old := h.ignored.Load(); old != nil {
 		m = maps.Clone(*old)
 	}
-	if _, err := os.Lstat(filepath.Join(h.cfg.Dir, base)); reason == "" || err != nil || !(lookslikePlugin(base) || IsDeclaration(base)) {
+	if _, err := os.Lstat(filepath.Join(h.cfg.Dir, base)); reason == "" || err != nil || !(lookslikePlugin(base) || discover.IsDeclaration(base)) {
 		delete(m, base)
 	} else {
 		m[base] = reason

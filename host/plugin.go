@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/opentool-host/opentool-host/host/core"
+	"github.com/opentool-host/opentool-host/host/discover"
 	"github.com/opentool-host/opentool-host/process/cgroup"
 	"github.com/opentool-host/opentool-host/process/launcher"
 	"github.com/opentool-host/opentool-host/protocol/argcheck"
@@ -35,11 +36,11 @@ type view struct {
 // signals when its state or document changed.
 type supervisor struct {
 	cfg     *Config
-	state   *stateDir
+	state   *discover.StateDir
 	log     hclog.Logger
 	ctx     context.Context
 	changed chan<- struct{}
-	pins    *pins          // the lock a Locked host enforces (nil: none)
+	pins    *discover.Pins // the lock a Locked host enforces (nil: none)
 	events  *core.EventHub // lifecycle events (GET /events)
 	cgroups *cgroup.Root   // one cgroup per plugin process (nil: unavailable)
 	// noCgroups says why cgroups is nil, for the refusal of a limit only
@@ -99,13 +100,13 @@ func (p *Plugin) Name() string { return p.name }
 // channel closed once no start is in flight: the start, replacement or
 // retry it caused is done. The file is hashed (outside the lock) only
 // when a process has loaded and the stamp differs from its file's.
-func (p *Plugin) sync(c candidate) <-chan struct{} {
-	f := fileRef{path: c.path, stamp: c.info, sum: c.sum, launch: c.launch, fault: c.fault, policy: c.policy, fileSum: c.fileSum}
+func (p *Plugin) sync(c discover.Candidate) <-chan struct{} {
+	f := discover.FileRef{Path: c.Path, Stamp: c.Info, Sum: c.Sum, Launch: c.Launch, Fault: c.Fault, Policy: c.Policy, FileSum: c.FileSum}
 	p.mu.Lock()
-	hash := p.life.sum != "" && !f.same(p.life.file)
+	hash := p.life.sum != "" && !f.Same(p.life.file)
 	p.mu.Unlock()
-	if hash && f.launch == "" && f.fault == "" {
-		f.sum, _ = lockfile.FileSHA256(f.path) // unreadable: unknown, so it is started
+	if hash && f.Launch == "" && f.Fault == "" {
+		f.Sum, _ = lockfile.FileSHA256(f.Path) // unreadable: unknown, so it is started
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -219,7 +220,7 @@ func (p *Plugin) goDo(f func()) {
 }
 
 // start starts a process from file and reports the result.
-func (p *Plugin) start(attempt int, file fileRef) {
+func (p *Plugin) start(attempt int, file discover.FileRef) {
 	p.mu.Lock()
 	serving := p.life.doc
 	p.mu.Unlock()
@@ -228,13 +229,13 @@ func (p *Plugin) start(attempt int, file fileRef) {
 		var se *startError
 		var stderr []string
 		if errors.As(err, &se) {
-			stderr = userPaths(se.stderr, p.sv.state.bin, file.path)
+			stderr = userPaths(se.stderr, p.sv.state.Bin, file.Path)
 		}
 		reason := err.Error()
-		if hint := startHint(file.path, stderr); hint != "" {
+		if hint := startHint(file.Path, stderr); hint != "" {
 			reason += "; next: " + hint
 		}
-		p.handle(evStartFailed{attempt: attempt, err: reason, held: isHeld(err), stderr: stderr})
+		p.handle(evStartFailed{attempt: attempt, err: reason, held: discover.IsHeld(err), stderr: stderr})
 		return
 	}
 	p.cat.Store(inst.catalog) // nil: the new process serves none
@@ -249,7 +250,7 @@ func (p *Plugin) watch(inst *instance) {
 	<-inst.exited()
 	p.handle(evExited{
 		inst: inst, asked: inst.stopped.Load(), up: time.Since(inst.started),
-		pid: inst.pid(), status: inst.exitStatus(), stderr: userPaths(inst.stderrTail(), p.sv.state.bin, inst.path),
+		pid: inst.pid(), status: inst.exitStatus(), stderr: userPaths(inst.stderrTail(), p.sv.state.Bin, inst.path),
 	})
 }
 
@@ -269,7 +270,7 @@ func (p *Plugin) followDocument(inst *instance) {
 			p.mu.Lock()
 			serving := p.life.doc
 			p.mu.Unlock()
-			if _, err := p.sv.pins.checkDefinitions(p.name, doc, serving); err != nil {
+			if _, err := p.sv.pins.CheckDefinitions(p.name, doc, serving); err != nil {
 				p.handle(evHeld{inst: inst, err: err.Error()})
 				return
 			}
@@ -281,7 +282,7 @@ func (p *Plugin) followDocument(inst *instance) {
 // pinState returns what Host.Pins pins of the plugin: the file it was
 // last started from, the sha256 of the process that loaded, and its
 // document.
-func (p *Plugin) pinState() (fileRef, string, *opentool.OpenTool) {
+func (p *Plugin) pinState() (discover.FileRef, string, *opentool.OpenTool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.life.file, p.life.sum, p.life.doc
@@ -354,7 +355,7 @@ func (p *Plugin) offer() offer {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	o := offer{p: p, state: p.life.state, doc: p.life.doc, args: p.life.args, timeout: p.sv.cfg.CallTimeout, cat: p.cat.Load(),
-		declared: p.life.file.launch != ""}
+		declared: p.life.file.Launch != ""}
 	if p.life.inst != nil {
 		o.timeout = p.life.inst.timeout
 	}
@@ -393,7 +394,7 @@ type PluginStatus struct {
 	Lock string `json:"lock,omitempty"`
 	// Policy is the plugin's effective policy when it has a
 	// NAME.policy.json (policy.go): secrets by name only.
-	Policy *PolicyStatus `json:"policy,omitempty"`
+	Policy *discover.PolicyStatus `json:"policy,omitempty"`
 	// Transport is how calls reach the current process: "data-channel"
 	// (the plugin offered the lean channel, internal/wire frame.go) or
 	// "grpc" (Invoke streams). Empty when no process runs.
@@ -439,7 +440,7 @@ func (p *Plugin) Status() PluginStatus {
 	p.mu.Lock()
 	l := p.life
 	p.mu.Unlock()
-	s := PluginStatus{Name: p.name, Path: l.file.path, State: l.state, Restarts: l.restarts, LastError: l.lastErr, Functions: []string{}}
+	s := PluginStatus{Name: p.name, Path: l.file.Path, State: l.state, Restarts: l.restarts, LastError: l.lastErr, Functions: []string{}}
 	if l.doc != nil {
 		for _, f := range l.doc.Functions {
 			s.Functions = append(s.Functions, f.Name)
@@ -450,8 +451,8 @@ func (p *Plugin) Status() PluginStatus {
 		}
 	}
 	s.Stderr = l.stderr
-	s.Lock = p.sv.pins.status(p.name, l.file, l.sum, l.doc, l.held)
-	s.Policy = policyStatus(p.sv.cfg, l.file)
+	s.Lock = p.sv.pins.Status(p.name, l.file, l.sum, l.doc, l.held)
+	s.Policy = discover.PolicyStatusOf(p.sv.cfg, l.file)
 	if l.inst != nil && !l.inst.hasExited() {
 		s.PID = l.inst.pid()
 		s.SHA256 = l.inst.sum

@@ -20,6 +20,7 @@ import (
 	"github.com/hashicorp/go-plugin/runner"
 
 	"github.com/opentool-host/opentool-host/host/core"
+	"github.com/opentool-host/opentool-host/host/discover"
 	"github.com/opentool-host/opentool-host/internal/wire"
 	"github.com/opentool-host/opentool-host/process/cgroup"
 	"github.com/opentool-host/opentool-host/process/launcher"
@@ -34,37 +35,37 @@ import (
 // the start and the definitions once loaded; serving (the definitions
 // served now, or nil) says what changed. On error nothing is left
 // running.
-func startInstance(ctx context.Context, sv *supervisor, name string, f fileRef, serving *opentool.OpenTool) (*instance, error) {
+func startInstance(ctx context.Context, sv *supervisor, name string, f discover.FileRef, serving *opentool.OpenTool) (*instance, error) {
 	cfg := sv.cfg
-	pol, err := resolvePolicy(cfg, f)
+	pol, err := discover.ResolvePolicy(cfg, f)
 	if err != nil {
 		return nil, err
 	}
-	secrets, err := pol.secretEnv()
+	secrets, err := pol.SecretEnv()
 	if err != nil {
 		return nil, err
 	}
-	proc, err := prepare(sv, name, f, pol.spec)
+	proc, err := prepare(sv, name, f, pol.Spec)
 	if err != nil {
 		return nil, err
 	}
 	inst := &instance{
 		name:      name,
-		path:      f.path,
+		path:      f.Path,
 		sum:       proc.sum,
 		log:       cfg.Logger.Named("plugin"),
 		stderr:    newTailBuffer(20),
 		started:   time.Now(),
-		sem:       make(chan struct{}, pol.maxConcurrency),
-		queue:     int64(pol.maxQueue),
-		timeout:   pol.timeout,
-		prefix:    pol.prefix,
-		memLimit:  pol.spec.MemoryBytes,
+		sem:       make(chan struct{}, pol.MaxConcurrency),
+		queue:     int64(pol.MaxQueue),
+		timeout:   pol.Timeout,
+		prefix:    pol.Prefix,
+		memLimit:  pol.Spec.MemoryBytes,
 		grace:     cfg.CancelGrace,
 		maxResult: cfg.MaxResultBytes,
 		release:   proc.release,
 	}
-	if f.launch != "" {
+	if f.Launch != "" {
 		err = startLocal(sv, inst, f, pol, secrets, proc)
 	} else {
 		err = startProcess(ctx, sv, inst, f, pol, secrets, proc)
@@ -84,11 +85,11 @@ func startInstance(ctx context.Context, sv *supervisor, name string, f fileRef, 
 		inst.kill()
 		tail := inst.stderrTail()
 		if len(tail) > 0 {
-			inst.log.Error("plugin output before it failed to start", "plugin", name, "file", f.path, "stderr", tail)
+			inst.log.Error("plugin output before it failed to start", "plugin", name, "file", f.Path, "stderr", tail)
 		}
 		return nil, &startError{err: err, stderr: tail}
 	}
-	faults, err := sv.pins.checkDefinitions(name, inst.doc, serving)
+	faults, err := sv.pins.CheckDefinitions(name, inst.doc, serving)
 	if err != nil {
 		inst.kill()
 		return nil, err
@@ -103,7 +104,7 @@ func startInstance(ctx context.Context, sv *supervisor, name string, f fileRef, 
 // plugin file f (proc: its host-owned copy, with the launcher in front
 // when needed); load then starts it and performs the handshake. Errors:
 // the host's TLS configuration.
-func startProcess(ctx context.Context, sv *supervisor, inst *instance, f fileRef, pol policy, secrets []string, proc process) error {
+func startProcess(ctx context.Context, sv *supervisor, inst *instance, f discover.FileRef, pol discover.Policy, secrets []string, proc process) error {
 	cfg, state, name := sv.cfg, sv.state, inst.name
 	tlsConfig, certEnv, err := pluginTLS()
 	if err != nil {
@@ -137,7 +138,7 @@ func startProcess(ctx context.Context, sv *supervisor, inst *instance, f fileRef
 		// A result over the cap fails its stream before it is buffered;
 		// the protobuf envelope adds a few bytes to the JSON.
 		GRPCDialOptions:  wire.DialOptions(int(cfg.MaxResultBytes) + 64),
-		UnixSocketConfig: socketConfig(state.sock, cfg.PluginUser),
+		UnixSocketConfig: socketConfig(state.Sock, cfg.PluginUser),
 		// The plugin gets go-plugin's variables and the allow-list of
 		// plugin_env.go, never the host's whole environment.
 		SkipHostEnv: true,
@@ -152,8 +153,8 @@ func startProcess(ctx context.Context, sv *supervisor, inst *instance, f fileRef
 			// system-wide files. The host's certificate comes last, so
 			// that no variable of the host's environment or the policy
 			// replaces it.
-			given := slices.Concat(core.PluginEnv(nil, name, cfg.PluginEnv, os.Environ()), pol.env, secrets)
-			env := slices.Concat(spec.Env, given, proc.env, []string{PluginFileEnv + "=" + absPath(f.path), certEnv})
+			given := slices.Concat(core.PluginEnv(nil, name, cfg.PluginEnv, os.Environ()), pol.Env, secrets)
+			env := slices.Concat(spec.Env, given, proc.env, []string{PluginFileEnv + "=" + absPath(f.Path), certEnv})
 			return inst.newRunner(ctx, sv, f, pol, launcher.Spec{Path: proc.argv[0], Args: proc.argv[1:], User: cfg.PluginUser, Env: env}, pluginLog)
 		},
 	})
@@ -166,7 +167,7 @@ func startProcess(ctx context.Context, sv *supervisor, inst *instance, f fileRef
 // name, its process group told to the keeper without a cgroup. A start
 // given up (ctx ended) is killed before it runs. Errors: the cgroup, a
 // limit it cannot hold, the data channel, the launcher.
-func (inst *instance) newRunner(ctx context.Context, sv *supervisor, f fileRef, pol policy, lspec launcher.Spec, pluginLog hclog.Logger) (runner.Runner, error) {
+func (inst *instance) newRunner(ctx context.Context, sv *supervisor, f discover.FileRef, pol discover.Policy, lspec launcher.Spec, pluginLog hclog.Logger) (runner.Runner, error) {
 	if sv.cgroups != nil {
 		cg, err := sv.cgroups.Child(inst.name)
 		if err != nil {
@@ -174,7 +175,7 @@ func (inst *instance) newRunner(ctx context.Context, sv *supervisor, f fileRef, 
 		}
 		lspec.Cgroup = cg
 	}
-	if err := enforceGroupLimits(pol.spec, lspec.Cgroup, sv.noCgroups); err != nil {
+	if err := enforceGroupLimits(pol.Spec, lspec.Cgroup, sv.noCgroups); err != nil {
 		if lspec.Cgroup != nil {
 			lspec.Cgroup.Remove()
 		}
@@ -186,7 +187,7 @@ func (inst *instance) newRunner(ctx context.Context, sv *supervisor, f fileRef, 
 		}
 	}
 	// Unmarked lines on the pipe are debug, as go-plugin logs them.
-	r, err := newProcessRunner(inst.name, f.path, lspec, &lineLogger{log: pluginLog, tail: inst.stderr, stream: "stderr", level: hclog.Debug})
+	r, err := newProcessRunner(inst.name, f.Path, lspec, &lineLogger{log: pluginLog, tail: inst.stderr, stream: "stderr", level: hclog.Debug})
 	if err == nil && lspec.Cgroup == nil {
 		r.keeper = sv.keeper.Load() // nil until the keeper runs: startKeeper tracks those
 	}
@@ -220,24 +221,24 @@ type process struct {
 // for a declared plugin it prepares its launch (prepareDeclared).
 // Errors: f's fault, a copy that fails, a file the lock does not pin, no
 // launcher; nothing is left acquired.
-func prepare(sv *supervisor, name string, f fileRef, spec sandbox.Spec) (process, error) {
-	if f.fault != "" {
-		return process{}, errors.New(f.fault)
+func prepare(sv *supervisor, name string, f discover.FileRef, spec sandbox.Spec) (process, error) {
+	if f.Fault != "" {
+		return process{}, errors.New(f.Fault)
 	}
-	if f.launch != "" {
+	if f.Launch != "" {
 		return prepareDeclared(sv, name, f, spec)
 	}
-	prog, sum, err := sv.state.acquire(f.path)
+	prog, sum, err := sv.state.Acquire(f.Path)
 	if err != nil {
 		return process{}, fmt.Errorf("copy binary: %w", err)
 	}
 	sums := []string{sum}
 	release := func() {
 		for _, s := range sums {
-			sv.state.release(s)
+			sv.state.Release(s)
 		}
 	}
-	if err := sv.pins.checkFiles(name, f, sum, nil); err != nil {
+	if err := sv.pins.CheckFiles(name, f, sum, nil); err != nil {
 		release()
 		return process{}, err
 	}
@@ -247,7 +248,7 @@ func prepare(sv *supervisor, name string, f fileRef, spec sandbox.Spec) (process
 		return process{}, err
 	}
 	if argv[0] != prog { // the launcher runs first: from its own copy
-		lcopy, lsum, err := sv.state.acquire(argv[0])
+		lcopy, lsum, err := sv.state.Acquire(argv[0])
 		if err != nil {
 			release()
 			return process{}, fmt.Errorf("copy launcher: %w", err)
@@ -262,26 +263,26 @@ func prepare(sv *supervisor, name string, f fileRef, spec sandbox.Spec) (process
 // verified copies of the files its programs execute (checked against the
 // lock again, and readable in the sandbox), and the launcher's copy when
 // spec needs the launcher. Errors: as prepare's.
-func prepareDeclared(sv *supervisor, name string, f fileRef, spec sandbox.Spec) (process, error) {
-	p := process{launch: f.launch, sum: f.sum}
-	var files verified
+func prepareDeclared(sv *supervisor, name string, f discover.FileRef, spec sandbox.Spec) (process, error) {
+	p := process{launch: f.Launch, sum: f.Sum}
+	var files discover.Verified
 	var sums []string
 	release := func() {
 		for _, s := range sums {
-			sv.state.release(s)
+			sv.state.Release(s)
 		}
-		if files.release != nil {
-			files.release()
+		if files.Release != nil {
+			files.Release()
 		}
 	}
 	var err error
 	if sv.pins != nil {
-		if p.launch, files, err = sv.pins.verifiedLaunch(sv.state, name, f.launch); err != nil {
+		if p.launch, files, err = sv.pins.VerifiedLaunch(sv.state, name, f.Launch); err != nil {
 			release()
 			return process{}, fmt.Errorf("verified copies: %w", err)
 		}
 	}
-	if err := sv.pins.checkFiles(name, f, "", files.sums); err != nil {
+	if err := sv.pins.CheckFiles(name, f, "", files.Sums); err != nil {
 		release()
 		return process{}, err
 	}
@@ -291,7 +292,7 @@ func prepareDeclared(sv *supervisor, name string, f fileRef, spec sandbox.Spec) 
 			_, _, err := launcher.Wrap(nil, spec, nil, nil)
 			return process{}, err
 		}
-		lcopy, lsum, err := sv.state.acquire(sv.cfg.Launcher[0])
+		lcopy, lsum, err := sv.state.Acquire(sv.cfg.Launcher[0])
 		if err != nil {
 			release()
 			return process{}, fmt.Errorf("copy launcher: %w", err)
@@ -361,14 +362,14 @@ func absPath(p string) string {
 // line), its exit status when it exited, and where its stderr went (the
 // log and /health's stderr, never the callers). Other errors come back
 // as they are.
-func (i *instance) handshakeError(f fileRef, err error) error {
+func (i *instance) handshakeError(f discover.FileRef, err error) error {
 	msg := err.Error()
 	if i.local != nil || !strings.Contains(msg, "Failed to read any lines from plugin's stdout") && !strings.Contains(msg, "plugin exited before we could connect") {
 		return err // a handshake line that is not one: go-plugin's message quotes it, Diagnose names the file
 	}
-	what := f.path
-	if f.launch == "" {
-		if interp := shebang(f.path); interp != "" {
+	what := f.Path
+	if f.Launch == "" {
+		if interp := shebang(f.Path); interp != "" {
 			what += ", a script run by " + interp
 		}
 	}

@@ -4,6 +4,6 @@
 // State, the lifecycle events (Event, EventHub), who made a call
 // (Caller, CallRecord), the quiet logger, the process's memory trimmer
 // and the plugin environment's allow-list. It imports no package under
-// host/ but host/access; package host re-exports each name (aliases.go),
+// host/; package host re-exports each name (aliases.go),
 // so front ends keep writing host.Error, host.Config, host.StateReady.
 package core
