@@ -11,6 +11,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/host/discover"
+	"github.com/opentool-host/opentool-host/host/supervise"
 	"github.com/opentool-host/opentool-host/internal/wire"
 	"github.com/opentool-host/opentool-host/process/cgroup"
 	"github.com/opentool-host/opentool-host/process/launcher"
@@ -76,7 +77,7 @@ func startLocal(sv *supervisor, inst *instance, f discover.FileRef, pol discover
 		// only, never logged.
 		Env:     env,
 		Granted: launcher.Granted(env),
-		Stderr:  &lineLogger{log: pluginLog, tail: inst.stderr, stream: "stderr"},
+		Stderr:  &supervise.LineLogger{Log: pluginLog, Tail: inst.stderr, Stream: "stderr"},
 		Confine: func(spec *launcher.Spec) error {
 			return confineDeclared(sv, inst.name, pol.Spec, proc.launcher, lp.group, spec)
 		},

@@ -15,6 +15,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/host/discover"
+	"github.com/opentool-host/opentool-host/host/supervise"
 	"github.com/opentool-host/opentool-host/process/cgroup"
 	"github.com/opentool-host/opentool-host/process/launcher"
 	"github.com/opentool-host/opentool-host/protocol/argcheck"
@@ -229,10 +230,10 @@ func (p *Plugin) start(attempt int, file discover.FileRef) {
 		var se *startError
 		var stderr []string
 		if errors.As(err, &se) {
-			stderr = userPaths(se.stderr, p.sv.state.Bin, file.Path)
+			stderr = supervise.UserPaths(se.stderr, p.sv.state.Bin, file.Path)
 		}
 		reason := err.Error()
-		if hint := startHint(file.Path, stderr); hint != "" {
+		if hint := supervise.StartHint(file.Path, stderr); hint != "" {
 			reason += "; next: " + hint
 		}
 		p.handle(evStartFailed{attempt: attempt, err: reason, held: discover.IsHeld(err), stderr: stderr})
@@ -250,7 +251,7 @@ func (p *Plugin) watch(inst *instance) {
 	<-inst.exited()
 	p.handle(evExited{
 		inst: inst, asked: inst.stopped.Load(), up: time.Since(inst.started),
-		pid: inst.pid(), status: inst.exitStatus(), stderr: userPaths(inst.stderrTail(), p.sv.state.Bin, inst.path),
+		pid: inst.pid(), status: inst.exitStatus(), stderr: supervise.UserPaths(inst.stderrTail(), p.sv.state.Bin, inst.path),
 	})
 }
 

@@ -21,6 +21,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/host/discover"
+	"github.com/opentool-host/opentool-host/host/supervise"
 	"github.com/opentool-host/opentool-host/internal/wire"
 	"github.com/opentool-host/opentool-host/process/cgroup"
 	"github.com/opentool-host/opentool-host/process/launcher"
@@ -54,7 +55,7 @@ func startInstance(ctx context.Context, sv *supervisor, name string, f discover.
 		path:      f.Path,
 		sum:       proc.sum,
 		log:       cfg.Logger.Named("plugin"),
-		stderr:    newTailBuffer(20),
+		stderr:    supervise.NewTailBuffer(20),
 		started:   time.Now(),
 		sem:       make(chan struct{}, pol.MaxConcurrency),
 		queue:     int64(pol.MaxQueue),
@@ -77,7 +78,7 @@ func startInstance(ctx context.Context, sv *supervisor, name string, f discover.
 	// A host that closes (or a start that is given up) kills a process
 	// still in its handshake: go-plugin would wait for it up to
 	// StartTimeout.
-	stopKill := context.AfterFunc(ctx, func() { inst.starting.Load().kill() })
+	stopKill := context.AfterFunc(ctx, func() { inst.starting.Load().KillNow() })
 	err = inst.load(ctx, cfg)
 	stopKill()
 	if err != nil {
@@ -106,7 +107,7 @@ func startInstance(ctx context.Context, sv *supervisor, name string, f discover.
 // the host's TLS configuration.
 func startProcess(ctx context.Context, sv *supervisor, inst *instance, f discover.FileRef, pol discover.Policy, secrets []string, proc process) error {
 	cfg, state, name := sv.cfg, sv.state, inst.name
-	tlsConfig, certEnv, err := pluginTLS()
+	tlsConfig, certEnv, err := supervise.PluginTLS()
 	if err != nil {
 		return err
 	}
@@ -133,8 +134,8 @@ func startProcess(ctx context.Context, sv *supervisor, inst *instance, f discove
 		// over go-plugin's stdio stream: log it under the plugin's name
 		// and keep it for crash reports. The stderr pipe goes to the same
 		// kind of logger through the runner, never through go-plugin.
-		SyncStdout: &lineLogger{log: pluginLog, tail: inst.stderr, stream: "stdout"},
-		SyncStderr: &lineLogger{log: pluginLog, tail: inst.stderr, stream: "stderr"},
+		SyncStdout: &supervise.LineLogger{Log: pluginLog, Tail: inst.stderr, Stream: "stdout"},
+		SyncStderr: &supervise.LineLogger{Log: pluginLog, Tail: inst.stderr, Stream: "stderr"},
 		// A result over the cap fails its stream before it is buffered;
 		// the protobuf envelope adds a few bytes to the JSON.
 		GRPCDialOptions:  wire.DialOptions(int(cfg.MaxResultBytes) + 64),
@@ -187,14 +188,14 @@ func (inst *instance) newRunner(ctx context.Context, sv *supervisor, f discover.
 		}
 	}
 	// Unmarked lines on the pipe are debug, as go-plugin logs them.
-	r, err := newProcessRunner(inst.name, f.Path, lspec, &lineLogger{log: pluginLog, tail: inst.stderr, stream: "stderr", level: hclog.Debug})
+	r, err := supervise.NewProcessRunner(inst.name, f.Path, lspec, &supervise.LineLogger{Log: pluginLog, Tail: inst.stderr, Stream: "stderr", Level: hclog.Debug})
 	if err == nil && lspec.Cgroup == nil {
-		r.keeper = sv.keeper.Load() // nil until the keeper runs: startKeeper tracks those
+		r.Keeper = sv.keeper.Load() // nil until the keeper runs: startKeeper tracks those
 	}
 	inst.runner = r
 	inst.starting.Store(r)
 	if ctx.Err() != nil {
-		r.kill() // given up before it started: Start refuses
+		r.KillNow() // given up before it started: Start refuses
 	}
 	return r, err
 }
@@ -377,8 +378,8 @@ func (i *instance) handshakeError(f discover.FileRef, err error) error {
 	t := time.NewTimer(time.Second) // stdout closed: the exit is near
 	defer t.Stop()
 	select {
-	case <-i.runner.exited:
-		ended = "exited (" + i.runner.exitStatus() + ") before the go-plugin handshake"
+	case <-i.runner.Exited:
+		ended = "exited (" + i.runner.ExitStatus() + ") before the go-plugin handshake"
 	case <-t.C:
 	}
 	hint := "is it built with pluginsdk.Serve, or an SDK of this host, for this OS and architecture?"
