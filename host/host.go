@@ -10,7 +10,7 @@
 //
 // A plugin is an executable "opentool-plugin-NAME", one server of a
 // drop-in declaration "NAME.mcp.json" or the commands of a
-// "NAME.tools.json" (discover.go; a declared plugin is served in the
+// "NAME.tools.json" (discover/discover.go; a declared plugin is served in the
 // host's process by Config.Declared, local.go, and supervised exactly
 // like an executable, its Run's end being its exit). A
 // plugin whose document changes while it runs says so on its Watch

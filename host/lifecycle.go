@@ -64,7 +64,7 @@ type life struct {
 	// lastErr is the reason of the last crash or failure ("" when none).
 	lastErr string
 	// held: the last start or document change was held by the lock
-	// (pins.go); a changed lock retries it (evPinsChanged).
+	// (discover/pins.go); a changed lock retries it (evPinsChanged).
 	held bool
 }
 
@@ -83,7 +83,7 @@ type (
 		inst    *instance
 	}
 	// evStartFailed: start number attempt failed with err; held when
-	// the lock held it (pins.go).
+	// the lock held it (discover/pins.go).
 	evStartFailed struct {
 		attempt int
 		err     string
@@ -168,7 +168,7 @@ type (
 	// actChanged: the state or the document changed; the routes follow.
 	actChanged struct{}
 	// actLog: log msg at level with kv (the plugin's name is added);
-	// when event is set, also publish that lifecycle event (events.go)
+	// when event is set, also publish that lifecycle event (core/events.go)
 	// with reason.
 	actLog struct {
 		level  hclog.Level

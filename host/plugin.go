@@ -394,7 +394,7 @@ type PluginStatus struct {
 	// lock.
 	Lock string `json:"lock,omitempty"`
 	// Policy is the plugin's effective policy when it has a
-	// NAME.policy.json (policy.go): secrets by name only.
+	// NAME.policy.json (discover/policy.go): secrets by name only.
 	Policy *discover.PolicyStatus `json:"policy,omitempty"`
 	// Transport is how calls reach the current process: "data-channel"
 	// (the plugin offered the lean channel, internal/wire frame.go) or

@@ -32,7 +32,7 @@ import (
 // startInstance starts plugin name from f and loads and validates its
 // document, all within cfg.StartTimeout: a plugin file runs as a process
 // (startProcess); a declared plugin is served in the host's process
-// (startLocal). With a lock (pins.go) the files are checked right before
+// (startLocal). With a lock (discover/pins.go) the files are checked right before
 // the start and the definitions once loaded; serving (the definitions
 // served now, or nil) says what changed. On error nothing is left
 // running.
@@ -119,14 +119,14 @@ func startProcess(ctx context.Context, sv *supervisor, inst *instance, f discove
 		VersionedPlugins: wire.VersionedPluginSets(nil, nil),
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		// Host authentication (go-plugin's AutoMTLS protocol, with the
-		// host's P-256 certificate of hostcert.go instead of a P-521 one
+		// host's P-256 certificate of supervise/hostcert.go instead of a P-521 one
 		// per start): the plugin gets the host's certificate
 		// (PLUGIN_CLIENT_CERT, below) and answers with its own in the
 		// handshake's sixth field, which go-plugin puts into this config;
 		// every connection to the plugin's socket must present the host's,
 		// so no other process can call or stop the plugin, and the host
 		// talks only to the process it started. A plugin that does not
-		// answer with a certificate is refused (runner.go).
+		// answer with a certificate is refused (supervise/runner.go).
 		TLSConfig:    tlsConfig,
 		Logger:       inst.log,
 		StartTimeout: cfg.StartTimeout,
@@ -141,7 +141,7 @@ func startProcess(ctx context.Context, sv *supervisor, inst *instance, f discove
 		GRPCDialOptions:  wire.DialOptions(int(cfg.MaxResultBytes) + 64),
 		UnixSocketConfig: socketConfig(state.Sock, cfg.PluginUser),
 		// The plugin gets go-plugin's variables and the allow-list of
-		// plugin_env.go, never the host's whole environment.
+		// core/plugin_env.go, never the host's whole environment.
 		SkipHostEnv: true,
 		// go-plugin hands over a spec command holding the environment (magic
 		// cookie, socket dir); the real command runs the host-owned copy of
@@ -217,7 +217,7 @@ type process struct {
 }
 
 // prepare copies f's program into the state folder (by sha256: the exact
-// bytes that run, checked against the lock, pins.go) and, when spec needs
+// bytes that run, checked against the lock, discover/pins.go) and, when spec needs
 // it, puts the launcher (a copy too) in front of it (Config.Launcher);
 // for a declared plugin it prepares its launch (prepareDeclared).
 // Errors: f's fault, a copy that fails, a file the lock does not pin, no

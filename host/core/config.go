@@ -154,11 +154,11 @@ type Config struct {
 
 	// Sandbox is the confinement every plugin gets (limits, Landlock,
 	// network) and the most a plugin's policy declaration
-	// (NAME.policy.json) may allow: a policy only narrows it (policy.go).
+	// (NAME.policy.json) may allow: a policy only narrows it (discover/policy.go).
 	// The zero Spec confines nothing.
 	Sandbox sandbox.Spec
 
-	// Locked enforces DIR/opentool.lock (package lockfile; see pins.go):
+	// Locked enforces DIR/opentool.lock (package lockfile; see discover/pins.go):
 	// a file that is not pinned or does not match is not started, and a
 	// plugin whose function definitions changed is held. New fails when
 	// there is no lock file.

@@ -10,7 +10,7 @@ import (
 )
 
 // copyName matches the name of a host-owned copy of a plugin file: its
-// sha256 in hex (statedir.go).
+// sha256 in hex (discover/statedir.go).
 const copyName = `/[0-9a-f]{64}`
 
 // UserPaths returns lines with every path of a host-owned copy under bin
