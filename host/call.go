@@ -4,7 +4,7 @@ package host
 //
 //	Host.Call / Host.StreamCall   (call.go)     a unary call is a stream of one result
 //	  → Host.invoke               route by name, check the call kind, validate args,
-//	                              apply the timeout (the plugin's policy.go or
+//	                              apply the timeout (the plugin's discover/policy.go or
 //	                              Config.CallTimeout)
 //	  → Plugin.invoke             wait for a ready process; resend a call that
 //	                              was never sent when the process changed
@@ -14,7 +14,7 @@ package host
 //	                              checked (request.accept) and handed to emit;
 //	                              cancel + grace + kill (guard)
 //
-// Every failure is an *Error (errors.go) built by request.fail or
+// Every failure is an *Error (core/errors.go) built by request.fail or
 // request.ctxError.
 
 import (
@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/opentool-host/opentool-host/host/access"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/internal/nearest"
 	"github.com/opentool-host/opentool-host/internal/strictjson"
 	"github.com/opentool-host/opentool-host/protocol/argcheck"
@@ -88,7 +89,7 @@ func (r *request) accept(plugin string, item []byte, n int) error {
 // (protocol 3) is returned as its OpenTool projection
 // (internal/mcpresult); CallResult returns it as it is.
 //
-// Errors: an *Error (errors.go) whose Kind says what happened; see
+// Errors: an *Error (core/errors.go) whose Kind says what happened; see
 // StreamCall. An MCP result with isError is KindTool, code 500.
 func (h *Host) Call(ctx context.Context, fn string, args []byte) ([]byte, error) {
 	var result []byte
@@ -104,7 +105,7 @@ func (h *Host) Call(ctx context.Context, fn string, args []byte) ([]byte, error)
 		return nil, err
 	}
 	if !charge(ctx, len(result)) {
-		memTrim.note(len(result)) // the dropped result is garbage: give it back soon
+		core.MemTrim.Note(len(result)) // the dropped result is garbage: give it back soon
 		return nil, h.errResultMemory(fn, len(result))
 	}
 	return result, nil

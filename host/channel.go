@@ -2,10 +2,11 @@ package host
 
 import (
 	"fmt"
-	"github.com/opentool-host/opentool-host/process/launcher"
 	"net"
 	"os"
 	"syscall"
+
+	"github.com/opentool-host/opentool-host/process/launcher"
 
 	"github.com/opentool-host/opentool-host/internal/wire"
 )

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/internal/mcpresult"
 	"github.com/opentool-host/opentool-host/internal/wire"
 )
@@ -125,7 +126,7 @@ func (h *Host) CallResult(ctx context.Context, fn string, args []byte) (Result, 
 		return Result{}, err
 	}
 	if !charge(ctx, len(res)) {
-		memTrim.note(len(res))
+		core.MemTrim.Note(len(res))
 		return Result{}, h.errResultMemory(fn, len(res))
 	}
 	return Result{JSON: res, MCP: r.mcp}, nil

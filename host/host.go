@@ -10,7 +10,7 @@
 //
 // A plugin is an executable "opentool-plugin-NAME", one server of a
 // drop-in declaration "NAME.mcp.json" or the commands of a
-// "NAME.tools.json" (discover.go; a declared plugin is served in the
+// "NAME.tools.json" (discover/discover.go; a declared plugin is served in the
 // host's process by Config.Declared, local.go, and supervised exactly
 // like an executable, its Run's end being its exit). A
 // plugin whose document changes while it runs says so on its Watch
@@ -40,16 +40,15 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/opentool-host/opentool-host/host/core"
+	"github.com/opentool-host/opentool-host/host/discover"
 	"github.com/opentool-host/opentool-host/process/cgroup"
 	"github.com/opentool-host/opentool-host/process/launcher"
-	"github.com/opentool-host/opentool-host/protocol/decl"
-	"github.com/opentool-host/opentool-host/protocol/lockfile"
 	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
 
@@ -58,7 +57,7 @@ import (
 type Host struct {
 	cfg   Config
 	log   hclog.Logger
-	state *stateDir
+	state *discover.StateDir
 	sv    *supervisor
 
 	mu      sync.Mutex // guards plugins
@@ -77,7 +76,7 @@ type Host struct {
 	catClaims map[string]*Plugin
 	catLogged map[catConflict]bool
 	changed   chan struct{} // plugins signal it when their state or document changed
-	events    eventHub      // lifecycle events (Subscribe)
+	events    core.EventHub // lifecycle events (Subscribe)
 
 	ignored   atomic.Pointer[map[string]string] // plugins-folder file → why it is not a plugin (Ignored)
 	ignoredMu sync.Mutex                        // one writer of ignored at a time
@@ -91,7 +90,7 @@ type Host struct {
 	startOnce sync.Once
 	inStart   atomic.Bool        // Start was entered
 	cancel    context.CancelFunc // ends sv.ctx: starts in flight give up
-	watcher   *watcher
+	watcher   *discover.Watcher
 	// builtins are the host's own functions (tool search, builtin.go);
 	// nil without Config.ToolSearch.
 	builtins *builtins
@@ -104,7 +103,7 @@ type Host struct {
 // folder DIR not found (looked for ABS): ..."); the others start with
 // "host: ".
 func New(cfg Config) (*Host, error) {
-	cfg, err := cfg.withDefaults()
+	cfg, err := cfg.WithDefaults()
 	if err != nil {
 		return nil, err
 	}
@@ -121,12 +120,12 @@ func New(cfg Config) (*Host, error) {
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("host: plugins directory %s is not a directory", cfg.Dir)
 	}
-	if err := checkMCPConfigs(cfg.Dir, cfg.MCPConfigs); err != nil {
+	if err := discover.CheckMCPConfigs(cfg.Dir, cfg.MCPConfigs); err != nil {
 		return nil, fmt.Errorf("host: %w", err)
 	}
-	var pins *pins
+	var pins *discover.Pins
 	if cfg.Locked {
-		if pins, err = newPins(cfg.Dir, cfg.AcceptDefinitionChanges); err != nil {
+		if pins, err = discover.NewPins(cfg.Dir, cfg.AcceptDefinitionChanges); err != nil {
 			return nil, fmt.Errorf("host: %w", err)
 		}
 	}
@@ -134,7 +133,7 @@ func New(cfg Config) (*Host, error) {
 	if err != nil {
 		return nil, err
 	}
-	state, err := newStateDir(cfg.StateDir, cfg.PluginUser, cfg.Logger)
+	state, err := discover.NewStateDir(cfg.StateDir, cfg.PluginUser, cfg.Logger)
 	if err != nil {
 		return nil, fmt.Errorf("host: %w", err)
 	}
@@ -218,7 +217,7 @@ func (h *Host) Start(ctx context.Context) error {
 		return err
 	}
 	if h.cfg.Watch {
-		w, err := newWatcher(h)
+		w, err := discover.NewWatcher(&h.cfg, h.log, h.Rescan, h.syncPath)
 		if err != nil {
 			return err
 		}
@@ -253,270 +252,6 @@ func (h *Host) startKeeper() error {
 		}
 	}
 	return nil
-}
-
-// Rescan brings the running plugins in line with the directory: new files
-// are started, removed ones drained and stopped, changed ones (different
-// sha256) replaced blue/green, and failed ones retried. It returns when
-// those actions are done, with the routing table rebuilt; when ctx ends
-// first it returns ctx's error and the actions go on. SIGHUP and fsnotify
-// overflows call it.
-func (h *Host) Rescan(ctx context.Context) error {
-	h.scanMu.Lock()
-	defer h.scanMu.Unlock()
-	if h.closed.Load() {
-		return ErrClosed
-	}
-	h.follow.Do(h.startFollowing)
-	sc, err := scanDir(h.cfg.Dir, h.cfg.MCPConfigs, h.owners())
-	if err != nil {
-		return err
-	}
-	ignored := map[string]string{}
-	for f, reason := range sc.skipped {
-		if lookslikePlugin(f) {
-			ignored[f] = reason
-			h.log.Warn("file in the plugins folder is not served", "file", f, "reason", reason)
-		} else {
-			h.log.Debug("ignoring file in plugins dir", "file", f, "reason", reason)
-		}
-	}
-	h.ignoredMu.Lock()
-	h.ignored.Store(&ignored)
-	h.ignoredMu.Unlock()
-	for f, hint := range sc.hints {
-		h.log.Warn("not reading file in plugins dir", "file", f, "reason", hint)
-	}
-	for f, n := range sc.notes {
-		logNote(h.log, f, n)
-	}
-	for what, reason := range sc.refused {
-		h.log.Error("plugin refused", "plugin", what, "reason", reason)
-		file, _, _ := strings.Cut(what, ": ")
-		ignored[file] = joinReasons(ignored[file], reason)
-	}
-	seen := map[string]bool{}
-	var waits []<-chan struct{}
-	for _, c := range sc.found {
-		seen[c.name] = true
-		p, old := h.takePlugin(c.name, c.path)
-		if p == nil {
-			return ErrClosed
-		}
-		if old != nil {
-			waits = append(waits, old.remove())
-		}
-		waits = append(waits, p.sync(c))
-	}
-	for _, p := range h.takeUnseen(seen) {
-		waits = append(waits, p.remove())
-	}
-	// Each plugin that is up (or failed) is served at once: the routes
-	// are rebuilt as each start ends, not after the slowest one.
-	done := make(chan struct{}, len(waits))
-	stop := make(chan struct{})
-	defer close(stop)
-	for _, w := range waits {
-		go func() {
-			select {
-			case <-w:
-				done <- struct{}{}
-			case <-stop:
-			}
-		}()
-	}
-	for range waits {
-		select {
-		case <-done:
-			h.rebuild(true)
-		case <-h.closing:
-			return ErrClosed
-		case <-ctx.Done():
-			return fmt.Errorf("host: rescan: %w", ctx.Err())
-		}
-	}
-	h.rebuildRoutes()
-	return nil
-}
-
-// syncPath brings the plugins of one file in line with it: started when
-// new, replaced when changed, removed when the file is gone or no longer a
-// plugin. The watcher calls it for each settled path; it does not wait.
-func (h *Host) syncPath(path string) {
-	if h.closed.Load() {
-		return
-	}
-	base := filepath.Base(path)
-	if name, ok := isPolicyFile(base); ok {
-		h.syncPolicy(name)
-		return
-	}
-	if base == lockfile.Name {
-		h.reloadPins()
-		return
-	}
-	var found []candidate
-	switch {
-	case IsDeclaration(base):
-		var note declNote
-		found, note = readDeclaration(path, false)
-		logNote(h.log, path, note)
-	default:
-		if _, ok := decl.PluginName(base); !ok {
-			return
-		}
-		c, reason := checkCandidate(path)
-		h.setIgnored(base, reason)
-		if reason != "" {
-			if _, err := os.Lstat(path); err == nil && lookslikePlugin(base) {
-				h.log.Warn("file in the plugins folder is not served", "file", base, "reason", reason)
-			}
-			break
-		}
-		found = []candidate{c}
-	}
-	keep := map[string]bool{}
-	refused := ""
-	for _, c := range withPolicies(h.cfg.Dir, found) {
-		p, err := h.claimPlugin(c, path)
-		if err != nil {
-			h.log.Error("plugin refused", "plugin", base+": "+c.name, "reason", err)
-			refused = joinReasons(refused, err.Error())
-			continue
-		}
-		if p != nil {
-			keep[c.name] = true
-			p.sync(c)
-		}
-	}
-	if IsDeclaration(base) {
-		h.setIgnored(base, refused)
-	}
-	for _, p := range h.takeFrom(path, keep) {
-		p.remove()
-	}
-}
-
-// joinReasons joins two reasons a file is not served with "; " ("" when
-// there is none).
-func joinReasons(a, b string) string {
-	if a == "" {
-		return b
-	}
-	return a + "; " + b
-}
-
-// reloadPins re-reads opentool.lock after it changed and lets every
-// held plugin try again. A lock that cannot be read keeps the previous
-// one (never fewer pins by accident).
-func (h *Host) reloadPins() {
-	if h.sv.pins == nil {
-		return
-	}
-	if err := h.sv.pins.reload(); err != nil {
-		h.log.Error("opentool.lock changed but cannot be read; the previous pins stay", "error", err)
-		return
-	}
-	h.log.Info("opentool.lock reloaded")
-	for _, p := range h.all() {
-		p.handle(evPinsChanged{})
-	}
-}
-
-// syncPolicy re-reads the file of plugin name after its policy file
-// changed (the plugin restarts when the policy differs); nothing when no
-// such plugin runs.
-func (h *Host) syncPolicy(name string) {
-	h.mu.Lock()
-	p := h.plugins[name]
-	h.mu.Unlock()
-	if p == nil {
-		h.log.Debug("policy file for a plugin that is not there", "plugin", name)
-		return
-	}
-	h.syncPath(p.path)
-}
-
-// owners maps each plugin's name to the file that declares it.
-func (h *Host) owners() map[string]string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	m := make(map[string]string, len(h.plugins))
-	for name, p := range h.plugins {
-		m[name] = p.path
-	}
-	return m
-}
-
-// claimPlugin returns the Plugin of c's name declared by path, made when
-// new; nil once the host is closing. Errors: the name is another file's
-// (with c's own fault, if any).
-func (h *Host) claimPlugin(c candidate, path string) (*Plugin, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if p, ok := h.plugins[c.name]; ok && p.path != path {
-		return nil, errors.New(c.takenBy(p.path))
-	}
-	return h.pluginLocked(c.name, path), nil
-}
-
-// takePlugin returns the Plugin of name declared by path, made when new,
-// and the Plugin of the same name declared by another file, which it
-// replaces (Rescan decided, by claimNames); nil once the host is closing.
-func (h *Host) takePlugin(name, path string) (p, old *Plugin) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if q, ok := h.plugins[name]; ok && q.path != path {
-		delete(h.plugins, name)
-		old = q
-	}
-	return h.pluginLocked(name, path), old
-}
-
-// pluginLocked returns the Plugin of name, made when new; nil once the
-// host is closing. Callers hold h.mu.
-func (h *Host) pluginLocked(name, path string) *Plugin {
-	if h.closed.Load() {
-		return nil
-	}
-	p, ok := h.plugins[name]
-	if !ok {
-		p = newPlugin(h.sv, name, path)
-		h.plugins[name] = p
-		h.log.Info("plugin found", "plugin", name, "path", path)
-		h.events.publish(Event{Type: EventFound, Plugin: name, Message: "plugin found", Reason: filepath.Base(path)})
-	}
-	return p
-}
-
-// takeFrom removes from the host the plugins declared by path whose
-// names are not in keep and returns them.
-func (h *Host) takeFrom(path string, keep map[string]bool) []*Plugin {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	var gone []*Plugin
-	for name, p := range h.plugins {
-		if p.path == path && !keep[name] {
-			gone = append(gone, p)
-			delete(h.plugins, name)
-		}
-	}
-	return gone
-}
-
-// takeUnseen removes from the host the plugins whose names are not in
-// seen and returns them.
-func (h *Host) takeUnseen(seen map[string]bool) []*Plugin {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	var gone []*Plugin
-	for name, p := range h.plugins {
-		if !seen[name] {
-			gone = append(gone, p)
-			delete(h.plugins, name)
-		}
-	}
-	return gone
 }
 
 // startFollowing starts followPlugins.
@@ -607,7 +342,7 @@ func (h *Host) logConflicts(t *routeTable) {
 					"function", c.Function, "owner", c.Owner, "plugin", plugin, "served_as", c.ServedAs,
 					"next", "call it as "+c.ServedAs+", or rename it in "+plugin+" to serve it under a name of its own")
 			}
-			h.events.publish(Event{Type: EventCollision, Plugin: plugin, Message: "function name conflict",
+			h.events.Publish(Event{Type: EventCollision, Plugin: plugin, Message: "function name conflict",
 				Reason: c.String()})
 		}
 	}
@@ -721,7 +456,7 @@ func (h *Host) Close(ctx context.Context) error {
 	close(h.closing)
 	h.cancel()
 	if h.watcher != nil {
-		h.watcher.close()
+		h.watcher.Close()
 	}
 	h.follow.Do(func() {})
 	if h.followed != nil {
@@ -755,59 +490,5 @@ func (h *Host) Close(ctx context.Context) error {
 		k.Close()
 	}
 	h.builtins.close()
-	return h.state.remove()
-}
-
-// IgnoredFile is a file of the plugins folder that looks like a plugin
-// (its name starts with opentool-plugin-) but is not one.
-type IgnoredFile struct {
-	// File is the file's name in the plugins folder.
-	File string `json:"file"`
-	// Reason says why it is not served: "not executable", "not a regular
-	// file", "not readable: permission denied", "a symbolic link to a
-	// missing file", "plugin name must match ...".
-	Reason string `json:"reason"`
-}
-
-// Ignored lists the files of the plugins folder whose names start with
-// decl.PluginPrefix but that cannot be run as plugins, and the declarations
-// whose plugin name another file took, with the reason, sorted by name:
-// /health and `list` show them so that no such file is ignored without a
-// word.
-func (h *Host) Ignored() []IgnoredFile {
-	m := h.ignored.Load()
-	if m == nil {
-		return nil
-	}
-	out := make([]IgnoredFile, 0, len(*m))
-	for f, r := range *m {
-		out = append(out, IgnoredFile{File: f, Reason: r})
-	}
-	slices.SortFunc(out, func(a, b IgnoredFile) int { return strings.Compare(a.File, b.File) })
-	return out
-}
-
-// setIgnored records (reason not "") or clears the plugins-folder file
-// base after the watcher saw it change; a file that is gone, or whose
-// name does not look like a plugin's or a declaration's, is cleared.
-func (h *Host) setIgnored(base, reason string) {
-	h.ignoredMu.Lock()
-	defer h.ignoredMu.Unlock()
-	m := map[string]string{}
-	if old := h.ignored.Load(); old != nil {
-		m = maps.Clone(*old)
-	}
-	if _, err := os.Lstat(filepath.Join(h.cfg.Dir, base)); reason == "" || err != nil || !(lookslikePlugin(base) || IsDeclaration(base)) {
-		delete(m, base)
-	} else {
-		m[base] = reason
-	}
-	h.ignored.Store(&m)
-}
-
-// lookslikePlugin reports whether a skipped file of the plugins folder is
-// meant as a plugin: its name starts with decl.PluginPrefix and it is not an
-// editor's or a build tool's temporary file.
-func lookslikePlugin(name string) bool {
-	return strings.HasPrefix(name, decl.PluginPrefix) && !decl.IsTempFile(name)
+	return h.state.Remove()
 }

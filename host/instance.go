@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/opentool-host/opentool-host/host/supervise"
 	"github.com/opentool-host/opentool-host/internal/wire"
 	"github.com/opentool-host/opentool-host/protocol/argcheck"
 	"github.com/opentool-host/opentool-host/protocol/opentool"
@@ -29,14 +30,14 @@ type instance struct {
 	sum    string // sha256 of the binary
 	log    hclog.Logger
 	client *plugin.Client
-	runner *processRunner
+	runner *supervise.ProcessRunner
 	// starting is runner for the host's shutdown while the start is in
 	// flight (set with runner, read from another goroutine).
-	starting atomic.Pointer[processRunner]
+	starting atomic.Pointer[supervise.ProcessRunner]
 	tool     *wire.Client
 	doc      *opentool.OpenTool    // the validated document, $refs inlined
 	args     []*argcheck.Validator // per doc.Functions; nil: not validated
-	stderr   *tailBuffer
+	stderr   *supervise.TailBuffer
 
 	started time.Time
 	sem     chan struct{} // concurrency limit: one token per call sent
@@ -226,7 +227,7 @@ func (i *instance) pid() int {
 	if i.runner == nil {
 		return 0
 	}
-	return i.runner.pid
+	return i.runner.PID
 }
 
 // exited is closed when the process is gone (a declared plugin: when its
@@ -235,7 +236,7 @@ func (i *instance) exited() <-chan struct{} {
 	if i.local != nil {
 		return i.local.ended
 	}
-	return i.runner.exited
+	return i.runner.Exited
 }
 
 // hasExited reports whether the process is gone.
@@ -256,12 +257,12 @@ func (i *instance) exitStatus() string {
 	if i.local != nil {
 		st = i.local.exitStatus()
 	} else {
-		st = i.runner.exitStatus()
+		st = i.runner.ExitStatus()
 	}
 	if r := i.killReason.Load(); r != nil && st != "" {
 		st += "; killed by the host: " + *r
 	}
-	if st != "" && i.memLimit > 0 && i.stderr.sawOutOfMemory() {
+	if st != "" && i.memLimit > 0 && i.stderr.SawOutOfMemory() {
 		st += fmt.Sprintf("; over its memory limit (%d MiB)", i.memLimit>>20)
 	}
 	return st
@@ -269,7 +270,7 @@ func (i *instance) exitStatus() string {
 
 // stderrTail returns the last lines the process wrote to stderr, oldest
 // first (at most 20), for the host's log and /health; never for callers.
-func (i *instance) stderrTail() []string { return i.stderr.lines() }
+func (i *instance) stderrTail() []string { return i.stderr.Lines() }
 
 // drain waits up to timeout for in-flight calls, then stops the process.
 // Setting stopped before reading the in-flight count pairs with invoke's
@@ -298,7 +299,7 @@ func (i *instance) stop() {
 		i.local.stop()
 	} else {
 		i.client.Kill()
-		i.runner.kill()
+		i.runner.KillNow()
 	}
 	i.release()
 }
@@ -309,7 +310,7 @@ func (i *instance) kill() {
 	if i.local != nil {
 		i.local.kill()
 	} else {
-		i.runner.kill()
+		i.runner.KillNow()
 		i.client.Kill()
 	}
 	i.release()

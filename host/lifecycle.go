@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/opentool-host/opentool-host/host/discover"
+
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/opentool-host/opentool-host/protocol/argcheck"
@@ -26,7 +28,7 @@ type life struct {
 
 	// file is the plugin file the serving process was started from, or
 	// the last one tried when none serves.
-	file fileRef
+	file discover.FileRef
 	// inst is the serving process (ready) or the one being drained
 	// (draining); nil in every other state.
 	inst *instance
@@ -48,10 +50,10 @@ type life struct {
 	// starting is the number of the start in flight (0: none) and
 	// startFile the file it runs.
 	starting  int
-	startFile fileRef
+	startFile discover.FileRef
 	// queued is a newer file seen while a start was in flight; it is
 	// handled as an evFile when that start ends.
-	queued *fileRef
+	queued *discover.FileRef
 	// timer is the number of the armed backoff timer (0: none).
 	timer int
 
@@ -62,56 +64,26 @@ type life struct {
 	// lastErr is the reason of the last crash or failure ("" when none).
 	lastErr string
 	// held: the last start or document change was held by the lock
-	// (pins.go); a changed lock retries it (evPinsChanged).
+	// (discover/pins.go); a changed lock retries it (evPinsChanged).
 	held bool
 }
 
 // newLife is the life of a plugin just found: starting, nothing asked.
 func newLife(rp RestartPolicy) life { return life{state: StateStarting, rp: rp} }
 
-// fileRef names one version of a plugin file: an executable, or one
-// server of a declaration.
-type fileRef struct {
-	path  string
-	stamp fileStamp
-	// sum is the file's sha256 when the caller knew it had to be read
-	// (its stamp differs from the serving file's), or the sha256 of
-	// launch for a declared server; "" for unknown.
-	sum string
-	// launch is the decl.Launch JSON of a declared server ("" for an
-	// executable); fault is why its declaration could not be read.
-	launch, fault string
-	// policy is the plugin's policy file as found; a change restarts
-	// the plugin.
-	policy policyRef
-	// fileSum is a declared plugin's declaration file sha256 (pins.go).
-	fileSum string
-}
-
-// samePolicy reports whether f and g have the same policy file content.
-func (f fileRef) samePolicy(g fileRef) bool {
-	return f.policy.sum == g.policy.sum && f.policy.fault == g.policy.fault
-}
-
-// same reports whether f and g are the same path with the same stamp
-// (and, for a declared server, the same declaration).
-func (f fileRef) same(g fileRef) bool {
-	return f.path == g.path && f.stamp.equal(g.stamp) && f.launch == g.launch && f.fault == g.fault && f.samePolicy(g)
-}
-
 // event is something that happened to a plugin: one of the ev* types.
 type event interface{ isEvent() }
 
 type (
 	// evFile: the plugin's file was found, changed, or rescanned (SIGHUP).
-	evFile struct{ file fileRef }
+	evFile struct{ file discover.FileRef }
 	// evStarted: start number attempt succeeded with inst.
 	evStarted struct {
 		attempt int
 		inst    *instance
 	}
 	// evStartFailed: start number attempt failed with err; held when
-	// the lock held it (pins.go).
+	// the lock held it (discover/pins.go).
 	evStartFailed struct {
 		attempt int
 		err     string
@@ -174,7 +146,7 @@ type (
 	// report evStarted or evStartFailed.
 	actStart struct {
 		attempt int
-		file    fileRef
+		file    discover.FileRef
 	}
 	// actStop: stop inst now (it crashed, or it was started for nothing).
 	actStop struct{ inst *instance }
@@ -196,7 +168,7 @@ type (
 	// actChanged: the state or the document changed; the routes follow.
 	actChanged struct{}
 	// actLog: log msg at level with kv (the plugin's name is added);
-	// when event is set, also publish that lifecycle event (events.go)
+	// when event is set, also publish that lifecycle event (core/events.go)
 	// with reason.
 	actLog struct {
 		level  hclog.Level
@@ -338,11 +310,11 @@ func (t *transition) announce(old life) []action {
 func (t *transition) gone() bool { return t.state == StateDraining || t.state == StateStopped }
 
 // onFile handles a found, changed or rescanned file f.
-func (t *transition) onFile(f fileRef) {
+func (t *transition) onFile(f discover.FileRef) {
 	switch {
 	case t.gone():
 	case t.starting != 0:
-		if !f.same(t.startFile) {
+		if !f.Same(t.startFile) {
 			t.queued = &f
 		}
 	case t.state == StateStarting || t.state == StateFailed:
@@ -350,10 +322,10 @@ func (t *transition) onFile(f fileRef) {
 		t.failures = 0
 		t.state = StateStarting
 		t.start(f)
-	case f.same(t.file):
-	case f.sum != "" && f.sum == t.sum && f.samePolicy(t.file):
+	case f.Same(t.file):
+	case f.Sum != "" && f.Sum == t.sum && f.SamePolicy(t.file):
 		t.file = f
-		t.log(hclog.Debug, "plugin file touched; same sha256, not restarted", "path", f.path)
+		t.log(hclog.Debug, "plugin file touched; same sha256, not restarted", "path", f.Path)
 	default: // ready: replace blue/green; restarting: start the new file now
 		t.cancelBackoff()
 		t.start(f)
@@ -361,7 +333,7 @@ func (t *transition) onFile(f fileRef) {
 }
 
 // start asks for a start of f.
-func (t *transition) start(f fileRef) {
+func (t *transition) start(f discover.FileRef) {
 	t.seq++
 	t.starting, t.startFile = t.seq, f
 	t.do(actStart{attempt: t.seq, file: f})
@@ -375,7 +347,7 @@ func (t *transition) onStarted(attempt int, inst *instance) {
 		return
 	}
 	t.starting = 0
-	restart := t.state == StateRestarting && t.startFile.same(t.file)
+	restart := t.state == StateRestarting && t.startFile.Same(t.file)
 	msg := map[State]string{StateStarting: "plugin ready", StateReady: "plugin replaced", StateRestarting: "plugin replaced"}[t.state]
 	if restart {
 		msg = "plugin restarted"
@@ -393,7 +365,7 @@ func (t *transition) onStarted(attempt int, inst *instance) {
 	if old != nil {
 		typ = EventReplaced
 	}
-	t.event(typ, hclog.Info, msg, "", "pid", inst.pid(), "functions", len(inst.doc.Functions), "sha256", shortSum(inst.sum), "restarts", t.restarts)
+	t.event(typ, hclog.Info, msg, "", "pid", inst.pid(), "functions", len(inst.doc.Functions), "sha256", discover.ShortSum(inst.sum), "restarts", t.restarts)
 	t.dequeue()
 }
 
@@ -429,7 +401,7 @@ func (t *transition) onStartFailed(attempt int, err string, held bool, stderr []
 		t.stderr = stderr
 	}
 	// One line says it all: the stderr the process wrote goes with it.
-	kv := []any{"path", t.file.path, "error", err}
+	kv := []any{"path", t.file.Path, "error", err}
 	if len(stderr) > 0 {
 		kv = append(kv, "stderr", stderr)
 	}
@@ -566,6 +538,3 @@ func (t *transition) dequeue() {
 		t.onFile(*q)
 	}
 }
-
-// shortSum is the first 12 hex digits of a sha256, for logs.
-func shortSum(sum string) string { return sum[:min(12, len(sum))] }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/opentool-host/opentool-host/host/discover"
 	"github.com/opentool-host/opentool-host/protocol/argcheck"
 	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
@@ -19,10 +20,10 @@ import (
 var (
 	testPolicy = RestartPolicy{MaxFailures: 3, ResetAfter: 10 * time.Second}
 
-	f1      = fileRef{path: "/plugins/opentool-plugin-x", stamp: fileStamp{size: 1}}
-	f2      = fileRef{path: "/plugins/opentool-plugin-x", stamp: fileStamp{size: 2}, sum: "sum2"}
-	f3      = fileRef{path: "/plugins/opentool-plugin-x", stamp: fileStamp{size: 3}, sum: "sum3"}
-	touched = fileRef{path: "/plugins/opentool-plugin-x", stamp: fileStamp{size: 1, mtime: time.Unix(9, 0)}, sum: "sum1"}
+	f1      = discover.FileRef{Path: "/plugins/opentool-plugin-x", Stamp: discover.FileStamp{Size: 1}}
+	f2      = discover.FileRef{Path: "/plugins/opentool-plugin-x", Stamp: discover.FileStamp{Size: 2}, Sum: "sum2"}
+	f3      = discover.FileRef{Path: "/plugins/opentool-plugin-x", Stamp: discover.FileStamp{Size: 3}, Sum: "sum3"}
+	touched = discover.FileRef{Path: "/plugins/opentool-plugin-x", Stamp: discover.FileStamp{Size: 1, ModTime: time.Unix(9, 0)}, Sum: "sum1"}
 
 	docA = &opentool.OpenTool{Functions: []opentool.Function{{Name: "a"}}}
 	docB = &opentool.OpenTool{Functions: []opentool.Function{{Name: "b"}}}
@@ -57,7 +58,7 @@ func show(acts []action) []string {
 func showAction(a action) string {
 	switch a := a.(type) {
 	case actStart:
-		return fmt.Sprintf("start#%d size=%d", a.attempt, a.file.stamp.size)
+		return fmt.Sprintf("start#%d size=%d", a.attempt, a.file.Stamp.Size)
 	case actStop:
 		return "stop " + a.inst.sum + inst3(a.inst)
 	case actDrain:

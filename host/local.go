@@ -9,6 +9,9 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/opentool-host/opentool-host/host/core"
+	"github.com/opentool-host/opentool-host/host/discover"
+	"github.com/opentool-host/opentool-host/host/supervise"
 	"github.com/opentool-host/opentool-host/internal/wire"
 	"github.com/opentool-host/opentool-host/process/cgroup"
 	"github.com/opentool-host/opentool-host/process/launcher"
@@ -48,7 +51,7 @@ type localPlugin struct {
 // from the launch prepared for it (proc), and starts its Run. Errors:
 // no Config.Declared, a launch that does not decode, a cgroup that
 // cannot be made.
-func startLocal(sv *supervisor, inst *instance, f fileRef, pol policy, secrets []string, proc process) error {
+func startLocal(sv *supervisor, inst *instance, f discover.FileRef, pol discover.Policy, secrets []string, proc process) error {
 	cfg := sv.cfg
 	if cfg.Declared == nil {
 		return errors.New("declared plugin, but this host serves none (host.Config.Declared is nil)")
@@ -62,21 +65,21 @@ func startLocal(sv *supervisor, inst *instance, f fileRef, pol policy, secrets [
 		if lp.group, err = sv.cgroups.Child(inst.name); err != nil {
 			return fmt.Errorf("cgroup: %w", err)
 		}
-		if err := enforceGroupLimits(pol.spec, lp.group, sv.noCgroups); err != nil {
+		if err := enforceGroupLimits(pol.Spec, lp.group, sv.noCgroups); err != nil {
 			lp.group.Remove()
 			return err
 		}
 	}
 	pluginLog := cfg.Logger.Named("plugin").Named(inst.name)
-	env := slices.Concat(pluginEnv(nil, inst.name, cfg.PluginEnv, os.Environ()), pol.env, secrets)
+	env := slices.Concat(core.PluginEnv(nil, inst.name, cfg.PluginEnv, os.Environ()), pol.Env, secrets)
 	starter := &launcher.Starter{
 		// The policy's variables and secrets come last: this plugin's
 		// only, never logged.
 		Env:     env,
 		Granted: launcher.Granted(env),
-		Stderr:  &lineLogger{log: pluginLog, tail: inst.stderr, stream: "stderr"},
+		Stderr:  &supervise.LineLogger{Log: pluginLog, Tail: inst.stderr, Stream: "stderr"},
 		Confine: func(spec *launcher.Spec) error {
-			return confineDeclared(sv, inst.name, pol.spec, proc.launcher, lp.group, spec)
+			return confineDeclared(sv, inst.name, pol.Spec, proc.launcher, lp.group, spec)
 		},
 		Started: func(p *launcher.Process) {
 			if k := sv.keeper.Load(); k != nil && l.Commands == nil && sv.cgroups == nil {

@@ -47,7 +47,7 @@ func (h *Host) loadOwners() *nameOwners {
 		abs = h.cfg.Dir
 	}
 	sum := sha256.Sum256([]byte(abs))
-	o := &nameOwners{path: filepath.Join(h.state.parent, "owners-"+hex.EncodeToString(sum[:8])+".json"), dir: abs, last: map[string]string{}}
+	o := &nameOwners{path: filepath.Join(h.state.Parent, "owners-"+hex.EncodeToString(sum[:8])+".json"), dir: abs, last: map[string]string{}}
 	b, err := os.ReadFile(o.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return o

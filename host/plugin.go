@@ -13,47 +13,15 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/opentool-host/opentool-host/host/core"
+	"github.com/opentool-host/opentool-host/host/discover"
+	"github.com/opentool-host/opentool-host/host/supervise"
 	"github.com/opentool-host/opentool-host/process/cgroup"
 	"github.com/opentool-host/opentool-host/process/launcher"
 	"github.com/opentool-host/opentool-host/protocol/argcheck"
 	"github.com/opentool-host/opentool-host/protocol/lockfile"
 	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
-
-// State is a plugin's lifecycle state (the diagram is on next, in
-// lifecycle.go).
-type State string
-
-// The plugin lifecycle states.
-const (
-	// StateStarting: a process is being started and loaded, and none
-	// serves (the first start, or a retry of a failed plugin).
-	StateStarting State = "starting"
-	// StateReady: a process serves the plugin's functions (a replacement
-	// may be starting beside it).
-	StateReady State = "ready"
-	// StateRestarting: the process died and is being restarted; calls
-	// wait for it up to their deadline.
-	StateRestarting State = "restarting"
-	// StateDraining: the plugin was removed or the host is closing;
-	// in-flight calls finish.
-	StateDraining State = "draining"
-	// StateStopped: the plugin is gone.
-	StateStopped State = "stopped"
-	// StateFailed: the plugin could not be started or kept crashing; its
-	// functions are not served until its file changes or a rescan.
-	StateFailed State = "failed"
-	// StateDegraded: as StateReady (a process serves the plugin's
-	// functions), but the plugin refused part of what it declares (an
-	// MCP server's tool whose input schema is not an object, say);
-	// PluginStatus.Refused says what and why. Only PluginStatus reports
-	// it: in the lifecycle the plugin is ready.
-	StateDegraded State = "degraded"
-)
-
-// Serving reports whether a plugin in state s serves its functions:
-// ready or degraded.
-func (s State) Serving() bool { return s == StateReady || s == StateDegraded }
 
 // view is the part of a plugin the call path reads, swapped atomically.
 type view struct {
@@ -69,13 +37,13 @@ type view struct {
 // signals when its state or document changed.
 type supervisor struct {
 	cfg     *Config
-	state   *stateDir
+	state   *discover.StateDir
 	log     hclog.Logger
 	ctx     context.Context
 	changed chan<- struct{}
-	pins    *pins        // the lock a Locked host enforces (nil: none)
-	events  *eventHub    // lifecycle events (GET /events)
-	cgroups *cgroup.Root // one cgroup per plugin process (nil: unavailable)
+	pins    *discover.Pins // the lock a Locked host enforces (nil: none)
+	events  *core.EventHub // lifecycle events (GET /events)
+	cgroups *cgroup.Root   // one cgroup per plugin process (nil: unavailable)
 	// noCgroups says why cgroups is nil, for the refusal of a limit only
 	// a cgroup can hold.
 	noCgroups string
@@ -133,13 +101,13 @@ func (p *Plugin) Name() string { return p.name }
 // channel closed once no start is in flight: the start, replacement or
 // retry it caused is done. The file is hashed (outside the lock) only
 // when a process has loaded and the stamp differs from its file's.
-func (p *Plugin) sync(c candidate) <-chan struct{} {
-	f := fileRef{path: c.path, stamp: c.info, sum: c.sum, launch: c.launch, fault: c.fault, policy: c.policy, fileSum: c.fileSum}
+func (p *Plugin) sync(c discover.Candidate) <-chan struct{} {
+	f := discover.FileRef{Path: c.Path, Stamp: c.Info, Sum: c.Sum, Launch: c.Launch, Fault: c.Fault, Policy: c.Policy, FileSum: c.FileSum}
 	p.mu.Lock()
-	hash := p.life.sum != "" && !f.same(p.life.file)
+	hash := p.life.sum != "" && !f.Same(p.life.file)
 	p.mu.Unlock()
-	if hash && f.launch == "" && f.fault == "" {
-		f.sum, _ = lockfile.FileSHA256(f.path) // unreadable: unknown, so it is started
+	if hash && f.Launch == "" && f.Fault == "" {
+		f.Sum, _ = lockfile.FileSHA256(f.Path) // unreadable: unknown, so it is started
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -238,7 +206,7 @@ func (p *Plugin) perform(a action) {
 	case actLog:
 		p.sv.log.Log(a.level, a.msg, append([]any{"plugin", p.name}, a.kv...)...)
 		if a.event != "" {
-			p.sv.events.publish(Event{Type: a.event, Plugin: p.name, Message: a.msg, Reason: a.reason})
+			p.sv.events.Publish(Event{Type: a.event, Plugin: p.name, Message: a.msg, Reason: a.reason})
 		}
 	}
 }
@@ -253,7 +221,7 @@ func (p *Plugin) goDo(f func()) {
 }
 
 // start starts a process from file and reports the result.
-func (p *Plugin) start(attempt int, file fileRef) {
+func (p *Plugin) start(attempt int, file discover.FileRef) {
 	p.mu.Lock()
 	serving := p.life.doc
 	p.mu.Unlock()
@@ -262,13 +230,13 @@ func (p *Plugin) start(attempt int, file fileRef) {
 		var se *startError
 		var stderr []string
 		if errors.As(err, &se) {
-			stderr = userPaths(se.stderr, p.sv.state.bin, file.path)
+			stderr = supervise.UserPaths(se.stderr, p.sv.state.Bin, file.Path)
 		}
 		reason := err.Error()
-		if hint := startHint(file.path, stderr); hint != "" {
+		if hint := supervise.StartHint(file.Path, stderr); hint != "" {
 			reason += "; next: " + hint
 		}
-		p.handle(evStartFailed{attempt: attempt, err: reason, held: isHeld(err), stderr: stderr})
+		p.handle(evStartFailed{attempt: attempt, err: reason, held: discover.IsHeld(err), stderr: stderr})
 		return
 	}
 	p.cat.Store(inst.catalog) // nil: the new process serves none
@@ -283,7 +251,7 @@ func (p *Plugin) watch(inst *instance) {
 	<-inst.exited()
 	p.handle(evExited{
 		inst: inst, asked: inst.stopped.Load(), up: time.Since(inst.started),
-		pid: inst.pid(), status: inst.exitStatus(), stderr: userPaths(inst.stderrTail(), p.sv.state.bin, inst.path),
+		pid: inst.pid(), status: inst.exitStatus(), stderr: supervise.UserPaths(inst.stderrTail(), p.sv.state.Bin, inst.path),
 	})
 }
 
@@ -303,7 +271,7 @@ func (p *Plugin) followDocument(inst *instance) {
 			p.mu.Lock()
 			serving := p.life.doc
 			p.mu.Unlock()
-			if _, err := p.sv.pins.checkDefinitions(p.name, doc, serving); err != nil {
+			if _, err := p.sv.pins.CheckDefinitions(p.name, doc, serving); err != nil {
 				p.handle(evHeld{inst: inst, err: err.Error()})
 				return
 			}
@@ -315,7 +283,7 @@ func (p *Plugin) followDocument(inst *instance) {
 // pinState returns what Host.Pins pins of the plugin: the file it was
 // last started from, the sha256 of the process that loaded, and its
 // document.
-func (p *Plugin) pinState() (fileRef, string, *opentool.OpenTool) {
+func (p *Plugin) pinState() (discover.FileRef, string, *opentool.OpenTool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.life.file, p.life.sum, p.life.doc
@@ -388,7 +356,7 @@ func (p *Plugin) offer() offer {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	o := offer{p: p, state: p.life.state, doc: p.life.doc, args: p.life.args, timeout: p.sv.cfg.CallTimeout, cat: p.cat.Load(),
-		declared: p.life.file.launch != ""}
+		declared: p.life.file.Launch != ""}
 	if p.life.inst != nil {
 		o.timeout = p.life.inst.timeout
 	}
@@ -426,8 +394,8 @@ type PluginStatus struct {
 	// lock.
 	Lock string `json:"lock,omitempty"`
 	// Policy is the plugin's effective policy when it has a
-	// NAME.policy.json (policy.go): secrets by name only.
-	Policy *PolicyStatus `json:"policy,omitempty"`
+	// NAME.policy.json (discover/policy.go): secrets by name only.
+	Policy *discover.PolicyStatus `json:"policy,omitempty"`
 	// Transport is how calls reach the current process: "data-channel"
 	// (the plugin offered the lean channel, internal/wire frame.go) or
 	// "grpc" (Invoke streams). Empty when no process runs.
@@ -473,7 +441,7 @@ func (p *Plugin) Status() PluginStatus {
 	p.mu.Lock()
 	l := p.life
 	p.mu.Unlock()
-	s := PluginStatus{Name: p.name, Path: l.file.path, State: l.state, Restarts: l.restarts, LastError: l.lastErr, Functions: []string{}}
+	s := PluginStatus{Name: p.name, Path: l.file.Path, State: l.state, Restarts: l.restarts, LastError: l.lastErr, Functions: []string{}}
 	if l.doc != nil {
 		for _, f := range l.doc.Functions {
 			s.Functions = append(s.Functions, f.Name)
@@ -484,8 +452,8 @@ func (p *Plugin) Status() PluginStatus {
 		}
 	}
 	s.Stderr = l.stderr
-	s.Lock = p.sv.pins.status(p.name, l.file, l.sum, l.doc, l.held)
-	s.Policy = p.sv.cfg.policyStatus(l.file)
+	s.Lock = p.sv.pins.Status(p.name, l.file, l.sum, l.doc, l.held)
+	s.Policy = discover.PolicyStatusOf(p.sv.cfg, l.file)
 	if l.inst != nil && !l.inst.hasExited() {
 		s.PID = l.inst.pid()
 		s.SHA256 = l.inst.sum
@@ -510,21 +478,6 @@ const (
 	// it gets.
 	ReadinessDraining = "draining"
 )
-
-// Settled reports whether a plugin in state s lets the host be ready:
-// ready or degraded (serving); failed (the host gave up: the first start or a retry failed, or
-// Restart.MaxFailures crashes or failed restarts in a row, and nothing
-// retries it until its file changes, a rescan or the lock changes, so
-// waiting for it would hold readiness forever); or draining or stopped
-// (removed, going away). Starting and restarting (a crash being retried
-// after a backoff, at most Restart.MaxFailures times) are not settled.
-func (s State) Settled() bool {
-	switch s {
-	case StateReady, StateDegraded, StateFailed, StateDraining, StateStopped:
-		return true
-	}
-	return false
-}
 
 // Readiness is ReadinessStarting while a plugin of ps is not Settled,
 // else ReadinessReady (draining is the front door's to add).

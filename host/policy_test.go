@@ -4,13 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/opentool-host/opentool-host/protocol/decl"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/opentool-host/opentool-host/protocol/decl"
 
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/testkit"

@@ -4,11 +4,9 @@ import (
 	"context"
 	"fmt"
 	"sync"
-)
 
-// DefaultMaxResultMemory is the default of Config.MaxResultMemory
-// (256 MiB).
-const DefaultMaxResultMemory = 256 << 20
+	"github.com/opentool-host/opentool-host/host/core"
+)
 
 // A result is held in the host's memory from when it arrives until the
 // front end has written it to a client that may read slowly (up to
@@ -40,7 +38,7 @@ func (b *resultBudget) give(n int64) {
 	b.mu.Lock()
 	b.used -= n
 	b.mu.Unlock()
-	memTrim.note(int(min(n, 1<<30)))
+	core.MemTrim.Note(int(min(n, 1<<30)))
 }
 
 // ResultMemory returns the bytes of results the host holds now for requests that

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/internal/wire"
 )
 
@@ -118,7 +119,7 @@ func (i *instance) send(ctx context.Context, r *request) error {
 			r.mcp = true
 		}
 		n++
-		memTrim.note(len(item))
+		core.MemTrim.Note(len(item))
 		if first != nil {
 			continue // draining after a cancel
 		}

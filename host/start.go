@@ -19,6 +19,9 @@ import (
 	plugin "github.com/hashicorp/go-plugin"
 	"github.com/hashicorp/go-plugin/runner"
 
+	"github.com/opentool-host/opentool-host/host/core"
+	"github.com/opentool-host/opentool-host/host/discover"
+	"github.com/opentool-host/opentool-host/host/supervise"
 	"github.com/opentool-host/opentool-host/internal/wire"
 	"github.com/opentool-host/opentool-host/process/cgroup"
 	"github.com/opentool-host/opentool-host/process/launcher"
@@ -29,41 +32,41 @@ import (
 // startInstance starts plugin name from f and loads and validates its
 // document, all within cfg.StartTimeout: a plugin file runs as a process
 // (startProcess); a declared plugin is served in the host's process
-// (startLocal). With a lock (pins.go) the files are checked right before
+// (startLocal). With a lock (discover/pins.go) the files are checked right before
 // the start and the definitions once loaded; serving (the definitions
 // served now, or nil) says what changed. On error nothing is left
 // running.
-func startInstance(ctx context.Context, sv *supervisor, name string, f fileRef, serving *opentool.OpenTool) (*instance, error) {
+func startInstance(ctx context.Context, sv *supervisor, name string, f discover.FileRef, serving *opentool.OpenTool) (*instance, error) {
 	cfg := sv.cfg
-	pol, err := cfg.resolvePolicy(f)
+	pol, err := discover.ResolvePolicy(cfg, f)
 	if err != nil {
 		return nil, err
 	}
-	secrets, err := pol.secretEnv()
+	secrets, err := pol.SecretEnv()
 	if err != nil {
 		return nil, err
 	}
-	proc, err := prepare(sv, name, f, pol.spec)
+	proc, err := prepare(sv, name, f, pol.Spec)
 	if err != nil {
 		return nil, err
 	}
 	inst := &instance{
 		name:      name,
-		path:      f.path,
+		path:      f.Path,
 		sum:       proc.sum,
 		log:       cfg.Logger.Named("plugin"),
-		stderr:    newTailBuffer(20),
+		stderr:    supervise.NewTailBuffer(20),
 		started:   time.Now(),
-		sem:       make(chan struct{}, pol.maxConcurrency),
-		queue:     int64(pol.maxQueue),
-		timeout:   pol.timeout,
-		prefix:    pol.prefix,
-		memLimit:  pol.spec.MemoryBytes,
+		sem:       make(chan struct{}, pol.MaxConcurrency),
+		queue:     int64(pol.MaxQueue),
+		timeout:   pol.Timeout,
+		prefix:    pol.Prefix,
+		memLimit:  pol.Spec.MemoryBytes,
 		grace:     cfg.CancelGrace,
 		maxResult: cfg.MaxResultBytes,
 		release:   proc.release,
 	}
-	if f.launch != "" {
+	if f.Launch != "" {
 		err = startLocal(sv, inst, f, pol, secrets, proc)
 	} else {
 		err = startProcess(ctx, sv, inst, f, pol, secrets, proc)
@@ -75,7 +78,7 @@ func startInstance(ctx context.Context, sv *supervisor, name string, f fileRef, 
 	// A host that closes (or a start that is given up) kills a process
 	// still in its handshake: go-plugin would wait for it up to
 	// StartTimeout.
-	stopKill := context.AfterFunc(ctx, func() { inst.starting.Load().kill() })
+	stopKill := context.AfterFunc(ctx, func() { inst.starting.Load().KillNow() })
 	err = inst.load(ctx, cfg)
 	stopKill()
 	if err != nil {
@@ -83,11 +86,11 @@ func startInstance(ctx context.Context, sv *supervisor, name string, f fileRef, 
 		inst.kill()
 		tail := inst.stderrTail()
 		if len(tail) > 0 {
-			inst.log.Error("plugin output before it failed to start", "plugin", name, "file", f.path, "stderr", tail)
+			inst.log.Error("plugin output before it failed to start", "plugin", name, "file", f.Path, "stderr", tail)
 		}
 		return nil, &startError{err: err, stderr: tail}
 	}
-	faults, err := sv.pins.checkDefinitions(name, inst.doc, serving)
+	faults, err := sv.pins.CheckDefinitions(name, inst.doc, serving)
 	if err != nil {
 		inst.kill()
 		return nil, err
@@ -102,9 +105,9 @@ func startInstance(ctx context.Context, sv *supervisor, name string, f fileRef, 
 // plugin file f (proc: its host-owned copy, with the launcher in front
 // when needed); load then starts it and performs the handshake. Errors:
 // the host's TLS configuration.
-func startProcess(ctx context.Context, sv *supervisor, inst *instance, f fileRef, pol policy, secrets []string, proc process) error {
+func startProcess(ctx context.Context, sv *supervisor, inst *instance, f discover.FileRef, pol discover.Policy, secrets []string, proc process) error {
 	cfg, state, name := sv.cfg, sv.state, inst.name
-	tlsConfig, certEnv, err := pluginTLS()
+	tlsConfig, certEnv, err := supervise.PluginTLS()
 	if err != nil {
 		return err
 	}
@@ -116,14 +119,14 @@ func startProcess(ctx context.Context, sv *supervisor, inst *instance, f fileRef
 		VersionedPlugins: wire.VersionedPluginSets(nil, nil),
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		// Host authentication (go-plugin's AutoMTLS protocol, with the
-		// host's P-256 certificate of hostcert.go instead of a P-521 one
+		// host's P-256 certificate of supervise/hostcert.go instead of a P-521 one
 		// per start): the plugin gets the host's certificate
 		// (PLUGIN_CLIENT_CERT, below) and answers with its own in the
 		// handshake's sixth field, which go-plugin puts into this config;
 		// every connection to the plugin's socket must present the host's,
 		// so no other process can call or stop the plugin, and the host
 		// talks only to the process it started. A plugin that does not
-		// answer with a certificate is refused (runner.go).
+		// answer with a certificate is refused (supervise/runner.go).
 		TLSConfig:    tlsConfig,
 		Logger:       inst.log,
 		StartTimeout: cfg.StartTimeout,
@@ -131,14 +134,14 @@ func startProcess(ctx context.Context, sv *supervisor, inst *instance, f fileRef
 		// over go-plugin's stdio stream: log it under the plugin's name
 		// and keep it for crash reports. The stderr pipe goes to the same
 		// kind of logger through the runner, never through go-plugin.
-		SyncStdout: &lineLogger{log: pluginLog, tail: inst.stderr, stream: "stdout"},
-		SyncStderr: &lineLogger{log: pluginLog, tail: inst.stderr, stream: "stderr"},
+		SyncStdout: &supervise.LineLogger{Log: pluginLog, Tail: inst.stderr, Stream: "stdout"},
+		SyncStderr: &supervise.LineLogger{Log: pluginLog, Tail: inst.stderr, Stream: "stderr"},
 		// A result over the cap fails its stream before it is buffered;
 		// the protobuf envelope adds a few bytes to the JSON.
 		GRPCDialOptions:  wire.DialOptions(int(cfg.MaxResultBytes) + 64),
-		UnixSocketConfig: socketConfig(state.sock, cfg.PluginUser),
+		UnixSocketConfig: socketConfig(state.Sock, cfg.PluginUser),
 		// The plugin gets go-plugin's variables and the allow-list of
-		// plugin_env.go, never the host's whole environment.
+		// core/plugin_env.go, never the host's whole environment.
 		SkipHostEnv: true,
 		// go-plugin hands over a spec command holding the environment (magic
 		// cookie, socket dir); the real command runs the host-owned copy of
@@ -151,8 +154,8 @@ func startProcess(ctx context.Context, sv *supervisor, inst *instance, f fileRef
 			// system-wide files. The host's certificate comes last, so
 			// that no variable of the host's environment or the policy
 			// replaces it.
-			given := slices.Concat(pluginEnv(nil, name, cfg.PluginEnv, os.Environ()), pol.env, secrets)
-			env := slices.Concat(spec.Env, given, proc.env, []string{PluginFileEnv + "=" + absPath(f.path), certEnv})
+			given := slices.Concat(core.PluginEnv(nil, name, cfg.PluginEnv, os.Environ()), pol.Env, secrets)
+			env := slices.Concat(spec.Env, given, proc.env, []string{PluginFileEnv + "=" + absPath(f.Path), certEnv})
 			return inst.newRunner(ctx, sv, f, pol, launcher.Spec{Path: proc.argv[0], Args: proc.argv[1:], User: cfg.PluginUser, Env: env}, pluginLog)
 		},
 	})
@@ -165,7 +168,7 @@ func startProcess(ctx context.Context, sv *supervisor, inst *instance, f fileRef
 // name, its process group told to the keeper without a cgroup. A start
 // given up (ctx ended) is killed before it runs. Errors: the cgroup, a
 // limit it cannot hold, the data channel, the launcher.
-func (inst *instance) newRunner(ctx context.Context, sv *supervisor, f fileRef, pol policy, lspec launcher.Spec, pluginLog hclog.Logger) (runner.Runner, error) {
+func (inst *instance) newRunner(ctx context.Context, sv *supervisor, f discover.FileRef, pol discover.Policy, lspec launcher.Spec, pluginLog hclog.Logger) (runner.Runner, error) {
 	if sv.cgroups != nil {
 		cg, err := sv.cgroups.Child(inst.name)
 		if err != nil {
@@ -173,7 +176,7 @@ func (inst *instance) newRunner(ctx context.Context, sv *supervisor, f fileRef, 
 		}
 		lspec.Cgroup = cg
 	}
-	if err := enforceGroupLimits(pol.spec, lspec.Cgroup, sv.noCgroups); err != nil {
+	if err := enforceGroupLimits(pol.Spec, lspec.Cgroup, sv.noCgroups); err != nil {
 		if lspec.Cgroup != nil {
 			lspec.Cgroup.Remove()
 		}
@@ -185,14 +188,14 @@ func (inst *instance) newRunner(ctx context.Context, sv *supervisor, f fileRef, 
 		}
 	}
 	// Unmarked lines on the pipe are debug, as go-plugin logs them.
-	r, err := newProcessRunner(inst.name, f.path, lspec, &lineLogger{log: pluginLog, tail: inst.stderr, stream: "stderr", level: hclog.Debug})
+	r, err := supervise.NewProcessRunner(inst.name, f.Path, lspec, &supervise.LineLogger{Log: pluginLog, Tail: inst.stderr, Stream: "stderr", Level: hclog.Debug})
 	if err == nil && lspec.Cgroup == nil {
-		r.keeper = sv.keeper.Load() // nil until the keeper runs: startKeeper tracks those
+		r.Keeper = sv.keeper.Load() // nil until the keeper runs: startKeeper tracks those
 	}
 	inst.runner = r
 	inst.starting.Store(r)
 	if ctx.Err() != nil {
-		r.kill() // given up before it started: Start refuses
+		r.KillNow() // given up before it started: Start refuses
 	}
 	return r, err
 }
@@ -214,29 +217,29 @@ type process struct {
 }
 
 // prepare copies f's program into the state folder (by sha256: the exact
-// bytes that run, checked against the lock, pins.go) and, when spec needs
+// bytes that run, checked against the lock, discover/pins.go) and, when spec needs
 // it, puts the launcher (a copy too) in front of it (Config.Launcher);
 // for a declared plugin it prepares its launch (prepareDeclared).
 // Errors: f's fault, a copy that fails, a file the lock does not pin, no
 // launcher; nothing is left acquired.
-func prepare(sv *supervisor, name string, f fileRef, spec sandbox.Spec) (process, error) {
-	if f.fault != "" {
-		return process{}, errors.New(f.fault)
+func prepare(sv *supervisor, name string, f discover.FileRef, spec sandbox.Spec) (process, error) {
+	if f.Fault != "" {
+		return process{}, errors.New(f.Fault)
 	}
-	if f.launch != "" {
+	if f.Launch != "" {
 		return prepareDeclared(sv, name, f, spec)
 	}
-	prog, sum, err := sv.state.acquire(f.path)
+	prog, sum, err := sv.state.Acquire(f.Path)
 	if err != nil {
 		return process{}, fmt.Errorf("copy binary: %w", err)
 	}
 	sums := []string{sum}
 	release := func() {
 		for _, s := range sums {
-			sv.state.release(s)
+			sv.state.Release(s)
 		}
 	}
-	if err := sv.pins.checkFiles(name, f, sum, nil); err != nil {
+	if err := sv.pins.CheckFiles(name, f, sum, nil); err != nil {
 		release()
 		return process{}, err
 	}
@@ -246,7 +249,7 @@ func prepare(sv *supervisor, name string, f fileRef, spec sandbox.Spec) (process
 		return process{}, err
 	}
 	if argv[0] != prog { // the launcher runs first: from its own copy
-		lcopy, lsum, err := sv.state.acquire(argv[0])
+		lcopy, lsum, err := sv.state.Acquire(argv[0])
 		if err != nil {
 			release()
 			return process{}, fmt.Errorf("copy launcher: %w", err)
@@ -261,26 +264,26 @@ func prepare(sv *supervisor, name string, f fileRef, spec sandbox.Spec) (process
 // verified copies of the files its programs execute (checked against the
 // lock again, and readable in the sandbox), and the launcher's copy when
 // spec needs the launcher. Errors: as prepare's.
-func prepareDeclared(sv *supervisor, name string, f fileRef, spec sandbox.Spec) (process, error) {
-	p := process{launch: f.launch, sum: f.sum}
-	var files verified
+func prepareDeclared(sv *supervisor, name string, f discover.FileRef, spec sandbox.Spec) (process, error) {
+	p := process{launch: f.Launch, sum: f.Sum}
+	var files discover.Verified
 	var sums []string
 	release := func() {
 		for _, s := range sums {
-			sv.state.release(s)
+			sv.state.Release(s)
 		}
-		if files.release != nil {
-			files.release()
+		if files.Release != nil {
+			files.Release()
 		}
 	}
 	var err error
 	if sv.pins != nil {
-		if p.launch, files, err = sv.pins.verifiedLaunch(sv.state, name, f.launch); err != nil {
+		if p.launch, files, err = sv.pins.VerifiedLaunch(sv.state, name, f.Launch); err != nil {
 			release()
 			return process{}, fmt.Errorf("verified copies: %w", err)
 		}
 	}
-	if err := sv.pins.checkFiles(name, f, "", files.sums); err != nil {
+	if err := sv.pins.CheckFiles(name, f, "", files.Sums); err != nil {
 		release()
 		return process{}, err
 	}
@@ -290,7 +293,7 @@ func prepareDeclared(sv *supervisor, name string, f fileRef, spec sandbox.Spec) 
 			_, _, err := launcher.Wrap(nil, spec, nil, nil)
 			return process{}, err
 		}
-		lcopy, lsum, err := sv.state.acquire(sv.cfg.Launcher[0])
+		lcopy, lsum, err := sv.state.Acquire(sv.cfg.Launcher[0])
 		if err != nil {
 			release()
 			return process{}, fmt.Errorf("copy launcher: %w", err)
@@ -360,14 +363,14 @@ func absPath(p string) string {
 // line), its exit status when it exited, and where its stderr went (the
 // log and /health's stderr, never the callers). Other errors come back
 // as they are.
-func (i *instance) handshakeError(f fileRef, err error) error {
+func (i *instance) handshakeError(f discover.FileRef, err error) error {
 	msg := err.Error()
 	if i.local != nil || !strings.Contains(msg, "Failed to read any lines from plugin's stdout") && !strings.Contains(msg, "plugin exited before we could connect") {
 		return err // a handshake line that is not one: go-plugin's message quotes it, Diagnose names the file
 	}
-	what := f.path
-	if f.launch == "" {
-		if interp := shebang(f.path); interp != "" {
+	what := f.Path
+	if f.Launch == "" {
+		if interp := shebang(f.Path); interp != "" {
 			what += ", a script run by " + interp
 		}
 	}
@@ -375,8 +378,8 @@ func (i *instance) handshakeError(f fileRef, err error) error {
 	t := time.NewTimer(time.Second) // stdout closed: the exit is near
 	defer t.Stop()
 	select {
-	case <-i.runner.exited:
-		ended = "exited (" + i.runner.exitStatus() + ") before the go-plugin handshake"
+	case <-i.runner.Exited:
+		ended = "exited (" + i.runner.ExitStatus() + ") before the go-plugin handshake"
 	case <-t.C:
 	}
 	hint := "is it built with pluginsdk.Serve, or an SDK of this host, for this OS and architecture?"

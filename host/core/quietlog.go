@@ -1,4 +1,4 @@
-package host
+package core
 
 import "github.com/hashicorp/go-hclog"
 
@@ -18,8 +18,8 @@ var debugOnly = map[string]bool{
 // it (Named, With) does the same.
 type quietLogger struct{ hclog.Logger }
 
-// quiet wraps l (once).
-func quiet(l hclog.Logger) hclog.Logger {
+// Quiet wraps l (once).
+func Quiet(l hclog.Logger) hclog.Logger {
 	if _, ok := l.(quietLogger); ok {
 		return l
 	}

@@ -1,4 +1,4 @@
-package host
+package supervise
 
 import (
 	"bytes"
@@ -34,8 +34,8 @@ func (s *syncBuffer) String() string {
 func TestLineLoggerRateLimitsAFlood(t *testing.T) {
 	out := &syncBuffer{}
 	log := hclog.New(&hclog.LoggerOptions{Output: out, Level: hclog.Trace, Color: hclog.ColorOff})
-	tail := newTailBuffer(3)
-	l := &lineLogger{log: log, tail: tail, stream: "stderr", level: hclog.Debug}
+	tail := NewTailBuffer(3)
+	l := &LineLogger{Log: log, Tail: tail, Stream: "stderr", Level: hclog.Debug}
 	var flood strings.Builder
 	for i := 0; i < 5*logBurst; i++ {
 		flood.WriteString("[INFO] line\n")
@@ -46,7 +46,7 @@ func TestLineLoggerRateLimitsAFlood(t *testing.T) {
 	if logged < logBurst || logged > logBurst+logBurst/10 {
 		t.Errorf("%d of %d lines logged at once, want about the burst %d", logged, 5*logBurst+1, logBurst)
 	}
-	if got := tail.lines(); len(got) != 3 || got[2] != "last" {
+	if got := tail.Lines(); len(got) != 3 || got[2] != "last" {
 		t.Errorf("tail = %q", got)
 	}
 	deadline := time.Now().Add(5 * time.Second)
@@ -67,7 +67,7 @@ func TestLineLoggerRateLimitsAFlood(t *testing.T) {
 func TestLineLoggerCutsLongLines(t *testing.T) {
 	out := &syncBuffer{}
 	log := hclog.New(&hclog.LoggerOptions{Output: out, Level: hclog.Trace, Color: hclog.ColorOff})
-	l := &lineLogger{log: log, tail: newTailBuffer(3), stream: "stderr"}
+	l := &LineLogger{Log: log, Tail: NewTailBuffer(3), Stream: "stderr"}
 	for i := 0; i < 100; i++ {
 		_, _ = l.Write(bytes.Repeat([]byte("x"), 1024))
 	}

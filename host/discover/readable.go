@@ -1,4 +1,4 @@
-package host
+package discover
 
 import (
 	"errors"

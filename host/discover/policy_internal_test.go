@@ -1,9 +1,10 @@
-package host
+package discover
 
 import (
 	"path/filepath"
 	"testing"
 
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/protocol/decl"
 )
 
@@ -15,12 +16,12 @@ func TestPolicyPathsAreAbsolute(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{}
-	pol, err := cfg.resolvePolicy(fileRef{policy: policyRef{path: filepath.Join("plugins", "x.policy.json"), p: p}})
+	cfg := core.Config{}
+	pol, err := ResolvePolicy(&cfg, FileRef{Policy: PolicyRef{Path: filepath.Join("plugins", "x.policy.json"), Parsed: p}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, path := range append(pol.spec.Read, append(pol.spec.Write, pol.dir)...) {
+	for _, path := range append(pol.Spec.Read, append(pol.Spec.Write, pol.Dir)...) {
 		if !filepath.IsAbs(path) {
 			t.Errorf("relative path %q", path)
 		}

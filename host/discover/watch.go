@@ -1,4 +1,4 @@
-package host
+package discover
 
 import (
 	"context"
@@ -9,9 +9,11 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/hashicorp/go-hclog"
+	"github.com/opentool-host/opentool-host/host/core"
 )
 
-// watcher turns fsnotify events on the plugins directory into plugin
+// Watcher turns fsnotify events on the plugins directory into plugin
 // starts, replacements and removals. It watches the folder, not the files,
 // so that every way of putting a file in place is seen: cp (many WRITEs),
 // install (CREATE 0600, then CHMOD), mv into place (RENAME + CREATE),
@@ -22,8 +24,8 @@ import (
 // Config.SettleTime and its exec bit is set. Names that break the naming
 // rule (dotfiles, editors' temp files) are ignored. An event queue
 // overflow triggers a full rescan.
-type watcher struct {
-	h    *Host
+type Watcher struct {
+	h    *watchTarget
 	fs   *fsnotify.Watcher
 	done chan struct{}
 	wg   sync.WaitGroup
@@ -35,15 +37,31 @@ type watcher struct {
 // pendingFile is the debounce state of one changed path.
 type pendingFile struct {
 	timer *time.Timer
-	last  fileStamp
+	last  FileStamp
 	seen  bool // last is valid
 	// reported is the reason the settled file is not acted on that was
 	// last reported (logged, listed by Host.Ignored); "" for none.
 	reported string
 }
 
+// watchTarget is what a watcher reads and tells: the host's settings
+// (Dir, SettleTime), its logger, and the host's Rescan and syncPath.
+type watchTarget struct {
+	cfg      *core.Config
+	log      hclog.Logger
+	Rescan   func(ctx context.Context) error // rescans the whole folder
+	syncPath func(path string)
+}
+
+// NewWatcher watches cfg.Dir until Close: a path that settled (or is
+// gone) is handed to syncPath, an event queue overflow makes it call
+// rescan. Errors: fsnotify's, when the folder cannot be watched.
+func NewWatcher(cfg *core.Config, log hclog.Logger, rescan func(ctx context.Context) error, syncPath func(path string)) (*Watcher, error) {
+	return newWatcher(&watchTarget{cfg: cfg, log: log, Rescan: rescan, syncPath: syncPath})
+}
+
 // newWatcher watches h's plugins directory until close.
-func newWatcher(h *Host) (*watcher, error) {
+func newWatcher(h *watchTarget) (*Watcher, error) {
 	fw, err := fsnotify.NewWatcher()
 	if err != nil {
 		return nil, err
@@ -52,7 +70,7 @@ func newWatcher(h *Host) (*watcher, error) {
 		fw.Close()
 		return nil, err
 	}
-	w := &watcher{h: h, fs: fw, done: make(chan struct{}), pending: map[string]*pendingFile{}}
+	w := &Watcher{h: h, fs: fw, done: make(chan struct{}), pending: map[string]*pendingFile{}}
 	w.wg.Add(1)
 	go w.loop()
 	h.log.Info("watching plugins dir", "dir", h.cfg.Dir)
@@ -60,7 +78,7 @@ func newWatcher(h *Host) (*watcher, error) {
 }
 
 // loop handles fsnotify events and errors until close.
-func (w *watcher) loop() {
+func (w *Watcher) loop() {
 	defer w.wg.Done()
 	for {
 		select {
@@ -86,14 +104,14 @@ func (w *watcher) loop() {
 }
 
 // rescan rescans the whole directory (after an event queue overflow).
-func (w *watcher) rescan() {
-	if err := w.h.Rescan(context.Background()); err != nil && !errors.Is(err, ErrClosed) {
+func (w *Watcher) rescan() {
+	if err := w.h.Rescan(context.Background()); err != nil && !errors.Is(err, core.ErrClosed) {
 		w.h.log.Error("rescan failed", "error", err)
 	}
 }
 
 // event debounces ev's path: every event restarts its settle timer.
-func (w *watcher) event(ev fsnotify.Event) {
+func (w *Watcher) event(ev fsnotify.Event) {
 	base := filepath.Base(ev.Name)
 	if !isDropIn(base) {
 		if hint := desktopConfigHint(base); hint != "" && ev.Has(fsnotify.Create) {
@@ -123,7 +141,7 @@ func (w *watcher) event(ev fsnotify.Event) {
 // after SettleTime. A settled file that cannot run (not executable, not a
 // regular file) is synced once per reason, so that it is logged and
 // listed (Host.Ignored) while it waits for its exec bit.
-func (w *watcher) settle(path string) {
+func (w *Watcher) settle(path string) {
 	select {
 	case <-w.done:
 		return
@@ -144,7 +162,7 @@ func (w *watcher) settle(path string) {
 		}
 		return
 	}
-	st := stampOf(fi)
+	st := StampOf(fi)
 	if why := notReady(pf, st, fi, isDataFile(filepath.Base(path))); why != "" {
 		report := why != notReadyChanging && why != pf.reported
 		pf.last, pf.seen = st, true
@@ -171,9 +189,9 @@ const notReadyChanging = "changing"
 // yet: it changed since the previous check (or was not checked yet), it
 // is not a regular file, or it is an executable (not a declaration)
 // without an exec bit; "" when it is ready.
-func notReady(pf *pendingFile, st fileStamp, fi os.FileInfo, declaration bool) string {
+func notReady(pf *pendingFile, st FileStamp, fi os.FileInfo, declaration bool) string {
 	switch {
-	case !pf.seen || !pf.last.equal(st):
+	case !pf.seen || !pf.last.Equal(st):
 		return notReadyChanging
 	case !fi.Mode().IsRegular():
 		return "not a regular file"
@@ -183,8 +201,8 @@ func notReady(pf *pendingFile, st fileStamp, fi os.FileInfo, declaration bool) s
 	return ""
 }
 
-// close stops watching and waits for the event loop to end.
-func (w *watcher) close() {
+// Close stops watching and waits for the event loop to end.
+func (w *Watcher) Close() {
 	close(w.done)
 	w.fs.Close()
 	w.wg.Wait()

@@ -1,4 +1,4 @@
-package host
+package supervise
 
 import (
 	"bytes"
@@ -12,9 +12,9 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// tailBuffer is an io.Writer that keeps the last n lines written to it
+// TailBuffer is an io.Writer that keeps the last n lines written to it
 // (a plugin's stderr), for error reports.
-type tailBuffer struct {
+type TailBuffer struct {
 	mu      sync.Mutex
 	n       int
 	buf     []string
@@ -22,10 +22,11 @@ type tailBuffer struct {
 	oom     bool // a line said an allocation failed (outOfMemory)
 }
 
-func newTailBuffer(n int) *tailBuffer { return &tailBuffer{n: n} }
+// NewTailBuffer returns a TailBuffer that keeps the last n lines.
+func NewTailBuffer(n int) *TailBuffer { return &TailBuffer{n: n} }
 
 // Write implements io.Writer; it never fails.
-func (t *tailBuffer) Write(p []byte) (int, error) {
+func (t *TailBuffer) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	s := string(p)
@@ -44,7 +45,7 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 	}
 }
 
-func (t *tailBuffer) push(line string) {
+func (t *TailBuffer) push(line string) {
 	line = strings.TrimSpace(line)
 	if line == "" {
 		return
@@ -60,10 +61,10 @@ func (t *tailBuffer) push(line string) {
 	t.buf = append(t.buf, line)
 }
 
-// sawOutOfMemory reports whether any line written said an allocation
+// SawOutOfMemory reports whether any line written said an allocation
 // failed (the line itself may have left the tail: a Go runtime prints
 // every goroutine's stack after it).
-func (t *tailBuffer) sawOutOfMemory() bool {
+func (t *TailBuffer) SawOutOfMemory() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.oom
@@ -83,9 +84,9 @@ func outOfMemory(line string) bool {
 	return false
 }
 
-// lines returns a copy of the kept lines, oldest first, including an
+// Lines returns a copy of the kept lines, oldest first, including an
 // unterminated last line.
-func (t *tailBuffer) lines() []string {
+func (t *TailBuffer) Lines() []string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	out := append([]string(nil), t.buf...)
@@ -104,7 +105,7 @@ const (
 	maxLogLineLen = 8 << 10 // bytes; a longer line is cut, saying how much
 )
 
-// lineLogger is an io.Writer for what a plugin writes: its stderr pipe, and
+// LineLogger is an io.Writer for what a plugin writes: its stderr pipe, and
 // for Go plugins the stdout and stderr go-plugin syncs over gRPC after
 // Serve. It copies everything into tail and logs each complete line under
 // the plugin's logger at the level the line names: a "[ERROR] " style
@@ -113,11 +114,11 @@ const (
 // bytes are safe (go-plugin's own stderr parser panics on JSON whose
 // "@message" is not a string, so the host never lets it see the stream),
 // and a flood is rate limited.
-type lineLogger struct {
-	log    hclog.Logger
-	tail   *tailBuffer
-	stream string      // "stderr" or "stdout", logged with each line
-	level  hclog.Level // for lines that name none; zero means Info
+type LineLogger struct {
+	Log    hclog.Logger // where each line is logged ("plugin.NAME")
+	Tail   *TailBuffer  // keeps the last lines too (nil: none)
+	Stream string       // "stderr" or "stdout", logged with each line
+	Level  hclog.Level  // for lines that name none; zero means Info
 
 	mu      sync.Mutex
 	partial []byte // the line so far, at most maxLogLineLen bytes
@@ -127,8 +128,8 @@ type lineLogger struct {
 }
 
 // Write implements io.Writer; it never fails.
-func (l *lineLogger) Write(p []byte) (int, error) {
-	_, _ = l.tail.Write(p)
+func (l *LineLogger) Write(p []byte) (int, error) {
+	_, _ = l.Tail.Write(p)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	n := len(p)
@@ -155,7 +156,7 @@ func (l *lineLogger) Write(p []byte) (int, error) {
 }
 
 // endLine logs the line collected so far (cut lines say by how much).
-func (l *lineLogger) endLine() {
+func (l *LineLogger) endLine() {
 	line := strings.TrimRight(string(l.partial), "\r")
 	if l.cut > 0 {
 		line += fmt.Sprintf(" … [%d bytes cut]", l.cut)
@@ -167,7 +168,7 @@ func (l *lineLogger) endLine() {
 }
 
 // emit logs one line, within the rate limit.
-func (l *lineLogger) emit(line string) {
+func (l *LineLogger) emit(line string) {
 	if l.limit == nil {
 		l.limit = rate.NewLimiter(logRate, logBurst)
 	}
@@ -176,17 +177,17 @@ func (l *lineLogger) emit(line string) {
 		return
 	}
 	if l.dropped > 0 {
-		l.log.Warn("plugin log lines dropped: over the rate limit", "stream", l.stream, "dropped", l.dropped, "limit_per_s", logRate)
+		l.Log.Warn("plugin log lines dropped: over the rate limit", "stream", l.Stream, "dropped", l.dropped, "limit_per_s", logRate)
 		l.dropped = 0
 	}
 	level, msg, args := parseLogLine(line)
 	if level == hclog.NoLevel {
-		level = l.level
+		level = l.Level
 		if level == hclog.NoLevel {
 			level = hclog.Info
 		}
 	}
-	l.log.Log(level, msg, append(args, "stream", l.stream)...)
+	l.Log.Log(level, msg, append(args, "stream", l.Stream)...)
 }
 
 // logPrefixes are the level prefixes go-plugin recognizes on plain lines.

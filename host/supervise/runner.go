@@ -1,4 +1,4 @@
-package host
+package supervise
 
 import (
 	"bufio"
@@ -17,7 +17,7 @@ import (
 	"github.com/opentool-host/opentool-host/process/launcher"
 )
 
-// processRunner is the go-plugin runner.Runner the host uses for every
+// ProcessRunner is the go-plugin runner.Runner the host uses for every
 // plugin process. The process is started and owned by package launcher
 // (its own process group, the parent-death signal SIGTERM, its cgroup,
 // its user); beyond that the runner:
@@ -33,7 +33,7 @@ import (
 // by killing its whole process group (its own children too); any other
 // program is terminated by SIGTERM's default action. The keeper and
 // pluginsdk's parent watch are the further guards.
-type processRunner struct {
+type ProcessRunner struct {
 	name       string
 	file       string // the plugin's file in the plugins folder (cmd runs a copy)
 	cmd        *launcher.Cmd
@@ -45,21 +45,21 @@ type processRunner struct {
 	// keeper, without a cgroup, is told the process group, which it kills
 	// if the host dies; nil with a cgroup (the keeper kills the host's
 	// cgroup folder whole) or without a keeper.
-	keeper *launcher.Keeper
+	Keeper *launcher.Keeper
 
-	pid      int
-	exited   chan struct{} // closed once Wait returned
+	PID      int           // the process id, once started (0 before)
+	Exited   chan struct{} // closed once Wait returned
 	exitOnce sync.Once
 	procMu   sync.Mutex // guards proc and killed between Start and kill (which a closing host may call from elsewhere)
 	killed   bool       // kill came before Start: Start refuses
 }
 
-var _ runner.Runner = (*processRunner)(nil)
+var _ runner.Runner = (*ProcessRunner)(nil)
 
-// newProcessRunner prepares spec (its Stdout and Stderr are the runner's)
+// NewProcessRunner prepares spec (its Stdout and Stderr are the runner's)
 // as plugin name, whose file in the plugins folder is file; what the process writes to stderr goes to stderrSink,
 // which must not fail.
-func newProcessRunner(name, file string, spec launcher.Spec, stderrSink io.Writer) (*processRunner, error) {
+func NewProcessRunner(name, file string, spec launcher.Spec, stderrSink io.Writer) (*ProcessRunner, error) {
 	spec.DeathSignal = syscall.SIGTERM
 	spec.Stdout, spec.Stderr = nil, nil
 	cmd, err := launcher.New(spec)
@@ -74,16 +74,16 @@ func newProcessRunner(name, file string, spec launcher.Spec, stderrSink io.Write
 	if err != nil {
 		return nil, err
 	}
-	return &processRunner{
+	return &ProcessRunner{
 		name: name, file: file, cmd: cmd,
 		stdout: newHandshakeReader(stdout), stderr: stderr,
 		stderrSink: stderrSink, stderrDone: make(chan struct{}),
-		exited: make(chan struct{}),
+		Exited: make(chan struct{}),
 	}, nil
 }
 
 // Start starts the process and copies its stderr to the sink until EOF.
-func (r *processRunner) Start(_ context.Context) error {
+func (r *ProcessRunner) Start(_ context.Context) error {
 	// Under procMu from the check to the assignment, so that a kill
 	// either comes first (the process is not started) or finds the
 	// process to kill.
@@ -99,10 +99,10 @@ func (r *processRunner) Start(_ context.Context) error {
 		close(r.stderrDone)
 		return err
 	}
-	r.proc, r.pid = proc, proc.Pid()
+	r.proc, r.PID = proc, proc.Pid()
 	r.procMu.Unlock()
-	if r.keeper != nil {
-		_ = r.keeper.Track(r.pid) // the plugin leads its own process group
+	if r.Keeper != nil {
+		_ = r.Keeper.Track(r.PID) // the plugin leads its own process group
 	}
 	go func() {
 		defer close(r.stderrDone)
@@ -115,17 +115,17 @@ func (r *processRunner) Start(_ context.Context) error {
 // own goroutine, after stderr reached EOF: so no thread blocks in wait(2)
 // while the plugin runs); the launcher then kills what is left of its
 // process group and cgroup, and exited closes.
-func (r *processRunner) Wait(_ context.Context) error {
+func (r *ProcessRunner) Wait(_ context.Context) error {
 	if r.proc == nil {
 		return errors.New("plugin not started")
 	}
 	err := r.proc.Wait()
-	r.exitOnce.Do(func() { close(r.exited) })
+	r.exitOnce.Do(func() { close(r.Exited) })
 	return err
 }
 
 // Kill kills the plugin's whole process group and cgroup with SIGKILL.
-func (r *processRunner) Kill(_ context.Context) error {
+func (r *ProcessRunner) Kill(_ context.Context) error {
 	if r.proc == nil {
 		return nil
 	}
@@ -133,20 +133,20 @@ func (r *processRunner) Kill(_ context.Context) error {
 }
 
 // Stdout implements runner.Runner.
-func (r *processRunner) Stdout() io.ReadCloser { return r.stdout }
+func (r *ProcessRunner) Stdout() io.ReadCloser { return r.stdout }
 
 // Stderr implements runner.Runner: go-plugin gets a stream that ends when
 // the real one does and carries nothing (the host logs stderr itself).
-func (r *processRunner) Stderr() io.ReadCloser { return emptyUntil(r.stderrDone) }
+func (r *ProcessRunner) Stderr() io.ReadCloser { return emptyUntil(r.stderrDone) }
 
 // Name is the plugin's name; go-plugin names the stderr logger after it.
-func (r *processRunner) Name() string { return r.name }
+func (r *ProcessRunner) Name() string { return r.name }
 
 // ID is the process id.
-func (r *processRunner) ID() string { return strconv.Itoa(r.pid) }
+func (r *ProcessRunner) ID() string { return strconv.Itoa(r.PID) }
 
 // Diagnose implements runner.Runner.
-func (r *processRunner) Diagnose(_ context.Context) string {
+func (r *ProcessRunner) Diagnose(_ context.Context) string {
 	return fmt.Sprintf("plugin %q (%s) did not complete the go-plugin handshake: is it built with pluginsdk.Serve for this host's protocol version, for this OS and architecture?", r.name, r.file)
 }
 
@@ -156,7 +156,7 @@ func (r *processRunner) Diagnose(_ context.Context) string {
 // host) is refused here, never dialed. Errors: ErrNoHostAuth wrapped, in
 // one line naming the plugin and the SDK versions that authenticate the
 // host.
-func (r *processRunner) PluginToHost(n, a string) (string, string, error) {
+func (r *ProcessRunner) PluginToHost(n, a string) (string, string, error) {
 	if !r.stdout.certified.Load() {
 		return "", "", fmt.Errorf("plugin %q (%s) refused: %w: %s", r.name, r.file, ErrNoHostAuth, sdkVersionsHint)
 	}
@@ -164,22 +164,22 @@ func (r *processRunner) PluginToHost(n, a string) (string, string, error) {
 }
 
 // HostToPlugin implements runner.AddrTranslator (no translation).
-func (r *processRunner) HostToPlugin(n, a string) (string, string, error) { return n, a, nil }
+func (r *ProcessRunner) HostToPlugin(n, a string) (string, string, error) { return n, a, nil }
 
-// exitStatus returns the exit status text once the process has exited
+// ExitStatus returns the exit status text once the process has exited
 // ("" before).
-func (r *processRunner) exitStatus() string {
+func (r *ProcessRunner) ExitStatus() string {
 	select {
-	case <-r.exited:
+	case <-r.Exited:
 		return r.proc.Status()
 	default:
 		return ""
 	}
 }
 
-// kill SIGKILLs the process group and cgroup at once; nil-safe, nothing
-// before Start.
-func (r *processRunner) kill() {
+// KillNow SIGKILLs the process group and cgroup at once; nil-safe,
+// nothing before Start (and then Start refuses).
+func (r *ProcessRunner) KillNow() {
 	if r == nil {
 		return
 	}

@@ -1,4 +1,4 @@
-package host_test
+package supervise_test
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 
 	plugin "github.com/hashicorp/go-plugin"
 
-	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/supervise"
 	"github.com/opentool-host/opentool-host/internal/wire"
 	"github.com/opentool-host/opentool-host/testkit"
 )
@@ -33,7 +33,7 @@ func TestPluginTLSFreshPerStart(t *testing.T) {
 	}
 	var starts [2]start
 	for i := range starts {
-		conf, env, err := host.PluginTLS()
+		conf, env, err := supervise.PluginTLS()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package host
+package discover
 
 // Per-plugin policy. A file NAME.policy.json in the plugins directory
 // (protocol/decl.Policy) sets what plugin NAME may do: call timeout,
@@ -25,18 +25,19 @@ import (
 	"strings"
 	"time"
 
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/process/sandbox"
 	"github.com/opentool-host/opentool-host/protocol/decl"
 )
 
-// policyRef is the policy file of one plugin as found: parsed, or the
+// PolicyRef is the policy file of one plugin as found: parsed, or the
 // fault that kept it from being parsed. The zero policyRef is "no policy
 // file".
-type policyRef struct {
-	path  string       // the NAME.policy.json file ("" when none)
-	p     *decl.Policy // parsed (nil when none or faulty)
-	sum   string       // sha256 of the file's bytes: a change restarts the plugin
-	fault string       // why it could not be read or parsed
+type PolicyRef struct {
+	Path   string       // the NAME.policy.json file ("" when none)
+	Parsed *decl.Policy // parsed (nil when none or faulty)
+	Sum    string       // sha256 of the file's bytes: a change restarts the plugin
+	Fault  string       // why it could not be read or parsed
 }
 
 // maxSecretBytes caps a secret file.
@@ -47,94 +48,94 @@ func policyPath(dir, name string) string {
 	return filepath.Join(dir, name+decl.PolicySuffix)
 }
 
-// isPolicyFile reports whether file (a base name) is NAME.policy.json and
+// IsPolicyFile reports whether file (a base name) is NAME.policy.json and
 // returns NAME.
-func isPolicyFile(file string) (string, bool) {
+func IsPolicyFile(file string) (string, bool) {
 	name, ok := strings.CutSuffix(file, decl.PolicySuffix)
 	return name, ok && decl.ValidPluginName(name)
 }
 
 // readPolicy reads the policy file of plugin name in dir: the zero
 // policyRef when there is none.
-func readPolicy(dir, name string) policyRef {
+func readPolicy(dir, name string) PolicyRef {
 	path := policyPath(dir, name)
 	data, err := decl.ReadDropIn(path, decl.MaxFileBytes)
 	if errors.Is(err, fs.ErrNotExist) {
-		return policyRef{}
+		return PolicyRef{}
 	}
-	ref := policyRef{path: path}
+	ref := PolicyRef{Path: path}
 	if err == nil {
 		sum := sha256.Sum256(data)
-		ref.sum = hex.EncodeToString(sum[:])
-		ref.p, err = decl.ParsePolicy(data)
+		ref.Sum = hex.EncodeToString(sum[:])
+		ref.Parsed, err = decl.ParsePolicy(data)
 	}
 	if err != nil {
-		ref.fault = fmt.Sprintf("policy %s: %v", filepath.Base(path), err)
-		ref.p = nil
+		ref.Fault = fmt.Sprintf("policy %s: %v", filepath.Base(path), err)
+		ref.Parsed = nil
 	}
 	return ref
 }
 
-// policy is the effective policy of one plugin instance: the host's
+// Policy is the effective policy of one plugin instance: the host's
 // settings narrowed by the plugin's policy file.
-type policy struct {
-	timeout        time.Duration
-	maxConcurrency int
-	maxQueue       int
-	prefix         string
-	env            []string               // KEY=VALUE of the policy's env, sorted
-	secrets        map[string]decl.Secret // variable → the declared secret it is set to
-	dir            string                 // the policy file's folder: relative paths resolve here
-	spec           sandbox.Spec
+type Policy struct {
+	Timeout        time.Duration          // a call's timeout (Config.CallTimeout, or shorter)
+	MaxConcurrency int                    // calls at once (Config.MaxConcurrency, or fewer)
+	MaxQueue       int                    // calls waiting for a slot (Config.MaxQueue, or fewer)
+	Prefix         string                 // prefix of the plugin's function names ("" for none)
+	Env            []string               // KEY=VALUE of the policy's env, sorted
+	Secrets        map[string]decl.Secret // variable → the declared secret it is set to
+	Dir            string                 // the policy file's folder: relative paths resolve here
+	Spec           sandbox.Spec           // the sandbox: the host's, narrowed by the policy
 }
 
-// resolvePolicy returns the effective policy of f, or why f's policy
+// ResolvePolicy returns the effective policy of f, or why f's policy
 // cannot apply: its file's fault, or a member that asks for more than
 // the host allows ("policy files.policy.json: $.limits.memory_mb: 512
 // MiB exceeds the host's limit of 256 MiB"). Secrets are not read here
 // (secretEnv, at each start).
-func (c *Config) resolvePolicy(f fileRef) (policy, error) {
-	pol := policy{timeout: c.CallTimeout, maxConcurrency: c.MaxConcurrency, maxQueue: c.MaxQueue, spec: c.Sandbox}
-	ref := f.policy
-	if ref.fault != "" {
-		return pol, errors.New(ref.fault)
+func ResolvePolicy(c *core.Config, f FileRef) (Policy, error) {
+	pol := Policy{Timeout: c.CallTimeout, MaxConcurrency: c.MaxConcurrency, MaxQueue: c.MaxQueue, Spec: c.Sandbox}
+	ref := f.Policy
+	if ref.Fault != "" {
+		return pol, errors.New(ref.Fault)
 	}
-	if ref.p == nil {
+	if ref.Parsed == nil {
 		return pol, nil
 	}
-	p, where := ref.p, "policy "+filepath.Base(ref.path)+": "
-	dir, err := filepath.Abs(filepath.Dir(ref.path))
+	p, where := ref.Parsed, "policy "+filepath.Base(ref.Path)+": "
+	dir, err := filepath.Abs(filepath.Dir(ref.Path))
 	if err != nil {
 		return pol, fmt.Errorf("%s%w", where, err)
 	}
-	pol.dir = dir
-	pol.prefix = p.Prefix
-	if pol.secrets, err = c.grantedSecrets(p.Secrets, where); err != nil {
+	pol.Dir = dir
+	pol.Prefix = p.Prefix
+	if pol.Secrets, err = grantedSecrets(c, p.Secrets, where); err != nil {
 		return pol, err
 	}
 	for k, v := range p.Env {
-		pol.env = append(pol.env, k+"="+v)
+		pol.Env = append(pol.Env, k+"="+v)
 	}
-	sort.Strings(pol.env)
+	sort.Strings(pol.Env)
 	if p.TimeoutMS > 0 {
 		d := time.Duration(p.TimeoutMS) * time.Millisecond
 		if d > c.CallTimeout {
 			return pol, fmt.Errorf("%s$.timeout_ms: %d ms exceeds the host's call timeout of %d ms", where, p.TimeoutMS, c.CallTimeout.Milliseconds())
 		}
-		pol.timeout = d
+		pol.Timeout = d
 	}
 	if p.MaxConcurrency > 0 {
 		if p.MaxConcurrency > c.MaxConcurrency {
 			return pol, fmt.Errorf("%s$.max_concurrency: %d exceeds the host's %d", where, p.MaxConcurrency, c.MaxConcurrency)
 		}
-		pol.maxConcurrency = p.MaxConcurrency
-		pol.maxQueue = min(c.MaxQueue, 4*p.MaxConcurrency)
+		pol.MaxConcurrency = p.MaxConcurrency
+		pol.MaxQueue = min(c.MaxQueue, 4*p.MaxConcurrency)
 	}
-	if err := narrowLimits(&pol.spec, p.Limits); err != nil {
+	if err := narrowLimits(&pol.Spec, p.Limits); err != nil {
 		return pol, errors.New(where + err.Error())
 	}
 	if p.Sandbox != nil {
-		if err := narrowSandbox(&pol.spec, p.Sandbox, pol.dir); err != nil {
+		if err := narrowSandbox(&pol.Spec, p.Sandbox, pol.Dir); err != nil {
 			return pol, errors.New(where + err.Error())
 		}
 	}
@@ -222,7 +223,7 @@ func within(p, dir string) bool {
 // against the secrets the operator declared (Config.Secrets). A name the
 // host does not declare fails the plugin, with the member's JSON path:
 // a policy may only hand a plugin what the operator allowed.
-func (c *Config) grantedSecrets(named map[string]string, where string) (map[string]decl.Secret, error) {
+func grantedSecrets(c *core.Config, named map[string]string, where string) (map[string]decl.Secret, error) {
 	if len(named) == 0 {
 		return nil, nil
 	}
@@ -238,19 +239,19 @@ func (c *Config) grantedSecrets(named map[string]string, where string) (map[stri
 	return out, nil
 }
 
-// secretEnv returns the policy's secrets as KEY=VALUE, read now (each
+// SecretEnv returns the policy's secrets as KEY=VALUE, read now (each
 // start) from where the operator declared them: a file's content without
 // trailing newlines, or a variable of the host's environment. Errors name the secret and where it was looked
 // for, never a value.
-func (pol policy) secretEnv() ([]string, error) {
-	names := make([]string, 0, len(pol.secrets))
-	for k := range pol.secrets {
+func (pol Policy) SecretEnv() ([]string, error) {
+	names := make([]string, 0, len(pol.Secrets))
+	for k := range pol.Secrets {
 		names = append(names, k)
 	}
 	sort.Strings(names)
 	env := make([]string, 0, len(names))
 	for _, k := range names {
-		s := pol.secrets[k]
+		s := pol.Secrets[k]
 		var value string
 		if s.Env != "" {
 			v, ok := os.LookupEnv(s.Env)
@@ -297,22 +298,22 @@ type PolicyStatus struct {
 	Confinement sandbox.Spec `json:"confinement"`
 }
 
-// policyStatus returns f's effective policy for /health, nil when f has
+// PolicyStatusOf returns f's effective policy for /health, nil when f has
 // no policy file or it cannot apply (LastError then says why).
-func (c *Config) policyStatus(f fileRef) *PolicyStatus {
-	if f.policy.path == "" {
+func PolicyStatusOf(c *core.Config, f FileRef) *PolicyStatus {
+	if f.Policy.Path == "" {
 		return nil
 	}
-	pol, err := c.resolvePolicy(f)
+	pol, err := ResolvePolicy(c, f)
 	if err != nil {
 		return nil
 	}
-	st := &PolicyStatus{File: f.policy.path, TimeoutMS: pol.timeout.Milliseconds(), MaxConcurrency: pol.maxConcurrency, Prefix: pol.prefix, Confinement: pol.spec}
-	for _, kv := range pol.env {
+	st := &PolicyStatus{File: f.Policy.Path, TimeoutMS: pol.Timeout.Milliseconds(), MaxConcurrency: pol.MaxConcurrency, Prefix: pol.Prefix, Confinement: pol.Spec}
+	for _, kv := range pol.Env {
 		k, _, _ := strings.Cut(kv, "=")
 		st.Env = append(st.Env, k)
 	}
-	for k := range pol.secrets {
+	for k := range pol.Secrets {
 		st.Secrets = append(st.Secrets, k)
 	}
 	sort.Strings(st.Secrets)

@@ -1,4 +1,4 @@
-package host
+package discover
 
 import (
 	"crypto/sha256"
@@ -18,29 +18,32 @@ import (
 	"github.com/opentool-host/opentool-host/protocol/lockfile"
 )
 
-// candidate is a plugin found in the plugins directory: an executable
+// Candidate is a plugin found in the plugins directory: an executable
 // file, or one server of an MCP server declaration (NAME.mcp.json).
-type candidate struct {
-	name string
-	path string // the file in the plugins directory
-	info fileStamp
-	// launch is, for a declared server, the decl.Launch JSON handed to
-	// the adapter, and sum its sha256 (which identifies the process as a
+type Candidate struct {
+	// Name is the plugin's name (NAME of opentool-plugin-NAME, or the
+	// server's name in its declaration).
+	Name string
+	Path string // the file in the plugins directory
+	// Info is the file's stamp when it was found.
+	Info FileStamp
+	// Launch is, for a declared server, the decl.Launch JSON handed to
+	// the adapter, and Sum its sha256 (which identifies the process as a
 	// binary's sha256 does); both "" for an executable.
-	launch string
-	sum    string
-	// fault is why a declaration, or its entry for this plugin, could
+	Launch string
+	Sum    string
+	// Fault is why a declaration, or its entry for this plugin, could
 	// not be read; the plugin then fails to start with it (a plugin named
 	// after the file when the file as a whole has a fault).
-	fault string
-	// policy is the plugin's NAME.policy.json (zero when none).
-	policy policyRef
-	// fileSum is, for a declared plugin, the sha256 of the declaration
+	Fault string
+	// Policy is the plugin's NAME.policy.json (zero when none).
+	Policy PolicyRef
+	// FileSum is, for a declared plugin, the sha256 of the declaration
 	// file's bytes the launch was parsed from (pinned by opentool.lock).
-	fileSum string
-	// operator is true for a server of a file the operator names
+	FileSum string
+	// Operator is true for a server of a file the operator names
 	// (Config.MCPConfigs), outside the plugins folder.
-	operator bool
+	Operator bool
 }
 
 // IsDeclaration reports whether file (a base name) is a drop-in
@@ -71,33 +74,33 @@ func isDropIn(file string) bool {
 // isDataFile reports whether file (a base name) is a declaration or a
 // policy file: JSON the host reads, which needs no exec bit.
 func isDataFile(file string) bool {
-	_, policy := isPolicyFile(file)
+	_, policy := IsPolicyFile(file)
 	return policy || IsDeclaration(file) || file == lockfile.Name
 }
 
-// fileStamp is what tells that a file changed without reading it.
-type fileStamp struct {
-	size  int64
-	mtime time.Time
-	mode  fs.FileMode
+// FileStamp is what tells that a file changed without reading it.
+type FileStamp struct {
+	Size    int64       // bytes
+	ModTime time.Time   // the file's mtime
+	Mode    fs.FileMode // type and permission bits
 }
 
-// equal reports whether s and t are the same stamp.
-func (s fileStamp) equal(t fileStamp) bool {
-	return s.size == t.size && s.mtime.Equal(t.mtime) && s.mode == t.mode
+// Equal reports whether s and t are the same stamp.
+func (s FileStamp) Equal(t FileStamp) bool {
+	return s.Size == t.Size && s.ModTime.Equal(t.ModTime) && s.Mode == t.Mode
 }
 
-// stampOf returns the stamp of fi.
-func stampOf(fi fs.FileInfo) fileStamp {
-	return fileStamp{size: fi.Size(), mtime: fi.ModTime(), mode: fi.Mode()}
+// StampOf returns the stamp of fi.
+func StampOf(fi fs.FileInfo) FileStamp {
+	return FileStamp{Size: fi.Size(), ModTime: fi.ModTime(), Mode: fi.Mode()}
 }
 
-// checkCandidate reports whether path is a plugin to run: its base name
+// CheckCandidate reports whether path is a plugin to run: its base name
 // follows the naming rule and it is a regular file (symlinks are followed)
 // with an exec bit set that the host can read (it runs a copy). The reason
 // says why not: "not a regular file", "not executable", "not readable:
 // permission denied", "a symbolic link to a missing file".
-func checkCandidate(path string) (c candidate, reason string) {
+func CheckCandidate(path string) (c Candidate, reason string) {
 	base := filepath.Base(path)
 	name, ok := decl.PluginName(base)
 	if !ok {
@@ -119,10 +122,10 @@ func checkCandidate(path string) (c candidate, reason string) {
 	if why := unreadable(path); why != "" {
 		return c, why
 	}
-	return candidate{name: name, path: path, info: stampOf(fi)}, ""
+	return Candidate{Name: name, Path: path, Info: StampOf(fi)}, ""
 }
 
-// readDeclaration returns the plugins declared in the file at path, one
+// ReadDeclaration returns the plugins declared in the file at path, one
 // candidate each, and what the host ignored of the file (logged by the
 // caller): every server of an MCP server declaration, a drop-in
 // NAME.mcp.json or, operator true, a file the operator names
@@ -132,45 +135,45 @@ func checkCandidate(path string) (c candidate, reason string) {
 // that fault (JSON path and reason), so that it alone fails. A file that
 // cannot be read or parsed as a whole is one candidate named after the
 // file, with the fault. A file that is gone declares nothing.
-func readDeclaration(path string, operator bool) ([]candidate, declNote) {
+func ReadDeclaration(path string, operator bool) ([]Candidate, DeclNote) {
 	name, _ := declName(filepath.Base(path))
 	if operator {
 		name = configName(path)
 	}
 	fi, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, declNote{}
+		return nil, DeclNote{}
 	}
 	if err == nil && !fi.Mode().IsRegular() {
 		err = errors.New("not a regular file")
 	}
 	var launches []declared
 	var fileSum string
-	var note declNote
+	var note DeclNote
 	if err == nil {
 		launches, fileSum, note, err = parseDeclaration(path, name, operator)
 	}
 	if err != nil {
-		c := candidate{name: name, path: path, operator: operator, fault: fmt.Sprintf("declaration %s: %v", filepath.Base(path), err)}
+		c := Candidate{Name: name, Path: path, Operator: operator, Fault: fmt.Sprintf("declaration %s: %v", filepath.Base(path), err)}
 		if fi != nil {
-			c.info = stampOf(fi)
+			c.Info = StampOf(fi)
 		}
-		return []candidate{c}, note
+		return []Candidate{c}, note
 	}
-	out := make([]candidate, 0, len(launches))
+	out := make([]Candidate, 0, len(launches))
 	for _, d := range launches {
-		c := candidate{name: d.Name, path: path, info: stampOf(fi), operator: operator}
+		c := Candidate{Name: d.Name, Path: path, Info: StampOf(fi), Operator: operator}
 		if d.fault != nil {
-			c.fault = fmt.Sprintf("declaration %s: %v", filepath.Base(path), d.fault)
+			c.Fault = fmt.Sprintf("declaration %s: %v", filepath.Base(path), d.fault)
 			out = append(out, c)
 			continue
 		}
-		c.launch = d.Encode()
-		sum := sha256.Sum256([]byte(c.launch))
-		c.sum, c.fileSum = hex.EncodeToString(sum[:]), fileSum
+		c.Launch = d.Encode()
+		sum := sha256.Sum256([]byte(c.Launch))
+		c.Sum, c.FileSum = hex.EncodeToString(sum[:]), fileSum
 		out = append(out, c)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, note
 }
 
@@ -185,11 +188,11 @@ func configName(path string) string {
 	return "mcp-config"
 }
 
-// checkMCPConfigs checks the operator's MCP config files
+// CheckMCPConfigs checks the operator's MCP config files
 // (Config.MCPConfigs): absolute paths of regular files outside dir (the
 // plugins folder and every folder in it are untrusted), each given once
 // and each readable as a whole (decl.ParseDesktop).
-func checkMCPConfigs(dir string, configs []string) error {
+func CheckMCPConfigs(dir string, configs []string) error {
 	absDir, err := filepath.Abs(dir)
 	if err != nil {
 		return err
@@ -233,16 +236,16 @@ type declared struct {
 	fault error
 }
 
-// declNote is what the host did not take of a declaration file as it is
+// DeclNote is what the host did not take of a declaration file as it is
 // written, logged in one line a file (logNote).
-type declNote struct {
+type DeclNote struct {
 	ignored  []string // JSON paths of members the host does not use
 	disabled []string // servers with "disabled": true
 	renamed  []string // "KEY → NAME" for server names mapped to [a-zA-Z0-9_-]
 }
 
-// logNote logs n for file (at info level), nothing when n is empty.
-func logNote(log hclog.Logger, file string, n declNote) {
+// LogNote logs n for file (at info level), nothing when n is empty.
+func LogNote(log hclog.Logger, file string, n DeclNote) {
 	if len(n.ignored)+len(n.disabled)+len(n.renamed) == 0 {
 		return
 	}
@@ -265,14 +268,14 @@ func logNote(log hclog.Logger, file string, n declNote) {
 // each declared plugin is launched with (or its entry's fault), the
 // sha256 of the bytes read, and what was ignored. Errors: the file cannot
 // be read, or has a fault as a whole.
-func parseDeclaration(path, name string, operator bool) ([]declared, string, declNote, error) {
+func parseDeclaration(path, name string, operator bool) ([]declared, string, DeclNote, error) {
 	read := decl.ReadDropIn
 	if operator {
 		read = decl.ReadFile // the operator's own file (Config.MCPConfigs)
 	}
 	data, err := read(path, decl.MaxFileBytes)
 	if err != nil {
-		return nil, "", declNote{}, err
+		return nil, "", DeclNote{}, err
 	}
 	sum := sha256.Sum256(data)
 	fileSum := hex.EncodeToString(sum[:])
@@ -280,15 +283,15 @@ func parseDeclaration(path, name string, operator bool) ([]declared, string, dec
 	if !operator && strings.HasSuffix(path, decl.ToolsSuffix) {
 		cmds, err := decl.ParseCommands(data)
 		if err != nil {
-			return nil, "", declNote{}, err
+			return nil, "", DeclNote{}, err
 		}
-		return []declared{{Launch: decl.Launch{Name: name, Dir: dir, Commands: cmds}}}, fileSum, declNote{}, nil
+		return []declared{{Launch: decl.Launch{Name: name, Dir: dir, Commands: cmds}}}, fileSum, DeclNote{}, nil
 	}
 	cfg, err := decl.ParseDesktop(data)
 	if err != nil {
-		return nil, "", declNote{}, err
+		return nil, "", DeclNote{}, err
 	}
-	note := declNote{ignored: cfg.Ignored}
+	note := DeclNote{ignored: cfg.Ignored}
 	origin := decl.Origin{Dir: dir, Operator: operator}
 	out := make([]declared, 0, len(cfg.Entries))
 	for _, e := range cfg.Entries {
@@ -350,40 +353,40 @@ func desktopConfigHint(file string) string {
 		"or pass it with run --mcp-config FILE (which, being the operator's, may also read the host's environment)"
 }
 
-// scan is what scanDir found.
-type scan struct {
-	// found are the plugins, in name order.
-	found []candidate
-	// skipped maps each other entry of the folder to the reason it is
+// Scan is what scanDir found.
+type Scan struct {
+	// Found are the plugins, in name order.
+	Found []Candidate
+	// Skipped maps each other entry of the folder to the reason it is
 	// not a plugin (logged at debug level).
-	skipped map[string]string
-	// refused maps the candidates whose name another one took (see
+	Skipped map[string]string
+	// Refused maps the candidates whose name another one took (see
 	// claimNames) to the reason.
-	refused map[string]string
-	// notes are what was ignored of each declaration (logNote), by file.
-	notes map[string]declNote
-	// hints map desktop clients' config files in the folder to why they
+	Refused map[string]string
+	// Notes are what was ignored of each declaration (logNote), by file.
+	Notes map[string]DeclNote
+	// Hints map desktop clients' config files in the folder to why they
 	// are not read (logged as warnings).
-	hints map[string]string
+	Hints map[string]string
 }
 
-// scanDir lists the plugins of dir and of the operator's MCP config
+// ScanDir lists the plugins of dir and of the operator's MCP config
 // files (Config.MCPConfigs): executables and declared servers.
-func scanDir(dir string, configs []string, owners map[string]string) (scan, error) {
+func ScanDir(dir string, configs []string, owners map[string]string) (Scan, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return scan{}, fmt.Errorf("scan plugins dir: %w", err)
+		return Scan{}, fmt.Errorf("scan plugins dir: %w", err)
 	}
-	s := scan{skipped: map[string]string{}, notes: map[string]declNote{}, hints: map[string]string{}}
-	var all []candidate
+	s := Scan{Skipped: map[string]string{}, Notes: map[string]DeclNote{}, Hints: map[string]string{}}
+	var all []Candidate
 	read := func(path string, operator bool) {
-		cs, note := readDeclaration(path, operator)
+		cs, note := ReadDeclaration(path, operator)
 		all = append(all, cs...)
-		s.notes[path] = note
+		s.Notes[path] = note
 	}
 	for _, e := range entries {
 		path := filepath.Join(dir, e.Name())
-		if _, ok := isPolicyFile(e.Name()); ok {
+		if _, ok := IsPolicyFile(e.Name()); ok {
 			continue // read with its plugin (withPolicies)
 		}
 		if IsDeclaration(e.Name()) {
@@ -391,12 +394,12 @@ func scanDir(dir string, configs []string, owners map[string]string) (scan, erro
 			continue
 		}
 		if hint := desktopConfigHint(e.Name()); hint != "" {
-			s.hints[e.Name()] = hint
+			s.Hints[e.Name()] = hint
 			continue
 		}
-		c, reason := checkCandidate(path)
+		c, reason := CheckCandidate(path)
 		if reason != "" {
-			s.skipped[e.Name()] = reason
+			s.Skipped[e.Name()] = reason
 			continue
 		}
 		all = append(all, c)
@@ -404,30 +407,30 @@ func scanDir(dir string, configs []string, owners map[string]string) (scan, erro
 	for _, path := range configs {
 		read(path, true)
 	}
-	s.found, s.refused = claimNames(all, owners)
-	sort.Slice(s.found, func(i, j int) bool { return s.found[i].name < s.found[j].name })
-	s.found = withPolicies(dir, s.found)
+	s.Found, s.Refused = claimNames(all, owners)
+	sort.Slice(s.Found, func(i, j int) bool { return s.Found[i].Name < s.Found[j].Name })
+	s.Found = WithPolicies(dir, s.Found)
 	return s, nil
 }
 
-// withPolicies reads the policy file of each candidate's plugin (none
+// WithPolicies reads the policy file of each candidate's plugin (none
 // for a candidate with a fault, which does not start, and whose name may
 // be a server's key as written).
-func withPolicies(dir string, cs []candidate) []candidate {
+func WithPolicies(dir string, cs []Candidate) []Candidate {
 	for i := range cs {
-		if cs[i].fault == "" {
-			cs[i].policy = readPolicy(dir, cs[i].name)
+		if cs[i].Fault == "" {
+			cs[i].Policy = readPolicy(dir, cs[i].Name)
 		}
 	}
 	return cs
 }
 
-// takenBy is why c is refused when the file at path has its name; it
+// TakenBy is why c is refused when the file at path has its name; it
 // also gives c's own fault, which would otherwise never be shown.
-func (c candidate) takenBy(path string) string {
-	why := "plugin name " + c.name + " is taken by " + filepath.Base(path)
-	if c.fault != "" {
-		why += "; and " + c.fault
+func (c Candidate) TakenBy(path string) string {
+	why := "plugin name " + c.Name + " is taken by " + filepath.Base(path)
+	if c.Fault != "" {
+		why += "; and " + c.Fault
 	}
 	return why
 }
@@ -438,27 +441,27 @@ func (c candidate) takenBy(path string) string {
 // that already serves the name (owners: name → file), else an executable
 // over a declared server, else the file first by name. refused maps each
 // other one ("FILE: NAME") to the reason.
-func claimNames(all []candidate, owners map[string]string) (kept []candidate, refused map[string]string) {
+func claimNames(all []Candidate, owners map[string]string) (kept []Candidate, refused map[string]string) {
 	sort.SliceStable(all, func(i, j int) bool {
 		a, b := all[i], all[j]
-		if a.name != b.name {
-			return a.name < b.name
+		if a.Name != b.Name {
+			return a.Name < b.Name
 		}
-		if a.operator != b.operator {
-			return a.operator
+		if a.Operator != b.Operator {
+			return a.Operator
 		}
-		if ao, bo := owners[a.name] == a.path, owners[b.name] == b.path; ao != bo {
+		if ao, bo := owners[a.Name] == a.Path, owners[b.Name] == b.Path; ao != bo {
 			return ao
 		}
-		if ae, be := a.launch == "" && a.fault == "", b.launch == "" && b.fault == ""; ae != be {
+		if ae, be := a.Launch == "" && a.Fault == "", b.Launch == "" && b.Fault == ""; ae != be {
 			return ae
 		}
-		return a.path < b.path
+		return a.Path < b.Path
 	})
 	refused = map[string]string{}
 	for i, c := range all {
-		if i > 0 && all[i-1].name == c.name {
-			refused[filepath.Base(c.path)+": "+c.name] = c.takenBy(kept[len(kept)-1].path)
+		if i > 0 && all[i-1].Name == c.Name {
+			refused[filepath.Base(c.Path)+": "+c.Name] = c.TakenBy(kept[len(kept)-1].Path)
 			continue
 		}
 		kept = append(kept, c)

@@ -1,4 +1,4 @@
-package host
+package supervise
 
 import (
 	"bufio"
@@ -10,14 +10,14 @@ import (
 )
 
 // copyName matches the name of a host-owned copy of a plugin file: its
-// sha256 in hex (statedir.go).
+// sha256 in hex (discover/statedir.go).
 const copyName = `/[0-9a-f]{64}`
 
-// userPaths returns lines with every path of a host-owned copy under bin
+// UserPaths returns lines with every path of a host-owned copy under bin
 // (bin/SHA256, stateDir.bin) replaced by file, the file of the plugins
 // folder the plugin runs a copy of: a traceback then names the file the
 // user wrote, not the copy. lines is not modified.
-func userPaths(lines []string, bin, file string) []string {
+func UserPaths(lines []string, bin, file string) []string {
 	if len(lines) == 0 || bin == "" {
 		return lines
 	}
@@ -33,11 +33,11 @@ func userPaths(lines []string, bin, file string) []string {
 // dependencies that the interpreter cannot import.
 var missingModule = regexp.MustCompile(`ModuleNotFoundError: No module named '(grpc|cryptography|google)[.']`)
 
-// startHint is the next step for a failed start of the script file whose
+// StartHint is the next step for a failed start of the script file whose
 // stderr says its interpreter lacks one of the Python SDK's dependencies
 // (grpcio, its protobuf, cryptography): which interpreter ran it and how
 // to give it them. "" for every other failure.
-func startHint(file string, stderr []string) string {
+func StartHint(file string, stderr []string) string {
 	var module string
 	for _, l := range stderr {
 		if m := missingModule.FindStringSubmatch(l); m != nil {

@@ -1,4 +1,4 @@
-package host
+package discover
 
 import (
 	"crypto/sha256"
@@ -20,7 +20,7 @@ import (
 	"github.com/opentool-host/opentool-host/process/launcher"
 )
 
-// stateDir is the host-owned state of one Host. Its root folder
+// StateDir is the host-owned state of one Host. Its root folder
 // "host-PID-RANDOM" under Config.StateDir holds copies of plugin binaries
 // named by their sha256 (running a copy avoids "text file busy" when a
 // binary is rebuilt in place, and closes the gap between checking a file
@@ -29,16 +29,16 @@ import (
 // enough for a socket address (108 bytes). Copies are reference counted
 // and removed when no process uses them; remove deletes both folders, and
 // folders of dead hosts are swept when a host starts.
-type stateDir struct {
-	// parent is Config.StateDir (or its default), which also holds the
+type StateDir struct {
+	// Parent is Config.StateDir (or its default), which also holds the
 	// remembered owners of function names (owners.go).
-	parent string
+	Parent string
 	root   string
-	bin    string
+	Bin    string // the binary copies, named by sha256
 	// run holds the mirrors of folders whose files a declared plugin
 	// executes under a lock (verify).
 	run  string
-	sock string
+	Sock string // go-plugin's socket folder ("oth-PID-RANDOM", short)
 	// shared: plugins run as another user (Config.PluginUser), who must
 	// execute the copies.
 	shared bool
@@ -50,13 +50,13 @@ type stateDir struct {
 
 const sockPrefix = "oth-"
 
-// newStateDir makes the state folders and sweeps those of dead hosts.
+// NewStateDir makes the state folders and sweeps those of dead hosts.
 // With a plugin user (user non-nil), the folders can be traversed and the
 // binary copies read and executed by others (binaries hold no secret),
 // and so can the socket folder (0711, the host's): each plugin creates
 // its socket in go-plugin's per-start plugin-dir inside it, 0770 with the
 // plugin user's group, and cannot list, rename or remove the others'.
-func newStateDir(parent string, user *syscall.Credential, log hclog.Logger) (*stateDir, error) {
+func NewStateDir(parent string, user *syscall.Credential, log hclog.Logger) (*StateDir, error) {
 	if parent == "" {
 		parent = filepath.Join(os.TempDir(), "opentool-host")
 	}
@@ -75,18 +75,18 @@ func newStateDir(parent string, user *syscall.Credential, log hclog.Logger) (*st
 		os.RemoveAll(root)
 		return nil, fmt.Errorf("state dir: %w", err)
 	}
-	s := &stateDir{parent: parent, root: root, bin: filepath.Join(root, "bin"), run: filepath.Join(root, "run"), sock: sock,
+	s := &StateDir{Parent: parent, root: root, Bin: filepath.Join(root, "bin"), run: filepath.Join(root, "run"), Sock: sock,
 		refs: map[string]int{}, mirrors: map[string]int{}}
-	if err := errors.Join(os.MkdirAll(s.bin, 0o700), os.MkdirAll(s.run, 0o700)); err != nil {
-		s.remove()
+	if err := errors.Join(os.MkdirAll(s.Bin, 0o700), os.MkdirAll(s.run, 0o700)); err != nil {
+		s.Remove()
 		return nil, fmt.Errorf("state dir: %w", err)
 	}
 	if user != nil {
 		s.shared = true
-		err := errors.Join(os.Chmod(parent, 0o711), os.Chmod(root, 0o711), os.Chmod(s.bin, 0o711), os.Chmod(s.run, 0o711),
+		err := errors.Join(os.Chmod(parent, 0o711), os.Chmod(root, 0o711), os.Chmod(s.Bin, 0o711), os.Chmod(s.run, 0o711),
 			os.Chmod(sock, 0o711))
 		if err != nil {
-			s.remove()
+			s.Remove()
 			return nil, fmt.Errorf("state dir for --plugin-user: %w", err)
 		}
 	}
@@ -121,17 +121,17 @@ func processAlive(pid int) bool {
 	return err == nil || err == syscall.EPERM
 }
 
-// acquire copies the executable at path into bin/ (unless a copy with the
+// Acquire copies the executable at path into bin/ (unless a copy with the
 // same sha256 is there) and returns the copy's path and the sha256 (hex).
 // Call release(sum) when the process using it is gone.
-func (s *stateDir) acquire(path string) (copyPath, sum string, err error) {
+func (s *StateDir) Acquire(path string) (copyPath, sum string, err error) {
 	src, err := os.Open(path)
 	if err != nil {
 		return "", "", err
 	}
 	defer src.Close()
 	launcher.ForkLock.RLock() // no fork while the copy is open for writing
-	tmp, err := os.CreateTemp(s.bin, ".copy-*")
+	tmp, err := os.CreateTemp(s.Bin, ".copy-*")
 	if err != nil {
 		launcher.ForkLock.RUnlock()
 		return "", "", err
@@ -154,7 +154,7 @@ func (s *stateDir) acquire(path string) (copyPath, sum string, err error) {
 		return "", "", fmt.Errorf("copy %s: %w", path, err)
 	}
 	sum = hex.EncodeToString(h.Sum(nil))
-	copyPath = filepath.Join(s.bin, sum)
+	copyPath = filepath.Join(s.Bin, sum)
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -167,12 +167,12 @@ func (s *stateDir) acquire(path string) (copyPath, sum string, err error) {
 	return copyPath, sum, nil
 }
 
-// release drops one reference to the copy sum and deletes it at zero.
-func (s *stateDir) release(sum string) { s.drop(s.refs, sum, filepath.Join(s.bin, sum)) }
+// Release drops one reference to the copy sum and deletes it at zero.
+func (s *StateDir) Release(sum string) { s.drop(s.refs, sum, filepath.Join(s.Bin, sum)) }
 
 // drop drops one reference of refs (s.refs or s.mirrors) to key and
 // removes path, its file or folder, at zero.
-func (s *stateDir) drop(refs map[string]int, key, path string) {
+func (s *StateDir) drop(refs map[string]int, key, path string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if refs[key]--; refs[key] <= 0 {
@@ -181,25 +181,25 @@ func (s *stateDir) drop(refs map[string]int, key, path string) {
 	}
 }
 
-// remove deletes both state folders.
-func (s *stateDir) remove() error {
-	return errors.Join(os.RemoveAll(s.root), os.RemoveAll(s.sock))
+// Remove deletes both state folders.
+func (s *StateDir) Remove() error {
+	return errors.Join(os.RemoveAll(s.root), os.RemoveAll(s.Sock))
 }
 
 // maxMirrorEntries bounds the entries of a folder verify mirrors.
 const maxMirrorEntries = 16384
 
-// verified is what verify made of a declared plugin's files.
-type verified struct {
-	// copies maps each file to its verified copy (decl.Launch.Verified),
+// Verified is what verify made of a declared plugin's files.
+type Verified struct {
+	// Copies maps each file to its verified copy (decl.Launch.Verified),
 	// sums each file to the sha256 of the copied bytes.
-	copies, sums map[string]string
-	// dirs are the mirror folders the copies lie in (a confined plugin
+	Copies, Sums map[string]string
+	// Dirs are the mirror folders the copies lie in (a confined plugin
 	// must read them).
-	dirs []string
-	// release drops what verify acquired; call it once the process that
+	Dirs []string
+	// Release drops what verify acquired; call it once the process that
 	// runs the copies is gone.
-	release func()
+	Release func()
 }
 
 // verify makes the verified copies of files (absolute paths, the files a
@@ -216,12 +216,12 @@ type verified struct {
 // removed when its last process is gone. Errors: a file that cannot be
 // read, a folder of more than maxMirrorEntries entries, a mirror that
 // cannot be made; nothing is left acquired.
-func (s *stateDir) verify(files []string) (verified, error) {
-	v := verified{copies: map[string]string{}, sums: map[string]string{}}
+func (s *StateDir) verify(files []string) (Verified, error) {
+	v := Verified{Copies: map[string]string{}, Sums: map[string]string{}}
 	var sums, keys []string
-	v.release = func() {
+	v.Release = func() {
 		for _, sum := range sums {
-			s.release(sum)
+			s.Release(sum)
 		}
 		for _, k := range keys {
 			s.releaseMirror(k)
@@ -230,18 +230,18 @@ func (s *stateDir) verify(files []string) (verified, error) {
 	folders := map[string]map[string]string{} // real folder -> name -> sha256
 	real := map[string]string{}               // file -> real path
 	for _, f := range files {
-		_, sum, err := s.acquire(f)
+		_, sum, err := s.Acquire(f)
 		if err != nil {
-			v.release()
-			return verified{}, err
+			v.Release()
+			return Verified{}, err
 		}
 		sums = append(sums, sum)
 		r, err := filepath.EvalSymlinks(f)
 		if err != nil {
-			v.release()
-			return verified{}, err
+			v.Release()
+			return Verified{}, err
 		}
-		real[f], v.sums[f] = r, sum
+		real[f], v.Sums[f] = r, sum
 		if folders[filepath.Dir(r)] == nil {
 			folders[filepath.Dir(r)] = map[string]string{}
 		}
@@ -251,24 +251,24 @@ func (s *stateDir) verify(files []string) (verified, error) {
 	for folder, names := range folders {
 		key, err := s.mirror(folder, names)
 		if err != nil {
-			v.release()
-			return verified{}, err
+			v.Release()
+			return Verified{}, err
 		}
 		keys = append(keys, key)
 		mirrorOf[folder] = filepath.Join(s.run, key)
-		v.dirs = append(v.dirs, mirrorOf[folder])
+		v.Dirs = append(v.Dirs, mirrorOf[folder])
 	}
 	for f, r := range real {
-		v.copies[f] = filepath.Join(mirrorOf[filepath.Dir(r)], filepath.Base(r))
+		v.Copies[f] = filepath.Join(mirrorOf[filepath.Dir(r)], filepath.Base(r))
 	}
-	v.release = sync.OnceFunc(v.release)
+	v.Release = sync.OnceFunc(v.Release)
 	return v, nil
 }
 
 // mirror returns the name of the mirror of folder whose entries names
 // (name → sha256) are the copies bin/SHA256 (hard links), making it
 // unless it is there, and takes a reference to it.
-func (s *stateDir) mirror(folder string, names map[string]string) (string, error) {
+func (s *StateDir) mirror(folder string, names map[string]string) (string, error) {
 	h := sha256.New()
 	io.WriteString(h, folder)
 	for _, n := range slices.Sorted(maps.Keys(names)) {
@@ -287,7 +287,7 @@ func (s *stateDir) mirror(folder string, names map[string]string) (string, error
 }
 
 // makeMirror makes the mirror of folder at dst (see verify).
-func (s *stateDir) makeMirror(folder string, names map[string]string, dst string) error {
+func (s *StateDir) makeMirror(folder string, names map[string]string, dst string) error {
 	d, err := os.Open(folder)
 	if err != nil {
 		return err
@@ -310,7 +310,7 @@ func (s *stateDir) makeMirror(folder string, names map[string]string, dst string
 		}
 	}
 	for n, sum := range names {
-		err = errors.Join(err, os.Link(filepath.Join(s.bin, sum), filepath.Join(tmp, n)))
+		err = errors.Join(err, os.Link(filepath.Join(s.Bin, sum), filepath.Join(tmp, n)))
 	}
 	mode := os.FileMode(0o700)
 	if s.shared {
@@ -330,4 +330,4 @@ func (s *stateDir) makeMirror(folder string, names map[string]string, dst string
 }
 
 // releaseMirror drops one reference to mirror key and removes it at zero.
-func (s *stateDir) releaseMirror(key string) { s.drop(s.mirrors, key, filepath.Join(s.run, key)) }
+func (s *StateDir) releaseMirror(key string) { s.drop(s.mirrors, key, filepath.Join(s.run, key)) }

@@ -1,4 +1,4 @@
-package host
+package core
 
 import (
 	"slices"
@@ -23,14 +23,14 @@ import (
 //
 // and then its policy's variables and the secrets it grants.
 
-// checkPluginEnv refuses Config.PluginEnv names that are empty, hold "="
+// CheckPluginEnv refuses Config.PluginEnv names that are empty, hold "="
 // or are in the host's namespace (OPENTOOL_*).
-func checkPluginEnv(names []string) error { return launcher.CheckNames("plugin env", names) }
+func CheckPluginEnv(names []string) error { return launcher.CheckNames("plugin env", names) }
 
-// pluginEnv returns the environment of plugin name: goplugin (go-plugin's
+// PluginEnv returns the environment of plugin name: goplugin (go-plugin's
 // variables) followed by the allowed variables of environ (KEY=VALUE
 // entries, as os.Environ returns them): the extra names, and the
 // plugin's own (launcher.PluginVars).
-func pluginEnv(goplugin []string, name string, extra []string, environ []string) []string {
+func PluginEnv(goplugin []string, name string, extra []string, environ []string) []string {
 	return slices.Concat(goplugin, launcher.Env(environ, launcher.Allow{Names: extra, Plugin: name}))
 }

@@ -1,4 +1,4 @@
-package host
+package supervise
 
 import (
 	"crypto/tls"
@@ -15,12 +15,12 @@ import (
 // prove they hold its key.
 var hostCert = sync.OnceValues(func() (tls.Certificate, error) { return wire.NewCert() })
 
-// pluginTLS returns the TLS configuration of one plugin start (new on
+// PluginTLS returns the TLS configuration of one plugin start (new on
 // every call: go-plugin sets its RootCAs and ClientCAs to the certificate
 // in that plugin's handshake) and the wire.ClientCertEnv entry
 // (KEY=PEM) for the plugin's environment. Errors: the host's certificate
 // could not be made.
-func pluginTLS() (*tls.Config, string, error) {
+func PluginTLS() (*tls.Config, string, error) {
 	cert, err := hostCert()
 	if err != nil {
 		return nil, "", fmt.Errorf("host authentication: %w", err)

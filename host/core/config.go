@@ -1,4 +1,4 @@
-package host
+package core
 
 import (
 	"context"
@@ -154,11 +154,11 @@ type Config struct {
 
 	// Sandbox is the confinement every plugin gets (limits, Landlock,
 	// network) and the most a plugin's policy declaration
-	// (NAME.policy.json) may allow: a policy only narrows it (policy.go).
+	// (NAME.policy.json) may allow: a policy only narrows it (discover/policy.go).
 	// The zero Spec confines nothing.
 	Sandbox sandbox.Spec
 
-	// Locked enforces DIR/opentool.lock (package lockfile; see pins.go):
+	// Locked enforces DIR/opentool.lock (package lockfile; see discover/pins.go):
 	// a file that is not pinned or does not match is not started, and a
 	// plugin whose function definitions changed is held. New fails when
 	// there is no lock file.
@@ -211,6 +211,10 @@ type Config struct {
 	Launcher []string
 }
 
+// DefaultMaxResultMemory is the default of Config.MaxResultMemory
+// (256 MiB).
+const DefaultMaxResultMemory = 256 << 20
+
 // DefaultMaxResultBytes is the default of Config.MaxResultBytes (16 MiB).
 const DefaultMaxResultBytes = 16 << 20
 
@@ -231,10 +235,10 @@ type RestartPolicy struct {
 	MaxFailures int
 }
 
-// withDefaults returns c with its zero fields set to their defaults, or
+// WithDefaults returns c with its zero fields set to their defaults, or
 // an error naming the first field that is out of range (negative
 // durations and counts are refused, never replaced by a default).
-func (c Config) withDefaults() (Config, error) {
+func (c Config) WithDefaults() (Config, error) {
 	if err := c.check(); err != nil {
 		return c, err
 	}
@@ -244,7 +248,7 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Logger == nil {
 		c.Logger = hclog.NewNullLogger()
 	}
-	c.Logger = quiet(c.Logger) // one line per failure (quietlog.go)
+	c.Logger = Quiet(c.Logger) // one line per failure (quietlog.go)
 	setDefault(&c.StartTimeout, 10*time.Second)
 	setDefault(&c.CallTimeout, 60*time.Second)
 	setDefault(&c.CancelGrace, 500*time.Millisecond)
@@ -305,7 +309,7 @@ func (c Config) check() error {
 			return fmt.Errorf("host: %s must not be negative (0 for the default), got %d", name, n)
 		}
 	}
-	return checkPluginEnv(c.PluginEnv)
+	return CheckPluginEnv(c.PluginEnv)
 }
 
 // TransportEnv is the environment variable that, set to "grpc", sends

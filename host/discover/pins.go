@@ -1,4 +1,4 @@
-package host
+package discover
 
 // Pinning (Config.Locked). The plugins directory's opentool.lock
 // (package lockfile) pins the sha256 of every file the host may run and a
@@ -23,8 +23,6 @@ package host
 import (
 	"errors"
 	"fmt"
-	"github.com/hashicorp/go-hclog"
-	"github.com/opentool-host/opentool-host/protocol/decl"
 	"maps"
 	"os"
 	"path/filepath"
@@ -32,12 +30,15 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/hashicorp/go-hclog"
+	"github.com/opentool-host/opentool-host/protocol/decl"
+
 	"github.com/opentool-host/opentool-host/protocol/lockfile"
 	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
 
-// pins holds the lock a Locked host enforces; nil pins enforce nothing.
-type pins struct {
+// Pins holds the lock a Locked host enforces; nil pins enforce nothing.
+type Pins struct {
 	path   string
 	accept bool // Config.AcceptDefinitionChanges
 	cur    atomic.Pointer[lockfile.File]
@@ -50,6 +51,7 @@ type heldError struct {
 	faults []string // "opentool-plugin-x: sha256 3f1c… is not the pinned 9a0b…", "add: description, parameters changed"
 }
 
+// Error says what the lock holds and how to pin it.
 func (e *heldError) Error() string {
 	return fmt.Sprintf("held by %s: %s; pin with `opentool-host lock --update %s`", lockfile.Name, strings.Join(e.faults, "; "), e.plugin)
 }
@@ -57,18 +59,18 @@ func (e *heldError) Error() string {
 // Unwrap makes errors.Is(err, lockfile.ErrNotPinned) true.
 func (e *heldError) Unwrap() error { return lockfile.ErrNotPinned }
 
-// newPins reads dir's lock file. Errors: none there (run `opentool-host
+// NewPins reads dir's lock file. Errors: none there (run `opentool-host
 // lock` first) or it cannot be parsed.
-func newPins(dir string, accept bool) (*pins, error) {
-	p := &pins{path: filepath.Join(dir, lockfile.Name), accept: accept}
-	if err := p.reload(); err != nil {
+func NewPins(dir string, accept bool) (*Pins, error) {
+	p := &Pins{path: filepath.Join(dir, lockfile.Name), accept: accept}
+	if err := p.Reload(); err != nil {
 		return nil, fmt.Errorf("--locked: %w (write it with `opentool-host lock --dir %s`)", err, dir)
 	}
 	return p, nil
 }
 
-// reload re-reads the lock file; on error the previous lock stays.
-func (p *pins) reload() error {
+// Reload re-reads the lock file; on error the previous lock stays.
+func (p *Pins) Reload() error {
 	f, err := lockfile.Read(p.path)
 	if err != nil {
 		return err
@@ -77,13 +79,13 @@ func (p *pins) reload() error {
 	return nil
 }
 
-// checkFiles checks the files plugin name starts from: the binary copy
+// CheckFiles checks the files plugin name starts from: the binary copy
 // of sum binSum (an executable plugin; "" for a declared one), the
 // declaration, the files a declared plugin executes (files: each one's
 // sha256, those of its verified copies when it is about to start; nil:
 // read from disk), and the policy file. Errors: a *heldError naming
 // each file that is not pinned or does not match.
-func (p *pins) checkFiles(name string, f fileRef, binSum string, files map[string]string) error {
+func (p *Pins) CheckFiles(name string, f FileRef, binSum string, files map[string]string) error {
 	if p == nil {
 		return nil
 	}
@@ -94,18 +96,18 @@ func (p *pins) checkFiles(name string, f fileRef, binSum string, files map[strin
 		case !ok:
 			faults = append(faults, file+": not pinned")
 		case want != sum:
-			faults = append(faults, fmt.Sprintf("%s: sha256 %s is not the pinned %s", file, shortSum(sum), shortSum(want)))
+			faults = append(faults, fmt.Sprintf("%s: sha256 %s is not the pinned %s", file, ShortSum(sum), ShortSum(want)))
 		}
 	}
-	if f.launch == "" {
-		check(filepath.Base(f.path), binSum)
+	if f.Launch == "" {
+		check(filepath.Base(f.Path), binSum)
 	} else {
-		check(filepath.Base(f.path), f.fileSum)
-		faults = append(faults, checkLaunchFiles(lock.Programs[name], f.launch, files)...)
+		check(filepath.Base(f.Path), f.FileSum)
+		faults = append(faults, checkLaunchFiles(lock.Programs[name], f.Launch, files)...)
 	}
 	policy := name + ".policy.json"
-	if f.policy.path != "" {
-		check(policy, f.policy.sum)
+	if f.Policy.Path != "" {
+		check(policy, f.Policy.Sum)
 	} else if _, pinned := lock.Files[policy]; pinned {
 		faults = append(faults, policy+": pinned, but the file is gone")
 	}
@@ -155,37 +157,37 @@ func launchFiles(launch string) ([]string, error) {
 	return l.Files(os.Getenv("PATH"))
 }
 
-// verifiedLaunch makes the verified copies of the files the declared
+// VerifiedLaunch makes the verified copies of the files the declared
 // plugin name executes (launch, its decl.Launch JSON; stateDir.verify)
 // and returns the launch with the lock's sums of them and their copies
 // (decl.Launch.Pinned, Verified), which the adapter runs instead of the
 // paths, and what verify made (its sums are checked by checkFiles).
 // Errors: the launch does not decode, a file cannot be resolved or
 // copied.
-func (p *pins) verifiedLaunch(state *stateDir, name, launch string) (string, verified, error) {
+func (p *Pins) VerifiedLaunch(state *StateDir, name, launch string) (string, Verified, error) {
 	l, err := decl.DecodeLaunch(launch)
 	if err != nil {
-		return "", verified{}, err
+		return "", Verified{}, err
 	}
 	files, err := l.Files(os.Getenv("PATH"))
 	if err != nil {
-		return "", verified{}, err
+		return "", Verified{}, err
 	}
 	v, err := state.verify(files)
 	if err != nil {
-		return "", verified{}, err
+		return "", Verified{}, err
 	}
 	l.Pinned = map[string]string{}
 	maps.Copy(l.Pinned, p.cur.Load().Programs[name])
-	l.Verified = v.copies
+	l.Verified = v.Copies
 	return l.Encode(), v, nil
 }
 
-// checkDefinitions checks doc's functions against the pinned digests of
+// CheckDefinitions checks doc's functions against the pinned digests of
 // plugin name; old (the definitions served now, nil when none) says which
 // members changed. Errors: a *heldError, unless definition changes are
 // accepted (they are then logged by the caller's log and nil returned).
-func (p *pins) checkDefinitions(name string, doc, old *opentool.OpenTool) (faults []string, err error) {
+func (p *Pins) CheckDefinitions(name string, doc, old *opentool.OpenTool) (faults []string, err error) {
 	if p == nil {
 		return nil, nil
 	}
@@ -217,73 +219,36 @@ func (p *pins) checkDefinitions(name string, doc, old *opentool.OpenTool) (fault
 	return faults, &heldError{plugin: name, faults: faults}
 }
 
-// isHeld reports whether err is a hold by the lock.
-func isHeld(err error) bool {
+// IsHeld reports whether err is a hold by the lock.
+func IsHeld(err error) bool {
 	var he *heldError
 	return errors.As(err, &he)
 }
 
-// status says how a plugin stands with the lock: "" without one,
+// Status says how a plugin stands with the lock: "" without one,
 // "held" when a change waits for the lock, else "pinned" when the
 // serving process's files and definitions are the pinned ones, else
 // "unpinned".
-func (p *pins) status(name string, f fileRef, binSum string, doc *opentool.OpenTool, held bool) string {
+func (p *Pins) Status(name string, f FileRef, binSum string, doc *opentool.OpenTool, held bool) string {
 	switch {
 	case p == nil:
 		return ""
 	case held:
 		return "held"
-	case doc == nil || p.checkFiles(name, f, binSum, nil) != nil:
+	case doc == nil || p.CheckFiles(name, f, binSum, nil) != nil:
 		return "unpinned"
 	}
-	if faults, _ := p.checkDefinitions(name, doc, nil); faults != nil {
+	if faults, _ := p.CheckDefinitions(name, doc, nil); faults != nil {
 		return "unpinned"
 	}
 	return "pinned"
 }
 
-// Pins returns a lock that pins what the host serves now: each plugin's
-// files (executable, declaration, policy) as last started and the digest
-// of each function its serving process declares. Plugins with no serving
-// process have their files pinned but no functions. `opentool-host lock`
-// writes it.
-func (h *Host) Pins() *lockfile.File {
-	lock := lockfile.New()
-	for _, p := range h.all() {
-		f, sum, doc := p.pinState()
-		if f.path == "" {
-			continue
-		}
-		file := sum
-		if f.launch != "" {
-			file = f.fileSum
-		}
-		if file != "" {
-			lock.Files[filepath.Base(f.path)] = file
-		}
-		if f.policy.path != "" && f.policy.sum != "" {
-			lock.Files[filepath.Base(f.policy.path)] = f.policy.sum
-		}
-		if f.launch != "" {
-			pinPrograms(lock, p.name, f.launch, h.log)
-		}
-		if doc == nil {
-			continue
-		}
-		fns := map[string]string{}
-		for k := range doc.Functions {
-			fns[doc.Functions[k].Name] = lockfile.Digest(&doc.Functions[k])
-		}
-		lock.Functions[p.name] = fns
-	}
-	return lock
-}
-
-// pinPrograms records in lock the sha256 of each file the declared
+// PinPrograms records in lock the sha256 of each file the declared
 // plugin name executes or names (launch, its decl.Launch JSON;
 // decl.Launch.Files); a file that cannot be read is logged and left
 // unpinned (the plugin then fails with --locked, naming it).
-func pinPrograms(lock *lockfile.File, name, launch string, log hclog.Logger) {
+func PinPrograms(lock *lockfile.File, name, launch string, log hclog.Logger) {
 	files, err := launchFiles(launch)
 	if err != nil {
 		log.Warn("files of a declared plugin not pinned", "plugin", name, "error", err)
