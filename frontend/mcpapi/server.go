@@ -247,7 +247,7 @@ func (s *Server) add(t *mcp.Tool) (err error) {
 // server wrote it is logged once and fi gets the definition toolOf
 // builds. Callers hold s.mu.
 func (s *Server) verbatim(fi host.FunctionInfo) json.RawMessage {
-	def, err := verbatim(fi.Function)
+	def, err := verbatim(fi.Function, s.cfg.Tasks != nil)
 	k := "mcpTool\x00" + fi.Function.Name
 	if err == nil {
 		delete(s.bad, k)
