@@ -83,9 +83,11 @@ import (
 //
 // The host has no function that requires a task: a tool that an MCP
 // server behind the host marks execution.taskSupport "required" is
-// called as a task by its adapter (package mcpadapter, tasks.go) and is
-// a plain tool here, listed without execution; so tools/call never
-// answers -32021.
+// called as a task by its adapter (package mcpadapter, tasks.go and
+// coretasks.go), so a plain tools/call of it is answered too and
+// tools/call never answers -32021; it is listed with taskSupport as the
+// server wrote it (tools.go, verbatim), so that a 2025-11-25 client may
+// ask for a core task (coretasks.go).
 // notifications/tasks goes around the SDK, onto the listen stream's
 // HTTP writer: the MCP Go SDK v1.8.0 gives a server no way to send a
 // notification it does not define (ServerSession sends only its own
