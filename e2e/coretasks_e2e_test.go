@@ -56,7 +56,8 @@ func ctNode(t *testing.T) (node, modules string) {
 // simulate-research-query (execution.taskSupport "required", core
 // capabilities.tasks, no extension) is served, not refused: the plugin
 // is not degraded, and a call through /opentool/call and one through
-// /mcp each run it as a task on the server to its report; /mcp lists it
+// /mcp each run it as a task on the server to its report; a caller that
+// gives up has the server's task cancelled (tasks/cancel); /mcp lists it
 // with execution.taskSupport as the server wrote it.
 func TestEverythingResearchQueryAsCoreTask(t *testing.T) {
 	node, modules := ctNode(t)
@@ -90,6 +91,20 @@ func TestEverythingResearchQueryAsCoreTask(t *testing.T) {
 	if text, isErr := msCall(t, cs, tool, map[string]any{"topic": "mcp"}); isErr || !strings.Contains(text, "mcp") || !strings.Contains(text, "Research") {
 		t.Errorf("/mcp tools/call %s: %q (isError %v)", tool, text, isErr)
 	}
+
+	// A caller that gives up: the host cancels the server's task.
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, hp.url+"/opentool/call", strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"`+tool+`","params":{"topic":"given up"}}`))
+	req.Header.Set("Content-Type", "application/json")
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+		t.Fatalf("/opentool/call %s answered HTTP %d within 1.5 s; want the caller to give up first", tool, resp.StatusCode)
+	}
+	testkit.Eventually(t, 10*time.Second, "the host's tasks/cancel of the given-up task", func() bool {
+		return strings.Contains(hp.logs.String(), `core task cancelled on the server: server=everything tool=`+tool)
+	})
+
 	_, _, listed := mtSession(t, hp.url, "").post(t, "tools/list", "", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
 	if !strings.Contains(listed, `"taskSupport":"required"`) {
 		t.Errorf("/mcp tools/list: %s lacks execution.taskSupport \"required\" as the server wrote it", listed)

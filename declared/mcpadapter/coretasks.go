@@ -257,13 +257,15 @@ func (a *Adapter) awaitCoreTask(ctx context.Context, tool string, t *mcptasks.Ta
 }
 
 // cancelCoreTask sends the core tasks/cancel for task id of MCP tool
-// tool, detached from ctx and bounded by cancelTimeout; a failure is
-// logged (cancellation is cooperative).
+// tool, detached from ctx and bounded by cancelTimeout; the outcome is
+// logged (a failure as a warning: cancellation is cooperative).
 func (a *Adapter) cancelCoreTask(ctx context.Context, tool, id string) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
 	defer cancel()
 	p := &mcptasks.TaskParams{TaskID: id}
 	if _, err := mcp.CallCustomMethod[*mcptasks.TaskParams, *mcptasks.AckResult](cctx, a.cs, mcptasks.MethodCancel, p); err != nil {
 		a.log.Warn("tasks/cancel failed", "server", a.launch.Name, "tool", tool, "task", id, "error", err)
+		return
 	}
+	a.log.Debug("core task cancelled on the server", "server", a.launch.Name, "tool", tool, "task", id)
 }
