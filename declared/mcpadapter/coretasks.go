@@ -7,8 +7,6 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"sync"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -153,39 +151,18 @@ func createdCoreTask(raw json.RawMessage) *mcptasks.Task {
 // it answers with one, else that of the task it created, polled to its
 // end (awaitCoreTask). Errors: as callAsTask's.
 func (a *Adapter) callAsCoreTask(ctx context.Context, tool string, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
-	var (
-		mu        sync.Mutex
-		created   *mcptasks.Task
-		abandoned bool
-	)
-	sink := func(raw json.RawMessage) {
-		t := createdCoreTask(raw)
-		if t == nil {
-			return
+	var t *mcptasks.Task
+	take := func(raw json.RawMessage) string {
+		if t = createdCoreTask(raw); t != nil {
+			return t.TaskID
 		}
-		mu.Lock()
-		defer mu.Unlock()
-		if abandoned {
-			go a.cancelCoreTask(ctx, tool, t.TaskID)
-			return
-		}
-		created = t
+		return ""
 	}
-	res, err := a.cs.CallTool(withRawResult(withCoreTask(ctx), sink), params)
-	mu.Lock()
-	t := created
-	abandoned = err != nil
-	mu.Unlock()
+	res, id, err := a.sendTaskCall(ctx, withCoreTask(ctx), tool, params, take, a.cancelCoreTask)
 	switch {
-	case err != nil && t != nil:
-		a.cancelCoreTask(ctx, tool, t.TaskID)
-		if ctx.Err() != nil {
-			return nil, a.taskCancelled(ctx, tool, t.TaskID)
-		}
-		return nil, callError(ctx, a.launch.Name, tool, err)
 	case err != nil:
-		return nil, callError(ctx, a.launch.Name, tool, err)
-	case t != nil:
+		return nil, err
+	case id != "":
 		return a.awaitCoreTask(ctx, tool, t)
 	}
 	return res, nil
@@ -224,24 +201,14 @@ func (a *Adapter) awaitCoreTask(ctx context.Context, tool string, t *mcptasks.Ta
 	id := t.TaskID
 	for !t.Status.Terminal() {
 		if t.Status == tasks.InputRequired {
-			a.cancelCoreTask(ctx, tool, id)
-			return nil, pluginsdk.ToolFailure("MCP server %q: tool %q: task %s asked the client for input (elicitation or sampling), which opentool-host cannot give; the task was cancelled", a.launch.Name, tool, id)
+			return nil, a.inputRequired(ctx, tool, id, a.cancelCoreTask)
 		}
-		wait := time.NewTimer(pollInterval(t.PollInterval))
-		select {
-		case <-ctx.Done():
-			wait.Stop()
-			a.cancelCoreTask(ctx, tool, id)
-			return nil, a.taskCancelled(ctx, tool, id)
-		case <-wait.C:
+		if err := a.pollWait(ctx, tool, id, t.PollInterval, a.cancelCoreTask); err != nil {
+			return nil, err
 		}
 		next, err := a.coreGet(ctx, id)
-		switch {
-		case ctx.Err() != nil:
-			a.cancelCoreTask(ctx, tool, id)
-			return nil, a.taskCancelled(ctx, tool, id)
-		case err != nil:
-			return nil, pluginsdk.ToolFailure("MCP server %q: tool %q: tasks/get of task %s: %v", a.launch.Name, tool, id, err)
+		if err := a.getFailed(ctx, tool, id, err, a.cancelCoreTask); err != nil {
+			return nil, err
 		}
 		t = next
 	}

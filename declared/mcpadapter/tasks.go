@@ -125,45 +125,67 @@ func createdTask(raw json.RawMessage) *mcptasks.TaskResult {
 func (a *Adapter) callAsTask(ctx context.Context, tool string, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
 	p := *params
 	p.Meta = mcptasks.OptIn(params.Meta)
-	var (
-		mu        sync.Mutex
-		created   *mcptasks.TaskResult
-		abandoned bool
-	)
-	sink := func(raw json.RawMessage) {
-		t := createdTask(raw)
-		if t == nil {
-			return
+	var t *mcptasks.TaskResult
+	take := func(raw json.RawMessage) string {
+		if t = createdTask(raw); t != nil {
+			return t.TaskID
 		}
-		mu.Lock()
-		defer mu.Unlock()
-		if abandoned { // the call was given up as the task was created
-			go a.cancelTask(ctx, tool, t.TaskID)
-			return
-		}
-		created = t
+		return ""
 	}
-	res, err := a.cs.CallTool(withRawResult(ctx, sink), &p)
-	mu.Lock()
-	t := created
-	abandoned = err != nil
-	mu.Unlock()
+	res, id, err := a.sendTaskCall(ctx, ctx, tool, &p, take, a.cancelTask)
 	switch {
-	case err != nil && t != nil: // the task's handle came as the call failed (ctx ended)
-		a.cancelTask(ctx, tool, t.TaskID)
-		if ctx.Err() != nil {
-			return nil, a.taskCancelled(ctx, tool, t.TaskID)
-		}
-		return nil, callError(ctx, a.launch.Name, tool, err)
 	case err != nil:
-		return nil, callError(ctx, a.launch.Name, tool, err)
-	case t != nil:
+		return nil, err
+	case id != "":
 		return a.awaitTask(ctx, tool, t)
 	}
 	if b, _ := json.Marshal(res); createdTask(b) != nil { // the SDK kept resultType "task", raw.go missed it
 		return nil, pluginsdk.ToolFailure("MCP server %q: tool %q: answered with a task whose handle the adapter could not read", a.launch.Name, tool)
 	}
 	return res, nil
+}
+
+// sendTaskCall sends tools/call params of MCP tool tool with callCtx (ctx
+// with what the dialect adds) and returns its result, or the id of the
+// task the server answered with instead: take reads a task's id from a
+// raw result ("" when it is not a task). A task created as the call
+// failed (ctx ended) is cancelled with cancel. Errors (*pluginsdk.Error):
+// as CallJSON's, and the caller's end.
+func (a *Adapter) sendTaskCall(ctx, callCtx context.Context, tool string, params *mcp.CallToolParams, take func(json.RawMessage) string, cancel func(ctx context.Context, tool, id string)) (*mcp.CallToolResult, string, error) {
+	var (
+		mu        sync.Mutex
+		created   string
+		abandoned bool
+	)
+	sink := func(raw json.RawMessage) {
+		id := take(raw)
+		if id == "" {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if abandoned { // the call was given up as the task was created
+			go cancel(ctx, tool, id)
+			return
+		}
+		created = id
+	}
+	res, err := a.cs.CallTool(withRawResult(callCtx, sink), params)
+	mu.Lock()
+	id := created
+	abandoned = err != nil
+	mu.Unlock()
+	switch {
+	case err != nil && id != "": // the task's handle came as the call failed (ctx ended)
+		cancel(ctx, tool, id)
+		if ctx.Err() != nil {
+			return nil, "", a.taskCancelled(ctx, tool, id)
+		}
+		return nil, "", callError(ctx, a.launch.Name, tool, err)
+	case err != nil:
+		return nil, "", callError(ctx, a.launch.Name, tool, err)
+	}
+	return res, id, nil
 }
 
 // awaitTask polls task t (tasks/get, after each answer's pollIntervalMs)
@@ -188,27 +210,53 @@ func (a *Adapter) awaitTask(ctx context.Context, tool string, t *mcptasks.TaskRe
 		case tasks.Cancelled:
 			return nil, pluginsdk.ToolFailure("MCP server %q: tool %q: the server cancelled task %s: %s", a.launch.Name, tool, id, t.StatusMessage)
 		case tasks.InputRequired:
-			a.cancelTask(ctx, tool, id)
-			return nil, pluginsdk.ToolFailure("MCP server %q: tool %q: task %s asked the client for input (elicitation or sampling), which opentool-host cannot give; the task was cancelled", a.launch.Name, tool, id)
+			return nil, a.inputRequired(ctx, tool, id, a.cancelTask)
 		}
-		wait := time.NewTimer(pollInterval(t.PollIntervalMs))
-		select {
-		case <-ctx.Done():
-			wait.Stop()
-			a.cancelTask(ctx, tool, id)
-			return nil, a.taskCancelled(ctx, tool, id)
-		case <-wait.C:
+		if err := a.pollWait(ctx, tool, id, t.PollIntervalMs, a.cancelTask); err != nil {
+			return nil, err
 		}
 		next, err := taskRequest[*mcptasks.TaskResult](ctx, a.cs, mcptasks.MethodGet, id)
-		switch {
-		case ctx.Err() != nil:
-			a.cancelTask(ctx, tool, id)
-			return nil, a.taskCancelled(ctx, tool, id)
-		case err != nil:
-			return nil, pluginsdk.ToolFailure("MCP server %q: tool %q: tasks/get of task %s: %v", a.launch.Name, tool, id, err)
+		if err := a.getFailed(ctx, tool, id, err, a.cancelTask); err != nil {
+			return nil, err
 		}
 		t = next
 	}
+}
+
+// inputRequired cancels task id of MCP tool tool, which asked the client
+// for input, with cancel (either dialect's) and returns the call's error.
+func (a *Adapter) inputRequired(ctx context.Context, tool, id string, cancel func(ctx context.Context, tool, id string)) error {
+	cancel(ctx, tool, id)
+	return pluginsdk.ToolFailure("MCP server %q: tool %q: task %s asked the client for input (elicitation or sampling), which opentool-host cannot give; the task was cancelled", a.launch.Name, tool, id)
+}
+
+// pollWait waits pollInterval(ms) before the next tasks/get of task id;
+// when ctx ends first it cancels the task with cancel (either dialect's)
+// and returns the caller's error (taskCancelled).
+func (a *Adapter) pollWait(ctx context.Context, tool, id string, ms int64, cancel func(ctx context.Context, tool, id string)) error {
+	wait := time.NewTimer(pollInterval(ms))
+	defer wait.Stop()
+	select {
+	case <-ctx.Done():
+		cancel(ctx, tool, id)
+		return a.taskCancelled(ctx, tool, id)
+	case <-wait.C:
+		return nil
+	}
+}
+
+// getFailed is the call's error after a tasks/get of task id that
+// returned err (nil: none): when ctx ended meanwhile the task is
+// cancelled with cancel (either dialect's).
+func (a *Adapter) getFailed(ctx context.Context, tool, id string, err error, cancel func(ctx context.Context, tool, id string)) error {
+	switch {
+	case ctx.Err() != nil:
+		cancel(ctx, tool, id)
+		return a.taskCancelled(ctx, tool, id)
+	case err != nil:
+		return pluginsdk.ToolFailure("MCP server %q: tool %q: tasks/get of task %s: %v", a.launch.Name, tool, id, err)
+	}
+	return nil
 }
 
 // pollInterval is the wait before the next tasks/get: the server's
