@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -127,8 +128,9 @@ type coreClientOut struct {
 // faulty plugin's 1.5 s sleep through /mcp: the host declares
 // capabilities.tasks, answers a CreateTaskResult, the client polls
 // tasks/get (working, then completed) and gets the CallToolResult from
-// tasks/result; tasks/list shows the task to its key, and another key's
-// tasks/get and tasks/result of it are -32602.
+// tasks/result; tasks/list shows the task to its key, 50 a page, and
+// another key none; another key's tasks/get, tasks/result and
+// tasks/cancel of it are -32602, and so is the extension's tasks/get.
 func TestCoreTasksTypeScriptClient(t *testing.T) {
 	node, modules := ctNode(t)
 	dir := t.TempDir()
@@ -188,5 +190,35 @@ func TestCoreTasksTypeScriptClient(t *testing.T) {
 	}
 	if o, raw := alice.tasks(t, "tasks/cancel", id, false); o.Error == nil || o.Error.Code != -32602 {
 		t.Errorf("tasks/cancel of a completed task: %s, want -32602", raw)
+	}
+	// Each dialect sees only its own tasks.
+	if o, raw := alice.tasks(t, "tasks/get", id, true); o.Error == nil || o.Error.Code != -32602 {
+		t.Errorf("the extension's tasks/get of a core task: %s, want -32602", raw)
+	}
+
+	// tasks/list pages by 50, newest first, with nextCursor.
+	for i := range 51 {
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":0},"task":{}}}`, 100+i)
+		if _, o, raw := alice.post(t, "tools/call", "sleep", body); o.Error != nil || !strings.Contains(string(o.Result), `{"task":{"taskId":"`) {
+			t.Fatalf("tools/call with params.task: %s, want a CreateTaskResult", raw)
+		}
+	}
+	var page struct {
+		Tasks []struct {
+			TaskID string `json:"taskId"`
+		} `json:"tasks"`
+		NextCursor string `json:"nextCursor"`
+	}
+	_, o, raw := alice.post(t, "tasks/list", "", `{"jsonrpc":"2.0","id":1,"method":"tasks/list","params":{}}`)
+	if err := json.Unmarshal(o.Result, &page); err != nil || len(page.Tasks) != 50 || page.NextCursor == "" || page.Tasks[0].TaskID == id {
+		t.Fatalf("tasks/list: %s, want 50 tasks, the newest first, and nextCursor", raw)
+	}
+	_, o, raw = alice.post(t, "tasks/list", "", `{"jsonrpc":"2.0","id":2,"method":"tasks/list","params":{"cursor":"`+page.NextCursor+`"}}`)
+	page.NextCursor = ""
+	if err := json.Unmarshal(o.Result, &page); err != nil || len(page.Tasks) != 2 || page.NextCursor != "" || page.Tasks[1].TaskID != id {
+		t.Errorf("tasks/list page 2: %s, want the last 2, the TypeScript client's last", raw)
+	}
+	if _, o, raw := bob.post(t, "tasks/list", "", `{"jsonrpc":"2.0","id":3,"method":"tasks/list","params":{}}`); string(o.Result) != `{"tasks":[]}` {
+		t.Errorf("another key's tasks/list: %s, want none", raw)
 	}
 }
