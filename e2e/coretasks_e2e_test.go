@@ -196,6 +196,18 @@ func TestCoreTasksTypeScriptClient(t *testing.T) {
 		t.Errorf("the extension's tasks/get of a core task: %s, want -32602", raw)
 	}
 
+	// The extension has no tasks/result nor tasks/list: -32601 in its dialect.
+	v2 := mtStateless(hp.url, taskKeyA, "2026-07-28")
+	for _, c := range []struct {
+		who    *mtClient
+		method string
+		optIn  bool
+	}{{alice, "tasks/result", true}, {alice, "tasks/list", true}, {v2, "tasks/result", true}, {v2, "tasks/list", false}} {
+		if o, raw := c.who.tasks(t, c.method, id, c.optIn); o.Error == nil || o.Error.Code != -32601 {
+			t.Errorf("%s %s (opt-in %v): %s, want -32601", c.who.version, c.method, c.optIn, raw)
+		}
+	}
+
 	// tasks/list pages by 50, newest first, with nextCursor.
 	for i := range 51 {
 		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":0},"task":{}}}`, 100+i)

@@ -49,7 +49,11 @@ import (
 //	                             coreListPage a page, nextCursor the last id
 //	tasks/cancel                 the Task; a task already ended: -32602
 //	errors                       an unknown, expired, malformed, another
-//	                             key's, or an extension task id: -32602
+//	                             key's, or an extension task id: -32602;
+//	                             tasks/result and tasks/list in the
+//	                             extension's dialect (a 2026-07-28 client, or
+//	                             _meta opting in): -32601, as the extension
+//	                             says (it removed them)
 //
 // A request of tasks/get or tasks/cancel is the extension's when its _meta
 // opts in to the extension, or its client speaks 2026-07-28, or it names
@@ -239,11 +243,29 @@ func (s *Server) lookupCoreTask(ctx context.Context, method, taskID string) (tas
 	return rec, nil
 }
 
+// coreOnlyRefused reports whether a tasks/result or tasks/list with
+// _meta meta is of the extension's dialect (its client speaks 2026-07-28,
+// or meta opts in to the extension), which has no such method.
+func coreOnlyRefused(ss *mcp.ServerSession, meta map[string]any) bool {
+	return mcptasks.Allows(meta) || ss != nil && speaksSessionless(ss)
+}
+
+// coreOnly is the -32601 answering method, a method of the core tasks
+// only, in the extension's dialect (extension: tasks/result and
+// tasks/list are removed and MUST be refused with -32601).
+func coreOnly(method string) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
+		Message: fmt.Sprintf("Method not found: %s is a method of the core tasks of MCP %s, not of the %s extension", method, mcptasks.CoreRevision, mcptasks.Extension)}
+}
+
 // coreResult serves tasks/result: it waits until the task ends (or the
 // request does), then answers its outcome (see above).
-func (s *Server) coreResult(ctx context.Context, _ *mcp.ServerSession, p *mcptasks.TaskParams) (*taskAnswer, error) {
+func (s *Server) coreResult(ctx context.Context, ss *mcp.ServerSession, p *mcptasks.TaskParams) (*taskAnswer, error) {
 	if p == nil {
 		p = &mcptasks.TaskParams{}
+	}
+	if coreOnlyRefused(ss, p.Meta) {
+		return nil, coreOnly(mcptasks.MethodResult)
 	}
 	rec, err := s.awaitCoreTask(ctx, p.TaskID)
 	if err != nil {
@@ -320,9 +342,12 @@ func withRelatedTask(result json.RawMessage, id string) (json.RawMessage, error)
 // coreList serves tasks/list: a page of the key's core tasks after the
 // cursor (the last task id of the page before). Errors: -32602 for a
 // cursor that names none of them, storeError's.
-func (s *Server) coreList(ctx context.Context, _ *mcp.ServerSession, p *mcptasks.ListParams) (*mcptasks.ListResult, error) {
+func (s *Server) coreList(ctx context.Context, ss *mcp.ServerSession, p *mcptasks.ListParams) (*mcptasks.ListResult, error) {
 	if p == nil {
 		p = &mcptasks.ListParams{}
+	}
+	if coreOnlyRefused(ss, p.Meta) {
+		return nil, coreOnly(mcptasks.MethodList)
 	}
 	recs, err := s.cfg.Tasks.List(ctx, access.GrantFrom(ctx).Name(), FrontEndCore)
 	if err != nil {
