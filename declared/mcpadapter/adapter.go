@@ -115,7 +115,8 @@ type Adapter struct {
 
 	proc atomic.Pointer[process] // a command server's process, once Run starts it
 
-	clients clients // the client sessions' own upstream sessions (clients.go)
+	clients   clients     // the client sessions' own upstream sessions (clients.go)
+	coreTasks atomic.Bool // initialize declared core tasks for tools/call (coretasks.go)
 }
 
 var (
@@ -295,7 +296,7 @@ func (a *Adapter) callTool(ctx context.Context, name string, args []byte) (*mcp.
 	defer rel.end(c)
 	params := &mcp.CallToolParams{Name: tool, Arguments: rawArgs(args), Meta: meta}
 	if asTask {
-		res, err := a.callAsTask(ctx, cs, tool, params)
+		res, err := a.callTasked(withTaskSession(ctx, cs), tool, params)
 		return res, nil, err
 	}
 	var raw json.RawMessage // set by the connection's reader before CallTool returns
@@ -303,7 +304,7 @@ func (a *Adapter) callTool(ctx context.Context, name string, args []byte) (*mcp.
 	if err != nil && ctx.Err() == nil && mcptasks.IsMissingCapability(err) {
 		// The server serves this call only as a task (tasks.go).
 		a.log.Debug("MCP tool answered -32021 for the Tasks extension; calling it as a task", "server", a.launch.Name, "tool", tool)
-		res, err := a.callAsTask(ctx, cs, tool, params)
+		res, err := a.callAsTask(withTaskSession(ctx, cs), tool, params)
 		return res, nil, err
 	}
 	if err != nil {

@@ -63,6 +63,9 @@ type serverInfo struct {
 	// tasks reports whether the server declares the Tasks extension
 	// (capabilities.extensions in initialize).
 	tasks bool
+	// coreTasks reports whether the server declares the core tasks of
+	// 2025-11-25 for tools/call (capabilities.tasks, coretasks.go).
+	coreTasks bool
 	// defs is each tool's definition as the server wrote it, by MCP name
 	// (nil for a name listed twice), read raw from tools/list: each
 	// function's MCPTool.

@@ -41,8 +41,8 @@
 //	the tool as listed            mcpTool (an extension): the tool's JSON exactly
 //	                             as tools/list gave it (raw.go), which /mcp
 //	                             serves as the tool's definition (name
-//	                             replaced by the served one, taskSupport
-//	                             left out); the rows below are for the
+//	                             replaced by the served one; taskSupport
+//	                             kept when /mcp serves tasks); the rows below are for the
 //	                             OpenTool projection, OTC and export
 //	title (or annotations.title) description "TITLE. DESCRIPTION (HINTS)"; HINTS
 //	description, annotations     from readOnlyHint, destructiveHint (when set true)
@@ -73,10 +73,11 @@
 //	  anyOf/oneOf                on a schema without a type: the first branch
 //	                             that is not null
 //	  not, if/then/else, ...     left out of the projection
-//	execution.taskSupport        not served, nor in /mcp's mcpTool (the SDK's Tool
-//	                             drops it; raw.go reads it): "required" makes the adapter call the tool
-//	                             as a task (tasks.go), and refuses it when the
-//	                             server does not declare the Tasks extension;
+//	execution.taskSupport        not served (the SDK's Tool drops it; raw.go reads
+//	                             it): "required" makes the adapter call the tool
+//	                             as a task, through the Tasks extension (tasks.go)
+//	                             or core tasks (coretasks.go), and refuses it when
+//	                             the server declares neither;
 //	                             every other value is a plain tools/call
 //	outputSchema                 outputSchema as declared and the return "result"
 //	                             (its projection) for the schema of an object;
@@ -116,9 +117,11 @@
 //	closed
 //	the caller cancels (ctx ends)       notifications/cancelled to the server
 //	a tool that requires a task         the call made as a task of the Tasks
-//	(execution.taskSupport "required";  extension, polled to its result, which maps
-//	or -32021 to a plain call)          as above; tasks/cancel when the caller
-//	                                    cancels (tasks.go)
+//	(execution.taskSupport "required";  extension (tasks.go), or of core tasks of
+//	or -32021 to a plain call)          2025-11-25 when the server declares only
+//	                                    those (coretasks.go), polled to its result,
+//	                                    which maps as above; tasks/cancel when the
+//	                                    caller cancels
 //	the caller's _meta                  the tools/call _meta (its progressToken
 //	                                    replaced by one of the adapter's; without
 //	                                    the caller's own protocol context, SEP-2575:

@@ -90,6 +90,11 @@ func (c *rawConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 			// answer a cancelled request.
 			context.AfterFunc(ctx, func() { time.AfterFunc(lateResults, func() { c.take(req.ID) }) })
 		}
+		if wantsCoreTask(ctx, req.Method) { // coretasks.go
+			with := *req
+			with.Params = withTaskParam(req.Params)
+			msg = &with
+		}
 	}
 	return c.Connection.Write(ctx, msg)
 }
@@ -121,6 +126,12 @@ type rawResponses struct{ next http.RoundTripper }
 
 // RoundTrip implements http.RoundTripper.
 func (t rawResponses) RoundTrip(r *http.Request) (*http.Response, error) {
+	if wantsCoreTask(r.Context(), "tools/call") { // coretasks.go: params.task
+		var err error
+		if r, err = coreTaskRequest(r); err != nil {
+			return nil, err
+		}
+	}
 	resp, err := t.next.RoundTrip(r)
 	if sink := rawSinkOf(r.Context()); err == nil && sink != nil && resp.StatusCode/100 == 2 {
 		sse := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -139,7 +140,9 @@ const ProtocolVersion = "2025-11-25"
 // lists the tools; the session is closed again when listing fails.
 func (a *Adapter) initialize(ctx context.Context, t mcp.Transport) (*mcp.ClientSession, error) {
 	a.setPhase("initialize")
-	cs, err := a.client().Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
+	var once sync.Once // the first result is initialize's (coretasks.go)
+	ictx := withRawResult(ctx, func(raw json.RawMessage) { once.Do(func() { a.coreTasks.Store(coreTasksDeclared(raw)) }) })
+	cs, err := a.client().Connect(ictx, t, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
 	if err != nil {
 		return nil, err
 	}
@@ -278,7 +281,7 @@ func (a *Adapter) list(ctx context.Context, cs *mcp.ClientSession) (changed bool
 		}
 		tools = append(tools, t)
 	}
-	info := serverInfo{name: a.launch.Name, taskSupport: support, defs: defs}
+	info := serverInfo{name: a.launch.Name, taskSupport: support, defs: defs, coreTasks: a.coreTasks.Load()}
 	if ir := cs.InitializeResult(); ir != nil {
 		info.impl = ir.ServerInfo
 		if ir.Capabilities != nil {

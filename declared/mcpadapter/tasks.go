@@ -89,6 +89,7 @@ func addTaskMethods(c *mcp.Client) {
 	for _, err := range []error{
 		mcp.AddSendingCustomMethod[*mcptasks.TaskParams, *mcptasks.TaskResult](c, mcptasks.MethodGet),
 		mcp.AddSendingCustomMethod[*mcptasks.TaskParams, *mcptasks.AckResult](c, mcptasks.MethodCancel),
+		mcp.AddSendingCustomMethod[*mcptasks.TaskParams, *mcp.CallToolResult](c, mcptasks.MethodResult), // core (coretasks.go)
 	} {
 		if err != nil {
 			panic(err) // only for a standard method's name: a bug here
@@ -121,43 +122,22 @@ func createdTask(raw json.RawMessage) *mcptasks.TaskResult {
 // its end (awaitTask). Errors (*pluginsdk.Error): as CallJSON's; 500 for
 // a task that failed (400 for its -32602), was cancelled, asked for
 // input, or could not be polled, and when ctx ends (tasks/cancel is sent).
-func (a *Adapter) callAsTask(ctx context.Context, cs *mcp.ClientSession, tool string, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+func (a *Adapter) callAsTask(ctx context.Context, tool string, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
 	p := *params
 	p.Meta = mcptasks.OptIn(params.Meta)
-	var (
-		mu        sync.Mutex
-		created   *mcptasks.TaskResult
-		abandoned bool
-	)
-	sink := func(raw json.RawMessage) {
-		t := createdTask(raw)
-		if t == nil {
-			return
+	var t *mcptasks.TaskResult
+	take := func(raw json.RawMessage) string {
+		if t = createdTask(raw); t != nil {
+			return t.TaskID
 		}
-		mu.Lock()
-		defer mu.Unlock()
-		if abandoned { // the call was given up as the task was created
-			go a.cancelTask(ctx, cs, tool, t.TaskID)
-			return
-		}
-		created = t
+		return ""
 	}
-	res, err := cs.CallTool(withRawResult(ctx, sink), &p)
-	mu.Lock()
-	t := created
-	abandoned = err != nil
-	mu.Unlock()
+	res, id, err := a.sendTaskCall(ctx, ctx, tool, &p, take, a.cancelTask)
 	switch {
-	case err != nil && t != nil: // the task's handle came as the call failed (ctx ended)
-		a.cancelTask(ctx, cs, tool, t.TaskID)
-		if ctx.Err() != nil {
-			return nil, a.taskCancelled(ctx, tool, t.TaskID)
-		}
-		return nil, callError(ctx, a.launch.Name, tool, err)
 	case err != nil:
-		return nil, callError(ctx, a.launch.Name, tool, err)
-	case t != nil:
-		return a.awaitTask(ctx, cs, tool, t)
+		return nil, err
+	case id != "":
+		return a.awaitTask(ctx, tool, t)
 	}
 	if b, _ := json.Marshal(res); createdTask(b) != nil { // the SDK kept resultType "task", raw.go missed it
 		return nil, pluginsdk.ToolFailure("MCP server %q: tool %q: answered with a task whose handle the adapter could not read", a.launch.Name, tool)
@@ -165,10 +145,53 @@ func (a *Adapter) callAsTask(ctx context.Context, cs *mcp.ClientSession, tool st
 	return res, nil
 }
 
+// sendTaskCall sends tools/call params of MCP tool tool with callCtx (ctx
+// with what the dialect adds) and returns its result, or the id of the
+// task the server answered with instead: take reads a task's id from a
+// raw result ("" when it is not a task). A task created as the call
+// failed (ctx ended) is cancelled with cancel. Errors (*pluginsdk.Error):
+// as CallJSON's, and the caller's end.
+func (a *Adapter) sendTaskCall(ctx, callCtx context.Context, tool string, params *mcp.CallToolParams, take func(json.RawMessage) string, cancel func(ctx context.Context, tool, id string)) (*mcp.CallToolResult, string, error) {
+	var (
+		mu        sync.Mutex
+		created   string
+		abandoned bool
+	)
+	sink := func(raw json.RawMessage) {
+		id := take(raw)
+		if id == "" {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if abandoned { // the call was given up as the task was created
+			go cancel(ctx, tool, id)
+			return
+		}
+		created = id
+	}
+	res, err := a.taskSession(ctx).CallTool(withRawResult(callCtx, sink), params)
+	mu.Lock()
+	id := created
+	abandoned = err != nil
+	mu.Unlock()
+	switch {
+	case err != nil && id != "": // the task's handle came as the call failed (ctx ended)
+		cancel(ctx, tool, id)
+		if ctx.Err() != nil {
+			return nil, "", a.taskCancelled(ctx, tool, id)
+		}
+		return nil, "", callError(ctx, a.launch.Name, tool, err)
+	case err != nil:
+		return nil, "", callError(ctx, a.launch.Name, tool, err)
+	}
+	return res, id, nil
+}
+
 // awaitTask polls task t (tasks/get, after each answer's pollIntervalMs)
 // until it ends, and returns its result. When ctx ends first it sends
 // tasks/cancel. Errors: as callAsTask's.
-func (a *Adapter) awaitTask(ctx context.Context, cs *mcp.ClientSession, tool string, t *mcptasks.TaskResult) (*mcp.CallToolResult, error) {
+func (a *Adapter) awaitTask(ctx context.Context, tool string, t *mcptasks.TaskResult) (*mcp.CallToolResult, error) {
 	id := t.TaskID
 	for {
 		switch t.Status {
@@ -187,27 +210,53 @@ func (a *Adapter) awaitTask(ctx context.Context, cs *mcp.ClientSession, tool str
 		case tasks.Cancelled:
 			return nil, pluginsdk.ToolFailure("MCP server %q: tool %q: the server cancelled task %s: %s", a.launch.Name, tool, id, t.StatusMessage)
 		case tasks.InputRequired:
-			a.cancelTask(ctx, cs, tool, id)
-			return nil, pluginsdk.ToolFailure("MCP server %q: tool %q: task %s asked the client for input (elicitation or sampling), which opentool-host cannot give; the task was cancelled", a.launch.Name, tool, id)
+			return nil, a.inputRequired(ctx, tool, id, a.cancelTask)
 		}
-		wait := time.NewTimer(pollInterval(t.PollIntervalMs))
-		select {
-		case <-ctx.Done():
-			wait.Stop()
-			a.cancelTask(ctx, cs, tool, id)
-			return nil, a.taskCancelled(ctx, tool, id)
-		case <-wait.C:
+		if err := a.pollWait(ctx, tool, id, t.PollIntervalMs, a.cancelTask); err != nil {
+			return nil, err
 		}
-		next, err := taskRequest[*mcptasks.TaskResult](ctx, cs, mcptasks.MethodGet, id)
-		switch {
-		case ctx.Err() != nil:
-			a.cancelTask(ctx, cs, tool, id)
-			return nil, a.taskCancelled(ctx, tool, id)
-		case err != nil:
-			return nil, pluginsdk.ToolFailure("MCP server %q: tool %q: tasks/get of task %s: %v", a.launch.Name, tool, id, err)
+		next, err := taskRequest[*mcptasks.TaskResult](ctx, a.taskSession(ctx), mcptasks.MethodGet, id)
+		if err := a.getFailed(ctx, tool, id, err, a.cancelTask); err != nil {
+			return nil, err
 		}
 		t = next
 	}
+}
+
+// inputRequired cancels task id of MCP tool tool, which asked the client
+// for input, with cancel (either dialect's) and returns the call's error.
+func (a *Adapter) inputRequired(ctx context.Context, tool, id string, cancel func(ctx context.Context, tool, id string)) error {
+	cancel(ctx, tool, id)
+	return pluginsdk.ToolFailure("MCP server %q: tool %q: task %s asked the client for input (elicitation or sampling), which opentool-host cannot give; the task was cancelled", a.launch.Name, tool, id)
+}
+
+// pollWait waits pollInterval(ms) before the next tasks/get of task id;
+// when ctx ends first it cancels the task with cancel (either dialect's)
+// and returns the caller's error (taskCancelled).
+func (a *Adapter) pollWait(ctx context.Context, tool, id string, ms int64, cancel func(ctx context.Context, tool, id string)) error {
+	wait := time.NewTimer(pollInterval(ms))
+	defer wait.Stop()
+	select {
+	case <-ctx.Done():
+		cancel(ctx, tool, id)
+		return a.taskCancelled(ctx, tool, id)
+	case <-wait.C:
+		return nil
+	}
+}
+
+// getFailed is the call's error after a tasks/get of task id that
+// returned err (nil: none): when ctx ended meanwhile the task is
+// cancelled with cancel (either dialect's).
+func (a *Adapter) getFailed(ctx context.Context, tool, id string, err error, cancel func(ctx context.Context, tool, id string)) error {
+	switch {
+	case ctx.Err() != nil:
+		cancel(ctx, tool, id)
+		return a.taskCancelled(ctx, tool, id)
+	case err != nil:
+		return pluginsdk.ToolFailure("MCP server %q: tool %q: tasks/get of task %s: %v", a.launch.Name, tool, id, err)
+	}
+	return nil
 }
 
 // pollInterval is the wait before the next tasks/get: the server's
@@ -225,10 +274,10 @@ func pollInterval(ms int64) time.Duration {
 // cancelTimeout. A failure is logged: cancellation is cooperative
 // (extension, "Task Cancellation"), and the server drops the task at its
 // TTL anyway.
-func (a *Adapter) cancelTask(ctx context.Context, cs *mcp.ClientSession, tool, id string) {
+func (a *Adapter) cancelTask(ctx context.Context, tool, id string) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
 	defer cancel()
-	if _, err := taskRequest[*mcptasks.AckResult](cctx, cs, mcptasks.MethodCancel, id); err != nil {
+	if _, err := taskRequest[*mcptasks.AckResult](cctx, a.taskSession(ctx), mcptasks.MethodCancel, id); err != nil {
 		a.log.Warn("tasks/cancel failed", "server", a.launch.Name, "tool", tool, "task", id, "error", err)
 	}
 }
@@ -240,12 +289,32 @@ func (a *Adapter) taskCancelled(ctx context.Context, tool, id string) error {
 }
 
 // taskRefusal is why MCP tool name, marked execution.taskSupport
-// "required", is not served by a server that does not declare the
-// extension; "" when it is served.
+// "required", is not served by a server that declares neither the
+// extension nor core tasks; "" when it is served.
 func taskRefusal(name string, info serverInfo) string {
-	if info.taskSupport[name] != mcptasks.TaskSupportRequired || info.tasks {
+	if info.taskSupport[name] != mcptasks.TaskSupportRequired || info.tasks || info.coreTasks {
 		return ""
 	}
-	return fmt.Sprintf("MCP tool %q: execution.taskSupport is %q but the server does not declare the %s extension (capabilities.extensions in initialize), through which alone opentool-host calls a tool as a task",
-		name, mcptasks.TaskSupportRequired, mcptasks.Extension)
+	return fmt.Sprintf("MCP tool %q: execution.taskSupport is %q but the server declares neither the %s extension (capabilities.extensions in initialize) nor core tasks for tools/call (capabilities.tasks.requests.tools.call, MCP %s), through which alone opentool-host calls a tool as a task",
+		name, mcptasks.TaskSupportRequired, mcptasks.Extension, mcptasks.CoreRevision)
+}
+
+// taskSessionKey is the context key of the upstream session a task call
+// goes to (withTaskSession).
+type taskSessionKey struct{}
+
+// withTaskSession returns ctx carrying cs: the upstream session that a
+// task call made with ctx, its polls, its result and its cancel go to (the
+// client's own session, or the shared one; clients.go).
+func withTaskSession(ctx context.Context, cs *mcp.ClientSession) context.Context {
+	return context.WithValue(ctx, taskSessionKey{}, cs)
+}
+
+// taskSession returns the session withTaskSession put on ctx, else the
+// shared session.
+func (a *Adapter) taskSession(ctx context.Context) *mcp.ClientSession {
+	if cs, ok := ctx.Value(taskSessionKey{}).(*mcp.ClientSession); ok && cs != nil {
+		return cs
+	}
+	return a.cs
 }

@@ -152,7 +152,7 @@ func TestTaskRequiredToolRefused(t *testing.T) {
 		names[f.Name] = f.Reason
 	}
 	for _, n := range []string{"add", "fail", "hang"} {
-		if !strings.Contains(names[n], `execution.taskSupport is "required" but the server does not declare the io.modelcontextprotocol/tasks extension`) {
+		if !strings.Contains(names[n], `execution.taskSupport is "required" but the server declares neither the io.modelcontextprotocol/tasks extension (capabilities.extensions in initialize) nor core tasks`) {
 			t.Errorf("refusal of %s: %q", n, names[n])
 		}
 	}

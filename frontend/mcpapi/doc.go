@@ -23,9 +23,10 @@
 //	declared plugins only)         annotations, execution, _meta, icons,
 //	                               members of later revisions), but "name":
 //	                               the served name (a policy prefix,
-//	                               --prefix-collisions), and no
-//	                               execution.taskSupport (the host runs such
-//	                               a tool's tasks itself); tools/list writes
+//	                               --prefix-collisions); execution.taskSupport
+//	                               kept with Config.Tasks, left out without
+//	                               (the host runs such a tool's tasks
+//	                               itself: coretasks.go); tools/list writes
 //	                               it raw (toolList), the rows below build
 //	                               what the SDK routes calls by and every
 //	                               other plugin's definition

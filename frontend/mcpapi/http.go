@@ -164,6 +164,7 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	dw := &deadlineWriter{ResponseWriter: w, d: o.WriteTimeout, call: msg.call() && !listens(r)}
 	r.Header.Del(listenHeader) // the host's own (tasknotify.go)
+	markCoreTask(r, msg, o.MaxBodyBytes)
 	if listens(r) && msg != nil && msg.method == methodListen {
 		if dw.listen = s.openTaskListen(w, r, o.WriteTimeout, o.MaxBodyBytes); dw.listen != nil {
 			defer s.closeTaskListen(dw.listen)

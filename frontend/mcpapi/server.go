@@ -31,9 +31,11 @@ type Config struct {
 	// functions whose definitions could not be converted. Default: no
 	// logging.
 	Logger hclog.Logger
-	// Tasks, when set, serves the MCP Tasks extension with it
-	// (io.modelcontextprotocol/tasks, tasks.go): a tools/call that opts in
-	// and outlives its After is answered with a task; nil: no extension.
+	// Tasks, when set, serves MCP tasks with it, in both dialects: the
+	// Tasks extension (io.modelcontextprotocol/tasks, tasks.go: a
+	// tools/call that opts in and outlives its After is answered with a
+	// task) and the core tasks of 2025-11-25 (coretasks.go: a tools/call
+	// with params.task is a task at once); nil: no tasks.
 	Tasks *tasks.Manager
 }
 
@@ -249,7 +251,7 @@ func (s *Server) add(t *mcp.Tool) (err error) {
 // server wrote it is logged once and fi gets the definition toolOf
 // builds. Callers hold s.mu.
 func (s *Server) verbatim(fi host.FunctionInfo) json.RawMessage {
-	def, err := verbatim(fi.Function)
+	def, err := verbatim(fi.Function, s.cfg.Tasks != nil)
 	k := "mcpTool\x00" + fi.Function.Name
 	if err == nil {
 		delete(s.bad, k)

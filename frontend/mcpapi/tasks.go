@@ -83,9 +83,11 @@ import (
 //
 // The host has no function that requires a task: a tool that an MCP
 // server behind the host marks execution.taskSupport "required" is
-// called as a task by its adapter (package mcpadapter, tasks.go) and is
-// a plain tool here, listed without execution; so tools/call never
-// answers -32021.
+// called as a task by its adapter (package mcpadapter, tasks.go and
+// coretasks.go), so a plain tools/call of it is answered too and
+// tools/call never answers -32021; it is listed with taskSupport as the
+// server wrote it (tools.go, verbatim), so that a 2025-11-25 client may
+// ask for a core task (coretasks.go).
 // notifications/tasks goes around the SDK, onto the listen stream's
 // HTTP writer: the MCP Go SDK v1.8.0 gives a server no way to send a
 // notification it does not define (ServerSession sends only its own
@@ -118,10 +120,13 @@ func (s *Server) addTasks() {
 			panic(err) // only for a standard method's name: a bug here
 		}
 	}
-	must(mcp.AddReceivingCustomMethod(s.srv, mcptasks.MethodGet, s.tasksGet))
-	must(mcp.AddReceivingCustomMethod(s.srv, mcptasks.MethodCancel, s.tasksCancel))
+	// tasks/get and tasks/cancel are both dialects' (coretasks.go).
+	must(mcp.AddReceivingCustomMethod(s.srv, mcptasks.MethodGet, s.dialectGet))
+	must(mcp.AddReceivingCustomMethod(s.srv, mcptasks.MethodCancel, s.dialectCancel))
 	must(mcp.AddReceivingCustomMethod(s.srv, mcptasks.MethodUpdate, s.tasksUpdate))
-	s.srv.AddReceivingMiddleware(s.listenMiddleware)
+	must(mcp.AddReceivingCustomMethod(s.srv, mcptasks.MethodResult, s.coreResult))
+	must(mcp.AddReceivingCustomMethod(s.srv, mcptasks.MethodList, s.coreList))
+	s.srv.AddReceivingMiddleware(s.listenMiddleware, s.coreInitMiddleware)
 	s.cfg.Tasks.Watch(s.taskEnded) // for the Server's life, as the Manager's
 }
 
@@ -133,7 +138,12 @@ func (s *Server) taskMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		}
 		cr, ok := req.(*mcp.CallToolRequest)
-		if !ok || cr.Params == nil || !mcptasks.Allows(cr.Params.Meta) || !s.callable(ctx, cr.Params.Name) {
+		switch {
+		case !ok || cr.Params == nil || !s.callable(ctx, cr.Params.Name):
+			return next(ctx, method, req)
+		case wantsCoreTask(cr):
+			return s.callAsCoreTask(ctx, next, method, cr)
+		case !mcptasks.Allows(cr.Params.Meta):
 			return next(ctx, method, req)
 		}
 		return s.callAsTask(ctx, next, method, cr)
@@ -166,15 +176,29 @@ func (s *Server) callAsTask(ctx context.Context, next mcp.MethodHandler, method 
 		plain    mcp.Result // what next returned, for a call answered as is
 		plainErr error
 	)
-	run := func(ctx context.Context) (json.RawMessage, error) {
-		// The call may outlive the request: the POST's end must not
-		// end it (withRequestCancel in the handler), the key's
-		// revocation must.
+	run := s.taskRun(next, method, req, func(res mcp.Result, err error) { plain, plainErr = res, err })
+	origin := tasks.Origin{FrontEnd: FrontEnd, Function: name}
+	_, rec, _ := s.cfg.Tasks.StartAfter(ctx, owner, origin, s.cfg.Tasks.After(), run)
+	if rec == nil {
+		return plain, plainErr // run ended: StartAfter waited for it
+	}
+	s.cfg.Logger.Debug("MCP call became a task", "tool", name, "task", rec.ID, "key", owner)
+	return &mcptasks.TaskResult{ResultType: mcptasks.ResultTypeTask, Detailed: rec.Detailed()}, nil
+}
+
+// taskRun is tools/call req run through next (the SDK's call path and
+// Server.handler) as a task's call (either dialect's): the request's end
+// does not end it (withRequestCancel), the key's revocation does. seen,
+// when not nil, is given what next returned.
+func (s *Server) taskRun(next mcp.MethodHandler, method string, req *mcp.CallToolRequest, seen func(mcp.Result, error)) tasks.Run {
+	return func(ctx context.Context) (json.RawMessage, error) {
 		ctx = context.WithValue(ctx, requestKey{}, nil)
 		ctx, unbind := access.UntilRevoked(ctx)
 		defer unbind()
 		res, err := next(ctx, method, req)
-		plain, plainErr = res, err
+		if seen != nil {
+			seen(res, err)
+		}
 		switch {
 		case ctx.Err() != nil:
 			return nil, context.Cause(ctx)
@@ -183,13 +207,6 @@ func (s *Server) callAsTask(ctx context.Context, next mcp.MethodHandler, method 
 		}
 		return json.Marshal(res)
 	}
-	origin := tasks.Origin{FrontEnd: FrontEnd, Function: name}
-	_, rec, _ := s.cfg.Tasks.StartAfter(ctx, owner, origin, s.cfg.Tasks.After(), run)
-	if rec == nil {
-		return plain, plainErr // run ended: StartAfter waited for it
-	}
-	s.cfg.Logger.Debug("MCP call became a task", "tool", name, "task", rec.ID, "key", owner)
-	return &mcptasks.TaskResult{ResultType: mcptasks.ResultTypeTask, Detailed: rec.Detailed()}, nil
 }
 
 // taskError is a call's error as the task's JSON-RPC error (extension,

@@ -52,13 +52,14 @@ func toolOf(fi host.FunctionInfo) (*mcp.Tool, error) {
 
 // verbatim returns the MCP definition of f as its MCP server listed it
 // (Function.MCPTool), with "name" set to f's served name (a policy
-// prefix, --prefix-collisions) and execution.taskSupport left out (the
-// host calls such a tool as a task itself and serves it as a plain
-// tool: mcpadapter, tasks.go); every other member as the server wrote
-// it. nil without one. Errors: MCPTool or its execution is not a JSON
-// object (the function is then served with the definition toolOf
-// builds).
-func verbatim(f *opentool.Function) (json.RawMessage, error) {
+// prefix, --prefix-collisions); execution.taskSupport stays as the server
+// wrote it when the host serves tasks (withTasks: Config.Tasks, both
+// dialects; coretasks.go) and is left out without them (the host then
+// calls a "required" tool as a task itself and serves it as a plain
+// tool: mcpadapter, tasks.go); every other member as the server wrote it.
+// nil without one. Errors: MCPTool or its execution is not a JSON object
+// (the function is then served with the definition toolOf builds).
+func verbatim(f *opentool.Function, withTasks bool) (json.RawMessage, error) {
 	if len(f.MCPTool) == 0 {
 		return nil, nil
 	}
@@ -72,7 +73,7 @@ func verbatim(f *opentool.Function) (json.RawMessage, error) {
 		if err := json.Unmarshal(ex, &m); err != nil || m == nil {
 			return nil, fmt.Errorf("function %q: mcpTool.execution is not a JSON object", f.Name)
 		}
-		if _, ok := m["taskSupport"]; ok {
+		if _, ok := m["taskSupport"]; ok && !withTasks {
 			delete(m, "taskSupport")
 			def["execution"], _ = json.Marshal(m) // decoded JSON: encodes
 			if len(m) == 0 {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -486,4 +488,35 @@ func (m *Manager) Close() {
 	m.mu.Unlock()
 	close(m.stop)
 	m.wg.Wait()
+}
+
+// List returns owner's unexpired tasks whose call came from front end
+// frontEnd (Origin.FrontEnd), newest first (by CreatedAt, then id): what
+// the MCP 2025-11-25 tasks/list shows a requestor. A task that expires
+// between the index and its record is left out. Errors: the store's.
+func (m *Manager) List(ctx context.Context, owner, frontEnd string) ([]Record, error) {
+	ids, err := m.cfg.Store.IDs(ctx, owner)
+	if err != nil {
+		return nil, err
+	}
+	recs := make([]Record, 0, len(ids))
+	for _, id := range ids {
+		rec, err := m.Get(ctx, owner, id)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			continue
+		case err != nil:
+			return nil, err
+		}
+		if rec.Origin.FrontEnd == frontEnd {
+			recs = append(recs, rec)
+		}
+	}
+	slices.SortFunc(recs, func(a, b Record) int {
+		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return recs, nil
 }

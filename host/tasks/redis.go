@@ -187,6 +187,13 @@ func (s *RedisStore) Usage(ctx context.Context, owner string) (int, int64, error
 	return len(sizes), total, nil
 }
 
+// IDs implements Store: the owner's index, its expired members left out
+// (Usage drops them).
+func (s *RedisStore) IDs(ctx context.Context, owner string) ([]string, error) {
+	now := strconv.FormatInt(time.Now().UnixMilli()+1, 10)
+	return s.rdb.ZRangeByScore(ctx, s.ownerKey(owner), &redis.ZRangeBy{Min: now, Max: "+inf"}).Result()
+}
+
 // Close implements Store.
 func (s *RedisStore) Close() error { return s.rdb.Close() }
 

