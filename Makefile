@@ -4,6 +4,7 @@ ADDR    ?= 127.0.0.1:9627
 PLUGINS := $(notdir $(patsubst %/,%,$(wildcard plugins/*/)))
 BINS    := $(addprefix plugins/opentool-plugin-,$(PLUGINS))
 TESTFLAGS ?= -race -count=1 -timeout 20m
+GRPCFLAGS ?= -count=1 -timeout 20m
 # make bench / bench-scale / soak / fuzz (see docs/performance.md)
 BENCHTIME  ?= 2s
 BENCHCOUNT ?= 3
@@ -102,10 +103,12 @@ run: build
 
 # Every package's tests; at the end, each skipped test with its reason.
 # The host's supervision and call-path tests run twice: Go plugins take
-# their calls over the data channel by default, then over gRPC.
+# their calls over the data channel by default, then over gRPC (that
+# second time without the race detector, which the first run has, so that
+# make test stays under 10 minutes on 2 cores).
 test: build deps-browser deps-redis deps-conformance vet fmt-check
 	$(GO) run ./scripts/testsummary $(TESTFLAGS) ./...
-	OPENTOOL_PLUGIN_TRANSPORT=grpc $(GO) run ./scripts/testsummary $(TESTFLAGS) ./host/
+	OPENTOOL_PLUGIN_TRANSPORT=grpc $(GO) run ./scripts/testsummary $(GRPCFLAGS) ./host/
 	$(MAKE) --no-print-directory test-unpatched
 
 # What `go install` and a plain `go build ./...` build: the MCP Go SDK as

@@ -140,6 +140,10 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		WriteRefusal(w, e.status, e.code, e.msg)
 		return
 	}
+	if e := checkTaskName(r, msg, o.MaxBodyBytes); e != nil {
+		writeRefusal(w, e.status, e.code, e.msg, msg.id)
+		return
+	}
 	stateless := !o.Sessions || sessionless(r, msg)
 	if !stateless && opensSession(r) {
 		g := access.GrantFrom(r.Context())
@@ -371,6 +375,14 @@ func (w *deadlineWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter 
 // checkEnvelope) as a JSON-RPC error response with a null id: HTTP status
 // with {"jsonrpc":"2.0","id":null,"error":{"code":CODE,"message":MSG}}.
 func WriteRefusal(w http.ResponseWriter, status, code int, msg string) {
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": msg}})
+	writeRefusal(w, status, code, msg, nil)
+}
+
+// writeRefusal is WriteRefusal answering the request id (nil: null).
+func writeRefusal(w http.ResponseWriter, status, code int, msg string, id json.RawMessage) {
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": msg}})
 	httpguard.Write(w, status, httpguard.JSON, b, httpguard.DefaultWriteTimeout)
 }
