@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/opentool-host/opentool-host/host/core"
+	"github.com/opentool-host/opentool-host/host/supervise"
 )
 
 // The names of package core that are the host's API: aliases, so that
@@ -108,3 +109,34 @@ func WithCaller(ctx context.Context, c Caller) context.Context { return core.Wit
 
 // CallerFrom returns the Caller on ctx, zero when none (core.CallerFrom).
 func CallerFrom(ctx context.Context) Caller { return core.CallerFrom(ctx) }
+
+// Plugin supervises one plugin file (supervise.Plugin).
+type Plugin = supervise.Plugin
+
+// offer is what a plugin offers the routing table (supervise.Offer).
+type offer = supervise.Offer
+
+// PluginStatus is the state of one plugin as GET /health reports it
+// (supervise.PluginStatus).
+type PluginStatus = supervise.PluginStatus
+
+// Conflict is a function a plugin declares under a name another plugin
+// owns (supervise.Conflict).
+type Conflict = supervise.Conflict
+
+// The readiness statuses of a host (GET /health?ready=1 answers
+// {"status":STATUS}; supervise.ReadinessReady, ...).
+const (
+	ReadinessReady    = supervise.ReadinessReady
+	ReadinessStarting = supervise.ReadinessStarting
+	ReadinessDraining = supervise.ReadinessDraining
+)
+
+// PluginFileEnv is the variable that gives every plugin process the
+// absolute path of its file in the plugins folder
+// (supervise.PluginFileEnv).
+const PluginFileEnv = supervise.PluginFileEnv
+
+// Readiness is ReadinessStarting while a plugin of ps is not Settled,
+// else ReadinessReady (supervise.Readiness).
+func Readiness(ps []PluginStatus) string { return supervise.Readiness(ps) }

@@ -42,6 +42,7 @@ import (
 	"time"
 
 	"github.com/opentool-host/opentool-host/host/access"
+	"github.com/opentool-host/opentool-host/host/supervise"
 	"github.com/opentool-host/opentool-host/host/toolsearch"
 	"github.com/opentool-host/opentool-host/internal/version"
 	"github.com/opentool-host/opentool-host/protocol/argcheck"
@@ -84,7 +85,7 @@ func newBuiltins(cfg *Config) (*builtins, error) {
 	if !cfg.ToolSearch {
 		return nil, nil
 	}
-	b := &builtins{args: map[string]*argcheck.Validator{}, owner: &Plugin{name: BuiltinOwner},
+	b := &builtins{args: map[string]*argcheck.Validator{}, owner: supervise.NewPlugin(&supervise.Supervisor{Cfg: cfg}, BuiltinOwner, ""),
 		info: opentool.Info{Title: BuiltinOwner, Version: version.Version, Description: "The host's own functions: search the functions of its plugins, and call one."}}
 	for _, t := range toolsearch.MetaTools() {
 		f := &opentool.Function{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema}
@@ -154,7 +155,7 @@ func (b *builtins) route(r *request) (func(ctx context.Context, h *Host, r *requ
 		return nil, nil
 	}
 	if r.stream {
-		return nil, r.fail(KindWrongKind, "", fmt.Sprintf("wrong call kind: function %q does not stream; use call", r.fn), nil)
+		return nil, r.Fail(KindWrongKind, "", fmt.Sprintf("wrong call kind: function %q does not stream; use call", r.fn), nil)
 	}
 	if err := b.args[f.Name].Validate(r.args); err != nil {
 		return nil, invalidParams(r, "", err)
@@ -170,7 +171,7 @@ func (b *builtins) route(r *request) (func(ctx context.Context, h *Host, r *requ
 		return nil, invalidParams(r, "", err)
 	}
 	if b.function(in.Name) != nil {
-		return nil, r.fail(KindInvalidParams, "", fmt.Sprintf("invalid params: %s calls the functions %s finds, not %s", toolsearch.CallToolName, toolsearch.SearchToolName, in.Name), nil)
+		return nil, r.Fail(KindInvalidParams, "", fmt.Sprintf("invalid params: %s calls the functions %s finds, not %s", toolsearch.CallToolName, toolsearch.SearchToolName, in.Name), nil)
 	}
 	r.fn, r.args, r.collect = in.Name, in.Arguments, true
 	if string(r.args) == "null" {
@@ -191,16 +192,16 @@ func (b *builtins) search(ctx context.Context, h *Host, r *request) error {
 	}
 	ix, err := b.indexOf(h.routes.Load())
 	if err != nil {
-		return r.fail(KindTransport, "", "the tool search index could not be built", err)
+		return r.Fail(KindTransport, "", "the tool search index could not be built", err)
 	}
 	hits, err := ix.x.Search(in.Query, in.Limit, func(name string) bool { return access.Allowed(ctx, ix.plugins[name], name) })
 	switch {
 	case errors.Is(err, toolsearch.ErrEmptyQuery):
-		return r.fail(KindInvalidParams, "", "invalid params: query: the query has no words", err)
+		return r.Fail(KindInvalidParams, "", "invalid params: query: the query has no words", err)
 	case err != nil && len(strings.TrimSpace(in.Query)) > toolsearch.MaxQueryBytes:
-		return r.fail(KindInvalidParams, "", fmt.Sprintf("invalid params: query: longer than %d bytes", toolsearch.MaxQueryBytes), err)
+		return r.Fail(KindInvalidParams, "", fmt.Sprintf("invalid params: query: longer than %d bytes", toolsearch.MaxQueryBytes), err)
 	case err != nil: // the index was closed under it (Host.Close)
-		return r.fail(KindTransport, "", "the tool search failed", err)
+		return r.Fail(KindTransport, "", "the tool search failed", err)
 	}
 	type found struct {
 		Name        string          `json:"name"`
@@ -215,7 +216,7 @@ func (b *builtins) search(ctx context.Context, h *Host, r *request) error {
 	}
 	res, err := json.Marshal(out)
 	if err != nil { // schemas are JSON the host decoded: cannot happen
-		return r.fail(KindResultRejected, "", "the search result does not encode", err)
+		return r.Fail(KindResultRejected, "", "the search result does not encode", err)
 	}
 	return r.emit(res)
 }
@@ -237,8 +238,8 @@ func (b *builtins) indexOf(t *routeTable) (*searchIndex, error) {
 	tools := make([]toolsearch.Tool, len(t.order))
 	for i, rt := range t.order {
 		ix.fns[i] = rt.fn
-		ix.plugins[rt.fn.Name] = rt.plugin.name
-		tools[i] = toolsearch.Tool{Name: rt.fn.Name, Plugin: rt.plugin.name, Description: rt.fn.Description, InputSchema: inputSchema(rt.fn)}
+		ix.plugins[rt.fn.Name] = rt.plugin.Name()
+		tools[i] = toolsearch.Tool{Name: rt.fn.Name, Plugin: rt.plugin.Name(), Description: rt.fn.Description, InputSchema: inputSchema(rt.fn)}
 	}
 	x, err := toolsearch.New(tools)
 	if err != nil {

@@ -6,16 +6,17 @@ package host
 //	  → Host.invoke               route by name, check the call kind, validate args,
 //	                              apply the timeout (the plugin's discover/policy.go or
 //	                              Config.CallTimeout)
-//	  → Plugin.invoke             wait for a ready process; resend a call that
-//	                              was never sent when the process changed
-//	  → instance.invoke           (instance.go) concurrency slot and queue; a
-//	                              call whose caller is gone is not sent
+//	  → Plugin.Invoke             (supervise/request.go) wait for a ready process;
+//	                              resend a call that was never sent when the
+//	                              process changed
+//	  → instance.invoke           (supervise/send.go) concurrency slot and queue;
+//	                              a call whose caller is gone is not sent
 //	  → instance.send             one Invoke stream (internal/wire); results
-//	                              checked (request.accept) and handed to emit;
+//	                              checked (request.Accept) and handed to Emit;
 //	                              cancel + grace + kill (guard)
 //
-// Every failure is an *Error (core/errors.go) built by request.fail or
-// request.ctxError.
+// The request travels as a supervise.Request. Every failure is an *Error
+// (core/errors.go) built by request.Fail or request.CtxError.
 
 import (
 	"bytes"
@@ -29,6 +30,7 @@ import (
 	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/internal/nearest"
 	"github.com/opentool-host/opentool-host/internal/strictjson"
+	"github.com/opentool-host/opentool-host/internal/wire"
 	"github.com/opentool-host/opentool-host/protocol/argcheck"
 )
 
@@ -54,31 +56,52 @@ type request struct {
 	collect bool
 }
 
-// fail returns the *Error of kind k for r.
-func (r *request) fail(k Kind, plugin, msg string, cause error) *Error {
+// Function returns the name the caller used (supervise.Request).
+func (r *request) Function() string { return r.fn }
+
+// Invocation returns what goes to the plugin: the function as routed
+// (r.target), the arguments, the call kind and the caller's MCP _meta
+// (supervise.Request).
+func (r *request) Invocation() wire.Invocation {
+	inv := wire.Invocation{Name: r.target, Args: r.args, Stream: r.stream}
+	if r.x != nil {
+		inv.Meta = r.x.Meta
+	}
+	return inv
+}
+
+// Emit hands one accepted result item to r.emit (supervise.Request).
+func (r *request) Emit(item []byte) error { return r.emit(item) }
+
+// SetMCP records that the plugin's unary result is an MCP CallToolResult
+// (supervise.Request).
+func (r *request) SetMCP() { r.mcp = true }
+
+// Fail returns the *Error of kind k for r.
+func (r *request) Fail(k Kind, plugin, msg string, cause error) *Error {
 	return &Error{Kind: k, Function: r.fn, Plugin: plugin, Message: msg, Err: cause}
 }
 
-// ctxError is the error of a call whose context ended: KindTimeout when
+// CtxError is the error of a call whose context ended: KindTimeout when
 // its deadline passed, KindCanceled when its caller went away. note is
 // appended to the message (" while queued", "; the plugin ... was
 // killed").
-func (r *request) ctxError(ctx context.Context, plugin, note string) *Error {
+func (r *request) CtxError(ctx context.Context, plugin, note string) *Error {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return r.fail(KindTimeout, plugin, "the call timed out"+note, ctx.Err())
+		return r.Fail(KindTimeout, plugin, "the call timed out"+note, ctx.Err())
 	}
-	return r.fail(KindCanceled, plugin, "the call was canceled"+note, context.Cause(ctx))
+	return r.Fail(KindCanceled, plugin, "the call was canceled"+note, context.Cause(ctx))
 }
 
-// accept checks the n-th result item a plugin sent at the boundary: it
+// Accept checks the n-th result item a plugin sent at the boundary: it
 // must be one JSON object, and a unary call gets exactly one. (Its size
 // is capped by the connection: Config.MaxResultBytes.)
-func (r *request) accept(plugin string, item []byte, n int) error {
+func (r *request) Accept(plugin string, item []byte, n int) error {
 	if n > 1 && !r.stream {
-		return r.fail(KindResultRejected, plugin, "the plugin sent more than one result", nil)
+		return r.Fail(KindResultRejected, plugin, "the plugin sent more than one result", nil)
 	}
 	if t := bytes.TrimLeft(item, " \t\r\n"); len(t) == 0 || t[0] != '{' || !strictjson.Valid(t) {
-		return r.fail(KindResultRejected, plugin, "the plugin's result is not one JSON object", nil)
+		return r.Fail(KindResultRejected, plugin, "the plugin's result is not one JSON object", nil)
 	}
 	return nil
 }
@@ -154,13 +177,13 @@ func (h *Host) invoke(ctx context.Context, r *request) (err error) {
 	}
 	if rt.fn.IsStream() != r.stream {
 		if r.stream {
-			return r.fail(KindWrongKind, rt.plugin.name, fmt.Sprintf("wrong call kind: function %q does not stream; use call", r.fn), nil)
+			return r.Fail(KindWrongKind, rt.plugin.Name(), fmt.Sprintf("wrong call kind: function %q does not stream; use call", r.fn), nil)
 		}
-		return r.fail(KindWrongKind, rt.plugin.name, fmt.Sprintf("wrong call kind: function %q streams; use streamCall", r.fn), nil)
+		return r.Fail(KindWrongKind, rt.plugin.Name(), fmt.Sprintf("wrong call kind: function %q streams; use streamCall", r.fn), nil)
 	}
 	if rt.args != nil {
 		if err := rt.args.Validate(r.args); err != nil {
-			return invalidParams(r, rt.plugin.name, err)
+			return invalidParams(r, rt.plugin.Name(), err)
 		}
 	}
 	if collect {
@@ -171,10 +194,10 @@ func (h *Host) invoke(ctx context.Context, r *request) (err error) {
 
 // send hands r, checked, to rt's plugin within rt's timeout.
 func (h *Host) send(ctx context.Context, rt *route, r *request) error {
-	r.target, r.plugin = rt.target, rt.plugin.name
+	r.target, r.plugin = rt.target, rt.plugin.Name()
 	ctx, cancel := withTimeout(ctx, rt.timeout)
 	defer cancel()
-	return rt.plugin.invoke(ctx, r)
+	return rt.plugin.Invoke(ctx, r)
 }
 
 // collect sends r, a call through call_tool of streaming function rt
@@ -199,7 +222,7 @@ func (h *Host) collect(ctx context.Context, rt *route, r *request) error {
 
 // invalidParams turns argcheck's error into the call's *Error.
 func invalidParams(r *request, plugin string, err error) *Error {
-	e := r.fail(KindInvalidParams, plugin, "invalid params: "+err.Error(), err)
+	e := r.Fail(KindInvalidParams, plugin, "invalid params: "+err.Error(), err)
 	var ae *argcheck.Error
 	if errors.As(err, &ae) {
 		e.Message, e.Faults = "invalid params: "+ae.Summary(), ae.Faults
@@ -255,13 +278,13 @@ func (h *Host) startWait(ctx context.Context, t *routeTable, until *time.Time) b
 
 // lookupIn finds r's function in routes t.
 func (h *Host) lookupIn(ctx context.Context, t *routeTable, r *request) (*route, error) {
-	if rt, ok := t.funcs[r.fn]; ok && access.Allowed(ctx, rt.plugin.name, r.fn) {
+	if rt, ok := t.funcs[r.fn]; ok && access.Allowed(ctx, rt.plugin.Name(), r.fn) {
 		return rt, nil
 	}
-	if p, ok := t.failed[r.fn]; ok && access.Allowed(ctx, p.name, r.fn) {
-		return nil, failedError(r, p.name, p.v.Load())
+	if p, ok := t.failed[r.fn]; ok && access.Allowed(ctx, p.Name(), r.fn) {
+		return nil, p.FailedError(r)
 	}
-	e := r.fail(KindNotFound, "", fmt.Sprintf("function %q is not served", r.fn), nil)
+	e := r.Fail(KindNotFound, "", fmt.Sprintf("function %q is not served", r.fn), nil)
 	e.Suggestion = nearestCallable(ctx, t, r.fn)
 	e.Message += e.DidYouMean()
 	return nil, e
@@ -274,19 +297,12 @@ func (h *Host) lookupIn(ctx context.Context, t *routeTable, r *request) (*route,
 func nearestCallable(ctx context.Context, t *routeTable, fn string) string {
 	names := make([]string, 0, len(t.funcs))
 	for name, rt := range t.funcs {
-		if access.Allowed(ctx, rt.plugin.name, name) {
+		if access.Allowed(ctx, rt.plugin.Name(), name) {
 			names = append(names, name)
 		}
 	}
 	slices.Sort(names)
 	return nearest.Name(fn, slices.Values(names))
-}
-
-// failedError is the error of a call to a failed plugin: the host's own
-// reason (crash loop, invalid document, handshake failure), which never
-// holds the plugin's output.
-func failedError(r *request, plugin string, v *view) *Error {
-	return r.fail(KindFailed, plugin, "the plugin has failed and serves nothing until its file changes: "+v.lastErr, nil)
 }
 
 // withTimeout applies the function's timeout (its plugin's policy or
@@ -296,51 +312,4 @@ func withTimeout(ctx context.Context, timeout time.Duration) (context.Context, c
 		return ctx, func() {}
 	}
 	return context.WithTimeout(ctx, timeout)
-}
-
-// invoke runs r on the plugin's current process. A call that could not be
-// sent because the process was being replaced or had just died waits for
-// the next view (new process, restart) and is sent there.
-func (p *Plugin) invoke(ctx context.Context, r *request) error {
-	for {
-		v, err := p.ready(ctx, r)
-		if err != nil {
-			return err
-		}
-		if err := v.inst.invoke(ctx, r); !errors.Is(err, errNotSent) {
-			return err
-		}
-		if err := p.waitChange(ctx, r, v); err != nil {
-			return err
-		}
-	}
-}
-
-// ready returns the current view once it is ready, waiting while the
-// plugin starts or restarts, up to ctx's deadline.
-func (p *Plugin) ready(ctx context.Context, r *request) (*view, error) {
-	for {
-		v := p.v.Load()
-		switch v.state {
-		case StateReady:
-			return v, nil
-		case StateFailed:
-			return nil, failedError(r, p.name, v)
-		case StateDraining, StateStopped:
-			return nil, r.fail(KindStopped, p.name, "the plugin was removed or the host is stopping", nil)
-		}
-		if err := p.waitChange(ctx, r, v); err != nil {
-			return nil, err
-		}
-	}
-}
-
-// waitChange waits until v is no longer the current view.
-func (p *Plugin) waitChange(ctx context.Context, r *request, v *view) error {
-	select {
-	case <-v.changed:
-		return nil
-	case <-ctx.Done():
-		return r.ctxError(ctx, p.name, " while the plugin was "+string(v.state))
-	}
 }

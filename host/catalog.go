@@ -21,95 +21,26 @@ package host
 // not listed by the front end).
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"regexp"
-	"time"
 
 	"github.com/yosida95/uritemplate/v3"
 
 	"github.com/opentool-host/opentool-host/host/access"
-	"github.com/opentool-host/opentool-host/internal/wire"
-)
-
-// catalog is a plugin's MCP catalog as its process returned it.
-type catalog struct {
-	resources, templates, prompts []catItem
-	completions, subscribe        bool
-}
-
-// catItem is one resource, template or prompt: its key and its JSON.
-type catItem struct {
-	key string
-	raw json.RawMessage
-}
-
-// maxCatalogItems bounds each list of one plugin's catalog.
-const maxCatalogItems = 10000
-
-// parseCatalog decodes a Catalog response (tool.proto). nil or empty is
-// an empty catalog. Errors: not a catalog object, an item without its
-// key (uri, uriTemplate, name), a list over maxCatalogItems.
-func parseCatalog(b []byte) (*catalog, error) {
-	c := &catalog{}
-	if len(bytes.TrimSpace(b)) == 0 {
-		return c, nil
-	}
-	var wire struct {
-		Resources         []json.RawMessage `json:"resources"`
-		ResourceTemplates []json.RawMessage `json:"resourceTemplates"`
-		Prompts           []json.RawMessage `json:"prompts"`
-		Completions       bool              `json:"completions"`
-		Subscribe         bool              `json:"subscribe"`
-	}
-	if err := json.Unmarshal(b, &wire); err != nil {
-		return nil, fmt.Errorf("catalog: %w", err)
-	}
-	c.completions, c.subscribe = wire.Completions, wire.Subscribe
-	lists := []struct {
-		what, key string
-		in        []json.RawMessage
-		out       *[]catItem
-	}{
-		{"resources", "uri", wire.Resources, &c.resources},
-		{"resourceTemplates", "uriTemplate", wire.ResourceTemplates, &c.templates},
-		{"prompts", "name", wire.Prompts, &c.prompts},
-	}
-	for _, l := range lists {
-		if len(l.in) > maxCatalogItems {
-			return nil, fmt.Errorf("catalog: more than %d %s", maxCatalogItems, l.what)
-		}
-		for i, raw := range l.in {
-			var m map[string]json.RawMessage
-			var key string
-			if json.Unmarshal(raw, &m) != nil || json.Unmarshal(m[l.key], &key) != nil || key == "" {
-				return nil, fmt.Errorf("catalog: %s[%d] has no %s", l.what, i, l.key)
-			}
-			*l.out = append(*l.out, catItem{key: key, raw: raw})
-		}
-	}
-	return c, nil
-}
-
-// Catalog kinds: each has its own keys.
-const (
-	catResource = "resource"
-	catTemplate = "resource template"
-	catPrompt   = "prompt"
+	"github.com/opentool-host/opentool-host/host/supervise"
 )
 
 // catRoute is one served catalog item.
 type catRoute struct {
 	plugin *Plugin
 	kind   string
-	key    string          // as served: URI, URI template, prompt name (maybe "PLUGIN__NAME")
-	target string          // the plugin's own key
-	raw    json.RawMessage // as served (a prefixed prompt renamed)
-	re     *regexp.Regexp  // templates: what URIs it matches
-	cat    *catalog        // the plugin's catalog (completions, subscribe)
+	key    string             // as served: URI, URI template, prompt name (maybe "PLUGIN__NAME")
+	target string             // the plugin's own key
+	raw    json.RawMessage    // as served (a prefixed prompt renamed)
+	re     *regexp.Regexp     // templates: what URIs it matches
+	cat    *supervise.Catalog // the plugin's catalog (completions, subscribe)
 }
 
 // catalogTable is the served catalog items of every plugin. Immutable
@@ -129,37 +60,26 @@ type catConflict struct {
 // catKey is the claims and byKey key of kind's key.
 func catKey(kind, key string) string { return kind + "\x00" + key }
 
-// items returns the kind's items of c.
-func (c *catalog) items(kind string) []catItem {
-	switch kind {
-	case catResource:
-		return c.resources
-	case catTemplate:
-		return c.templates
-	}
-	return c.prompts
-}
-
 // buildCatalog builds the table from offers (sorted by plugin name) and
 // the claims (catKey → owner, kept across rebuilds): the owners keep
 // what they still offer, free keys go to the first plugin offering them.
 func buildCatalog(offers []offer, claims map[string]*Plugin, prefix bool) *catalogTable {
 	t := &catalogTable{byKey: map[string]*catRoute{}, order: map[string][]*catRoute{}}
 	serving := func(o offer) bool {
-		return o.cat != nil && (o.state == StateStarting || o.state == StateReady || o.state == StateRestarting)
+		return o.Cat != nil && (o.State == StateStarting || o.State == StateReady || o.State == StateRestarting)
 	}
 	offered := map[string]map[*Plugin]bool{}
 	for _, o := range offers {
 		if !serving(o) {
 			continue
 		}
-		for _, kind := range []string{catResource, catTemplate, catPrompt} {
-			for _, it := range o.cat.items(kind) {
-				k := catKey(kind, it.key)
+		for _, kind := range []string{supervise.CatResource, supervise.CatTemplate, supervise.CatPrompt} {
+			for _, it := range o.Cat.Items(kind) {
+				k := catKey(kind, it.Key)
 				if offered[k] == nil {
 					offered[k] = map[*Plugin]bool{}
 				}
-				offered[k][o.p] = true
+				offered[k][o.P] = true
 			}
 		}
 	}
@@ -172,8 +92,8 @@ func buildCatalog(offers []offer, claims map[string]*Plugin, prefix bool) *catal
 		if !serving(o) {
 			continue
 		}
-		for _, kind := range []string{catResource, catTemplate, catPrompt} {
-			for _, it := range o.cat.items(kind) {
+		for _, kind := range []string{supervise.CatResource, supervise.CatTemplate, supervise.CatPrompt} {
+			for _, it := range o.Cat.Items(kind) {
 				t.add(o, kind, it, claims, prefix)
 			}
 		}
@@ -183,18 +103,18 @@ func buildCatalog(offers []offer, claims map[string]*Plugin, prefix bool) *catal
 
 // add serves it of o unless another plugin owns its key (then, for a
 // prompt with prefix, under "PLUGIN__NAME").
-func (t *catalogTable) add(o offer, kind string, it catItem, claims map[string]*Plugin, prefix bool) {
-	k := catKey(kind, it.key)
+func (t *catalogTable) add(o offer, kind string, it supervise.CatItem, claims map[string]*Plugin, prefix bool) {
+	k := catKey(kind, it.Key)
 	if claims[k] == nil {
-		claims[k] = o.p
+		claims[k] = o.P
 	}
-	key, raw := it.key, it.raw
-	if owner := claims[k]; owner != o.p {
-		c := catConflict{kind: kind, key: it.key, owner: owner.name, plugin: o.p.name}
-		if prefix && kind == catPrompt {
-			key = o.p.name + prefixSep + it.key
-			if pk := catKey(kind, key); claims[pk] == nil || claims[pk] == o.p {
-				claims[pk] = o.p
+	key, raw := it.Key, it.Raw
+	if owner := claims[k]; owner != o.P {
+		c := catConflict{kind: kind, key: it.Key, owner: owner.Name(), plugin: o.P.Name()}
+		if prefix && kind == supervise.CatPrompt {
+			key = o.P.Name() + prefixSep + it.Key
+			if pk := catKey(kind, key); claims[pk] == nil || claims[pk] == o.P {
+				claims[pk] = o.P
 				c.servedAs = key
 				raw = renamed(raw, "name", key)
 			} else {
@@ -211,9 +131,9 @@ func (t *catalogTable) add(o offer, kind string, it catItem, claims map[string]*
 	if _, dup := t.byKey[catKey(kind, key)]; dup {
 		return // the plugin lists the same key twice: the first counts
 	}
-	r := &catRoute{plugin: o.p, kind: kind, key: key, target: it.key, raw: raw, cat: o.cat}
-	if kind == catTemplate {
-		tmpl, err := uritemplate.New(it.key)
+	r := &catRoute{plugin: o.P, kind: kind, key: key, target: it.Key, raw: raw, cat: o.Cat}
+	if kind == supervise.CatTemplate {
+		tmpl, err := uritemplate.New(it.Key)
 		if err != nil {
 			return // a template no URI can match
 		}
@@ -240,10 +160,10 @@ func renamed(raw json.RawMessage, m, v string) json.RawMessage {
 // resource returns the route of the resource at uri, or of the first
 // template (in plugin order) that matches it; nil when none does.
 func (t *catalogTable) resource(uri string) *catRoute {
-	if r := t.byKey[catKey(catResource, uri)]; r != nil {
+	if r := t.byKey[catKey(supervise.CatResource, uri)]; r != nil {
 		return r
 	}
-	for _, r := range t.order[catTemplate] {
+	for _, r := range t.order[supervise.CatTemplate] {
 		if r.re.MatchString(uri) {
 			return r
 		}
@@ -296,20 +216,20 @@ func (h *Host) catalogItems(kind string) []CatalogItem {
 	rs := h.routes.Load().cat.order[kind]
 	out := make([]CatalogItem, 0, len(rs))
 	for _, r := range rs {
-		out = append(out, CatalogItem{Plugin: r.plugin.name, Key: r.key, JSON: r.raw})
+		out = append(out, CatalogItem{Plugin: r.plugin.Name(), Key: r.key, JSON: r.raw})
 	}
 	return out
 }
 
 // Resources lists the resources every plugin serves (plugin protocol 3),
 // in plugin-name order. Filter them per key with access.AllowedPlugin.
-func (h *Host) Resources() []CatalogItem { return h.catalogItems(catResource) }
+func (h *Host) Resources() []CatalogItem { return h.catalogItems(supervise.CatResource) }
 
 // ResourceTemplates lists the resource templates every plugin serves.
-func (h *Host) ResourceTemplates() []CatalogItem { return h.catalogItems(catTemplate) }
+func (h *Host) ResourceTemplates() []CatalogItem { return h.catalogItems(supervise.CatTemplate) }
 
 // Prompts lists the prompts every plugin serves.
-func (h *Host) Prompts() []CatalogItem { return h.catalogItems(catPrompt) }
+func (h *Host) Prompts() []CatalogItem { return h.catalogItems(supervise.CatPrompt) }
 
 // CatalogSupport reports what the served catalogs support together: a
 // plugin that completes, a plugin that takes subscriptions.
@@ -317,8 +237,8 @@ func (h *Host) CatalogSupport() CatalogSupport {
 	var s CatalogSupport
 	for _, rs := range h.routes.Load().cat.order {
 		for _, r := range rs {
-			s.Completions = s.Completions || r.cat.completions
-			s.Subscribe = s.Subscribe || r.cat.subscribe
+			s.Completions = s.Completions || r.cat.Completions
+			s.Subscribe = s.Subscribe || r.cat.Subscribe
 		}
 	}
 	return s
@@ -328,21 +248,21 @@ func (h *Host) CatalogSupport() CatalogSupport {
 // the plugin serving it reports that its content changed (after a
 // resources/subscribe; MCP "Resources", Subscriptions). f must not block.
 func (h *Host) OnResourceUpdated(f func(uri string)) {
-	h.sv.updMu.Lock()
-	h.sv.onUpdated = append(h.sv.onUpdated, f)
-	h.sv.updMu.Unlock()
+	h.updMu.Lock()
+	h.onUpdated = append(h.onUpdated, f)
+	h.updMu.Unlock()
 }
 
 // resourceUpdated tells the registered functions that uri, which plugin
 // serves, changed; updates of resources the plugin does not serve are
 // dropped.
-func (sv *supervisor) resourceUpdated(plugin, uri string) {
-	if r := sv.catalog().resource(uri); r == nil || r.plugin.name != plugin {
+func (h *Host) resourceUpdated(plugin, uri string) {
+	if r := h.routes.Load().cat.resource(uri); r == nil || r.plugin.Name() != plugin {
 		return
 	}
-	sv.updMu.Lock()
-	fs := append([]func(string){}, sv.onUpdated...)
-	sv.updMu.Unlock()
+	h.updMu.Lock()
+	fs := append([]func(string){}, h.onUpdated...)
+	h.updMu.Unlock()
 	for _, f := range fs {
 		f(uri)
 	}
@@ -353,16 +273,16 @@ func (sv *supervisor) resourceUpdated(plugin, uri string) {
 // server's log; MCP "Server Utilities: Logging"), for the clients that
 // asked for log messages and may see the plugin. f must not block.
 func (h *Host) OnLogMessage(f func(plugin string, params json.RawMessage)) {
-	h.sv.updMu.Lock()
-	h.sv.onLog = append(h.sv.onLog, f)
-	h.sv.updMu.Unlock()
+	h.updMu.Lock()
+	h.onLog = append(h.onLog, f)
+	h.updMu.Unlock()
 }
 
 // logMessage hands plugin's log message to the registered functions.
-func (sv *supervisor) logMessage(plugin string, params json.RawMessage) {
-	sv.updMu.Lock()
-	fs := append([]func(string, json.RawMessage){}, sv.onLog...)
-	sv.updMu.Unlock()
+func (h *Host) logMessage(plugin string, params json.RawMessage) {
+	h.updMu.Lock()
+	fs := append([]func(string, json.RawMessage){}, h.onLog...)
+	h.updMu.Unlock()
 	for _, f := range fs {
 		f(plugin, params)
 	}
@@ -402,14 +322,14 @@ func (h *Host) Request(ctx context.Context, method string, params []byte) ([]byt
 	case "resources/read", "resources/subscribe", "resources/unsubscribe":
 		r, what = t.resource(p.URI), "resource "+p.URI
 	case "prompts/get":
-		r, what = t.byKey[catKey(catPrompt, p.Name)], "prompt "+p.Name
+		r, what = t.byKey[catKey(supervise.CatPrompt, p.Name)], "prompt "+p.Name
 		if r != nil && r.key != r.target {
 			params = renamed(params, "name", r.target)
 		}
 	case "completion/complete":
 		switch p.Ref.Type {
 		case "ref/prompt":
-			r, what = t.byKey[catKey(catPrompt, p.Ref.Name)], "prompt "+p.Ref.Name
+			r, what = t.byKey[catKey(supervise.CatPrompt, p.Ref.Name)], "prompt "+p.Ref.Name
 			if r != nil && r.key != r.target {
 				var obj map[string]json.RawMessage
 				if json.Unmarshal(params, &obj) == nil {
@@ -418,56 +338,18 @@ func (h *Host) Request(ctx context.Context, method string, params []byte) ([]byt
 				}
 			}
 		case "ref/resource":
-			r, what = t.byKey[catKey(catTemplate, p.Ref.URI)], "resource "+p.Ref.URI
+			r, what = t.byKey[catKey(supervise.CatTemplate, p.Ref.URI)], "resource "+p.Ref.URI
 			if r == nil {
-				r = t.byKey[catKey(catResource, p.Ref.URI)]
+				r = t.byKey[catKey(supervise.CatResource, p.Ref.URI)]
 			}
 		}
 	default:
 		return nil, &Error{Kind: KindNotFound, Message: fmt.Sprintf("MCP method %q is not one the host routes to plugins", method)}
 	}
-	if r == nil || !access.AllowedPlugin(ctx, r.plugin.name) {
+	if r == nil || !access.AllowedPlugin(ctx, r.plugin.Name()) {
 		return nil, &Error{Kind: KindNotFound, Message: fmt.Sprintf("%s: %s is not served", method, what)}
 	}
 	ctx, cancel := withTimeout(ctx, h.cfg.CallTimeout)
 	defer cancel()
-	return r.plugin.request(ctx, method, what, params)
-}
-
-// request sends an MCP request to the plugin's current process, waiting
-// while it starts or restarts.
-func (p *Plugin) request(ctx context.Context, method, what string, params []byte) ([]byte, error) {
-	r := &request{fn: method + " " + what}
-	v, err := p.ready(ctx, r)
-	if err != nil {
-		return nil, err
-	}
-	inst := v.inst
-	res, err := inst.tool.Request(ctx, method, params)
-	var re *wire.RPCError
-	switch {
-	case err == nil:
-		return res, nil
-	case errors.As(err, &re):
-		return nil, &Error{Kind: KindTool, Plugin: p.name, Code: re.Code, Message: re.Message, Err: re}
-	case ctx.Err() != nil:
-		return nil, r.ctxError(ctx, p.name, "")
-	case inst.exitedSoon():
-		return nil, &Error{Kind: KindExited, Plugin: p.name, Status: inst.exitStatus(),
-			Message: fmt.Sprintf("the plugin exited during %s (%s); it is being restarted", method, inst.exitStatus()), Err: err}
-	}
-	return nil, &Error{Kind: KindTransport, Plugin: p.name, Message: method + ": the connection to the plugin failed", Err: err}
-}
-
-// loadCatalog calls the process's Catalog (protocol 3) within timeout.
-// A plugin without one has an empty catalog. Errors: the plugin's, or a
-// catalog that does not parse.
-func (i *instance) loadCatalog(ctx context.Context, timeout time.Duration) (*catalog, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	b, err := i.tool.Catalog(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("catalog: %w", err)
-	}
-	return parseCatalog(b)
+	return r.plugin.Request(ctx, &request{fn: method + " " + what}, method, params)
 }

@@ -142,17 +142,17 @@ func (r *request) project(res []byte) ([]byte, error) {
 	case errors.As(err, &te):
 		return nil, &Error{Kind: KindTool, Function: r.fn, Plugin: r.plugin, Code: 500, Message: te.Message}
 	case err != nil:
-		return nil, r.fail(KindResultRejected, r.plugin, "the plugin's MCP result is "+err.Error(), err)
+		return nil, r.Fail(KindResultRejected, r.plugin, "the plugin's MCP result is "+err.Error(), err)
 	}
 	return obj, nil
 }
 
-// message handles message m the plugin sent on call c of r: a
+// Message handles message m the plugin sent on call c of r: a
 // notification goes to the Exchange's Notify (in order, before what
 // follows it on the stream); a request to its Request in a goroutine of
 // its own, whose answer goes back on c, so that the call's stream is
 // read on meanwhile.
-func (r *request) message(ctx context.Context, c *wire.Call, m *wire.Message) {
+func (r *request) Message(ctx context.Context, c *wire.Call, m *wire.Message) {
 	x := r.x
 	if !m.IsRequest() {
 		if x != nil && x.Notify != nil {

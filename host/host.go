@@ -11,16 +11,16 @@
 // A plugin is an executable "opentool-plugin-NAME", one server of a
 // drop-in declaration "NAME.mcp.json" or the commands of a
 // "NAME.tools.json" (discover/discover.go; a declared plugin is served in the
-// host's process by Config.Declared, local.go, and supervised exactly
+// host's process by Config.Declared, supervise/local.go, and supervised exactly
 // like an executable, its Run's end being its exit). A
 // plugin whose document changes while it runs says so on its Watch
 // stream; the new document is loaded, validated and served without a
 // restart (instance.followDocument, evReloaded).
 //
-// Each plugin is supervised by a Plugin (plugin.go) whose life is
-// one pure transition function, next (lifecycle.go): restarts with
+// Each plugin is supervised by a Plugin (supervise/plugin.go) whose life is
+// one pure transition function, next (supervise/lifecycle.go): restarts with
 // backoff, crash loops, blue/green replacement when the file changes,
-// draining on removal. One process is an instance (instance.go).
+// draining on removal. One process is an instance (supervise/instance.go).
 //
 // Plugins publish their state; the routing table follows it (routes.go):
 // a plugin signals a host-owned channel and one host goroutine rebuilds
@@ -32,6 +32,7 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -47,6 +48,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/host/discover"
+	"github.com/opentool-host/opentool-host/host/supervise"
 	"github.com/opentool-host/opentool-host/process/cgroup"
 	"github.com/opentool-host/opentool-host/process/launcher"
 	"github.com/opentool-host/opentool-host/protocol/opentool"
@@ -58,7 +60,12 @@ type Host struct {
 	cfg   Config
 	log   hclog.Logger
 	state *discover.StateDir
-	sv    *supervisor
+	sv    *supervise.Supervisor
+	// onUpdated are told of changed resources (OnResourceUpdated), onLog
+	// of log messages outside calls (OnLogMessage); updMu guards both.
+	updMu     sync.Mutex
+	onUpdated []func(uri string)
+	onLog     []func(plugin string, params json.RawMessage)
 
 	mu      sync.Mutex // guards plugins
 	plugins map[string]*Plugin
@@ -89,7 +96,7 @@ type Host struct {
 	started   chan struct{}
 	startOnce sync.Once
 	inStart   atomic.Bool        // Start was entered
-	cancel    context.CancelFunc // ends sv.ctx: starts in flight give up
+	cancel    context.CancelFunc // ends sv.Ctx: starts in flight give up
 	watcher   *discover.Watcher
 	// builtins are the host's own functions (tool search, builtin.go);
 	// nil without Config.ToolSearch.
@@ -154,20 +161,20 @@ func New(cfg Config) (*Host, error) {
 		builtins:  bt,
 	}
 	h.known = h.loadOwners()
-	h.sv = &supervisor{cfg: &h.cfg, state: state, log: cfg.Logger, ctx: ctx, changed: h.changed, pins: pins, events: &h.events,
-		catalog: func() *catalogTable { return h.routes.Load().cat }}
+	h.sv = &supervise.Supervisor{Cfg: &h.cfg, State: state, Log: cfg.Logger, Ctx: ctx, Changed: h.changed, Pins: pins, Events: &h.events,
+		ResourceUpdated: h.resourceUpdated, LogMessage: h.logMessage}
 	if cfg.NoCgroups {
 		h.log.Debug("plugin cgroups off (Config.NoCgroups)")
-	} else if h.sv.cgroups, err = cgroup.New(); err != nil {
+	} else if h.sv.Cgroups, err = cgroup.New(); err != nil {
 		h.log.Info("plugins run without cgroups: a descendant that leaves its process group (setsid) is not killed with the plugin", "reason", err)
 	} else {
-		h.sv.cgroups.EnableControllers() // for cpu_percent and processes; refused where not delegated
-		h.log.Debug("one cgroup per plugin process", "dir", h.sv.cgroups.Dir())
+		h.sv.Cgroups.EnableControllers() // for cpu_percent and processes; refused where not delegated
+		h.log.Debug("one cgroup per plugin process", "dir", h.sv.Cgroups.Dir())
 	}
 	if err != nil {
-		h.sv.noCgroups = err.Error()
+		h.sv.NoCgroups = err.Error()
 	} else if cfg.NoCgroups {
-		h.sv.noCgroups = "Config.NoCgroups"
+		h.sv.NoCgroups = "Config.NoCgroups"
 	}
 
 	h.routes.Store(newRouteTable())
@@ -232,19 +239,19 @@ func (h *Host) Start(ctx context.Context) error {
 // signal and, with cgroups, by the sweep of dead hosts' folders at the next
 // start). Without cgroups it is told of the plugins already running.
 func (h *Host) startKeeper() error {
-	if len(h.cfg.Keeper) == 0 || h.sv.keeper.Load() != nil {
+	if len(h.cfg.Keeper) == 0 || h.sv.Keeper.Load() != nil {
 		return nil
 	}
 	dir := ""
-	if h.sv.cgroups != nil {
-		dir = h.sv.cgroups.Dir()
+	if h.sv.Cgroups != nil {
+		dir = h.sv.Cgroups.Dir()
 	}
 	k, err := launcher.StartKeeper(h.cfg.Keeper, dir)
 	if err != nil {
 		return fmt.Errorf("host: %w", err)
 	}
-	h.sv.keeper.Store(k)
-	if h.sv.cgroups == nil {
+	h.sv.Keeper.Store(k)
+	if h.sv.Cgroups == nil {
 		for _, p := range h.Plugins() {
 			if p.PID > 0 {
 				_ = k.Track(p.PID)
@@ -295,11 +302,11 @@ func (h *Host) rebuild(provisional bool) {
 	h.mu.Lock()
 	offers := make([]offer, 0, len(h.plugins))
 	for _, p := range h.plugins {
-		offers = append(offers, offer{p: p})
+		offers = append(offers, offer{P: p})
 	}
 	h.mu.Unlock()
 	for i := range offers {
-		offers[i] = offers[i].p.offer()
+		offers[i] = offers[i].P.Offer()
 	}
 	sortOffers(offers)
 	claims, catClaims := h.claims, h.catClaims
@@ -403,7 +410,7 @@ func (h *Host) Functions() []FunctionInfo {
 		}
 	}
 	for _, r := range t.order {
-		out = append(out, FunctionInfo{Plugin: r.plugin.name, Function: r.fn, Info: r.info})
+		out = append(out, FunctionInfo{Plugin: r.plugin.Name(), Function: r.fn, Info: r.info})
 	}
 	return out
 }
@@ -427,7 +434,7 @@ func (h *Host) Plugins() []PluginStatus {
 	out := make([]PluginStatus, 0, len(ps))
 	for _, p := range ps {
 		s := p.Status()
-		s.Conflicts = slices.Clone(t.conflicts[p.name])
+		s.Conflicts = slices.Clone(t.conflicts[p.Name()])
 		out = append(out, s)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
@@ -466,12 +473,12 @@ func (h *Host) Close(ctx context.Context) error {
 	defer h.scanMu.Unlock()
 	ps := h.all()
 	for _, p := range ps {
-		p.close()
+		p.Close()
 	}
 	done := make(chan struct{})
 	go func() {
 		for _, p := range ps {
-			p.wait()
+			p.Wait()
 		}
 		close(done)
 	}()
@@ -479,14 +486,14 @@ func (h *Host) Close(ctx context.Context) error {
 	case <-done:
 	case <-ctx.Done():
 		for _, p := range ps {
-			p.kill()
+			p.Kill()
 		}
 		<-done
 	}
-	if h.sv.cgroups != nil {
-		_ = h.sv.cgroups.Close()
+	if h.sv.Cgroups != nil {
+		_ = h.sv.Cgroups.Close()
 	}
-	if k := h.sv.keeper.Load(); k != nil {
+	if k := h.sv.Keeper.Load(); k != nil {
 		k.Close()
 	}
 	h.builtins.close()

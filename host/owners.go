@@ -72,12 +72,12 @@ func (h *Host) loadOwners() *nameOwners {
 func (o *nameOwners) save(h *Host, offers []offer, claims map[string]claim) {
 	plugins := map[*Plugin]bool{}
 	for _, of := range offers {
-		plugins[of.p] = true
+		plugins[of.P] = true
 	}
 	now := map[string]string{}
 	for name, c := range claims {
 		if name == c.fn && plugins[c.owner] {
-			now[name] = c.owner.name
+			now[name] = c.owner.Name()
 		}
 	}
 	if maps.Equal(now, o.last) {

@@ -15,7 +15,7 @@ import (
 func (h *Host) Pins() *lockfile.File {
 	lock := lockfile.New()
 	for _, p := range h.all() {
-		f, sum, doc := p.pinState()
+		f, sum, doc := p.PinState()
 		if f.Path == "" {
 			continue
 		}
@@ -30,7 +30,7 @@ func (h *Host) Pins() *lockfile.File {
 			lock.Files[filepath.Base(f.Policy.Path)] = f.Policy.Sum
 		}
 		if f.Launch != "" {
-			discover.PinPrograms(lock, p.name, f.Launch, h.log)
+			discover.PinPrograms(lock, p.Name(), f.Launch, h.log)
 		}
 		if doc == nil {
 			continue
@@ -39,7 +39,7 @@ func (h *Host) Pins() *lockfile.File {
 		for k := range doc.Functions {
 			fns[doc.Functions[k].Name] = lockfile.Digest(&doc.Functions[k])
 		}
-		lock.Functions[p.name] = fns
+		lock.Functions[p.Name()] = fns
 	}
 	return lock
 }

@@ -34,6 +34,7 @@ import (
 
 	"sort"
 
+	"github.com/opentool-host/opentool-host/host/supervise"
 	"github.com/opentool-host/opentool-host/protocol/argcheck"
 	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
@@ -92,9 +93,6 @@ type claim struct {
 // name.
 const prefixSep = "__"
 
-// maxFunctionName is the longest function name OpenTool allows.
-const maxFunctionName = 64
-
 // newRouteTable returns an empty table.
 func newRouteTable() *routeTable {
 	return &routeTable{funcs: map[string]*route{}, failed: map[string]*Plugin{}, schemas: map[string]*opentool.Schema{}, conflicts: map[string][]Conflict{},
@@ -129,10 +127,10 @@ func releaseClaims(offers []offer, claims map[string]claim) {
 	declared := map[*Plugin]map[string]bool{}
 	for _, o := range offers {
 		names := map[string]bool{}
-		for _, f := range functions(o.doc) {
+		for _, f := range functions(o.Doc) {
 			names[f.Name] = true
 		}
-		declared[o.p] = names
+		declared[o.P] = names
 	}
 	for name, c := range claims {
 		if !declared[c.owner][c.fn] {
@@ -146,16 +144,16 @@ func releaseClaims(offers []offer, claims map[string]claim) {
 // that declares it.
 func claimFree(offers []offer, claims map[string]claim, known *nameOwners) {
 	for _, o := range offers {
-		for _, f := range functions(o.doc) {
-			if _, ok := claims[f.Name]; !ok && known.remembered(f.Name) == o.p.name {
-				claims[f.Name] = claim{owner: o.p, fn: f.Name}
+		for _, f := range functions(o.Doc) {
+			if _, ok := claims[f.Name]; !ok && known.remembered(f.Name) == o.P.Name() {
+				claims[f.Name] = claim{owner: o.P, fn: f.Name}
 			}
 		}
 	}
 	for _, o := range offers {
-		for _, f := range functions(o.doc) {
+		for _, f := range functions(o.Doc) {
 			if _, ok := claims[f.Name]; !ok {
-				claims[f.Name] = claim{owner: o.p, fn: f.Name}
+				claims[f.Name] = claim{owner: o.P, fn: f.Name}
 			}
 		}
 	}
@@ -177,34 +175,34 @@ func releasePrefixed(claims map[string]claim) bool {
 // add routes the functions of o that it owns (or, with prefix, serves
 // prefixed) and records its conflicts.
 func (t *routeTable) add(o offer, claims map[string]claim, prefix bool) {
-	serving := o.state == StateStarting || o.state == StateReady || o.state == StateRestarting
-	for i, f := range functions(o.doc) {
+	serving := o.State == StateStarting || o.State == StateReady || o.State == StateRestarting
+	for i, f := range functions(o.Doc) {
 		name := f.Name
-		if owner := claims[name].owner; owner != o.p {
-			c := Conflict{Function: f.Name, Owner: owner.name}
+		if owner := claims[name].owner; owner != o.P {
+			c := Conflict{Function: f.Name, Owner: owner.Name()}
 			name = ""
 			if prefix {
-				name = claimPrefixed(o.p, f.Name, claims)
+				name = claimPrefixed(o.P, f.Name, claims)
 				c.ServedAs = name
 			}
-			t.conflicts[o.p.name] = append(t.conflicts[o.p.name], c)
+			t.conflicts[o.P.Name()] = append(t.conflicts[o.P.Name()], c)
 			if name == "" {
 				continue
 			}
 		}
 		switch {
 		case serving:
-			fn := servedFunction(&o.doc.Functions[i], name, o.declared)
-			r := &route{plugin: o.p, fn: fn, info: o.doc.Info, args: o.args[i], target: f.Name, timeout: o.timeout}
+			fn := servedFunction(&o.Doc.Functions[i], name, o.Declared)
+			r := &route{plugin: o.P, fn: fn, info: o.Doc.Info, args: o.Args[i], target: f.Name, timeout: o.Timeout}
 			t.funcs[name] = r
 			t.order = append(t.order, r)
-		case o.state == StateFailed:
-			t.failed[name] = o.p
+		case o.State == StateFailed:
+			t.failed[name] = o.P
 		}
 	}
-	if serving && o.doc != nil {
-		for k, s := range o.doc.Schemas {
-			t.schemas[o.p.name+"."+k] = s
+	if serving && o.Doc != nil {
+		for k, s := range o.Doc.Schemas {
+			t.schemas[o.P.Name()+"."+k] = s
 		}
 	}
 }
@@ -229,8 +227,8 @@ func servedFunction(fn *opentool.Function, name string, declared bool) *opentool
 // claimPrefixed claims "PLUGIN__NAME" for p's duplicate fn and returns
 // it, or "" when another plugin owns it or it is too long.
 func claimPrefixed(p *Plugin, fn string, claims map[string]claim) string {
-	name := p.name + prefixSep + fn
-	if len(name) > maxFunctionName {
+	name := p.Name() + prefixSep + fn
+	if len(name) > supervise.MaxFunctionName {
 		return ""
 	}
 	if c, ok := claims[name]; ok && (c.owner != p || c.fn != fn) {
@@ -250,7 +248,7 @@ func functions(doc *opentool.OpenTool) []opentool.Function {
 
 // sortOffers sorts offers by plugin name.
 func sortOffers(offers []offer) {
-	sort.Slice(offers, func(i, j int) bool { return offers[i].p.name < offers[j].p.name })
+	sort.Slice(offers, func(i, j int) bool { return offers[i].P.Name() < offers[j].P.Name() })
 }
 
 // document assembles the aggregated OpenTool 1.1.0 document of the

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/opentool-host/opentool-host/host/discover"
+	"github.com/opentool-host/opentool-host/host/supervise"
 	"github.com/opentool-host/opentool-host/protocol/decl"
 	"github.com/opentool-host/opentool-host/protocol/lockfile"
 )
@@ -64,12 +65,12 @@ func (h *Host) Rescan(ctx context.Context) error {
 			return ErrClosed
 		}
 		if old != nil {
-			waits = append(waits, old.remove())
+			waits = append(waits, old.Remove())
 		}
-		waits = append(waits, p.sync(c))
+		waits = append(waits, p.Sync(c))
 	}
 	for _, p := range h.takeUnseen(seen) {
-		waits = append(waits, p.remove())
+		waits = append(waits, p.Remove())
 	}
 	// Each plugin that is up (or failed) is served at once: the routes
 	// are rebuilt as each start ends, not after the slowest one.
@@ -146,14 +147,14 @@ func (h *Host) syncPath(path string) {
 		}
 		if p != nil {
 			keep[c.Name] = true
-			p.sync(c)
+			p.Sync(c)
 		}
 	}
 	if discover.IsDeclaration(base) {
 		h.setIgnored(base, refused)
 	}
 	for _, p := range h.takeFrom(path, keep) {
-		p.remove()
+		p.Remove()
 	}
 }
 
@@ -170,16 +171,16 @@ func joinReasons(a, b string) string {
 // held plugin try again. A lock that cannot be read keeps the previous
 // one (never fewer pins by accident).
 func (h *Host) reloadPins() {
-	if h.sv.pins == nil {
+	if h.sv.Pins == nil {
 		return
 	}
-	if err := h.sv.pins.Reload(); err != nil {
+	if err := h.sv.Pins.Reload(); err != nil {
 		h.log.Error("opentool.lock changed but cannot be read; the previous pins stay", "error", err)
 		return
 	}
 	h.log.Info("opentool.lock reloaded")
 	for _, p := range h.all() {
-		p.handle(evPinsChanged{})
+		p.PinsChanged()
 	}
 }
 
@@ -194,7 +195,7 @@ func (h *Host) syncPolicy(name string) {
 		h.log.Debug("policy file for a plugin that is not there", "plugin", name)
 		return
 	}
-	h.syncPath(p.path)
+	h.syncPath(p.Path())
 }
 
 // owners maps each plugin's name to the file that declares it.
@@ -203,7 +204,7 @@ func (h *Host) owners() map[string]string {
 	defer h.mu.Unlock()
 	m := make(map[string]string, len(h.plugins))
 	for name, p := range h.plugins {
-		m[name] = p.path
+		m[name] = p.Path()
 	}
 	return m
 }
@@ -214,8 +215,8 @@ func (h *Host) owners() map[string]string {
 func (h *Host) claimPlugin(c discover.Candidate, path string) (*Plugin, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if p, ok := h.plugins[c.Name]; ok && p.path != path {
-		return nil, errors.New(c.TakenBy(p.path))
+	if p, ok := h.plugins[c.Name]; ok && p.Path() != path {
+		return nil, errors.New(c.TakenBy(p.Path()))
 	}
 	return h.pluginLocked(c.Name, path), nil
 }
@@ -226,7 +227,7 @@ func (h *Host) claimPlugin(c discover.Candidate, path string) (*Plugin, error) {
 func (h *Host) takePlugin(name, path string) (p, old *Plugin) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if q, ok := h.plugins[name]; ok && q.path != path {
+	if q, ok := h.plugins[name]; ok && q.Path() != path {
 		delete(h.plugins, name)
 		old = q
 	}
@@ -241,7 +242,7 @@ func (h *Host) pluginLocked(name, path string) *Plugin {
 	}
 	p, ok := h.plugins[name]
 	if !ok {
-		p = newPlugin(h.sv, name, path)
+		p = supervise.NewPlugin(h.sv, name, path)
 		h.plugins[name] = p
 		h.log.Info("plugin found", "plugin", name, "path", path)
 		h.events.Publish(Event{Type: EventFound, Plugin: name, Message: "plugin found", Reason: filepath.Base(path)})
@@ -256,7 +257,7 @@ func (h *Host) takeFrom(path string, keep map[string]bool) []*Plugin {
 	defer h.mu.Unlock()
 	var gone []*Plugin
 	for name, p := range h.plugins {
-		if p.path == path && !keep[name] {
+		if p.Path() == path && !keep[name] {
 			gone = append(gone, p)
 			delete(h.plugins, name)
 		}

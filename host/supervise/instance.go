@@ -1,4 +1,4 @@
-package host
+package supervise
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/opentool-host/opentool-host/host/supervise"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/internal/wire"
 	"github.com/opentool-host/opentool-host/protocol/argcheck"
 	"github.com/opentool-host/opentool-host/protocol/opentool"
@@ -30,14 +30,14 @@ type instance struct {
 	sum    string // sha256 of the binary
 	log    hclog.Logger
 	client *plugin.Client
-	runner *supervise.ProcessRunner
+	runner *ProcessRunner
 	// starting is runner for the host's shutdown while the start is in
 	// flight (set with runner, read from another goroutine).
-	starting atomic.Pointer[supervise.ProcessRunner]
+	starting atomic.Pointer[ProcessRunner]
 	tool     *wire.Client
 	doc      *opentool.OpenTool    // the validated document, $refs inlined
 	args     []*argcheck.Validator // per doc.Functions; nil: not validated
-	stderr   *supervise.TailBuffer
+	stderr   *TailBuffer
 
 	started time.Time
 	sem     chan struct{} // concurrency limit: one token per call sent
@@ -71,7 +71,7 @@ type instance struct {
 	cancelWatch context.CancelFunc
 	// catalog is the MCP catalog the process returned at start (protocol
 	// 3; catalog.go), nil when none.
-	catalog *catalog
+	catalog *Catalog
 	// local is set for a declared plugin served in the host's process
 	// (local.go): then client and runner are nil.
 	local *localPlugin
@@ -81,7 +81,7 @@ type instance struct {
 // stream (before Load, so that no change after Load is missed) and loads
 // its document (once per process and per reported change: routes are
 // rebuilt from these on every plugin state change).
-func (i *instance) load(ctx context.Context, cfg *Config) error {
+func (i *instance) load(ctx context.Context, cfg *core.Config) error {
 	if i.local == nil {
 		rpc, err := i.client.Client()
 		if err != nil {
@@ -117,7 +117,7 @@ func (i *instance) load(ctx context.Context, cfg *Config) error {
 // loadDocument calls Load within cfg.StartTimeout, then validates,
 // inlines and compiles the document. A parameter schema that does not
 // compile is logged and its function served without validation.
-func (i *instance) loadDocument(ctx context.Context, cfg *Config) (*opentool.OpenTool, []*argcheck.Validator, error) {
+func (i *instance) loadDocument(ctx context.Context, cfg *core.Config) (*opentool.OpenTool, []*argcheck.Validator, error) {
 	lctx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
 	defer cancel()
 	docJSON, err := i.tool.Load(lctx)
@@ -152,6 +152,10 @@ func (i *instance) loadDocument(ctx context.Context, cfg *Config) (*opentool.Ope
 	return inlined, args, nil
 }
 
+// MaxFunctionName is the longest function name OpenTool allows, in
+// bytes.
+const MaxFunctionName = 64
+
 // addPrefix puts the policy's prefix before every function name of doc
 // (the plugin still receives its own names: send strips it). Errors: a
 // prefixed name longer than OpenTool allows.
@@ -161,8 +165,8 @@ func addPrefix(doc *opentool.OpenTool, prefix string) error {
 	}
 	for k := range doc.Functions {
 		f := &doc.Functions[k]
-		if len(prefix)+len(f.Name) > maxFunctionName {
-			return fmt.Errorf("policy prefix %q: function %q would be longer than %d characters", prefix, f.Name, maxFunctionName)
+		if len(prefix)+len(f.Name) > MaxFunctionName {
+			return fmt.Errorf("policy prefix %q: function %q would be longer than %d characters", prefix, f.Name, MaxFunctionName)
 		}
 		f.Name = prefix + f.Name
 	}
@@ -173,7 +177,7 @@ func addPrefix(doc *opentool.OpenTool, prefix string) error {
 // catalog, a changed resource's URI, a log message sent outside calls
 // (the params of notifications/message), a new document.
 type followers struct {
-	catalog  func(*catalog)
+	catalog  func(*Catalog)
 	updated  func(uri string)
 	logged   func(params json.RawMessage)
 	document func(*opentool.OpenTool, []*argcheck.Validator)
@@ -184,7 +188,7 @@ type followers struct {
 // process stops or the plugin does not watch. A changed document that
 // fails to load or validate is logged and the previous one kept; so is a
 // catalog.
-func (i *instance) followDocument(ctx context.Context, cfg *Config, to followers) {
+func (i *instance) followDocument(ctx context.Context, cfg *core.Config, to followers) {
 	for {
 		ev, err := i.nextChange()
 		if err != nil {

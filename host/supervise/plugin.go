@@ -1,4 +1,4 @@
-package host
+package supervise
 
 import (
 	"context"
@@ -15,7 +15,6 @@ import (
 
 	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/host/discover"
-	"github.com/opentool-host/opentool-host/host/supervise"
 	"github.com/opentool-host/opentool-host/process/cgroup"
 	"github.com/opentool-host/opentool-host/process/launcher"
 	"github.com/opentool-host/opentool-host/protocol/argcheck"
@@ -25,38 +24,47 @@ import (
 
 // view is the part of a plugin the call path reads, swapped atomically.
 type view struct {
-	state   State
+	state   core.State
 	inst    *instance     // current process (nil when none)
 	changed chan struct{} // closed when the next view is published
 	lastErr string
 }
 
-// supervisor is what every Plugin gets from its Host (never the Host
+// Supervisor is what every Plugin gets from its host (never the host
 // itself): the settings, the state folder, the logger, the context that
 // bounds starts (it ends when the host closes), and the channel a plugin
-// signals when its state or document changed.
-type supervisor struct {
-	cfg     *Config
-	state   *discover.StateDir
-	log     hclog.Logger
-	ctx     context.Context
-	changed chan<- struct{}
-	pins    *discover.Pins // the lock a Locked host enforces (nil: none)
-	events  *core.EventHub // lifecycle events (GET /events)
-	cgroups *cgroup.Root   // one cgroup per plugin process (nil: unavailable)
-	// noCgroups says why cgroups is nil, for the refusal of a limit only
+// signals when its state or document changed. The host fills it once,
+// before the first NewPlugin; Keeper may be stored later.
+type Supervisor struct {
+	// Cfg is the host's settings; read only.
+	Cfg *core.Config
+	// State is the host-owned state folder (binary copies by sha256).
+	State *discover.StateDir
+	// Log is the host's logger.
+	Log hclog.Logger
+	// Ctx bounds starts: it ends when the host closes.
+	Ctx context.Context
+	// Changed is signalled (without blocking) when a plugin's state or
+	// document changed: the routes are due a rebuild.
+	Changed chan<- struct{}
+	// Pins is the lock a Locked host enforces (nil: none).
+	Pins *discover.Pins
+	// Events receives the lifecycle events (GET /events).
+	Events *core.EventHub
+	// Cgroups makes one cgroup per plugin process (nil: unavailable).
+	Cgroups *cgroup.Root
+	// NoCgroups says why Cgroups is nil, for the refusal of a limit only
 	// a cgroup can hold.
-	noCgroups string
-	// keeper kills what is left of the plugins if the host dies
+	NoCgroups string
+	// Keeper kills what is left of the plugins if the host dies
 	// (Config.Keeper; nil without one).
-	keeper atomic.Pointer[launcher.Keeper]
-	// catalog returns the served MCP catalogs (catalog.go); onUpdated
-	// are told of changed resources (Host.OnResourceUpdated), onLog of
-	// log messages outside calls (Host.OnLogMessage).
-	catalog   func() *catalogTable
-	updMu     sync.Mutex
-	onUpdated []func(uri string)
-	onLog     []func(plugin string, params json.RawMessage)
+	Keeper atomic.Pointer[launcher.Keeper]
+	// ResourceUpdated is told that plugin's process reported resource
+	// uri changed (Host.OnResourceUpdated); LogMessage of the params of
+	// a notifications/message plugin sent outside calls
+	// (Host.OnLogMessage). Both must be set and must not block long.
+	ResourceUpdated func(plugin, uri string)
+	LogMessage      func(plugin string, params json.RawMessage)
 }
 
 // Plugin supervises one plugin file. Its life is next (lifecycle.go):
@@ -68,13 +76,13 @@ type supervisor struct {
 type Plugin struct {
 	name string
 	path string // the file that declares it (an executable or NAME.mcp.json); fixed
-	sv   *supervisor
+	sv   *Supervisor
 
-	// v is the view of the call path (call.go).
+	// v is the view of the call path (request.go).
 	v atomic.Pointer[view]
 	// cat is the MCP catalog of its serving process (catalog.go); nil
 	// before one loaded.
-	cat atomic.Pointer[catalog]
+	cat atomic.Pointer[Catalog]
 
 	mu      sync.Mutex // held for one step; guards the fields below
 	life    life
@@ -86,22 +94,31 @@ type Plugin struct {
 	wg sync.WaitGroup // the goroutines performing actions
 }
 
-// newPlugin returns the Plugin of name, declared by the file at path,
-// starting, with nothing asked yet.
-func newPlugin(sv *supervisor, name, path string) *Plugin {
-	p := &Plugin{name: name, path: path, sv: sv, life: newLife(sv.cfg.Restart), live: map[*instance]struct{}{}, gone: make(chan struct{})}
-	p.v.Store(&view{state: StateStarting, changed: make(chan struct{})})
+// NewPlugin returns the Plugin of name, declared by the file at path,
+// starting, with nothing asked yet (Sync starts it); sv is its host's
+// Supervisor, filled.
+func NewPlugin(sv *Supervisor, name, path string) *Plugin {
+	p := &Plugin{name: name, path: path, sv: sv, life: newLife(sv.Cfg.Restart), live: map[*instance]struct{}{}, gone: make(chan struct{})}
+	p.v.Store(&view{state: core.StateStarting, changed: make(chan struct{})})
 	return p
 }
 
 // Name returns the plugin's name.
 func (p *Plugin) Name() string { return p.name }
 
-// sync hands the plugin its file as found now (evFile) and returns a
+// Path returns the file that declares the plugin (an executable or
+// NAME.mcp.json), as NewPlugin got it.
+func (p *Plugin) Path() string { return p.path }
+
+// PinsChanged tells the plugin the lock (Supervisor.Pins) was reloaded:
+// a start or document change it held is tried again.
+func (p *Plugin) PinsChanged() { p.handle(evPinsChanged{}) }
+
+// Sync hands the plugin its file as found now (evFile) and returns a
 // channel closed once no start is in flight: the start, replacement or
 // retry it caused is done. The file is hashed (outside the lock) only
 // when a process has loaded and the stamp differs from its file's.
-func (p *Plugin) sync(c discover.Candidate) <-chan struct{} {
+func (p *Plugin) Sync(c discover.Candidate) <-chan struct{} {
 	f := discover.FileRef{Path: c.Path, Stamp: c.Info, Sum: c.Sum, Launch: c.Launch, Fault: c.Fault, Policy: c.Policy, FileSum: c.FileSum}
 	p.mu.Lock()
 	hash := p.life.sum != "" && !f.Same(p.life.file)
@@ -121,23 +138,23 @@ func (p *Plugin) sync(c discover.Candidate) <-chan struct{} {
 	return ch
 }
 
-// remove tells the plugin its file is gone and returns a channel closed
+// Remove tells the plugin its file is gone and returns a channel closed
 // once it is stopped (drained).
-func (p *Plugin) remove() <-chan struct{} {
+func (p *Plugin) Remove() <-chan struct{} {
 	p.handle(evRemoved{})
 	return p.gone
 }
 
-// close tells the plugin the host is closing; wait then waits until
+// Close tells the plugin the host is closing; Wait then waits until
 // every process it started is stopped.
-func (p *Plugin) close() { p.handle(evClosing{}) }
+func (p *Plugin) Close() { p.handle(evClosing{}) }
 
-// wait returns once every goroutine performing the plugin's actions has
+// Wait returns once every goroutine performing the plugin's actions has
 // ended (after close: every process is stopped).
-func (p *Plugin) wait() { p.wg.Wait() }
+func (p *Plugin) Wait() { p.wg.Wait() }
 
-// kill SIGKILLs every process of the plugin now (Close past its deadline).
-func (p *Plugin) kill() {
+// Kill SIGKILLs every process of the plugin now (Close past its deadline).
+func (p *Plugin) Kill() {
 	p.mu.Lock()
 	live := make([]*instance, 0, len(p.live))
 	for inst := range p.live {
@@ -170,7 +187,7 @@ func (p *Plugin) step(ev event) {
 		}
 		p.settled = nil
 	}
-	if p.life.state == StateStopped && !isClosed(p.gone) {
+	if p.life.state == core.StateStopped && !isClosed(p.gone) {
 		close(p.gone)
 	}
 }
@@ -184,7 +201,7 @@ func (p *Plugin) perform(a action) {
 		p.goDo(func() { a.inst.stop(); p.forget(a.inst) })
 	case actDrain:
 		p.goDo(func() {
-			a.inst.drain(p.sv.cfg.DrainTimeout)
+			a.inst.drain(p.sv.Cfg.DrainTimeout)
 			p.forget(a.inst)
 			p.handle(evDrained{inst: a.inst})
 		})
@@ -193,20 +210,20 @@ func (p *Plugin) perform(a action) {
 		p.goDo(func() { p.followDocument(a.inst) })
 	case actBackoff:
 		p.stopTimer()
-		p.timer = time.AfterFunc(backoff(p.sv.cfg.Restart, a.failures), func() { p.handle(evBackoff{timer: a.timer}) })
+		p.timer = time.AfterFunc(backoff(p.sv.Cfg.Restart, a.failures), func() { p.handle(evBackoff{timer: a.timer}) })
 	case actCancelBackoff:
 		p.stopTimer()
 	case actPublish:
 		p.publish()
 	case actChanged:
 		select {
-		case p.sv.changed <- struct{}{}:
+		case p.sv.Changed <- struct{}{}:
 		default: // a rebuild is already due
 		}
 	case actLog:
-		p.sv.log.Log(a.level, a.msg, append([]any{"plugin", p.name}, a.kv...)...)
+		p.sv.Log.Log(a.level, a.msg, append([]any{"plugin", p.name}, a.kv...)...)
 		if a.event != "" {
-			p.sv.events.Publish(Event{Type: a.event, Plugin: p.name, Message: a.msg, Reason: a.reason})
+			p.sv.Events.Publish(core.Event{Type: a.event, Plugin: p.name, Message: a.msg, Reason: a.reason})
 		}
 	}
 }
@@ -225,15 +242,15 @@ func (p *Plugin) start(attempt int, file discover.FileRef) {
 	p.mu.Lock()
 	serving := p.life.doc
 	p.mu.Unlock()
-	inst, err := startInstance(p.sv.ctx, p.sv, p.name, file, serving)
+	inst, err := startInstance(p.sv.Ctx, p.sv, p.name, file, serving)
 	if err != nil {
 		var se *startError
 		var stderr []string
 		if errors.As(err, &se) {
-			stderr = supervise.UserPaths(se.stderr, p.sv.state.Bin, file.Path)
+			stderr = UserPaths(se.stderr, p.sv.State.Bin, file.Path)
 		}
 		reason := err.Error()
-		if hint := supervise.StartHint(file.Path, stderr); hint != "" {
+		if hint := StartHint(file.Path, stderr); hint != "" {
 			reason += "; next: " + hint
 		}
 		p.handle(evStartFailed{attempt: attempt, err: reason, held: discover.IsHeld(err), stderr: stderr})
@@ -251,27 +268,27 @@ func (p *Plugin) watch(inst *instance) {
 	<-inst.exited()
 	p.handle(evExited{
 		inst: inst, asked: inst.stopped.Load(), up: time.Since(inst.started),
-		pid: inst.pid(), status: inst.exitStatus(), stderr: supervise.UserPaths(inst.stderrTail(), p.sv.state.Bin, inst.path),
+		pid: inst.pid(), status: inst.exitStatus(), stderr: UserPaths(inst.stderrTail(), p.sv.State.Bin, inst.path),
 	})
 }
 
 // followDocument reports each changed document inst loads, unless the
 // lock holds it.
 func (p *Plugin) followDocument(inst *instance) {
-	inst.followDocument(p.sv.ctx, p.sv.cfg, followers{
-		catalog: func(c *catalog) {
+	inst.followDocument(p.sv.Ctx, p.sv.Cfg, followers{
+		catalog: func(c *Catalog) {
 			p.cat.Store(c)
 			p.mu.Lock()
 			p.perform(actChanged{})
 			p.mu.Unlock()
 		},
-		updated: func(uri string) { p.sv.resourceUpdated(p.name, uri) },
-		logged:  func(params json.RawMessage) { p.sv.logMessage(p.name, params) },
+		updated: func(uri string) { p.sv.ResourceUpdated(p.name, uri) },
+		logged:  func(params json.RawMessage) { p.sv.LogMessage(p.name, params) },
 		document: func(doc *opentool.OpenTool, args []*argcheck.Validator) {
 			p.mu.Lock()
 			serving := p.life.doc
 			p.mu.Unlock()
-			if _, err := p.sv.pins.CheckDefinitions(p.name, doc, serving); err != nil {
+			if _, err := p.sv.Pins.CheckDefinitions(p.name, doc, serving); err != nil {
 				p.handle(evHeld{inst: inst, err: err.Error()})
 				return
 			}
@@ -280,10 +297,10 @@ func (p *Plugin) followDocument(inst *instance) {
 	})
 }
 
-// pinState returns what Host.Pins pins of the plugin: the file it was
+// PinState returns what Host.Pins pins of the plugin: the file it was
 // last started from, the sha256 of the process that loaded, and its
 // document.
-func (p *Plugin) pinState() (discover.FileRef, string, *opentool.OpenTool) {
+func (p *Plugin) PinState() (discover.FileRef, string, *opentool.OpenTool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.life.file, p.life.sum, p.life.doc
@@ -324,7 +341,7 @@ func isClosed(ch chan struct{}) bool {
 
 // backoff is InitialBackoff·2^(failures-1), capped at MaxBackoff, plus up
 // to 50% jitter.
-func backoff(rp RestartPolicy, failures int) time.Duration {
+func backoff(rp core.RestartPolicy, failures int) time.Duration {
 	d := rp.InitialBackoff
 	for i := 1; i < failures && d < rp.MaxBackoff; i++ {
 		d *= 2
@@ -333,32 +350,37 @@ func backoff(rp RestartPolicy, failures int) time.Duration {
 	return d + time.Duration(rand.Int64N(int64(d)/2+1))
 }
 
-// offer is what a plugin offers the routing table (routes.go): its state
+// Offer is what a plugin offers the host's routing table: its state
 // and its last good document.
-type offer struct {
-	p     *Plugin
-	state State
-	doc   *opentool.OpenTool
-	args  []*argcheck.Validator
-	cat   *catalog // the MCP catalog (catalog.go); nil: none
-	// timeout bounds one call: the serving process's policy, else
+type Offer struct {
+	// P is the plugin.
+	P *Plugin
+	// State is its lifecycle state.
+	State core.State
+	// Doc and Args are its last good document (inlined; nil: none yet)
+	// and the validators of its functions (nil entries: unchecked).
+	Doc  *opentool.OpenTool
+	Args []*argcheck.Validator
+	// Cat is the MCP catalog of its serving process; nil: none.
+	Cat *Catalog
+	// Timeout bounds one call: the serving process's policy, else
 	// Config.CallTimeout.
-	timeout time.Duration
-	// declared is set when the document is a declared plugin's, served
-	// in the host's process (its file is a declaration: fileRef.launch),
+	Timeout time.Duration
+	// Declared is set when the document is a declared plugin's, served
+	// in the host's process (its file is a declaration: FileRef.Launch),
 	// the only documents whose MCP tool definitions (Function.MCPTool)
 	// /mcp serves.
-	declared bool
+	Declared bool
 }
 
-// offer returns the plugin's offer now.
-func (p *Plugin) offer() offer {
+// Offer returns the plugin's offer now.
+func (p *Plugin) Offer() Offer {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	o := offer{p: p, state: p.life.state, doc: p.life.doc, args: p.life.args, timeout: p.sv.cfg.CallTimeout, cat: p.cat.Load(),
-		declared: p.life.file.Launch != ""}
+	o := Offer{P: p, State: p.life.state, Doc: p.life.doc, Args: p.life.args, Timeout: p.sv.Cfg.CallTimeout, Cat: p.cat.Load(),
+		Declared: p.life.file.Launch != ""}
 	if p.life.inst != nil {
-		o.timeout = p.life.inst.timeout
+		o.Timeout = p.life.inst.timeout
 	}
 	return o
 }
@@ -370,7 +392,7 @@ type PluginStatus struct {
 	// Path is the plugin file in the plugins directory.
 	Path string `json:"path"`
 	// State is the lifecycle state.
-	State State `json:"state"`
+	State core.State `json:"state"`
 	// PID is the process id (0 when no process runs).
 	PID int `json:"pid"`
 	// Restarts counts restarts after crashes since the plugin was found.
@@ -378,7 +400,7 @@ type PluginStatus struct {
 	// Functions are the names of the functions the plugin declares.
 	Functions []string `json:"functions"`
 	// Conflicts are the functions the plugin declares that another
-	// plugin owns (see routes.go): refused, or served under another name.
+	// plugin owns (see host/routes.go): refused, or served under another name.
 	Conflicts []Conflict `json:"conflicts,omitempty"`
 	// Refused lists what the plugin declares but refused to serve, with
 	// the reason: its document's refused list (opentool.OpenTool.Refused;
@@ -447,13 +469,13 @@ func (p *Plugin) Status() PluginStatus {
 			s.Functions = append(s.Functions, f.Name)
 		}
 		s.Refused = slices.Clone(l.doc.Refused)
-		if s.State == StateReady && len(s.Refused) > 0 {
-			s.State = StateDegraded
+		if s.State == core.StateReady && len(s.Refused) > 0 {
+			s.State = core.StateDegraded
 		}
 	}
 	s.Stderr = l.stderr
-	s.Lock = p.sv.pins.Status(p.name, l.file, l.sum, l.doc, l.held)
-	s.Policy = discover.PolicyStatusOf(p.sv.cfg, l.file)
+	s.Lock = p.sv.Pins.Status(p.name, l.file, l.sum, l.doc, l.held)
+	s.Policy = discover.PolicyStatusOf(p.sv.Cfg, l.file)
 	if l.inst != nil && !l.inst.hasExited() {
 		s.PID = l.inst.pid()
 		s.SHA256 = l.inst.sum

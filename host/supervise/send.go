@@ -1,4 +1,4 @@
-package host
+package supervise
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 // caller is already gone, and sends it (send). errNotSent means the call
 // never reached this process, which was stopped or has exited: the caller
 // may send it to the plugin's next process.
-func (i *instance) invoke(ctx context.Context, r *request) error {
+func (i *instance) invoke(ctx context.Context, r Request) error {
 	i.calls.Add(1)
 	defer i.calls.Add(-1)
 	if i.stopped.Load() || i.hasExited() {
@@ -30,7 +30,7 @@ func (i *instance) invoke(ctx context.Context, r *request) error {
 	}
 	defer func() { <-i.sem }()
 	if ctx.Err() != nil {
-		return r.ctxError(ctx, i.name, " before it was sent")
+		return r.CtxError(ctx, i.name, " before it was sent")
 	}
 	return i.send(ctx, r)
 }
@@ -38,7 +38,7 @@ func (i *instance) invoke(ctx context.Context, r *request) error {
 // acquire takes a concurrency slot. When none is free the call queues,
 // unless Config.MaxQueue calls already wait (busy at once); a queued call
 // whose deadline passes is busy too, one whose caller left is canceled.
-func (i *instance) acquire(ctx context.Context, r *request) error {
+func (i *instance) acquire(ctx context.Context, r Request) error {
 	select {
 	case i.sem <- struct{}{}:
 		return nil
@@ -46,7 +46,7 @@ func (i *instance) acquire(ctx context.Context, r *request) error {
 	}
 	if i.queued.Add(1) > i.queue {
 		i.queued.Add(-1)
-		return r.fail(KindBusy, i.name, fmt.Sprintf("busy: %d calls in flight and %d queued", cap(i.sem), i.queue), nil)
+		return r.Fail(core.KindBusy, i.name, fmt.Sprintf("busy: %d calls in flight and %d queued", cap(i.sem), i.queue), nil)
 	}
 	defer i.queued.Add(-1)
 	select {
@@ -54,9 +54,9 @@ func (i *instance) acquire(ctx context.Context, r *request) error {
 		return nil
 	case <-ctx.Done():
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return r.fail(KindBusy, i.name, fmt.Sprintf("busy: no slot of %d freed before the deadline", cap(i.sem)), nil)
+			return r.Fail(core.KindBusy, i.name, fmt.Sprintf("busy: no slot of %d freed before the deadline", cap(i.sem)), nil)
 		}
-		return r.ctxError(ctx, i.name, " while queued")
+		return r.CtxError(ctx, i.name, " while queued")
 	case <-i.exited():
 		return errNotSent
 	}
@@ -72,18 +72,16 @@ var errNotSent = errors.New("instance gone before the call was sent")
 // plugin Config.CancelGrace to end it before it kills the process. The
 // guard is armed before the stream is opened, so a connection that hangs
 // while opening it is bounded too.
-func (i *instance) send(ctx context.Context, r *request) error {
-	g := &guard{inst: i, fn: r.fn}
+func (i *instance) send(ctx context.Context, r Request) error {
+	g := &guard{inst: i, fn: r.Function()}
 	stop := context.AfterFunc(ctx, g.cancel)
 	defer stop()
 	// The stream's context never ends by itself (a Done of nil also
 	// spares gRPC a watcher goroutine per stream): it ends when the plugin
 	// ends the stream, or the connection breaks (the process exited or
 	// the guard killed it).
-	inv := wire.Invocation{Name: strings.TrimPrefix(r.target, i.prefix), Args: r.args, Stream: r.stream}
-	if r.x != nil {
-		inv.Meta = r.x.Meta
-	}
+	inv := r.Invocation()
+	inv.Name = strings.TrimPrefix(inv.Name, i.prefix)
 	call, err := i.tool.Start(context.WithoutCancel(ctx), inv)
 	if err != nil {
 		killed := !g.end()
@@ -106,25 +104,25 @@ func (i *instance) send(ctx context.Context, r *request) error {
 		}
 		if ev.Message != nil {
 			if first == nil {
-				r.message(ctx, call, ev.Message)
+				r.Message(ctx, call, ev.Message)
 			}
 			continue
 		}
 		item := ev.Data
 		if ev.MCP {
-			if r.stream {
-				first = r.fail(KindResultRejected, i.name, "the plugin sent an MCP result for a streaming call", nil)
+			if inv.Stream {
+				first = r.Fail(core.KindResultRejected, i.name, "the plugin sent an MCP result for a streaming call", nil)
 				g.cancel()
 			}
-			r.mcp = true
+			r.SetMCP()
 		}
 		n++
 		core.MemTrim.Note(len(item))
 		if first != nil {
 			continue // draining after a cancel
 		}
-		if first = r.accept(i.name, item, n); first == nil {
-			first = r.emit(item)
+		if first = r.Accept(i.name, item, n); first == nil {
+			first = r.Emit(item)
 		}
 		if first != nil {
 			g.cancel()
@@ -136,31 +134,31 @@ func (i *instance) send(ctx context.Context, r *request) error {
 // io.EOF is success when a unary call got its result; the tool's own
 // error keeps its code; a stream cut by the caller's context, an exit, a
 // result over the size cap or a lost connection each get their Kind.
-func (i *instance) endError(ctx context.Context, r *request, err error, n int, killed bool) error {
+func (i *instance) endError(ctx context.Context, r Request, err error, n int, killed bool) error {
 	if errors.Is(err, io.EOF) {
-		if n == 0 && !r.stream {
+		if n == 0 && !r.Invocation().Stream {
 			if ctx.Err() != nil {
-				return r.ctxError(ctx, i.name, "")
+				return r.CtxError(ctx, i.name, "")
 			}
-			return r.fail(KindResultRejected, i.name, "the plugin ended the call without a result", nil)
+			return r.Fail(core.KindResultRejected, i.name, "the plugin ended the call without a result", nil)
 		}
 		return nil
 	}
 	var te *wire.ToolError
 	switch {
 	case killed:
-		return r.ctxError(ctx, i.name, fmt.Sprintf("; the plugin ignored cancellation for %v and was killed", i.grace))
+		return r.CtxError(ctx, i.name, fmt.Sprintf("; the plugin ignored cancellation for %v and was killed", i.grace))
 	case ctx.Err() != nil:
-		return r.ctxError(ctx, i.name, "")
+		return r.CtxError(ctx, i.name, "")
 	case errors.As(err, &te):
-		return &Error{Kind: KindTool, Function: r.fn, Plugin: i.name, Code: te.Code, Message: te.Message}
+		return &core.Error{Kind: core.KindTool, Function: r.Function(), Plugin: i.name, Code: te.Code, Message: te.Message}
 	case errors.Is(err, wire.ErrResultTooLarge):
-		return r.fail(KindResultRejected, i.name, fmt.Sprintf("the plugin's result is larger than the limit of %d bytes", i.maxResult), err)
+		return r.Fail(core.KindResultRejected, i.name, fmt.Sprintf("the plugin's result is larger than the limit of %d bytes", i.maxResult), err)
 	case i.exitedSoon():
-		return &Error{Kind: KindExited, Function: r.fn, Plugin: i.name, Status: i.exitStatus(),
+		return &core.Error{Kind: core.KindExited, Function: r.Function(), Plugin: i.name, Status: i.exitStatus(),
 			Message: fmt.Sprintf("the plugin exited during the call (%s); it is being restarted", i.exitStatus()), Err: err}
 	}
-	return r.fail(KindTransport, i.name, "the connection to the plugin failed", err)
+	return r.Fail(core.KindTransport, i.name, "the connection to the plugin failed", err)
 }
 
 // exitedSoon reports whether the process has exited, waiting up to

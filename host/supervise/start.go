@@ -1,4 +1,4 @@
-package host
+package supervise
 
 import (
 	"context"
@@ -21,7 +21,6 @@ import (
 
 	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/host/discover"
-	"github.com/opentool-host/opentool-host/host/supervise"
 	"github.com/opentool-host/opentool-host/internal/wire"
 	"github.com/opentool-host/opentool-host/process/cgroup"
 	"github.com/opentool-host/opentool-host/process/launcher"
@@ -36,8 +35,8 @@ import (
 // the start and the definitions once loaded; serving (the definitions
 // served now, or nil) says what changed. On error nothing is left
 // running.
-func startInstance(ctx context.Context, sv *supervisor, name string, f discover.FileRef, serving *opentool.OpenTool) (*instance, error) {
-	cfg := sv.cfg
+func startInstance(ctx context.Context, sv *Supervisor, name string, f discover.FileRef, serving *opentool.OpenTool) (*instance, error) {
+	cfg := sv.Cfg
 	pol, err := discover.ResolvePolicy(cfg, f)
 	if err != nil {
 		return nil, err
@@ -55,7 +54,7 @@ func startInstance(ctx context.Context, sv *supervisor, name string, f discover.
 		path:      f.Path,
 		sum:       proc.sum,
 		log:       cfg.Logger.Named("plugin"),
-		stderr:    supervise.NewTailBuffer(20),
+		stderr:    NewTailBuffer(20),
 		started:   time.Now(),
 		sem:       make(chan struct{}, pol.MaxConcurrency),
 		queue:     int64(pol.MaxQueue),
@@ -90,7 +89,7 @@ func startInstance(ctx context.Context, sv *supervisor, name string, f discover.
 		}
 		return nil, &startError{err: err, stderr: tail}
 	}
-	faults, err := sv.pins.CheckDefinitions(name, inst.doc, serving)
+	faults, err := sv.Pins.CheckDefinitions(name, inst.doc, serving)
 	if err != nil {
 		inst.kill()
 		return nil, err
@@ -105,9 +104,9 @@ func startInstance(ctx context.Context, sv *supervisor, name string, f discover.
 // plugin file f (proc: its host-owned copy, with the launcher in front
 // when needed); load then starts it and performs the handshake. Errors:
 // the host's TLS configuration.
-func startProcess(ctx context.Context, sv *supervisor, inst *instance, f discover.FileRef, pol discover.Policy, secrets []string, proc process) error {
-	cfg, state, name := sv.cfg, sv.state, inst.name
-	tlsConfig, certEnv, err := supervise.PluginTLS()
+func startProcess(ctx context.Context, sv *Supervisor, inst *instance, f discover.FileRef, pol discover.Policy, secrets []string, proc process) error {
+	cfg, state, name := sv.Cfg, sv.State, inst.name
+	tlsConfig, certEnv, err := PluginTLS()
 	if err != nil {
 		return err
 	}
@@ -119,14 +118,14 @@ func startProcess(ctx context.Context, sv *supervisor, inst *instance, f discove
 		VersionedPlugins: wire.VersionedPluginSets(nil, nil),
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		// Host authentication (go-plugin's AutoMTLS protocol, with the
-		// host's P-256 certificate of supervise/hostcert.go instead of a P-521 one
+		// host's P-256 certificate of hostcert.go instead of a P-521 one
 		// per start): the plugin gets the host's certificate
 		// (PLUGIN_CLIENT_CERT, below) and answers with its own in the
 		// handshake's sixth field, which go-plugin puts into this config;
 		// every connection to the plugin's socket must present the host's,
 		// so no other process can call or stop the plugin, and the host
 		// talks only to the process it started. A plugin that does not
-		// answer with a certificate is refused (supervise/runner.go).
+		// answer with a certificate is refused (runner.go).
 		TLSConfig:    tlsConfig,
 		Logger:       inst.log,
 		StartTimeout: cfg.StartTimeout,
@@ -134,8 +133,8 @@ func startProcess(ctx context.Context, sv *supervisor, inst *instance, f discove
 		// over go-plugin's stdio stream: log it under the plugin's name
 		// and keep it for crash reports. The stderr pipe goes to the same
 		// kind of logger through the runner, never through go-plugin.
-		SyncStdout: &supervise.LineLogger{Log: pluginLog, Tail: inst.stderr, Stream: "stdout"},
-		SyncStderr: &supervise.LineLogger{Log: pluginLog, Tail: inst.stderr, Stream: "stderr"},
+		SyncStdout: &LineLogger{Log: pluginLog, Tail: inst.stderr, Stream: "stdout"},
+		SyncStderr: &LineLogger{Log: pluginLog, Tail: inst.stderr, Stream: "stderr"},
 		// A result over the cap fails its stream before it is buffered;
 		// the protobuf envelope adds a few bytes to the JSON.
 		GRPCDialOptions:  wire.DialOptions(int(cfg.MaxResultBytes) + 64),
@@ -168,29 +167,29 @@ func startProcess(ctx context.Context, sv *supervisor, inst *instance, f discove
 // name, its process group told to the keeper without a cgroup. A start
 // given up (ctx ended) is killed before it runs. Errors: the cgroup, a
 // limit it cannot hold, the data channel, the launcher.
-func (inst *instance) newRunner(ctx context.Context, sv *supervisor, f discover.FileRef, pol discover.Policy, lspec launcher.Spec, pluginLog hclog.Logger) (runner.Runner, error) {
-	if sv.cgroups != nil {
-		cg, err := sv.cgroups.Child(inst.name)
+func (inst *instance) newRunner(ctx context.Context, sv *Supervisor, f discover.FileRef, pol discover.Policy, lspec launcher.Spec, pluginLog hclog.Logger) (runner.Runner, error) {
+	if sv.Cgroups != nil {
+		cg, err := sv.Cgroups.Child(inst.name)
 		if err != nil {
 			return nil, fmt.Errorf("cgroup: %w", err)
 		}
 		lspec.Cgroup = cg
 	}
-	if err := enforceGroupLimits(pol.Spec, lspec.Cgroup, sv.noCgroups); err != nil {
+	if err := enforceGroupLimits(pol.Spec, lspec.Cgroup, sv.NoCgroups); err != nil {
 		if lspec.Cgroup != nil {
 			lspec.Cgroup.Remove()
 		}
 		return nil, err
 	}
-	if !sv.cfg.NoDataChannel {
+	if !sv.Cfg.NoDataChannel {
 		if err := inst.offerChannel(&lspec); err != nil {
 			return nil, err
 		}
 	}
 	// Unmarked lines on the pipe are debug, as go-plugin logs them.
-	r, err := supervise.NewProcessRunner(inst.name, f.Path, lspec, &supervise.LineLogger{Log: pluginLog, Tail: inst.stderr, Stream: "stderr", Level: hclog.Debug})
+	r, err := NewProcessRunner(inst.name, f.Path, lspec, &LineLogger{Log: pluginLog, Tail: inst.stderr, Stream: "stderr", Level: hclog.Debug})
 	if err == nil && lspec.Cgroup == nil {
-		r.Keeper = sv.keeper.Load() // nil until the keeper runs: startKeeper tracks those
+		r.Keeper = sv.Keeper.Load() // nil until the keeper runs: startKeeper tracks those
 	}
 	inst.runner = r
 	inst.starting.Store(r)
@@ -222,34 +221,34 @@ type process struct {
 // for a declared plugin it prepares its launch (prepareDeclared).
 // Errors: f's fault, a copy that fails, a file the lock does not pin, no
 // launcher; nothing is left acquired.
-func prepare(sv *supervisor, name string, f discover.FileRef, spec sandbox.Spec) (process, error) {
+func prepare(sv *Supervisor, name string, f discover.FileRef, spec sandbox.Spec) (process, error) {
 	if f.Fault != "" {
 		return process{}, errors.New(f.Fault)
 	}
 	if f.Launch != "" {
 		return prepareDeclared(sv, name, f, spec)
 	}
-	prog, sum, err := sv.state.Acquire(f.Path)
+	prog, sum, err := sv.State.Acquire(f.Path)
 	if err != nil {
 		return process{}, fmt.Errorf("copy binary: %w", err)
 	}
 	sums := []string{sum}
 	release := func() {
 		for _, s := range sums {
-			sv.state.Release(s)
+			sv.State.Release(s)
 		}
 	}
-	if err := sv.pins.CheckFiles(name, f, sum, nil); err != nil {
+	if err := sv.Pins.CheckFiles(name, f, sum, nil); err != nil {
 		release()
 		return process{}, err
 	}
-	argv, env, err := launcher.Wrap(sv.cfg.Launcher, spec, []string{prog}, nil)
+	argv, env, err := launcher.Wrap(sv.Cfg.Launcher, spec, []string{prog}, nil)
 	if err != nil {
 		release()
 		return process{}, err
 	}
 	if argv[0] != prog { // the launcher runs first: from its own copy
-		lcopy, lsum, err := sv.state.Acquire(argv[0])
+		lcopy, lsum, err := sv.State.Acquire(argv[0])
 		if err != nil {
 			release()
 			return process{}, fmt.Errorf("copy launcher: %w", err)
@@ -264,42 +263,42 @@ func prepare(sv *supervisor, name string, f discover.FileRef, spec sandbox.Spec)
 // verified copies of the files its programs execute (checked against the
 // lock again, and readable in the sandbox), and the launcher's copy when
 // spec needs the launcher. Errors: as prepare's.
-func prepareDeclared(sv *supervisor, name string, f discover.FileRef, spec sandbox.Spec) (process, error) {
+func prepareDeclared(sv *Supervisor, name string, f discover.FileRef, spec sandbox.Spec) (process, error) {
 	p := process{launch: f.Launch, sum: f.Sum}
 	var files discover.Verified
 	var sums []string
 	release := func() {
 		for _, s := range sums {
-			sv.state.Release(s)
+			sv.State.Release(s)
 		}
 		if files.Release != nil {
 			files.Release()
 		}
 	}
 	var err error
-	if sv.pins != nil {
-		if p.launch, files, err = sv.pins.VerifiedLaunch(sv.state, name, f.Launch); err != nil {
+	if sv.Pins != nil {
+		if p.launch, files, err = sv.Pins.VerifiedLaunch(sv.State, name, f.Launch); err != nil {
 			release()
 			return process{}, fmt.Errorf("verified copies: %w", err)
 		}
 	}
-	if err := sv.pins.CheckFiles(name, f, "", files.Sums); err != nil {
+	if err := sv.Pins.CheckFiles(name, f, "", files.Sums); err != nil {
 		release()
 		return process{}, err
 	}
 	if spec.NeedsLauncher() {
-		if len(sv.cfg.Launcher) == 0 {
+		if len(sv.Cfg.Launcher) == 0 {
 			release()
 			_, _, err := launcher.Wrap(nil, spec, nil, nil)
 			return process{}, err
 		}
-		lcopy, lsum, err := sv.state.Acquire(sv.cfg.Launcher[0])
+		lcopy, lsum, err := sv.State.Acquire(sv.Cfg.Launcher[0])
 		if err != nil {
 			release()
 			return process{}, fmt.Errorf("copy launcher: %w", err)
 		}
 		sums = append(sums, lsum)
-		p.launcher = slices.Concat([]string{lcopy}, sv.cfg.Launcher[1:])
+		p.launcher = slices.Concat([]string{lcopy}, sv.Cfg.Launcher[1:])
 	}
 	p.release = sync.OnceFunc(release)
 	return p, nil

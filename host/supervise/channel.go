@@ -1,4 +1,4 @@
-package host
+package supervise
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"os"
 	"syscall"
 
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/process/launcher"
 
 	"github.com/opentool-host/opentool-host/internal/wire"
@@ -48,7 +49,7 @@ func (i *instance) offerChannel(spec *launcher.Spec) error {
 // stay on gRPC. A plugin that later breaks the channel's protocol is
 // killed (and restarted), its crash report saying why. Errors: bytes
 // other than the hello on the channel.
-func (i *instance) acceptChannel(cfg *Config) error {
+func (i *instance) acceptChannel(cfg *core.Config) error {
 	conn := i.chanEnd
 	if conn == nil {
 		return nil

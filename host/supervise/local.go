@@ -1,4 +1,4 @@
-package host
+package supervise
 
 import (
 	"context"
@@ -11,7 +11,6 @@ import (
 
 	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/host/discover"
-	"github.com/opentool-host/opentool-host/host/supervise"
 	"github.com/opentool-host/opentool-host/internal/wire"
 	"github.com/opentool-host/opentool-host/process/cgroup"
 	"github.com/opentool-host/opentool-host/process/launcher"
@@ -51,8 +50,8 @@ type localPlugin struct {
 // from the launch prepared for it (proc), and starts its Run. Errors:
 // no Config.Declared, a launch that does not decode, a cgroup that
 // cannot be made.
-func startLocal(sv *supervisor, inst *instance, f discover.FileRef, pol discover.Policy, secrets []string, proc process) error {
-	cfg := sv.cfg
+func startLocal(sv *Supervisor, inst *instance, f discover.FileRef, pol discover.Policy, secrets []string, proc process) error {
+	cfg := sv.Cfg
 	if cfg.Declared == nil {
 		return errors.New("declared plugin, but this host serves none (host.Config.Declared is nil)")
 	}
@@ -61,11 +60,11 @@ func startLocal(sv *supervisor, inst *instance, f discover.FileRef, pol discover
 		return fmt.Errorf("declared plugin: %w", err)
 	}
 	lp := &localPlugin{ended: make(chan struct{}), done: make(chan struct{})}
-	if l.Commands != nil && sv.cgroups != nil {
-		if lp.group, err = sv.cgroups.Child(inst.name); err != nil {
+	if l.Commands != nil && sv.Cgroups != nil {
+		if lp.group, err = sv.Cgroups.Child(inst.name); err != nil {
 			return fmt.Errorf("cgroup: %w", err)
 		}
-		if err := enforceGroupLimits(pol.Spec, lp.group, sv.noCgroups); err != nil {
+		if err := enforceGroupLimits(pol.Spec, lp.group, sv.NoCgroups); err != nil {
 			lp.group.Remove()
 			return err
 		}
@@ -77,12 +76,12 @@ func startLocal(sv *supervisor, inst *instance, f discover.FileRef, pol discover
 		// only, never logged.
 		Env:     env,
 		Granted: launcher.Granted(env),
-		Stderr:  &supervise.LineLogger{Log: pluginLog, Tail: inst.stderr, Stream: "stderr"},
+		Stderr:  &LineLogger{Log: pluginLog, Tail: inst.stderr, Stream: "stderr"},
 		Confine: func(spec *launcher.Spec) error {
 			return confineDeclared(sv, inst.name, pol.Spec, proc.launcher, lp.group, spec)
 		},
 		Started: func(p *launcher.Process) {
-			if k := sv.keeper.Load(); k != nil && l.Commands == nil && sv.cgroups == nil {
+			if k := sv.Keeper.Load(); k != nil && l.Commands == nil && sv.Cgroups == nil {
 				_ = k.Track(p.Pid()) // a server leads its own process group
 			}
 		},
@@ -102,8 +101,8 @@ func startLocal(sv *supervisor, inst *instance, f discover.FileRef, pol discover
 // the commands' shared cgroup group or, for a server, a cgroup of its
 // own with the policy's limits. Errors: limits that need a cgroup this
 // host does not have, a cgroup that cannot be made, Wrap's.
-func confineDeclared(sv *supervisor, name string, spec sandbox.Spec, launch []string, group *cgroup.Group, ls *launcher.Spec) error {
-	ls.User = sv.cfg.PluginUser
+func confineDeclared(sv *Supervisor, name string, spec sandbox.Spec, launch []string, group *cgroup.Group, ls *launcher.Spec) error {
+	ls.User = sv.Cfg.PluginUser
 	if len(launch) > 0 {
 		argv, env, err := launcher.Wrap(launch, spec, append([]string{ls.Path}, ls.Args...), ls.Env)
 		if err != nil {
@@ -115,19 +114,19 @@ func confineDeclared(sv *supervisor, name string, spec sandbox.Spec, launch []st
 	case group != nil:
 		ls.Cgroup, ls.SharedCgroup = group, true
 		return nil
-	case sv.cgroups != nil:
-		cg, err := sv.cgroups.Child(name)
+	case sv.Cgroups != nil:
+		cg, err := sv.Cgroups.Child(name)
 		if err != nil {
 			return fmt.Errorf("cgroup: %w", err)
 		}
-		if err := enforceGroupLimits(spec, cg, sv.noCgroups); err != nil {
+		if err := enforceGroupLimits(spec, cg, sv.NoCgroups); err != nil {
 			cg.Remove()
 			return err
 		}
 		ls.Cgroup = cg
 		return nil
 	}
-	return enforceGroupLimits(spec, nil, sv.noCgroups)
+	return enforceGroupLimits(spec, nil, sv.NoCgroups)
 }
 
 // run runs the plugin until it ends and records why.

@@ -1,4 +1,4 @@
-package host
+package supervise
 
 // The life of one plugin, as a pure transition function: next(life,
 // event) returns the new life and the actions to perform. Plugin.step
@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/host/discover"
 
 	"github.com/hashicorp/go-hclog"
@@ -22,9 +23,9 @@ import (
 // points to (it reads their immutable fields: doc, args, sum).
 type life struct {
 	// state is the published state (plugin.go's State constants).
-	state State
+	state core.State
 	// rp is the restart policy (MaxFailures, ResetAfter); constant.
-	rp RestartPolicy
+	rp core.RestartPolicy
 
 	// file is the plugin file the serving process was started from, or
 	// the last one tried when none serves.
@@ -40,7 +41,7 @@ type life struct {
 	stderr []string
 	// doc and args are the last good document (inlined) and its
 	// validators, kept while restarting and failed: they decide which
-	// function names the plugin keeps (routes.go).
+	// function names the plugin keeps (host/routes.go).
 	doc  *opentool.OpenTool
 	args []*argcheck.Validator
 
@@ -69,7 +70,7 @@ type life struct {
 }
 
 // newLife is the life of a plugin just found: starting, nothing asked.
-func newLife(rp RestartPolicy) life { return life{state: StateStarting, rp: rp} }
+func newLife(rp core.RestartPolicy) life { return life{state: core.StateStarting, rp: rp} }
 
 // event is something that happened to a plugin: one of the ev* types.
 type event interface{ isEvent() }
@@ -254,7 +255,7 @@ func next(st life, ev event) (life, []action) {
 	case evBackoff:
 		t.onBackoff(ev.timer)
 	case evRemoved:
-		t.onGone("plugin removed; draining it", EventRemoved)
+		t.onGone("plugin removed; draining it", core.EventRemoved)
 	case evClosing:
 		t.onGone("host closing; stopping plugin", "")
 	case evDrained:
@@ -307,7 +308,9 @@ func (t *transition) announce(old life) []action {
 }
 
 // gone reports whether the plugin was removed or the host is closing.
-func (t *transition) gone() bool { return t.state == StateDraining || t.state == StateStopped }
+func (t *transition) gone() bool {
+	return t.state == core.StateDraining || t.state == core.StateStopped
+}
 
 // onFile handles a found, changed or rescanned file f.
 func (t *transition) onFile(f discover.FileRef) {
@@ -317,10 +320,10 @@ func (t *transition) onFile(f discover.FileRef) {
 		if !f.Same(t.startFile) {
 			t.queued = &f
 		}
-	case t.state == StateStarting || t.state == StateFailed:
+	case t.state == core.StateStarting || t.state == core.StateFailed:
 		t.file = f
 		t.failures = 0
-		t.state = StateStarting
+		t.state = core.StateStarting
 		t.start(f)
 	case f.Same(t.file):
 	case f.Sum != "" && f.Sum == t.sum && f.SamePolicy(t.file):
@@ -347,23 +350,23 @@ func (t *transition) onStarted(attempt int, inst *instance) {
 		return
 	}
 	t.starting = 0
-	restart := t.state == StateRestarting && t.startFile.Same(t.file)
-	msg := map[State]string{StateStarting: "plugin ready", StateReady: "plugin replaced", StateRestarting: "plugin replaced"}[t.state]
+	restart := t.state == core.StateRestarting && t.startFile.Same(t.file)
+	msg := map[core.State]string{core.StateStarting: "plugin ready", core.StateReady: "plugin replaced", core.StateRestarting: "plugin replaced"}[t.state]
 	if restart {
 		msg = "plugin restarted"
 	} else {
 		t.failures = 0
 	}
 	old := t.inst
-	t.state, t.inst, t.file, t.sum, t.lastErr, t.held = StateReady, inst, t.startFile, inst.sum, "", false
+	t.state, t.inst, t.file, t.sum, t.lastErr, t.held = core.StateReady, inst, t.startFile, inst.sum, "", false
 	t.doc, t.args = inst.doc, inst.args
 	t.do(actWatch{inst: inst})
 	if old != nil {
 		t.do(actDrain{inst: old})
 	}
-	typ := EventReady
+	typ := core.EventReady
 	if old != nil {
-		typ = EventReplaced
+		typ = core.EventReplaced
 	}
 	t.event(typ, hclog.Info, msg, "", "pid", inst.pid(), "functions", len(inst.doc.Functions), "sha256", discover.ShortSum(inst.sum), "restarts", t.restarts)
 	t.dequeue()
@@ -373,18 +376,18 @@ func (t *transition) onStarted(attempt int, inst *instance) {
 // lock, or rejected.
 func (t *transition) rejectEvent(held bool) string {
 	if held {
-		return EventHeld
+		return core.EventHeld
 	}
-	return EventRejected
+	return core.EventRejected
 }
 
 // failEvent is the event of a first start that failed: held by the lock,
 // or failed.
 func (t *transition) failEvent(held bool) string {
 	if held {
-		return EventHeld
+		return core.EventHeld
 	}
-	return EventFailed
+	return core.EventFailed
 }
 
 // onStartFailed handles the failure of the start in flight: a first
@@ -397,7 +400,7 @@ func (t *transition) onStartFailed(attempt int, err string, held bool, stderr []
 	}
 	t.starting = 0
 	t.file, t.lastErr, t.held = t.startFile, err, held
-	if t.state != StateReady { // a serving process keeps its own stderr
+	if t.state != core.StateReady { // a serving process keeps its own stderr
 		t.stderr = stderr
 	}
 	// One line says it all: the stderr the process wrote goes with it.
@@ -406,12 +409,12 @@ func (t *transition) onStartFailed(attempt int, err string, held bool, stderr []
 		kv = append(kv, "stderr", stderr)
 	}
 	switch t.state {
-	case StateStarting:
-		t.state = StateFailed
+	case core.StateStarting:
+		t.state = core.StateFailed
 		t.event(t.failEvent(held), hclog.Error, "plugin failed to start; retried when its file changes or on a rescan", err, kv...)
-	case StateReady:
+	case core.StateReady:
 		t.event(t.rejectEvent(held), hclog.Error, "new plugin binary rejected; the old process keeps serving", err, kv...)
-	case StateRestarting:
+	case core.StateRestarting:
 		t.failures++
 		t.log(hclog.Error, "plugin restart failed", append(kv, "failures", t.failures)...)
 		t.backoffOrFail()
@@ -423,7 +426,7 @@ func (t *transition) onStartFailed(attempt int, err string, held bool, stderr []
 // crash; every other exit was asked for or is of a process no longer
 // served.
 func (t *transition) onExited(ev evExited) {
-	if ev.asked || ev.inst != t.inst || t.state != StateReady {
+	if ev.asked || ev.inst != t.inst || t.state != core.StateReady {
 		return
 	}
 	if ev.up >= t.rp.ResetAfter {
@@ -431,32 +434,32 @@ func (t *transition) onExited(ev evExited) {
 	}
 	t.failures++
 	t.restarts++
-	t.state, t.inst = StateRestarting, nil
+	t.state, t.inst = core.StateRestarting, nil
 	t.lastErr = fmt.Sprintf("plugin exited (pid %d, %s)", ev.pid, ev.status)
 	t.stderr = ev.stderr
 	t.do(actStop{inst: ev.inst}) // what is left of its process group, its binary copy
-	t.event(EventRestarting, hclog.Error, "plugin crashed", t.lastErr, "pid", ev.pid, "status", ev.status, "stderr", ev.stderr, "failures", t.failures)
+	t.event(core.EventRestarting, hclog.Error, "plugin crashed", t.lastErr, "pid", ev.pid, "status", ev.status, "stderr", ev.stderr, "failures", t.failures)
 	t.backoffOrFail()
 }
 
 // onReloaded serves the changed document of the serving process; a
 // change reported by any other process (draining, replaced) is dropped.
 func (t *transition) onReloaded(ev evReloaded) {
-	if ev.inst != t.inst || t.state != StateReady {
+	if ev.inst != t.inst || t.state != core.StateReady {
 		return
 	}
 	t.doc, t.args = ev.doc, ev.args
-	t.event(EventChanged, hclog.Info, "plugin document changed", "", "pid", ev.inst.pid(), "functions", len(ev.doc.Functions))
+	t.event(core.EventChanged, hclog.Info, "plugin document changed", "", "pid", ev.inst.pid(), "functions", len(ev.doc.Functions))
 }
 
 // onHeld records that the lock held the serving process's changed
 // document (the previous one keeps serving).
 func (t *transition) onHeld(ev evHeld) {
-	if ev.inst != t.inst || t.state != StateReady {
+	if ev.inst != t.inst || t.state != core.StateReady {
 		return
 	}
 	t.held, t.lastErr = true, ev.err
-	t.event(EventHeld, hclog.Error, "plugin document change held by the lock; the previous definitions keep serving", ev.err, "error", ev.err)
+	t.event(core.EventHeld, hclog.Error, "plugin document change held by the lock; the previous definitions keep serving", ev.err, "error", ev.err)
 }
 
 // onPinsChanged starts the held file again (a replacement, or a first
@@ -466,8 +469,8 @@ func (t *transition) onPinsChanged() {
 		return
 	}
 	t.held = false
-	if t.state == StateFailed {
-		t.state, t.failures = StateStarting, 0
+	if t.state == core.StateFailed {
+		t.state, t.failures = core.StateStarting, 0
 	}
 	t.start(t.file)
 }
@@ -479,9 +482,9 @@ func (t *transition) backoffOrFail() {
 	switch {
 	case t.starting != 0:
 	case t.failures >= t.rp.MaxFailures:
-		t.state = StateFailed
+		t.state = core.StateFailed
 		t.lastErr = fmt.Sprintf("crash loop: %d failures in a row; last: %s", t.failures, t.lastErr)
-		t.event(EventFailed, hclog.Error, "plugin failed; retried when its file changes or on a rescan", t.lastErr, "reason", t.lastErr)
+		t.event(core.EventFailed, hclog.Error, "plugin failed; retried when its file changes or on a rescan", t.lastErr, "reason", t.lastErr)
 	default:
 		t.seq++
 		t.timer = t.seq
@@ -491,7 +494,7 @@ func (t *transition) backoffOrFail() {
 
 // onBackoff restarts a restarting plugin when its timer fires.
 func (t *transition) onBackoff(timer int) {
-	if timer != t.timer || t.state != StateRestarting {
+	if timer != t.timer || t.state != core.StateRestarting {
 		return
 	}
 	t.timer = 0
@@ -516,17 +519,17 @@ func (t *transition) onGone(msg, event string) {
 	t.starting, t.queued = 0, nil // a start in flight is stopped when it ends
 	t.event(event, hclog.Info, msg, "")
 	if t.inst == nil {
-		t.state = StateStopped
+		t.state = core.StateStopped
 		return
 	}
-	t.state = StateDraining
+	t.state = core.StateDraining
 	t.do(actDrain{inst: t.inst})
 }
 
 // onDrained stops a draining plugin once its process is drained.
 func (t *transition) onDrained(inst *instance) {
-	if t.state == StateDraining && inst == t.inst {
-		t.state, t.inst = StateStopped, nil
+	if t.state == core.StateDraining && inst == t.inst {
+		t.state, t.inst = core.StateStopped, nil
 	}
 }
 

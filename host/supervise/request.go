@@ -1,0 +1,134 @@
+package supervise
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/opentool-host/opentool-host/host/core"
+	"github.com/opentool-host/opentool-host/internal/wire"
+)
+
+// Request is one call as supervision needs it on its way to a plugin's
+// process; the host's call path implements it (it routes, checks and
+// observes the call; supervision sends it, hands its messages and results
+// back and says how it failed).
+type Request interface {
+	// Function returns the name the caller used (for errors and logs).
+	Function() string
+	// Invocation returns what goes to the plugin: Name is the function
+	// as served (with its policy prefix, which Send strips), Args the
+	// JSON object of arguments, Stream whether many results may come,
+	// Meta the caller's MCP _meta (nil: none).
+	Invocation() wire.Invocation
+	// Fail returns the *core.Error of kind k for the call: plugin is
+	// the serving plugin ("" when none), cause the wrapped error (nil
+	// for none).
+	Fail(k core.Kind, plugin, msg string, cause error) *core.Error
+	// CtxError is the error of a call whose context ended:
+	// KindTimeout when its deadline passed, KindCanceled when its caller
+	// left; note is appended to the message.
+	CtxError(ctx context.Context, plugin, note string) *core.Error
+	// Accept checks the n-th result item (n from 1) plugin sent; a
+	// non-nil error (an *core.Error of KindResultRejected) cuts the call.
+	Accept(plugin string, item []byte, n int) error
+	// Emit hands one accepted result item to the caller; an error stops
+	// the call (the plugin is told to cancel) and is returned as is.
+	Emit(item []byte) error
+	// Message handles a notification or request m the plugin sent on
+	// call c (protocol 3); it must not block on a request's answer.
+	Message(ctx context.Context, c *wire.Call, m *wire.Message)
+	// SetMCP records that the plugin's unary result is an MCP
+	// CallToolResult.
+	SetMCP()
+}
+
+// FailedError is the error of r, a call to p while it has failed
+// (KindFailed, with its last error): see failedError.
+func (p *Plugin) FailedError(r Request) *core.Error { return failedError(r, p.name, p.v.Load()) }
+
+// failedError is the error of a call to a failed plugin: the host's own
+// reason (crash loop, invalid document, handshake failure), which never
+// holds the plugin's output.
+func failedError(r Request, plugin string, v *view) *core.Error {
+	return r.Fail(core.KindFailed, plugin, "the plugin has failed and serves nothing until its file changes: "+v.lastErr, nil)
+}
+
+// Invoke runs r on the plugin's current process. A call that could not be
+// sent because the process was being replaced or had just died waits for
+// the next view (new process, restart) and is sent there. Errors: an
+// *core.Error (KindFailed, KindStopped, KindTimeout, KindCanceled, KindBusy,
+// KindTool, KindExited, KindTransport, KindResultRejected), or what
+// r.Emit returned.
+func (p *Plugin) Invoke(ctx context.Context, r Request) error {
+	for {
+		v, err := p.ready(ctx, r)
+		if err != nil {
+			return err
+		}
+		if err := v.inst.invoke(ctx, r); !errors.Is(err, errNotSent) {
+			return err
+		}
+		if err := p.waitChange(ctx, r, v); err != nil {
+			return err
+		}
+	}
+}
+
+// ready returns the current view once it is ready, waiting while the
+// plugin starts or restarts, up to ctx's deadline.
+func (p *Plugin) ready(ctx context.Context, r Request) (*view, error) {
+	for {
+		v := p.v.Load()
+		switch v.state {
+		case core.StateReady:
+			return v, nil
+		case core.StateFailed:
+			return nil, failedError(r, p.name, v)
+		case core.StateDraining, core.StateStopped:
+			return nil, r.Fail(core.KindStopped, p.name, "the plugin was removed or the host is stopping", nil)
+		}
+		if err := p.waitChange(ctx, r, v); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// waitChange waits until v is no longer the current view.
+func (p *Plugin) waitChange(ctx context.Context, r Request, v *view) error {
+	select {
+	case <-v.changed:
+		return nil
+	case <-ctx.Done():
+		return r.CtxError(ctx, p.name, " while the plugin was "+string(v.state))
+	}
+}
+
+// Request sends MCP request method (params: a JSON object) to the
+// plugin's current process, waiting while it starts or restarts, and
+// returns its result (JSON); r is the request as the call path made it
+// (its Function names the method and what params name). Errors: an
+// *core.Error of KindTool with the plugin's JSON-RPC error (Err is the
+// *wire.RPCError), KindFailed, KindStopped, KindExited, KindTransport,
+// KindTimeout, KindCanceled.
+func (p *Plugin) Request(ctx context.Context, r Request, method string, params []byte) ([]byte, error) {
+	v, err := p.ready(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	inst := v.inst
+	res, err := inst.tool.Request(ctx, method, params)
+	var re *wire.RPCError
+	switch {
+	case err == nil:
+		return res, nil
+	case errors.As(err, &re):
+		return nil, &core.Error{Kind: core.KindTool, Plugin: p.name, Code: re.Code, Message: re.Message, Err: re}
+	case ctx.Err() != nil:
+		return nil, r.CtxError(ctx, p.name, "")
+	case inst.exitedSoon():
+		return nil, &core.Error{Kind: core.KindExited, Plugin: p.name, Status: inst.exitStatus(),
+			Message: fmt.Sprintf("the plugin exited during %s (%s); it is being restarted", method, inst.exitStatus()), Err: err}
+	}
+	return nil, &core.Error{Kind: core.KindTransport, Plugin: p.name, Message: method + ": the connection to the plugin failed", Err: err}
+}
