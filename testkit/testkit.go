@@ -4,13 +4,16 @@ package testkit
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -33,7 +36,7 @@ func RepoRoot(t testing.TB) string { return harness.RepoRoot() }
 // returns the path of the binary.
 func Build(t testing.TB, pkg string) string {
 	t.Helper()
-	buildDirOnce.Do(func() { buildDir, buildDirErr = os.MkdirTemp("", "opentool-test-bin-") })
+	buildDirOnce.Do(func() { buildDir, buildDirErr = newBuildDir() })
 	if buildDirErr != nil {
 		t.Fatal(buildDirErr)
 	}
@@ -42,6 +45,26 @@ func Build(t testing.TB, pkg string) string {
 		t.Fatal(err)
 	}
 	return bin
+}
+
+// buildDirPrefix names the folder of one test binary's plugin builds in
+// the temporary folder: PREFIX<pid>-<random>.
+const buildDirPrefix = "opentool-test-bin-"
+
+// newBuildDir makes this test binary's build folder. A test binary cannot
+// remove its own as it exits (only a TestMain could, and every package
+// would need one), so each removes, as it makes its own, those of test
+// binaries that have exited: at most one folder per running test binary
+// stays (each some hundred MB).
+func newBuildDir() (string, error) {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), buildDirPrefix+"*"))
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(strings.SplitN(strings.TrimPrefix(filepath.Base(d), buildDirPrefix), "-", 2)[0])
+		if err == nil && pid > 0 && syscall.Kill(pid, 0) == syscall.ESRCH {
+			_ = os.RemoveAll(d)
+		}
+	}
+	return os.MkdirTemp("", fmt.Sprintf("%s%d-", buildDirPrefix, os.Getpid()))
 }
 
 // InstallPlugin copies the binary of pkg into dir as opentool-plugin-NAME
