@@ -146,8 +146,8 @@ func TestAdapterServesTools(t *testing.T) {
 	}
 	// The example leaves echo to the popular servers that have one
 	// (server-everything), which a user declares beside it (issue 34).
-	if _, ok := fns["echo"]; ok {
-		t.Errorf("the example serves echo, a name of server-everything: %v", fns)
+	if f, ok := fns["echo"]; ok {
+		t.Errorf("the example serves echo (%q), a name of server-everything", f.Description)
 	}
 	if f := fns["add_note"]; f.Return == nil || f.Return.Schema.Properties["id"] == nil || !f.Parameters[1].Required || f.Parameters[1].Name != "title" {
 		t.Errorf("add_note = %+v", f)
