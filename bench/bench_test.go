@@ -51,7 +51,7 @@ const (
 	pathDirect       = "host-direct"     // host.Call of the echo plugin in process, no HTTP: the plugin hop (1 client, 16B)
 	pathMCP          = "mcp"             // POST /mcp tools/call of the echo plugin, one MCP session per client (16B)
 	pathMCPStateless = "mcp-stateless"   // POST /mcp tools/call of the echo plugin, --mcp-stateless (16B)
-	pathMCPServer    = "mcp-server"      // POST /mcp tools/call of mcp-notes' echo, an MCP server behind a real opentool-host run process (sessions, 16B)
+	pathMCPServer    = "mcp-server"      // POST /mcp tools/call of mcp-notes' repeat (harness.MCPServerTool), an MCP server behind a real opentool-host run process (sessions, 16B)
 	pathMCPStdio     = "floor-mcp-stdio" // the same tools/call from a Go SDK client to mcp-notes directly over stdio (16B)
 )
 
@@ -68,7 +68,7 @@ func skipCase(size string, clients int, path string) bool {
 	return false
 }
 
-// mcpText is the text mcp-notes' echo is called with: its arguments
+// mcpText is the text mcp-notes' repeat is called with: its arguments
 // {"text":"abcde"} are 16 bytes.
 const mcpText = "abcde"
 
@@ -469,7 +469,7 @@ func runCase(b *testing.B, size string, nbytes, clients int, path string) {
 		}
 	case pathMCPServer:
 		outside = func() time.Duration { return harness.TreeCPU(env.mcpHost.PID()) }
-		call := harness.MCPCallBody(harness.MCPServerName(1)+"_echo", []byte(`{"text":"`+mcpText+`"}`), 1)
+		call := harness.MCPCallBody(harness.MCPServerName(1)+"_"+harness.MCPServerTool, []byte(`{"text":"`+mcpText+`"}`), 1)
 		run = func(n int, warm bool) (harness.LoadResult, error) {
 			return env.lg.Run(harness.LoadRequest{URL: env.mcpHost.URL() + mcpapi.Path, Body: call, Clients: clients, N: n, Warm: warm,
 				Contains: `"text":"` + mcpText + `"`, MCP: &harness.MCPLoad{Sessions: true}})
@@ -477,7 +477,7 @@ func runCase(b *testing.B, size string, nbytes, clients int, path string) {
 	case pathMCPStdio:
 		run = func(n int, warm bool) (harness.LoadResult, error) {
 			return env.lg.Run(harness.LoadRequest{Clients: clients, N: n, Warm: warm, Contains: mcpText,
-				MCP: &harness.MCPLoad{Stdio: []string{env.notesBin}, Tool: "echo", Args: []byte(`{"text":"` + mcpText + `"}`)}})
+				MCP: &harness.MCPLoad{Stdio: []string{env.notesBin}, Tool: harness.MCPServerTool, Args: []byte(`{"text":"` + mcpText + `"}`)}})
 		}
 	}
 	// Warm up: one call per client at once, so that every keep-alive
@@ -667,7 +667,7 @@ func printSummary(w io.Writer) {
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s → %s → %s |\n", sz.name, tput(g), tput(h), tput(st), tput(l), tput(o), us(h.cpu), us(st.cpu), us(o.cpu))
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "MCP and the plugin hop, 16B: /opentool/call (host) against /mcp tools/call of the same echo plugin with one MCP session per client (mcp) and with --mcp-stateless; mcp-notes' echo through the /mcp (sessions) of a real opentool-host run process (mcp-server) against a Go SDK client calling it directly over stdio; host.Call in process (no HTTP) against a raw unix-socket round trip between two processes. allocs and bytes per call: this process, the in-process host (– for mcp-server and the stdio floor, served by other processes). CPU of mcp-server: the host process and every process it runs, the server included.")
+	fmt.Fprintln(w, "MCP and the plugin hop, 16B: /opentool/call (host) against /mcp tools/call of the same echo plugin with one MCP session per client (mcp) and with --mcp-stateless; mcp-notes' repeat through the /mcp (sessions) of a real opentool-host run process (mcp-server) against a Go SDK client calling it directly over stdio; host.Call in process (no HTTP) against a raw unix-socket round trip between two processes. allocs and bytes per call: this process, the in-process host (– for mcp-server and the stdio floor, served by other processes). CPU of mcp-server: the host process and every process it runs, the server included.")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| path | p50, 1 client | calls/s, 64 clients (p99) | allocs/call | bytes/call | CPU µs/call, 64 clients |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|")

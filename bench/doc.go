@@ -10,7 +10,7 @@
 //     concurrent keep-alive clients, 16 B and 64 KiB payloads; POST /mcp
 //     tools/call of the same plugin with one MCP session per client and
 //     with --mcp-stateless; an MCP server behind the host (mcp-notes'
-//     echo declared as notes1.mcp.json in the plugins folder of a real
+//     repeat declared as notes1.mcp.json in the plugins folder of a real
 //     "opentool-host run" process, through its /mcp) against a Go SDK
 //     client calling it directly over stdio; and host.Call in process
 //     (the plugin hop without HTTP).

@@ -104,7 +104,7 @@ func printMemory(w io.Writer) {
 	if ms == nil {
 		return
 	}
-	fmt.Fprintf(w, "MCP servers behind a real opentool-host run process: N mcp-notes servers declared (notesI.mcp.json), measured once all are ready and each has answered one echo; PSS from /proc/PID/smaps_rollup of the host's process tree, the processes running mcp-notes counted apart (median of %d round(s)).\n\n", len(memRounds))
+	fmt.Fprintf(w, "MCP servers behind a real opentool-host run process: N mcp-notes servers declared (notesI.mcp.json), measured once all are ready and each has answered one call of its repeat tool; PSS from /proc/PID/smaps_rollup of the host's process tree, the processes running mcp-notes counted apart (median of %d round(s)).\n\n", len(memRounds))
 	fmt.Fprintln(w, "| MCP servers | ready in | host's processes | host's tree PSS, servers excluded | servers' PSS | servers' PSS per server |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|")
 	for _, m := range ms {

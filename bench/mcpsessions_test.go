@@ -25,7 +25,7 @@ const laterCalls = 5
 // BenchmarkMCPServerSessions measures the cost of per-client upstream
 // sessions (issue 32) in a real "opentool-host run" process with one
 // mcp-notes server declared per-client: sessionClients MCP client
-// sessions (Go SDK, /mcp, 2025-11-25) each call notes1_echo once (their
+// sessions (Go SDK, /mcp, 2025-11-25) each call notes1_repeat once (their
 // first call starts their own server process) and laterCalls times more.
 // It reports the PSS in MiB of the host's tree that each client session
 // past the first adds, the servers' processes included
@@ -88,7 +88,7 @@ func BenchmarkMCPServerSessions(b *testing.B) {
 		defer cs.Close()
 		for j := 0; j <= laterCalls; j++ {
 			start := time.Now()
-			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "notes1_echo", Arguments: map[string]any{"text": "session"}})
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: harness.MCPServerName(1) + "_" + harness.MCPServerTool, Arguments: map[string]any{"text": "session"}})
 			took := time.Since(start)
 			if err != nil || res.IsError {
 				b.Fatalf("session %d call %d: %v %+v\n%s", i, j, err, res, p.Output())

@@ -21,7 +21,7 @@ var sdkReadmes = []struct{ page, runtime string }{
 }
 
 // takenNames are function names a README's plugin must not use: the
-// names the shipped examples serve (notes' echo, the files plugin's, the
+// names the shipped examples serve (notes' repeat, the files plugin's, the
 // example plugins' before their policy prefix) and those of popular MCP
 // servers (filesystem, fetch, git, memory, everything), which a user adds
 // beside it. A plugin copied from a README should be served under its
@@ -32,7 +32,7 @@ var takenNames = map[string]bool{
 	"list_directory": true, "create_directory": true, "move_file": true, "search_files": true,
 	"get_file_info": true, "directory_tree": true, "read_multiple_files": true,
 	"git_status": true, "git_diff": true, "git_log": true, "create_entities": true, "read_graph": true,
-	"add_note": true, "list_notes": true, "get_note": true, "list_dir": true, "read_text": true, "search_text": true,
+	"add_note": true, "list_notes": true, "get_note": true, "repeat": true, "list_dir": true, "read_text": true, "search_text": true,
 }
 
 // TestSDKReadmeExamples (issue 34): every example of the SDK READMEs runs

@@ -36,7 +36,7 @@ func examplesFolder(t *testing.T) (string, map[string]string) {
 	for _, name := range []string{"calculator", "files", "mock"} {
 		testkit.InstallPlugin(t, dir, name, "./plugins/"+name)
 	}
-	want := map[string]string{"add": "calculator", "list_dir": "files", "count": "mock", "add_note": "notes", "word_count": "text"}
+	want := map[string]string{"add": "calculator", "list_dir": "files", "count": "mock", "add_note": "notes", "repeat": "notes", "word_count": "text"}
 	files, _ := filepath.Glob(filepath.Join(repo, "plugins", "*.json"))
 	for _, lp := range langPlugins {
 		if why := lp.missing(t); why != "" {
@@ -64,11 +64,13 @@ func examplesFolder(t *testing.T) (string, map[string]string) {
 // functions are served: the Python and Node examples under their policy
 // prefixes (py_, node_) instead of refusing each other's names, their SDK
 // found beside their own file (OPENTOOL_PLUGIN_FILE), nothing outside the
-// checkout. A language whose runtime is missing here is left out, named.
-// The host runs from another working folder (this test's), which the
-// files example's sandbox (the folder above plugins/) does not allow: it
-// serves that folder instead, as for a desktop client that starts the
-// host from elsewhere.
+// checkout. No example serves echo, the tool of the popular reference MCP
+// server (server-everything) a user declares beside them (issue 34:
+// notes' is repeat). A language whose runtime is missing here is left
+// out, named. The host runs from another working folder (this test's),
+// which the files example's sandbox (the folder above plugins/) does not
+// allow: it serves that folder instead, as for a desktop client that
+// starts the host from elsewhere.
 func TestExamplesServeCleanly(t *testing.T) {
 	dir, want := examplesFolder(t)
 	hp := startHostProc(t, dir, "--log-level", "info")
@@ -84,6 +86,9 @@ func TestExamplesServeCleanly(t *testing.T) {
 		if served[fn] != plugin {
 			t.Errorf("%s served by %q, want %q", fn, served[fn], plugin)
 		}
+	}
+	if p, ok := served["echo"]; ok {
+		t.Errorf("echo served by %s: it collides with server-everything's echo", p)
 	}
 	for _, p := range l.Plugins {
 		if p.State != "ready" {

@@ -150,7 +150,7 @@ func TestMCPServerLogsOutsideCallsPerClient(t *testing.T) {
 	errs := connectLogClient(t, hp, "", "error")
 	for _, lc := range []*logClient{info, errs} {
 		// A call before: the client's own server session exists already.
-		llCall(t, lc.cs, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"}})
+		llCall(t, lc.cs, &mcp.CallToolParams{Name: "repeat", Arguments: map[string]any{"text": "hi"}})
 		if out := llCall(t, lc.cs, &mcp.CallToolParams{Name: "log_later", Arguments: map[string]any{"n": 3, "delay_ms": 20}}); !strings.Contains(out, "will log 3") {
 			t.Fatalf("log_later = %q", out)
 		}

@@ -100,7 +100,7 @@ func TestMCPResultsAsReturned(t *testing.T) {
 	for _, p := range []*mcp.CallToolParams{
 		{Name: "get_note", Arguments: map[string]any{"id": 1}},
 		{Name: "get_note", Arguments: map[string]any{"id": 9}},
-		{Name: "echo", Arguments: map[string]any{"text": "plain"}},
+		{Name: "repeat", Arguments: map[string]any{"text": "plain"}},
 	} {
 		if got, want := llCall(t, through, p), llCall(t, direct, p); got != want {
 			t.Errorf("%s %v through the host:\n%s\nwant (directly):\n%s", p.Name, p.Arguments, got, want)
@@ -510,7 +510,7 @@ func llWait(t *testing.T, wg *sync.WaitGroup, what string) {
 	}
 }
 
-// TestMCPCallLatency measures tools/call of mcp-notes' echo from a Go SDK
+// TestMCPCallLatency measures tools/call of mcp-notes' repeat from a Go SDK
 // client: directly over stdio, through `opentool-host mcp` over stdio (the
 // host's adapter in between), and through a host's /mcp over HTTP, in the
 // same run; it logs the medians and 90th percentiles (issue 22's closing
@@ -533,7 +533,7 @@ func TestMCPCallLatency(t *testing.T) {
 		{"through opentool-host mcp (stdio)", llConnect(t, &mcp.CommandTransport{Command: exec.Command(bin, "mcp", "--dir", dir, "--state-dir", t.TempDir())}, nil)},
 		{"through /mcp (HTTP, sessions)", llHost(t, hp, nil)},
 	}
-	p := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"}}
+	p := &mcp.CallToolParams{Name: "repeat", Arguments: map[string]any{"text": "hi"}}
 	for _, c := range clients {
 		for range 20 { // warm up
 			llCall(t, c.cs, p)
@@ -550,6 +550,6 @@ func TestMCPCallLatency(t *testing.T) {
 	for k, c := range clients {
 		d := ds[k]
 		sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
-		t.Logf("tools/call echo %s: p50 %v, p90 %v (%d calls)", c.name, d[n/2].Round(time.Microsecond), d[n*9/10].Round(time.Microsecond), n)
+		t.Logf("tools/call repeat %s: p50 %v, p90 %v (%d calls)", c.name, d[n/2].Round(time.Microsecond), d[n*9/10].Round(time.Microsecond), n)
 	}
 }

@@ -489,7 +489,7 @@ func ncBlock(t *testing.T, page, fence, start string) string {
 // the name the log states (a name another plugin owns as PLUGIN__NAME,
 // with a WARN line naming it), with no ERROR line. Each is served within
 // 2 s of landing in the folder (the Go plugin moved in built, the others
-// written), and none collides with an example's name (notes' echo, the
+// written), and none collides with an example's name (notes' repeat, the
 // files plugin's, the other SDK's). A language whose runtime is missing
 // here is left out, named.
 func TestTutorialPluginsServedWhileRunning(t *testing.T) {

@@ -90,7 +90,7 @@ func TestMCPSchemasAsDeclared(t *testing.T) {
 
 	cs := msClient(t, &mcp.StreamableClientTransport{Endpoint: hp.url + "/mcp"})
 	got := sdListTools(t, cs)
-	for _, name := range []string{"choose", "contact", "bounded", "add_note", "echo"} {
+	for _, name := range []string{"choose", "contact", "bounded", "add_note", "repeat"} {
 		g, w := got[name], want[name]
 		if g == nil {
 			t.Errorf("%s not served on /mcp (tools %v)", name, keys(got))

@@ -19,6 +19,11 @@ import (
 // served with the prefix MCPServerName(i)+"_".
 func MCPServerName(i int) string { return "notes" + strconv.Itoa(i) }
 
+// MCPServerTool is the tool of mcp-notes the benchmarks call, served as
+// MCPServerName(i)+"_"+MCPServerTool behind a host: it takes
+// {"text": STRING} and returns STRING as one text block.
+const MCPServerTool = "repeat"
+
 // DeclareMCPServers writes n MCP server declarations into the plugins
 // folder dir, each running the command server (mcp-notes, no arguments):
 // MCPServerName(i).mcp.json and, so that their tools do not collide,
@@ -55,8 +60,9 @@ type MCPServersMemory struct {
 	Ready time.Duration
 }
 
-// mcpEchoText is what MeasureMCPServers sends each server's echo.
-const mcpEchoText = "pss-probe"
+// mcpProbeText is the text MeasureMCPServers sends each server's
+// MCPServerTool.
+const mcpProbeText = "pss-probe"
 
 // MeasureMCPServers starts hostBin ("opentool-host run", 127.0.0.1 only)
 // on a fresh plugins folder under dir declaring n MCP servers
@@ -64,12 +70,12 @@ const mcpEchoText = "pss-probe"
 // copies, so that no process outside this host (another host of the same
 // run, a stdio client's server) shares their pages and lowers the PSS
 // read. It waits until all n are ready (GET
-// /health, up to 30 s + 1 s per server), calls each one's echo tool once
+// /health, up to 30 s + 1 s per server), calls each one's MCPServerTool once
 // over POST /opentool/call (so that every server and the host's path to
 // it have served a call), reads the PSS of the host's process tree with
 // the processes running server counted apart (TreePSS), and stops the
 // host (SIGTERM, up to 10 s). Errors: the host does not start, a server is
-// not ready in time or its echo fails, /proc cannot be read, or
+// not ready in time or its MCPServerTool call fails, /proc cannot be read, or
 // the host does not stop cleanly; each includes the host's output.
 func MeasureMCPServers(hostBin, server, dir string, n int) (MCPServersMemory, error) {
 	m := MCPServersMemory{Servers: n}
@@ -119,15 +125,15 @@ func measureHost(p *HostProcess, prog *Program, m *MCPServersMemory) error {
 	}
 	m.Ready = ready
 	url := p.URL() + opentoolapi.BasePath + "/call"
-	args := []byte(`{"text":"` + mcpEchoText + `"}`)
+	args := []byte(`{"text":"` + mcpProbeText + `"}`)
 	var buf bytes.Buffer
 	for i := 1; i <= m.Servers; i++ {
-		fn := MCPServerName(i) + "_echo"
+		fn := MCPServerName(i) + "_" + MCPServerTool
 		st, resp, err := Post(context.Background(), c, url, CallBody(fn, args, i), &buf)
 		if err != nil {
 			return fmt.Errorf("%s: %w", fn, err)
 		}
-		if st != http.StatusOK || !bytes.Contains(resp, []byte(`"result"`)) || !bytes.Contains(resp, []byte(mcpEchoText)) {
+		if st != http.StatusOK || !bytes.Contains(resp, []byte(`"result"`)) || !bytes.Contains(resp, []byte(mcpProbeText)) {
 			return fmt.Errorf("%s: HTTP %d: %.300s", fn, st, resp)
 		}
 	}

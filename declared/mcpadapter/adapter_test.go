@@ -139,10 +139,15 @@ func wantToolError(t testing.TB, err error, code int, msg string) {
 func TestAdapterServesTools(t *testing.T) {
 	r := start(t, notesLaunch(t), Options{})
 	fns := load(t, r.Adapter)
-	for _, name := range []string{"add_note", "list_notes", "get_note", "slow", "stats", "echo"} {
+	for _, name := range []string{"add_note", "list_notes", "get_note", "slow", "stats", "repeat"} {
 		if _, ok := fns[name]; !ok {
 			t.Fatalf("%s not served: %v", name, fns)
 		}
+	}
+	// The example leaves echo to the popular servers that have one
+	// (server-everything), which a user declares beside it (issue 34).
+	if f, ok := fns["echo"]; ok {
+		t.Errorf("the example serves echo (%q), a name of server-everything", f.Description)
 	}
 	if f := fns["add_note"]; f.Return == nil || f.Return.Schema.Properties["id"] == nil || !f.Parameters[1].Required || f.Parameters[1].Name != "title" {
 		t.Errorf("add_note = %+v", f)
@@ -158,8 +163,8 @@ func TestAdapterServesTools(t *testing.T) {
 	if got := mustCall(t, r.Adapter, "list_notes", ``); got != `{"notes":[{"body":"b","id":1,"title":"a"}]}` {
 		t.Errorf("list_notes = %s", got)
 	}
-	if got := mustCall(t, r.Adapter, "echo", `{"text":"hi"}`); got != `{"content":[{"type":"text","text":"hi"}],"text":"hi"}` {
-		t.Errorf("echo = %s", got)
+	if got := mustCall(t, r.Adapter, "repeat", `{"text":"hi"}`); got != `{"content":[{"type":"text","text":"hi"}],"text":"hi"}` {
+		t.Errorf("repeat = %s", got)
 	}
 	_, err := call(t, r.Adapter, "get_note", `{"id":9}`)
 	wantToolError(t, err, 500, "no note 9")

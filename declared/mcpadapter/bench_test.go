@@ -10,7 +10,7 @@ import (
 	"github.com/opentool-host/opentool-host/testkit"
 )
 
-// BenchmarkCall measures one call of the example server's echo tool:
+// BenchmarkCall measures one call of the example server's repeat tool:
 //
 //   - direct: the SDK's client straight to the server process (stdio);
 //   - adapter: Adapter.CallJSON in-process (the same client, plus the
@@ -26,7 +26,7 @@ func BenchmarkCall(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer cs.Close()
-		params := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hello"}}
+		params := &mcp.CallToolParams{Name: "repeat", Arguments: map[string]any{"text": "hello"}}
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, err := cs.CallTool(context.Background(), params); err != nil {
@@ -39,7 +39,7 @@ func BenchmarkCall(b *testing.B) {
 		load(b, r.Adapter)
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := r.CallJSON(context.Background(), "echo", args); err != nil {
+			if _, err := r.CallJSON(context.Background(), "repeat", args); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -50,7 +50,7 @@ func BenchmarkCall(b *testing.B) {
 		c := testkit.LocalConn(r.Adapter)
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := testkit.WireInvoke(context.Background(), c, "echo", args, false); err != nil {
+			if _, err := testkit.WireInvoke(context.Background(), c, "repeat", args, false); err != nil {
 				b.Fatal(err)
 			}
 		}

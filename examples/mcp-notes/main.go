@@ -9,7 +9,7 @@
 //	                           title is JSON-RPC error -32602 (invalid params)
 //	list_notes               → {notes: [...]}
 //	get_note {id}            → the note; isError "no note N" when there is none
-//	echo {text}              → one text block (no structured content)
+//	repeat {text}            → one text block (no structured content)
 //	slow {ms}                sleeps ms milliseconds, honouring cancellation
 //	stats                    → {active, cancelled}: sleeps in flight, and those
 //	                           ended by notifications/cancelled
@@ -91,7 +91,7 @@ type slowIn struct {
 	MS int `json:"ms" jsonschema:"milliseconds to sleep"`
 }
 
-type echoIn struct {
+type repeatIn struct {
 	Text string `json:"text" jsonschema:"the text to return"`
 }
 
@@ -168,7 +168,7 @@ func (n *notes) stats(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.Cal
 	return nil, statsOut{Active: n.sleep.active.Load(), Cancelled: n.sleep.cancelled.Load()}, nil
 }
 
-func echo(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+func repeat(_ context.Context, _ *mcp.CallToolRequest, in repeatIn) (*mcp.CallToolResult, any, error) {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
 }
 
@@ -213,7 +213,7 @@ func hang() {
 // addOddTools adds a tool named against OpenTool's rule and one whose
 // schema OpenTool cannot express.
 func addOddTools(s *mcp.Server) {
-	mcp.AddTool(s, &mcp.Tool{Name: "ns.tool/with spaces", Description: "A name OpenTool does not allow."}, echo)
+	mcp.AddTool(s, &mcp.Tool{Name: "ns.tool/with spaces", Description: "A name OpenTool does not allow."}, repeat)
 	s.AddTool(&mcp.Tool{Name: "all_of", Description: "A schema OpenTool cannot express.", InputSchema: map[string]any{
 		"type": "object", "required": []any{"x"},
 		"properties": map[string]any{"x": map[string]any{"allOf": []any{map[string]any{"type": "string"}}}},
@@ -304,7 +304,7 @@ func main() {
 	mcp.AddTool(s, &mcp.Tool{Name: "get_note", Description: "Returns one note by id."}, n.get)
 	mcp.AddTool(s, &mcp.Tool{Name: "slow", Description: "Sleeps ms milliseconds, honouring cancellation."}, n.slow)
 	mcp.AddTool(s, &mcp.Tool{Name: "stats", Description: "Sleeps in flight and cancelled."}, n.stats)
-	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Returns its text as a text block."}, echo)
+	mcp.AddTool(s, &mcp.Tool{Name: "repeat", Description: "Returns its text as a text block."}, repeat)
 	if f.envTool {
 		mcp.AddTool(s, &mcp.Tool{Name: "getenv", Description: "Returns an environment variable and the working directory."}, getenv)
 	}
@@ -316,7 +316,7 @@ func main() {
 	}
 	if f.addAfter > 0 {
 		time.AfterFunc(f.addAfter, func() {
-			mcp.AddTool(s, &mcp.Tool{Name: "late", Description: "Added while running."}, echo)
+			mcp.AddTool(s, &mcp.Tool{Name: "late", Description: "Added while running."}, repeat)
 		})
 	}
 	log.Print("mcp-notes: serving MCP on stdio")

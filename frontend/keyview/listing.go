@@ -208,8 +208,8 @@ func (l Listing) writeNextSteps(w io.Writer) {
 }
 
 // reason is the REASON cell of plugin p: its last error, then each of
-// its function name conflicts ("function echo is owned by notes; served
-// as mine__echo"), joined by "; ".
+// its function name conflicts ("function repeat is owned by notes;
+// served as mine__repeat"), joined by "; ".
 func reason(p host.PluginStatus) string {
 	var parts []string
 	if p.LastError != "" {
