@@ -448,8 +448,8 @@ type Conflict struct {
 	ServedAs string `json:"served_as,omitempty"`
 }
 
-// String says what the conflict does, in one line: "function echo is
-// owned by notes; served as mine__echo", or "...; refused".
+// String says what the conflict does, in one line: "function repeat is
+// owned by notes; served as mine__repeat", or "...; refused".
 func (c Conflict) String() string {
 	if c.ServedAs == "" {
 		return fmt.Sprintf("function %s is owned by %s; refused", c.Function, c.Owner)
