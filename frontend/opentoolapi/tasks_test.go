@@ -99,12 +99,12 @@ func TestTaskExtension(t *testing.T) {
 	}
 
 	start := time.Now()
-	st, h, body = postJSON(t, call, `{"jsonrpc":"2.0","method":"sleep","params":{"ms":700},"id":"long-1"}`, alice, async)
+	st, h, body = postJSON(t, call, `{"jsonrpc":"2.0","method":"sleep","params":{"ms":2000},"id":"long-1"}`, alice, async)
 	took := time.Since(start)
 	if st != http.StatusAccepted {
 		t.Fatalf("long call with Prefer: HTTP %d %s, want 202", st, body)
 	}
-	if took > 600*time.Millisecond {
+	if took > 1500*time.Millisecond { // --task-after is 150 ms; the call takes 2 s
 		t.Errorf("202 after %v: the host waited for the call", took)
 	}
 	id, status := parseTask(t, body)
@@ -118,7 +118,7 @@ func TestTaskExtension(t *testing.T) {
 		t.Errorf("bob's DELETE of alice's task: HTTP %d, want 404", st)
 	}
 	done := pollTask(t, base, id, alice)
-	if want := `"status":"completed",`; !strings.Contains(done, want) || !strings.HasSuffix(done, `},"jsonrpc":"2.0","result":{"slept_ms":700},"id":"long-1"}`) {
+	if want := `"status":"completed",`; !strings.Contains(done, want) || !strings.HasSuffix(done, `},"jsonrpc":"2.0","result":{"slept_ms":2000},"id":"long-1"}`) {
 		t.Errorf("completed task: %s", done)
 	}
 	var resp struct {
@@ -126,7 +126,7 @@ func TestTaskExtension(t *testing.T) {
 		Result  map[string]any
 		ID      string
 	}
-	if err := json.Unmarshal([]byte(done), &resp); err != nil || resp.Result["slept_ms"] != float64(700) || resp.ID != "long-1" {
+	if err := json.Unmarshal([]byte(done), &resp); err != nil || resp.Result["slept_ms"] != float64(2000) || resp.ID != "long-1" {
 		t.Errorf("the completed body is not the call's JSON-RPC response: %+v %v", resp, err)
 	}
 
