@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/host/tasks/mcptasks"
+	"github.com/opentool-host/opentool-host/internal/mcpsession"
 	"github.com/opentool-host/opentool-host/pluginsdk"
 	"github.com/opentool-host/opentool-host/process/launcher"
 	"github.com/opentool-host/opentool-host/protocol/decl"
@@ -261,7 +262,7 @@ func (a *Adapter) CallResult(ctx context.Context, name string, args []byte) (plu
 	if err != nil {
 		return pluginsdk.Result{}, err
 	}
-	r, err := callResult(res)
+	r, err := callResult(res, relayed(ctx))
 	if err != nil {
 		return pluginsdk.Result{}, err
 	}
@@ -284,6 +285,19 @@ func (a *Adapter) callTool(ctx context.Context, name string, args []byte) (*mcp.
 	a.mu.RUnlock()
 	if !ok {
 		return nil, nil, pluginsdk.FunctionNotFound(name)
+	}
+	var modern *upstream
+	if !asTask {
+		var err error
+		if modern, err = a.sessionlessFor(ctx); err != nil {
+			return nil, nil, callError(ctx, a.launch.Name, tool, err)
+		}
+	}
+	if modern != nil {
+		return a.callSessionless(ctx, modern, tool, args)
+	}
+	if a.refuseRetry(mcpsession.RequestFrom(ctx), tool) {
+		return nil, nil, pluginsdk.InvalidArguments("requestState was not issued by this host")
 	}
 	cs, rel, err := a.sessionFor(ctx)
 	if err != nil {

@@ -57,7 +57,9 @@ type clients struct {
 	mu     sync.Mutex
 	by     map[*mcpsession.Session]*upstream
 	closed bool          // Run ended or Kill: no new ones
-	ended  chan struct{} // closed with closed set (made by upstreamOf)
+	ended  chan struct{} // closed with closed set (made by upstreamOf, sessionlessFor)
+
+	sessionless sessionless // the session of SessionlessRevision (sessionless.go)
 }
 
 // sessionFor returns the session and relay a call with ctx goes to: the
@@ -243,6 +245,9 @@ func (a *Adapter) endClients(kill bool) {
 	}
 	if kill {
 		for _, u := range a.clients.by {
+			u.proc.kill()
+		}
+		if u := a.clients.sessionless.u; u != nil {
 			u.proc.kill()
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/internal/mcpsession"
 )
 
 // ErrorMetaKey is the _meta key of an isError result that carries the
@@ -39,6 +40,11 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 		ctx = s.withClient(ctx, req.Session)
 		run := func(ctx context.Context) (*mcp.CallToolResult, error) {
 			return s.call(ctx, req, name)
+		}
+		if speaksSessionless(req.Session) {
+			// A declared MCP server may be spoken to in the caller's
+			// revision (mcpsession.Request, declared/mcpadapter).
+			ctx = mcpsession.WithRequest(ctx, &mcpsession.Request{Revision: req.Session.InitializeParams().ProtocolVersion})
 		}
 		if sessionlessCall(req) {
 			return s.inRounds(ctx, req, name, run) // it may ask the client (inputrequired.go)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/host/access"
+	"github.com/opentool-host/opentool-host/internal/mcpsession"
 )
 
 // Multi-round-trip requests (MCP 2026-07-28, SEP-2322). A client of
@@ -129,6 +130,12 @@ func speaksSessionless(ss *mcp.ServerSession) bool {
 func (s *Server) inRounds(ctx context.Context, req *mcp.CallToolRequest, name string, run func(context.Context) (*mcp.CallToolResult, error)) (*mcp.CallToolResult, error) {
 	owner := access.GrantFrom(ctx).Name()
 	if state := req.Params.RequestState; state != "" {
+		if r := mcpsession.RequestFrom(ctx); r != nil && !s.held.issued(state) && s.servedByMCPServer(name) {
+			// The server's own round (a declared MCP server of
+			// 2026-07-28): its retry goes to it as it is.
+			r.InputResponses, r.RequestState = req.Params.InputResponses, state
+			return run(ctx)
+		}
 		hc, err := s.held.resume(state, owner, name)
 		if err != nil {
 			return nil, err
@@ -414,17 +421,32 @@ func (h *heldCalls) mac(payload string) []byte {
 	return m.Sum(nil)
 }
 
+// issued reports whether state carries this Server's signature.
+func (h *heldCalls) issued(state string) bool {
+	payload, sig, ok := strings.Cut(state, ".")
+	got, err := base64.RawURLEncoding.DecodeString(sig)
+	return ok && err == nil && hmac.Equal(got, h.mac(payload))
+}
+
+// servedByMCPServer reports whether tool name is served from an MCP
+// server's tool definition (Function.MCPTool: a declared MCP server, or a
+// plugin that lists MCP tools), which may run multi-round-trip requests
+// of its own.
+func (s *Server) servedByMCPServer(name string) bool {
+	f := s.h.Function(name)
+	return f != nil && len(f.MCPTool) > 0
+}
+
 // resume returns the held call state names for the caller owner of tool,
 // or -32602 saying why not.
 func (h *heldCalls) resume(state, owner, tool string) (*heldCall, error) {
 	refuse := func(why string) error {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: requestState " + why}
 	}
-	payload, sig, ok := strings.Cut(state, ".")
-	got, err := base64.RawURLEncoding.DecodeString(sig)
-	if !ok || err != nil || !hmac.Equal(got, h.mac(payload)) {
+	if !h.issued(state) {
 		return nil, refuse("was not issued by this host (tampered, or from another replica)")
 	}
+	payload, _, _ := strings.Cut(state, ".")
 	var c stateClaims
 	b, err := base64.RawURLEncoding.DecodeString(payload)
 	if err != nil || json.Unmarshal(b, &c) != nil {
