@@ -41,11 +41,7 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 		run := func(ctx context.Context) (*mcp.CallToolResult, error) {
 			return s.call(ctx, req, name)
 		}
-		if speaksSessionless(req.Session) {
-			// A declared MCP server may be spoken to in the caller's
-			// revision (mcpsession.Request, declared/mcpadapter).
-			ctx = mcpsession.WithRequest(ctx, &mcpsession.Request{Revision: req.Session.InitializeParams().ProtocolVersion})
-		}
+		ctx = withRevision(ctx, req.Session)
 		if sessionlessCall(req) {
 			return s.inRounds(ctx, req, name, run) // it may ask the client (inputrequired.go)
 		}
@@ -97,7 +93,7 @@ func (s *Server) mcpResult(name string, b []byte) (*mcp.CallToolResult, error) {
 		return s.callError(name, &host.Error{Kind: host.KindResultRejected, Function: name,
 			Message: "the plugin's MCP result does not decode: " + err.Error(), Err: err})
 	}
-	if r.Content == nil {
+	if r.Content == nil && !r.NeedsInput() {
 		r.Content = []mcp.Content{}
 	}
 	return &r, nil
@@ -207,4 +203,14 @@ func errorMeta(e *host.Error) map[string]any {
 		m["faults"] = e.Faults
 	}
 	return m
+}
+
+// withRevision returns ctx carrying an mcpsession.Request when the client
+// of ss speaks 2026-07-28 or later, so that a declared MCP server may be
+// spoken to in the client's revision (declared/mcpadapter); else ctx.
+func withRevision(ctx context.Context, ss *mcp.ServerSession) context.Context {
+	if ss == nil || !speaksSessionless(ss) {
+		return ctx
+	}
+	return mcpsession.WithRequest(ctx, &mcpsession.Request{Revision: ss.InitializeParams().ProtocolVersion})
 }

@@ -129,13 +129,15 @@ func speaksSessionless(ss *mcp.ServerSession) bool {
 // names with its inputResponses.
 func (s *Server) inRounds(ctx context.Context, req *mcp.CallToolRequest, name string, run func(context.Context) (*mcp.CallToolResult, error)) (*mcp.CallToolResult, error) {
 	owner := access.GrantFrom(ctx).Name()
-	if state := req.Params.RequestState; state != "" {
-		if r := mcpsession.RequestFrom(ctx); r != nil && !s.held.issued(state) && s.servedByMCPServer(name) {
-			// The server's own round (a declared MCP server of
-			// 2026-07-28): its retry goes to it as it is.
-			r.InputResponses, r.RequestState = req.Params.InputResponses, state
-			return run(ctx)
-		}
+	state := req.Params.RequestState
+	if r := mcpsession.RequestFrom(ctx); r != nil && s.serversRetry(req, name) {
+		// The retry of a round of a declared MCP server of 2026-07-28
+		// (its own inputRequests keys and requestState, if any): it
+		// goes to the server as it is.
+		r.InputResponses, r.RequestState = req.Params.InputResponses, state
+		return run(ctx)
+	}
+	if state != "" {
 		hc, err := s.held.resume(state, owner, name)
 		if err != nil {
 			return nil, err
@@ -428,11 +430,16 @@ func (h *heldCalls) issued(state string) bool {
 	return ok && err == nil && hmac.Equal(got, h.mac(payload))
 }
 
-// servedByMCPServer reports whether tool name is served from an MCP
-// server's tool definition (Function.MCPTool: a declared MCP server, or a
-// plugin that lists MCP tools), which may run multi-round-trip requests
-// of its own.
-func (s *Server) servedByMCPServer(name string) bool {
+// serversRetry reports whether tools/call req of tool name is the retry
+// of a round the tool's MCP server ran itself: it carries inputResponses
+// or a requestState, none issued by this host, and name is served from
+// an MCP server's tool definition (Function.MCPTool: a declared MCP
+// server, or a plugin that lists MCP tools).
+func (s *Server) serversRetry(req *mcp.CallToolRequest, name string) bool {
+	state := req.Params.RequestState
+	if (state == "" && req.Params.InputResponses == nil) || (state != "" && s.held.issued(state)) {
+		return false
+	}
 	f := s.h.Function(name)
 	return f != nil && len(f.MCPTool) > 0
 }
