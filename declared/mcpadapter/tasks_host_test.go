@@ -38,6 +38,14 @@ const hostBound = 30 * time.Second
 // /mcp (stateless) and the OpenTool API, and returns it with its URL.
 func taskHost(t *testing.T) (*host.Host, string) {
 	t.Helper()
+	return fixtureHost(t, "ext")
+}
+
+// fixtureHost starts a host serving the test binary as the MCP server
+// of FixtureEnv mode, plugin "tk", on /mcp (stateless) and the OpenTool
+// API, and returns it with its URL.
+func fixtureHost(t *testing.T, mode string) (*host.Host, string) {
+	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -48,7 +56,7 @@ func taskHost(t *testing.T) (*host.Host, string) {
 	testkit.CopyFile(t, self, server, 0o755)
 	dir := t.TempDir()
 	decl, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"tk": map[string]any{
-		"command": server, "env": map[string]string{mcpadapter.FixtureEnv: "ext"}}}})
+		"command": server, "env": map[string]string{mcpadapter.FixtureEnv: mode}}}})
 	if err := os.WriteFile(filepath.Join(dir, "tk.mcp.json"), decl, 0o644); err != nil {
 		t.Fatal(err)
 	}
