@@ -50,6 +50,13 @@ import (
 // arguments of a retry are not read again: the call goes on with its
 // first ones. Progress and log messages of the rounds after the first
 // have no POST to travel on and are dropped.
+//
+// A declared MCP server that speaks 2026-07-28 runs its rounds itself
+// (declared/mcpadapter, sessionless.go): its input_required result
+// reaches the client as it wrote it, and a retry whose requestState this
+// host did not issue (or with inputResponses and no state) of a tool
+// served from an MCP server's definition goes to it as it is, on the
+// call's mcpsession.Request (serversRetry).
 
 // Bounds of held calls.
 //
