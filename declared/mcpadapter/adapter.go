@@ -286,22 +286,19 @@ func (a *Adapter) callTool(ctx context.Context, name string, args []byte) (*mcp.
 	if !ok {
 		return nil, nil, pluginsdk.FunctionNotFound(name)
 	}
-	var modern *upstream
-	if !asTask {
-		var err error
-		if modern, err = a.sessionlessFor(ctx); err != nil {
-			return nil, nil, callError(ctx, a.launch.Name, tool, err)
-		}
-	}
-	if modern != nil {
-		return a.callSessionless(ctx, modern, tool, args)
-	}
-	if a.refuseRetry(mcpsession.RequestFrom(ctx), tool) {
-		return nil, nil, pluginsdk.InvalidArguments("requestState was not issued by this host")
-	}
-	cs, rel, err := a.sessionFor(ctx)
+	r := mcpsession.RequestFrom(ctx)
+	modern, err := a.sessionlessFor(ctx)
 	if err != nil {
 		return nil, nil, callError(ctx, a.launch.Name, tool, err)
+	}
+	if modern == nil && a.refuseRetry(r, tool) {
+		return nil, nil, pluginsdk.InvalidArguments("requestState was not issued by this host")
+	}
+	cs, rel := modern.session()
+	if modern == nil {
+		if cs, rel, err = a.sessionFor(ctx); err != nil {
+			return nil, nil, callError(ctx, a.launch.Name, tool, err)
+		}
 	}
 	c, meta, err := rel.begin(ctx)
 	if err != nil {
@@ -309,6 +306,10 @@ func (a *Adapter) callTool(ctx context.Context, name string, args []byte) (*mcp.
 	}
 	defer rel.end(c)
 	params := &mcp.CallToolParams{Name: tool, Arguments: rawArgs(args), Meta: meta}
+	if modern != nil {
+		params.Meta = callerContext(ctx, cs, meta) // the caller's own (sessionless.go)
+		relayRetry(r, params)
+	}
 	if asTask {
 		res, err := a.callTasked(withTaskSession(ctx, cs), tool, params)
 		return res, nil, err
@@ -322,6 +323,9 @@ func (a *Adapter) callTool(ctx context.Context, name string, args []byte) (*mcp.
 		return res, nil, err
 	}
 	if err != nil {
+		if modern != nil {
+			failWith(r, err) // the caller's error as it is (sessionless.go)
+		}
 		return nil, nil, a.callError(ctx, tool, err)
 	}
 	return res, raw, nil

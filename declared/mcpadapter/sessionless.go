@@ -2,7 +2,6 @@ package mcpadapter
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -40,14 +39,25 @@ import (
 //	a JSON-RPC error of the server      the caller's error as it is (code,
 //	                                    message, data), not a tool error
 //
+// That session is, for a command server, a process of its own, as a
+// session client's own upstream session is (clients.go): state the server
+// keeps in its process (what a tool stored) is shared by the callers of
+// 2026-07-28, not with the shared session's callers (OpenTool, OTC, the
+// stdio front end, stateless requests of earlier revisions), and the
+// catalog follows the shared session. A declaration with "sessions":
+// "shared" (Options.Shared) keeps every caller on the shared session:
+// there a caller of 2026-07-28 is served as one of 2025-11-25 (the host's
+// capabilities, its requests the host's own input_required rounds).
+//
 // A server that does not speak 2026-07-28 (server/discover fails: the SDK
 // falls back to initialize, which the adapter then closes) is asked once
 // per run; its callers' calls go to the session of 2025-11-25 as before,
 // where its requests to the client become the host's own input_required
 // rounds (frontend/mcpapi, inputrequired.go), and a retry carrying a
 // requestState the host did not issue is refused with -32602. A tool the
-// adapter calls as a task (execution.taskSupport "required") keeps the
-// session of 2025-11-25.
+// adapter calls as a task (execution.taskSupport "required") is called as
+// a task on the same session, so that every call of such a caller reaches
+// the same server process.
 
 // SessionlessRevision is the MCP revision the adapter speaks to a server
 // for callers of that revision or later: 2026-07-28, the first without
@@ -68,7 +78,7 @@ type sessionless struct {
 // Errors: ctx's, while the session opens.
 func (a *Adapter) sessionlessFor(ctx context.Context) (*upstream, error) {
 	r := mcpsession.RequestFrom(ctx)
-	if r == nil || r.Revision < SessionlessRevision {
+	if r == nil || r.Revision < SessionlessRevision || a.opts.Shared {
 		return nil, nil
 	}
 	a.clients.mu.Lock()
@@ -166,6 +176,7 @@ func (a *Adapter) sessionlessClient(r *relay) *mcp.Client {
 	c.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return relayRequests(r, next)
 	})
+	addTaskMethods(c)
 	return c
 }
 
@@ -225,27 +236,12 @@ func failWith(r *mcpsession.Request, err error) {
 	}
 }
 
-// callSessionless sends tools/call of tool with args on u, the session of
-// SessionlessRevision, for the caller of ctx (its protocol context, its
-// retry), and returns the result as callTool does; an input_required
-// result is a result. A JSON-RPC error of the server also goes to the
-// caller as it is (failWith). Errors: as CallJSON's.
-func (a *Adapter) callSessionless(ctx context.Context, u *upstream, tool string, args []byte) (*mcp.CallToolResult, json.RawMessage, error) {
-	c, meta, err := u.relay.begin(ctx)
-	if err != nil {
-		return nil, nil, callError(ctx, a.launch.Name, tool, err)
+// session returns u's session and relay; nil, nil for a nil u.
+func (u *upstream) session() (*mcp.ClientSession, *relay) {
+	if u == nil {
+		return nil, nil
 	}
-	defer u.relay.end(c)
-	params := &mcp.CallToolParams{Name: tool, Arguments: rawArgs(args), Meta: callerContext(ctx, u.cs, meta)}
-	r := mcpsession.RequestFrom(ctx)
-	relayRetry(r, params)
-	var raw json.RawMessage // set by the connection's reader before CallTool returns
-	res, err := u.cs.CallTool(withRawResult(ctx, func(b json.RawMessage) { raw = b }), params)
-	if err != nil {
-		failWith(r, err)
-		return nil, nil, a.callError(ctx, tool, err)
-	}
-	return res, raw, nil
+	return u.cs, u.relay
 }
 
 // relayed reports whether the call of ctx was made in SessionlessRevision

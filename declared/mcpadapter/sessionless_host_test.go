@@ -63,7 +63,7 @@ type rpcResponse struct {
 // reaches the server as it is (its answer), and a tampered state is the
 // server's own -32602.
 func TestServersOwnInputRequiredRound(t *testing.T) {
-	_, url := fixtureHost(t, "mrtr")
+	_, url := fixtureHost(t, "mrtr", "")
 	caps := `{"elicitation":{}}`
 	code, r := call2026(t, url, "greet", caps, "")
 	if code != http.StatusOK || r.Result == nil || r.Result.ResultType != "input_required" || r.Result.RequestState != "greet-1" || r.Result.InputRequests["user_name"] == nil || len(r.Result.InputRequests) != 1 {
@@ -88,7 +88,7 @@ func TestServersOwnInputRequiredRound(t *testing.T) {
 // -32021 (HTTP 400, data.requiredCapabilities.sampling) reaches the
 // client as it is; with sampling the tool runs.
 func TestServerRefusesUndeclaredCapability(t *testing.T) {
-	_, url := fixtureHost(t, "mrtr")
+	_, url := fixtureHost(t, "mrtr", "")
 	code, r := call2026(t, url, "needs_sampling", `{}`, "")
 	var data struct {
 		RequiredCapabilities map[string]map[string]any `json:"requiredCapabilities"`
