@@ -101,3 +101,26 @@ func TestServerRefusesUndeclaredCapability(t *testing.T) {
 		t.Fatalf("with sampling: HTTP %d %s, want sampled", code, r.raw)
 	}
 }
+
+// TestSharedDeclarationKeepsHostRounds: with "sessions": "shared" every
+// caller reaches the shared session (of 2025-11-25), so the server's
+// elicitation becomes the host's own round (r1, a state the host signs),
+// answered through the host; and a retry with a requestState the host
+// did not issue reaches the adapter, which refuses it with -32602 (no
+// session of 2026-07-28 to judge it), not run anew.
+func TestSharedDeclarationKeepsHostRounds(t *testing.T) {
+	_, url := fixtureHost(t, "mrtr", "shared")
+	caps := `{"elicitation":{}}`
+	code, r := call2026(t, url, "greet", caps, "")
+	if code != http.StatusOK || r.Result == nil || r.Result.ResultType != "input_required" || r.Result.InputRequests["r1"] == nil || r.Result.RequestState == "" || r.Result.RequestState == "greet-1" {
+		t.Fatalf("first round: HTTP %d %s, want the host's round r1", code, r.raw)
+	}
+	_, r = call2026(t, url, "greet", caps, `,"inputResponses":{"r1":{"action":"accept","content":{"name":"Ada"}}},"requestState":"`+r.Result.RequestState+`"`)
+	if r.Result == nil || len(r.Result.Content) != 1 || r.Result.Content[0].Text != "hello Ada" {
+		t.Fatalf("the retry of the host's round: %s, want hello Ada", r.raw)
+	}
+	_, r = call2026(t, url, "greet", caps, `,"inputResponses":{"user_name":{"action":"accept","content":{"name":"Ada"}}},"requestState":"greet-1"`)
+	if r.Error == nil || r.Error.Code != -32602 || !strings.Contains(r.Error.Message, `MCP server "tk" behind tool "greet" does not speak 2026-07-28`) {
+		t.Fatalf("a foreign requestState: %s, want the adapter's -32602: its server does not speak 2026-07-28 for this caller", r.raw)
+	}
+}

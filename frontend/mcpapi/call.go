@@ -41,7 +41,9 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 		run := func(ctx context.Context) (*mcp.CallToolResult, error) {
 			return s.call(ctx, req, name)
 		}
-		ctx = withRevision(ctx, req.Session)
+		if s.fromMCPServer(name) { // not call_tool: a round of its own is the host's
+			ctx = withRevision(ctx, req.Session)
+		}
 		if sessionlessCall(req) {
 			return s.inRounds(ctx, req, name, run) // it may ask the client (inputrequired.go)
 		}

@@ -440,13 +440,20 @@ func (h *heldCalls) issued(state string) bool {
 // serversRetry reports whether tools/call req of tool name is the retry
 // of a round the tool's MCP server ran itself: it carries inputResponses
 // or a requestState, none issued by this host, and name is served from
-// an MCP server's tool definition (Function.MCPTool: a declared MCP
-// server, or a plugin that lists MCP tools).
+// an MCP server's tool definition (fromMCPServer).
 func (s *Server) serversRetry(req *mcp.CallToolRequest, name string) bool {
 	state := req.Params.RequestState
 	if (state == "" && req.Params.InputResponses == nil) || (state != "" && s.held.issued(state)) {
 		return false
 	}
+	return s.fromMCPServer(name)
+}
+
+// fromMCPServer reports whether tool name is served from an MCP server's
+// tool definition (Function.MCPTool: a declared MCP server's; never the
+// host's own call_tool), which may run multi-round-trip requests of its
+// own.
+func (s *Server) fromMCPServer(name string) bool {
 	f := s.h.Function(name)
 	return f != nil && len(f.MCPTool) > 0
 }
