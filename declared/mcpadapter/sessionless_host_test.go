@@ -107,7 +107,8 @@ func TestServerRefusesUndeclaredCapability(t *testing.T) {
 // elicitation becomes the host's own round (r1, a state the host signs),
 // answered through the host; and a retry with a requestState the host
 // did not issue reaches the adapter, which refuses it with -32602 (no
-// session of 2026-07-28 to judge it), not run anew.
+// session of 2026-07-28 to judge it), not run anew; a caller that did
+// not declare elicitation gets the host's -32021.
 func TestSharedDeclarationKeepsHostRounds(t *testing.T) {
 	_, url := fixtureHost(t, "mrtr", "shared")
 	caps := `{"elicitation":{}}`
@@ -122,5 +123,11 @@ func TestSharedDeclarationKeepsHostRounds(t *testing.T) {
 	_, r = call2026(t, url, "greet", caps, `,"inputResponses":{"user_name":{"action":"accept","content":{"name":"Ada"}}},"requestState":"greet-1"`)
 	if r.Error == nil || r.Error.Code != -32602 || !strings.Contains(r.Error.Message, `MCP server "tk" behind tool "greet" does not speak 2026-07-28`) {
 		t.Fatalf("a foreign requestState: %s, want the adapter's -32602: its server does not speak 2026-07-28 for this caller", r.raw)
+	}
+	// The server's elicitation for a caller that did not declare it: the
+	// host's -32021 (as for a plugin's request).
+	code, r = call2026(t, url, "greet", `{}`, "")
+	if code != http.StatusBadRequest || r.Error == nil || r.Error.Code != -32021 || !strings.Contains(string(r.Error.Data), `"elicitation"`) {
+		t.Fatalf("without elicitation: HTTP %d %s, want -32021 naming elicitation", code, r.raw)
 	}
 }
