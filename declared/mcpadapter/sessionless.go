@@ -50,8 +50,9 @@ import (
 // capabilities, its requests the host's own input_required rounds).
 //
 // A server that does not speak 2026-07-28 (server/discover fails: the SDK
-// falls back to initialize, which the adapter then closes) is asked once
-// per run; its callers' calls go to the session of 2025-11-25 as before,
+// falls back to initialize, which the adapter then closes; or no answer
+// within upstreamInitTimeout, while which the first such call waits) is
+// asked once per run; its callers' calls go to the session of 2025-11-25 as before,
 // where its requests to the client become the host's own input_required
 // rounds (frontend/mcpapi, inputrequired.go), and a retry carrying a
 // requestState the host did not issue is refused with -32602. A tool the
