@@ -198,11 +198,16 @@ func (a *Adapter) clientOf(sess *mcpsession.Session, r *relay) *mcp.Client {
 		c.Extensions = maps.Clone(c.Extensions)
 		caps = &c
 	}
-	c := mcp.NewClient(impl, &mcp.ClientOptions{
-		Capabilities:                caps,
-		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) { r.progress(req.Params) },
-		LoggingMessageHandler:       func(_ context.Context, req *mcp.LoggingMessageRequest) { r.message(req.Params) },
-	})
+	return relayedClient(impl, &mcp.ClientOptions{Capabilities: caps}, r)
+}
+
+// relayedClient is an MCP client made with impl and opts whose server's
+// progress, log messages and requests to the client are relayed by r,
+// and which knows the Tasks extension's methods.
+func relayedClient(impl *mcp.Implementation, opts *mcp.ClientOptions, r *relay) *mcp.Client {
+	opts.ProgressNotificationHandler = func(_ context.Context, req *mcp.ProgressNotificationClientRequest) { r.progress(req.Params) }
+	opts.LoggingMessageHandler = func(_ context.Context, req *mcp.LoggingMessageRequest) { r.message(req.Params) }
+	c := mcp.NewClient(impl, opts)
 	c.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return relayRequests(r, next)
 	})

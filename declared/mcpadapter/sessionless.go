@@ -162,23 +162,15 @@ func (a *Adapter) connectSessionless(ctx context.Context, u *upstream) (*mcp.Cli
 }
 
 // sessionlessClient is the MCP client of the session of
-// SessionlessRevision: the shared client's capabilities (each call
-// carries its caller's), input_required results returned to the adapter
+// SessionlessRevision: no capabilities of its own (each call carries its
+// caller's), input_required results returned to the adapter
 // (not fulfilled by the SDK), and the server's messages and any request
 // it still sends during a call relayed by r.
 func (a *Adapter) sessionlessClient(r *relay) *mcp.Client {
-	impl := &mcp.Implementation{Name: "opentool-host-mcp-adapter"}
-	c := mcp.NewClient(impl, &mcp.ClientOptions{
-		Capabilities:                &mcp.ClientCapabilities{},
-		MultiRoundTrip:              &mcp.MultiRoundTripOptions{Disabled: true},
-		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) { r.progress(req.Params) },
-		LoggingMessageHandler:       func(_ context.Context, req *mcp.LoggingMessageRequest) { r.message(req.Params) },
-	})
-	c.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-		return relayRequests(r, next)
-	})
-	addTaskMethods(c)
-	return c
+	return relayedClient(&mcp.Implementation{Name: "opentool-host-mcp-adapter"}, &mcp.ClientOptions{
+		Capabilities:   &mcp.ClientCapabilities{},
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+	}, r)
 }
 
 // callerContext puts the caller's own protocol context (callerSessionMeta,
