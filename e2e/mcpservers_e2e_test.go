@@ -195,10 +195,13 @@ func TestDeclaredServerOverMCPStdio(t *testing.T) {
 	if !strings.Contains(stderr.String(), "serving MCP on stdio") {
 		t.Errorf("no log on stderr:\n%s", stderr.String())
 	}
-	// End of input stops the host and every plugin.
+	// End of input stops the host and every plugin: calculator, mock and
+	// notes, whose server runs twice: the shared session's process, and
+	// that of the session of 2026-07-28 the SDK's client (of 2026-07-28)
+	// is served on (declared/mcpadapter, sessionless.go).
 	pids := msChildren(cmd.Process.Pid)
-	if len(pids) != 3 {
-		t.Fatalf("plugin processes under opentool-host mcp = %v, want 3", pids)
+	if len(pids) != 4 {
+		t.Fatalf("plugin processes under opentool-host mcp = %v, want 4", pids)
 	}
 	_ = cs.Close()
 	done := make(chan struct{})

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/host/tasks/mcptasks"
+	"github.com/opentool-host/opentool-host/internal/mcpsession"
 	"github.com/opentool-host/opentool-host/pluginsdk"
 	"github.com/opentool-host/opentool-host/process/launcher"
 	"github.com/opentool-host/opentool-host/protocol/decl"
@@ -261,7 +262,7 @@ func (a *Adapter) CallResult(ctx context.Context, name string, args []byte) (plu
 	if err != nil {
 		return pluginsdk.Result{}, err
 	}
-	r, err := callResult(res)
+	r, err := callResult(res, relayed(ctx))
 	if err != nil {
 		return pluginsdk.Result{}, err
 	}
@@ -285,9 +286,19 @@ func (a *Adapter) callTool(ctx context.Context, name string, args []byte) (*mcp.
 	if !ok {
 		return nil, nil, pluginsdk.FunctionNotFound(name)
 	}
-	cs, rel, err := a.sessionFor(ctx)
+	r := mcpsession.RequestFrom(ctx)
+	modern, err := a.sessionlessFor(ctx)
 	if err != nil {
 		return nil, nil, callError(ctx, a.launch.Name, tool, err)
+	}
+	if modern == nil && a.refuseRetry(r, tool) {
+		return nil, nil, pluginsdk.InvalidArguments("requestState was not issued by this host")
+	}
+	cs, rel := modern.session()
+	if modern == nil {
+		if cs, rel, err = a.sessionFor(ctx); err != nil {
+			return nil, nil, callError(ctx, a.launch.Name, tool, err)
+		}
 	}
 	c, meta, err := rel.begin(ctx)
 	if err != nil {
@@ -295,6 +306,10 @@ func (a *Adapter) callTool(ctx context.Context, name string, args []byte) (*mcp.
 	}
 	defer rel.end(c)
 	params := &mcp.CallToolParams{Name: tool, Arguments: rawArgs(args), Meta: meta}
+	if modern != nil {
+		params.Meta = callerContext(ctx, cs, meta) // the caller's own (sessionless.go)
+		relayRetry(r, params)
+	}
 	if asTask {
 		res, err := a.callTasked(withTaskSession(ctx, cs), tool, params)
 		return res, nil, err
@@ -308,6 +323,9 @@ func (a *Adapter) callTool(ctx context.Context, name string, args []byte) (*mcp.
 		return res, nil, err
 	}
 	if err != nil {
+		if modern != nil {
+			failWith(r, err) // the caller's error as it is (sessionless.go)
+		}
 		return nil, nil, a.callError(ctx, tool, err)
 	}
 	return res, raw, nil

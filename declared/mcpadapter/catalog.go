@@ -66,8 +66,14 @@ func (a *Adapter) HandleMCP(ctx context.Context, method string, params json.RawM
 		return nil, &pluginsdk.RPCError{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 	}
 	cs := a.cs
+	u, err := a.sessionlessFor(ctx)
+	if err != nil {
+		return nil, &pluginsdk.RPCError{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+	}
+	if u != nil {
+		cs = u.cs // a caller of 2026-07-28: its params (_meta, retry) go as they came (sessionless.go)
+	}
 	var res any
-	var err error
 	switch method {
 	case "resources/read":
 		var p mcp.ReadResourceParams

@@ -57,7 +57,9 @@ type clients struct {
 	mu     sync.Mutex
 	by     map[*mcpsession.Session]*upstream
 	closed bool          // Run ended or Kill: no new ones
-	ended  chan struct{} // closed with closed set (made by upstreamOf)
+	ended  chan struct{} // closed with closed set (made by upstreamOf, sessionlessFor)
+
+	sessionless sessionless // the session of SessionlessRevision (sessionless.go)
 }
 
 // sessionFor returns the session and relay a call with ctx goes to: the
@@ -196,11 +198,16 @@ func (a *Adapter) clientOf(sess *mcpsession.Session, r *relay) *mcp.Client {
 		c.Extensions = maps.Clone(c.Extensions)
 		caps = &c
 	}
-	c := mcp.NewClient(impl, &mcp.ClientOptions{
-		Capabilities:                caps,
-		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) { r.progress(req.Params) },
-		LoggingMessageHandler:       func(_ context.Context, req *mcp.LoggingMessageRequest) { r.message(req.Params) },
-	})
+	return relayedClient(impl, &mcp.ClientOptions{Capabilities: caps}, r)
+}
+
+// relayedClient is an MCP client made with impl and opts whose server's
+// progress, log messages and requests to the client are relayed by r,
+// and which knows the Tasks extension's methods.
+func relayedClient(impl *mcp.Implementation, opts *mcp.ClientOptions, r *relay) *mcp.Client {
+	opts.ProgressNotificationHandler = func(_ context.Context, req *mcp.ProgressNotificationClientRequest) { r.progress(req.Params) }
+	opts.LoggingMessageHandler = func(_ context.Context, req *mcp.LoggingMessageRequest) { r.message(req.Params) }
+	c := mcp.NewClient(impl, opts)
 	c.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return relayRequests(r, next)
 	})
@@ -243,6 +250,9 @@ func (a *Adapter) endClients(kill bool) {
 	}
 	if kill {
 		for _, u := range a.clients.by {
+			u.proc.kill()
+		}
+		if u := a.clients.sessionless.u; u != nil {
 			u.proc.kill()
 		}
 	}

@@ -111,7 +111,9 @@
 //	no structuredContent                {"content": [MCP content blocks], "text": TEXT},
 //	                                    TEXT the text blocks joined by "\n" ("" if none)
 //	isError: true                       tool error 500, message the text blocks' text
-//	input required (SEP-2322)           tool error 500 (no elicitation or sampling here)
+//	input required (SEP-2322)           tool error 500 (no elicitation or sampling here);
+//	                                    for an MCP client of 2026-07-28 spoken for in
+//	                                    2026-07-28, the result as it is (sessionless.go)
 //	JSON-RPC error -32602               tool error 400 (invalid arguments), its message
 //	other JSON-RPC error, connection    tool error 500 naming the server and the tool
 //	closed

@@ -31,12 +31,14 @@ func rawArgs(args []byte) json.RawMessage {
 // receive it as it is): res itself, with its structuredContent as the
 // server wrote it when a text block carries the same JSON (textTwin: the
 // SDK decoded it into a map, losing member order and numbers beyond
-// 2^53). Errors: a *pluginsdk.Error 500 for an input-required result (a
-// multi round-trip request asking the client for elicitation or
-// sampling, SEP-2322), which the adapter does not relay: it negotiates
-// 2025-11-25, where servers send those requests during the call.
-func callResult(res *mcp.CallToolResult) (*mcp.CallToolResult, error) {
-	if res.NeedsInput() {
+// 2^53). An input-required result (a multi round-trip request asking
+// the client for elicitation, sampling or roots, SEP-2322) is passed on
+// when relayed is set (the call was made in SessionlessRevision for a
+// caller of it, sessionless.go). Errors: a *pluginsdk.Error 500 for an
+// input-required result otherwise: in 2025-11-25 servers send those
+// requests during the call, and OpenTool callers cannot answer them.
+func callResult(res *mcp.CallToolResult, relayed bool) (*mcp.CallToolResult, error) {
+	if res.NeedsInput() && !relayed {
 		return nil, pluginsdk.ToolFailure("the MCP tool asked the client for input (elicitation or sampling), which opentool-host cannot give")
 	}
 	if twin := textTwin(res); twin != nil {
@@ -64,7 +66,7 @@ func callResult(res *mcp.CallToolResult) (*mcp.CallToolResult, error) {
 //     MCP defines them, and TEXT the text blocks joined by newlines (""
 //     when there are none).
 func resultJSON(res *mcp.CallToolResult) ([]byte, error) {
-	r, err := callResult(res)
+	r, err := callResult(res, false)
 	if err != nil {
 		return nil, err
 	}

@@ -50,7 +50,8 @@ import (
 
 // FixtureEnv names the environment variable that makes the test binary
 // the task server over stdio: "ext" declares the extension, "noext"
-// does not (its tools behave the same).
+// does not (its tools behave the same); "mrtr" makes it the
+// multi-round-trip server of sessionless_fixture_test.go instead.
 const FixtureEnv = "OPENTOOL_TEST_TASK_SERVER"
 
 // fixtureInterval is the pollIntervalMs of the server's tasks.
@@ -60,8 +61,11 @@ const fixtureInterval = 30 * time.Millisecond
 // over stdio until its stdin closes.
 func TestMain(m *testing.M) {
 	if mode := os.Getenv(FixtureEnv); mode != "" {
-		s := newTaskServer(mode == "ext")
-		if err := s.srv.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		srv := newTaskServer(mode == "ext").srv
+		if mode == "mrtr" {
+			srv = newMRTRServer() // sessionless_fixture_test.go
+		}
+		if err := srv.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 			fmt.Fprintln(os.Stderr, "task server:", err)
 			os.Exit(1)
 		}

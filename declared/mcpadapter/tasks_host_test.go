@@ -38,6 +38,18 @@ const hostBound = 30 * time.Second
 // /mcp (stateless) and the OpenTool API, and returns it with its URL.
 func taskHost(t *testing.T) (*host.Host, string) {
 	t.Helper()
+	// "shared": the /mcp client (the SDK's, of 2026-07-28) and the
+	// OpenTool caller reach one server process, whose state the events
+	// tool reads.
+	return fixtureHost(t, "ext", "shared")
+}
+
+// fixtureHost starts a host serving the test binary as the MCP server
+// of FixtureEnv mode, plugin "tk", declared with sessions ("": the
+// default), on /mcp (stateless) and the OpenTool API, and returns it
+// with its URL.
+func fixtureHost(t *testing.T, mode, sessions string) (*host.Host, string) {
+	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -47,8 +59,11 @@ func taskHost(t *testing.T) (*host.Host, string) {
 	server := filepath.Join(t.TempDir(), "task-server")
 	testkit.CopyFile(t, self, server, 0o755)
 	dir := t.TempDir()
-	decl, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"tk": map[string]any{
-		"command": server, "env": map[string]string{mcpadapter.FixtureEnv: "ext"}}}})
+	srv := map[string]any{"command": server, "env": map[string]string{mcpadapter.FixtureEnv: mode}}
+	if sessions != "" {
+		srv["sessions"] = sessions
+	}
+	decl, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"tk": srv}})
 	if err := os.WriteFile(filepath.Join(dir, "tk.mcp.json"), decl, 0o644); err != nil {
 		t.Fatal(err)
 	}

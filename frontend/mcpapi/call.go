@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/internal/mcpsession"
 )
 
 // ErrorMetaKey is the _meta key of an isError result that carries the
@@ -39,6 +40,9 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 		ctx = s.withClient(ctx, req.Session)
 		run := func(ctx context.Context) (*mcp.CallToolResult, error) {
 			return s.call(ctx, req, name)
+		}
+		if s.fromMCPServer(name) { // not call_tool: a round of its own is the host's
+			ctx = withRevision(ctx, req.Session)
 		}
 		if sessionlessCall(req) {
 			return s.inRounds(ctx, req, name, run) // it may ask the client (inputrequired.go)
@@ -91,7 +95,7 @@ func (s *Server) mcpResult(name string, b []byte) (*mcp.CallToolResult, error) {
 		return s.callError(name, &host.Error{Kind: host.KindResultRejected, Function: name,
 			Message: "the plugin's MCP result does not decode: " + err.Error(), Err: err})
 	}
-	if r.Content == nil {
+	if r.Content == nil && !r.NeedsInput() {
 		r.Content = []mcp.Content{}
 	}
 	return &r, nil
@@ -201,4 +205,14 @@ func errorMeta(e *host.Error) map[string]any {
 		m["faults"] = e.Faults
 	}
 	return m
+}
+
+// withRevision returns ctx carrying an mcpsession.Request when the client
+// of ss speaks 2026-07-28 or later, so that a declared MCP server may be
+// spoken to in the client's revision (declared/mcpadapter); else ctx.
+func withRevision(ctx context.Context, ss *mcp.ServerSession) context.Context {
+	if ss == nil || !speaksSessionless(ss) {
+		return ctx
+	}
+	return mcpsession.WithRequest(ctx, &mcpsession.Request{Revision: ss.InitializeParams().ProtocolVersion})
 }

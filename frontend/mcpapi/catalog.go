@@ -154,7 +154,7 @@ func (s *Server) catalogFault(it host.CatalogItem, why string, err error) {
 // and template: the host routes it to the serving plugin.
 func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	var res mcp.ReadResourceResult
-	if err := s.route(ctx, "resources/read", req.Params.URI, req.Params, &res); err != nil {
+	if err := s.route(withRevision(ctx, req.Session), "resources/read", req.Params.URI, req.Params, &res); err != nil {
 		return nil, err
 	}
 	return &res, nil
@@ -163,7 +163,7 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 // getPrompt is the prompts/get handler of every served prompt.
 func (s *Server) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 	var res mcp.GetPromptResult
-	if err := s.route(ctx, "prompts/get", "", req.Params, &res); err != nil {
+	if err := s.route(withRevision(ctx, req.Session), "prompts/get", "", req.Params, &res); err != nil {
 		return nil, err
 	}
 	return &res, nil
@@ -173,7 +173,7 @@ func (s *Server) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp
 // Completion"): the plugin that serves the ref completes.
 func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 	var res mcp.CompleteResult
-	if err := s.route(ctx, "completion/complete", "", req.Params, &res); err != nil {
+	if err := s.route(withRevision(ctx, req.Session), "completion/complete", "", req.Params, &res); err != nil {
 		return nil, err
 	}
 	return &res, nil

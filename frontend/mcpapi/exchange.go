@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/internal/mcpsession"
 )
 
 // A call's messages (plugin protocol 3, host.Exchange): what a plugin
@@ -193,13 +194,19 @@ type refusal struct {
 type refusalKey struct{}
 
 // withRefusal returns ctx, cancelled when the call is refused (refuse),
-// and the function that returns the refusal's error (nil when none).
+// and the function that returns the refusal's error (nil when none): the
+// host's own, else a declared MCP server's JSON-RPC error for the call's
+// mcpsession.Request (passed on as the server sent it).
 func withRefusal(ctx context.Context) (context.Context, func() *jsonrpc.Error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	r := &refusal{cancel: cancel}
+	req := mcpsession.RequestFrom(ctx)
 	return context.WithValue(ctx, refusalKey{}, r), func() *jsonrpc.Error {
 		r.mu.Lock()
 		defer r.mu.Unlock()
+		if r.err == nil && req != nil {
+			return req.Err()
+		}
 		return r.err
 	}
 }

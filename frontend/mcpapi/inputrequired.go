@@ -18,6 +18,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/host/access"
+	"github.com/opentool-host/opentool-host/internal/mcpsession"
 )
 
 // Multi-round-trip requests (MCP 2026-07-28, SEP-2322). A client of
@@ -49,6 +50,13 @@ import (
 // arguments of a retry are not read again: the call goes on with its
 // first ones. Progress and log messages of the rounds after the first
 // have no POST to travel on and are dropped.
+//
+// A declared MCP server that speaks 2026-07-28 runs its rounds itself
+// (declared/mcpadapter, sessionless.go): its input_required result
+// reaches the client as it wrote it, and a retry whose requestState this
+// host did not issue (or with inputResponses and no state) of a tool
+// served from an MCP server's definition goes to it as it is, on the
+// call's mcpsession.Request (serversRetry).
 
 // Bounds of held calls.
 //
@@ -128,7 +136,15 @@ func speaksSessionless(ss *mcp.ServerSession) bool {
 // names with its inputResponses.
 func (s *Server) inRounds(ctx context.Context, req *mcp.CallToolRequest, name string, run func(context.Context) (*mcp.CallToolResult, error)) (*mcp.CallToolResult, error) {
 	owner := access.GrantFrom(ctx).Name()
-	if state := req.Params.RequestState; state != "" {
+	state := req.Params.RequestState
+	if r := mcpsession.RequestFrom(ctx); r != nil && s.serversRetry(req, name) {
+		// The retry of a round of a declared MCP server of 2026-07-28
+		// (its own inputRequests keys and requestState, if any): it
+		// goes to the server as it is.
+		r.InputResponses, r.RequestState = req.Params.InputResponses, state
+		return run(ctx)
+	}
+	if state != "" {
 		hc, err := s.held.resume(state, owner, name)
 		if err != nil {
 			return nil, err
@@ -414,17 +430,44 @@ func (h *heldCalls) mac(payload string) []byte {
 	return m.Sum(nil)
 }
 
+// issued reports whether state carries this Server's signature.
+func (h *heldCalls) issued(state string) bool {
+	payload, sig, ok := strings.Cut(state, ".")
+	got, err := base64.RawURLEncoding.DecodeString(sig)
+	return ok && err == nil && hmac.Equal(got, h.mac(payload))
+}
+
+// serversRetry reports whether tools/call req of tool name is the retry
+// of a round the tool's MCP server ran itself: it carries inputResponses
+// or a requestState, none issued by this host, and name is served from
+// an MCP server's tool definition (fromMCPServer).
+func (s *Server) serversRetry(req *mcp.CallToolRequest, name string) bool {
+	state := req.Params.RequestState
+	if (state == "" && req.Params.InputResponses == nil) || (state != "" && s.held.issued(state)) {
+		return false
+	}
+	return s.fromMCPServer(name)
+}
+
+// fromMCPServer reports whether tool name is served from an MCP server's
+// tool definition (Function.MCPTool: a declared MCP server's; never the
+// host's own call_tool), which may run multi-round-trip requests of its
+// own.
+func (s *Server) fromMCPServer(name string) bool {
+	f := s.h.Function(name)
+	return f != nil && len(f.MCPTool) > 0
+}
+
 // resume returns the held call state names for the caller owner of tool,
 // or -32602 saying why not.
 func (h *heldCalls) resume(state, owner, tool string) (*heldCall, error) {
 	refuse := func(why string) error {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: requestState " + why}
 	}
-	payload, sig, ok := strings.Cut(state, ".")
-	got, err := base64.RawURLEncoding.DecodeString(sig)
-	if !ok || err != nil || !hmac.Equal(got, h.mac(payload)) {
+	if !h.issued(state) {
 		return nil, refuse("was not issued by this host (tampered, or from another replica)")
 	}
+	payload, _, _ := strings.Cut(state, ".")
 	var c stateClaims
 	b, err := base64.RawURLEncoding.DecodeString(payload)
 	if err != nil || json.Unmarshal(b, &c) != nil {

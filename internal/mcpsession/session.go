@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -93,4 +94,78 @@ func (s *Session) OnLevel(f func(mcp.LoggingLevel)) (stop func()) {
 		defer s.mu.Unlock()
 		delete(s.watchers, p)
 	}
+}
+
+// Request is one request of a downstream MCP client of revision
+// 2026-07-28 or later (SEP-2575: no session; it declares its protocol
+// version, clientInfo and capabilities in its own _meta), carried on that
+// request's context from the host's MCP front end to a declared MCP
+// server in the host's process, so that the server can be spoken to in
+// the same revision for it: the caller's capabilities reach the server
+// (which answers -32021 itself for one it needs and the caller lacks) and
+// a multi-round-trip request (SEP-2322) travels both ways as the server
+// wrote it. As with Session, identity is the pointer: nothing a client
+// sends can make or reach another request's.
+type Request struct {
+	// Revision is the protocol version the request declared
+	// (io.modelcontextprotocol/protocolVersion), 2026-07-28 or later.
+	Revision string
+	// InputResponses is the retry's inputResponses as the client sent
+	// them (nil: not a retry); RequestState is its requestState (""
+	// for none): the server's own, passed on unread. Set by the front
+	// end only for a requestState the host did not issue.
+	InputResponses mcp.InputResponseMap
+	RequestState   string
+
+	mu      sync.Mutex
+	claimed bool
+	err     *jsonrpc.Error
+}
+
+// WithRequest returns ctx carrying r.
+func WithRequest(ctx context.Context, r *Request) context.Context {
+	return context.WithValue(ctx, requestKey{}, r)
+}
+
+type requestKey struct{}
+
+// RequestFrom returns the request ctx carries, nil for none (a caller of
+// an earlier revision, an OpenTool or OTC caller, the host's own).
+func RequestFrom(ctx context.Context) *Request {
+	r, _ := ctx.Value(requestKey{}).(*Request)
+	return r
+}
+
+// Relay records that a server was spoken to in the request's revision
+// for it (its retry fields passed on), so that the front end knows the
+// retry reached a server that can judge its requestState.
+func (r *Request) Relay() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.claimed = true
+}
+
+// Relayed reports whether Relay was called.
+func (r *Request) Relayed() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.claimed
+}
+
+// Fail records the server's JSON-RPC error for the request (the first
+// one wins): the front end answers the client with it as it is (code,
+// message, data) instead of the call's result.
+func (r *Request) Fail(err *jsonrpc.Error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.err == nil {
+		r.err = err
+	}
+}
+
+// Err returns the error Fail recorded, nil for none.
+func (r *Request) Err() *jsonrpc.Error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
 }
