@@ -144,22 +144,9 @@ func (a *Adapter) openUpstream(sess *mcpsession.Session, u *upstream, ended <-ch
 // connectUpstream starts the server (a command) and initializes a
 // session with sess's client's identity.
 func (a *Adapter) connectUpstream(ctx context.Context, sess *mcpsession.Session, u *upstream) (*mcp.ClientSession, error) {
-	t, proc, err := transport(a.launch, a.opts)
+	cs, err := a.connectAs(ctx, u, a.clientOf(sess, u.relay), clientVersion(sess.Init.ProtocolVersion))
 	if err != nil {
-		return nil, fmt.Errorf("MCP server %q: %w", a.launch.Name, err)
-	}
-	if proc != nil {
-		proc.tap = u.relay.tap
-		u.proc = proc
-	}
-	kill := context.AfterFunc(ctx, proc.kill)
-	cs, err := a.clientOf(sess, u.relay).Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: clientVersion(sess.Init.ProtocolVersion)})
-	if !kill() && err == nil {
-		_ = cs.Close()
-		err = ctx.Err()
-	}
-	if err != nil {
-		return nil, fmt.Errorf("MCP server %q: a client's own session: initialize: %w", a.launch.Name, err)
+		return nil, fmt.Errorf("MCP server %q: a client's own session: %w", a.launch.Name, err)
 	}
 	setLevel := func(l mcp.LoggingLevel) {
 		if ir := cs.InitializeResult(); l == "" || ir == nil || ir.Capabilities == nil || ir.Capabilities.Logging == nil {
@@ -234,6 +221,34 @@ func (a *Adapter) forget(sess *mcpsession.Session, u *upstream) {
 	if a.clients.by[sess] == u {
 		delete(a.clients.by, sess)
 	}
+}
+
+// connectAs starts the server (a command; its process is u.proc, set
+// under clients.mu so that endClients can kill it while it connects) and
+// connects client c to it in protocol revision version, killing the
+// process when ctx ends first. Errors: the transport's, the connection's
+// (initialize or server/discover), ctx's.
+func (a *Adapter) connectAs(ctx context.Context, u *upstream, c *mcp.Client, version string) (*mcp.ClientSession, error) {
+	t, proc, err := transport(a.launch, a.opts)
+	if err != nil {
+		return nil, err
+	}
+	if proc != nil {
+		proc.tap = u.relay.tap
+		a.clients.mu.Lock()
+		u.proc = proc
+		a.clients.mu.Unlock()
+	}
+	kill := context.AfterFunc(ctx, proc.kill)
+	cs, err := c.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if !kill() && err == nil {
+		_ = cs.Close()
+		err = ctx.Err()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("connect in %s: %w", version, err)
+	}
+	return cs, nil
 }
 
 // endClients closes (kill: kills) every client's upstream session and

@@ -137,20 +137,7 @@ func (a *Adapter) openSessionless(u *upstream, ended <-chan struct{}) {
 // server answered with an earlier revision (it does not speak this one),
 // the transport's, the connection's.
 func (a *Adapter) connectSessionless(ctx context.Context, u *upstream) (*mcp.ClientSession, error) {
-	t, proc, err := transport(a.launch, a.opts)
-	if err != nil {
-		return nil, err
-	}
-	if proc != nil {
-		proc.tap = u.relay.tap
-		u.proc = proc
-	}
-	kill := context.AfterFunc(ctx, proc.kill)
-	cs, err := a.sessionlessClient(u.relay).Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: SessionlessRevision})
-	if !kill() && err == nil {
-		_ = cs.Close()
-		err = ctx.Err()
-	}
+	cs, err := a.connectAs(ctx, u, a.sessionlessClient(u.relay), SessionlessRevision)
 	if err != nil {
 		return nil, err
 	}
