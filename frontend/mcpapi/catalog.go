@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/url"
-	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -32,11 +31,12 @@ import (
 //	completion/complete                  that serves the URI (or a template
 //	                                     matching it), the prompt, the ref; its
 //	                                     result or JSON-RPC error as it is
-//	resources/subscribe,                 forwarded to the serving plugin when the
-//	resources/unsubscribe                first session subscribes to a URI and
-//	                                     when the last unsubscribes; its
-//	                                     notifications/resources/updated go to the
-//	                                     subscribed sessions
+//	resources/subscribe,                 per client session (subscriptions.go):
+//	resources/unsubscribe                to the client's own session with a
+//	                                     declared MCP server, else to the serving
+//	                                     plugin, whose notifications/resources/
+//	                                     updated go to the sessions subscribed
+//	                                     through it; a session's end unsubscribes
 //
 // An unknown (or not allowed) resource is MCP's "Resource not found"
 // (mcp.ResourceNotFoundError: code mcp.CodeResourceNotFound, data
@@ -179,22 +179,6 @@ func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.C
 	return &res, nil
 }
 
-// subscribe is the resources/subscribe handler: the first subscription
-// to a URI is forwarded to its plugin.
-func (s *Server) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
-	return s.subs.change(req.Params.URI, +1, func() error {
-		return s.route(ctx, "resources/subscribe", req.Params.URI, req.Params, &struct{}{})
-	})
-}
-
-// unsubscribe is the resources/unsubscribe handler: the last
-// unsubscription from a URI is forwarded to its plugin.
-func (s *Server) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
-	return s.subs.change(req.Params.URI, -1, func() error {
-		return s.route(ctx, "resources/unsubscribe", req.Params.URI, req.Params, &struct{}{})
-	})
-}
-
 // route sends method with params (naming resource uri, or "") through
 // host.Host.Request and decodes the result into out; errors are the
 // JSON-RPC errors the client gets (catalogError).
@@ -240,42 +224,6 @@ func (s *Server) catalogError(method, uri string, err error) error {
 	}
 	s.cfg.Logger.Warn("MCP catalog request failed", "method", method, "kind", e.Kind, "error", e, "cause", e.Err)
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: e.Error()}
-}
-
-// subscriptions counts the sessions subscribed to each URI.
-type subscriptions struct {
-	mu sync.Mutex
-	n  map[string]int
-}
-
-// change adds d (+1, -1) to uri's count and calls forward when the count
-// goes from 0 to 1 or from 1 to 0; when forward fails the count is left
-// as it was.
-func (sb *subscriptions) change(uri string, d int, forward func() error) error {
-	sb.mu.Lock()
-	defer sb.mu.Unlock()
-	if sb.n == nil {
-		sb.n = map[string]int{}
-	}
-	before := sb.n[uri]
-	after := max(before+d, 0)
-	if (before == 0) != (after == 0) {
-		if err := forward(); err != nil {
-			return err
-		}
-	}
-	if after == 0 {
-		delete(sb.n, uri)
-	} else {
-		sb.n[uri] = after
-	}
-	return nil
-}
-
-// resourceUpdated sends notifications/resources/updated for uri to the
-// sessions subscribed to it (host.Host.OnResourceUpdated).
-func (s *Server) resourceUpdated(uri string) {
-	_ = s.srv.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: uri})
 }
 
 // filterCatalog keeps in a list result the items of the plugins g may
