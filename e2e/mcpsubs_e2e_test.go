@@ -144,3 +144,37 @@ func TestMCPResourceSubscriptionEndsWithSession(t *testing.T) {
 	c := subsConnect(t, hp.url)
 	testkit.Eventually(t, 10*time.Second, "the last session's end unsubscribes the server", func() bool { return !c.touch(t, readme) })
 }
+
+// TestMCPServerListChangedReachesEveryClient: a declared MCP server's
+// notifications/resources/list_changed on a client's own session (a's
+// add_note adds a resource there) reaches every client session of /mcp,
+// as the server sent it, though the lists the host serves (the shared
+// session's) did not change.
+func TestMCPServerListChangedReachesEveryClient(t *testing.T) {
+	dir := t.TempDir()
+	msDeclare(t, dir, "notes", "--rich")
+	hp := startHostProc(t, dir)
+	connect := func() (*mcp.ClientSession, chan struct{}) {
+		got := make(chan struct{}, 10)
+		cs := llConnect(t, &mcp.StreamableClientTransport{Endpoint: hp.url + "/mcp"}, &mcp.ClientOptions{
+			ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { got <- struct{}{} },
+		})
+		return cs, got
+	}
+	a, aGot := connect()
+	b, bGot := connect()
+	before, _, _ := llCatalog(t, b)
+	if out, isErr := msCall(t, a, "add_note", map[string]any{"title": "a's"}); isErr {
+		t.Fatalf("add_note: %s", out)
+	}
+	for name, got := range map[string]chan struct{}{"a": aGot, "b": bGot} {
+		select {
+		case <-got:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("client %s: no notifications/resources/list_changed within 10 s", name)
+		}
+	}
+	if after, _, _ := llCatalog(t, b); after != before {
+		t.Errorf("the host's resources changed with a's own session's: %s, before %s", after, before)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
+	"github.com/opentool-host/opentool-host/pluginsdk"
 )
 
 // Per-client upstream sessions. A tools/call whose context carries a
@@ -227,6 +228,11 @@ func (a *Adapter) clientOf(sess *mcpsession.Session, r *relay) *mcp.Client {
 				sess.Updated(ctx, req.Params.URI)
 			}
 		},
+		// The lists are the shared session's: a client's own session's
+		// list_changed has them listed again and is passed on (lists.go).
+		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { a.serverSaid(pluginsdk.ListTools) },
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { a.serverSaid(pluginsdk.ListResources) },
+		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { a.serverSaid(pluginsdk.ListPrompts) },
 	})
 	c.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return relayRequests(r, next)

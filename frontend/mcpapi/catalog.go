@@ -63,14 +63,14 @@ func (s *Server) syncCatalog() int {
 	n := 0
 	seen := map[string]bool{}
 	plugins := map[string]string{}
-	add := func(kind string, it host.CatalogItem, register func() bool) {
+	add := func(kind string, it host.CatalogItem, register func(host.CatalogItem) bool) {
 		k := kind + "\x00" + it.Key
 		seen[k] = true
 		plugins[k] = it.Plugin
 		if s.cat.served[k] == string(it.JSON) {
 			return
 		}
-		if !register() {
+		if !register(it) {
 			delete(seen, k)
 			return
 		}
@@ -78,41 +78,13 @@ func (s *Server) syncCatalog() int {
 		n++
 	}
 	for _, it := range s.h.Resources() {
-		add(kindResource, it, func() bool {
-			var r mcp.Resource
-			if err := json.Unmarshal(it.JSON, &r); err != nil || r.URI != it.Key {
-				s.catalogFault(it, "the resource does not decode", err)
-				return false
-			}
-			if u, err := url.Parse(r.URI); err != nil || u.Scheme == "" {
-				s.catalogFault(it, "its URI is not an absolute URI", err)
-				return false
-			}
-			s.srv.AddResource(&r, s.readResource)
-			return true
-		})
+		add(kindResource, it, s.serveResource)
 	}
 	for _, it := range s.h.ResourceTemplates() {
-		add(kindTemplate, it, func() bool {
-			var t mcp.ResourceTemplate
-			if err := json.Unmarshal(it.JSON, &t); err != nil || t.URITemplate != it.Key {
-				s.catalogFault(it, "the resource template does not decode", err)
-				return false
-			}
-			s.srv.AddResourceTemplate(&t, s.readResource) // host.buildCatalog keeps only valid templates
-			return true
-		})
+		add(kindTemplate, it, s.serveTemplate)
 	}
 	for _, it := range s.h.Prompts() {
-		add(kindPrompt, it, func() bool {
-			var p mcp.Prompt
-			if err := json.Unmarshal(it.JSON, &p); err != nil || p.Name != it.Key {
-				s.catalogFault(it, "the prompt does not decode", err)
-				return false
-			}
-			s.srv.AddPrompt(&p, s.getPrompt)
-			return true
-		})
+		add(kindPrompt, it, s.servePrompt)
 	}
 	gone := map[string][]string{}
 	for k := range s.cat.served {
@@ -135,6 +107,46 @@ func (s *Server) syncCatalog() int {
 	s.cat.plugins = plugins
 	s.catPlugins.Store(&plugins)
 	return n
+}
+
+// serveResource serves it, a resource, with the SDK (which then sends
+// notifications/resources/list_changed); false (logged) when it does not
+// decode or its URI is not absolute. Callers hold s.mu.
+func (s *Server) serveResource(it host.CatalogItem) bool {
+	var r mcp.Resource
+	if err := json.Unmarshal(it.JSON, &r); err != nil || r.URI != it.Key {
+		s.catalogFault(it, "the resource does not decode", err)
+		return false
+	}
+	if u, err := url.Parse(r.URI); err != nil || u.Scheme == "" {
+		s.catalogFault(it, "its URI is not an absolute URI", err)
+		return false
+	}
+	s.srv.AddResource(&r, s.readResource)
+	return true
+}
+
+// serveTemplate serves it, a resource template, as serveResource.
+func (s *Server) serveTemplate(it host.CatalogItem) bool {
+	var t mcp.ResourceTemplate
+	if err := json.Unmarshal(it.JSON, &t); err != nil || t.URITemplate != it.Key {
+		s.catalogFault(it, "the resource template does not decode", err)
+		return false
+	}
+	s.srv.AddResourceTemplate(&t, s.readResource) // host.buildCatalog keeps only valid templates
+	return true
+}
+
+// servePrompt serves it, a prompt, as serveResource (the SDK then sends
+// notifications/prompts/list_changed).
+func (s *Server) servePrompt(it host.CatalogItem) bool {
+	var p mcp.Prompt
+	if err := json.Unmarshal(it.JSON, &p); err != nil || p.Name != it.Key {
+		s.catalogFault(it, "the prompt does not decode", err)
+		return false
+	}
+	s.srv.AddPrompt(&p, s.getPrompt)
+	return true
 }
 
 // catalogFault logs, once per item, why it is not served.

@@ -124,6 +124,7 @@ func New(h *host.Host, cfg Config) *Server {
 	s.srv.AddSendingMiddleware(s.sendFilter)
 	h.OnResourceUpdated(s.resourceUpdated)
 	h.OnLogMessage(s.logMessage)
+	h.OnListChanged(s.listChanged)
 	s.sync()
 	return s
 }
