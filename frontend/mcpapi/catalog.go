@@ -113,40 +113,46 @@ func (s *Server) syncCatalog() int {
 // notifications/resources/list_changed); false (logged) when it does not
 // decode or its URI is not absolute. Callers hold s.mu.
 func (s *Server) serveResource(it host.CatalogItem) bool {
-	var r mcp.Resource
-	if err := json.Unmarshal(it.JSON, &r); err != nil || r.URI != it.Key {
-		s.catalogFault(it, "the resource does not decode", err)
+	r, ok := decodeItem(s, it, "resource", func(r *mcp.Resource) string { return r.URI })
+	if !ok {
 		return false
 	}
 	if u, err := url.Parse(r.URI); err != nil || u.Scheme == "" {
 		s.catalogFault(it, "its URI is not an absolute URI", err)
 		return false
 	}
-	s.srv.AddResource(&r, s.readResource)
+	s.srv.AddResource(r, s.readResource)
 	return true
 }
 
 // serveTemplate serves it, a resource template, as serveResource.
 func (s *Server) serveTemplate(it host.CatalogItem) bool {
-	var t mcp.ResourceTemplate
-	if err := json.Unmarshal(it.JSON, &t); err != nil || t.URITemplate != it.Key {
-		s.catalogFault(it, "the resource template does not decode", err)
-		return false
+	t, ok := decodeItem(s, it, "resource template", func(t *mcp.ResourceTemplate) string { return t.URITemplate })
+	if ok {
+		s.srv.AddResourceTemplate(t, s.readResource) // host.buildCatalog keeps only valid templates
 	}
-	s.srv.AddResourceTemplate(&t, s.readResource) // host.buildCatalog keeps only valid templates
-	return true
+	return ok
 }
 
 // servePrompt serves it, a prompt, as serveResource (the SDK then sends
 // notifications/prompts/list_changed).
 func (s *Server) servePrompt(it host.CatalogItem) bool {
-	var p mcp.Prompt
-	if err := json.Unmarshal(it.JSON, &p); err != nil || p.Name != it.Key {
-		s.catalogFault(it, "the prompt does not decode", err)
-		return false
+	p, ok := decodeItem(s, it, "prompt", func(p *mcp.Prompt) string { return p.Name })
+	if ok {
+		s.srv.AddPrompt(p, s.getPrompt)
 	}
-	s.srv.AddPrompt(&p, s.getPrompt)
-	return true
+	return ok
+}
+
+// decodeItem decodes it, a catalog item of kind what, whose key (key of
+// the decoded item) must be it.Key; false (logged) when it is not.
+func decodeItem[T any](s *Server, it host.CatalogItem, what string, key func(*T) string) (*T, bool) {
+	v := new(T)
+	if err := json.Unmarshal(it.JSON, v); err != nil || key(v) != it.Key {
+		s.catalogFault(it, "the "+what+" does not decode", err)
+		return nil, false
+	}
+	return v, true
 }
 
 // catalogFault logs, once per item, why it is not served.

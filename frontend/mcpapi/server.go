@@ -153,7 +153,8 @@ func (s *Server) Sync() { s.sync() }
 // removes gone ones. The SDK then sends notifications/tools/list_changed
 // (MCP "Tools", "List Changed Notification") to the sessions that listen;
 // when the definitions are the same nothing is touched and nothing is
-// sent.
+// sent (a declared MCP server's own list_changed is passed on apart:
+// lists.go).
 func (s *Server) Follow(ctx context.Context) {
 	for {
 		changed := s.h.Changed()
