@@ -123,8 +123,9 @@ func (sb *subscriptions) held(uri string, client bool) bool {
 	return false
 }
 
-// add records ss's subscription to uri through r; first reports whether
-// ss had none before (its end is then to be watched).
+// add records ss's subscription to uri through r, in place of the one it
+// had; first reports whether ss had none before (its end is then to be
+// watched: watchEnd).
 func (sb *subscriptions) add(ss *mcp.ServerSession, uri string, r subPath) (first bool) {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
@@ -136,6 +137,9 @@ func (sb *subscriptions) add(ss *mcp.ServerSession, uri string, r subPath) (firs
 		m = map[string]subPath{}
 		sb.by[ss] = m
 		first = true
+	}
+	if old, ok := m[uri]; ok && old != viaOwn {
+		sb.dropShared(uri)
 	}
 	m[uri] = r
 	if r != viaOwn {
@@ -195,8 +199,11 @@ func (sb *subscriptions) take(ss *mcp.ServerSession) map[string]subPath {
 
 // subscribe is the resources/subscribe handler: sent to the plugin
 // serving the URI with the client's session on ctx (withClient), unless
-// held, and recorded on the path the plugin took. A session's repeated
-// subscribe is answered at once.
+// held, and recorded on the path the plugin took. A client session's
+// subscription is recorded on its own session while the plugin has it
+// (an update on that session may come before the answer), and forgotten
+// when the plugin fails it. A session's repeated subscribe is answered at
+// once.
 func (s *Server) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 	ss, uri := req.Session, req.Params.URI
 	defer s.subs.lock(uri)()
@@ -209,24 +216,32 @@ func (s *Server) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error
 		r = viaSharedClient
 	}
 	if !s.subs.held(uri, c != nil) {
+		ctx, own := mcpsession.TrackOwn(ctx)
 		if c != nil {
 			ctx = mcpsession.With(ctx, c)
+			s.watchEnd(ss, s.subs.add(ss, uri, viaOwn))
 		}
-		ctx, own := mcpsession.TrackOwn(ctx)
 		if err := s.route(ctx, "resources/subscribe", uri, req.Params, &struct{}{}); err != nil {
+			s.subs.remove(ss, uri)
 			return err
 		}
 		if own() {
 			r = viaOwn
 		}
 	}
-	if s.subs.add(ss, uri, r) {
+	s.watchEnd(ss, s.subs.add(ss, uri, r))
+	return nil
+}
+
+// watchEnd, when first (ss's first subscription), unsubscribes ss when
+// it ends (endSubscriptions; at once when it has ended).
+func (s *Server) watchEnd(ss *mcp.ServerSession, first bool) {
+	if first {
 		go func() {
 			_ = ss.Wait()
 			s.endSubscriptions(ss)
 		}()
 	}
-	return nil
 }
 
 // unsubscribe is the resources/unsubscribe handler: sent to the client's
