@@ -288,6 +288,30 @@ func (h *Host) logMessage(plugin string, params json.RawMessage) {
 	}
 }
 
+// OnListChanged registers f, called with a plugin's name and a list
+// ("tools", "prompts", "resources": pluginsdk.ListTools, ListPrompts,
+// ListResources) each time the plugin's MCP server (a declared one's)
+// sends notifications/tools/list_changed, prompts/list_changed or
+// resources/list_changed, on any of its sessions, after the plugin
+// listed it again: for the MCP clients that may see the plugin, as the
+// server sent it, whether or not what the host serves changed. f must
+// not block.
+func (h *Host) OnListChanged(f func(plugin, list string)) {
+	h.updMu.Lock()
+	h.onList = append(h.onList, f)
+	h.updMu.Unlock()
+}
+
+// listChanged hands plugin's changed list to the registered functions.
+func (h *Host) listChanged(plugin, list string) {
+	h.updMu.Lock()
+	fs := append([]func(string, string){}, h.onList...)
+	h.updMu.Unlock()
+	for _, f := range fs {
+		f(plugin, list)
+	}
+}
+
 // Request sends MCP request method (resources/read, resources/subscribe,
 // resources/unsubscribe, prompts/get, completion/complete; MCP
 // 2025-11-25 "Server Features") with params (a JSON object) to the

@@ -62,10 +62,12 @@ type Host struct {
 	state *discover.StateDir
 	sv    *supervise.Supervisor
 	// onUpdated are told of changed resources (OnResourceUpdated), onLog
-	// of log messages outside calls (OnLogMessage); updMu guards both.
+	// of log messages outside calls (OnLogMessage), onList of the lists
+	// MCP servers said changed (OnListChanged); updMu guards them.
 	updMu     sync.Mutex
 	onUpdated []func(uri string)
 	onLog     []func(plugin string, params json.RawMessage)
+	onList    []func(plugin, list string)
 
 	mu      sync.Mutex // guards plugins
 	plugins map[string]*Plugin
@@ -162,7 +164,7 @@ func New(cfg Config) (*Host, error) {
 	}
 	h.known = h.loadOwners()
 	h.sv = &supervise.Supervisor{Cfg: &h.cfg, State: state, Log: cfg.Logger, Ctx: ctx, Changed: h.changed, Pins: pins, Events: &h.events,
-		ResourceUpdated: h.resourceUpdated, LogMessage: h.logMessage}
+		ResourceUpdated: h.resourceUpdated, LogMessage: h.logMessage, ListChanged: h.listChanged}
 	if cfg.NoCgroups {
 		h.log.Debug("plugin cgroups off (Config.NoCgroups)")
 	} else if h.sv.Cgroups, err = cgroup.New(); err != nil {

@@ -77,6 +77,25 @@ type LogWatcher interface {
 	LogMessages() <-chan json.RawMessage
 }
 
+// ListWatcher may be implemented by a Tool served in the host's process
+// (Local: the MCP server adapter) whose MCP server says when its lists
+// change (notifications/tools/list_changed, prompts/list_changed,
+// resources/list_changed): the host passes each on to its MCP clients as
+// it came, besides the changes it sees in the document and catalog.
+type ListWatcher interface {
+	// ListsChanged returns a channel that receives the name of each list
+	// the server said changed: ListTools, ListPrompts or ListResources.
+	// Called once; read from one goroutine.
+	ListsChanged() <-chan string
+}
+
+// The lists a ListWatcher names.
+const (
+	ListTools     = wire.ListTools
+	ListPrompts   = wire.ListPrompts
+	ListResources = wire.ListResources
+)
+
 // CatalogChange is one change a CatalogWatcher reports.
 type CatalogChange struct {
 	// URI is the resource whose content changed; empty when the catalog

@@ -53,12 +53,13 @@ func (l *local) Load(ctx context.Context) ([]byte, error) {
 	return resp.GetDocument(), nil
 }
 
-// Watch implements wire.Local: the tool's DocumentWatcher, CatalogWatcher
-// and LogWatcher events, until ctx ends.
+// Watch implements wire.Local: the tool's DocumentWatcher, CatalogWatcher,
+// LogWatcher and ListWatcher events, until ctx ends.
 func (l *local) Watch(ctx context.Context) (func() (wire.WatchEvent, error), error) {
 	var docs <-chan struct{}
 	var cats <-chan CatalogChange
 	var logs <-chan json.RawMessage
+	var lists <-chan string
 	if w, ok := l.s.tool.(DocumentWatcher); ok {
 		docs = w.DocumentChanged()
 	}
@@ -67,6 +68,9 @@ func (l *local) Watch(ctx context.Context) (func() (wire.WatchEvent, error), err
 	}
 	if w, ok := l.s.tool.(LogWatcher); ok {
 		logs = w.LogMessages()
+	}
+	if w, ok := l.s.tool.(ListWatcher); ok {
+		lists = w.ListsChanged()
 	}
 	return func() (wire.WatchEvent, error) {
 		select {
@@ -78,6 +82,8 @@ func (l *local) Watch(ctx context.Context) (func() (wire.WatchEvent, error), err
 			return wire.WatchEvent{Catalog: c.URI == "", URI: c.URI}, nil
 		case m := <-logs:
 			return wire.WatchEvent{Log: m}, nil
+		case k := <-lists:
+			return wire.WatchEvent{List: k}, nil
 		}
 	}, nil
 }

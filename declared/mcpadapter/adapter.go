@@ -112,6 +112,12 @@ type Adapter struct {
 	recatalog  chan struct{}                // a resources or prompts list_changed to act on (buffer 1)
 	catChanged chan pluginsdk.CatalogChange // CatalogChanged's channel
 
+	// saidChanged holds the lists (listBit) whose list_changed a session
+	// of the server sent and follow has yet to pass on (lists.go);
+	// lists is ListsChanged's channel.
+	saidChanged atomic.Uint32
+	lists       chan string
+
 	relay *relay // the server's messages during calls (relay.go)
 
 	proc atomic.Pointer[process] // a command server's process, once Run starts it
@@ -127,6 +133,7 @@ var (
 	_ pluginsdk.DocumentWatcher = (*Adapter)(nil)
 	_ pluginsdk.LocalRunner     = (*Adapter)(nil)
 	_ pluginsdk.LogWatcher      = (*Adapter)(nil)
+	_ pluginsdk.ListWatcher     = (*Adapter)(nil)
 )
 
 // New returns an Adapter for the declared server l, not yet connected;
@@ -142,6 +149,7 @@ func New(l decl.Launch, log hclog.Logger, opts Options) *Adapter {
 
 		recatalog:  make(chan struct{}, 1),
 		catChanged: make(chan pluginsdk.CatalogChange, catalogBuffer),
+		lists:      make(chan string, len(listBits)),
 		ready:      make(chan struct{}),
 		relay:      newRelay(l.Name, log),
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/opentool-host/opentool-host/internal/mcpsession"
 	"github.com/opentool-host/opentool-host/pluginsdk"
 )
 
@@ -28,10 +29,15 @@ import (
 //	                                    reports a change when the lists differ)
 //	capabilities completions,           Catalog.Completions, Catalog.Subscribe
 //	resources.subscribe
-//	notifications/resources/updated     CatalogChanged reports the URI
+//	notifications/resources/updated     on the shared session: CatalogChanged reports
+//	                                    the URI; on a client's own session: to that
+//	                                    client (mcpsession.Session.Updated)
 //	resources/read, resources/          HandleMCP sends the request as it came and
 //	subscribe, resources/unsubscribe,   returns the server's result, or its JSON-RPC
-//	prompts/get, completion/complete    error as it is (code, message, data)
+//	prompts/get, completion/complete    error as it is (code, message, data); a
+//	                                    client's subscribe and unsubscribe on its
+//	                                    own session (catalogSession), the rest on
+//	                                    the shared one
 
 // catalogBuffer is how many catalog changes may wait for the host.
 const catalogBuffer = 256
@@ -65,13 +71,12 @@ func (a *Adapter) HandleMCP(ctx context.Context, method string, params json.RawM
 	if err := a.connected(ctx); err != nil {
 		return nil, &pluginsdk.RPCError{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 	}
-	cs := a.cs
-	u, err := a.sessionlessFor(ctx)
+	cs, err := a.catalogSession(ctx, method)
 	if err != nil {
-		return nil, &pluginsdk.RPCError{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+		return nil, rpcErrorOf(a.launch.Name, method, err)
 	}
-	if u != nil {
-		cs = u.cs // a caller of 2026-07-28: its params (_meta, retry) go as they came (sessionless.go)
+	if cs == nil { // resources/unsubscribe of a client without a session of its own: nothing to end
+		return struct{}{}, nil
 	}
 	var res any
 	switch method {
@@ -109,6 +114,37 @@ func (a *Adapter) HandleMCP(ctx context.Context, method string, params json.RawM
 		return nil, rpcErrorOf(a.launch.Name, method, err)
 	}
 	return res, nil
+}
+
+// catalogSession returns the session method goes to: for a caller of
+// 2026-07-28, the session of that revision (sessionless.go); for
+// resources/subscribe and resources/unsubscribe of an MCP client session
+// (mcpsession.From) with a session of its own (clients.go), that session,
+// made now for a subscribe (MCP "Resources", Subscriptions: the server
+// then sends its notifications/resources/updated on it, which reach that
+// client only), marked on ctx (mcpsession.MarkOwn); nil, for an
+// unsubscribe of a client without one (ended with its server, or never
+// made: nothing is subscribed there). Everything else: the shared
+// session. Errors: sessionlessFor's and sessionFor's (ctx's, the limit,
+// the connection's failure).
+func (a *Adapter) catalogSession(ctx context.Context, method string) (*mcp.ClientSession, error) {
+	u, err := a.sessionlessFor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if u != nil {
+		return u.cs, nil // a caller of 2026-07-28: its params (_meta, retry) go as they came (sessionless.go)
+	}
+	sess := mcpsession.From(ctx)
+	if sess == nil || a.opts.Shared || (method != "resources/subscribe" && method != "resources/unsubscribe") {
+		return a.cs, nil
+	}
+	mcpsession.MarkOwn(ctx)
+	if method == "resources/unsubscribe" {
+		return a.ownSession(ctx, sess)
+	}
+	cs, _, err := a.sessionFor(ctx)
+	return cs, err
 }
 
 // decodeParams decodes a request's params. Errors: a -32602

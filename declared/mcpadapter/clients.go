@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
+	"github.com/opentool-host/opentool-host/pluginsdk"
 )
 
 // Per-client upstream sessions. A tools/call whose context carries a
@@ -26,14 +27,19 @@ import (
 // notifications/message and its requests (sampling/createMessage,
 // elicitation/create, roots/list) go to that client, during a call on the
 // call's stream, outside one on the client's session; no roots fence (the
-// roots are the client's own). It is closed when the downstream session
+// roots are the client's own). The client's resources/subscribe and
+// resources/unsubscribe go to its session too (catalog.go,
+// catalogSession), and the server's notifications/resources/updated on it
+// to that client alone, for the URIs it subscribed to there
+// (mcpsession.Session.Updated). It is closed when the downstream session
 // ends (DELETE, the SDK session's idle timeout, the key's revocation, the
 // host's shutdown), when the adapter's Run ends (plugin restart, stop)
 // and at Kill (killed). At most Options.MaxSessions are open at once: a
 // client session beyond is refused its calls with a JSON-RPC error naming
 // the limit (never served by the shared session instead). The shared
 // session keeps serving OpenTool and OTC callers, MCP requests without a
-// session id, the catalog (resources, prompts) and the tool list.
+// session id, the catalog (resources, prompts: their lists, reads, gets,
+// completions) and the tool list.
 
 // DefaultMaxSessions is the default of Options.MaxSessions.
 const DefaultMaxSessions = 16
@@ -84,6 +90,23 @@ func (a *Adapter) sessionFor(ctx context.Context) (*mcp.ClientSession, *relay, e
 		return nil, nil, u.err
 	}
 	return u.cs, u.relay, nil
+}
+
+// ownSession returns sess's upstream session once connected, nil when
+// it has none or its connection failed. Errors: ctx's.
+func (a *Adapter) ownSession(ctx context.Context, sess *mcpsession.Session) (*mcp.ClientSession, error) {
+	a.clients.mu.Lock()
+	u := a.clients.by[sess]
+	a.clients.mu.Unlock()
+	if u == nil {
+		return nil, nil
+	}
+	select {
+	case <-u.ready:
+		return u.cs, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // upstreamOf returns sess's upstream session, starting its connection
@@ -185,15 +208,27 @@ func (a *Adapter) clientOf(sess *mcpsession.Session, r *relay) *mcp.Client {
 		c.Extensions = maps.Clone(c.Extensions)
 		caps = &c
 	}
-	return relayedClient(impl, &mcp.ClientOptions{Capabilities: caps}, r)
+	return a.relayedClient(impl, &mcp.ClientOptions{
+		Capabilities: caps,
+		ResourceUpdatedHandler: func(ctx context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+			if sess.Updated != nil {
+				sess.Updated(ctx, req.Params.URI)
+			}
+		},
+	}, r)
 }
 
 // relayedClient is an MCP client made with impl and opts whose server's
 // progress, log messages and requests to the client are relayed by r,
-// and which knows the Tasks extension's methods.
-func relayedClient(impl *mcp.Implementation, opts *mcp.ClientOptions, r *relay) *mcp.Client {
+// whose list_changed notifications have the lists listed again on the
+// shared session and passed on (lists.go: the lists are the shared
+// session's), and which knows the Tasks extension's methods.
+func (a *Adapter) relayedClient(impl *mcp.Implementation, opts *mcp.ClientOptions, r *relay) *mcp.Client {
 	opts.ProgressNotificationHandler = func(_ context.Context, req *mcp.ProgressNotificationClientRequest) { r.progress(req.Params) }
 	opts.LoggingMessageHandler = func(_ context.Context, req *mcp.LoggingMessageRequest) { r.message(req.Params) }
+	opts.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { a.serverSaid(pluginsdk.ListTools) }
+	opts.ResourceListChangedHandler = func(context.Context, *mcp.ResourceListChangedRequest) { a.serverSaid(pluginsdk.ListResources) }
+	opts.PromptListChangedHandler = func(context.Context, *mcp.PromptListChangedRequest) { a.serverSaid(pluginsdk.ListPrompts) }
 	c := mcp.NewClient(impl, opts)
 	c.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return relayRequests(r, next)

@@ -162,5 +162,7 @@
 //	requests waiting for callers        cannot make the host hold one goroutine each
 //	log messages outside calls          logged at most 20 per second (relay.go)
 //	notifications/tools/list_changed    tools/list again; DocumentChanged fires when the
-//	                                    document changed (the host calls Load again)
+//	                                    document changed (the host calls Load again);
+//	                                    then ListsChanged passes it on as it came, from
+//	                                    any session of the server (lists.go)
 package mcpadapter

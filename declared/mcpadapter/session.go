@@ -167,7 +167,8 @@ func (a *Adapter) initialize(ctx context.Context, t mcp.Transport) (*mcp.ClientS
 }
 
 // client is the MCP client: it asks for the tool list again on
-// notifications/tools/list_changed (by way of a.relist, so that lists
+// notifications/tools/list_changed, the catalog on prompts/ and
+// resources/list_changed (serverSaid: by way of follow, so that lists
 // never overlap and none is missed).
 func (a *Adapter) client() *mcp.Client {
 	impl := &mcp.Implementation{Name: "opentool-host-mcp-adapter", Title: "opentool-host", Version: version.Version}
@@ -181,14 +182,9 @@ func (a *Adapter) client() *mcp.Client {
 			Sampling:    &mcp.SamplingCapabilities{},
 			Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},
 		},
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-			select {
-			case a.relist <- struct{}{}:
-			default:
-			}
-		},
-		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { a.signalRecatalog() },
-		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { a.signalRecatalog() },
+		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { a.serverSaid(pluginsdk.ListTools) },
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { a.serverSaid(pluginsdk.ListResources) },
+		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { a.serverSaid(pluginsdk.ListPrompts) },
 		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
 			a.catalogChanged(pluginsdk.CatalogChange{URI: req.Params.URI})
 		},
@@ -323,17 +319,10 @@ func sameDocument(a, b *opentool.OpenTool) bool {
 	return errA == nil && errB == nil && bytes.Equal(ja, jb)
 }
 
-// signalRecatalog asks follow to list the catalog again.
-func (a *Adapter) signalRecatalog() {
-	select {
-	case a.recatalog <- struct{}{}:
-	default:
-	}
-}
-
 // follow lists the tools again after each list_changed until ctx ends,
 // and signals DocumentChanged when the document changed; the same for
-// the catalog (CatalogChanged). A failed list is logged and the previous
+// the catalog (CatalogChanged); then it passes the server's list_changed
+// on as it came (ListsChanged). A failed list is logged and the previous
 // one kept.
 func (a *Adapter) follow(ctx context.Context, cs *mcp.ClientSession) {
 	for {
@@ -351,6 +340,7 @@ func (a *Adapter) follow(ctx context.Context, cs *mcp.ClientSession) {
 			case changed:
 				a.catalogChanged(pluginsdk.CatalogChange{})
 			}
+			a.passOn(pluginsdk.ListPrompts, pluginsdk.ListResources)
 			continue
 		}
 		lctx, cancel := context.WithTimeout(ctx, relistTimeout)
@@ -365,6 +355,7 @@ func (a *Adapter) follow(ctx context.Context, cs *mcp.ClientSession) {
 			default:
 			}
 		}
+		a.passOn(pluginsdk.ListTools)
 	}
 }
 

@@ -154,7 +154,7 @@ func (a *Adapter) connectSessionless(ctx context.Context, u *upstream) (*mcp.Cli
 // (not fulfilled by the SDK), and the server's messages and any request
 // it still sends during a call relayed by r.
 func (a *Adapter) sessionlessClient(r *relay) *mcp.Client {
-	return relayedClient(&mcp.Implementation{Name: "opentool-host-mcp-adapter"}, &mcp.ClientOptions{
+	return a.relayedClient(&mcp.Implementation{Name: "opentool-host-mcp-adapter"}, &mcp.ClientOptions{
 		Capabilities:   &mcp.ClientCapabilities{},
 		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 	}, r)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/url"
-	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -32,11 +31,12 @@ import (
 //	completion/complete                  that serves the URI (or a template
 //	                                     matching it), the prompt, the ref; its
 //	                                     result or JSON-RPC error as it is
-//	resources/subscribe,                 forwarded to the serving plugin when the
-//	resources/unsubscribe                first session subscribes to a URI and
-//	                                     when the last unsubscribes; its
-//	                                     notifications/resources/updated go to the
-//	                                     subscribed sessions
+//	resources/subscribe,                 per client session (subscriptions.go):
+//	resources/unsubscribe                to the client's own session with a
+//	                                     declared MCP server, else to the serving
+//	                                     plugin, whose notifications/resources/
+//	                                     updated go to the sessions subscribed
+//	                                     through it; a session's end unsubscribes
 //
 // An unknown (or not allowed) resource is MCP's "Resource not found"
 // (mcp.ResourceNotFoundError: code mcp.CodeResourceNotFound, data
@@ -63,14 +63,14 @@ func (s *Server) syncCatalog() int {
 	n := 0
 	seen := map[string]bool{}
 	plugins := map[string]string{}
-	add := func(kind string, it host.CatalogItem, register func() bool) {
+	add := func(kind string, it host.CatalogItem, register func(host.CatalogItem) bool) {
 		k := kind + "\x00" + it.Key
 		seen[k] = true
 		plugins[k] = it.Plugin
 		if s.cat.served[k] == string(it.JSON) {
 			return
 		}
-		if !register() {
+		if !register(it) {
 			delete(seen, k)
 			return
 		}
@@ -78,41 +78,13 @@ func (s *Server) syncCatalog() int {
 		n++
 	}
 	for _, it := range s.h.Resources() {
-		add(kindResource, it, func() bool {
-			var r mcp.Resource
-			if err := json.Unmarshal(it.JSON, &r); err != nil || r.URI != it.Key {
-				s.catalogFault(it, "the resource does not decode", err)
-				return false
-			}
-			if u, err := url.Parse(r.URI); err != nil || u.Scheme == "" {
-				s.catalogFault(it, "its URI is not an absolute URI", err)
-				return false
-			}
-			s.srv.AddResource(&r, s.readResource)
-			return true
-		})
+		add(kindResource, it, s.serveResource)
 	}
 	for _, it := range s.h.ResourceTemplates() {
-		add(kindTemplate, it, func() bool {
-			var t mcp.ResourceTemplate
-			if err := json.Unmarshal(it.JSON, &t); err != nil || t.URITemplate != it.Key {
-				s.catalogFault(it, "the resource template does not decode", err)
-				return false
-			}
-			s.srv.AddResourceTemplate(&t, s.readResource) // host.buildCatalog keeps only valid templates
-			return true
-		})
+		add(kindTemplate, it, s.serveTemplate)
 	}
 	for _, it := range s.h.Prompts() {
-		add(kindPrompt, it, func() bool {
-			var p mcp.Prompt
-			if err := json.Unmarshal(it.JSON, &p); err != nil || p.Name != it.Key {
-				s.catalogFault(it, "the prompt does not decode", err)
-				return false
-			}
-			s.srv.AddPrompt(&p, s.getPrompt)
-			return true
-		})
+		add(kindPrompt, it, s.servePrompt)
 	}
 	gone := map[string][]string{}
 	for k := range s.cat.served {
@@ -135,6 +107,52 @@ func (s *Server) syncCatalog() int {
 	s.cat.plugins = plugins
 	s.catPlugins.Store(&plugins)
 	return n
+}
+
+// serveResource serves it, a resource, with the SDK (which then sends
+// notifications/resources/list_changed); false (logged) when it does not
+// decode or its URI is not absolute. Callers hold s.mu.
+func (s *Server) serveResource(it host.CatalogItem) bool {
+	r, ok := decodeItem(s, it, "resource", func(r *mcp.Resource) string { return r.URI })
+	if !ok {
+		return false
+	}
+	if u, err := url.Parse(r.URI); err != nil || u.Scheme == "" {
+		s.catalogFault(it, "its URI is not an absolute URI", err)
+		return false
+	}
+	s.srv.AddResource(r, s.readResource)
+	return true
+}
+
+// serveTemplate serves it, a resource template, as serveResource.
+func (s *Server) serveTemplate(it host.CatalogItem) bool {
+	t, ok := decodeItem(s, it, "resource template", func(t *mcp.ResourceTemplate) string { return t.URITemplate })
+	if ok {
+		s.srv.AddResourceTemplate(t, s.readResource) // host.buildCatalog keeps only valid templates
+	}
+	return ok
+}
+
+// servePrompt serves it, a prompt, as serveResource (the SDK then sends
+// notifications/prompts/list_changed).
+func (s *Server) servePrompt(it host.CatalogItem) bool {
+	p, ok := decodeItem(s, it, "prompt", func(p *mcp.Prompt) string { return p.Name })
+	if ok {
+		s.srv.AddPrompt(p, s.getPrompt)
+	}
+	return ok
+}
+
+// decodeItem decodes it, a catalog item of kind what, whose key (key of
+// the decoded item) must be it.Key; false (logged) when it is not.
+func decodeItem[T any](s *Server, it host.CatalogItem, what string, key func(*T) string) (*T, bool) {
+	v := new(T)
+	if err := json.Unmarshal(it.JSON, v); err != nil || key(v) != it.Key {
+		s.catalogFault(it, "the "+what+" does not decode", err)
+		return nil, false
+	}
+	return v, true
 }
 
 // catalogFault logs, once per item, why it is not served.
@@ -177,22 +195,6 @@ func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.C
 		return nil, err
 	}
 	return &res, nil
-}
-
-// subscribe is the resources/subscribe handler: the first subscription
-// to a URI is forwarded to its plugin.
-func (s *Server) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
-	return s.subs.change(req.Params.URI, +1, func() error {
-		return s.route(ctx, "resources/subscribe", req.Params.URI, req.Params, &struct{}{})
-	})
-}
-
-// unsubscribe is the resources/unsubscribe handler: the last
-// unsubscription from a URI is forwarded to its plugin.
-func (s *Server) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
-	return s.subs.change(req.Params.URI, -1, func() error {
-		return s.route(ctx, "resources/unsubscribe", req.Params.URI, req.Params, &struct{}{})
-	})
 }
 
 // route sends method with params (naming resource uri, or "") through
@@ -240,42 +242,6 @@ func (s *Server) catalogError(method, uri string, err error) error {
 	}
 	s.cfg.Logger.Warn("MCP catalog request failed", "method", method, "kind", e.Kind, "error", e, "cause", e.Err)
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: e.Error()}
-}
-
-// subscriptions counts the sessions subscribed to each URI.
-type subscriptions struct {
-	mu sync.Mutex
-	n  map[string]int
-}
-
-// change adds d (+1, -1) to uri's count and calls forward when the count
-// goes from 0 to 1 or from 1 to 0; when forward fails the count is left
-// as it was.
-func (sb *subscriptions) change(uri string, d int, forward func() error) error {
-	sb.mu.Lock()
-	defer sb.mu.Unlock()
-	if sb.n == nil {
-		sb.n = map[string]int{}
-	}
-	before := sb.n[uri]
-	after := max(before+d, 0)
-	if (before == 0) != (after == 0) {
-		if err := forward(); err != nil {
-			return err
-		}
-	}
-	if after == 0 {
-		delete(sb.n, uri)
-	} else {
-		sb.n[uri] = after
-	}
-	return nil
-}
-
-// resourceUpdated sends notifications/resources/updated for uri to the
-// sessions subscribed to it (host.Host.OnResourceUpdated).
-func (s *Server) resourceUpdated(uri string) {
-	_ = s.srv.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: uri})
 }
 
 // filterCatalog keeps in a list result the items of the plugins g may

@@ -11,8 +11,9 @@ import (
 )
 
 // Each MCP session with an Mcp-Session-Id has one mcpsession.Session,
-// made at its first tools/call or logging/setLevel and put on the
-// context of its tools/calls (withClient): a declared MCP server gives
+// made at its first tools/call, logging/setLevel or resources/subscribe
+// and put on the context of its tools/calls and resources/subscribe and
+// unsubscribe (withClient): a declared MCP server gives
 // that client an upstream session of its own (mcpadapter, sessions.go).
 // The identity is the SDK's *mcp.ServerSession the request came on,
 // never anything in the request. Stateless requests and sessions of
@@ -72,7 +73,8 @@ func (s *Server) client(ss *mcp.ServerSession) *mcpsession.Session {
 			}
 			return json.Marshal(res)
 		},
-		Log: func(ctx context.Context, p *mcp.LoggingMessageParams) { _ = ss.Log(ctx, p) },
+		Log:     func(ctx context.Context, p *mcp.LoggingMessageParams) { _ = ss.Log(ctx, p) },
+		Updated: func(ctx context.Context, uri string) { s.ownUpdated(ctx, ss, uri) },
 	}
 	s.clients.by[ss] = c
 	go func() {

@@ -112,8 +112,9 @@
 //
 // Tool list: Follow waits on host.Host.Changed and adds, replaces and
 // removes tools, comparing definitions, so that the SDK sends
-// notifications/tools/list_changed when, and only when, the served tools
-// changed (a plugin restart changes none). 2026-07-28 clients receive it
+// notifications/tools/list_changed when the served tools changed (a
+// plugin restart changes none), and when a declared MCP server sent its
+// own, as it came (lists.go). 2026-07-28 clients receive it
 // over subscriptions/listen, older ones over stdio or a session's GET
 // stream (HTTPOptions.Sessions).
 //

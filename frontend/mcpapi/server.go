@@ -69,10 +69,13 @@ type Server struct {
 
 	// cat is what syncCatalog served (guarded by mu); catPlugins maps
 	// each served catalog item to its plugin, for per-key filtering
-	// (catalog.go); subs counts the sessions subscribed to each URI.
+	// (catalog.go); subs are the sessions' resource subscriptions
+	// (subscriptions.go).
 	cat        catalogState
 	catPlugins atomic.Pointer[map[string]string]
 	subs       subscriptions
+	// send is the SDK's sending handler, under sendFilter (notify).
+	send mcp.MethodHandler
 
 	clients clientSessions // each session's mcpsession.Session (clients.go)
 
@@ -118,8 +121,10 @@ func New(h *host.Host, cfg Config) *Server {
 		s.addTasks() // before access: middleware added later runs first
 	}
 	s.srv.AddReceivingMiddleware(s.accessMiddleware)
+	s.srv.AddSendingMiddleware(s.sendFilter)
 	h.OnResourceUpdated(s.resourceUpdated)
 	h.OnLogMessage(s.logMessage)
+	h.OnListChanged(s.listChanged)
 	s.sync()
 	return s
 }
@@ -148,7 +153,8 @@ func (s *Server) Sync() { s.sync() }
 // removes gone ones. The SDK then sends notifications/tools/list_changed
 // (MCP "Tools", "List Changed Notification") to the sessions that listen;
 // when the definitions are the same nothing is touched and nothing is
-// sent.
+// sent (a declared MCP server's own list_changed is passed on apart:
+// lists.go).
 func (s *Server) Follow(ctx context.Context) {
 	for {
 		changed := s.h.Changed()

@@ -175,11 +175,13 @@ func addPrefix(doc *opentool.OpenTool, prefix string) error {
 
 // followers are what followDocument hands a plugin's reports to: a new
 // catalog, a changed resource's URI, a log message sent outside calls
-// (the params of notifications/message), a new document.
+// (the params of notifications/message), a list its MCP server said
+// changed, a new document.
 type followers struct {
 	catalog  func(*Catalog)
 	updated  func(uri string)
 	logged   func(params json.RawMessage)
+	listed   func(list string)
 	document func(*opentool.OpenTool, []*argcheck.Validator)
 }
 
@@ -203,6 +205,9 @@ func (i *instance) followDocument(ctx context.Context, cfg *core.Config, to foll
 			continue
 		case ev.Log != nil:
 			to.logged(ev.Log)
+			continue
+		case ev.List != "":
+			to.listed(ev.List)
 			continue
 		case ev.Catalog:
 			c, err := i.loadCatalog(ctx, cfg.StartTimeout)

@@ -62,9 +62,12 @@ type Supervisor struct {
 	// ResourceUpdated is told that plugin's process reported resource
 	// uri changed (Host.OnResourceUpdated); LogMessage of the params of
 	// a notifications/message plugin sent outside calls
-	// (Host.OnLogMessage). Both must be set and must not block long.
+	// (Host.OnLogMessage); ListChanged of a list ("tools", "prompts",
+	// "resources") whose list_changed plugin's MCP server sent
+	// (Host.OnListChanged). All must be set and must not block long.
 	ResourceUpdated func(plugin, uri string)
 	LogMessage      func(plugin string, params json.RawMessage)
+	ListChanged     func(plugin, list string)
 }
 
 // Plugin supervises one plugin file. Its life is next (lifecycle.go):
@@ -284,6 +287,7 @@ func (p *Plugin) followDocument(inst *instance) {
 		},
 		updated: func(uri string) { p.sv.ResourceUpdated(p.name, uri) },
 		logged:  func(params json.RawMessage) { p.sv.LogMessage(p.name, params) },
+		listed:  func(list string) { p.sv.ListChanged(p.name, list) },
 		document: func(doc *opentool.OpenTool, args []*argcheck.Validator) {
 			p.mu.Lock()
 			serving := p.life.doc

@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -37,6 +38,12 @@ type Session struct {
 	// Log sends notifications/message to the client, dropped below the
 	// level it set (none set: dropped).
 	Log func(ctx context.Context, p *mcp.LoggingMessageParams)
+	// Updated sends notifications/resources/updated for uri to the
+	// client when it subscribed to uri on its own upstream session
+	// (resources/subscribe marked with MarkOwn); anything else is
+	// dropped: a server cannot reach a client with an update it did not
+	// ask for.
+	Updated func(ctx context.Context, uri string)
 
 	mu       sync.Mutex
 	level    mcp.LoggingLevel // "" until logging/setLevel
@@ -44,6 +51,9 @@ type Session struct {
 }
 
 type key struct{}
+
+// ownKey is the context key of a request's own-session mark (TrackOwn).
+type ownKey struct{}
 
 // With returns ctx carrying s.
 func With(ctx context.Context, s *Session) context.Context {
@@ -55,6 +65,24 @@ func With(ctx context.Context, s *Session) context.Context {
 func From(ctx context.Context) *Session {
 	s, _ := ctx.Value(key{}).(*Session)
 	return s
+}
+
+// TrackOwn returns ctx on which MarkOwn can record that the request it
+// carries was served on the client's own upstream session, and own,
+// which reports whether it was (false until MarkOwn; read it once the
+// request returned).
+func TrackOwn(ctx context.Context) (_ context.Context, own func() bool) {
+	var b atomic.Bool
+	return context.WithValue(ctx, ownKey{}, &b), b.Load
+}
+
+// MarkOwn records on ctx (TrackOwn) that its request was served on the
+// client's own upstream session, not the server's shared one; without
+// TrackOwn it does nothing.
+func MarkOwn(ctx context.Context) {
+	if b, ok := ctx.Value(ownKey{}).(*atomic.Bool); ok {
+		b.Store(true)
+	}
 }
 
 // Level returns the log level the client set with logging/setLevel, ""

@@ -241,11 +241,27 @@ type WatchEvent struct {
 	// MCP server's log message, for the clients that asked for its level
 	// (a Local plugin's only).
 	Log json.RawMessage
+	// List, when set, names the list (ListTools, ListPrompts,
+	// ListResources) whose notifications/*/list_changed the plugin's MCP
+	// server sent, for the host to pass on to its MCP clients as it came,
+	// whether or not the lists the host serves changed (a Local plugin's
+	// only).
+	List string
 }
+
+// The lists of WatchEvent.List: MCP's tools, prompts and resources (with
+// their templates), named as in notifications/NAME/list_changed.
+const (
+	ListTools     = "tools"
+	ListPrompts   = "prompts"
+	ListResources = "resources"
+)
 
 // Document reports whether the event says the document changed (the
 // only event of protocol 2).
-func (e WatchEvent) Document() bool { return !e.Catalog && e.URI == "" && e.Log == nil }
+func (e WatchEvent) Document() bool {
+	return !e.Catalog && e.URI == "" && e.Log == nil && e.List == ""
+}
 
 // Watch opens the plugin's Watch stream (tool.proto): the returned
 // function blocks until the plugin reports a change (the event; nil
