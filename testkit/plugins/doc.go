@@ -37,6 +37,7 @@
 //     nested JSON, invalid UTF-8, a storm of notifications or of
 //     requests, garbage, an exit, a hang.
 //   - verbatimmcp: an MCP server over stdio, written by hand, whose
-//     tools/list result is the JSON file it is given, as written (members
+//     results (tools/list, resources/list, resources/read, prompts/get,
+//     ...) are those of the JSON file it is given, as written (members
 //     no SDK type holds included).
 package testplugins
