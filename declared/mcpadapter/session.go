@@ -166,21 +166,34 @@ func (a *Adapter) initialize(ctx context.Context, t mcp.Transport) (*mcp.ClientS
 	return cs, nil
 }
 
+// UIExtension is the client capability extension of MCP Apps
+// (@modelcontextprotocol/ext-apps: extensions["io.modelcontextprotocol/ui"]
+// = {"mimeTypes": [UIMimeType]}), which the shared session declares.
+const UIExtension = "io.modelcontextprotocol/ui"
+
+// UIMimeType is the MIME type of an MCP App's ui:// resource.
+const UIMimeType = "text/html;profile=mcp-app"
+
 // client is the MCP client: it asks for the tool list again on
 // notifications/tools/list_changed (by way of a.relist, so that lists
 // never overlap and none is missed).
 func (a *Adapter) client() *mcp.Client {
 	impl := &mcp.Implementation{Name: "opentool-host-mcp-adapter", Title: "opentool-host", Version: version.Version}
+	// What the adapter relays to the MCP client that made a call
+	// (relay.go, clientRequests); roots with listChanged, which the
+	// adapter sends after a call whose caller's roots the server got
+	// (relay.go, the roots fence), not for its clients' own changes; MCP
+	// Apps (UIExtension), whose tools' _meta.ui and ui:// resources the
+	// host relays as written: the shared session lists every tool a
+	// client may be shown (clientTools: each client session its own).
+	caps := &mcp.ClientCapabilities{
+		RootsV2:     &mcp.RootCapabilities{ListChanged: true},
+		Sampling:    &mcp.SamplingCapabilities{},
+		Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},
+	}
+	caps.AddExtension(UIExtension, map[string]any{"mimeTypes": []string{UIMimeType}})
 	c := mcp.NewClient(impl, &mcp.ClientOptions{
-		// What the adapter relays to the MCP client that made a call
-		// (relay.go, clientRequests); roots with listChanged, which the
-		// adapter sends after a call whose caller's roots the server got
-		// (relay.go, the roots fence), not for its clients' own changes.
-		Capabilities: &mcp.ClientCapabilities{
-			RootsV2:     &mcp.RootCapabilities{ListChanged: true},
-			Sampling:    &mcp.SamplingCapabilities{},
-			Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},
-		},
+		Capabilities: caps,
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			select {
 			case a.relist <- struct{}{}:

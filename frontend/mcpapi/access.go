@@ -89,7 +89,8 @@ func (s *Server) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			res, err := next(ctx, method, req)
 			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil {
 				s.filterTools(g, lr)
-				return s.toolList(lr), nil
+				ss, _ := req.GetSession().(*mcp.ServerSession)
+				return s.toolList(s.withClient(ctx, ss), lr), nil
 			}
 			return res, err
 		case method == "resources/list", method == "resources/templates/list", method == "prompts/list":
