@@ -18,7 +18,7 @@ import (
 // The server's resources, resource templates and prompts are the
 // adapter's MCP catalog (plugin protocol 3, pluginsdk.Cataloger), which
 // the host serves on /mcp beside the tools, unchanged (MCP to MCP: no
-// conversion):
+// conversion; each item and result as the server wrote it, raw.go):
 //
 //	server                              adapter
 //	resources/list, resources/          listed (every page, at most maxTools of
@@ -33,6 +33,9 @@ import (
 //	resources/read, resources/          HandleMCP sends the request as it came and
 //	subscribe, resources/unsubscribe,   returns the server's result, or its JSON-RPC
 //	prompts/get, completion/complete    error as it is (code, message, data)
+//	tools/list (a client's own          HandleMCP "tools/list" (clientTools): the
+//	upstream session, clients.go)       tools the server lists to the MCP client
+//	                                    on the request's context
 
 // catalogBuffer is how many catalog changes may wait for the host.
 const catalogBuffer = 256

@@ -40,4 +40,8 @@
 //     results (tools/list, resources/list, resources/read, prompts/get,
 //     ...) are those of the JSON file it is given, as written (members
 //     no SDK type holds included).
+//   - mcpapps: not a Go program: server.mjs, an MCP Apps server (Node):
+//     ext-apps' basic-server-vanillajs example whose UI tool is listed
+//     only to clients that declare io.modelcontextprotocol/ui
+//     (getUiCapability); its npm packages are the conformance suite's.
 package testplugins
