@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"iter"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -135,29 +136,13 @@ func (c *rawClient) list(t *testing.T, method, member, key string) map[string]st
 	var err error
 	switch method {
 	case "tools/list":
-		for _, err = range c.cs.Tools(ctx, nil) {
-			if err != nil {
-				break
-			}
-		}
+		err = drain(c.cs.Tools(ctx, nil))
 	case "resources/list":
-		for _, err = range c.cs.Resources(ctx, nil) {
-			if err != nil {
-				break
-			}
-		}
+		err = drain(c.cs.Resources(ctx, nil))
 	case "resources/templates/list":
-		for _, err = range c.cs.ResourceTemplates(ctx, nil) {
-			if err != nil {
-				break
-			}
-		}
+		err = drain(c.cs.ResourceTemplates(ctx, nil))
 	case "prompts/list":
-		for _, err = range c.cs.Prompts(ctx, nil) {
-			if err != nil {
-				break
-			}
-		}
+		err = drain(c.cs.Prompts(ctx, nil))
 	}
 	if err != nil {
 		t.Fatalf("%s: %v", method, err)
@@ -171,14 +156,23 @@ func (c *rawClient) list(t *testing.T, method, member, key string) map[string]st
 		}
 		for _, it := range items {
 			k, _ := it[key].(string)
-			out[k] = canonicalJSON(t, it)
+			out[k] = testkit.CanonicalJSON(t, it)
 		}
 	}
 	return out
 }
 
-// last returns the raw result of c's last request method, as canonical
-// JSON without hostMembers the direct one (want) lacks.
+// drain reads seq to its end and returns its first error.
+func drain[T any](seq iter.Seq2[T, error]) error {
+	for _, err := range seq {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// last returns the raw result of c's last request method, decoded.
 func (c *rawClient) last(t *testing.T, method string) map[string]any {
 	t.Helper()
 	res := c.rec.take(method)
@@ -190,36 +184,6 @@ func (c *rawClient) last(t *testing.T, method string) map[string]any {
 		t.Fatal(err)
 	}
 	return m
-}
-
-// sameResult reports whether got, through the host, is want, the
-// server's own, member for member, but for the members the host writes
-// itself, as the server its clients talk to, when the server has not:
-// the cache hints of MCP's lists and resources/read (ttlMs, cacheScope)
-// and 2026-07-28's resultType.
-func sameResult(t *testing.T, got, want map[string]any) bool {
-	t.Helper()
-	for _, k := range []string{"ttlMs", "cacheScope", "resultType"} {
-		if _, ok := want[k]; !ok {
-			delete(got, k)
-		}
-	}
-	return canonicalJSON(t, got) == canonicalJSON(t, want)
-}
-
-// canonicalJSON is v as canonical JSON: members sorted, no space.
-func canonicalJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var a any
-	if err := json.Unmarshal(b, &a); err != nil {
-		t.Fatal(err)
-	}
-	b, _ = json.Marshal(a)
-	return string(b)
 }
 
 // sameLists compares the lists of direct (the server's own) and through
@@ -239,6 +203,24 @@ func sameLists(t *testing.T, direct, through *rawClient, lists [][3]string) {
 			}
 		}
 	}
+}
+
+// sameCall makes request method (what names its subject) of direct,
+// the server itself, and of through, the host's /mcp, with do, and
+// returns the result through the host (decoded); a result that is not
+// the server's own (testkit.SameMCPResult) is an error of t.
+func sameCall(t *testing.T, direct, through *rawClient, method, what string, do func(cs *mcp.ClientSession) error) map[string]any {
+	t.Helper()
+	for _, cl := range []*rawClient{direct, through} {
+		if err := do(cl.cs); err != nil {
+			t.Fatalf("%s %s: %v", method, what, err)
+		}
+	}
+	want, got := direct.last(t, method), through.last(t, method)
+	if !testkit.SameMCPResult(t, got, want) {
+		t.Errorf("%s %s through the host\n%s\nwant the server's own\n%s", method, what, testkit.CanonicalJSON(t, got), testkit.CanonicalJSON(t, want))
+	}
+	return got
 }
 
 // uiCaps are the capabilities of an MCP Apps host (ext-apps:
@@ -308,17 +290,12 @@ func TestMCPAppsThroughHost(t *testing.T) {
 
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			for _, cl := range []*rawClient{direct, through} {
-				if _, err := cl.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uiURI}); err != nil {
-					t.Fatalf("resources/read %s: %v", uiURI, err)
-				}
-			}
-			want, got := direct.last(t, "resources/read"), through.last(t, "resources/read")
-			if !sameResult(t, got, want) {
-				t.Errorf("resources/read %s through the host\n%s\nwant the server's own\n%s", uiURI, canonicalJSON(t, got), canonicalJSON(t, want))
-			}
+			got := sameCall(t, direct, through, "resources/read", uiURI, func(cs *mcp.ClientSession) error {
+				_, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uiURI})
+				return err
+			})
 			if contents, _ := got["contents"].([]any); len(contents) != 1 || contents[0].(map[string]any)["mimeType"] != "text/html;profile=mcp-app" {
-				t.Errorf("resources/read %s: %s, want one text/html;profile=mcp-app content", uiURI, canonicalJSON(t, got))
+				t.Errorf("resources/read %s: %s, want one text/html;profile=mcp-app content", uiURI, testkit.CanonicalJSON(t, got))
 			}
 			if c.caps == nil {
 				return
@@ -377,14 +354,10 @@ func TestEverythingListsVerbatim(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, cl := range []*rawClient{direct, through} {
-			if _, err := cl.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: r.URI}); err != nil {
-				t.Fatalf("resources/read %s: %v", r.URI, err)
-			}
-		}
-		if want, got := direct.last(t, "resources/read"), through.last(t, "resources/read"); !sameResult(t, got, want) {
-			t.Errorf("resources/read %s through the host\n%s\nwant the server's own\n%s", r.URI, canonicalJSON(t, got), canonicalJSON(t, want))
-		}
+		sameCall(t, direct, through, "resources/read", r.URI, func(cs *mcp.ClientSession) error {
+			_, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: r.URI})
+			return err
+		})
 		reads++
 	}
 	for p, err := range direct.cs.Prompts(ctx, nil) {
@@ -394,14 +367,10 @@ func TestEverythingListsVerbatim(t *testing.T) {
 		if slices.ContainsFunc(p.Arguments, func(a *mcp.PromptArgument) bool { return a.Required }) {
 			continue
 		}
-		for _, cl := range []*rawClient{direct, through} {
-			if _, err := cl.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: p.Name}); err != nil {
-				t.Fatalf("prompts/get %s: %v", p.Name, err)
-			}
-		}
-		if want, got := direct.last(t, "prompts/get"), through.last(t, "prompts/get"); !sameResult(t, got, want) {
-			t.Errorf("prompts/get %s through the host\n%s\nwant the server's own\n%s", p.Name, canonicalJSON(t, got), canonicalJSON(t, want))
-		}
+		sameCall(t, direct, through, "prompts/get", p.Name, func(cs *mcp.ClientSession) error {
+			_, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: p.Name})
+			return err
+		})
 		gets++
 	}
 	if reads == 0 || gets == 0 {

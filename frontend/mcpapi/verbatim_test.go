@@ -82,8 +82,8 @@ func TestToolDefinitionsVerbatim(t *testing.T) {
 			for name, w := range want {
 				if g, ok := got[name]; !ok {
 					t.Errorf("tool %s not listed", name)
-				} else if canonical(t, g) != canonical(t, w) {
-					t.Errorf("tool %s listed as\n%s\nwant the server's own\n%s", name, canonical(t, g), canonical(t, w))
+				} else if testkit.CanonicalJSON(t, g) != testkit.CanonicalJSON(t, w) {
+					t.Errorf("tool %s listed as\n%s\nwant the server's own\n%s", name, testkit.CanonicalJSON(t, g), testkit.CanonicalJSON(t, w))
 				}
 			}
 		})
@@ -100,7 +100,7 @@ func TestToolDefinitionsVerbatim(t *testing.T) {
 			}
 			for name, w := range want {
 				var direct mcp.Tool // what the SDK's client makes of the server's own
-				if err := json.Unmarshal([]byte(canonical(t, w)), &direct); err != nil {
+				if err := json.Unmarshal([]byte(testkit.CanonicalJSON(t, w)), &direct); err != nil {
 					t.Fatal(err)
 				}
 				if g, ok := got[name]; !ok {
@@ -156,18 +156,12 @@ const verbatimCatalog = `{
   "_meta":{"example.com/get":1},"futureTop":[0]}
 }`
 
-// hostMembers are the members of a result the host, as the server its
-// clients talk to, writes itself when the server behind it has not: the
-// cache hints of the lists and resources/read (ttlMs, cacheScope: the
-// SDK writes them for every revision) and 2026-07-28's resultType.
-var hostMembers = []string{"ttlMs", "cacheScope", "resultType"}
-
 // TestCatalogVerbatim (issue 32): through the host's /mcp an MCP
 // server's resources/list, resources/templates/list and prompts/list
 // items and its resources/read and prompts/get results are the server's
 // own, member for member (canonical JSON): read with raw JSON-RPC POSTs,
 // which see every member; the result members the host writes itself
-// when the server did not (hostMembers) aside.
+// when the server did not (testkit.HostResultMembers) aside.
 func TestCatalogVerbatim(t *testing.T) {
 	bin := testkit.Build(t, "./testkit/plugins/verbatimmcp")
 	file := filepath.Join(t.TempDir(), "results.json")
@@ -196,8 +190,8 @@ func TestCatalogVerbatim(t *testing.T) {
 				}
 				for _, w := range own[l.method][l.member].([]any) {
 					k := w.(map[string]any)[l.key].(string)
-					if canonical(t, got[k]) != canonical(t, w) {
-						t.Errorf("%s: %s listed as\n%s\nwant the server's own\n%s", l.method, k, canonical(t, got[k]), canonical(t, w))
+					if testkit.CanonicalJSON(t, got[k]) != testkit.CanonicalJSON(t, w) {
+						t.Errorf("%s: %s listed as\n%s\nwant the server's own\n%s", l.method, k, testkit.CanonicalJSON(t, got[k]), testkit.CanonicalJSON(t, w))
 					}
 				}
 			}
@@ -209,13 +203,8 @@ func TestCatalogVerbatim(t *testing.T) {
 				if err := json.Unmarshal(rawCall(t, url, headers, 100+i, c.method, c.params), &got); err != nil {
 					t.Fatal(err)
 				}
-				for _, k := range hostMembers { // the host's own, as the responding server
-					if _, ok := own[c.method][k]; !ok {
-						delete(got, k)
-					}
-				}
-				if canonical(t, got) != canonical(t, own[c.method]) {
-					t.Errorf("%s answered\n%s\nwant the server's own\n%s", c.method, canonical(t, got), canonical(t, own[c.method]))
+				if !testkit.SameMCPResult(t, got, own[c.method]) {
+					t.Errorf("%s answered\n%s\nwant the server's own\n%s", c.method, testkit.CanonicalJSON(t, got), testkit.CanonicalJSON(t, own[c.method]))
 				}
 			}
 		})
@@ -236,21 +225,6 @@ func servedAs(def map[string]any, name string) map[string]any {
 		}
 	}
 	return c
-}
-
-// canonical is v as canonical JSON: objects' members sorted, no
-// insignificant space.
-func canonical(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var a any
-	if err := json.Unmarshal(b, &a); err != nil {
-		t.Fatal(err)
-	}
-	return mustJSON(t, a)
 }
 
 // rawToolsList lists r's tools in mode m with raw JSON-RPC POSTs
