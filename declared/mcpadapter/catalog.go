@@ -11,7 +11,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/opentool-host/opentool-host/internal/mcpsession"
 	"github.com/opentool-host/opentool-host/pluginsdk"
 )
 
@@ -63,10 +62,10 @@ func (a *Adapter) CatalogChanged() <-chan pluginsdk.CatalogChange { return a.cat
 
 // HandleMCP implements pluginsdk.Cataloger: tools/list is the tools the
 // server lists to the MCP client of ctx (clientTools); any other method
-// is sent to the server with params as they came; its result as the server wrote it (a
-// json.RawMessage, members no SDK type holds included) once the SDK has
-// decoded it, which checks its shape. Errors: the server's JSON-RPC error as an
-// *pluginsdk.RPCError; -32601 for a method that is not one of the
+// is sent to the server with params as they came; its result as the
+// server wrote it (a json.RawMessage, members no SDK type holds
+// included) once the SDK has decoded it, which checks its shape.
+// Errors: the server's JSON-RPC error as an *pluginsdk.RPCError; -32601 for a method that is not one of the
 // catalog's; -32603 for the connection's failure.
 func (a *Adapter) HandleMCP(ctx context.Context, method string, params json.RawMessage) (any, error) {
 	if err := a.connected(ctx); err != nil {
@@ -118,26 +117,6 @@ func (a *Adapter) HandleMCP(ctx context.Context, method string, params json.RawM
 		return raw, nil
 	}
 	return res, nil
-}
-
-// clientTools is the tools/list result, {"tools":[...]} with every
-// page's tools as the server wrote them, of the MCP client session of
-// ctx's own upstream session (clients.go; made now when it has none).
-// Errors: -32601 when the client has none (no client session on ctx,
-// "sessions": "shared"): the server lists the shared session's tools
-// to it; the limit's and the connection's errors (rpcErrorOf).
-func (a *Adapter) clientTools(ctx context.Context) (any, error) {
-	if mcpsession.From(ctx) == nil || a.opts.Shared {
-		return nil, &pluginsdk.RPCError{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("MCP server %q lists the same tools to every client", a.launch.Name)}
-	}
-	cs, _, err := a.sessionFor(ctx)
-	if err == nil {
-		var tools []json.RawMessage
-		if _, tools, err = collect(ctx, "tools", cs.Tools); err == nil {
-			return map[string][]json.RawMessage{"tools": tools}, nil
-		}
-	}
-	return nil, rpcErrorOf(a.launch.Name, "tools/list", err)
 }
 
 // decodeParams decodes a request's params. Errors: a -32602

@@ -310,7 +310,11 @@ func (a *Adapter) list(ctx context.Context, cs *mcp.ClientSession) (changed bool
 	old := a.conv.doc
 	a.conv = conv
 	a.mu.Unlock()
-	return !sameDocument(old, conv.doc), nil
+	changed = !sameDocument(old, conv.doc)
+	if changed {
+		a.lists.clear() // the server's tools changed: each client's too, maybe
+	}
+	return changed, nil
 }
 
 // logFaults logs each tool left out (the host lists them in /health too,

@@ -69,8 +69,8 @@ func grantOf(req mcp.Request) *access.Grant {
 // key's name into host.Caller) and filters the listings; tools/list
 // shows an MCP server's tools as the server defines them (toolList),
 // the catalog's lists their items as the plugins wrote them
-// (catalogList), resources/read and prompts/get the plugin's result as
-// it wrote it (verbatimCall).
+// (catalogList), resources/read, prompts/get and completion/complete
+// the plugin's result as it wrote it (verbatimCall).
 // The key's rate limit was taken by the front door for every request of the POST
 // (HTTPHandler.Meter), before the SDK read it.
 func (s *Server) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
@@ -102,7 +102,7 @@ func (s *Server) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 				s.filterCatalog(g, res)
 			}
 			return s.catalogList(res), nil
-		case method == "resources/read", method == "prompts/get":
+		case method == "resources/read", method == "prompts/get", method == "completion/complete":
 			return verbatimCall(ctx, next, method, req)
 		}
 		return next(ctx, method, req)

@@ -18,8 +18,8 @@ import (
 //	resources/templates/list,  them (host.CatalogItem), in the SDK's page
 //	prompts/list               (its order, nextCursor, filtered per key)
 //	resources/read,            verbatimCall: the plugin's result once the
-//	prompts/get                SDK's type has decoded it (route: its shape
-//	                           checked)
+//	prompts/get,               SDK's type has decoded it (route: its shape
+//	completion/complete        checked)
 //
 // Either is an overlay on the SDK's result: its members replace the
 // SDK's, _meta member by member, and what the SDK adds after the
@@ -85,6 +85,10 @@ type (
 		*mcp.ListPromptsResult
 		o overlay
 	}
+	verbatimComplete struct {
+		*mcp.CompleteResult
+		o overlay
+	}
 )
 
 // MarshalJSON implements json.Marshaler.
@@ -104,6 +108,9 @@ func (v verbatimTemplates) MarshalJSON() ([]byte, error) {
 // MarshalJSON implements json.Marshaler.
 func (v verbatimPrompts) MarshalJSON() ([]byte, error) { return v.o.write(v.ListPromptsResult) }
 
+// MarshalJSON implements json.Marshaler.
+func (v verbatimComplete) MarshalJSON() ([]byte, error) { return v.o.write(v.CompleteResult) }
+
 // withMembers returns res written with o over it; res itself when it is
 // not one of the catalog's results.
 func withMembers(res mcp.Result, o overlay) mcp.Result {
@@ -118,6 +125,8 @@ func withMembers(res mcp.Result, o overlay) mcp.Result {
 		return verbatimTemplates{r, o}
 	case *mcp.ListPromptsResult:
 		return verbatimPrompts{r, o}
+	case *mcp.CompleteResult:
+		return verbatimComplete{r, o}
 	}
 	return res
 }
@@ -126,7 +135,8 @@ func withMembers(res mcp.Result, o overlay) mcp.Result {
 // leaves a plugin's result as it wrote it (verbatimCall).
 type verbatimKey struct{}
 
-// verbatimCall runs next, a resources/read or prompts/get, and returns
+// verbatimCall runs next, a resources/read, prompts/get or
+// completion/complete, and returns
 // its result with the members of the plugin's own (route leaves it on
 // the context once the SDK's type has decoded it) written over it.
 func verbatimCall(ctx context.Context, next mcp.MethodHandler, method string, req mcp.Request) (mcp.Result, error) {

@@ -153,15 +153,17 @@ const verbatimCatalog = `{
  "prompts/get":{"description":"A greeting.","messages":[
   {"role":"user","content":{"type":"text","text":"Hello","annotations":{"priority":0},"_meta":{"m":1}},"futureMessage":true},
   {"role":"assistant","content":{"type":"resource_link","uri":"file:///empty.txt","name":"empty","size":0,"icons":[{"src":"https://example.com/i.png"}]}}],
-  "_meta":{"example.com/get":1},"futureTop":[0]}
+  "_meta":{"example.com/get":1},"futureTop":[0]},
+ "completion/complete":{"completion":{"values":["you","yours"],"total":2,"hasMore":false,"futureMember":{}},"_meta":{"c":1}}
 }`
 
 // TestCatalogVerbatim (issue 32): through the host's /mcp an MCP
 // server's resources/list, resources/templates/list and prompts/list
-// items and its resources/read and prompts/get results are the server's
-// own, member for member (canonical JSON): read with raw JSON-RPC POSTs,
-// which see every member; the result members the host writes itself
-// when the server did not (testkit.HostResultMembers) aside.
+// items and its resources/read, prompts/get and completion/complete
+// results are the server's own, member for member (canonical JSON):
+// read with raw JSON-RPC POSTs, which see every member; the result
+// members the host writes itself when the server did not
+// (testkit.HostResultMembers) aside.
 func TestCatalogVerbatim(t *testing.T) {
 	bin := testkit.Build(t, "./testkit/plugins/verbatimmcp")
 	file := filepath.Join(t.TempDir(), "results.json")
@@ -198,6 +200,7 @@ func TestCatalogVerbatim(t *testing.T) {
 			for i, c := range []struct{ method, params string }{
 				{"resources/read", `{"uri":"ui://clock/app.html"}`},
 				{"prompts/get", `{"name":"greet","arguments":{"who":"you"}}`},
+				{"completion/complete", `{"ref":{"type":"ref/prompt","name":"greet"},"argument":{"name":"who","value":"y"}}`},
 			} {
 				var got map[string]any
 				if err := json.Unmarshal(rawCall(t, url, headers, 100+i, c.method, c.params), &got); err != nil {

@@ -5,7 +5,7 @@
 // "resources/read":{"contents":[...]}}), each written as it is: tests
 // list and read through the host and compare with the file. Its
 // capabilities are those the file's methods need (tools, resources,
-// prompts). tools/call answers with one text block holding the call's
+// prompts, completions). tools/call answers with one text block holding the call's
 // arguments; a method the file lacks answers {}. It exits when its stdin
 // ends.
 package main
@@ -31,8 +31,11 @@ func main() {
 	}
 	caps := map[string]any{}
 	for m := range results {
-		if kind, _, ok := strings.Cut(m, "/"); ok && (kind == "tools" || kind == "resources" || kind == "prompts") {
+		switch kind, _, _ := strings.Cut(m, "/"); kind {
+		case "tools", "resources", "prompts":
 			caps[kind] = map[string]any{}
+		case "completion":
+			caps["completions"] = map[string]any{}
 		}
 	}
 	init, _ := json.Marshal(map[string]any{"protocolVersion": "2025-11-25", "capabilities": caps, "serverInfo": map[string]any{"name": "verbatim", "version": "1.0.0"}})
