@@ -19,8 +19,9 @@ import (
 // downstream MCP session (mcpsession.From: set by the host's MCP front
 // end, never by the client) goes, unless the declaration says "sessions":
 // "shared", to an upstream session of that client's own: made at its
-// first call (for a command server, one more server process, started
-// through the same launcher.Starter), initialized with the client's
+// first call, or at its first tools/list when no client alike was
+// listed before (clientTools, toolLists); for a command server one more
+// server process, started through the same launcher.Starter; initialized with the client's
 // clientInfo and capabilities (extensions included) and its protocol
 // version when it is ProtocolVersion or older; its log level set to the
 // client's (logging/setLevel, again at each change); the server's
@@ -34,7 +35,9 @@ import (
 // client session beyond is refused its calls with a JSON-RPC error naming
 // the limit (never served by the shared session instead). The shared
 // session keeps serving OpenTool and OTC callers, MCP requests without a
-// session id, the catalog (resources, prompts) and the tool list.
+// session id, the catalog (resources, prompts) and the tool list the
+// host routes calls by; a client session's tools/list is its own
+// (clientTools).
 
 // DefaultMaxSessions is the default of Options.MaxSessions.
 const DefaultMaxSessions = 16
