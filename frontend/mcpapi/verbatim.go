@@ -22,9 +22,17 @@ import (
 //	completion/complete        checked)
 //
 // Either is an overlay on the SDK's result: its members replace the
-// SDK's, _meta member by member, and what the SDK adds after the
+// SDK's, _meta member by member, but for the protocol's members the
+// host writes as the server its clients talk to (hostMembers: the SDK
+// decoded the plugin's and fills in their defaults, e.g. cacheScope
+// "public" for a Go SDK plugin's ""), and what the SDK adds after the
 // middleware (resultType, _meta's server info for 2026-07-28 clients)
 // stays, the SDK's result's methods being the wrapper's.
+
+// hostMembers are the result members the SDK's result keeps: the cache
+// hints of the lists and resources/read (MCP 2026-07-28, SEP-2549) and
+// resultType (SEP-2322).
+var hostMembers = []string{"ttlMs", "cacheScope", "resultType"}
 
 // overlay is members (JSON values by name) written over an SDK result.
 type overlay map[string]json.RawMessage
@@ -145,6 +153,9 @@ func verbatimCall(ctx context.Context, next mcp.MethodHandler, method string, re
 	var o overlay
 	if err != nil || len(raw) == 0 || json.Unmarshal(raw, &o) != nil {
 		return res, err
+	}
+	for _, k := range hostMembers {
+		delete(o, k)
 	}
 	return withMembers(res, o), nil
 }
