@@ -202,3 +202,44 @@ func TestMCPClientSessionsOwnUpstream(t *testing.T) {
 		t.Fatalf("b after the restart: %+v", w)
 	}
 }
+
+// TestMCPListingSessionsHoldNoServer (issue 32): a client session's
+// tools/list shows it its own server session's tools, yet sessions that
+// only list do not each hold a server process: four client sessions
+// alike (clientInfo, capabilities) list the tools of a server declared
+// with maxSessions 2, and one server process besides the shared one
+// runs (made for the first, whose list the others are shown), none is
+// refused for the limit, and each still gets a session of its own at
+// its first call.
+func TestMCPListingSessionsHoldNoServer(t *testing.T) {
+	dir := t.TempDir()
+	sessDeclare(t, dir, "who", map[string]any{"maxSessions": 2})
+	hp := startHostProc(t, dir)
+	shared := msServerPID(t, hp.url, hp.cmd.Process.Pid, "who")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var clients []*sessClient
+	for i := range 4 {
+		c := sessConnect(t, hp.url, "alike", "file:///same", "")
+		res, err := c.cs.ListTools(ctx, nil)
+		if err != nil || !slices.ContainsFunc(res.Tools, func(tl *mcp.Tool) bool { return tl.Name == "whoami" }) {
+			t.Fatalf("client %d: tools/list: %v %v", i, err, res)
+		}
+		clients = append(clients, c)
+	}
+	if kids := msChildren(hp.cmd.Process.Pid); len(kids) != 2 || !slices.Contains(kids, shared) {
+		t.Errorf("server processes after four sessions listed: %v (shared %d), want the shared one and one more", kids, shared)
+	}
+	if strings.Contains(hp.logs.String(), "the client's own list of the server failed") {
+		t.Errorf("a listing session was refused its own list:\n%s", hp.logs.String())
+	}
+	// The first two sessions to call get their own server; the limit
+	// holds for the others.
+	a, b := clients[0].whoami(t), clients[1].whoami(t)
+	if a.PID == b.PID || a.PID == shared || b.PID == shared {
+		t.Errorf("the first two calling sessions' servers: %d and %d (shared %d), want two of their own", a.PID, b.PID, shared)
+	}
+	if out, isErr := msCall(t, clients[2].cs, "whoami", nil); !isErr || !strings.Contains(out, "maxSessions") {
+		t.Errorf("a third calling session: %s (isError %v), want the limit named", out, isErr)
+	}
+}

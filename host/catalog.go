@@ -377,3 +377,28 @@ func (h *Host) Request(ctx context.Context, method string, params []byte) ([]byt
 	defer cancel()
 	return r.plugin.Request(ctx, &request{fn: method + " " + what}, method, params)
 }
+
+// ClientTools sends tools/list to the plugin that serves function fn
+// and returns its result: {"tools":[...]}, every page, each tool as the
+// MCP server behind the plugin wrote it for the MCP client session of
+// ctx (mcpsession: the client's own upstream session, which a server may
+// list other tools to, e.g. MCP Apps' UI tools to a client that declares
+// io.modelcontextprotocol/ui). The call is bounded by
+// Config.CallTimeout.
+//
+// Errors: an *Error of KindNotFound when fn is not served to ctx's API
+// key; of KindTool with the plugin's JSON-RPC error, code -32601 when
+// the plugin lists the same tools to every client (no client session on
+// ctx, a server declared "sessions": "shared", not an MCP server);
+// KindFailed, KindStopped, KindExited, KindTransport, KindTimeout,
+// KindCanceled as for a call.
+func (h *Host) ClientTools(ctx context.Context, fn string) ([]byte, error) {
+	r := &request{fn: fn}
+	rt, err := h.lookupIn(ctx, h.routes.Load(), r)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := withTimeout(ctx, h.cfg.CallTimeout)
+	defer cancel()
+	return rt.plugin.Request(ctx, r, "tools/list", nil)
+}

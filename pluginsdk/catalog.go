@@ -35,6 +35,34 @@ type Catalog struct {
 	// Subscribe says it takes resources/subscribe and reports changes
 	// of subscribed resources (CatalogChange.URI).
 	Subscribe bool `json:"subscribe,omitempty"`
+	// Raw, when not nil, is sent to the host in place of Resources,
+	// ResourceTemplates and Prompts: the items as JSON objects written
+	// by someone else (the MCP server adapter relays its server's lists
+	// so, members no SDK type holds included). The host refuses a
+	// catalog with an item that is not an object with its key (uri,
+	// uriTemplate, name).
+	Raw *RawCatalog `json:"-"`
+}
+
+// RawCatalog is a Catalog's lists as JSON objects (Catalog.Raw), each
+// in its server's order.
+type RawCatalog struct {
+	Resources         []json.RawMessage `json:"resources,omitempty"`
+	ResourceTemplates []json.RawMessage `json:"resourceTemplates,omitempty"`
+	Prompts           []json.RawMessage `json:"prompts,omitempty"`
+}
+
+// wire is what c sends the host (tool.proto CatalogResponse.catalog):
+// c itself, or with Raw its raw lists in place of the typed ones.
+func (c *Catalog) wire() any {
+	if c.Raw == nil {
+		return c
+	}
+	return struct {
+		*RawCatalog
+		Completions bool `json:"completions,omitempty"`
+		Subscribe   bool `json:"subscribe,omitempty"`
+	}{c.Raw, c.Completions, c.Subscribe}
 }
 
 // Cataloger may be implemented by a Tool that serves MCP resources,
@@ -124,7 +152,7 @@ func (s *server) Catalog(ctx context.Context, _ *toolpb.CatalogRequest) (resp *t
 	if cat == nil {
 		cat = &Catalog{}
 	}
-	b, merr := json.Marshal(cat)
+	b, merr := json.Marshal(cat.wire())
 	if merr != nil {
 		return &toolpb.CatalogResponse{Error: toProto(ToolFailure("encode catalog: %v", merr))}, nil
 	}

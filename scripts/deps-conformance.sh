@@ -8,7 +8,11 @@
 #      with @modelcontextprotocol/server-everything (the real MCP server of
 #      e2e/coretasks_e2e_test.go, whose simulate-research-query requires a
 #      core 2025-11-25 task; that test also drives the suite's
-#      @modelcontextprotocol/sdk as a client), pinned by
+#      @modelcontextprotocol/sdk as a client; e2e/mcpapps_e2e_test.go's
+#      servers: server-everything again, and ext-apps' example MCP Apps
+#      server @modelcontextprotocol/server-basic-vanillajs with
+#      @modelcontextprotocol/ext-apps and @modelcontextprotocol/server, run
+#      by testkit/plugins/mcpapps/server.mjs), pinned by
 #      conformance/package-lock.json, installed into conformance/node_modules
 #      (git-ignored) with `npm ci --ignore-scripts` when missing or when the
 #      lock file changed (a sha256 stamp in node_modules says which lock

@@ -123,6 +123,7 @@ type Adapter struct {
 	proc atomic.Pointer[process] // a command server's process, once Run starts it
 
 	clients   clients     // the client sessions' own upstream sessions (clients.go)
+	toolLists toolLists   // the tools new upstream sessions were listed, by client (clients.go)
 	coreTasks atomic.Bool // initialize declared core tasks for tools/call (coretasks.go)
 }
 

@@ -18,7 +18,7 @@ import (
 // The server's resources, resource templates and prompts are the
 // adapter's MCP catalog (plugin protocol 3, pluginsdk.Cataloger), which
 // the host serves on /mcp beside the tools, unchanged (MCP to MCP: no
-// conversion):
+// conversion; each item and result as the server wrote it, raw.go):
 //
 //	server                              adapter
 //	resources/list, resources/          listed (every page, at most maxTools of
@@ -38,6 +38,9 @@ import (
 //	                                    client's subscribe and unsubscribe on its
 //	                                    own session (catalogSession), the rest on
 //	                                    the shared one
+//	tools/list (a client's own          HandleMCP "tools/list" (clientTools): the
+//	upstream session, clients.go)       tools the server lists to the MCP client
+//	                                    on the request's context
 
 // catalogBuffer is how many catalog changes may wait for the host.
 const catalogBuffer = 256
@@ -63,13 +66,19 @@ func (a *Adapter) Catalog(ctx context.Context) (*pluginsdk.Catalog, error) {
 // CatalogChanged implements pluginsdk.CatalogWatcher.
 func (a *Adapter) CatalogChanged() <-chan pluginsdk.CatalogChange { return a.catChanged }
 
-// HandleMCP implements pluginsdk.Cataloger: method sent to the server
-// with params as they came. Errors: the server's JSON-RPC error as an
-// *pluginsdk.RPCError; -32601 for a method that is not one of the
+// HandleMCP implements pluginsdk.Cataloger: tools/list is the tools the
+// server lists to the MCP client of ctx (clientTools); any other method
+// is sent to the server with params as they came; its result as the
+// server wrote it (a json.RawMessage, members no SDK type holds
+// included) once the SDK has decoded it, which checks its shape.
+// Errors: the server's JSON-RPC error as an *pluginsdk.RPCError; -32601 for a method that is not one of the
 // catalog's; -32603 for the connection's failure.
 func (a *Adapter) HandleMCP(ctx context.Context, method string, params json.RawMessage) (any, error) {
 	if err := a.connected(ctx); err != nil {
 		return nil, &pluginsdk.RPCError{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+	}
+	if method == "tools/list" {
+		return a.clientTools(ctx)
 	}
 	cs, err := a.catalogSession(ctx, method)
 	if err != nil {
@@ -79,6 +88,8 @@ func (a *Adapter) HandleMCP(ctx context.Context, method string, params json.RawM
 		return struct{}{}, nil
 	}
 	var res any
+	var raw json.RawMessage // the result as the server wrote it (raw.go)
+	ctx = withRawResult(ctx, func(r json.RawMessage) { raw = r })
 	switch method {
 	case "resources/read":
 		var p mcp.ReadResourceParams
@@ -112,6 +123,9 @@ func (a *Adapter) HandleMCP(ctx context.Context, method string, params json.RawM
 	}
 	if err != nil {
 		return nil, rpcErrorOf(a.launch.Name, method, err)
+	}
+	if raw != nil { // the SDK decoded it: a valid result, relayed as written
+		return raw, nil
 	}
 	return res, nil
 }
@@ -176,29 +190,31 @@ func rpcErrorOf(server, method string, err error) error {
 
 // listCatalog lists the server's resources, templates and prompts (each
 // when the server has the capability, every page) and stores them as
-// the catalog; changed reports whether it differs from the one before.
-// Errors are the SDK's.
+// the catalog, each item as the server wrote it (Catalog.Raw); changed
+// reports whether it differs from the one before. Errors are the SDK's.
 func (a *Adapter) listCatalog(ctx context.Context, cs *mcp.ClientSession) (changed bool, err error) {
 	var c pluginsdk.Catalog
+	raw := &pluginsdk.RawCatalog{}
 	caps := &mcp.ServerCapabilities{}
 	if ir := cs.InitializeResult(); ir != nil && ir.Capabilities != nil {
 		caps = ir.Capabilities
 	}
 	if caps.Resources != nil {
-		if c.Resources, err = collect(cs.Resources(ctx, nil)); err != nil {
+		if c.Resources, raw.Resources, err = collect(ctx, "resources", cs.Resources); err != nil {
 			return false, fmt.Errorf("resources/list: %w", err)
 		}
-		if c.ResourceTemplates, err = collect(cs.ResourceTemplates(ctx, nil)); err != nil {
+		if c.ResourceTemplates, raw.ResourceTemplates, err = collect(ctx, "resourceTemplates", cs.ResourceTemplates); err != nil {
 			return false, fmt.Errorf("resources/templates/list: %w", err)
 		}
 		c.Subscribe = caps.Resources.Subscribe
 	}
 	if caps.Prompts != nil {
-		if c.Prompts, err = collect(cs.Prompts(ctx, nil)); err != nil {
+		if c.Prompts, raw.Prompts, err = collect(ctx, "prompts", cs.Prompts); err != nil {
 			return false, fmt.Errorf("prompts/list: %w", err)
 		}
 	}
 	c.Completions = caps.Completions != nil
+	c.Raw = raw
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	changed = !reflect.DeepEqual(a.cat, c)
@@ -206,20 +222,32 @@ func (a *Adapter) listCatalog(ctx context.Context, cs *mcp.ClientSession) (chang
 	return changed, nil
 }
 
-// collect gathers a list's items, at most maxTools. Errors: the
-// iterator's, or too many items.
-func collect[T any](seq iter.Seq2[T, error]) ([]T, error) {
+// collect gathers a list's items (every page of list), at most
+// maxTools, as the SDK decodes them and as the server wrote them: each
+// page's raw result's member (raw.go), in order. When a page's raw
+// result did not reach the sink (over maxRawResult) the raw items are
+// the SDK's, encoded. Errors: the iterator's, or too many items.
+func collect[T, P any](ctx context.Context, member string, list func(context.Context, *P) iter.Seq2[T, error]) ([]T, []json.RawMessage, error) {
+	var raw []json.RawMessage
+	lctx := withRawResult(ctx, func(page json.RawMessage) { raw = append(raw, rawItems(page, member)...) })
 	var out []T
-	for it, err := range seq {
+	for it, err := range list(lctx, nil) {
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if len(out) == maxTools {
-			return nil, fmt.Errorf("more than %d items", maxTools)
+			return nil, nil, fmt.Errorf("more than %d items", maxTools)
 		}
 		out = append(out, it)
 	}
-	return out, nil
+	if len(raw) != len(out) {
+		raw = raw[:0]
+		for _, it := range out {
+			b, _ := json.Marshal(it) // decoded by the SDK: encodes
+			raw = append(raw, b)
+		}
+	}
+	return out, raw, nil
 }
 
 // catalogChanged reports ch to the host without blocking; a change the

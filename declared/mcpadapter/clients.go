@@ -19,8 +19,9 @@ import (
 // downstream MCP session (mcpsession.From: set by the host's MCP front
 // end, never by the client) goes, unless the declaration says "sessions":
 // "shared", to an upstream session of that client's own: made at its
-// first call (for a command server, one more server process, started
-// through the same launcher.Starter), initialized with the client's
+// first call, or at its first tools/list when no client alike was
+// listed before (clientTools, toolLists); for a command server one more
+// server process, started through the same launcher.Starter; initialized with the client's
 // clientInfo and capabilities (extensions included) and its protocol
 // version when it is ProtocolVersion or older; its log level set to the
 // client's (logging/setLevel, again at each change); the server's
@@ -39,7 +40,8 @@ import (
 // the limit (never served by the shared session instead). The shared
 // session keeps serving OpenTool and OTC callers, MCP requests without a
 // session id, the catalog (resources, prompts: their lists, reads, gets,
-// completions) and the tool list.
+// completions) and the tool list the host routes calls by; a client
+// session's tools/list is its own (clientTools).
 
 // DefaultMaxSessions is the default of Options.MaxSessions.
 const DefaultMaxSessions = 16
@@ -332,4 +334,86 @@ func (r *relay) askOutside(method string, params any, out any) error {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s: the client's result: %v", method, err)}
 	}
 	return nil
+}
+
+// maxToolLists bounds the client identities whose tool lists are kept
+// (toolLists); past it the lists kept are dropped.
+const maxToolLists = 64
+
+// toolLists holds, by client identity (identityOf), the tools a new
+// upstream session of such a client was listed: a client session that
+// has none of its own yet is shown that list without one being made for
+// it (an upstream session is made at a client's first tools/list only
+// when no client like it was listed before, else at its first call), so
+// that sessions that only list hold no server process. Cleared when the
+// shared session's tools change.
+type toolLists struct {
+	mu sync.Mutex
+	by map[string][]json.RawMessage
+}
+
+// get returns the tools kept for identity id.
+func (l *toolLists) get(id string) ([]json.RawMessage, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	tools, ok := l.by[id]
+	return tools, ok
+}
+
+// put keeps tools for identity id.
+func (l *toolLists) put(id string, tools []json.RawMessage) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.by == nil || len(l.by) >= maxToolLists {
+		l.by = map[string][]json.RawMessage{}
+	}
+	l.by[id] = tools
+}
+
+// clear drops every list kept.
+func (l *toolLists) clear() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.by = nil
+}
+
+// identityOf is what a server knows of sess's client when it lists its
+// tools: its clientInfo, capabilities and protocol version (clientOf,
+// clientVersion), as JSON.
+func identityOf(sess *mcpsession.Session) string {
+	b, _ := json.Marshal([]any{sess.Init.ClientInfo, sess.Init.Capabilities, clientVersion(sess.Init.ProtocolVersion)}) // SDK types: encode
+	return string(b)
+}
+
+// clientTools is the tools/list result, {"tools":[...]} with every
+// page's tools as the server wrote them, that the server gives the MCP
+// client session of ctx: its own upstream session's (clients.go), or,
+// while it has none, that of a new upstream session of a client like it
+// (toolLists), made now when there is none. Errors: -32601 when the
+// client has no session of its own (no client session on ctx,
+// "sessions": "shared"): the server lists the shared session's tools to
+// it; the limit's and the connection's errors (rpcErrorOf).
+func (a *Adapter) clientTools(ctx context.Context) (any, error) {
+	sess := mcpsession.From(ctx)
+	if sess == nil || a.opts.Shared {
+		return nil, &pluginsdk.RPCError{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("MCP server %q lists the same tools to every client", a.launch.Name)}
+	}
+	id := identityOf(sess)
+	a.clients.mu.Lock()
+	fresh := a.clients.by[sess] == nil
+	a.clients.mu.Unlock()
+	if tools, ok := a.toolLists.get(id); ok && fresh {
+		return map[string][]json.RawMessage{"tools": tools}, nil
+	}
+	cs, _, err := a.sessionFor(ctx)
+	if err == nil {
+		var tools []json.RawMessage
+		if _, tools, err = collect(ctx, "tools", cs.Tools); err == nil {
+			if fresh {
+				a.toolLists.put(id, tools)
+			}
+			return map[string][]json.RawMessage{"tools": tools}, nil
+		}
+	}
+	return nil, rpcErrorOf(a.launch.Name, "tools/list", err)
 }

@@ -21,7 +21,12 @@
 // and their cancellation. No process stands between the host and the
 // server. Each MCP client session of the host's /mcp gets, unless the
 // declaration says "sessions": "shared", an upstream session (a command:
-// a process) of its own (clients.go).
+// a process) of its own (clients.go), whose tools/list is what /mcp
+// lists that client (HandleMCP "tools/list": clientTools). The shared
+// session declares MCP Apps' extension (UIExtension), so that it lists
+// every tool a client may be shown. The catalog's items and the results
+// of resources/read and prompts/get are kept as the server wrote them
+// (raw.go), as the tools are.
 //
 // # MCP → OpenTool
 //

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -241,4 +242,17 @@ func rawTools(raw json.RawMessage, defs map[string]json.RawMessage, support map[
 		}
 		defs[t.Name] = def
 	}
+}
+
+// rawItems returns the entries of raw's member (raw a list result, one
+// page: member "resources", "resourceTemplates", "prompts") as the
+// server wrote them; nil when raw is not such an object. Entries that
+// are not objects are left out (the SDK refuses the page anyway).
+func rawItems(raw json.RawMessage, member string) []json.RawMessage {
+	var page map[string]json.RawMessage
+	var items []json.RawMessage
+	if json.Unmarshal(raw, &page) != nil || json.Unmarshal(page[member], &items) != nil {
+		return nil
+	}
+	return slices.DeleteFunc(items, func(it json.RawMessage) bool { return !bytes.HasPrefix(it, []byte("{")) })
 }

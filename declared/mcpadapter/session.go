@@ -166,22 +166,35 @@ func (a *Adapter) initialize(ctx context.Context, t mcp.Transport) (*mcp.ClientS
 	return cs, nil
 }
 
+// UIExtension is the client capability extension of MCP Apps
+// (@modelcontextprotocol/ext-apps: extensions["io.modelcontextprotocol/ui"]
+// = {"mimeTypes": [UIMimeType]}), which the shared session declares.
+const UIExtension = "io.modelcontextprotocol/ui"
+
+// UIMimeType is the MIME type of an MCP App's ui:// resource.
+const UIMimeType = "text/html;profile=mcp-app"
+
 // client is the MCP client: it asks for the tool list again on
 // notifications/tools/list_changed, the catalog on prompts/ and
 // resources/list_changed (serverSaid: by way of follow, so that lists
 // never overlap and none is missed).
 func (a *Adapter) client() *mcp.Client {
 	impl := &mcp.Implementation{Name: "opentool-host-mcp-adapter", Title: "opentool-host", Version: version.Version}
+	// What the adapter relays to the MCP client that made a call
+	// (relay.go, clientRequests); roots with listChanged, which the
+	// adapter sends after a call whose caller's roots the server got
+	// (relay.go, the roots fence), not for its clients' own changes; MCP
+	// Apps (UIExtension), whose tools' _meta.ui and ui:// resources the
+	// host relays as written: the shared session lists every tool a
+	// client may be shown (clientTools: each client session its own).
+	caps := &mcp.ClientCapabilities{
+		RootsV2:     &mcp.RootCapabilities{ListChanged: true},
+		Sampling:    &mcp.SamplingCapabilities{},
+		Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},
+	}
+	caps.AddExtension(UIExtension, map[string]any{"mimeTypes": []string{UIMimeType}})
 	c := mcp.NewClient(impl, &mcp.ClientOptions{
-		// What the adapter relays to the MCP client that made a call
-		// (relay.go, clientRequests); roots with listChanged, which the
-		// adapter sends after a call whose caller's roots the server got
-		// (relay.go, the roots fence), not for its clients' own changes.
-		Capabilities: &mcp.ClientCapabilities{
-			RootsV2:     &mcp.RootCapabilities{ListChanged: true},
-			Sampling:    &mcp.SamplingCapabilities{},
-			Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},
-		},
+		Capabilities:               caps,
 		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { a.serverSaid(pluginsdk.ListTools) },
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { a.serverSaid(pluginsdk.ListResources) },
 		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { a.serverSaid(pluginsdk.ListPrompts) },
@@ -293,7 +306,11 @@ func (a *Adapter) list(ctx context.Context, cs *mcp.ClientSession) (changed bool
 	old := a.conv.doc
 	a.conv = conv
 	a.mu.Unlock()
-	return !sameDocument(old, conv.doc), nil
+	changed = !sameDocument(old, conv.doc)
+	if changed {
+		a.toolLists.clear() // the server's tools changed: each client's too, maybe
+	}
+	return changed, nil
 }
 
 // logFaults logs each tool left out (the host lists them in /health too,

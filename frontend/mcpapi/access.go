@@ -67,7 +67,10 @@ func grantOf(req mcp.Request) *access.Grant {
 
 // accessMiddleware puts each request's grant on its context (and the
 // key's name into host.Caller) and filters the listings; tools/list
-// shows an MCP server's tools as the server defines them (toolList).
+// shows an MCP server's tools as the server defines them (toolList),
+// the catalog's lists their items as the plugins wrote them
+// (catalogList), resources/read, prompts/get and completion/complete
+// the plugin's result as it wrote it (verbatimCall).
 // The key's rate limit was taken by the front door for every request of the POST
 // (HTTPHandler.Meter), before the SDK read it.
 func (s *Server) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
@@ -86,17 +89,21 @@ func (s *Server) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			res, err := next(ctx, method, req)
 			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil {
 				s.filterTools(g, lr)
-				return s.toolList(lr), nil
+				ss, _ := req.GetSession().(*mcp.ServerSession)
+				return s.toolList(s.withClient(ctx, ss), lr), nil
 			}
 			return res, err
-		case g == nil:
-			return next(ctx, method, req)
 		case method == "resources/list", method == "resources/templates/list", method == "prompts/list":
 			res, err := next(ctx, method, req)
-			if err == nil {
+			if err != nil {
+				return res, err
+			}
+			if g != nil {
 				s.filterCatalog(g, res)
 			}
-			return res, err
+			return s.catalogList(res), nil
+		case method == "resources/read", method == "prompts/get", method == "completion/complete":
+			return verbatimCall(ctx, next, method, req)
 		}
 		return next(ctx, method, req)
 	}

@@ -45,8 +45,7 @@ import (
 
 // catalogState is what sync keeps of the served catalog items.
 type catalogState struct {
-	served  map[string]string // kind + "\x00" + key → fingerprint
-	plugins map[string]string // kind + "\x00" + key → plugin (for filtering)
+	served map[string]string // kind + "\x00" + key → fingerprint
 }
 
 // Catalog kinds, as keys of catalogState.
@@ -62,16 +61,17 @@ const (
 func (s *Server) syncCatalog() int {
 	n := 0
 	seen := map[string]bool{}
-	plugins := map[string]string{}
+	items := map[string]host.CatalogItem{}
 	add := func(kind string, it host.CatalogItem, register func(host.CatalogItem) bool) {
 		k := kind + "\x00" + it.Key
 		seen[k] = true
-		plugins[k] = it.Plugin
+		items[k] = it
 		if s.cat.served[k] == string(it.JSON) {
 			return
 		}
 		if !register(it) {
 			delete(seen, k)
+			delete(items, k)
 			return
 		}
 		s.cat.served[k] = string(it.JSON)
@@ -104,8 +104,7 @@ func (s *Server) syncCatalog() int {
 	if len(gone[kindPrompt]) > 0 {
 		s.srv.RemovePrompts(gone[kindPrompt]...)
 	}
-	s.cat.plugins = plugins
-	s.catPlugins.Store(&plugins)
+	s.catItems.Store(&items)
 	return n
 }
 
@@ -212,6 +211,7 @@ func (s *Server) route(ctx context.Context, method, uri string, params any, out 
 	if err := json.Unmarshal(res, out); err != nil {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: method + ": the plugin's result does not decode: " + err.Error()}
 	}
+	noteVerbatim(ctx, res)
 	return nil
 }
 
@@ -247,8 +247,8 @@ func (s *Server) catalogError(method, uri string, err error) error {
 // filterCatalog keeps in a list result the items of the plugins g may
 // see whole, and marks the list private to the key.
 func (s *Server) filterCatalog(g *access.Grant, res mcp.Result) {
-	plugins := *s.catPlugins.Load()
-	allowed := func(kind, key string) bool { return g.AllowsPlugin(plugins[kind+"\x00"+key]) }
+	items := *s.catItems.Load()
+	allowed := func(kind, key string) bool { return g.AllowsPlugin(items[kind+"\x00"+key].Plugin) }
 	switch lr := res.(type) {
 	case *mcp.ListResourcesResult:
 		lr.CacheScope = "private"
@@ -266,6 +266,47 @@ func (s *Server) filterCatalog(g *access.Grant, res mcp.Result) {
 			lr.Prompts = keep(lr.Prompts, func(p *mcp.Prompt) bool { return allowed(kindPrompt, p.Name) })
 		}
 	}
+}
+
+// catalogList returns res, a page of resources/list,
+// resources/templates/list or prompts/list already filtered for the
+// caller, with its items as their plugins wrote them (host.CatalogItem:
+// an MCP server's own, members no SDK type holds included; a prompt
+// renamed when served prefixed), every other member as the SDK writes
+// it; as the SDK has it when an item is no longer the host's.
+func (s *Server) catalogList(res mcp.Result) mcp.Result {
+	items := *s.catItems.Load()
+	var member, kind string
+	var keys []string
+	switch lr := res.(type) {
+	case *mcp.ListResourcesResult:
+		member, kind = "resources", kindResource
+		for _, r := range lr.Resources {
+			keys = append(keys, r.URI)
+		}
+	case *mcp.ListResourceTemplatesResult:
+		member, kind = "resourceTemplates", kindTemplate
+		for _, t := range lr.ResourceTemplates {
+			keys = append(keys, t.URITemplate)
+		}
+	case *mcp.ListPromptsResult:
+		member, kind = "prompts", kindPrompt
+		for _, p := range lr.Prompts {
+			keys = append(keys, p.Name)
+		}
+	default:
+		return res
+	}
+	out := make([]json.RawMessage, len(keys))
+	for i, k := range keys {
+		it, ok := items[kind+"\x00"+k]
+		if !ok {
+			return res // changed under the SDK: its own listing
+		}
+		out[i] = it.JSON
+	}
+	list, _ := json.Marshal(out) // raw JSON: encodes
+	return withMembers(res, overlay{member: list})
 }
 
 // keep returns the items of xs for which ok holds.

@@ -3,11 +3,15 @@ package mcpapi
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
+	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
 
 // Each MCP session with an Mcp-Session-Id has one mcpsession.Session,
@@ -85,4 +89,93 @@ func (s *Server) client(ss *mcp.ServerSession) *mcpsession.Session {
 		close(done)
 	}()
 	return c
+}
+
+// clientDefs returns the definitions tools/list shows the client of
+// ctx (mcpsession) of the MCP servers' tools in lr, by served name, and
+// removes from lr those its server does not list to it: for each
+// declared MCP server behind a tool of lr, the tools its server lists
+// to the client's own upstream session (host.Host.ClientTools; a
+// server may list other tools to each client, e.g. MCP Apps' UI tools
+// only to clients that declare io.modelcontextprotocol/ui), each named
+// as the host serves it (verbatim). A tool such a list lacks is not
+// listed; a tool it has that the shared session did not list is not
+// served (the host routes calls by the shared session's tools). Without
+// a client session, or where the server lists the same tools to every
+// client or its list fails, the shared session's definitions (defs).
+func (s *Server) clientDefs(ctx context.Context, lr *mcp.ListToolsResult) map[string]json.RawMessage {
+	defs := *s.defs.Load()
+	if mcpsession.From(ctx) == nil {
+		return defs
+	}
+	served := *s.served.Load()
+	lists := map[string]map[string]json.RawMessage{} // plugin → its list for the client (nil: the shared one)
+	out := maps.Clone(defs)
+	hidden := map[string]bool{}
+	for _, t := range lr.Tools {
+		fi, ok := served[t.Name]
+		if !ok || defs[t.Name] == nil {
+			continue
+		}
+		own, asked := lists[fi.Plugin]
+		if !asked {
+			own = s.clientList(ctx, fi.Plugin, t.Name)
+			lists[fi.Plugin] = own
+		}
+		if own == nil {
+			continue
+		}
+		f := *fi.Function
+		if f.MCPTool = own[mcpName(fi.Function)]; f.MCPTool == nil {
+			hidden[t.Name] = true
+			continue
+		}
+		if def, err := verbatim(&f, s.cfg.Tasks != nil); err == nil {
+			out[t.Name] = def
+		}
+	}
+	if len(hidden) > 0 {
+		lr.Tools = keep(lr.Tools, func(t *mcp.Tool) bool { return !hidden[t.Name] })
+	}
+	return out
+}
+
+// clientList returns the tools plugin's MCP server lists to the client
+// of ctx (host.Host.ClientTools, asked by fn, one of its functions), by
+// MCP name, each as the server wrote it; nil when the server lists the
+// same tools to every client, or its list failed (logged).
+func (s *Server) clientList(ctx context.Context, plugin, fn string) map[string]json.RawMessage {
+	raw, err := s.h.ClientTools(ctx, fn)
+	if err != nil {
+		if e := host.AsError(err); e == nil || e.Kind != host.KindTool || e.Code != jsonrpc.CodeMethodNotFound {
+			s.cfg.Logger.Warn("MCP tools/list: the client's own list of the server failed; listing the shared one", "plugin", plugin, "error", err)
+		}
+		return nil
+	}
+	var res struct {
+		Tools []json.RawMessage `json:"tools"`
+	}
+	if json.Unmarshal(raw, &res) != nil {
+		return nil
+	}
+	own := map[string]json.RawMessage{}
+	for _, def := range res.Tools {
+		var t struct {
+			Name string `json:"name"`
+		}
+		if json.Unmarshal(def, &t) == nil && t.Name != "" {
+			own[t.Name] = def
+		}
+	}
+	return own
+}
+
+// mcpName is the name f's MCP server gave it (Function.MCPTool's name),
+// "" without one.
+func mcpName(f *opentool.Function) string {
+	var t struct {
+		Name string `json:"name"`
+	}
+	_ = json.Unmarshal(f.MCPTool, &t)
+	return t.Name
 }

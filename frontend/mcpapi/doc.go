@@ -27,9 +27,13 @@
 //	                               kept with Config.Tasks, left out without
 //	                               (the host runs such a tool's tasks
 //	                               itself: coretasks.go); tools/list writes
-//	                               it raw (toolList), the rows below build
-//	                               what the SDK routes calls by and every
-//	                               other plugin's definition
+//	                               it raw (toolList), to a client session as
+//	                               its own upstream session lists it
+//	                               (clientDefs); the rows below build what
+//	                               the SDK routes calls by and every other
+//	                               plugin's definition
+//	catalog items, resources/read  as the plugin (its server) wrote them,
+//	and prompts/get results        over the SDK's result (verbatim.go)
 //	function name, description     tool name, description
 //	title, annotations, icons,     title, annotations, icons, _meta, as the
 //	_meta (extensions)             plugin (an MCP server) declares them

@@ -67,13 +67,14 @@ type Server struct {
 	// definition tools/list shows (verbatim); replaced whole by sync.
 	defs atomic.Pointer[map[string]json.RawMessage]
 
-	// cat is what syncCatalog served (guarded by mu); catPlugins maps
-	// each served catalog item to its plugin, for per-key filtering
-	// (catalog.go); subs are the sessions' resource subscriptions
+	// cat is what syncCatalog served (guarded by mu); catItems maps
+	// each served catalog item (kind + "\x00" + key) to the host's, for
+	// per-key filtering and the lists written as the plugins wrote their
+	// items (catalog.go); subs are the sessions' resource subscriptions
 	// (subscriptions.go).
-	cat        catalogState
-	catPlugins atomic.Pointer[map[string]string]
-	subs       subscriptions
+	cat      catalogState
+	catItems atomic.Pointer[map[string]host.CatalogItem]
+	subs     subscriptions
 	// send is the SDK's sending handler, under sendFilter (notify).
 	send mcp.MethodHandler
 

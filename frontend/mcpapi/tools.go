@@ -1,6 +1,7 @@
 package mcpapi
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -143,9 +144,10 @@ type toolList struct {
 
 // toolList returns lr, a page of tools/list already filtered for the
 // caller, as it is when none of its tools is an MCP server's, else as a
-// toolList.
-func (s *Server) toolList(lr *mcp.ListToolsResult) mcp.Result {
-	defs := *s.defs.Load()
+// toolList: the definitions those servers list to the client of ctx
+// (clientDefs).
+func (s *Server) toolList(ctx context.Context, lr *mcp.ListToolsResult) mcp.Result {
+	defs := s.clientDefs(ctx, lr)
 	if !slices.ContainsFunc(lr.Tools, func(t *mcp.Tool) bool { return defs[t.Name] != nil }) {
 		return lr
 	}

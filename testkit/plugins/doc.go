@@ -37,6 +37,11 @@
 //     nested JSON, invalid UTF-8, a storm of notifications or of
 //     requests, garbage, an exit, a hang.
 //   - verbatimmcp: an MCP server over stdio, written by hand, whose
-//     tools/list result is the JSON file it is given, as written (members
+//     results (tools/list, resources/list, resources/read, prompts/get,
+//     ...) are those of the JSON file it is given, as written (members
 //     no SDK type holds included).
+//   - mcpapps: not a Go program: server.mjs, an MCP Apps server (Node):
+//     ext-apps' basic-server-vanillajs example whose UI tool is listed
+//     only to clients that declare io.modelcontextprotocol/ui
+//     (getUiCapability); its npm packages are the conformance suite's.
 package testplugins
