@@ -174,13 +174,16 @@ func hasFlag(t *testing.T, bin, flag string) bool {
 }
 
 // declare writes dir/everything.mcp.json declaring server everything as
-// the binary bin (over stdio).
+// the binary bin (over stdio), with up to 64 client sessions of its own
+// (maxSessions): the suite never ends a session (no DELETE), so each
+// scenario's stays until it idles out, and --suite all of 0.2.0-alpha.12
+// has more scenarios that call a tool or subscribe than the default 16.
 func declare(t *testing.T, dir, bin string) {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	decl := `{"mcpServers": {"everything": {"command": ` + strconv.Quote(bin) + `}}}` + "\n"
+	decl := `{"mcpServers": {"everything": {"command": ` + strconv.Quote(bin) + `, "maxSessions": 64}}}` + "\n"
 	if err := os.WriteFile(filepath.Join(dir, "everything.mcp.json"), []byte(decl), 0o644); err != nil {
 		t.Fatal(err)
 	}
