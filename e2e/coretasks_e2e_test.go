@@ -107,26 +107,25 @@ type coreClientOut struct {
 	} `json:"messages"`
 	Result json.RawMessage `json:"result"`
 	Listed []string        `json:"listed"`
+	Notes  []struct {
+		Status, TaskID string
+	} `json:"notes"`
 }
 
-// TestCoreTasksTypeScriptClient: the TypeScript SDK's
-// client.experimental.tasks.callToolStream, asking for a task, calls the
-// faulty plugin's 1.5 s sleep through /mcp: the host declares
-// capabilities.tasks, answers a CreateTaskResult, the client polls
-// tasks/get (working, then completed) and gets the CallToolResult from
-// tasks/result; tasks/list shows the task to its key, 50 a page, and
-// another key none; another key's tasks/get, tasks/result and
-// tasks/cancel of it are -32602, and so is the extension's tasks/get.
-func TestCoreTasksTypeScriptClient(t *testing.T) {
-	node, modules := ctNode(t)
-	dir := t.TempDir()
-	testkit.InstallPlugin(t, dir, "faulty", "./testkit/plugins/faulty")
-	hp := startHostProc(t, dir, taskHostArgs()...)
-
+// coreClient runs e2e/testdata/coretasks-client.mjs against target (the
+// host's /mcp URL, or stdio: and the argv of an opentool-host mcp) with
+// API key key ("-": none), calling the faulty plugin's 1.5 s sleep as a
+// core task, and checks what it saw: capabilities.tasks, the task
+// created working, polled to completed, its CallToolResult from
+// tasks/result with related-task, tasks/list showing it, and
+// notifications/tasks/status saying it completed. It returns the task's
+// id.
+func coreClient(t *testing.T, node, modules, target, key string) string {
+	t.Helper()
 	script := filepath.Join(testkit.RepoRoot(t), "e2e", "testdata", "coretasks-client.mjs")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, script, filepath.Join(modules, "@modelcontextprotocol", "sdk"), hp.url+"/mcp", taskKeyA, "sleep", `{"ms":1500}`)
+	cmd := exec.CommandContext(ctx, node, script, filepath.Join(modules, "@modelcontextprotocol", "sdk"), target, key, "sleep", `{"ms":1500}`)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	stdout, err := cmd.Output()
@@ -147,7 +146,7 @@ func TestCoreTasksTypeScriptClient(t *testing.T) {
 	}
 	if len(out.Messages) < 3 || types[0] != "taskCreated:working" || !slices.Contains(types, "taskStatus:working") ||
 		!slices.Contains(types, "taskStatus:completed") || types[len(types)-1] != "result:" {
-		t.Errorf("callToolStream messages %v, want taskCreated, taskStatus working ... completed, result", types)
+		t.Fatalf("callToolStream messages %v, want taskCreated, taskStatus working ... completed, result", types)
 	}
 	id := out.Messages[0].TaskID
 	var res struct {
@@ -163,6 +162,29 @@ func TestCoreTasksTypeScriptClient(t *testing.T) {
 	if !slices.Contains(out.Listed, id) {
 		t.Errorf("tasks/list %v lacks %s", out.Listed, id)
 	}
+	// notifications/tasks/status: one, when the task completed, for it.
+	if len(out.Notes) != 1 || out.Notes[0].TaskID != id || out.Notes[0].Status != "completed" {
+		t.Errorf("notifications/tasks/status %+v, want one: %s completed", out.Notes, id)
+	}
+	return id
+}
+
+// TestCoreTasksTypeScriptClient: the TypeScript SDK's
+// client.experimental.tasks.callToolStream, asking for a task, calls the
+// faulty plugin's 1.5 s sleep through /mcp: the host declares
+// capabilities.tasks, answers a CreateTaskResult, the client polls
+// tasks/get (working, then completed) and gets the CallToolResult from
+// tasks/result, and its session's GET stream gets
+// notifications/tasks/status when the task completes; tasks/list shows
+// the task to its key, 50 a page, and another key none; another key's
+// tasks/get, tasks/result and tasks/cancel of it are -32602, and so is
+// the extension's tasks/get.
+func TestCoreTasksTypeScriptClient(t *testing.T) {
+	node, modules := ctNode(t)
+	dir := t.TempDir()
+	testkit.InstallPlugin(t, dir, "faulty", "./testkit/plugins/faulty")
+	hp := startHostProc(t, dir, taskHostArgs()...)
+	id := coreClient(t, node, modules, hp.url+"/mcp", taskKeyA)
 
 	bob := mtSession(t, hp.url, taskKeyB)
 	for _, method := range []string{"tasks/get", "tasks/result", "tasks/cancel"} {
@@ -219,4 +241,18 @@ func TestCoreTasksTypeScriptClient(t *testing.T) {
 	if _, o, raw := bob.post(t, "tasks/list", "", `{"jsonrpc":"2.0","id":3,"method":"tasks/list","params":{}}`); string(o.Result) != `{"tasks":[]}` {
 		t.Errorf("another key's tasks/list: %s, want none", raw)
 	}
+}
+
+// TestCoreTasksOverStdio: the same TypeScript client speaks to a real
+// `opentool-host mcp` over stdio, which serves core tasks as /mcp does:
+// capabilities.tasks, params.task answered with a CreateTaskResult,
+// tasks/get, tasks/result, tasks/list, and notifications/tasks/status on
+// stdout when the task completes.
+func TestCoreTasksOverStdio(t *testing.T) {
+	node, modules := ctNode(t)
+	dir := t.TempDir()
+	testkit.InstallPlugin(t, dir, "faulty", "./testkit/plugins/faulty")
+	bin := testkit.Build(t, "./cmd/opentool-host")
+	argv, _ := json.Marshal([]string{bin, "mcp", "--dir", dir, "--watch=false", "--state-dir", t.TempDir(), "--log-level", "debug"})
+	coreClient(t, node, modules, "stdio:"+string(argv), "-")
 }

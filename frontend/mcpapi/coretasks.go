@@ -88,9 +88,16 @@ func markCoreTask(r *http.Request, m *message, maxBody int64) {
 	if !complete {
 		return
 	}
-	if task := strictjson.Member(body, "params", "task"); len(task) > 0 && task[0] == '{' {
+	if asksCoreTask(strictjson.Member(body, "params")) {
 		r.Header.Set(coreTaskHeader, "1")
 	}
+}
+
+// asksCoreTask reports whether params, a tools/call's (JSON), has
+// params.task as an object.
+func asksCoreTask(params []byte) bool {
+	task := strictjson.Member(params, "task")
+	return len(task) > 0 && task[0] == '{'
 }
 
 // wantsCoreTask reports whether tools/call req asks for a core task: its
@@ -154,6 +161,12 @@ func (s *Server) callAsCoreTask(ctx context.Context, next mcp.MethodHandler, met
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("the task was not created: %v", err)}
 	}
 	s.cfg.Logger.Debug("MCP call started as a core task", "tool", req.Params.Name, "task", rec.ID, "key", owner)
+	// Followed after its creation: a task that ended meanwhile (Watch
+	// found no session to notify) is notified here, once (sinks).
+	s.notes.follow(req.Session, owner, rec.ID)
+	if now, err := s.cfg.Tasks.Get(ctx, owner, rec.ID); err == nil && now.Status.Terminal() {
+		s.notifyCore(now)
+	}
 	return &mcptasks.CreateTaskResult{Task: mcptasks.CoreTask(rec)}, nil
 }
 

@@ -87,7 +87,7 @@ func (s *Server) exchange(ctx context.Context, req *mcp.CallToolRequest) *host.E
 	}
 	// A call of a 2026-07-28 client asks across rounds (inputrequired.go).
 	held, _ := ctx.Value(heldKey{}).(*heldCall)
-	stateless := ss.ID() == "" && req.Extra != nil && req.Extra.Header != nil && held == nil
+	stateless := ss.ID() == "" && req.Extra != nil && req.Extra.Header != nil && held == nil && !s.notes.onStdio()
 	x.Request = func(rctx context.Context, method string, params []byte) ([]byte, error) {
 		if err := canAsk(ss, method, stateless); err != nil {
 			var missing *missingCapability

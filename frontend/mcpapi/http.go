@@ -176,9 +176,12 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if stateless {
 		h.stateless.ServeHTTP(dw, r)
-	} else {
-		h.sessions.ServeHTTP(dw, r)
+		return
 	}
+	if dw.get = s.openSessionStream(w, r, o.WriteTimeout); dw.get != nil {
+		defer s.closeSessionStream(r.Header.Get("Mcp-Session-Id"), dw.get)
+	}
+	h.sessions.ServeHTTP(dw, r)
 }
 
 // firstSessionlessRevision is the first MCP revision without sessions
@@ -307,12 +310,28 @@ type deadlineWriter struct {
 	// and flushes under its mutex, with its task notifications
 	// (tasknotify.go).
 	listen *taskListen
+	// get, for a session's standalone GET stream, writes and flushes
+	// under its mutex, with the core tasks' status notifications
+	// (corenotify.go).
+	get *sessionStream
+}
+
+// WriteHeader implements http.ResponseWriter.
+func (w *deadlineWriter) WriteHeader(code int) {
+	if w.get != nil {
+		w.get.writeHeader(code)
+		return
+	}
+	w.ResponseWriter.WriteHeader(code)
 }
 
 // Write implements http.ResponseWriter.
 func (w *deadlineWriter) Write(p []byte) (int, error) {
 	if w.listen != nil {
 		return w.listen.write(p)
+	}
+	if w.get != nil {
+		return w.get.write(p)
 	}
 	httpguard.SetWriteDeadline(w.ResponseWriter, w.d)
 	if w.call && !w.final && isResponseEvent(p) {
@@ -329,6 +348,9 @@ func (w *deadlineWriter) FlushError() error {
 	}
 	if w.listen != nil {
 		return w.listen.flush()
+	}
+	if w.get != nil {
+		return w.get.flush()
 	}
 	httpguard.SetWriteDeadline(w.ResponseWriter, w.d)
 	return http.NewResponseController(w.ResponseWriter).Flush()
