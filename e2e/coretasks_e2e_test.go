@@ -45,7 +45,10 @@ func ctNode(t *testing.T) (node, modules string) {
 // is not degraded, and a call through /opentool/call and one through
 // /mcp each run it as a task on the server to its report; a caller that
 // gives up has the server's task cancelled (tasks/cancel); /mcp lists it
-// with execution.taskSupport as the server wrote it.
+// with execution.taskSupport as the server wrote it. A core-task client
+// (the TypeScript SDK) of /mcp calling it as a task gets the server's
+// own status notifications (its stages' statusMessage, working) relayed
+// as its task's, then the host's completed.
 func TestEverythingResearchQueryAsCoreTask(t *testing.T) {
 	node, modules := ctNode(t)
 	dir := t.TempDir()
@@ -96,6 +99,24 @@ func TestEverythingResearchQueryAsCoreTask(t *testing.T) {
 	if !strings.Contains(listed, `"taskSupport":"required"`) {
 		t.Errorf("/mcp tools/list: %s lacks execution.taskSupport \"required\" as the server wrote it", listed)
 	}
+
+	// A core task of the host over a core task of the server: the
+	// server's notifications/tasks/status reach the client as its own.
+	co, _ := coreClient(t, node, modules, hp.url+"/mcp", "-", tool, `{"topic":"relayed"}`)
+	if !strings.Contains(string(co.Result), "relayed") {
+		t.Errorf("core task %s: result %s", tool, co.Result)
+	}
+	var relayed []string
+	for _, n := range co.Notes {
+		if n.Status == "working" {
+			relayed = append(relayed, n.StatusMessage)
+		}
+	}
+	// The last stage's message comes 3 s after the task's creation, when
+	// the host awaits it (the first may come before).
+	if !slices.Contains(relayed, "Generating report...") {
+		t.Errorf("relayed statusMessages %q, want the server's last stage, \"Generating report...\"", relayed)
+	}
 }
 
 // coreClientOut is what e2e/testdata/coretasks-client.mjs prints.
@@ -108,24 +129,24 @@ type coreClientOut struct {
 	Result json.RawMessage `json:"result"`
 	Listed []string        `json:"listed"`
 	Notes  []struct {
-		Status, TaskID string
+		Status, TaskID, StatusMessage string
 	} `json:"notes"`
 }
 
 // coreClient runs e2e/testdata/coretasks-client.mjs against target (the
 // host's /mcp URL, or stdio: and the argv of an opentool-host mcp) with
-// API key key ("-": none), calling the faulty plugin's 1.5 s sleep as a
-// core task, and checks what it saw: capabilities.tasks, the task
-// created working, polled to completed, its CallToolResult from
-// tasks/result with related-task, tasks/list showing it, and
-// notifications/tasks/status saying it completed. It returns the task's
-// id.
-func coreClient(t *testing.T, node, modules, target, key string) string {
+// API key key ("-": none), calling tool with args (JSON) as a core task,
+// and checks what it saw: capabilities.tasks, the task created working,
+// polled to completed, its CallToolResult from tasks/result with
+// related-task, tasks/list showing it, and notifications/tasks/status
+// for it, the last saying it completed. It returns what the client
+// printed and the task's id.
+func coreClient(t *testing.T, node, modules, target, key, tool, args string) (coreClientOut, string) {
 	t.Helper()
 	script := filepath.Join(testkit.RepoRoot(t), "e2e", "testdata", "coretasks-client.mjs")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, script, filepath.Join(modules, "@modelcontextprotocol", "sdk"), target, key, "sleep", `{"ms":1500}`)
+	cmd := exec.CommandContext(ctx, node, script, filepath.Join(modules, "@modelcontextprotocol", "sdk"), target, key, tool, args)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	stdout, err := cmd.Output()
@@ -150,11 +171,10 @@ func coreClient(t *testing.T, node, modules, target, key string) string {
 	}
 	id := out.Messages[0].TaskID
 	var res struct {
-		StructuredContent map[string]any `json:"structuredContent"`
-		Meta              map[string]any `json:"_meta"`
+		Meta map[string]any `json:"_meta"`
 	}
-	if err := json.Unmarshal(out.Result, &res); err != nil || res.StructuredContent["slept_ms"] != 1500.0 {
-		t.Errorf("result %s, want the sleep's {\"slept_ms\":1500}", out.Result)
+	if err := json.Unmarshal(out.Result, &res); err != nil {
+		t.Errorf("result %s: %v", out.Result, err)
 	}
 	if rt, _ := res.Meta["io.modelcontextprotocol/related-task"].(map[string]any); rt["taskId"] != id {
 		t.Errorf("result _meta %v lacks related-task %s", res.Meta, id)
@@ -162,11 +182,31 @@ func coreClient(t *testing.T, node, modules, target, key string) string {
 	if !slices.Contains(out.Listed, id) {
 		t.Errorf("tasks/list %v lacks %s", out.Listed, id)
 	}
-	// notifications/tasks/status: one, when the task completed, for it.
-	if len(out.Notes) != 1 || out.Notes[0].TaskID != id || out.Notes[0].Status != "completed" {
-		t.Errorf("notifications/tasks/status %+v, want one: %s completed", out.Notes, id)
+	for _, n := range out.Notes {
+		if n.TaskID != id {
+			t.Errorf("notifications/tasks/status %+v of another task than %s", n, id)
+		}
 	}
-	return id
+	if len(out.Notes) == 0 || out.Notes[len(out.Notes)-1].Status != "completed" {
+		t.Errorf("notifications/tasks/status %+v, want the last to say %s completed", out.Notes, id)
+	}
+	return out, id
+}
+
+// checkSlept checks that out, what coreClient printed for the faulty
+// plugin's sleep of 1500 ms, has its result and one status
+// notification: the sleep's task only completes.
+func checkSlept(t *testing.T, out coreClientOut) {
+	t.Helper()
+	var res struct {
+		StructuredContent map[string]any `json:"structuredContent"`
+	}
+	if err := json.Unmarshal(out.Result, &res); err != nil || res.StructuredContent["slept_ms"] != 1500.0 {
+		t.Errorf("result %s, want the sleep's {\"slept_ms\":1500}", out.Result)
+	}
+	if len(out.Notes) != 1 {
+		t.Errorf("notifications/tasks/status %+v, want one", out.Notes)
+	}
 }
 
 // TestCoreTasksTypeScriptClient: the TypeScript SDK's
@@ -184,7 +224,8 @@ func TestCoreTasksTypeScriptClient(t *testing.T) {
 	dir := t.TempDir()
 	testkit.InstallPlugin(t, dir, "faulty", "./testkit/plugins/faulty")
 	hp := startHostProc(t, dir, taskHostArgs()...)
-	id := coreClient(t, node, modules, hp.url+"/mcp", taskKeyA)
+	out, id := coreClient(t, node, modules, hp.url+"/mcp", taskKeyA, "sleep", `{"ms":1500}`)
+	checkSlept(t, out)
 
 	bob := mtSession(t, hp.url, taskKeyB)
 	for _, method := range []string{"tasks/get", "tasks/result", "tasks/cancel"} {
@@ -254,5 +295,6 @@ func TestCoreTasksOverStdio(t *testing.T) {
 	testkit.InstallPlugin(t, dir, "faulty", "./testkit/plugins/faulty")
 	bin := testkit.Build(t, "./cmd/opentool-host")
 	argv, _ := json.Marshal([]string{bin, "mcp", "--dir", dir, "--watch=false", "--state-dir", t.TempDir(), "--log-level", "debug"})
-	coreClient(t, node, modules, "stdio:"+string(argv), "-")
+	out, _ := coreClient(t, node, modules, "stdio:"+string(argv), "-", "sleep", `{"ms":1500}`)
+	checkSlept(t, out)
 }

@@ -117,6 +117,7 @@ type Adapter struct {
 
 	clients   clients     // the client sessions' own upstream sessions (clients.go)
 	coreTasks atomic.Bool // initialize declared core tasks for tools/call (coretasks.go)
+	watches   taskWatches // the core tasks awaited, for the server's status notifications (coretasks.go)
 }
 
 var (

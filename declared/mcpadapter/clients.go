@@ -147,7 +147,7 @@ func (a *Adapter) connectUpstream(ctx context.Context, sess *mcpsession.Session,
 		return nil, fmt.Errorf("MCP server %q: %w", a.launch.Name, err)
 	}
 	if proc != nil {
-		proc.tap = u.relay.tap
+		proc.tap = a.tapTaskStatus(u.relay.tap)
 		u.proc = proc
 	}
 	kill := context.AfterFunc(ctx, proc.kill)

@@ -12,7 +12,7 @@
 // notifications/tasks/status that says the task ended, lists the tasks,
 // and prints one JSON line: {"protocolVersion", "tasksCapability",
 // "messages": [{type, status, taskId}...], "result", "listed":
-// [taskId...], "notes": [{status, taskId}...] (each
+// [taskId...], "notes": [{status, taskId, statusMessage}...] (each
 // notifications/tasks/status, checked against the SDK's schema)}. Any
 // failure exits 1 with the error on stderr.
 import { pathToFileURL } from "node:url";
@@ -30,7 +30,7 @@ const notes = [];
 let ended = () => {};
 const endNoted = new Promise((resolve) => (ended = resolve));
 client.setNotificationHandler(TaskStatusNotificationSchema, (n) => {
-  notes.push({ status: n.params.status, taskId: n.params.taskId });
+  notes.push({ status: n.params.status, taskId: n.params.taskId, statusMessage: n.params.statusMessage ?? "" });
   if (["completed", "failed", "cancelled"].includes(n.params.status)) ended();
 });
 let transport;

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -121,10 +123,10 @@ func (n *coreNotes) sinks(id string, end bool) []noteSink {
 }
 
 // notifyCore sends notifications/tasks/status with rec, a core task as
-// now, to the session that created it, each sink on a goroutine of its
-// own (a slow client holds only its own stream); a terminal rec is the
-// task's last.
-func (s *Server) notifyCore(rec tasks.Record) {
+// now, to the session that created it: with async each sink on a
+// goroutine of its own (a slow client holds only its own stream), else
+// in turn before it returns. A terminal rec is the task's last.
+func (s *Server) notifyCore(rec tasks.Record, async bool) {
 	sinks := s.notes.sinks(rec.ID, rec.Status.Terminal())
 	if len(sinks) == 0 {
 		return
@@ -134,18 +136,23 @@ func (s *Server) notifyCore(rec tasks.Record) {
 		return
 	}
 	for _, sk := range sinks {
-		go func() {
+		send := func() {
 			if err := sk.note(mcptasks.MethodStatusNote, params); err != nil {
 				s.cfg.Logger.Debug("notifications/tasks/status not delivered", "task", rec.ID, "error", err)
 			}
-		}()
+		}
+		if async {
+			go send()
+		} else {
+			send()
+		}
 	}
 }
 
 // coreTaskEnded is the tasks.Manager.Watch hook of the core dialect.
 func (s *Server) coreTaskEnded(rec tasks.Record) {
 	if rec.Origin.FrontEnd == FrontEndCore {
-		s.notifyCore(rec)
+		s.notifyCore(rec, true)
 	}
 }
 
@@ -313,4 +320,49 @@ func (n *coreNotes) onStdio() bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.stdio != nil
+}
+
+// maxRelayedMessage is the most bytes of a server's statusMessage relayed
+// (relayStatus); a longer one is cut, on a UTF-8 boundary.
+const maxRelayedMessage = 1 << 10
+
+// coreRelayKey is the context key of a core task's coreRelay.
+type coreRelayKey struct{}
+
+// coreRelay is the host task a core task's call runs for: id is set once
+// the task is created (a status before it is not relayed).
+type coreRelay struct {
+	owner string
+	id    atomic.Pointer[string]
+}
+
+// relayStatus sends, on the call's goroutine, for a core task's call whose plugin (a declared MCP
+// server's task, mcpadapter) told a status (params: the server's Task),
+// the host task as stored, still working, with the server's
+// statusMessage (at most maxRelayedMessage bytes); nothing for any other
+// call, status or task.
+func (s *Server) relayStatus(ctx context.Context, params []byte) {
+	r, _ := ctx.Value(coreRelayKey{}).(*coreRelay)
+	if r == nil || r.id.Load() == nil {
+		return
+	}
+	var t mcptasks.Task
+	if json.Unmarshal(params, &t) != nil || t.Status != tasks.Working {
+		return
+	}
+	rec, err := s.cfg.Tasks.Get(ctx, r.owner, *r.id.Load())
+	if err != nil || rec.Status != tasks.Working {
+		return
+	}
+	rec.StatusMessage = strings.ToValidUTF8(truncate(t.StatusMessage, maxRelayedMessage), "")
+	rec.LastUpdatedAt = time.Now().UTC()
+	s.notifyCore(rec, false) // before the call goes on: before the task's end is notified
+}
+
+// truncate returns the first n bytes of msg, or msg.
+func truncate(msg string, n int) string {
+	if len(msg) <= n {
+		return msg
+	}
+	return msg[:n]
 }

@@ -155,6 +155,8 @@ func (r *coreInitResult) MarshalJSON() ([]byte, error) {
 func (s *Server) callAsCoreTask(ctx context.Context, next mcp.MethodHandler, method string, req *mcp.CallToolRequest) (mcp.Result, error) {
 	owner := access.GrantFrom(ctx).Name()
 	origin := tasks.Origin{FrontEnd: FrontEndCore, Function: req.Params.Name}
+	relay := &coreRelay{owner: owner}
+	ctx = context.WithValue(ctx, coreRelayKey{}, relay) // the call's context carries it (StartFrom)
 	rec, err := s.cfg.Tasks.StartFrom(ctx, owner, origin, s.taskRun(next, method, req, nil))
 	if err != nil {
 		s.cfg.Logger.Warn("core MCP task not created", "tool", req.Params.Name, "key", owner, "error", err)
@@ -164,8 +166,9 @@ func (s *Server) callAsCoreTask(ctx context.Context, next mcp.MethodHandler, met
 	// Followed after its creation: a task that ended meanwhile (Watch
 	// found no session to notify) is notified here, once (sinks).
 	s.notes.follow(req.Session, owner, rec.ID)
+	relay.id.Store(&rec.ID)
 	if now, err := s.cfg.Tasks.Get(ctx, owner, rec.ID); err == nil && now.Status.Terminal() {
-		s.notifyCore(now)
+		s.notifyCore(now, true)
 	}
 	return &mcptasks.CreateTaskResult{Task: mcptasks.CoreTask(rec)}, nil
 }
