@@ -8,8 +8,9 @@
 // /mcp, KEY its API key; or stdio: and the argv of an `opentool-host mcp`
 // to start and speak to over stdio. It connects (initialize,
 // 2025-11-25), calls TOOL with ARGS_JSON through callToolStream asking
-// for a task (options.task), waits (at most 10 s) for the
-// notifications/tasks/status that says the task ended, lists the tasks,
+// for a task (options.task), waits (at most NOTES_WAIT_MS, default 10 s)
+// for the notifications/tasks/status that says the task ended, lists the
+// tasks,
 // and prints one JSON line: {"protocolVersion", "tasksCapability",
 // "messages": [{type, status, taskId}...], "result", "listed":
 // [taskId...], "notes": [{status, taskId, statusMessage}...] (each
@@ -72,7 +73,8 @@ for await (const m of stream) {
       process.exit(1);
   }
 }
-await Promise.race([endNoted, new Promise((resolve) => setTimeout(resolve, 10000))]);
+const waitMs = Number(process.env.NOTES_WAIT_MS ?? "10000");
+await Promise.race([endNoted, new Promise((resolve) => setTimeout(resolve, waitMs))]);
 out.notes = notes;
 const listed = await client.experimental.tasks.listTasks();
 out.listed = listed.tasks.map((t) => t.taskId);

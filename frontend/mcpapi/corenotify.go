@@ -18,6 +18,7 @@ import (
 	"github.com/opentool-host/opentool-host/host/access"
 	"github.com/opentool-host/opentool-host/host/tasks"
 	"github.com/opentool-host/opentool-host/host/tasks/mcptasks"
+	"github.com/opentool-host/opentool-host/internal/strictjson"
 )
 
 // notifications/tasks/status of the core tasks (MCP 2025-11-25, "Task
@@ -299,13 +300,26 @@ type stdioConn struct{ mcp.Connection }
 
 // Read implements mcp.Connection: a tools/call whose params.task is an
 // object is marked for the task middleware (coreTaskHeader on its
-// RequestExtra, as markCoreTask marks an HTTP one).
+// RequestExtra, as markCoreTask marks an HTTP one); a core-only method
+// in the extension's dialect is answered here (coreOnlyAsked), and the
+// next message read.
 func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	msg, err := c.Connection.Read(ctx)
-	if req, ok := msg.(*jsonrpc.Request); ok && err == nil && req.Method == "tools/call" && asksCoreTask(req.Params) {
-		req.Extra = &mcp.RequestExtra{Header: http.Header{coreTaskHeader: {"1"}}}
+	for {
+		msg, err := c.Connection.Read(ctx)
+		req, ok := msg.(*jsonrpc.Request)
+		if !ok || err != nil {
+			return msg, err
+		}
+		if req.Method == "tools/call" && asksCoreTask(req.Params) {
+			req.Extra = &mcp.RequestExtra{Header: http.Header{coreTaskHeader: {"1"}}}
+		}
+		version := jsonString(strictjson.Member(req.Params, "_meta", metaProtocolVersion))
+		if je := coreOnlyAsked(req.Method, version, req.Params); je == nil || !req.IsCall() {
+			return msg, err
+		} else if err := c.Write(ctx, &jsonrpc.Response{ID: req.ID, Error: je}); err != nil {
+			return nil, err
+		}
 	}
-	return msg, err
 }
 
 // note implements noteSink: one JSON-RPC notification, written by the

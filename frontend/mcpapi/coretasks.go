@@ -269,9 +269,31 @@ func coreOnlyRefused(ss *mcp.ServerSession, meta map[string]any) bool {
 // coreOnly is the -32601 answering method, a method of the core tasks
 // only, in the extension's dialect (extension: tasks/result and
 // tasks/list are removed and MUST be refused with -32601).
-func coreOnly(method string) error {
+func coreOnly(method string) *jsonrpc.Error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
 		Message: fmt.Sprintf("Method not found: %s is a method of the core tasks of MCP %s, not of the %s extension", method, mcptasks.CoreRevision, mcptasks.Extension)}
+}
+
+// coreOnlyAsked returns coreOnly's error for a request of method whose
+// protocol version (its MCP-Protocol-Version header or its _meta's,
+// "" for none) and params (JSON) say it is of the extension's dialect
+// and method one of the core's own (coreOnlyRefused); else nil. The
+// transports answer it before the SDK reads the request (HTTPHandler,
+// stdioConn): the SDK's connection replaces the message of every -32601
+// a handler returns by its own ("method not found: METHOD"), which would
+// not say why.
+func coreOnlyAsked(method, version string, params []byte) *jsonrpc.Error {
+	if method != mcptasks.MethodResult && method != mcptasks.MethodList {
+		return nil
+	}
+	var meta map[string]any
+	if raw := strictjson.Member(params, "_meta"); raw != nil {
+		_ = json.Unmarshal(raw, &meta)
+	}
+	if version >= firstSessionlessRevision || mcptasks.Allows(meta) {
+		return coreOnly(method)
+	}
+	return nil
 }
 
 // coreResult serves tasks/result: it waits until the task ends (or the

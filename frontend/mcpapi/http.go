@@ -13,6 +13,7 @@ import (
 	"github.com/opentool-host/opentool-host/frontend/httpguard"
 	"github.com/opentool-host/opentool-host/frontend/route"
 	"github.com/opentool-host/opentool-host/host/access"
+	"github.com/opentool-host/opentool-host/internal/strictjson"
 	"github.com/opentool-host/opentool-host/protocol/jsonrpc"
 )
 
@@ -144,6 +145,10 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeRefusal(w, e.status, e.code, e.msg, msg.id)
 		return
 	}
+	if e := coreOnlyHTTP(r, msg, o.MaxBodyBytes); e != nil {
+		writeRefusal(w, e.status, e.code, e.msg, msg.id)
+		return
+	}
 	stateless := !o.Sessions || sessionless(r, msg)
 	if !stateless && opensSession(r) {
 		g := access.GrantFrom(r.Context())
@@ -182,6 +187,29 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer s.closeSessionStream(r.Header.Get("Mcp-Session-Id"), dw.get)
 	}
 	h.sessions.ServeHTTP(dw, r)
+}
+
+// coreOnlyHTTP is the refusal of coreOnlyAsked for r, a POST of one
+// request m: HTTP 404 for a request of 2026-07-28 (its -32601), else 200
+// (a JSON-RPC error as the SDK answers one); nil for any other request.
+func coreOnlyHTTP(r *http.Request, m *message, maxBody int64) *envelopeError {
+	if !m.call() {
+		return nil
+	}
+	body, complete := bufferBody(r, maxBody)
+	if !complete {
+		return nil
+	}
+	version := max(r.Header.Get("Mcp-Protocol-Version"), m.version)
+	je := coreOnlyAsked(m.method, version, strictjson.Member(body, "params"))
+	if je == nil {
+		return nil
+	}
+	status := http.StatusOK
+	if version >= firstSessionlessRevision {
+		status = http.StatusNotFound
+	}
+	return &envelopeError{status, int(je.Code), je.Message}
 }
 
 // firstSessionlessRevision is the first MCP revision without sessions
