@@ -48,7 +48,8 @@ func ctNode(t *testing.T) (node, modules string) {
 // with execution.taskSupport as the server wrote it. A core-task client
 // (the TypeScript SDK) of /mcp calling it as a task gets the server's
 // own status notifications (its stages' statusMessage, working) relayed
-// as its task's, then the host's completed.
+// as its task's, then the host's completed; a 2026-07-28 client of the
+// extension gets the same call as an extension task.
 func TestEverythingResearchQueryAsCoreTask(t *testing.T) {
 	node, modules := ctNode(t)
 	dir := t.TempDir()
@@ -116,6 +117,16 @@ func TestEverythingResearchQueryAsCoreTask(t *testing.T) {
 	// the host awaits it (the first may come before).
 	if !slices.Contains(relayed, "Generating report...") {
 		t.Errorf("relayed statusMessages %q, want the server's last stage, \"Generating report...\"", relayed)
+	}
+
+	// The extension's dialect over the server's core tasks: a 2026-07-28
+	// client that opts in gets a task (the research outlives
+	// --task-after), polled with tasks/get to the server's report.
+	v2 := mtStateless(hp.url, "", "2026-07-28")
+	eo, raw := v2.call(t, tool, `{"topic":"extension"}`, true)
+	w := asMTTask(t, eo, raw, "task")
+	if done, raw := pollMCP(t, v2, w.TaskID, 30*time.Second); done.Status != "completed" || !strings.Contains(string(done.Result), "extension") {
+		t.Errorf("the extension's task of %s: %s, want completed with the report", tool, raw)
 	}
 }
 
