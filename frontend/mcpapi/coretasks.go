@@ -19,16 +19,17 @@ import (
 	"github.com/opentool-host/opentool-host/internal/strictjson"
 )
 
-// The core tasks of MCP 2025-11-25 (package mcptasks, core.go) on /mcp,
-// with Config.Tasks, beside the extension (tasks.go), for the clients of
+// The core tasks of MCP 2025-11-25 (package mcptasks, core.go) on /mcp
+// and stdio, with Config.Tasks, beside the extension (tasks.go), for the clients of
 // that revision that use them (the TypeScript SDK's
 // client.experimental.tasks):
 //
 //	spec                         here
 //	capabilities.tasks           in the initialize result of a session of
 //	                             2025-11-25: list, cancel, requests.tools.call
-//	tools/call with params.task  over HTTP (the SDK drops params.task: the
-//	                             host reads it from the body, coreTaskHeader),
+//	tools/call with params.task  (the SDK drops params.task: the host reads
+//	                             it from the HTTP body, or the stdio message,
+//	                             stdioConn, and marks it, coreTaskHeader),
 //	                             a call of a tool the key may call: answered at
 //	                             once with a CreateTaskResult ({"task":Task},
 //	                             working); the call runs as a host task
@@ -53,15 +54,14 @@ import (
 //	                             tasks/result and tasks/list in the
 //	                             extension's dialect (a 2026-07-28 client, or
 //	                             _meta opting in): -32601, as the extension
-//	                             says (it removed them)
+//	                             says (it removed them), answered by the
+//	                             transport (coreOnlyAsked)
 //
 // A request of tasks/get or tasks/cancel is the extension's when its _meta
 // opts in to the extension, or its client speaks 2026-07-28, or it names
 // an extension task of the key (answered -32021 without the opt-in, as
 // the extension says); else it is the core's. notifications/tasks/status
-// is not sent: the MCP Go SDK v1.8.0 gives a server no way to send a
-// notification it does not define on a session's stream, and the
-// notification is optional (MAY); clients poll tasks/get.
+// goes to the session that created the task (corenotify.go).
 
 // FrontEndCore is the name of the core dialect in task records
 // (tasks.Origin.FrontEnd): the core's tasks/* answer only for tasks

@@ -126,7 +126,7 @@ func New(h *host.Host, cfg Config) *Server {
 }
 
 // MCP returns the SDK server, for the transports Handler does not
-// cover: s.MCP().Connect(ctx, &mcp.StdioTransport{}, nil) serves one
+// cover: s.MCP().Connect(ctx, s.Stdio(&mcp.StdioTransport{}), nil) serves one
 // client on stdin and stdout.
 func (s *Server) MCP() *mcp.Server { return s.srv }
 
