@@ -38,9 +38,9 @@ import (
 //	notifications/ from a command server (stdio; tapTaskStatus): a status
 //	tasks/status  of the task awaited wakes the poll at once (an ended
 //	              task's result is fetched without waiting out the
-//	              interval), and a working one's statusMessage is relayed to
-//	              the caller (pluginsdk.Notify with the Task: the host's
-//	              MCP front end sends it as its own task's status, mcpapi
+//	              interval), and a working one is relayed to the caller
+//	              (pluginsdk.Notify with the Task: the host's MCP front end
+//	              sends its statusMessage as its own task's status, mcpapi
 //	              corenotify.go), the latest only when they come faster
 //	              than the caller takes them; for a task of no call, or
 //	              from a server over HTTP (the SDK's client reads those
@@ -269,7 +269,6 @@ type taskWatch struct {
 
 	mu      sync.Mutex
 	pending *mcptasks.Task // the latest status not relayed yet
-	last    string         // the status and message last relayed
 }
 
 // watch registers core task id, awaited by the call of ctx, and starts
@@ -325,8 +324,8 @@ func (ws *taskWatches) status(t *mcptasks.Task) {
 	}
 }
 
-// relay tells the caller each queued status whose message differs from
-// the last told, until the await ends.
+// relay tells the caller each queued status until the await ends (the
+// host drops one that repeats the last: mcpapi, relayStatus).
 func (w *taskWatch) relay() {
 	defer close(w.gone)
 	for {
@@ -338,16 +337,8 @@ func (w *taskWatch) relay() {
 		w.mu.Lock()
 		t := w.pending
 		w.pending = nil
-		key := ""
-		if t != nil {
-			key = string(t.Status) + "\x00" + t.StatusMessage
-		}
-		fresh := t != nil && key != w.last
-		if fresh {
-			w.last = key
-		}
 		w.mu.Unlock()
-		if fresh {
+		if t != nil {
 			_ = pluginsdk.Notify(w.ctx, mcptasks.MethodStatusNote, t)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/time/rate"
 
 	"github.com/opentool-host/opentool-host/frontend/httpguard"
 	"github.com/opentool-host/opentool-host/frontend/sse"
@@ -343,25 +344,56 @@ const maxRelayedMessage = 1 << 10
 // coreRelayKey is the context key of a core task's coreRelay.
 type coreRelayKey struct{}
 
+// relayRate and relayBurst bound the statuses relayed for one core task
+// (relayStatus), per second and at once: past them a status is dropped,
+// so that a plugin's flood of them costs the task store and the client
+// no more.
+const (
+	relayRate  = 10
+	relayBurst = 10
+)
+
 // coreRelay is the host task a core task's call runs for: id is set once
 // the task is created (a status before it is not relayed).
 type coreRelay struct {
 	owner string
 	id    atomic.Pointer[string]
+	limit *rate.Limiter // relayRate, relayBurst
+
+	mu   sync.Mutex
+	last string // the statusMessage last relayed
 }
 
-// relayStatus sends, on the call's goroutine, for a core task's call whose plugin (a declared MCP
-// server's task, mcpadapter) told a status (params: the server's Task),
-// the host task as stored, still working, with the server's
-// statusMessage (at most maxRelayedMessage bytes); nothing for any other
-// call, status or task.
+// newCoreRelay returns the coreRelay of a core task of owner.
+func newCoreRelay(owner string) *coreRelay {
+	return &coreRelay{owner: owner, limit: rate.NewLimiter(relayRate, relayBurst)}
+}
+
+// fresh reports whether msg is to be relayed: not the message last
+// relayed, and within the rate (then it is the last relayed).
+func (r *coreRelay) fresh(msg string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if msg == r.last || !r.limit.Allow() {
+		return false
+	}
+	r.last = msg
+	return true
+}
+
+// relayStatus sends, on the call's goroutine, for a core task's call
+// whose plugin (a declared MCP server's task, mcpadapter) told a status
+// (params: the server's Task), the host task as stored, still working,
+// with the server's statusMessage (at most maxRelayedMessage bytes); only
+// a message that differs from the last relayed, at most relayRate a
+// second; nothing for any other call, status or task.
 func (s *Server) relayStatus(ctx context.Context, params []byte) {
 	r, _ := ctx.Value(coreRelayKey{}).(*coreRelay)
 	if r == nil || r.id.Load() == nil {
 		return
 	}
 	var t mcptasks.Task
-	if json.Unmarshal(params, &t) != nil || t.Status != tasks.Working {
+	if json.Unmarshal(params, &t) != nil || t.Status != tasks.Working || !r.fresh(t.StatusMessage) {
 		return
 	}
 	rec, err := s.cfg.Tasks.Get(ctx, r.owner, *r.id.Load())

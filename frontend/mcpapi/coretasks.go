@@ -155,7 +155,7 @@ func (r *coreInitResult) MarshalJSON() ([]byte, error) {
 func (s *Server) callAsCoreTask(ctx context.Context, next mcp.MethodHandler, method string, req *mcp.CallToolRequest) (mcp.Result, error) {
 	owner := access.GrantFrom(ctx).Name()
 	origin := tasks.Origin{FrontEnd: FrontEndCore, Function: req.Params.Name}
-	relay := &coreRelay{owner: owner}
+	relay := newCoreRelay(owner)
 	ctx = context.WithValue(ctx, coreRelayKey{}, relay) // the call's context carries it (StartFrom)
 	rec, err := s.cfg.Tasks.StartFrom(ctx, owner, origin, s.taskRun(next, method, req, nil))
 	if err != nil {
