@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -22,7 +23,8 @@ import (
 // with a CreateTaskResult, notifications/tasks/status follows when the
 // task completes, and tasks/list in the extension's dialect (_meta opts
 // in) is refused with -32601 and the host's own message, which the SDK
-// would have replaced by "method not found".
+// would have replaced by "method not found"; the extension's tools/call
+// and tasks/get are served on the same connection.
 func TestStdioCoreTasks(t *testing.T) {
 	h := testkit.StartHost(t, nil, "./testkit/plugins/faulty")
 	tm, err := tasks.NewManager(tasks.Config{PollInterval: 100 * time.Millisecond})
@@ -103,5 +105,31 @@ func TestStdioCoreTasks(t *testing.T) {
 	send(`{"jsonrpc":"2.0","id":4,"method":"tasks/list","params":{}}`)
 	if m := next("4"); !strings.Contains(string(m["result"]), created.Task.TaskID) {
 		t.Fatalf("tasks/list: %s %s, want %s", m["result"], m["error"], created.Task.TaskID)
+	}
+
+	// The extension's dialect on the same connection (--task-after 0 here:
+	// a task at once), polled with tasks/get to its result.
+	send(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":50},` + optIn + `}}`)
+	var ext struct {
+		ResultType, TaskID, Status string
+		Result                     json.RawMessage
+	}
+	if m := next("5"); json.Unmarshal(m["result"], &ext) != nil || ext.ResultType != "task" || ext.TaskID == "" {
+		t.Fatalf("tools/call with the extension's opt-in: %s %s, want a task", m["result"], m["error"])
+	}
+	for id := 6; ext.Status != "completed"; id++ {
+		if id > 6+300 {
+			t.Fatalf("extension task %s still %s after 300 polls", ext.TaskID, ext.Status)
+		}
+		send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tasks/get","params":{"taskId":%q,%s}}`, id, ext.TaskID, optIn))
+		if m := next(fmt.Sprint(id)); json.Unmarshal(m["result"], &ext) != nil || ext.Status == "failed" || ext.Status == "cancelled" {
+			t.Fatalf("tasks/get: %s %s", m["result"], m["error"])
+		}
+		if ext.Status == "working" {
+			time.Sleep(10 * time.Millisecond) // the poll interval of a client, not a wait for an outcome
+		}
+	}
+	if !strings.Contains(string(ext.Result), `"slept_ms":50`) {
+		t.Fatalf("the extension task's result: %s", ext.Result)
 	}
 }
