@@ -311,15 +311,21 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if !ok || err != nil {
 			return msg, err
 		}
-		if req.Method == "tools/call" && asksCoreTask(req.Params) {
-			req.Extra = &mcp.RequestExtra{Header: http.Header{coreTaskHeader: {"1"}}}
+		switch req.Method {
+		case "tools/call":
+			if asksCoreTask(req.Params) {
+				req.Extra = &mcp.RequestExtra{Header: http.Header{coreTaskHeader: {"1"}}}
+			}
+		case mcptasks.MethodResult, mcptasks.MethodList:
+			version := jsonString(strictjson.Member(req.Params, "_meta", metaProtocolVersion))
+			if je := coreOnlyAsked(req.Method, version, req.Params); je != nil && req.IsCall() {
+				if err := c.Write(ctx, &jsonrpc.Response{ID: req.ID, Error: je}); err != nil {
+					return nil, err
+				}
+				continue
+			}
 		}
-		version := jsonString(strictjson.Member(req.Params, "_meta", metaProtocolVersion))
-		if je := coreOnlyAsked(req.Method, version, req.Params); je == nil || !req.IsCall() {
-			return msg, err
-		} else if err := c.Write(ctx, &jsonrpc.Response{ID: req.ID, Error: je}); err != nil {
-			return nil, err
-		}
+		return msg, err
 	}
 }
 
