@@ -178,28 +178,25 @@ type sessionStream struct {
 	w     http.ResponseWriter
 	d     time.Duration // write deadline of each write and flush
 
-	mu     sync.Mutex
-	ok     bool // the SDK accepted the stream (200)
-	closed bool // the GET ended, or a write failed
+	mu     sync.Mutex  // guards every write to w
+	ok     atomic.Bool // the SDK accepted the stream (200)
+	closed atomic.Bool // the GET ended, or a write failed
 }
 
-// accepted reports whether the SDK serves the stream and it is open.
-func (st *sessionStream) accepted() bool {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	return st.ok && !st.closed
-}
+// accepted reports whether the SDK serves the stream and it is open
+// (without waiting for a write in progress).
+func (st *sessionStream) accepted() bool { return st.ok.Load() && !st.closed.Load() }
 
 // note implements noteSink: one SSE event, flushed.
 func (st *sessionStream) note(method string, params json.RawMessage) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.closed {
+	if st.closed.Load() {
 		return errStreamEnded
 	}
 	err := sse.Send(st.w, http.NewResponseController(st.w), noteFrame(method, params), st.d)
 	if err != nil {
-		st.closed = true
+		st.closed.Store(true)
 	}
 	return err
 }
@@ -208,7 +205,7 @@ func (st *sessionStream) note(method string, params json.RawMessage) error {
 func (st *sessionStream) writeHeader(code int) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	st.ok = code == http.StatusOK
+	st.ok.Store(code == http.StatusOK)
 	st.w.WriteHeader(code)
 }
 
@@ -219,7 +216,7 @@ func (st *sessionStream) write(p []byte) (int, error) {
 	httpguard.SetWriteDeadline(st.w, st.d)
 	n, err := st.w.Write(p)
 	if err != nil {
-		st.closed = true
+		st.closed.Store(true)
 	}
 	return n, err
 }
@@ -257,8 +254,8 @@ func (s *Server) openSessionStream(w http.ResponseWriter, r *http.Request, d tim
 
 // closeSessionStream unregisters st, the GET stream of session id.
 func (s *Server) closeSessionStream(id string, st *sessionStream) {
-	st.mu.Lock()
-	st.closed = true
+	st.mu.Lock() // a note being written ends first
+	st.closed.Store(true)
 	st.mu.Unlock()
 	n := &s.notes
 	n.mu.Lock()
