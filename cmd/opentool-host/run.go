@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 	"time"
 
@@ -55,14 +56,9 @@ func runCommand() *cli.Command {
 		&cli.StringSliceFlag{Name: "allowed-origin", Usage: "also accept requests whose Origin header is `SCHEME://HOST[:PORT]` (repeatable), e.g. a web app that calls tools from the browser. Always accepted: no Origin, and the host's own origin; any other Origin gets 403"},
 		&cli.StringFlag{Name: "task-store", Value: tasks.StoreMemory, Usage: "where the tasks of long calls are kept: `STORE` is memory (this process) or a Redis URL redis://[:PASSWORD@]HOST:PORT/DB (rediss:// for TLS) that every replica is given, so that any of them answers for a task; " +
 			"the host does not start when Redis does not answer within 10 s", EnvVars: []string{"OPENTOOL_TASK_STORE"}, Action: taskStore},
-		&cli.DurationFlag{Name: "task-after", Value: tasks.DefaultAfter, Usage: "how long a call whose client allows a task (Prefer: respond-async on /opentool/call; on /mcp, a tools/call whose _meta declares the MCP Tasks extension) runs before it is answered with a task to poll instead of its result (>= 0; 0: at once)", Action: cliflags.NonNegative("task-after")},
-		&cli.DurationFlag{Name: "task-ttl", Value: tasks.DefaultTTL, Usage: "how long a task and its result are kept after it was created (> 0)", Action: cliflags.Positive("task-ttl")},
-		&cli.DurationFlag{Name: "task-lease", Value: tasks.DefaultLease, Usage: "how long a task running on a replica that stopped renewing it (killed, cut off from the store) stays working before it is failed; renewed every third of it, which is also how soon a cancel from another replica reaches the call (>= 100ms)", Action: cliflags.AtLeastDuration("task-lease", 100*time.Millisecond)},
-		&cli.IntFlag{Name: "task-max-per-key", Value: tasks.DefaultMaxPerOwner, Usage: "most tasks one API key holds until they expire, `N` (>= 1); beyond it, a call that allows a task is answered when it ends", Action: cliflags.AtLeast("task-max-per-key", 1)},
-		&cli.Int64Flag{Name: "task-max-bytes-per-key", Value: tasks.DefaultMaxBytesPerOwner, Usage: "most `BYTES` of results one API key's tasks hold until they expire (>= 1); beyond it, as for --task-max-per-key", Action: cliflags.AtLeast[int64]("task-max-bytes-per-key", 1)},
 		&cli.BoolFlag{Name: "insecure-no-auth", Usage: "serve without API keys although --addr is not loopback (e.g. behind a proxy that authenticates): anyone who reaches the port may call every tool. Without it, such an --addr needs --api-key or --api-keys-file"},
 	}
-	flags = hostflags.Flags("info", append(flags, toolSearchFlags()...)...)
+	flags = hostflags.Flags("info", slices.Concat(flags, taskFlags(), toolSearchFlags())...)
 	return &cli.Command{
 		Name:      "run",
 		Usage:     "start every plugin in --dir and serve their functions over HTTP",
@@ -121,8 +117,7 @@ func runAction(c *cli.Context) error {
 		MetricsAddr: c.String("metrics-addr"), AuditLog: c.String("audit-log"),
 		DrainDelay: c.Duration("drain-delay"), ShutdownTimeout: c.Duration("shutdown-timeout"),
 		TaskStore: c.String("task-store"),
-		Tasks: tasks.Config{After: c.Duration("task-after"), TTL: c.Duration("task-ttl"), Lease: c.Duration("task-lease"),
-			MaxPerOwner: c.Int("task-max-per-key"), MaxBytesPerOwner: c.Int64("task-max-bytes-per-key")},
+		Tasks:     taskConfig(c),
 	})
 	if err != nil {
 		return exitError(err)
@@ -159,6 +154,23 @@ func apiKeys(c *cli.Context) ([]string, error) {
 	return keys, nil
 }
 
+// taskFlags are the task flags of run and mcp (run adds --task-store).
+func taskFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.DurationFlag{Name: "task-after", Value: tasks.DefaultAfter, Usage: "how long a call whose client allows a task (Prefer: respond-async on /opentool/call; on MCP, /mcp or stdio, a tools/call whose _meta declares the MCP Tasks extension) runs before it is answered with a task to poll instead of its result (>= 0; 0: at once)", Action: cliflags.NonNegative("task-after")},
+		&cli.DurationFlag{Name: "task-ttl", Value: tasks.DefaultTTL, Usage: "how long a task and its result are kept after it was created (> 0)", Action: cliflags.Positive("task-ttl")},
+		&cli.DurationFlag{Name: "task-lease", Value: tasks.DefaultLease, Usage: "how long a task running on a replica that stopped renewing it (killed, cut off from the store) stays working before it is failed; renewed every third of it, which is also how soon a cancel from another replica reaches the call (>= 100ms)", Action: cliflags.AtLeastDuration("task-lease", 100*time.Millisecond)},
+		&cli.IntFlag{Name: "task-max-per-key", Value: tasks.DefaultMaxPerOwner, Usage: "most tasks one API key (over stdio: the client) holds until they expire, `N` (>= 1); beyond it, a call that allows a task is answered when it ends", Action: cliflags.AtLeast("task-max-per-key", 1)},
+		&cli.Int64Flag{Name: "task-max-bytes-per-key", Value: tasks.DefaultMaxBytesPerOwner, Usage: "most `BYTES` of results one API key's tasks hold until they expire (>= 1); beyond it, as for --task-max-per-key", Action: cliflags.AtLeast[int64]("task-max-bytes-per-key", 1)},
+	}
+}
+
+// taskConfig is the task manager's configuration of taskFlags.
+func taskConfig(c *cli.Context) tasks.Config {
+	return tasks.Config{After: c.Duration("task-after"), TTL: c.Duration("task-ttl"), Lease: c.Duration("task-lease"),
+		MaxPerOwner: c.Int("task-max-per-key"), MaxBytesPerOwner: c.Int64("task-max-bytes-per-key")}
+}
+
 // toolSearchFlags are the tool search flags of run and mcp.
 func toolSearchFlags() []cli.Flag {
 	return []cli.Flag{
@@ -184,7 +196,7 @@ func mcpCommand() *cli.Command {
 		&cli.BoolFlag{Name: "watch", Value: true, Usage: "hot reload: watch --dir and start, replace or stop plugins as files change (the client gets tools/list_changed)"},
 		&cli.DurationFlag{Name: "shutdown-timeout", Value: 15 * time.Second, Usage: "at the end of input or on SIGINT/SIGTERM, longest wait for calls in flight (> 0)", Action: cliflags.Positive("shutdown-timeout")},
 	}
-	flags = hostflags.Flags("warn", append(flags, toolSearchFlags()...)...)
+	flags = hostflags.Flags("warn", slices.Concat(flags, taskFlags(), toolSearchFlags())...)
 	return &cli.Command{
 		Name:      "mcp",
 		Usage:     "serve every plugin in --dir to one MCP client over stdin/stdout",
@@ -193,6 +205,8 @@ func mcpCommand() *cli.Command {
 			"this command and speaks MCP (newline-delimited JSON-RPC) on its stdin and stdout. stdout carries\n" +
 			"nothing but MCP; logs go to stderr. Each function is a tool; a streaming function's items are\n" +
 			"collected into {\"items\":[...]}, with a progress notification per item when asked for.\n" +
+			"MCP tasks are served as on /mcp: core tasks of 2025-11-25 (params.task, tasks/get|result|list|cancel,\n" +
+			"notifications/tasks/status) and the Tasks extension (after --task-after), kept in memory for --task-ttl.\n" +
 			"The host stops (calls in flight drained, every plugin stopped) when stdin ends or on SIGINT/SIGTERM.",
 		Flags:  flags,
 		Action: mcpAction,
@@ -210,5 +224,5 @@ func mcpAction(c *cli.Context) error {
 	}
 	sig, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	return exitError(frontdoor.ServeStdio(sig, frontdoor.StdioConfig{Host: cfg, ShutdownTimeout: c.Duration("shutdown-timeout")}))
+	return exitError(frontdoor.ServeStdio(sig, frontdoor.StdioConfig{Host: cfg, ShutdownTimeout: c.Duration("shutdown-timeout"), Tasks: taskConfig(c)}))
 }

@@ -125,6 +125,7 @@ type Adapter struct {
 	clients   clients     // the client sessions' own upstream sessions (clients.go)
 	toolLists toolLists   // the tools new upstream sessions were listed, by client (clients.go)
 	coreTasks atomic.Bool // initialize declared core tasks for tools/call (coretasks.go)
+	watches   taskWatches // the core tasks awaited, for the server's status notifications (coretasks.go)
 }
 
 var (

@@ -271,7 +271,7 @@ func (a *Adapter) connectAs(ctx context.Context, u *upstream, c *mcp.Client, ver
 		return nil, err
 	}
 	if proc != nil {
-		proc.tap = u.relay.tap
+		proc.tap = a.tapTaskStatus(u.relay.tap)
 		a.clients.mu.Lock()
 		u.proc = proc
 		a.clients.mu.Unlock()

@@ -7,7 +7,9 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/host/tasks"
@@ -33,6 +35,16 @@ import (
 //	              absent, bounded to 10 ms..30 s), until the task ends;
 //	              input_required: tasks/cancel, then 500 (the host does not
 //	              relay the requests a task queues)
+//	notifications/ from a command server (stdio; tapTaskStatus): a status
+//	tasks/status  of the task awaited wakes the poll at once (an ended
+//	              task's result is fetched without waiting out the
+//	              interval), and a working one is relayed to the caller
+//	              (pluginsdk.Notify with the Task: the host's MCP front end
+//	              sends its statusMessage as its own task's status, mcpapi
+//	              corenotify.go), the latest only when they come faster
+//	              than the caller takes them; for a task of no call, or
+//	              from a server over HTTP (the SDK's client reads those
+//	              streams), none
 //	tasks/result  once it ended: the CallToolResult (completed, failed with
 //	              isError), or the JSON-RPC error the call ended with
 //	the caller    tasks/cancel, within cancelTimeout, then 500
@@ -195,15 +207,18 @@ func (a *Adapter) coreGet(ctx context.Context, id string) (*mcptasks.Task, error
 }
 
 // awaitCoreTask polls task t (tasks/get, after each answer's
-// pollInterval) until it ends, then fetches its outcome (tasks/result).
-// When ctx ends first it sends tasks/cancel. Errors: as callAsTask's.
+// pollInterval, or at once when the server notifies its status) until it
+// ends, then fetches its outcome (tasks/result). When ctx ends first it
+// sends tasks/cancel. Errors: as callAsTask's.
 func (a *Adapter) awaitCoreTask(ctx context.Context, tool string, t *mcptasks.Task) (*mcp.CallToolResult, error) {
 	id := t.TaskID
+	w := a.watches.watch(ctx, id)
+	defer a.watches.unwatch(id, w)
 	for !t.Status.Terminal() {
 		if t.Status == tasks.InputRequired {
 			return nil, a.inputRequired(ctx, tool, id, a.cancelCoreTask)
 		}
-		if err := a.pollWait(ctx, tool, id, t.PollInterval, a.cancelCoreTask); err != nil {
+		if err := a.pollWait(ctx, tool, id, t.PollInterval, w.wake, a.cancelCoreTask); err != nil {
 			return nil, err
 		}
 		next, err := a.coreGet(ctx, id)
@@ -235,4 +250,112 @@ func (a *Adapter) cancelCoreTask(ctx context.Context, tool, id string) {
 		return
 	}
 	a.log.Debug("core task cancelled on the server", "server", a.launch.Name, "tool", tool, "task", id)
+}
+
+// taskWatches are the core tasks the adapter awaits, by the server's
+// task id, for the server's notifications/tasks/status.
+type taskWatches struct {
+	mu sync.Mutex
+	by map[string]*taskWatch
+}
+
+// taskWatch is one awaited core task.
+type taskWatch struct {
+	ctx  context.Context // the call's: the caller is told on it
+	wake chan struct{}   // a status came (buffer 1): poll now
+	kick chan struct{}   // a status to relay (buffer 1)
+	done chan struct{}   // closed when the await ends
+	gone chan struct{}   // closed when relay has returned
+
+	mu      sync.Mutex
+	pending *mcptasks.Task // the latest status not relayed yet
+}
+
+// watch registers core task id, awaited by the call of ctx, and starts
+// its relay; unwatch ends both.
+func (ws *taskWatches) watch(ctx context.Context, id string) *taskWatch {
+	w := &taskWatch{ctx: ctx, wake: make(chan struct{}, 1), kick: make(chan struct{}, 1), done: make(chan struct{}), gone: make(chan struct{})}
+	ws.mu.Lock()
+	if ws.by == nil {
+		ws.by = map[string]*taskWatch{}
+	}
+	ws.by[id] = w
+	ws.mu.Unlock()
+	go w.relay()
+	return w
+}
+
+// unwatch ends w, the watch of task id, once a status being relayed has
+// been told: the caller hears of it before the call's end.
+func (ws *taskWatches) unwatch(id string, w *taskWatch) {
+	ws.mu.Lock()
+	if ws.by[id] == w {
+		delete(ws.by, id)
+	}
+	ws.mu.Unlock()
+	close(w.done)
+	<-w.gone
+}
+
+// status hands t, a status the server notified, to the watch of its
+// task: the poll wakes, a working status is queued for the caller (the
+// latest replaces one not yet relayed). It runs on the goroutine reading
+// the connection and does not block.
+func (ws *taskWatches) status(t *mcptasks.Task) {
+	ws.mu.Lock()
+	w := ws.by[t.TaskID]
+	ws.mu.Unlock()
+	if w == nil {
+		return
+	}
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+	if t.Status != tasks.Working {
+		return // an end is the call's own; input_required ends it (inputRequired)
+	}
+	w.mu.Lock()
+	w.pending = t
+	w.mu.Unlock()
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+}
+
+// relay tells the caller each queued status until the await ends (the
+// host drops one that repeats the last: mcpapi, relayStatus).
+func (w *taskWatch) relay() {
+	defer close(w.gone)
+	for {
+		select {
+		case <-w.done:
+			return
+		case <-w.kick:
+		}
+		w.mu.Lock()
+		t := w.pending
+		w.pending = nil
+		w.mu.Unlock()
+		if t != nil {
+			_ = pluginsdk.Notify(w.ctx, mcptasks.MethodStatusNote, t)
+		}
+	}
+}
+
+// tapTaskStatus returns next (a relay's tap) that first takes the
+// server's notifications/tasks/status for the awaited tasks (taskWatches).
+func (a *Adapter) tapTaskStatus(next func(jsonrpc.Message) bool) func(jsonrpc.Message) bool {
+	return func(msg jsonrpc.Message) bool {
+		req, ok := msg.(*jsonrpc.Request)
+		if !ok || req.IsCall() || req.Method != mcptasks.MethodStatusNote {
+			return next(msg)
+		}
+		var t mcptasks.Task
+		if json.Unmarshal(req.Params, &t) == nil && t.TaskID != "" {
+			a.watches.status(&t)
+		}
+		return true
+	}
 }

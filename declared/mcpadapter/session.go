@@ -89,7 +89,7 @@ func (a *Adapter) connect(ctx context.Context) (*mcp.ClientSession, *process, er
 		return nil, nil, a.err
 	}
 	if proc != nil {
-		proc.tap = a.relay.tap
+		proc.tap = a.tapTaskStatus(a.relay.tap)
 		a.proc.Store(proc)
 	}
 	kill := context.AfterFunc(ictx, proc.kill) // a server that does not answer in time

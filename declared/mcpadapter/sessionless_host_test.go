@@ -63,7 +63,7 @@ type rpcResponse struct {
 // reaches the server as it is (its answer), and a tampered state is the
 // server's own -32602.
 func TestServersOwnInputRequiredRound(t *testing.T) {
-	_, url := fixtureHost(t, "mrtr", "")
+	_, url := fixtureHost(t, "mrtr", "", nil)
 	caps := `{"elicitation":{}}`
 	code, r := call2026(t, url, "greet", caps, "")
 	if code != http.StatusOK || r.Result == nil || r.Result.ResultType != "input_required" || r.Result.RequestState != "greet-1" || r.Result.InputRequests["user_name"] == nil || len(r.Result.InputRequests) != 1 {
@@ -88,7 +88,7 @@ func TestServersOwnInputRequiredRound(t *testing.T) {
 // -32021 (HTTP 400, data.requiredCapabilities.sampling) reaches the
 // client as it is; with sampling the tool runs.
 func TestServerRefusesUndeclaredCapability(t *testing.T) {
-	_, url := fixtureHost(t, "mrtr", "")
+	_, url := fixtureHost(t, "mrtr", "", nil)
 	code, r := call2026(t, url, "needs_sampling", `{}`, "")
 	var data struct {
 		RequiredCapabilities map[string]map[string]any `json:"requiredCapabilities"`
@@ -110,7 +110,7 @@ func TestServerRefusesUndeclaredCapability(t *testing.T) {
 // session of 2026-07-28 to judge it), not run anew; a caller that did
 // not declare elicitation gets the host's -32021.
 func TestSharedDeclarationKeepsHostRounds(t *testing.T) {
-	_, url := fixtureHost(t, "mrtr", "shared")
+	_, url := fixtureHost(t, "mrtr", "shared", nil)
 	caps := `{"elicitation":{}}`
 	code, r := call2026(t, url, "greet", caps, "")
 	if code != http.StatusOK || r.Result == nil || r.Result.ResultType != "input_required" || r.Result.InputRequests["r1"] == nil || r.Result.RequestState == "" || r.Result.RequestState == "greet-1" {

@@ -212,7 +212,7 @@ func (a *Adapter) awaitTask(ctx context.Context, tool string, t *mcptasks.TaskRe
 		case tasks.InputRequired:
 			return nil, a.inputRequired(ctx, tool, id, a.cancelTask)
 		}
-		if err := a.pollWait(ctx, tool, id, t.PollIntervalMs, a.cancelTask); err != nil {
+		if err := a.pollWait(ctx, tool, id, t.PollIntervalMs, nil, a.cancelTask); err != nil {
 			return nil, err
 		}
 		next, err := taskRequest[*mcptasks.TaskResult](ctx, a.taskSession(ctx), mcptasks.MethodGet, id)
@@ -230,16 +230,19 @@ func (a *Adapter) inputRequired(ctx context.Context, tool, id string, cancel fun
 	return pluginsdk.ToolFailure("MCP server %q: tool %q: task %s asked the client for input (elicitation or sampling), which opentool-host cannot give; the task was cancelled", a.launch.Name, tool, id)
 }
 
-// pollWait waits pollInterval(ms) before the next tasks/get of task id;
-// when ctx ends first it cancels the task with cancel (either dialect's)
-// and returns the caller's error (taskCancelled).
-func (a *Adapter) pollWait(ctx context.Context, tool, id string, ms int64, cancel func(ctx context.Context, tool, id string)) error {
+// pollWait waits pollInterval(ms) before the next tasks/get of task id,
+// or less when wake (nil: none) says the server notified a status; when
+// ctx ends first it cancels the task with cancel (either dialect's) and
+// returns the caller's error (taskCancelled).
+func (a *Adapter) pollWait(ctx context.Context, tool, id string, ms int64, wake <-chan struct{}, cancel func(ctx context.Context, tool, id string)) error {
 	wait := time.NewTimer(pollInterval(ms))
 	defer wait.Stop()
 	select {
 	case <-ctx.Done():
 		cancel(ctx, tool, id)
 		return a.taskCancelled(ctx, tool, id)
+	case <-wake:
+		return nil
 	case <-wait.C:
 		return nil
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/opentool-host/opentool-host/frontend/route"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/host/access"
+	"github.com/opentool-host/opentool-host/host/tasks"
 	"github.com/opentool-host/opentool-host/host/tasks/mcptasks"
 	"github.com/opentool-host/opentool-host/testkit"
 )
@@ -35,20 +36,22 @@ import (
 const hostBound = 30 * time.Second
 
 // taskHost starts a host serving the task server as plugin "tk" on
-// /mcp (stateless) and the OpenTool API, and returns it with its URL.
-func taskHost(t *testing.T) (*host.Host, string) {
+// /mcp (stateless; serving MCP tasks with tm, none for nil) and the
+// OpenTool API, and returns it with its URL.
+func taskHost(t *testing.T, tm *tasks.Manager) (*host.Host, string) {
 	t.Helper()
 	// "shared": the /mcp client (the SDK's, of 2026-07-28) and the
 	// OpenTool caller reach one server process, whose state the events
 	// tool reads.
-	return fixtureHost(t, "ext", "shared")
+	return fixtureHost(t, "ext", "shared", tm)
 }
 
 // fixtureHost starts a host serving the test binary as the MCP server
 // of FixtureEnv mode, plugin "tk", declared with sessions ("": the
-// default), on /mcp (stateless) and the OpenTool API, and returns it
+// default), on /mcp (stateless; serving MCP tasks with tm, none for nil)
+// and the OpenTool API, and returns it
 // with its URL.
-func fixtureHost(t *testing.T, mode, sessions string) (*host.Host, string) {
+func fixtureHost(t *testing.T, mode, sessions string, tm *tasks.Manager) (*host.Host, string) {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
@@ -75,7 +78,7 @@ func fixtureHost(t *testing.T, mode, sessions string) (*host.Host, string) {
 		t.Fatal(err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle(mcpapi.Path, mcpapi.New(h, mcpapi.Config{Logger: testkit.Logger(t)}).Handler(mcpapi.HTTPOptions{}))
+	mux.Handle(mcpapi.Path, mcpapi.New(h, mcpapi.Config{Logger: testkit.Logger(t), Tasks: tm}).Handler(mcpapi.HTTPOptions{}))
 	mux.Handle("/", route.Mux(opentoolapi.New(h, opentoolapi.Config{Version: "test", Logger: testkit.Logger(t)}).Routes()))
 	return h, testkit.Serve(t, guard.Middleware(mux))
 }
@@ -136,7 +139,7 @@ func sdkCall(t *testing.T, ctx context.Context, cs *mcp.ClientSession, tool stri
 // server; either caller's cancellation reaches the server as
 // tasks/cancel of the task it created.
 func TestTaskRequiredToolThroughHost(t *testing.T) {
-	h, url := taskHost(t)
+	h, url := taskHost(t, nil)
 
 	// /health: the plugin is ready, every tool served, none refused.
 	var st host.PluginStatus
@@ -245,4 +248,50 @@ func get(t *testing.T, url string) (int, string, error) {
 func resultJSON(res *mcp.CallToolResult) string {
 	b, _ := json.Marshal(res)
 	return string(b)
+}
+
+// TestTaskRequiredToolAsCoreTask: a client of the core tasks of MCP
+// 2025-11-25 calls, with params.task, a tool that requires a task on a
+// server that speaks only the extension: /mcp lists it with
+// execution.taskSupport "required" as the server wrote it, answers a
+// CreateTaskResult at once, and tasks/result gives the result the
+// adapter polled through the extension's tasks/get.
+func TestTaskRequiredToolAsCoreTask(t *testing.T) {
+	tm, err := tasks.NewManager(tasks.Config{PollInterval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tm.Close)
+	_, url := taskHost(t, tm)
+	ctx, cancel := context.WithTimeout(context.Background(), hostBound)
+	defer cancel()
+	core := []string{"Accept: application/json, text/event-stream", "Mcp-Protocol-Version: " + mcptasks.CoreRevision}
+	code, list, err := post(t, ctx, url+mcpapi.Path, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, core...)
+	if err != nil || code != http.StatusOK || !strings.Contains(list, `"taskSupport":"required"`) {
+		t.Fatalf("tools/list: %d %s %v, want add with taskSupport required", code, list, err)
+	}
+	code, created, err := post(t, ctx, url+mcpapi.Path, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":3,"polls":2},"task":{}}}`, core...)
+	var ct struct {
+		Result struct {
+			Task mcptasks.Task `json:"task"`
+		} `json:"result"`
+	}
+	if err != nil || code != http.StatusOK || json.Unmarshal([]byte(sseData(created)), &ct) != nil || ct.Result.Task.TaskID == "" || ct.Result.Task.Status != tasks.Working {
+		t.Fatalf("tools/call add with params.task: %d %s %v, want a CreateTaskResult", code, created, err)
+	}
+	code, result, err := post(t, ctx, url+mcpapi.Path, `{"jsonrpc":"2.0","id":3,"method":"tasks/result","params":{"taskId":"`+ct.Result.Task.TaskID+`"}}`, core...)
+	if err != nil || code != http.StatusOK || !strings.Contains(result, `"polls":2,"sum":5}`) {
+		t.Fatalf("tasks/result: %d %s %v, want the server's sum after 2 polls", code, result, err)
+	}
+}
+
+// sseData returns the data of the first event of body, an SSE stream,
+// or body itself when it is not one.
+func sseData(body string) string {
+	for _, line := range strings.Split(body, "\n") {
+		if data, ok := strings.CutPrefix(line, "data: "); ok {
+			return data
+		}
+	}
+	return body
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/frontend/mcpapi"
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/tasks"
 )
 
 // sessionCloseWait bounds the wait for the stdio MCP session to write the
@@ -23,6 +24,13 @@ type StdioConfig struct {
 	Host host.Config
 	// ShutdownTimeout bounds the wait for calls in flight at the end.
 	ShutdownTimeout time.Duration
+	// Tasks configures the task manager of the client's MCP tasks, in
+	// both dialects (core tasks of 2025-11-25, the Tasks extension), kept
+	// in this process's memory (Store and Logger are set here). Zero
+	// fields take the tasks package's defaults, except After: zero turns
+	// every extension call into a task at once (mcp's default is
+	// tasks.DefaultAfter).
+	Tasks tasks.Config
 }
 
 // ServeStdio serves every plugin to one MCP client over this process's
@@ -38,8 +46,10 @@ type StdioConfig struct {
 // call of a tool not served yet waits for it while the plugins start
 // (holdUntilServed), as an HTTP call does. The
 // client is the local user who started the process: no keys, no request
-// guard. Errors: the host could not be made or started, or the session
-// not opened.
+// guard. MCP tasks are served as on /mcp with sessions (core tasks with
+// notifications/tasks/status, and the Tasks extension), kept in memory
+// for cfg.Tasks.TTL. Errors: the host could not be made or started, or
+// the session not opened.
 func ServeStdio(ctx context.Context, cfg StdioConfig) error {
 	log := cfg.Host.Logger
 	if log == nil {
@@ -56,13 +66,21 @@ func ServeStdio(ctx context.Context, cfg StdioConfig) error {
 			log.Warn("host close", "error", err)
 		}
 	}
-	s := mcpapi.New(h, mcpapi.Config{MaxResultBytes: cfg.Host.MaxResultBytes, Logger: log.Named("mcp")})
+	tcfg := cfg.Tasks
+	tcfg.Store, tcfg.Logger = tasks.NewMemoryStore(), log.Named("tasks")
+	tm, err := tasks.NewManager(tcfg)
+	if err != nil {
+		closeHost()
+		return err
+	}
+	defer tm.Close() // after the host: the calls of tasks still running end with it
+	s := mcpapi.New(h, mcpapi.Config{MaxResultBytes: cfg.Host.MaxResultBytes, Logger: log.Named("mcp"), Tasks: tm})
 	started := make(chan struct{})
 	s.MCP().AddReceivingMiddleware(holdUntilServed(h, s, started))
 	follow, unfollow := context.WithCancel(context.Background())
 	defer unfollow()
 	go s.Follow(follow)
-	ss, err := s.MCP().Connect(context.Background(), &mcp.StdioTransport{}, nil)
+	ss, err := s.MCP().Connect(context.Background(), s.Stdio(&mcp.StdioTransport{}), nil)
 	if err != nil {
 		closeHost()
 		return fmt.Errorf("mcp: %w", err)

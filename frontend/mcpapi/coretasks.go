@@ -19,16 +19,17 @@ import (
 	"github.com/opentool-host/opentool-host/internal/strictjson"
 )
 
-// The core tasks of MCP 2025-11-25 (package mcptasks, core.go) on /mcp,
-// with Config.Tasks, beside the extension (tasks.go), for the clients of
+// The core tasks of MCP 2025-11-25 (package mcptasks, core.go) on /mcp
+// and stdio, with Config.Tasks, beside the extension (tasks.go), for the clients of
 // that revision that use them (the TypeScript SDK's
 // client.experimental.tasks):
 //
 //	spec                         here
 //	capabilities.tasks           in the initialize result of a session of
 //	                             2025-11-25: list, cancel, requests.tools.call
-//	tools/call with params.task  over HTTP (the SDK drops params.task: the
-//	                             host reads it from the body, coreTaskHeader),
+//	tools/call with params.task  (the SDK drops params.task: the host reads
+//	                             it from the HTTP body, or the stdio message,
+//	                             stdioConn, and marks it, coreTaskHeader),
 //	                             a call of a tool the key may call: answered at
 //	                             once with a CreateTaskResult ({"task":Task},
 //	                             working); the call runs as a host task
@@ -53,15 +54,14 @@ import (
 //	                             tasks/result and tasks/list in the
 //	                             extension's dialect (a 2026-07-28 client, or
 //	                             _meta opting in): -32601, as the extension
-//	                             says (it removed them)
+//	                             says (it removed them), answered by the
+//	                             transport (coreOnlyAsked)
 //
 // A request of tasks/get or tasks/cancel is the extension's when its _meta
 // opts in to the extension, or its client speaks 2026-07-28, or it names
 // an extension task of the key (answered -32021 without the opt-in, as
 // the extension says); else it is the core's. notifications/tasks/status
-// is not sent: the MCP Go SDK v1.8.0 gives a server no way to send a
-// notification it does not define on a session's stream, and the
-// notification is optional (MAY); clients poll tasks/get.
+// goes to the session that created the task (corenotify.go).
 
 // FrontEndCore is the name of the core dialect in task records
 // (tasks.Origin.FrontEnd): the core's tasks/* answer only for tasks
@@ -88,9 +88,16 @@ func markCoreTask(r *http.Request, m *message, maxBody int64) {
 	if !complete {
 		return
 	}
-	if task := strictjson.Member(body, "params", "task"); len(task) > 0 && task[0] == '{' {
+	if asksCoreTask(strictjson.Member(body, "params")) {
 		r.Header.Set(coreTaskHeader, "1")
 	}
+}
+
+// asksCoreTask reports whether params, a tools/call's (JSON), has
+// params.task as an object.
+func asksCoreTask(params []byte) bool {
+	task := strictjson.Member(params, "task")
+	return len(task) > 0 && task[0] == '{'
 }
 
 // wantsCoreTask reports whether tools/call req asks for a core task: its
@@ -148,12 +155,21 @@ func (r *coreInitResult) MarshalJSON() ([]byte, error) {
 func (s *Server) callAsCoreTask(ctx context.Context, next mcp.MethodHandler, method string, req *mcp.CallToolRequest) (mcp.Result, error) {
 	owner := access.GrantFrom(ctx).Name()
 	origin := tasks.Origin{FrontEnd: FrontEndCore, Function: req.Params.Name}
+	relay := newCoreRelay(owner)
+	ctx = context.WithValue(ctx, coreRelayKey{}, relay) // the call's context carries it (StartFrom)
 	rec, err := s.cfg.Tasks.StartFrom(ctx, owner, origin, s.taskRun(next, method, req, nil))
 	if err != nil {
 		s.cfg.Logger.Warn("core MCP task not created", "tool", req.Params.Name, "key", owner, "error", err)
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("the task was not created: %v", err)}
 	}
 	s.cfg.Logger.Debug("MCP call started as a core task", "tool", req.Params.Name, "task", rec.ID, "key", owner)
+	// Followed after its creation: a task that ended meanwhile (Watch
+	// found no session to notify) is notified here, once (sinks).
+	s.notes.follow(req.Session, owner, rec.ID)
+	relay.id.Store(&rec.ID)
+	if now, err := s.cfg.Tasks.Get(ctx, owner, rec.ID); err == nil && now.Status.Terminal() {
+		s.notifyCore(now, true)
+	}
 	return &mcptasks.CreateTaskResult{Task: mcptasks.CoreTask(rec)}, nil
 }
 
@@ -253,9 +269,31 @@ func coreOnlyRefused(ss *mcp.ServerSession, meta map[string]any) bool {
 // coreOnly is the -32601 answering method, a method of the core tasks
 // only, in the extension's dialect (extension: tasks/result and
 // tasks/list are removed and MUST be refused with -32601).
-func coreOnly(method string) error {
+func coreOnly(method string) *jsonrpc.Error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
 		Message: fmt.Sprintf("Method not found: %s is a method of the core tasks of MCP %s, not of the %s extension", method, mcptasks.CoreRevision, mcptasks.Extension)}
+}
+
+// coreOnlyAsked returns coreOnly's error for a request of method whose
+// protocol version (its MCP-Protocol-Version header or its _meta's,
+// "" for none) and params (JSON) say it is of the extension's dialect
+// and method one of the core's own (coreOnlyRefused); else nil. The
+// transports answer it before the SDK reads the request (HTTPHandler,
+// stdioConn): the SDK's connection replaces the message of every -32601
+// a handler returns by its own ("method not found: METHOD"), which would
+// not say why.
+func coreOnlyAsked(method, version string, params []byte) *jsonrpc.Error {
+	if method != mcptasks.MethodResult && method != mcptasks.MethodList {
+		return nil
+	}
+	var meta map[string]any
+	if raw := strictjson.Member(params, "_meta"); raw != nil {
+		_ = json.Unmarshal(raw, &meta)
+	}
+	if version >= firstSessionlessRevision || mcptasks.Allows(meta) {
+		return coreOnly(method)
+	}
+	return nil
 }
 
 // coreResult serves tasks/result: it waits until the task ends (or the

@@ -2,8 +2,8 @@
 // Protocol clients with the official Go SDK
 // (github.com/modelcontextprotocol/go-sdk/mcp): over streamable HTTP at
 // /mcp (Server.Handler, next to /opentool and /otc, behind the same API
-// keys) and over stdio (Server.MCP with mcp.StdioTransport, the
-// `opentool-host mcp` command).
+// keys) and over stdio (Server.MCP connected with Server.Stdio of an
+// mcp.StdioTransport, the `opentool-host mcp` command).
 //
 // One call travels:
 //

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/tasks/mcptasks"
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
 )
 
@@ -22,6 +23,11 @@ import (
 //	                                  own progressToken (MCP "Utilities:
 //	                                  Progress"); none when the client sent no
 //	                                  token
+//	notifications/tasks/status        during a core task's call (a declared MCP
+//	                                  server's own task, mcpadapter): the host
+//	                                  task's notifications/tasks/status, working
+//	                                  with the server's statusMessage
+//	                                  (corenotify.go, relayStatus); else none
 //	notifications/message             notifications/message when its level is
 //	                                  at or above the session's logging/setLevel
 //	                                  (MCP "Server Utilities: Logging"; no level
@@ -84,11 +90,13 @@ func (s *Server) exchange(ctx context.Context, req *mcp.CallToolRequest) *host.E
 				return
 			}
 			_ = ss.Log(ctx, &p)
+		case mcptasks.MethodStatusNote: // a declared MCP server's task behind a core task's call
+			s.relayStatus(ctx, params)
 		}
 	}
 	// A call of a 2026-07-28 client asks across rounds (inputrequired.go).
 	held, _ := ctx.Value(heldKey{}).(*heldCall)
-	stateless := ss.ID() == "" && req.Extra != nil && req.Extra.Header != nil && held == nil
+	stateless := ss.ID() == "" && req.Extra != nil && req.Extra.Header != nil && held == nil && !s.notes.onStdio()
 	x.Request = func(rctx context.Context, method string, params []byte) ([]byte, error) {
 		if err := canAsk(ss, method, stateless); err != nil {
 			var missing *missingCapability

@@ -13,6 +13,7 @@ import (
 	"github.com/opentool-host/opentool-host/frontend/httpguard"
 	"github.com/opentool-host/opentool-host/frontend/route"
 	"github.com/opentool-host/opentool-host/host/access"
+	"github.com/opentool-host/opentool-host/internal/strictjson"
 	"github.com/opentool-host/opentool-host/protocol/jsonrpc"
 )
 
@@ -144,6 +145,10 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeRefusal(w, e.status, e.code, e.msg, msg.id)
 		return
 	}
+	if e := coreOnlyHTTP(r, msg, o.MaxBodyBytes); e != nil {
+		writeRefusal(w, e.status, e.code, e.msg, msg.id)
+		return
+	}
 	stateless := !o.Sessions || sessionless(r, msg)
 	if !stateless && opensSession(r) {
 		g := access.GrantFrom(r.Context())
@@ -176,9 +181,35 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if stateless {
 		h.stateless.ServeHTTP(dw, r)
-	} else {
-		h.sessions.ServeHTTP(dw, r)
+		return
 	}
+	if dw.get = s.openSessionStream(w, r, o.WriteTimeout); dw.get != nil {
+		defer s.closeSessionStream(r.Header.Get("Mcp-Session-Id"), dw.get)
+	}
+	h.sessions.ServeHTTP(dw, r)
+}
+
+// coreOnlyHTTP is the refusal of coreOnlyAsked for r, a POST of one
+// request m: HTTP 404 for a request of 2026-07-28 (its -32601), else 200
+// (a JSON-RPC error as the SDK answers one); nil for any other request.
+func coreOnlyHTTP(r *http.Request, m *message, maxBody int64) *envelopeError {
+	if !m.call() {
+		return nil
+	}
+	body, complete := bufferBody(r, maxBody)
+	if !complete {
+		return nil
+	}
+	version := max(r.Header.Get("Mcp-Protocol-Version"), m.version)
+	je := coreOnlyAsked(m.method, version, strictjson.Member(body, "params"))
+	if je == nil {
+		return nil
+	}
+	status := http.StatusOK
+	if version >= firstSessionlessRevision {
+		status = http.StatusNotFound
+	}
+	return &envelopeError{status, int(je.Code), je.Message}
 }
 
 // firstSessionlessRevision is the first MCP revision without sessions
@@ -307,12 +338,28 @@ type deadlineWriter struct {
 	// and flushes under its mutex, with its task notifications
 	// (tasknotify.go).
 	listen *taskListen
+	// get, for a session's standalone GET stream, writes and flushes
+	// under its mutex, with the core tasks' status notifications
+	// (corenotify.go).
+	get *sessionStream
+}
+
+// WriteHeader implements http.ResponseWriter.
+func (w *deadlineWriter) WriteHeader(code int) {
+	if w.get != nil {
+		w.get.writeHeader(code)
+		return
+	}
+	w.ResponseWriter.WriteHeader(code)
 }
 
 // Write implements http.ResponseWriter.
 func (w *deadlineWriter) Write(p []byte) (int, error) {
 	if w.listen != nil {
 		return w.listen.write(p)
+	}
+	if w.get != nil {
+		return w.get.write(p)
 	}
 	httpguard.SetWriteDeadline(w.ResponseWriter, w.d)
 	if w.call && !w.final && isResponseEvent(p) {
@@ -329,6 +376,9 @@ func (w *deadlineWriter) FlushError() error {
 	}
 	if w.listen != nil {
 		return w.listen.flush()
+	}
+	if w.get != nil {
+		return w.get.flush()
 	}
 	httpguard.SetWriteDeadline(w.ResponseWriter, w.d)
 	return http.NewResponseController(w.ResponseWriter).Flush()

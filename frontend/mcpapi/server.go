@@ -53,6 +53,7 @@ type Server struct {
 
 	inflight inflight    // stateless calls in flight, for notifications/cancelled (cancel.go)
 	listens  taskListens // listen streams that agreed to task ids (tasknotify.go)
+	notes    coreNotes   // where core tasks' status notifications go (corenotify.go)
 	held     heldCalls   // calls of 2026-07-28 clients across rounds (inputrequired.go)
 
 	mu      sync.Mutex        // one sync at a time; guards the fields below
@@ -131,7 +132,7 @@ func New(h *host.Host, cfg Config) *Server {
 }
 
 // MCP returns the SDK server, for the transports Handler does not
-// cover: s.MCP().Connect(ctx, &mcp.StdioTransport{}, nil) serves one
+// cover: s.MCP().Connect(ctx, s.Stdio(&mcp.StdioTransport{}), nil) serves one
 // client on stdin and stdout.
 func (s *Server) MCP() *mcp.Server { return s.srv }
 

@@ -302,18 +302,14 @@ func (tl *taskListen) notify(rec tasks.Record) {
 	tl.checkAllSent()
 }
 
-// taskFrame is rec's notifications/tasks event (frontend/sse): event
-// message, data {"jsonrpc":"2.0","method":"notifications/tasks",
-// "params":DetailedTask}.
+// taskFrame is rec's notifications/tasks event (noteFrame): params the
+// DetailedTask.
 func taskFrame(rec tasks.Record) ([]byte, error) {
 	params, err := json.Marshal(rec.Detailed())
 	if err != nil {
 		return nil, err
 	}
-	b := sse.Head(make([]byte, 0, len(params)+96), "message")
-	b = append(b, `{"jsonrpc":"2.0","method":"`+methodTaskStatusNotif+`","params":`...)
-	b = append(b, params...)
-	return sse.End(append(b, '}')), nil
+	return noteFrame(methodTaskStatusNotif, params), nil
 }
 
 // checkAllSent closes allSent once every agreed task has been notified.

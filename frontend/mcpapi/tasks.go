@@ -128,6 +128,7 @@ func (s *Server) addTasks() {
 	must(mcp.AddReceivingCustomMethod(s.srv, mcptasks.MethodList, s.coreList))
 	s.srv.AddReceivingMiddleware(s.listenMiddleware, s.coreInitMiddleware)
 	s.cfg.Tasks.Watch(s.taskEnded) // for the Server's life, as the Manager's
+	s.cfg.Tasks.Watch(s.coreTaskEnded)
 }
 
 // taskMiddleware runs a tools/call that opted in as a task when it
