@@ -1,7 +1,8 @@
 // Command testsummary runs `go test -json ARGS...` and prints what a plain
 // `go test ARGS...` prints (one line per package, the output of failed
 // tests, build errors), then every skipped test with its reason, so a
-// skip never passes unseen. `make test` runs it.
+// skip never passes unseen, and the slowest top-level tests (what to
+// look at when make test nears its 10 minutes). `make test` runs it.
 //
 // Usage: go run ./scripts/testsummary [go test flags] [packages]
 //
@@ -40,7 +41,17 @@ type summary struct {
 	running map[string][]string // package + "\x00" + test -> output lines
 	skips   []skip
 	counts  map[string]int // "pass", "fail", "skip" -> tests
+	slow    []timed        // top-level tests that passed or failed, with their time
 }
+
+// timed is one top-level test and how long it ran, in seconds.
+type timed struct {
+	name    string // package's last element + "." + test
+	elapsed float64
+}
+
+// slowest is how many of the slowest tests report prints.
+const slowest = 10
 
 func main() {
 	args := append([]string{"test", "-json"}, os.Args[1:]...)
@@ -105,6 +116,7 @@ func (s *summary) handle(ev event) {
 		s.running[key] = append(s.running[key], ev.Output)
 	case ev.Action == "fail":
 		s.counts["fail"]++
+		s.timeTop(ev)
 		for _, line := range s.running[key] {
 			fmt.Fprint(s.out, line)
 		}
@@ -115,8 +127,17 @@ func (s *summary) handle(ev event) {
 		delete(s.running, key)
 	case ev.Action == "pass":
 		s.counts["pass"]++
+		s.timeTop(ev)
 		delete(s.running, key)
 	}
+}
+
+// timeTop records how long ev's test ran when it is a top-level test.
+func (s *summary) timeTop(ev event) {
+	if strings.Contains(ev.Test, "/") {
+		return
+	}
+	s.slow = append(s.slow, timed{name: ev.Package[strings.LastIndex(ev.Package, "/")+1:] + "." + ev.Test, elapsed: ev.Elapsed})
 }
 
 // packageLine reports whether a package-level output line belongs in the
@@ -143,6 +164,14 @@ func reasonLines(lines []string) []string {
 // report prints the counts and every skip with its reason.
 func (s *summary) report() {
 	fmt.Fprintf(s.out, "\ntests: %d passed, %d failed, %d skipped\n", s.counts["pass"], s.counts["fail"], s.counts["skip"])
+	sort.Slice(s.slow, func(i, j int) bool { return s.slow[i].elapsed > s.slow[j].elapsed })
+	var top []string
+	for _, t := range s.slow[:min(slowest, len(s.slow))] {
+		top = append(top, fmt.Sprintf("%s %.1fs", t.name, t.elapsed))
+	}
+	if len(top) > 0 {
+		fmt.Fprintf(s.out, "slowest: %s\n", strings.Join(top, ", "))
+	}
 	if len(s.skips) == 0 {
 		return
 	}
