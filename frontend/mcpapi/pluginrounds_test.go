@@ -134,7 +134,7 @@ func answerAll(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, er
 // requests at once, prompts/get intro); a plugin that asks forever is
 // stopped after 8 rounds with a JSON-RPC error saying so, and a client
 // without the elicitation capability gets -32603 naming the input
-// request and the capability.
+// request and the capability. An OpenTool caller gets tool error 500.
 func TestPluginRoundsWithSession(t *testing.T) {
 	r := newRig(t, nil, mcpapi.Config{}, "./testkit/plugins/rounds")
 	asked := make(chan string, 64)
@@ -169,6 +169,11 @@ func TestPluginRoundsWithSession(t *testing.T) {
 	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "forever", Arguments: map[string]any{}})
 	if err == nil || !strings.Contains(err.Error(), "more than 8 rounds") {
 		t.Errorf("forever: %v, want the error of more than 8 rounds", err)
+	}
+
+	// An OpenTool caller cannot answer a round: tool error 500.
+	if _, _, body := httpDo(t, http.MethodPost, r.url+"/opentool/call", apiKey, `{"jsonrpc":"2.0","method":"register","params":{},"id":1}`); !strings.Contains(body, `"code":500`) || !strings.Contains(body, "only an MCP client can answer") {
+		t.Errorf("register over /opentool/call: %s, want tool error 500 saying only an MCP client can answer", body)
 	}
 
 	bare := r.connect(t, modes[2], nil)
