@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/frontend/mcpapi"
+	"github.com/opentool-host/opentool-host/testkit"
 )
 
 // A plugin's own multi-round-trip requests (SEP-2322,
@@ -181,5 +183,32 @@ func TestPluginRoundsWithSession(t *testing.T) {
 	var je *jsonrpc.Error
 	if !errors.As(err, &je) || je.Code != -32603 || !strings.Contains(je.Message, `input request "name"`) || !strings.Contains(je.Message, "did not declare the elicitation capability") {
 		t.Errorf("register without elicitation: %v, want -32603 naming the input request and the capability", err)
+	}
+}
+
+// TestPluginRoundsOnStdio: a 2025-11-25 client of the stdio front end
+// (Server.Stdio, as opentool-host mcp serves it) has no session id but is
+// asked on its connection: register's two rounds are answered by the host
+// and the client gets the result.
+func TestPluginRoundsOnStdio(t *testing.T) {
+	h := testkit.StartHost(t, nil, "./testkit/plugins/rounds")
+	s := mcpapi.New(h, mcpapi.Config{Logger: testkit.Logger(t)})
+	toServer, clientOut := io.Pipe()
+	clientIn, fromServer := io.Pipe()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ss, err := s.MCP().Connect(ctx, s.Stdio(&mcp.IOTransport{Reader: toServer, Writer: fromServer}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ss.Close(); clientOut.Close(); fromServer.Close() })
+	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{ElicitationHandler: answerAll})
+	cs, err := c.Connect(ctx, &mcp.IOTransport{Reader: clientIn, Writer: clientOut}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if got := ok(t, call(t, cs, "register", map[string]any{})); got["name"] != "sdk-name" || got["color"] != "sdk-color" {
+		t.Errorf("register on stdio = %v", got)
 	}
 }
