@@ -43,6 +43,13 @@
 // folder. The module is not on a proxy: in the plugin's go.mod, add
 // `replace github.com/opentool-host/opentool-host => /path/to/opentool-host`
 // and run `go mod tidy` (docs/writing-plugins.md has the steps).
+//
+// Beyond result objects (plugin protocol 3, mcp.go): MCP results with
+// content blocks (ResultFunc), progress and log messages, questions to
+// the calling MCP client during a call (Elicit, CreateMessage, ListRoots)
+// or in rounds of the function's own (InputRequired, read back with
+// InputResponses and RequestState: rounds.go), and MCP catalogs
+// (Cataloger).
 package pluginsdk
 
 import (

@@ -43,6 +43,8 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 		}
 		if s.fromMCPServer(name) { // not call_tool: a round of its own is the host's
 			ctx = withRevision(ctx, req.Session)
+		} else {
+			run = s.pluginRounds(req, run) // a plugin's own rounds (pluginrounds.go)
 		}
 		if sessionlessCall(req) {
 			return s.inRounds(ctx, req, name, run) // it may ask the client (inputrequired.go)
@@ -95,7 +97,7 @@ func (s *Server) mcpResult(name string, b []byte) (*mcp.CallToolResult, error) {
 		return s.callError(name, &host.Error{Kind: host.KindResultRejected, Function: name,
 			Message: "the plugin's MCP result does not decode: " + err.Error(), Err: err})
 	}
-	if r.Content == nil && !r.NeedsInput() {
+	if r.Content == nil && !r.NeedsInput() && r.InputRequests == nil {
 		r.Content = []mcp.Content{}
 	}
 	return &r, nil

@@ -178,12 +178,15 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 }
 
 // getPrompt is the prompts/get handler of every served prompt.
+// A plugin's round is served as a tool's (promptRounds).
 func (s *Server) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-	var res mcp.GetPromptResult
-	if err := s.route(withRevision(ctx, req.Session), "prompts/get", "", req.Params, &res); err != nil {
-		return nil, err
-	}
-	return &res, nil
+	return s.promptRounds(ctx, req, func(p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
+		var res mcp.GetPromptResult
+		if err := s.route(withRevision(ctx, req.Session), "prompts/get", "", p, &res); err != nil {
+			return nil, err
+		}
+		return &res, nil
+	})
 }
 
 // complete is the completion/complete handler (MCP "Utilities:

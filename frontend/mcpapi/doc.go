@@ -129,5 +129,8 @@
 // does without them; the SDK checks its required headers. A plugin's
 // question to such a client becomes an input_required round
 // (inputrequired.go), or -32021 when the client did not declare the
-// capability (exchange.go).
+// capability (exchange.go). A plugin's own round (pluginsdk.InputRequired:
+// its keys, its requestState) reaches such a client as written, and is
+// answered by the host for an older client with a session
+// (pluginrounds.go).
 package mcpapi

@@ -61,6 +61,7 @@ func (s *Server) exchange(ctx context.Context, req *mcp.CallToolRequest) *host.E
 	if meta := req.Params.GetMeta(); len(meta) > 0 {
 		x.Meta, _ = json.Marshal(meta) // decoded JSON: encodes
 	}
+	x.Meta = retryMeta(ctx, x.Meta) // a retry of the plugin's round (pluginrounds.go)
 	ss := req.Session
 	if ss == nil {
 		return x

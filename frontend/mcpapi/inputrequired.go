@@ -144,7 +144,7 @@ func (s *Server) inRounds(ctx context.Context, req *mcp.CallToolRequest, name st
 		r.InputResponses, r.RequestState = req.Params.InputResponses, state
 		return run(ctx)
 	}
-	if state != "" {
+	if state != "" && s.held.hostShaped(state) { // else the plugin's own (pluginrounds.go)
 		hc, err := s.held.resume(state, owner, name)
 		if err != nil {
 			return nil, err

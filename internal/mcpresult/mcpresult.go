@@ -7,6 +7,8 @@
 // docs/writing-plugins.md and declared/mcpadapter/doc.go:
 //
 //	CallToolResult                     OpenTool
+//	inputRequests (an input_required   tool error 500: only an MCP client can
+//	round, MCP 2026-07-28 SEP-2322)    answer it (roundMessage)
 //	isError: true                      tool error 500, message the text blocks'
 //	                                   text joined by "\n" ("the MCP tool reported
 //	                                   an error without text" when there is none)
@@ -44,7 +46,11 @@ type result struct {
 	Content           json.RawMessage `json:"content"`
 	StructuredContent json.RawMessage `json:"structuredContent"`
 	IsError           bool            `json:"isError"`
+	InputRequests     json.RawMessage `json:"inputRequests"`
 }
+
+// roundMessage is the projection's tool error for an input_required round.
+const roundMessage = "the function asked its caller for input (an input_required round of MCP 2026-07-28), which only an MCP client can answer"
 
 // block is the part of a content block the projection reads.
 type block struct {
@@ -72,7 +78,9 @@ func Project(b []byte) ([]byte, error) {
 	}
 	text := joinText(blocks)
 	sc := bytes.TrimSpace(r.StructuredContent)
-	switch {
+	switch ir := bytes.TrimSpace(r.InputRequests); {
+	case len(ir) > 0 && string(ir) != "null":
+		return nil, &ToolError{Message: roundMessage}
 	case r.IsError:
 		if text == "" {
 			text = "the MCP tool reported an error without text"

@@ -18,6 +18,9 @@
 //     the host never sent.
 //   - rich: a Go SDK plugin of protocol 3: content blocks (ResultFunc),
 //     progress and log messages, an elicitation request.
+//   - rounds: a Go SDK plugin whose functions and prompt ask their MCP
+//     client in input_required rounds of their own (SEP-2322,
+//     pluginsdk.InputRequired), with a signed requestState.
 //   - sdkstrict: the argument strictness fixture of the Go SDK, with its
 //     Python and Node twins beside it (opentool-plugin-pystrict,
 //     opentool-plugin-nodestrict): the functions of
