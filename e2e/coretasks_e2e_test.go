@@ -51,6 +51,7 @@ func ctNode(t *testing.T) (node, modules string) {
 // as its task's, then the host's completed; a 2026-07-28 client of the
 // extension gets the same call as an extension task.
 func TestEverythingResearchQueryAsCoreTask(t *testing.T) {
+	t.Parallel() // waits on Node servers and clients most of its time: beside the other Node tests
 	node, modules := ctNode(t)
 	dir := t.TempDir()
 	srv := map[string]any{"command": node, "args": []string{filepath.Join(modules, "@modelcontextprotocol", "server-everything", "dist", "index.js"), "stdio"}}
@@ -238,6 +239,7 @@ func checkSlept(t *testing.T, out coreClientOut) {
 // tasks/get, tasks/result and tasks/cancel of it are -32602, and so is
 // the extension's tasks/get.
 func TestCoreTasksTypeScriptClient(t *testing.T) {
+	t.Parallel() // waits on Node servers and clients most of its time: beside the other Node tests
 	node, modules := ctNode(t)
 	dir := t.TempDir()
 	testkit.InstallPlugin(t, dir, "faulty", "./testkit/plugins/faulty")
@@ -308,6 +310,7 @@ func TestCoreTasksTypeScriptClient(t *testing.T) {
 // tasks/get, tasks/result, tasks/list, and notifications/tasks/status on
 // stdout when the task completes.
 func TestCoreTasksOverStdio(t *testing.T) {
+	t.Parallel() // waits on Node servers and clients most of its time: beside the other Node tests
 	node, modules := ctNode(t)
 	dir := t.TempDir()
 	testkit.InstallPlugin(t, dir, "faulty", "./testkit/plugins/faulty")
@@ -324,6 +327,7 @@ func TestCoreTasksOverStdio(t *testing.T) {
 // the extension's dialect (a 2026-07-28 client) still refuses the core's
 // own methods with -32601.
 func TestCoreTasksStateless(t *testing.T) {
+	t.Parallel() // waits on Node servers and clients most of its time: beside the other Node tests
 	node, modules := ctNode(t)
 	dir := t.TempDir()
 	testkit.InstallPlugin(t, dir, "faulty", "./testkit/plugins/faulty")

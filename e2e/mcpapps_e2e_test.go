@@ -243,6 +243,7 @@ func uiCaps() *mcp.ClientCapabilities {
 // it (mimeType text/html;profile=mcp-app) is the server's own; the UI
 // client calls get-time through the host.
 func TestMCPAppsThroughHost(t *testing.T) {
+	t.Parallel() // waits on Node servers and clients most of its time: beside the other Node tests
 	node, modules := npmServer(t, "the MCP Apps example server", "@modelcontextprotocol/server-basic-vanillajs", "@modelcontextprotocol/ext-apps", "@modelcontextprotocol/server")
 	// The script runs from a folder whose node_modules are the suite's.
 	app := t.TempDir()
