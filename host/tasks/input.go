@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"strconv"
 	"time"
 )
@@ -50,10 +51,14 @@ func (m *Manager) Ask(ctx context.Context, id string, request json.RawMessage) (
 		if r.Status.Terminal() {
 			return nil
 		}
-		if r.InputRequests == nil {
-			r.InputRequests = map[string]json.RawMessage{}
+		// A new map: a record read before (MemoryStore's copies share
+		// it) is never changed under its reader.
+		reqs := maps.Clone(r.InputRequests)
+		if reqs == nil {
+			reqs = map[string]json.RawMessage{}
 		}
-		r.InputRequests[key] = request
+		reqs[key] = request
+		r.InputRequests = reqs
 		r.Status, r.LastUpdatedAt = InputRequired, time.Now().UTC()
 		return nil
 	})
@@ -113,13 +118,14 @@ func (m *Manager) withdraw(ctx context.Context, id, key string) {
 // again when none is left.
 func (m *Manager) drop(ctx context.Context, id string, keys []string) error {
 	_, err := m.cfg.Store.Update(ctx, id, func(r *Record) error {
-		n := len(r.InputRequests)
+		reqs := maps.Clone(r.InputRequests) // as in Ask
 		for _, k := range keys {
-			delete(r.InputRequests, k)
+			delete(reqs, k)
 		}
-		if len(r.InputRequests) == n {
+		if len(reqs) == len(r.InputRequests) {
 			return nil
 		}
+		r.InputRequests = reqs
 		if len(r.InputRequests) == 0 {
 			r.InputRequests = nil
 			if r.Status == InputRequired {
