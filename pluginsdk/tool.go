@@ -39,16 +39,16 @@
 //			Add(pluginsdk.Func("hello", "Greet someone.", hello)))
 //	}
 //
+// Build it as opentool-plugin-hello and drop it into the host's plugins
+// folder. The module is not on a proxy: in the plugin's go.mod, add
+// `replace github.com/opentool-host/opentool-host => /path/to/opentool-host`
+// and run `go mod tidy` (docs/writing-plugins.md has the steps).
+//
 // For MCP clients a function may say more (mcp.go: ResultFunc, Progress,
 // Log, Elicit, CreateMessage, ListRoots) and declare whether its calls
 // may, must or must not be tasks (tasks.go: WithTaskSupport; during a
 // task a request to the client makes it input_required, and a
 // ProtocolError ends it failed).
-//
-// Build it as opentool-plugin-hello and drop it into the host's plugins
-// folder. The module is not on a proxy: in the plugin's go.mod, add
-// `replace github.com/opentool-host/opentool-host => /path/to/opentool-host`
-// and run `go mod tidy` (docs/writing-plugins.md has the steps).
 package pluginsdk
 
 import (
