@@ -143,16 +143,8 @@ func (s *Server) withExecution(lr *mcp.ListToolsResult, defs map[string]json.Raw
 // toolWithExecution is t as the SDK writes it with "execution":
 // {"taskSupport": ts}.
 func toolWithExecution(t *mcp.Tool, ts string) (json.RawMessage, error) {
-	b, err := json.Marshal(t)
-	if err != nil {
-		return nil, err
-	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, err
-	}
-	m["execution"], _ = json.Marshal(opentool.Execution{TaskSupport: ts}) // a struct of a string: encodes
-	return json.Marshal(m)
+	ex, _ := json.Marshal(opentool.Execution{TaskSupport: ts}) // a struct of a string: encodes
+	return overlay{"execution": ex}.write(t)
 }
 
 // callAsRequiredTask starts run, a tools/call whose function requires a
