@@ -143,7 +143,8 @@ func (m *Manager) drop(ctx context.Context, id string, keys []string) error {
 // of the task waits for is ignored (as the extension's tasks/update
 // says), so is a second response to a key. It returns once the record no
 // longer shows the answered requests. Errors: ErrElsewhere when rec's
-// call runs on another replica and it has requests waiting; the store's.
+// call runs on another replica and a response answers one of its
+// requests; the store's.
 func (m *Manager) Answer(ctx context.Context, rec Record, responses map[string]json.RawMessage) error {
 	if len(responses) == 0 {
 		return nil
@@ -160,8 +161,10 @@ func (m *Manager) Answer(ctx context.Context, rec Record, responses map[string]j
 	}
 	m.mu.Unlock()
 	if len(deliver) == 0 {
-		if rec.Replica != m.cfg.Replica && len(rec.InputRequests) > 0 {
-			return ErrElsewhere
+		for k := range responses {
+			if _, ok := rec.InputRequests[k]; ok && rec.Replica != m.cfg.Replica {
+				return ErrElsewhere
+			}
 		}
 		return nil
 	}

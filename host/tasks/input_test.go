@@ -14,10 +14,13 @@ import (
 // key changes nothing, the response to its key resumes the call (working
 // again, then completed with what the call made of it); a call cannot
 // have more than MaxInputRequests waiting; a task cancelled while it
-// waits ends cancelled without its requests.
+// waits ends cancelled without its requests. Another replica cannot
+// deliver a response (ErrElsewhere) but ignores unknown keys.
 func TestAskAndAnswer(t *testing.T) {
 	stores(t, func(t *testing.T, newStore func() tasks.Store) {
-		m := newManager(t, tasks.Config{Store: newStore()})
+		store := newStore()
+		m := newManager(t, tasks.Config{Store: store, Replica: "a"})
+		other := newManager(t, tasks.Config{Store: store, Replica: "b"})
 		ctx := context.Background()
 		request := json.RawMessage(`{"method":"elicitation/create","params":{"message":"name?"}}`)
 		ids := make(chan string, 1)
@@ -31,6 +34,12 @@ func TestAskAndAnswer(t *testing.T) {
 		got := waitStatus(t, m, "k", rec.ID, tasks.InputRequired)
 		if d := got.Detailed(); len(d.InputRequests) != 1 || string(d.InputRequests["input-1"]) != string(request) {
 			t.Fatalf("input_required task shows %v, want input-1: %s", d.InputRequests, request)
+		}
+		if err := other.Answer(ctx, got, map[string]json.RawMessage{"input-1": json.RawMessage(`{}`)}); !errors.Is(err, tasks.ErrElsewhere) {
+			t.Errorf("an answer on another replica: %v, want ErrElsewhere", err)
+		}
+		if err := other.Answer(ctx, got, map[string]json.RawMessage{"input-9": json.RawMessage(`{}`)}); err != nil {
+			t.Errorf("an unknown key on another replica: %v, want it ignored", err)
 		}
 		if err := m.Answer(ctx, got, map[string]json.RawMessage{"input-9": json.RawMessage(`{}`)}); err != nil {
 			t.Fatal(err)
