@@ -48,8 +48,10 @@
 // content blocks (ResultFunc), progress and log messages, questions to
 // the calling MCP client during a call (Elicit, CreateMessage, ListRoots)
 // or in rounds of the function's own (InputRequired, read back with
-// InputResponses and RequestState: rounds.go), and MCP catalogs
-// (Cataloger).
+// InputResponses and RequestState: rounds.go), MCP catalogs (Cataloger),
+// and whether its calls may, must or must not be tasks (tasks.go:
+// WithTaskSupport; during a task a request to the client makes it
+// input_required, and a ProtocolError ends it failed).
 package pluginsdk
 
 import (

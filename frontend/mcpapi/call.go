@@ -152,7 +152,9 @@ func (s *Server) answer(name string, obj []byte, err error) (*mcp.CallToolResult
 // An unknown tool is the JSON-RPC error -32602 "unknown tool" that the
 // SDK gives for tools it does not know (MCP "Tools", "Error Handling":
 // protocol errors), naming the tool call_tool named for a call through it
-// (the answer of calling it by name). Every other failure is a result with isError, so
+// (the answer of calling it by name); so is a tool's own error whose code
+// is a JSON-RPC reserved code (protocolError: pluginsdk.ProtocolError),
+// with the tool's code and message. Every other failure is a result with isError, so
 // that the model sees it and can react (tool execution errors):
 //   - KindTool: the tool's own message;
 //   - KindInvalidParams: "invalid params: PATH: FAULT; ..." (the SDK's
@@ -173,6 +175,10 @@ func (s *Server) callError(name string, err error) (*mcp.CallToolResult, error) 
 			name = e.Function // the function call_tool named
 		}
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name) + e.DidYouMean()}
+	}
+	if je := protocolError(e); je != nil {
+		s.cfg.Logger.Debug("MCP call failed with a protocol error", "tool", name, "code", e.Code, "error", e)
+		return nil, je
 	}
 	text := e.Error()
 	switch e.Kind {

@@ -99,12 +99,16 @@ func (s *Server) exchange(ctx context.Context, req *mcp.CallToolRequest) *host.E
 	held, _ := ctx.Value(heldKey{}).(*heldCall)
 	stateless := ss.ID() == "" && req.Extra != nil && req.Extra.Header != nil && held == nil && !s.notes.onStdio()
 	x.Request = func(rctx context.Context, method string, params []byte) ([]byte, error) {
-		if err := canAsk(ss, method, stateless); err != nil {
+		id, inTask := taskOf(ctx) // the request waits in the task (taskexec.go)
+		if err := canAsk(ss, method, stateless && !inTask); err != nil {
 			var missing *missingCapability
 			if errors.As(err, &missing) {
 				refuseCall(ctx, missing.rpc())
 			}
 			return nil, err
+		}
+		if inTask {
+			return s.askInTask(rctx, id, method, params)
 		}
 		if held != nil {
 			return held.ask(rctx, method, params)

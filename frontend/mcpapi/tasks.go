@@ -13,6 +13,7 @@ import (
 	"github.com/opentool-host/opentool-host/host/access"
 	"github.com/opentool-host/opentool-host/host/tasks"
 	"github.com/opentool-host/opentool-host/host/tasks/mcptasks"
+	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
 
 // The MCP Tasks extension (io.modelcontextprotocol/tasks,
@@ -55,15 +56,15 @@ import (
 //	                              the call is cancelled in the plugin (at
 //	                              once on this replica, at the running
 //	                              replica's next lease renewal on another)
-//	Task Update Requests          tasks/update: acknowledged; the host never
-//	                              asks for input (input_required), so no key
-//	                              is outstanding and every response is
-//	                              ignored, as the section says. Once the call
-//	                              is a task its request is answered: the
-//	                              plugin's progress and log messages are
-//	                              dropped, its requests to the client
-//	                              (exchange.go) fail (the SDK refuses a
-//	                              write to a finished request's stream)
+//	Task Update Requests          a plugin's request to the client during a
+//	                              task makes it input_required with the
+//	                              request under inputRequests (taskexec.go);
+//	                              tasks/update: acknowledged, its
+//	                              inputResponses go to the requests that
+//	                              wait, any other key is ignored, as the
+//	                              section says. Once the call is a task its
+//	                              request is answered: the plugin's progress
+//	                              and log messages are dropped
 //	Task Status Notifications     notifications/tasks on a subscriptions/listen
 //	                              stream whose params.notifications.taskIds
 //	                              names tasks of the key and whose _meta opts
@@ -81,11 +82,10 @@ import (
 //	                              created it; each tasks/* request passes the
 //	                              key and rate checks of every request
 //
-// The host has no function that requires a task: a tool that an MCP
-// server behind the host marks execution.taskSupport "required" is
+// A plugin's function may require or forbid a task (taskexec.go). A tool
+// that an MCP server behind the host marks execution.taskSupport "required" is
 // called as a task by its adapter (package mcpadapter, tasks.go and
-// coretasks.go), so a plain tools/call of it is answered too and
-// tools/call never answers -32021; it is listed with taskSupport as the
+// coretasks.go), so a plain tools/call of it is answered too; it is listed with taskSupport as the
 // server wrote it (tools.go, verbatim), so that a 2025-11-25 client may
 // ask for a core task (coretasks.go).
 // notifications/tasks goes around the SDK, onto the listen stream's
@@ -139,15 +139,21 @@ func (s *Server) taskMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		}
 		cr, ok := req.(*mcp.CallToolRequest)
-		switch {
-		case !ok || cr.Params == nil || !s.callable(ctx, cr.Params.Name):
-			return next(ctx, method, req)
-		case wantsCoreTask(cr):
-			return s.callAsCoreTask(ctx, next, method, cr)
-		case !mcptasks.Allows(cr.Params.Meta):
+		if !ok || cr.Params == nil || !s.callable(ctx, cr.Params.Name) {
 			return next(ctx, method, req)
 		}
-		return s.callAsTask(ctx, next, method, cr)
+		ts := s.taskSupport(cr.Params.Name) // taskexec.go
+		switch {
+		case wantsCoreTask(cr) && ts == opentool.TaskSupportForbidden:
+			return nil, forbidsTask(cr.Params.Name)
+		case wantsCoreTask(cr):
+			return s.callAsCoreTask(ctx, next, method, cr)
+		case !mcptasks.Allows(cr.Params.Meta) && ts == opentool.TaskSupportRequired:
+			return nil, needsTask(cr, cr.Params.Name)
+		case !mcptasks.Allows(cr.Params.Meta), ts == opentool.TaskSupportForbidden:
+			return next(ctx, method, req)
+		}
+		return s.callAsTask(ctx, next, method, cr, ts == opentool.TaskSupportRequired)
 	}
 }
 
@@ -165,21 +171,27 @@ func (s *Server) callable(ctx context.Context, name string) bool {
 // callAsTask runs tools/call req through next (the SDK's call path and
 // Server.handler) under tasks.Manager.StartAfter: answered as is when it
 // ends within --task-after, else with a CreateTaskResult while it goes
-// on. Until it becomes a task, the request's end (the client gone, its
+// on; a call whose function requires a task (required) is one at once. Until it becomes a task, the request's end (the client gone, its
 // notifications/cancelled) cancels it as any call; after, only
 // tasks/cancel, the key's revocation or the host's shutdown do.
-func (s *Server) callAsTask(ctx context.Context, next mcp.MethodHandler, method string, req *mcp.CallToolRequest) (mcp.Result, error) {
+func (s *Server) callAsTask(ctx context.Context, next mcp.MethodHandler, method string, req *mcp.CallToolRequest, required bool) (mcp.Result, error) {
 	ctx, stop := withRequestCancel(ctx) // a stateless POST's end ends the call until it is a task
 	defer stop()
+	ta := &taskAsk{required: required, decided: make(chan struct{})}
+	ctx = context.WithValue(ctx, taskAskKey{}, ta) // the plugin's requests wait in the task (taskexec.go)
 	owner := access.GrantFrom(ctx).Name()
 	name := req.Params.Name
+	origin := tasks.Origin{FrontEnd: FrontEnd, Function: name}
+	if required {
+		return s.callAsRequiredTask(ctx, ta, owner, origin, s.taskRun(next, method, req, nil))
+	}
 	var (
 		plain    mcp.Result // what next returned, for a call answered as is
 		plainErr error
 	)
 	run := s.taskRun(next, method, req, func(res mcp.Result, err error) { plain, plainErr = res, err })
-	origin := tasks.Origin{FrontEnd: FrontEnd, Function: name}
 	_, rec, _ := s.cfg.Tasks.StartAfter(ctx, owner, origin, s.cfg.Tasks.After(), run)
+	ta.decide(rec)
 	if rec == nil {
 		return plain, plainErr // run ended: StartAfter waited for it
 	}
@@ -301,13 +313,18 @@ func (s *Server) tasksCancel(ctx context.Context, _ *mcp.ServerSession, p *mcpta
 }
 
 // tasksUpdate serves tasks/update (extension, "Task Update Requests"):
-// the host's tasks never ask for input, so no key is outstanding and the
-// responses are ignored; the task must exist for the key.
+// the responses go to the requests of the task's call that wait
+// (taskexec.go, answerTask); a response to a key no request waits for is
+// ignored; the task must exist for the key.
 func (s *Server) tasksUpdate(ctx context.Context, _ *mcp.ServerSession, p *mcptasks.UpdateTaskParams) (*mcptasks.AckResult, error) {
 	if p == nil {
 		p = &mcptasks.UpdateTaskParams{}
 	}
-	if _, err := s.lookupTask(ctx, mcptasks.MethodUpdate, p.TaskID, p.Meta); err != nil {
+	rec, err := s.lookupTask(ctx, mcptasks.MethodUpdate, p.TaskID, p.Meta)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.answerTask(ctx, rec, p.InputResponses); err != nil {
 		return nil, err
 	}
 	return &mcptasks.AckResult{ResultType: mcptasks.ResultTypeComplete}, nil

@@ -147,7 +147,7 @@ type toolList struct {
 // toolList: the definitions those servers list to the client of ctx
 // (clientDefs).
 func (s *Server) toolList(ctx context.Context, lr *mcp.ListToolsResult) mcp.Result {
-	defs := s.clientDefs(ctx, lr)
+	defs := s.withExecution(lr, s.clientDefs(ctx, lr)) // taskexec.go
 	if !slices.ContainsFunc(lr.Tools, func(t *mcp.Tool) bool { return defs[t.Name] != nil }) {
 		return lr
 	}

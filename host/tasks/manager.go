@@ -68,6 +68,7 @@ type Manager struct {
 
 	mu      sync.Mutex
 	running map[string]context.CancelCauseFunc // task id → cancel of its call, on this replica
+	inputs  map[string]*inputWaits             // task id → its call's requests waiting for the client (input.go)
 	wg      sync.WaitGroup
 	closed  bool
 	stop    chan struct{}
@@ -285,6 +286,7 @@ func (m *Manager) execute(ctx context.Context, cancel context.CancelCauseFunc, r
 			return nil // failed meanwhile (a lease judged over): keep it
 		}
 		r.Status, r.StatusMessage, r.Result, r.Error = final.Status, final.StatusMessage, final.Result, final.Error
+		r.InputRequests = nil
 		r.LastUpdatedAt = time.Now().UTC()
 		ended = true
 		return nil
@@ -357,6 +359,7 @@ func outcome(ctx context.Context, result json.RawMessage, err error) Record {
 func (m *Manager) forget(id string) {
 	m.mu.Lock()
 	delete(m.running, id)
+	delete(m.inputs, id)
 	m.mu.Unlock()
 }
 

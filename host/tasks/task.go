@@ -81,6 +81,10 @@ type Record struct {
 	CancelRequested bool `json:"cancelRequested,omitempty"`
 	// Origin is the request that started the task (StartFrom, StartAfter).
 	Origin Origin `json:"origin"`
+	// InputRequests are the requests of the task's call that wait for
+	// the client (Manager.Ask), by key, each a JSON-RPC request object
+	// {"method", "params"}; set while the status is InputRequired.
+	InputRequests map[string]json.RawMessage `json:"inputRequests,omitempty"`
 }
 
 // Origin is the request a task's call came from, kept in its record so
@@ -108,17 +112,19 @@ func (r *Record) size() int64 { return int64(len(r.Result) + len(r.Error)) }
 // Detailed is a task as the extension's DetailedTask shows it (tasks/get,
 // notifications/tasks; CreateTaskResult adds resultType): taskId, status,
 // statusMessage, createdAt and lastUpdatedAt (RFC 3339), ttlMs,
-// pollIntervalMs, and result (completed) or error (failed).
+// pollIntervalMs, and result (completed), error (failed) or inputRequests
+// (input_required: SEP-2322's InputRequests, by key).
 type Detailed struct {
-	TaskID         string          `json:"taskId"`
-	Status         Status          `json:"status"`
-	StatusMessage  string          `json:"statusMessage,omitempty"`
-	CreatedAt      string          `json:"createdAt"`
-	LastUpdatedAt  string          `json:"lastUpdatedAt"`
-	TTLMs          int64           `json:"ttlMs"`
-	PollIntervalMs int64           `json:"pollIntervalMs,omitempty"`
-	Result         json.RawMessage `json:"result,omitempty"`
-	Error          json.RawMessage `json:"error,omitempty"`
+	TaskID         string                     `json:"taskId"`
+	Status         Status                     `json:"status"`
+	StatusMessage  string                     `json:"statusMessage,omitempty"`
+	CreatedAt      string                     `json:"createdAt"`
+	LastUpdatedAt  string                     `json:"lastUpdatedAt"`
+	TTLMs          int64                      `json:"ttlMs"`
+	PollIntervalMs int64                      `json:"pollIntervalMs,omitempty"`
+	Result         json.RawMessage            `json:"result,omitempty"`
+	Error          json.RawMessage            `json:"error,omitempty"`
+	InputRequests  map[string]json.RawMessage `json:"inputRequests,omitempty"`
 }
 
 // Detailed returns r in the extension's wire shape.
@@ -133,6 +139,8 @@ func (r *Record) Detailed() Detailed {
 		d.Result = r.Result
 	case Failed:
 		d.Error = r.Error
+	case InputRequired:
+		d.InputRequests = r.InputRequests
 	}
 	return d
 }

@@ -63,6 +63,10 @@ func (f *Function) Clone() *Function {
 	}
 	out.Meta = cloneRaw(f.Meta)
 	out.MCPTool = cloneRaw(f.MCPTool)
+	if f.Execution != nil {
+		ex := *f.Execution
+		out.Execution = &ex
+	}
 	return out
 }
 

@@ -104,6 +104,9 @@ func buildFunction(n *node) Function {
 	}
 	f.Meta = n.get("_meta").raw()
 	f.MCPTool = n.get("mcpTool").raw()
+	if ex := n.get("execution"); ex != nil {
+		f.Execution = &Execution{TaskSupport: str(ex.get("taskSupport"))}
+	}
 	return f
 }
 

@@ -156,6 +156,38 @@ type Function struct {
 	// (package mcpadapter), never from a plugin process. An extension,
 	// written "mcpTool"; validation checks only that it is an object.
 	MCPTool json.RawMessage `json:"mcpTool,omitempty"`
+	// Execution is how the function may be run (MCP Tool "execution",
+	// ToolExecution); nil when the function says nothing (a task is then
+	// the host's choice: --task-after). An extension, written
+	// "execution" as MCP names it, served on /mcp.
+	Execution *Execution `json:"execution,omitempty"`
+}
+
+// The values of Execution.TaskSupport (MCP ToolExecution.taskSupport).
+const (
+	// TaskSupportForbidden: a call is never run as a task.
+	TaskSupportForbidden = "forbidden"
+	// TaskSupportOptional: a call may be run as a task (the host's
+	// default for a function that says nothing).
+	TaskSupportOptional = "optional"
+	// TaskSupportRequired: a call is always run as a task; a client that
+	// cannot take one is refused.
+	TaskSupportRequired = "required"
+)
+
+// Execution is MCP ToolExecution: how a function may be run.
+type Execution struct {
+	// TaskSupport is TaskSupportForbidden, TaskSupportOptional or
+	// TaskSupportRequired; "" when not said (as optional).
+	TaskSupport string `json:"taskSupport,omitempty"`
+}
+
+// TaskSupport is f's Execution.TaskSupport, "" when f has no Execution.
+func (f *Function) TaskSupport() string {
+	if f == nil || f.Execution == nil {
+		return ""
+	}
+	return f.Execution.TaskSupport
 }
 
 // Annotations are the hints of MCP "ToolAnnotations" (MCP 2025-06-18 and

@@ -108,7 +108,8 @@ func Validate(doc *OpenTool) error {
 //     destructiveHint, idempotentHint and openWorldHint booleans), icons
 //     an array of objects (src a required string; mimeType and theme
 //     strings; sizes strings), _meta and mcpTool objects (mcpTool, an MCP
-//     server's own definition, is not checked further). The document's refused is
+//     server's own definition, is not checked further), execution an
+//     object whose taskSupport is "forbidden", "optional" or "required". The document's refused is
 //     an array of objects with kind, name and reason (required strings).
 //     The JSON Schemas themselves (inputSchema, outputSchema, the extra
 //     keywords of a Schema Object) are not checked here: the host compiles
@@ -297,7 +298,7 @@ func (v *validator) function(fn *node, p *jpath, first map[string]*jpath) {
 
 // extensions checks the extension members of a function: inputSchema
 // (an object schema), outputSchema (an object), title, annotations,
-// icons, _meta and mcpTool (MCP "Tool").
+// icons, _meta, mcpTool and execution (MCP "Tool").
 func (v *validator) extensions(fn *node, p *jpath) {
 	if in := v.optional(fn, p, "inputSchema", kindObject); in != nil {
 		if t := in.get("type"); t == nil || t.kind != kindString || t.s != TypeObject {
@@ -335,6 +336,15 @@ func (v *validator) extensions(fn *node, p *jpath) {
 	}
 	v.optional(fn, p, "_meta", kindObject)
 	v.optional(fn, p, "mcpTool", kindObject)
+	if ex := v.optional(fn, p, "execution", kindObject); ex != nil {
+		if ts := v.optional(ex, p.field("execution"), "taskSupport", kindString); ts != nil {
+			switch ts.s {
+			case TaskSupportForbidden, TaskSupportOptional, TaskSupportRequired:
+			default:
+				v.add(ts.off, p.field("execution").field("taskSupport"), "must be %q, %q or %q, not %q", TaskSupportForbidden, TaskSupportOptional, TaskSupportRequired, ts.s)
+			}
+		}
+	}
 }
 
 // parameter checks one Parameter object; seen maps names to their paths.

@@ -33,6 +33,9 @@
 //   - sessionmcp: an MCP server (Go SDK, stdio) whose "whoami" reports
 //     what its client session shows it (clientInfo, extensions, roots,
 //     log level, its pid) and whose "emit" logs a marker after the call.
+//   - taskfns: a Go SDK plugin whose functions require or forbid a task
+//     (pluginsdk.WithTaskSupport), ask for input during one, or fail
+//     with a JSON-RPC error (pluginsdk.ProtocolError).
 //   - declared: not a program: the stand-in for declared.Serve in host
 //     tests (host.Config.Declared).
 //   - hostilemcp: an MCP server over stdio, written by hand, that attacks

@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/host/tasks"
+	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
 
 // Extension is the extension's identifier ("Extension Identifier"): the
@@ -58,11 +59,12 @@ const (
 
 // The values of a tool's execution.taskSupport (MCP 2025-11-25, Tool,
 // ToolExecution): whether a client may (optional), must (required) or
-// must not (forbidden, the default) call the tool as a task.
+// must not (forbidden, the default) call the tool as a task: the
+// OpenTool document's (opentool.Function.Execution).
 const (
-	TaskSupportForbidden = "forbidden"
-	TaskSupportOptional  = "optional"
-	TaskSupportRequired  = "required"
+	TaskSupportForbidden = opentool.TaskSupportForbidden
+	TaskSupportOptional  = opentool.TaskSupportOptional
+	TaskSupportRequired  = opentool.TaskSupportRequired
 )
 
 // TaskParams are the params of tasks/get and tasks/cancel ("Task
