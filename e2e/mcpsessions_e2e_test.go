@@ -243,3 +243,44 @@ func TestMCPListingSessionsHoldNoServer(t *testing.T) {
 		t.Errorf("a third calling session: %s (isError %v), want the limit named", out, isErr)
 	}
 }
+
+// TestMCPPromptsFromTheClientsOwnSession: a prompts/get of a client
+// session that has a session of its own with a per-client server (made at
+// its first call) is answered by that session, so the server answers it
+// as it knows that client (its clientInfo); one without, by the shared
+// session, and none is made for it.
+func TestMCPPromptsFromTheClientsOwnSession(t *testing.T) {
+	dir := t.TempDir()
+	sessDeclare(t, dir, "who", nil)
+	hp := startHostProc(t, dir)
+	shared := msServerPID(t, hp.url, hp.cmd.Process.Pid, "who")
+	prompt := func(c *sessClient) string {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		res, err := c.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "whoami"})
+		if err != nil || len(res.Messages) != 1 {
+			t.Fatalf("prompts/get whoami: %v %+v", err, res)
+		}
+		tc, _ := res.Messages[0].Content.(*mcp.TextContent)
+		if tc == nil {
+			t.Fatalf("prompts/get whoami: %+v, want a text message", res.Messages[0])
+		}
+		return tc.Text
+	}
+
+	a := sessConnect(t, hp.url, "client-a", "file:///a", "")
+	b := sessConnect(t, hp.url, "client-b", "file:///b", "")
+	if w := a.whoami(t); w.Client != "client-a" || w.PID == shared {
+		t.Fatalf("client-a's call: %+v (shared pid %d), want its own session", w, shared)
+	}
+	if got := prompt(a); got != "client-a" {
+		t.Errorf("client-a's prompts/get after its call: %q, want client-a (its own session's)", got)
+	}
+	if got := prompt(b); got == "client-b" || got == "" {
+		t.Errorf("client-b's prompts/get before any call: %q, want the shared session's client", got)
+	}
+	if kids := msChildren(hp.cmd.Process.Pid); len(kids) != 2 {
+		t.Errorf("server processes: %v, want the shared one and client-a's (b's prompt made none)", kids)
+	}
+}

@@ -36,8 +36,9 @@ import (
 //	subscribe, resources/unsubscribe,   returns the server's result, or its JSON-RPC
 //	prompts/get, completion/complete    error as it is (code, message, data); a
 //	                                    client's subscribe and unsubscribe on its
-//	                                    own session (catalogSession), the rest on
-//	                                    the shared one
+//	                                    own session, the rest on it once it has
+//	                                    one, else on the shared one
+//	                                    (catalogSession)
 //	tools/list (a client's own          HandleMCP "tools/list" (clientTools): the
 //	upstream session, clients.go)       tools the server lists to the MCP client
 //	                                    on the request's context
@@ -131,16 +132,18 @@ func (a *Adapter) HandleMCP(ctx context.Context, method string, params json.RawM
 }
 
 // catalogSession returns the session method goes to: for a caller of
-// 2026-07-28, the session of that revision (sessionless.go); for
-// resources/subscribe and resources/unsubscribe of an MCP client session
-// (mcpsession.From) with a session of its own (clients.go), that session,
-// made now for a subscribe (MCP "Resources", Subscriptions: the server
-// then sends its notifications/resources/updated on it, which reach that
-// client only), marked on ctx (mcpsession.MarkOwn); nil, for an
-// unsubscribe of a client without one (ended with its server, or never
-// made: nothing is subscribed there). Everything else: the shared
-// session. Errors: sessionlessFor's and sessionFor's (ctx's, the limit,
-// the connection's failure).
+// 2026-07-28, the session of that revision (sessionless.go); for an MCP
+// client session (mcpsession.From) of a per-client server (clients.go):
+// resources/subscribe to its own session, made now if it has none (MCP
+// "Resources", Subscriptions: the server then sends its
+// notifications/resources/updated on it, which reach that client only),
+// marked on ctx (mcpsession.MarkOwn); resources/unsubscribe to its own
+// session, nil when it has none (ended with its server, or never made:
+// nothing is subscribed there); any other (resources/read, prompts/get,
+// completion/complete) to its own session when it has one (the server's
+// state of that client), else the shared session, none being made for
+// it. Everything else: the shared session. Errors: sessionlessFor's and
+// sessionFor's (ctx's, the limit, the connection's failure).
 func (a *Adapter) catalogSession(ctx context.Context, method string) (*mcp.ClientSession, error) {
 	u, err := a.sessionlessFor(ctx)
 	if err != nil {
@@ -150,15 +153,26 @@ func (a *Adapter) catalogSession(ctx context.Context, method string) (*mcp.Clien
 		return u.cs, nil // a caller of 2026-07-28: its params (_meta, retry) go as they came (sessionless.go)
 	}
 	sess := mcpsession.From(ctx)
-	if sess == nil || a.opts.Shared || (method != "resources/subscribe" && method != "resources/unsubscribe") {
+	if sess == nil || a.opts.Shared {
 		return a.cs, nil
 	}
-	mcpsession.MarkOwn(ctx)
-	if method == "resources/unsubscribe" {
+	switch method {
+	case "resources/subscribe":
+		mcpsession.MarkOwn(ctx)
+		cs, _, err := a.sessionFor(ctx)
+		return cs, err
+	case "resources/unsubscribe":
+		mcpsession.MarkOwn(ctx)
 		return a.ownSession(ctx, sess)
 	}
-	cs, _, err := a.sessionFor(ctx)
-	return cs, err
+	// A read, a prompt, a completion: the client's own session once it has
+	// one (what the server keeps per session is that client's), else the
+	// shared one; none is made for it.
+	cs, err := a.ownSession(ctx, sess)
+	if err != nil || cs != nil {
+		return cs, err
+	}
+	return a.cs, nil
 }
 
 // decodeParams decodes a request's params. Errors: a -32602

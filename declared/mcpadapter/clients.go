@@ -39,9 +39,10 @@ import (
 // client session beyond is refused its calls with a JSON-RPC error naming
 // the limit (never served by the shared session instead). The shared
 // session keeps serving OpenTool and OTC callers, MCP requests without a
-// session id, the catalog (resources, prompts: their lists, reads, gets,
-// completions) and the tool list the host routes calls by; a client
-// session's tools/list is its own (clientTools).
+// session id, the catalog's lists (resources, templates, prompts), the
+// reads, gets and completions of client sessions without a session of
+// their own (catalogSession), and the tool list the host routes calls by;
+// a client session's tools/list is its own (clientTools).
 
 // DefaultMaxSessions is the default of Options.MaxSessions.
 const DefaultMaxSessions = 16

@@ -171,7 +171,7 @@ func (s *Server) catalogFault(it host.CatalogItem, why string, err error) {
 // and template: the host routes it to the serving plugin.
 func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	var res mcp.ReadResourceResult
-	if err := s.route(withRevision(ctx, req.Session), "resources/read", req.Params.URI, req.Params, &res); err != nil {
+	if err := s.route(s.catalogContext(ctx, req.Session), "resources/read", req.Params.URI, req.Params, &res); err != nil {
 		return nil, err
 	}
 	return &res, nil
@@ -182,7 +182,7 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 func (s *Server) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 	return s.promptRounds(ctx, req, func(p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
 		var res mcp.GetPromptResult
-		if err := s.route(withRevision(ctx, req.Session), "prompts/get", "", p, &res); err != nil {
+		if err := s.route(s.catalogContext(ctx, req.Session), "prompts/get", "", p, &res); err != nil {
 			return nil, err
 		}
 		return &res, nil
@@ -193,10 +193,18 @@ func (s *Server) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp
 // Completion"): the plugin that serves the ref completes.
 func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 	var res mcp.CompleteResult
-	if err := s.route(withRevision(ctx, req.Session), "completion/complete", "", req.Params, &res); err != nil {
+	if err := s.route(s.catalogContext(ctx, req.Session), "completion/complete", "", req.Params, &res); err != nil {
 		return nil, err
 	}
 	return &res, nil
+}
+
+// catalogContext is the context of a catalog request on session ss: its
+// revision (withRevision) and its client's mcpsession.Session
+// (withClient), so that a declared MCP server with a session of that
+// client's own answers it there (mcpadapter, catalogSession).
+func (s *Server) catalogContext(ctx context.Context, ss *mcp.ServerSession) context.Context {
+	return s.withClient(withRevision(ctx, ss), ss)
 }
 
 // route sends method with params (naming resource uri, or "") through

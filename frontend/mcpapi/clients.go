@@ -15,9 +15,9 @@ import (
 )
 
 // Each MCP session with an Mcp-Session-Id has one mcpsession.Session,
-// made at its first tools/call, logging/setLevel or resources/subscribe
-// and put on the context of its tools/calls and resources/subscribe and
-// unsubscribe (withClient): a declared MCP server gives
+// made at its first tools/call, logging/setLevel, resources/subscribe,
+// read, prompt or completion, and put on the context of each of those
+// (withClient, catalogContext): a declared MCP server gives
 // that client an upstream session of its own (mcpadapter, sessions.go).
 // The identity is the SDK's *mcp.ServerSession the request came on,
 // never anything in the request. Stateless requests and sessions of

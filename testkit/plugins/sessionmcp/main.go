@@ -6,7 +6,9 @@
 // now), "level" (the last logging/setLevel, "" for none)}; tool "emit"
 // with {"marker": S} sends notifications/message at level "info" with
 // data S after its result, outside any call (once its result is written
-// and 100 ms have passed). It exits when its stdin ends.
+// and 100 ms have passed); prompt "whoami" answers with one user message
+// whose text is the session's clientInfo.name. It exits when its stdin
+// ends.
 package main
 
 import (
@@ -32,7 +34,7 @@ type emitArgs struct {
 
 func main() {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "sessionmcp", Version: "1.0.0"}, &mcp.ServerOptions{
-		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{}},
+		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{}, Prompts: &mcp.PromptCapabilities{}},
 	})
 	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -52,6 +54,13 @@ func main() {
 			_ = ss.Log(context.Background(), &mcp.LoggingMessageParams{Level: "info", Data: a.Marker})
 		}()
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil, nil
+	})
+	srv.AddPrompt(&mcp.Prompt{Name: "whoami", Description: "The client name this session's client gave."}, func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		name := ""
+		if ip := req.Session.InitializeParams(); ip != nil && ip.ClientInfo != nil {
+			name = ip.ClientInfo.Name
+		}
+		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: name}}}}, nil
 	})
 	if err := srv.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		log.Print(err)
