@@ -163,16 +163,6 @@ func goBuild(t *testing.T, root, dir, name, pkg string) string {
 	return bin
 }
 
-// hasFlag reports whether `bin run --help` mentions flag.
-func hasFlag(t *testing.T, bin, flag string) bool {
-	t.Helper()
-	out, err := exec.Command(bin, "run", "--help").CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s run --help: %v\n%s", bin, err, out)
-	}
-	return strings.Contains(string(out), flag+" ")
-}
-
 // declare writes dir/everything.mcp.json declaring server everything as
 // the binary bin (over stdio), with up to 64 client sessions of its own
 // (maxSessions): the suite never ends a session (no DELETE), so each

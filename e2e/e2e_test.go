@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -24,29 +23,11 @@ import (
 type hostProc struct {
 	cmd  *exec.Cmd
 	url  string // http://127.0.0.1:PORT
-	logs *syncBuffer
+	logs *testkit.SyncBuffer
 	done chan struct{}
 	// logged is closed once every line the host wrote is in logs (after
 	// done).
 	logged chan struct{}
-}
-
-// syncBuffer is a bytes.Buffer safe for one writer and many readers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) WriteString(x string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.b.WriteString(x)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func startHostProc(t *testing.T, dir string, extra ...string) *hostProc {
@@ -78,7 +59,7 @@ func startHostProcUnder(t *testing.T, wrap []string, dir, marker string, extra .
 	args = append(args, extra...)
 	argv := append(slices.Clone(wrap), append([]string{bin}, args...)...)
 	cmd := exec.Command(argv[0], argv[1:]...)
-	logs := &syncBuffer{}
+	logs := &testkit.SyncBuffer{}
 	pr, pw := io.Pipe()
 	cmd.Stderr = pw
 	hp := &hostProc{cmd: cmd, url: "http://" + addr, logs: logs, done: make(chan struct{}), logged: make(chan struct{})}
@@ -89,7 +70,7 @@ func startHostProcUnder(t *testing.T, wrap []string, dir, marker string, extra .
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
 		once := false
 		for sc.Scan() {
-			logs.WriteString(sc.Text() + "\n")
+			_, _ = io.WriteString(logs, sc.Text()+"\n")
 			if !once && strings.Contains(sc.Text(), marker) {
 				once = true
 				close(ready)

@@ -2,7 +2,6 @@ package e2e_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -23,30 +22,12 @@ import (
 	"github.com/opentool-host/opentool-host/testkit"
 )
 
-// lockedBuffer is a bytes.Buffer safe for concurrent writes and reads.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // mcpStdio is a real `opentool-host mcp` process and the SDK client
 // session connected to it over its stdin/stdout.
 type mcpStdio struct {
 	cs       *mcp.ClientSession
 	cmd      *exec.Cmd
-	stderr   *lockedBuffer
+	stderr   *testkit.SyncBuffer
 	stateDir string
 }
 
@@ -54,7 +35,7 @@ type mcpStdio struct {
 // mcp.CommandTransport and returns once every plugin started.
 func startMCPStdio(t *testing.T, dir string, opts *mcp.ClientOptions) *mcpStdio {
 	t.Helper()
-	m := &mcpStdio{stderr: &lockedBuffer{}, stateDir: t.TempDir()}
+	m := &mcpStdio{stderr: &testkit.SyncBuffer{}, stateDir: t.TempDir()}
 	m.cmd = exec.Command(testkit.Build(t, "./cmd/opentool-host"), "mcp", "--dir", dir, "--log-level", "debug", "--state-dir", m.stateDir, "--call-timeout", "20s")
 	m.cmd.Stderr = m.stderr
 	started := mcpStarted(m.cmd)
@@ -83,7 +64,7 @@ func startMCPStdio(t *testing.T, dir string, opts *mcp.ClientOptions) *mcpStdio 
 func mcpStarted(cmd *exec.Cmd) <-chan struct{} {
 	started := make(chan struct{})
 	var once sync.Once
-	seen := &lockedBuffer{}
+	seen := &testkit.SyncBuffer{}
 	prev := cmd.Stderr
 	cmd.Stderr = msWriter(func(s string) {
 		if prev != nil {
@@ -325,7 +306,7 @@ func TestMCPStdioOnlyMCPOnStdoutAndSIGTERM(t *testing.T) {
 	dir := t.TempDir()
 	testkit.InstallPlugin(t, dir, "faulty", "./testkit/plugins/faulty")
 	cmd := exec.Command(testkit.Build(t, "./cmd/opentool-host"), "mcp", "--dir", dir, "--log-level", "trace", "--state-dir", t.TempDir())
-	stderr := &lockedBuffer{}
+	stderr := &testkit.SyncBuffer{}
 	cmd.Stderr = stderr
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()

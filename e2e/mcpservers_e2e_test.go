@@ -171,8 +171,8 @@ func TestDeclaredServerOverMCPStdio(t *testing.T) {
 	msDeclare(t, dir, "notes")
 	bin := testkit.Build(t, "./cmd/opentool-host")
 	cmd := exec.Command(bin, "mcp", "--dir", dir, "--state-dir", t.TempDir(), "--log-level", "debug")
-	var stderr syncBuffer
-	cmd.Stderr = msWriter(stderr.WriteString)
+	var stderr testkit.SyncBuffer
+	cmd.Stderr = &stderr
 	started := mcpStarted(cmd)
 	cs := msClient(t, &mcp.CommandTransport{Command: cmd})
 	waitMCPStarted(t, started)

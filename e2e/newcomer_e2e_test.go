@@ -410,7 +410,7 @@ func TestMCPStdioServesPluginsAsTheyComeUp(t *testing.T) {
 	// The plugin comes up only once the test opens the gate.
 	ncScript(t, dir, "gated", "#!/bin/sh\nwhile [ ! -e "+gate+" ]; do sleep 0.05; done\nexec "+mock+"\n")
 	cmd := exec.Command(testkit.Build(t, "./cmd/opentool-host"), "mcp", "--dir", dir, "--state-dir", t.TempDir(), "--start-timeout", "60s")
-	stderr := &lockedBuffer{}
+	stderr := &testkit.SyncBuffer{}
 	cmd.Stderr = stderr
 	changed := make(chan struct{}, 16)
 	opts := &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} }}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"golang.org/x/sys/unix"
 	"net"
 	"os"
 	"os/exec"
@@ -14,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // The test binary is its own launcher and its own confined program,
@@ -401,8 +402,3 @@ func TestConfinedInterpreters(t *testing.T) {
 }
 
 func firstLine(s string) string { line, _, _ := strings.Cut(s, "\n"); return line }
-
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return lines[len(lines)-1]
-}
