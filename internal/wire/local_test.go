@@ -47,6 +47,31 @@ func next(t *testing.T, c *Call) (Event, error) {
 	return Event{}, nil
 }
 
+// limitCall is the call named cf.Name that both tests of a Local's
+// limits make: "big" sends a result over 50 bytes, "ask" sends a request
+// and returns its answer, "wait" waits for its context; any other name is
+// a 404.
+func limitCall(ctx context.Context, cf *CallFrame, out CallOut) *ToolError {
+	switch cf.Name {
+	case "big":
+		if err := out.Send(make([]byte, 100)); !errors.Is(err, ErrResultTooLarge) {
+			return &ToolError{Code: 500, Message: "an oversized result was taken"}
+		}
+		return nil
+	case "ask":
+		res, err := out.Peer().Request(ctx, "roots/list", nil)
+		if err != nil {
+			return &ToolError{Code: 500, Message: err.Error()}
+		}
+		_ = out.Send(res)
+		return nil
+	case "wait":
+		<-ctx.Done()
+		return &ToolError{Code: 499, Message: "canceled"}
+	}
+	return &ToolError{Code: 404, Message: "no " + cf.Name}
+}
+
 // TestLocalCall: a call on a Local gets its results, messages and the
 // caller's _meta in order, its end after them; the limits of the other
 // transports hold (one result for a unary call, the result size, cancel,
@@ -69,26 +94,11 @@ func TestLocalCall(t *testing.T) {
 				return &ToolError{Code: 500, Message: "a second result was taken"}
 			}
 			return nil
-		case "big":
-			if err := out.Send(make([]byte, 100)); !errors.Is(err, ErrResultTooLarge) {
-				return &ToolError{Code: 500, Message: "an oversized result was taken"}
-			}
-			return nil
-		case "ask":
-			res, err := out.Peer().Request(ctx, "roots/list", nil)
-			if err != nil {
-				return &ToolError{Code: 500, Message: err.Error()}
-			}
-			_ = out.Send(res)
-			return nil
-		case "wait":
-			<-ctx.Done()
-			return &ToolError{Code: 499, Message: "canceled"}
 		case "stuck":
 			<-release // ignores its context, as a stuck plugin would
 			return nil
 		}
-		return &ToolError{Code: 404, Message: "no " + cf.Name}
+		return limitCall(ctx, cf, out)
 	}}
 	c := NewLocalClient(p, 50, stopped)
 	ctx := context.Background()
@@ -167,21 +177,8 @@ func TestLocalCallInline(t *testing.T) {
 			}
 			go func() { <-ctx.Done(); late <- out.Peer().Notify("notifications/progress", nil) }()
 			return nil
-		case "big":
-			_ = out.Send(make([]byte, 100))
-			return nil
-		case "ask":
-			res, err := out.Peer().Request(ctx, "roots/list", nil)
-			if err != nil {
-				return &ToolError{Code: 500, Message: err.Error()}
-			}
-			_ = out.Send(res)
-			return nil
-		case "wait":
-			<-ctx.Done()
-			return &ToolError{Code: 499, Message: "canceled"}
 		}
-		return &ToolError{Code: 404, Message: "no " + cf.Name}
+		return limitCall(ctx, cf, out)
 	}}}
 	c := NewLocalClient(p, 50, stopped)
 	ctx := context.Background()
