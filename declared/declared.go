@@ -23,10 +23,21 @@ import (
 // calling process (wire.Local; not yet started: the host calls its Run):
 // command tools when l.Commands is set, else the MCP server l.Server.
 // s starts its programs; log receives what the MCP client reports (the
-// conversion's warnings, a failed relist).
+// conversion's warnings, a failed relist). An MCP server's unary calls
+// run on the caller's goroutine (wire.Inline); command tools' in a
+// goroutine each, as a plugin's.
 func Serve(l decl.Launch, s *launcher.Starter, log hclog.Logger) wire.Local {
 	if l.Commands != nil {
 		return pluginsdk.Local(cmdtool.New(l, s))
 	}
-	return pluginsdk.Local(mcpadapter.New(l, log, mcpadapter.Options{Starter: s, Shared: l.Server.Sessions == decl.SessionsShared, MaxSessions: l.Server.MaxSessions}))
+	return inline{pluginsdk.Local(mcpadapter.New(l, log, mcpadapter.Options{Starter: s, Shared: l.Server.Sessions == decl.SessionsShared, MaxSessions: l.Server.MaxSessions}))}
 }
+
+// inline is a declared MCP server's plugin: the host's own MCP client,
+// every wait of whose calls ends with the call's context (the server's
+// answer, a session, the relay's fence, a task's polls), so the host runs
+// its unary calls on the caller's goroutine (wire.Inline).
+type inline struct{ wire.Local }
+
+// CallsInline implements wire.Inline.
+func (inline) CallsInline() bool { return true }

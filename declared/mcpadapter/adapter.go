@@ -263,23 +263,27 @@ func (a *Adapter) CallJSON(ctx context.Context, name string, args []byte) ([]byt
 // the server's result passed on as an MCP result, so that MCP clients of
 // the host receive what the server returned: every content block with
 // its annotations, structuredContent, isError and _meta. The result's
-// JSON as the server wrote it goes on as it is (Result.MCPJSON) when it
-// is valid UTF-8; else, and for a task's result, the decoded result
-// (callResult). Errors: as CallJSON's, but an isError result is a
-// result.
+// JSON as the server wrote it goes on as it is (Result.MCPJSON, with
+// the SDK's decoding of it as Result.MCP) when it is valid UTF-8: nothing
+// more of it is decoded or encoded here. Else, and for a task's result,
+// the decoded result goes on (callResult). Errors: as CallJSON's, but an
+// isError result is a result.
 func (a *Adapter) CallResult(ctx context.Context, name string, args []byte) (pluginsdk.Result, error) {
 	res, raw, err := a.callTool(ctx, name, args)
 	if err != nil {
 		return pluginsdk.Result{}, err
 	}
+	if raw != nil && utf8.Valid(raw) { // else the decoded strings carry U+FFFD instead
+		if err := refuseInput(res, relayed(ctx)); err != nil {
+			return pluginsdk.Result{}, err
+		}
+		return pluginsdk.Result{MCP: res, MCPJSON: raw}, nil
+	}
 	r, err := callResult(res, relayed(ctx))
 	if err != nil {
 		return pluginsdk.Result{}, err
 	}
-	if raw != nil && !utf8.Valid(raw) {
-		raw = nil // the decoded strings carry U+FFFD instead
-	}
-	return pluginsdk.Result{MCP: r, MCPJSON: raw}, nil
+	return pluginsdk.Result{MCP: r}, nil
 }
 
 // callTool sends tools/call of the MCP tool served as name and returns

@@ -71,25 +71,35 @@ func rawSinkOf(ctx context.Context) rawSink {
 type rawConn struct {
 	mcp.Connection
 	mu      sync.Mutex
-	pending map[jsonrpc.ID]rawSink // request id → sink, until its response
+	pending map[jsonrpc.ID]pendingRaw // request id → sink, until its response
+}
+
+// pendingRaw is the sink of a request awaiting its response, and how to
+// stop the clean-up armed for it.
+type pendingRaw struct {
+	sink rawSink
+	stop func() bool // context.AfterFunc's stop
 }
 
 // newRawConn wraps c.
 func newRawConn(c mcp.Connection) *rawConn {
-	return &rawConn{Connection: c, pending: map[jsonrpc.ID]rawSink{}}
+	return &rawConn{Connection: c, pending: map[jsonrpc.ID]pendingRaw{}}
 }
 
 // Write implements mcp.Connection.
 func (c *rawConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
 		if sink := rawSinkOf(ctx); sink != nil {
-			c.mu.Lock()
-			c.pending[req.ID] = sink
-			c.mu.Unlock()
 			// A request given up keeps its entry a while, for a late
 			// answer (lateResults), not for ever: a server need not
-			// answer a cancelled request.
-			context.AfterFunc(ctx, func() { time.AfterFunc(lateResults, func() { c.take(req.ID) }) })
+			// answer a cancelled request. A request answered drops its
+			// entry (take) and this clean-up with it: no goroutine and
+			// no timer per answered call.
+			c.mu.Lock()
+			c.pending[req.ID] = pendingRaw{sink: sink, stop: context.AfterFunc(ctx, func() {
+				time.AfterFunc(lateResults, func() { c.take(req.ID) })
+			})}
+			c.mu.Unlock()
 		}
 		if wantsCoreTask(ctx, req.Method) { // coretasks.go
 			with := *req
@@ -111,13 +121,18 @@ func (c *rawConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	return msg, err
 }
 
-// take removes and returns the sink of request id.
+// take removes and returns the sink of request id (nil when none), and
+// stops its clean-up.
 func (c *rawConn) take(id jsonrpc.ID) rawSink {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	s := c.pending[id]
+	p, ok := c.pending[id]
 	delete(c.pending, id)
-	return s
+	c.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	p.stop()
+	return p.sink
 }
 
 // rawResponses is an http.RoundTripper whose requests sent with a

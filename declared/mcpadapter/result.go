@@ -38,8 +38,8 @@ func rawArgs(args []byte) json.RawMessage {
 // input-required result otherwise: in 2025-11-25 servers send those
 // requests during the call, and OpenTool callers cannot answer them.
 func callResult(res *mcp.CallToolResult, relayed bool) (*mcp.CallToolResult, error) {
-	if res.NeedsInput() && !relayed {
-		return nil, pluginsdk.ToolFailure("the MCP tool asked the client for input (elicitation or sampling), which opentool-host cannot give")
+	if err := refuseInput(res, relayed); err != nil {
+		return nil, err
 	}
 	if twin := textTwin(res); twin != nil {
 		r := *res
@@ -47,6 +47,15 @@ func callResult(res *mcp.CallToolResult, relayed bool) (*mcp.CallToolResult, err
 		res = &r
 	}
 	return res, nil
+}
+
+// refuseInput is callResult's error for an input-required result res
+// (relayed: as callResult's), else nil.
+func refuseInput(res *mcp.CallToolResult, relayed bool) error {
+	if res.NeedsInput() && !relayed {
+		return pluginsdk.ToolFailure("the MCP tool asked the client for input (elicitation or sampling), which opentool-host cannot give")
+	}
+	return nil
 }
 
 // resultJSON is the OpenTool result (a JSON object) of a tools/call

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"sync"
 	"sync/atomic"
 
 	"github.com/opentool-host/opentool-host/host/core"
@@ -38,9 +37,10 @@ type localPlugin struct {
 	// ended is closed once Run returned; status is then why.
 	ended  chan struct{}
 	status atomic.Pointer[string]
-	// done is closed by stop and kill: the calls still in flight end.
-	done     chan struct{}
-	doneOnce sync.Once
+	// done ends with stop and kill (endCalls): the calls still in
+	// flight end.
+	done     context.Context
+	endCalls context.CancelFunc
 	// group is the cgroup shared by the commands of command tools, nil
 	// for a server (each server process gets its own) or without cgroups.
 	group *cgroup.Group
@@ -59,7 +59,8 @@ func startLocal(sv *Supervisor, inst *instance, f discover.FileRef, pol discover
 	if err != nil {
 		return fmt.Errorf("declared plugin: %w", err)
 	}
-	lp := &localPlugin{ended: make(chan struct{}), done: make(chan struct{})}
+	lp := &localPlugin{ended: make(chan struct{})}
+	lp.done, lp.endCalls = context.WithCancel(context.Background())
 	if l.Commands != nil && sv.Cgroups != nil {
 		if lp.group, err = sv.Cgroups.Child(inst.name); err != nil {
 			return fmt.Errorf("cgroup: %w", err)
@@ -152,14 +153,14 @@ func (lp *localPlugin) exitStatus() string {
 // shut down (stdin closed, then SIGTERM, then SIGKILL, as the MCP stdio
 // transport asks). It does not wait.
 func (lp *localPlugin) stop() {
-	lp.doneOnce.Do(func() { close(lp.done) })
+	lp.endCalls()
 	lp.stopRun()
 	lp.removeGroup()
 }
 
 // kill ends the plugin at once: its program is SIGKILLed.
 func (lp *localPlugin) kill() {
-	lp.doneOnce.Do(func() { close(lp.done) })
+	lp.endCalls()
 	lp.plugin.Kill()
 	lp.stopRun()
 	lp.removeGroup()

@@ -71,7 +71,12 @@ var errNotSent = errors.New("instance gone before the call was sent")
 // result is rejected) the guard sends cancel on the stream and gives the
 // plugin Config.CancelGrace to end it before it kills the process. The
 // guard is armed before the stream is opened, so a connection that hangs
-// while opening it is bounded too.
+// while opening it is bounded too. A unary call of a declared plugin
+// served in the host's process that runs its calls inline
+// (wire.Client.Inline: the host's MCP client of a declared server) runs
+// on this goroutine, its results and messages handed over as they come
+// (wire.Call.Run): no goroutine and no channel between the caller and
+// the plugin.
 func (i *instance) send(ctx context.Context, r Request) error {
 	g := &guard{inst: i, fn: r.Function()}
 	stop := context.AfterFunc(ctx, g.cancel)
@@ -82,7 +87,13 @@ func (i *instance) send(ctx context.Context, r Request) error {
 	// the guard killed it).
 	inv := r.Invocation()
 	inv.Name = strings.TrimPrefix(inv.Name, i.prefix)
-	call, err := i.tool.Start(context.WithoutCancel(ctx), inv)
+	sctx := context.WithoutCancel(ctx)
+	if call := i.tool.Inline(sctx, inv); call != nil {
+		g.attach(call)
+		h := &events{inst: i, ctx: ctx, r: r, g: g, call: call, stream: inv.Stream}
+		return h.end(call.Run(h.event))
+	}
+	call, err := i.tool.Start(sctx, inv)
 	if err != nil {
 		killed := !g.end()
 		if !killed && (i.stopped.Load() || i.hasExited()) {
@@ -91,43 +102,66 @@ func (i *instance) send(ctx context.Context, r Request) error {
 		return i.endError(ctx, r, err, 0, killed)
 	}
 	g.attach(call)
-	var first error // why the call was cut short (emit failed, result rejected)
-	n := 0
+	h := &events{inst: i, ctx: ctx, r: r, g: g, call: call, stream: inv.Stream}
 	for {
 		ev, err := call.Next()
 		if err != nil {
-			killed := !g.end()
-			if first != nil {
-				return first
-			}
-			return i.endError(ctx, r, err, n, killed)
+			return h.end(err)
 		}
-		if ev.Message != nil {
-			if first == nil {
-				r.Message(ctx, call, ev.Message)
-			}
-			continue
-		}
-		item := ev.Data
-		if ev.MCP {
-			if inv.Stream {
-				first = r.Fail(core.KindResultRejected, i.name, "the plugin sent an MCP result for a streaming call", nil)
-				g.cancel()
-			}
-			r.SetMCP()
-		}
-		n++
-		core.MemTrim.Note(len(item))
-		if first != nil {
-			continue // draining after a cancel
-		}
-		if first = r.Accept(i.name, item, n); first == nil {
-			first = r.Emit(item)
-		}
-		if first != nil {
-			g.cancel()
-		}
+		h.event(ev)
 	}
+}
+
+// events is what one call in flight has sent: its results go to the
+// Request, its messages too until the call was cut short.
+type events struct {
+	inst   *instance
+	ctx    context.Context
+	r      Request
+	g      *guard
+	call   *wire.Call
+	stream bool
+	first  error // why the call was cut short (emit failed, result rejected)
+	n      int   // results and items taken
+}
+
+// event takes one thing the plugin sent.
+func (h *events) event(ev wire.Event) {
+	if ev.Message != nil {
+		if h.first == nil {
+			h.r.Message(h.ctx, h.call, ev.Message)
+		}
+		return
+	}
+	item := ev.Data
+	if ev.MCP {
+		if h.stream {
+			h.first = h.r.Fail(core.KindResultRejected, h.inst.name, "the plugin sent an MCP result for a streaming call", nil)
+			h.g.cancel()
+		}
+		h.r.SetMCP()
+	}
+	h.n++
+	core.MemTrim.Note(len(item))
+	if h.first != nil {
+		return // draining after a cancel
+	}
+	if h.first = h.r.Accept(h.inst.name, item, h.n); h.first == nil {
+		h.first = h.r.Emit(item)
+	}
+	if h.first != nil {
+		h.g.cancel()
+	}
+}
+
+// end is the call's error once the plugin ended it with err (io.EOF for
+// a normal end): why it was cut short, else endError's.
+func (h *events) end(err error) error {
+	killed := !h.g.end()
+	if h.first != nil {
+		return h.first
+	}
+	return h.inst.endError(h.ctx, h.r, err, h.n, killed)
 }
 
 // endError maps how a stream ended to the call's error (nil for success):

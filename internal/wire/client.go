@@ -54,9 +54,9 @@ type Client struct {
 
 	// local, when set, is the plugin served in the host's process
 	// (NewLocalClient): every method calls it directly.
-	local     Local
-	localMax  int
-	localDone <-chan struct{}
+	local        Local
+	localMax     int
+	localStopped context.Context
 }
 
 // NewClient wraps a toolpb client. Hosts normally get a *Client from

@@ -48,6 +48,19 @@ type Local interface {
 	Kill()
 }
 
+// Inline is implemented by a Local whose Call returns soon after its
+// context ends (the host's own MCP client of a declared server): the
+// host may then run its unary calls on the calling goroutine
+// (Client.Inline, Call.Run) instead of a goroutine of their own. Such a
+// call cannot be abandoned while it runs, so a Local whose Call may
+// ignore its context must not report true.
+type Inline interface {
+	Local
+	// CallsInline reports whether the plugin's unary calls may run on
+	// the caller's goroutine.
+	CallsInline() bool
+}
+
 // errLocalClosed ends the calls of a local client closed while they
 // ran.
 var errLocalClosed = errors.New("local plugin stopped")
@@ -59,19 +72,75 @@ const localEventBuffer = 16
 // NewLocalClient returns a Client for p, which runs in the host's
 // process: calls are function calls, results are the plugin's bytes as
 // they are. A result or item larger than maxResult bytes (0: no limit)
-// ends its call with ErrResultTooLarge (wrapped); closing done (the
-// host stopped the plugin) ends the calls still in flight with an error.
-func NewLocalClient(p Local, maxResult int, done <-chan struct{}) *Client {
-	return &Client{local: p, localMax: maxResult, localDone: done, v3: true}
+// ends its call with ErrResultTooLarge (wrapped); the end of stopped
+// (the host stopped the plugin; nil: never) ends the calls still in
+// flight with an error, and the context of each.
+func NewLocalClient(p Local, maxResult int, stopped context.Context) *Client {
+	if stopped == nil {
+		stopped = context.Background()
+	}
+	return &Client{local: p, localMax: maxResult, localStopped: stopped, v3: true}
 }
 
 // startLocal starts inv on c's Local in a goroutine of its own.
 func (c *Client) startLocal(ctx context.Context, inv Invocation) *localStream {
-	ctx, cancel := context.WithCancel(ctx)
-	s := &localStream{events: make(chan localEvent, localEventBuffer), cancel: cancel, done: c.localDone, max: c.localMax, ctx: ctx, stream: inv.Stream}
-	s.peer = NewPeer(s.message, inv.Meta)
-	go s.run(c.local, &CallFrame{Name: inv.Name, Arguments: inv.Args, Stream: inv.Stream, Meta: inv.Meta})
+	s := c.localStream(ctx, inv)
+	s.events = make(chan localEvent, localEventBuffer)
+	go s.run()
 	return s
+}
+
+// Inline returns unary call inv of c's plugin, to run on the calling
+// goroutine with Call.Run, when the plugin is served in the host's
+// process and runs its calls inline (Inline); nil otherwise: Start it.
+// ctx is the call's (Start's).
+func (c *Client) Inline(ctx context.Context, inv Invocation) *Call {
+	if il, ok := c.local.(Inline); !ok || inv.Stream || !il.CallsInline() {
+		return nil
+	}
+	return &Call{s: c.localStream(ctx, inv)}
+}
+
+// localStream is the stream of call inv on c's Local, not yet run: its
+// context ends with ctx, when the host cancels it, and when the plugin
+// is stopped.
+func (c *Client) localStream(ctx context.Context, inv Invocation) *localStream {
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(c.localStopped, cancel)
+	s := &localStream{plugin: c.local, frame: inv.frame(), cancel: func() { stop(); cancel() }, stopped: c.localStopped.Done(), max: c.localMax, ctx: ctx, stream: inv.Stream}
+	s.peer = NewPeer(s.message, inv.Meta)
+	return s
+}
+
+// frame is the CallFrame of inv.
+func (inv Invocation) frame() *CallFrame {
+	return &CallFrame{Name: inv.Name, Arguments: inv.Args, Stream: inv.Stream, Meta: inv.Meta}
+}
+
+// Run runs a call Client.Inline returned on the calling goroutine and
+// hands each result and message to handle as the plugin sends it, on the
+// goroutine that sends it: the result on this one, a message while the
+// call runs possibly on another. handle's calls are serialized, and none
+// comes after Run returned. Run returns what Next returns at the call's
+// end: io.EOF for a normal end, the tool's *ToolError, ErrResultTooLarge
+// wrapped, or an error when the plugin was stopped during the call.
+// Errors: also one for a call that is not inline, or was run before.
+func (c *Call) Run(handle func(Event)) error {
+	s, ok := c.s.(*localStream)
+	if !ok || s.events != nil || s.handle != nil {
+		return errors.New("wire: Run of a call that is not inline, or already ran")
+	}
+	s.handle = handle
+	end := s.call()
+	s.handleMu.Lock()
+	s.ended = true
+	s.handleMu.Unlock()
+	select {
+	case <-s.stopped:
+		return fmt.Errorf("%w: the plugin was stopped during the call", errLocalClosed)
+	default:
+		return end
+	}
 }
 
 // localEvent is an Event, or the call's end (err: io.EOF for a normal
@@ -82,59 +151,91 @@ type localEvent struct {
 }
 
 // localStream is one call on a Local: the callStream the host reads and
-// the CallOut the plugin writes.
+// the CallOut the plugin writes. A call Start made runs in a goroutine of
+// its own and hands its events to the host through events; an inline one
+// (Client.Inline) runs on the host's goroutine (Call.Run) and hands them
+// to handle.
 type localStream struct {
-	events chan localEvent
-	cancel context.CancelFunc
-	done   <-chan struct{}
-	max    int
-	ctx    context.Context
-	stream bool
-	peer   *Peer
+	plugin  Local
+	frame   *CallFrame
+	events  chan localEvent // nil for an inline call
+	cancel  context.CancelFunc
+	stopped <-chan struct{} // closed when the host stopped the plugin
+	max     int
+	ctx     context.Context
+	stream  bool
+	peer    *Peer
 
 	mu       sync.Mutex
 	sent     bool // a unary call's result went out
 	tooLarge int  // the size of a result over max, 0 when none
+
+	// An inline call's events: handleMu serializes handle's calls, and
+	// ended (set once the call returned) stops them.
+	handle   func(Event)
+	handleMu sync.Mutex
+	ended    bool
 }
 
 var _ CallOut = (*localStream)(nil)
 
 // run runs the call and puts its end after everything it sent.
-func (s *localStream) run(p Local, cf *CallFrame) {
+func (s *localStream) run() {
+	end := s.call()
+	select {
+	case s.events <- localEvent{err: end}:
+	case <-s.stopped:
+	}
+}
+
+// call runs the call and returns its end as Next reports it: io.EOF for
+// a normal end, the tool's error, or ErrResultTooLarge wrapped.
+func (s *localStream) call() error {
 	defer s.cancel()
-	te := p.Call(s.ctx, cf, s)
+	te := s.plugin.Call(s.ctx, s.frame, s)
 	s.peer.Close()
 	s.mu.Lock()
 	sent, tooLarge := s.sent, s.tooLarge
 	s.mu.Unlock()
-	var end error = io.EOF
 	switch {
 	case tooLarge > 0:
-		end = fmt.Errorf("%w: %d bytes, limit %d", ErrResultTooLarge, tooLarge, s.max)
+		return fmt.Errorf("%w: %d bytes, limit %d", ErrResultTooLarge, tooLarge, s.max)
 	case te != nil && !(sent && !s.stream):
-		end = &ToolError{Code: te.Code, Message: te.Message}
+		return &ToolError{Code: te.Code, Message: te.Message}
 	}
-	select {
-	case s.events <- localEvent{err: end}:
-	case <-s.done:
-	}
+	return io.EOF
 }
 
-// put hands ev to the host; it blocks while the host has
-// localEventBuffer events to read. Errors: the call was canceled or the
-// plugin stopped.
+// put hands ev to the host: for an inline call to handle, else through
+// events, blocking while the host has localEventBuffer events to read.
+// Errors: the call was canceled or has ended, or the plugin stopped.
 func (s *localStream) put(ev Event) error {
 	if err := s.ctx.Err(); err != nil {
 		return err
+	}
+	if s.handle != nil {
+		return s.deliver(ev)
 	}
 	select {
 	case s.events <- localEvent{ev: ev}:
 		return nil
 	case <-s.ctx.Done():
 		return s.ctx.Err()
-	case <-s.done:
+	case <-s.stopped:
 		return errLocalClosed
 	}
+}
+
+// deliver hands ev of an inline call to handle. Errors: the call has
+// ended.
+func (s *localStream) deliver(ev Event) error {
+	s.handleMu.Lock()
+	defer s.handleMu.Unlock()
+	if s.ended {
+		return errLocalClosed
+	}
+	s.handle(ev)
+	return nil
 }
 
 // result checks a result or item before it goes out. Errors: a second
@@ -183,12 +284,16 @@ func (s *localStream) message(m Message) error {
 	return s.put(Event{Message: &m})
 }
 
-// Next implements callStream.
+// Next implements callStream. Errors: also one for an inline call,
+// which has no events to read (Call.Run).
 func (s *localStream) Next() (Event, error) {
+	if s.events == nil {
+		return Event{}, errors.New("wire: Next of an inline call")
+	}
 	select {
 	case e := <-s.events:
 		return e.ev, e.err
-	case <-s.done:
+	case <-s.stopped:
 		return Event{}, fmt.Errorf("%w: the plugin was stopped during the call", errLocalClosed)
 	}
 }

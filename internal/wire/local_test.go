@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"slices"
 	"testing"
 	"time"
 )
@@ -46,12 +47,37 @@ func next(t *testing.T, c *Call) (Event, error) {
 	return Event{}, nil
 }
 
+// limitCall is the call named cf.Name that both tests of a Local's
+// limits make: "big" sends a result over 50 bytes, "ask" sends a request
+// and returns its answer, "wait" waits for its context; any other name is
+// a 404.
+func limitCall(ctx context.Context, cf *CallFrame, out CallOut) *ToolError {
+	switch cf.Name {
+	case "big":
+		if err := out.Send(make([]byte, 100)); !errors.Is(err, ErrResultTooLarge) {
+			return &ToolError{Code: 500, Message: "an oversized result was taken"}
+		}
+		return nil
+	case "ask":
+		res, err := out.Peer().Request(ctx, "roots/list", nil)
+		if err != nil {
+			return &ToolError{Code: 500, Message: err.Error()}
+		}
+		_ = out.Send(res)
+		return nil
+	case "wait":
+		<-ctx.Done()
+		return &ToolError{Code: 499, Message: "canceled"}
+	}
+	return &ToolError{Code: 404, Message: "no " + cf.Name}
+}
+
 // TestLocalCall: a call on a Local gets its results, messages and the
 // caller's _meta in order, its end after them; the limits of the other
 // transports hold (one result for a unary call, the result size, cancel,
 // a reply to nothing, the plugin stopped).
 func TestLocalCall(t *testing.T) {
-	done := make(chan struct{})
+	stopped, stop := context.WithCancel(context.Background())
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) })
 	p := &fakeLocal{call: func(ctx context.Context, cf *CallFrame, out CallOut) *ToolError {
@@ -68,28 +94,13 @@ func TestLocalCall(t *testing.T) {
 				return &ToolError{Code: 500, Message: "a second result was taken"}
 			}
 			return nil
-		case "big":
-			if err := out.Send(make([]byte, 100)); !errors.Is(err, ErrResultTooLarge) {
-				return &ToolError{Code: 500, Message: "an oversized result was taken"}
-			}
-			return nil
-		case "ask":
-			res, err := out.Peer().Request(ctx, "roots/list", nil)
-			if err != nil {
-				return &ToolError{Code: 500, Message: err.Error()}
-			}
-			_ = out.Send(res)
-			return nil
-		case "wait":
-			<-ctx.Done()
-			return &ToolError{Code: 499, Message: "canceled"}
 		case "stuck":
 			<-release // ignores its context, as a stuck plugin would
 			return nil
 		}
-		return &ToolError{Code: 404, Message: "no " + cf.Name}
+		return limitCall(ctx, cf, out)
 	}}
-	c := NewLocalClient(p, 50, done)
+	c := NewLocalClient(p, 50, stopped)
 	ctx := context.Background()
 
 	call, _ := c.Start(ctx, Invocation{Name: "ok", Args: []byte(`{"a":1}`), Meta: []byte(`{"k":1}`)})
@@ -128,8 +139,112 @@ func TestLocalCall(t *testing.T) {
 	}
 
 	call, _ = c.Start(ctx, Invocation{Name: "stuck"})
-	close(done)
+	stop()
 	if _, err := next(t, call); err == nil || errors.Is(err, io.EOF) {
 		t.Fatalf("a call of a stopped plugin ended with %v", err)
+	}
+}
+
+// inlineLocal is a fakeLocal whose calls run inline (Inline).
+type inlineLocal struct{ fakeLocal }
+
+func (*inlineLocal) CallsInline() bool { return true }
+
+// TestLocalCallInline: a unary call of an Inline Local runs on the
+// caller's goroutine (Call.Run): its messages, sent from another
+// goroutine while it runs, and its result reach handle in the order sent
+// and none after Run returned; a request is answered while the call
+// waits; the limits hold as for a call in a goroutine (one result, the
+// result size, cancel); stopping the plugin ends the call's context and
+// the call; a streaming call, or a Local that is not Inline, is not run
+// inline.
+func TestLocalCallInline(t *testing.T) {
+	stopped, stop := context.WithCancel(context.Background())
+	late := make(chan error, 1)
+	p := &inlineLocal{fakeLocal{call: func(ctx context.Context, cf *CallFrame, out CallOut) *ToolError {
+		switch cf.Name {
+		case "ok":
+			sent := make(chan error, 1)
+			go func() { sent <- out.Peer().Notify("notifications/progress", []byte(`{"progress":1}`)) }()
+			if err := <-sent; err != nil {
+				return &ToolError{Code: 500, Message: err.Error()}
+			}
+			if err := out.SendMCP([]byte(`{"content":[]}`)); err != nil {
+				return &ToolError{Code: 500, Message: err.Error()}
+			}
+			if err := out.Send([]byte(`{}`)); err == nil {
+				return &ToolError{Code: 500, Message: "a second result was taken"}
+			}
+			go func() { <-ctx.Done(); late <- out.Peer().Notify("notifications/progress", nil) }()
+			return nil
+		}
+		return limitCall(ctx, cf, out)
+	}}}
+	c := NewLocalClient(p, 50, stopped)
+	ctx := context.Background()
+	inline := func(name string) *Call {
+		t.Helper()
+		call := c.Inline(ctx, Invocation{Name: name})
+		if call == nil {
+			t.Fatalf("%s: not inline", name)
+		}
+		return call
+	}
+
+	var got []string
+	call := inline("ok")
+	if err := call.Run(func(ev Event) {
+		if ev.Message != nil {
+			got = append(got, ev.Message.Method)
+			return
+		}
+		got = append(got, string(ev.Data))
+	}); !errors.Is(err, io.EOF) {
+		t.Fatalf("ok: Run = %v, want io.EOF", err)
+	}
+	if want := []string{"notifications/progress", `{"content":[]}`}; !slices.Equal(got, want) {
+		t.Fatalf("ok: handled %q, want %q", got, want)
+	}
+	if err := <-late; err == nil {
+		t.Fatal("a message after the call ended was taken")
+	}
+	if err := call.Run(func(Event) {}); err == nil || errors.Is(err, io.EOF) {
+		t.Fatalf("a second Run of a call ran: %v", err)
+	}
+
+	if err := inline("big").Run(func(Event) { t.Error("an oversized result was handed over") }); !errors.Is(err, ErrResultTooLarge) {
+		t.Fatalf("big: Run = %v, want ErrResultTooLarge", err)
+	}
+
+	call = inline("ask")
+	var res string
+	if err := call.Run(func(ev Event) {
+		if ev.Message != nil && ev.Message.IsRequest() {
+			_ = call.Reply(Reply{ID: ev.Message.ID, Result: []byte(`{"roots":[]}`)})
+			return
+		}
+		res = string(ev.Data)
+	}); !errors.Is(err, io.EOF) || res != `{"roots":[]}` {
+		t.Fatalf("ask: Run = %v, result %q", err, res)
+	}
+
+	call = inline("wait")
+	_ = call.Cancel()
+	var te *ToolError
+	if err := call.Run(func(Event) {}); !errors.As(err, &te) || te.Code != 499 {
+		t.Fatalf("canceled call ended with %v", err)
+	}
+
+	call = inline("wait")
+	stop()
+	if err := call.Run(func(Event) {}); err == nil || errors.Is(err, io.EOF) || errors.As(err, new(*ToolError)) {
+		t.Fatalf("a call of a stopped plugin ended with %v, want the plugin stopped", err)
+	}
+
+	if c.Inline(ctx, Invocation{Name: "ok", Stream: true}) != nil {
+		t.Fatal("a streaming call runs inline")
+	}
+	if NewLocalClient(&p.fakeLocal, 0, nil).Inline(ctx, Invocation{Name: "ok"}) != nil {
+		t.Fatal("a Local that is not Inline runs inline")
 	}
 }

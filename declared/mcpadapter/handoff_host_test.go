@@ -1,0 +1,124 @@
+package mcpadapter_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/metrics"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/opentool-host/opentool-host/declared"
+	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/testkit"
+)
+
+// goroutinesCreated is the count of goroutines this process has created
+// (runtime/metrics).
+func goroutinesCreated() uint64 {
+	s := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// notesHost starts a host serving examples/mcp-notes, declared shared,
+// through declared.Serve.
+func notesHost(t testing.TB) *host.Host {
+	t.Helper()
+	dir := t.TempDir()
+	decl := `{"mcpServers":{"notes":{"command":` + strconv.Quote(testkit.Build(t, "./examples/mcp-notes")) + `,"sessions":"shared"}}}`
+	if err := os.WriteFile(filepath.Join(dir, "notes.mcp.json"), []byte(decl), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return testkit.StartHost(t, func(c *host.Config) {
+		c.Dir, c.CallTimeout, c.Declared = dir, hostBound, declared.Serve
+	})
+}
+
+// callRepeat calls notes' repeat through h as /mcp does
+// (host.CallResult) and checks its MCP result.
+func callRepeat(h *host.Host) error {
+	res, err := h.CallResult(context.Background(), "repeat", []byte(`{"text":"hi"}`))
+	if err != nil || !res.MCP || !strings.Contains(string(res.JSON), `"text":"hi"`) {
+		return fmt.Errorf("repeat = %s (MCP %v), %v", res.JSON, res.MCP, err)
+	}
+	return nil
+}
+
+// TestDeclaredCallStartsNoGoroutine: a call of a declared MCP server's
+// tool through the host (host.CallResult → supervise → the adapter → the
+// SDK's client → the server's stdin, and back) runs on the caller's
+// goroutine: no goroutine is started for it, none for its context's end,
+// none for a timer. Before, each call started two at once (the local
+// call's, and the raw result sink's AfterFunc) and a third 5 s later
+// (its timer).
+func TestDeclaredCallStartsNoGoroutine(t *testing.T) {
+	h := notesHost(t)
+	for range 10 { // warm: the session, pools, the first timers
+		if err := callRepeat(h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const n = 200
+	before := goroutinesCreated()
+	for range n {
+		if err := callRepeat(h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	created := goroutinesCreated() - before
+	t.Logf("%d goroutines created for %d calls", created, n)
+	if created > n/10 {
+		t.Fatalf("%d goroutines created for %d calls of a declared server's tool; want none per call", created, n)
+	}
+}
+
+// BenchmarkDeclaredCall measures a call of a declared MCP server's tool
+// through the host in process, without HTTP (host.CallResult: the call
+// path, supervise, the adapter, the SDK's client, the server's stdio and
+// back), one caller at a time and 64 at once; cpu-µs/op is this
+// process's CPU (user+system) per call, the server's left out.
+func BenchmarkDeclaredCall(b *testing.B) {
+	h := notesHost(b)
+	for _, callers := range []int{1, 64} {
+		b.Run(fmt.Sprintf("callers=%d", callers), func(b *testing.B) {
+			if err := callRepeat(h); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			cpu0 := processCPU()
+			b.ResetTimer()
+			if callers == 1 {
+				for range b.N {
+					if err := callRepeat(h); err != nil {
+						b.Fatal(err)
+					}
+				}
+			} else {
+				b.SetParallelism(callers / runtime.GOMAXPROCS(0))
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						if err := callRepeat(h); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			}
+			b.StopTimer()
+			b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
+		})
+	}
+}
+
+// processCPU is the CPU time (user+system) this process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
