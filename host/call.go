@@ -181,8 +181,8 @@ func (h *Host) invoke(ctx context.Context, r *request) (err error) {
 		}
 		return r.Fail(KindWrongKind, rt.plugin.Name(), fmt.Sprintf("wrong call kind: function %q streams; use streamCall", r.fn), nil)
 	}
-	if rt.args != nil {
-		if err := rt.args.Validate(r.args); err != nil {
+	if v := argsFor(ctx, rt, r); v != nil {
+		if err := v.Validate(r.args); err != nil {
 			return invalidParams(r, rt.plugin.Name(), err)
 		}
 	}

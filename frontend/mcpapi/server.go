@@ -86,6 +86,9 @@ type Server struct {
 	// views are the sessions of restricted keys and the list_changed
 	// due to each (listviews.go).
 	views listViews
+	// schemas are the validators of clients' own input schemas
+	// (clientcalls.go).
+	schemas clientSchemas
 }
 
 // New returns a Server for h with the tools, resources, resource
@@ -125,6 +128,7 @@ func New(h *host.Host, cfg Config) *Server {
 	if cfg.Tasks != nil {
 		s.addTasks() // before access: middleware added later runs first
 	}
+	s.srv.AddReceivingMiddleware(s.clientCallMiddleware) // after access: its grant on ctx
 	s.srv.AddReceivingMiddleware(s.accessMiddleware)
 	s.srv.AddSendingMiddleware(s.sendFilter)
 	h.OnResourceUpdated(s.resourceUpdated)
