@@ -306,9 +306,10 @@ func TestMCPAppsThroughHost(t *testing.T) {
 }
 
 // appsHost starts a host serving the MCP Apps example server
-// (testkit/plugins/mcpapps/server.mjs) declared as apps.mcp.json, and
-// returns the Node and the script that run the server, and the host.
-func appsHost(t *testing.T) (node, script string, hp *hostProc) {
+// (testkit/plugins/mcpapps/server.mjs) declared as apps.mcp.json, with
+// --watch=false and the flags extra, and returns the Node and the script
+// that run the server, and the host.
+func appsHost(t *testing.T, extra ...string) (node, script string, hp *hostProc) {
 	t.Helper()
 	node, modules := npmServer(t, "the MCP Apps example server", "@modelcontextprotocol/server-basic-vanillajs", "@modelcontextprotocol/ext-apps", "@modelcontextprotocol/server")
 	// The script runs from a folder whose node_modules are the suite's.
@@ -329,7 +330,7 @@ func appsHost(t *testing.T) (node, script string, hp *hostProc) {
 	if err := os.WriteFile(filepath.Join(dir, "apps.mcp.json"), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return node, script, startHostProc(t, dir, "--watch=false")
+	return node, script, startHostProc(t, dir, append([]string{"--watch=false"}, extra...)...)
 }
 
 // TestMCPAppsClientsOwnView (issue 32): a client session's tools/call is
@@ -337,11 +338,12 @@ func appsHost(t *testing.T) (node, script string, hp *hostProc) {
 // shared session's the host routes by. A client that does not declare
 // MCP Apps, which is not listed get-time, calling it by name gets the
 // error of an unknown tool (not the server's "disabled", which says it
-// exists); format-time's arguments are checked against the input schema
-// each client was shown ("unix" is a format only for the text client).
+// exists), by name or through call_tool (--tool-search); format-time's
+// arguments are checked against the input schema each client was shown
+// ("unix" is a format only for the text client).
 func TestMCPAppsClientsOwnView(t *testing.T) {
 	t.Parallel() // waits on Node servers and clients most of its time: beside the other Node tests
-	_, _, hp := appsHost(t)
+	_, _, hp := appsHost(t, "--tool-search")
 	text := rawConnect(t, "text-client", &mcp.StreamableClientTransport{Endpoint: hp.url + "/mcp"}, nil)
 	ui := rawConnect(t, "ui-client", &mcp.StreamableClientTransport{Endpoint: hp.url + "/mcp"}, uiCaps())
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -359,6 +361,15 @@ func TestMCPAppsClientsOwnView(t *testing.T) {
 	}
 	if res, err := call(ui, "get-time", nil); err != nil || res.IsError {
 		t.Errorf("the UI client calling get-time: %v %+v", err, res)
+	}
+	_, unknownVia := call(text, "call_tool", map[string]any{"name": "no-such-tool"})
+	_, hiddenVia := call(text, "call_tool", map[string]any{"name": "get-time"})
+	want = strings.ReplaceAll(fmt.Sprint(unknownVia), "no-such-tool", "get-time")
+	if unknownVia == nil || fmt.Sprint(hiddenVia) != want {
+		t.Errorf("the text client calling get-time through call_tool: %v; want the error of an unknown tool, %s", hiddenVia, want)
+	}
+	if res, err := call(ui, "call_tool", map[string]any{"name": "get-time"}); err != nil || res.IsError {
+		t.Errorf("the UI client calling get-time through call_tool: %v %+v", err, res)
 	}
 
 	for _, c := range []struct {

@@ -18,17 +18,19 @@ import (
 // Apps: UI tools only to clients that declare io.modelcontextprotocol/ui,
 // which the shared session declares); a client session with an upstream
 // session of its own is listed that session's tools (clientDefs). So a
-// tools/call of such a tool by a client session (clientCallMiddleware):
+// tools/call by a client session carries its view (clientCallMiddleware:
+// host.WithCallView), which the host applies to the function the call
+// is routed to, call_tool's inner call included:
 //
 //	the client's own list                the call
-//	lacks the tool                       the JSON-RPC error of an unknown tool
-//	                                     (callError, KindNotFound), as for a
-//	                                     name the host does not serve: the
+//	lacks the tool                       not served (host.ErrNotShown): the
+//	                                     JSON-RPC error of an unknown tool, as
+//	                                     for a name the host does not serve; the
 //	                                     client is not told the tool exists
 //	has it with the shared inputSchema   as it is
 //	has it with another inputSchema      its arguments checked against the
-//	                                     client's (host.WithArguments), not the
-//	                                     shared one: "invalid params" as ever
+//	                                     client's, not the shared one ("invalid
+//	                                     params" as ever)
 //	(the server lists the same tools to  as it is
 //	every client, or its list failed)
 //
@@ -45,47 +47,34 @@ type clientSchemas struct {
 	by map[string]*argcheck.Validator // name + "\x00" + schema
 }
 
-// clientCallMiddleware checks a client session's tools/call against its
-// own list (see above).
+// clientCallMiddleware puts the view of the client session of a
+// tools/call on its context (see above).
 func (s *Server) clientCallMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method != "tools/call" {
-			return next(ctx, method, req)
-		}
-		ctx, err := s.clientCall(ctx, req)
-		if err != nil {
-			return nil, err
+		if ss, _ := req.GetSession().(*mcp.ServerSession); method == "tools/call" && ss != nil && ss.ID() != "" {
+			ctx = host.WithCallView(ctx, s.clientView(ss))
 		}
 		return next(ctx, method, req)
 	}
 }
 
-// clientCall returns ctx for tools/call req, carrying the validator of
-// the client's own input schema when it differs from the shared one;
-// errors: the unknown tool's when the client's own list lacks the tool.
-func (s *Server) clientCall(ctx context.Context, req mcp.Request) (context.Context, error) {
-	ss, _ := req.GetSession().(*mcp.ServerSession)
-	p, _ := req.GetParams().(*mcp.CallToolParamsRaw)
-	if ss == nil || ss.ID() == "" || p == nil || (*s.defs.Load())[p.Name] == nil {
-		return ctx, nil // no client session, or not an MCP server's tool
+// clientView is the host.CallView of client session ss: for a tool of a
+// declared MCP server, what the client's own list shows of it.
+func (s *Server) clientView(ss *mcp.ServerSession) host.CallView {
+	return func(ctx context.Context, fi host.FunctionInfo) (*argcheck.Validator, error) {
+		if fi.Function.MCPTool == nil {
+			return nil, nil // not an MCP server's tool
+		}
+		own := s.clientList(s.withClient(ctx, ss), fi.Plugin, fi.Function.Name)
+		if own == nil {
+			return nil, nil
+		}
+		def, ok := own[mcpName(fi.Function)]
+		if !ok {
+			return nil, host.ErrNotShown
+		}
+		return s.ownValidator(fi, def), nil
 	}
-	fi, ok := (*s.served.Load())[p.Name]
-	if !ok {
-		return ctx, nil
-	}
-	own := s.clientList(s.withClient(ctx, ss), fi.Plugin, p.Name)
-	if own == nil {
-		return ctx, nil
-	}
-	def, ok := own[mcpName(fi.Function)]
-	if !ok {
-		_, err := s.callError(p.Name, &host.Error{Kind: host.KindNotFound, Function: p.Name, Message: "not in the client's own tools/list"})
-		return ctx, err
-	}
-	if v := s.ownValidator(fi, def); v != nil {
-		return host.WithArguments(ctx, v), nil
-	}
-	return ctx, nil
 }
 
 // ownValidator returns the validator of the inputSchema of def, fi's
