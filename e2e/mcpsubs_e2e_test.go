@@ -185,8 +185,9 @@ func TestMCPServerListChangedReachesEveryClient(t *testing.T) {
 // may see that server, and no other: a key that may not see it is not
 // told that it exists and changed. The key that sees only "other*" gets
 // nothing of notes' before the log messages of its own call that follows
-// on the same GET stream (sent in order), and the tools/list_changed of a
-// server of its own that comes later.
+// on the same GET stream (sent in order); nor the host's own
+// tools/list_changed when a server it may not see (zeta) comes; and it
+// gets that of a server it may see (other2).
 func TestMCPServerListChangedPerKey(t *testing.T) {
 	dir := t.TempDir()
 	msDeclare(t, dir, "notes", "--rich")
@@ -215,8 +216,23 @@ func TestMCPServerListChangedPerKey(t *testing.T) {
 	default:
 	}
 
-	// A server it may see comes (hot reload): its tools/list_changed
-	// reaches it.
+	// A server it may not see comes (hot reload): the host's
+	// tools/list_changed reaches the key that sees all, not it (before
+	// the log messages of its next call).
+	writeTestFile(t, filepath.Join(dir, "zeta.policy.json"), `{"prefix":"zeta_"}`)
+	msDeclare(t, dir, "zeta")
+	waitSignal(t, all.toolLists, "the key that sees all: zeta's notifications/tools/list_changed")
+	if out := llCall(t, other.cs, &mcp.CallToolParams{Name: "other_log_later", Arguments: map[string]any{"n": 1, "delay_ms": 20}}); !strings.Contains(out, "will log 1") {
+		t.Fatalf("other_log_later = %q", out)
+	}
+	other.waitCount(t, "later done", 2)
+	select {
+	case <-other.toolLists:
+		t.Fatal("a key that may not see zeta got the tools/list_changed of its coming")
+	default:
+	}
+
+	// A server it may see comes: its tools/list_changed reaches it.
 	writeTestFile(t, filepath.Join(dir, "other2.policy.json"), `{"prefix":"other2_"}`)
 	msDeclare(t, dir, "other2")
 	waitSignal(t, other.toolLists, "the key that sees other2: notifications/tools/list_changed")
