@@ -206,15 +206,7 @@ func TestMCPServerListChangedPerKey(t *testing.T) {
 
 	// other's own call, whose log messages outside it come after notes'
 	// list_changed on other's GET stream, had it been sent there.
-	if out := llCall(t, other.cs, &mcp.CallToolParams{Name: "other_log_later", Arguments: map[string]any{"n": 1, "delay_ms": 20}}); !strings.Contains(out, "will log 1") {
-		t.Fatalf("other_log_later = %q", out)
-	}
-	other.waitFor(t, "later done")
-	select {
-	case <-other.resourceLists:
-		t.Fatal("a key that may not see notes got notes' notifications/resources/list_changed")
-	default:
-	}
+	noneBefore(t, other, 1, other.resourceLists, "a key that may not see notes got notes' notifications/resources/list_changed")
 
 	// A server it may not see comes (hot reload): the host's
 	// tools/list_changed reaches the key that sees all, not it (before
@@ -222,20 +214,29 @@ func TestMCPServerListChangedPerKey(t *testing.T) {
 	writeTestFile(t, filepath.Join(dir, "zeta.policy.json"), `{"prefix":"zeta_"}`)
 	msDeclare(t, dir, "zeta")
 	waitSignal(t, all.toolLists, "the key that sees all: zeta's notifications/tools/list_changed")
-	if out := llCall(t, other.cs, &mcp.CallToolParams{Name: "other_log_later", Arguments: map[string]any{"n": 1, "delay_ms": 20}}); !strings.Contains(out, "will log 1") {
-		t.Fatalf("other_log_later = %q", out)
-	}
-	other.waitCount(t, "later done", 2)
-	select {
-	case <-other.toolLists:
-		t.Fatal("a key that may not see zeta got the tools/list_changed of its coming")
-	default:
-	}
+	noneBefore(t, other, 2, other.toolLists, "a key that may not see zeta got the tools/list_changed of its coming")
 
 	// A server it may see comes: its tools/list_changed reaches it.
 	writeTestFile(t, filepath.Join(dir, "other2.policy.json"), `{"prefix":"other2_"}`)
 	msDeclare(t, dir, "other2")
 	waitSignal(t, other.toolLists, "the key that sees other2: notifications/tools/list_changed")
+}
+
+// noneBefore calls other_log_later on lc, waits for its nth "later
+// done" (log messages outside the call, on lc's GET stream after every
+// notification sent there before) and fails with why when c has a value
+// by then.
+func noneBefore(t *testing.T, lc *logClient, n int, c <-chan struct{}, why string) {
+	t.Helper()
+	if out := llCall(t, lc.cs, &mcp.CallToolParams{Name: "other_log_later", Arguments: map[string]any{"n": 1, "delay_ms": 20}}); !strings.Contains(out, "will log 1") {
+		t.Fatalf("other_log_later = %q", out)
+	}
+	lc.waitCount(t, "later done", n)
+	select {
+	case <-c:
+		t.Fatal(why)
+	default:
+	}
 }
 
 // waitSignal waits up to 30 s for a value on c; what names it.
