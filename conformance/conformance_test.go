@@ -33,6 +33,10 @@ type edition struct {
 	// sessions, the baseline of the runs through the host that serve
 	// requests without a session (see TestConformance).
 	stateless bool
+	// floor is the fewest checks each run through the host (sessions and
+	// --mcp-stateless) must pass by the suite's own Total line (Floor);
+	// 0: none.
+	floor int
 }
 
 // editions are the suite's versions: 0.1.16, MCP 2025-11-25's scenarios
@@ -41,8 +45,27 @@ type edition struct {
 // active, pending and draft.
 var editions = []edition{
 	{pkg: "@modelcontextprotocol/conformance", args: []string{"--spec-version", "2025-11-25", "--suite", "all"}, known: "known-failures.txt"},
-	{pkg: "conformance-next", args: []string{"--suite", "all"}, known: "known-failures-next.txt", stateless: true},
+	{pkg: "conformance-next", args: []string{"--suite", "all"}, known: "known-failures-next.txt", stateless: true, floor: issue32Floor},
 }
+
+// issue32Floor is issue 32's "done when" for the prerelease with the
+// everything-server behind the host: "in both modes: at least 172
+// passed", counted as the issue counted its totals, by the suite's own
+// Total line (Run.Total: every check of every scenario). The table's
+// count (Run.Passed: a check repeated within a scenario once) is lower:
+// 186 with sessions, 168 with --mcp-stateless when this was written. The
+// stateless table lacks, beside the session checks (server-session-*,
+// server-sse-streams-functional, server-accepts-multiple-post-streams),
+// tools-call-sampling, tools-call-elicitation, elicitation-sep1034-* and
+// elicitation-sep1330-*: scenarios of 2025-06-18 to 2025-11-25 only
+// (removed in 2026-07-28), whose server asks the client during a call.
+// A 2025 client declares sampling and elicitation at initialize, which a
+// server without sessions does not keep, and answers on a later POST
+// that any replica may get: without a session that revision gives the
+// server neither the right to ask nor a way to get the answer, and the
+// everything-server run stateless fails them too (its 2026-07-28
+// counterparts, input-required-result-*, pass through the host).
+const issue32Floor = 172
 
 // suiteTimeout bounds one run of the suite (it takes a few seconds).
 const suiteTimeout = 3 * time.Minute
@@ -58,7 +81,9 @@ const suiteTimeout = 3 * time.Minute
 // exceptions. The baseline of --mcp-stateless is the stateless server
 // when there is one; that of sessions is the best of both servers (the
 // host speaks the revisions with sessions and 2026-07-28 without): a
-// check either passes must pass through the host.
+// check either passes must pass through the host. An edition with a
+// floor (issue32Floor) also needs that many passed, by the suite's own
+// Total line, in both runs through the host.
 func TestConformance(t *testing.T) {
 	root := testkit.RepoRoot(t)
 	dir := filepath.Join(root, "conformance")
@@ -138,6 +163,9 @@ func TestConformance(t *testing.T) {
 		}
 		for _, target := range []string{targetHost, targetStateless} {
 			for _, p := range Compare(baseline[target], runs[i][target], target, known[i]) {
+				t.Errorf("suite %s: %s", s.version, p)
+			}
+			if p := Floor(runs[i][target], target, s.floor); s.floor > 0 && p != "" {
 				t.Errorf("suite %s: %s", s.version, p)
 			}
 		}

@@ -73,7 +73,7 @@ func (s *suite) run(t *testing.T, name, url string) Run {
 	if rerr != nil || len(run.Names) == 0 {
 		t.Fatalf("conformance suite against %s (%s): no results (%v; exit: %v):\n%s", url, name, rerr, err, out.String())
 	}
-	t.Logf("%s, suite %s: %d checks against %s in %v (exit: %v): %d passed", name, s.version, len(run.Names), url, took, exitCode(err), run.Passed())
+	t.Logf("%s, suite %s: %d checks against %s in %v (exit: %v): %d passed (the suite's Total line: %d passed, %d failed)", name, s.version, len(run.Names), url, took, exitCode(err), run.Passed(), run.Total.Passed, run.Total.Failed)
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("conformance suite %s output (%s):\n%s", s.version, name, summary(out.String()))

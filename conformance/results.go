@@ -30,6 +30,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -74,6 +75,20 @@ type Run struct {
 	Names []string
 	// Checks are the checks by name.
 	Checks map[string]Check
+	// Total is the suite's own count of the run, from its "Total: N
+	// passed, M failed" line (zero when the output has none). It counts
+	// every check of every scenario, a check repeated within a scenario
+	// each time, so it is at least Passed.
+	Total Total
+}
+
+// Total is the suite's own count of a run (its summary's Total line).
+type Total struct {
+	// Passed and Failed are the checks the suite counted as passed and
+	// as failed.
+	Passed, Failed int
+	// Found is whether the output had the line.
+	Found bool
 }
 
 // Passed returns how many checks of r passed.
@@ -100,6 +115,7 @@ func (r Run) Count(status string) int {
 
 var (
 	scenarioLine = regexp.MustCompile(`(?m)^=== Running scenario: (\S+) ===$`)
+	totalLine    = regexp.MustCompile(`(?m)^Total: (\d+) passed, (\d+) failed`)
 	resultDir    = regexp.MustCompile(`^server-(.+)-\d{4}-\d{2}-\d{2}T[\d-]+Z$`)
 )
 
@@ -181,7 +197,7 @@ func ReadRun(dir, output string) (Run, error) {
 		}
 		scenariosOf[c.ID][c.Scenario] = true
 	}
-	run := Run{Checks: map[string]Check{}}
+	run := Run{Checks: map[string]Check{}, Total: readTotal(output)}
 	for _, c := range checks {
 		name := c.ID
 		if len(scenariosOf[c.ID]) > 1 {
@@ -195,6 +211,31 @@ func ReadRun(dir, output string) (Run, error) {
 		run.Checks[name] = c
 	}
 	return run, nil
+}
+
+// readTotal reads the suite's Total line of output (the last one).
+func readTotal(output string) Total {
+	m := totalLine.FindAllStringSubmatch(output, -1)
+	if len(m) == 0 {
+		return Total{}
+	}
+	last := m[len(m)-1]
+	passed, _ := strconv.Atoi(last[1]) // \d+: digits
+	failed, _ := strconv.Atoi(last[2])
+	return Total{Passed: passed, Failed: failed, Found: true}
+}
+
+// Floor holds run, named target, to a floor of min passed checks by the
+// suite's own Total line: it returns the problem, or "" when run has the
+// line and at least min passed there.
+func Floor(run Run, target string, min int) string {
+	switch {
+	case !run.Total.Found:
+		return fmt.Sprintf("%s: the suite wrote no \"Total: N passed, M failed\" line; the floor of %d passed cannot be checked", target, min)
+	case run.Total.Passed < min:
+		return fmt.Sprintf("%s: %d passed by the suite's Total line (%d by the table), below the floor of %d", target, run.Total.Passed, run.Passed(), min)
+	}
+	return ""
 }
 
 // failedToRun returns the suite's reason for scenario failing to run.

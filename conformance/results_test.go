@@ -57,6 +57,31 @@ func TestReadRun(t *testing.T) {
 	}
 }
 
+// TestFloor: the suite's Total line (the last one) is read with the run,
+// and Floor holds a run to it, not to the table's count.
+func TestFloor(t *testing.T) {
+	dir := t.TempDir()
+	writeChecks(t, dir, "tools-list", `[{"id":"tools-list","status":"SUCCESS"},{"id":"tools-list","status":"SUCCESS"}]`)
+	output := "=== Running scenario: tools-list ===\nTotal: 1 passed, 9 failed\n=== SUMMARY ===\nTotal: 2 passed, 0 failed\n"
+	run, err := ReadRun(dir, output)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Total{Passed: 2, Found: true}); run.Total != want || run.Passed() != 1 {
+		t.Fatalf("Total %+v, Passed %d; want %+v, 1", run.Total, run.Passed(), want)
+	}
+	if p := Floor(run, targetHost, 2); p != "" {
+		t.Errorf("Floor 2: %s, want none", p)
+	}
+	if p := Floor(run, targetHost, 3); !strings.Contains(p, "2 passed by the suite's Total line (1 by the table), below the floor of 3") {
+		t.Errorf("Floor 3: %q", p)
+	}
+	run.Total = Total{}
+	if p := Floor(run, targetStateless, 1); !strings.Contains(p, "no \"Total: N passed, M failed\" line") {
+		t.Errorf("Floor without a Total line: %q", p)
+	}
+}
+
 func TestReadKnownFailures(t *testing.T) {
 	targets := []string{"host", "host+stateless"}
 	write := func(text string) string {

@@ -21,13 +21,17 @@ type logClient struct {
 	mu  sync.Mutex
 	got []string
 	new chan struct{} // a value after each message (buffer 1)
+	// resourceLists and toolLists get a value for each
+	// notifications/resources/list_changed and tools/list_changed
+	// (buffer 16).
+	resourceLists, toolLists chan struct{}
 }
 
 // connectLogClient connects a log-recording MCP client with key; level,
 // when set, is sent as logging/setLevel.
 func connectLogClient(t *testing.T, hp *hostProc, key string, level mcp.LoggingLevel) *logClient {
 	t.Helper()
-	lc := &logClient{new: make(chan struct{}, 1)}
+	lc := &logClient{new: make(chan struct{}, 1), resourceLists: make(chan struct{}, 16), toolLists: make(chan struct{}, 16)}
 	c := mcp.NewClient(&mcp.Implementation{Name: "logs-" + key, Version: "1"}, &mcp.ClientOptions{
 		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
 			lc.mu.Lock()
@@ -38,6 +42,8 @@ func connectLogClient(t *testing.T, hp *hostProc, key string, level mcp.LoggingL
 			default:
 			}
 		},
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { signal(lc.resourceLists) },
+		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { signal(lc.toolLists) },
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -56,6 +62,14 @@ func connectLogClient(t *testing.T, hp *hostProc, key string, level mcp.LoggingL
 	}
 	lc.cs = cs
 	return lc
+}
+
+// signal puts a value on c unless it is full.
+func signal(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
 }
 
 // waitFor waits until the client received message data.

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"iter"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -244,26 +246,7 @@ func uiCaps() *mcp.ClientCapabilities {
 // client calls get-time through the host.
 func TestMCPAppsThroughHost(t *testing.T) {
 	t.Parallel() // waits on Node servers and clients most of its time: beside the other Node tests
-	node, modules := npmServer(t, "the MCP Apps example server", "@modelcontextprotocol/server-basic-vanillajs", "@modelcontextprotocol/ext-apps", "@modelcontextprotocol/server")
-	// The script runs from a folder whose node_modules are the suite's.
-	app := t.TempDir()
-	src, err := os.ReadFile(filepath.Join(testkit.RepoRoot(t), "testkit", "plugins", "mcpapps", "server.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	script := filepath.Join(app, "server.mjs")
-	if err := os.WriteFile(script, src, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(modules, filepath.Join(app, "node_modules")); err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"apps": map[string]any{"command": node, "args": []string{script}}}})
-	if err := os.WriteFile(filepath.Join(dir, "apps.mcp.json"), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	hp := startHostProc(t, dir, "--watch=false")
+	node, script, hp := appsHost(t)
 
 	const uiURI = "ui://get-time/mcp-app.html"
 	lists := [][3]string{{"tools/list", "tools", "name"}, {"resources/list", "resources", "uri"}}
@@ -272,8 +255,8 @@ func TestMCPAppsThroughHost(t *testing.T) {
 		caps *mcp.ClientCapabilities
 		want []string // the tools listed
 	}{
-		{"ui-client", uiCaps(), []string{"get-time", "get-time-text"}},
-		{"text-client", nil, []string{"get-time-text"}},
+		{"ui-client", uiCaps(), []string{"format-time", "get-time", "get-time-text"}},
+		{"text-client", nil, []string{"format-time", "get-time-text"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			direct := rawConnect(t, c.name, &mcp.CommandTransport{Command: exec.Command(node, script)}, c.caps)
@@ -319,6 +302,105 @@ func TestMCPAppsThroughHost(t *testing.T) {
 				t.Errorf("get-time through the host: structuredContent %v, want the time", res.StructuredContent)
 			}
 		})
+	}
+}
+
+// appsHost starts a host serving the MCP Apps example server
+// (testkit/plugins/mcpapps/server.mjs) declared as apps.mcp.json, with
+// --watch=false and the flags extra, and returns the Node and the script
+// that run the server, and the host.
+func appsHost(t *testing.T, extra ...string) (node, script string, hp *hostProc) {
+	t.Helper()
+	node, modules := npmServer(t, "the MCP Apps example server", "@modelcontextprotocol/server-basic-vanillajs", "@modelcontextprotocol/ext-apps", "@modelcontextprotocol/server")
+	// The script runs from a folder whose node_modules are the suite's.
+	app := t.TempDir()
+	src, err := os.ReadFile(filepath.Join(testkit.RepoRoot(t), "testkit", "plugins", "mcpapps", "server.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	script = filepath.Join(app, "server.mjs")
+	if err := os.WriteFile(script, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(modules, filepath.Join(app, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"apps": map[string]any{"command": node, "args": []string{script}}}})
+	if err := os.WriteFile(filepath.Join(dir, "apps.mcp.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return node, script, startHostProc(t, dir, append([]string{"--watch=false"}, extra...)...)
+}
+
+// TestMCPAppsClientsOwnView (issue 32): a client session's tools/call is
+// checked against the tools its own upstream session was listed, not the
+// shared session's the host routes by. A client that does not declare
+// MCP Apps, which is not listed get-time, calling it by name gets the
+// error of an unknown tool (not the server's "disabled", which says it
+// exists), by name or through call_tool (--tool-search); format-time's
+// arguments are checked against the input schema each client was shown
+// ("unix" is a format only for the text client).
+func TestMCPAppsClientsOwnView(t *testing.T) {
+	t.Parallel() // waits on Node servers and clients most of its time: beside the other Node tests
+	_, _, hp := appsHost(t, "--tool-search")
+	text := rawConnect(t, "text-client", &mcp.StreamableClientTransport{Endpoint: hp.url + "/mcp"}, nil)
+	ui := rawConnect(t, "ui-client", &mcp.StreamableClientTransport{Endpoint: hp.url + "/mcp"}, uiCaps())
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	call := func(c *rawClient, name string, args map[string]any) (*mcp.CallToolResult, error) {
+		return c.cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	}
+	text.list(t, "tools/list", "tools", "name") // its own upstream session, as a client lists first
+
+	_, unknown := call(text, "no-such-tool", nil)
+	_, hidden := call(text, "get-time", nil)
+	want := strings.ReplaceAll(fmt.Sprint(unknown), "no-such-tool", "get-time")
+	if unknown == nil || fmt.Sprint(hidden) != want {
+		t.Errorf("the text client calling get-time, which it was not shown: %v; want the error of an unknown tool, %s", hidden, want)
+	}
+	if res, err := call(ui, "get-time", nil); err != nil || res.IsError {
+		t.Errorf("the UI client calling get-time: %v %+v", err, res)
+	}
+	_, unknownVia := call(text, "call_tool", map[string]any{"name": "no-such-tool"})
+	_, hiddenVia := call(text, "call_tool", map[string]any{"name": "get-time"})
+	want = strings.ReplaceAll(fmt.Sprint(unknownVia), "no-such-tool", "get-time")
+	if unknownVia == nil || fmt.Sprint(hiddenVia) != want {
+		t.Errorf("the text client calling get-time through call_tool: %v; want the error of an unknown tool, %s", hiddenVia, want)
+	}
+	if res, err := call(ui, "call_tool", map[string]any{"name": "get-time"}); err != nil || res.IsError {
+		t.Errorf("the UI client calling get-time through call_tool: %v %+v", err, res)
+	}
+
+	for _, c := range []struct {
+		who    *rawClient
+		name   string
+		format string
+		ok     bool
+	}{
+		{text, "text", "unix", true},
+		{text, "text", "iso", true},
+		{text, "text", "html", false},
+		{ui, "UI", "unix", false},
+		{ui, "UI", "iso", true},
+	} {
+		res, err := call(c.who, "format-time", map[string]any{"format": c.format})
+		if err != nil {
+			t.Errorf("the %s client: format-time %s: %v", c.name, c.format, err)
+			continue
+		}
+		text := ""
+		if len(res.Content) > 0 {
+			if tc, ok := res.Content[0].(*mcp.TextContent); ok {
+				text = tc.Text
+			}
+		}
+		switch {
+		case c.ok && res.IsError:
+			t.Errorf("the %s client: format-time %s, a format its input schema allows: %s", c.name, c.format, text)
+		case !c.ok && (!res.IsError || !strings.HasPrefix(text, "invalid params: ")):
+			t.Errorf("the %s client: format-time %s, a format its input schema does not allow: isError %v %q, want the host's invalid params", c.name, c.format, res.IsError, text)
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -176,5 +177,74 @@ func TestMCPServerListChangedReachesEveryClient(t *testing.T) {
 	}
 	if after, _, _ := llCatalog(t, b); after != before {
 		t.Errorf("the host's resources changed with a's own session's: %s, before %s", after, before)
+	}
+}
+
+// TestMCPServerListChangedPerKey (issue 32): a declared MCP server's own
+// notifications/resources/list_changed reaches the sessions whose API key
+// may see that server, and no other: a key that may not see it is not
+// told that it exists and changed. The key that sees only "other*" gets
+// nothing of notes' before the log messages of its own call that follows
+// on the same GET stream (sent in order); nor the host's own
+// tools/list_changed when a server it may not see (zeta) comes; and it
+// gets that of a server it may see (other2).
+func TestMCPServerListChangedPerKey(t *testing.T) {
+	dir := t.TempDir()
+	msDeclare(t, dir, "notes", "--rich")
+	msDeclare(t, dir, "other", "--rich")
+	writeTestFile(t, filepath.Join(dir, "other.policy.json"), `{"prefix":"other_"}`)
+	keys := filepath.Join(t.TempDir(), "keys.json")
+	writeTestFile(t, keys, `{"keys":[{"name":"all","key":"ka","allow":["*"]},{"name":"other-only","key":"ko","allow":["plugin:other*"]}]}`)
+	hp := startHostProc(t, dir, "--api-keys-file", keys)
+
+	other := connectLogClient(t, hp, "ko", "info") // may not see notes
+	all := connectLogClient(t, hp, "ka", "")
+	if out := llCall(t, all.cs, &mcp.CallToolParams{Name: "add_note", Arguments: map[string]any{"title": "all's"}}); !strings.Contains(out, "all's") {
+		t.Fatalf("add_note = %s", out)
+	}
+	waitSignal(t, all.resourceLists, "the key that sees notes: notes' notifications/resources/list_changed")
+
+	// other's own call, whose log messages outside it come after notes'
+	// list_changed on other's GET stream, had it been sent there.
+	noneBefore(t, other, 1, other.resourceLists, "a key that may not see notes got notes' notifications/resources/list_changed")
+
+	// A server it may not see comes (hot reload): the host's
+	// tools/list_changed reaches the key that sees all, not it (before
+	// the log messages of its next call).
+	writeTestFile(t, filepath.Join(dir, "zeta.policy.json"), `{"prefix":"zeta_"}`)
+	msDeclare(t, dir, "zeta")
+	waitSignal(t, all.toolLists, "the key that sees all: zeta's notifications/tools/list_changed")
+	noneBefore(t, other, 2, other.toolLists, "a key that may not see zeta got the tools/list_changed of its coming")
+
+	// A server it may see comes: its tools/list_changed reaches it.
+	writeTestFile(t, filepath.Join(dir, "other2.policy.json"), `{"prefix":"other2_"}`)
+	msDeclare(t, dir, "other2")
+	waitSignal(t, other.toolLists, "the key that sees other2: notifications/tools/list_changed")
+}
+
+// noneBefore calls other_log_later on lc, waits for its nth "later
+// done" (log messages outside the call, on lc's GET stream after every
+// notification sent there before) and fails with why when c has a value
+// by then.
+func noneBefore(t *testing.T, lc *logClient, n int, c <-chan struct{}, why string) {
+	t.Helper()
+	if out := llCall(t, lc.cs, &mcp.CallToolParams{Name: "other_log_later", Arguments: map[string]any{"n": 1, "delay_ms": 20}}); !strings.Contains(out, "will log 1") {
+		t.Fatalf("other_log_later = %q", out)
+	}
+	lc.waitCount(t, "later done", n)
+	select {
+	case <-c:
+		t.Fatal(why)
+	default:
+	}
+}
+
+// waitSignal waits up to 30 s for a value on c; what names it.
+func waitSignal(t *testing.T, c <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-c:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s: none within 30 s", what)
 	}
 }

@@ -181,8 +181,12 @@ func (h *Host) invoke(ctx context.Context, r *request) (err error) {
 		}
 		return r.Fail(KindWrongKind, rt.plugin.Name(), fmt.Sprintf("wrong call kind: function %q streams; use streamCall", r.fn), nil)
 	}
-	if rt.args != nil {
-		if err := rt.args.Validate(r.args); err != nil {
+	args, err := argsFor(ctx, rt, r)
+	if err != nil {
+		return err
+	}
+	if args != nil {
+		if err := args.Validate(r.args); err != nil {
 			return invalidParams(r, rt.plugin.Name(), err)
 		}
 	}
@@ -284,7 +288,7 @@ func (h *Host) lookupIn(ctx context.Context, t *routeTable, r *request) (*route,
 	if p, ok := t.failed[r.fn]; ok && access.Allowed(ctx, p.Name(), r.fn) {
 		return nil, p.FailedError(r)
 	}
-	e := r.Fail(KindNotFound, "", fmt.Sprintf("function %q is not served", r.fn), nil)
+	e := notServed(r)
 	e.Suggestion = nearestCallable(ctx, t, r.fn)
 	e.Message += e.DidYouMean()
 	return nil, e

@@ -58,7 +58,43 @@ type upstream struct {
 	err   error              // set before ready closes
 	relay *relay
 	proc  *process
-	stop  func() // stops following the client's log level
+	stop  func()   // stops following the client's log level
+	tools ownTools // the server's tools/list to this client, kept
+}
+
+// ownTools is the tools one upstream session was listed, kept until the
+// server says its tools changed on it (notifications/tools/list_changed),
+// so that checking a client's call against its own list (the MCP front
+// end, on each tools/call) asks the server once.
+type ownTools struct {
+	mu    sync.Mutex
+	tools []json.RawMessage // nil: none kept
+	gen   int               // changes seen, so that a list under way when one comes is not kept
+}
+
+// get returns the tools kept (nil: none) and the generation to put with.
+func (o *ownTools) get() ([]json.RawMessage, int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.tools, o.gen
+}
+
+// put keeps tools listed at generation gen, unless the tools changed
+// since.
+func (o *ownTools) put(tools []json.RawMessage, gen int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if gen == o.gen {
+		o.tools = tools
+	}
+}
+
+// changed drops the tools kept.
+func (o *ownTools) changed() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.tools = nil
+	o.gen++
 }
 
 // clients holds the upstream sessions by downstream session.
@@ -170,7 +206,7 @@ func (a *Adapter) openUpstream(sess *mcpsession.Session, u *upstream, ended <-ch
 // connectUpstream starts the server (a command) and initializes a
 // session with sess's client's identity.
 func (a *Adapter) connectUpstream(ctx context.Context, sess *mcpsession.Session, u *upstream) (*mcp.ClientSession, error) {
-	cs, err := a.connectAs(ctx, u, a.clientOf(sess, u.relay), clientVersion(sess.Init.ProtocolVersion))
+	cs, err := a.connectAs(ctx, u, a.clientOf(sess, u), clientVersion(sess.Init.ProtocolVersion))
 	if err != nil {
 		return nil, fmt.Errorf("MCP server %q: a client's own session: %w", a.launch.Name, err)
 	}
@@ -197,9 +233,10 @@ func clientVersion(v string) string {
 	return ProtocolVersion
 }
 
-// clientOf is the MCP client of sess's own session: its clientInfo and
-// capabilities, the server's messages and requests relayed by r.
-func (a *Adapter) clientOf(sess *mcpsession.Session, r *relay) *mcp.Client {
+// clientOf is the MCP client of sess's own session u: its clientInfo and
+// capabilities, the server's messages and requests relayed by u.relay,
+// its tools/list_changed dropping the tools u keeps.
+func (a *Adapter) clientOf(sess *mcpsession.Session, u *upstream) *mcp.Client {
 	impl := &mcp.Implementation{Name: "opentool-host-mcp-adapter"}
 	if ci := sess.Init.ClientInfo; ci != nil {
 		c := *ci
@@ -218,18 +255,26 @@ func (a *Adapter) clientOf(sess *mcpsession.Session, r *relay) *mcp.Client {
 				sess.Updated(ctx, req.Params.URI)
 			}
 		},
-	}, r)
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { u.tools.changed() },
+	}, u.relay)
 }
 
 // relayedClient is an MCP client made with impl and opts whose server's
 // progress, log messages and requests to the client are relayed by r,
 // whose list_changed notifications have the lists listed again on the
 // shared session and passed on (lists.go: the lists are the shared
-// session's), and which knows the Tasks extension's methods.
+// session's) after opts' own ToolListChangedHandler, if any, and which
+// knows the Tasks extension's methods.
 func (a *Adapter) relayedClient(impl *mcp.Implementation, opts *mcp.ClientOptions, r *relay) *mcp.Client {
 	opts.ProgressNotificationHandler = func(_ context.Context, req *mcp.ProgressNotificationClientRequest) { r.progress(req.Params) }
 	opts.LoggingMessageHandler = func(_ context.Context, req *mcp.LoggingMessageRequest) { r.message(req.Params) }
-	opts.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { a.serverSaid(pluginsdk.ListTools) }
+	own := opts.ToolListChangedHandler
+	opts.ToolListChangedHandler = func(ctx context.Context, req *mcp.ToolListChangedRequest) {
+		if own != nil {
+			own(ctx, req)
+		}
+		a.serverSaid(pluginsdk.ListTools)
+	}
 	opts.ResourceListChangedHandler = func(context.Context, *mcp.ResourceListChangedRequest) { a.serverSaid(pluginsdk.ListResources) }
 	opts.PromptListChangedHandler = func(context.Context, *mcp.PromptListChangedRequest) { a.serverSaid(pluginsdk.ListPrompts) }
 	c := mcp.NewClient(impl, opts)
@@ -401,17 +446,26 @@ func (a *Adapter) clientTools(ctx context.Context) (any, error) {
 	}
 	id := identityOf(sess)
 	a.clients.mu.Lock()
-	fresh := a.clients.by[sess] == nil
+	u := a.clients.by[sess]
 	a.clients.mu.Unlock()
-	if tools, ok := a.toolLists.get(id); ok && fresh {
+	if tools, ok := a.toolLists.get(id); ok && u == nil {
 		return map[string][]json.RawMessage{"tools": tools}, nil
+	}
+	var gen int
+	if u != nil {
+		var kept []json.RawMessage
+		if kept, gen = u.tools.get(); kept != nil {
+			return map[string][]json.RawMessage{"tools": kept}, nil
+		}
 	}
 	cs, _, err := a.sessionFor(ctx)
 	if err == nil {
 		var tools []json.RawMessage
 		if _, tools, err = collect(ctx, "tools", cs.Tools); err == nil {
-			if fresh {
+			if u == nil {
 				a.toolLists.put(id, tools)
+			} else {
+				u.tools.put(tools, gen)
 			}
 			return map[string][]json.RawMessage{"tools": tools}, nil
 		}

@@ -96,7 +96,15 @@ func (v View) Calls(fn string) bool { return v.All() || v.calls[fn] }
 // the caller may call), a plugin's function as access.Allowed says. It
 // reads no Source: for call paths that hold fi.
 func MayCall(ctx context.Context, fi host.FunctionInfo) bool {
-	return fi.Builtin || access.Allowed(ctx, fi.Plugin, fi.Function.Name)
+	return GrantMayCall(access.GrantFrom(ctx), fi)
+}
+
+// GrantMayCall is MayCall for a caller of grant g (nil: no keys, every
+// function), for a front end that holds the grant rather than a context
+// carrying it (MCP: a session's key, to which a change of fi's tool is
+// told only when it may call fi).
+func GrantMayCall(g *access.Grant, fi host.FunctionInfo) bool {
+	return fi.Builtin || g.Allows(fi.Plugin, fi.Function.Name)
 }
 
 // Listed is which served functions a key finds in the function listings

@@ -118,3 +118,22 @@ func TestListingOfNamesTheHostsOwn(t *testing.T) {
 		t.Errorf("owners %v", owners)
 	}
 }
+
+// TestGrantMayCall: a grant may call the host's own functions and the
+// plugins' its patterns allow, as MayCall says of a context carrying it;
+// no grant (no keys) may call everything.
+func TestGrantMayCall(t *testing.T) {
+	g := access.NewGrant("calc-add", []string{"add"})
+	for _, f := range (source{}).Functions() {
+		want := f.Builtin || f.Function.Name == "add"
+		if got := keyview.GrantMayCall(g, f); got != want {
+			t.Errorf("GrantMayCall(calc-add, %s) = %v, want %v", f.Function.Name, got, want)
+		}
+		if got := keyview.MayCall(access.WithGrant(context.Background(), g), f); got != want {
+			t.Errorf("MayCall(calc-add, %s) = %v, want %v", f.Function.Name, got, want)
+		}
+		if !keyview.GrantMayCall(nil, f) {
+			t.Errorf("GrantMayCall(nil, %s) = false, want true", f.Function.Name)
+		}
+	}
+}

@@ -104,6 +104,8 @@ func (s *Server) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return s.catalogList(res), nil
 		case method == "resources/read", method == "prompts/get", method == "completion/complete":
 			return verbatimCall(ctx, next, method, req)
+		case method == "initialize", method == methodListen:
+			return s.withListener(ctx, next, method, req, g)
 		}
 		return next(ctx, method, req)
 	}

@@ -57,9 +57,13 @@ const (
 
 // syncCatalog brings the SDK server's resources, templates and prompts
 // in line with the host's and returns how many it added, replaced or
-// removed. Callers hold s.mu.
-func (s *Server) syncCatalog() int {
+// removed, each noted in causes. Callers hold s.mu.
+func (s *Server) syncCatalog(causes *listCauses) int {
 	n := 0
+	prev := map[string]host.CatalogItem{}
+	if p := s.catItems.Load(); p != nil {
+		prev = *p
+	}
 	seen := map[string]bool{}
 	items := map[string]host.CatalogItem{}
 	add := func(kind string, it host.CatalogItem, register func(host.CatalogItem) bool) {
@@ -75,6 +79,7 @@ func (s *Server) syncCatalog() int {
 			return
 		}
 		s.cat.served[k] = string(it.JSON)
+		causes.item(kind, it.Plugin)
 		n++
 	}
 	for _, it := range s.h.Resources() {
@@ -91,6 +96,7 @@ func (s *Server) syncCatalog() int {
 		if !seen[k] {
 			kind, key := k[:1], k[2:]
 			gone[kind] = append(gone[kind], key)
+			causes.item(kind, prev[k].Plugin)
 			delete(s.cat.served, k)
 			n++
 		}

@@ -120,7 +120,10 @@
 // plugin restart changes none), and when a declared MCP server sent its
 // own, as it came (lists.go). 2026-07-28 clients receive it
 // over subscriptions/listen, older ones over stdio or a session's GET
-// stream (HTTPOptions.Sessions).
+// stream (HTTPOptions.Sessions); a session of a restricted API key only
+// when it may see what changed (listviews.go). A client session's
+// tools/call of an MCP server's tool is held to the tools its own
+// upstream session was listed (clientcalls.go).
 //
 // Revisions over HTTP: clients of 2025-06-18, 2025-11-25 (and older) and
 // 2026-07-28 are served with and without HTTPOptions.Sessions. A

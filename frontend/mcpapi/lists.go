@@ -22,8 +22,9 @@ import (
 // sync and the re-served item are one notification); the host serves one
 // of the server's items of that list again, as it is. A server that
 // serves nothing of that list has nothing a client could list again.
-// Like the host's own, the notification goes to every session: it names
-// no item, and each key's lists are filtered when listed (access.go).
+// Like the host's own, the notification goes to every session whose key
+// may see the server (listviews.go): it names no item, and each key's
+// lists are filtered when listed (access.go).
 
 // listChanged passes plugin's MCP server's list_changed of list
 // (wire.ListTools, ListPrompts, ListResources) on to the sessions.
@@ -31,16 +32,23 @@ func (s *Server) listChanged(plugin, list string) {
 	s.sync()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var causes listCauses // due to the sessions that see plugin (listviews.go)
 	switch list {
 	case wire.ListTools:
-		s.serveOneTool(plugin)
+		if s.serveOneTool(plugin) {
+			s.pluginTools(&causes, plugin)
+		}
 	case wire.ListPrompts:
-		s.serveOne(plugin, kindPrompt, s.h.Prompts(), s.servePrompt)
+		if s.serveOne(plugin, kindPrompt, s.h.Prompts(), s.servePrompt) {
+			causes.item(kindPrompt, plugin)
+		}
 	case wire.ListResources:
-		if !s.serveOne(plugin, kindResource, s.h.Resources(), s.serveResource) {
-			s.serveOne(plugin, kindTemplate, s.h.ResourceTemplates(), s.serveTemplate)
+		if s.serveOne(plugin, kindResource, s.h.Resources(), s.serveResource) ||
+			s.serveOne(plugin, kindTemplate, s.h.ResourceTemplates(), s.serveTemplate) {
+			causes.item(kindResource, plugin)
 		}
 	}
+	causes.markTo(&s.views)
 }
 
 // serveOneTool serves one of plugin's served tools again; false when it

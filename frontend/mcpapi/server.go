@@ -83,6 +83,12 @@ type Server struct {
 
 	// logs are the sessions that asked for log messages (logs.go).
 	logs logSessions
+	// views are the sessions of restricted keys and the list_changed
+	// due to each (listviews.go).
+	views listViews
+	// schemas are the validators of clients' own input schemas
+	// (clientcalls.go).
+	schemas clientSchemas
 }
 
 // New returns a Server for h with the tools, resources, resource
@@ -122,6 +128,7 @@ func New(h *host.Host, cfg Config) *Server {
 	if cfg.Tasks != nil {
 		s.addTasks() // before access: middleware added later runs first
 	}
+	s.srv.AddReceivingMiddleware(s.clientCallMiddleware) // after access: its grant on ctx
 	s.srv.AddReceivingMiddleware(s.accessMiddleware)
 	s.srv.AddSendingMiddleware(s.sendFilter)
 	h.OnResourceUpdated(s.resourceUpdated)
@@ -175,6 +182,12 @@ func (s *Server) sync() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	seen := map[string]bool{}
+	var causes listCauses // marked as due to the sessions that see them
+	defer causes.markTo(&s.views)
+	var prev map[string]host.FunctionInfo // the tools served so far
+	if p := s.served.Load(); p != nil {
+		prev = *p
+	}
 	// What the task middleware may run as a task (callable) is in place
 	// before a new tool reaches the SDK, so that no call finds the tool
 	// without it.
@@ -206,6 +219,9 @@ func (s *Server) sync() int {
 		if s.tools[t.Name] == fp {
 			continue
 		}
+		if _, was := s.tools[t.Name]; was {
+			causes.tool(fi) // replaced, or removed when add fails
+		}
 		if err := s.add(t); err != nil {
 			delete(seen, t.Name)
 			if s.bad[t.Name] != err.Error() {
@@ -215,6 +231,7 @@ func (s *Server) sync() int {
 			continue
 		}
 		s.tools[t.Name] = fp
+		causes.tool(fi)
 		delete(s.bad, t.Name)
 		s.cfg.Logger.Debug("MCP tool served", "tool", t.Name, "plugin", fi.Plugin)
 		n++
@@ -224,6 +241,9 @@ func (s *Server) sync() int {
 		if !seen[name] {
 			gone = append(gone, name)
 			delete(s.tools, name)
+			if fi, ok := prev[name]; ok {
+				causes.tool(fi)
+			}
 		}
 	}
 	if len(gone) > 0 {
@@ -231,7 +251,7 @@ func (s *Server) sync() int {
 		s.cfg.Logger.Debug("MCP tools removed", "tools", gone)
 	}
 	n += len(gone)
-	n += s.syncCatalog()
+	n += s.syncCatalog(&causes)
 	s.changes += n
 	return n
 }

@@ -326,6 +326,11 @@ const methodResourceUpdated = "notifications/resources/updated"
 func (s *Server) sendFilter(next mcp.MethodHandler) mcp.MethodHandler {
 	s.send = next
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if isListChanged(method) {
+			if ss, _ := req.GetSession().(*mcp.ServerSession); !s.listChangedFor(ss, method) {
+				return nil, nil
+			}
+		}
 		if method == methodResourceUpdated {
 			ss, _ := req.GetSession().(*mcp.ServerSession)
 			p, _ := req.GetParams().(*mcp.ResourceUpdatedNotificationParams)

@@ -8,7 +8,10 @@
 // host capabilities before registering UI-enabled tools"): once the
 // client is initialized, getUiCapability of its capabilities, and the
 // tool enabled when its mimeTypes include RESOURCE_MIME_TYPE. It also
-// serves get-time-text to every client, a text-only fallback.
+// serves get-time-text to every client, a text-only fallback, and
+// format-time, whose input schema differs by client: its format is "iso"
+// for a UI-capable client, "iso" or "unix" for any other (registered once
+// the client is initialized, as the UI tool is enabled).
 //
 // Its packages are the conformance suite's npm dependencies (conformance/
 // package.json, pinned by package-lock.json): the test runs a copy of
@@ -16,6 +19,7 @@
 import { createServer } from "@modelcontextprotocol/server-basic-vanillajs";
 import { StdioServerTransport } from "@modelcontextprotocol/server/stdio";
 import { getUiCapability, RESOURCE_MIME_TYPE } from "@modelcontextprotocol/ext-apps/server";
+import { z } from "zod";
 
 const server = createServer();
 const ui = server._registeredTools["get-time"];
@@ -25,8 +29,16 @@ server.registerTool("get-time-text", { description: "Returns the current server 
 }));
 server.server.oninitialized = () => {
   const cap = getUiCapability(server.server.getClientCapabilities());
-  if (cap?.mimeTypes?.includes(RESOURCE_MIME_TYPE)) {
+  const isUI = cap?.mimeTypes?.includes(RESOURCE_MIME_TYPE);
+  if (isUI) {
     ui.enable();
   }
+  const formats = isUI ? ["iso"] : ["iso", "unix"];
+  server.registerTool("format-time", {
+    description: "Returns the current server time in a format.",
+    inputSchema: z.object({ format: z.enum(formats) }),
+  }, async ({ format }) => ({
+    content: [{ type: "text", text: format === "unix" ? String(Math.floor(Date.now() / 1000)) : new Date().toISOString() }],
+  }));
 };
 await server.connect(new StdioServerTransport());

@@ -1,0 +1,119 @@
+package mcpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/protocol/argcheck"
+)
+
+// A client session's call is checked against what that client was
+// shown. The host routes calls by the tools of a declared MCP server's
+// shared session, which lists every tool a client may be shown (MCP
+// Apps: UI tools only to clients that declare io.modelcontextprotocol/ui,
+// which the shared session declares); a client session with an upstream
+// session of its own is listed that session's tools (clientDefs). So a
+// tools/call by a client session carries its view (clientCallMiddleware:
+// host.WithCallView), which the host applies to the function the call
+// is routed to, call_tool's inner call included:
+//
+//	the client's own list                the call
+//	lacks the tool                       not served (host.ErrNotShown): the
+//	                                     JSON-RPC error of an unknown tool, as
+//	                                     for a name the host does not serve; the
+//	                                     client is not told the tool exists
+//	has it with the shared inputSchema   as it is
+//	has it with another inputSchema      its arguments checked against the
+//	                                     client's, not the shared one ("invalid
+//	                                     params" as ever)
+//	(the server lists the same tools to  as it is
+//	every client, or its list failed)
+//
+// The client's list is its own session's, kept by the adapter until the
+// server says its tools changed, so a call asks the server once.
+
+// ownValidators bounds the compiled input schemas of clients' own lists
+// kept (by served name and schema); past it they are dropped.
+const ownValidators = 64
+
+// clientSchemas keeps the validators of clients' own input schemas.
+type clientSchemas struct {
+	mu sync.Mutex
+	by map[string]*argcheck.Validator // name + "\x00" + schema
+}
+
+// clientCallMiddleware puts the view of the client session of a
+// tools/call on its context (see above).
+func (s *Server) clientCallMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if ss, _ := req.GetSession().(*mcp.ServerSession); method == "tools/call" && ss != nil && ss.ID() != "" {
+			ctx = host.WithCallView(ctx, s.clientView(ss))
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// clientView is the host.CallView of client session ss: for a tool of a
+// declared MCP server, what the client's own list shows of it.
+func (s *Server) clientView(ss *mcp.ServerSession) host.CallView {
+	return func(ctx context.Context, fi host.FunctionInfo) (*argcheck.Validator, error) {
+		if fi.Function.MCPTool == nil {
+			return nil, nil // not an MCP server's tool
+		}
+		own := s.clientList(s.withClient(ctx, ss), fi.Plugin, fi.Function.Name)
+		if own == nil {
+			return nil, nil
+		}
+		def, ok := own[mcpName(fi.Function)]
+		if !ok {
+			return nil, host.ErrNotShown
+		}
+		return s.ownValidator(fi, def), nil
+	}
+}
+
+// ownValidator returns the validator of the inputSchema of def, fi's
+// tool as the client's own list defines it, when it differs from the
+// shared one (fi.Function.MCPTool's); nil when it is the same, or does not
+// compile (the shared one then checks, as for every caller).
+func (s *Server) ownValidator(fi host.FunctionInfo, def json.RawMessage) *argcheck.Validator {
+	own, shared := inputSchema(def), inputSchema(fi.Function.MCPTool)
+	if own == nil || bytes.Equal(own, shared) {
+		return nil
+	}
+	key := fi.Function.Name + "\x00" + string(own)
+	s.schemas.mu.Lock()
+	defer s.schemas.mu.Unlock()
+	if v, ok := s.schemas.by[key]; ok {
+		return v
+	}
+	f := fi.Function.Clone()
+	f.InputSchema = own
+	v, err := argcheck.Compile(f)
+	if err != nil {
+		s.cfg.Logger.Warn("MCP tools/call: a client's own input schema does not compile; checking the shared one", "tool", fi.Function.Name, "error", err)
+		v = nil
+	}
+	if s.schemas.by == nil || len(s.schemas.by) >= ownValidators {
+		s.schemas.by = map[string]*argcheck.Validator{}
+	}
+	s.schemas.by[key] = v
+	return v
+}
+
+// inputSchema is the inputSchema member of an MCP tool definition, as
+// written; nil without one.
+func inputSchema(def json.RawMessage) json.RawMessage {
+	var t struct {
+		InputSchema json.RawMessage `json:"inputSchema"`
+	}
+	if json.Unmarshal(def, &t) != nil {
+		return nil
+	}
+	return t.InputSchema
+}

@@ -1,0 +1,61 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/opentool-host/opentool-host/protocol/argcheck"
+)
+
+// CallView is what the caller of a call was shown of fi, the function
+// the call is routed to (call_tool's inner call included), for a front
+// end whose caller may be shown another list than the one the host routes
+// by (MCP: the tools/list of a client's own upstream session with a
+// declared MCP server, which may differ per client). It returns nil, nil
+// when the caller was shown fi as the host serves it (fi's own
+// parameters check the arguments); a validator to check the arguments
+// with instead; or ErrNotShown when the caller was not shown fi at all,
+// which the call answers exactly as a function not served (KindNotFound).
+// Any other error ends the call as it is.
+type CallView func(ctx context.Context, fi FunctionInfo) (*argcheck.Validator, error)
+
+// ErrNotShown is CallView's error for a function its caller was not
+// shown.
+var ErrNotShown = errors.New("the function was not shown to its caller")
+
+// viewKey is the context key of WithCallView's CallView.
+type viewKey struct{}
+
+// WithCallView returns ctx whose calls are held to what their caller was
+// shown by view (see CallView).
+func WithCallView(ctx context.Context, view CallView) context.Context {
+	return context.WithValue(ctx, viewKey{}, view)
+}
+
+// argsFor returns the validator of r's call to rt on ctx: the CallView's
+// when it has one, else the route's (nil: none). Errors: the not-served
+// *Error of r when the caller was not shown rt's function, the
+// CallView's other errors.
+func argsFor(ctx context.Context, rt *route, r *request) (*argcheck.Validator, error) {
+	view, _ := ctx.Value(viewKey{}).(CallView)
+	if view == nil {
+		return rt.args, nil
+	}
+	v, err := view(ctx, FunctionInfo{Plugin: rt.plugin.Name(), Function: rt.fn})
+	switch {
+	case errors.Is(err, ErrNotShown):
+		return nil, notServed(r)
+	case err != nil:
+		return nil, err
+	case v != nil:
+		return v, nil
+	}
+	return rt.args, nil
+}
+
+// notServed is the error of r, a call of a function not served to its
+// caller.
+func notServed(r *request) *Error {
+	return r.Fail(KindNotFound, "", fmt.Sprintf("function %q is not served", r.fn), nil)
+}
