@@ -62,8 +62,13 @@ type pluginRetry struct {
 // retryKey is the context key of a call's *pluginRetry.
 type retryKey struct{}
 
-// withRetry returns ctx carrying r for the plugin's call (retryMeta).
+// withRetry returns ctx carrying r for the plugin's call (retryMeta); ctx
+// itself for nil (a first round: nothing to carry, and a call's ctx never
+// carries a retry of another call).
 func withRetry(ctx context.Context, r *pluginRetry) context.Context {
+	if r == nil {
+		return ctx
+	}
 	return context.WithValue(ctx, retryKey{}, r)
 }
 

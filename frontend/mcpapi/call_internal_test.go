@@ -1,0 +1,47 @@
+package mcpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestAnswerAllocations: a successful call's answer (structuredContent
+// and a text block with the same JSON) costs three allocations, the
+// result with its block, the text and the structured content, not five:
+// it is made for every call.
+func TestAnswerAllocations(t *testing.T) {
+	s := &Server{}
+	obj := []byte(`{"echo":{"x":1}}`)
+	res, err := s.answer("echo", obj, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, ok := res.Content[0].(*mcp.TextContent)
+	if len(res.Content) != 1 || !ok || text.Text != string(obj) {
+		t.Fatalf("content %#v, want one text block %s", res.Content, obj)
+	}
+	if sc, ok := res.StructuredContent.(json.RawMessage); !ok || !bytes.Equal(sc, obj) {
+		t.Fatalf("structuredContent %#v, want %s", res.StructuredContent, obj)
+	}
+	if n := testing.AllocsPerRun(100, func() { _, _ = s.answer("echo", obj, nil) }); n > 3 {
+		t.Errorf("answer: %v allocations, want at most 3", n)
+	}
+}
+
+// TestFirstRoundAddsNoContextValue: a call's first round (no retry of a
+// plugin's own round) runs with the handler's context itself, one
+// allocation fewer per call; a retry is carried.
+func TestFirstRoundAddsNoContextValue(t *testing.T) {
+	ctx := context.Background()
+	if got := withRetry(ctx, nil); got != ctx {
+		t.Error("withRetry(ctx, nil) is a new context, want ctx")
+	}
+	r := &pluginRetry{state: "s"}
+	if got, _ := withRetry(ctx, r).Value(retryKey{}).(*pluginRetry); got != r {
+		t.Errorf("withRetry(ctx, r) carries %v, want r", got)
+	}
+}
