@@ -372,6 +372,31 @@ func TestMCPAppsClientsOwnView(t *testing.T) {
 		t.Errorf("the UI client calling get-time through call_tool: %v %+v", err, res)
 	}
 
+	// What the host names besides a call is held to the same view:
+	// search_tools finds get-time only for the UI client, and call_tool's
+	// unknown name near it is answered with get-time ("did you mean")
+	// only to the UI client (a tools/call of an unknown name is the SDK's
+	// unknown tool, without suggestions).
+	for _, c := range []struct {
+		who   *rawClient
+		name  string
+		shown bool
+	}{{text, "text", false}, {ui, "UI", true}} {
+		res, err := call(c.who, "search_tools", map[string]any{"query": "get time", "limit": 50})
+		if err != nil || res.IsError {
+			t.Fatalf("the %s client: search_tools: %v %+v", c.name, err, res)
+		}
+		b, _ := json.Marshal(res.StructuredContent)
+		names := found(t, b)
+		if slices.Contains(names, "get-time") != c.shown || !slices.Contains(names, "get-time-text") {
+			t.Errorf("the %s client: search_tools for get time found %v; want get-time-text, and get-time %v", c.name, names, c.shown)
+		}
+		_, near := call(c.who, "call_tool", map[string]any{"name": "get-tim"})
+		if near == nil || strings.Contains(near.Error(), `"get-time"`) != c.shown {
+			t.Errorf("the %s client calling get-tim through call_tool: %v; want get-time suggested %v", c.name, near, c.shown)
+		}
+	}
+
 	for _, c := range []struct {
 		who    *rawClient
 		name   string

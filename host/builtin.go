@@ -11,7 +11,8 @@ package host
 //	                                   plugins' functions (package
 //	                                   toolsearch), most relevant first, only
 //	                                   those the caller's key may call
-//	                                   (access.Allowed)
+//	                                   (access.Allowed) and its own view
+//	                                   shows (CallView: shownBy)
 //	call_tool {"name", "arguments"}  → the named function's own result: the
 //	                                   call is that function's call (invoke:
 //	                                   its route, its key check, so that a
@@ -73,9 +74,8 @@ type builtins struct {
 
 // searchIndex is the search index of one set of served functions.
 type searchIndex struct {
-	fns     []*opentool.Function // identity of the set (route tables share the plugins' functions)
-	plugins map[string]string    // function name → plugin, for the key check
-	x       *toolsearch.Index
+	fns []*opentool.Function // identity of the set (route tables share the plugins' functions)
+	x   *toolsearch.Index
 }
 
 // newBuiltins returns the host's own functions for cfg, nil without
@@ -190,11 +190,16 @@ func (b *builtins) search(ctx context.Context, h *Host, r *request) error {
 	if err := json.Unmarshal(r.args, &in); err != nil { // validated: cannot happen
 		return invalidParams(r, "", err)
 	}
-	ix, err := b.indexOf(h.routes.Load())
+	t := h.routes.Load()
+	ix, err := b.indexOf(t)
 	if err != nil {
 		return r.Fail(KindTransport, "", "the tool search index could not be built", err)
 	}
-	hits, err := ix.x.Search(in.Query, in.Limit, func(name string) bool { return access.Allowed(ctx, ix.plugins[name], name) })
+	view := callView(ctx)
+	hits, err := ix.x.Search(in.Query, in.Limit, func(name string) bool {
+		rt := t.funcs[name]
+		return rt != nil && access.Allowed(ctx, rt.plugin.Name(), name) && shownBy(ctx, view, rt)
+	})
 	switch {
 	case errors.Is(err, toolsearch.ErrEmptyQuery):
 		return r.Fail(KindInvalidParams, "", "invalid params: query: the query has no words", err)
@@ -234,11 +239,10 @@ func (b *builtins) indexOf(t *routeTable) (*searchIndex, error) {
 	if ix := b.index.Load(); ix != nil && ix.serves(t) {
 		return ix, nil
 	}
-	ix := &searchIndex{fns: make([]*opentool.Function, len(t.order)), plugins: make(map[string]string, len(t.order))}
+	ix := &searchIndex{fns: make([]*opentool.Function, len(t.order))}
 	tools := make([]toolsearch.Tool, len(t.order))
 	for i, rt := range t.order {
 		ix.fns[i] = rt.fn
-		ix.plugins[rt.fn.Name] = rt.plugin.Name()
 		tools[i] = toolsearch.Tool{Name: rt.fn.Name, Plugin: rt.plugin.Name(), Description: rt.fn.Description, InputSchema: inputSchema(rt.fn)}
 	}
 	x, err := toolsearch.New(tools)

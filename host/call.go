@@ -295,13 +295,15 @@ func (h *Host) lookupIn(ctx context.Context, t *routeTable, r *request) (*route,
 }
 
 // nearestCallable is the function of t closest to fn (nearest.Name: case,
-// a prefix, a typo or two) among those the caller of ctx may call, so
-// that a suggestion names no function its key may not see; "" when none
+// a prefix, a typo or two) among those the caller of ctx may call and
+// was shown (its CallView: shownBy), so that a suggestion names no
+// function its key may not see nor one its own list lacks; "" when none
 // is close.
 func nearestCallable(ctx context.Context, t *routeTable, fn string) string {
+	view := callView(ctx)
 	names := make([]string, 0, len(t.funcs))
 	for name, rt := range t.funcs {
-		if access.Allowed(ctx, rt.plugin.Name(), name) {
+		if access.Allowed(ctx, rt.plugin.Name(), name) && shownBy(ctx, view, rt) {
 			names = append(names, name)
 		}
 	}

@@ -391,9 +391,11 @@ func (h *Host) Request(ctx context.Context, method string, params []byte) ([]byt
 // the plugin lists the same tools to every client (no client session on
 // ctx, a server declared "sessions": "shared", not an MCP server);
 // KindFailed, KindStopped, KindExited, KindTransport, KindTimeout,
-// KindCanceled as for a call.
+// KindCanceled as for a call. The CallView on ctx (WithCallView) does
+// not apply: a view is made of this list.
 func (h *Host) ClientTools(ctx context.Context, fn string) ([]byte, error) {
 	r := &request{fn: fn}
+	ctx = WithCallView(ctx, nil)
 	rt, err := h.lookupIn(ctx, h.routes.Load(), r)
 	if err != nil {
 		return nil, err

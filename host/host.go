@@ -400,6 +400,12 @@ type FunctionInfo struct {
 	// search_tools and call_tool, Config.ToolSearch): every API key may
 	// call them, and they reach only what the key may call.
 	Builtin bool `json:"builtin,omitempty"`
+	// SharedTools is set on a declared MCP server's function
+	// (Function.MCPTool) when its plugin lists the same tools to every
+	// MCP client (a server declared "sessions": "shared";
+	// supervise.Catalog.SharedTools): a client's own list of it is the
+	// shared one, which a CallView need not ask for.
+	SharedTools bool `json:"-"`
 }
 
 // Functions lists the served functions in the order of Document.
@@ -412,7 +418,7 @@ func (h *Host) Functions() []FunctionInfo {
 		}
 	}
 	for _, r := range t.order {
-		out = append(out, FunctionInfo{Plugin: r.plugin.Name(), Function: r.fn, Info: r.info})
+		out = append(out, r.functionInfo())
 	}
 	return out
 }

@@ -33,16 +33,29 @@ func WithCallView(ctx context.Context, view CallView) context.Context {
 	return context.WithValue(ctx, viewKey{}, view)
 }
 
+// callView returns the CallView on ctx (WithCallView), nil without one.
+func callView(ctx context.Context) CallView {
+	view, _ := ctx.Value(viewKey{}).(CallView)
+	return view
+}
+
+// functionInfo is the FunctionInfo of rt's function (Functions, and
+// what a CallView is given).
+func (rt *route) functionInfo() FunctionInfo {
+	return FunctionInfo{Plugin: rt.plugin.Name(), Function: rt.fn, Info: rt.info,
+		SharedTools: rt.fn.MCPTool != nil && rt.plugin.SharedTools()}
+}
+
 // argsFor returns the validator of r's call to rt on ctx: the CallView's
 // when it has one, else the route's (nil: none). Errors: the not-served
 // *Error of r when the caller was not shown rt's function, the
 // CallView's other errors.
 func argsFor(ctx context.Context, rt *route, r *request) (*argcheck.Validator, error) {
-	view, _ := ctx.Value(viewKey{}).(CallView)
+	view := callView(ctx)
 	if view == nil {
 		return rt.args, nil
 	}
-	v, err := view(ctx, FunctionInfo{Plugin: rt.plugin.Name(), Function: rt.fn})
+	v, err := view(ctx, rt.functionInfo())
 	switch {
 	case errors.Is(err, ErrNotShown):
 		return nil, notServed(r)
@@ -52,6 +65,20 @@ func argsFor(ctx context.Context, rt *route, r *request) (*argcheck.Validator, e
 		return v, nil
 	}
 	return rt.args, nil
+}
+
+// shownBy reports whether view (nil: none) shows rt's function to its
+// caller, so that what the host names to a caller (search_tools' hits,
+// an unknown name's suggestion) is only what it may call: false only
+// when view says ErrNotShown. It consults view only for a declared MCP
+// server's function (Function.MCPTool), the only ones a caller's view
+// may leave out.
+func shownBy(ctx context.Context, view CallView, rt *route) bool {
+	if view == nil || rt.fn.MCPTool == nil {
+		return true
+	}
+	_, err := view(ctx, rt.functionInfo())
+	return !errors.Is(err, ErrNotShown)
 }
 
 // notServed is the error of r, a call of a function not served to its

@@ -35,6 +35,12 @@ type Catalog struct {
 	// Subscribe says it takes resources/subscribe and reports changes
 	// of subscribed resources (CatalogChange.URI).
 	Subscribe bool `json:"subscribe,omitempty"`
+	// SharedTools says the plugin lists the same tools to every MCP
+	// client: its HandleMCP answers tools/list with -32601 whatever the
+	// client (the MCP server adapter of a server declared "sessions":
+	// "shared"), so the host need not ask it for a client's own list.
+	// False (the default) promises nothing: the host asks.
+	SharedTools bool `json:"sharedTools,omitempty"`
 	// Raw, when not nil, is sent to the host in place of Resources,
 	// ResourceTemplates and Prompts: the items as JSON objects written
 	// by someone else (the MCP server adapter relays its server's lists
@@ -62,7 +68,8 @@ func (c *Catalog) wire() any {
 		*RawCatalog
 		Completions bool `json:"completions,omitempty"`
 		Subscribe   bool `json:"subscribe,omitempty"`
-	}{c.Raw, c.Completions, c.Subscribe}
+		SharedTools bool `json:"sharedTools,omitempty"`
+	}{c.Raw, c.Completions, c.Subscribe, c.SharedTools}
 }
 
 // Cataloger may be implemented by a Tool that serves MCP resources,

@@ -52,8 +52,10 @@ var (
 )
 
 // Catalog implements pluginsdk.Cataloger: the server's resources,
-// templates and prompts as last listed, once connected. Errors: the
-// connection attempt's (code 500).
+// templates and prompts as last listed, once connected, and SharedTools
+// for a server declared "sessions": "shared" (Options.Shared: clientTools
+// lists no client its own tools). Errors: the connection attempt's (code
+// 500).
 func (a *Adapter) Catalog(ctx context.Context) (*pluginsdk.Catalog, error) {
 	if err := a.connected(ctx); err != nil {
 		return nil, pluginsdk.ToolFailure("%v", err)
@@ -61,6 +63,7 @@ func (a *Adapter) Catalog(ctx context.Context) (*pluginsdk.Catalog, error) {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
 	c := a.cat
+	c.SharedTools = a.opts.Shared
 	return &c, nil
 }
 

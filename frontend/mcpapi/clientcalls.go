@@ -31,11 +31,16 @@ import (
 //	has it with another inputSchema      its arguments checked against the
 //	                                     client's, not the shared one ("invalid
 //	                                     params" as ever)
-//	(the server lists the same tools to  as it is
-//	every client, or its list failed)
+//	(the server lists the same tools to  as it is; for a server declared
+//	every client, or its list failed)    "sessions": "shared" its list is not
+//	                                     asked for at all (its catalog says
+//	                                     so: host.FunctionInfo.SharedTools)
 //
 // The client's list is its own session's, kept by the adapter until the
-// server says its tools changed, so a call asks the server once.
+// server says its tools changed, so a call asks the server once. What
+// the host names to the client besides (search_tools' hits, the "did you
+// mean" of an unknown name) is held to the same view: a tool the
+// client's own list lacks is neither found nor suggested.
 
 // ownValidators bounds the compiled input schemas of clients' own lists
 // kept (by served name and schema); past it they are dropped.
@@ -59,13 +64,28 @@ func (s *Server) clientCallMiddleware(next mcp.MethodHandler) mcp.MethodHandler 
 }
 
 // clientView is the host.CallView of client session ss: for a tool of a
-// declared MCP server, what the client's own list shows of it.
+// declared MCP server, what the client's own list shows of it. A tool of
+// a server that lists the same tools to every client
+// (host.FunctionInfo.SharedTools) is shown as served at once, without
+// asking for a list. Each server's list is asked for once per view (one
+// tools/call: its call, or search_tools' hits and an unknown name's
+// suggestion, which consult it for many tools).
 func (s *Server) clientView(ss *mcp.ServerSession) host.CallView {
+	var mu sync.Mutex
+	lists := map[string]map[string]json.RawMessage{} // plugin → its list for the client (nil: the shared one)
 	return func(ctx context.Context, fi host.FunctionInfo) (*argcheck.Validator, error) {
-		if fi.Function.MCPTool == nil {
-			return nil, nil // not an MCP server's tool
+		if fi.Function.MCPTool == nil || fi.SharedTools {
+			return nil, nil // not an MCP server's tool, or its list is the shared one
 		}
-		own := s.clientList(s.withClient(ctx, ss), fi.Plugin, fi.Function.Name)
+		mu.Lock()
+		own, asked := lists[fi.Plugin]
+		mu.Unlock()
+		if !asked {
+			own = s.clientList(s.withClient(ctx, ss), fi.Plugin, fi.Function.Name)
+			mu.Lock()
+			lists[fi.Plugin] = own
+			mu.Unlock()
+		}
 		if own == nil {
 			return nil, nil
 		}

@@ -19,6 +19,10 @@ type Catalog struct {
 	// Completions and Subscribe are the plugin's MCP capabilities
 	// completions and resources.subscribe.
 	Completions, Subscribe bool
+	// SharedTools is set when the plugin says it lists the same tools
+	// to every MCP client (pluginsdk.Catalog.SharedTools): its tools/list
+	// answers no client's own list.
+	SharedTools bool
 }
 
 // CatItem is one resource, template or prompt: its key and its JSON.
@@ -46,11 +50,12 @@ func ParseCatalog(b []byte) (*Catalog, error) {
 		Prompts           []json.RawMessage `json:"prompts"`
 		Completions       bool              `json:"completions"`
 		Subscribe         bool              `json:"subscribe"`
+		SharedTools       bool              `json:"sharedTools"`
 	}
 	if err := json.Unmarshal(b, &wire); err != nil {
 		return nil, fmt.Errorf("catalog: %w", err)
 	}
-	c.Completions, c.Subscribe = wire.Completions, wire.Subscribe
+	c.Completions, c.Subscribe, c.SharedTools = wire.Completions, wire.Subscribe, wire.SharedTools
 	lists := []struct {
 		what, key string
 		in        []json.RawMessage

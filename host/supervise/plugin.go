@@ -109,6 +109,14 @@ func NewPlugin(sv *Supervisor, name, path string) *Plugin {
 // Name returns the plugin's name.
 func (p *Plugin) Name() string { return p.name }
 
+// SharedTools reports whether the catalog of the plugin's serving
+// process says it lists the same tools to every MCP client
+// (Catalog.SharedTools); false without a catalog.
+func (p *Plugin) SharedTools() bool {
+	c := p.cat.Load()
+	return c != nil && c.SharedTools
+}
+
 // Path returns the file that declares the plugin (an executable or
 // NAME.mcp.json), as NewPlugin got it.
 func (p *Plugin) Path() string { return p.path }

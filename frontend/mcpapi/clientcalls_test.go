@@ -1,0 +1,70 @@
+package mcpapi_test
+
+import (
+	"context"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+	"testing"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/opentool-host/opentool-host/declared"
+	"github.com/opentool-host/opentool-host/frontend/mcpapi"
+	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/internal/wire"
+	"github.com/opentool-host/opentool-host/process/launcher"
+	"github.com/opentool-host/opentool-host/protocol/decl"
+	"github.com/opentool-host/opentool-host/testkit"
+)
+
+// listCounter is a declared plugin (declared.Serve's) whose tools/list
+// requests from the host (host.Host.ClientTools) are counted.
+type listCounter struct {
+	wire.Local
+	lists *atomic.Int64
+}
+
+// Request counts tools/list and passes every request on.
+func (c listCounter) Request(ctx context.Context, method string, params []byte) ([]byte, error) {
+	if method == "tools/list" {
+		c.lists.Add(1)
+	}
+	return c.Local.Request(ctx, method, params)
+}
+
+// TestSharedServerCallsAskNoList (issue 32): a client session's
+// tools/call of a tool of an MCP server declared "sessions": "shared"
+// asks the plugin for no tools/list (its catalog says it lists one list
+// to every client: the client's view needs none); one declared with an
+// upstream session per client is asked once per call (the client's own
+// list, which the view holds the call to). Before, each call to the
+// shared server asked too (answered -32601).
+func TestSharedServerCallsAskNoList(t *testing.T) {
+	bin := testkit.Build(t, "./examples/mcp-notes")
+	var lists atomic.Int64
+	r := newRig(t, func(c *host.Config) {
+		c.Declared = func(l decl.Launch, s *launcher.Starter, log hclog.Logger) wire.Local {
+			return listCounter{declared.Serve(l, s, log), &lists}
+		}
+		writeFile(t, filepath.Join(c.Dir, "shared.mcp.json"), `{"mcpServers":{"shared":{"command":`+strconv.Quote(bin)+`,"sessions":"shared"}}}`)
+		writeFile(t, filepath.Join(c.Dir, "own.mcp.json"), `{"mcpServers":{"own":{"command":`+strconv.Quote(bin)+`}}}`)
+		writeFile(t, filepath.Join(c.Dir, "own.policy.json"), `{"prefix":"own_"}`)
+	}, mcpapi.Config{})
+	cs := r.connect(t, mode{"sessions", "/sessions" + mcpapi.Path, "2025-11-25"}, nil)
+	const n = 5
+	for _, c := range []struct {
+		tool string
+		want int64
+	}{{"list_notes", 0}, {"own_list_notes", n}} {
+		before := lists.Load()
+		for range n {
+			if res := call(t, cs, c.tool, map[string]any{}); res.IsError {
+				t.Fatalf("%s: %+v", c.tool, res.Content)
+			}
+		}
+		if got := lists.Load() - before; got != c.want {
+			t.Errorf("%d calls of %s asked the plugin for tools/list %d times; want %d", n, c.tool, got, c.want)
+		}
+	}
+}
