@@ -56,7 +56,7 @@ type clientSchemas struct {
 // tools/call on its context (see above).
 func (s *Server) clientCallMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if ss, _ := req.GetSession().(*mcp.ServerSession); method == "tools/call" && ss != nil && ss.ID() != "" {
+		if ss, _ := req.GetSession().(*mcp.ServerSession); method == "tools/call" && ss != nil && (ss.ID() != "" || speaksSessionless(ss)) {
 			ctx = host.WithCallView(ctx, s.clientView(ss))
 		}
 		return next(ctx, method, req)
@@ -81,7 +81,7 @@ func (s *Server) clientView(ss *mcp.ServerSession) host.CallView {
 		own, asked := lists[fi.Plugin]
 		mu.Unlock()
 		if !asked {
-			own = s.clientList(s.withClient(ctx, ss), fi.Plugin, fi.Function.Name)
+			own = s.clientList(s.catalogContext(ctx, ss), fi.Plugin, fi.Function.Name)
 			mu.Lock()
 			lists[fi.Plugin] = own
 			mu.Unlock()

@@ -105,7 +105,7 @@ func (s *Server) client(ss *mcp.ServerSession) *mcpsession.Session {
 // client or its list fails, the shared session's definitions (defs).
 func (s *Server) clientDefs(ctx context.Context, lr *mcp.ListToolsResult) map[string]json.RawMessage {
 	defs := *s.defs.Load()
-	if mcpsession.From(ctx) == nil {
+	if mcpsession.From(ctx) == nil && mcpsession.RequestFrom(ctx) == nil {
 		return defs
 	}
 	served := *s.served.Load()
