@@ -42,7 +42,8 @@ import (
 // session id, the catalog's lists (resources, templates, prompts), the
 // reads, gets and completions of client sessions without a session of
 // their own (catalogSession), and the tool list the host routes calls by;
-// a client session's tools/list is its own (clientTools).
+// a client session's tools/list is its own (clientTools), and a
+// 2026-07-28 caller's that of a client like it (callers.go).
 
 // DefaultMaxSessions is the default of Options.MaxSessions.
 const DefaultMaxSessions = 16
