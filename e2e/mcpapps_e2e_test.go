@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -117,12 +118,22 @@ type rawClient struct {
 // the SDK's default) over tr, speaking MCP 2025-11-25.
 func rawConnect(t *testing.T, name string, tr mcp.Transport, caps *mcp.ClientCapabilities) *rawClient {
 	t.Helper()
+	return rawConnectIn(t, "2025-11-25", name, tr, caps)
+}
+
+// rawConnectIn is rawConnect speaking MCP revision version, which the
+// server must answer with.
+func rawConnectIn(t *testing.T, version, name string, tr mcp.Transport, caps *mcp.ClientCapabilities) *rawClient {
+	t.Helper()
 	rec := record(tr)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, &mcp.ClientOptions{Capabilities: caps}).Connect(ctx, rec, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, &mcp.ClientOptions{Capabilities: caps}).Connect(ctx, rec, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatalf("MCP connect (%s): %v", name, err)
+	}
+	if got := cs.InitializeResult().ProtocolVersion; got != version {
+		t.Fatalf("MCP connect (%s): the server answered in %s, want %s", name, got, version)
 	}
 	t.Cleanup(func() { _ = cs.Close() })
 	return &rawClient{cs: cs, rec: rec}
@@ -426,6 +437,62 @@ func TestMCPAppsClientsOwnView(t *testing.T) {
 		case !c.ok && (!res.IsError || !strings.HasPrefix(text, "invalid params: ")):
 			t.Errorf("the %s client: format-time %s, a format its input schema does not allow: isError %v %q, want the host's invalid params", c.name, c.format, res.IsError, text)
 		}
+	}
+}
+
+// TestMCPAppsOwnView2026 (issue 32): a client of 2026-07-28 has no
+// session: its clientInfo and capabilities come in each request's _meta.
+// Its tools/list and tools/call are held to the view of a client with
+// that identity, as a client session's are to its own, with sessions and
+// with --mcp-stateless: one that does not declare MCP Apps is not listed
+// get-time and calling it, by name or through call_tool, gets the error
+// of an unknown tool; one that declares the UI extension is listed it
+// and calls it.
+func TestMCPAppsOwnView2026(t *testing.T) {
+	t.Parallel() // waits on Node servers and clients most of its time: beside the other Node tests
+	for _, mode := range []struct {
+		name  string
+		flags []string
+	}{{"sessions", nil}, {"stateless", []string{"--mcp-stateless"}}} {
+		t.Run(mode.name, func(t *testing.T) {
+			_, _, hp := appsHost(t, append([]string{"--tool-search"}, mode.flags...)...)
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			for _, c := range []struct {
+				name  string
+				caps  *mcp.ClientCapabilities
+				shown bool
+			}{{"text-client", nil, false}, {"ui-client", uiCaps(), true}} {
+				cl := rawConnectIn(t, "2026-07-28", c.name, &mcp.StreamableClientTransport{Endpoint: hp.url + "/mcp"}, c.caps)
+				tools := cl.list(t, "tools/list", "tools", "name")
+				if _, listed := tools["get-time"]; listed != c.shown || tools["get-time-text"] == "" {
+					t.Errorf("%s: tools/list %v; want get-time-text, and get-time %v", c.name, slices.Sorted(maps.Keys(tools)), c.shown)
+				}
+				call := func(name string, args map[string]any) (*mcp.CallToolResult, error) {
+					return cl.cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+				}
+				for _, via := range []struct {
+					what            string
+					unknown, hidden func() (*mcp.CallToolResult, error)
+				}{
+					{"by name", func() (*mcp.CallToolResult, error) { return call("no-such-tool", nil) }, func() (*mcp.CallToolResult, error) { return call("get-time", nil) }},
+					{"through call_tool", func() (*mcp.CallToolResult, error) { return call("call_tool", map[string]any{"name": "no-such-tool"}) }, func() (*mcp.CallToolResult, error) { return call("call_tool", map[string]any{"name": "get-time"}) }},
+				} {
+					_, unknown := via.unknown()
+					res, err := via.hidden()
+					if c.shown {
+						if err != nil || res.IsError {
+							t.Errorf("%s calling get-time %s: %v %+v", c.name, via.what, err, res)
+						}
+						continue
+					}
+					want := strings.ReplaceAll(fmt.Sprint(unknown), "no-such-tool", "get-time")
+					if unknown == nil || fmt.Sprint(err) != want {
+						t.Errorf("%s calling get-time %s, which it was not shown: %v %+v; want the error of an unknown tool, %s", c.name, via.what, err, res, want)
+					}
+				}
+			}
+		})
 	}
 }
 

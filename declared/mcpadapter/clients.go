@@ -42,7 +42,8 @@ import (
 // session id, the catalog's lists (resources, templates, prompts), the
 // reads, gets and completions of client sessions without a session of
 // their own (catalogSession), and the tool list the host routes calls by;
-// a client session's tools/list is its own (clientTools).
+// a client session's tools/list is its own (clientTools), and a
+// 2026-07-28 caller's that of a client like it (callers.go).
 
 // DefaultMaxSessions is the default of Options.MaxSessions.
 const DefaultMaxSessions = 16
@@ -237,19 +238,7 @@ func clientVersion(v string) string {
 // capabilities, the server's messages and requests relayed by u.relay,
 // its tools/list_changed dropping the tools u keeps.
 func (a *Adapter) clientOf(sess *mcpsession.Session, u *upstream) *mcp.Client {
-	impl := &mcp.Implementation{Name: "opentool-host-mcp-adapter"}
-	if ci := sess.Init.ClientInfo; ci != nil {
-		c := *ci
-		impl = &c
-	}
-	caps := &mcp.ClientCapabilities{}
-	if sess.Init.Capabilities != nil {
-		c := *sess.Init.Capabilities
-		c.Extensions = maps.Clone(c.Extensions)
-		caps = &c
-	}
-	return a.relayedClient(impl, &mcp.ClientOptions{
-		Capabilities: caps,
+	return a.clientAs(sess.Init, &mcp.ClientOptions{
 		ResourceUpdatedHandler: func(ctx context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
 			if sess.Updated != nil {
 				sess.Updated(ctx, req.Params.URI)
@@ -257,6 +246,24 @@ func (a *Adapter) clientOf(sess *mcpsession.Session, u *upstream) *mcp.Client {
 		},
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { u.tools.changed() },
 	}, u.relay)
+}
+
+// clientAs is the MCP client (relayedClient, by r) with opts that a
+// server knows as the client of init: its clientInfo (none: the
+// adapter's) and its capabilities, extensions included (a copy).
+func (a *Adapter) clientAs(init *mcp.InitializeParams, opts *mcp.ClientOptions, r *relay) *mcp.Client {
+	impl := &mcp.Implementation{Name: "opentool-host-mcp-adapter"}
+	if ci := init.ClientInfo; ci != nil {
+		c := *ci
+		impl = &c
+	}
+	opts.Capabilities = &mcp.ClientCapabilities{}
+	if init.Capabilities != nil {
+		c := *init.Capabilities
+		c.Extensions = maps.Clone(c.Extensions)
+		opts.Capabilities = &c
+	}
+	return a.relayedClient(impl, opts, r)
 }
 
 // relayedClient is an MCP client made with impl and opts whose server's
@@ -394,8 +401,26 @@ const maxToolLists = 64
 // that sessions that only list hold no server process. Cleared when the
 // shared session's tools change.
 type toolLists struct {
-	mu sync.Mutex
-	by map[string][]json.RawMessage
+	mu  sync.Mutex
+	by  map[string][]json.RawMessage
+	one chan struct{} // held while a caller's identity is listed (turn); made on first use
+}
+
+// turn waits until no other identity is being listed (callerTools) and
+// returns the release of this one's turn. Errors: ctx's.
+func (l *toolLists) turn(ctx context.Context) (release func(), err error) {
+	l.mu.Lock()
+	if l.one == nil {
+		l.one = make(chan struct{}, 1)
+	}
+	one := l.one
+	l.mu.Unlock()
+	select {
+	case one <- struct{}{}:
+		return func() { <-one }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // get returns the tools kept for identity id.
@@ -423,28 +448,39 @@ func (l *toolLists) clear() {
 	l.by = nil
 }
 
-// identityOf is what a server knows of sess's client when it lists its
-// tools: its clientInfo, capabilities and protocol version (clientOf,
+// identityOf is what a server knows of the client of init (a client
+// session's initialize, a 2026-07-28 request's _meta) when it lists its
+// tools: its clientInfo, capabilities and protocol version (clientAs,
 // clientVersion), as JSON.
-func identityOf(sess *mcpsession.Session) string {
-	b, _ := json.Marshal([]any{sess.Init.ClientInfo, sess.Init.Capabilities, clientVersion(sess.Init.ProtocolVersion)}) // SDK types: encode
+func identityOf(init *mcp.InitializeParams) string {
+	b, _ := json.Marshal([]any{init.ClientInfo, init.Capabilities, clientVersion(init.ProtocolVersion)}) // SDK types: encode
 	return string(b)
 }
 
 // clientTools is the tools/list result, {"tools":[...]} with every
 // page's tools as the server wrote them, that the server gives the MCP
-// client session of ctx: its own upstream session's (clients.go), or,
-// while it has none, that of a new upstream session of a client like it
-// (toolLists), made now when there is none. Errors: -32601 when the
-// client has no session of its own (no client session on ctx,
-// "sessions": "shared"): the server lists the shared session's tools to
-// it; the limit's and the connection's errors (rpcErrorOf).
+// client of ctx: for a client session, its own upstream session's
+// (clients.go), or, while it has none, that of a new upstream session of
+// a client like it (toolLists), made now when there is none; for a
+// caller of 2026-07-28 (an mcpsession.Request with Init), that of a
+// client like it (callerTools). Errors: -32601 when neither is on ctx or
+// the declaration says "sessions": "shared": the server lists the shared
+// session's tools to it; the limit's and the connection's errors
+// (rpcErrorOf).
 func (a *Adapter) clientTools(ctx context.Context) (any, error) {
 	sess := mcpsession.From(ctx)
-	if sess == nil || a.opts.Shared {
+	r := mcpsession.RequestFrom(ctx)
+	switch {
+	case a.opts.Shared || sess == nil && (r == nil || r.Init == nil):
 		return nil, &pluginsdk.RPCError{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("MCP server %q lists the same tools to every client", a.launch.Name)}
+	case sess == nil:
+		tools, err := a.callerTools(ctx, r.Init)
+		if err != nil {
+			return nil, rpcErrorOf(a.launch.Name, "tools/list", err)
+		}
+		return map[string][]json.RawMessage{"tools": tools}, nil
 	}
-	id := identityOf(sess)
+	id := identityOf(sess.Init)
 	a.clients.mu.Lock()
 	u := a.clients.by[sess]
 	a.clients.mu.Unlock()

@@ -90,7 +90,7 @@ func (s *Server) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil {
 				s.filterTools(g, lr)
 				ss, _ := req.GetSession().(*mcp.ServerSession)
-				return s.toolList(s.withClient(ctx, ss), lr), nil
+				return s.toolList(s.catalogContext(ctx, ss), lr), nil
 			}
 			return res, err
 		case method == "resources/list", method == "resources/templates/list", method == "prompts/list":

@@ -226,11 +226,14 @@ func errorMeta(e *host.Error) map[string]any {
 }
 
 // withRevision returns ctx carrying an mcpsession.Request when the client
-// of ss speaks 2026-07-28 or later, so that a declared MCP server may be
-// spoken to in the client's revision (declared/mcpadapter); else ctx.
+// of ss speaks 2026-07-28 or later (its revision, and its identity as its
+// request's _meta declares it: Init), so that a declared MCP server may be
+// spoken to in the client's revision, and list its tools to it as to a
+// client like it (declared/mcpadapter); else ctx.
 func withRevision(ctx context.Context, ss *mcp.ServerSession) context.Context {
 	if ss == nil || !speaksSessionless(ss) {
 		return ctx
 	}
-	return mcpsession.WithRequest(ctx, &mcpsession.Request{Revision: ss.InitializeParams().ProtocolVersion})
+	ip := ss.InitializeParams()
+	return mcpsession.WithRequest(ctx, &mcpsession.Request{Revision: ip.ProtocolVersion, Init: ip})
 }

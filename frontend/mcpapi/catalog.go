@@ -208,7 +208,10 @@ func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.C
 // catalogContext is the context of a catalog request on session ss: its
 // revision (withRevision) and its client's mcpsession.Session
 // (withClient), so that a declared MCP server with a session of that
-// client's own answers it there (mcpadapter, catalogSession).
+// client's own answers it there (mcpadapter, catalogSession). The
+// client's own tools/list (clientDefs, clientView) is asked with it too:
+// a client session's, or for a client of 2026-07-28 that of a client with
+// its request's identity.
 func (s *Server) catalogContext(ctx context.Context, ss *mcp.ServerSession) context.Context {
 	return s.withClient(withRevision(ctx, ss), ss)
 }

@@ -37,7 +37,14 @@ import (
 //	                                     so: host.FunctionInfo.SharedTools)
 //
 // The client's list is its own session's, kept by the adapter until the
-// server says its tools changed, so a call asks the server once. What
+// server says its tools changed, so a call asks the server once. A
+// client of 2026-07-28 has no session: its requests carry its clientInfo,
+// capabilities and revision in _meta (mcpsession.Request.Init, set by
+// withRevision), and its tools/list and tools/call are held alike to the
+// list the server gives a client with that identity (the adapter's list
+// by identity, callers.go: nothing kept per caller, so any replica
+// answers alike; the identity is the caller's own claim, and a view only
+// narrows what its key is served). What
 // the host names to the client besides (search_tools' hits, the "did you
 // mean" of an unknown name) is held to the same view: a tool the
 // client's own list lacks is neither found nor suggested.
@@ -52,19 +59,20 @@ type clientSchemas struct {
 	by map[string]*argcheck.Validator // name + "\x00" + schema
 }
 
-// clientCallMiddleware puts the view of the client session of a
-// tools/call on its context (see above).
+// clientCallMiddleware puts the view of the client of a tools/call on
+// its context (see above): a client session's, a 2026-07-28 caller's.
 func (s *Server) clientCallMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if ss, _ := req.GetSession().(*mcp.ServerSession); method == "tools/call" && ss != nil && ss.ID() != "" {
+		if ss, _ := req.GetSession().(*mcp.ServerSession); method == "tools/call" && ss != nil && (ss.ID() != "" || speaksSessionless(ss)) {
 			ctx = host.WithCallView(ctx, s.clientView(ss))
 		}
 		return next(ctx, method, req)
 	}
 }
 
-// clientView is the host.CallView of client session ss: for a tool of a
-// declared MCP server, what the client's own list shows of it. A tool of
+// clientView is the host.CallView of the client of ss (a client session,
+// or the session of one 2026-07-28 request): for a tool of a declared MCP
+// server, what the client's own list shows of it. A tool of
 // a server that lists the same tools to every client
 // (host.FunctionInfo.SharedTools) is shown as served at once, without
 // asking for a list. Each server's list is asked for once per view (one
@@ -81,7 +89,7 @@ func (s *Server) clientView(ss *mcp.ServerSession) host.CallView {
 		own, asked := lists[fi.Plugin]
 		mu.Unlock()
 		if !asked {
-			own = s.clientList(s.withClient(ctx, ss), fi.Plugin, fi.Function.Name)
+			own = s.clientList(s.catalogContext(ctx, ss), fi.Plugin, fi.Function.Name)
 			mu.Lock()
 			lists[fi.Plugin] = own
 			mu.Unlock()

@@ -39,7 +39,11 @@ func (c listCounter) Request(ctx context.Context, method string, params []byte) 
 // to every client: the client's view needs none); one declared with an
 // upstream session per client is asked once per call (the client's own
 // list, which the view holds the call to). Before, each call to the
-// shared server asked too (answered -32601).
+// shared server asked too (answered -32601). A client of 2026-07-28 (no
+// session: its identity in each request's _meta) is held alike: its
+// calls of the per-client server ask for the list of a client like it,
+// of the shared one for none (before, it asked for none of either: its
+// calls were held to no view).
 func TestSharedServerCallsAskNoList(t *testing.T) {
 	bin := testkit.Build(t, "./examples/mcp-notes")
 	var lists atomic.Int64
@@ -51,20 +55,22 @@ func TestSharedServerCallsAskNoList(t *testing.T) {
 		writeFile(t, filepath.Join(c.Dir, "own.mcp.json"), `{"mcpServers":{"own":{"command":`+strconv.Quote(bin)+`}}}`)
 		writeFile(t, filepath.Join(c.Dir, "own.policy.json"), `{"prefix":"own_"}`)
 	}, mcpapi.Config{})
-	cs := r.connect(t, mode{"sessions", "/sessions" + mcpapi.Path, "2025-11-25"}, nil)
 	const n = 5
-	for _, c := range []struct {
-		tool string
-		want int64
-	}{{"list_notes", 0}, {"own_list_notes", n}} {
-		before := lists.Load()
-		for range n {
-			if res := call(t, cs, c.tool, map[string]any{}); res.IsError {
-				t.Fatalf("%s: %+v", c.tool, res.Content)
+	for _, m := range []mode{{"sessions", "/sessions" + mcpapi.Path, "2025-11-25"}, {"2026-07-28", "/sessions" + mcpapi.Path, "2026-07-28"}} {
+		cs := r.connect(t, m, nil)
+		for _, c := range []struct {
+			tool string
+			want int64
+		}{{"list_notes", 0}, {"own_list_notes", n}} {
+			before := lists.Load()
+			for range n {
+				if res := call(t, cs, c.tool, map[string]any{}); res.IsError {
+					t.Fatalf("%s: %s: %+v", m.name, c.tool, res.Content)
+				}
 			}
-		}
-		if got := lists.Load() - before; got != c.want {
-			t.Errorf("%d calls of %s asked the plugin for tools/list %d times; want %d", n, c.tool, got, c.want)
+			if got := lists.Load() - before; got != c.want {
+				t.Errorf("%s: %d calls of %s asked the plugin for tools/list %d times; want %d", m.name, n, c.tool, got, c.want)
+			}
 		}
 	}
 }

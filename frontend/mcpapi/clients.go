@@ -21,7 +21,10 @@ import (
 // that client an upstream session of its own (mcpadapter, sessions.go).
 // The identity is the SDK's *mcp.ServerSession the request came on,
 // never anything in the request. Stateless requests and sessions of
-// 2026-07-28 clients without an id carry none (the shared session).
+// 2026-07-28 clients without an id carry none (the shared session); a
+// 2026-07-28 request carries its _meta identity instead
+// (mcpsession.Request.Init), which chooses only the view of tools it is
+// held to (clientcalls.go).
 
 // clientSessions maps each live SDK session to its mcpsession.Session.
 type clientSessions struct {
@@ -92,7 +95,7 @@ func (s *Server) client(ss *mcp.ServerSession) *mcpsession.Session {
 }
 
 // clientDefs returns the definitions tools/list shows the client of
-// ctx (mcpsession) of the MCP servers' tools in lr, by served name, and
+// ctx (mcpsession: a client session, a 2026-07-28 request) of the MCP servers' tools in lr, by served name, and
 // removes from lr those its server does not list to it: for each
 // declared MCP server behind a tool of lr, the tools its server lists
 // to the client's own upstream session (host.Host.ClientTools; a
@@ -100,12 +103,14 @@ func (s *Server) client(ss *mcp.ServerSession) *mcpsession.Session {
 // only to clients that declare io.modelcontextprotocol/ui), each named
 // as the host serves it (verbatim). A tool such a list lacks is not
 // listed; a tool it has that the shared session did not list is not
-// served (the host routes calls by the shared session's tools). Without
-// a client session, or where the server lists the same tools to every
+// served (the host routes calls by the shared session's tools). A client
+// of 2026-07-28 (an mcpsession.Request on ctx: catalogContext) is listed
+// alike what the server lists to a client with its request's identity.
+// Without either, or where the server lists the same tools to every
 // client or its list fails, the shared session's definitions (defs).
 func (s *Server) clientDefs(ctx context.Context, lr *mcp.ListToolsResult) map[string]json.RawMessage {
 	defs := *s.defs.Load()
-	if mcpsession.From(ctx) == nil {
+	if mcpsession.From(ctx) == nil && mcpsession.RequestFrom(ctx) == nil {
 		return defs
 	}
 	served := *s.served.Load()

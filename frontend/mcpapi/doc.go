@@ -28,7 +28,9 @@
 //	                               (the host runs such a tool's tasks
 //	                               itself: coretasks.go); tools/list writes
 //	                               it raw (toolList), to a client session as
-//	                               its own upstream session lists it
+//	                               its own upstream session lists it, to a
+//	                               2026-07-28 client as a client with its
+//	                               _meta identity is listed it
 //	                               (clientDefs); the rows below build what
 //	                               the SDK routes calls by and every other
 //	                               plugin's definition

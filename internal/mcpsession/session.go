@@ -138,6 +138,13 @@ type Request struct {
 	// Revision is the protocol version the request declared
 	// (io.modelcontextprotocol/protocolVersion), 2026-07-28 or later.
 	Revision string
+	// Init is the request's own protocol context, from its _meta: its
+	// protocol version (Revision), clientInfo (nil when it sent none)
+	// and clientCapabilities, as a session's client sends them in
+	// initialize; a declared MCP server's tools/list for the caller is
+	// that of a client with this identity. Nil when the front end did not
+	// set it.
+	Init *mcp.InitializeParams
 	// InputResponses is the retry's inputResponses as the client sent
 	// them (nil: not a retry); RequestState is its requestState (""
 	// for none): the server's own, passed on unread. Set by the front
