@@ -75,15 +75,19 @@ func TestSharedServerCallsAskNoList(t *testing.T) {
 // list of the client's own (its catalog says it lists one list to every
 // client, and it would answer -32601), and lists its tools as before;
 // one declared with an upstream session per client is asked once per
-// listing. Before, each listing asked the shared server too.
+// listing. Before, each listing asked the shared server too. The
+// server's catalog is read at each listing: redeclared with a session
+// per client, it is asked again.
 func TestSharedServerListingsAskNoList(t *testing.T) {
 	bin := testkit.Build(t, "./examples/mcp-notes")
 	lists := map[string]*atomic.Int64{"shared": {}, "own": {}} // by plugin
+	var sharedFile string
 	r := newRig(t, func(c *host.Config) {
 		c.Declared = func(l decl.Launch, s *launcher.Starter, log hclog.Logger) wire.Local {
 			return listCounter{declared.Serve(l, s, log), lists[l.Name]}
 		}
-		writeFile(t, filepath.Join(c.Dir, "shared.mcp.json"), `{"mcpServers":{"shared":{"command":`+strconv.Quote(bin)+`,"sessions":"shared"}}}`)
+		sharedFile = filepath.Join(c.Dir, "shared.mcp.json")
+		writeFile(t, sharedFile, `{"mcpServers":{"shared":{"command":`+strconv.Quote(bin)+`,"sessions":"shared"}}}`)
 		writeFile(t, filepath.Join(c.Dir, "own.mcp.json"), `{"mcpServers":{"own":{"command":`+strconv.Quote(bin)+`}}}`)
 		writeFile(t, filepath.Join(c.Dir, "own.policy.json"), `{"prefix":"own_"}`)
 	}, mcpapi.Config{})
@@ -111,4 +115,15 @@ func TestSharedServerListingsAskNoList(t *testing.T) {
 	if got := lists["own"].Load() - own; got != n {
 		t.Errorf("%d listings asked the per-client server for tools/list %d times; want %d", n, got, n)
 	}
+	// What its catalog says is read at each listing: redeclared with a
+	// session per client, the server is asked again.
+	writeFile(t, sharedFile, `{"mcpServers":{"shared":{"command":`+strconv.Quote(bin)+`}}}`)
+	if err := r.h.Rescan(ctx); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, 30*time.Second, "a listing asks the server redeclared with a session per client", func() bool {
+		before := lists["shared"].Load()
+		_, err := cs.ListTools(ctx, nil)
+		return err == nil && lists["shared"].Load() > before
+	})
 }
