@@ -358,6 +358,16 @@ func (h *Host) logConflicts(t *routeTable) {
 	h.logged = now
 }
 
+// SharedTools reports whether the plugin that serves function fn now
+// lists the same tools to every MCP client: FunctionInfo.SharedTools as
+// the plugin's current catalog says it (a server restarted with another
+// "sessions" declaration says so at once). False when fn is not served
+// by a plugin or is not a declared MCP server's tool.
+func (h *Host) SharedTools(fn string) bool {
+	rt, ok := h.routes.Load().funcs[fn]
+	return ok && rt.functionInfo().SharedTools
+}
+
 // Function returns the served function fn with its $refs inlined (the
 // host's own included, builtin.go), or nil. The result must not be
 // modified.

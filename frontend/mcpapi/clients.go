@@ -107,7 +107,10 @@ func (s *Server) client(ss *mcp.ServerSession) *mcpsession.Session {
 // of 2026-07-28 (an mcpsession.Request on ctx: catalogContext) is listed
 // alike what the server lists to a client with its request's identity.
 // Without either, or where the server lists the same tools to every
-// client or its list fails, the shared session's definitions (defs).
+// client or its list fails, the shared session's definitions (defs). A
+// server whose catalog says it lists the same tools to every client
+// (host.Host.SharedTools, read at each listing: "sessions": "shared") is
+// not asked for a list at all, as clientView does not ask it.
 func (s *Server) clientDefs(ctx context.Context, lr *mcp.ListToolsResult) map[string]json.RawMessage {
 	defs := *s.defs.Load()
 	if mcpsession.From(ctx) == nil && mcpsession.RequestFrom(ctx) == nil {
@@ -124,7 +127,9 @@ func (s *Server) clientDefs(ctx context.Context, lr *mcp.ListToolsResult) map[st
 		}
 		own, asked := lists[fi.Plugin]
 		if !asked {
-			own = s.clientList(ctx, fi.Plugin, t.Name)
+			if !s.h.SharedTools(fi.Function.Name) {
+				own = s.clientList(ctx, fi.Plugin, t.Name)
+			}
 			lists[fi.Plugin] = own
 		}
 		if own == nil {
