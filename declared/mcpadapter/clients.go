@@ -480,15 +480,17 @@ func (a *Adapter) clientTools(ctx context.Context) (any, error) {
 		}
 		return map[string][]json.RawMessage{"tools": tools}, nil
 	}
-	id := identityOf(sess.Init)
 	a.clients.mu.Lock()
 	u := a.clients.by[sess]
 	a.clients.mu.Unlock()
-	if tools, ok := a.toolLists.get(id); ok && u == nil {
-		return map[string][]json.RawMessage{"tools": tools}, nil
-	}
+	var id string // the client's identity, for a client without an upstream session
 	var gen int
-	if u != nil {
+	if u == nil {
+		id = identityOf(sess.Init)
+		if tools, ok := a.toolLists.get(id); ok {
+			return map[string][]json.RawMessage{"tools": tools}, nil
+		}
+	} else {
 		var kept []json.RawMessage
 		if kept, gen = u.tools.get(); kept != nil {
 			return map[string][]json.RawMessage{"tools": kept}, nil
