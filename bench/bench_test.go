@@ -36,7 +36,7 @@ var (
 	}{{"16B", 16}, {"64KiB", 64 << 10}}
 	benchClients = []int{1, 64}
 	benchPaths   = []string{pathGRPC, pathHTTP, pathStack, pathHost, pathLocal, pathCalc,
-		pathUnix, pathDirect, pathMCP, pathMCPStateless, pathMCPServer, pathMCPStdio}
+		pathUnix, pathDirect, pathMCP, pathMCPStateless, pathMCPServer, pathMCPGateway, pathMCPStdio}
 )
 
 const (
@@ -47,12 +47,13 @@ const (
 	pathLocal = "host-local"  // POST /opentool/call of an unknown function: answered by the host alone (-32601)
 	pathCalc  = "host-calc"   // POST /opentool/call of calculator.add {"a":2,"b":3} (1 client, 16B only)
 
-	pathUnix         = "floor-unix"      // raw request/response over a unix socket between two Go processes (1 client, 16B)
-	pathDirect       = "host-direct"     // host.Call of the echo plugin in process, no HTTP: the plugin hop (1 client, 16B)
-	pathMCP          = "mcp"             // POST /mcp tools/call of the echo plugin, one MCP session per client (16B)
-	pathMCPStateless = "mcp-stateless"   // POST /mcp tools/call of the echo plugin, --mcp-stateless (16B)
-	pathMCPServer    = "mcp-server"      // POST /mcp tools/call of mcp-notes' repeat (harness.MCPServerTool), an MCP server behind a real opentool-host run process (sessions, 16B)
-	pathMCPStdio     = "floor-mcp-stdio" // the same tools/call from a Go SDK client to mcp-notes directly over stdio (16B)
+	pathUnix         = "floor-unix"        // raw request/response over a unix socket between two Go processes (1 client, 16B)
+	pathDirect       = "host-direct"       // host.Call of the echo plugin in process, no HTTP: the plugin hop (1 client, 16B)
+	pathMCP          = "mcp"               // POST /mcp tools/call of the echo plugin, one MCP session per client (16B)
+	pathMCPStateless = "mcp-stateless"     // POST /mcp tools/call of the echo plugin, --mcp-stateless (16B)
+	pathMCPServer    = "mcp-server"        // POST /mcp tools/call of mcp-notes' repeat (harness.MCPServerTool), an MCP server behind a real opentool-host run process (sessions, 16B)
+	pathMCPGateway   = "floor-mcp-gateway" // the same tools/call through a bare gateway (floor.MCPGateway: net/http handler, one stdio pipe, no host, no SDK) to mcp-notes (sessions, 16B)
+	pathMCPStdio     = "floor-mcp-stdio"   // the same tools/call from a Go SDK client to mcp-notes directly over stdio (16B)
 )
 
 // skipCase reports the cases that are not run: the calculator's fixed
@@ -62,7 +63,7 @@ func skipCase(size string, clients int, path string) bool {
 	switch path {
 	case pathCalc, pathUnix, pathDirect:
 		return size != "16B" || clients != 1
-	case pathMCP, pathMCPStateless, pathMCPServer, pathMCPStdio:
+	case pathMCP, pathMCPStateless, pathMCPServer, pathMCPGateway, pathMCPStdio:
 		return size != "16B"
 	}
 	return false
@@ -83,8 +84,10 @@ var env struct {
 	hostAddr  string // the front door (stateless /mcp)
 	sessAddr  string // the front door with MCP sessions (the default of run)
 	unix      *floor.UnixClient
-	notesBin  string // examples/mcp-notes
-	hostBin   string // this checkout's cmd/opentool-host
+	gateway   *floor.MCPGateway // the bare MCP gateway in front of mcp-notes
+	gateAddr  string            // where it serves
+	notesBin  string            // examples/mcp-notes
+	hostBin   string            // this checkout's cmd/opentool-host
 	host      *host.Host
 	// mcpHost is a real "opentool-host run" process serving mcp-notes
 	// (declared as notes1.mcp.json, its tools prefixed notes1_): the MCP
@@ -146,6 +149,12 @@ func doSetup() error {
 		return err
 	}
 	if err := startMCPHost(tmp); err != nil {
+		return err
+	}
+	if env.gateway, err = floor.StartMCPGateway([]string{env.notesBin}, harness.MCPProtocolVersion); err != nil {
+		return err
+	}
+	if env.gateAddr, err = serve(env.gateway); err != nil {
 		return err
 	}
 	if env.httpAddr, err = serve(http.HandlerFunc(floorHTTP)); err != nil {
@@ -246,6 +255,9 @@ func teardown() {
 	}
 	for _, c := range env.closeFronts {
 		c()
+	}
+	if env.gateway != nil {
+		env.gateway.Close()
 	}
 	if env.host != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -474,6 +486,13 @@ func runCase(b *testing.B, size string, nbytes, clients int, path string) {
 			return env.lg.Run(harness.LoadRequest{URL: env.mcpHost.URL() + mcpapi.Path, Body: call, Clients: clients, N: n, Warm: warm,
 				Contains: `"text":"` + mcpText + `"`, MCP: &harness.MCPLoad{Sessions: true}})
 		}
+	case pathMCPGateway:
+		pluginPID = env.gateway.PID()
+		call := harness.MCPCallBody(harness.MCPServerTool, []byte(`{"text":"`+mcpText+`"}`), 1)
+		run = func(n int, warm bool) (harness.LoadResult, error) {
+			return env.lg.Run(harness.LoadRequest{URL: "http://" + env.gateAddr + "/mcp", Body: call, Clients: clients, N: n, Warm: warm,
+				Contains: `"text":"` + mcpText + `"`, MCP: &harness.MCPLoad{Sessions: true}})
+		}
 	case pathMCPStdio:
 		run = func(n int, warm bool) (harness.LoadResult, error) {
 			return env.lg.Run(harness.LoadRequest{Clients: clients, N: n, Warm: warm, Contains: mcpText,
@@ -667,11 +686,11 @@ func printSummary(w io.Writer) {
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s → %s → %s |\n", sz.name, tput(g), tput(h), tput(st), tput(l), tput(o), us(h.cpu), us(st.cpu), us(o.cpu))
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "MCP and the plugin hop, 16B: /opentool/call (host) against /mcp tools/call of the same echo plugin with one MCP session per client (mcp) and with --mcp-stateless; mcp-notes' repeat through the /mcp (sessions) of a real opentool-host run process (mcp-server) against a Go SDK client calling it directly over stdio; host.Call in process (no HTTP) against a raw unix-socket round trip between two processes. allocs and bytes per call: this process, the in-process host (– for mcp-server and the stdio floor, served by other processes). CPU of mcp-server: the host process and every process it runs, the server included.")
+	fmt.Fprintln(w, "MCP and the plugin hop, 16B: /opentool/call (host) against /mcp tools/call of the same echo plugin with one MCP session per client (mcp) and with --mcp-stateless; mcp-notes' repeat through the /mcp (sessions) of a real opentool-host run process (mcp-server), through a bare gateway (floor-mcp-gateway: a net/http handler forwarding each request on one stdio pipe, no host, no SDK) and from a Go SDK client calling it directly over stdio (floor-mcp-stdio); host.Call in process (no HTTP) against a raw unix-socket round trip between two processes. allocs and bytes per call: this process, the in-process host (– for mcp-server and the stdio floor, served by other processes). CPU of mcp-server: the host process and every process it runs, the server included.")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| path | p50, 1 client | calls/s, 64 clients (p99) | allocs/call | bytes/call | CPU µs/call, 64 clients |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|")
-	for _, p := range []string{pathHost, pathMCP, pathMCPStateless, pathMCPServer, pathMCPStdio, pathDirect, pathUnix} {
+	for _, p := range []string{pathHost, pathMCP, pathMCPStateless, pathMCPServer, pathMCPGateway, pathMCPStdio, pathDirect, pathUnix} {
 		one, many := get("16B", 1, p), get("16B", conc, p)
 		if one == nil && many == nil {
 			continue
@@ -679,7 +698,7 @@ func printSummary(w io.Writer) {
 		p50, tp, al, ab, cpu := "–", "–", "–", "–", "–"
 		if one != nil {
 			p50 = cell(one)
-			if p != pathMCPServer && p != pathMCPStdio {
+			if p != pathMCPServer && p != pathMCPGateway && p != pathMCPStdio {
 				al = fmt.Sprintf("%.0f", one.alloc)
 				ab = kb(one.allocB)
 			}
@@ -728,6 +747,8 @@ func printSummary(w io.Writer) {
 		fmt.Fprintf(w, "| %d clients: calls/s MCP server behind the host / directly over stdio | %.0f / %.0f = %.2f× | ≥ %.1f× (issue 31); ≥ %.1f× (issue 24) | %s; %s |\n",
 			conc, s.callsPerS, d.callsPerS, r, targetServerCIssue31, targetServerC, mark(r >= targetServerCIssue31), mark(r >= targetServerC))
 	}
+	printGatewayBound(w, get("16B", 1, pathMCPServer), get("16B", 1, pathMCPGateway), get("16B", 1, pathMCPStdio),
+		get("16B", conc, pathMCPServer), get("16B", conc, pathMCPGateway), get("16B", conc, pathMCPStdio))
 	printMemoryTargets(w)
 	if d, u := get("16B", 1, pathDirect), get("16B", 1, pathUnix); d != nil && u != nil {
 		r := float64(d.p50) / float64(u.p50)

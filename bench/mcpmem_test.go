@@ -142,3 +142,33 @@ func printMemorySummary(w io.Writer) {
 	fmt.Fprintln(w, "|---|---|---|---|")
 	printMemoryTargets(w)
 }
+
+// printGatewayBound prints, as rows of the targets table, what the bare
+// gateway (floor-mcp-gateway) shows of issue 31's two speed targets: the
+// gateway against the stdio floor under the same goals (what any gateway
+// adds, with no host and no SDK in it: the bound of the two rows above),
+// then the host against the gateway (the host's own share, no goal of
+// its own). s, g and d are mcp-server, the gateway and the stdio floor at
+// one client, sc, gc and dc at 64; a row whose cases did not run is left
+// out.
+func printGatewayBound(w io.Writer, s, g, d, sc, gc, dc *agg) {
+	dur := func(t time.Duration) string { return fmt.Sprintf("%.0f µs", float64(t)/1e3) }
+	if g != nil && d != nil {
+		r := float64(g.p50) / float64(d.p50)
+		fmt.Fprintf(w, "| 1 client: p50 bare gateway (no host, no SDK) / directly over stdio: what any gateway adds | %s / %s = %.2f× | ≤ %.0f× (issue 31, for the host) | the bare gateway: %s |\n",
+			dur(g.p50), dur(d.p50), r, targetServerP50Issue31, mark(r <= targetServerP50Issue31))
+	}
+	if gc != nil && dc != nil {
+		r := gc.callsPerS / dc.callsPerS
+		fmt.Fprintf(w, "| 64 clients: calls/s bare gateway / directly over stdio: what any gateway adds | %.0f / %.0f = %.2f× | ≥ %.1f× (issue 31, for the host) | the bare gateway: %s |\n",
+			gc.callsPerS, dc.callsPerS, r, targetServerCIssue31, mark(r >= targetServerCIssue31))
+	}
+	if s != nil && g != nil {
+		fmt.Fprintf(w, "| 1 client: p50 MCP server behind the host / bare gateway: the host's own share | %s / %s = %.2f× | – | – |\n",
+			dur(s.p50), dur(g.p50), float64(s.p50)/float64(g.p50))
+	}
+	if sc != nil && gc != nil {
+		fmt.Fprintf(w, "| 64 clients: calls/s MCP server behind the host / bare gateway: the host's own share | %.0f / %.0f = %.2f× | – | – |\n",
+			sc.callsPerS, gc.callsPerS, sc.callsPerS/gc.callsPerS)
+	}
+}
