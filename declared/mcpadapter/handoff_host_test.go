@@ -9,9 +9,12 @@ import (
 	"runtime/metrics"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/declared"
 	"github.com/opentool-host/opentool-host/host"
@@ -77,6 +80,94 @@ func TestDeclaredCallStartsNoGoroutine(t *testing.T) {
 		t.Fatalf("%d goroutines created for %d calls of a declared server's tool; want none per call", created, n)
 	}
 }
+
+// TestDeclaredServerReadWithoutHandOff: the host reads a declared command
+// server's stdout on the goroutine that reads its connection (the SDK's
+// JSON-RPC reader, in ioConn.Read), not on one more goroutine that reads
+// the pipe and hands each message over a channel (serverOutput with
+// patches/go-sdk 0005; before: one such goroutine per connection, and a
+// hand-off per message the server sent).
+func TestDeclaredServerReadWithoutHandOff(t *testing.T) {
+	if !sdkPatched(t) {
+		t.Skip("the MCP Go SDK as released reads stdio on a goroutine of its own (patches/go-sdk 0005)")
+	}
+	h := notesHost(t)
+	if err := callRepeat(h); err != nil {
+		t.Fatal(err)
+	}
+	// The connection's reader goes back to reading the pipe once the
+	// answer is handed on: wait for it there.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		inRead, elsewhere := pipeReaders()
+		if elsewhere != "" {
+			t.Fatalf("a goroutine reads the server's stdout outside the connection's Read:\n%s", elsewhere)
+		}
+		if inRead {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no goroutine reads the server's stdout in the connection's Read after 10s")
+		}
+		runtime.Gosched()
+	}
+}
+
+// pipeReaders looks at every goroutine reading a file inside the SDK's
+// mcp package: whether one does so within ioConn.Read, and the stack of
+// one that does so elsewhere ("" when none).
+func pipeReaders() (inRead bool, elsewhere string) {
+	buf := make([]byte, 4<<20)
+	for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
+		if !strings.Contains(g, "os.(*File).Read") || !strings.Contains(g, "go-sdk/mcp.") {
+			continue
+		}
+		if !strings.Contains(g, "mcp.(*ioConn).Read") {
+			return inRead, g
+		}
+		inRead = true
+	}
+	return inRead, ""
+}
+
+// sdkPatched reports whether this binary's MCP Go SDK reads an
+// IOTransport whose reader has a read deadline on the goroutine of the
+// connection's Read (patches/go-sdk 0005): it connects one over a pipe
+// and looks where its first read of the pipe runs.
+func sdkPatched(t *testing.T) bool {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	defer r.Close()
+	pr := &probeReader{File: r, first: make(chan bool, 1)}
+	conn, err := (&mcp.IOTransport{Reader: pr, Writer: w}).Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	go conn.Read(context.Background()) // ends with conn.Close
+	return <-pr.first
+}
+
+// probeReader is a pipe's read end that says on first whether its first
+// Read ran within the SDK's ioConn.Read.
+type probeReader struct {
+	*os.File
+	once  sync.Once
+	first chan bool
+}
+
+func (p *probeReader) Read(b []byte) (int, error) {
+	p.once.Do(func() {
+		stack := make([]byte, 64<<10)
+		p.first <- strings.Contains(string(stack[:runtime.Stack(stack, false)]), "mcp.(*ioConn).Read")
+	})
+	return p.File.Read(b)
+}
+
+func (p *probeReader) Close() error { return nil }
 
 // BenchmarkDeclaredCall measures a call of a declared MCP server's tool
 // through the host in process, without HTTP (host.CallResult: the call

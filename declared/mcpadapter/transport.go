@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"sort"
 	"strings"
@@ -130,7 +131,7 @@ func (p *process) Connect(ctx context.Context) (mcp.Connection, error) {
 	// "Transports", stdio shutdown): stopper does that, then stops it.
 	// A line longer than maxLine ends the session: the host never
 	// buffers more of one message.
-	conn, err := (&mcp.IOTransport{Reader: io.NopCloser(stdout), Writer: &stopper{WriteCloser: stdin, p: p}, MaxLineLength: maxLine}).Connect(ctx)
+	conn, err := (&mcp.IOTransport{Reader: outputOf(stdout), Writer: &stopper{WriteCloser: stdin, p: p}, MaxLineLength: maxLine}).Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -138,6 +139,27 @@ func (p *process) Connect(ctx context.Context) (mcp.Connection, error) {
 		conn = &tapConn{Connection: conn, tap: p.tap}
 	}
 	return newRawConn(conn), nil
+}
+
+// serverOutput is a command server's stdout as its connection reads it.
+// Its Close does nothing: the connection is closed by closing stdin (MCP
+// "Transports", stdio shutdown; stopper). It keeps the pipe's
+// SetReadDeadline, with which the SDK (patches/go-sdk 0005) reads each
+// message on the goroutine reading the connection, with no goroutine
+// handing it over, and ends a read in progress when the connection
+// closes.
+type serverOutput struct{ *os.File }
+
+// Close implements io.Closer: it does nothing.
+func (serverOutput) Close() error { return nil }
+
+// outputOf is stdout as the connection reads it: a serverOutput for an
+// *os.File (exec's pipe), else stdout with a Close that does nothing.
+func outputOf(stdout io.ReadCloser) io.ReadCloser {
+	if f, ok := stdout.(*os.File); ok {
+		return serverOutput{f}
+	}
+	return io.NopCloser(stdout)
 }
 
 // maxLine is the longest line a command server may send, in bytes: one

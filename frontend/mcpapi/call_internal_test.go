@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/opentool-host/opentool-host/host"
 )
 
 // TestAnswerAllocations: a successful call's answer (structuredContent
@@ -43,5 +45,20 @@ func TestFirstRoundAddsNoContextValue(t *testing.T) {
 	r := &pluginRetry{state: "s"}
 	if got, _ := withRetry(ctx, r).Value(retryKey{}).(*pluginRetry); got != r {
 		t.Errorf("withRetry(ctx, r) carries %v, want r", got)
+	}
+}
+
+// viewSink keeps a view from the stack, as a call's context does.
+var viewSink host.CallView
+
+// TestClientViewAllocations: the view a client session's tools/call
+// carries costs two allocations (the view and its function), not three
+// (a lock, a map and the closure holding them): it is made for every
+// call, and a call of a plugin's tool, or of a shared server's, never
+// asks for a list.
+func TestClientViewAllocations(t *testing.T) {
+	s := &Server{}
+	if n := testing.AllocsPerRun(100, func() { viewSink = s.clientView(nil) }); n > 2 {
+		t.Errorf("clientView: %v allocations, want at most 2", n)
 	}
 }

@@ -79,30 +79,44 @@ func (s *Server) clientCallMiddleware(next mcp.MethodHandler) mcp.MethodHandler 
 // tools/call: its call, or search_tools' hits and an unknown name's
 // suggestion, which consult it for many tools).
 func (s *Server) clientView(ss *mcp.ServerSession) host.CallView {
-	var mu sync.Mutex
-	lists := map[string]map[string]json.RawMessage{} // plugin → its list for the client (nil: the shared one)
-	return func(ctx context.Context, fi host.FunctionInfo) (*argcheck.Validator, error) {
-		if fi.Function.MCPTool == nil || fi.SharedTools {
-			return nil, nil // not an MCP server's tool, or its list is the shared one
-		}
-		mu.Lock()
-		own, asked := lists[fi.Plugin]
-		mu.Unlock()
-		if !asked {
-			own = s.clientList(s.catalogContext(ctx, ss), fi.Plugin, fi.Function.Name)
-			mu.Lock()
-			lists[fi.Plugin] = own
-			mu.Unlock()
-		}
-		if own == nil {
-			return nil, nil
-		}
-		def, ok := own[mcpName(fi.Function)]
-		if !ok {
-			return nil, host.ErrNotShown
-		}
-		return s.ownValidator(fi, def), nil
+	v := &callView{s: s, ss: ss}
+	return v.shown
+}
+
+// callView is one client view's state (clientView): two allocations per
+// tools/call with the view itself, and none more until a list is asked.
+type callView struct {
+	s     *Server
+	ss    *mcp.ServerSession
+	mu    sync.Mutex
+	lists map[string]map[string]json.RawMessage // plugin → its list for the client (nil: the shared one); nil until the first
+}
+
+// shown is the host.CallView of clientView.
+func (v *callView) shown(ctx context.Context, fi host.FunctionInfo) (*argcheck.Validator, error) {
+	if fi.Function.MCPTool == nil || fi.SharedTools {
+		return nil, nil // not an MCP server's tool, or its list is the shared one
 	}
+	v.mu.Lock()
+	own, asked := v.lists[fi.Plugin]
+	v.mu.Unlock()
+	if !asked {
+		own = v.s.clientList(v.s.catalogContext(ctx, v.ss), fi.Plugin, fi.Function.Name)
+		v.mu.Lock()
+		if v.lists == nil {
+			v.lists = map[string]map[string]json.RawMessage{}
+		}
+		v.lists[fi.Plugin] = own
+		v.mu.Unlock()
+	}
+	if own == nil {
+		return nil, nil
+	}
+	def, ok := own[mcpName(fi.Function)]
+	if !ok {
+		return nil, host.ErrNotShown
+	}
+	return v.s.ownValidator(fi, def), nil
 }
 
 // ownValidator returns the validator of the inputSchema of def, fi's
