@@ -31,29 +31,32 @@ var (
 	memRounds [][]harness.MCPServersMemory // one slice per round, in mcpServerCounts order
 )
 
-// BenchmarkMCPServerMemory measures one round: for each count of
+// BenchmarkMCPServerMemory measures rounds, one per b.Loop iteration
+// (as many as -benchtime holds, at least one): for each count of
 // mcpServerCounts in turn, a host process started with that many MCP
 // servers, measured once ready (harness.MeasureMCPServers), then
-// stopped. b.N is not used: a round is one reading of each count, and it
-// outlasts -benchtime, so go test runs it once per -count. It reports
-// the host's tree PSS per added server and the servers' own per server,
-// in MiB.
+// stopped. ns/op is the time of a round. It reports the last round's
+// host's tree PSS per added server and the servers' own per server, in
+// MiB; the summary takes the median of every round.
 func BenchmarkMCPServerMemory(b *testing.B) {
 	setup(b)
-	round := make([]harness.MCPServersMemory, 0, len(mcpServerCounts))
-	for _, n := range mcpServerCounts {
-		m, err := harness.MeasureMCPServers(env.hostBin, env.notesBin, env.tmp, n)
-		if err != nil {
-			b.Fatal(err)
+	var round []harness.MCPServersMemory
+	for b.Loop() {
+		round = make([]harness.MCPServersMemory, 0, len(mcpServerCounts))
+		for _, n := range mcpServerCounts {
+			m, err := harness.MeasureMCPServers(env.hostBin, env.notesBin, env.tmp, n)
+			if err != nil {
+				b.Fatal(err)
+			}
+			round = append(round, m)
 		}
-		round = append(round, m)
+		memMu.Lock()
+		memRounds = append(memRounds, round)
+		memMu.Unlock()
 	}
 	first, last := round[0], round[len(round)-1]
 	b.ReportMetric(addedKiB(first, last)/1024, "host-MiB/added-server")
 	b.ReportMetric(float64(last.Tree.ProgramKiB)/float64(last.Servers)/1024, "server-MiB/server")
-	memMu.Lock()
-	memRounds = append(memRounds, round)
-	memMu.Unlock()
 }
 
 // addedKiB is the PSS in KiB of the host's process tree, servers
