@@ -22,8 +22,9 @@ import (
 // served (KindNotFound). Any other error ends the call as it is.
 type CallView func(ctx context.Context, fi FunctionInfo) (Shown, error)
 
-// Shown is what a CallView's caller was shown of a function it shows,
-// when that is not the function as the host serves it.
+// Shown is what a CallView's caller was shown of a function it shows;
+// the zero Shown: the function as the host serves it. It is returned by
+// value: a call's view costs no allocation for it.
 type Shown struct {
 	// Args checks the call's arguments instead of the function's own
 	// parameters: the validator of the input schema the caller was
