@@ -496,6 +496,91 @@ func TestMCPAppsOwnView2026(t *testing.T) {
 	}
 }
 
+// TestMCPAppsSearchToolsOwnView (issue 32): search_tools' hit of a tool
+// a client's own list defines otherwise gives that client's definition,
+// not the shared session's. The MCP Apps server writes format-time's
+// description and inputSchema per client ("iso or unix" to a text
+// client, "iso" to a UI one, as the host's shared session is listed it);
+// each client, a client session and a 2026-07-28 caller (no session)
+// alike, finds format-time through /mcp (--tool-search) with the
+// description and inputSchema of its own tools/list, and its call
+// through call_tool is checked against that schema ("unix" is allowed
+// exactly when the hit lists it).
+func TestMCPAppsSearchToolsOwnView(t *testing.T) {
+	t.Parallel() // waits on Node servers and clients most of its time: beside the other Node tests
+	_, _, hp := appsHost(t, "--tool-search")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	type definition struct {
+		Name        string `json:"name"`
+		Description string `json:"description"`
+		InputSchema any    `json:"inputSchema"`
+	}
+	for _, c := range []struct {
+		name, version string
+		caps          *mcp.ClientCapabilities
+		unix          bool // the server's format-time takes "unix" for this client
+	}{
+		{"text-client", "2025-11-25", nil, true},
+		{"ui-client", "2025-11-25", uiCaps(), false},
+		{"text-client", "2026-07-28", nil, true},
+		{"ui-client", "2026-07-28", uiCaps(), false},
+	} {
+		who := c.name + " " + c.version
+		cl := rawConnectIn(t, c.version, c.name, &mcp.StreamableClientTransport{Endpoint: hp.url + "/mcp"}, c.caps)
+		var listed definition
+		if err := json.Unmarshal([]byte(cl.list(t, "tools/list", "tools", "name")["format-time"]), &listed); err != nil {
+			t.Fatalf("%s: format-time in tools/list: %v", who, err)
+		}
+		if strings.Contains(listed.Description, "unix") != c.unix || strings.Contains(testkit.CanonicalJSON(t, listed.InputSchema), `"unix"`) != c.unix {
+			t.Fatalf("%s: format-time listed as %+v; want unix %v in its description and input schema (the server's own for this client)", who, listed, c.unix)
+		}
+
+		res, err := cl.cs.CallTool(ctx, &mcp.CallToolParams{Name: "search_tools", Arguments: map[string]any{"query": "format time", "limit": 50}})
+		if err != nil || res.IsError {
+			t.Fatalf("%s: search_tools: %v %+v", who, err, res)
+		}
+		b, _ := json.Marshal(res.StructuredContent)
+		var out struct {
+			Tools []definition `json:"tools"`
+		}
+		if err := json.Unmarshal(b, &out); err != nil {
+			t.Fatalf("%s: search_tools: %s: %v", who, b, err)
+		}
+		i := slices.IndexFunc(out.Tools, func(d definition) bool { return d.Name == "format-time" })
+		if i < 0 {
+			t.Fatalf("%s: search_tools for format time: %s, without format-time", who, b)
+		}
+		hit := out.Tools[i]
+		if hit.Description != listed.Description {
+			t.Errorf("%s: search_tools' format-time description %q; want its own tools/list's, %q", who, hit.Description, listed.Description)
+		}
+		if got, want := testkit.CanonicalJSON(t, hit.InputSchema), testkit.CanonicalJSON(t, listed.InputSchema); got != want {
+			t.Errorf("%s: search_tools' format-time inputSchema\n%s\nwant its own tools/list's\n%s", who, got, want)
+		}
+
+		// The host checks the call against the schema the hit gave: its
+		// "invalid params" exactly when that schema does not allow unix.
+		// (What the server answers past the host's check is its own: a
+		// 2026-07-28 caller's call goes to a session the server lists
+		// format-time to otherwise when it does not speak 2026-07-28,
+		// as this one does not.)
+		res, err = cl.cs.CallTool(ctx, &mcp.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "format-time", "arguments": map[string]any{"format": "unix"}}})
+		if err != nil {
+			t.Fatalf("%s: call_tool format-time unix: %v", who, err)
+		}
+		text := ""
+		if len(res.Content) > 0 && res.IsError {
+			if tc, ok := res.Content[0].(*mcp.TextContent); ok {
+				text = tc.Text
+			}
+		}
+		if refused := strings.HasPrefix(text, "invalid params: "); refused == strings.Contains(testkit.CanonicalJSON(t, hit.InputSchema), `"unix"`) {
+			t.Errorf("%s: call_tool format-time unix: %+v %q; want the host's invalid params exactly when the hit's input schema does not allow unix", who, res, text)
+		}
+	}
+}
+
 // TestEverythingListsVerbatim (issue 32): npm
 // @modelcontextprotocol/server-everything behind the host: its
 // tools/list, resources/list, resources/templates/list and prompts/list

@@ -12,7 +12,14 @@ package host
 //	                                   toolsearch), most relevant first, only
 //	                                   those the caller's key may call
 //	                                   (access.Allowed) and its own view
-//	                                   shows (CallView: shownBy)
+//	                                   shows (CallView: shownBy); a hit its
+//	                                   view defines otherwise (an MCP
+//	                                   server's tool listed to that client
+//	                                   with its own description or
+//	                                   inputSchema: Shown.Definition) gives
+//	                                   those, as the server wrote them, else
+//	                                   the shared ones; ranked on the shared
+//	                                   ones either way
 //	call_tool {"name", "arguments"}  → the named function's own result: the
 //	                                   call is that function's call (invoke:
 //	                                   its route, its key check, so that a
@@ -181,7 +188,10 @@ func (b *builtins) route(r *request) (func(ctx context.Context, h *Host, r *requ
 }
 
 // search runs search_tools r (its arguments validated): the hits its
-// caller may call, as {"tools": [...]}.
+// caller may call and its view shows, as {"tools": [...]}, each as its
+// caller was shown it (foundAs). The ranking is over the shared
+// descriptions and input schemas (the one index of the served
+// functions), whichever a caller was shown.
 func (b *builtins) search(ctx context.Context, h *Host, r *request) error {
 	var in struct {
 		Query string `json:"query"`
@@ -196,9 +206,20 @@ func (b *builtins) search(ctx context.Context, h *Host, r *request) error {
 		return r.Fail(KindTransport, "", "the tool search index could not be built", err)
 	}
 	view := callView(ctx)
+	var own map[string]json.RawMessage // a hit's name → its caller's own definition (Shown.Definition)
 	hits, err := ix.x.Search(in.Query, in.Limit, func(name string) bool {
 		rt := t.funcs[name]
-		return rt != nil && access.Allowed(ctx, rt.plugin.Name(), name) && shownBy(ctx, view, rt)
+		if rt == nil || !access.Allowed(ctx, rt.plugin.Name(), name) {
+			return false
+		}
+		shown, ok := shownBy(ctx, view, rt)
+		if ok && shown.Definition != nil {
+			if own == nil {
+				own = map[string]json.RawMessage{}
+			}
+			own[name] = shown.Definition
+		}
+		return ok
 	})
 	switch {
 	case errors.Is(err, toolsearch.ErrEmptyQuery):
@@ -208,22 +229,57 @@ func (b *builtins) search(ctx context.Context, h *Host, r *request) error {
 	case err != nil: // the index was closed under it (Host.Close)
 		return r.Fail(KindTransport, "", "the tool search failed", err)
 	}
-	type found struct {
-		Name        string          `json:"name"`
-		Description string          `json:"description"`
-		InputSchema json.RawMessage `json:"inputSchema"`
-	}
 	out := struct {
 		Tools []found `json:"tools"`
 	}{Tools: make([]found, 0, len(hits))}
 	for _, hit := range hits {
-		out.Tools = append(out.Tools, found{hit.Tool.Name, hit.Tool.Description, hit.Tool.InputSchema})
+		out.Tools = append(out.Tools, foundAs(hit.Tool, own[hit.Tool.Name]))
 	}
 	res, err := json.Marshal(out)
 	if err != nil { // schemas are JSON the host decoded: cannot happen
 		return r.Fail(KindResultRejected, "", "the search result does not encode", err)
 	}
 	return r.emit(res)
+}
+
+// found is one of search_tools' hits: a function's served name, its
+// description (a JSON string) and its inputSchema (a JSON object; null
+// when the function's parameters do not convert).
+type found struct {
+	Name        string          `json:"name"`
+	Description json.RawMessage `json:"description"`
+	InputSchema json.RawMessage `json:"inputSchema"`
+}
+
+// foundAs is search_tools' hit of tool (the function as indexed, with
+// its shared description and input schema) as its caller was shown it:
+// with def, the caller's own definition of it (Shown.Definition: the
+// MCP tool its server listed to that caller), def's description and
+// inputSchema as the server wrote them (a description def lacks, or that
+// is not a JSON string: ""; an inputSchema def lacks, or that is not a
+// JSON object: the shared one, which then checks the calls); without,
+// the shared ones.
+func foundAs(tool toolsearch.Tool, def json.RawMessage) found {
+	desc, _ := json.Marshal(tool.Description) // a string: cannot fail
+	f := found{Name: tool.Name, Description: desc, InputSchema: tool.InputSchema}
+	if def == nil {
+		return f
+	}
+	var t struct {
+		Description json.RawMessage `json:"description"`
+		InputSchema json.RawMessage `json:"inputSchema"`
+	}
+	if json.Unmarshal(def, &t) != nil { // not a JSON object: as served
+		return f
+	}
+	f.Description = json.RawMessage(`""`)
+	if len(t.Description) > 0 && t.Description[0] == '"' {
+		f.Description = t.Description
+	}
+	if len(t.InputSchema) > 0 && t.InputSchema[0] == '{' {
+		f.InputSchema = t.InputSchema
+	}
+	return f
 }
 
 // indexOf returns the search index of t's functions, building it when

@@ -303,7 +303,10 @@ func nearestCallable(ctx context.Context, t *routeTable, fn string) string {
 	view := callView(ctx)
 	names := make([]string, 0, len(t.funcs))
 	for name, rt := range t.funcs {
-		if access.Allowed(ctx, rt.plugin.Name(), name) && shownBy(ctx, view, rt) {
+		if !access.Allowed(ctx, rt.plugin.Name(), name) {
+			continue
+		}
+		if _, ok := shownBy(ctx, view, rt); ok {
 			names = append(names, name)
 		}
 	}

@@ -47,7 +47,9 @@ import (
 // narrows what its key is served). What
 // the host names to the client besides (search_tools' hits, the "did you
 // mean" of an unknown name) is held to the same view: a tool the
-// client's own list lacks is neither found nor suggested.
+// client's own list lacks is neither found nor suggested, and a hit of
+// a tool it has gives the description and inputSchema that list gives
+// it (host.Shown.Definition), not the shared ones.
 
 // ownValidators bounds the compiled input schemas of clients' own lists
 // kept (by served name and schema); past it they are dropped.
@@ -92,10 +94,13 @@ type callView struct {
 	lists map[string]map[string]json.RawMessage // plugin → its list for the client (nil: the shared one); nil until the first
 }
 
-// shown is the host.CallView of clientView.
-func (v *callView) shown(ctx context.Context, fi host.FunctionInfo) (*argcheck.Validator, error) {
+// shown is the host.CallView of clientView: for a tool the client's own
+// list has, that list's definition of it (host.Shown.Definition, as the
+// server wrote it) and the validator of its inputSchema when it is not
+// the shared one (host.Shown.Args).
+func (v *callView) shown(ctx context.Context, fi host.FunctionInfo) (host.Shown, error) {
 	if fi.Function.MCPTool == nil || fi.SharedTools {
-		return nil, nil // not an MCP server's tool, or its list is the shared one
+		return host.Shown{}, nil // not an MCP server's tool, or its list is the shared one
 	}
 	v.mu.Lock()
 	own, asked := v.lists[fi.Plugin]
@@ -110,13 +115,13 @@ func (v *callView) shown(ctx context.Context, fi host.FunctionInfo) (*argcheck.V
 		v.mu.Unlock()
 	}
 	if own == nil {
-		return nil, nil
+		return host.Shown{}, nil
 	}
 	def, ok := own[mcpName(fi.Function)]
 	if !ok {
-		return nil, host.ErrNotShown
+		return host.Shown{}, host.ErrNotShown
 	}
-	return v.s.ownValidator(fi, def), nil
+	return host.Shown{Args: v.s.ownValidator(fi, def), Definition: def}, nil
 }
 
 // ownValidator returns the validator of the inputSchema of def, fi's

@@ -9,9 +9,10 @@
 // client is initialized, getUiCapability of its capabilities, and the
 // tool enabled when its mimeTypes include RESOURCE_MIME_TYPE. It also
 // serves get-time-text to every client, a text-only fallback, and
-// format-time, whose input schema differs by client: its format is "iso"
-// for a UI-capable client, "iso" or "unix" for any other (registered once
-// the client is initialized, as the UI tool is enabled).
+// format-time, whose description and input schema differ by client: its
+// format is "iso" for a UI-capable client, "iso" or "unix" for any other,
+// and its description says which (registered once the client is
+// initialized, as the UI tool is enabled).
 //
 // Its packages are the conformance suite's npm dependencies (conformance/
 // package.json, pinned by package-lock.json): the test runs a copy of
@@ -35,7 +36,7 @@ server.server.oninitialized = () => {
   }
   const formats = isUI ? ["iso"] : ["iso", "unix"];
   server.registerTool("format-time", {
-    description: "Returns the current server time in a format.",
+    description: `Returns the current server time in a format: ${formats.join(" or ")}.`,
     inputSchema: z.object({ format: z.enum(formats) }),
   }, async ({ format }) => ({
     content: [{ type: "text", text: format === "unix" ? String(Math.floor(Date.now() / 1000)) : new Date().toISOString() }],
