@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -178,6 +179,17 @@ func TestSessionOwnListKeptUntilChanged(t *testing.T) {
 			}
 		}
 	}, 1)
+	asked("concurrent calls of the same session", func() {
+		var wg sync.WaitGroup
+		for range n {
+			wg.Go(func() {
+				if res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "whoami", Arguments: map[string]any{}}); err != nil || res.IsError {
+					t.Errorf("concurrent whoami: %v %+v", err, res)
+				}
+			})
+		}
+		wg.Wait()
+	}, 0)
 	// retool changes the list of the client's own server process and
 	// returns before the server says so (debounced); the client is told
 	// once the host has it.
