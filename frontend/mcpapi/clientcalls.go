@@ -39,7 +39,24 @@ import (
 //	                                     so: host.FunctionInfo.SharedTools)
 //
 // The client's list is its own session's, kept by the adapter until the
-// server says its tools changed, so a call asks the server once. A
+// server says its tools changed, so a call asks the server once; a
+// client session with an id keeps it besides, decoded, with what each
+// tool is shown as (ownLists), so that its later calls ask the plugin
+// for no list and decode nothing, until the list may be stale:
+//
+//	event                                 what the session kept
+//	the server's tools/list_changed on    dropped (mcpsession.Session.
+//	the client's own upstream session,    ToolsChanged, called by the
+//	or that session ended                 adapter as it drops its own)
+//	any server's tools/list_changed       dropped, every session's
+//	reaching the front end (lists.go)
+//	a plugin came, went, restarted, was   not used (each list is of the
+//	reloaded or stopped                   route table it was asked in:
+//	                                      host.Host.Changed)
+//	the client session ends               freed with it (clients.go)
+//
+// A list asked for while it is dropped is not kept (a generation), so
+// the next call asks again. A
 // client of 2026-07-28 has no session: its requests carry its clientInfo,
 // capabilities and revision in _meta (mcpsession.Request.Init, set by
 // withRevision), and its tools/list and tools/call are held alike to the

@@ -37,6 +37,21 @@ func (c listCounter) Request(ctx context.Context, method string, params []byte) 
 	return c.Local.Request(ctx, method, params)
 }
 
+// countedRig is a rig whose declared plugins (declared.Serve) count the
+// tools/list requests they get from the host in lists, with files (name
+// → content) in its plugins folder.
+func countedRig(t *testing.T, lists *atomic.Int64, files map[string]string) *rig {
+	t.Helper()
+	return newRig(t, func(c *host.Config) {
+		c.Declared = func(l decl.Launch, s *launcher.Starter, log hclog.Logger) wire.Local {
+			return listCounter{declared.Serve(l, s, log), lists}
+		}
+		for name, content := range files {
+			writeFile(t, filepath.Join(c.Dir, name), content)
+		}
+	}, mcpapi.Config{})
+}
+
 // TestSharedServerCallsAskNoList (issue 32): a client session's
 // tools/call of a tool of an MCP server declared "sessions": "shared"
 // asks the plugin for no tools/list (its catalog says it lists one list
@@ -53,14 +68,11 @@ func (c listCounter) Request(ctx context.Context, method string, params []byte) 
 func TestSharedServerCallsAskNoList(t *testing.T) {
 	bin := testkit.Build(t, "./examples/mcp-notes")
 	var lists atomic.Int64
-	r := newRig(t, func(c *host.Config) {
-		c.Declared = func(l decl.Launch, s *launcher.Starter, log hclog.Logger) wire.Local {
-			return listCounter{declared.Serve(l, s, log), &lists}
-		}
-		writeFile(t, filepath.Join(c.Dir, "shared.mcp.json"), `{"mcpServers":{"shared":{"command":`+strconv.Quote(bin)+`,"sessions":"shared"}}}`)
-		writeFile(t, filepath.Join(c.Dir, "own.mcp.json"), `{"mcpServers":{"own":{"command":`+strconv.Quote(bin)+`}}}`)
-		writeFile(t, filepath.Join(c.Dir, "own.policy.json"), `{"prefix":"own_"}`)
-	}, mcpapi.Config{})
+	r := countedRig(t, &lists, map[string]string{
+		"shared.mcp.json": `{"mcpServers":{"shared":{"command":` + strconv.Quote(bin) + `,"sessions":"shared"}}}`,
+		"own.mcp.json":    `{"mcpServers":{"own":{"command":` + strconv.Quote(bin) + `}}}`,
+		"own.policy.json": `{"prefix":"own_"}`,
+	})
 	const n = 5
 	for _, m := range []struct {
 		mode
@@ -153,12 +165,7 @@ func TestSharedServerListingsAskNoList(t *testing.T) {
 func TestSessionOwnListKeptUntilChanged(t *testing.T) {
 	bin := testkit.Build(t, "./testkit/plugins/sessionmcp")
 	var lists atomic.Int64
-	r := newRig(t, func(c *host.Config) {
-		c.Declared = func(l decl.Launch, s *launcher.Starter, log hclog.Logger) wire.Local {
-			return listCounter{declared.Serve(l, s, log), &lists}
-		}
-		writeFile(t, filepath.Join(c.Dir, "own.mcp.json"), `{"mcpServers":{"own":{"command":`+strconv.Quote(bin)+`}}}`)
-	}, mcpapi.Config{})
+	r := countedRig(t, &lists, map[string]string{"own.mcp.json": `{"mcpServers":{"own":{"command":` + strconv.Quote(bin) + `}}}`})
 	changed := make(chan struct{}, 16)
 	cs := r.connect(t, mode{"sessions", "/sessions" + mcpapi.Path, "2025-11-25"}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
