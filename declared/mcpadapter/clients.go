@@ -317,16 +317,13 @@ func (a *Adapter) closeUpstream(u *upstream) {
 	}
 }
 
-// forget removes u, sess's, from the open upstream sessions, and tells
-// the client's front end that the tools it was listed there are gone
-// with it (toolsChanged).
+// forget removes u, sess's, from the open upstream sessions.
 func (a *Adapter) forget(sess *mcpsession.Session, u *upstream) {
 	a.clients.mu.Lock()
+	defer a.clients.mu.Unlock()
 	if a.clients.by[sess] == u {
 		delete(a.clients.by, sess)
 	}
-	a.clients.mu.Unlock()
-	toolsChanged(sess)
 }
 
 // connectAs starts the server (a command; its process is u.proc, set

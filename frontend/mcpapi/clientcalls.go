@@ -46,8 +46,8 @@ import (
 //
 //	event                                 what the session kept
 //	the server's tools/list_changed on    dropped (mcpsession.Session.
-//	the client's own upstream session,    ToolsChanged, called by the
-//	or that session ended                 adapter as it drops its own)
+//	the client's own upstream session     ToolsChanged, called by the
+//	                                      adapter as it drops its own)
 //	any server's tools/list_changed       dropped, every session's
 //	reaching the front end (lists.go)
 //	a plugin came, went, restarted, was   not used (each list is of the
@@ -169,7 +169,7 @@ func (v *callView) list(ctx context.Context, fi host.FunctionInfo) *ownList {
 // servers' tools (clientList), decoded, kept across its tools/calls by
 // plugin, so that a call asks for none and decodes none. They are
 // dropped (drop) when they may be stale: the client's own upstream
-// session of a server said its tools changed, or ended
+// session of a server said its tools changed
 // (mcpsession.Session.ToolsChanged, from the adapter), any server's
 // tools/list_changed reached the host (listChanged: the lists a client
 // without an upstream session of its own is given change with the

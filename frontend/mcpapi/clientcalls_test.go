@@ -237,3 +237,50 @@ func TestSessionOwnListKeptUntilChanged(t *testing.T) {
 		}
 	}, 1)
 }
+
+// TestSessionOwnListNotKeptAcrossReload (issue 32): what a client session
+// keeps of a per-client MCP server's list (the list of the plugin's run
+// before) is not used once the plugin is reloaded: redeclared so that
+// every session of it lists whoami with an inputSchema that requires
+// "n", the session's next call of whoami is checked against it. A list
+// kept across the reload would show whoami with the old inputSchema,
+// which lets {} through.
+func TestSessionOwnListNotKeptAcrossReload(t *testing.T) {
+	bin := testkit.Build(t, "./testkit/plugins/sessionmcp")
+	var lists atomic.Int64
+	r := countedRig(t, &lists, map[string]string{"own.mcp.json": `{"mcpServers":{"own":{"command":` + strconv.Quote(bin) + `}}}`})
+	file := filepath.Join(r.dir, "own.mcp.json")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	served := func(schema string) func() bool {
+		return func() bool {
+			for _, fi := range r.h.Functions() {
+				if fi.Function.Name == "whoami" && strings.Contains(string(fi.Function.MCPTool), schema) {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	testkit.Eventually(t, 30*time.Second, "whoami served", served(`"inputSchema"`))
+	cs := r.connect(t, mode{"sessions", "/sessions" + mcpapi.Path, "2025-11-25"}, nil)
+	for range 2 {
+		if res := call(t, cs, "whoami", map[string]any{}); res.IsError {
+			t.Fatalf("whoami {}: %+v", res.Content)
+		}
+	}
+	if got := lists.Load(); got != 1 {
+		t.Fatalf("2 calls asked for the client's list %d times; want 1 (kept)", got)
+	}
+	writeFile(t, file, `{"mcpServers":{"own":{"command":`+strconv.Quote(bin)+`,"args":["--require-n"]}}}`)
+	if err := r.h.Rescan(ctx); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, 30*time.Second, "whoami served with the inputSchema that requires n", served(`"required":["n"]`))
+	if res := call(t, cs, "whoami", map[string]any{}); !res.IsError || !strings.HasPrefix(text(res), "invalid params: ") {
+		t.Fatalf("whoami {} after the reload: isError %v %q, want the host's invalid params (the new inputSchema)", res.IsError, text(res))
+	}
+	if res := call(t, cs, "whoami", map[string]any{"n": 1}); res.IsError {
+		t.Fatalf("whoami {n: 1} after the reload: %+v", res.Content)
+	}
+}

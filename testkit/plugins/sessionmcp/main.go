@@ -11,7 +11,8 @@
 // {"whoami": "drop"} removes tool whoami, with {"whoami": "require_n"}
 // lists it again with an inputSchema that requires an integer "n" (the
 // SDK then sends notifications/tools/list_changed on the session: this
-// process serves one). It exits when its stdin ends.
+// process serves one); with the argument --require-n, whoami is listed
+// so from the start. It exits when its stdin ends.
 package main
 
 import (
@@ -40,6 +41,10 @@ type retoolArgs struct {
 	Whoami string `json:"whoami"`
 }
 
+// requireN is whoami's inputSchema after retool's require_n, and with
+// --require-n.
+const requireN = `{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`
+
 func main() {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "sessionmcp", Version: "1.0.0"}, &mcp.ServerOptions{
 		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{ListChanged: true}, Prompts: &mcp.PromptCapabilities{}},
@@ -54,7 +59,11 @@ func main() {
 			return next(ctx, method, req)
 		}
 	})
-	srv.AddTool(&mcp.Tool{Name: "whoami", InputSchema: json.RawMessage(`{"type":"object"}`)}, whoami)
+	schema := `{"type":"object"}`
+	if slices.Contains(os.Args[1:], "--require-n") {
+		schema = requireN
+	}
+	srv.AddTool(&mcp.Tool{Name: "whoami", InputSchema: json.RawMessage(schema)}, whoami)
 	mcp.AddTool(srv, &mcp.Tool{Name: "emit"}, func(ctx context.Context, req *mcp.CallToolRequest, a emitArgs) (*mcp.CallToolResult, any, error) {
 		ss := req.Session
 		go func() {
@@ -68,7 +77,7 @@ func main() {
 		case "drop":
 			srv.RemoveTools("whoami")
 		case "require_n":
-			srv.AddTool(&mcp.Tool{Name: "whoami", InputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`)}, whoami)
+			srv.AddTool(&mcp.Tool{Name: "whoami", InputSchema: json.RawMessage(requireN)}, whoami)
 		default:
 			return nil, nil, fmt.Errorf("retool: whoami %q: want drop or require_n", a.Whoami)
 		}
