@@ -236,7 +236,8 @@ func clientVersion(v string) string {
 
 // clientOf is the MCP client of sess's own session u: its clientInfo and
 // capabilities, the server's messages and requests relayed by u.relay,
-// its tools/list_changed dropping the tools u keeps.
+// its tools/list_changed dropping the tools u keeps and telling the
+// client's front end (toolsChanged).
 func (a *Adapter) clientOf(sess *mcpsession.Session, u *upstream) *mcp.Client {
 	return a.clientAs(sess.Init, &mcp.ClientOptions{
 		ResourceUpdatedHandler: func(ctx context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
@@ -244,8 +245,20 @@ func (a *Adapter) clientOf(sess *mcpsession.Session, u *upstream) *mcp.Client {
 				sess.Updated(ctx, req.Params.URI)
 			}
 		},
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { u.tools.changed() },
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			u.tools.changed()
+			toolsChanged(sess)
+		},
 	}, u.relay)
+}
+
+// toolsChanged tells sess's front end that what its own upstream session
+// lists may have changed (mcpsession.Session.ToolsChanged), after the
+// tools that session keeps were dropped.
+func toolsChanged(sess *mcpsession.Session) {
+	if sess.ToolsChanged != nil {
+		sess.ToolsChanged()
+	}
 }
 
 // clientAs is the MCP client (relayedClient, by r) with opts that a

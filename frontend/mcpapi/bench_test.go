@@ -4,12 +4,18 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/opentool-host/opentool-host/declared"
 	"github.com/opentool-host/opentool-host/frontend/mcpapi"
+	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/testkit"
 )
 
 // BenchmarkMCP compares one tools/call of the echo plugin over /mcp
@@ -42,6 +48,41 @@ func BenchmarkMCP(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkOwnListCall measures repeated tools/calls of a declared MCP
+// server's tool (examples/mcp-notes' repeat) through one client session
+// of /mcp: "per-client" of a server that gives each client session an
+// upstream session of its own (the default), whose calls are held to the
+// client's own list (clientcalls.go: kept by the session, asked for at
+// its first call), and "shared" of the same server declared "sessions":
+// "shared" (no list asked: the floor).
+func BenchmarkOwnListCall(b *testing.B) {
+	bin := testkit.Build(b, "./examples/mcp-notes")
+	r := newRig(b, func(c *host.Config) {
+		c.Declared = declared.Serve
+		for name, file := range map[string]string{
+			"shared.mcp.json": `{"mcpServers":{"shared":{"command":` + strconv.Quote(bin) + `,"sessions":"shared"}}}`,
+			"own.mcp.json":    `{"mcpServers":{"own":{"command":` + strconv.Quote(bin) + `}}}`,
+			"own.policy.json": `{"prefix":"own_"}`,
+		} {
+			if err := os.WriteFile(filepath.Join(c.Dir, name), []byte(file), 0o600); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}, mcpapi.Config{})
+	cs := r.connect(b, mode{"sessions", "/sessions" + mcpapi.Path, "2025-11-25"}, nil)
+	args := map[string]any{"text": "hello"}
+	for _, c := range []struct{ name, tool string }{{"per-client", "own_repeat"}, {"shared", "repeat"}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: c.tool, Arguments: args})
+				if err != nil || res.IsError {
+					b.Fatal(res, err)
+				}
+			}
+		})
+	}
 }
 
 // inProcess connects a client to s over the SDK's in-memory transport.

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/protocol/argcheck"
+	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
 
 // A client session's call is checked against what that client was
@@ -37,7 +39,24 @@ import (
 //	                                     so: host.FunctionInfo.SharedTools)
 //
 // The client's list is its own session's, kept by the adapter until the
-// server says its tools changed, so a call asks the server once. A
+// server says its tools changed, so a call asks the server once; a
+// client session with an id keeps it besides, decoded, with what each
+// tool is shown as (ownLists), so that its later calls ask the plugin
+// for no list and decode nothing, until the list may be stale:
+//
+//	event                                 what the session kept
+//	the server's tools/list_changed on    dropped (mcpsession.Session.
+//	the client's own upstream session     ToolsChanged, called by the
+//	                                      adapter as it drops its own)
+//	any server's tools/list_changed       dropped, every session's
+//	reaching the front end (lists.go)
+//	a plugin came, went, restarted, was   not used (each list is of the
+//	reloaded or stopped                   route table it was asked in:
+//	                                      host.Host.Changed)
+//	the client session ends               freed with it (clients.go)
+//
+// A list asked for while it is dropped is not kept (a generation), so
+// the next call asks again. A
 // client of 2026-07-28 has no session: its requests carry its clientInfo,
 // capabilities and revision in _meta (mcpsession.Request.Init, set by
 // withRevision), and its tools/list and tools/call are held alike to the
@@ -77,21 +96,28 @@ func (s *Server) clientCallMiddleware(next mcp.MethodHandler) mcp.MethodHandler 
 // server, what the client's own list shows of it. A tool of
 // a server that lists the same tools to every client
 // (host.FunctionInfo.SharedTools) is shown as served at once, without
-// asking for a list. Each server's list is asked for once per view (one
-// tools/call: its call, or search_tools' hits and an unknown name's
-// suggestion, which consult it for many tools).
+// asking for a list. Each server's list is asked for at most once per
+// view (one tools/call: its call, or search_tools' hits and an unknown
+// name's suggestion, which consult it for many tools); a client session
+// with an id keeps it besides for its later calls (ownLists), so that
+// they ask for none.
 func (s *Server) clientView(ss *mcp.ServerSession) host.CallView {
 	v := &callView{s: s, ss: ss}
+	if cs := s.clientState(ss); cs != nil {
+		v.kept = &cs.lists
+	}
 	return v.shown
 }
 
 // callView is one client view's state (clientView): two allocations per
-// tools/call with the view itself, and none more until a list is asked.
+// tools/call with the view itself, and none more while its session keeps
+// the list the call needs.
 type callView struct {
 	s     *Server
 	ss    *mcp.ServerSession
+	kept  *ownLists // the session's lists kept across its calls; nil for a request without a session id
 	mu    sync.Mutex
-	lists map[string]map[string]json.RawMessage // plugin → its list for the client (nil: the shared one); nil until the first
+	lists map[string]*ownList // plugin → its list for the client (nil: the shared one); nil until the first
 }
 
 // shown is the host.CallView of clientView: for a tool the client's own
@@ -106,10 +132,10 @@ func (v *callView) shown(ctx context.Context, fi host.FunctionInfo) (host.Shown,
 	own, asked := v.lists[fi.Plugin]
 	v.mu.Unlock()
 	if !asked {
-		own = v.s.clientList(v.s.catalogContext(ctx, v.ss), fi.Plugin, fi.Function.Name)
+		own = v.list(ctx, fi)
 		v.mu.Lock()
 		if v.lists == nil {
-			v.lists = map[string]map[string]json.RawMessage{}
+			v.lists = map[string]*ownList{}
 		}
 		v.lists[fi.Plugin] = own
 		v.mu.Unlock()
@@ -117,11 +143,137 @@ func (v *callView) shown(ctx context.Context, fi host.FunctionInfo) (host.Shown,
 	if own == nil {
 		return host.Shown{}, nil
 	}
-	def, ok := own[mcpName(fi.Function)]
-	if !ok {
-		return host.Shown{}, host.ErrNotShown
+	return own.shown(v.s, fi)
+}
+
+// list returns fi's server's list for the client: the one its session
+// keeps, else asked for now (clientList) and kept for the session's
+// later calls unless it may already be stale (ownLists.put); nil for the
+// shared one.
+func (v *callView) list(ctx context.Context, fi host.FunctionInfo) *ownList {
+	table := v.s.h.Changed()
+	if l := v.kept.get(fi.Plugin, table); l != nil {
+		return l
 	}
-	return host.Shown{Args: v.s.ownValidator(fi, def), Definition: def}, nil
+	gen := v.kept.generation()
+	defs := v.s.clientList(v.s.catalogContext(ctx, v.ss), fi.Plugin, fi.Function.Name)
+	if defs == nil {
+		return nil
+	}
+	l := &ownList{table: table, defs: defs}
+	v.kept.put(fi.Plugin, l, gen)
+	return l
+}
+
+// ownLists are one client session's own lists of the declared MCP
+// servers' tools (clientList), decoded, kept across its tools/calls by
+// plugin, so that a call asks for none and decodes none. They are
+// dropped (drop) when they may be stale: the client's own upstream
+// session of a server said its tools changed
+// (mcpsession.Session.ToolsChanged, from the adapter), any server's
+// tools/list_changed reached the host (listChanged: the lists a client
+// without an upstream session of its own is given change with the
+// shared session's), and when the session ends; one is not used once the
+// host's route table changed since it was listed (host.Host.Changed: a
+// plugin came, went, restarted, was reloaded or stopped, so the server
+// behind the plugin may be another). At most one list per plugin served
+// is kept per session. The nil *ownLists keeps nothing. Safe for
+// concurrent use.
+type ownLists struct {
+	mu  sync.Mutex
+	gen uint64              // drops so far: a list asked for before one is not kept
+	by  map[string]*ownList // plugin → its list
+}
+
+// ownList is one server's tools as it listed them to one client, by MCP
+// name, each as the server wrote it, with what each of the plugin's
+// functions is shown as, worked out at its first call.
+type ownList struct {
+	table <-chan struct{} // host.Host.Changed when it was asked for: the route table it is of
+	defs  map[string]json.RawMessage
+
+	mu  sync.Mutex
+	fns map[*opentool.Function]shownAs // by the route table's function
+}
+
+// shownAs is what a function is shown as (ownList.shown).
+type shownAs struct {
+	shown host.Shown
+	err   error // host.ErrNotShown, or nil
+}
+
+// get returns plugin's list kept, nil when none is kept or it is of
+// another route table than table.
+func (o *ownLists) get(plugin string, table <-chan struct{}) *ownList {
+	if o == nil {
+		return nil
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if l := o.by[plugin]; l != nil && l.table == table {
+		return l
+	}
+	return nil
+}
+
+// generation is the number of drops so far, to put a list with.
+func (o *ownLists) generation() uint64 {
+	if o == nil {
+		return 0
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.gen
+}
+
+// put keeps l as plugin's list, unless a drop came since generation gen
+// was read (the list asked for may be the one dropped); lists of another
+// route table than l's go.
+func (o *ownLists) put(plugin string, l *ownList, gen uint64) {
+	if o == nil {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if gen != o.gen {
+		return
+	}
+	if o.by == nil {
+		o.by = map[string]*ownList{}
+	}
+	maps.DeleteFunc(o.by, func(_ string, k *ownList) bool { return k.table != l.table })
+	o.by[plugin] = l
+}
+
+// drop forgets every list kept, and any being asked for now.
+func (o *ownLists) drop() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.by = nil
+	o.gen++
+}
+
+// shown is what l shows of fi, worked out once per function: the
+// definition l has of fi's tool and, when its inputSchema is not the
+// shared one, its validator (ownValidator); host.ErrNotShown when l
+// lacks the tool.
+func (l *ownList) shown(s *Server, fi host.FunctionInfo) (host.Shown, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if a, ok := l.fns[fi.Function]; ok {
+		return a.shown, a.err
+	}
+	var a shownAs
+	if def, ok := l.defs[mcpName(fi.Function)]; ok {
+		a.shown = host.Shown{Args: s.ownValidator(fi, def), Definition: def}
+	} else {
+		a.err = host.ErrNotShown
+	}
+	if l.fns == nil {
+		l.fns = map[*opentool.Function]shownAs{}
+	}
+	l.fns[fi.Function] = a
+	return a.shown, a.err
 }
 
 // ownValidator returns the validator of the inputSchema of def, fi's

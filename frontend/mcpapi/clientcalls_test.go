@@ -4,11 +4,14 @@ import (
 	"context"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/declared"
 	"github.com/opentool-host/opentool-host/frontend/mcpapi"
@@ -34,35 +37,52 @@ func (c listCounter) Request(ctx context.Context, method string, params []byte) 
 	return c.Local.Request(ctx, method, params)
 }
 
+// countedRig is a rig whose declared plugins (declared.Serve) count the
+// tools/list requests they get from the host in lists, with files (name
+// → content) in its plugins folder.
+func countedRig(t *testing.T, lists *atomic.Int64, files map[string]string) *rig {
+	t.Helper()
+	return newRig(t, func(c *host.Config) {
+		c.Declared = func(l decl.Launch, s *launcher.Starter, log hclog.Logger) wire.Local {
+			return listCounter{declared.Serve(l, s, log), lists}
+		}
+		for name, content := range files {
+			writeFile(t, filepath.Join(c.Dir, name), content)
+		}
+	}, mcpapi.Config{})
+}
+
 // TestSharedServerCallsAskNoList (issue 32): a client session's
 // tools/call of a tool of an MCP server declared "sessions": "shared"
 // asks the plugin for no tools/list (its catalog says it lists one list
 // to every client: the client's view needs none); one declared with an
-// upstream session per client is asked once per call (the client's own
-// list, which the view holds the call to). Before, each call to the
-// shared server asked too (answered -32601). A client of 2026-07-28 (no
-// session: its identity in each request's _meta) is held alike: its
-// calls of the per-client server ask for the list of a client like it,
-// of the shared one for none (before, it asked for none of either: its
-// calls were held to no view).
+// upstream session per client is asked once for all of the session's
+// calls (the client's own list, which the view holds the call to, kept
+// by the session: before, it was asked once per call). Before, each call
+// to the shared server asked too (answered -32601). A client of
+// 2026-07-28 (no session: its identity in each request's _meta) is held
+// alike: each of its calls of the per-client server asks for the list of
+// a client like it (nothing is kept per caller), of the shared one for
+// none (before, it asked for none of either: its calls were held to no
+// view).
 func TestSharedServerCallsAskNoList(t *testing.T) {
 	bin := testkit.Build(t, "./examples/mcp-notes")
 	var lists atomic.Int64
-	r := newRig(t, func(c *host.Config) {
-		c.Declared = func(l decl.Launch, s *launcher.Starter, log hclog.Logger) wire.Local {
-			return listCounter{declared.Serve(l, s, log), &lists}
-		}
-		writeFile(t, filepath.Join(c.Dir, "shared.mcp.json"), `{"mcpServers":{"shared":{"command":`+strconv.Quote(bin)+`,"sessions":"shared"}}}`)
-		writeFile(t, filepath.Join(c.Dir, "own.mcp.json"), `{"mcpServers":{"own":{"command":`+strconv.Quote(bin)+`}}}`)
-		writeFile(t, filepath.Join(c.Dir, "own.policy.json"), `{"prefix":"own_"}`)
-	}, mcpapi.Config{})
+	r := countedRig(t, &lists, map[string]string{
+		"shared.mcp.json": `{"mcpServers":{"shared":{"command":` + strconv.Quote(bin) + `,"sessions":"shared"}}}`,
+		"own.mcp.json":    `{"mcpServers":{"own":{"command":` + strconv.Quote(bin) + `}}}`,
+		"own.policy.json": `{"prefix":"own_"}`,
+	})
 	const n = 5
-	for _, m := range []mode{{"sessions", "/sessions" + mcpapi.Path, "2025-11-25"}, {"2026-07-28", "/sessions" + mcpapi.Path, "2026-07-28"}} {
-		cs := r.connect(t, m, nil)
+	for _, m := range []struct {
+		mode
+		own int64 // the per-client server's lists asked for n calls
+	}{{mode{"sessions", "/sessions" + mcpapi.Path, "2025-11-25"}, 1}, {mode{"2026-07-28", "/sessions" + mcpapi.Path, "2026-07-28"}, n}} {
+		cs := r.connect(t, m.mode, nil)
 		for _, c := range []struct {
 			tool string
 			want int64
-		}{{"list_notes", 0}, {"own_list_notes", n}} {
+		}{{"list_notes", 0}, {"own_list_notes", m.own}} {
 			before := lists.Load()
 			for range n {
 				if res := call(t, cs, c.tool, map[string]any{}); res.IsError {
@@ -132,4 +152,135 @@ func TestSharedServerListingsAskNoList(t *testing.T) {
 		_, err := cs.ListTools(ctx, nil)
 		return err == nil && lists["shared"].Load() > before
 	})
+}
+
+// TestSessionOwnListKeptUntilChanged (issue 32): a client session's
+// calls of a per-client MCP server's tool ask the plugin for the
+// client's own list once, not once per call; when the server says on
+// that client's own upstream session that its tools changed
+// (notifications/tools/list_changed), the session's next call is held
+// to the new list, asked for once more: a tool listed again with
+// another inputSchema checks the call against the new one, a tool
+// removed is an unknown tool. Before, every call asked for the list.
+func TestSessionOwnListKeptUntilChanged(t *testing.T) {
+	bin := testkit.Build(t, "./testkit/plugins/sessionmcp")
+	var lists atomic.Int64
+	r := countedRig(t, &lists, map[string]string{"own.mcp.json": `{"mcpServers":{"own":{"command":` + strconv.Quote(bin) + `}}}`})
+	changed := make(chan struct{}, 16)
+	cs := r.connect(t, mode{"sessions", "/sessions" + mcpapi.Path, "2025-11-25"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	const n = 5
+	asked := func(step string, calls func(), want int64) {
+		t.Helper()
+		before := lists.Load()
+		calls()
+		if got := lists.Load() - before; got != want {
+			t.Errorf("%s: the plugin was asked for the client's tools/list %d times; want %d", step, got, want)
+		}
+	}
+	asked("calls before a change", func() {
+		for range n {
+			if res := call(t, cs, "whoami", map[string]any{}); res.IsError {
+				t.Fatalf("whoami: %+v", res.Content)
+			}
+		}
+	}, 1)
+	asked("concurrent calls of the same session", func() {
+		var wg sync.WaitGroup
+		for range n {
+			wg.Go(func() {
+				if res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "whoami", Arguments: map[string]any{}}); err != nil || res.IsError {
+					t.Errorf("concurrent whoami: %v %+v", err, res)
+				}
+			})
+		}
+		wg.Wait()
+	}, 0)
+	// retool changes the list of the client's own server process and
+	// returns before the server says so (debounced); the client is told
+	// once the host has it.
+	retool := func(how string) {
+		t.Helper()
+		for len(changed) > 0 {
+			<-changed
+		}
+		if res := call(t, cs, "retool", map[string]any{"whoami": how}); res.IsError {
+			t.Fatalf("retool %s: %+v", how, res.Content)
+		}
+		select {
+		case <-changed:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("retool %s: no notifications/tools/list_changed reached the client", how)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	retool("require_n")
+	asked("calls after whoami's inputSchema changed", func() {
+		for range n {
+			if res := call(t, cs, "whoami", map[string]any{}); !res.IsError || !strings.HasPrefix(text(res), "invalid params: ") || !strings.Contains(text(res), `"n"`) {
+				t.Fatalf("whoami {} after its inputSchema requires n: isError %v %q, want the host's invalid params naming n", res.IsError, text(res))
+			}
+			if res := call(t, cs, "whoami", map[string]any{"n": 1}); res.IsError {
+				t.Fatalf("whoami {n: 1}: %+v", res.Content)
+			}
+		}
+	}, 1)
+	retool("drop")
+	asked("calls after whoami was removed", func() {
+		for range n {
+			_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "whoami", Arguments: map[string]any{"n": 1}})
+			if err == nil || !strings.Contains(err.Error(), `unknown tool "whoami"`) {
+				t.Fatalf("whoami after it was removed from the client's list: err %v, want unknown tool", err)
+			}
+		}
+	}, 1)
+}
+
+// TestSessionOwnListNotKeptAcrossReload (issue 32): what a client session
+// keeps of a per-client MCP server's list (the list of the plugin's run
+// before) is not used once the plugin is reloaded: redeclared so that
+// every session of it lists whoami with an inputSchema that requires
+// "n", the session's next call of whoami is checked against it. A list
+// kept across the reload would show whoami with the old inputSchema,
+// which lets {} through.
+func TestSessionOwnListNotKeptAcrossReload(t *testing.T) {
+	bin := testkit.Build(t, "./testkit/plugins/sessionmcp")
+	var lists atomic.Int64
+	r := countedRig(t, &lists, map[string]string{"own.mcp.json": `{"mcpServers":{"own":{"command":` + strconv.Quote(bin) + `}}}`})
+	file := filepath.Join(r.dir, "own.mcp.json")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	served := func(schema string) func() bool {
+		return func() bool {
+			for _, fi := range r.h.Functions() {
+				if fi.Function.Name == "whoami" && strings.Contains(string(fi.Function.MCPTool), schema) {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	testkit.Eventually(t, 30*time.Second, "whoami served", served(`"inputSchema"`))
+	cs := r.connect(t, mode{"sessions", "/sessions" + mcpapi.Path, "2025-11-25"}, nil)
+	for range 2 {
+		if res := call(t, cs, "whoami", map[string]any{}); res.IsError {
+			t.Fatalf("whoami {}: %+v", res.Content)
+		}
+	}
+	if got := lists.Load(); got != 1 {
+		t.Fatalf("2 calls asked for the client's list %d times; want 1 (kept)", got)
+	}
+	writeFile(t, file, `{"mcpServers":{"own":{"command":`+strconv.Quote(bin)+`,"args":["--require-n"]}}}`)
+	if err := r.h.Rescan(ctx); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, 30*time.Second, "whoami served with the inputSchema that requires n", served(`"required":["n"]`))
+	if res := call(t, cs, "whoami", map[string]any{}); !res.IsError || !strings.HasPrefix(text(res), "invalid params: ") {
+		t.Fatalf("whoami {} after the reload: isError %v %q, want the host's invalid params (the new inputSchema)", res.IsError, text(res))
+	}
+	if res := call(t, cs, "whoami", map[string]any{"n": 1}); res.IsError {
+		t.Fatalf("whoami {n: 1} after the reload: %+v", res.Content)
+	}
 }

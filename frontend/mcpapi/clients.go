@@ -26,10 +26,29 @@ import (
 // (mcpsession.Request.Init), which chooses only the view of tools it is
 // held to (clientcalls.go).
 
-// clientSessions maps each live SDK session to its mcpsession.Session.
+// clientSessions maps each live SDK session to its clientSession.
 type clientSessions struct {
 	mu sync.Mutex
-	by map[*mcp.ServerSession]*mcpsession.Session
+	by map[*mcp.ServerSession]*clientSession
+}
+
+// clientSession is what the front end keeps of one SDK session with an
+// id while it lasts: its mcpsession.Session and its own lists of the MCP
+// servers' tools (clientcalls.go).
+type clientSession struct {
+	sess  *mcpsession.Session
+	lists ownLists
+}
+
+// toolsChanged drops every session's own lists (ownLists.drop): an MCP
+// server's tools/list_changed (lists.go) may change what a client was
+// listed before it had an upstream session of its own.
+func (c *clientSessions) toolsChanged() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, cs := range c.by {
+		cs.lists.drop()
+	}
 }
 
 // withClient returns ctx carrying ss's mcpsession.Session, ctx itself
@@ -54,19 +73,29 @@ func (s *Server) noteClientLevel(req mcp.Request) {
 // client returns ss's mcpsession.Session, made on first use and
 // forgotten when ss ends; nil for no session or one without an id.
 func (s *Server) client(ss *mcp.ServerSession) *mcpsession.Session {
+	if cs := s.clientState(ss); cs != nil {
+		return cs.sess
+	}
+	return nil
+}
+
+// clientState returns ss's clientSession, made on first use and
+// forgotten when ss ends; nil for no session or one without an id.
+func (s *Server) clientState(ss *mcp.ServerSession) *clientSession {
 	if ss == nil || ss.ID() == "" || ss.InitializeParams() == nil {
 		return nil
 	}
 	s.clients.mu.Lock()
 	defer s.clients.mu.Unlock()
-	if c := s.clients.by[ss]; c != nil {
-		return c
+	if cs := s.clients.by[ss]; cs != nil {
+		return cs
 	}
 	if s.clients.by == nil {
-		s.clients.by = map[*mcp.ServerSession]*mcpsession.Session{}
+		s.clients.by = map[*mcp.ServerSession]*clientSession{}
 	}
 	done := make(chan struct{})
-	c := &mcpsession.Session{
+	cs := &clientSession{}
+	cs.sess = &mcpsession.Session{
 		ID:   ss.ID(),
 		Init: ss.InitializeParams(),
 		Done: done,
@@ -80,18 +109,20 @@ func (s *Server) client(ss *mcp.ServerSession) *mcpsession.Session {
 			}
 			return json.Marshal(res)
 		},
-		Log:     func(ctx context.Context, p *mcp.LoggingMessageParams) { _ = ss.Log(ctx, p) },
-		Updated: func(ctx context.Context, uri string) { s.ownUpdated(ctx, ss, uri) },
+		Log:          func(ctx context.Context, p *mcp.LoggingMessageParams) { _ = ss.Log(ctx, p) },
+		Updated:      func(ctx context.Context, uri string) { s.ownUpdated(ctx, ss, uri) },
+		ToolsChanged: cs.lists.drop,
 	}
-	s.clients.by[ss] = c
+	s.clients.by[ss] = cs
 	go func() {
 		_ = ss.Wait()
 		s.clients.mu.Lock()
 		delete(s.clients.by, ss)
 		s.clients.mu.Unlock()
+		cs.lists.drop()
 		close(done)
 	}()
-	return c
+	return cs
 }
 
 // clientDefs returns the definitions tools/list shows the client of

@@ -35,6 +35,7 @@ func (s *Server) listChanged(plugin, list string) {
 	var causes listCauses // due to the sessions that see plugin (listviews.go)
 	switch list {
 	case wire.ListTools:
+		s.clients.toolsChanged()
 		if s.serveOneTool(plugin) {
 			s.pluginTools(&causes, plugin)
 		}

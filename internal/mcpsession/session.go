@@ -44,6 +44,15 @@ type Session struct {
 	// dropped: a server cannot reach a client with an update it did not
 	// ask for.
 	Updated func(ctx context.Context, uri string)
+	// ToolsChanged is called by a declared MCP server served in the
+	// host's process (mcpadapter) when what the client's own upstream
+	// session of it lists may have changed: the server sent
+	// notifications/tools/list_changed on that session. The front end
+	// then drops what it kept of the client's own lists (an upstream
+	// session ends only with the client session or with its plugin's
+	// run, which the front end sees by itself). Nil: nothing is called.
+	// It must not block.
+	ToolsChanged func()
 
 	mu       sync.Mutex
 	level    mcp.LoggingLevel // "" until logging/setLevel

@@ -7,13 +7,18 @@
 // with {"marker": S} sends notifications/message at level "info" with
 // data S after its result, outside any call (once its result is written
 // and 100 ms have passed); prompt "whoami" answers with one user message
-// whose text is the session's clientInfo.name. It exits when its stdin
-// ends.
+// whose text is the session's clientInfo.name; tool "retool" with
+// {"whoami": "drop"} removes tool whoami, with {"whoami": "require_n"}
+// lists it again with an inputSchema that requires an integer "n" (the
+// SDK then sends notifications/tools/list_changed on the session: this
+// process serves one); with the argument --require-n, whoami is listed
+// so from the start. It exits when its stdin ends.
 package main
 
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log"
 	"os"
 	"slices"
@@ -32,9 +37,17 @@ type emitArgs struct {
 	Marker string `json:"marker"`
 }
 
+type retoolArgs struct {
+	Whoami string `json:"whoami"`
+}
+
+// requireN is whoami's inputSchema after retool's require_n, and with
+// --require-n.
+const requireN = `{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`
+
 func main() {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "sessionmcp", Version: "1.0.0"}, &mcp.ServerOptions{
-		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{}, Prompts: &mcp.PromptCapabilities{}},
+		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{ListChanged: true}, Prompts: &mcp.PromptCapabilities{}},
 	})
 	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -46,13 +59,28 @@ func main() {
 			return next(ctx, method, req)
 		}
 	})
-	srv.AddTool(&mcp.Tool{Name: "whoami", InputSchema: json.RawMessage(`{"type":"object"}`)}, whoami)
+	schema := `{"type":"object"}`
+	if slices.Contains(os.Args[1:], "--require-n") {
+		schema = requireN
+	}
+	srv.AddTool(&mcp.Tool{Name: "whoami", InputSchema: json.RawMessage(schema)}, whoami)
 	mcp.AddTool(srv, &mcp.Tool{Name: "emit"}, func(ctx context.Context, req *mcp.CallToolRequest, a emitArgs) (*mcp.CallToolResult, any, error) {
 		ss := req.Session
 		go func() {
 			time.Sleep(100 * time.Millisecond) // after the result: outside the call
 			_ = ss.Log(context.Background(), &mcp.LoggingMessageParams{Level: "info", Data: a.Marker})
 		}()
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil, nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "retool"}, func(_ context.Context, _ *mcp.CallToolRequest, a retoolArgs) (*mcp.CallToolResult, any, error) {
+		switch a.Whoami {
+		case "drop":
+			srv.RemoveTools("whoami")
+		case "require_n":
+			srv.AddTool(&mcp.Tool{Name: "whoami", InputSchema: json.RawMessage(requireN)}, whoami)
+		default:
+			return nil, nil, fmt.Errorf("retool: whoami %q: want drop or require_n", a.Whoami)
+		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil, nil
 	})
 	srv.AddPrompt(&mcp.Prompt{Name: "whoami", Description: "The client name this session's client gave."}, func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
