@@ -636,12 +636,7 @@ func printSummary(w io.Writer) {
 	a := aggregate()
 	get := func(size string, clients int, path string) *agg { return a[[3]string{size, fmt.Sprint(clients), path}] }
 	us := func(ns float64) string { return fmt.Sprintf("%.1f", ns/1e3) }
-	dur := func(d time.Duration) string {
-		if d >= time.Millisecond {
-			return fmt.Sprintf("%.2f ms", float64(d)/1e6)
-		}
-		return fmt.Sprintf("%.0f µs", float64(d)/1e3)
-	}
+	dur := fmtDur
 	kb := func(b float64) string {
 		if b >= 10<<10 {
 			return fmt.Sprintf("%.0f KiB", b/1024)
@@ -786,6 +781,15 @@ func printSummary(w io.Writer) {
 		"CPU µs/call: user+system CPU per call of the server side (benchmark process + plugin process; the clients'\n"+
 		"CPU is left out of both), less disturbed by load from other processes than wall time.\n"+
 		"host allocs/call: allocations per call in the host process (HTTP server and host).\n", runs)
+}
+
+// fmtDur is d as the summary prints it: ms with two decimals from 1 ms,
+// else whole µs.
+func fmtDur(d time.Duration) string {
+	if d >= time.Millisecond {
+		return fmt.Sprintf("%.2f ms", float64(d)/1e6)
+	}
+	return fmt.Sprintf("%.0f µs", float64(d)/1e3)
 }
 
 // mark is the verdict on a target: "met" or "NOT met".

@@ -155,7 +155,7 @@ func printMemorySummary(w io.Writer) {
 // one client, sc, gc and dc at 64; a row whose cases did not run is left
 // out.
 func printGatewayBound(w io.Writer, s, g, d, sc, gc, dc *agg) {
-	dur := func(t time.Duration) string { return fmt.Sprintf("%.0f µs", float64(t)/1e3) }
+	dur := fmtDur
 	if g != nil && d != nil {
 		r := float64(g.p50) / float64(d.p50)
 		fmt.Fprintf(w, "| 1 client: p50 bare gateway (no host, no SDK) / directly over stdio: what any gateway adds | %s / %s = %.2f× | ≤ %.0f× (issue 31, for the host) | the bare gateway: %s |\n",

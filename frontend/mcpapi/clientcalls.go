@@ -152,15 +152,15 @@ func (v *callView) shown(ctx context.Context, fi host.FunctionInfo) (host.Shown,
 // shared one.
 func (v *callView) list(ctx context.Context, fi host.FunctionInfo) *ownList {
 	table := v.s.h.Changed()
-	if l := v.kept.get(fi.Plugin, table); l != nil {
+	l, gen := v.kept.get(fi.Plugin, table)
+	if l != nil {
 		return l
 	}
-	gen := v.kept.generation()
 	defs := v.s.clientList(v.s.catalogContext(ctx, v.ss), fi.Plugin, fi.Function.Name)
 	if defs == nil {
 		return nil
 	}
-	l := &ownList{table: table, defs: defs}
+	l = &ownList{table: table, defs: defs}
 	v.kept.put(fi.Plugin, l, gen)
 	return l
 }
@@ -202,28 +202,19 @@ type shownAs struct {
 	err   error // host.ErrNotShown, or nil
 }
 
-// get returns plugin's list kept, nil when none is kept or it is of
-// another route table than table.
-func (o *ownLists) get(plugin string, table <-chan struct{}) *ownList {
+// get returns plugin's list kept (nil when none is kept or it is of
+// another route table than table) and the number of drops so far, to put
+// a list asked for now with.
+func (o *ownLists) get(plugin string, table <-chan struct{}) (*ownList, uint64) {
 	if o == nil {
-		return nil
+		return nil, 0
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if l := o.by[plugin]; l != nil && l.table == table {
-		return l
+		return l, o.gen
 	}
-	return nil
-}
-
-// generation is the number of drops so far, to put a list with.
-func (o *ownLists) generation() uint64 {
-	if o == nil {
-		return 0
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.gen
+	return nil, o.gen
 }
 
 // put keeps l as plugin's list, unless a drop came since generation gen
