@@ -242,25 +242,30 @@ func (h *Host) lookup(ctx context.Context, r *request) (*route, error) {
 	for {
 		t := h.routes.Load()
 		rt, err := h.lookupIn(ctx, t, r)
-		if err == nil || !errors.Is(err, KindNotFound) || !h.startWait(ctx, t, &until) {
+		if err == nil || !errors.Is(err, KindNotFound) || !h.startWait(ctx, t, t.pending[r.fn], &until) {
 			return rt, err
 		}
 	}
 }
 
 // startWait, while Start runs (the listener answers before the plugins
-// are up), waits until the routes t are replaced (a plugin came up) or
-// Start has returned, and reports whether to look again. It waits at
-// most Config.StartTimeout in all (until, set at the first wait), and
+// are up) or while the name called is pending in t (its owner is not
+// known until plugins still loading have loaded: routes.go's
+// holdUncertain), waits until the routes t are replaced (a plugin came
+// up) or Start has returned, and reports whether to look again. It waits
+// at most Config.StartTimeout in all (until, set at the first wait), and
 // not beyond ctx. A call made while the host starts thus reaches the
-// function of a plugin still starting instead of failing as not_found.
-func (h *Host) startWait(ctx context.Context, t *routeTable, until *time.Time) bool {
-	if !h.inStart.Load() {
+// function of a plugin still starting instead of failing as not_found,
+// and the owner of its name, not the first plugin up that declares it.
+func (h *Host) startWait(ctx context.Context, t *routeTable, pending bool, until *time.Time) bool {
+	if !pending && !h.inStart.Load() {
 		return false // not started at all: nothing to wait for
 	}
 	select {
 	case <-h.started:
-		return false
+		if !pending {
+			return false
+		}
 	default:
 	}
 	if until.IsZero() {
@@ -268,10 +273,14 @@ func (h *Host) startWait(ctx context.Context, t *routeTable, until *time.Time) b
 	}
 	timer := time.NewTimer(time.Until(*until))
 	defer timer.Stop()
+	started := h.started
+	if pending {
+		started = nil // the table that decides the name replaces t
+	}
 	select {
 	case <-t.replaced:
 		return true
-	case <-h.started:
+	case <-started:
 		return true
 	case <-timer.C:
 	case <-ctx.Done():

@@ -296,8 +296,10 @@ func (h *Host) rebuildRoutes() { h.rebuild(false) }
 // rebuild builds and publishes the routes. A provisional rebuild (while a
 // rescan waits for its plugins) serves the plugins up so far without
 // keeping their claims or logging conflicts: a plugin still starting
-// that sorts first keeps its right to a name it shares (the rescan's
-// final rebuild decides, as if every plugin had come up at once).
+// that sorts first, or that is a name's remembered owner, keeps its
+// right to a name it shares (the rescan's final rebuild decides, as if
+// every plugin had come up at once), and until then the name is served
+// by nobody (routeTable.holdUncertain): a call of it waits.
 func (h *Host) rebuild(provisional bool) {
 	h.routeMu.Lock()
 	defer h.routeMu.Unlock()
@@ -317,7 +319,9 @@ func (h *Host) rebuild(provisional bool) {
 	}
 	t := buildRoutes(offers, claims, h.cfg.PrefixCollisions, h.builtins.claim, h.known)
 	t.cat = buildCatalog(offers, catClaims, h.cfg.PrefixCollisions)
-	if !provisional {
+	if provisional {
+		t.holdUncertain(offers, h.claims, h.known)
+	} else {
 		h.known.save(h, offers, h.claims)
 		h.logConflicts(t)
 		h.logCatalogConflicts(t.cat)

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,5 +66,90 @@ func TestOwnersFileRoundTripAndHostile(t *testing.T) {
 	}
 	if !strings.HasPrefix(filepath.Base(h.known.path), "owners-") || filepath.Dir(h.known.path) != state {
 		t.Errorf("owners file at %s, want %s/owners-*.json", h.known.path, state)
+	}
+}
+
+// TestProvisionalHoldsUncertainNames: while plugins still load their
+// documents, a provisional table serves a plain name only when no plugin
+// still loading can end up owning it: not its remembered owner, and none
+// sorting before the plugin up that declares it. A name owned before
+// the build, one given to its remembered owner, and a prefixed name are
+// served at once.
+func TestProvisionalHoldsUncertainNames(t *testing.T) {
+	loading := func(name string) offer { return offer{P: fixture(name).p, State: StateStarting} }
+	cases := []struct {
+		name       string
+		offers     []offer
+		kept       map[string]string // name → owner before the build
+		remembered map[string]string
+		pending    []string
+		served     map[string]string // name → plugin
+	}{
+		{name: "remembered owner still loading",
+			offers:     []offer{offerOf(fixture("aaa", "stats", "only"), StateReady), loading("zzz")},
+			remembered: map[string]string{"stats": "zzz"},
+			pending:    []string{"stats"}, served: map[string]string{"only": "aaa"}},
+		{name: "a plugin sorting first still loading",
+			offers:  []offer{loading("aaa"), offerOf(fixture("bbb", "x"), StateReady)},
+			pending: []string{"x"}},
+		{name: "a plugin sorting later still loading",
+			offers: []offer{offerOf(fixture("aaa", "x"), StateReady), loading("bbb")},
+			served: map[string]string{"x": "aaa"}},
+		{name: "remembered owner up",
+			offers:     []offer{loading("aaa"), offerOf(fixture("bbb", "x"), StateReady)},
+			remembered: map[string]string{"x": "bbb"},
+			served:     map[string]string{"x": "bbb"}},
+		{name: "owned before the build",
+			offers: []offer{loading("aaa"), offerOf(fixture("bbb", "x"), StateReady)},
+			kept:   map[string]string{"x": "bbb"},
+			served: map[string]string{"x": "bbb"}},
+		{name: "a prefixed duplicate stays",
+			offers:  []offer{loading("aaa"), offerOf(fixture("bbb", "x"), StateReady), offerOf(fixture("ccc", "x"), StateReady)},
+			pending: []string{"x"},
+			served:  map[string]string{"ccc__x": "ccc"}},
+		{name: "nothing loading",
+			offers:     []offer{offerOf(fixture("aaa", "x"), StateReady), offerOf(fixture("bbb", "y"), StateFailed)},
+			remembered: map[string]string{"x": "bbb"},
+			served:     map[string]string{"x": "aaa"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			sortOffers(c.offers)
+			kept := map[string]claim{}
+			for name, owner := range c.kept {
+				for _, o := range c.offers {
+					if o.P.Name() == owner {
+						kept[name] = claim{owner: o.P, fn: name}
+					}
+				}
+			}
+			known := &nameOwners{last: c.remembered}
+			if known.last == nil {
+				known.last = map[string]string{}
+			}
+			rt := buildRoutes(c.offers, maps.Clone(kept), true, nil, known)
+			rt.holdUncertain(c.offers, kept, known)
+			for _, name := range c.pending {
+				if !rt.pending[name] {
+					t.Errorf("%s not pending", name)
+				}
+				if p, _ := servedBy(rt, name); p != "" {
+					t.Errorf("%s served by %s while its owner is not known", name, p)
+				}
+				for _, r := range rt.order {
+					if r.fn.Name == name {
+						t.Errorf("%s listed while pending", name)
+					}
+				}
+			}
+			for name, want := range c.served {
+				if p, _ := servedBy(rt, name); p != want {
+					t.Errorf("%s served by %q, want %q", name, p, want)
+				}
+			}
+			if len(rt.pending) != len(c.pending) {
+				t.Errorf("pending %v, want %v", rt.pending, c.pending)
+			}
+		})
 	}
 }

@@ -30,9 +30,9 @@ package host
 //     /health, list).
 
 import (
-	"time"
-
+	"slices"
 	"sort"
+	"time"
 
 	"github.com/opentool-host/opentool-host/host/supervise"
 	"github.com/opentool-host/opentool-host/protocol/argcheck"
@@ -55,6 +55,11 @@ type routeTable struct {
 	// conflicts lists, by plugin name, the declared functions another
 	// plugin owns.
 	conflicts map[string][]Conflict
+	// pending holds, in a provisional table (built while plugins still
+	// load their documents), the plain names whose owner is not known
+	// yet (holdUncertain): they are not routed, and a call of one waits
+	// for a newer table (call.go's lookup).
+	pending map[string]bool
 	// cat is the served MCP catalog items (catalog.go), rebuilt with
 	// the functions.
 	cat *catalogTable
@@ -95,7 +100,7 @@ const prefixSep = "__"
 
 // newRouteTable returns an empty table.
 func newRouteTable() *routeTable {
-	return &routeTable{funcs: map[string]*route{}, failed: map[string]*Plugin{}, schemas: map[string]*opentool.Schema{}, conflicts: map[string][]Conflict{},
+	return &routeTable{funcs: map[string]*route{}, pending: map[string]bool{}, failed: map[string]*Plugin{}, schemas: map[string]*opentool.Schema{}, conflicts: map[string][]Conflict{},
 		cat: &catalogTable{byKey: map[string]*catRoute{}, order: map[string][]*catRoute{}}, replaced: make(chan struct{})}
 }
 
@@ -205,6 +210,43 @@ func (t *routeTable) add(o offer, claims map[string]claim, prefix bool) {
 			t.schemas[o.P.Name()+"."+k] = s
 		}
 	}
+}
+
+// holdUncertain takes out of t, a provisional table, each plain name
+// whose owner cannot be known until the plugins still loading their
+// documents have loaded them, so that no call reaches a plugin that
+// will not own the name (the rules at the top of this file): a name that
+// no plugin owned before this build (kept, the claims before it) and
+// that t gives to a plugin other than its remembered owner, when that
+// remembered owner is still loading or a plugin still loading sorts
+// before t's owner (it may declare the name too). Such a name is
+// pending: not listed, not routed. A prefixed name stays: its plugin
+// owns the plain name in no outcome.
+func (t *routeTable) holdUncertain(offers []offer, kept map[string]claim, known *nameOwners) {
+	loading := map[string]bool{}
+	first := "" // the first plugin by name still loading (offers are sorted)
+	for _, o := range offers {
+		if o.Doc == nil && (o.State == StateStarting || o.State == StateRestarting) {
+			loading[o.P.Name()] = true
+			if first == "" {
+				first = o.P.Name()
+			}
+		}
+	}
+	if first == "" {
+		return
+	}
+	for name, r := range t.funcs {
+		if _, owned := kept[name]; owned || name != r.target {
+			continue
+		}
+		owner, remembered := r.plugin.Name(), known.remembered(name)
+		if remembered != owner && (loading[remembered] || first < owner) {
+			t.pending[name] = true
+			delete(t.funcs, name)
+		}
+	}
+	t.order = slices.DeleteFunc(t.order, func(r *route) bool { return t.pending[r.fn.Name] })
 }
 
 // servedFunction is fn as served under name: fn itself, or a copy renamed; a

@@ -40,11 +40,13 @@ type StdioConfig struct {
 // and the session writes what the ended calls answered. The session
 // opens before the plugins start, so that initialize is answered at once
 // (a desktop client gives up on a server that does not answer it), and
-// each plugin is served as it comes up, as /mcp serves it: tools/list
-// answers with the tools of the plugins ready so far, and
-// notifications/tools/list_changed says when more arrive (or leave); a
-// call of a tool not served yet waits for it while the plugins start
-// (holdUntilServed), as an HTTP call does. The
+// the first lists wait for the plugins of the first start, for at most
+// cfg.Host.StartTimeout and a second (holdUntilServed, firstLists): many desktop
+// clients list once, so the first tools/list, prompts/list and
+// resources/list hold every plugin that came up in time, and
+// notifications/*/list_changed says when more arrive (or leave); a call
+// of a tool not served yet waits for it while the plugins start, as an
+// HTTP call does. The
 // client is the local user who started the process: no keys, no request
 // guard. MCP tasks are served as on /mcp with sessions (core tasks with
 // notifications/tasks/status, and the Tasks extension), kept in memory
@@ -76,7 +78,8 @@ func ServeStdio(ctx context.Context, cfg StdioConfig) error {
 	defer tm.Close() // after the host: the calls of tasks still running end with it
 	s := mcpapi.New(h, mcpapi.Config{MaxResultBytes: cfg.Host.MaxResultBytes, Logger: log.Named("mcp"), Tasks: tm})
 	started := make(chan struct{})
-	s.MCP().AddReceivingMiddleware(holdUntilServed(h, s, started))
+	listed := firstLists(h, s, started, firstListsBound(cfg.Host.StartTimeout), log)
+	s.MCP().AddReceivingMiddleware(holdUntilServed(h, s, listed))
 	follow, unfollow := context.WithCancel(context.Background())
 	defer unfollow()
 	go s.Follow(follow)
@@ -131,31 +134,82 @@ serve:
 	return failed
 }
 
-// holdUntilServed holds, while the plugins start (until started is
-// closed), a tools/call of a tool h does not serve yet until it does (s
-// then lists it) or the start ends, and the other requests about tools,
-// prompts, resources and completion until the start ends; the lists,
-// initialize, ping and notifications pass at once. The request's context
-// bounds the wait.
-func holdUntilServed(h *host.Host, s *mcpapi.Server, started <-chan struct{}) mcp.Middleware {
+// firstListsGrace is how much longer than the start timeout the first
+// lists wait: a plugin that does not start fails at the start timeout,
+// and the host's first start ends just after (its names then go to the
+// plugins that are up), so that a stuck plugin costs the first list the
+// start timeout, not a list without the other plugins' tools.
+const firstListsGrace = time.Second
+
+// firstListsBound is how long the first lists wait for the first start:
+// startTimeout (Config.StartTimeout; zero: the host's default of 10 s)
+// plus firstListsGrace.
+func firstListsBound(startTimeout time.Duration) time.Duration {
+	if startTimeout <= 0 {
+		startTimeout = 10 * time.Second
+	}
+	return startTimeout + firstListsGrace
+}
+
+// firstLists returns a channel closed when the first start's lists may
+// be answered: when started is closed (every plugin of the first start
+// is up or failed), or bound after the call, whichever is first. At the
+// bound it logs, at WARN, the plugins still starting, which the client
+// then learns of by notifications/*/list_changed as each comes up. s is
+// synced before the channel closes, so that a list answered then holds
+// every function served.
+func firstLists(h *host.Host, s *mcpapi.Server, started <-chan struct{}, bound time.Duration, log hclog.Logger) <-chan struct{} {
+	listed := make(chan struct{})
+	go func() {
+		defer close(listed)
+		timer := time.NewTimer(bound)
+		defer timer.Stop()
+		select {
+		case <-started:
+			return
+		case <-timer.C:
+		}
+		var late []string
+		for _, p := range h.Plugins() {
+			if !p.State.Settled() {
+				late = append(late, p.Name)
+			}
+		}
+		s.Sync()
+		log.Warn("plugins still starting: the first lists are answered without them; the client is told when they come up (list_changed)",
+			"plugins", strings.Join(late, ","), "waited", bound)
+	}()
+	return listed
+}
+
+// holdUntilServed holds each request about tools, prompts, resources and
+// completion that arrives while the plugins of the first start are
+// starting (until listed is closed: firstLists), so that a client that
+// lists once sees every tool of the folder on its first tools/list: the
+// lists (tools/list, prompts/list, resources/list, ...) and the other
+// requests wait for listed; a tools/call of a tool h serves (its owner
+// known: host's routes.go) goes at once, else waits for it or for
+// listed. initialize, ping and notifications pass at once. The request's
+// context bounds the wait.
+func holdUntilServed(h *host.Host, s *mcpapi.Server, listed <-chan struct{}) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			area, verb := method, "" // "tools" and "call" of "tools/call"
+			area := method // "tools" of "tools/call"
 			if i := strings.IndexByte(method, '/'); i >= 0 {
-				area, verb = method[:i], method[i+1:]
+				area = method[:i]
 			}
 			var err error
 			switch {
-			case strings.HasSuffix(verb, "list") || (area != "tools" && area != "prompts" && area != "resources" && area != "completion"):
+			case area != "tools" && area != "prompts" && area != "resources" && area != "completion":
 			case method == "tools/call":
 				p, _ := req.GetParams().(*mcp.CallToolParamsRaw)
 				if p != nil {
-					err = waitServed(ctx, h, p.Name, started)
+					err = waitServed(ctx, h, p.Name, listed)
 					s.Sync() // the tool reaches the SDK before the call does
 				}
 			default:
 				select {
-				case <-started:
+				case <-listed:
 				case <-ctx.Done():
 					err = ctx.Err()
 				}
