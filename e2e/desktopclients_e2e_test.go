@@ -158,13 +158,20 @@ func dcSameNames(t *testing.T, who string, got, want []string) {
 	}
 }
 
-// dcInspector runs the MCP Inspector's CLI (--cli --format json) with the
-// desktop config cfg's server and the method's own flags, and decodes
-// the result it printed ({"result": RESULT}) into v.
-func dcInspector(t *testing.T, cfg, server string, v any, method ...string) {
+// dcInspectorNode returns the Node >= 22 that runs the MCP Inspector (the
+// one make deps-conformance pins, else a node >= 22 on PATH), or skips
+// the test saying how to get it and the Inspector.
+func dcInspectorNode(t *testing.T) string {
 	t.Helper()
 	dcNeed(t, "@modelcontextprotocol/inspector")
-	node := testkit.Node(t, filepath.Join(testkit.RepoRoot(t), "conformance", "node_modules"), "the MCP Inspector")
+	return testkit.Node(t, filepath.Join(testkit.RepoRoot(t), "conformance", "node_modules"), "the MCP Inspector")
+}
+
+// dcInspector runs the MCP Inspector's CLI (--cli --format json) on node
+// with the desktop config cfg's server and the method's own flags, and
+// decodes the result it printed ({"result": RESULT}) into v.
+func dcInspector(t *testing.T, node, cfg, server string, v any, method ...string) {
+	t.Helper()
 	cli := filepath.Join("node_modules", "@modelcontextprotocol", "inspector", "clients", "launcher", "build", "index.js")
 	args := append([]string{cli, "--cli", "--format", "json", "--config", cfg, "--server", server, "--method"}, method...)
 	out, code, lastErr := dcRun(t, node, args...)
@@ -219,16 +226,17 @@ func dcAddResult(t *testing.T, who string, res json.RawMessage) {
 // host, as a desktop client does.
 func TestDesktopInspectorCLIFirstList(t *testing.T) {
 	t.Parallel() // waits on Node and on plugins starting most of its time: beside the other Node tests
+	node := dcInspectorNode(t)
 	dir, _ := examplesFolder(t)
 	want := dcListed(t, "--dir", dir)
 	cfg := dcConfig(t, map[string]dcServer{"opentool-host": dcHost(t, dir)})
 
 	var listed dcToolNames
-	dcInspector(t, cfg, "opentool-host", &listed, "tools/list")
+	dcInspector(t, node, cfg, "opentool-host", &listed, "tools/list")
 	dcSameNames(t, "the Inspector", listed.names(), want)
 
 	var called json.RawMessage
-	dcInspector(t, cfg, "opentool-host", &called, "tools/call", "--tool-name", "add", "--tool-args-json", `{"a":1.5,"b":2}`)
+	dcInspector(t, node, cfg, "opentool-host", &called, "tools/call", "--tool-name", "add", "--tool-args-json", `{"a":1.5,"b":2}`)
 	dcAddResult(t, "the Inspector", called)
 }
 
@@ -243,12 +251,11 @@ type dcStep struct {
 }
 
 // dcClient runs the TypeScript SDK's client (e2e/desktop/client.mjs) on
-// srv with steps ("tools", "resources", "prompts", or a call: {"call":
+// node with srv and steps ("tools", "resources", "prompts", or a call: {"call":
 // NAME, "arguments": {...}}) and returns what it printed for each, in
 // order.
-func dcClient(t *testing.T, srv dcServer, steps ...any) []dcStep {
+func dcClient(t *testing.T, node string, srv dcServer, steps ...any) []dcStep {
 	t.Helper()
-	node := dcSDKNode(t)
 	spec, err := json.Marshal(map[string]any{"command": srv.Command, "args": srv.Args, "steps": steps})
 	if err != nil {
 		t.Fatal(err)
@@ -280,10 +287,11 @@ func dcClient(t *testing.T, srv dcServer, steps ...any) []dcStep {
 // notes server's, and add gives 3.5.
 func TestDesktopTypeScriptClientFirstList(t *testing.T) {
 	t.Parallel() // waits on Node and on plugins starting most of its time: beside the other Node tests
+	node := dcSDKNode(t)
 	dir, _ := examplesFolder(t)
 	dtWrite(t, dir, "notes.mcp.json", `{"mcpServers": {"notes": {"command": "../bin/mcp-notes", "args": ["--rich"]}}}`)
 	want := dcListed(t, "--dir", dir)
-	steps := dcClient(t, dcHost(t, dir), "tools", "resources", "prompts", map[string]any{"call": "add", "arguments": map[string]any{"a": 1.5, "b": 2}})
+	steps := dcClient(t, node, dcHost(t, dir), "tools", "resources", "prompts", map[string]any{"call": "add", "arguments": map[string]any{"a": 1.5, "b": 2}})
 	dcSameNames(t, "the TypeScript client", steps[0].Names, want)
 	if !slices.Contains(steps[1].Names, "notes://readme") {
 		t.Errorf("the first resources/list %v lacks the notes server's notes://readme", steps[1].Names)
@@ -303,6 +311,7 @@ func TestDesktopTypeScriptClientFirstList(t *testing.T) {
 // Inspector takes to initialize and list).
 func TestDesktopMCPConfigFirstList(t *testing.T) {
 	t.Parallel() // waits on Node and on plugins starting most of its time: beside the other Node tests
+	node := dcInspectorNode(t)
 	notes := testkit.Build(t, "./examples/mcp-notes")
 	claude := dcConfig(t, map[string]dcServer{"notes": {Command: "/bin/sh", Args: []string{"-c", "sleep 2; exec " + notes}}})
 	dir := t.TempDir()
@@ -312,7 +321,7 @@ func TestDesktopMCPConfigFirstList(t *testing.T) {
 	}
 	cfg := dcConfig(t, map[string]dcServer{"opentool-host": dcHost(t, dir, "--mcp-config", claude)})
 	var listed dcToolNames
-	dcInspector(t, cfg, "opentool-host", &listed, "tools/list")
+	dcInspector(t, node, cfg, "opentool-host", &listed, "tools/list")
 	dcSameNames(t, "the Inspector", listed.names(), want)
 }
 
