@@ -29,7 +29,7 @@ IMAGE_TAG  ?= opentool-host:dev
 IMAGE_ARCH ?=
 
 
-.PHONY: all build host plugins examples image run test test-unpatched vet fmt fmt-check bench bench-scale soak fuzz proto clean deps-python deps-node deps-browser deps-redis deps-conformance docs sdk-patched
+.PHONY: all build host plugins examples image run test test-unpatched vet fmt fmt-check bench bench-scale soak fuzz proto clean deps-python deps-node deps-browser deps-redis deps-conformance deps-desktop-clients docs sdk-patched
 
 # The user's own GOFLAGS, without the patched SDK's -modfile (test-unpatched;
 # a sub-make inherits the exported GOFLAGS, -modfile and all).
@@ -86,6 +86,14 @@ deps-redis:
 deps-conformance:
 	@./scripts/deps-conformance.sh
 
+# For make test, the desktop clients' tests (e2e/desktopclients_e2e_test.go):
+# the MCP Inspector and the TypeScript SDK (npm ci into e2e/desktop/node_modules),
+# driving `opentool-host mcp` over stdio; the Inspector runs on the Node 22
+# of deps-conformance. Prints SKIP and succeeds when it cannot; the tests
+# then skip with the reason.
+deps-desktop-clients:
+	@./scripts/deps-desktop-clients.sh
+
 # The container image without a container engine (go-containerregistry):
 # static host, Go plugins and mcp-notes on an empty base, user 65532, as
 # bin/image (OCI image layout) and bin/opentool-host-image.tar (docker load,
@@ -106,7 +114,7 @@ run: build
 # their calls over the data channel by default, then over gRPC (that
 # second time without the race detector, which the first run has, so that
 # make test stays under 10 minutes on 2 cores).
-test: build deps-browser deps-redis deps-conformance vet fmt-check
+test: build deps-browser deps-redis deps-conformance deps-desktop-clients vet fmt-check
 	$(GO) run ./scripts/testsummary $(TESTFLAGS) ./...
 	OPENTOOL_PLUGIN_TRANSPORT=grpc $(GO) run ./scripts/testsummary $(GRPCFLAGS) ./host/
 	$(MAKE) --no-print-directory test-unpatched
