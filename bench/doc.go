@@ -17,14 +17,14 @@
 //   - BenchmarkMCPServerMemory (make bench): real "opentool-host run"
 //     processes with 1, 10 and 50 mcp-notes servers declared, the PSS of
 //     each host's process tree without the servers against the servers'
-//     own, and what each added server costs (issue 31). Both declare
-//     their servers "sessions": "shared": every client reaches the one
+//     own, and what each added server costs. Both declare their
+//     servers "sessions": "shared": every client reaches the one
 //     server process measured.
 //   - BenchmarkMCPServerSessions (make bench): one mcp-notes declared
 //     per-client in a real "opentool-host run" process, 9 MCP client
 //     sessions each with its own server process: the PSS each added
 //     session costs (host and server) and the p50 of a session's first
-//     call (which starts its server) against its later calls (issue 32).
+//     call (which starts its server) against its later calls.
 //   - TestSoakShort, TestSoakShortProcess (make test): a few seconds of
 //     the soak (make soak, ./bench/cmd/soak) against an in-process host
 //     and a real opentool-host process.

@@ -23,7 +23,7 @@ const sessionClients = 9
 const laterCalls = 5
 
 // BenchmarkMCPServerSessions measures the cost of per-client upstream
-// sessions (issue 32) in a real "opentool-host run" process with one
+// sessions in a real "opentool-host run" process with one
 // mcp-notes server declared per-client: sessionClients MCP client
 // sessions (Go SDK, /mcp, 2025-11-25) each call notes1_repeat once (their
 // first call starts their own server process) and laterCalls times more.

@@ -45,13 +45,13 @@ type edition struct {
 // active, pending and draft.
 var editions = []edition{
 	{pkg: "@modelcontextprotocol/conformance", args: []string{"--spec-version", "2025-11-25", "--suite", "all"}, known: "known-failures.txt"},
-	{pkg: "conformance-next", args: []string{"--suite", "all"}, known: "known-failures-next.txt", stateless: true, floor: issue32Floor},
+	{pkg: "conformance-next", args: []string{"--suite", "all"}, known: "known-failures-next.txt", stateless: true, floor: passedFloor},
 }
 
-// issue32Floor is issue 32's "done when" for the prerelease with the
-// everything-server behind the host: "in both modes: at least 172
-// passed", counted as the issue counted its totals, by the suite's own
-// Total line (Run.Total: every check of every scenario). The table's
+// passedFloor is the fewest checks the prerelease must pass with the
+// everything-server behind the host, in both modes: at least 172,
+// counted by the suite's own Total line (Run.Total: every check of
+// every scenario). The table's
 // count (Run.Passed: a check repeated within a scenario once) is lower:
 // 186 with sessions, 168 with --mcp-stateless when this was written. The
 // stateless table lacks, beside the session checks (server-session-*,
@@ -65,7 +65,7 @@ var editions = []edition{
 // server neither the right to ask nor a way to get the answer, and the
 // everything-server run stateless fails them too (its 2026-07-28
 // counterparts, input-required-result-*, pass through the host).
-const issue32Floor = 172
+const passedFloor = 172
 
 // suiteTimeout bounds one run of the suite (it takes a few seconds).
 const suiteTimeout = 3 * time.Minute
@@ -82,7 +82,7 @@ const suiteTimeout = 3 * time.Minute
 // when there is one; that of sessions is the best of both servers (the
 // host speaks the revisions with sessions and 2026-07-28 without): a
 // check either passes must pass through the host. An edition with a
-// floor (issue32Floor) also needs that many passed, by the suite's own
+// floor (passedFloor) also needs that many passed, by the suite's own
 // Total line, in both runs through the host.
 func TestConformance(t *testing.T) {
 	root := testkit.RepoRoot(t)

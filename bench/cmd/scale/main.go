@@ -10,7 +10,7 @@
 //     answering (-drops trials; needs the watcher);
 //
 // then stops the host with SIGTERM and checks that no plugin process is
-// left. It prints a Markdown table with the targets of issue 5.
+// left. It prints a Markdown table with its targets.
 //
 //	go run ./bench/cmd/scale -host bin/opentool-host -plugins 50
 package main
@@ -32,7 +32,7 @@ import (
 
 func main() { os.Exit(run()) }
 
-// Targets of issue 5.
+// The scale targets.
 const (
 	targetRSSBytes = 80e6
 	targetDropIn   = 500 * time.Millisecond
