@@ -27,9 +27,11 @@ FUZZPKGS   ?= ./protocol/jsonrpc ./protocol/opentool
 # (default: this machine's).
 IMAGE_TAG  ?= opentool-host:dev
 IMAGE_ARCH ?=
+# make install: where opentool-host and the plugin SDKs go.
+PREFIX     ?= $(HOME)/.local
 
 
-.PHONY: all build host plugins examples image run test test-unpatched vet fmt fmt-check bench bench-scale soak fuzz proto clean deps-python deps-node deps-browser deps-redis deps-conformance deps-desktop-clients docs sdk-patched
+.PHONY: all build host plugins examples image install run test test-unpatched vet fmt fmt-check bench bench-scale soak fuzz proto clean deps-python deps-node deps-browser deps-redis deps-conformance deps-desktop-clients docs sdk-patched
 
 # The user's own GOFLAGS, without the patched SDK's -modfile (test-unpatched;
 # a sub-make inherits the exported GOFLAGS, -modfile and all).
@@ -51,6 +53,13 @@ plugins: $(PLUGINS:%=plugin-%)
 # The example MCP server that plugins/notes.mcp.json declares.
 examples: $(SDKMOD)
 	$(GO) build -o bin/mcp-notes ./examples/mcp-notes
+
+# make install [PREFIX=DIR]: opentool-host into PREFIX/bin, and the Python
+# and Node plugin SDKs where /usr/bin/python3 and the plugin templates find
+# them, so that Python and Node plugins work in a plugins folder anywhere
+# (offline: pip --no-index, npm --offline; see scripts/install.sh).
+install: host deps-python deps-node
+	@./scripts/install.sh "$(PREFIX)"
 
 # The Python plugin SDK for plugins/opentool-plugin-pyecho: python3-grpcio and
 # python3-cryptography (apt, as root); /usr/bin/python3 then imports

@@ -48,7 +48,22 @@ func startHostProcUntil(t *testing.T, dir, marker string, extra ...string) *host
 // --), or directly for nil.
 func startHostProcUnder(t *testing.T, wrap []string, dir, marker string, extra ...string) *hostProc {
 	t.Helper()
-	bin := testkit.Build(t, "./cmd/opentool-host")
+	return startHostProcAs(t, hostLaunch{bin: testkit.Build(t, "./cmd/opentool-host"), wrap: wrap}, dir, marker, extra...)
+}
+
+// hostLaunch is how startHostProcAs starts a host: its binary, the
+// command that wraps it (nil: none) and its environment (nil: the test's).
+type hostLaunch struct {
+	bin  string
+	wrap []string
+	env  []string
+}
+
+// startHostProcAs starts `run` of the host as l says, and returns once it
+// logged a line containing marker (as startHostProcUntil).
+func startHostProcAs(t *testing.T, l hostLaunch, dir, marker string, extra ...string) *hostProc {
+	t.Helper()
+	bin, wrap := l.bin, l.wrap
 	addr := testkit.FreeAddr(t)
 	// --drain-delay 0: these tests stop the host with SIGTERM and no load
 	// balancer is there to drain (replicas_e2e_test.go tests the delay).
@@ -59,6 +74,7 @@ func startHostProcUnder(t *testing.T, wrap []string, dir, marker string, extra .
 	args = append(args, extra...)
 	argv := append(slices.Clone(wrap), append([]string{bin}, args...)...)
 	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = l.env
 	logs := &testkit.SyncBuffer{}
 	pr, pw := io.Pipe()
 	cmd.Stderr = pw

@@ -40,8 +40,12 @@ func newApp() *cli.App {
 		Usage:   "serve OpenTool plugins (opentool-plugin-* executables) as one tool server",
 		Version: version.Version,
 		Description: "opentool-host starts every executable named opentool-plugin-NAME in a directory as an\n" +
-			"isolated plugin process, loads its OpenTool document and serves all functions over HTTP:\n" +
-			"GET /opentool/version, POST /opentool/call (JSON-RPC 2.0), GET /opentool/load, GET /health.",
+			"isolated plugin process, runs the MCP servers (NAME.mcp.json) and command-line tools\n" +
+			"(NAME.tools.json) declared there, and serves all their functions on three front ends:\n" +
+			"  OpenTool HTTP      /opentool/* (POST /opentool/call: JSON-RPC 2.0)\n" +
+			"  MCP                /mcp (streamable HTTP), and stdio for desktop clients (mcp)\n" +
+			"  Open Tool Calling  /otc/* (GET /otc/tools, POST /otc/call)\n" +
+			"run serves the three, GET /health and a status page (GET /) at 127.0.0.1:9627.",
 		HideVersion: false,
 		Commands: []*cli.Command{
 			runCommand(),

@@ -76,9 +76,26 @@ func runCommand() *cli.Command {
 			"SIGTERM: readiness turns 503 \"draining\", new requests are served for --drain-delay, then the listener closes,\n" +
 			"calls in flight finish (--shutdown-timeout) and every plugin stops. SIGINT does the same without the delay.\n" +
 			"SIGHUP rescans --dir and reloads --api-keys-file.",
-		Flags:  flags,
+		Flags:  cliflags.Categorize(flags, serveCategories),
 		Action: runAction,
 	}
+}
+
+// serveCategories are the help's headings of the flags of run and mcp
+// beside the host's (hostflags), by flag name; --dir, --addr and --watch
+// come first, without one.
+var serveCategories = map[string]string{
+	"drain-delay": "Shutdown", "shutdown-timeout": "Shutdown",
+	"max-body": "Listening", "read-timeout": "Listening", "write-timeout": "Listening", "max-result-memory": "Listening",
+	"max-streams": "Listening", "max-streams-per-key": "Listening",
+	"api-key": "Security", "api-keys-file": "Security", "insecure-no-auth": "Security", "allowed-host": "Security",
+	"allowed-origin": "Security", "locked": "Security", "accept-definition-changes": "Security",
+	"mcp-stateless": "MCP", "mcp-sessions": "MCP", "max-batch": "MCP", "mcp-max-sessions": "MCP",
+	"mcp-max-sessions-per-key": "MCP", "mcp-session-idle": "MCP",
+	"metrics-addr": "Observability", "audit-log": "Observability",
+	"task-store": "Tasks", "task-after": "Tasks", "task-ttl": "Tasks", "task-lease": "Tasks",
+	"task-max-per-key": "Tasks", "task-max-bytes-per-key": "Tasks",
+	"tool-search": "Tool search", "tool-search-threshold": "Tool search",
 }
 
 // runAction turns run's flags into the front door's configuration
@@ -208,7 +225,7 @@ func mcpCommand() *cli.Command {
 			"MCP tasks are served as on /mcp: core tasks of 2025-11-25 (params.task, tasks/get|result|list|cancel,\n" +
 			"notifications/tasks/status) and the Tasks extension (after --task-after), kept in memory for --task-ttl.\n" +
 			"The host stops (calls in flight drained, every plugin stopped) when stdin ends or on SIGINT/SIGTERM.",
-		Flags:  flags,
+		Flags:  cliflags.Categorize(flags, serveCategories),
 		Action: mcpAction,
 	}
 }

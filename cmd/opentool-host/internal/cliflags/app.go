@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/urfave/cli/v2"
 )
@@ -19,19 +20,32 @@ import (
 // help`). Every error, cli.ExitCoder or not, is returned by app.Run,
 // never printed by urfave/cli (nor the process exited from inside Run):
 // Run prints it once. Call it once the app has all its commands.
+//
+// Flags are laid out in narrow columns (narrowFlags): names NameWidth
+// wide, usage wrapped to HelpWidth; so are the lines of the app's and
+// each command's Description.
 func Prepare(app *cli.App) {
+	narrowOnce.Do(func() { cli.FlagStringer = narrowFlags(cli.FlagStringer) })
+	app.Description = wrapLines(app.Description, HelpWidth-helpIndent)
+	app.CustomAppHelpTemplate = unwrappedFlags(cli.AppHelpTemplate)
 	app.Action = rootAction
 	app.OnUsageError = onUsageError
 	app.HideHelpCommand = true
 	app.ExitErrHandler = func(*cli.Context, error) {}
 	for _, cmd := range app.Commands {
 		cmd.OnUsageError = onUsageError
+		cmd.Description = wrapLines(cmd.Description, HelpWidth-helpIndent)
+		cmd.CustomHelpTemplate = unwrappedFlags(cli.CommandHelpTemplate)
 		cmd.HideHelpCommand = true
 		if cmd.ArgsUsage == "" && cmd.Before == nil {
 			cmd.Before = noArgs
 		}
 	}
 }
+
+// narrowOnce puts narrowFlags over urfave/cli's FlagStringer once per
+// process (the tests build many apps).
+var narrowOnce sync.Once
 
 // Run runs app with args (os.Args: the program, then its arguments) and
 // returns the process's exit status: 0, a cli.ExitCoder's code (its

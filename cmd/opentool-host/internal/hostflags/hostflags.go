@@ -28,7 +28,39 @@ import (
 // command's own flags) first, then those that fill host.Config (Config),
 // then --log-level (default logLevel: trace, debug, info, warn, error or
 // off) and --log-json.
+//
+// Each host flag is shown under its category (categories).
 func Flags(logLevel string, own ...cli.Flag) []cli.Flag {
+	return cliflags.Categorize(hostFlags(logLevel, own), categories)
+}
+
+// LocalFlags returns the flags of a command that starts plugins for one
+// job and stops them (list, call, export, lock, pull: a one-shot host
+// with --dir): those of Flags, but for the help of serving many calls at
+// once, which the command takes but does not show (--max-concurrency,
+// --max-queue, --plugin-transport), nor --call-timeout and --max-result
+// unless it makes calls (calls).
+func LocalFlags(logLevel string, calls bool, own ...cli.Flag) []cli.Flag {
+	flags := cliflags.Hide(Flags(logLevel, own...), "max-concurrency", "max-queue", "plugin-transport")
+	if !calls {
+		flags = cliflags.Hide(flags, "call-timeout", "max-result")
+	}
+	return flags
+}
+
+// categories are the help's headings of the host flags, by flag name.
+var categories = map[string]string{
+	"start-timeout": "Plugins", "plugin-env": "Plugins", "mcp-config": "Plugins", "prefix-collisions": "Plugins",
+	"state-dir": "Plugins", "no-cgroups": "Plugins", "plugin-transport": "Plugins",
+	"call-timeout": "Limits", "max-concurrency": "Limits", "max-queue": "Limits", "max-result": "Limits",
+	"plugin-memory-mb": "Limits", "plugin-cpu-seconds": "Limits", "plugin-processes": "Limits",
+	"sandbox": "Sandbox", "sandbox-read": "Sandbox", "sandbox-deny-network": "Sandbox", "require-sandbox": "Sandbox", "plugin-user": "Sandbox",
+	"secret": "Secrets", "secrets-file": "Secrets",
+	"log-level": "Observability", "log-json": "Observability",
+}
+
+// hostFlags are own, then the flags of Flags, uncategorized.
+func hostFlags(logLevel string, own []cli.Flag) []cli.Flag {
 	return slices.Concat(own, []cli.Flag{
 		&cli.DurationFlag{Name: "call-timeout", Value: 60 * time.Second, Usage: "longest a call may run before it fails (> 0)", Action: cliflags.Positive("call-timeout")},
 		&cli.IntFlag{Name: "max-concurrency", Value: 64, Usage: "`N` calls one plugin may run at once (>= 1); more wait in its queue until their deadline", Action: cliflags.AtLeast("max-concurrency", 1)},

@@ -21,7 +21,7 @@ import (
 func Call() *cli.Command {
 	flags := append([]cli.Flag{
 		&cli.StringFlag{Name: "params", Aliases: []string{"p"}, Value: "{}", Usage: "arguments as a JSON `OBJECT`, e.g. '{\"a\":1,\"b\":2}'"},
-	}, sourceFlags()...)
+	}, sourceFlags(true)...)
 	return &cli.Command{
 		Name:  "call",
 		Usage: "call one function once and print its JSON result (on a running host with --url, or on the plugins of --dir, which it starts)",

@@ -25,7 +25,7 @@ import (
 func List() *cli.Command {
 	flags := append([]cli.Flag{
 		&cli.BoolFlag{Name: "json", Usage: "print JSON instead of a table"},
-	}, sourceFlags()...)
+	}, sourceFlags(false)...)
 	return &cli.Command{
 		Name:      "list",
 		Usage:     "list plugins and their functions (from --dir, or from a running host with --url)",
@@ -69,7 +69,7 @@ func Export() *cli.Command {
 		&cli.BoolFlag{Name: "strict", Usage: "rewrite for OpenAI strict mode (openai, openai-chat); functions it cannot apply to are exported non-strict and named on stderr"},
 		&cli.BoolFlag{Name: "defer-loading", Usage: "with --format anthropic or openai (the Responses API): the provider's tool search tool first, then every tool with \"defer_loading\": true, so that the model sees only the tools it searches for"},
 	}
-	flags = append(flags, sourceFlags()...)
+	flags = append(flags, sourceFlags(false)...)
 	return &cli.Command{
 		Name:  "export",
 		Usage: "print every served function as LLM API tool definitions (from --dir, or a running host with --url)",
@@ -129,9 +129,10 @@ func exportAction(c *cli.Context) error {
 }
 
 // sourceFlags are the flags of commands that read the functions either
-// from plugins they start (--dir) or from a running host (--url).
-func sourceFlags() []cli.Flag {
-	return hostflags.Flags("warn",
+// from plugins they start (--dir) or from a running host (--url); calls
+// says whether the command calls a function (hostflags.LocalFlags).
+func sourceFlags(calls bool) []cli.Flag {
+	return hostflags.LocalFlags("warn", calls,
 		hostflags.DirFlag(false),
 		&cli.StringFlag{Name: "url", Usage: "base `URL` of a running host (e.g. http://127.0.0.1:9627) instead of --dir"},
 		&cli.StringFlag{Name: "api-key", Usage: "with --url: send `KEY` as \"Authorization: Bearer KEY\""},

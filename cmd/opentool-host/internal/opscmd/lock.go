@@ -18,7 +18,7 @@ import (
 // --update NAME only those plugins are pinned anew; the rest of an
 // existing lock is kept.
 func Lock() *cli.Command {
-	flags := hostflags.Flags("warn",
+	flags := hostflags.LocalFlags("warn", false,
 		hostflags.DirFlag(true),
 		&cli.StringSliceFlag{Name: "update", Usage: "pin only plugin `NAME` anew (repeatable), keeping the rest of the existing lock"},
 	)

@@ -110,7 +110,7 @@ func pushAction(c *cli.Context) error {
 // verified and written atomically, pinned in DIR/opentool.lock when there
 // is one (package ociplugin, host.InstallPinned).
 func Pull() *cli.Command {
-	flags := hostflags.Flags("warn", append([]cli.Flag{
+	flags := hostflags.LocalFlags("warn", false, append([]cli.Flag{
 		hostflags.DirFlag(true),
 		&cli.Int64Flag{Name: "max-layer-bytes", Value: ociplugin.DefaultMaxLayerBytes, Usage: "refuse an artifact with a file larger than `BYTES` (>= 1)", Action: cliflags.AtLeast[int64]("max-layer-bytes", 1)},
 		&cli.StringFlag{Name: "platform", Usage: "the `GOOS/GOARCH` the plugin binary must be built for; default this machine's"},
