@@ -84,6 +84,9 @@ func startInstance(ctx context.Context, sv *Supervisor, name string, f discover.
 		err = inst.handshakeError(f, err)
 		inst.kill()
 		tail := inst.stderrTail()
+		if hint := sandboxHint(pol.Spec, cfg.Sandbox.Confine, f.Policy.Path, tail); hint != "" {
+			err = fmt.Errorf("%w; %s", err, hint)
+		}
 		if len(tail) > 0 {
 			inst.log.Error("plugin output before it failed to start", "plugin", name, "file", f.Path, "stderr", tail)
 		}
