@@ -1,7 +1,6 @@
 package supervise
 
 import (
-	"bufio"
 	"errors"
 	"io/fs"
 	"os"
@@ -63,14 +62,8 @@ func StartHint(file string, stderr []string) string {
 // for "#!/usr/bin/env python3" "python3 (/root/.pyenv/shims/python3 on
 // PATH)"; "the one named by #!" when the line cannot be read.
 func interpreter(file string) string {
-	f, err := os.Open(file)
-	if err != nil {
-		return "the one named by #!"
-	}
-	defer f.Close()
-	line, _ := bufio.NewReader(f).ReadString('\n')
-	fields := strings.Fields(strings.TrimPrefix(line, "#!"))
-	if !strings.HasPrefix(line, "#!") || len(fields) == 0 {
+	fields := sandbox.Shebang(file)
+	if len(fields) == 0 {
 		return "the one named by #!"
 	}
 	if filepath.Base(fields[0]) != "env" || len(fields) < 2 {
