@@ -104,9 +104,9 @@ func Config(c *cli.Context) (host.Config, error) {
 // allow.
 func sandboxFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.BoolFlag{Name: "sandbox", Usage: "confine every plugin with Landlock: it may read only system folders, --sandbox-read paths and what its policy adds, and write only its policy's paths within --sandbox-write; a script's interpreter and this host's SDK (pluginsdk/ beside the plugins folder) are readable too"},
+		&cli.BoolFlag{Name: "sandbox", Usage: "confine every plugin with Landlock: it may read only system folders, a script's interpreter and this host's SDK, --sandbox-read paths and what its policy adds, and write only its policy's paths within --sandbox-write"},
 		&cli.StringSliceFlag{Name: "sandbox-read", Usage: "with --sandbox, let every plugin read (and execute) `PATH` too (repeatable; relative to the working directory)"},
-		&cli.StringSliceFlag{Name: "sandbox-write", Usage: "with --sandbox, let a plugin's policy grant writes within `PATH` (its sandbox.write; repeatable; relative to the working directory). No plugin writes PATH unless its policy names it or a folder inside"},
+		&cli.StringSliceFlag{Name: "sandbox-write", Usage: "with --sandbox, let a plugin's policy (sandbox.write) grant writes within `PATH` (repeatable; relative to the working directory); by itself it lets no plugin write"},
 		&cli.BoolFlag{Name: "sandbox-deny-network", Usage: "deny every plugin TCP bind and connect (Landlock ABI 4, Linux 6.7); a policy may allow connect_tcp ports"},
 		&cli.BoolFlag{Name: "require-sandbox", Usage: "fail a plugin's start when the kernel cannot apply all of its sandbox, instead of running it with what can be applied (logged)"},
 		&cli.Int64Flag{Name: "plugin-memory-mb", Usage: "cap each plugin process's address space at `MiB` (RLIMIT_AS; a Go plugin built with cgo needs about 2048); 0: no cap", Action: cliflags.AtLeast[int64]("plugin-memory-mb", 0)},
