@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -157,6 +158,12 @@ type Config struct {
 	// (NAME.policy.json) may allow: a policy only narrows it (discover/policy.go).
 	// The zero Spec confines nothing.
 	Sandbox sandbox.Spec
+	// SandboxWrite are absolute, clean paths within which a policy's
+	// sandbox.write may let its plugin write when Sandbox.Confine is set
+	// (--sandbox-write). They are a ceiling, not a grant: a plugin whose
+	// policy names none of them writes none of them. New refuses a
+	// relative one, or any without Sandbox.Confine.
+	SandboxWrite []string
 
 	// Locked enforces DIR/opentool.lock (package lockfile; see discover/pins.go):
 	// a file that is not pinned or does not match is not started, and a
@@ -294,6 +301,9 @@ func (c Config) check() error {
 			return fmt.Errorf("host: secret %s: file %q must be an absolute path", name, s.File)
 		}
 	}
+	if err := checkSandboxWrite(c.Sandbox, c.SandboxWrite); err != nil {
+		return err
+	}
 	for name, d := range durations {
 		if d < 0 {
 			return fmt.Errorf("host: %s must be positive (0 for the default), got %v", name, d)
@@ -310,6 +320,21 @@ func (c Config) check() error {
 		}
 	}
 	return CheckPluginEnv(c.PluginEnv)
+}
+
+// checkSandboxWrite refuses SandboxWrite paths without Sandbox.Confine,
+// and paths that are not clean and absolute.
+func checkSandboxWrite(spec sandbox.Spec, paths []string) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	if !spec.Confine {
+		return errors.New("host: SandboxWrite (--sandbox-write) needs Sandbox.Confine (--sandbox): without the host's sandbox a policy's sandbox.write needs no ceiling")
+	}
+	if err := (sandbox.Spec{Write: paths}).Check(); err != nil {
+		return fmt.Errorf("host: SandboxWrite (--sandbox-write): %w", err)
+	}
+	return nil
 }
 
 // TransportEnv is the environment variable that, set to "grpc", sends

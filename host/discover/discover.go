@@ -14,6 +14,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/opentool-host/opentool-host/process/sandbox"
 	"github.com/opentool-host/opentool-host/protocol/decl"
 	"github.com/opentool-host/opentool-host/protocol/lockfile"
 )
@@ -210,7 +211,7 @@ func CheckMCPConfigs(dir string, configs []string) error {
 		if err != nil {
 			return fmt.Errorf("MCP config %s: %w", p, err)
 		}
-		if within(p, absDir) || within(real, realDir) {
+		if sandbox.Within(p, []string{absDir}) || sandbox.Within(real, []string{realDir}) {
 			return fmt.Errorf("MCP config %s is in the plugins folder %s, whose files are untrusted drop-ins: "+
 				"keep the operator's config outside it, or make it a drop-in NAME.mcp.json there (which may not read the host's environment)", p, dir)
 		}

@@ -93,8 +93,18 @@ type Policy struct {
 // cannot apply: its file's fault, or a member that asks for more than
 // the host allows ("policy files.policy.json: $.limits.memory_mb: 512
 // MiB exceeds the host's limit of 256 MiB"). Secrets are not read here
-// (secretEnv, at each start).
+// (secretEnv, at each start). A confined script plugin may read what its
+// interpreter and this host's SDK need besides (scriptReads).
 func ResolvePolicy(c *core.Config, f FileRef) (Policy, error) {
+	pol, err := narrowPolicy(c, f)
+	if err == nil && pol.Spec.Confine && f.Launch == "" {
+		pol.Spec.Read = append(slices.Clip(pol.Spec.Read), scriptReads(f)...)
+	}
+	return pol, err
+}
+
+// narrowPolicy is ResolvePolicy without what a script may read by rule.
+func narrowPolicy(c *core.Config, f FileRef) (Policy, error) {
 	pol := Policy{Timeout: c.CallTimeout, MaxConcurrency: c.MaxConcurrency, MaxQueue: c.MaxQueue, Spec: c.Sandbox}
 	ref := f.Policy
 	if ref.Fault != "" {
@@ -135,7 +145,7 @@ func ResolvePolicy(c *core.Config, f FileRef) (Policy, error) {
 		return pol, errors.New(where + err.Error())
 	}
 	if p.Sandbox != nil {
-		if err := narrowSandbox(&pol.Spec, p.Sandbox, pol.Dir); err != nil {
+		if err := narrowSandbox(&pol.Spec, p.Sandbox, pol.Dir, c.SandboxWrite); err != nil {
 			return pol, errors.New(where + err.Error())
 		}
 	}
@@ -167,10 +177,12 @@ func narrowLimit[T int | int64](member string, host *T, want T, unit string) err
 
 // narrowSandbox confines spec with s: paths resolved against dir; when
 // the host already confines every plugin, each path must lie inside one
-// the host allows (a written one inside a writable one), and a host that
-// denies the network cannot be overruled.
-func narrowSandbox(spec *sandbox.Spec, s *decl.Sandbox, dir string) error {
-	hostRead, hostWrite, hostConfines := append(slices.Clone(spec.Read), spec.Write...), spec.Write, spec.Confine
+// the host allows (a written one inside a writable one: spec's Write or
+// one of writable, the host's --sandbox-write), and a host that denies
+// the network cannot be overruled.
+func narrowSandbox(spec *sandbox.Spec, s *decl.Sandbox, dir string, writable []string) error {
+	hostWrite, hostConfines := slices.Concat(spec.Write, writable), spec.Confine
+	hostRead := slices.Concat(spec.Read, hostWrite)
 	read, err := resolvePaths(s.Read, dir, "$.sandbox.read", hostConfines, hostRead)
 	if err != nil {
 		return err
@@ -196,6 +208,9 @@ func narrowSandbox(spec *sandbox.Spec, s *decl.Sandbox, dir string) error {
 	return nil
 }
 
+// ceilingFlag is the host flag that lets a policy member name a path.
+var ceilingFlag = map[string]string{"$.sandbox.read": "--sandbox-read", "$.sandbox.write": "--sandbox-write"}
+
 // resolvePaths makes paths absolute (relative to dir) and, when the host
 // confines plugins, checks each lies inside one of allowed.
 func resolvePaths(paths []string, dir, member string, confined bool, allowed []string) ([]string, error) {
@@ -205,18 +220,12 @@ func resolvePaths(paths []string, dir, member string, confined bool, allowed []s
 			p = filepath.Join(dir, p)
 		}
 		p = filepath.Clean(p)
-		if confined && !slices.ContainsFunc(allowed, func(a string) bool { return within(p, a) }) {
-			return nil, fmt.Errorf("%s[%d]: %s is outside what the host's sandbox allows", member, i, p)
+		if confined && !sandbox.Within(p, allowed) {
+			return nil, fmt.Errorf("%s[%d]: %s is outside what the host's sandbox allows: start the host with %s %s to allow it, or take it out of the policy", member, i, p, ceilingFlag[member], p)
 		}
 		out = append(out, p)
 	}
 	return out, nil
-}
-
-// within reports whether path p is dir or inside it.
-func within(p, dir string) bool {
-	rel, err := filepath.Rel(filepath.Clean(dir), p)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 
 // grantedSecrets resolves a policy's secrets (variable → secret name)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -84,6 +83,9 @@ func startInstance(ctx context.Context, sv *Supervisor, name string, f discover.
 		err = inst.handshakeError(f, err)
 		inst.kill()
 		tail := inst.stderrTail()
+		if hint := sandboxHint(pol.Spec, cfg.Sandbox.Confine, f.Policy.Path, tail); hint != "" {
+			err = fmt.Errorf("%w; %s", err, hint)
+		}
 		if len(tail) > 0 {
 			inst.log.Error("plugin output before it failed to start", "plugin", name, "file", f.Path, "stderr", tail)
 		}
@@ -369,7 +371,7 @@ func (i *instance) handshakeError(f discover.FileRef, err error) error {
 	}
 	what := f.Path
 	if f.Launch == "" {
-		if interp := shebang(f.Path); interp != "" {
+		if interp := strings.Join(sandbox.Shebang(f.Path), " "); interp != "" {
 			what += ", a script run by " + interp
 		}
 	}
@@ -386,23 +388,6 @@ func (i *instance) handshakeError(f discover.FileRef, err error) error {
 		hint = "what it wrote to stderr is in the host's log and in /health (stderr)"
 	}
 	return fmt.Errorf("plugin file %s %s: %s", what, ended, hint)
-}
-
-// shebang is the interpreter named by the #! line of the file at path
-// ("/usr/bin/python3", "/usr/bin/env node"), "" for none.
-func shebang(path string) string {
-	fd, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer fd.Close()
-	b := make([]byte, 256)
-	n, _ := io.ReadFull(fd, b)
-	line, _, _ := strings.Cut(string(b[:n]), "\n")
-	if !strings.HasPrefix(line, "#!") {
-		return ""
-	}
-	return strings.TrimSpace(line[2:])
 }
 
 // startError is a failed start with what the process wrote to stderr

@@ -54,7 +54,7 @@ var categories = map[string]string{
 	"state-dir": "Plugins", "no-cgroups": "Plugins", "plugin-transport": "Plugins",
 	"call-timeout": "Limits", "max-concurrency": "Limits", "max-queue": "Limits", "max-result": "Limits",
 	"plugin-memory-mb": "Limits", "plugin-cpu-seconds": "Limits", "plugin-processes": "Limits",
-	"sandbox": "Sandbox", "sandbox-read": "Sandbox", "sandbox-deny-network": "Sandbox", "require-sandbox": "Sandbox", "plugin-user": "Sandbox",
+	"sandbox": "Sandbox", "sandbox-read": "Sandbox", "sandbox-write": "Sandbox", "sandbox-deny-network": "Sandbox", "require-sandbox": "Sandbox", "plugin-user": "Sandbox",
 	"secret": "Secrets", "secrets-file": "Secrets",
 	"log-level": "Observability", "log-json": "Observability",
 }
@@ -84,13 +84,14 @@ func hostFlags(logLevel string, own []cli.Flag) []cli.Flag {
 // Config turns the flags of Flags and --dir into the host's
 // configuration, its logger writing to stderr. Errors (cli.Exit with
 // status 2): a flag value the host cannot take (an unknown --log-level or
-// --plugin-user, --sandbox-read without --sandbox, a bad --secret).
+// --plugin-user, --sandbox-read or --sandbox-write without --sandbox, a
+// bad --secret).
 func Config(c *cli.Context) (host.Config, error) {
 	log, err := newLogger(c)
 	if err != nil {
 		return host.Config{}, err
 	}
-	spec, err := sandboxSpec(c)
+	spec, writable, err := sandboxSpec(c)
 	if err != nil {
 		return host.Config{}, err
 	}
@@ -121,6 +122,7 @@ func Config(c *cli.Context) (host.Config, error) {
 		Launcher:         selfexec.Argv(selfexec.Launch),
 		Keeper:           selfexec.Argv(selfexec.Keeper),
 		Sandbox:          spec,
+		SandboxWrite:     writable,
 		NoDataChannel:    c.String("plugin-transport") == "grpc",
 		Secrets:          secrets,
 		PluginUser:       pluginUser,
@@ -134,8 +136,9 @@ func Config(c *cli.Context) (host.Config, error) {
 // allow.
 func sandboxFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.BoolFlag{Name: "sandbox", Usage: "confine every plugin with Landlock: it may read only system folders, --sandbox-read paths and what its policy adds, and write only its policy's paths"},
+		&cli.BoolFlag{Name: "sandbox", Usage: "confine every plugin with Landlock: it may read only system folders, a script's interpreter and this host's SDK, --sandbox-read paths and what its policy adds, and write only its policy's paths within --sandbox-write"},
 		&cli.StringSliceFlag{Name: "sandbox-read", Usage: "with --sandbox, let every plugin read (and execute) `PATH` too (repeatable; relative to the working directory)"},
+		&cli.StringSliceFlag{Name: "sandbox-write", Usage: "with --sandbox, let a plugin's policy (sandbox.write) grant writes within `PATH` (repeatable; relative to the working directory); by itself it lets no plugin write"},
 		&cli.BoolFlag{Name: "sandbox-deny-network", Usage: "deny every plugin TCP bind and connect (Landlock ABI 4, Linux 6.7); a policy may allow connect_tcp ports"},
 		&cli.BoolFlag{Name: "require-sandbox", Usage: "fail a plugin's start when the kernel cannot apply all of its sandbox, instead of running it with what can be applied (logged)"},
 		&cli.Int64Flag{Name: "plugin-memory-mb", Usage: "cap each plugin process's address space at `MiB` (RLIMIT_AS; a Go plugin built with cgo needs about 2048); 0: no cap", Action: cliflags.AtLeast[int64]("plugin-memory-mb", 0)},
@@ -144,10 +147,11 @@ func sandboxFlags() []cli.Flag {
 	}
 }
 
-// sandboxSpec returns host.Config.Sandbox from the flags of sandboxFlags,
-// with --sandbox-read paths made absolute. Errors: --sandbox-read
-// without --sandbox, or a path that cannot be made absolute.
-func sandboxSpec(c *cli.Context) (sandbox.Spec, error) {
+// sandboxSpec returns host.Config.Sandbox and host.Config.SandboxWrite
+// from the flags of sandboxFlags, with --sandbox-read and
+// --sandbox-write paths made absolute. Errors: either without
+// --sandbox, or a path that cannot be made absolute.
+func sandboxSpec(c *cli.Context) (sandbox.Spec, []string, error) {
 	s := sandbox.Spec{
 		Confine:     c.Bool("sandbox"),
 		DenyNetwork: c.Bool("sandbox-deny-network"),
@@ -156,14 +160,20 @@ func sandboxSpec(c *cli.Context) (sandbox.Spec, error) {
 		CPUSeconds:  c.Int64("plugin-cpu-seconds"),
 		Processes:   c.Int("plugin-processes"),
 	}
-	if len(c.StringSlice("sandbox-read")) > 0 && !s.Confine {
-		return s, cliflags.UsageError(c, "--sandbox-read needs --sandbox")
+	for _, name := range []string{"sandbox-read", "sandbox-write"} {
+		if len(c.StringSlice(name)) > 0 && !s.Confine {
+			return s, nil, cliflags.UsageError(c, "--"+name+" needs --sandbox")
+		}
 	}
 	var err error
 	if s.Read, err = absPaths(c, "sandbox-read"); err != nil {
-		return s, err
+		return s, nil, err
 	}
-	return s, s.Check()
+	writable, err := absPaths(c, "sandbox-write")
+	if err != nil {
+		return s, nil, err
+	}
+	return s, writable, s.Check()
 }
 
 // absPaths returns the paths of the repeatable flag --name made absolute
