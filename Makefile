@@ -114,9 +114,11 @@ plugin-%: $(SDKMOD)
 	$(GO) build -o plugins/opentool-plugin-$* ./plugins/$*
 
 # make run RUNFLAGS='--prefix-collisions=false --log-level debug' passes
-# any flag of `opentool-host run`.
+# any flag of `opentool-host run`. With --sandbox, the checkout is made
+# readable too (--sandbox-read): the files example serves it (its policy
+# reads ..), and a policy may only narrow what the host allows.
 run: build
-	./bin/opentool-host run --dir plugins --addr $(ADDR) $(RUNFLAGS)
+	./bin/opentool-host run --dir plugins --addr $(ADDR) $(if $(filter --sandbox,$(RUNFLAGS)),--sandbox-read $(CURDIR)) $(RUNFLAGS)
 
 # Every package's tests; at the end, each skipped test with its reason.
 # The host's supervision and call-path tests run twice: Go plugins take

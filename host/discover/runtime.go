@@ -28,9 +28,13 @@ var sdkLang = []struct {
 	name   *regexp.Regexp
 	dir    string // the folder under pluginsdk/
 	marker string // a file every copy of the SDK has
+	// installed is where `make install` puts the SDK with its default
+	// PREFIX, under HOME ("": the interpreter's own rule covers it, as
+	// Python's user site-packages).
+	installed string
 }{
-	{regexp.MustCompile(`^python\d*(\.\d+)?$`), "python", filepath.Join("opentool_plugin", "__init__.py")},
-	{regexp.MustCompile(`^(node|nodejs)$`), "node", "index.js"},
+	{regexp.MustCompile(`^python\d*(\.\d+)?$`), "python", filepath.Join("opentool_plugin", "__init__.py"), ""},
+	{regexp.MustCompile(`^(node|nodejs)$`), "node", "index.js", filepath.Join(".local", "lib", "node_modules", "opentool-plugin")},
 }
 
 // scriptReads returns what the script plugin file f (an executable with a
@@ -38,9 +42,11 @@ var sdkLang = []struct {
 // (sandbox.InterpreterReads, the interpreter found in the host's PATH for
 // "#!/usr/bin/env NAME"), and the folder of this host's SDK for its
 // language when it holds that SDK: PLUGINS/../pluginsdk/LANG beside the
-// plugins folder (where the templates look, from OPENTOOL_PLUGIN_FILE)
-// and the folder the host's OPENTOOL__NAME__SDK names. The interpreter
-// must be an executable file; paths are those of the host's environment,
+// plugins folder (where the templates look, from OPENTOOL_PLUGIN_FILE),
+// the one `make install` installed with its default PREFIX (Node's:
+// ~/.local/lib/node_modules/opentool-plugin; Python's is in the user's
+// site-packages) and the folder the host's OPENTOOL__NAME__SDK names. The
+// interpreter must be an executable file; paths are those of the host's environment,
 // never of the policy's env. nil for a file without a #! line.
 func scriptReads(f FileRef) []string {
 	interp := sandbox.Interpreter(sandbox.Shebang(f.Path), os.Getenv("PATH"))
@@ -57,6 +63,9 @@ func scriptReads(f FileRef) []string {
 			break
 		}
 		dirs := []string{filepath.Join(filepath.Dir(filepath.Dir(file)), "pluginsdk", lang.dir)}
+		if home := os.Getenv("HOME"); lang.installed != "" && filepath.IsAbs(home) {
+			dirs = append(dirs, filepath.Join(home, lang.installed))
+		}
 		if name, ok := strings.CutPrefix(filepath.Base(file), decl.PluginPrefix); ok {
 			if dir := os.Getenv(launcher.PluginPrefix + launcher.PluginKey(name) + "__" + sdkEnv); filepath.IsAbs(dir) {
 				dirs = append(dirs, filepath.Clean(dir))
