@@ -84,7 +84,7 @@ func startInstance(ctx context.Context, sv *Supervisor, name string, f discover.
 		err = inst.handshakeError(f, err)
 		inst.kill()
 		tail := inst.stderrTail()
-		if len(tail) > 0 {
+		if len(tail) > 0 && ctx.Err() == nil { // not when the host's closing ended it
 			inst.log.Error("plugin output before it failed to start", "plugin", name, "file", f.Path, "stderr", tail)
 		}
 		return nil, &startError{err: err, stderr: tail}
