@@ -124,11 +124,15 @@ run: build
 # The host's supervision and call-path tests run twice: Go plugins take
 # their calls over the data channel by default, then over gRPC (that
 # second time without the race detector, which the first run has, so that
-# make test stays under 10 minutes on 2 cores).
+# make test stays under 10 minutes on 2 cores). vet and fmt-check come
+# first; then every leg runs to its end whatever the others did
+# (scripts/testlegs.sh), and the closing report lists each leg, every
+# failure and the total, failing when any leg failed.
 test: build deps-browser deps-redis deps-conformance deps-desktop-clients vet fmt-check
-	$(GO) run ./scripts/testsummary $(TESTFLAGS) ./...
-	OPENTOOL_PLUGIN_TRANSPORT=grpc $(GO) run ./scripts/testsummary $(GRPCFLAGS) ./host/
-	$(MAKE) --no-print-directory test-unpatched
+	@./scripts/testlegs.sh run race $(GO) run ./scripts/testsummary $(TESTFLAGS) ./...
+	@OPENTOOL_PLUGIN_TRANSPORT=grpc ./scripts/testlegs.sh run grpc $(GO) run ./scripts/testsummary $(GRPCFLAGS) ./host/
+	@./scripts/testlegs.sh run unpatched $(MAKE) --no-print-directory test-unpatched
+	@./scripts/testlegs.sh report race grpc unpatched
 
 # What `go install` and a plain `go build ./...` build: the MCP Go SDK as
 # released (no -modfile, whatever SDKPATCH says). Every package is vetted

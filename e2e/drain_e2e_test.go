@@ -79,3 +79,29 @@ func TestSIGTERMDrainDelay(t *testing.T) {
 		t.Logf("%v: exited %v after the first signal", sig, time.Since(sent).Round(time.Millisecond))
 	}
 }
+
+// TestSIGTERMIdleExitsAtOnce: an idle host run without --drain-delay
+// (the default: no load balancer reads its readiness) exits 0 on SIGTERM
+// well within 2 s, and its log says nothing of draining.
+func TestSIGTERMIdleExitsAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	testkit.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
+	hp := startHostProc(t, dir)
+	sent := time.Now()
+	if err := hp.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-hp.done:
+	case <-time.After(2 * time.Second):
+		t.Fatalf("no exit within 2 s of SIGTERM (the drain delay is not off by default)")
+	}
+	if code := hp.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Errorf("exit code %d, want 0", code)
+	}
+	<-hp.logged
+	if log := hp.logs.String(); strings.Contains(log, "draining: readiness") || strings.Contains(log, "drain_delay") {
+		t.Errorf("a host without --drain-delay drained before it stopped:\n%s", log)
+	}
+	t.Logf("exited %v after SIGTERM", time.Since(sent).Round(time.Millisecond))
+}

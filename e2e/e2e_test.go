@@ -65,9 +65,9 @@ func startHostProcAs(t *testing.T, l hostLaunch, dir, marker string, extra ...st
 	t.Helper()
 	bin, wrap := l.bin, l.wrap
 	addr := testkit.FreeAddr(t)
-	// --drain-delay 0: these tests stop the host with SIGTERM and no load
-	// balancer is there to drain (replicas_e2e_test.go tests the delay).
-	args := []string{"run", "--dir", dir, "--addr", addr, "--log-level", "debug", "--drain-delay", "0"}
+	// No --drain-delay: the host's default (0) stops at once on SIGTERM
+	// (drain_e2e_test.go and replicas_e2e_test.go set the delay).
+	args := []string{"run", "--dir", dir, "--addr", addr, "--log-level", "debug"}
 	if !slices.Contains(extra, "--state-dir") { // a test that restarts a host keeps its state folder
 		args = append(args, "--state-dir", t.TempDir())
 	}

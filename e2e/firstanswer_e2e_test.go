@@ -57,7 +57,8 @@ func TestListenerAnswersBeforePluginsStart(t *testing.T) {
 
 // TestSignalWhilePluginsStart: SIGINT while a plugin hangs at start
 // stops the host at once (the start gives up and everything is undone),
-// not after the plugin's start timeout; no plugin process is left.
+// not after the plugin's start timeout; no plugin process is left, and
+// the log does not call the cancelled start a failure to be retried.
 func TestSignalWhilePluginsStart(t *testing.T) {
 	dir := t.TempDir()
 	stuck := filepath.Join(dir, "opentool-plugin-stuck")
@@ -78,6 +79,10 @@ func TestSignalWhilePluginsStart(t *testing.T) {
 		t.Errorf("exit: %v, want 0", hp.cmd.ProcessState)
 	}
 	t.Logf("stopped %v after SIGINT", time.Since(begin).Round(time.Millisecond))
+	<-hp.logged
+	if log := hp.logs.String(); strings.Contains(log, "failed to start") || strings.Contains(log, "retried when") {
+		t.Errorf("the start the signal cancelled is logged as a failure to retry:\n%s", log)
+	}
 	testkit.Eventually(t, 5*time.Second, "no sleep 600 left", func() bool {
 		out, _ := exec.Command("pgrep", "-f", "^sleep 600$").Output()
 		return len(strings.TrimSpace(string(out))) == 0

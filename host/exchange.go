@@ -162,7 +162,7 @@ func (r *request) Message(ctx context.Context, c *wire.Call, m *wire.Message) {
 	}
 	if x == nil || x.Request == nil {
 		_ = c.Reply(wire.Reply{ID: m.ID, Error: &wire.RPCError{Code: wire.CodeMethodNotFound,
-			Message: fmt.Sprintf("%s: the caller of %q is not an MCP client that can answer it", m.Method, r.fn)}})
+			Message: fmt.Sprintf("the caller of %q is not an MCP client that can answer it", r.fn)}})
 		return
 	}
 	go func() {

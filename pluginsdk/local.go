@@ -22,6 +22,11 @@ type LocalRunner interface {
 	PID() int
 	// Kill ends it at once.
 	Kill()
+	// Ended reports whether its program has ended (Run returns, or has
+	// returned): a call that failed then failed because the program
+	// exited, and the host reports it so (retryable), not as the tool's
+	// own error.
+	Ended() bool
 }
 
 // Local serves t in the calling process, as opentool-host serves a
@@ -113,9 +118,14 @@ func (l *local) Request(ctx context.Context, method string, params []byte) ([]by
 }
 
 // Call implements wire.Local: the call runs exactly as one from an
-// Invoke stream or the data channel.
+// Invoke stream or the data channel. Its error says Exited when the
+// tool's program (LocalRunner.Ended) had ended by then.
 func (l *local) Call(ctx context.Context, cf *wire.CallFrame, out wire.CallOut) *wire.ToolError {
-	return l.s.callFrame(ctx, cf, out)
+	te := l.s.callFrame(ctx, cf, out)
+	if te != nil && l.runner != nil && l.runner.Ended() {
+		te.Exited = true
+	}
+	return te
 }
 
 // Run implements wire.Local.

@@ -30,7 +30,7 @@ func runCommand() *cli.Command {
 		hostflags.DirFlag(true),
 		&cli.StringFlag{Name: "addr", Value: DefaultAddr, Usage: "`HOST:PORT` to listen on (loopback by default)", EnvVars: []string{"OPENTOOL_ADDR"}},
 		&cli.BoolFlag{Name: "watch", Value: true, Usage: "hot reload: watch --dir and start, replace or stop plugins as files change"},
-		&cli.DurationFlag{Name: "drain-delay", Value: DefaultDrainDelay, Usage: "on SIGTERM, how long to go on serving new requests (each answered with Connection: close) after readiness (GET /health?ready=1) turns 503 \"draining\", so that load balancers and Kubernetes endpoints drop this replica before it stops listening (>= 0). SIGINT, or a second SIGTERM, skips what is left of it. " +
+		&cli.DurationFlag{Name: "drain-delay", Usage: "on SIGTERM, how long to go on serving new requests (each answered with Connection: close) after readiness (GET /health?ready=1) turns 503 \"draining\", so that load balancers and Kubernetes endpoints drop this replica before it stops listening (>= 0). Default 0: the host stops at once (the container image and manifests/ set 5s). SIGINT, or a second SIGTERM, skips what is left of it. " +
 			"Kubernetes: terminationGracePeriodSeconds >= preStop sleep + drain-delay + shutdown-timeout + 5 s (plugins killed, exit)", Action: cliflags.NonNegative("drain-delay")},
 		&cli.DurationFlag{Name: "shutdown-timeout", Value: 15 * time.Second, Usage: "on SIGINT/SIGTERM, after --drain-delay: longest wait for calls in flight and for plugins to stop (> 0); what is left then is killed", Action: cliflags.Positive("shutdown-timeout")},
 		&cli.Int64Flag{Name: "max-body", Value: opentoolapi.DefaultMaxBodyBytes, Usage: "largest request body in `BYTES` (>= 1)", Action: cliflags.AtLeast[int64]("max-body", 1)},
@@ -73,8 +73,8 @@ func runCommand() *cli.Command {
 			"With --api-key (or OPENTOOL_API_KEYS), every route requires Authorization: Bearer KEY, but for the status page and\n" +
 			"GET /health?ready=1 (readiness: 200 {\"status\":\"ready\"} when every plugin is ready or failed for good, else 503 \"starting\" or \"draining\").\n" +
 			"An --addr beyond loopback needs API keys, or --insecure-no-auth.\n" +
-			"SIGTERM: readiness turns 503 \"draining\", new requests are served for --drain-delay, then the listener closes,\n" +
-			"calls in flight finish (--shutdown-timeout) and every plugin stops. SIGINT does the same without the delay.\n" +
+			"SIGTERM: readiness turns 503 \"draining\", new requests are served for --drain-delay (none by default), then the\n" +
+			"listener closes, calls in flight finish (--shutdown-timeout) and every plugin stops. SIGINT does the same without the delay.\n" +
 			"SIGHUP rescans --dir and reloads --api-keys-file.",
 		Flags:  cliflags.Categorize(flags, serveCategories),
 		Action: runAction,
@@ -141,11 +141,6 @@ func runAction(c *cli.Context) error {
 	}
 	return exitError(srv.Run(sigs))
 }
-
-// DefaultDrainDelay is --drain-delay's default: long enough for
-// Kubernetes endpoints and kube-proxy (or a load balancer polling
-// readiness every second or two) to drop the replica.
-const DefaultDrainDelay = 5 * time.Second
 
 // taskStore is --task-store's Action: tasks.CheckStore, without
 // connecting.

@@ -388,16 +388,16 @@ func (r *relay) sendOutside(p *mcp.LoggingMessageParams) {
 func (r *relay) askOutside(method string, params any, out any) error {
 	b, err := json.Marshal(params)
 	if err != nil {
-		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s: %v", method, err)}
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), upstreamInitTimeout)
 	defer cancel()
 	raw, err := r.client.Ask(ctx, method, b)
 	if err != nil {
-		return toRPC(method, err)
+		return toRPC(err)
 	}
 	if err := json.Unmarshal(raw, out); err != nil {
-		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s: the client's result: %v", method, err)}
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("the client's result: %v", err)}
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package mcpadapter_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -29,12 +30,13 @@ func goroutinesCreated() uint64 {
 	return s[0].Value.Uint64()
 }
 
-// notesHost starts a host serving examples/mcp-notes, declared shared,
-// through declared.Serve.
-func notesHost(t testing.TB) *host.Host {
+// notesHost starts a host serving examples/mcp-notes with args,
+// declared shared, through declared.Serve.
+func notesHost(t testing.TB, args ...string) *host.Host {
 	t.Helper()
 	dir := t.TempDir()
-	decl := `{"mcpServers":{"notes":{"command":` + strconv.Quote(testkit.Build(t, "./examples/mcp-notes")) + `,"sessions":"shared"}}}`
+	argv, _ := json.Marshal(append([]string{}, args...))
+	decl := `{"mcpServers":{"notes":{"command":` + strconv.Quote(testkit.Build(t, "./examples/mcp-notes")) + `,"args":` + string(argv) + `,"sessions":"shared"}}}`
 	if err := os.WriteFile(filepath.Join(dir, "notes.mcp.json"), []byte(decl), 0o644); err != nil {
 		t.Fatal(err)
 	}

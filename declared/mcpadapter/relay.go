@@ -361,7 +361,7 @@ func (r *relay) request(method string, params any, out any) error {
 		}
 		return json.Unmarshal([]byte(`{"roots":[]}`), out)
 	case c == nil || why != "":
-		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s cannot be relayed to an MCP client: %s", method, why)}
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "cannot be relayed to an MCP client: " + why}
 	}
 	select {
 	case r.asking <- struct{}{}:
@@ -370,7 +370,7 @@ func (r *relay) request(method string, params any, out any) error {
 		if first {
 			r.liftRoots(c)
 		}
-		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s cannot be relayed to an MCP client: %d requests of this server already wait for the client", method, maxAsking)}
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("cannot be relayed to an MCP client: %d requests of this server already wait for the client", maxAsking)}
 	}
 	err := r.ask(c, method, params, out)
 	if err != nil && first {
@@ -384,17 +384,18 @@ func (r *relay) request(method string, params any, out any) error {
 func (r *relay) ask(c *relayCall, method string, params any, out any) error {
 	raw, err := pluginsdk.ClientRequest(c.ctx, method, params)
 	if err != nil {
-		return toRPC(method, err)
+		return toRPC(err)
 	}
 	if err := json.Unmarshal(raw, out); err != nil {
-		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s: the client's result: %v", method, err)}
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("the client's result: %v", err)}
 	}
 	return nil
 }
 
 // toRPC is the JSON-RPC error the server gets for a request to its
-// client that failed with err.
-func toRPC(method string, err error) error {
+// client that failed with err. It does not name the request's method:
+// the server sent it, and its SDK names it ("calling \"elicitation/create\": ...").
+func toRPC(err error) error {
 	var re *wire.RPCError
 	var je *jsonrpc.Error
 	switch {
@@ -410,5 +411,5 @@ func toRPC(method string, err error) error {
 	case errors.As(err, &je):
 		return je
 	}
-	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s: %v", method, err)}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 }

@@ -57,6 +57,10 @@ func (a *Adapter) Run(ctx context.Context) error {
 // id once it started, 0 before and for a URL.
 func (a *Adapter) PID() int { return a.proc.Load().pid() }
 
+// Ended implements pluginsdk.LocalRunner: the command server's process
+// has exited (never for a URL server, which has none).
+func (a *Adapter) Ended() bool { return a.proc.Load().hasEnded() }
+
 // Kill implements pluginsdk.LocalRunner: it ends the connection attempt
 // and kills the command server (its process group and cgroup) at once,
 // or closes a URL server's session; Run returns soon after.

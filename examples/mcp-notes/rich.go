@@ -188,13 +188,14 @@ func (r *rich) logLater(_ context.Context, req *mcp.CallToolRequest, in stepsIn)
 }
 
 func (r *rich) ask(ctx context.Context, req *mcp.CallToolRequest, in askIn) (*mcp.CallToolResult, any, error) {
-	fail := func(what string, err error) (*mcp.CallToolResult, any, error) {
-		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: what + ": " + err.Error()}}}, nil, nil
+	// The SDK's error names the request ("calling \"elicitation/create\": ...").
+	fail := func(err error) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}, nil, nil
 	}
 	er, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: in.Question, RequestedSchema: map[string]any{
 		"type": "object", "properties": map[string]any{"answer": map[string]any{"type": "string"}}, "required": []any{"answer"}}})
 	if err != nil {
-		return fail("elicitation/create", err)
+		return fail(err)
 	}
 	out := askOut{Action: er.Action, Roots: []string{}}
 	if a, ok := er.Content["answer"].(string); ok {
@@ -203,7 +204,7 @@ func (r *rich) ask(ctx context.Context, req *mcp.CallToolRequest, in askIn) (*mc
 	cr, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 50,
 		Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: in.Question}}}})
 	if err != nil {
-		return fail("sampling/createMessage", err)
+		return fail(err)
 	}
 	out.Model = cr.Model
 	if tc, ok := cr.Content.(*mcp.TextContent); ok {
@@ -211,7 +212,7 @@ func (r *rich) ask(ctx context.Context, req *mcp.CallToolRequest, in askIn) (*mc
 	}
 	rr, err := req.Session.ListRoots(ctx, nil)
 	if err != nil {
-		return fail("roots/list", err)
+		return fail(err)
 	}
 	for _, root := range rr.Roots {
 		out.Roots = append(out.Roots, root.URI)
@@ -228,7 +229,7 @@ func (r *rich) keptRoots(ctx context.Context, req *mcp.CallToolRequest, _ struct
 	}
 	out, err := r.syncRoots(ctx, req.Session)
 	if err != nil {
-		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "roots/list: " + err.Error()}}}, nil, nil
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}, nil, nil
 	}
 	return nil, out, nil
 }

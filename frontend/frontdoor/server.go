@@ -66,8 +66,9 @@ type Config struct {
 	AuditLog string
 
 	// DrainDelay is how long to go on serving after SIGTERM with readiness
-	// at 503 "draining" (SIGINT skips it); ShutdownTimeout bounds the wait
-	// for calls in flight and plugins after it.
+	// at 503 "draining" (0: none, the listener closes at once; SIGINT
+	// skips it); ShutdownTimeout bounds the wait for calls in flight and
+	// plugins after it.
 	DrainDelay, ShutdownTimeout time.Duration
 
 	// TaskStore is where the tasks of long calls are kept (--task-store,
@@ -351,12 +352,12 @@ func newTasks(ctx context.Context, c Config, log hclog.Logger) (*tasks.Manager, 
 }
 
 // Serve serves until SIGINT or SIGTERM arrives on sigs (SIGHUP rescans
-// the plugins folder and reloads the keys file), then drains: readiness
-// answers 503 "draining" and every response says Connection: close while
-// new requests are still served for DrainDelay (none after SIGINT; a
-// second signal cuts it short), then the listener closes, calls in
-// flight finish within ShutdownTimeout and every plugin stops. Errors:
-// the HTTP server failed.
+// the plugins folder and reloads the keys file), then stops: readiness
+// answers 503 "draining" and every response says Connection: close; with
+// DrainDelay set, new requests are still served for that long (none
+// after SIGINT; a second signal cuts it short); then the listener
+// closes, calls in flight finish within ShutdownTimeout and every plugin
+// stops. Errors: the HTTP server failed.
 func (s *Server) Serve(sigs <-chan os.Signal) error { return s.serve(nil, sigs) }
 
 // serve is Serve, stopping on sig at once when it is not nil (a signal
@@ -376,17 +377,19 @@ func (s *Server) serve(sig os.Signal, sigs <-chan os.Signal) error {
 			sig = sg
 		}
 	}
-	drainStart := time.Now()
+	stopStart := time.Now()
 	s.ready.Drain()
 	delay := s.cfg.DrainDelay
 	if sig == syscall.SIGINT {
 		delay = 0 // Ctrl-C: nobody balances an interactive run
 	}
-	s.log.Info("draining: readiness answers 503, still serving", "signal", sig.String(), "drain_delay", delay)
-	waitDrainDelay(delay, sigs, errc, s.hup, s.log)
+	if delay > 0 { // only when asked for: an idle desktop host stops at once
+		s.log.Info("draining: readiness answers 503, still serving", "signal", sig.String(), "drain_delay", delay)
+		waitDrainDelay(delay, sigs, errc, s.hup, s.log)
+	}
 	s.log.Info("shutting down: listener closed, waiting for calls in flight", "signal", sig.String())
 	unused := shutdown(s.ctx, s.srv, s.fresh, s.h, s.cfg.ShutdownTimeout, s.log)
-	s.log.Info("stopped", "drain_ms", time.Since(drainStart).Milliseconds(), "unused_conns_closed", unused)
+	s.log.Info("stopped", "stop_ms", time.Since(stopStart).Milliseconds(), "unused_conns_closed", unused)
 	return nil
 }
 

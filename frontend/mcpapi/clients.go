@@ -105,7 +105,7 @@ func (s *Server) clientState(ss *mcp.ServerSession) *clientSession {
 			}
 			res, err := ask(ctx, ss, method, params)
 			if err != nil {
-				return nil, rpcError(method, err)
+				return nil, rpcError(err)
 			}
 			return json.Marshal(res)
 		},

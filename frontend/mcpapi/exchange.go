@@ -115,7 +115,7 @@ func (s *Server) exchange(ctx context.Context, req *mcp.CallToolRequest) *host.E
 		}
 		res, err := ask(rctx, ss, method, params)
 		if err != nil {
-			return nil, rpcError(method, err)
+			return nil, rpcError(err)
 		}
 		return json.Marshal(res)
 	}
@@ -156,7 +156,7 @@ func canAsk(ss *mcp.ServerSession, method string, stateless bool) error {
 		return &host.RPCError{Code: host.CodeMethodNotFound, Message: method + " is not a request a server may send a client"}
 	}
 	if !declared {
-		msg := method + ": the MCP client that made this call did not declare the " + capability + " capability"
+		msg := "the MCP client that made this call did not declare the " + capability + " capability"
 		if sessionless {
 			return &missingCapability{RPCError: host.RPCError{Code: host.CodeMethodNotFound, Message: msg}, capability: capability}
 		}
@@ -171,7 +171,7 @@ func canAsk(ss *mcp.ServerSession, method string, stateless bool) error {
 // noSession is the error of a request to the client of a request without
 // a session.
 func noSession(method string) error {
-	return &host.RPCError{Code: host.CodeMethodNotFound, Message: method + " cannot reach the MCP client that made this call: its request has no session (a request of MCP 2026-07-28, which has none, or /mcp served with --mcp-stateless; a session of an older revision carries such requests)"}
+	return &host.RPCError{Code: host.CodeMethodNotFound, Message: "cannot reach the MCP client that made this call: its request has no session (a request of MCP 2026-07-28, which has none, or /mcp served with --mcp-stateless; a session of an older revision carries such requests)"}
 }
 
 // missingCapability is canAsk's error for a 2026-07-28 client that did
@@ -248,7 +248,7 @@ func refuseCall(ctx context.Context, err *jsonrpc.Error) {
 func ask(ctx context.Context, ss *mcp.ServerSession, method string, params []byte) (any, error) {
 	ir, err := inputRequest(method, params)
 	if err != nil {
-		return nil, &host.RPCError{Code: jsonrpc.CodeInvalidParams, Message: method + ": " + err.Error()}
+		return nil, &host.RPCError{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}
 	switch p := ir.(type) {
 	case *mcp.CreateMessageWithToolsParams:
@@ -262,8 +262,9 @@ func ask(ctx context.Context, ss *mcp.ServerSession, method string, params []byt
 
 // rpcError is the error the plugin gets for a request to the client that
 // failed with err: the client's JSON-RPC error as it is, anything else
-// (the SDK refusing to send it, the session gone) -32603 with its text.
-func rpcError(method string, err error) error {
+// (the SDK refusing to send it, the session gone) -32603 with its text;
+// never prefixed with the method, which the plugin (or its SDK) names.
+func rpcError(err error) error {
 	var we *host.RPCError
 	if errors.As(err, &we) {
 		return we
@@ -272,5 +273,5 @@ func rpcError(method string, err error) error {
 	if errors.As(err, &je) {
 		return &host.RPCError{Code: int(je.Code), Message: je.Message, Data: je.Data}
 	}
-	return &host.RPCError{Code: host.CodeInternalError, Message: method + ": " + err.Error()}
+	return &host.RPCError{Code: host.CodeInternalError, Message: err.Error()}
 }

@@ -297,7 +297,7 @@ func (hc *heldCall) ask(ctx context.Context, method string, params []byte) ([]by
 	hc.mu.Lock()
 	if len(hc.pending) >= maxInputRequests {
 		hc.mu.Unlock()
-		return nil, &host.RPCError{Code: host.CodeInternalError, Message: fmt.Sprintf("%s: more than %d requests to the client wait at once", method, maxInputRequests)}
+		return nil, &host.RPCError{Code: host.CodeInternalError, Message: fmt.Sprintf("more than %d requests to the client wait at once", maxInputRequests)}
 	}
 	hc.next++
 	id := "r" + strconv.Itoa(hc.next)

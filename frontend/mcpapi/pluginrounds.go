@@ -214,7 +214,7 @@ func (s *Server) answerRound(ctx context.Context, ss *mcp.ServerSession, statele
 		}
 		res, err := ask(ctx, ss, method, params)
 		if err != nil {
-			return nil, roundError(k, rpcError(method, err))
+			return nil, roundError(k, rpcError(err))
 		}
 		if answers[k], err = json.Marshal(res); err != nil {
 			return nil, roundError(k, err)

@@ -215,7 +215,7 @@ func taskOf(ctx context.Context) (string, bool) {
 // end.
 func (s *Server) askInTask(ctx context.Context, id, method string, params []byte) ([]byte, error) {
 	if _, err := inputRequest(method, params); err != nil {
-		return nil, &host.RPCError{Code: jsonrpc.CodeInvalidParams, Message: method + ": " + err.Error()}
+		return nil, &host.RPCError{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}
 	req := struct {
 		Method string          `json:"method"`
@@ -223,7 +223,7 @@ func (s *Server) askInTask(ctx context.Context, id, method string, params []byte
 	}{method, params}
 	b, err := json.Marshal(req)
 	if err != nil {
-		return nil, &host.RPCError{Code: jsonrpc.CodeInvalidParams, Message: method + ": " + err.Error()}
+		return nil, &host.RPCError{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}
 	resp, err := s.cfg.Tasks.Ask(ctx, id, b)
 	switch {
@@ -232,7 +232,7 @@ func (s *Server) askInTask(ctx context.Context, id, method string, params []byte
 	case ctx.Err() != nil:
 		return nil, err
 	}
-	return nil, &host.RPCError{Code: host.CodeInternalError, Message: method + ": " + err.Error()}
+	return nil, &host.RPCError{Code: host.CodeInternalError, Message: err.Error()}
 }
 
 // answerTask gives tasks/update's responses to task rec (tasks.Manager.Answer).

@@ -257,7 +257,7 @@ func next(st life, ev event) (life, []action) {
 	case evRemoved:
 		t.onGone("plugin removed; draining it", core.EventRemoved)
 	case evClosing:
-		t.onGone("host closing; stopping plugin", "")
+		t.onGone(closingMessage(st), "")
 	case evDrained:
 		t.onDrained(ev.inst)
 	case evReloaded:
@@ -524,6 +524,15 @@ func (t *transition) onGone(msg, event string) {
 	}
 	t.state = core.StateDraining
 	t.do(actDrain{inst: t.inst})
+}
+
+// closingMessage is the line of a plugin told the host closes: a start
+// in flight is cancelled, not retried (nothing is: the host stops).
+func closingMessage(st life) string {
+	if st.starting != 0 {
+		return "plugin start cancelled by the host's shutdown; not retried"
+	}
+	return "host closing; stopping plugin"
 }
 
 // onDrained stops a draining plugin once its process is drained.

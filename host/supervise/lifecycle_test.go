@@ -132,7 +132,7 @@ func TestLifecycleTable(t *testing.T) {
 			[]string{"publish", "changed", "state starting→stopped", "log INFO plugin removed"},
 			func(t *testing.T, l life) { wantEq(t, "starting", l.starting, 0) }},
 		{"starting: closing stops at once", starting, evClosing{}, core.StateStopped,
-			[]string{"publish", "changed", "state starting→stopped", "log INFO host closing"}, nil},
+			[]string{"publish", "changed", "state starting→stopped", "log INFO plugin start cancelled by the host's shutdown"}, nil},
 		{"starting: stale start result is stopped", starting, evStarted{7, i2}, core.StateStarting, []string{"stop sum2"}, nil},
 		{"starting: stale start failure is ignored", starting, evStartFailed{attempt: 7, err: "x"}, core.StateStarting, []string{}, nil},
 		{"starting: stray backoff ignored", starting, evBackoff{1}, core.StateStarting, []string{}, nil},

@@ -254,6 +254,12 @@ func (p *Plugin) start(attempt int, file discover.FileRef) {
 	serving := p.life.doc
 	p.mu.Unlock()
 	inst, err := startInstance(p.sv.Ctx, p.sv, p.name, file, serving)
+	if err != nil && p.sv.Ctx.Err() != nil {
+		// The host is closing and the start gave up for it (or failed
+		// while it did): the closing, not a failure to retry.
+		p.handle(evClosing{})
+		return
+	}
 	if err != nil {
 		var se *startError
 		var stderr []string

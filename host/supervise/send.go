@@ -184,11 +184,14 @@ func (i *instance) endError(ctx context.Context, r Request, err error, n int, ki
 		return r.CtxError(ctx, i.name, fmt.Sprintf("; the plugin ignored cancellation for %v and was killed", i.grace))
 	case ctx.Err() != nil:
 		return r.CtxError(ctx, i.name, "")
-	case errors.As(err, &te):
+	case errors.As(err, &te) && !te.Exited:
 		return &core.Error{Kind: core.KindTool, Function: r.Function(), Plugin: i.name, Code: te.Code, Message: te.Message}
 	case errors.Is(err, wire.ErrResultTooLarge):
 		return r.Fail(core.KindResultRejected, i.name, fmt.Sprintf("the plugin's result is larger than the limit of %d bytes", i.maxResult), err)
-	case i.exitedSoon():
+	case te != nil || i.exitedSoon(): // te: a declared plugin's program exited (ToolError.Exited)
+		if te != nil {
+			i.exitedSoon() // its Run ends right after the program, with the status
+		}
 		return &core.Error{Kind: core.KindExited, Function: r.Function(), Plugin: i.name, Status: i.exitStatus(),
 			Message: fmt.Sprintf("the plugin exited during the call (%s); it is being restarted", i.exitStatus()), Err: err}
 	}

@@ -86,7 +86,7 @@ func startInstance(ctx context.Context, sv *Supervisor, name string, f discover.
 		if hint := sandboxHint(pol.Spec, cfg.Sandbox.Confine, f.Policy.Path, tail); hint != "" {
 			err = fmt.Errorf("%w; %s", err, hint)
 		}
-		if len(tail) > 0 {
+		if len(tail) > 0 && ctx.Err() == nil { // not when the host's closing ended it
 			inst.log.Error("plugin output before it failed to start", "plugin", name, "file", f.Path, "stderr", tail)
 		}
 		return nil, &startError{err: err, stderr: tail}

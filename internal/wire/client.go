@@ -21,6 +21,11 @@ type ToolError struct {
 	Code int
 	// Message is the tool's description.
 	Message string
+	// Exited is set by a plugin served in the host's process (Local)
+	// whose program had ended when the call failed (a declared MCP
+	// server that exited during the call): the failure is the plugin's
+	// exit, not the tool's own error. Never set over a connection.
+	Exited bool
 }
 
 // Error implements error: "tool error CODE: MESSAGE".

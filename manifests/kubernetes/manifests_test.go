@@ -49,7 +49,7 @@ const (
 
 // The host's defaults of the flags the checks read (opentool-host run --help).
 const (
-	defaultDrainDelay      = 5 * time.Second
+	defaultDrainDelay      = 0 // stop at once: the Deployment must set it
 	defaultShutdownTimeout = 15 * time.Second
 	defaultCallTimeout     = time.Minute
 	defaultMaxConcurrency  = 64
@@ -203,6 +203,7 @@ func TestChecksCatch(t *testing.T) {
 		{"grace shorter than the drain", func(b *base) { b.deploy.Spec.Template.Spec.TerminationGracePeriodSeconds = new(int64(20)) }, "terminationGracePeriodSeconds 20"},
 		{"longer shutdown timeout", func(b *base) { setArg(b, "--shutdown-timeout", "40s") }, "terminationGracePeriodSeconds 30"},
 		{"longer drain delay", func(b *base) { setArg(b, "--drain-delay", "10s") }, "terminationGracePeriodSeconds 30"},
+		{"no drain delay", func(b *base) { setArg(b, "--drain-delay", "0s") }, "--drain-delay is 0"},
 		{"readiness on the metrics port", func(b *base) {
 			ctr(b).ReadinessProbe.HTTPGet.Port = intstr.FromString("metrics")
 		}, "readinessProbe port metrics is 9628"},
@@ -454,6 +455,9 @@ func faults(b *base) []string {
 	drain, err := durationArg(c.Args, "--drain-delay", defaultDrainDelay)
 	if err != nil {
 		add("Deployment: %v", err)
+	}
+	if drain == 0 {
+		add("Deployment: --drain-delay is 0 (the host's default): the listener closes at SIGTERM, before readiness has said draining")
 	}
 	shutdown, err := durationArg(c.Args, "--shutdown-timeout", defaultShutdownTimeout)
 	if err != nil {

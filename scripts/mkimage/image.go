@@ -48,13 +48,19 @@ const (
 	Port = 9627
 	// Source is the org.opencontainers.image.source label.
 	Source = "https://github.com/opentool-host/opentool-host"
+	// DrainDelay is the default command's --drain-delay: long enough for
+	// Kubernetes endpoints and kube-proxy (or a load balancer polling
+	// readiness every second or two) to drop the container before it
+	// stops listening (the host's own default is 0: stop at once).
+	DrainDelay = "5s"
 )
 
 // Cmd is the image's default command, the arguments of the entrypoint
 // HostPath. It listens beyond loopback, so the host refuses to start
 // without API keys: give OPENTOOL_API_KEYS or OPENTOOL_API_KEYS_FILE (or
-// replace the command and add --api-keys-file).
-var Cmd = []string{"run", "--dir", PluginsDir, "--addr", fmt.Sprintf("0.0.0.0:%d", Port), "--state-dir", StateDir}
+// replace the command and add --api-keys-file). On SIGTERM it drains
+// for DrainDelay.
+var Cmd = []string{"run", "--dir", PluginsDir, "--addr", fmt.Sprintf("0.0.0.0:%d", Port), "--state-dir", StateDir, "--drain-delay", DrainDelay}
 
 // File is one file of the image's application layer, copied from Src.
 type File struct {

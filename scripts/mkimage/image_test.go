@@ -290,7 +290,7 @@ func checkConfig(t *testing.T, img v1.Image) {
 	if !slices.Equal(c.Entrypoint, []string{"/usr/local/bin/opentool-host"}) {
 		t.Errorf("Entrypoint %q", c.Entrypoint)
 	}
-	wantCmd := []string{"run", "--dir", "/plugins", "--addr", "0.0.0.0:9627", "--state-dir", "/var/lib/opentool-host"}
+	wantCmd := []string{"run", "--dir", "/plugins", "--addr", "0.0.0.0:9627", "--state-dir", "/var/lib/opentool-host", "--drain-delay", "5s"}
 	if !slices.Equal(c.Cmd, wantCmd) {
 		t.Errorf("Cmd %q, want %q", c.Cmd, wantCmd)
 	}
