@@ -310,8 +310,13 @@ func (a *Adapter) callTool(ctx context.Context, name string, args []byte) (*mcp.
 	}
 	cs, rel := modern.session()
 	if modern == nil {
-		if cs, rel, err = a.sessionFor(ctx); err != nil {
+		defer a.hold(ctx)()
+		var viaShared bool
+		if cs, rel, viaShared, err = a.sessionFor(ctx); err != nil {
 			return nil, nil, callError(ctx, a.launch.Name, tool, err)
+		}
+		if viaShared {
+			ctx = withServedShared(ctx)
 		}
 	}
 	c, meta, err := rel.begin(ctx)
