@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/time/rate"
 
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
 	"github.com/opentool-host/opentool-host/pluginsdk"
@@ -117,14 +118,15 @@ func (o *ownTools) changed() {
 
 // clients holds the upstream sessions by downstream session.
 type clients struct {
-	mu     sync.Mutex
-	by     map[*mcpsession.Session]*upstream
-	busy   map[*mcpsession.Session]int  // requests of each client in flight (hold)
-	shared map[*mcpsession.Session]bool // clients served by the shared session for want of a place, until they end
-	uses   uint64                       // holds so far (upstream.used)
-	warned bool                         // the shared session's serving of a client for want of a place was logged
-	closed bool                         // Run ended or Kill: no new ones
-	ended  chan struct{}                // closed with closed set (made by upstreamOf, sessionlessFor)
+	mu       sync.Mutex
+	by       map[*mcpsession.Session]*upstream
+	busy     map[*mcpsession.Session]int  // requests of each client in flight (hold)
+	shared   map[*mcpsession.Session]bool // clients served by the shared session for want of a place, until they end
+	uses     uint64                       // holds so far (upstream.used)
+	warned   bool                         // the shared session's serving of a client for want of a place was logged
+	reclaims *rate.Limiter                // places reclaimed (placeFor): MaxSessions at once, then reclaimRate a second; made on first use
+	closed   bool                         // Run ended or Kill: no new ones
+	ended    chan struct{}                // closed with closed set (made by upstreamOf, sessionlessFor)
 
 	sessionless sessionless // the session of SessionlessRevision (sessionless.go)
 }
@@ -247,14 +249,24 @@ func (a *Adapter) upstreamOf(sess *mcpsession.Session) (*upstream, error) {
 	return u, nil
 }
 
+// reclaimRate is how many places a second placeFor reclaims once it has
+// reclaimed MaxSessions at once: under a steady load of more clients
+// than places, the places change hands at that rate (each change, for a
+// command server, a process started and one ended), not at every call.
+const reclaimRate = 1
+
 // placeFor reports whether sess may have a session of its own now
 // (under clients.mu): a place is free, or the least recently used idle
 // session's place is reclaimed for it (its client busy with nothing,
-// nothing subscribed on it, connected). Else sess is served by the shared
-// session until a place frees (clients.shared; the first time logged).
+// nothing subscribed on it, connected; within reclaimRate). Else sess is
+// served by the shared session until a place frees (clients.shared; the
+// first time logged).
 func (a *Adapter) placeFor(sess *mcpsession.Session) bool {
 	if len(a.clients.by) < a.opts.MaxSessions {
 		return true
+	}
+	if a.clients.reclaims == nil {
+		a.clients.reclaims = rate.NewLimiter(reclaimRate, a.opts.MaxSessions)
 	}
 	var lru *upstream
 	var owner *mcpsession.Session
@@ -264,7 +276,7 @@ func (a *Adapter) placeFor(sess *mcpsession.Session) bool {
 		}
 		lru, owner = u, s
 	}
-	if lru != nil {
+	if lru != nil && a.clients.reclaims.Allow() {
 		delete(a.clients.by, owner)
 		close(lru.reclaim)
 		return true
