@@ -62,7 +62,9 @@ type Options struct {
 
 	// MaxSessions bounds the client sessions with an upstream session of
 	// their own at once ("maxSessions"; for a command server, the server
-	// processes besides the shared one). Default DefaultMaxSessions (16).
+	// processes besides the shared one); a client session beyond takes an
+	// idle one's place or is served by the shared session (clients.go).
+	// Default DefaultMaxSessions (16).
 	MaxSessions int
 }
 

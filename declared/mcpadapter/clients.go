@@ -121,7 +121,7 @@ type clients struct {
 	mu       sync.Mutex
 	by       map[*mcpsession.Session]*upstream
 	busy     map[*mcpsession.Session]int  // requests of each client in flight (hold)
-	shared   map[*mcpsession.Session]bool // clients served by the shared session for want of a place, until they end
+	shared   map[*mcpsession.Session]bool // clients once served by the shared session for want of a place, until they end: true since their last own session
 	uses     uint64                       // holds so far (upstream.used)
 	warned   bool                         // the shared session's serving of a client for want of a place was logged
 	reclaims *rate.Limiter                // places reclaimed (placeFor): MaxSessions at once, then reclaimRate a second; made on first use
@@ -222,16 +222,26 @@ func (a *Adapter) subscribed(sess *mcpsession.Session) {
 // when it has none and a place is free or reclaimed (placeFor); nil when
 // the shared session serves it. Errors: the adapter ended.
 func (a *Adapter) upstreamOf(sess *mcpsession.Session) (*upstream, error) {
+	u, wasShared, err := a.newUpstream(sess)
+	if wasShared { // what it was listed came from the shared session
+		toolsChanged(sess)
+	}
+	return u, err
+}
+
+// newUpstream is upstreamOf under clients.mu; wasShared reports a new
+// upstream session for a client the shared session served before.
+func (a *Adapter) newUpstream(sess *mcpsession.Session) (_ *upstream, wasShared bool, _ error) {
 	a.clients.mu.Lock()
 	defer a.clients.mu.Unlock()
 	if u := a.clients.by[sess]; u != nil {
-		return u, nil
+		return u, false, nil
 	}
 	if a.clients.closed {
-		return nil, fmt.Errorf("MCP server %q: stopped", a.launch.Name)
+		return nil, false, fmt.Errorf("MCP server %q: stopped", a.launch.Name)
 	}
 	if !a.placeFor(sess) {
-		return nil, nil
+		return nil, false, nil
 	}
 	if a.clients.by == nil {
 		a.clients.by = map[*mcpsession.Session]*upstream{}
@@ -241,12 +251,11 @@ func (a *Adapter) upstreamOf(sess *mcpsession.Session) (*upstream, error) {
 	u.relay.client = sess
 	u.relay.hold = func() func() { return a.holdSession(sess) }
 	a.clients.by[sess] = u
-	if a.clients.shared[sess] { // what it was listed came from the shared session
-		delete(a.clients.shared, sess)
-		defer toolsChanged(sess)
+	if wasShared = a.clients.shared[sess]; wasShared {
+		a.clients.shared[sess] = false
 	}
 	go a.openUpstream(sess, u, a.clients.ended)
-	return u, nil
+	return u, wasShared, nil
 }
 
 // reclaimRate is how many places a second placeFor reclaims once it has
@@ -284,10 +293,10 @@ func (a *Adapter) placeFor(sess *mcpsession.Session) bool {
 	if a.clients.shared == nil {
 		a.clients.shared = map[*mcpsession.Session]bool{}
 	}
-	if !a.clients.shared[sess] {
-		a.clients.shared[sess] = true
+	if _, known := a.clients.shared[sess]; !known {
 		go a.forgetShared(sess, a.clients.ended)
 	}
+	a.clients.shared[sess] = true
 	if !a.clients.warned {
 		a.clients.warned = true
 		a.log.Warn("MCP server: every client session's place is in use (maxSessions in its declaration); serving more clients through the shared session: the server sees the host's clientInfo and capabilities for them, lists them the shared tools, and their roots, sampling and elicitation are not asked", "server", a.launch.Name, "maxSessions", a.opts.MaxSessions, "session", sess.ID)
