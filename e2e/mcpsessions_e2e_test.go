@@ -116,7 +116,7 @@ func (c *sessClient) received() []string {
 // declared MCP server each reach it as themselves (clientInfo,
 // capabilities with an extension, roots, log level), log messages sent
 // outside calls reach only the session whose server sent them, the bound
-// holds and is named, DELETE ends the session's server process, and a
+// holds by reclaiming the least recently used idle session, DELETE ends the session's server process, and a
 // kill of the plugin's server ends the others.
 func TestMCPClientSessionsOwnUpstream(t *testing.T) {
 	dir := t.TempDir()
@@ -166,25 +166,25 @@ func TestMCPClientSessionsOwnUpstream(t *testing.T) {
 		t.Errorf("client b received a's log messages: %v", got)
 	}
 
-	// The bound (maxSessions 2): a third session is refused, saying why.
+	// The bound (maxSessions 2): a third session gets the place of the
+	// least recently used idle one (b's), whose server process ends.
 	c := sessConnect(t, hp.url, "client-c", "file:///c", "")
-	if out, isErr := msCall(t, c.cs, "whoami", nil); !isErr || !strings.Contains(out, "maxSessions") {
-		t.Fatalf("third session's whoami = %s (isError %v), want the limit named", out, isErr)
+	wc := c.whoami(t)
+	if wc.Client != "client-c" || wc.PID == wa.PID || wc.PID == wb.PID || wc.PID == shared {
+		t.Fatalf("c's server saw %+v (a %d, b %d, shared %d)", wc, wa.PID, wb.PID, shared)
 	}
+	testkit.Eventually(t, 15*time.Second, "b's server process exits when its place is reclaimed", func() bool { return zombieOrGone(wb.PID) })
 
-	// DELETE of a's session ends a's server process, and frees its place.
+	// DELETE of a's session ends a's server process.
 	if err := a.cs.Close(); err != nil {
 		t.Fatal(err)
 	}
 	testkit.Eventually(t, 15*time.Second, "a's server process exits after DELETE", func() bool { return zombieOrGone(wa.PID) })
-	var wc whoami
-	testkit.Eventually(t, 15*time.Second, "c gets a's place", func() bool {
-		out, isErr := msCall(t, c.cs, "whoami", nil)
-		return !isErr && json.Unmarshal([]byte(out), &wc) == nil
-	})
-	if wc.Client != "client-c" || wc.PID == wb.PID {
-		t.Fatalf("c's server saw %+v", wc)
+	nb := b.whoami(t)
+	if nb.Client != "client-b" || nb.PID == wb.PID {
+		t.Fatalf("b after its place was reclaimed: %+v (its first server %d)", nb, wb.PID)
 	}
+	wb = nb
 
 	// The plugin's server killed: the plugin restarts, and the client
 	// sessions' own servers are ended with it.
@@ -210,7 +210,7 @@ func TestMCPClientSessionsOwnUpstream(t *testing.T) {
 // with maxSessions 2, and one server process besides the shared one
 // runs (made for the first, whose list the others are shown), none is
 // refused for the limit, and each still gets a session of its own at
-// its first call.
+// its first call (a third one the place of the least recently used).
 func TestMCPListingSessionsHoldNoServer(t *testing.T) {
 	dir := t.TempDir()
 	sessDeclare(t, dir, "who", map[string]any{"maxSessions": 2})
@@ -233,14 +233,14 @@ func TestMCPListingSessionsHoldNoServer(t *testing.T) {
 	if strings.Contains(hp.logs.String(), "the client's own list of the server failed") {
 		t.Errorf("a listing session was refused its own list:\n%s", hp.logs.String())
 	}
-	// The first two sessions to call get their own server; the limit
-	// holds for the others.
+	// The first two sessions to call get their own server; a third gets
+	// the place of the least recently used idle one.
 	a, b := clients[0].whoami(t), clients[1].whoami(t)
 	if a.PID == b.PID || a.PID == shared || b.PID == shared {
 		t.Errorf("the first two calling sessions' servers: %d and %d (shared %d), want two of their own", a.PID, b.PID, shared)
 	}
-	if out, isErr := msCall(t, clients[2].cs, "whoami", nil); !isErr || !strings.Contains(out, "maxSessions") {
-		t.Errorf("a third calling session: %s (isError %v), want the limit named", out, isErr)
+	if c := clients[2].whoami(t); c.PID == a.PID || c.PID == b.PID || c.PID == shared || c.Client != "alike" {
+		t.Errorf("a third calling session: %+v (a %d, b %d, shared %d), want a server of its own", c, a.PID, b.PID, shared)
 	}
 }
 

@@ -62,7 +62,9 @@ type Options struct {
 
 	// MaxSessions bounds the client sessions with an upstream session of
 	// their own at once ("maxSessions"; for a command server, the server
-	// processes besides the shared one). Default DefaultMaxSessions (16).
+	// processes besides the shared one); a client session beyond takes an
+	// idle one's place or is served by the shared session (clients.go).
+	// Default DefaultMaxSessions (16).
 	MaxSessions int
 }
 
@@ -310,8 +312,13 @@ func (a *Adapter) callTool(ctx context.Context, name string, args []byte) (*mcp.
 	}
 	cs, rel := modern.session()
 	if modern == nil {
-		if cs, rel, err = a.sessionFor(ctx); err != nil {
+		defer a.hold(ctx)()
+		var viaShared bool
+		if cs, rel, viaShared, err = a.sessionFor(ctx); err != nil {
 			return nil, nil, callError(ctx, a.launch.Name, tool, err)
+		}
+		if viaShared {
+			ctx = withServedShared(ctx)
 		}
 	}
 	c, meta, err := rel.begin(ctx)

@@ -81,6 +81,7 @@ func (a *Adapter) HandleMCP(ctx context.Context, method string, params json.RawM
 	if err := a.connected(ctx); err != nil {
 		return nil, &pluginsdk.RPCError{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 	}
+	defer a.hold(ctx)()
 	if method == "tools/list" {
 		return a.clientTools(ctx)
 	}
@@ -140,13 +141,14 @@ func (a *Adapter) HandleMCP(ctx context.Context, method string, params json.RawM
 // resources/subscribe to its own session, made now if it has none (MCP
 // "Resources", Subscriptions: the server then sends its
 // notifications/resources/updated on it, which reach that client only),
-// marked on ctx (mcpsession.MarkOwn); resources/unsubscribe to its own
+// marked on ctx (mcpsession.MarkOwn) unless every place is in use
+// (placeFor: the shared session then takes it); resources/unsubscribe to its own
 // session, nil when it has none (ended with its server, or never made:
 // nothing is subscribed there); any other (resources/read, prompts/get,
 // completion/complete) to its own session when it has one (the server's
 // state of that client), else the shared session, none being made for
 // it. Everything else: the shared session. Errors: sessionlessFor's and
-// sessionFor's (ctx's, the limit, the connection's failure).
+// sessionFor's (ctx's, the adapter stopped, the connection's failure).
 func (a *Adapter) catalogSession(ctx context.Context, method string) (*mcp.ClientSession, error) {
 	u, err := a.sessionlessFor(ctx)
 	if err != nil {
@@ -161,8 +163,11 @@ func (a *Adapter) catalogSession(ctx context.Context, method string) (*mcp.Clien
 	}
 	switch method {
 	case "resources/subscribe":
-		mcpsession.MarkOwn(ctx)
-		cs, _, err := a.sessionFor(ctx)
+		cs, _, viaShared, err := a.sessionFor(ctx)
+		if err == nil && !viaShared {
+			mcpsession.MarkOwn(ctx)
+			a.subscribed(sess)
+		}
 		return cs, err
 	case "resources/unsubscribe":
 		mcpsession.MarkOwn(ctx)

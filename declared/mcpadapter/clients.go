@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/time/rate"
 
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
 	"github.com/opentool-host/opentool-host/pluginsdk"
@@ -35,9 +36,21 @@ import (
 // (mcpsession.Session.Updated). It is closed when the downstream session
 // ends (DELETE, the SDK session's idle timeout, the key's revocation, the
 // host's shutdown), when the adapter's Run ends (plugin restart, stop)
-// and at Kill (killed). At most Options.MaxSessions are open at once: a
-// client session beyond is refused its calls with a JSON-RPC error naming
-// the limit (never served by the shared session instead). The shared
+// and at Kill (killed), and when its place is reclaimed (below). At
+// most Options.MaxSessions are open at once (the places). A client
+// session that needs one when every place is taken is never refused: the
+// least recently used idle one is reclaimed for it (idle: no call, list,
+// read or server request of its client in flight, no resource
+// subscription on it; its client gets a session of its own again at its
+// next call, its kept tools dropped: mcpsession.Session.ToolsChanged),
+// or, when none is idle, the client is served by the shared session
+// (placeFor), said once in the log. A client served so is the shared
+// session's client for that request: the server sees the host's
+// clientInfo and capabilities, not its own, it is listed the shared
+// session's tools, its roots, sampling and elicitation are not asked
+// (a server request during its call is refused with -32603 saying why:
+// it never reaches another client), and its log messages and resource
+// subscriptions are the shared session's. The shared
 // session keeps serving OpenTool and OTC callers, MCP requests without a
 // session id, the catalog's lists (resources, templates, prompts), the
 // reads, gets and completions of client sessions without a session of
@@ -61,6 +74,11 @@ type upstream struct {
 	proc  *process
 	stop  func()   // stops following the client's log level
 	tools ownTools // the server's tools/list to this client, kept
+
+	// Under clients.mu:
+	reclaim    chan struct{} // closed when its place is reclaimed (placeFor)
+	used       uint64        // clients.uses at its client's last use: least is least recently used
+	subscribed bool          // a resources/subscribe went to it: never idle
 }
 
 // ownTools is the tools one upstream session was listed, kept until the
@@ -100,36 +118,77 @@ func (o *ownTools) changed() {
 
 // clients holds the upstream sessions by downstream session.
 type clients struct {
-	mu     sync.Mutex
-	by     map[*mcpsession.Session]*upstream
-	closed bool          // Run ended or Kill: no new ones
-	ended  chan struct{} // closed with closed set (made by upstreamOf, sessionlessFor)
+	mu       sync.Mutex
+	by       map[*mcpsession.Session]*upstream
+	busy     map[*mcpsession.Session]int  // requests of each client in flight (hold)
+	shared   map[*mcpsession.Session]bool // clients once served by the shared session for want of a place, until they end: true since their last own session
+	uses     uint64                       // holds so far (upstream.used)
+	warned   bool                         // the shared session's serving of a client for want of a place was logged
+	reclaims *rate.Limiter                // places reclaimed (placeFor): MaxSessions at once, then reclaimRate a second; made on first use
+	closed   bool                         // Run ended or Kill: no new ones
+	ended    chan struct{}                // closed with closed set (made by upstreamOf, sessionlessFor)
 
 	sessionless sessionless // the session of SessionlessRevision (sessionless.go)
 }
 
 // sessionFor returns the session and relay a call with ctx goes to: the
 // client's own upstream session, made now when it has none, or the
-// shared one. Errors: the limit (a *pluginsdk.Error naming it), the
-// upstream session's connection failure, ctx's.
-func (a *Adapter) sessionFor(ctx context.Context) (*mcp.ClientSession, *relay, error) {
+// shared one; viaShared reports a client session served by the shared
+// session because every place is busy (placeFor). Errors: the adapter
+// stopped, the upstream session's connection failure, ctx's.
+func (a *Adapter) sessionFor(ctx context.Context) (cs *mcp.ClientSession, r *relay, viaShared bool, err error) {
 	sess := mcpsession.From(ctx)
 	if sess == nil || a.opts.Shared {
-		return a.cs, a.relay, nil
+		return a.cs, a.relay, false, nil
 	}
 	u, err := a.upstreamOf(sess)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
+	}
+	if u == nil {
+		return a.cs, a.relay, true, nil
 	}
 	select {
 	case <-u.ready:
 	case <-ctx.Done():
-		return nil, nil, ctx.Err()
+		return nil, nil, false, ctx.Err()
 	}
 	if u.err != nil {
-		return nil, nil, u.err
+		return nil, nil, false, u.err
 	}
-	return u.cs, u.relay, nil
+	return u.cs, u.relay, false, nil
+}
+
+// hold counts a request of ctx's client session (none: nothing) in
+// flight until release, so that its upstream session is not reclaimed
+// under it (placeFor), and marks that session the most recently used.
+func (a *Adapter) hold(ctx context.Context) (release func()) {
+	sess := mcpsession.From(ctx)
+	if sess == nil || a.opts.Shared {
+		return func() {}
+	}
+	return a.holdSession(sess)
+}
+
+// holdSession is hold for sess.
+func (a *Adapter) holdSession(sess *mcpsession.Session) (release func()) {
+	a.clients.mu.Lock()
+	defer a.clients.mu.Unlock()
+	if a.clients.busy == nil {
+		a.clients.busy = map[*mcpsession.Session]int{}
+	}
+	a.clients.busy[sess]++
+	a.clients.uses++
+	if u := a.clients.by[sess]; u != nil {
+		u.used = a.clients.uses
+	}
+	return func() {
+		a.clients.mu.Lock()
+		defer a.clients.mu.Unlock()
+		if a.clients.busy[sess]--; a.clients.busy[sess] <= 0 {
+			delete(a.clients.busy, sess)
+		}
+	}
 }
 
 // ownSession returns sess's upstream session once connected, nil when
@@ -149,30 +208,122 @@ func (a *Adapter) ownSession(ctx context.Context, sess *mcpsession.Session) (*mc
 	}
 }
 
-// upstreamOf returns sess's upstream session, starting its connection
-// when it has none. Errors: over Options.MaxSessions; the adapter ended.
-func (a *Adapter) upstreamOf(sess *mcpsession.Session) (*upstream, error) {
+// subscribed marks sess's upstream session as holding a resource
+// subscription: it is never reclaimed.
+func (a *Adapter) subscribed(sess *mcpsession.Session) {
 	a.clients.mu.Lock()
 	defer a.clients.mu.Unlock()
 	if u := a.clients.by[sess]; u != nil {
-		return u, nil
+		u.subscribed = true
+	}
+}
+
+// upstreamOf returns sess's upstream session, starting its connection
+// when it has none and a place is free or reclaimed (placeFor); nil when
+// the shared session serves it. Errors: the adapter ended.
+func (a *Adapter) upstreamOf(sess *mcpsession.Session) (*upstream, error) {
+	u, wasShared, err := a.newUpstream(sess)
+	if wasShared { // what it was listed came from the shared session
+		toolsChanged(sess)
+	}
+	return u, err
+}
+
+// newUpstream is upstreamOf under clients.mu; wasShared reports a new
+// upstream session for a client the shared session served before.
+func (a *Adapter) newUpstream(sess *mcpsession.Session) (_ *upstream, wasShared bool, _ error) {
+	a.clients.mu.Lock()
+	defer a.clients.mu.Unlock()
+	if u := a.clients.by[sess]; u != nil {
+		return u, false, nil
 	}
 	if a.clients.closed {
-		return nil, fmt.Errorf("MCP server %q: stopped", a.launch.Name)
+		return nil, false, fmt.Errorf("MCP server %q: stopped", a.launch.Name)
 	}
-	if len(a.clients.by) >= a.opts.MaxSessions {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf(
-			"MCP server %q: %d client sessions already have a session of their own with it (the limit, maxSessions in its declaration); end one (DELETE) or wait for one to idle out", a.launch.Name, a.opts.MaxSessions)}
+	if !a.placeFor(sess) {
+		return nil, false, nil
 	}
 	if a.clients.by == nil {
 		a.clients.by = map[*mcpsession.Session]*upstream{}
 		a.clients.ended = make(chan struct{})
 	}
-	u := &upstream{ready: make(chan struct{}), relay: newRelay(a.launch.Name, a.log)}
+	u := &upstream{ready: make(chan struct{}), relay: newRelay(a.launch.Name, a.log), reclaim: make(chan struct{}), used: a.clients.uses}
 	u.relay.client = sess
+	u.relay.hold = func() func() { return a.holdSession(sess) }
 	a.clients.by[sess] = u
+	if wasShared = a.clients.shared[sess]; wasShared {
+		a.clients.shared[sess] = false
+	}
 	go a.openUpstream(sess, u, a.clients.ended)
-	return u, nil
+	return u, wasShared, nil
+}
+
+// reclaimRate is how many places a second placeFor reclaims once it has
+// reclaimed MaxSessions at once: under a steady load of more clients
+// than places, the places change hands at that rate (each change, for a
+// command server, a process started and one ended), not at every call.
+const reclaimRate = 1
+
+// placeFor reports whether sess may have a session of its own now
+// (under clients.mu): a place is free, or the least recently used idle
+// session's place is reclaimed for it (its client busy with nothing,
+// nothing subscribed on it, connected; within reclaimRate). Else sess is
+// served by the shared session until a place frees (clients.shared; the
+// first time logged).
+func (a *Adapter) placeFor(sess *mcpsession.Session) bool {
+	if len(a.clients.by) < a.opts.MaxSessions {
+		return true
+	}
+	if a.clients.reclaims == nil {
+		a.clients.reclaims = rate.NewLimiter(reclaimRate, a.opts.MaxSessions)
+	}
+	var lru *upstream
+	var owner *mcpsession.Session
+	for s, u := range a.clients.by {
+		if a.clients.busy[s] > 0 || u.subscribed || !isClosed(u.ready) || lru != nil && u.used >= lru.used {
+			continue
+		}
+		lru, owner = u, s
+	}
+	if lru != nil && a.clients.reclaims.Allow() {
+		delete(a.clients.by, owner)
+		close(lru.reclaim)
+		return true
+	}
+	if a.clients.shared == nil {
+		a.clients.shared = map[*mcpsession.Session]bool{}
+	}
+	if _, known := a.clients.shared[sess]; !known {
+		go a.forgetShared(sess, a.clients.ended)
+	}
+	a.clients.shared[sess] = true
+	if !a.clients.warned {
+		a.clients.warned = true
+		a.log.Warn("MCP server: every client session's place is in use (maxSessions in its declaration); serving more clients through the shared session: the server sees the host's clientInfo and capabilities for them, lists them the shared tools, and their roots, sampling and elicitation are not asked", "server", a.launch.Name, "maxSessions", a.opts.MaxSessions, "session", sess.ID)
+	}
+	return false
+}
+
+// forgetShared drops sess from the clients served by the shared
+// session once it ends or ended closes.
+func (a *Adapter) forgetShared(sess *mcpsession.Session, ended <-chan struct{}) {
+	select {
+	case <-sess.Done:
+	case <-ended:
+	}
+	a.clients.mu.Lock()
+	defer a.clients.mu.Unlock()
+	delete(a.clients.shared, sess)
+}
+
+// isClosed reports whether c is closed.
+func isClosed(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
 }
 
 // openUpstream connects u for sess and closes it when sess ends or
@@ -199,6 +350,10 @@ func (a *Adapter) openUpstream(sess *mcpsession.Session, u *upstream, ended <-ch
 	select {
 	case <-sess.Done:
 	case <-ended:
+	case <-u.reclaim:
+		a.log.Debug("MCP server: a client's own session reclaimed for another client (maxSessions)", "server", a.launch.Name, "session", sess.ID)
+		u.tools.changed()
+		toolsChanged(sess)
 	}
 	a.closeUpstream(u)
 	a.forget(sess, u)
@@ -386,6 +541,9 @@ func (r *relay) sendOutside(p *mcp.LoggingMessageParams) {
 // askOutside sends the server's request method to r's client on its
 // session and decodes the result into out.
 func (r *relay) askOutside(method string, params any, out any) error {
+	if r.hold != nil {
+		defer r.hold()()
+	}
 	b, err := json.Marshal(params)
 	if err != nil {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
@@ -477,8 +635,9 @@ func identityOf(init *mcp.InitializeParams) string {
 // a client like it (toolLists), made now when there is none; for a
 // caller of 2026-07-28 (an mcpsession.Request with Init), that of a
 // client like it (callerTools). Errors: -32601 when neither is on ctx or
-// the declaration says "sessions": "shared": the server lists the shared
-// session's tools to it; the limit's and the connection's errors
+// the declaration says "sessions": "shared", or for a client session
+// served by the shared session for want of a place (placeFor): the
+// server lists the shared session's tools to it; the connection's errors
 // (rpcErrorOf).
 func (a *Adapter) clientTools(ctx context.Context) (any, error) {
 	sess := mcpsession.From(ctx)
@@ -509,7 +668,10 @@ func (a *Adapter) clientTools(ctx context.Context) (any, error) {
 			return map[string][]json.RawMessage{"tools": kept}, nil
 		}
 	}
-	cs, _, err := a.sessionFor(ctx)
+	cs, _, viaShared, err := a.sessionFor(ctx)
+	if err == nil && viaShared {
+		return nil, &pluginsdk.RPCError{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("MCP server %q: every place of a client session is in use; this client is listed the shared session's tools", a.launch.Name)}
+	}
 	if err == nil {
 		var tools []json.RawMessage
 		if _, tools, err = collect(ctx, "tools", cs.Tools); err == nil {

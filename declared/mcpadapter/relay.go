@@ -79,6 +79,9 @@ type relay struct {
 	// client: what the server sends outside a call goes to it, and there
 	// is no roots fence. nil for the shared session.
 	client *mcpsession.Session
+	// hold, for a client's own upstream session, counts a request of the
+	// server to that client in flight until its release (Adapter.hold).
+	hold func() (release func())
 
 	// rootsChanged sends the server notifications/roots/list_changed
 	// and ping a ping (both set once connected, session.go).
@@ -126,6 +129,10 @@ type relayCall struct {
 	ctx   context.Context // the call's: pluginsdk sends to its caller
 	token any             // the caller's progress token; nil: none
 	roots bool            // the server's roots/list was relayed to its caller
+	// shared: a client session's call served by the shared session for
+	// want of a place of its own (placeFor): the server's requests during
+	// it are refused, never relayed to another caller.
+	shared bool
 }
 
 // rootsResyncWait is the longest the roots fence waits for the server to
@@ -135,6 +142,21 @@ const rootsResyncWait = 500 * time.Millisecond
 func newRelay(server string, log hclog.Logger) *relay {
 	return &relay{server: server, log: log, tokens: map[string]*relayCall{}, calls: map[*relayCall]bool{}, asked: make(chan struct{}, 1),
 		asking: make(chan struct{}, maxAsking), logs: rate.NewLimiter(logRate, logBurst), outside: make(chan json.RawMessage, logBurst)}
+}
+
+// sharedKey is the context key of a call's servedShared mark.
+type sharedKey struct{}
+
+// withServedShared marks ctx's call as that of a client session served
+// by the shared session for want of a place (relayCall.shared).
+func withServedShared(ctx context.Context) context.Context {
+	return context.WithValue(ctx, sharedKey{}, true)
+}
+
+// servedShared reports whether ctx carries withServedShared's mark.
+func servedShared(ctx context.Context) bool {
+	b, _ := ctx.Value(sharedKey{}).(bool)
+	return b
 }
 
 // callerSessionMeta are the _meta keys that carry a request's own
@@ -157,7 +179,7 @@ func (r *relay) begin(ctx context.Context) (*relayCall, mcp.Meta, error) {
 	for _, k := range callerSessionMeta {
 		delete(meta, k)
 	}
-	c := &relayCall{ctx: ctx}
+	c := &relayCall{ctx: ctx, shared: servedShared(ctx)}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for r.fence != nil {
@@ -362,6 +384,11 @@ func (r *relay) request(method string, params any, out any) error {
 		return json.Unmarshal([]byte(`{"roots":[]}`), out)
 	case c == nil || why != "":
 		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "cannot be relayed to an MCP client: " + why}
+	case c.shared:
+		if first {
+			r.liftRoots(c)
+		}
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "cannot be relayed to an MCP client: the client of the call in flight is served by this server's shared session (every one of its maxSessions places is in use), which does not ask it"}
 	}
 	select {
 	case r.asking <- struct{}{}:

@@ -64,7 +64,7 @@ func TestOwnToolsChangedTellsTheClient(t *testing.T) {
 	mu.Lock()
 	before := len(servers)
 	mu.Unlock()
-	if _, _, err := r.sessionFor(ctx); err != nil { // the client's own upstream session
+	if _, _, _, err := r.sessionFor(ctx); err != nil { // the client's own upstream session
 		t.Fatal(err)
 	}
 	mu.Lock()

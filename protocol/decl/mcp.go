@@ -71,6 +71,8 @@ type MCPServer struct {
 	// MaxSessions bounds the client sessions with an upstream session of
 	// their own at once (for a command, the server processes besides the
 	// shared one), 1 to MaxMaxSessions; 0: mcpadapter.DefaultMaxSessions.
+	// More client sessions are served too: an idle one's place reclaimed,
+	// or through the shared session (mcpadapter).
 	MaxSessions int `json:"maxSessions,omitempty"`
 }
 

@@ -1,0 +1,140 @@
+package mcpadapter
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/opentool-host/opentool-host/internal/mcpsession"
+	"github.com/opentool-host/opentool-host/protocol/decl"
+	"github.com/opentool-host/opentool-host/testkit"
+)
+
+// placesServer serves over real HTTP on 127.0.0.1 an MCP server whose
+// tool "who" answers the clientInfo.name of its session, "hold" returns
+// once release closes (entered is told when it starts), and "roots"
+// answers its client's roots/list, or the error it got.
+func placesServer(t *testing.T, entered chan<- string, release <-chan struct{}) string {
+	t.Helper()
+	name := func(req *mcp.CallToolRequest) string {
+		if ip := req.Session.InitializeParams(); ip != nil && ip.ClientInfo != nil {
+			return ip.ClientInfo.Name
+		}
+		return ""
+	}
+	text := func(s string) *mcp.CallToolResult {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+	}
+	return testkit.Serve(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server {
+		s := mcp.NewServer(&mcp.Implementation{Name: "places", Version: "1"}, nil)
+		mcp.AddTool(s, &mcp.Tool{Name: "who"}, func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			return text(name(req)), nil, nil
+		})
+		mcp.AddTool(s, &mcp.Tool{Name: "hold"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			entered <- name(req)
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return text("held"), nil, nil
+		})
+		mcp.AddTool(s, &mcp.Tool{Name: "roots"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			res, err := req.Session.ListRoots(ctx, nil)
+			if err != nil {
+				return text("error: " + err.Error()), nil, nil
+			}
+			return text("roots: " + res.Roots[0].URI), nil, nil
+		})
+		return s
+	}, nil)) + "/mcp"
+}
+
+// placeClient is a client session named name whose Ask answers
+// roots/list with its own root and counts what it was asked.
+func placeClient(t *testing.T, name string) (*mcpsession.Session, *atomic.Int32) {
+	done := make(chan struct{})
+	t.Cleanup(func() { close(done) })
+	var asked atomic.Int32
+	return &mcpsession.Session{
+		ID:   name,
+		Init: &mcp.InitializeParams{ProtocolVersion: ProtocolVersion, ClientInfo: &mcp.Implementation{Name: name, Version: "1"}, Capabilities: &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{}}},
+		Done: done,
+		Ask: func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+			asked.Add(1)
+			return []byte(`{"roots":[{"uri":"file:///` + name + `"}]}`), nil
+		},
+		Log: func(context.Context, *mcp.LoggingMessageParams) {},
+	}, &asked
+}
+
+// TestEveryClientGetsAPlace (issue 42): with maxSessions 2, a third
+// client session gets the place of the least recently used idle one
+// (whose front end is told its tools changed), and a client that comes
+// while every place is busy is served by the shared session: its call
+// is answered (the server sees the host's clientInfo), and a server
+// request during it is refused, reaching no client. Before, both were
+// refused their calls for the limit.
+func TestEveryClientGetsAPlace(t *testing.T) {
+	entered, release := make(chan string, 4), make(chan struct{})
+	r := start(t, decl.Launch{Name: "places", Server: decl.MCPServer{URL: placesServer(t, entered, release)}}, Options{MaxSessions: 2})
+	load(t, r.Adapter)
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
+	defer cancel()
+	as := func(s *mcpsession.Session, tool string) string {
+		t.Helper()
+		out, err := r.CallJSON(mcpsession.With(ctx, s), tool, nil)
+		if err != nil {
+			t.Fatalf("%s of %s: %v", tool, s.ID, err)
+		}
+		return string(out)
+	}
+	a, _ := placeClient(t, "a")
+	b, _ := placeClient(t, "b")
+	c, _ := placeClient(t, "c")
+	d, dAsked := placeClient(t, "d")
+	aChanged := make(chan struct{}, 1)
+	a.ToolsChanged = func() { aChanged <- struct{}{} }
+	for _, s := range []*mcpsession.Session{a, b} {
+		if out := as(s, "who"); !strings.Contains(out, s.ID) {
+			t.Fatalf("who of %s = %s", s.ID, out)
+		}
+	}
+	as(b, "who") // a is now the least recently used
+	if out := as(c, "who"); !strings.Contains(out, `"c"`) {
+		t.Fatalf("who of c, a third client with maxSessions 2 = %s, want its own session", out)
+	}
+	select {
+	case <-aChanged:
+	case <-ctx.Done():
+		t.Fatal("a's place was not reclaimed (its ToolsChanged never called)")
+	}
+	// b and c busy: d is served by the shared session.
+	held := make(chan error, 2)
+	for _, s := range []*mcpsession.Session{b, c} {
+		go func() {
+			_, err := r.CallJSON(mcpsession.With(ctx, s), "hold", nil)
+			held <- err
+		}()
+		<-entered
+	}
+	if out := as(d, "who"); !strings.Contains(out, "opentool-host-mcp-adapter") {
+		t.Fatalf("who of d, every place busy = %s, want the shared session's client", out)
+	}
+	if out := as(d, "roots"); !strings.Contains(out, "shared session") {
+		t.Fatalf("roots of d on the shared session = %s, want the server's request refused, saying why", out)
+	}
+	if n := dAsked.Load(); n != 0 {
+		t.Fatalf("d was asked %d requests outside its call", n)
+	}
+	close(release)
+	for range 2 {
+		if err := <-held; err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,109 @@
+package e2e_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/opentool-host/opentool-host/testkit"
+)
+
+// TestMCPEveryClientIsServed (issue 42): 64, then 256, MCP client
+// sessions at once (the Go SDK's client over /mcp, each its own
+// clientInfo) call a declared per-client server in the default mode
+// (maxSessions 16) three times each: no call fails, each answer comes
+// from a session of the client's own or from the shared session, and
+// the host runs at most 16 server processes besides the shared one.
+// Before, every session beyond the 16th got isError on every call.
+func TestMCPEveryClientIsServed(t *testing.T) {
+	dir := t.TempDir()
+	sessDeclare(t, dir, "who", nil)
+	hp := startHostProc(t, dir)
+	shared := msServerPID(t, hp.url, hp.cmd.Process.Pid, "who")
+	for _, n := range []int{64, 256} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			var kids []int
+			failed, own, viaShared := manyClients(t, hp.url, n, 3, func() {
+				// Reclaimed places' servers may still be exiting.
+				testkit.Eventually(t, 15*time.Second, "at most 17 server processes (maxSessions 16 and the shared one) with every session open", func() bool {
+					kids = msChildren(hp.cmd.Process.Pid)
+					return len(kids) <= 17
+				})
+			})
+			if failed != 0 {
+				t.Fatalf("%d clients: %d of %d calls failed", n, failed, 3*n)
+			}
+			t.Logf("%d clients: %d calls answered by the client's own session, %d by the shared one; %d server processes with every session open (shared %d)", n, own, viaShared, len(kids), shared)
+		})
+	}
+	if n := strings.Count(hp.logs.String(), "serving more clients through the shared session"); n != 1 {
+		t.Errorf("the shared session's serving of clients logged %d times, want once:\n%s", n, hp.logs.String())
+	}
+}
+
+// manyClients connects n client sessions to url's /mcp at once, each
+// calls whoami calls times, and returns the failed calls and the calls
+// answered by the client's own session (the server saw its clientInfo)
+// and by the shared one (the host's); once every call returned, with
+// every session still open, it calls open, then closes the sessions
+// (DELETE) before it returns.
+func manyClients(t *testing.T, url string, n, calls int, open func()) (failed, own, viaShared int64) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var nFailed, nOwn, nShared atomic.Int64
+	var called, closed sync.WaitGroup
+	release := make(chan struct{})
+	called.Add(n)
+	for i := range n {
+		closed.Go(func() {
+			name := fmt.Sprintf("client-%d", i)
+			cl := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, nil)
+			cs, err := cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+			if err != nil {
+				t.Errorf("%s: connect: %v", name, err)
+				nFailed.Add(int64(calls))
+				called.Done()
+				return
+			}
+			defer func() { _ = cs.Close() }()
+			defer func() {
+				called.Done()
+				<-release // every session open while open runs
+			}()
+			for range calls {
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "whoami", Arguments: map[string]any{}})
+				var w whoami
+				switch {
+				case err != nil:
+					t.Errorf("%s: whoami: %v", name, err)
+				case res.IsError || len(res.Content) != 1:
+					t.Errorf("%s: whoami: isError %v, content %v", name, res.IsError, res.Content)
+				case json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &w) != nil:
+					t.Errorf("%s: whoami: %v", name, res.Content[0])
+				case w.Client == name:
+					nOwn.Add(1)
+					continue
+				case w.Client == "opentool-host-mcp-adapter":
+					nShared.Add(1)
+					continue
+				default:
+					t.Errorf("%s: whoami answered by the session of %q", name, w.Client)
+				}
+				nFailed.Add(1)
+			}
+		})
+	}
+	called.Wait()
+	open()
+	close(release)
+	closed.Wait()
+	return nFailed.Load(), nOwn.Load(), nShared.Load()
+}
