@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -51,9 +52,15 @@ func File(path string) []string {
 	case isExecutable(data):
 		err = fmt.Errorf("an executable, not a document: validate reads OpenTool documents and declaration files; a plugin prints its document with --document (%s --document > doc.json, then validate doc.json)", path)
 	case isMCPConfig(path):
-		return mcpFaults(data)
+		return mcpFaults(path, data)
 	case strings.HasSuffix(path, decl.ToolsSuffix):
-		return declFaults("tools", data, func(b []byte) error { _, err := decl.ParseCommands(b); return err })
+		return declFaults("tools", data, func(b []byte) error {
+			cmds, err := decl.ParseCommands(b)
+			if err != nil {
+				return err
+			}
+			return programFault(decl.Launch{Dir: folder(path), Commands: cmds})
+		})
 	case strings.HasSuffix(path, decl.PolicySuffix):
 		return declFaults("policy", data, func(b []byte) error { _, err := decl.ParsePolicy(b); return err })
 	case filepath.Base(path) == lockfile.Name:
@@ -101,18 +108,46 @@ func isMCPConfig(file string) bool {
 
 // mcpFaults are the faults of an MCP server declaration: the file's, or
 // each entry's (disabled entries aside).
-func mcpFaults(data []byte) []string {
+func mcpFaults(path string, data []byte) []string {
 	cfg, err := decl.ParseDesktop(data)
 	if err != nil {
 		return []string{err.Error()}
 	}
 	var out []string
 	for _, e := range cfg.Entries {
-		if e.Fault != nil && !e.Disabled {
+		switch {
+		case e.Disabled:
+		case e.Fault != nil:
 			out = append(out, e.Fault.Error())
+		case strings.Contains(e.Server.Command, "${") || strings.Contains(e.Server.Env["PATH"], "${"):
+			// Where it points depends on where the file is used.
+		default:
+			if err := programFault(decl.Launch{Dir: folder(path), Server: e.Server}); err != nil {
+				out = append(out, e.Path+".command: "+err.Error())
+			}
 		}
 	}
 	return out
+}
+
+// programFault is the fault of a declared program that cannot run,
+// looked up as the host's plugins look it up: in validate's own PATH
+// (a plugin gets the host's), unless a server declares its own; its
+// message names the folders searched (decl.ProgramError.Detail). nil
+// when every program can run.
+func programFault(l decl.Launch) error {
+	var pe *decl.ProgramError
+	if err := l.CheckPrograms(os.Getenv("PATH")); errors.As(err, &pe) {
+		return errors.New(pe.Detail())
+	}
+	return nil
+}
+
+// folder is the absolute folder of file path, where a declaration's
+// relative programs resolve.
+func folder(path string) string {
+	dir, _ := filepath.Abs(filepath.Dir(path))
+	return dir
 }
 
 // declFaults are the faults of a declaration of kind (a schema of
