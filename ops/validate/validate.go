@@ -13,14 +13,17 @@ import (
 	"strings"
 
 	"github.com/opentool-host/opentool-host/docs/schema"
+	"github.com/opentool-host/opentool-host/internal/strictjson"
 	"github.com/opentool-host/opentool-host/protocol/decl"
 	"github.com/opentool-host/opentool-host/protocol/lockfile"
 	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
 
-// File checks the file at path and returns its faults, each one line
-// without the file's name ("PATH: MESSAGE" where the fault has a JSON
-// path); nil when it has none. By its content and name, the file is:
+// File checks the file at path and returns its faults, each without the
+// file's name ("PATH: MESSAGE" where the fault has a JSON path;
+// "LINE:COLUMN: PATH: MESSAGE" and the line with a caret below, where
+// its place in the file is known; Line puts the name in front); nil when
+// it has none. By its content and name, the file is:
 //
 //   - an executable (an ELF, Mach-O or PE header, or a "#!" line): one
 //     fault saying that validate reads documents, and how a plugin
@@ -80,6 +83,16 @@ func File(path string) []string {
 		return out
 	}
 	return []string{err.Error()}
+}
+
+// Line returns fault, one of File's for file, as validate prints it:
+// "FILE:LINE:COLUMN: ..." for a fault that starts with its line, else
+// "FILE: FAULT".
+func Line(file, fault string) string {
+	if fault != "" && fault[0] >= '0' && fault[0] <= '9' {
+		return file + ":" + fault
+	}
+	return file + ": " + fault
 }
 
 // dropIn reports whether file is read as a plugins folder's drop-in
@@ -162,6 +175,9 @@ func declFaults(kind string, data []byte, parse func([]byte) error) []string {
 		if errors.As(err, &df) {
 			first = df.Path
 		}
+	}
+	if h, err := strictjson.ReadHandWritten(data, decl.MaxFileBytes); err == nil {
+		data = h.JSON() // the schema reads standard JSON
 	}
 	faults, _ := schema.Check(kind, data)
 	for _, f := range faults {

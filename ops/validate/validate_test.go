@@ -48,8 +48,13 @@ func TestValidateDeclaration(t *testing.T) {
 	// A desktop client's config by its own name, as it is: every entry's
 	// fault, none for what the host ignores.
 	desktop := write(t, dir, "claude_desktop_config.json", `{"globalShortcut":"x","mcpServers":{
-		"a.b":{"command":"sh","autoApprove":[]},"c":{"command":1},"d":{"url":"ftp://h"},"e":{"command":"x","args":[1],"disabled":true}}}`)
-	want := []string{"$.mcpServers.c.command: must be a non-empty string", "$.mcpServers.d.url: must be an absolute http or https URL"}
+		"a.b":{"command":"sh","autoApprove":[]},
+		"c":{"command":1},
+		"d":{"url":"ftp://h"},"e":{"command":"x","args":[1],"disabled":true}}}`)
+	want := []string{
+		"3:8: $.mcpServers.c.command: must be a non-empty string\n\t\t\"c\":{\"command\":1},\n\t\t     ^",
+		"4:8: $.mcpServers.d.url: must be an absolute http or https URL\n\t\t\"d\":{\"url\":\"*******\"},\"e\":{\"command\":\"*\",\"args\":[1],\"disabled\":true}}}\n\t\t     ^",
+	}
 	if got := validate.File(desktop); !reflect.DeepEqual(got, want) {
 		t.Errorf("%s: %q\nwant %q", desktop, got, want)
 	}
@@ -144,7 +149,7 @@ func TestValidateDropInLinksAndQuotes(t *testing.T) {
 	}
 	for _, p := range []string{bad, filepath.Join(dir, "w.tools.json")} {
 		got := validate.File(p)
-		if len(got) == 0 || got[0] != "$: invalid character looking for beginning of value at byte offset 0" || strings.Contains(strings.Join(got, "\n"), "W") {
+		if len(got) == 0 || got[0] != "1:1: invalid literal (a string or a member name needs double quotes)" || strings.Contains(strings.Join(got, "\n"), "W") {
 			t.Errorf("%s: %q", p, got)
 		}
 	}
