@@ -86,7 +86,10 @@ func (e *ProgramError) Error() string {
 // Detail returns Error with where the program was looked for and what to
 // do: the path tried, or each folder of the PATH searched.
 func (e *ProgramError) Detail() string {
-	if e.Path != "" {
+	switch {
+	case e.Path == e.Name:
+		return e.Error() + "; fix the path or make the file executable"
+	case e.Path != "":
 		return fmt.Sprintf("%s: %s %s; fix the path (relative to the declaration's folder) or make the file executable", e.Error(), e.Path, e.Reason)
 	}
 	where := "the plugin's PATH has no absolute folder"
