@@ -117,7 +117,7 @@ func TestDeclaredServersSupervised(t *testing.T) {
 	writeFile(t, dir, "broken.mcp.json", `{"mcpServers":{"x":`)
 	testkit.Eventually(t, 15*time.Second, "broken declaration reported", func() bool {
 		st := pluginStatus(h, "broken")
-		return st.State == host.StateFailed && strings.Contains(st.LastError, "declaration broken.mcp.json:1:20: parsing value: unexpected EOF")
+		return st.State == host.StateFailed && strings.Contains(st.LastError, "declaration broken.mcp.json:1:20: unexpected end of JSON input")
 	})
 
 	// A server left out of the file is removed; removing the file removes

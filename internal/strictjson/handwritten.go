@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"reflect"
 	"strconv"
 	"strings"
@@ -222,7 +223,8 @@ func parsePath(p string) ([]segment, bool) {
 // syntaxFault is the *Fault of hujson's parse error err on data: its
 // message ("hujson: line L, column C: MSG", C in bytes) as a fault at
 // that place, MSG without the character it quotes (the excerpt shows
-// where).
+// where); an end too early is "unexpected end of JSON input", or "a /*
+// comment does not end".
 func syntaxFault(data []byte, err error) *Fault {
 	var line, col int
 	msg := err.Error()
@@ -231,6 +233,12 @@ func syntaxFault(data []byte, err error) *Fault {
 	}
 	_, msg, _ = strings.Cut(msg, ": ")
 	_, msg, _ = strings.Cut(msg, ": ")
+	switch {
+	case strings.HasPrefix(msg, "parsing comment: "):
+		msg = "a /* comment does not end"
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		msg = "unexpected end of JSON input" // encoding/json's words
+	}
 	f := &Fault{Path: "$", Message: blindChar(msg)}
 	off := 0
 	for i := 1; i < line; i++ {

@@ -29,7 +29,7 @@ func TestReadHandWritten(t *testing.T) {
 		{"wrong type", "{\"count\":\n  \"many\"}", "1:2: $.count: must be an integer\n{\"count\":\n ^"},
 		{"not JSON", "root:x:0:0:root:/root:/bin/bash\n", "1:1: invalid literal (a string or a member name needs double quotes)"},
 		{"not JSON, a character", "<?xml version=\"1.0\"?>\n", "1:1: invalid character at start of value"},
-		{"unterminated comment", "{\"name\": \"x\" /* no end\n}", "1:14: parsing comment: unexpected EOF\n{\"name\": \"*\" /* ** ***\n             ^"},
+		{"unterminated comment", "{\"name\": \"x\" /* no end\n}", "1:14: a /* comment does not end\n{\"name\": \"*\" /* ** ***\n             ^"},
 		{"not an object", "[1, 2,]", "1:1: must be a JSON object"},
 		{"bare words and comments hidden", "{\"count\": 1, // was sk-OLD\n \"name\": sk-NEW, \"tags\": [true, null, -1.5e3]}", "2:10: invalid literal (a string or a member name needs double quotes)\n \"name\": ******, \"tags\": [true, null, -1.5e3]}\n         ^"},
 		{"block comment hidden", "{/* sk-1\nsk-2 */ \"name\": 1 2}", "2:19: invalid character after object value (expecting ',' or '}')\n**** */ \"name\": 1 2}\n                  ^"},

@@ -225,7 +225,7 @@ func TestParseDesktopFileFaults(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{`[]`, "$: must be a JSON object"},
 		{`{"mcpServers":`, "$: "},
-		{`{"mcpServers":{}} /* open`, "$: parsing comment: unexpected EOF"},
+		{`{"mcpServers":{}} /* open`, "$: a /* comment does not end"},
 		{`{}`, `$: has no server list: "mcpServers" (Claude Desktop, Claude Code, Cursor, Windsurf) or "servers" (VS Code)`},
 		{`{"mcp":"x"}`, `$: has no server list`},
 		{`{"mcpServers":[]}`, "$.mcpServers: must be an object of servers keyed by name"},
