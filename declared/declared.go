@@ -9,6 +9,9 @@
 package declared
 
 import (
+	"context"
+	"errors"
+
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/opentool-host/opentool-host/declared/cmdtool"
@@ -17,6 +20,7 @@ import (
 	"github.com/opentool-host/opentool-host/pluginsdk"
 	"github.com/opentool-host/opentool-host/process/launcher"
 	"github.com/opentool-host/opentool-host/protocol/decl"
+	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
 
 // Serve returns the plugin that launch l declares, served in the
@@ -26,7 +30,16 @@ import (
 // conversion's warnings, a failed relist). An MCP server's unary calls
 // run on the caller's goroutine (wire.Inline); command tools' in a
 // goroutine each, as a plugin's.
+//
+// A program l declares that cannot run (decl.Launch.CheckPrograms, with
+// the plugin's PATH) fails the plugin at its start, not at its first
+// call: its Load fails naming the program (what its status and /health
+// show), and log gets where it was looked for (the folders of the
+// plugin's PATH), which no caller is shown.
 func Serve(l decl.Launch, s *launcher.Starter, log hclog.Logger) wire.Local {
+	if err := checkPrograms(l, s, log); err != nil {
+		return pluginsdk.Local(unrunnable{err})
+	}
 	if l.Commands != nil {
 		return pluginsdk.Local(cmdtool.New(l, s))
 	}
@@ -41,3 +54,31 @@ type inline struct{ wire.Local }
 
 // CallsInline implements wire.Inline.
 func (inline) CallsInline() bool { return true }
+
+// checkPrograms checks that every program l declares can run, looked up
+// in the PATH of s's environment (the plugin's); a *decl.ProgramError is
+// logged with its detail. Errors: decl.Launch.CheckPrograms'.
+func checkPrograms(l decl.Launch, s *launcher.Starter, log hclog.Logger) error {
+	var env []string
+	if s != nil {
+		env = s.Env
+	}
+	err := l.CheckPrograms(launcher.Lookup(env, "PATH"))
+	var pe *decl.ProgramError
+	if errors.As(err, &pe) && log != nil {
+		log.Error("declared plugin's program cannot run", "plugin", l.Name, "error", pe.Detail())
+	}
+	return err
+}
+
+// unrunnable is a declared plugin whose program cannot run: its Load
+// fails with err, so that the host fails the plugin at its start.
+type unrunnable struct{ err error }
+
+// Load implements pluginsdk.Tool: err.
+func (u unrunnable) Load(context.Context) (*opentool.OpenTool, error) { return nil, u.err }
+
+// Call implements pluginsdk.Tool: err (never called: Load failed).
+func (u unrunnable) Call(context.Context, string, map[string]any) (map[string]any, error) {
+	return nil, u.err
+}

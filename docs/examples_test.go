@@ -40,6 +40,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/opentool-host/opentool-host/internal/strictjson"
 	"github.com/opentool-host/opentool-host/protocol/decl"
 	"github.com/opentool-host/opentool-host/testkit"
 )
@@ -583,7 +584,7 @@ func TestDesktopConfigExamples(t *testing.T) {
 			if e.Fault == nil || e.Disabled {
 				continue
 			}
-			shown := fmt.Sprintf(`{"name": %q, "state": "failed", "last_error": %q}`, e.Name, "declaration claude_desktop_config.json: "+e.Fault.Error())
+			shown := fmt.Sprintf(`{"name": %q, "state": "failed", "last_error": %q}`, e.Name, "declaration "+strictjson.InFile("claude_desktop_config.json", e.Fault).Error())
 			if !strings.Contains(section, shown) {
 				t.Errorf("declarations.md does not show the fault of entry %s as /health gives it:\n%s", e.Key, shown)
 			}

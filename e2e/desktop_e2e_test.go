@@ -100,7 +100,7 @@ func TestDesktopConfigClaudeDesktop(t *testing.T) {
 	hp := startHostProc(t, t.TempDir(), "--mcp-config", cfg)
 	dtWaitStates(t, hp.url, map[string][2]string{
 		"notes_desk": {"ready", ""},
-		"broken":     {"failed", "declaration claude_desktop_config.json: $.mcpServers.broken.args[1]: must be a string"},
+		"broken":     {"failed", "$.mcpServers.broken.args[1]: must be a string"}, // at its line and column: the path of bin sets the column
 	})
 	if st := msHealth(t, hp.url, "off"); st != "" {
 		t.Errorf("disabled server: %s", st)
@@ -165,7 +165,7 @@ func TestDesktopConfigVSCodeDropIn(t *testing.T) {
 	hp := startHostProc(t, dir)
 	dtWaitStates(t, hp.url, map[string][2]string{
 		"notes":       {"ready", ""},
-		"needs-token": {"failed", "declaration vscode.mcp.json: $.servers.needs-token.env.TOKEN: ${input:token} is a VS Code input, which the host cannot prompt for"},
+		"needs-token": {"failed", "$.servers.needs-token.env.TOKEN: ${input:token} is a VS Code input, which the host cannot prompt for"},
 		"leak-env":    {"failed", "declaration leak.mcp.json: $.mcpServers.leak-env.env.T: ${env:OPENTOOL_E2E_HOST_SECRET}: a drop-in file of the plugins folder may not read the host's environment"},
 		"leak-file":   {"failed", "declaration leak.mcp.json: $.mcpServers.leak-file.envFile: " + filepath.Join(root, "secret.env") + " is outside the plugins folder"},
 	})

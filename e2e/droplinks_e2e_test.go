@@ -50,7 +50,7 @@ func TestDropInsConfinedToThePluginsFolder(t *testing.T) {
 		"declaration z.tools.json: a symbolic link leaving the plugins folder",
 		"declaration k.mcp.json: a symbolic link leaving the plugins folder",
 		"policy mock.policy.json: a symbolic link leaving the plugins folder",
-		"declaration w.tools.json: $: invalid character looking for beginning of value at byte offset 0",
+		"declaration w.tools.json:1:1: invalid literal (a string or a member name needs double quotes)",
 		"inner_env",
 	} {
 		if !strings.Contains(out, want) {

@@ -109,14 +109,15 @@ func TestDeclaredServersSupervised(t *testing.T) {
 	writeFile(t, dir, "mixed.mcp.json", `{"mcpServers":{"x":{"command":"c","args":[1]},"y":{"command":"./y"}}}`)
 	testkit.Eventually(t, 15*time.Second, "bad entry reported", func() bool {
 		st := pluginStatus(h, "x")
-		return st.State == host.StateFailed && strings.Contains(st.LastError, "declaration mixed.mcp.json: $.mcpServers.x.args[0]: must be a string")
+		return st.State == host.StateFailed && strings.Contains(st.LastError, "declaration mixed.mcp.json:1:43: $.mcpServers.x.args[0]: must be a string")
 	})
 	waitFunction(t, h, "launch_y", true)
-	// A file that is not JSON fails the plugin named after the file.
+	// A file that is not JSON fails the plugin named after the file, at
+	// its line and column.
 	writeFile(t, dir, "broken.mcp.json", `{"mcpServers":{"x":`)
 	testkit.Eventually(t, 15*time.Second, "broken declaration reported", func() bool {
 		st := pluginStatus(h, "broken")
-		return st.State == host.StateFailed && strings.Contains(st.LastError, "declaration broken.mcp.json: $: ")
+		return st.State == host.StateFailed && strings.Contains(st.LastError, "declaration broken.mcp.json:1:20: unexpected end of JSON input")
 	})
 
 	// A server left out of the file is removed; removing the file removes
@@ -233,7 +234,7 @@ func TestDesktopConfigs(t *testing.T) {
 	}
 	logs.waitFor(t, 5*time.Second, "plugin refused", "desk.mcp.json: shared_name", "taken by mcp.json")
 	for name, want := range map[string]string{
-		"bad":  "declaration desk.mcp.json: $.mcpServers.bad.args[0]: must be a string",
+		"bad":  "declaration desk.mcp.json:5:34: $.mcpServers.bad.args[0]: must be a string",
 		"self": "declaration desk.mcp.json: $.mcpServers.self.command: runs this opentool-host itself",
 		"leak": "declaration desk.mcp.json: $.mcpServers.leak.env.T: ${env:OPENTOOL_TEST_DESKTOP_TOKEN}: a drop-in file of the plugins folder may not read the host's environment",
 	} {

@@ -138,7 +138,7 @@ func TestPolicyThatAsksForMoreIsRefused(t *testing.T) {
 		{`{"timeout_ms": 600000}`, "policy faulty.policy.json: $.timeout_ms: 600000 ms exceeds the host's call timeout of 10000 ms"},
 		{`{"max_concurrency": 1000}`, "policy faulty.policy.json: $.max_concurrency: 1000 exceeds the host's 64"},
 		{`{"limits": {"memory_mb": 8192}}`, "policy faulty.policy.json: $.limits.memory_mb: 8589934592 bytes exceeds the host's limit of 4294967296 bytes"},
-		{`{"limits": {"memory": 1}}`, "policy faulty.policy.json: $.limits.memory: unknown member"},
+		{`{"limits": {"memory": 1}}`, "policy faulty.policy.json:1:13: $.limits.memory: unknown member"},
 		{`{"secrets": {"T": "missing"}}`, "secret T: read "},
 		// A drop-in policy cannot read the host's keys or a file for the
 		// plugin: it may only name what the operator declared.

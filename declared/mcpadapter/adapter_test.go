@@ -492,8 +492,8 @@ func TestAdapterConnectFailures(t *testing.T) {
 		want string
 	}{
 		{"exits before initialize", decl.MCPServer{Command: "/bin/sh", Args: []string{"-c", "echo oops >&2; exit 7"}}, `MCP server "notes" exited (exit status 7) before it answered initialize`},
-		{"bare name not in PATH", decl.MCPServer{Command: "no-such-mcp-server"}, `MCP server "notes": command "no-such-mcp-server" not found in PATH`},
-		{"relative path missing", decl.MCPServer{Command: "./missing"}, `MCP server "notes": start: fork/exec ` + filepath.Join(dir, "missing")},
+		{"bare name not in PATH", decl.MCPServer{Command: "no-such-mcp-server"}, `MCP server "notes": the plugin's program "no-such-mcp-server" is not installed`},
+		{"relative path missing", decl.MCPServer{Command: "./missing"}, `MCP server "notes": the plugin's program "./missing" does not exist`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

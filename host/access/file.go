@@ -71,12 +71,19 @@ const PluginPrefix = "plugin:"
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9_.@-]{1,64}$`)
 
-// ParseFile decodes and checks a keys file. Errors: a *Fault for the
-// first fault (JSON syntax, a duplicate or unknown member, a wrong type, a
+// ParseFile decodes and checks a keys file, hand-written JSON
+// (strictjson.ReadHandWritten: comments and trailing commas allowed).
+// Errors: a *Fault, with its line and column, for the first fault (JSON
+// syntax, a duplicate or unknown member, a wrong type, a
 // missing or bad name, key, sha256 or allow pattern, a bad rate, two
 // entries with the same name or the same key).
 func ParseFile(data []byte) (*File, error) {
-	tree, err := strictjson.CheckExact(data, reflect.TypeFor[File](), MaxFileBytes)
+	return strictjson.ParseHandWritten(data, MaxFileBytes, parseTree)
+}
+
+// parseTree is ParseFile of h, read; its faults not yet located.
+func parseTree(h *strictjson.HandWritten) (*File, error) {
+	tree, err := h.Check(reflect.TypeFor[File]())
 	if err != nil {
 		return nil, err
 	}

@@ -19,6 +19,8 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/opentool-host/opentool-host/internal/strictjson"
 )
 
 // Config configures a Guard.
@@ -86,7 +88,7 @@ func New(cfg Config) (*Guard, error) {
 			return nil, fmt.Errorf("api keys file: %w", err)
 		}
 		if set, err = g.build(data, nil); err != nil {
-			return nil, fmt.Errorf("api keys file %s: %w", cfg.File, err)
+			return nil, fmt.Errorf("api keys file %w", strictjson.InFile(cfg.File, err))
 		}
 		g.fileSum = sha256.Sum256(data)
 	}
@@ -189,7 +191,7 @@ func (g *Guard) Reload() error {
 		}
 	}
 	g.cfg.Logger.Error("api keys file not reloaded; the keys in force stay", "file", g.cfg.File, "error", err)
-	return fmt.Errorf("api keys file %s: %w", g.cfg.File, err)
+	return fmt.Errorf("api keys file %w", strictjson.InFile(g.cfg.File, err))
 }
 
 // signal closes the channel Changed returned. Callers hold g.mu.

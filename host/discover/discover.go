@@ -14,6 +14,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/opentool-host/opentool-host/internal/strictjson"
 	"github.com/opentool-host/opentool-host/process/sandbox"
 	"github.com/opentool-host/opentool-host/protocol/decl"
 	"github.com/opentool-host/opentool-host/protocol/lockfile"
@@ -155,7 +156,7 @@ func ReadDeclaration(path string, operator bool) ([]Candidate, DeclNote) {
 		launches, fileSum, note, err = parseDeclaration(path, name, operator)
 	}
 	if err != nil {
-		c := Candidate{Name: name, Path: path, Operator: operator, Fault: fmt.Sprintf("declaration %s: %v", filepath.Base(path), err)}
+		c := Candidate{Name: name, Path: path, Operator: operator, Fault: fmt.Sprintf("declaration %v", strictjson.InFile(filepath.Base(path), err))}
 		if fi != nil {
 			c.Info = StampOf(fi)
 		}
@@ -165,7 +166,7 @@ func ReadDeclaration(path string, operator bool) ([]Candidate, DeclNote) {
 	for _, d := range launches {
 		c := Candidate{Name: d.Name, Path: path, Info: StampOf(fi), Operator: operator}
 		if d.fault != nil {
-			c.Fault = fmt.Sprintf("declaration %s: %v", filepath.Base(path), d.fault)
+			c.Fault = fmt.Sprintf("declaration %v", strictjson.InFile(filepath.Base(path), d.fault))
 			out = append(out, c)
 			continue
 		}
@@ -224,7 +225,7 @@ func CheckMCPConfigs(dir string, configs []string) error {
 			return fmt.Errorf("MCP config %s: %w", p, err)
 		}
 		if _, err := decl.ParseDesktop(data); err != nil {
-			return fmt.Errorf("MCP config %s: %w", p, err)
+			return fmt.Errorf("MCP config %w", strictjson.InFile(p, err))
 		}
 	}
 	return nil

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/opentool-host/opentool-host/host/core"
+	"github.com/opentool-host/opentool-host/internal/strictjson"
 	"github.com/opentool-host/opentool-host/process/sandbox"
 	"github.com/opentool-host/opentool-host/protocol/decl"
 )
@@ -70,7 +71,7 @@ func readPolicy(dir, name string) PolicyRef {
 		ref.Parsed, err = decl.ParsePolicy(data)
 	}
 	if err != nil {
-		ref.Fault = fmt.Sprintf("policy %s: %v", filepath.Base(path), err)
+		ref.Fault = fmt.Sprintf("policy %v", strictjson.InFile(filepath.Base(path), err))
 		ref.Parsed = nil
 	}
 	return ref

@@ -112,6 +112,15 @@ func (e *SyntaxError) Blind() string {
 	return "invalid character " + e.context + " at byte offset " + strconv.FormatInt(e.Offset, 10)
 }
 
+// What returns Msg without the offending byte and without the offset:
+// "invalid character after object key", "unexpected end of JSON input".
+func (e *SyntaxError) What() string {
+	if e.context == "" {
+		return e.Msg
+	}
+	return "invalid character " + e.context
+}
+
 // DuplicateError is the error of Decode for an object that has a member
 // name twice.
 type DuplicateError struct {

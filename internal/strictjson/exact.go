@@ -16,10 +16,55 @@ type Fault struct {
 	Path string
 	// Message says what is wrong.
 	Message string
+	// Line and Column are where in the file the fault is, 1-based (the
+	// column in characters, a tab one); 0 when not known. A hand-written
+	// file's faults have them (HandWritten).
+	Line, Column int
+	// Excerpt is the line of the file at Line, its string values shown
+	// as '*', then a caret under Column; "" when not shown.
+	Excerpt string
 }
 
-// Error returns "PATH: MESSAGE".
-func (f *Fault) Error() string { return f.Path + ": " + f.Message }
+// Error returns "PATH: MESSAGE"; with a line, "LINE:COLUMN: PATH:
+// MESSAGE" (no "$: " for the whole file), then the excerpt on the next
+// lines.
+func (f *Fault) Error() string {
+	if f.Line == 0 {
+		return f.Path + ": " + f.Message
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d:%d: ", f.Line, f.Column)
+	if f.Path != "$" {
+		b.WriteString(f.Path + ": ")
+	}
+	b.WriteString(f.Message)
+	if f.Excerpt != "" {
+		b.WriteString("\n" + f.Excerpt)
+	}
+	return b.String()
+}
+
+// InFile returns err as an error of file (a name or path), whose Error
+// is "FILE:LINE:COLUMN: ..." for a *Fault with a line (Fault.Error, with
+// the excerpt), else "FILE: ERROR". It unwraps to err.
+func InFile(file string, err error) error { return &fileError{file: file, err: err} }
+
+// fileError is InFile's error.
+type fileError struct {
+	file string
+	err  error
+}
+
+// Error implements error.
+func (e *fileError) Error() string {
+	if f, ok := e.err.(*Fault); ok && f.Line > 0 {
+		return e.file + ":" + f.Error()
+	}
+	return e.file + ": " + e.err.Error()
+}
+
+// Unwrap returns the error of the file.
+func (e *fileError) Unwrap() error { return e.err }
 
 // Rooted writes a member path (as MemberPath returns it) from the root
 // "$": "a.b" is "$.a.b".

@@ -8,18 +8,22 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/opentool-host/opentool-host/docs/schema"
+	"github.com/opentool-host/opentool-host/internal/strictjson"
 	"github.com/opentool-host/opentool-host/protocol/decl"
 	"github.com/opentool-host/opentool-host/protocol/lockfile"
 	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
 
-// File checks the file at path and returns its faults, each one line
-// without the file's name ("PATH: MESSAGE" where the fault has a JSON
-// path); nil when it has none. By its content and name, the file is:
+// File checks the file at path and returns its faults, each without the
+// file's name ("PATH: MESSAGE" where the fault has a JSON path;
+// "LINE:COLUMN: PATH: MESSAGE" and the line with a caret below, where
+// its place in the file is known; Line puts the name in front); nil when
+// it has none. By its content and name, the file is:
 //
 //   - an executable (an ELF, Mach-O or PE header, or a "#!" line): one
 //     fault saying that validate reads documents, and how a plugin
@@ -51,9 +55,15 @@ func File(path string) []string {
 	case isExecutable(data):
 		err = fmt.Errorf("an executable, not a document: validate reads OpenTool documents and declaration files; a plugin prints its document with --document (%s --document > doc.json, then validate doc.json)", path)
 	case isMCPConfig(path):
-		return mcpFaults(data)
+		return mcpFaults(path, data)
 	case strings.HasSuffix(path, decl.ToolsSuffix):
-		return declFaults("tools", data, func(b []byte) error { _, err := decl.ParseCommands(b); return err })
+		return declFaults("tools", data, func(b []byte) error {
+			cmds, err := decl.ParseCommands(b)
+			if err != nil {
+				return err
+			}
+			return programFault(decl.Launch{Dir: folder(path), Commands: cmds})
+		})
 	case strings.HasSuffix(path, decl.PolicySuffix):
 		return declFaults("policy", data, func(b []byte) error { _, err := decl.ParsePolicy(b); return err })
 	case filepath.Base(path) == lockfile.Name:
@@ -73,6 +83,16 @@ func File(path string) []string {
 		return out
 	}
 	return []string{err.Error()}
+}
+
+// Line returns fault, one of File's for file, as validate prints it:
+// "FILE:LINE:COLUMN: ..." for a fault that starts with its line, else
+// "FILE: FAULT".
+func Line(file, fault string) string {
+	if fault != "" && fault[0] >= '0' && fault[0] <= '9' {
+		return file + ":" + fault
+	}
+	return file + ": " + fault
 }
 
 // dropIn reports whether file is read as a plugins folder's drop-in
@@ -101,18 +121,46 @@ func isMCPConfig(file string) bool {
 
 // mcpFaults are the faults of an MCP server declaration: the file's, or
 // each entry's (disabled entries aside).
-func mcpFaults(data []byte) []string {
+func mcpFaults(path string, data []byte) []string {
 	cfg, err := decl.ParseDesktop(data)
 	if err != nil {
 		return []string{err.Error()}
 	}
 	var out []string
 	for _, e := range cfg.Entries {
-		if e.Fault != nil && !e.Disabled {
+		switch {
+		case e.Disabled:
+		case e.Fault != nil:
 			out = append(out, e.Fault.Error())
+		case strings.Contains(e.Server.Command, "${") || strings.Contains(e.Server.Env["PATH"], "${"):
+			// Where it points depends on where the file is used.
+		default:
+			if err := programFault(decl.Launch{Dir: folder(path), Server: e.Server}); err != nil {
+				out = append(out, e.Path+".command: "+err.Error())
+			}
 		}
 	}
 	return out
+}
+
+// programFault is the fault of a declared program that cannot run,
+// looked up as the host's plugins look it up: in validate's own PATH
+// (a plugin gets the host's), unless a server declares its own; its
+// message names the folders searched (decl.ProgramError.Detail). nil
+// when every program can run.
+func programFault(l decl.Launch) error {
+	var pe *decl.ProgramError
+	if err := l.CheckPrograms(os.Getenv("PATH")); errors.As(err, &pe) {
+		return errors.New(pe.Detail())
+	}
+	return nil
+}
+
+// folder is the absolute folder of file path, where a declaration's
+// relative programs resolve.
+func folder(path string) string {
+	dir, _ := filepath.Abs(filepath.Dir(path))
+	return dir
 }
 
 // declFaults are the faults of a declaration of kind (a schema of
@@ -127,6 +175,9 @@ func declFaults(kind string, data []byte, parse func([]byte) error) []string {
 		if errors.As(err, &df) {
 			first = df.Path
 		}
+	}
+	if h, err := strictjson.ReadHandWritten(data, decl.MaxFileBytes); err == nil {
+		data = h.JSON() // the schema reads standard JSON
 	}
 	faults, _ := schema.Check(kind, data)
 	for _, f := range faults {

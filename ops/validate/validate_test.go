@@ -36,7 +36,10 @@ func contains(t *testing.T, file string, faults []string, want ...string) {
 
 func TestValidateDeclaration(t *testing.T) {
 	dir := t.TempDir()
-	good := write(t, dir, "good.mcp.json", `{"mcpServers":{"notes":{"command":"../bin/mcp-notes"}}}`)
+	good := write(t, dir, "good.mcp.json", `{"mcpServers":{"notes":{"command":"./mcp-notes"}}}`)
+	if err := os.WriteFile(filepath.Join(dir, "mcp-notes"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	bad := write(t, dir, "bad.mcp.json", `{"mcpServers":{"notes":{"command":"x","args":["a",{}]}}}`)
 	if faults := validate.File(good); faults != nil {
 		t.Errorf("good.mcp.json: %q; want no fault", faults)
@@ -45,11 +48,29 @@ func TestValidateDeclaration(t *testing.T) {
 	// A desktop client's config by its own name, as it is: every entry's
 	// fault, none for what the host ignores.
 	desktop := write(t, dir, "claude_desktop_config.json", `{"globalShortcut":"x","mcpServers":{
-		"a.b":{"command":"x","autoApprove":[]},"c":{"command":1},"d":{"url":"ftp://h"},"e":{"command":"x","args":[1],"disabled":true}}}`)
-	want := []string{"$.mcpServers.c.command: must be a non-empty string", "$.mcpServers.d.url: must be an absolute http or https URL"}
+		"a.b":{"command":"sh","autoApprove":[]},
+		"c":{"command":1},
+		"d":{"url":"ftp://h"},"e":{"command":"x","args":[1],"disabled":true}}}`)
+	want := []string{
+		"3:8: $.mcpServers.c.command: must be a non-empty string\n\t\t\"c\":{\"command\":1},\n\t\t     ^",
+		"4:8: $.mcpServers.d.url: must be an absolute http or https URL\n\t\t\"d\":{\"url\":\"*******\"},\"e\":{\"command\":\"*\",\"args\":[1],\"disabled\":true}}}\n\t\t     ^",
+	}
 	if got := validate.File(desktop); !reflect.DeepEqual(got, want) {
 		t.Errorf("%s: %q\nwant %q", desktop, got, want)
 	}
+}
+
+// TestValidateMissingProgram: a declared program that is not installed,
+// or a path that does not exist, is a fault naming the program and
+// where it was looked for: the folders of validate's PATH (a plugin
+// gets the host's), or the path tried.
+func TestValidateMissingProgram(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("PATH", "/nonexistent/a:"+dir)
+	tools := write(t, dir, "x.tools.json", `{"functions":[{"name":"f","description":"d","command":["frobnicate"]}]}`)
+	mcp := write(t, dir, "x.mcp.json", `{"mcpServers":{"s":{"command":"./bin/srv"}}}`)
+	contains(t, tools, validate.File(tools), `the plugin's program "frobnicate" is not installed: not found in any folder of the plugin's PATH: /nonexistent/a, `+dir)
+	contains(t, mcp, validate.File(mcp), `$.mcpServers.s.command: the plugin's program "./bin/srv" does not exist: `+filepath.Join(dir, "bin", "srv"))
 }
 
 func TestValidatePolicyAndLock(t *testing.T) {
@@ -128,7 +149,7 @@ func TestValidateDropInLinksAndQuotes(t *testing.T) {
 	}
 	for _, p := range []string{bad, filepath.Join(dir, "w.tools.json")} {
 		got := validate.File(p)
-		if len(got) == 0 || got[0] != "$: invalid character looking for beginning of value at byte offset 0" || strings.Contains(strings.Join(got, "\n"), "W") {
+		if len(got) == 0 || got[0] != "1:1: invalid literal (a string or a member name needs double quotes)" || strings.Contains(strings.Join(got, "\n"), "W") {
 			t.Errorf("%s: %q", p, got)
 		}
 	}

@@ -170,35 +170,36 @@ func (a Arg) Placeholders() []string {
 	return out
 }
 
-// ParseCommands decodes a NAME.tools.json declaration exactly: syntax,
-// duplicate and unknown members, types, and then the rules of Command.
-// Errors: a *Fault with the JSON path of the first fault
-// ("$.functions[0].command[2]: unknown parameter \"x\"").
+// ParseCommands decodes a NAME.tools.json declaration exactly, as
+// hand-written JSON (strictjson.ReadHandWritten: comments and trailing
+// commas allowed): syntax, duplicate and unknown members, types, and
+// then the rules of Command. Errors: a *Fault with the JSON path of the
+// first fault and its line and column
+// ("3:7: $.functions[0].command[2]: unknown parameter \"x\"").
 func ParseCommands(data []byte) (*Commands, error) {
-	if err := snippetFault(data); err != nil {
-		return nil, err
-	}
-	var c Commands
-	if err := strictjson.DecodeExact(data, &c, MaxFileBytes); err != nil {
-		return nil, err
-	}
-	if err := c.check("$"); err != nil {
-		return nil, err
-	}
-	return &c, nil
+	return strictjson.ParseHandWritten(data, MaxFileBytes, func(h *strictjson.HandWritten) (*Commands, error) {
+		if err := snippetFault(h); err != nil {
+			return nil, err
+		}
+		var c Commands
+		if err := h.Decode(&c); err != nil {
+			return nil, err
+		}
+		return &c, c.check("$")
+	})
 }
 
 // wholeToolsFile is what a whole NAME.tools.json looks like, for the
 // fault of a file that holds only function entries.
 const wholeToolsFile = `a whole file is {"description": "...", "functions": [ENTRY, ...]}`
 
-// snippetFault is the *Fault of data that holds function entries of a
+// snippetFault is the *Fault of a file h that holds function entries of a
 // NAME.tools.json instead of a whole one: one entry (an object with
 // "command" and no "functions") or a list of entries. nil otherwise.
-func snippetFault(data []byte) error {
-	v, err := strictjson.Decode(data)
+func snippetFault(h *strictjson.HandWritten) error {
+	v, err := h.Tree()
 	if err != nil {
-		return nil // DecodeExact says what is wrong
+		return nil // Decode says what is wrong
 	}
 	switch v := v.(type) {
 	case []any:

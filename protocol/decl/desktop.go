@@ -117,21 +117,36 @@ func MapName(key string) (string, error) {
 // they are read: the top-level member, and the member under it.
 var serverLists = []struct{ member, sub string }{{"mcpServers", ""}, {"servers", ""}, {"mcp", "servers"}}
 
-// ParseDesktop reads a desktop client's config (see above): data is JSON
-// with comments, at most MaxFileBytes. Errors (the whole file): a *Fault
+// ParseDesktop reads a desktop client's config (see above): data is
+// hand-written JSON (strictjson.ReadHandWritten: comments and trailing
+// commas allowed), at most MaxFileBytes; every fault found here,
+// the entries' too, has its line and column. Errors (the whole file): a *Fault
 // for data that is too large, not JSON, has a member twice, is not an
 // object, or has no server list ("mcpServers", "servers" or "mcp":
 // {"servers"}), or a server list that is not an object. A fault of one
 // entry is that entry's Fault.
 func ParseDesktop(data []byte) (*DesktopConfig, error) {
-	if len(data) > MaxFileBytes {
-		return nil, &Fault{Path: "$", Message: fmt.Sprintf("declaration is larger than %d bytes", MaxFileBytes)}
-	}
-	data, err := stripJSONC(data)
+	return strictjson.ParseHandWritten(data, MaxFileBytes, parseDesktop)
+}
+
+// parseDesktop is ParseDesktop of h, read: the file's fault not yet
+// located, its entries' faults located.
+func parseDesktop(h *strictjson.HandWritten) (*DesktopConfig, error) {
+	cfg, err := desktopEntries(h)
 	if err != nil {
-		return nil, &Fault{Path: "$", Message: err.Error()}
+		return nil, err
 	}
-	tree, err := strictjson.DecodeFile(data)
+	for i := range cfg.Entries {
+		if f := cfg.Entries[i].Fault; f != nil {
+			_ = h.Locate(f) // sets its line and column
+		}
+	}
+	return cfg, nil
+}
+
+// desktopEntries reads the server entries of h.
+func desktopEntries(h *strictjson.HandWritten) (*DesktopConfig, error) {
+	tree, err := h.Tree()
 	if err != nil {
 		return nil, err
 	}
@@ -170,7 +185,7 @@ func ParseDesktop(data []byte) (*DesktopConfig, error) {
 		if l.sub != "" {
 			path = append(path, l.sub)
 		}
-		for _, key := range keyOrder(data, path, servers) {
+		for _, key := range keyOrder(h.JSON(), path, servers) {
 			cfg.Entries = append(cfg.Entries, parseEntry(strictjson.AppendKey(p, key), key, servers[key], &cfg.Ignored))
 		}
 	}

@@ -49,7 +49,7 @@ func TestParseMCPFaultsHaveJSONPaths(t *testing.T) {
 		{`{"mcpServers":`, "$: "},
 	} {
 		_, err := ParseMCP([]byte(tc.in))
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
+		if err == nil || !strings.Contains(faultText(err), tc.want) {
 			t.Errorf("ParseMCP(%s) = %v, want %q", tc.in, err, tc.want)
 		}
 	}

@@ -76,19 +76,22 @@ type SecretsFile struct {
 	Secrets map[string]Secret `json:"secrets"`
 }
 
-// ParseSecretsFile decodes a --secrets-file exactly. Errors: a *Fault
-// with the JSON path of the first fault.
+// ParseSecretsFile decodes a --secrets-file exactly, as hand-written
+// JSON (strictjson.ReadHandWritten). Errors: a *Fault with the JSON path
+// of the first fault and its line and column.
 func ParseSecretsFile(data []byte) (*SecretsFile, error) {
-	var f SecretsFile
-	if err := strictjson.DecodeExact(data, &f, MaxFileBytes); err != nil {
-		return nil, err
-	}
-	for _, name := range sortedKeys(f.Secrets) {
-		if err := CheckSecretDecl("$.secrets."+name, name, f.Secrets[name]); err != nil {
+	return strictjson.ParseHandWritten(data, MaxFileBytes, func(h *strictjson.HandWritten) (*SecretsFile, error) {
+		var f SecretsFile
+		if err := h.Decode(&f); err != nil {
 			return nil, err
 		}
-	}
-	return &f, nil
+		for _, name := range sortedKeys(f.Secrets) {
+			if err := CheckSecretDecl(strictjson.AppendKey("$.secrets", name), name, f.Secrets[name]); err != nil {
+				return nil, err
+			}
+		}
+		return &f, nil
+	})
 }
 
 // secretNameRE is what a declared secret may be named.
@@ -168,22 +171,23 @@ func ReservedEnv(name string) bool {
 	return strings.HasPrefix(name, "PLUGIN_") || strings.HasPrefix(name, "LD_")
 }
 
-// ParsePolicy decodes a NAME.policy.json declaration exactly and checks
-// it on its own (the host checks it against its settings at start).
-// Errors: a *Fault with the JSON path of the first fault
-// ("$.limits.memory_mb: must be at least 1").
+// ParsePolicy decodes a NAME.policy.json declaration exactly, as
+// hand-written JSON (strictjson.ReadHandWritten: comments and trailing
+// commas allowed), and checks it on its own (the host checks it against
+// its settings at start). Errors: a *Fault with the JSON path of the
+// first fault and its line and column ("4:5: $.limits.memory_mb: must
+// be at least 1").
 func ParsePolicy(data []byte) (*Policy, error) {
-	var p Policy
-	if err := oldSecretForm(data); err != nil {
-		return nil, err
-	}
-	if err := strictjson.DecodeExact(data, &p, MaxFileBytes); err != nil {
-		return nil, err
-	}
-	if err := p.check(); err != nil {
-		return nil, err
-	}
-	return &p, nil
+	return strictjson.ParseHandWritten(data, MaxFileBytes, func(h *strictjson.HandWritten) (*Policy, error) {
+		var p Policy
+		if err := oldSecretForm(h.JSON()); err != nil {
+			return nil, err
+		}
+		if err := h.Decode(&p); err != nil {
+			return nil, err
+		}
+		return &p, p.check()
+	})
 }
 
 // oldSecretForm refuses, saying what to do instead, a policy that says
@@ -194,7 +198,7 @@ func oldSecretForm(data []byte) error {
 		Secrets map[string]json.RawMessage `json:"secrets"`
 	}
 	if json.Unmarshal(data, &probe) != nil {
-		return nil // DecodeExact says what is wrong
+		return nil // Decode says what is wrong
 	}
 	for _, k := range sortedKeys(probe.Secrets) {
 		if v := bytes.TrimSpace(probe.Secrets[k]); len(v) > 0 && v[0] == '{' {

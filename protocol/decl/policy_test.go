@@ -49,8 +49,8 @@ func TestParsePolicyFaults(t *testing.T) {
 	} {
 		_, err := ParsePolicy([]byte(c.in))
 		var f *Fault
-		if !errors.As(err, &f) || err.Error() != c.want {
-			t.Errorf("ParsePolicy(%s) = %v, want %q", c.in, err, c.want)
+		if !errors.As(err, &f) || f.Path+": "+f.Message != c.want || f.Line != 1 {
+			t.Errorf("ParsePolicy(%s) = %v, want %q on line 1", c.in, err, c.want)
 		}
 	}
 }

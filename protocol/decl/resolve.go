@@ -17,25 +17,99 @@ import (
 // Program is the path of program name declared by a file in folder dir:
 // an absolute path as is; a relative path with a slash against dir; a
 // bare name looked up in path (a PATH list), whose relative entries are
-// skipped (as exec.ErrDot would refuse them). Errors: a bare name found
-// nowhere in path as an executable regular file.
+// skipped (as exec.ErrDot would refuse them). The program must be an
+// executable regular file. Errors: a *ProgramError.
 func Program(dir, name, path string) (string, error) {
-	switch {
-	case filepath.IsAbs(name):
-		return name, nil
-	case strings.Contains(name, "/"):
-		return filepath.Join(dir, name), nil
+	if filepath.IsAbs(name) || strings.Contains(name, "/") {
+		p := name
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, name)
+		}
+		if why := notRunnable(p); why != "" {
+			return "", &ProgramError{Name: name, Path: p, Reason: why}
+		}
+		return p, nil
 	}
+	var folders []string
 	for _, d := range filepath.SplitList(path) {
-		if !filepath.IsAbs(d) {
+		if !filepath.IsAbs(d) || slices.Contains(folders, d) {
 			continue
 		}
-		p := filepath.Join(d, name)
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
+		folders = append(folders, d)
+		if p := filepath.Join(d, name); notRunnable(p) == "" {
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("command %q not found in PATH %q", name, path)
+	return "", &ProgramError{Name: name, Folders: folders, Reason: "is not installed"}
+}
+
+// notRunnable says why file p cannot be executed ("does not exist", "is
+// not a regular file", "is not executable"), "" when it can.
+func notRunnable(p string) string {
+	fi, err := os.Stat(p)
+	switch {
+	case err != nil:
+		return "does not exist"
+	case !fi.Mode().IsRegular():
+		return "is not a regular file"
+	case fi.Mode().Perm()&0o111 == 0:
+		return "is not executable"
+	}
+	return ""
+}
+
+// ProgramError is the error of a declared program that cannot run: a
+// bare name found in no folder of the PATH it is looked up in, or a path
+// that does not exist, is not a regular file or is not executable.
+// Error names the program as declared and nothing of the host (no
+// folder, no PATH): what a caller may be told. Detail adds the path
+// tried or the folders searched, for the host's log and `validate`.
+type ProgramError struct {
+	// Name is the program as declared ("frobnicate", "./bin/srv").
+	Name string
+	// Path is the absolute path tried for a name with a slash, "" for a
+	// bare name.
+	Path string
+	// Folders are the folders of the PATH a bare name was looked up in,
+	// in order, each once (relative entries left out); nil for a path.
+	Folders []string
+	// Reason is why it cannot run: "is not installed" (a bare name),
+	// "does not exist", "is not a regular file", "is not executable".
+	Reason string
+}
+
+// Error returns "the plugin's program "NAME" REASON".
+func (e *ProgramError) Error() string {
+	return fmt.Sprintf("the plugin's program %q %s", e.Name, e.Reason)
+}
+
+// Detail returns Error with where the program was looked for and what to
+// do: the path tried, or each folder of the PATH searched.
+func (e *ProgramError) Detail() string {
+	switch {
+	case e.Path == e.Name:
+		return e.Error() + "; fix the path or make the file executable"
+	case e.Path != "":
+		return fmt.Sprintf("%s: %s %s; fix the path (relative to the declaration's folder) or make the file executable", e.Error(), e.Path, e.Reason)
+	}
+	where := "the plugin's PATH has no absolute folder"
+	if len(e.Folders) > 0 {
+		where = "not found in any folder of the plugin's PATH: " + strings.Join(e.Folders, ", ")
+	}
+	return fmt.Sprintf("%s: %s; install it, or declare its absolute path", e.Error(), where)
+}
+
+// CheckPrograms checks that every program l declares can run (Program),
+// looked up as the adapter will: with path, the plugin's PATH, unless a
+// server declares its own (its env's PATH). Errors: the first
+// *ProgramError.
+func (l Launch) CheckPrograms(path string) error {
+	for _, r := range l.commandLines() {
+		if _, err := Program(l.Dir, r.argv[0], l.searchPath(path)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // WorkDir is the working directory cwd declared by a file in folder dir:
@@ -59,7 +133,7 @@ func WorkDir(dir, cwd string) string {
 // working directory (WorkDir): an interpreter's script, a config file.
 // A command tool's arguments count only where they are literal (no
 // "{param}"): the values a call brings are not the declaration's. Sorted,
-// without repeats. Errors: a program found nowhere in PATH.
+// without repeats. Errors: a *ProgramError (Program).
 func (l Launch) Files(path string) ([]string, error) {
 	seen := map[string]bool{}
 	var out []string
@@ -167,7 +241,7 @@ type Exec struct {
 // the working directory, as Files), must have their pinned bytes on disk
 // (CheckPinned) and are replaced by their verified copies (Verified), so
 // that what runs is what was checked, whatever happens to the path
-// after. Errors: a program found nowhere in path; with a lock, a program
+// after. Errors: a *ProgramError (Program); with a lock, a program
 // that is not pinned, a pinned file that changed or is gone, or one
 // without a verified copy.
 func (l Launch) Exec(argv []string, cwd, path string) (Exec, error) {

@@ -1,6 +1,7 @@
 package decl
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,18 +20,43 @@ func TestProgramResolution(t *testing.T) {
 		}
 	}
 	cases := []struct{ command, path, want, err string }{
-		{"/abs/srv", "", "/abs/srv", ""},
-		{"../bin/srv", "", "/bin/srv", ""},
-		{"./srv", "", "/plugins/srv", ""},
+		{exe, "", exe, ""},
+		{"./srv", "", exe, ""},
+		{"../" + filepath.Base(dir) + "/srv", "", exe, ""},
 		{"srv", "relative:" + dir, exe, ""},
-		{"srv", ".:relative", "", `command "srv" not found in PATH ".:relative"`},
-		{"data", dir, "", `command "data" not found`}, // not executable
+		{"/abs/srv", "", "", `the plugin's program "/abs/srv" does not exist`},
+		{"./data", "", "", `the plugin's program "./data" is not executable`},
+		{"./", "", "", `the plugin's program "./" is not a regular file`},
+		{"srv", ".:relative", "", `the plugin's program "srv" is not installed`},
+		{"data", dir, "", `the plugin's program "data" is not installed`}, // not executable
 	}
 	for _, tc := range cases {
-		got, err := Program("/plugins", tc.command, tc.path)
-		if got != tc.want || (err == nil) != (tc.err == "") || err != nil && !strings.Contains(err.Error(), tc.err) {
+		got, err := Program(dir, tc.command, tc.path)
+		if got != tc.want || (err == nil) != (tc.err == "") || err != nil && err.Error() != tc.err {
 			t.Errorf("Program(%q, PATH %q) = %q, %v; want %q, %q", tc.command, tc.path, got, err, tc.want, tc.err)
 		}
+	}
+}
+
+// TestProgramErrorDetail: a program's error names the program and never
+// a folder of the PATH (what a caller may be told); Detail adds the
+// folders searched, each once, or the path tried.
+func TestProgramErrorDetail(t *testing.T) {
+	_, err := Program("/plugins", "frobnicate", "/opt/secret-bin:rel:/usr/bin:/opt/secret-bin")
+	var pe *ProgramError
+	if !errors.As(err, &pe) {
+		t.Fatalf("err = %v, want a *ProgramError", err)
+	}
+	if strings.Contains(err.Error(), "/opt") || strings.Contains(err.Error(), "/usr") {
+		t.Errorf("Error() shows the PATH: %s", err)
+	}
+	want := `the plugin's program "frobnicate" is not installed: not found in any folder of the plugin's PATH: /opt/secret-bin, /usr/bin; install it, or declare its absolute path`
+	if pe.Detail() != want {
+		t.Errorf("Detail() =\n%s\nwant\n%s", pe.Detail(), want)
+	}
+	_, err = Program("/plugins", "./bin/srv", "")
+	if !errors.As(err, &pe) || !strings.Contains(pe.Detail(), "/plugins/bin/srv does not exist") || strings.Contains(err.Error(), "/plugins/bin") {
+		t.Errorf("a relative path: %v / %s", err, pe.Detail())
 	}
 }
 

@@ -42,7 +42,7 @@ func Validate() *cli.Command {
 				}
 				bad++
 				for _, f := range faults {
-					fmt.Fprintf(c.App.Writer, "%s: %s\n", file, f)
+					fmt.Fprintln(c.App.Writer, validate.Line(file, f))
 				}
 			}
 			if bad > 0 {
