@@ -90,7 +90,7 @@ func TestMakeInstallServesPluginsOutsideTheCheckout(t *testing.T) {
 	t.Run("not installed", func(t *testing.T) {
 		hp := startHostProcAs(t, hostLaunch{bin: bin, env: pluginTestEnv(t.TempDir())}, dir, "serving:")
 		for _, lp := range langs {
-			want := "opentool-plugin-" + lp.name + ": the " + map[string]string{"python": "Python", "node": "Node"}[lp.lang] + " SDK"
+			want := map[string]string{"python": "the Python SDK opentool_plugin is not installed", "node": "the Node SDK opentool-plugin is not installed"}[lp.lang]
 			if logs := hp.logs.String(); !strings.Contains(logs, want) || !strings.Contains(logs, "run `make install`") {
 				t.Errorf("%s: the host's log does not say %q ... run `make install`:\n%s", lp.lang, want, logs)
 			}
