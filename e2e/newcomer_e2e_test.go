@@ -161,7 +161,9 @@ func TestDropInMistakesReportedWhileRunning(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "bad.mcp.json"), []byte(`{"mcpServers": {"bad": {"command": "x"`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ncLogLine(t, hp, "plugin refused", "is taken by bad.tools.json", "declaration bad.mcp.json:1:39: unexpected end of JSON input")
+	// The reason spans lines: the fault, then the file's line and a caret.
+	ncLogLine(t, hp, "plugin refused", "bad.mcp.json")
+	ncLogLine(t, hp, "is taken by bad.tools.json", "declaration bad.mcp.json:1:39: unexpected end of JSON input")
 	if h := ncHealth(t, hp.url); !strings.Contains(h, `"file":"bad.mcp.json"`) || !strings.Contains(h, "unexpected end of JSON input") {
 		t.Errorf("/health does not show bad.mcp.json's fault: %s", h)
 	}

@@ -242,7 +242,7 @@ func TestPullRefusesHostileArtifacts(t *testing.T) {
 		{"platform annotation lies", "", ann("x", here), []rawLayer{bin("opentool-plugin-x", armELF())}, 0, "its header says linux/arm64, the artifact says " + here},
 		{"script says a platform", "", ann("x", here), []rawLayer{bin("opentool-plugin-x", script)}, 0, "its header says any"},
 		{"not an executable", "", ann("x", ociplugin.PlatformAny), []rawLayer{bin("opentool-plugin-x", []byte("MZ nonsense"))}, 0, "opentool-plugin-x:"},
-		{"invalid policy", "", ann("x", here), []rawLayer{{mediaType: ociplugin.MediaTypePolicy, title: "x.policy.json", data: []byte(`{"frob": 1}`)}, bin("opentool-plugin-x", calc)}, 0, "x.policy.json: $.frob"},
+		{"invalid policy", "", ann("x", here), []rawLayer{{mediaType: ociplugin.MediaTypePolicy, title: "x.policy.json", data: []byte(`{"frob": 1}`)}, bin("opentool-plugin-x", calc)}, 0, "x.policy.json: 1:2: $.frob"},
 		// oras-go compares the Content-Length with the descriptor's size
 		// (the verifying reader does for a registry that sends none:
 		// TestPullRefusesTamperedBlob).
@@ -391,7 +391,7 @@ func TestPushRefusals(t *testing.T) {
 	for _, c := range []struct {
 		name, want string
 	}{
-		{"c", "$"}, // the invalid c.mcp.json
+		{"c", "c.mcp.json: 1:1: has no server list"}, // the invalid c.mcp.json
 	} {
 		p, err := ociplugin.FromDir(dir, c.name)
 		if err != nil {
