@@ -6,6 +6,14 @@ package host
 // it does while the host runs: ownership does not depend on the order in
 // which plugins arrived or on their names sorting first. routes.go's
 // claimFree gives a free name to its remembered owner first.
+//
+// The same file remembers which file of the plugins folder each plugin
+// name belongs to, so that a file dropped in later that declares a name
+// another file serves (aaa.mcp.json declaring a server "vault") is
+// refused after a restart as it is while the host runs, instead of
+// winning because its name sorts first: Host.owners gives
+// discover.ScanDir the live owners and, for names no live plugin has,
+// the remembered files.
 
 import (
 	"crypto/sha256"
@@ -16,6 +24,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/opentool-host/opentool-host/internal/strictjson"
 )
@@ -28,6 +37,9 @@ const maxOwnersFile = 1 << 20
 type ownersRecord struct {
 	Dir    string            `json:"dir"`
 	Owners map[string]string `json:"owners"`
+	// Plugins maps each plugin name to the base name of the file in the
+	// folder that declares it (absent in files of older hosts).
+	Plugins map[string]string `json:"plugins,omitempty"`
 }
 
 // nameOwners remembers the owner of each plain function name in one file.
@@ -36,6 +48,11 @@ type nameOwners struct {
 	dir  string
 	// last is what the file holds (function name → plugin name).
 	last map[string]string
+	// mu guards files, which Rescan reads (Host.owners) outside routeMu.
+	mu sync.Mutex
+	// files is what the file holds of plugin names (plugin name → file
+	// base name in the folder).
+	files map[string]string
 }
 
 // loadOwners reads the remembered owners of dir's function names from
@@ -47,7 +64,7 @@ func (h *Host) loadOwners() *nameOwners {
 		abs = h.cfg.Dir
 	}
 	sum := sha256.Sum256([]byte(abs))
-	o := &nameOwners{path: filepath.Join(h.state.Parent, "owners-"+hex.EncodeToString(sum[:8])+".json"), dir: abs, last: map[string]string{}}
+	o := &nameOwners{path: filepath.Join(h.state.Parent, "owners-"+hex.EncodeToString(sum[:8])+".json"), dir: abs, last: map[string]string{}, files: map[string]string{}}
 	b, err := os.ReadFile(o.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return o
@@ -63,11 +80,28 @@ func (h *Host) loadOwners() *nameOwners {
 	if rec.Owners != nil {
 		o.last = rec.Owners
 	}
+	for name, base := range rec.Plugins {
+		if base == filepath.Base(base) && base != "." && base != ".." {
+			o.files[name] = base // a name, never a path that leaves the folder
+		}
+	}
 	return o
 }
 
-// save writes the plain names of claims owned by plugins of offers when
-// they differ from what the file holds. A failed write is logged: the
+// file returns the remembered file (its base name in the folder) of
+// plugin name, or "".
+func (o *nameOwners) file(name string) string {
+	if o == nil {
+		return ""
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.files[name]
+}
+
+// save writes the plain names of claims owned by plugins of offers, and
+// the file in the folder of each plugin of offers, when they differ from
+// what the file holds. A failed write is logged: the
 // owners then hold while the host runs.
 func (o *nameOwners) save(h *Host, offers []offer, claims map[string]claim) {
 	plugins := map[*Plugin]bool{}
@@ -80,15 +114,23 @@ func (o *nameOwners) save(h *Host, offers []offer, claims map[string]claim) {
 			now[name] = c.owner.Name()
 		}
 	}
-	if maps.Equal(now, o.last) {
+	files := map[string]string{}
+	for p := range plugins {
+		if abs, err := filepath.Abs(p.Path()); err == nil && filepath.Dir(abs) == o.dir {
+			files[p.Name()] = filepath.Base(abs)
+		}
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if maps.Equal(now, o.last) && maps.Equal(files, o.files) {
 		return
 	}
-	b, _ := json.Marshal(ownersRecord{Dir: o.dir, Owners: now})
+	b, _ := json.Marshal(ownersRecord{Dir: o.dir, Owners: now, Plugins: files})
 	if err := writeReplacing(o.path, b); err != nil {
-		h.log.Warn("owners of function names not remembered for the next start", "file", o.path, "error", err)
+		h.log.Warn("owners of function and plugin names not remembered for the next start", "file", o.path, "error", err)
 		return
 	}
-	o.last = now
+	o.last, o.files = now, files
 }
 
 // remembered returns the remembered owner's name of function fn, or "".

@@ -153,3 +153,36 @@ func TestProvisionalHoldsUncertainNames(t *testing.T) {
 		})
 	}
 }
+
+// TestOwnersFilePluginNames: the file of each plugin name is remembered
+// by its base name in the folder; a remembered name that is not a plain
+// file name (a path out of the folder) is dropped when read.
+func TestOwnersFilePluginNames(t *testing.T) {
+	dir, state := t.TempDir(), t.TempDir()
+	h, err := New(Config{Dir: dir, StateDir: state, Logger: hclog.NewNullLogger(), NoCgroups: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close(t.Context()) })
+	abs, _ := filepath.Abs(dir)
+	body := `{"dir":"` + abs + `","owners":{},"plugins":{"vault":"vault.mcp.json","evil":"../../etc/passwd","dot":".."}}`
+	if err := os.WriteFile(h.known.path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h2, err := New(Config{Dir: dir, StateDir: state, Logger: hclog.NewNullLogger(), NoCgroups: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h2.Close(t.Context()) })
+	if got := h2.known.file("vault"); got != "vault.mcp.json" {
+		t.Errorf("vault remembered as %q, want vault.mcp.json", got)
+	}
+	for _, name := range []string{"evil", "dot"} {
+		if got := h2.known.file(name); got != "" {
+			t.Errorf("%s remembered as %q, want nothing", name, got)
+		}
+	}
+	if got := h2.owners()["vault"]; got != filepath.Join(dir, "vault.mcp.json") {
+		t.Errorf("owners()[vault] = %q", got)
+	}
+}

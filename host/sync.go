@@ -198,13 +198,24 @@ func (h *Host) syncPolicy(name string) {
 	h.syncPath(p.Path())
 }
 
-// owners maps each plugin's name to the file that declares it.
+// owners maps each plugin's name to the file that declares it: the live
+// plugins' files, and for a name no live plugin has, the file of the
+// folder remembered to declare it (owners.go), so that a file dropped in
+// later does not take a plugin name at a restart that it could not take
+// while the host ran (discover's claimNames keeps the owner's file).
 func (h *Host) owners() map[string]string {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	m := make(map[string]string, len(h.plugins))
 	for name, p := range h.plugins {
 		m[name] = p.Path()
+	}
+	h.mu.Unlock()
+	h.known.mu.Lock()
+	defer h.known.mu.Unlock()
+	for name, base := range h.known.files {
+		if _, live := m[name]; !live {
+			m[name] = filepath.Join(h.cfg.Dir, base)
+		}
 	}
 	return m
 }
