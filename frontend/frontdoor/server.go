@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -101,15 +102,18 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // by Start, run until a signal by Serve. Whatever New or Start set up is
 // undone in one place (Server.unwind) when a later step fails.
 type Server struct {
-	cfg    Config
-	log    hclog.Logger
-	ln     net.Listener
-	h      *host.Host
-	guard  *access.Guard
-	obs    *observers
-	ready  *Readiness
-	srv    *http.Server
-	errc   chan error // the HTTP server's end (Start serves)
+	cfg   Config
+	log   hclog.Logger
+	ln    net.Listener
+	h     *host.Host
+	guard *access.Guard
+	obs   *observers
+	ready *Readiness
+	srv   *http.Server
+	errc  chan error // the HTTP server's end (Start serves)
+	// hostUp is set once the host's start has succeeded (Start's last
+	// steps remain): a signal from then on drains, as one while serving.
+	hostUp atomic.Bool
 	fresh  *freshConns
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -228,6 +232,7 @@ func (s *Server) Start() (err error) {
 	if err := s.h.Start(s.ctx); err != nil {
 		return err
 	}
+	s.hostUp.Store(true)
 	front.Started()
 	s.ready.SetStarting(false)
 	served := 0
@@ -412,13 +417,11 @@ func (s *Server) Run(sigs <-chan os.Signal) error {
 			if sig == syscall.SIGHUP {
 				continue // the first scan is under way
 			}
-			select {
-			case err := <-started: // the start ended as the signal came: serving, drain
-				if err != nil {
+			if s.hostUp.Load() { // the start ended as the signal came: serving, drain
+				if err := <-started; err != nil {
 					return err
 				}
 				return s.serve(sig, sigs)
-			default:
 			}
 			s.log.Info("signal while the plugins start: stopping", "signal", sig.String())
 			s.cancel() // the host's start gives up
