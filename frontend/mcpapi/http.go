@@ -183,6 +183,9 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.stateless.ServeHTTP(dw, r)
 		return
 	}
+	if r.Method == http.MethodDelete { // the SDK's close waits for the requests it holds
+		s.endAsks(r.Header.Get("Mcp-Session-Id"), access.GrantFrom(r.Context()))
+	}
 	if dw.get = s.openSessionStream(w, r, o.WriteTimeout); dw.get != nil {
 		defer s.closeSessionStream(r.Header.Get("Mcp-Session-Id"), dw.get)
 	}

@@ -13,6 +13,9 @@
 //	          call (reading the answers), then answers with how many
 //	          were answered with a result and with an error
 //	garbage   writes 100,000 lines that are not JSON
+//	outside   answers, then sends 200,000 requests outside any call
+//	          (roots/list, elicitation/create, sampling/createMessage in
+//	          turn) as fast as its client reads them
 //	exit      exits with status 3 during the call
 //	hang      never answers
 //
@@ -137,6 +140,16 @@ func attack(mode string, id json.RawMessage) {
 			send(fmt.Sprintf(`{"jsonrpc":"2.0","id":"s%d","method":"sampling/createMessage","params":{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":1}}`, i))
 		}
 		reply(id, text(fmt.Sprintf("sent %d", n)))
+	case "outside":
+		reply(id, text("flooding"))
+		methods := []string{
+			`"method":"roots/list"`,
+			`"method":"elicitation/create","params":{"mode":"form","message":"hi","requestedSchema":{"type":"object","properties":{}}}`,
+			`"method":"sampling/createMessage","params":{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":1}`,
+		}
+		for i := range 200_000 {
+			send(fmt.Sprintf(`{"jsonrpc":"2.0","id":"o%d",%s}`, i, methods[i%len(methods)]))
+		}
 	case "garbage":
 		for i := 0; i < 100_000; i++ {
 			send("this is not JSON " + strings.Repeat("x", 64))
