@@ -69,7 +69,11 @@ import (
 // All of the above is the shared session's. A client's own upstream
 // session (clients.go) has a relay of its own whose client is set: what
 // the server sends outside a call goes to that client's session, and
-// there is no roots fence (no other caller shares the session).
+// there is no roots fence (no other caller shares the session). Its
+// requests outside calls share the session's maxAsking places with those
+// during calls, and end when the client's session ends (askOutside);
+// every connection reads at most maxServerCalls of the server's requests
+// not yet answered (boundCalls).
 
 // relay tracks the calls in flight for the server's messages.
 type relay struct {
