@@ -486,6 +486,7 @@ func TestAdapterServerKilled(t *testing.T) {
 
 func TestAdapterConnectFailures(t *testing.T) {
 	dir := t.TempDir()
+	hostile := testkit.Build(t, "./testkit/plugins/hostilemcp")
 	cases := []struct {
 		name string
 		srv  decl.MCPServer
@@ -493,6 +494,8 @@ func TestAdapterConnectFailures(t *testing.T) {
 	}{
 		{"exits before initialize", decl.MCPServer{Command: "/bin/sh", Args: []string{"-c", "echo oops >&2; exit 7"}}, `MCP server "notes" exited (exit status 7) before it answered initialize`},
 		{"bare name not in PATH", decl.MCPServer{Command: "no-such-mcp-server"}, `MCP server "notes": the plugin's program "no-such-mcp-server" is not installed`},
+		{"lists 10,001 tools", decl.MCPServer{Command: hostile, Args: []string{"manytools"}}, `MCP server "notes": tools/list: more than 10000 tools, the most the host reads`},
+		{"answers initialize with 100 MiB", decl.MCPServer{Command: hostile, Args: []string{"biginit"}}, `MCP server "notes": initialize: a line longer than 64 MiB`},
 		{"relative path missing", decl.MCPServer{Command: "./missing"}, `MCP server "notes": the plugin's program "./missing" does not exist`},
 	}
 	for _, tc := range cases {
