@@ -486,19 +486,23 @@ func TestAdapterServerKilled(t *testing.T) {
 
 func TestAdapterConnectFailures(t *testing.T) {
 	dir := t.TempDir()
+	hostile := testkit.Build(t, "./testkit/plugins/hostilemcp")
 	cases := []struct {
 		name string
 		srv  decl.MCPServer
 		want string
+		wait time.Duration // longer than bound: reading 64 MiB takes a while under -race
 	}{
-		{"exits before initialize", decl.MCPServer{Command: "/bin/sh", Args: []string{"-c", "echo oops >&2; exit 7"}}, `MCP server "notes" exited (exit status 7) before it answered initialize`},
-		{"bare name not in PATH", decl.MCPServer{Command: "no-such-mcp-server"}, `MCP server "notes": the plugin's program "no-such-mcp-server" is not installed`},
-		{"relative path missing", decl.MCPServer{Command: "./missing"}, `MCP server "notes": the plugin's program "./missing" does not exist`},
+		{"exits before initialize", decl.MCPServer{Command: "/bin/sh", Args: []string{"-c", "echo oops >&2; exit 7"}}, `MCP server "notes" exited (exit status 7) before it answered initialize`, 0},
+		{"bare name not in PATH", decl.MCPServer{Command: "no-such-mcp-server"}, `MCP server "notes": the plugin's program "no-such-mcp-server" is not installed`, 0},
+		{"lists 10,001 tools", decl.MCPServer{Command: hostile, Args: []string{"manytools"}}, `MCP server "notes": tools/list: more than 10000 tools, the most the host reads`, 0},
+		{"answers initialize with 100 MiB", decl.MCPServer{Command: hostile, Args: []string{"biginit"}}, `MCP server "notes": initialize: a line longer than 64 MiB`, 6 * bound},
+		{"relative path missing", decl.MCPServer{Command: "./missing"}, `MCP server "notes": the plugin's program "./missing" does not exist`, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := start(t, decl.Launch{Name: "notes", Dir: dir, Server: tc.srv}, Options{})
-			err, ok := r.result(bound)
+			r := start(t, decl.Launch{Name: "notes", Dir: dir, Server: tc.srv}, Options{InitTimeout: max(tc.wait, DefaultInitTimeout)})
+			err, ok := r.result(max(tc.wait, bound))
 			if !ok || err == nil || !strings.HasPrefix(err.Error(), tc.want) {
 				t.Fatalf("Run = %v, want %q", err, tc.want)
 			}

@@ -463,6 +463,7 @@ func (a *Adapter) relayedClient(impl *mcp.Implementation, opts *mcp.ClientOption
 // closeUpstream ends u: stdin closed, the grace, SIGTERM, SIGKILL for a
 // command (the transport's Close).
 func (a *Adapter) closeUpstream(u *upstream) {
+	u.relay.close()
 	<-u.ready
 	if u.stop != nil {
 		u.stop()
@@ -539,8 +540,17 @@ func (r *relay) sendOutside(p *mcp.LoggingMessageParams) {
 }
 
 // askOutside sends the server's request method to r's client on its
-// session and decodes the result into out.
+// session and decodes the result into out. It holds one of the
+// session's maxAsking places (take) and waits at most
+// upstreamInitTimeout, less when the client's session ends or the
+// session with the server closes (relay.close). Errors: take's at once;
+// the client's; -32603 when it ended first.
 func (r *relay) askOutside(method string, params any, out any) error {
+	release, err := r.take()
+	if err != nil {
+		return err
+	}
+	defer release()
 	if r.hold != nil {
 		defer r.hold()()
 	}
@@ -550,7 +560,18 @@ func (r *relay) askOutside(method string, params any, out any) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), upstreamInitTimeout)
 	defer cancel()
+	go func() {
+		select {
+		case <-r.client.Done:
+		case <-r.closed:
+		case <-ctx.Done():
+		}
+		cancel()
+	}()
 	raw, err := r.client.Ask(ctx, method, b)
+	if err != nil && ctx.Err() != nil {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("the MCP client did not answer within %v, or its session ended", upstreamInitTimeout)}
+	}
 	if err != nil {
 		return toRPC(err)
 	}

@@ -81,9 +81,10 @@ type pendingRaw struct {
 	stop func() bool // context.AfterFunc's stop
 }
 
-// newRawConn wraps c.
+// newRawConn wraps c, the server's requests in flight on it bounded
+// (boundCalls).
 func newRawConn(c mcp.Connection) *rawConn {
-	return &rawConn{Connection: c, pending: map[jsonrpc.ID]pendingRaw{}}
+	return &rawConn{Connection: boundCalls(c), pending: map[jsonrpc.ID]pendingRaw{}}
 }
 
 // Write implements mcp.Connection.

@@ -69,7 +69,11 @@ import (
 // All of the above is the shared session's. A client's own upstream
 // session (clients.go) has a relay of its own whose client is set: what
 // the server sends outside a call goes to that client's session, and
-// there is no roots fence (no other caller shares the session).
+// there is no roots fence (no other caller shares the session). Its
+// requests outside calls share the session's maxAsking places with those
+// during calls, and end when the client's session ends (askOutside);
+// every connection reads at most maxServerCalls of the server's requests
+// not yet answered (boundCalls).
 
 // relay tracks the calls in flight for the server's messages.
 type relay struct {
@@ -99,10 +103,16 @@ type relay struct {
 	// flight (buffer 1).
 	asked chan struct{}
 	// asking holds one token per request of the server waiting for a
-	// caller's answer (at most maxAsking): beyond, the server's requests
-	// are refused at once, so that a server cannot make the host hold a
-	// goroutine per request it sends.
+	// caller's or its client's answer, during calls and outside them (at
+	// most maxAsking per session with the server: the shared session's,
+	// each client's own): beyond, the server's requests are refused at
+	// once, so that a server cannot make the host hold a goroutine and
+	// the request per request it sends.
 	asking chan struct{}
+	// closed is closed when the session with the server closes (close):
+	// requests outside calls still waiting end with it.
+	closed    chan struct{}
+	closeOnce sync.Once
 	// logs bounds the server's log messages the host logs (outside
 	// calls) to logRate per second, in bursts of logBurst; dropped counts
 	// those left out since the last one logged.
@@ -113,8 +123,9 @@ type relay struct {
 	outside chan json.RawMessage
 }
 
-// maxAsking is the most requests of one server (sampling/createMessage,
-// elicitation/create, roots/list) that wait for callers' answers at once.
+// maxAsking is the most requests of one session with a server
+// (sampling/createMessage, elicitation/create, roots/list), during calls
+// or outside them, that wait for callers' answers at once.
 const maxAsking = 16
 
 // logRate and logBurst bound the server's log messages logged by the
@@ -140,7 +151,7 @@ type relayCall struct {
 const rootsResyncWait = 500 * time.Millisecond
 
 func newRelay(server string, log hclog.Logger) *relay {
-	return &relay{server: server, log: log, tokens: map[string]*relayCall{}, calls: map[*relayCall]bool{}, asked: make(chan struct{}, 1),
+	return &relay{server: server, log: log, tokens: map[string]*relayCall{}, calls: map[*relayCall]bool{}, asked: make(chan struct{}, 1), closed: make(chan struct{}),
 		asking: make(chan struct{}, maxAsking), logs: rate.NewLimiter(logRate, logBurst), outside: make(chan json.RawMessage, logBurst)}
 }
 
@@ -390,20 +401,37 @@ func (r *relay) request(method string, params any, out any) error {
 		}
 		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "cannot be relayed to an MCP client: the client of the call in flight is served by this server's shared session (every one of its maxSessions places is in use), which does not ask it"}
 	}
-	select {
-	case r.asking <- struct{}{}:
-		defer func() { <-r.asking }()
-	default:
+	release, err := r.take()
+	if err != nil {
 		if first {
 			r.liftRoots(c)
 		}
-		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("cannot be relayed to an MCP client: %d requests of this server already wait for the client", maxAsking)}
+		return err
 	}
-	err := r.ask(c, method, params, out)
+	defer release()
+	err = r.ask(c, method, params, out)
 	if err != nil && first {
 		r.liftRoots(c) // the server was given no roots
 	}
 	return err
+}
+
+// take holds one of the maxAsking places of a request of the server
+// waiting for a client until release. Errors: -32603 at once when every
+// place is held.
+func (r *relay) take() (release func(), err error) {
+	select {
+	case r.asking <- struct{}{}:
+		return func() { <-r.asking }, nil
+	default:
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("cannot be relayed to an MCP client: %d requests of this server already wait for the client; answer or wait for one of them first", maxAsking)}
+	}
+}
+
+// close ends every request of the server to r's client still waiting
+// for its answer (askOutside); the session with the server is closing.
+func (r *relay) close() {
+	r.closeOnce.Do(func() { close(r.closed) })
 }
 
 // ask sends c's caller request method with params and decodes its

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -17,6 +18,14 @@ import (
 	"github.com/opentool-host/opentool-host/pluginsdk"
 	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
+
+// limitError is a server's answer past one of the host's limits
+// (maxTools): reported as such, never as the server's exit, though the
+// host ends the session for it.
+type limitError struct{ msg string }
+
+// Error implements error.
+func (e *limitError) Error() string { return e.msg }
 
 // relistTimeout bounds one tools/list after list_changed.
 const relistTimeout = 30 * time.Second
@@ -268,6 +277,10 @@ func (a *Adapter) connectError(ctx, ictx context.Context, proc *process, err err
 		return fmt.Errorf("MCP server %q: connection attempt %w", name, ctx.Err())
 	case ictx.Err() != nil:
 		return a.unanswered(a.opts.InitTimeout)
+	case errors.As(err, new(*limitError)):
+		return fmt.Errorf("MCP server %q: %s: %w", name, a.currentPhase(), err)
+	case strings.Contains(err.Error(), "maximum line length"): // the SDK's errFrameTooLarge, unexported
+		return fmt.Errorf("MCP server %q: %s: a line longer than %d MiB, the most the host reads of one message: %w", name, a.currentPhase(), maxLine>>20, err)
 	case !proc.hasStarted():
 		return fmt.Errorf("MCP server %q: start: %w", name, err)
 	case proc.hasEnded():
@@ -290,7 +303,7 @@ func (a *Adapter) list(ctx context.Context, cs *mcp.ClientSession) (changed bool
 			return false, err
 		}
 		if len(tools) == maxTools {
-			return false, fmt.Errorf("more than %d tools", maxTools)
+			return false, &limitError{fmt.Sprintf("more than %d tools, the most the host reads of one server's tools/list", maxTools)}
 		}
 		tools = append(tools, t)
 	}

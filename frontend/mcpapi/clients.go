@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/access"
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
 	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
@@ -38,6 +39,36 @@ type clientSessions struct {
 type clientSession struct {
 	sess  *mcpsession.Session
 	lists ownLists
+	// ending ends the requests to the client on its session outside
+	// calls (mcpsession.Session.Ask) before the SDK closes the session,
+	// which waits for them: end is called at DELETE and when its key is
+	// revoked (endAsks).
+	ending context.Context
+	end    context.CancelFunc
+	owner  string // the API key name that opened the session ("": keys off); under clientSessions.mu
+}
+
+// endAsks ends the requests to the client of session id outside calls
+// (clientSession.ending) when grant g (nil: keys off) is the one that
+// opened it, so that the SDK's close of it does not wait for them.
+func (s *Server) endAsks(id string, g *access.Grant) {
+	ss := s.session(id)
+	s.clients.mu.Lock()
+	defer s.clients.mu.Unlock()
+	if cs := s.clients.by[ss]; cs != nil && cs.owner == g.Name() {
+		cs.end()
+	}
+}
+
+// own records g (nil: keys off) as the opener of ss.
+func (s *Server) own(ss *mcp.ServerSession, g *access.Grant) {
+	cs := s.clientState(ss)
+	if cs == nil {
+		return
+	}
+	s.clients.mu.Lock()
+	defer s.clients.mu.Unlock()
+	cs.owner = g.Name()
 }
 
 // toolsChanged drops every session's own lists (ownLists.drop): an MCP
@@ -95,6 +126,7 @@ func (s *Server) clientState(ss *mcp.ServerSession) *clientSession {
 	}
 	done := make(chan struct{})
 	cs := &clientSession{}
+	cs.ending, cs.end = context.WithCancel(context.Background())
 	cs.sess = &mcpsession.Session{
 		ID:   ss.ID(),
 		Init: ss.InitializeParams(),
@@ -103,6 +135,9 @@ func (s *Server) clientState(ss *mcp.ServerSession) *clientSession {
 			if err := canAsk(ss, method, false); err != nil {
 				return nil, err
 			}
+			ctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			defer context.AfterFunc(cs.ending, cancel)()
 			res, err := ask(ctx, ss, method, params)
 			if err != nil {
 				return nil, rpcError(err)
@@ -119,6 +154,7 @@ func (s *Server) clientState(ss *mcp.ServerSession) *clientSession {
 		s.clients.mu.Lock()
 		delete(s.clients.by, ss)
 		s.clients.mu.Unlock()
+		cs.end()
 		cs.lists.drop()
 		close(done)
 	}()

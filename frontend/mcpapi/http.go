@@ -179,14 +179,94 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			defer s.closeTaskListen(dw.listen)
 		}
 	}
+	asJSON(r)
+	jw := &jsonErrorWriter{deadlineWriter: dw}
+	defer jw.finish()
 	if stateless {
-		h.stateless.ServeHTTP(dw, r)
+		h.stateless.ServeHTTP(jw, r)
 		return
+	}
+	if r.Method == http.MethodDelete { // the SDK's close waits for the requests it holds
+		s.endAsks(r.Header.Get("Mcp-Session-Id"), access.GrantFrom(r.Context()))
 	}
 	if dw.get = s.openSessionStream(w, r, o.WriteTimeout); dw.get != nil {
 		defer s.closeSessionStream(r.Header.Get("Mcp-Session-Id"), dw.get)
 	}
-	h.sessions.ServeHTTP(dw, r)
+	h.sessions.ServeHTTP(jw, r)
+}
+
+// asJSON gives a POST of Content-Type application/json-rpc (which the
+// host's request guard accepts, httpguard.RequestGuard) to the SDK as
+// application/json, the one type it reads, its parameters kept.
+func asJSON(r *http.Request) {
+	ct := r.Header.Get("Content-Type")
+	if mt, params, ok := strings.Cut(ct, ";"); strings.EqualFold(strings.TrimSpace(mt), "application/json-rpc") {
+		if ok {
+			r.Header.Set("Content-Type", "application/json;"+params)
+		} else {
+			r.Header.Set("Content-Type", "application/json")
+		}
+	}
+}
+
+// maxRefusalText is the most of the SDK's plain-text refusal a
+// jsonErrorWriter keeps as its message, in bytes.
+const maxRefusalText = 4 << 10
+
+// jsonErrorWriter answers every request the SDK refuses with plain text
+// (http.Error: a malformed body or id, an unknown session, a wrong
+// Accept, ...) with a JSON-RPC error response in its place: the same
+// HTTP status, {"jsonrpc":"2.0","id":null,"error":{"code":-32600,
+// "message":TEXT}} (WriteRefusal). Everything else passes through.
+type jsonErrorWriter struct {
+	*deadlineWriter
+	status int          // the refusal's, 0 until the SDK refuses
+	text   bytes.Buffer // its text, at most maxRefusalText
+}
+
+// WriteHeader implements http.ResponseWriter.
+func (w *jsonErrorWriter) WriteHeader(code int) {
+	if code >= 400 && strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain") {
+		w.status = code
+		return
+	}
+	w.deadlineWriter.WriteHeader(code)
+}
+
+// Write implements http.ResponseWriter.
+func (w *jsonErrorWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		return w.deadlineWriter.Write(p)
+	}
+	w.text.Write(p[:min(len(p), maxRefusalText-w.text.Len())])
+	return len(p), nil
+}
+
+// Flush implements http.Flusher (nothing of a refusal is flushed).
+func (w *jsonErrorWriter) Flush() {
+	if w.status == 0 {
+		w.deadlineWriter.Flush()
+	}
+}
+
+// FlushError is Flush for http.ResponseController.
+func (w *jsonErrorWriter) FlushError() error {
+	if w.status == 0 {
+		return w.deadlineWriter.FlushError()
+	}
+	return nil
+}
+
+// Unwrap returns the underlying writer (for http.ResponseController).
+func (w *jsonErrorWriter) Unwrap() http.ResponseWriter { return w.deadlineWriter }
+
+// finish writes the refusal held, if any, as its JSON-RPC error.
+func (w *jsonErrorWriter) finish() {
+	if w.status == 0 {
+		return
+	}
+	w.Header().Del("X-Content-Type-Options")
+	WriteRefusal(w.deadlineWriter, w.status, jsonrpc.CodeInvalidRequest, strings.TrimSpace(w.text.String()))
 }
 
 // coreOnlyHTTP is the refusal of coreOnlyAsked for r, a POST of one

@@ -82,8 +82,12 @@ func (h *HTTPHandler) hold(w http.ResponseWriter, g *access.Grant) {
 		h.slots.release(g)
 		return
 	}
+	h.s.own(ss, g)
 	life, done := access.UntilRevoked(access.WithGrant(context.Background(), g))
-	stop := context.AfterFunc(life, func() { _ = ss.Close() })
+	stop := context.AfterFunc(life, func() {
+		h.s.endAsks(ss.ID(), g)
+		_ = ss.Close()
+	})
 	go func() {
 		_ = ss.Wait() // DELETE, the idle timer, revocation, shutdown
 		stop()

@@ -13,6 +13,11 @@
 //	          call (reading the answers), then answers with how many
 //	          were answered with a result and with an error
 //	garbage   writes 100,000 lines that are not JSON
+//	outside   answers, then sends 200,000 requests outside any call
+//	          (roots/list, elicitation/create, sampling/createMessage in
+//	          turn) as fast as its client reads them
+//	manytools lists 10,001 tools
+//	biginit   answers initialize with a line of 100 MiB
 //	exit      exits with status 3 during the call
 //	hang      never answers
 //
@@ -92,6 +97,10 @@ func main() {
 			refused.Add(1)
 		case msg.Method == "":
 			answered.Add(1)
+		case msg.Method == "initialize" && mode == "biginit":
+			reply(msg.ID, `{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"`+strings.Repeat("h", 100<<20)+`","version":"1"}}`)
+		case msg.Method == "tools/list" && mode == "manytools":
+			reply(msg.ID, manyTools(10_001))
 		case msg.Method == "initialize":
 			reply(msg.ID, `{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"logging":{}},"serverInfo":{"name":"hostile","version":"1.0.0"}}`)
 		case msg.Method == "tools/list":
@@ -104,6 +113,20 @@ func main() {
 			reply(msg.ID, `{}`) // ping, logging/setLevel, ...
 		}
 	}
+}
+
+// manyTools is a tools/list result of n tools.
+func manyTools(n int) string {
+	var b strings.Builder
+	b.WriteString(`{"tools":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"name":"t%d","inputSchema":{"type":"object"}}`, i)
+	}
+	b.WriteString(`]}`)
+	return b.String()
 }
 
 // attack runs mode for the call id.
@@ -137,6 +160,16 @@ func attack(mode string, id json.RawMessage) {
 			send(fmt.Sprintf(`{"jsonrpc":"2.0","id":"s%d","method":"sampling/createMessage","params":{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":1}}`, i))
 		}
 		reply(id, text(fmt.Sprintf("sent %d", n)))
+	case "outside":
+		reply(id, text("flooding"))
+		methods := []string{
+			`"method":"roots/list"`,
+			`"method":"elicitation/create","params":{"mode":"form","message":"hi","requestedSchema":{"type":"object","properties":{}}}`,
+			`"method":"sampling/createMessage","params":{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":1}`,
+		}
+		for i := range 200_000 {
+			send(fmt.Sprintf(`{"jsonrpc":"2.0","id":"o%d",%s}`, i, methods[i%len(methods)]))
+		}
 	case "garbage":
 		for i := 0; i < 100_000; i++ {
 			send("this is not JSON " + strings.Repeat("x", 64))
