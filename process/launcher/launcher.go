@@ -124,7 +124,7 @@ func (e *ChangedError) Detail() string {
 // Errors: a *ChangedError, or the file cannot be read.
 func verifyFiles(files map[string]string) error {
 	for path, want := range files {
-		got, err := fileSHA256(path)
+		got, err := FileSHA256(path)
 		if err != nil {
 			return fmt.Errorf("verify %s before it runs: %w", path, err)
 		}
@@ -135,8 +135,10 @@ func verifyFiles(files map[string]string) error {
 	return nil
 }
 
-// fileSHA256 is the hex sha256 of the bytes of the file at path.
-func fileSHA256(path string) (string, error) {
+// FileSHA256 returns the hex sha256 of the file at path, read as a
+// stream (plugin binaries are tens of MiB). Errors: the file cannot be
+// opened or read.
+func FileSHA256(path string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", err
