@@ -110,7 +110,7 @@ func command(l decl.Launch, c *decl.Command, argv, environ, granted []string) (l
 		return launcher.Spec{}, err
 	}
 	env := launcher.Env(environ, launcher.Allow{Names: slices.Concat(c.Env, granted)})
-	return launcher.Spec{Path: e.Path, Arg0: e.Arg0, Args: e.Args, Dir: decl.WorkDir(l.Dir, c.Cwd), Env: env}, nil
+	return launcher.Spec{Path: e.Path, Arg0: e.Arg0, Args: e.Args, Dir: decl.WorkDir(l.Dir, c.Cwd), Env: env, Verify: e.Verify}, nil
 }
 
 // capped is an io.Writer that keeps up to max bytes and calls over once

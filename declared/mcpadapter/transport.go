@@ -57,7 +57,7 @@ func command(l decl.Launch, environ, granted []string, o Options) (launcher.Spec
 		return launcher.Spec{}, err
 	}
 	return launcher.Spec{
-		Path: e.Path, Arg0: e.Arg0, Args: e.Args, Dir: decl.WorkDir(l.Dir, l.Server.Cwd), Env: env,
+		Path: e.Path, Arg0: e.Arg0, Args: e.Args, Dir: decl.WorkDir(l.Dir, l.Server.Cwd), Env: env, Verify: e.Verify,
 		Stderr: o.Starter.Stderr,
 		// A grandchild holding stderr open must not keep Wait (and so the
 		// session's Close) from returning once the server has exited.

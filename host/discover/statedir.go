@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -112,7 +113,7 @@ func SweepDeadDirs(parent, prefix string, log hclog.Logger) {
 		if err != nil || pid == os.Getpid() || processAlive(pid) {
 			continue
 		}
-		if err := os.RemoveAll(filepath.Join(parent, e.Name())); err == nil {
+		if err := removeTree(filepath.Join(parent, e.Name())); err == nil {
 			log.Debug("swept the folder of a dead process", "dir", filepath.Join(parent, e.Name()))
 		}
 	}
@@ -142,9 +143,9 @@ func (s *StateDir) Acquire(path string) (copyPath, sum string, err error) {
 	h := sha256.New()
 	_, err = io.Copy(io.MultiWriter(tmp, h), src)
 	if err == nil {
-		mode := os.FileMode(0o700)
+		mode := os.FileMode(0o500) // read-only: the launcher checks its bytes again before each exec
 		if s.shared {
-			mode = 0o755 // the plugin user runs it
+			mode = 0o555 // the plugin user runs it
 		}
 		err = tmp.Chmod(mode)
 	}
@@ -179,13 +180,13 @@ func (s *StateDir) drop(refs map[string]int, key, path string) {
 	defer s.mu.Unlock()
 	if refs[key]--; refs[key] <= 0 {
 		delete(refs, key)
-		_ = os.RemoveAll(path)
+		_ = removeTree(path)
 	}
 }
 
 // Remove deletes both state folders.
 func (s *StateDir) Remove() error {
-	return errors.Join(os.RemoveAll(s.root), os.RemoveAll(s.Sock))
+	return errors.Join(removeTree(s.root), os.RemoveAll(s.Sock))
 }
 
 // maxMirrorEntries bounds the entries of a folder verify mirrors.
@@ -314,21 +315,34 @@ func (s *StateDir) makeMirror(folder string, names map[string]string, dst string
 	for n, sum := range names {
 		err = errors.Join(err, os.Link(filepath.Join(s.Bin, sum), filepath.Join(tmp, n)))
 	}
-	mode := os.FileMode(0o700)
+	mode := os.FileMode(0o500) // read-only: removeTree makes it writable again
 	if s.shared {
-		mode = 0o755 // the plugin user lists and runs it
+		mode = 0o555 // the plugin user lists and runs it
 	}
 	if err == nil {
 		err = os.Chmod(tmp, mode)
 	}
 	if err == nil {
-		_ = os.RemoveAll(dst) // a mirror left by a failed release
+		_ = removeTree(dst) // a mirror left by a failed release
 		err = os.Rename(tmp, dst)
 	}
 	if err != nil {
-		_ = os.RemoveAll(tmp)
+		_ = removeTree(tmp)
 	}
 	return err
+}
+
+// removeTree removes path and everything under it, first making its
+// folders writable again (mirrors are read-only, makeMirror); symbolic
+// links are removed, never followed. Errors: os.RemoveAll's.
+func removeTree(path string) error {
+	_ = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			_ = os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	return os.RemoveAll(path)
 }
 
 // releaseMirror drops one reference to mirror key and removes it at zero.

@@ -79,7 +79,11 @@ func startLocal(sv *Supervisor, inst *instance, f discover.FileRef, pol discover
 		Granted: launcher.Granted(env),
 		Stderr:  &LineLogger{Log: pluginLog, Tail: inst.stderr, Stream: "stderr"},
 		Confine: func(spec *launcher.Spec) error {
+			spec.Verify = proc.withVerify(spec.Verify)
 			return confineDeclared(sv, inst.name, pol.Spec, proc.launcher, lp.group, spec)
+		},
+		Refused: func(e *launcher.ChangedError) {
+			pluginLog.Error("refused to run a rewritten copy", "file", e.File, "error", e.Detail())
 		},
 		Started: func(p *launcher.Process) {
 			if k := sv.Keeper.Load(); k != nil && l.Commands == nil && sv.Cgroups == nil {

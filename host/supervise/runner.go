@@ -97,6 +97,10 @@ func (r *ProcessRunner) Start(_ context.Context) error {
 	if err != nil {
 		r.procMu.Unlock()
 		close(r.stderrDone)
+		var changed *launcher.ChangedError
+		if errors.As(err, &changed) {
+			return errors.New(changed.Detail()) // the host's status names the copy
+		}
 		return err
 	}
 	r.proc, r.PID = proc, proc.Pid()

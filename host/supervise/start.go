@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -157,7 +158,7 @@ func startProcess(ctx context.Context, sv *Supervisor, inst *instance, f discove
 			// replaces it.
 			given := slices.Concat(core.PluginEnv(nil, name, cfg.PluginEnv, os.Environ()), pol.Env, secrets)
 			env := slices.Concat(spec.Env, given, proc.env, []string{PluginFileEnv + "=" + absPath(f.Path), certEnv})
-			return inst.newRunner(ctx, sv, f, pol, launcher.Spec{Path: proc.argv[0], Args: proc.argv[1:], User: cfg.PluginUser, Env: env}, pluginLog)
+			return inst.newRunner(ctx, sv, f, pol, launcher.Spec{Path: proc.argv[0], Args: proc.argv[1:], User: cfg.PluginUser, Env: env, Verify: proc.verify}, pluginLog)
 		},
 	})
 	return nil
@@ -213,8 +214,25 @@ type process struct {
 	launcher  []string
 	// sum identifies the process: the program's sha256, or for a
 	// declared plugin the sha256 of its launch.
-	sum     string
+	sum string
+	// verify maps the host-made copies in argv or launcher to their
+	// sha256, checked again right before each exec (launcher.Spec.Verify).
+	verify  map[string]string
 	release func()
+}
+
+// withVerify returns verify (a launcher.Spec.Verify, may be nil) with
+// p's copies added.
+func (p process) withVerify(verify map[string]string) map[string]string {
+	if len(p.verify) == 0 {
+		return verify
+	}
+	out := maps.Clone(verify)
+	if out == nil {
+		out = map[string]string{}
+	}
+	maps.Copy(out, p.verify)
+	return out
 }
 
 // prepare copies f's program into the state folder (by sha256: the exact
@@ -235,6 +253,7 @@ func prepare(sv *Supervisor, name string, f discover.FileRef, spec sandbox.Spec)
 		return process{}, fmt.Errorf("copy binary: %w", err)
 	}
 	sums := []string{sum}
+	verify := map[string]string{prog: sum}
 	release := func() {
 		for _, s := range sums {
 			sv.State.Release(s)
@@ -257,8 +276,9 @@ func prepare(sv *Supervisor, name string, f discover.FileRef, spec sandbox.Spec)
 		}
 		sums = append(sums, lsum)
 		argv[0] = lcopy
+		verify[lcopy] = lsum
 	}
-	return process{argv: argv, env: env, sum: sum, release: sync.OnceFunc(release)}, nil
+	return process{argv: argv, env: env, sum: sum, verify: verify, release: sync.OnceFunc(release)}, nil
 }
 
 // prepareDeclared prepares declared plugin f's launch: with a lock the
@@ -301,6 +321,7 @@ func prepareDeclared(sv *Supervisor, name string, f discover.FileRef, spec sandb
 		}
 		sums = append(sums, lsum)
 		p.launcher = slices.Concat([]string{lcopy}, sv.Cfg.Launcher[1:])
+		p.verify = map[string]string{lcopy: lsum}
 	}
 	p.release = sync.OnceFunc(release)
 	return p, nil

@@ -21,11 +21,14 @@
 package launcher
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
@@ -83,13 +86,77 @@ type Spec struct {
 	// close after it exited (a descendant holding them open); 0 waits for
 	// as long as they stay open.
 	WaitDelay time.Duration
+	// Verify maps files (absolute paths) to the hex sha256 each must have
+	// when the process starts: the host-made copies it runs or is given
+	// (a plugin binary's copy, a declared program's verified copy, the
+	// sandbox launcher's copy). Start hashes each right before the fork
+	// and refuses on a difference (a *ChangedError), so a copy rewritten
+	// after it was made, by a process sharing the host's user, does not
+	// run. nil checks nothing.
+	Verify map[string]string
+}
+
+// ChangedError is Start's refusal of a file of Spec.Verify whose bytes
+// are not the ones the host made and checked.
+type ChangedError struct {
+	// File is the path of the file; Got and Want are the hex sha256 of
+	// its bytes now and of the bytes it must have.
+	File, Got, Want string
+}
+
+// Error says which program's copy was refused, without the host's own
+// paths (it may reach a caller): "the copy the host runs of say.sh was
+// rewritten ...". Detail names the copy.
+func (e *ChangedError) Error() string {
+	return fmt.Sprintf("the copy the host runs of %s was rewritten after the host checked it (sha256 %.12s is not %.12s), so it was not run; the host's log names the copy",
+		filepath.Base(e.File), e.Got, e.Want)
+}
+
+// Detail names the copy and says what to do, for the host's log and
+// status.
+func (e *ChangedError) Detail() string {
+	return fmt.Sprintf("%s was rewritten after the host made and checked it: sha256 %.12s is not %.12s; "+
+		"something running as the host's user wrote to it (run plugins as another user with --plugin-user, or confine them with --sandbox)",
+		e.File, e.Got, e.Want)
+}
+
+// verifyFiles checks each file of files (Spec.Verify) against its sha256.
+// Errors: a *ChangedError, or the file cannot be read.
+func verifyFiles(files map[string]string) error {
+	for path, want := range files {
+		got, err := FileSHA256(path)
+		if err != nil {
+			return fmt.Errorf("verify %s before it runs: %w", path, err)
+		}
+		if got != want {
+			return &ChangedError{File: path, Got: got, Want: want}
+		}
+	}
+	return nil
+}
+
+// FileSHA256 returns the hex sha256 of the file at path, read as a
+// stream (plugin binaries are tens of MiB). Errors: the file cannot be
+// opened or read.
+func FileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // Cmd is a process prepared from a Spec, not yet started.
 type Cmd struct {
 	spec    Spec
 	cmd     *exec.Cmd
-	started func(*Process) // Starter.Started
+	started func(*Process)      // Starter.Started
+	refused func(*ChangedError) // Starter.Refused
 }
 
 // New prepares spec. Errors: an empty Path.
@@ -127,11 +194,20 @@ func (c *Cmd) StderrPipe() (io.ReadCloser, error) { return c.cmd.StderrPipe() }
 func (c *Cmd) Path() string { return c.cmd.Path }
 
 // Start starts the process from the spawner thread and returns its
-// handle. The caller's copies of Spec.ExtraFiles are closed either way;
-// on failure the Spec's cgroup is removed. Errors: exec.Cmd.Start's as
-// they are ("fork/exec PATH: no such file or directory", ...).
+// handle, once every file of Spec.Verify has its sha256. The caller's
+// copies of Spec.ExtraFiles are closed either way; on failure the
+// Spec's cgroup is removed. Errors: a *ChangedError naming a file of
+// Spec.Verify; exec.Cmd.Start's as they are ("fork/exec PATH: no such
+// file or directory", ...).
 func (c *Cmd) Start() (*Process, error) {
-	err := spawn(c.cmd)
+	err := verifyFiles(c.spec.Verify)
+	var changed *ChangedError
+	if errors.As(err, &changed) && c.refused != nil {
+		c.refused(changed)
+	}
+	if err == nil {
+		err = spawn(c.cmd)
+	}
 	for _, f := range c.cmd.ExtraFiles {
 		_ = f.Close() // the process's ends are its own now
 	}
@@ -173,6 +249,10 @@ type Starter struct {
 	// Started is told of each process once it started (the keeper's
 	// tracking of its process group). nil: nobody.
 	Started func(*Process)
+	// Refused is told of each start refused because a file of
+	// Spec.Verify was rewritten (the host logs its Detail under the
+	// plugin's name). nil: nobody.
+	Refused func(*ChangedError)
 }
 
 // Command prepares spec as s says (Confine). Errors: Confine's, New's.
@@ -187,7 +267,7 @@ func (s *Starter) Command(spec Spec) (*Cmd, error) {
 		return nil, err
 	}
 	if s != nil {
-		c.started = s.Started
+		c.started, c.refused = s.Started, s.Refused
 	}
 	return c, nil
 }

@@ -230,6 +230,10 @@ type Exec struct {
 	// Args are the arguments, each one that names a pinned file replaced
 	// by that file's verified copy.
 	Args []string
+	// Verify, with a lock, maps each verified copy Path and Args name to
+	// the pinned sha256 of its file (launcher.Spec.Verify): the launcher
+	// checks the copies' bytes again right before it runs them.
+	Verify map[string]string
 }
 
 // Exec resolves argv, a command line of l (expanded: a command tool's
@@ -256,6 +260,7 @@ func (l Launch) Exec(argv []string, cwd, path string) (Exec, error) {
 	if l.Pinned == nil {
 		return e, nil
 	}
+	e.Verify = map[string]string{e.Path: l.Pinned[prog]}
 	wd := WorkDir(l.Dir, cwd)
 	for i, a := range e.Args {
 		if p := argPath(wd, a); p != "" {
@@ -263,6 +268,7 @@ func (l Launch) Exec(argv []string, cwd, path string) (Exec, error) {
 				if e.Args[i], err = l.verified(p); err != nil {
 					return Exec{}, err
 				}
+				e.Verify[e.Args[i]] = l.Pinned[p]
 			}
 		}
 	}

@@ -37,13 +37,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 
 	"github.com/opentool-host/opentool-host/internal/strictjson"
+	"github.com/opentool-host/opentool-host/process/launcher"
 	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
 
@@ -272,19 +272,9 @@ func members(fn *opentool.Function) map[string]json.RawMessage {
 }
 
 // FileSHA256 returns the hex sha256 of the file at path, read as a
-// stream (plugin binaries are tens of MiB).
-func FileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
+// stream (launcher.FileSHA256, the one the launcher checks copies with
+// before each exec). Errors: the file cannot be opened or read.
+func FileSHA256(path string) (string, error) { return launcher.FileSHA256(path) }
 
 // ErrNotPinned is wrapped by errors about a file or function the lock
 // does not hold.
