@@ -12,6 +12,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/host/discover"
 	"github.com/opentool-host/opentool-host/host/supervise"
+	"github.com/opentool-host/opentool-host/process/launcher"
 	"github.com/opentool-host/opentool-host/protocol/decl"
 	"github.com/opentool-host/opentool-host/protocol/lockfile"
 )
@@ -221,13 +222,20 @@ func (h *Host) owners() map[string]string {
 }
 
 // claimPlugin returns the Plugin of c's name declared by path, made when
-// new; nil once the host is closing. Errors: the name is another file's
-// (with c's own fault, if any).
+// new; nil once the host is closing. Errors: the name, or its variable
+// key (launcher.PluginKey), is another plugin's (with c's own fault, if
+// any).
 func (h *Host) claimPlugin(c discover.Candidate, path string) (*Plugin, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if p, ok := h.plugins[c.Name]; ok && p.Path() != path {
-		return nil, errors.New(c.TakenBy(p.Path()))
+		return nil, errors.New(c.TakenBy(c.Name, p.Path()))
+	}
+	key := launcher.PluginKey(c.Name)
+	for name, p := range h.plugins {
+		if name != c.Name && launcher.PluginKey(name) == key {
+			return nil, errors.New(c.TakenBy(name, p.Path()))
+		}
 	}
 	return h.pluginLocked(c.Name, path), nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/opentool-host/opentool-host/internal/strictjson"
+	"github.com/opentool-host/opentool-host/process/launcher"
 	"github.com/opentool-host/opentool-host/process/sandbox"
 	"github.com/opentool-host/opentool-host/protocol/decl"
 	"github.com/opentool-host/opentool-host/protocol/lockfile"
@@ -107,7 +108,7 @@ func CheckCandidate(path string) (c Candidate, reason string) {
 	name, ok := decl.PluginName(base)
 	if !ok {
 		if strings.HasPrefix(base, decl.PluginPrefix) {
-			return c, "plugin name must match " + decl.PluginPrefix + "[a-zA-Z0-9_-]{1,64}"
+			return c, "plugin name must match " + decl.PluginPrefix + "[a-zA-Z0-9_-]{1,64}, without \"__\""
 		}
 		return c, "name does not start with " + decl.PluginPrefix
 	}
@@ -427,17 +428,24 @@ func WithPolicies(dir string, cs []Candidate) []Candidate {
 	return cs
 }
 
-// TakenBy is why c is refused when the file at path has its name; it
-// also gives c's own fault, which would otherwise never be shown.
-func (c Candidate) TakenBy(path string) string {
+// TakenBy is why c is refused when the file at path serves plugin name
+// (c's own name, or one of c's variable key, launcher.PluginKey); it also
+// gives c's own fault, which would otherwise never be shown.
+func (c Candidate) TakenBy(name, path string) string {
 	why := "plugin name " + c.Name + " is taken by " + filepath.Base(path)
+	if name != c.Name {
+		key := launcher.PluginKey(c.Name)
+		why = "plugin name " + c.Name + " has the variable key of plugin " + name + " of " + filepath.Base(path) +
+			" (" + launcher.PluginPrefix + key + "__VAR would reach both): names that differ only in case or in \"-\" against \"_\" cannot both be served; rename one"
+	}
 	if c.Fault != "" {
 		why += "; and " + c.Fault
 	}
 	return why
 }
 
-// claimNames keeps one candidate per plugin name: the one from a file
+// claimNames keeps one candidate per plugin name, and per variable key
+// (launcher.PluginKey: my-files, my_files and MY-FILES are one): the one from a file
 // the operator names (Config.MCPConfigs: nothing in the plugins folder
 // takes over what the operator declared), else the one from the file
 // that already serves the name (owners: name → file), else an executable
@@ -446,8 +454,8 @@ func (c Candidate) TakenBy(path string) string {
 func claimNames(all []Candidate, owners map[string]string) (kept []Candidate, refused map[string]string) {
 	sort.SliceStable(all, func(i, j int) bool {
 		a, b := all[i], all[j]
-		if a.Name != b.Name {
-			return a.Name < b.Name
+		if ka, kb := launcher.PluginKey(a.Name), launcher.PluginKey(b.Name); ka != kb {
+			return ka < kb
 		}
 		if a.Operator != b.Operator {
 			return a.Operator
@@ -462,8 +470,9 @@ func claimNames(all []Candidate, owners map[string]string) (kept []Candidate, re
 	})
 	refused = map[string]string{}
 	for i, c := range all {
-		if i > 0 && all[i-1].Name == c.Name {
-			refused[filepath.Base(c.Path)+": "+c.Name] = c.TakenBy(kept[len(kept)-1].Path)
+		if i > 0 && launcher.PluginKey(all[i-1].Name) == launcher.PluginKey(c.Name) {
+			w := kept[len(kept)-1]
+			refused[filepath.Base(c.Path)+": "+c.Name] = c.TakenBy(w.Name, w.Path)
 			continue
 		}
 		kept = append(kept, c)

@@ -186,7 +186,7 @@ type Plugin struct {
 // files break a rule of FromPaths.
 func FromDir(dir, name string) (*Plugin, error) {
 	if !validName(name) {
-		return nil, fmt.Errorf("%q is not a plugin name (want [a-zA-Z0-9_-]{1,64})", name)
+		return nil, fmt.Errorf("%q is not a plugin name (want [a-zA-Z0-9_-]{1,64}, without \"__\")", name)
 	}
 	var paths []string
 	for _, ki := range kinds {

@@ -43,7 +43,9 @@ const PluginPrefix = HostPrefix + "_"
 
 // PluginKey is the KEY of plugin name in PluginPrefix variables: name
 // upper-cased, "-" written "_" ("my-files" gives MY_FILES). Names that
-// differ only in case or in "-" against "_" share a KEY.
+// differ only in case or in "-" against "_" share a KEY, and the host
+// serves at most one plugin of each KEY (the others are refused), so a
+// KEY always names the one plugin it reaches.
 func PluginKey(name string) string { return strings.ToUpper(strings.ReplaceAll(name, "-", "_")) }
 
 // Allow is what Env keeps beside BaseEnv and LC_*.
@@ -81,26 +83,41 @@ func Env(environ []string, a Allow) []string {
 // PluginVars returns the entries of environ (KEY=VALUE) meant for plugin
 // name, renamed for it: OPENTOOL__<KEY>__<VAR>=V as OPENTOOL_<KEY>_<VAR>=V,
 // KEY being PluginKey(name) (OPENTOOL__FILES__ROOT reaches the plugin
-// "files" as OPENTOOL_FILES_ROOT). A variable's KEY is what lies between
-// PluginPrefix and its last "__", and must equal the plugin's exactly:
-// OPENTOOL__TASK_STORE__X is task-store's, never task's. VAR must not be
-// empty nor start with "_".
+// "files" as OPENTOOL_FILES_ROOT). A variable's KEY (VarKey) ends at its
+// first "__" after PluginPrefix, as no plugin name holds "__":
+// OPENTOOL__DB__CONN__URL is db's (as OPENTOOL_DB_CONN__URL), never a
+// plugin db__conn's; OPENTOOL__TASK_STORE__X is task-store's, never
+// task's.
 func PluginVars(environ []string, name string) []string {
 	key := PluginKey(name)
 	var out []string
 	for _, kv := range environ {
 		k, v, ok := strings.Cut(kv, "=")
-		rest, isPlugin := strings.CutPrefix(k, PluginPrefix)
-		if !ok || !isPlugin {
+		if !ok {
 			continue
 		}
-		i := strings.LastIndex(rest, "__")
-		if i < 0 || rest[:i] != key || i+2 == len(rest) || rest[i+2] == '_' {
-			continue
+		if vk, rest, ok := VarKey(k); ok && vk == key {
+			out = append(out, HostPrefix+key+"_"+rest+"="+v)
 		}
-		out = append(out, HostPrefix+key+"_"+rest[i+2:]+"="+v)
 	}
 	return out
+}
+
+// VarKey splits variable k, OPENTOOL__<KEY>__<VAR>, into KEY and VAR:
+// KEY ends at the first "__" that is not followed by "_" (a name may end
+// in "_": OPENTOOL__A___X is plugin a_'s X), and VAR must not be empty.
+// ok is false for any other variable.
+func VarKey(k string) (key, rest string, ok bool) {
+	s, isPlugin := strings.CutPrefix(k, PluginPrefix)
+	if !isPlugin {
+		return "", "", false
+	}
+	for j := 1; j+2 < len(s); j++ {
+		if s[j:j+2] == "__" && s[j+2] != '_' {
+			return s[:j], s[j+2:], true
+		}
+	}
+	return "", "", false
 }
 
 // CheckNames refuses variable names that are empty, hold "=" or are in

@@ -25,12 +25,14 @@ func TestEnv(t *testing.T) {
 		t.Fatalf("Env = %v, want %v", got, want)
 	}
 	// KEY is exact: task does not get task-store's, nor task-store
-	// task's; a plugin whose KEY ends in "_" or holds "__" has its own.
+	// task's; KEY ends at the first "__" (no plugin name holds one), so
+	// OPENTOOL__A__B__F is a's, and a plugin whose KEY ends in "_" has
+	// its own.
 	environ = []string{"OPENTOOL__TASK__A=1", "OPENTOOL__TASK_STORE__B=2", "OPENTOOL__MY_TOOL__C=3", "OPENTOOL__MY_TOOLD=4",
 		"OPENTOOL__A___E=5", "OPENTOOL__A__B__F=6", "OPENTOOL_TASK_G=7"}
 	for name, want := range map[string][]string{
 		"task": {"OPENTOOL_TASK_A=1"}, "task-store": {"OPENTOOL_TASK_STORE_B=2"}, "my-tool": {"OPENTOOL_MY_TOOL_C=3"},
-		"a": nil, "a_": {"OPENTOOL_A__E=5"}, "a--b": {"OPENTOOL_A__B_F=6"},
+		"a": {"OPENTOOL_A_B__F=6"}, "a_": {"OPENTOOL_A__E=5"},
 	} {
 		if got := launcher.PluginVars(environ, name); !slices.Equal(got, want) {
 			t.Errorf("PluginVars(%s) = %v, want %v", name, got, want)

@@ -85,17 +85,19 @@ type DesktopEntry struct {
 	urlKey string // "url" or "serverUrl": the member the URL came from
 }
 
-// pluginNameRE is the plugin name rule (PluginName): it keeps aggregated
-// schema keys ("NAME.Schema") collision-free.
+// pluginNameRE is the plugin name's characters and length (with no "__"
+// besides: ValidPluginName): it keeps aggregated schema keys
+// ("NAME.Schema") collision-free.
 var pluginNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
 // MapName returns the plugin name of a server named key in a desktop
-// config: key itself when it matches ^[a-zA-Z0-9_-]{1,64}$ (the plugin
-// name rule), else key with each character outside [a-zA-Z0-9_-]
-// replaced by "_" ("my.server" and "my server" are both "my_server").
-// Errors: an empty key, or one of more than 64 characters.
+// config: key itself when it is a plugin name (ValidPluginName), else key
+// with each character outside [a-zA-Z0-9_-] replaced by "_" and each run
+// of "_" and "-" written "_" ("my.server", "my server", "my__server" and
+// "my - server" are all "my_server"). Errors: an empty key, or one of more than 64
+// characters.
 func MapName(key string) (string, error) {
-	if pluginNameRE.MatchString(key) {
+	if ValidPluginName(key) {
 		return key, nil
 	}
 	name := strings.Map(func(r rune) rune {
@@ -104,7 +106,8 @@ func MapName(key string) (string, error) {
 		}
 		return '_'
 	}, key)
-	if !pluginNameRE.MatchString(name) {
+	name = separatorRunRE.ReplaceAllLiteralString(name, "_")
+	if !ValidPluginName(name) {
 		if name == "" {
 			return "", errors.New("a server needs a name: the key is empty")
 		}
@@ -216,7 +219,7 @@ func nameEntries(es []DesktopEntry) {
 			e.Name = e.Key
 			continue
 		}
-		if _, dup := taken[e.Key]; pluginNameRE.MatchString(e.Key) && !dup {
+		if _, dup := taken[e.Key]; ValidPluginName(e.Key) && !dup {
 			e.Name, taken[e.Key] = e.Key, e.Key
 			continue
 		}

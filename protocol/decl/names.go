@@ -1,19 +1,22 @@
 package decl
 
-import "strings"
+import (
+	"regexp"
+	"strings"
+)
 
 // PluginPrefix is the file-name prefix of plugin executables, after the
 // Terraform/Packer naming rule: "opentool-plugin-NAME".
 const PluginPrefix = "opentool-plugin-"
 
 // PluginName returns the plugin name of file base name file and whether
-// file follows the naming rule: "opentool-plugin-NAME" with NAME matching
-// ^[a-zA-Z0-9_-]{1,64}$. Dotfiles, editors' temp files ("~", ".swp",
+// file follows the naming rule: "opentool-plugin-NAME" with NAME a plugin
+// name (ValidPluginName). Dotfiles, editors' temp files ("~", ".swp",
 // ".tmp", ".part"), the go command's temporary file of `go build -o`
 // ("NAME-go-tmp-umask") and names with other characters are rejected.
 func PluginName(file string) (string, bool) {
 	name, ok := strings.CutPrefix(file, PluginPrefix)
-	if !ok || !pluginNameRE.MatchString(name) || IsTempFile(file) {
+	if !ok || !ValidPluginName(name) || IsTempFile(file) {
 		return "", false
 	}
 	return name, true
@@ -33,6 +36,14 @@ func IsTempFile(file string) bool {
 }
 
 // ValidPluginName reports whether name is a plugin name:
-// ^[a-zA-Z0-9_-]{1,64}$ (the NAME of "opentool-plugin-NAME",
-// "NAME.mcp.json", "NAME.tools.json" and "NAME.policy.json").
-func ValidPluginName(name string) bool { return pluginNameRE.MatchString(name) }
+// ^[a-zA-Z0-9_-]{1,64}$ with no two of "_" and "-" in a row (the NAME of
+// "opentool-plugin-NAME", "NAME.mcp.json", "NAME.tools.json" and
+// "NAME.policy.json"). "__" ends the plugin's part of a variable
+// OPENTOOL__<PLUGIN>__VAR, where "-" is written "_", so no name holds
+// "__", "--", "_-" or "-_".
+func ValidPluginName(name string) bool {
+	return pluginNameRE.MatchString(name) && !separatorRunRE.MatchString(name)
+}
+
+// separatorRunRE finds a run of two or more of "_" and "-".
+var separatorRunRE = regexp.MustCompile(`[_-]{2,}`)
