@@ -35,7 +35,7 @@ var takenNames = map[string]bool{
 	"add_note": true, "list_notes": true, "get_note": true, "repeat": true, "list_dir": true, "read_text": true, "search_text": true,
 }
 
-// TestSDKReadmeExamples (issue 34): every example of the SDK READMEs runs
+// TestSDKReadmeExamples: every example of the SDK READMEs runs
 // somewhere. The one fenced block of each is its whole plugin (the
 // cmd/opentool-host tests TestTutorialPluginsServedWhileRunning and
 // TestMissingGrpcSaysWhatToInstall serve and call it); a block of another

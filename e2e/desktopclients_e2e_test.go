@@ -344,16 +344,9 @@ func TestDesktopCallGoesToTheRememberedOwner(t *testing.T) {
 	stopHostProc(t, hp, syscall.SIGTERM)
 	ctWrite(t, dir, "quick", ncTools("quick"))
 
-	cmd := exec.Command(testkit.Build(t, "./cmd/opentool-host"), "mcp", "--dir", dir, "--state-dir", state, "--log-level", "debug")
-	stderr := &testkit.SyncBuffer{}
-	cmd.Stderr = stderr
+	cs, stderr := connectMCPStdio(t, dir, "--state-dir", state, "--log-level", "debug")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "desktop", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatalf("initialize: %v\n%s", err, stderr.String())
-	}
-	defer cs.Close()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{}})
 	if err != nil {
 		t.Fatalf("tools/call echo right after initialize: %v\n%s", err, stderr.String())

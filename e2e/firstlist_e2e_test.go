@@ -14,13 +14,17 @@ import (
 	"github.com/opentool-host/opentool-host/testkit"
 )
 
-// connectMCPStdio runs `opentool-host mcp --dir dir extra...` and connects
-// the Go SDK client to it without waiting for anything but initialize,
-// as a desktop client does.
+// connectMCPStdio runs `opentool-host mcp --dir dir extra...` (a state
+// folder of its own unless extra gives --state-dir) and connects the Go
+// SDK client to it without waiting for anything but initialize, as a
+// desktop client does.
 func connectMCPStdio(t *testing.T, dir string, extra ...string) (*mcp.ClientSession, *testkit.SyncBuffer) {
 	t.Helper()
 	stderr := &testkit.SyncBuffer{}
-	args := append([]string{"mcp", "--dir", dir, "--log-level", "info", "--state-dir", t.TempDir()}, extra...)
+	args := append([]string{"mcp", "--dir", dir, "--log-level", "info"}, extra...)
+	if !slices.Contains(extra, "--state-dir") {
+		args = append(args, "--state-dir", t.TempDir())
+	}
 	cmd := exec.Command(testkit.Build(t, "./cmd/opentool-host"), args...)
 	cmd.Stderr = stderr
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -411,16 +411,9 @@ func TestMCPStdioAnswersWhileAPluginStarts(t *testing.T) {
 	ctWrite(t, dir, "quick", ncTools("quick"))
 	// The plugin comes up only once the test opens the gate.
 	ncScript(t, dir, "gated", "#!/bin/sh\nwhile [ ! -e "+gate+" ]; do sleep 0.05; done\nexec "+mock+"\n")
-	cmd := exec.Command(testkit.Build(t, "./cmd/opentool-host"), "mcp", "--dir", dir, "--state-dir", t.TempDir(), "--start-timeout", "60s")
-	stderr := &testkit.SyncBuffer{}
-	cmd.Stderr = stderr
+	cs, stderr := connectMCPStdio(t, dir, "--start-timeout", "60s")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "desktop", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatalf("initialize not answered while a plugin starts: %v\n%s", err, stderr.String())
-	}
-	defer cs.Close()
 	if err := cs.Ping(ctx, nil); err != nil {
 		t.Fatalf("ping while a plugin starts: %v", err)
 	}
