@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/host/tasks/mcptasks"
@@ -106,11 +107,20 @@ func (a *Adapter) connect(ctx context.Context) (*mcp.ClientSession, *process, er
 		a.proc.Store(proc)
 	}
 	kill := context.AfterFunc(ictx, proc.kill) // a server that does not answer in time
-	cs, err := a.initialize(ictx, t)
-	if sse := sseFallback(t); err != nil && ictx.Err() == nil && sse != nil {
+	cs, err := a.initialize(ictx, t, ProtocolVersion)
+	switch sse := sseFallback(t, err); {
+	case err != nil && ictx.Err() == nil && revisionRefused(err):
+		a.log.Info("MCP server refused initialize; asking it with server/discover, as a client of "+SessionlessRevision, "server", a.launch.Name, "error", err)
+		var derr error
+		if cs, proc, derr = a.discover(ictx); derr != nil {
+			err = fmt.Errorf("%w; with server/discover: %v", err, derr)
+		} else {
+			err = nil
+		}
+	case err != nil && ictx.Err() == nil && sse != nil:
 		a.log.Info("MCP server refused streamable HTTP; trying the HTTP+SSE transport of MCP 2024-11-05", "server", a.launch.Name, "error", err)
 		var sseErr error
-		if cs, sseErr = a.initialize(ictx, sse); sseErr != nil {
+		if cs, sseErr = a.initialize(ictx, sse, ProtocolVersion); sseErr != nil {
 			err = fmt.Errorf("%w; over HTTP+SSE: %v", err, sseErr)
 		} else {
 			err = nil
@@ -126,6 +136,50 @@ func (a *Adapter) connect(ctx context.Context) (*mcp.ClientSession, *process, er
 	}
 	a.cs = cs
 	return cs, proc, nil
+}
+
+// discover makes a second connection attempt, for a server that refused
+// initialize (revisionRefused): a new transport (for a command, a new
+// process, whose exit connectError then reports) and the SDK's client
+// handshake of SessionlessRevision, server/discover (SEP-2575), which
+// falls back to initialize of ProtocolVersion itself, as the SDK's client
+// alone does. Errors: the transport's, initialize's, ictx's.
+func (a *Adapter) discover(ictx context.Context) (*mcp.ClientSession, *process, error) {
+	t, proc, err := transport(a.launch, a.opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	if proc != nil {
+		proc.tap = a.tapTaskStatus(a.relay.tap)
+		a.proc.Store(proc)
+	}
+	kill := context.AfterFunc(ictx, proc.kill)
+	cs, err := a.initialize(ictx, t, SessionlessRevision)
+	if !kill() && err == nil {
+		_ = cs.Close()
+		err = ictx.Err()
+	}
+	return cs, proc, err
+}
+
+// revisionRefused reports whether err, initialize's, is the server's
+// JSON-RPC error saying that it does not speak the revision asked or
+// initialize at all, as a server of 2026-07-28 alone answers it (MCP
+// 2026-07-28, "Lifecycle", version negotiation: -32022, unsupported
+// protocol version, SEP-2575; -32601, method not found; -32602 with the
+// versions it supports in data, as 2025-11-25 servers refuse a revision).
+func revisionRefused(err error) bool {
+	var je *jsonrpc.Error
+	if !errors.As(err, &je) {
+		return false
+	}
+	switch je.Code {
+	case mcp.CodeUnsupportedProtocolVersion, jsonrpc.CodeMethodNotFound:
+		return true
+	case jsonrpc.CodeInvalidParams:
+		return strings.Contains(string(je.Data), "supported")
+	}
+	return false
 }
 
 // initContext is ctx bounded by InitTimeout and ended when Load gives up.
@@ -149,13 +203,17 @@ func (a *Adapter) initContext(ctx context.Context) (context.Context, context.Can
 // the new revision the server's own clients of 2025-11-25 would not see.)
 const ProtocolVersion = "2025-11-25"
 
-// initialize connects the MCP client (initialize, MCP "Lifecycle") and
+// initialize connects the MCP client in revision version (initialize,
+// MCP "Lifecycle"; for SessionlessRevision, server/discover first) and
 // lists the tools; the session is closed again when listing fails.
-func (a *Adapter) initialize(ctx context.Context, t mcp.Transport) (*mcp.ClientSession, error) {
+func (a *Adapter) initialize(ctx context.Context, t mcp.Transport, version string) (*mcp.ClientSession, error) {
 	a.setPhase("initialize")
+	if version >= SessionlessRevision {
+		a.setPhase("server/discover")
+	}
 	var once sync.Once // the first result is initialize's (coretasks.go)
 	ictx := withRawResult(ctx, func(raw json.RawMessage) { once.Do(func() { a.coreTasks.Store(coreTasksDeclared(raw)) }) })
-	cs, err := a.client().Connect(ictx, t, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
+	cs, err := a.client().Connect(ictx, t, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +227,7 @@ func (a *Adapter) initialize(ctx context.Context, t mcp.Transport) (*mcp.ClientS
 		// The tools serve without them.
 		a.log.Warn("MCP server's resources or prompts not served: listing them failed", "server", a.launch.Name, "error", err)
 	}
-	if ir := cs.InitializeResult(); ir != nil && ir.Capabilities != nil && ir.Capabilities.Logging != nil {
+	if ir := cs.InitializeResult(); ir != nil && ir.ProtocolVersion < SessionlessRevision && ir.Capabilities != nil && ir.Capabilities.Logging != nil {
 		// Every level: the host filters per client (relay.go).
 		if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
 			a.log.Warn("logging/setLevel debug failed; the server's log messages may not all reach clients", "server", a.launch.Name, "error", err)

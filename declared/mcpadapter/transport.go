@@ -2,6 +2,7 @@ package mcpadapter
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -302,15 +303,17 @@ type remote struct {
 }
 
 // sseFallback returns the transport to try after a connection over t
-// failed: the SSE transport of the same URL when t is a *remote whose
-// first POST was answered with a 4xx status, as an HTTP+SSE server of
-// MCP 2024-11-05 answers it (MCP "Transports", Backwards Compatibility:
-// "If it fails with an HTTP 4xx status code (e.g., 405 Method Not
-// Allowed or 404 Not Found)", issue a GET and expect an endpoint event);
-// nil otherwise.
-func sseFallback(t mcp.Transport) mcp.Transport {
+// failed with err: the SSE transport of the same URL when t is a *remote
+// whose first POST was answered with a 4xx status, as an HTTP+SSE server
+// of MCP 2024-11-05 answers it (MCP "Transports", Backwards
+// Compatibility: "If it fails with an HTTP 4xx status code (e.g., 405
+// Method Not Allowed or 404 Not Found)", issue a GET and expect an
+// endpoint event), and not with a JSON-RPC error in its body, which only
+// a streamable-HTTP server sends (one refusing the revision asked, a
+// 2026-07-28 server's 400: revisionRefused); nil otherwise.
+func sseFallback(t mcp.Transport, err error) mcp.Transport {
 	r, ok := t.(*remote)
-	if !ok {
+	if !ok || err == nil || errors.As(err, new(*jsonrpc.Error)) {
 		return nil
 	}
 	if code := r.probe.code.Load(); code >= 400 && code < 500 {
@@ -377,15 +380,20 @@ func (f *firstPOST) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // headers is an http.RoundTripper adding the declared headers to every
-// request, and the routing headers of the Tasks extension to a tasks/*
-// request (taskRoute).
+// request, the routing headers of the Tasks extension to a tasks/*
+// request (taskRoute), and to a POST without them the standard headers a
+// client sends (standardHeaders).
 type headers map[string]string
 
 // RoundTrip implements http.RoundTripper.
 func (h headers) RoundTrip(r *http.Request) (*http.Response, error) {
 	route, routed := r.Context().Value(routeKey{}).(taskRoute)
-	if len(h) > 0 || routed {
+	std := standardHeaders(r)
+	if len(h) > 0 || routed || len(std) > 0 {
 		r = r.Clone(r.Context())
+		for k, v := range std {
+			r.Header.Set(k, v)
+		}
 		for k, v := range h {
 			r.Header.Set(k, v)
 		}
@@ -395,4 +403,61 @@ func (h headers) RoundTrip(r *http.Request) (*http.Response, error) {
 		}
 	}
 	return http.DefaultTransport.RoundTrip(r)
+}
+
+// standardHeaders is what r, a POST of a JSON-RPC request or
+// notification that has no Mcp-Method header, lacks of the standard
+// headers of SEP-2243 (MCP 2026-07-28, "Transports", Streamable HTTP:
+// Standard Headers): Mcp-Method, the message's method; Mcp-Name, the
+// name of a tools/call or prompts/get, the uri of a resources/read. The
+// SDK sets them itself in sessions of 2026-07-28 and later (and then
+// nothing is added); a server of an earlier revision ignores them, and
+// one of 2026-07-28 asks for them on every POST, initialize included. A
+// value that is not printable ASCII is left out (the SDK sends such a
+// name as it is, which no HTTP request may carry). Nil for any other
+// request, or a body that is not such a message.
+func standardHeaders(r *http.Request) map[string]string {
+	if r.Method != http.MethodPost || r.GetBody == nil || r.Header.Get("Mcp-Method") != "" {
+		return nil
+	}
+	body, err := r.GetBody()
+	if err != nil {
+		return nil
+	}
+	defer body.Close()
+	var msg struct {
+		Method string `json:"method"`
+		Params struct {
+			Name string `json:"name"`
+			URI  string `json:"uri"`
+		} `json:"params"`
+	}
+	if json.NewDecoder(body).Decode(&msg) != nil || !headerSafe(msg.Method) || msg.Method == "" {
+		return nil
+	}
+	std := map[string]string{"Mcp-Method": msg.Method}
+	name := ""
+	switch msg.Method {
+	case "tools/call", "prompts/get":
+		name = msg.Params.Name
+	case "resources/read":
+		name = msg.Params.URI
+	}
+	if name != "" && headerSafe(name) {
+		std["Mcp-Name"] = name
+	}
+	return std
+}
+
+// headerSafe reports whether s is printable ASCII without leading or
+// trailing white space: a header value sent as it is (SEP-2243).
+func headerSafe(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			if s[i] != ' ' || i == 0 || i == len(s)-1 {
+				return false
+			}
+		}
+	}
+	return true
 }
