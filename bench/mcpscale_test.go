@@ -51,11 +51,11 @@ const (
 // BenchmarkMCPServerScale (one -count).
 type scaleResult struct {
 	c scaleCase
-	// callsPerS (successful calls only) and p50 are of the case's
+	// callsPerS (successful calls only) and p50 are of the run's
 	// final b.N.
 	callsPerS float64
 	p50       time.Duration
-	// calls and failed count every call of the case, its warm-ups and
+	// calls and failed count every call of the run, its warm-ups and
 	// every b.N tried included; failure is the first failed one's
 	// message.
 	calls, failed int
@@ -70,76 +70,115 @@ type scaleResult struct {
 	treeRSSKiB, treePSSKiB int64
 }
 
-// scaleRuns holds every case of every run, in run order.
+// scaleRuns holds every run of every case, in run order.
 var scaleRuns []*scaleResult
 
 // BenchmarkMCPServerScale measures the scale row: for each of
-// scaleCases, a fresh "opentool-host run" process declaring one
-// mcp-notes (notes1.mcp.json), and that many Go SDK client sessions of
-// its /mcp (MCPLoad.SDK, one per client, in the load generator) calling
-// notes1_repeat. It reports calls/s (successful ones), the p50, the
-// failed calls (an error or isError) of the case, the processes running
-// mcp-notes in the host's tree and the tree's RSS and PSS in MiB.
+// scaleCases, and for each of its runs (-count), a fresh "opentool-host
+// run" process declaring one mcp-notes (notes1.mcp.json), and that many
+// Go SDK client sessions of its /mcp (MCPLoad.SDK, one per client, in
+// the load generator) calling notes1_repeat. It reports calls/s
+// (successful ones), the p50, the failed calls (an error or isError) of
+// the run, the processes running mcp-notes in the host's tree and the
+// tree's RSS and PSS in MiB.
 func BenchmarkMCPServerScale(b *testing.B) {
 	setup(b)
 	for _, c := range scaleCases {
-		r := &scaleResult{c: c}
-		runScaleCase(b, r)
-		if r.calls > 0 {
-			scaleRuns = append(scaleRuns, r)
-		}
+		runScaleCase(b, c)
 	}
 }
 
-// runScaleCase runs r's case as a sub-benchmark of b on a host process
-// of its own, stopped after it.
-func runScaleCase(b *testing.B, r *scaleResult) {
-	sessions := r.c.sessions
+// scaleRun is one run of a scale case: its host and what it measured.
+type scaleRun struct {
+	b   *testing.B // the sub-benchmark of the run (one per -count)
+	h   *declaredHost
+	url string // the host's /mcp
+	r   *scaleResult
+}
+
+// runScaleCase runs case c as a sub-benchmark of b; each of its runs
+// (a new *testing.B per -count, which go test calls with growing b.N)
+// has a host process of its own, stopped, its sessions ended, when the
+// next run starts or the case ends.
+func runScaleCase(b *testing.B, c scaleCase) {
+	var run *scaleRun
+	defer func() { run.end(b) }()
+	b.Run(scaleName(c), func(b *testing.B) {
+		if run == nil || run.b != b {
+			run.end(b)
+			run = nil
+			run = startScaleRun(b, c)
+		}
+		run.load(b, 0, true) // every client connects and calls once before the clock starts
+		b.ResetTimer()
+		res := run.load(b, b.N, false)
+		b.StopTimer()
+		run.measure(b, res)
+	})
+}
+
+// startScaleRun starts the host of a run of c for the sub-benchmark b
+// and adds the run to scaleRuns.
+func startScaleRun(b *testing.B, c scaleCase) *scaleRun {
+	sessions := c.sessions
 	if sessions == scaleDefault {
 		sessions = ""
 	}
-	p := startDeclaredHost(b, sessions)
-	url := p.URL() + mcpapi.Path
-	defer func() {
-		_, _ = env.lg.Run(harness.LoadRequest{URL: url, Close: true})
-		if err := p.stop(); err != nil {
-			b.Errorf("the host of %s: %v\n%s", scaleName(r.c), err, p.Output())
-		}
-	}()
-	load := func(b *testing.B, n int, warm bool) harness.LoadResult {
-		res, err := env.lg.Run(harness.LoadRequest{URL: url, Clients: r.c.clients, N: n, Warm: warm, Contains: mcpText,
-			MCP: &harness.MCPLoad{SDK: true, Tool: harness.MCPServerName(1) + "_" + harness.MCPServerTool, Args: []byte(`{"text":"` + mcpText + `"}`)}})
-		if err != nil {
-			b.Fatalf("%v\n%s", err, p.Output())
-		}
-		r.calls += res.Calls
-		r.failed += res.Failed
-		if r.failure == "" {
-			r.failure = res.Failure
-		}
-		return res
+	h := startDeclaredHost(b, sessions)
+	run := &scaleRun{b: b, h: h, url: h.URL() + mcpapi.Path, r: &scaleResult{c: c}}
+	scaleRuns = append(scaleRuns, run.r)
+	return run
+}
+
+// load makes n calls (warm: one per client) on the run's host and adds
+// them to the run's counts; an error that is not a failed call (the load
+// generator gone) fails b.
+func (run *scaleRun) load(b *testing.B, n int, warm bool) harness.LoadResult {
+	r := run.r
+	res, err := env.lg.Run(harness.LoadRequest{URL: run.url, Clients: r.c.clients, N: n, Warm: warm, Contains: mcpText,
+		MCP: &harness.MCPLoad{SDK: true, Tool: harness.MCPServerName(1) + "_" + harness.MCPServerTool, Args: []byte(`{"text":"` + mcpText + `"}`)}})
+	if err != nil {
+		b.Fatalf("%v\n%s", err, run.h.Output())
 	}
-	b.Run(scaleName(r.c), func(b *testing.B) {
-		load(b, 0, true) // every client connects and calls once before the clock starts
-		b.ResetTimer()
-		res := load(b, b.N, false)
-		b.StopTimer()
-		t, err := harness.TreePSS(p.PID(), p.prog)
-		if err != nil {
-			b.Fatal(err)
-		}
-		r.callsPerS = float64(res.Calls-res.Failed) / res.Elapsed.Seconds()
-		r.p50 = res.P50
-		r.servers = t.Programs
-		r.treeRSSKiB = t.OwnRSSKiB + t.ProgramRSSKiB
-		r.treePSSKiB = t.OwnKiB + t.ProgramKiB
-		b.ReportMetric(r.callsPerS, "calls/s")
-		b.ReportMetric(float64(res.P50.Nanoseconds())/1e3, "p50-µs")
-		b.ReportMetric(float64(res.Failed), "failed-calls")
-		b.ReportMetric(float64(r.servers), "server-procs")
-		b.ReportMetric(float64(r.treeRSSKiB)/1024, "tree-RSS-MiB")
-		b.ReportMetric(float64(r.treePSSKiB)/1024, "tree-PSS-MiB")
-	})
+	r.calls += res.Calls
+	r.failed += res.Failed
+	if r.failure == "" {
+		r.failure = res.Failure
+	}
+	return res
+}
+
+// measure records res (the measured calls) and the host's tree, clients
+// still connected, and reports them on b.
+func (run *scaleRun) measure(b *testing.B, res harness.LoadResult) {
+	t, err := harness.TreePSS(run.h.PID(), run.h.prog)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := run.r
+	r.callsPerS = float64(res.Calls-res.Failed) / res.Elapsed.Seconds()
+	r.p50 = res.P50
+	r.servers = t.Programs
+	r.treeRSSKiB = t.OwnRSSKiB + t.ProgramRSSKiB
+	r.treePSSKiB = t.OwnKiB + t.ProgramKiB
+	b.ReportMetric(r.callsPerS, "calls/s")
+	b.ReportMetric(float64(res.P50.Nanoseconds())/1e3, "p50-µs")
+	b.ReportMetric(float64(r.failed), "failed-calls")
+	b.ReportMetric(float64(r.servers), "server-procs")
+	b.ReportMetric(float64(r.treeRSSKiB)/1024, "tree-RSS-MiB")
+	b.ReportMetric(float64(r.treePSSKiB)/1024, "tree-PSS-MiB")
+}
+
+// end ends the run, when there is one: the load generator ends its
+// sessions, then its host stops (an unclean stop is an error of b).
+func (run *scaleRun) end(b *testing.B) {
+	if run == nil {
+		return
+	}
+	_, _ = env.lg.Run(harness.LoadRequest{URL: run.url, Close: true})
+	if err := run.h.stop(); err != nil {
+		b.Errorf("the host of %s: %v\n%s", scaleName(run.r.c), err, run.h.Output())
+	}
 }
 
 // scaleName is the sub-benchmark name of c.
@@ -203,7 +242,7 @@ func printScale(w io.Writer, rows []scaleRow) {
 	if len(rows) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "Many clients, one server: one mcp-notes declared in a fresh opentool-host run process per case, in the default mode (no \"sessions\": per-client, maxSessions 16) or \"sessions\": \"shared\", its repeat called by N MCP client sessions (Go SDK clients of /mcp, one session per client, in the load generator). calls/s counts successful calls (median of %d run(s)); failed calls: an error or isError, of every call of the case (warm-ups included); server processes: those running mcp-notes in the host's tree, clients connected (the most of any run); host tree RSS: the host, its keeper and the servers, summed (their PSS in brackets: shared pages counted once; medians).\n\n", rows[0].runs)
+	fmt.Fprintf(w, "Many clients, one server: one mcp-notes declared in a fresh opentool-host run process per run of each case, in the default mode (no \"sessions\": per-client, maxSessions 16) or \"sessions\": \"shared\", its repeat called by N MCP client sessions (Go SDK clients of /mcp, one session per client, in the load generator). calls/s counts successful calls (median of %d run(s)); failed calls: an error or isError, of every call of the case (warm-ups included); server processes: those running mcp-notes in the host's tree, clients connected (the most of any run); host tree RSS: the host, its keeper and the servers, summed (their PSS in brackets: shared pages counted once; medians).\n\n", rows[0].runs)
 	fmt.Fprintln(w, "| sessions | clients | calls/s | p50 | failed calls / calls | server processes | host tree RSS (PSS) |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
 	for _, r := range rows {
