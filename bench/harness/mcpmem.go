@@ -28,14 +28,18 @@ const MCPServerTool = "repeat"
 // folder dir, each running the command server (mcp-notes, no arguments):
 // MCPServerName(i).mcp.json and, so that their tools do not collide,
 // MCPServerName(i).policy.json with the prefix MCPServerName(i)+"_", for
-// i = 1..n. Each is declared "sessions": "shared", so that every MCP
-// client of the benchmarks reaches the one server process the
-// measurements count (per-client sessions: BenchmarkMCPServerSessions).
-// Errors: a file cannot be written.
-func DeclareMCPServers(dir, server string, n int) error {
+// i = 1..n. sessions is each declaration's "sessions" field: "shared"
+// (every MCP client reaches the one server process a measurement
+// counts), "per-client", or "" for none (the default, per-client, with
+// the default maxSessions). Errors: a file cannot be written.
+func DeclareMCPServers(dir, server string, n int, sessions string) error {
+	field := ""
+	if sessions != "" {
+		field = fmt.Sprintf(`,"sessions":%q`, sessions)
+	}
 	for i := 1; i <= n; i++ {
 		name := MCPServerName(i)
-		decl := fmt.Sprintf(`{"mcpServers":{%q:{"command":%q,"args":[],"sessions":"shared"}}}`, name, server)
+		decl := fmt.Sprintf(`{"mcpServers":{%q:{"command":%q,"args":[]%s}}}`, name, server, field)
 		if err := os.WriteFile(filepath.Join(dir, name+".mcp.json"), []byte(decl), 0o644); err != nil {
 			return err
 		}
@@ -66,7 +70,7 @@ const mcpProbeText = "pss-probe"
 
 // MeasureMCPServers starts hostBin ("opentool-host run", 127.0.0.1 only)
 // on a fresh plugins folder under dir declaring n MCP servers
-// (DeclareMCPServers, running server). Both binaries run as private
+// (DeclareMCPServers, running server, shared). Both binaries run as private
 // copies, so that no process outside this host (another host of the same
 // run, a stdio client's server) shares their pages and lowers the PSS
 // read. It waits until all n are ready (GET
@@ -98,7 +102,7 @@ func MeasureMCPServers(hostBin, server, dir string, n int) (MCPServersMemory, er
 	if err != nil {
 		return m, err
 	}
-	if err := DeclareMCPServers(plugins, server, n); err != nil {
+	if err := DeclareMCPServers(plugins, server, n, "shared"); err != nil {
 		return m, err
 	}
 	p, err := StartHostProcess(hostBin, HostOptions{Dir: plugins, StateDir: filepath.Join(work, "state")})
