@@ -43,7 +43,9 @@ type Policy struct {
 	Env map[string]string `json:"env,omitempty"`
 	// Secrets are variables set for this plugin only, each to the value
 	// of a secret the operator declared on the host (--secret NAME=...,
-	// --secrets-file): variable name → secret name. Values are read when
+	// --secrets-file) and granted to this plugin (--secret-for
+	// NAME=PLUGIN, "plugins" in the secrets file): variable name →
+	// secret name. Values are read when
 	// the plugin starts (each start: a rotated secret reaches the next
 	// process) and never logged, shown or given to another plugin. A
 	// policy names secrets; where a secret is read from is the
@@ -221,7 +223,7 @@ func oldSecretForm(data []byte) error {
 	for _, k := range sortedKeys(probe.Secrets) {
 		if v := bytes.TrimSpace(probe.Secrets[k]); len(v) > 0 && v[0] == '{' {
 			return &Fault{Path: "$.secrets." + k, Message: `a policy names a secret the operator declared on the host ("` + k + `": "NAME"); ` +
-				"where a secret is read from is the operator's: declare it with --secret NAME=env:VAR or --secret NAME=file:PATH (or --secrets-file)"}
+				"where a secret is read from is the operator's: declare it with --secret NAME=env:VAR or --secret NAME=file:PATH (or --secrets-file) and grant it to this plugin with --secret-for NAME=PLUGIN"}
 		}
 	}
 	return nil
