@@ -175,3 +175,28 @@ func TestPolicyThatAsksForMoreIsRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestSecretGrantsInConfig: New refuses a secret granted to what is no
+// plugin name, and logs each secret granted to no plugin (no policy can
+// name it), once, at start.
+func TestSecretGrantsInConfig(t *testing.T) {
+	_, err := host.New(host.Config{Dir: t.TempDir(), StateDir: t.TempDir(),
+		Secrets: map[string]decl.Secret{"db": {Env: "DB", Plugins: []string{"files", "../x"}}}})
+	if err == nil || !strings.Contains(err.Error(), `secret db.plugins[1]: "../x" is not a plugin name`) {
+		t.Errorf("New with a grant to ../x: %v", err)
+	}
+	rec := newLogRecorder(t)
+	startHost(t, t.TempDir(), func(c *host.Config) {
+		c.Logger = rec.logger
+		c.Secrets = map[string]decl.Secret{"spare": {Env: "HOME"}, "db": {Env: "HOME", Plugins: []string{"files"}}}
+	})
+	var warned []string
+	for _, line := range rec.all() {
+		if strings.Contains(line, "secret is granted to no plugin") {
+			warned = append(warned, line)
+		}
+	}
+	if len(warned) != 1 || !strings.Contains(warned[0], "secret=spare") || !strings.Contains(warned[0], "--secret-for NAME=PLUGIN") {
+		t.Errorf("the warnings for secrets granted to no plugin: %q", warned)
+	}
+}
