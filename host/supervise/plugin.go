@@ -493,7 +493,7 @@ func (p *Plugin) Status() PluginStatus {
 	}
 	s.Stderr = l.stderr
 	s.Lock = p.sv.Pins.Status(p.name, l.file, l.sum, l.doc, l.held)
-	s.Policy = discover.PolicyStatusOf(p.sv.Cfg, l.file)
+	s.Policy = discover.PolicyStatusOf(p.sv.Cfg, p.name, l.file)
 	if l.inst != nil && !l.inst.hasExited() {
 		s.PID = l.inst.pid()
 		s.SHA256 = l.inst.sum
