@@ -75,7 +75,7 @@ func measureSessions(b *testing.B) sessionsRound {
 	if err := os.Mkdir(plugins, 0o755); err != nil {
 		b.Fatal(err)
 	}
-	hostBin, err := harness.CopyExecutable(env.hostBin, filepath.Join(work, "opentool-host"))
+	hostBin, err := harness.CopyHost(env.hostBin, work)
 	if err != nil {
 		b.Fatal(err)
 	}

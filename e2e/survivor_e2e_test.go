@@ -1,10 +1,14 @@
 package e2e_test
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/opentool-host/opentool-host/process/keeper"
 	"github.com/opentool-host/opentool-host/testkit"
 )
 
@@ -14,19 +18,38 @@ import (
 // included, within 5 s of a SIGKILL of the real host: with cgroups (the
 // keeper kills the host's cgroup folder) and without (--no-cgroups: the
 // keeper kills the plugin's process group). Nothing here depends on the
-// plugin's cooperation; before the keeper both survived.
+// plugin's cooperation; before the keeper both survived. The keeper is
+// the small keeper program beside the host's binary (as make host and
+// make install put it), and the host's binary itself when it lies alone
+// (lone): each mode checks which one runs.
 func TestHostSIGKILLTakesStubbornPlugin(t *testing.T) {
 	for _, mode := range []struct {
 		name  string
 		flags []string
-	}{{"cgroups", nil}, {"no-cgroups", []string{"--no-cgroups"}}} {
+		lone  bool
+	}{{"cgroups", nil, false}, {"no-cgroups", []string{"--no-cgroups"}, false},
+		{"lone-binary-cgroups", nil, true}, {"lone-binary-no-cgroups", []string{"--no-cgroups"}, true}} {
 		t.Run(mode.name, func(t *testing.T) {
 			if mode.flags == nil {
 				cgroupsOrSkip(t)
 			}
 			dir := t.TempDir()
 			testkit.InstallPlugin(t, dir, "stubborn", "./testkit/plugins/stubborn")
-			hp := startHostProc(t, dir, mode.flags...)
+			bin, wantKeeper := testkit.Build(t, "./cmd/opentool-host"), keeper.Program
+			if mode.lone {
+				bin = filepath.Join(t.TempDir(), "opentool-host")
+				testkit.CopyFile(t, testkit.Build(t, "./cmd/opentool-host"), bin, 0o755)
+				wantKeeper = "opentool-host"
+			}
+			hp := startHostProcAs(t, hostLaunch{bin: bin}, dir, "serving:", mode.flags...)
+			var keeperPID int
+			testkit.Eventually(t, 10*time.Second, "the host starts its keeper", func() bool {
+				keeperPID = keeperOf(hp.cmd.Process.Pid)
+				return keeperPID > 0
+			})
+			if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", keeperPID)); err != nil || filepath.Base(exe) != wantKeeper {
+				t.Fatalf("the keeper %d runs %q (%v), want %s", keeperPID, exe, err, wantKeeper)
+			}
 			code, m := rpc(t, hp.url, `{"jsonrpc":"2.0","method":"harden","id":1}`)
 			res, _ := m["result"].(map[string]any)
 			if code != 200 || res == nil {
