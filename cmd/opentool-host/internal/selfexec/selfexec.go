@@ -19,6 +19,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/opentool-host/opentool-host/process/keeper"
 	"github.com/opentool-host/opentool-host/process/sandbox"
@@ -65,13 +66,31 @@ func KeeperArgv() []string {
 
 // keeperArgv is KeeperArgv for the executable exe: [DIR/keeper.Program,
 // Keeper] when DIR, exe's folder, holds keeper.Program as an executable
-// regular file, else [exe, Keeper].
+// regular file and neither can be written by another user (trusted),
+// else [exe, Keeper]. The keeper runs unconfined as the host's user:
+// a keeper another user could plant (beside a host binary in /tmp) or
+// rewrite is not run.
 func keeperArgv(exe string) []string {
-	small := filepath.Join(filepath.Dir(exe), keeper.Program)
-	if fi, err := os.Stat(small); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
-		return []string{small, Keeper}
+	dir := filepath.Dir(exe)
+	small := filepath.Join(dir, keeper.Program)
+	fi, err := os.Stat(small)
+	if err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 && trusted(fi) {
+		if di, err := os.Stat(dir); err == nil && trusted(di) {
+			return []string{small, Keeper}
+		}
 	}
 	return []string{exe, Keeper}
+}
+
+// trusted reports whether only root or this process's effective user can
+// write the file fi: one of them owns it, and it is not writable by its
+// group or others.
+func trusted(fi os.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok || fi.Mode().Perm()&0o022 != 0 {
+		return false
+	}
+	return st.Uid == 0 || int(st.Uid) == os.Geteuid()
 }
 
 // Main runs the hidden command that args (os.Args) name, if any, and
