@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -50,6 +52,17 @@ func TestHostSIGKILLTakesStubbornPlugin(t *testing.T) {
 			if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", keeperPID)); err != nil || filepath.Base(exe) != wantKeeper {
 				t.Fatalf("the keeper %d runs %q (%v), want %s", keeperPID, exe, err, wantKeeper)
 			}
+			// The keeper ignores a terminal's signals: once it says so
+			// (SigIgn), they are dropped as they are sent, and it is
+			// still there to take the plugin down below.
+			testkit.Eventually(t, 10*time.Second, "the keeper ignores SIGHUP, SIGINT, SIGTERM and SIGPIPE", func() bool {
+				return ignoredSignals(keeperPID)&keeperIgnores == keeperIgnores
+			})
+			for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM} {
+				if err := syscall.Kill(keeperPID, sig); err != nil {
+					t.Fatalf("%v to the keeper: %v", sig, err)
+				}
+			}
 			code, m := rpc(t, hp.url, `{"jsonrpc":"2.0","method":"harden","id":1}`)
 			res, _ := m["result"].(map[string]any)
 			if code != 200 || res == nil {
@@ -75,4 +88,21 @@ func TestHostSIGKILLTakesStubbornPlugin(t *testing.T) {
 			t.Logf("stubborn plugin %d and child %d gone %v after host SIGKILL", plugin, child, time.Since(killed).Round(time.Millisecond))
 		})
 	}
+}
+
+// keeperIgnores is the mask of SigIgn (/proc/PID/status) of the signals
+// a keeper ignores: SIGHUP, SIGINT, SIGPIPE and SIGTERM.
+const keeperIgnores = 1<<(syscall.SIGHUP-1) | 1<<(syscall.SIGINT-1) | 1<<(syscall.SIGPIPE-1) | 1<<(syscall.SIGTERM-1)
+
+// ignoredSignals returns the mask of the signals pid ignores (SigIgn of
+// /proc/PID/status, bit N-1 for signal N), 0 when it cannot be read.
+func ignoredSignals(pid int) uint64 {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "SigIgn:"); ok {
+			n, _ := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			return n
+		}
+	}
+	return 0
 }
