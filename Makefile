@@ -45,8 +45,10 @@ all: build
 
 build: host plugins examples deps-python deps-node
 
+# The host and, beside it, its small keeper program (a host runs it from
+# its own folder; without it the host re-executes itself as its keeper).
 host: $(SDKMOD)
-	$(GO) build -o bin/opentool-host ./cmd/opentool-host
+	$(GO) build -o bin/ ./cmd/opentool-host ./cmd/opentool-host-keeper
 
 plugins: $(PLUGINS:%=plugin-%)
 

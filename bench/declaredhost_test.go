@@ -39,7 +39,7 @@ func startDeclaredHost(b *testing.B, sessions string) *declaredHost {
 		h.remove()
 		b.Fatal(err)
 	}
-	hostBin, err := harness.CopyExecutable(env.hostBin, filepath.Join(work, "opentool-host"))
+	hostBin, err := harness.CopyHost(env.hostBin, work)
 	if err == nil {
 		var server string
 		if server, err = harness.CopyExecutable(env.notesBin, filepath.Join(work, "mcp-notes")); err == nil {

@@ -23,6 +23,7 @@ var mcpServerCounts = []int{1, 10, 50}
 // the same run.
 const (
 	targetServerPSS  = 3 << 10 // KiB of PSS each added MCP server may cost the host's process tree beyond the server's own
+	targetKeeperRSS  = 4 << 10 // KiB of RSS of the host's keeper (the small keeper program; the host's binary as keeper holds ~30 MiB)
 	targetServerP50  = 2.0     // p50 mcp-server / floor-mcp-stdio, 1 client (the stricter goal: targetServerP50Strict)
 	targetServerC    = 0.6     // calls/s mcp-server / floor-mcp-stdio, 64 clients (the stricter goal: targetServerCStrict)
 	targetGatewayP50 = 1.25    // p50 mcp-server / floor-mcp-gateway, 1 client
@@ -39,8 +40,8 @@ var (
 // mcpServerCounts in turn, a host process started with that many MCP
 // servers, measured once ready (harness.MeasureMCPServers), then
 // stopped. ns/op is the time of a round. It reports the last round's
-// host's tree PSS per added server and the servers' own per server, in
-// MiB; the summary takes the median of every round.
+// host's tree PSS per added server and the servers' own per server, and
+// the keeper's RSS with one server, in MiB; the summary takes the median of every round.
 func BenchmarkMCPServerMemory(b *testing.B) {
 	setup(b)
 	var round []harness.MCPServersMemory
@@ -60,6 +61,7 @@ func BenchmarkMCPServerMemory(b *testing.B) {
 	first, last := round[0], round[len(round)-1]
 	b.ReportMetric(addedKiB(first, last)/1024, "host-MiB/added-server")
 	b.ReportMetric(float64(last.Tree.ProgramKiB)/float64(last.Servers)/1024, "server-MiB/server")
+	b.ReportMetric(float64(first.KeeperRSSKiB)/1024, "keeper-RSS-MiB")
 }
 
 // addedKiB is the PSS in KiB of the host's process tree, servers
@@ -94,7 +96,8 @@ func memoryMedians() []harness.MCPServersMemory {
 				ProgramKiB: med(func(m harness.MCPServersMemory) int64 { return m.Tree.ProgramKiB }),
 				Programs:   int(med(func(m harness.MCPServersMemory) int64 { return int64(m.Tree.Programs) })),
 			},
-			Ready: time.Duration(med(func(m harness.MCPServersMemory) int64 { return int64(m.Ready) })),
+			Ready:        time.Duration(med(func(m harness.MCPServersMemory) int64 { return int64(m.Ready) })),
+			KeeperRSSKiB: med(func(m harness.MCPServersMemory) int64 { return m.KeeperRSSKiB }),
 		}
 	}
 	return out
@@ -110,12 +113,12 @@ func printMemory(w io.Writer) {
 	if ms == nil {
 		return
 	}
-	fmt.Fprintf(w, "MCP servers behind a real opentool-host run process: N mcp-notes servers declared (notesI.mcp.json), measured once all are ready and each has answered one call of its repeat tool; PSS from /proc/PID/smaps_rollup of the host's process tree, the processes running mcp-notes counted apart (median of %d round(s)).\n\n", len(memRounds))
-	fmt.Fprintln(w, "| MCP servers | ready in | host's processes | host's tree PSS, servers excluded | servers' PSS | servers' PSS per server |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|")
+	fmt.Fprintf(w, "MCP servers behind a real opentool-host run process: N mcp-notes servers declared (notesI.mcp.json), measured once all are ready and each has answered one call of its repeat tool; PSS from /proc/PID/smaps_rollup of the host's process tree, the processes running mcp-notes counted apart; the keeper's RSS (VmRSS) apart too (median of %d round(s)).\n\n", len(memRounds))
+	fmt.Fprintln(w, "| MCP servers | ready in | host's processes | host's tree PSS, servers excluded | servers' PSS | servers' PSS per server | keeper's RSS |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
 	for _, m := range ms {
-		fmt.Fprintf(w, "| %d | %.2f s | %d | %s | %s | %s |\n", m.Servers, m.Ready.Seconds(), m.Tree.Own,
-			mib(float64(m.Tree.OwnKiB)), mib(float64(m.Tree.ProgramKiB)), mib(float64(m.Tree.ProgramKiB)/float64(m.Tree.Programs)))
+		fmt.Fprintf(w, "| %d | %.2f s | %d | %s | %s | %s | %s |\n", m.Servers, m.Ready.Seconds(), m.Tree.Own,
+			mib(float64(m.Tree.OwnKiB)), mib(float64(m.Tree.ProgramKiB)), mib(float64(m.Tree.ProgramKiB)/float64(m.Tree.Programs)), mib(float64(m.KeeperRSSKiB)))
 	}
 	fmt.Fprintln(w)
 }
@@ -128,6 +131,8 @@ func printMemoryTargets(w io.Writer) {
 		return
 	}
 	base := ms[0]
+	fmt.Fprintf(w, "| the host's keeper, %d MCP server: RSS (the small keeper program beside the host) | %s | ≤ %s | %s |\n",
+		base.Servers, mib(float64(base.KeeperRSSKiB)), mib(targetKeeperRSS), mark(base.KeeperRSSKiB >= 0 && base.KeeperRSSKiB <= targetKeeperRSS))
 	for _, m := range ms[1:] {
 		added := addedKiB(base, m)
 		own := float64(m.Tree.ProgramKiB) / float64(m.Tree.Programs)

@@ -265,6 +265,7 @@ func (h *Host) startKeeper() error {
 		return fmt.Errorf("host: %w", err)
 	}
 	h.sv.Keeper.Store(k)
+	h.log.Debug("keeper started", "pid", k.PID(), "command", h.cfg.Keeper[0])
 	if h.sv.Cgroups == nil {
 		for _, p := range h.Plugins() {
 			if p.PID > 0 {

@@ -85,8 +85,9 @@ type Config struct {
 	// (a root plugin without --sandbox is trusted: see docs/security.md).
 	PluginUser *syscall.Credential
 
-	// Keeper is the command of the host's keeper process (the host's
-	// binary re-executed as "keeper", package keeper), which kills every
+	// Keeper is the command of the host's keeper process (the small
+	// keeper program, or the host's binary re-executed as "keeper":
+	// package keeper, launcher.StartKeeper), which kills every
 	// plugin process tree when the host dies, whatever killed it and
 	// whatever the plugins do with signals. Nil: no keeper (plugins then
 	// rely on their parent-death signal and pluginsdk's own cleanup).

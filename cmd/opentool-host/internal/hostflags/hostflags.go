@@ -120,7 +120,7 @@ func Config(c *cli.Context) (host.Config, error) {
 		StateDir:         c.String("state-dir"),
 		Declared:         declared.Serve,
 		Launcher:         selfexec.Argv(selfexec.Launch),
-		Keeper:           selfexec.Argv(selfexec.Keeper),
+		Keeper:           selfexec.KeeperArgv(),
 		Sandbox:          spec,
 		SandboxWrite:     writable,
 		NoDataChannel:    c.String("plugin-transport") == "grpc",
