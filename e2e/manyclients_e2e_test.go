@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -106,4 +107,112 @@ func manyClients(t *testing.T, url string, n, calls int, open func()) (failed, o
 	close(release)
 	closed.Wait()
 	return nFailed.Load(), nOwn.Load(), nShared.Load()
+}
+
+// TestMCPKeyShareOfPlaces (issue 43): with two API keys, a declared
+// per-client server of maxSessions 8 gives one key at most its share of
+// the places (a quarter: 2). Key A's 10 client sessions (the Go SDK's
+// client over /mcp) each call whoami, which asks its client's roots: A
+// holds those calls open by not answering. Two of A's sessions get a
+// session of their own (asked their roots), its other eight are answered
+// by the shared session at once, and key B's client, coming last, still
+// gets a session of its own (the server sees its clientInfo). Every call
+// is answered once A answers, and A's holding of its share is logged
+// once. Before, A's sessions took all 8 places and B was served by the
+// shared session.
+func TestMCPKeyShareOfPlaces(t *testing.T) {
+	dir := t.TempDir()
+	sessDeclare(t, dir, "who", map[string]any{"maxSessions": 8})
+	hp := startHostProc(t, dir, "--api-key", "key-a", "--api-key", "key-b")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	asked, release := make(chan string, 10), make(chan struct{})
+	var releaseOnce sync.Once
+	defer releaseOnce.Do(func() { close(release) })
+	connect := func(key, name string, roots bool) *mcp.ClientSession {
+		t.Helper()
+		opts := &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}
+		if roots {
+			opts.Capabilities.RootsV2 = &mcp.RootCapabilities{ListChanged: true}
+		}
+		cl := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, opts)
+		cl.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if method == "roots/list" {
+					asked <- name
+					select {
+					case <-release:
+					case <-ctx.Done():
+					}
+				}
+				return next(ctx, method, req)
+			}
+		})
+		tr := &mcp.StreamableClientTransport{Endpoint: hp.url + "/mcp", HTTPClient: &http.Client{Transport: bearer(key)}}
+		cs, err := cl.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			t.Fatalf("%s: connect: %v", name, err)
+		}
+		t.Cleanup(func() { _ = cs.Close() })
+		return cs
+	}
+	call := func(cs *mcp.ClientSession) (whoami, error) {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "whoami", Arguments: map[string]any{}})
+		var w whoami
+		switch {
+		case err != nil:
+			return w, err
+		case res.IsError || len(res.Content) != 1:
+			return w, fmt.Errorf("isError %v, content %v", res.IsError, res.Content)
+		}
+		return w, json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &w)
+	}
+	type answer struct {
+		name string
+		w    whoami
+		err  error
+	}
+	answers := make(chan answer, 10)
+	for i := range 10 {
+		name := fmt.Sprintf("a-%d", i)
+		cs := connect("key-a", name, true)
+		go func() {
+			w, err := call(cs)
+			answers <- answer{name, w, err}
+		}()
+	}
+	var own []string
+	var early []answer
+	for len(own)+len(early) < 10 {
+		select {
+		case name := <-asked:
+			own = append(own, name)
+		case a := <-answers:
+			early = append(early, a)
+		case <-ctx.Done():
+			t.Fatalf("key A's calls: %d asked their roots, %d answered", len(own), len(early))
+		}
+	}
+	if len(own) != 2 {
+		t.Errorf("key A's sessions with a session of their own: %v, want its share, 2 of maxSessions 8", own)
+	}
+	for _, a := range early {
+		if a.err != nil || a.w.Client != "opentool-host-mcp-adapter" {
+			t.Errorf("%s beyond its key's share: whoami = %+v, %v; want the shared session's answer", a.name, a.w, a.err)
+		}
+	}
+	w, err := call(connect("key-b", "b", false))
+	if err != nil || w.Client != "b" {
+		t.Fatalf("key B's client while key A holds its calls: whoami = %+v, %v; want a session of its own (client \"b\")", w, err)
+	}
+	t.Logf("server processes with A's calls held and B served: %d", len(msChildren(hp.cmd.Process.Pid)))
+	releaseOnce.Do(func() { close(release) })
+	for range len(own) {
+		if a := <-answers; a.err != nil || a.w.Client != a.name {
+			t.Errorf("%s on its own session: whoami = %+v, %v", a.name, a.w, a.err)
+		}
+	}
+	if n := strings.Count(hp.logs.String(), "holds its share of the client sessions' places"); n != 1 {
+		t.Errorf("key A held to its share logged %d times, want once:\n%s", n, hp.logs.String())
+	}
 }

@@ -66,6 +66,15 @@ type Options struct {
 	// idle one's place or is served by the shared session (clients.go).
 	// Default DefaultMaxSessions (16).
 	MaxSessions int
+
+	// MaxSessionsPerKey is one API key's share of those places
+	// ("maxSessionsPerKey", at most MaxSessions): its client sessions
+	// beyond it take an idle place of its own or are served by the shared
+	// session, never another key's place (clients.go, shareOf). 0: a
+	// quarter of MaxSessions (at least 1) when more than one key is in
+	// force (mcpsession.Session.Keys), every place with keys off or one
+	// key.
+	MaxSessionsPerKey int
 }
 
 // withDefaults fills the zero fields.

@@ -37,14 +37,19 @@ import (
 // ends (DELETE, the SDK session's idle timeout, the key's revocation, the
 // host's shutdown), when the adapter's Run ends (plugin restart, stop)
 // and at Kill (killed), and when its place is reclaimed (below). At
-// most Options.MaxSessions are open at once (the places). A client
-// session that needs one when every place is taken is never refused: the
-// least recently used idle one is reclaimed for it (idle: no call, list,
-// read or server request of its client in flight, no resource
-// subscription on it; its client gets a session of its own again at its
-// next call, its kept tools dropped: mcpsession.Session.ToolsChanged),
-// or, when none is idle, the client is served by the shared session
-// (placeFor), said once in the log. A client served so is the shared
+// most Options.MaxSessions are open at once (the places), and at most
+// its share (Options.MaxSessionsPerKey) for the client sessions of one
+// API key (mcpsession.Session.Key), so that one key cannot leave another
+// without a place. A client session that needs one when its key holds
+// its share, or every place is taken, is never refused: the least
+// recently used idle one is reclaimed for it (of its own key when at its
+// share; else of a key over its share first, then of any key; idle: no
+// call, list, read or server request of its client in flight, no
+// resource subscription on it; its client gets a session of its own
+// again at its next call, its kept tools dropped:
+// mcpsession.Session.ToolsChanged), or, when none is idle, the client is
+// served by the shared session (placeFor), said once in the log (once
+// per key held to its share). A client served so is the shared
 // session's client for that request: the server sees the host's
 // clientInfo and capabilities, not its own, it is listed the shared
 // session's tools, its roots, sampling and elicitation are not asked
@@ -124,6 +129,7 @@ type clients struct {
 	shared   map[*mcpsession.Session]bool // clients once served by the shared session for want of a place, until they end: true since their last own session
 	uses     uint64                       // holds so far (upstream.used)
 	warned   bool                         // the shared session's serving of a client for want of a place was logged
+	heldKeys map[string]bool              // keys whose holding of their share was logged (heldToShare)
 	reclaims *rate.Limiter                // places reclaimed (placeFor): MaxSessions at once, then reclaimRate a second; made on first use
 	closed   bool                         // Run ended or Kill: no new ones
 	ended    chan struct{}                // closed with closed set (made by upstreamOf, sessionlessFor)
@@ -265,31 +271,95 @@ func (a *Adapter) newUpstream(sess *mcpsession.Session) (_ *upstream, wasShared 
 const reclaimRate = 1
 
 // placeFor reports whether sess may have a session of its own now
-// (under clients.mu): a place is free, or the least recently used idle
-// session's place is reclaimed for it (its client busy with nothing,
-// nothing subscribed on it, connected; within reclaimRate). Else sess is
-// served by the shared session until a place frees (clients.shared; the
-// first time logged).
+// (under clients.mu). Its key (mcpsession.Session.Key) holds at most its
+// share of the places (shareOf; a share of every place is the places'
+// own bound): at it, sess takes the place of its
+// key's least recently used idle session or none (never another key's).
+// Under it, a free place, else the least recently used idle session's
+// place of a key over its share, else of any key. Idle: its client busy
+// with nothing, nothing subscribed on it, connected; reclaims within
+// reclaimRate. Else sess is served by the shared session until a place
+// frees (servedShared; logged once per key held to its share and once
+// for every place in use).
 func (a *Adapter) placeFor(sess *mcpsession.Session) bool {
-	if len(a.clients.by) < a.opts.MaxSessions {
+	share := a.shareOf(sess)
+	held := map[string]int{} // places held by key
+	for s := range a.clients.by {
+		held[s.Key]++
+	}
+	switch {
+	case share < a.opts.MaxSessions && held[sess.Key] >= share:
+		if a.reclaimFor(func(s *mcpsession.Session) bool { return s.Key == sess.Key }) {
+			return true
+		}
+		a.heldToShare(sess, share)
+	case len(a.clients.by) < a.opts.MaxSessions:
 		return true
+	case a.reclaimFor(func(s *mcpsession.Session) bool { return held[s.Key] > share }),
+		a.reclaimFor(func(*mcpsession.Session) bool { return true }):
+		return true
+	case !a.clients.warned:
+		a.clients.warned = true
+		a.log.Warn("MCP server: every client session's place is in use (maxSessions in its declaration); serving more clients through the shared session: the server sees the host's clientInfo and capabilities for them, lists them the shared tools, and their roots, sampling and elicitation are not asked", "server", a.launch.Name, "maxSessions", a.opts.MaxSessions, "session", sess.ID)
 	}
-	if a.clients.reclaims == nil {
-		a.clients.reclaims = rate.NewLimiter(reclaimRate, a.opts.MaxSessions)
+	a.servedShared(sess)
+	return false
+}
+
+// shareOf is how many places sess's key may hold
+// (Options.MaxSessionsPerKey), with the keys in force when sess opened.
+func (a *Adapter) shareOf(sess *mcpsession.Session) int {
+	switch {
+	case a.opts.MaxSessionsPerKey > 0:
+		return min(a.opts.MaxSessionsPerKey, a.opts.MaxSessions)
+	case sess.Keys > 1:
+		return max(1, a.opts.MaxSessions/4)
 	}
+	return a.opts.MaxSessions
+}
+
+// reclaimFor reclaims the place of the least recently used idle
+// session whose client pick accepts (under clients.mu), within
+// reclaimRate, and reports whether it did.
+func (a *Adapter) reclaimFor(pick func(*mcpsession.Session) bool) bool {
 	var lru *upstream
 	var owner *mcpsession.Session
 	for s, u := range a.clients.by {
-		if a.clients.busy[s] > 0 || u.subscribed || !isClosed(u.ready) || lru != nil && u.used >= lru.used {
+		if !pick(s) || a.clients.busy[s] > 0 || u.subscribed || !isClosed(u.ready) || lru != nil && u.used >= lru.used {
 			continue
 		}
 		lru, owner = u, s
 	}
-	if lru != nil && a.clients.reclaims.Allow() {
-		delete(a.clients.by, owner)
-		close(lru.reclaim)
-		return true
+	if lru == nil {
+		return false
 	}
+	if a.clients.reclaims == nil {
+		a.clients.reclaims = rate.NewLimiter(reclaimRate, a.opts.MaxSessions)
+	}
+	if !a.clients.reclaims.Allow() {
+		return false
+	}
+	delete(a.clients.by, owner)
+	close(lru.reclaim)
+	return true
+}
+
+// heldToShare logs, once per key, that sess's key holds its share of
+// the places (under clients.mu).
+func (a *Adapter) heldToShare(sess *mcpsession.Session, share int) {
+	if a.clients.heldKeys[sess.Key] {
+		return
+	}
+	if a.clients.heldKeys == nil {
+		a.clients.heldKeys = map[string]bool{}
+	}
+	a.clients.heldKeys[sess.Key] = true
+	a.log.Warn("MCP server: an API key holds its share of the client sessions' places (maxSessionsPerKey in its declaration); serving its further clients through the shared session unless one of its own is idle: the server sees the host's clientInfo and capabilities for them, lists them the shared tools, and their roots, sampling and elicitation are not asked", "server", a.launch.Name, "key", sess.Key, "maxSessionsPerKey", share, "maxSessions", a.opts.MaxSessions, "session", sess.ID)
+}
+
+// servedShared records sess as served by the shared session for want
+// of a place, until it ends (under clients.mu).
+func (a *Adapter) servedShared(sess *mcpsession.Session) {
 	if a.clients.shared == nil {
 		a.clients.shared = map[*mcpsession.Session]bool{}
 	}
@@ -297,11 +367,6 @@ func (a *Adapter) placeFor(sess *mcpsession.Session) bool {
 		go a.forgetShared(sess, a.clients.ended)
 	}
 	a.clients.shared[sess] = true
-	if !a.clients.warned {
-		a.clients.warned = true
-		a.log.Warn("MCP server: every client session's place is in use (maxSessions in its declaration); serving more clients through the shared session: the server sees the host's clientInfo and capabilities for them, lists them the shared tools, and their roots, sampling and elicitation are not asked", "server", a.launch.Name, "maxSessions", a.opts.MaxSessions, "session", sess.ID)
-	}
-	return false
 }
 
 // forgetShared drops sess from the clients served by the shared
@@ -657,8 +722,9 @@ func identityOf(init *mcp.InitializeParams) string {
 // caller of 2026-07-28 (an mcpsession.Request with Init), that of a
 // client like it (callerTools). Errors: -32601 when neither is on ctx or
 // the declaration says "sessions": "shared", or for a client session
-// served by the shared session for want of a place (placeFor): the
-// server lists the shared session's tools to it; the connection's errors
+// served by the shared session for want of a place (placeFor: every
+// place in use, or its key's share held): the server lists the shared
+// session's tools to it; the connection's errors
 // (rpcErrorOf).
 func (a *Adapter) clientTools(ctx context.Context) (any, error) {
 	sess := mcpsession.From(ctx)
@@ -691,7 +757,7 @@ func (a *Adapter) clientTools(ctx context.Context) (any, error) {
 	}
 	cs, _, viaShared, err := a.sessionFor(ctx)
 	if err == nil && viaShared {
-		return nil, &pluginsdk.RPCError{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("MCP server %q: every place of a client session is in use; this client is listed the shared session's tools", a.launch.Name)}
+		return nil, &pluginsdk.RPCError{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("MCP server %q: every place of a client session is in use, or this client's API key holds its share of them; this client is listed the shared session's tools", a.launch.Name)}
 	}
 	if err == nil {
 		var tools []json.RawMessage

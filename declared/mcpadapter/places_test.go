@@ -3,8 +3,10 @@ package mcpadapter
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -136,5 +138,67 @@ func TestEveryClientGetsAPlace(t *testing.T) {
 		if err := <-held; err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestKeyShareOfPlaces (issue 43): a key at its share of the places
+// (MaxSessionsPerKey) takes the place of its own least recently used idle
+// session, never another key's; and when every place is taken, a key
+// under its share takes the place of a key over its share (here one
+// whose sessions opened when one key was in force) before the least
+// recently used one of any key. Before, the least recently used idle
+// session of any key was reclaimed.
+func TestKeyShareOfPlaces(t *testing.T) {
+	r := start(t, decl.Launch{Name: "places", Server: decl.MCPServer{URL: placesServer(t, nil, nil)}}, Options{MaxSessions: 4})
+	load(t, r.Adapter)
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
+	defer cancel()
+	changed := map[string]int{} // ToolsChanged calls by client: its place reclaimed
+	var mu sync.Mutex
+	client := func(name, key string, keys int) *mcpsession.Session {
+		s, _ := placeClient(t, name)
+		s.Key, s.Keys = key, keys
+		s.ToolsChanged = func() {
+			mu.Lock()
+			defer mu.Unlock()
+			changed[name]++
+		}
+		return s
+	}
+	who := func(s *mcpsession.Session) string {
+		t.Helper()
+		out, err := r.CallJSON(mcpsession.With(ctx, s), "who", nil)
+		if err != nil {
+			t.Fatalf("who of %s: %v", s.ID, err)
+		}
+		return string(out)
+	}
+	reclaimed := func(name string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return changed[name] > 0
+	}
+	c := client("c", "key-c", 2) // share 1; the least recently used
+	who(c)
+	var as []*mcpsession.Session
+	for i := range 3 { // one key in force when they opened: every place is its share
+		as = append(as, client(fmt.Sprintf("a%d", i), "key-a", 1))
+		who(as[i])
+	}
+	b := client("b", "key-b", 2) // share 1, every place taken
+	if out := who(b); !strings.Contains(out, `"b"`) {
+		t.Fatalf("who of b = %s, want a session of its own", out)
+	}
+	testkit.Eventually(t, bound, "a0's place reclaimed for b", func() bool { return reclaimed("a0") })
+	if reclaimed("c") {
+		t.Fatal("c's place, of a key within its share, reclaimed before a place of a key over its share")
+	}
+	b2 := client("b2", "key-b", 2) // key-b at its share: its own idle b's place
+	if out := who(b2); !strings.Contains(out, `"b2"`) {
+		t.Fatalf("who of b2 = %s, want a session of its own", out)
+	}
+	testkit.Eventually(t, bound, "b's place reclaimed for b2", func() bool { return reclaimed("b") })
+	if reclaimed("c") || reclaimed("a1") || reclaimed("a2") {
+		t.Fatalf("another key's place reclaimed for a key at its share: %v", changed)
 	}
 }
