@@ -129,16 +129,12 @@ func TestMCPKeyShareOfPlaces(t *testing.T) {
 	asked, release := make(chan string, 10), make(chan struct{})
 	var releaseOnce sync.Once
 	defer releaseOnce.Do(func() { close(release) })
-	connect := func(key, name string, roots bool) *mcp.ClientSession {
+	connect := func(key, name string, hold bool) *mcp.ClientSession {
 		t.Helper()
-		opts := &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}
-		if roots {
-			opts.Capabilities.RootsV2 = &mcp.RootCapabilities{ListChanged: true}
-		}
-		cl := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, opts)
+		cl := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, nil) // the SDK's default: roots
 		cl.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-				if method == "roots/list" {
+				if method == "roots/list" && hold {
 					asked <- name
 					select {
 					case <-release:
@@ -214,5 +210,67 @@ func TestMCPKeyShareOfPlaces(t *testing.T) {
 	}
 	if n := strings.Count(hp.logs.String(), "holds its share of the client sessions' places"); n != 1 {
 		t.Errorf("key A held to its share logged %d times, want once:\n%s", n, hp.logs.String())
+	}
+}
+
+// TestMCPOneClientOneProcess (issue 42): MCP clients (the Go SDK's over
+// /mcp) that declare none of roots, sampling or elicitation, and to which
+// the server lists what it lists the shared session, are served by the
+// shared session: with 1, 2 and 16 of them calling a declared per-client
+// server, the host runs one server process (the shared one), and every
+// call is answered. A client that declares roots still gets a session of
+// its own (the server asks it): one process more. Before, each client
+// cost a process of its own besides the shared one (1 client: 2).
+func TestMCPOneClientOneProcess(t *testing.T) {
+	dir := t.TempDir()
+	sessDeclare(t, dir, "who", nil)
+	hp := startHostProc(t, dir)
+	msServerPID(t, hp.url, hp.cmd.Process.Pid, "who")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	connect := func(name string, caps *mcp.ClientCapabilities) *mcp.ClientSession {
+		t.Helper()
+		cl := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, &mcp.ClientOptions{Capabilities: caps})
+		cs, err := cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: hp.url + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			t.Fatalf("%s: connect: %v", name, err)
+		}
+		return cs
+	}
+	whoamiOf := func(cs *mcp.ClientSession) whoami {
+		t.Helper()
+		out, isErr := msCall(t, cs, "whoami", nil)
+		var w whoami
+		if isErr || json.Unmarshal([]byte(out), &w) != nil {
+			t.Fatalf("whoami = %s (isError %v)", out, isErr)
+		}
+		return w
+	}
+	opened := 0
+	for _, n := range []int{1, 2, 16} {
+		var sessions []*mcp.ClientSession
+		for ; opened < n; opened++ {
+			sessions = append(sessions, connect(fmt.Sprintf("plain-%d", opened), &mcp.ClientCapabilities{}))
+		}
+		for _, cs := range sessions {
+			defer func() { _ = cs.Close() }()
+			whoamiOf(cs)
+		}
+		// Listing a new client's identity costs a short session, closed
+		// once listed: wait for its process to end.
+		var kids []int
+		testkit.Eventually(t, 15*time.Second, fmt.Sprintf("one server process with %d plain clients", n), func() bool {
+			kids = msChildren(hp.cmd.Process.Pid)
+			return len(kids) == 1
+		})
+		t.Logf("%d clients without roots, sampling or elicitation: %d server process", n, len(kids))
+	}
+	rooted := connect("rooted", nil) // the SDK's default: roots
+	defer func() { _ = rooted.Close() }()
+	if w := whoamiOf(rooted); w.Client != "rooted" {
+		t.Fatalf("a client with roots: whoami answered by the session of %q, want its own", w.Client)
+	}
+	if n := len(msChildren(hp.cmd.Process.Pid)); n != 2 {
+		t.Errorf("with a client with roots: %d server processes, want 2 (the shared one and its own)", n)
 	}
 }

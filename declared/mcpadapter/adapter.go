@@ -322,11 +322,11 @@ func (a *Adapter) callTool(ctx context.Context, name string, args []byte) (*mcp.
 	cs, rel := modern.session()
 	if modern == nil {
 		defer a.hold(ctx)()
-		var viaShared bool
-		if cs, rel, viaShared, err = a.sessionFor(ctx); err != nil {
+		var how served
+		if cs, rel, how, err = a.sessionFor(ctx); err != nil {
 			return nil, nil, callError(ctx, a.launch.Name, tool, err)
 		}
-		if viaShared {
+		if how == servedForPlace {
 			ctx = withServedShared(ctx)
 		}
 	}

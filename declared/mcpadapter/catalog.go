@@ -163,8 +163,8 @@ func (a *Adapter) catalogSession(ctx context.Context, method string) (*mcp.Clien
 	}
 	switch method {
 	case "resources/subscribe":
-		cs, _, viaShared, err := a.sessionFor(ctx)
-		if err == nil && !viaShared {
+		cs, _, how, err := a.sessionFor(ctx)
+		if err == nil && how == servedOwn {
 			mcpsession.MarkOwn(ctx)
 			a.subscribed(sess)
 		}

@@ -1,6 +1,7 @@
 package mcpadapter
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -19,7 +20,12 @@ import (
 // Per-client upstream sessions. A tools/call whose context carries a
 // downstream MCP session (mcpsession.From: set by the host's MCP front
 // end, never by the client) goes, unless the declaration says "sessions":
-// "shared", to an upstream session of that client's own: made at its
+// "shared", to an upstream session of that client's own when the server
+// may see it otherwise than the shared session's client (ownView: it
+// declares roots, sampling, elicitation, extensions or experimental
+// capabilities, speaks an older revision, or the server lists a client
+// like it other tools; else the shared session serves it, as one of its
+// callers, and it costs no process of its own): made at its
 // first call, or at its first tools/list when no client alike was
 // listed before (clientTools, toolLists); for a command server one more
 // server process, started through the same launcher.Starter; initialized with the client's
@@ -137,32 +143,106 @@ type clients struct {
 	sessionless sessionless // the session of SessionlessRevision (sessionless.go)
 }
 
+// served is how sessionFor serves a client session.
+type served int
+
+const (
+	// servedOwn: by its own upstream session, or no client session (the
+	// shared session's own callers).
+	servedOwn served = iota
+	// servedForPlace: by the shared session because no place is free for
+	// it (placeFor): the server's requests during its call are refused.
+	servedForPlace
+	// servedAsCaller: by the shared session because the server cannot see
+	// it otherwise (ownView): one of the shared session's callers.
+	servedAsCaller
+)
+
 // sessionFor returns the session and relay a call with ctx goes to: the
-// client's own upstream session, made now when it has none, or the
-// shared one; viaShared reports a client session served by the shared
-// session because every place is busy (placeFor). Errors: the adapter
-// stopped, the upstream session's connection failure, ctx's.
-func (a *Adapter) sessionFor(ctx context.Context) (cs *mcp.ClientSession, r *relay, viaShared bool, err error) {
+// client's own upstream session, made now when it has none and its view
+// can differ (ownView), or the shared one; how says which for a client
+// session. Errors: the adapter stopped, the upstream session's
+// connection failure, ctx's.
+func (a *Adapter) sessionFor(ctx context.Context) (cs *mcp.ClientSession, r *relay, how served, err error) {
 	sess := mcpsession.From(ctx)
 	if sess == nil || a.opts.Shared {
-		return a.cs, a.relay, false, nil
+		return a.cs, a.relay, servedOwn, nil
+	}
+	if !a.hasOwn(sess) && !a.ownView(ctx, sess) {
+		return a.cs, a.relay, servedAsCaller, nil
 	}
 	u, err := a.upstreamOf(sess)
 	if err != nil {
-		return nil, nil, false, err
+		return nil, nil, servedOwn, err
 	}
 	if u == nil {
-		return a.cs, a.relay, true, nil
+		return a.cs, a.relay, servedForPlace, nil
 	}
 	select {
 	case <-u.ready:
 	case <-ctx.Done():
-		return nil, nil, false, ctx.Err()
+		return nil, nil, servedOwn, ctx.Err()
 	}
 	if u.err != nil {
-		return nil, nil, false, u.err
+		return nil, nil, servedOwn, u.err
 	}
-	return u.cs, u.relay, false, nil
+	return u.cs, u.relay, servedOwn, nil
+}
+
+// hasOwn reports whether sess has an upstream session of its own.
+func (a *Adapter) hasOwn(sess *mcpsession.Session) bool {
+	a.clients.mu.Lock()
+	defer a.clients.mu.Unlock()
+	return a.clients.by[sess] != nil
+}
+
+// ownView reports whether the server may see sess's client otherwise
+// than the shared session's, so that it needs a session of its own: it
+// declares roots, sampling or elicitation (the server may ask it),
+// extensions or experimental capabilities, or speaks another revision
+// than ProtocolVersion; or the server lists a client like it
+// (callerTools, once per identity, kept) other tools than the shared
+// session (listsAsShared), or that listing failed. Otherwise the shared
+// session serves it as one of its callers: no process of its own.
+func (a *Adapter) ownView(ctx context.Context, sess *mcpsession.Session) bool {
+	init := sess.Init
+	if c := init.Capabilities; c != nil && (c.RootsV2 != nil || c.Roots.ListChanged || c.Sampling != nil || c.Elicitation != nil || len(c.Extensions) > 0 || len(c.Experimental) > 0) {
+		return true
+	}
+	if clientVersion(init.ProtocolVersion) != ProtocolVersion {
+		return true
+	}
+	id := identityOf(init)
+	if same, known := a.toolLists.asShared(id); known {
+		return !same
+	}
+	tools, err := a.callerTools(ctx, init)
+	if err != nil {
+		return true
+	}
+	same := a.listsAsShared(tools)
+	a.toolLists.markShared(id, same)
+	return !same
+}
+
+// listsAsShared reports whether tools, a tools/list as the server wrote
+// it, is the shared session's: the same tools, each written the same.
+func (a *Adapter) listsAsShared(tools []json.RawMessage) bool {
+	a.mu.RLock()
+	defs := a.conv.defs
+	a.mu.RUnlock()
+	if len(tools) != len(defs) {
+		return false
+	}
+	for _, def := range tools {
+		var t struct {
+			Name string `json:"name"`
+		}
+		if json.Unmarshal(def, &t) != nil || !bytes.Equal(defs[t.Name], def) {
+			return false
+		}
+	}
+	return true
 }
 
 // hold counts a request of ctx's client session (none: nothing) in
@@ -658,9 +738,10 @@ const maxToolLists = 64
 // that sessions that only list hold no server process. Cleared when the
 // shared session's tools change.
 type toolLists struct {
-	mu  sync.Mutex
-	by  map[string][]json.RawMessage
-	one chan struct{} // held while a caller's identity is listed (turn); made on first use
+	mu   sync.Mutex
+	by   map[string][]json.RawMessage
+	same map[string]bool // by identity: its list is the shared session's (ownView)
+	one  chan struct{}   // held while a caller's identity is listed (turn); made on first use
 }
 
 // turn waits until no other identity is being listed (callerTools) and
@@ -698,11 +779,30 @@ func (l *toolLists) put(id string, tools []json.RawMessage) {
 	l.by[id] = tools
 }
 
+// asShared returns whether identity id's list was found to be the
+// shared session's (markShared), and whether that is known.
+func (l *toolLists) asShared(id string) (same, known bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	same, known = l.same[id]
+	return same, known
+}
+
+// markShared keeps whether identity id's list is the shared session's.
+func (l *toolLists) markShared(id string, same bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.same == nil || len(l.same) >= maxToolLists {
+		l.same = map[string]bool{}
+	}
+	l.same[id] = same
+}
+
 // clear drops every list kept.
 func (l *toolLists) clear() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.by = nil
+	l.by, l.same = nil, nil
 }
 
 // identityOf is what a server knows of the client of init (a client
@@ -755,9 +855,9 @@ func (a *Adapter) clientTools(ctx context.Context) (any, error) {
 			return map[string][]json.RawMessage{"tools": kept}, nil
 		}
 	}
-	cs, _, viaShared, err := a.sessionFor(ctx)
-	if err == nil && viaShared {
-		return nil, &pluginsdk.RPCError{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("MCP server %q: every place of a client session is in use, or this client's API key holds its share of them; this client is listed the shared session's tools", a.launch.Name)}
+	cs, _, how, err := a.sessionFor(ctx)
+	if err == nil && how != servedOwn {
+		return nil, &pluginsdk.RPCError{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("MCP server %q: this client is served by the shared session (its view cannot differ, or every place of a client session is in use, or its API key holds its share of them) and is listed its tools", a.launch.Name)}
 	}
 	if err == nil {
 		var tools []json.RawMessage

@@ -49,7 +49,8 @@ func TestOwnToolsChangedTellsTheClient(t *testing.T) {
 	t.Cleanup(func() { close(done) })
 	sess := &mcpsession.Session{
 		ID:   "client",
-		Init: &mcp.InitializeParams{ProtocolVersion: ProtocolVersion, ClientInfo: &mcp.Implementation{Name: "client", Version: "1"}, Capabilities: &mcp.ClientCapabilities{}},
+		// Roots: the server may ask it, so it gets a session of its own (ownView).
+		Init: &mcp.InitializeParams{ProtocolVersion: ProtocolVersion, ClientInfo: &mcp.Implementation{Name: "client", Version: "1"}, Capabilities: &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{}}},
 		Done: done,
 		Log:  func(context.Context, *mcp.LoggingMessageParams) {},
 		ToolsChanged: func() {
