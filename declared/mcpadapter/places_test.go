@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -201,4 +202,58 @@ func TestKeyShareOfPlaces(t *testing.T) {
 	if reclaimed("c") || reclaimed("a1") || reclaimed("a2") {
 		t.Fatalf("another key's place reclaimed for a key at its share: %v", changed)
 	}
+}
+
+// TestClientWithoutViewIsServedShared (issue 42): a client session that
+// declares none of roots, sampling or elicitation, and to which the
+// server lists what it lists the shared session, is served by the shared
+// session (the server sees the host's clientInfo: no session, no process
+// of its own); when the server lists a client like it other tools (here:
+// tool "sample" only to clients that declare sampling, as the shared
+// session does), it gets a session of its own. Before, both got one.
+func TestClientWithoutViewIsServedShared(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
+	defer cancel()
+	plain := func(name string) *mcpsession.Session {
+		s, _ := placeClient(t, name)
+		s.Init.Capabilities = &mcp.ClientCapabilities{}
+		return s
+	}
+	same := start(t, decl.Launch{Name: "same", Server: decl.MCPServer{URL: placesServer(t, nil, nil)}}, Options{})
+	load(t, same.Adapter)
+	if out, err := same.CallJSON(mcpsession.With(ctx, plain("p1")), "who", nil); err != nil || !strings.Contains(string(out), "opentool-host-mcp-adapter") {
+		t.Fatalf("who of a client without a view of its own = %s, %v; want the shared session's answer", out, err)
+	}
+	differs := start(t, decl.Launch{Name: "differs", Server: decl.MCPServer{URL: samplerServer(t)}}, Options{})
+	load(t, differs.Adapter)
+	if out, err := differs.CallJSON(mcpsession.With(ctx, plain("p2")), "who", nil); err != nil || !strings.Contains(string(out), `"p2"`) {
+		t.Fatalf("who of a client listed other tools than the shared session = %s, %v; want its own session's answer", out, err)
+	}
+}
+
+// samplerServer serves over real HTTP on 127.0.0.1 an MCP server whose
+// tool "who" answers the clientInfo.name of its session, and whose tool
+// "sample" is listed only to sessions whose client declares sampling.
+func samplerServer(t *testing.T) string {
+	t.Helper()
+	return testkit.Serve(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server {
+		s := mcp.NewServer(&mcp.Implementation{Name: "sampler", Version: "1"}, nil)
+		mcp.AddTool(s, &mcp.Tool{Name: "who"}, func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: req.Session.InitializeParams().ClientInfo.Name}}}, nil, nil
+		})
+		mcp.AddTool(s, &mcp.Tool{Name: "sample"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{}, nil, nil
+		})
+		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				res, err := next(ctx, method, req)
+				ss, _ := req.GetSession().(*mcp.ServerSession)
+				if lr, ok := res.(*mcp.ListToolsResult); ok && ss != nil && ss.InitializeParams().Capabilities.Sampling == nil {
+					lr.Tools = slices.DeleteFunc(lr.Tools, func(t *mcp.Tool) bool { return t.Name == "sample" })
+				}
+				return res, err
+			}
+		})
+		return s
+	}, nil)) + "/mcp"
 }
