@@ -66,6 +66,15 @@ type Options struct {
 	// idle one's place or is served by the shared session (clients.go).
 	// Default DefaultMaxSessions (16).
 	MaxSessions int
+
+	// MaxSessionsPerKey is one API key's share of those places
+	// ("maxSessionsPerKey", at most MaxSessions): its client sessions
+	// beyond it take an idle place of its own or are served by the shared
+	// session, never another key's place (clients.go, shareOf). 0: a
+	// quarter of MaxSessions (at least 1) when more than one key is in
+	// force (mcpsession.Session.Keys), every place with keys off or one
+	// key.
+	MaxSessionsPerKey int
 }
 
 // withDefaults fills the zero fields.
@@ -313,11 +322,11 @@ func (a *Adapter) callTool(ctx context.Context, name string, args []byte) (*mcp.
 	cs, rel := modern.session()
 	if modern == nil {
 		defer a.hold(ctx)()
-		var viaShared bool
-		if cs, rel, viaShared, err = a.sessionFor(ctx); err != nil {
+		var how served
+		if cs, rel, how, err = a.sessionFor(ctx); err != nil {
 			return nil, nil, callError(ctx, a.launch.Name, tool, err)
 		}
-		if viaShared {
+		if how == servedForPlace {
 			ctx = withServedShared(ctx)
 		}
 	}

@@ -399,7 +399,7 @@ func (r *relay) request(method string, params any, out any) error {
 		if first {
 			r.liftRoots(c)
 		}
-		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "cannot be relayed to an MCP client: the client of the call in flight is served by this server's shared session (every one of its maxSessions places is in use), which does not ask it"}
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "cannot be relayed to an MCP client: the client of the call in flight is served by this server's shared session (every one of its maxSessions places is in use, or the client's API key holds its maxSessionsPerKey share of them), which does not ask it"}
 	}
 	release, err := r.take()
 	if err != nil {
