@@ -123,6 +123,10 @@ type Adapter struct {
 	relay *relay // the server's messages during calls (relay.go)
 
 	proc atomic.Pointer[process] // a command server's process, once Run starts it
+	// lost, for a server reached by URL, is why its session ended (the
+	// server could not be reached: lose; or it closed the session), set
+	// once; nil while it serves.
+	lost atomic.Pointer[error]
 
 	clients   clients     // the client sessions' own upstream sessions (clients.go)
 	toolLists toolLists   // the tools new upstream sessions were listed, by client (clients.go)

@@ -138,7 +138,7 @@ func (s *Server) clientState(ss *mcp.ServerSession) *clientSession {
 			ctx, cancel := context.WithCancel(ctx)
 			defer cancel()
 			defer context.AfterFunc(cs.ending, cancel)()
-			res, err := ask(ctx, ss, method, params)
+			res, err := s.ask(ctx, ss, method, params)
 			if err != nil {
 				return nil, rpcError(err)
 			}
