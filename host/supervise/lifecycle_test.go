@@ -18,9 +18,9 @@ import (
 var (
 	testPolicy = core.RestartPolicy{MaxFailures: 3, ResetAfter: 10 * time.Second}
 
-	f1      = discover.FileRef{Path: "/plugins/opentool-plugin-x", Stamp: discover.FileStamp{Size: 1}}
-	f2      = discover.FileRef{Path: "/plugins/opentool-plugin-x", Stamp: discover.FileStamp{Size: 2}, Sum: "sum2"}
-	f3      = discover.FileRef{Path: "/plugins/opentool-plugin-x", Stamp: discover.FileStamp{Size: 3}, Sum: "sum3"}
+	f1 = discover.FileRef{Path: "/plugins/opentool-plugin-x", Stamp: discover.FileStamp{Size: 1}}
+	f2 = discover.FileRef{Path: "/plugins/opentool-plugin-x", Stamp: discover.FileStamp{Size: 2}, Sum: "sum2"}
+	f3 = discover.FileRef{Path: "/plugins/opentool-plugin-x", Stamp: discover.FileStamp{Size: 3}, Sum: "sum3"}
 	// remote declares a server reached by URL (FileRef.Remote).
 	remote  = discover.FileRef{Path: "/plugins/remote.mcp.json", Stamp: discover.FileStamp{Size: 4}, Launch: `{"name":"remote","dir":"/plugins","server":{"url":"http://127.0.0.1:1/mcp"}}`}
 	touched = discover.FileRef{Path: "/plugins/opentool-plugin-x", Stamp: discover.FileStamp{Size: 1, ModTime: time.Unix(9, 0)}, Sum: "sum1"}
@@ -241,7 +241,10 @@ func TestLifecycleTable(t *testing.T) {
 		// a server reached by URL (remote): never failed, backoff capped
 		{"remote: session lost: restarting, remote backoff, the adapter's reason", remoteReady, crash(i1, time.Second), core.StateRestarting,
 			[]string{"publish", "changed", "state ready→restarting", "stop sum1", "log ERROR remote MCP server lost", "backoff#2 failures=1 remote"},
-			func(t *testing.T, l life) { wantEq(t, "lastErr", l.lastErr, "exit status 2"); wantEq(t, "doc kept", l.doc, docA) }},
+			func(t *testing.T, l life) {
+				wantEq(t, "lastErr", l.lastErr, "exit status 2")
+				wantEq(t, "doc kept", l.doc, docA)
+			}},
 		{"remote: MaxFailures-th failed try is no crash loop: backoff again", remoteLost, evStartFailed{attempt: 5, err: "refused"}, core.StateRestarting,
 			[]string{"log ERROR plugin restart failed", "backoff#6 failures=3 remote"},
 			func(t *testing.T, l life) { wantEq(t, "failures", l.failures, 3); wantEq(t, "doc kept", l.doc, docA) }},
