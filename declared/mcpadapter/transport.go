@@ -524,14 +524,21 @@ type watchedBody struct {
 func (b *watchedBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	if err != nil && err != io.EOF && b.ctx.Err() == nil && !b.closed.Load() && b.probed.CompareAndSwap(false, true) {
-		c, derr := (&net.Dialer{Timeout: probeTimeout}).DialContext(b.ctx, "tcp", b.addr)
-		if derr != nil {
+		if derr := probe(b.ctx, b.addr); derr != nil {
 			b.lost(fmt.Errorf("%v; a new connection: %w", err, derr))
-		} else {
-			_ = c.Close()
 		}
 	}
 	return n, err
+}
+
+// probe makes a TCP connection to addr (host:port) and closes it, within
+// probeTimeout; its error says the server cannot be reached.
+func probe(ctx context.Context, addr string) error {
+	c, err := (&net.Dialer{Timeout: probeTimeout}).DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return err
+	}
+	return c.Close()
 }
 
 // Close implements io.Closer.
