@@ -633,7 +633,7 @@ func (a *Adapter) forget(sess *mcpsession.Session, u *upstream) {
 // process when ctx ends first. Errors: the transport's, the connection's
 // (initialize or server/discover), ctx's.
 func (a *Adapter) connectAs(ctx context.Context, u *upstream, c *mcp.Client, version string) (*mcp.ClientSession, error) {
-	t, proc, err := transport(a.launch, a.opts)
+	t, proc, err := transport(a.launch, a.opts, a.lose)
 	if err != nil {
 		return nil, err
 	}
@@ -685,15 +685,15 @@ func (r *relay) sendOutside(p *mcp.LoggingMessageParams) {
 }
 
 // askOutside sends the server's request method to r's client on its
-// session and decodes the result into out. It holds one of the
+// session and returns its result (JSON) as the client gave it. It holds one of the
 // session's maxAsking places (take) and waits at most
 // upstreamInitTimeout, less when the client's session ends or the
 // session with the server closes (relay.close). Errors: take's at once;
 // the client's; -32603 when it ended first.
-func (r *relay) askOutside(method string, params any, out any) error {
+func (r *relay) askOutside(method string, params any) (json.RawMessage, error) {
 	release, err := r.take()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer release()
 	if r.hold != nil {
@@ -701,7 +701,7 @@ func (r *relay) askOutside(method string, params any, out any) error {
 	}
 	b, err := json.Marshal(params)
 	if err != nil {
-		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), upstreamInitTimeout)
 	defer cancel()
@@ -715,15 +715,12 @@ func (r *relay) askOutside(method string, params any, out any) error {
 	}()
 	raw, err := r.client.Ask(ctx, method, b)
 	if err != nil && ctx.Err() != nil {
-		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("the MCP client did not answer within %v, or its session ended", upstreamInitTimeout)}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("the MCP client did not answer within %v, or its session ended", upstreamInitTimeout)}
 	}
 	if err != nil {
-		return toRPC(err)
+		return nil, toRPC(err)
 	}
-	if err := json.Unmarshal(raw, out); err != nil {
-		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("the client's result: %v", err)}
-	}
-	return nil
+	return raw, nil
 }
 
 // maxToolLists bounds the client identities whose tool lists are kept

@@ -68,8 +68,29 @@ func (a *Adapter) Run(ctx context.Context) error {
 func (a *Adapter) PID() int { return a.proc.Load().pid() }
 
 // Ended implements pluginsdk.LocalRunner: the command server's process
-// has exited (never for a URL server, which has none).
-func (a *Adapter) Ended() bool { return a.proc.Load().hasEnded() }
+// has exited, or a URL server's session ended (lost): a call that
+// failed then is the plugin's exit, retryable.
+func (a *Adapter) Ended() bool { return a.proc.Load().hasEnded() || a.lost.Load() != nil }
+
+// lose ends the session with a server reached by URL that cannot be
+// reached (reach: a connection refused, a stream broken with no new
+// connection possible), so that the calls in flight fail at once instead
+// of waiting on the SDK's reconnection (five tries over about 20 s) and
+// Run returns why; the host then retries with backoff. Only the first
+// reason is kept; one during the connection attempt only marks it.
+func (a *Adapter) lose(err error) {
+	if !a.lost.CompareAndSwap(nil, &err) {
+		return
+	}
+	a.log.Warn("MCP server cannot be reached; ending its session", "server", a.launch.Name, "url", a.launch.Server.URL, "error", err)
+	select {
+	case <-a.ready:
+		if a.cs != nil {
+			go a.cs.Close() // its DELETE must not hold up the caller (a read of the stream)
+		}
+	default:
+	}
+}
 
 // Kill implements pluginsdk.LocalRunner: it ends the connection attempt
 // and kills the command server (its process group and cgroup) at once,
@@ -97,7 +118,7 @@ func (a *Adapter) connect(ctx context.Context) (*mcp.ClientSession, *process, er
 	defer close(a.ready)
 	ictx, cancel := a.initContext(ctx)
 	defer cancel()
-	t, proc, err := transport(a.launch, a.opts)
+	t, proc, err := transport(a.launch, a.opts, a.lose)
 	if err != nil {
 		a.err = fmt.Errorf("MCP server %q: %w", a.launch.Name, err)
 		return nil, nil, a.err
@@ -145,7 +166,7 @@ func (a *Adapter) connect(ctx context.Context) (*mcp.ClientSession, *process, er
 // falls back to initialize of ProtocolVersion itself, as the SDK's client
 // alone does. Errors: the transport's, initialize's, ictx's.
 func (a *Adapter) discover(ictx context.Context) (*mcp.ClientSession, *process, error) {
-	t, proc, err := transport(a.launch, a.opts)
+	t, proc, err := transport(a.launch, a.opts, a.lose)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -304,7 +325,11 @@ func (a *Adapter) clientRequests(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 // relayRequests answers the server's requests to its client through r
-// (relay.request) and hands every other method to next.
+// (relay.request) and hands every other method to next. The answer
+// reaches the server as the client wrote it (rawAnswer): the SDK's
+// client would check an elicitation's content against the requested
+// schema and fill in the schema's defaults, which only the client that
+// asked the user may do; the adapter checks only its shape (checkAnswer).
 func relayRequests(r *relay, next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		var res mcp.Result
@@ -318,11 +343,72 @@ func relayRequests(r *relay, next mcp.MethodHandler) mcp.MethodHandler {
 		default:
 			return next(ctx, method, req)
 		}
-		if err := r.request(method, req.GetParams(), res); err != nil {
+		raw, err := r.request(method, req.GetParams())
+		if err != nil {
 			return nil, err
 		}
-		return res, nil
+		if err := checkAnswer(method, raw, res); err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("the client's result: %v", err)}
+		}
+		return rawAnswer{Result: res, raw: raw}, nil
 	}
+}
+
+// rawAnswer is a client's answer to the server's request, relayed as the
+// client wrote it: Result is its decoding (the SDK's type), raw the JSON
+// that MarshalJSON writes, byte for byte.
+type rawAnswer struct {
+	mcp.Result
+	raw json.RawMessage
+}
+
+// MarshalJSON implements json.Marshaler: the answer as the client wrote it.
+func (a rawAnswer) MarshalJSON() ([]byte, error) { return a.raw, nil }
+
+// checkAnswer decodes raw, the client's answer to method, into res and
+// checks what MCP asks of its shape ("Client Features"): a JSON object
+// of res's type; for elicitation/create, action one of accept, decline
+// and cancel, and content (when there) an object whose values are
+// strings, numbers, booleans or arrays of strings (ElicitResult). It
+// does not check the content against the requested schema: that is the
+// server's to judge.
+func checkAnswer(method string, raw json.RawMessage, res mcp.Result) error {
+	if err := json.Unmarshal(raw, res); err != nil {
+		return err
+	}
+	e, ok := res.(*mcp.ElicitResult)
+	if !ok {
+		return nil
+	}
+	switch e.Action {
+	case "accept", "decline", "cancel":
+	default:
+		return fmt.Errorf("action %q is none of accept, decline and cancel", e.Action)
+	}
+	for k, v := range e.Content {
+		if !primitive(v) {
+			return fmt.Errorf("content.%s is %T, not a string, number, boolean or array of strings", k, v)
+		}
+	}
+	return nil
+}
+
+// primitive reports whether v, a decoded JSON value, is a string, a
+// number, a boolean or an array of strings: an elicitation answer's
+// value (MCP "Elicitation", ElicitResult.content).
+func primitive(v any) bool {
+	switch v := v.(type) {
+	case string, float64, bool:
+		return true
+	case []any:
+		for _, s := range v {
+			if _, ok := s.(string); !ok {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // connectError is the reason a connection attempt failed with err.
@@ -458,6 +544,9 @@ func (a *Adapter) wait(ctx context.Context, cs *mcp.ClientSession, proc *process
 	go func() { done <- cs.Wait() }()
 	select {
 	case err := <-done:
+		if proc == nil {
+			a.lost.CompareAndSwap(nil, &err) // calls failing now: the session's end
+		}
 		return a.ended(proc, err)
 	case <-ctx.Done():
 		_ = cs.Close()
@@ -473,6 +562,9 @@ func (a *Adapter) ended(proc *process, err error) error {
 	}
 	if proc != nil {
 		return fmt.Errorf("MCP server %q exited (%s)", a.launch.Name, proc.status())
+	}
+	if lost := a.lost.Load(); lost != nil && *lost != nil && *lost != err {
+		return fmt.Errorf("MCP server %q at %s cannot be reached: %v", a.launch.Name, a.launch.Server.URL, *lost)
 	}
 	if err == nil {
 		return fmt.Errorf("MCP server %q at %s closed the session", a.launch.Name, a.launch.Server.URL)

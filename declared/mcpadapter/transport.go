@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"sort"
@@ -24,11 +27,11 @@ import (
 
 // transport is the MCP transport of the declared server: the command
 // over stdio (MCP "Transports", stdio), or the URL with the declared
-// headers (remoteTransport). proc is the command's process, nil for a
-// URL.
-func transport(l decl.Launch, o Options) (t mcp.Transport, proc *process, err error) {
+// headers (remoteTransport), telling lost when the server cannot be
+// reached (reach). proc is the command's process, nil for a URL.
+func transport(l decl.Launch, o Options, lost func(error)) (t mcp.Transport, proc *process, err error) {
 	if l.Server.URL != "" {
-		return remoteTransport(l.Server), nil, nil
+		return remoteTransport(l.Server, lost), nil, nil
 	}
 	spec, err := command(l, o.Starter.Env, o.Starter.Granted, o)
 	if err != nil {
@@ -279,13 +282,15 @@ func (s *stopper) Close() error {
 // remoteTransport is the transport of a server declared by URL, with its
 // headers: the HTTP+SSE transport of MCP 2024-11-05
 // (mcp.SSEClientTransport) for "type": "sse"; else streamable HTTP, as a
-// *remote that knows its fallback (sseFallback).
-func remoteTransport(s decl.MCPServer) mcp.Transport {
-	sse := &sseTransport{SSEClientTransport: &mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: &http.Client{Transport: headers(s.Headers)}}}
+// *remote that knows its fallback (sseFallback). Every request goes
+// through reach, which tells lost when the server cannot be reached.
+func remoteTransport(s decl.MCPServer, lost func(error)) mcp.Transport {
+	rt := reach{next: headers(s.Headers), lost: lost}
+	sse := &sseTransport{SSEClientTransport: &mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: &http.Client{Transport: rt}}}
 	if s.Transport == decl.TransportSSE {
 		return sse
 	}
-	probe := &firstPOST{next: rawResponses{next: headers(s.Headers)}}
+	probe := &firstPOST{next: rawResponses{next: rt}}
 	return &remote{
 		Transport: &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: &http.Client{Transport: probe}},
 		sse:       sse,
@@ -460,4 +465,84 @@ func headerSafe(s string) bool {
 		}
 	}
 	return true
+}
+
+// reach is an http.RoundTripper that tells lost when the server cannot
+// be reached: a request whose connection cannot be made (a dial error:
+// refused, no route, DNS), or a response stream broken by an error other
+// than its end after which a new connection cannot be made within
+// probeTimeout either (the server went away; a stream the server merely
+// closed is the SDK's to resume, SEP-1699). Requests given up by their
+// context tell nothing.
+type reach struct {
+	next http.RoundTripper
+	lost func(error)
+}
+
+// probeTimeout bounds the connection reach tries after a broken stream.
+const probeTimeout = time.Second
+
+// RoundTrip implements http.RoundTripper.
+func (t reach) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(r)
+	var oe *net.OpError
+	switch {
+	case err != nil && r.Context().Err() == nil && errors.As(err, &oe) && oe.Op == "dial":
+		t.lost(err)
+	case err == nil:
+		resp.Body = &watchedBody{ReadCloser: resp.Body, ctx: r.Context(), addr: hostPort(r.URL), lost: t.lost}
+	}
+	return resp, err
+}
+
+// hostPort is u's host:port, the scheme's port when it names none.
+func hostPort(u *url.URL) string {
+	if u.Port() != "" {
+		return u.Host
+	}
+	port := "80"
+	if u.Scheme == "https" {
+		port = "443"
+	}
+	return net.JoinHostPort(u.Hostname(), port)
+}
+
+// watchedBody is a response body of reach: a read error other than the
+// body's end, while neither the request's context ended nor the body
+// was closed, makes it try a new connection to addr, and tell lost when
+// that fails too.
+type watchedBody struct {
+	io.ReadCloser
+	ctx    context.Context
+	addr   string
+	lost   func(error)
+	closed atomic.Bool
+	probed atomic.Bool
+}
+
+// Read implements io.Reader.
+func (b *watchedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && err != io.EOF && b.ctx.Err() == nil && !b.closed.Load() && b.probed.CompareAndSwap(false, true) {
+		if derr := probe(b.ctx, b.addr); derr != nil {
+			b.lost(fmt.Errorf("%v; a new connection: %w", err, derr))
+		}
+	}
+	return n, err
+}
+
+// probe makes a TCP connection to addr (host:port) and closes it, within
+// probeTimeout; its error says the server cannot be reached.
+func probe(ctx context.Context, addr string) error {
+	c, err := (&net.Dialer{Timeout: probeTimeout}).DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return err
+	}
+	return c.Close()
+}
+
+// Close implements io.Closer.
+func (b *watchedBody) Close() error {
+	b.closed.Store(true)
+	return b.ReadCloser.Close()
 }

@@ -147,7 +147,7 @@ func (s *Server) clientStateOf(ss *mcp.ServerSession, g *access.Grant) *clientSe
 			ctx, cancel := context.WithCancel(ctx)
 			defer cancel()
 			defer context.AfterFunc(cs.ending, cancel)()
-			res, err := ask(ctx, ss, method, params)
+			res, err := s.ask(ctx, ss, method, params)
 			if err != nil {
 				return nil, rpcError(err)
 			}
