@@ -356,14 +356,18 @@ func (a *Adapter) callTool(ctx context.Context, name string, args []byte) (*mcp.
 		if modern != nil {
 			failWith(r, err) // the caller's error as it is (sessionless.go)
 		}
-		return nil, nil, a.callError(ctx, tool, err)
+		return nil, nil, a.callError(ctx, tool, rel, err)
 	}
 	return res, raw, nil
 }
 
 // callError is callError, saying how the server ended when it exited
-// during the call (waiting for its exit up to exitNoticeWait).
-func (a *Adapter) callError(ctx context.Context, tool string, err error) error {
+// during the call (waiting for its exit up to exitNoticeWait): the
+// shared session's server, or the client's own of r (ownExitError).
+func (a *Adapter) callError(ctx context.Context, tool string, r *relay, err error) error {
+	if e := a.ownExitError(ctx, r, tool, err); e != nil {
+		return e
+	}
 	if ctx.Err() == nil && (errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed)) {
 		if p := a.proc.Load(); p != nil && p.endedWithin(exitNoticeWait) {
 			return pluginsdk.ToolFailure("MCP server %q exited during the call of tool %q (%s)", a.launch.Name, tool, p.status())
