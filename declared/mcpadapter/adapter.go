@@ -362,18 +362,22 @@ func (a *Adapter) callTool(ctx context.Context, name string, args []byte) (*mcp.
 		if modern != nil {
 			failWith(r, err) // the caller's error as it is (sessionless.go)
 		}
-		return nil, nil, a.callError(ctx, tool, err)
+		return nil, nil, a.callError(ctx, tool, rel, err)
 	}
 	return res, raw, nil
 }
 
 // callError is callError, saying how the server ended when it exited
-// during the call (waiting for its exit up to exitNoticeWait); for a
+// during the call (waiting for its exit up to exitNoticeWait): the
+// shared session's server, or the client's own of r (ownExitError); for a
 // server reached by URL, a call that failed on the host's side of the
 // connection (not with the server's own JSON-RPC error) while the server
 // cannot be reached (probe) loses the session (lose), so that the call
 // is the plugin's exit, retryable, whichever of the two the SDK saw first.
-func (a *Adapter) callError(ctx context.Context, tool string, err error) error {
+func (a *Adapter) callError(ctx context.Context, tool string, r *relay, err error) error {
+	if e := a.ownExitError(ctx, r, tool, err); e != nil {
+		return e
+	}
 	if ctx.Err() == nil && (errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed)) {
 		if p := a.proc.Load(); p != nil && p.endedWithin(exitNoticeWait) {
 			return pluginsdk.ToolFailure("MCP server %q exited during the call of tool %q (%s)", a.launch.Name, tool, p.status())

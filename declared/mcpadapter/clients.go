@@ -83,8 +83,9 @@ type upstream struct {
 	err   error              // set before ready closes
 	relay *relay
 	proc  *process
-	stop  func()   // stops following the client's log level
-	tools ownTools // the server's tools/list to this client, kept
+	stop  func()        // stops following the client's log level
+	tools ownTools      // the server's tools/list to this client, kept
+	gone  chan struct{} // closed once it ended by itself and was forgotten (ownexit.go)
 
 	// Under clients.mu:
 	reclaim    chan struct{} // closed when its place is reclaimed (placeFor)
@@ -131,14 +132,15 @@ func (o *ownTools) changed() {
 type clients struct {
 	mu       sync.Mutex
 	by       map[*mcpsession.Session]*upstream
-	busy     map[*mcpsession.Session]int  // requests of each client in flight (hold)
-	shared   map[*mcpsession.Session]bool // clients once served by the shared session for want of a place, until they end: true since their last own session
-	uses     uint64                       // holds so far (upstream.used)
-	warned   bool                         // the shared session's serving of a client for want of a place was logged
-	heldKeys map[string]bool              // keys whose holding of their share was logged (heldToShare)
-	reclaims *rate.Limiter                // places reclaimed (placeFor): MaxSessions at once, then reclaimRate a second; made on first use
-	closed   bool                         // Run ended or Kill: no new ones
-	ended    chan struct{}                // closed with closed set (made by upstreamOf, sessionlessFor)
+	busy     map[*mcpsession.Session]int      // requests of each client in flight (hold)
+	shared   map[*mcpsession.Session]bool     // clients once served by the shared session for want of a place, until they end: true since their last own session
+	uses     uint64                           // holds so far (upstream.used)
+	warned   bool                             // the shared session's serving of a client for want of a place was logged
+	heldKeys map[string]bool                  // keys whose holding of their share was logged (heldToShare)
+	reclaims *rate.Limiter                    // places reclaimed (placeFor): MaxSessions at once, then reclaimRate a second; made on first use
+	exits    map[*mcpsession.Session]ownExits // how each client's own sessions ended by themselves (ownexit.go), until the client ends
+	closed   bool                             // Run ended or Kill: no new ones
+	ended    chan struct{}                    // closed with closed set (made by upstreamOf, sessionlessFor)
 
 	sessionless sessionless // the session of SessionlessRevision (sessionless.go)
 }
@@ -333,14 +335,14 @@ func (a *Adapter) newUpstream(sess *mcpsession.Session) (_ *upstream, wasShared 
 		a.clients.by = map[*mcpsession.Session]*upstream{}
 		a.clients.ended = make(chan struct{})
 	}
-	u := &upstream{ready: make(chan struct{}), relay: newRelay(a.launch.Name, a.log), reclaim: make(chan struct{}), used: a.clients.uses}
-	u.relay.client = sess
+	u := &upstream{ready: make(chan struct{}), relay: newRelay(a.launch.Name, a.log), reclaim: make(chan struct{}), used: a.clients.uses, gone: make(chan struct{})}
+	u.relay.client, u.relay.own = sess, u
 	u.relay.hold = func() func() { return a.holdSession(sess) }
 	a.clients.by[sess] = u
 	if wasShared = a.clients.shared[sess]; wasShared {
 		a.clients.shared[sess] = false
 	}
-	go a.openUpstream(sess, u, a.clients.ended)
+	go a.openUpstream(sess, u, a.clients.ended, a.restartDelay(sess))
 	return u, wasShared, nil
 }
 
@@ -471,9 +473,16 @@ func isClosed(c chan struct{}) bool {
 	}
 }
 
-// openUpstream connects u for sess and closes it when sess ends or
-// ended closes (endClients).
-func (a *Adapter) openUpstream(sess *mcpsession.Session, u *upstream, ended <-chan struct{}) {
+// openUpstream connects u for sess, after delay (a restart after quick
+// exits: ownexit.go), and closes it when sess ends or ended closes
+// (endClients), or forgets it at once when it ends by itself.
+func (a *Adapter) openUpstream(sess *mcpsession.Session, u *upstream, ended <-chan struct{}, delay time.Duration) {
+	if !waitRestart(delay, sess, ended) {
+		u.err = fmt.Errorf("MCP server %q: a client's own session: the client session or the server ended", a.launch.Name)
+		close(u.ready)
+		a.forget(sess, u)
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), upstreamInitTimeout)
 	go func() { // the client gone before its session is up ends the attempt
 		select {
@@ -492,7 +501,18 @@ func (a *Adapter) openUpstream(sess *mcpsession.Session, u *upstream, ended <-ch
 		a.forget(sess, u)
 		return
 	}
+	since, gone := time.Now(), watchOwn(cs)
 	select {
+	case <-gone:
+		status := "the connection closed"
+		if u.proc != nil {
+			status = u.proc.status()
+		}
+		n := a.ownExited(sess, u, since)
+		close(u.gone)
+		a.log.Warn("MCP server: a client session's own server process exited; its next call starts a new one", "server", a.launch.Name, "session", sess.ID, "status", status, "exits", n, "nextAfter", ownRestartDelay(n))
+		u.tools.changed()
+		toolsChanged(sess)
 	case <-sess.Done:
 	case <-ended:
 	case <-u.reclaim:

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -256,4 +257,14 @@ func samplerServer(t *testing.T) string {
 		})
 		return s
 	}, nil)) + "/mcp"
+}
+
+// TestOwnRestartDelay: a client's own session after quick exits starts
+// at once the first time, then after 250 ms doubling, capped.
+func TestOwnRestartDelay(t *testing.T) {
+	for n, want := range map[int]time.Duration{0: 0, 1: 0, 2: 250 * time.Millisecond, 3: 500 * time.Millisecond, 4: time.Second, 7: 8 * time.Second, 8: ownRestartMax, 100: ownRestartMax} {
+		if got := ownRestartDelay(n); got != want {
+			t.Errorf("ownRestartDelay(%d) = %v, want %v", n, got, want)
+		}
+	}
 }

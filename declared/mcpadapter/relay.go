@@ -86,6 +86,10 @@ type relay struct {
 	// hold, for a client's own upstream session, counts a request of the
 	// server to that client in flight until its release (Adapter.hold).
 	hold func() (release func())
+	// own, for a client's own upstream session, is that session: a call
+	// whose connection broke when it ended by itself is the plugin's exit
+	// (ownexit.go). nil for the shared session.
+	own *upstream
 
 	// rootsChanged sends the server notifications/roots/list_changed
 	// and ping a ping (both set once connected, session.go).
