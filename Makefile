@@ -45,8 +45,10 @@ all: build
 
 build: host plugins examples deps-python deps-node
 
+# The host and, beside it, its small keeper program (a host runs it from
+# its own folder; without it the host re-executes itself as its keeper).
 host: $(SDKMOD)
-	$(GO) build -o bin/opentool-host ./cmd/opentool-host
+	$(GO) build -o bin/ ./cmd/opentool-host ./cmd/opentool-host-keeper
 
 plugins: $(PLUGINS:%=plugin-%)
 
@@ -160,8 +162,10 @@ bin/go.sdkpatched.mod: go.mod go.sum scripts/sdk-patched.sh $(wildcard patches/g
 
 # Floor hops and the host end to end in one run, an MCP server behind a
 # real host process against a stdio client, the memory each added MCP
-# server costs the host's process tree (N = 1, 10, 50), then a summary table.
-# Memory alone: make bench BENCHFLAGS='-bench MCPServerMemory'.
+# server costs the host's process tree (N = 1, 10, 50), the scale row (one
+# declared server, 1 to 256 MCP client sessions), then a summary table.
+# Memory alone: make bench BENCHFLAGS='-bench MCPServerMemory'; the scale row
+# alone: BENCHFLAGS='-bench MCPServerScale'.
 # Profile with BENCHFLAGS='-cpuprofile cpu.out -memprofile mem.out -bench Call/.*/path=mcp' (or path=host).
 bench: $(SDKMOD)
 	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -count $(BENCHCOUNT) -timeout 60m $(BENCHFLAGS) ./bench/

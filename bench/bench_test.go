@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -233,7 +232,7 @@ func startMCPHost(tmp string) error {
 	if err := os.MkdirAll(plugins, 0o755); err != nil {
 		return err
 	}
-	if err := harness.DeclareMCPServers(plugins, env.notesBin, 1); err != nil {
+	if err := harness.DeclareMCPServers(plugins, env.notesBin, 1, "shared"); err != nil {
 		return err
 	}
 	p, err := harness.StartHostProcess(env.hostBin, harness.HostOptions{Dir: plugins, StateDir: filepath.Join(tmp, "mcp-state")})
@@ -566,11 +565,8 @@ func TestMain(m *testing.M) {
 		os.Exit(floor.ServeUnix(path))
 	}
 	code := m.Run()
-	switch {
-	case len(results) > 0:
+	if len(results) > 0 || len(memRounds) > 0 || len(scaleRuns) > 0 {
 		printSummary(os.Stdout)
-	case len(memRounds) > 0:
-		printMemorySummary(os.Stdout)
 	}
 	teardown()
 	os.Exit(code)
@@ -593,14 +589,7 @@ func aggregate() map[[3]string]*agg {
 	}
 	out := map[[3]string]*agg{}
 	for k, rs := range groups {
-		f := func(get func(*result) float64) float64 {
-			v := make([]float64, len(rs))
-			for i, r := range rs {
-				v[i] = get(r)
-			}
-			sort.Float64s(v)
-			return v[len(v)/2]
-		}
+		f := func(get func(*result) float64) float64 { return median(rs, get) }
 		out[k] = &agg{
 			nsPerOp:   f(func(r *result) float64 { return r.nsPerOp }),
 			callsPerS: f(func(r *result) float64 { return r.callsPerS }),
@@ -632,18 +621,50 @@ const (
 	targetHopRatio        = 3.0  // plugin hop / p50 floor-unix, 1 client
 )
 
+// printSummary prints the summary of every benchmark that ran: its
+// tables, then the targets table.
 func printSummary(w io.Writer) {
 	a := aggregate()
 	get := func(size string, clients int, path string) *agg { return a[[3]string{size, fmt.Sprint(clients), path}] }
+	fmt.Fprintf(w, "\n## Summary (%s)\n\n", machine())
+	if len(a) > 0 {
+		printCallTables(w, get)
+	}
+	printMemory(w)
+	scale := scaleRows(scaleRuns)
+	printScale(w, scale)
+	fmt.Fprintln(w, "Targets, each measured in this run:")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| target | measured | goal | |")
+	fmt.Fprintln(w, "|---|---|---|---|")
+	printMCPTargets(w, get)
+	printScaleTargets(w, scale)
+	printMemoryTargets(w)
+	printHostTargets(w, get)
+	if len(a) == 0 {
+		return
+	}
+	runs := 0
+	for _, g := range a {
+		runs = max(runs, g.runs)
+	}
+	fmt.Fprintf(w, "\nMedians of %d run(s) per case. The HTTP clients run in a load-generator process of their own; the HTTP\n"+
+		"servers, the host and the gRPC floor's client run in the benchmark process; each plugin in its own.\n"+
+		"CPU µs/call: user+system CPU per call of the server side (benchmark process + plugin process; the clients'\n"+
+		"CPU is left out of both), less disturbed by load from other processes than wall time.\n"+
+		"host allocs/call: allocations per call in the host process (HTTP server and host).\n", runs)
+}
+
+// getAgg returns the aggregate of one case (size, clients, path), nil
+// when it did not run.
+type getAgg func(size string, clients int, path string) *agg
+
+// printCallTables prints BenchmarkCall's tables: sequential, concurrent,
+// then MCP and the plugin hop.
+func printCallTables(w io.Writer, get getAgg) {
 	us := func(ns float64) string { return fmt.Sprintf("%.1f", ns/1e3) }
 	dur := fmtDur
-	kb := func(b float64) string {
-		if b >= 10<<10 {
-			return fmt.Sprintf("%.0f KiB", b/1024)
-		}
-		return fmt.Sprintf("%.1f KiB", b/1024)
-	}
-	fmt.Fprintf(w, "\n## Summary (%s)\n\n", machine())
+	kb := fmtKiB
 	fmt.Fprintln(w, "Sequential (1 client): p50 (mean µs/call in brackets). stacked = a bare net/http handler calling the bare gRPC plugin (both hops, no host code); host-local = an unknown function, answered by the host alone.")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| payload | gRPC floor | HTTP floor | stacked | host-local | host | host-calc | host calls/s | host p99 | CPU µs/call HTTP floor → stacked → host | host allocs/call |")
@@ -707,11 +728,15 @@ func printSummary(w io.Writer) {
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", p, p50, tp, al, ab, cpu)
 	}
 	fmt.Fprintln(w)
-	printMemory(w)
-	fmt.Fprintln(w, "Targets, each measured in this run:")
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| target | measured | goal | |")
-	fmt.Fprintln(w, "|---|---|---|---|")
+}
+
+// printMCPTargets prints the MCP rows of the targets table: /mcp against
+// /opentool/call, then an MCP server behind the host against the stdio
+// floor and the bare gateway.
+func printMCPTargets(w io.Writer, get getAgg) {
+	dur := fmtDur
+	kb := fmtKiB
+	conc := benchClients[len(benchClients)-1]
 	for _, p := range []string{pathMCP, pathMCPStateless} {
 		name := "/mcp (sessions)"
 		if p == pathMCPStateless {
@@ -744,7 +769,13 @@ func printSummary(w io.Writer) {
 	}
 	printGatewayBound(w, get("16B", 1, pathMCPServer), get("16B", 1, pathMCPGateway), get("16B", 1, pathMCPStdio),
 		get("16B", conc, pathMCPServer), get("16B", conc, pathMCPGateway), get("16B", conc, pathMCPStdio))
-	printMemoryTargets(w)
+}
+
+// printHostTargets prints the rows of the targets table of the plugin
+// hop and of /opentool/call against its floors.
+func printHostTargets(w io.Writer, get getAgg) {
+	dur := fmtDur
+	conc := benchClients[len(benchClients)-1]
 	if d, u := get("16B", 1, pathDirect), get("16B", 1, pathUnix); d != nil && u != nil {
 		r := float64(d.p50) / float64(u.p50)
 		fmt.Fprintf(w, "| plugin hop, 1 client, 16B: p50 host.Call (in process) / p50 raw unix-socket round trip | %s / %s = %.2f× | ≤ %.0f× | %s |\n", dur(d.p50), dur(u.p50), r, targetHopRatio, mark(r <= targetHopRatio))
@@ -772,15 +803,15 @@ func printSummary(w io.Writer) {
 			fmt.Fprintf(w, "| %d clients, %s: host p99 | %s | ≤ %s | %s |\n", conc, sz.name, dur(o.p99), dur(targetP99), mark(o.p99 <= targetP99))
 		}
 	}
-	runs := 0
-	for _, g := range a {
-		runs = max(runs, g.runs)
+}
+
+// fmtKiB is b bytes as the summary prints it: whole KiB from 10 KiB, else
+// one decimal.
+func fmtKiB(b float64) string {
+	if b >= 10<<10 {
+		return fmt.Sprintf("%.0f KiB", b/1024)
 	}
-	fmt.Fprintf(w, "\nMedians of %d run(s) per case. The HTTP clients run in a load-generator process of their own; the HTTP\n"+
-		"servers, the host and the gRPC floor's client run in the benchmark process; each plugin in its own.\n"+
-		"CPU µs/call: user+system CPU per call of the server side (benchmark process + plugin process; the clients'\n"+
-		"CPU is left out of both), less disturbed by load from other processes than wall time.\n"+
-		"host allocs/call: allocations per call in the host process (HTTP server and host).\n", runs)
+	return fmt.Sprintf("%.1f KiB", b/1024)
 }
 
 // fmtDur is d as the summary prints it: ms with two decimals from 1 ms,

@@ -25,14 +25,22 @@
 //     sessions each with its own server process: the PSS each added
 //     session costs (host and server) and the p50 of a session's first
 //     call (which starts its server) against its later calls.
+//   - BenchmarkMCPServerScale (make bench): the scale row, many clients of
+//     one server: one mcp-notes declared in a fresh "opentool-host run"
+//     process per case, in the default mode (per-client) with 1, 16, 64
+//     and 256 MCP client sessions and declared shared with 64, each
+//     session a Go SDK client of /mcp in the load generator: calls/s,
+//     failed calls, the server processes in the host's tree and the
+//     tree's RSS.
 //   - TestSoakShort, TestSoakShortProcess (make test): a few seconds of
 //     the soak (make soak, ./bench/cmd/soak) against an in-process host
 //     and a real opentool-host process.
 //
-// Both benchmarks run in one make bench; a summary table with calls/s, p50, p99, the host's
-// allocations per call, the memory per MCP server and the ratios against
-// the targets, each against a floor of the same run, is printed at the
-// end. A target not met is reported, not a failure.
+// Every benchmark runs in one make bench; a summary with calls/s, p50,
+// p99, the host's allocations per call, the memory per MCP server, the
+// scale row and the ratios against the targets, each against a floor or
+// another case of the same run, is printed at the end (of whichever
+// benchmarks ran). A target not met is reported, not a failure.
 //
 // The scale figures (make bench-scale) are ./bench/cmd/scale.
 package bench

@@ -3,8 +3,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -40,14 +38,7 @@ func BenchmarkMCPServerSessions(b *testing.B) {
 	for b.Loop() {
 		rounds = append(rounds, measureSessions(b))
 	}
-	med := func(get func(sessionsRound) float64) float64 {
-		v := make([]float64, len(rounds))
-		for i, r := range rounds {
-			v[i] = get(r)
-		}
-		slices.Sort(v)
-		return v[len(v)/2]
-	}
+	med := func(get func(sessionsRound) float64) float64 { return median(rounds, get) }
 	b.ReportMetric(med(func(r sessionsRound) float64 { return r.sessionMiB }), "session-MiB/added-session")
 	b.ReportMetric(med(func(r sessionsRound) float64 { return r.hostMiB }), "host-MiB/added-session")
 	b.ReportMetric(med(func(r sessionsRound) float64 { return r.firstMs }), "first-call-p50-ms")
@@ -66,47 +57,9 @@ type sessionsRound struct {
 // host process, stopped at the end.
 func measureSessions(b *testing.B) sessionsRound {
 	b.Helper()
-	work, err := os.MkdirTemp(env.tmp, "mcp-sessions-")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer os.RemoveAll(work)
-	plugins := filepath.Join(work, "plugins")
-	if err := os.Mkdir(plugins, 0o755); err != nil {
-		b.Fatal(err)
-	}
-	hostBin, err := harness.CopyExecutable(env.hostBin, filepath.Join(work, "opentool-host"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	server, err := harness.CopyExecutable(env.notesBin, filepath.Join(work, "mcp-notes"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	prog, err := harness.NewProgram(server)
-	if err != nil {
-		b.Fatal(err)
-	}
-	decl := fmt.Sprintf(`{"mcpServers":{"notes1":{"command":%q,"args":[]}}}`, server)
-	if err := os.WriteFile(filepath.Join(plugins, "notes1.mcp.json"), []byte(decl), 0o644); err != nil {
-		b.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(plugins, "notes1.policy.json"), []byte(`{"prefix":"notes1_"}`), 0o644); err != nil {
-		b.Fatal(err)
-	}
-	p, err := harness.StartHostProcess(hostBin, harness.HostOptions{Dir: plugins, StateDir: filepath.Join(work, "state")})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = p.Stop(ctx)
-	}()
-	hc := harness.NewHTTPClient(1, 10*time.Second)
-	if _, err := harness.WaitHealthy(p, hc, 1, 30*time.Second); err != nil {
-		b.Fatalf("%v\n%s", err, p.Output())
-	}
+	h := startDeclaredHost(b, "")
+	defer func() { _ = h.stop() }()
+	p, prog := h, h.prog
 	var first, later []time.Duration
 	var trees []harness.TreeMemory
 	ctx := context.Background()

@@ -163,33 +163,51 @@ func ReadRun(dir, output string) (Run, error) {
 			checks = append(checks, Check{Scenario: scenario, ID: scenario, Status: StatusFailure, Message: failedToRun(output, scenario)})
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(folder, "checks.json"))
+		c, err := readChecks(folder, scenario)
 		if err != nil {
 			return Run{}, err
 		}
-		var raw []struct {
-			ID           string `json:"id"`
-			Status       string `json:"status"`
-			ErrorMessage string `json:"errorMessage"`
-			Details      struct {
-				Message string `json:"message"`
-			} `json:"details"`
-		}
-		if err := json.Unmarshal(b, &raw); err != nil {
-			return Run{}, fmt.Errorf("%s: %v", filepath.Join(folder, "checks.json"), err)
-		}
-		for _, c := range raw {
-			if c.Status == StatusInfo {
-				continue
-			}
-			msg := c.ErrorMessage
-			if msg == "" {
-				msg = c.Details.Message
-			}
-			checks = append(checks, Check{Scenario: scenario, ID: c.ID, Status: c.Status, Message: msg})
-		}
+		checks = append(checks, c...)
 	}
+	return runOf(checks, readTotal(output)), nil
+}
 
+// readChecks reads the checks of scenario from the checks.json in folder,
+// the scenario's results folder; INFO records are left out.
+func readChecks(folder, scenario string) ([]Check, error) {
+	b, err := os.ReadFile(filepath.Join(folder, "checks.json"))
+	if err != nil {
+		return nil, err
+	}
+	var raw []struct {
+		ID           string `json:"id"`
+		Status       string `json:"status"`
+		ErrorMessage string `json:"errorMessage"`
+		Details      struct {
+			Message string `json:"message"`
+		} `json:"details"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return nil, fmt.Errorf("%s: %v", filepath.Join(folder, "checks.json"), err)
+	}
+	var checks []Check
+	for _, c := range raw {
+		if c.Status == StatusInfo {
+			continue
+		}
+		msg := c.ErrorMessage
+		if msg == "" {
+			msg = c.Details.Message
+		}
+		checks = append(checks, Check{Scenario: scenario, ID: c.ID, Status: c.Status, Message: msg})
+	}
+	return checks, nil
+}
+
+// runOf is the Run of checks, in their order: a check is named by its
+// id, or SCENARIO/ID when another scenario has the same id; the first of
+// the same id twice in one scenario is kept.
+func runOf(checks []Check, total Total) Run {
 	scenariosOf := map[string]map[string]bool{}
 	for _, c := range checks {
 		if scenariosOf[c.ID] == nil {
@@ -197,18 +215,47 @@ func ReadRun(dir, output string) (Run, error) {
 		}
 		scenariosOf[c.ID][c.Scenario] = true
 	}
-	run := Run{Checks: map[string]Check{}, Total: readTotal(output)}
+	run := Run{Checks: map[string]Check{}, Total: total}
 	for _, c := range checks {
 		name := c.ID
 		if len(scenariosOf[c.ID]) > 1 {
 			name = c.Scenario + "/" + c.ID
 		}
 		if _, dup := run.Checks[name]; dup {
-			// The same id twice in one scenario: keep the first.
 			continue
 		}
 		run.Names = append(run.Names, name)
 		run.Checks[name] = c
+	}
+	return run
+}
+
+// ReadClientRun reads the runs of `conformance client --scenario S -o
+// DIR`, one per scenario (scenarios[i]'s in dirs[i]: the folder of S in
+// it, as the suite names it, S-TIMESTAMP), as one Run: a scenario without
+// results is one failed check named after it, with why from outputs[i],
+// the suite's output. Total counts the checks read.
+func ReadClientRun(scenarios, dirs, outputs []string) (Run, error) {
+	var checks []Check
+	for i, scenario := range scenarios {
+		folders, _ := filepath.Glob(filepath.Join(dirs[i], strings.ReplaceAll(scenario, "/", "-")+"-*"))
+		if len(folders) == 0 {
+			checks = append(checks, Check{Scenario: scenario, ID: scenario, Status: StatusFailure, Message: failedToRun(outputs[i], scenario)})
+			continue
+		}
+		c, err := readChecks(folders[0], scenario)
+		if err != nil {
+			return Run{}, err
+		}
+		checks = append(checks, c...)
+	}
+	run := runOf(checks, Total{})
+	for _, c := range checks {
+		if c.Passed() {
+			run.Total.Passed++
+		} else if c.Status == StatusFailure {
+			run.Total.Failed++
+		}
 	}
 	return run, nil
 }

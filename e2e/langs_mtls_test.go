@@ -37,8 +37,9 @@ import (
 	"github.com/opentool-host/opentool-host/testkit"
 )
 
-// refusedLine is what the Node SDK logs for a connection refused in the
-// TLS handshake (grpcio gives the Python SDK no hook for it).
+// refusedLine is what the Node and Python SDKs log for a connection
+// refused in the TLS handshake (the Python SDK rewrites gRPC core's line
+// for it, refusals.py).
 const refusedLine = "refused a connection that did not authenticate as the host"
 
 // command is the example plugin run from this checkout with this
@@ -175,8 +176,9 @@ func attack(t *testing.T, sock string, creds credentials.TransportCredentials) s
 // TestLanguagePluginRefusesUnauthenticated: a neighbour that connects to
 // the example's socket in plaintext, over TLS with a certificate of its
 // own, or over TLS with none, gets no Load, Invoke or Shutdown; the plugin
-// keeps serving the host. The Node SDK logs the refusals. Before, every
-// one of these calls succeeded (the plugin authenticated nobody).
+// keeps serving the host. Both SDKs log the refusals (the Python SDK's
+// since its refusals.py; before, it did not). Before, every one of these
+// calls succeeded (the plugin authenticated nobody).
 func TestLanguagePluginRefusesUnauthenticated(t *testing.T) {
 	forEachLang(t, func(t *testing.T, lp langPlugin) {
 		client, c, stderr := lp.startAutoMTLS(t)
@@ -204,11 +206,9 @@ func TestLanguagePluginRefusesUnauthenticated(t *testing.T) {
 			t.Fatalf("the plugin exited under attack\nplugin stderr:\n%s", stderr.String())
 		}
 		loadAndEcho(t, c, stderr)
-		if lp.lang == "node" {
-			testkit.Eventually(t, 30*time.Second, "the refusal logged", func() bool {
-				return strings.Contains(stderr.String(), refusedLine)
-			})
-		}
+		testkit.Eventually(t, 30*time.Second, "the refusal logged", func() bool {
+			return strings.Contains(stderr.String(), refusedLine)
+		})
 	})
 }
 

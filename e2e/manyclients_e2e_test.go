@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -106,4 +107,170 @@ func manyClients(t *testing.T, url string, n, calls int, open func()) (failed, o
 	close(release)
 	closed.Wait()
 	return nFailed.Load(), nOwn.Load(), nShared.Load()
+}
+
+// TestMCPKeyShareOfPlaces (issue 43): with two API keys, a declared
+// per-client server of maxSessions 8 gives one key at most its share of
+// the places (a quarter: 2). Key A's 10 client sessions (the Go SDK's
+// client over /mcp) each call whoami, which asks its client's roots: A
+// holds those calls open by not answering. Two of A's sessions get a
+// session of their own (asked their roots), its other eight are answered
+// by the shared session at once, and key B's client, coming last, still
+// gets a session of its own (the server sees its clientInfo). Every call
+// is answered once A answers, and A's holding of its share is logged
+// once. Before, A's sessions took all 8 places and B was served by the
+// shared session.
+func TestMCPKeyShareOfPlaces(t *testing.T) {
+	dir := t.TempDir()
+	sessDeclare(t, dir, "who", map[string]any{"maxSessions": 8})
+	hp := startHostProc(t, dir, "--api-key", "key-a", "--api-key", "key-b")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	asked, release := make(chan string, 10), make(chan struct{})
+	var releaseOnce sync.Once
+	defer releaseOnce.Do(func() { close(release) })
+	connect := func(key, name string, hold bool) *mcp.ClientSession {
+		t.Helper()
+		cl := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, nil) // the SDK's default: roots
+		cl.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if method == "roots/list" && hold {
+					asked <- name
+					select {
+					case <-release:
+					case <-ctx.Done():
+					}
+				}
+				return next(ctx, method, req)
+			}
+		})
+		tr := &mcp.StreamableClientTransport{Endpoint: hp.url + "/mcp", HTTPClient: &http.Client{Transport: bearer(key)}}
+		cs, err := cl.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			t.Fatalf("%s: connect: %v", name, err)
+		}
+		t.Cleanup(func() { _ = cs.Close() })
+		return cs
+	}
+	call := func(cs *mcp.ClientSession) (whoami, error) {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "whoami", Arguments: map[string]any{}})
+		var w whoami
+		switch {
+		case err != nil:
+			return w, err
+		case res.IsError || len(res.Content) != 1:
+			return w, fmt.Errorf("isError %v, content %v", res.IsError, res.Content)
+		}
+		return w, json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &w)
+	}
+	type answer struct {
+		name string
+		w    whoami
+		err  error
+	}
+	answers := make(chan answer, 10)
+	for i := range 10 {
+		name := fmt.Sprintf("a-%d", i)
+		cs := connect("key-a", name, true)
+		go func() {
+			w, err := call(cs)
+			answers <- answer{name, w, err}
+		}()
+	}
+	var own []string
+	var early []answer
+	for len(own)+len(early) < 10 {
+		select {
+		case name := <-asked:
+			own = append(own, name)
+		case a := <-answers:
+			early = append(early, a)
+		case <-ctx.Done():
+			t.Fatalf("key A's calls: %d asked their roots, %d answered", len(own), len(early))
+		}
+	}
+	if len(own) != 2 {
+		t.Errorf("key A's sessions with a session of their own: %v, want its share, 2 of maxSessions 8", own)
+	}
+	for _, a := range early {
+		if a.err != nil || a.w.Client != "opentool-host-mcp-adapter" {
+			t.Errorf("%s beyond its key's share: whoami = %+v, %v; want the shared session's answer", a.name, a.w, a.err)
+		}
+	}
+	w, err := call(connect("key-b", "b", false))
+	if err != nil || w.Client != "b" {
+		t.Fatalf("key B's client while key A holds its calls: whoami = %+v, %v; want a session of its own (client \"b\")", w, err)
+	}
+	t.Logf("server processes with A's calls held and B served: %d", len(msChildren(hp.cmd.Process.Pid)))
+	releaseOnce.Do(func() { close(release) })
+	for range len(own) {
+		if a := <-answers; a.err != nil || a.w.Client != a.name {
+			t.Errorf("%s on its own session: whoami = %+v, %v", a.name, a.w, a.err)
+		}
+	}
+	if n := strings.Count(hp.logs.String(), "holds its share of the client sessions' places"); n != 1 {
+		t.Errorf("key A held to its share logged %d times, want once:\n%s", n, hp.logs.String())
+	}
+}
+
+// TestMCPOneClientOneProcess (issue 42): MCP clients (the Go SDK's over
+// /mcp) that declare none of roots, sampling or elicitation, and to which
+// the server lists what it lists the shared session, are served by the
+// shared session: with 1, 2 and 16 of them calling a declared per-client
+// server, the host runs one server process (the shared one), and every
+// call is answered. A client that declares roots still gets a session of
+// its own (the server asks it): one process more. Before, each client
+// cost a process of its own besides the shared one (1 client: 2).
+func TestMCPOneClientOneProcess(t *testing.T) {
+	dir := t.TempDir()
+	sessDeclare(t, dir, "who", nil)
+	hp := startHostProc(t, dir)
+	msServerPID(t, hp.url, hp.cmd.Process.Pid, "who")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	connect := func(name string, caps *mcp.ClientCapabilities) *mcp.ClientSession {
+		t.Helper()
+		cl := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, &mcp.ClientOptions{Capabilities: caps})
+		cs, err := cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: hp.url + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			t.Fatalf("%s: connect: %v", name, err)
+		}
+		return cs
+	}
+	whoamiOf := func(cs *mcp.ClientSession) whoami {
+		t.Helper()
+		out, isErr := msCall(t, cs, "whoami", nil)
+		var w whoami
+		if isErr || json.Unmarshal([]byte(out), &w) != nil {
+			t.Fatalf("whoami = %s (isError %v)", out, isErr)
+		}
+		return w
+	}
+	opened := 0
+	for _, n := range []int{1, 2, 16} {
+		var sessions []*mcp.ClientSession
+		for ; opened < n; opened++ {
+			sessions = append(sessions, connect(fmt.Sprintf("plain-%d", opened), &mcp.ClientCapabilities{}))
+		}
+		for _, cs := range sessions {
+			defer func() { _ = cs.Close() }()
+			whoamiOf(cs)
+		}
+		// Listing a new client's identity costs a short session, closed
+		// once listed: wait for its process to end.
+		var kids []int
+		testkit.Eventually(t, 15*time.Second, fmt.Sprintf("one server process with %d plain clients", n), func() bool {
+			kids = msChildren(hp.cmd.Process.Pid)
+			return len(kids) == 1
+		})
+		t.Logf("%d clients without roots, sampling or elicitation: %d server process", n, len(kids))
+	}
+	rooted := connect("rooted", nil) // the SDK's default: roots
+	defer func() { _ = rooted.Close() }()
+	if w := whoamiOf(rooted); w.Client != "rooted" {
+		t.Fatalf("a client with roots: whoami answered by the session of %q, want its own", w.Client)
+	}
+	if n := len(msChildren(hp.cmd.Process.Pid)); n != 2 {
+		t.Errorf("with a client with roots: %d server processes, want 2 (the shared one and its own)", n)
+	}
 }

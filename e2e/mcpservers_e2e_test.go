@@ -17,6 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/opentool-host/opentool-host/process/keeper"
 	"github.com/opentool-host/opentool-host/testkit"
 )
 
@@ -121,9 +122,21 @@ func msLoad(t *testing.T, url string) map[string]bool {
 	return out
 }
 
-// msChildren returns the pids whose parent is pid (children of any of
-// its threads), but the host's keeper.
+// msChildren returns the pids whose parent is pid, but the host's
+// keeper.
 func msChildren(pid int) []int {
+	var out []int
+	for _, n := range childPIDs(pid) {
+		if !isKeeper(n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// childPIDs returns the pids whose parent is pid (children of any of its
+// threads).
+func childPIDs(pid int) []int {
 	files, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
 	var out []int
 	for _, f := range files {
@@ -132,7 +145,7 @@ func msChildren(pid int) []int {
 			continue
 		}
 		for _, field := range strings.Fields(string(b)) {
-			if n, err := strconv.Atoi(field); err == nil && !isKeeper(n) {
+			if n, err := strconv.Atoi(field); err == nil {
 				out = append(out, n)
 			}
 		}
@@ -141,11 +154,23 @@ func msChildren(pid int) []int {
 }
 
 // isKeeper reports whether pid is a host's keeper process
-// (`opentool-host keeper`), which is not a plugin.
+// (`opentool-host-keeper keeper` or `opentool-host keeper`), which is not
+// a plugin.
 func isKeeper(pid int) bool {
 	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 	args := strings.Split(string(b), "\x00")
-	return len(args) > 1 && args[1] == "keeper"
+	return len(args) > 1 && args[1] == keeper.Command
+}
+
+// keeperOf returns the pid of the keeper process of the host process
+// host (a child of it: isKeeper), or 0 when it runs none.
+func keeperOf(host int) int {
+	for _, n := range childPIDs(host) {
+		if isKeeper(n) {
+			return n
+		}
+	}
+	return 0
 }
 
 // msServerPID returns the pid of the MCP server of plugin name, waiting

@@ -79,7 +79,7 @@ func testNeighbourAttack(t *testing.T, extra []string) {
 	if err := os.Chmod(filepath.Dir(state), 0o711); err != nil {
 		t.Fatal(err)
 	}
-	hp := startHostProc(t, dir, append([]string{"--secret", "vault-token=env:TEST_VAULT_TOKEN", "--state-dir", state}, extra...)...)
+	hp := startHostProc(t, dir, append([]string{"--secret", "vault-token=env:TEST_VAULT_TOKEN", "--secret-for", "vault-token=vault", "--state-dir", state}, extra...)...)
 
 	vaultPID := pluginPIDs(t, hp.url)["vault"]
 	if got := vaultEnv(t, hp.url); got != token {

@@ -21,8 +21,9 @@ import (
 // file such as /etc/shadow or the keys file (issue 21, finding 1): such a
 // policy fails its plugin with the JSON path of the fault, shown in
 // /health, and nothing of the host reaches the plugin. Secrets the
-// operator declared (--secret) reach the plugin whose policy names them,
-// and the commands of a NAME.tools.json too.
+// operator declared (--secret) and granted (--secret-for) reach the
+// plugin whose policy names them, and the commands of a NAME.tools.json
+// too.
 func TestDropInPolicyCannotReadHostSecrets(t *testing.T) {
 	dir := t.TempDir()
 	testkit.InstallPlugin(t, dir, "thief", "./testkit/plugins/faulty")
@@ -47,7 +48,7 @@ func TestDropInPolicyCannotReadHostSecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("OPENTOOL_API_KEYS", "")
-	hp := startHostProc(t, dir, "--api-keys-file", keys, "--api-key", "plain-admin-key", "--secret", "db=file:"+secretFile)
+	hp := startHostProc(t, dir, "--api-keys-file", keys, "--api-key", "plain-admin-key", "--secret", "db=file:"+secretFile, "--secret-for", "db=granted,cmds")
 
 	testkit.Eventually(t, 20*time.Second, "thief failed with the fault's path", func() bool {
 		_, _, body := httpDo(t, http.MethodGet, hp.url+"/health", "admin-key", "")
@@ -91,11 +92,16 @@ func rpcKey(t *testing.T, url, key, body string) (int, map[string]any) {
 }
 
 // TestHostSecretsCannotBeDeclared: the operator cannot declare the host's
-// own variables or files as secrets either: run refuses to start (exit
-// 2) saying why.
+// own variables or files as secrets either, nor grant a secret that is
+// not declared or to what is no plugin name (--secret-for, the secrets
+// file's "plugins"): run refuses to start (exit 2) saying why.
 func TestHostSecretsCannotBeDeclared(t *testing.T) {
 	keys := filepath.Join(t.TempDir(), "keys.json")
 	if err := os.WriteFile(keys, []byte(`{"keys":[]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	secrets := filepath.Join(t.TempDir(), "secrets.json")
+	if err := os.WriteFile(secrets, []byte(`{"secrets":{"db":{"env":"DB","plugins":["ok","../x"]}}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	bin := testkit.Build(t, "./cmd/opentool-host")
@@ -108,6 +114,12 @@ func TestHostSecretsCannotBeDeclared(t *testing.T) {
 		{[]string{"--api-keys-file", keys, "--secret", "k=file:" + keys}, "is the host's own file and can never be a plugin's secret"},
 		{[]string{"--secret", "k"}, "want NAME=env:VAR or NAME=file:PATH"},
 		{[]string{"--secret", "k=env:A", "--secret", "k=env:B"}, "declared twice"},
+		{[]string{"--secret", "vault-token=env:T", "--secret-for", "vault-tokn=vault"}, "--secret-for vault-tokn=vault: no secret vault-tokn is declared (declare it with --secret vault-tokn=env:VAR"},
+		{[]string{"--secret-for", "vault-token=vault"}, "no secret vault-token is declared"},
+		{[]string{"--secret", "k=env:T", "--secret-for", "k"}, `--secret-for "k": want NAME=PLUGIN[,PLUGIN...]`},
+		{[]string{"--secret", "k=env:T", "--secret-for", "k=a,,b"}, `--secret-for k=a,,b: "" is not a plugin name`},
+		{[]string{"--secret", "k=env:T", "--secret-for", "k=a__b"}, `"a__b" is not a plugin name`},
+		{[]string{"--secrets-file", secrets}, `$.secrets.db.plugins[1]: "../x" is not a plugin name`},
 	} {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		args := append([]string{"run", "--dir", t.TempDir(), "--addr", testkit.FreeAddr(t), "--state-dir", t.TempDir()}, c.args...)
@@ -173,5 +185,88 @@ func TestPluginUser(t *testing.T) {
 	}
 	if procUID(t, hp.cmd.Process.Pid) != "0" {
 		t.Error("the host itself changed user")
+	}
+}
+
+// envDump is a plugin (an executable script, or a declared server's
+// command) that writes its whole environment to file and exits: if the
+// host ever runs it, the file says with what.
+func envDump(file string) string {
+	return "#!/bin/sh\nenv > '" + file + "'\nexit 1\n"
+}
+
+// TestSecretReachesOnlyGrantedPlugins: a secret reaches only the plugins
+// the operator grants it to (issue 43, finding 3). The host declares
+// vault-token (--secret, granted with --secret-for) and db (in the
+// secrets file, granted by its "plugins"), both to vault. vault gets
+// both; a dropped-in plugin evil, a declared MCP server sneak and a
+// pulled artifact loot, each with a policy naming vault-token, fail
+// before they run with the flag that would grant it, in /health and the
+// log, and the value appears nowhere: not in what they could have
+// written, /health or the log. On the code before grants evil and sneak
+// ran with STOLEN=<the token> and loot served.
+func TestSecretReachesOnlyGrantedPlugins(t *testing.T) {
+	const token, dbValue = "sk-vault-777-e2e", "db-pass-4242-e2e"
+	dir, out := t.TempDir(), t.TempDir()
+	testkit.InstallPlugin(t, dir, "vault", "./testkit/plugins/faulty")
+	write := func(dir, name, body string, mode os.FileMode) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(dir, "vault.policy.json", `{"prefix":"vault_","secrets":{"VAULT_TOKEN":"vault-token","DB":"db"}}`, 0o644)
+	write(dir, "opentool-plugin-evil", envDump(filepath.Join(out, "evil.env")), 0o755)
+	write(dir, "evil.policy.json", `{"secrets":{"STOLEN":"vault-token"}}`, 0o644)
+	write(dir, "sneak.mcp.json", `{"mcpServers":{"sneak":{"command":"/bin/sh","args":["-c",`+strconv.Quote("env > '"+filepath.Join(out, "sneak.env")+"'")+`]}}}`, 0o644)
+	write(dir, "sneak.policy.json", `{"secrets":{"STOLEN":"vault-token"}}`, 0o644)
+	secrets := filepath.Join(t.TempDir(), "secrets.json")
+	write(filepath.Dir(secrets), "secrets.json", `{"secrets":{"db":{"env":"E2E_DB_PASS","plugins":["vault"]}}}`, 0o600)
+	t.Setenv("E2E_VAULT_TOKEN", token)
+	t.Setenv("E2E_DB_PASS", dbValue)
+	hp := startHostProc(t, dir, "--secret", "vault-token=env:E2E_VAULT_TOKEN", "--secret-for", "vault-token=vault", "--secrets-file", secrets)
+
+	if got := vaultEnv(t, hp.url); got != token {
+		t.Fatalf("vault does not hold its granted secret: %q\n%s", got, hp.logs.String())
+	}
+	_, m := rpc(t, hp.url, `{"jsonrpc":"2.0","method":"vault_env","id":1}`)
+	if env, _ := m["result"].(map[string]any)["env"].(map[string]any); env["DB"] != dbValue {
+		t.Errorf("vault lacks the secret the secrets file grants it: %v", env["DB"])
+	}
+
+	// A pulled artifact is held to the same rule.
+	reg, src := startOCIRegistry(t), t.TempDir()
+	write(src, "opentool-plugin-loot", envDump(filepath.Join(out, "loot.env")), 0o755)
+	write(src, "loot.policy.json", `{"secrets":{"STOLEN":"vault-token"}}`, 0o644)
+	ref := reg + "/plugins/loot:1.0"
+	mustOCI(t, "push", "--dir", src, "loot", ref, "--plain-http")
+	mustOCI(t, "pull", ref, "--dir", dir, "--plain-http", "--no-lock")
+
+	want := func(plugin string) string {
+		return `policy ` + plugin + `.policy.json: $.secrets.STOLEN: names secret "vault-token", which the operator did not grant to plugin ` + plugin +
+			` (the operator grants it with --secret-for vault-token=` + plugin + `)`
+	}
+	testkit.Eventually(t, 30*time.Second, "evil, sneak and loot failed", func() bool {
+		h := healthOf(t, hp.url)
+		return h["evil"].State == "failed" && h["sneak"].State == "failed" && h["loot"].State == "failed"
+	})
+	h := healthOf(t, hp.url)
+	for _, p := range []string{"evil", "sneak", "loot"} {
+		if !strings.Contains(h[p].LastError, want(p)) {
+			t.Errorf("%s failed with %q, want %q", p, h[p].LastError, want(p))
+		}
+		if _, err := os.Stat(filepath.Join(out, p+".env")); !errors.Is(err, os.ErrNotExist) {
+			b, _ := os.ReadFile(filepath.Join(out, p+".env"))
+			t.Errorf("%s ran (%v); its environment held the token: %v", p, err, strings.Contains(string(b), token))
+		}
+		if !strings.Contains(hp.logs.String(), strings.ReplaceAll(want(p), `"`, `\"`)) {
+			t.Errorf("the log does not say why %s failed", p)
+		}
+	}
+	_, _, health := httpDo(t, http.MethodGet, hp.url+"/health", "", "")
+	for _, leak := range []string{token, dbValue} {
+		if strings.Contains(health, leak) || strings.Contains(hp.logs.String(), leak) {
+			t.Errorf("a secret value is in /health or the log")
+		}
 	}
 }

@@ -163,6 +163,7 @@ func New(cfg Config) (*Host, error) {
 		builtins:  bt,
 	}
 	h.known = h.loadOwners()
+	h.warnUngrantedSecrets()
 	h.sv = &supervise.Supervisor{Cfg: &h.cfg, State: state, Log: cfg.Logger, Ctx: ctx, Changed: h.changed, Pins: pins, Events: &h.events,
 		ResourceUpdated: h.resourceUpdated, LogMessage: h.logMessage, ListChanged: h.listChanged}
 	if cfg.NoCgroups {
@@ -196,6 +197,17 @@ func NewStarted(ctx context.Context, cfg Config) (*Host, error) {
 		return nil, err
 	}
 	return h, nil
+}
+
+// warnUngrantedSecrets logs each declared secret that is granted to no
+// plugin: no policy can name it (a setup from before grants says so here
+// once, and in each plugin that names it).
+func (h *Host) warnUngrantedSecrets() {
+	for _, name := range slices.Sorted(maps.Keys(h.cfg.Secrets)) {
+		if len(h.cfg.Secrets[name].Plugins) == 0 {
+			h.log.Warn("secret is granted to no plugin: no policy can name it; grant it with --secret-for NAME=PLUGIN", "secret", name)
+		}
+	}
 }
 
 // dirNotFound is New's error for a plugins folder that does not exist:
@@ -253,6 +265,7 @@ func (h *Host) startKeeper() error {
 		return fmt.Errorf("host: %w", err)
 	}
 	h.sv.Keeper.Store(k)
+	h.log.Debug("keeper started", "pid", k.PID(), "command", h.cfg.Keeper[0])
 	if h.sv.Cgroups == nil {
 		for _, p := range h.Plugins() {
 			if p.PID > 0 {

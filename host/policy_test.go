@@ -54,8 +54,9 @@ func TestPolicyPrefixTimeoutConcurrencyEnvSecrets(t *testing.T) {
 		"env": {"PLAIN": "plain-value"},
 		"secrets": {"TOKEN": "files-token", "DB_URL": "db"}}`)
 	rec := newLogRecorder(t)
-	// The operator declares the secrets; the policy names them.
-	declared := map[string]decl.Secret{"files-token": {File: filepath.Join(dir, "token")}, "db": {Env: "POLICY_TEST_DB"}}
+	// The operator declares the secrets and grants them to faulty; the
+	// policy names them.
+	declared := map[string]decl.Secret{"files-token": {File: filepath.Join(dir, "token"), Plugins: []string{"faulty"}}, "db": {Env: "POLICY_TEST_DB", Plugins: []string{"faulty"}}}
 	h := startHost(t, dir, func(c *host.Config) { c.Watch = true; c.Logger = rec.logger; c.Secrets = declared })
 
 	if st := pluginStatus(h, "faulty").Policy; st == nil || st.TimeoutMS != 1500 || st.MaxConcurrency != 2 || strings.Join(st.Secrets, ",") != "DB_URL,TOKEN" || strings.Join(st.Env, ",") != "PLAIN" {
@@ -145,6 +146,9 @@ func TestPolicyThatAsksForMoreIsRefused(t *testing.T) {
 		{`{"secrets": {"STOLEN_KEYS": {"env": "OPENTOOL_API_KEYS"}}}`, `$.secrets.STOLEN_KEYS: a policy names a secret the operator declared on the host`},
 		{`{"secrets": {"SHADOW": {"file": "/etc/shadow"}}}`, `$.secrets.SHADOW: a policy names a secret the operator declared on the host`},
 		{`{"secrets": {"KEYS": "keys-file"}}`, `$.secrets.KEYS: names secret "keys-file", which the host does not declare`},
+		// A declared secret reaches only the plugins it is granted to.
+		{`{"secrets": {"T": "calc-token"}}`, `policy faulty.policy.json: $.secrets.T: names secret "calc-token", which the operator did not grant to plugin faulty (the operator grants it with --secret-for calc-token=faulty)`},
+		{`{"secrets": {"T": "ungranted"}}`, `names secret "ungranted", which the operator did not grant to plugin faulty`},
 	} {
 		t.Run(c.want[:min(len(c.want), 40)], func(t *testing.T) {
 			dir := t.TempDir()
@@ -156,7 +160,8 @@ func TestPolicyThatAsksForMoreIsRefused(t *testing.T) {
 			launcher := []string{testkit.Build(t, "./cmd/opentool-host"), "launch"}
 			h := startHost(t, dir, func(cfg *host.Config) {
 				cfg.Sandbox.MemoryBytes, cfg.Launcher = 4<<30, launcher
-				cfg.Secrets = map[string]decl.Secret{"missing": {File: filepath.Join(dir, "missing")}}
+				cfg.Secrets = map[string]decl.Secret{"missing": {File: filepath.Join(dir, "missing"), Plugins: []string{"faulty"}},
+					"calc-token": {Env: "HOME", Plugins: []string{"calc"}}, "ungranted": {Env: "HOME"}}
 			})
 			testkit.Eventually(t, 10*time.Second, "faulty marked failed", func() bool {
 				return pluginStatus(h, "faulty").State == host.StateFailed
@@ -168,5 +173,30 @@ func TestPolicyThatAsksForMoreIsRefused(t *testing.T) {
 				t.Errorf("calculator: %v", r)
 			}
 		})
+	}
+}
+
+// TestSecretGrantsInConfig: New refuses a secret granted to what is no
+// plugin name, and logs each secret granted to no plugin (no policy can
+// name it), once, at start.
+func TestSecretGrantsInConfig(t *testing.T) {
+	_, err := host.New(host.Config{Dir: t.TempDir(), StateDir: t.TempDir(),
+		Secrets: map[string]decl.Secret{"db": {Env: "DB", Plugins: []string{"files", "../x"}}}})
+	if err == nil || !strings.Contains(err.Error(), `secret db.plugins[1]: "../x" is not a plugin name`) {
+		t.Errorf("New with a grant to ../x: %v", err)
+	}
+	rec := newLogRecorder(t)
+	startHost(t, t.TempDir(), func(c *host.Config) {
+		c.Logger = rec.logger
+		c.Secrets = map[string]decl.Secret{"spare": {Env: "HOME"}, "db": {Env: "HOME", Plugins: []string{"files"}}}
+	})
+	var warned []string
+	for _, line := range rec.all() {
+		if strings.Contains(line, "secret is granted to no plugin") {
+			warned = append(warned, line)
+		}
+	}
+	if len(warned) != 1 || !strings.Contains(warned[0], "secret=spare") || !strings.Contains(warned[0], "--secret-for NAME=PLUGIN") {
+		t.Errorf("the warnings for secrets granted to no plugin: %q", warned)
 	}
 }

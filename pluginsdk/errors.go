@@ -24,6 +24,14 @@ type Error struct {
 	Code int `json:"code"`
 	// Message is the human-readable description.
 	Message string `json:"message"`
+	// Exited, set only by a plugin served in the host's process
+	// (Local), is the exit status ("signal: killed", "exit status 2")
+	// of a program the plugin ran for this call alone, which exited
+	// during it (a declared MCP server's process of one client session):
+	// the host reports the call as the plugin's exit (plugin_exited,
+	// retryable) with Message, while the plugin itself keeps running.
+	// It never crosses a connection.
+	Exited string `json:"-"`
 }
 
 // Error returns the message with its code, e.g. "tool error 400: b must not be 0".

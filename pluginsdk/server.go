@@ -157,7 +157,7 @@ func (s *server) callFrame(ctx context.Context, cf *wire.CallFrame, out wire.Cal
 	if e == nil {
 		return nil
 	}
-	return &wire.ToolError{Code: e.Code, Message: e.Message}
+	return &wire.ToolError{Code: e.Code, Message: e.Message, Exited: e.Exited != "", Status: e.Exited}
 }
 
 // watchCancel ends the call's context when the host sends cancel or the

@@ -5,11 +5,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -45,6 +47,11 @@ type LoadRequest struct {
 	Contains string `json:"contains,omitempty"`
 	// MCP, when set, makes Body an MCP tools/call (mcp.go).
 	MCP *MCPLoad `json:"mcp,omitempty"`
+	// Close, when set, makes the request no run: the load generator
+	// ends the MCP sessions (MCPLoad.SDK) and drops the connections and
+	// session ids it keeps for URL, whatever their Clients, and answers
+	// an empty LoadResult.
+	Close bool `json:"close,omitempty"`
 }
 
 // LoadResult is the outcome of one run.
@@ -56,9 +63,27 @@ type LoadResult struct {
 	P99 time.Duration `json:"p99"`
 	// CPU is the load generator's own CPU time during the run.
 	CPU time.Duration `json:"cpu"`
-	// Err is the first failure ("" when every call succeeded).
+	// Err is the first failure that stopped a client ("" when none did).
 	Err string `json:"err,omitempty"`
+	// Calls is the number of calls made, failed ones included.
+	Calls int `json:"calls"`
+	// Failed is the number of calls that failed and were counted
+	// (CountedFailure) rather than stopping their client; Failure is the
+	// first one's message. P50 and P99 are of the other calls.
+	Failed  int    `json:"failed,omitempty"`
+	Failure string `json:"failure,omitempty"`
 }
+
+// CountedFailure is an error of RunLocal's op that fails one call
+// without stopping its client: RunLocal counts it (LoadResult.Failed)
+// and goes on with the client's next call.
+type CountedFailure struct{ Err error }
+
+// Error implements error.
+func (f *CountedFailure) Error() string { return f.Err.Error() }
+
+// Unwrap returns the call's error.
+func (f *CountedFailure) Unwrap() error { return f.Err }
 
 // ServeLoadgen answers LoadRequests read from r (JSON lines) with
 // LoadResults written to w until r ends. It returns the exit code.
@@ -67,7 +92,9 @@ func ServeLoadgen(r io.Reader, w io.Writer) int {
 	enc := json.NewEncoder(w)
 	clients := map[string]*http.Client{}
 	sessions := map[string][]string{} // MCP session ids of each client
+	sdk := map[string]*sdkClients{}   // Go SDK sessions of each client (MCPLoad.SDK)
 	defer closeStdio()
+	defer closeSDK(sdk, "")
 	for {
 		var req LoadRequest
 		if err := dec.Decode(&req); err != nil {
@@ -78,6 +105,20 @@ func ServeLoadgen(r io.Reader, w io.Writer) int {
 			return 1
 		}
 		key := fmt.Sprintf("%s|%d", req.URL, req.Clients)
+		if req.Close {
+			closeSDK(sdk, req.URL)
+			for k, c := range clients {
+				if strings.HasPrefix(k, req.URL+"|") {
+					c.CloseIdleConnections()
+					delete(clients, k)
+					delete(sessions, k)
+				}
+			}
+			if err := enc.Encode(LoadResult{}); err != nil {
+				return 1
+			}
+			continue
+		}
 		c := clients[key]
 		if c == nil {
 			c = NewHTTPClient(req.Clients, 30*time.Second)
@@ -87,6 +128,11 @@ func ServeLoadgen(r io.Reader, w io.Writer) int {
 		switch {
 		case req.MCP != nil && len(req.MCP.Stdio) > 0:
 			res = runMCPStdio(&req)
+		case req.MCP != nil && req.MCP.SDK:
+			if sdk[key] == nil {
+				sdk[key] = newSDKClients(req.URL, req.Clients)
+			}
+			res = runMCPSDK(sdk[key], &req)
 		case req.MCP != nil:
 			if sessions[key] == nil {
 				sessions[key] = make([]string, req.Clients)
@@ -126,12 +172,15 @@ func runLoad(c *http.Client, req *LoadRequest) LoadResult {
 
 // RunLocal runs n calls of op shared by clients goroutines (op's argument
 // is the goroutine's index), or with warm exactly one call per goroutine,
-// and measures them. The first error stops its goroutine and is
-// reported in Err.
+// and measures them. An error of op stops its goroutine, the first is
+// reported in Err; a CountedFailure does not, it is counted in Failed.
 func RunLocal(clients, n int, warm bool, op func(worker int) error) LoadResult {
 	type worker struct {
-		lats []time.Duration
-		err  error
+		lats    []time.Duration
+		calls   int
+		failed  int
+		failure error // the first CountedFailure
+		err     error
 	}
 	ws := make([]*worker, clients)
 	for i := range ws {
@@ -147,14 +196,25 @@ func RunLocal(clients, n int, warm bool, op func(worker int) error) LoadResult {
 			defer wg.Done()
 			for {
 				if warm {
-					if len(w.lats) == 1 {
+					if w.calls == 1 {
 						return
 					}
 				} else if next.Add(1) > int64(n) {
 					return
 				}
 				t0 := time.Now()
-				if w.err = op(i); w.err != nil {
+				err := op(i)
+				w.calls++
+				var cf *CountedFailure
+				switch {
+				case errors.As(err, &cf):
+					w.failed++
+					if w.failure == nil {
+						w.failure = cf.Err
+					}
+					continue
+				case err != nil:
+					w.err = err
 					return
 				}
 				w.lats = append(w.lats, time.Since(t0))
@@ -168,6 +228,11 @@ func RunLocal(clients, n int, warm bool, op func(worker int) error) LoadResult {
 		if w.err != nil && res.Err == "" {
 			res.Err = w.err.Error()
 		}
+		if w.failure != nil && res.Failure == "" {
+			res.Failure = w.failure.Error()
+		}
+		res.Calls += w.calls
+		res.Failed += w.failed
 		lats = append(lats, w.lats...)
 	}
 	SortDurations(lats)

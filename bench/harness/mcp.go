@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -37,10 +38,26 @@ type MCPLoad struct {
 	// stdio, Clients calls at a time on that one session (URL and Body
 	// are not used).
 	Stdio []string `json:"stdio,omitempty"`
-	// Tool and Args are the tool called over stdio and its arguments.
+	// SDK, when set, makes each client a Go SDK client session of URL
+	// (streamable HTTP, its standalone GET stream included, as an MCP
+	// client application has), connected at its client's first call and
+	// kept from one run to the next of the same URL and Clients until a
+	// LoadRequest with Close: each call is a CallTool of Tool with Args
+	// (Body is not used). A call that fails (an error, an isError result,
+	// no text Contains, a client that cannot connect) is counted in
+	// LoadResult.Failed and its client goes on; the client connects
+	// again at its next call when it could not. A run ends within
+	// SDKRunTimeout: calls left then fail at once.
+	SDK bool `json:"sdk,omitempty"`
+	// Tool and Args are the tool called over stdio or with SDK and its
+	// arguments.
 	Tool string          `json:"tool,omitempty"`
 	Args json.RawMessage `json:"args,omitempty"`
 }
+
+// SDKRunTimeout bounds one run of MCPLoad.SDK calls, so that a server
+// that stops answering does not hold the benchmark.
+const SDKRunTimeout = 2 * time.Minute
 
 // MCPCallBody returns the JSON-RPC tools/call request of tool with
 // arguments args (a JSON object) and the numeric id.
@@ -182,18 +199,81 @@ func runMCPStdio(req *LoadRequest) LoadResult {
 		return LoadResult{Err: err.Error()}
 	}
 	ctx := context.Background()
-	want := req.Contains
 	return RunLocal(req.Clients, req.N, req.Warm, func(int) error {
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: req.MCP.Tool, Arguments: req.MCP.Args})
-		if err != nil {
-			return err
+		return callTool(ctx, cs, req)
+	})
+}
+
+// callTool calls req.MCP.Tool with req.MCP.Args on cs and checks the
+// result: no isError, a first content block of text req.Contains (any
+// text when "").
+func callTool(ctx context.Context, cs *mcp.ClientSession, req *LoadRequest) error {
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: req.MCP.Tool, Arguments: req.MCP.Args})
+	if err != nil {
+		return err
+	}
+	if res.IsError || len(res.Content) == 0 {
+		if len(res.Content) > 0 {
+			if t, ok := res.Content[0].(*mcp.TextContent); ok {
+				return fmt.Errorf("tools/call: an error result: %.300s", t.Text)
+			}
 		}
-		if res.IsError || len(res.Content) == 0 {
-			return errors.New("tools/call: an error result or no content")
+		return errors.New("tools/call: an error result or no content")
+	}
+	if t, ok := res.Content[0].(*mcp.TextContent); !ok || req.Contains != "" && t.Text != req.Contains {
+		return fmt.Errorf("tools/call: content %v, want the text %q", res.Content[0], req.Contains)
+	}
+	return nil
+}
+
+// sdkClients are the Go SDK client sessions of one URL and number of
+// clients (MCPLoad.SDK), one per client, nil until it connects.
+type sdkClients struct {
+	url      string
+	hc       *http.Client
+	sessions []*mcp.ClientSession
+}
+
+// newSDKClients returns clients not yet connected to url; their HTTP
+// client keeps two connections per session (a POST and the standalone
+// GET stream) and bounds no request, so that the GET streams last.
+func newSDKClients(url string, clients int) *sdkClients {
+	return &sdkClients{url: url, hc: NewHTTPClient(2*clients, 0), sessions: make([]*mcp.ClientSession, clients)}
+}
+
+// runMCPSDK runs req (MCPLoad.SDK) on s's sessions.
+func runMCPSDK(s *sdkClients, req *LoadRequest) LoadResult {
+	ctx, cancel := context.WithTimeout(context.Background(), SDKRunTimeout)
+	defer cancel()
+	return RunLocal(req.Clients, req.N, req.Warm, func(w int) error {
+		if s.sessions[w] == nil {
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "opentool-bench", Version: "1"}, nil).
+				Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.url, HTTPClient: s.hc}, &mcp.ClientSessionOptions{ProtocolVersion: MCPProtocolVersion})
+			if err != nil {
+				return &CountedFailure{Err: fmt.Errorf("connect: %w", err)}
+			}
+			s.sessions[w] = cs
 		}
-		if t, ok := res.Content[0].(*mcp.TextContent); !ok || want != "" && t.Text != want {
-			return fmt.Errorf("tools/call: content %v, want the text %q", res.Content[0], want)
+		if err := callTool(ctx, s.sessions[w], req); err != nil {
+			return &CountedFailure{Err: err}
 		}
 		return nil
 	})
+}
+
+// closeSDK ends the sessions in sdk of url (every one when url is "")
+// and forgets them.
+func closeSDK(sdk map[string]*sdkClients, url string) {
+	for k, s := range sdk {
+		if url != "" && s.url != url {
+			continue
+		}
+		for _, cs := range s.sessions {
+			if cs != nil {
+				_ = cs.Close()
+			}
+		}
+		s.hc.CloseIdleConnections()
+		delete(sdk, k)
+	}
 }

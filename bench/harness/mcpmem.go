@@ -9,9 +9,11 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/opentool-host/opentool-host/frontend/opentoolapi"
+	"github.com/opentool-host/opentool-host/process/keeper"
 )
 
 // MCPServerName is the plugin name of the i-th MCP server
@@ -28,14 +30,18 @@ const MCPServerTool = "repeat"
 // folder dir, each running the command server (mcp-notes, no arguments):
 // MCPServerName(i).mcp.json and, so that their tools do not collide,
 // MCPServerName(i).policy.json with the prefix MCPServerName(i)+"_", for
-// i = 1..n. Each is declared "sessions": "shared", so that every MCP
-// client of the benchmarks reaches the one server process the
-// measurements count (per-client sessions: BenchmarkMCPServerSessions).
-// Errors: a file cannot be written.
-func DeclareMCPServers(dir, server string, n int) error {
+// i = 1..n. sessions is each declaration's "sessions" field: "shared"
+// (every MCP client reaches the one server process a measurement
+// counts), "per-client", or "" for none (the default, per-client, with
+// the default maxSessions). Errors: a file cannot be written.
+func DeclareMCPServers(dir, server string, n int, sessions string) error {
+	field := ""
+	if sessions != "" {
+		field = fmt.Sprintf(`,"sessions":%q`, sessions)
+	}
 	for i := 1; i <= n; i++ {
 		name := MCPServerName(i)
-		decl := fmt.Sprintf(`{"mcpServers":{%q:{"command":%q,"args":[],"sessions":"shared"}}}`, name, server)
+		decl := fmt.Sprintf(`{"mcpServers":{%q:{"command":%q,"args":[]%s}}}`, name, server, field)
 		if err := os.WriteFile(filepath.Join(dir, name+".mcp.json"), []byte(decl), 0o644); err != nil {
 			return err
 		}
@@ -58,6 +64,9 @@ type MCPServersMemory struct {
 	// Ready is the time from the host's start until all servers were
 	// ready (GET /health).
 	Ready time.Duration
+	// KeeperRSSKiB is the RSS in KiB of the host's keeper process
+	// (KeeperRSSKiB), -1 when the host runs none.
+	KeeperRSSKiB int64
 }
 
 // mcpProbeText is the text MeasureMCPServers sends each server's
@@ -66,14 +75,16 @@ const mcpProbeText = "pss-probe"
 
 // MeasureMCPServers starts hostBin ("opentool-host run", 127.0.0.1 only)
 // on a fresh plugins folder under dir declaring n MCP servers
-// (DeclareMCPServers, running server). Both binaries run as private
-// copies, so that no process outside this host (another host of the same
+// (DeclareMCPServers, running server, shared). Both binaries run as private
+// copies (the host with its keeper: CopyHost), so that no process outside
+// this host (another host of the same
 // run, a stdio client's server) shares their pages and lowers the PSS
 // read. It waits until all n are ready (GET
 // /health, up to 30 s + 1 s per server), calls each one's MCPServerTool once
 // over POST /opentool/call (so that every server and the host's path to
 // it have served a call), reads the PSS of the host's process tree with
-// the processes running server counted apart (TreePSS), and stops the
+// the processes running server counted apart (TreePSS) and the keeper's
+// RSS (KeeperRSSKiB), and stops the
 // host (SIGTERM, up to 10 s). Errors: the host does not start, a server is
 // not ready in time or its MCPServerTool call fails, /proc cannot be read, or
 // the host does not stop cleanly; each includes the host's output.
@@ -88,7 +99,7 @@ func MeasureMCPServers(hostBin, server, dir string, n int) (MCPServersMemory, er
 	if err := os.Mkdir(plugins, 0o755); err != nil {
 		return m, err
 	}
-	if hostBin, err = CopyExecutable(hostBin, filepath.Join(work, "opentool-host")); err != nil {
+	if hostBin, err = CopyHost(hostBin, work); err != nil {
 		return m, err
 	}
 	if server, err = CopyExecutable(server, filepath.Join(work, "mcp-notes")); err != nil {
@@ -98,7 +109,7 @@ func MeasureMCPServers(hostBin, server, dir string, n int) (MCPServersMemory, er
 	if err != nil {
 		return m, err
 	}
-	if err := DeclareMCPServers(plugins, server, n); err != nil {
+	if err := DeclareMCPServers(plugins, server, n, "shared"); err != nil {
 		return m, err
 	}
 	p, err := StartHostProcess(hostBin, HostOptions{Dir: plugins, StateDir: filepath.Join(work, "state")})
@@ -137,9 +148,27 @@ func measureHost(p *HostProcess, prog *Program, m *MCPServersMemory) error {
 			return fmt.Errorf("%s: HTTP %d: %.300s", fn, st, resp)
 		}
 	}
+	m.KeeperRSSKiB = KeeperRSSKiB(p.PID())
 	m.Tree, err = TreePSS(p.PID(), prog)
 	if err == nil && m.Tree.Programs != m.Servers {
 		err = fmt.Errorf("%d processes run %s under the host, want %d", m.Tree.Programs, prog.path, m.Servers)
 	}
 	return err
+}
+
+// KeeperRSSKiB returns the RSS in KiB (VmRSS) of the keeper of the host
+// process host: its child whose command line is "PROGRAM keeper ..."
+// (keeper.Command; the small keeper program or the host's binary), or
+// -1 when it has none or its RSS cannot be read.
+func KeeperRSSKiB(host int) int64 {
+	for _, pid := range ProcTree(host) {
+		if _, ppid := ProcState(pid); ppid != host {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+		if args := strings.Split(string(b), "\x00"); err == nil && len(args) > 1 && args[1] == keeper.Command {
+			return ReadProcStats(pid).RSSKiB
+		}
+	}
+	return -1
 }

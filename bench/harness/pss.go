@@ -173,11 +173,15 @@ type TreeMemory struct {
 	// program; Programs is how many there are.
 	ProgramKiB int64
 	Programs   int
+	// OwnRSSKiB and ProgramRSSKiB are the same two sides' resident set
+	// sizes (VmRSS), summed over their processes in KiB: a page shared by
+	// k processes counts k times, as tools that add up RSS count it.
+	OwnRSSKiB, ProgramRSSKiB int64
 }
 
-// TreePSS reads the PSS of root's process tree (ProcTree), split by
-// whether each process runs prog. A process that ends while it is read
-// is left out. Errors: root does not exist; a live process's PSS cannot
+// TreePSS reads the PSS and RSS of root's process tree (ProcTree),
+// split by whether each process runs prog. A process that ends while it
+// is read is left out. Errors: root does not exist; a live process's PSS cannot
 // be read (PSSKiB).
 func TreePSS(root int, prog *Program) (TreeMemory, error) {
 	var m TreeMemory
@@ -193,11 +197,14 @@ func TreePSS(root int, prog *Program) (TreeMemory, error) {
 		if err != nil {
 			return m, err
 		}
+		rss := max(ReadProcStats(pid).RSSKiB, 0)
 		if prog.Runs(pid) {
 			m.ProgramKiB += kib
+			m.ProgramRSSKiB += rss
 			m.Programs++
 		} else {
 			m.OwnKiB += kib
+			m.OwnRSSKiB += rss
 			m.Own++
 		}
 	}

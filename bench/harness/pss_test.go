@@ -73,6 +73,9 @@ func TestTreePSSSplitsByExecutable(t *testing.T) {
 	if m.ProgramKiB <= 0 || m.OwnKiB <= 0 {
 		t.Fatalf("TreePSS = %+v, want a PSS on both sides", m)
 	}
+	if m.ProgramRSSKiB < m.ProgramKiB || m.OwnRSSKiB < m.OwnKiB {
+		t.Fatalf("TreePSS = %+v, want an RSS at least the PSS on both sides", m)
+	}
 	if _, err := TreePSS(-1, prog); err == nil {
 		t.Fatal("TreePSS of no process: no error")
 	}

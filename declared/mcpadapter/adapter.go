@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/host/tasks/mcptasks"
@@ -66,6 +68,15 @@ type Options struct {
 	// idle one's place or is served by the shared session (clients.go).
 	// Default DefaultMaxSessions (16).
 	MaxSessions int
+
+	// MaxSessionsPerKey is one API key's share of those places
+	// ("maxSessionsPerKey", at most MaxSessions): its client sessions
+	// beyond it take an idle place of its own or are served by the shared
+	// session, never another key's place (clients.go, shareOf). 0: a
+	// quarter of MaxSessions (at least 1) when more than one key is in
+	// force (mcpsession.Session.Keys), every place with keys off or one
+	// key.
+	MaxSessionsPerKey int
 }
 
 // withDefaults fills the zero fields.
@@ -123,6 +134,10 @@ type Adapter struct {
 	relay *relay // the server's messages during calls (relay.go)
 
 	proc atomic.Pointer[process] // a command server's process, once Run starts it
+	// lost, for a server reached by URL, is why its session ended (the
+	// server could not be reached: lose; or it closed the session), set
+	// once; nil while it serves.
+	lost atomic.Pointer[error]
 
 	clients   clients     // the client sessions' own upstream sessions (clients.go)
 	toolLists toolLists   // the tools new upstream sessions were listed, by client (clients.go)
@@ -313,11 +328,11 @@ func (a *Adapter) callTool(ctx context.Context, name string, args []byte) (*mcp.
 	cs, rel := modern.session()
 	if modern == nil {
 		defer a.hold(ctx)()
-		var viaShared bool
-		if cs, rel, viaShared, err = a.sessionFor(ctx); err != nil {
+		var how served
+		if cs, rel, how, err = a.sessionFor(ctx); err != nil {
 			return nil, nil, callError(ctx, a.launch.Name, tool, err)
 		}
-		if viaShared {
+		if how == servedForPlace {
 			ctx = withServedShared(ctx)
 		}
 	}
@@ -347,21 +362,46 @@ func (a *Adapter) callTool(ctx context.Context, name string, args []byte) (*mcp.
 		if modern != nil {
 			failWith(r, err) // the caller's error as it is (sessionless.go)
 		}
-		return nil, nil, a.callError(ctx, tool, err)
+		return nil, nil, a.callError(ctx, tool, rel, err)
 	}
 	return res, raw, nil
 }
 
 // callError is callError, saying how the server ended when it exited
-// during the call (waiting for its exit up to exitNoticeWait).
-func (a *Adapter) callError(ctx context.Context, tool string, err error) error {
+// during the call (waiting for its exit up to exitNoticeWait): the
+// shared session's server, or the client's own of r (ownExitError); for a
+// server reached by URL, a call that failed on the host's side of the
+// connection (not with the server's own JSON-RPC error) while the server
+// cannot be reached (probe) loses the session (lose), so that the call
+// is the plugin's exit, retryable, whichever of the two the SDK saw first.
+func (a *Adapter) callError(ctx context.Context, tool string, r *relay, err error) error {
+	if e := a.ownExitError(ctx, r, tool, err); e != nil {
+		return e
+	}
 	if ctx.Err() == nil && (errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed)) {
 		if p := a.proc.Load(); p != nil && p.endedWithin(exitNoticeWait) {
 			return pluginsdk.ToolFailure("MCP server %q exited during the call of tool %q (%s)", a.launch.Name, tool, p.status())
 		}
 	}
+	if u, perr := url.Parse(a.launch.Server.URL); perr == nil && a.launch.Server.URL != "" && ctx.Err() == nil && !fromServer(err) {
+		if derr := probe(ctx, hostPort(u)); derr != nil {
+			a.lose(fmt.Errorf("%v; a new connection: %w", err, derr))
+		}
+	}
 	return callError(ctx, a.launch.Name, tool, err)
 }
+
+// fromServer reports whether err is a JSON-RPC error the server sent,
+// not one the SDK's client made up for a request it could not send or
+// whose response it lost (-32005, rejected by transport).
+func fromServer(err error) bool {
+	var je *jsonrpc.Error
+	return errors.As(err, &je) && je.Code != codeRejectedByTransport
+}
+
+// codeRejectedByTransport is the SDK's JSON-RPC error for a request its
+// connection could not carry (internal/jsonrpc2 ErrRejected).
+const codeRejectedByTransport = -32005
 
 // exitNoticeWait bounds how long a call whose connection broke waits for
 // the server's exit, to report it.

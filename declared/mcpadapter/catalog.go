@@ -141,7 +141,7 @@ func (a *Adapter) HandleMCP(ctx context.Context, method string, params json.RawM
 // resources/subscribe to its own session, made now if it has none (MCP
 // "Resources", Subscriptions: the server then sends its
 // notifications/resources/updated on it, which reach that client only),
-// marked on ctx (mcpsession.MarkOwn) unless every place is in use
+// marked on ctx (mcpsession.MarkOwn) unless no place is free for it
 // (placeFor: the shared session then takes it); resources/unsubscribe to its own
 // session, nil when it has none (ended with its server, or never made:
 // nothing is subscribed there); any other (resources/read, prompts/get,
@@ -163,8 +163,8 @@ func (a *Adapter) catalogSession(ctx context.Context, method string) (*mcp.Clien
 	}
 	switch method {
 	case "resources/subscribe":
-		cs, _, viaShared, err := a.sessionFor(ctx)
-		if err == nil && !viaShared {
+		cs, _, how, err := a.sessionFor(ctx)
+		if err == nil && how == servedOwn {
 			mcpsession.MarkOwn(ctx)
 			a.subscribed(sess)
 		}

@@ -1,6 +1,7 @@
 package mcpadapter
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -19,7 +20,12 @@ import (
 // Per-client upstream sessions. A tools/call whose context carries a
 // downstream MCP session (mcpsession.From: set by the host's MCP front
 // end, never by the client) goes, unless the declaration says "sessions":
-// "shared", to an upstream session of that client's own: made at its
+// "shared", to an upstream session of that client's own when the server
+// may see it otherwise than the shared session's client (ownView: it
+// declares roots, sampling, elicitation, extensions or experimental
+// capabilities, speaks an older revision, or the server lists a client
+// like it other tools; else the shared session serves it, as one of its
+// callers, and it costs no process of its own): made at its
 // first call, or at its first tools/list when no client alike was
 // listed before (clientTools, toolLists); for a command server one more
 // server process, started through the same launcher.Starter; initialized with the client's
@@ -37,14 +43,19 @@ import (
 // ends (DELETE, the SDK session's idle timeout, the key's revocation, the
 // host's shutdown), when the adapter's Run ends (plugin restart, stop)
 // and at Kill (killed), and when its place is reclaimed (below). At
-// most Options.MaxSessions are open at once (the places). A client
-// session that needs one when every place is taken is never refused: the
-// least recently used idle one is reclaimed for it (idle: no call, list,
-// read or server request of its client in flight, no resource
-// subscription on it; its client gets a session of its own again at its
-// next call, its kept tools dropped: mcpsession.Session.ToolsChanged),
-// or, when none is idle, the client is served by the shared session
-// (placeFor), said once in the log. A client served so is the shared
+// most Options.MaxSessions are open at once (the places), and at most
+// its share (Options.MaxSessionsPerKey) for the client sessions of one
+// API key (mcpsession.Session.Key), so that one key cannot leave another
+// without a place. A client session that needs one when its key holds
+// its share, or every place is taken, is never refused: the least
+// recently used idle one is reclaimed for it (of its own key when at its
+// share; else of a key over its share first, then of any key; idle: no
+// call, list, read or server request of its client in flight, no
+// resource subscription on it; its client gets a session of its own
+// again at its next call, its kept tools dropped:
+// mcpsession.Session.ToolsChanged), or, when none is idle, the client is
+// served by the shared session (placeFor), said once in the log (once
+// per key held to its share). A client served so is the shared
 // session's client for that request: the server sees the host's
 // clientInfo and capabilities, not its own, it is listed the shared
 // session's tools, its roots, sampling and elicitation are not asked
@@ -72,8 +83,9 @@ type upstream struct {
 	err   error              // set before ready closes
 	relay *relay
 	proc  *process
-	stop  func()   // stops following the client's log level
-	tools ownTools // the server's tools/list to this client, kept
+	stop  func()        // stops following the client's log level
+	tools ownTools      // the server's tools/list to this client, kept
+	gone  chan struct{} // closed once it ended by itself and was forgotten (ownexit.go)
 
 	// Under clients.mu:
 	reclaim    chan struct{} // closed when its place is reclaimed (placeFor)
@@ -120,43 +132,119 @@ func (o *ownTools) changed() {
 type clients struct {
 	mu       sync.Mutex
 	by       map[*mcpsession.Session]*upstream
-	busy     map[*mcpsession.Session]int  // requests of each client in flight (hold)
-	shared   map[*mcpsession.Session]bool // clients once served by the shared session for want of a place, until they end: true since their last own session
-	uses     uint64                       // holds so far (upstream.used)
-	warned   bool                         // the shared session's serving of a client for want of a place was logged
-	reclaims *rate.Limiter                // places reclaimed (placeFor): MaxSessions at once, then reclaimRate a second; made on first use
-	closed   bool                         // Run ended or Kill: no new ones
-	ended    chan struct{}                // closed with closed set (made by upstreamOf, sessionlessFor)
+	busy     map[*mcpsession.Session]int      // requests of each client in flight (hold)
+	shared   map[*mcpsession.Session]bool     // clients once served by the shared session for want of a place, until they end: true since their last own session
+	uses     uint64                           // holds so far (upstream.used)
+	warned   bool                             // the shared session's serving of a client for want of a place was logged
+	heldKeys map[string]bool                  // keys whose holding of their share was logged (heldToShare)
+	reclaims *rate.Limiter                    // places reclaimed (placeFor): MaxSessions at once, then reclaimRate a second; made on first use
+	exits    map[*mcpsession.Session]ownExits // how each client's own sessions ended by themselves (ownexit.go), until the client ends
+	closed   bool                             // Run ended or Kill: no new ones
+	ended    chan struct{}                    // closed with closed set (made by upstreamOf, sessionlessFor)
 
 	sessionless sessionless // the session of SessionlessRevision (sessionless.go)
 }
 
+// served is how sessionFor serves a client session.
+type served int
+
+const (
+	// servedOwn: by its own upstream session, or no client session (the
+	// shared session's own callers).
+	servedOwn served = iota
+	// servedForPlace: by the shared session because no place is free for
+	// it (placeFor): the server's requests during its call are refused.
+	servedForPlace
+	// servedAsCaller: by the shared session because the server cannot see
+	// it otherwise (ownView): one of the shared session's callers.
+	servedAsCaller
+)
+
 // sessionFor returns the session and relay a call with ctx goes to: the
-// client's own upstream session, made now when it has none, or the
-// shared one; viaShared reports a client session served by the shared
-// session because every place is busy (placeFor). Errors: the adapter
-// stopped, the upstream session's connection failure, ctx's.
-func (a *Adapter) sessionFor(ctx context.Context) (cs *mcp.ClientSession, r *relay, viaShared bool, err error) {
+// client's own upstream session, made now when it has none and its view
+// can differ (ownView), or the shared one; how says which for a client
+// session. Errors: the adapter stopped, the upstream session's
+// connection failure, ctx's.
+func (a *Adapter) sessionFor(ctx context.Context) (cs *mcp.ClientSession, r *relay, how served, err error) {
 	sess := mcpsession.From(ctx)
 	if sess == nil || a.opts.Shared {
-		return a.cs, a.relay, false, nil
+		return a.cs, a.relay, servedOwn, nil
+	}
+	if !a.hasOwn(sess) && !a.ownView(ctx, sess) {
+		return a.cs, a.relay, servedAsCaller, nil
 	}
 	u, err := a.upstreamOf(sess)
 	if err != nil {
-		return nil, nil, false, err
+		return nil, nil, servedOwn, err
 	}
 	if u == nil {
-		return a.cs, a.relay, true, nil
+		return a.cs, a.relay, servedForPlace, nil
 	}
 	select {
 	case <-u.ready:
 	case <-ctx.Done():
-		return nil, nil, false, ctx.Err()
+		return nil, nil, servedOwn, ctx.Err()
 	}
 	if u.err != nil {
-		return nil, nil, false, u.err
+		return nil, nil, servedOwn, u.err
 	}
-	return u.cs, u.relay, false, nil
+	return u.cs, u.relay, servedOwn, nil
+}
+
+// hasOwn reports whether sess has an upstream session of its own.
+func (a *Adapter) hasOwn(sess *mcpsession.Session) bool {
+	a.clients.mu.Lock()
+	defer a.clients.mu.Unlock()
+	return a.clients.by[sess] != nil
+}
+
+// ownView reports whether the server may see sess's client otherwise
+// than the shared session's, so that it needs a session of its own: it
+// declares roots, sampling or elicitation (the server may ask it),
+// extensions or experimental capabilities, or speaks another revision
+// than ProtocolVersion; or the server lists a client like it
+// (callerTools, once per identity, kept) other tools than the shared
+// session (listsAsShared), or that listing failed. Otherwise the shared
+// session serves it as one of its callers: no process of its own.
+func (a *Adapter) ownView(ctx context.Context, sess *mcpsession.Session) bool {
+	init := sess.Init
+	if c := init.Capabilities; c != nil && (c.RootsV2 != nil || c.Roots.ListChanged || c.Sampling != nil || c.Elicitation != nil || len(c.Extensions) > 0 || len(c.Experimental) > 0) {
+		return true
+	}
+	if clientVersion(init.ProtocolVersion) != ProtocolVersion {
+		return true
+	}
+	id := identityOf(init)
+	if same, known := a.toolLists.asShared(id); known {
+		return !same
+	}
+	tools, err := a.callerTools(ctx, init)
+	if err != nil {
+		return true
+	}
+	same := a.listsAsShared(tools)
+	a.toolLists.markShared(id, same)
+	return !same
+}
+
+// listsAsShared reports whether tools, a tools/list as the server wrote
+// it, is the shared session's: the same tools, each written the same.
+func (a *Adapter) listsAsShared(tools []json.RawMessage) bool {
+	a.mu.RLock()
+	defs := a.conv.defs
+	a.mu.RUnlock()
+	if len(tools) != len(defs) {
+		return false
+	}
+	for _, def := range tools {
+		var t struct {
+			Name string `json:"name"`
+		}
+		if json.Unmarshal(def, &t) != nil || !bytes.Equal(defs[t.Name], def) {
+			return false
+		}
+	}
+	return true
 }
 
 // hold counts a request of ctx's client session (none: nothing) in
@@ -247,14 +335,14 @@ func (a *Adapter) newUpstream(sess *mcpsession.Session) (_ *upstream, wasShared 
 		a.clients.by = map[*mcpsession.Session]*upstream{}
 		a.clients.ended = make(chan struct{})
 	}
-	u := &upstream{ready: make(chan struct{}), relay: newRelay(a.launch.Name, a.log), reclaim: make(chan struct{}), used: a.clients.uses}
-	u.relay.client = sess
+	u := &upstream{ready: make(chan struct{}), relay: newRelay(a.launch.Name, a.log), reclaim: make(chan struct{}), used: a.clients.uses, gone: make(chan struct{})}
+	u.relay.client, u.relay.own = sess, u
 	u.relay.hold = func() func() { return a.holdSession(sess) }
 	a.clients.by[sess] = u
 	if wasShared = a.clients.shared[sess]; wasShared {
 		a.clients.shared[sess] = false
 	}
-	go a.openUpstream(sess, u, a.clients.ended)
+	go a.openUpstream(sess, u, a.clients.ended, a.restartDelay(sess))
 	return u, wasShared, nil
 }
 
@@ -265,31 +353,95 @@ func (a *Adapter) newUpstream(sess *mcpsession.Session) (_ *upstream, wasShared 
 const reclaimRate = 1
 
 // placeFor reports whether sess may have a session of its own now
-// (under clients.mu): a place is free, or the least recently used idle
-// session's place is reclaimed for it (its client busy with nothing,
-// nothing subscribed on it, connected; within reclaimRate). Else sess is
-// served by the shared session until a place frees (clients.shared; the
-// first time logged).
+// (under clients.mu). Its key (mcpsession.Session.Key) holds at most its
+// share of the places (shareOf; a share of every place is the places'
+// own bound): at it, sess takes the place of its
+// key's least recently used idle session or none (never another key's).
+// Under it, a free place, else the least recently used idle session's
+// place of a key over its share, else of any key. Idle: its client busy
+// with nothing, nothing subscribed on it, connected; reclaims within
+// reclaimRate. Else sess is served by the shared session until a place
+// frees (servedShared; logged once per key held to its share and once
+// for every place in use).
 func (a *Adapter) placeFor(sess *mcpsession.Session) bool {
-	if len(a.clients.by) < a.opts.MaxSessions {
+	share := a.shareOf(sess)
+	held := map[string]int{} // places held by key
+	for s := range a.clients.by {
+		held[s.Key]++
+	}
+	switch {
+	case share < a.opts.MaxSessions && held[sess.Key] >= share:
+		if a.reclaimFor(func(s *mcpsession.Session) bool { return s.Key == sess.Key }) {
+			return true
+		}
+		a.heldToShare(sess, share)
+	case len(a.clients.by) < a.opts.MaxSessions:
 		return true
+	case a.reclaimFor(func(s *mcpsession.Session) bool { return held[s.Key] > share }),
+		a.reclaimFor(func(*mcpsession.Session) bool { return true }):
+		return true
+	case !a.clients.warned:
+		a.clients.warned = true
+		a.log.Warn("MCP server: every client session's place is in use (maxSessions in its declaration); serving more clients through the shared session: the server sees the host's clientInfo and capabilities for them, lists them the shared tools, and their roots, sampling and elicitation are not asked", "server", a.launch.Name, "maxSessions", a.opts.MaxSessions, "session", sess.ID)
 	}
-	if a.clients.reclaims == nil {
-		a.clients.reclaims = rate.NewLimiter(reclaimRate, a.opts.MaxSessions)
+	a.servedShared(sess)
+	return false
+}
+
+// shareOf is how many places sess's key may hold
+// (Options.MaxSessionsPerKey), with the keys in force when sess opened.
+func (a *Adapter) shareOf(sess *mcpsession.Session) int {
+	switch {
+	case a.opts.MaxSessionsPerKey > 0:
+		return min(a.opts.MaxSessionsPerKey, a.opts.MaxSessions)
+	case sess.Keys > 1:
+		return max(1, a.opts.MaxSessions/4)
 	}
+	return a.opts.MaxSessions
+}
+
+// reclaimFor reclaims the place of the least recently used idle
+// session whose client pick accepts (under clients.mu), within
+// reclaimRate, and reports whether it did.
+func (a *Adapter) reclaimFor(pick func(*mcpsession.Session) bool) bool {
 	var lru *upstream
 	var owner *mcpsession.Session
 	for s, u := range a.clients.by {
-		if a.clients.busy[s] > 0 || u.subscribed || !isClosed(u.ready) || lru != nil && u.used >= lru.used {
+		if !pick(s) || a.clients.busy[s] > 0 || u.subscribed || !isClosed(u.ready) || lru != nil && u.used >= lru.used {
 			continue
 		}
 		lru, owner = u, s
 	}
-	if lru != nil && a.clients.reclaims.Allow() {
-		delete(a.clients.by, owner)
-		close(lru.reclaim)
-		return true
+	if lru == nil {
+		return false
 	}
+	if a.clients.reclaims == nil {
+		a.clients.reclaims = rate.NewLimiter(reclaimRate, a.opts.MaxSessions)
+	}
+	if !a.clients.reclaims.Allow() {
+		return false
+	}
+	delete(a.clients.by, owner)
+	close(lru.reclaim)
+	return true
+}
+
+// heldToShare logs, once per key, that sess's key holds its share of
+// the places (under clients.mu).
+func (a *Adapter) heldToShare(sess *mcpsession.Session, share int) {
+	if a.clients.heldKeys[sess.Key] {
+		return
+	}
+	if a.clients.heldKeys == nil {
+		a.clients.heldKeys = map[string]bool{}
+	}
+	a.clients.heldKeys[sess.Key] = true
+	a.log.Warn("MCP server: an API key holds its share of the client sessions' places (maxSessionsPerKey in its declaration); serving its further clients through the shared session unless one of its own is idle: the server sees the host's clientInfo and capabilities for them, lists them the shared tools, and their roots, sampling and elicitation are not asked", "server", a.launch.Name, "key", sess.Key, "maxSessionsPerKey", share, "maxSessions", a.opts.MaxSessions, "session", sess.ID)
+}
+
+// servedShared records sess as served by the shared session for want
+// of a place, until it ends (under clients.mu).
+func (a *Adapter) servedShared(sess *mcpsession.Session) {
 	if a.clients.shared == nil {
 		a.clients.shared = map[*mcpsession.Session]bool{}
 	}
@@ -297,11 +449,6 @@ func (a *Adapter) placeFor(sess *mcpsession.Session) bool {
 		go a.forgetShared(sess, a.clients.ended)
 	}
 	a.clients.shared[sess] = true
-	if !a.clients.warned {
-		a.clients.warned = true
-		a.log.Warn("MCP server: every client session's place is in use (maxSessions in its declaration); serving more clients through the shared session: the server sees the host's clientInfo and capabilities for them, lists them the shared tools, and their roots, sampling and elicitation are not asked", "server", a.launch.Name, "maxSessions", a.opts.MaxSessions, "session", sess.ID)
-	}
-	return false
 }
 
 // forgetShared drops sess from the clients served by the shared
@@ -326,9 +473,16 @@ func isClosed(c chan struct{}) bool {
 	}
 }
 
-// openUpstream connects u for sess and closes it when sess ends or
-// ended closes (endClients).
-func (a *Adapter) openUpstream(sess *mcpsession.Session, u *upstream, ended <-chan struct{}) {
+// openUpstream connects u for sess, after delay (a restart after quick
+// exits: ownexit.go), and closes it when sess ends or ended closes
+// (endClients), or forgets it at once when it ends by itself.
+func (a *Adapter) openUpstream(sess *mcpsession.Session, u *upstream, ended <-chan struct{}, delay time.Duration) {
+	if !waitRestart(delay, sess, ended) {
+		u.err = fmt.Errorf("MCP server %q: a client's own session: the client session or the server ended", a.launch.Name)
+		close(u.ready)
+		a.forget(sess, u)
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), upstreamInitTimeout)
 	go func() { // the client gone before its session is up ends the attempt
 		select {
@@ -347,7 +501,18 @@ func (a *Adapter) openUpstream(sess *mcpsession.Session, u *upstream, ended <-ch
 		a.forget(sess, u)
 		return
 	}
+	since, gone := time.Now(), watchOwn(cs)
 	select {
+	case <-gone:
+		status := "the connection closed"
+		if u.proc != nil {
+			status = u.proc.status()
+		}
+		n := a.ownExited(sess, u, since)
+		close(u.gone)
+		a.log.Warn("MCP server: a client session's own server process exited; its next call starts a new one", "server", a.launch.Name, "session", sess.ID, "status", status, "exits", n, "nextAfter", ownRestartDelay(n))
+		u.tools.changed()
+		toolsChanged(sess)
 	case <-sess.Done:
 	case <-ended:
 	case <-u.reclaim:
@@ -488,7 +653,7 @@ func (a *Adapter) forget(sess *mcpsession.Session, u *upstream) {
 // process when ctx ends first. Errors: the transport's, the connection's
 // (initialize or server/discover), ctx's.
 func (a *Adapter) connectAs(ctx context.Context, u *upstream, c *mcp.Client, version string) (*mcp.ClientSession, error) {
-	t, proc, err := transport(a.launch, a.opts)
+	t, proc, err := transport(a.launch, a.opts, a.lose)
 	if err != nil {
 		return nil, err
 	}
@@ -540,15 +705,15 @@ func (r *relay) sendOutside(p *mcp.LoggingMessageParams) {
 }
 
 // askOutside sends the server's request method to r's client on its
-// session and decodes the result into out. It holds one of the
+// session and returns its result (JSON) as the client gave it. It holds one of the
 // session's maxAsking places (take) and waits at most
 // upstreamInitTimeout, less when the client's session ends or the
 // session with the server closes (relay.close). Errors: take's at once;
 // the client's; -32603 when it ended first.
-func (r *relay) askOutside(method string, params any, out any) error {
+func (r *relay) askOutside(method string, params any) (json.RawMessage, error) {
 	release, err := r.take()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer release()
 	if r.hold != nil {
@@ -556,7 +721,7 @@ func (r *relay) askOutside(method string, params any, out any) error {
 	}
 	b, err := json.Marshal(params)
 	if err != nil {
-		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), upstreamInitTimeout)
 	defer cancel()
@@ -570,15 +735,12 @@ func (r *relay) askOutside(method string, params any, out any) error {
 	}()
 	raw, err := r.client.Ask(ctx, method, b)
 	if err != nil && ctx.Err() != nil {
-		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("the MCP client did not answer within %v, or its session ended", upstreamInitTimeout)}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("the MCP client did not answer within %v, or its session ended", upstreamInitTimeout)}
 	}
 	if err != nil {
-		return toRPC(err)
+		return nil, toRPC(err)
 	}
-	if err := json.Unmarshal(raw, out); err != nil {
-		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("the client's result: %v", err)}
-	}
-	return nil
+	return raw, nil
 }
 
 // maxToolLists bounds the client identities whose tool lists are kept
@@ -593,9 +755,10 @@ const maxToolLists = 64
 // that sessions that only list hold no server process. Cleared when the
 // shared session's tools change.
 type toolLists struct {
-	mu  sync.Mutex
-	by  map[string][]json.RawMessage
-	one chan struct{} // held while a caller's identity is listed (turn); made on first use
+	mu   sync.Mutex
+	by   map[string][]json.RawMessage
+	same map[string]bool // by identity: its list is the shared session's (ownView)
+	one  chan struct{}   // held while a caller's identity is listed (turn); made on first use
 }
 
 // turn waits until no other identity is being listed (callerTools) and
@@ -633,11 +796,30 @@ func (l *toolLists) put(id string, tools []json.RawMessage) {
 	l.by[id] = tools
 }
 
+// asShared returns whether identity id's list was found to be the
+// shared session's (markShared), and whether that is known.
+func (l *toolLists) asShared(id string) (same, known bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	same, known = l.same[id]
+	return same, known
+}
+
+// markShared keeps whether identity id's list is the shared session's.
+func (l *toolLists) markShared(id string, same bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.same == nil || len(l.same) >= maxToolLists {
+		l.same = map[string]bool{}
+	}
+	l.same[id] = same
+}
+
 // clear drops every list kept.
 func (l *toolLists) clear() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.by = nil
+	l.by, l.same = nil, nil
 }
 
 // identityOf is what a server knows of the client of init (a client
@@ -657,8 +839,9 @@ func identityOf(init *mcp.InitializeParams) string {
 // caller of 2026-07-28 (an mcpsession.Request with Init), that of a
 // client like it (callerTools). Errors: -32601 when neither is on ctx or
 // the declaration says "sessions": "shared", or for a client session
-// served by the shared session for want of a place (placeFor): the
-// server lists the shared session's tools to it; the connection's errors
+// served by the shared session for want of a place (placeFor: every
+// place in use, or its key's share held): the server lists the shared
+// session's tools to it; the connection's errors
 // (rpcErrorOf).
 func (a *Adapter) clientTools(ctx context.Context) (any, error) {
 	sess := mcpsession.From(ctx)
@@ -689,9 +872,9 @@ func (a *Adapter) clientTools(ctx context.Context) (any, error) {
 			return map[string][]json.RawMessage{"tools": kept}, nil
 		}
 	}
-	cs, _, viaShared, err := a.sessionFor(ctx)
-	if err == nil && viaShared {
-		return nil, &pluginsdk.RPCError{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("MCP server %q: every place of a client session is in use; this client is listed the shared session's tools", a.launch.Name)}
+	cs, _, how, err := a.sessionFor(ctx)
+	if err == nil && how != servedOwn {
+		return nil, &pluginsdk.RPCError{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("MCP server %q: this client is served by the shared session (its view cannot differ, or every place of a client session is in use, or its API key holds its share of them) and is listed its tools", a.launch.Name)}
 	}
 	if err == nil {
 		var tools []json.RawMessage

@@ -3,10 +3,14 @@ package mcpadapter
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -135,6 +139,132 @@ func TestEveryClientGetsAPlace(t *testing.T) {
 	for range 2 {
 		if err := <-held; err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// TestKeyShareOfPlaces (issue 43): a key at its share of the places
+// (MaxSessionsPerKey) takes the place of its own least recently used idle
+// session, never another key's; and when every place is taken, a key
+// under its share takes the place of a key over its share (here one
+// whose sessions opened when one key was in force) before the least
+// recently used one of any key. Before, the least recently used idle
+// session of any key was reclaimed.
+func TestKeyShareOfPlaces(t *testing.T) {
+	r := start(t, decl.Launch{Name: "places", Server: decl.MCPServer{URL: placesServer(t, nil, nil)}}, Options{MaxSessions: 4})
+	load(t, r.Adapter)
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
+	defer cancel()
+	changed := map[string]int{} // ToolsChanged calls by client: its place reclaimed
+	var mu sync.Mutex
+	client := func(name, key string, keys int) *mcpsession.Session {
+		s, _ := placeClient(t, name)
+		s.Key, s.Keys = key, keys
+		s.ToolsChanged = func() {
+			mu.Lock()
+			defer mu.Unlock()
+			changed[name]++
+		}
+		return s
+	}
+	who := func(s *mcpsession.Session) string {
+		t.Helper()
+		out, err := r.CallJSON(mcpsession.With(ctx, s), "who", nil)
+		if err != nil {
+			t.Fatalf("who of %s: %v", s.ID, err)
+		}
+		return string(out)
+	}
+	reclaimed := func(name string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return changed[name] > 0
+	}
+	c := client("c", "key-c", 2) // share 1; the least recently used
+	who(c)
+	var as []*mcpsession.Session
+	for i := range 3 { // one key in force when they opened: every place is its share
+		as = append(as, client(fmt.Sprintf("a%d", i), "key-a", 1))
+		who(as[i])
+	}
+	b := client("b", "key-b", 2) // share 1, every place taken
+	if out := who(b); !strings.Contains(out, `"b"`) {
+		t.Fatalf("who of b = %s, want a session of its own", out)
+	}
+	testkit.Eventually(t, bound, "a0's place reclaimed for b", func() bool { return reclaimed("a0") })
+	if reclaimed("c") {
+		t.Fatal("c's place, of a key within its share, reclaimed before a place of a key over its share")
+	}
+	b2 := client("b2", "key-b", 2) // key-b at its share: its own idle b's place
+	if out := who(b2); !strings.Contains(out, `"b2"`) {
+		t.Fatalf("who of b2 = %s, want a session of its own", out)
+	}
+	testkit.Eventually(t, bound, "b's place reclaimed for b2", func() bool { return reclaimed("b") })
+	if reclaimed("c") || reclaimed("a1") || reclaimed("a2") {
+		t.Fatalf("another key's place reclaimed for a key at its share: %v", changed)
+	}
+}
+
+// TestClientWithoutViewIsServedShared (issue 42): a client session that
+// declares none of roots, sampling or elicitation, and to which the
+// server lists what it lists the shared session, is served by the shared
+// session (the server sees the host's clientInfo: no session, no process
+// of its own); when the server lists a client like it other tools (here:
+// tool "sample" only to clients that declare sampling, as the shared
+// session does), it gets a session of its own. Before, both got one.
+func TestClientWithoutViewIsServedShared(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
+	defer cancel()
+	plain := func(name string) *mcpsession.Session {
+		s, _ := placeClient(t, name)
+		s.Init.Capabilities = &mcp.ClientCapabilities{}
+		return s
+	}
+	same := start(t, decl.Launch{Name: "same", Server: decl.MCPServer{URL: placesServer(t, nil, nil)}}, Options{})
+	load(t, same.Adapter)
+	if out, err := same.CallJSON(mcpsession.With(ctx, plain("p1")), "who", nil); err != nil || !strings.Contains(string(out), "opentool-host-mcp-adapter") {
+		t.Fatalf("who of a client without a view of its own = %s, %v; want the shared session's answer", out, err)
+	}
+	differs := start(t, decl.Launch{Name: "differs", Server: decl.MCPServer{URL: samplerServer(t)}}, Options{})
+	load(t, differs.Adapter)
+	if out, err := differs.CallJSON(mcpsession.With(ctx, plain("p2")), "who", nil); err != nil || !strings.Contains(string(out), `"p2"`) {
+		t.Fatalf("who of a client listed other tools than the shared session = %s, %v; want its own session's answer", out, err)
+	}
+}
+
+// samplerServer serves over real HTTP on 127.0.0.1 an MCP server whose
+// tool "who" answers the clientInfo.name of its session, and whose tool
+// "sample" is listed only to sessions whose client declares sampling.
+func samplerServer(t *testing.T) string {
+	t.Helper()
+	return testkit.Serve(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server {
+		s := mcp.NewServer(&mcp.Implementation{Name: "sampler", Version: "1"}, nil)
+		mcp.AddTool(s, &mcp.Tool{Name: "who"}, func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: req.Session.InitializeParams().ClientInfo.Name}}}, nil, nil
+		})
+		mcp.AddTool(s, &mcp.Tool{Name: "sample"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{}, nil, nil
+		})
+		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				res, err := next(ctx, method, req)
+				ss, _ := req.GetSession().(*mcp.ServerSession)
+				if lr, ok := res.(*mcp.ListToolsResult); ok && ss != nil && ss.InitializeParams().Capabilities.Sampling == nil {
+					lr.Tools = slices.DeleteFunc(lr.Tools, func(t *mcp.Tool) bool { return t.Name == "sample" })
+				}
+				return res, err
+			}
+		})
+		return s
+	}, nil)) + "/mcp"
+}
+
+// TestOwnRestartDelay: a client's own session after quick exits starts
+// at once the first time, then after 250 ms doubling, capped.
+func TestOwnRestartDelay(t *testing.T) {
+	for n, want := range map[int]time.Duration{0: 0, 1: 0, 2: 250 * time.Millisecond, 3: 500 * time.Millisecond, 4: time.Second, 7: 8 * time.Second, 8: ownRestartMax, 100: ownRestartMax} {
+		if got := ownRestartDelay(n); got != want {
+			t.Errorf("ownRestartDelay(%d) = %v, want %v", n, got, want)
 		}
 	}
 }

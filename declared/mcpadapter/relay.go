@@ -86,6 +86,10 @@ type relay struct {
 	// hold, for a client's own upstream session, counts a request of the
 	// server to that client in flight until its release (Adapter.hold).
 	hold func() (release func())
+	// own, for a client's own upstream session, is that session: a call
+	// whose connection broke when it ended by itself is the plugin's exit
+	// (ownexit.go). nil for the shared session.
+	own *upstream
 
 	// rootsChanged sends the server notifications/roots/list_changed
 	// and ping a ping (both set once connected, session.go).
@@ -373,14 +377,14 @@ func (r *relay) message(p *mcp.LoggingMessageParams) {
 
 // request relays the server's request method (sampling/createMessage,
 // elicitation/create, roots/list) with params to the caller of the one
-// call in flight and returns the result decoded into out. roots/list
-// with no call in flight is answered with an empty list, no caller's
-// roots (see the roots fence above). Errors: the caller's
+// call in flight and returns its result (JSON) as the caller gave it.
+// roots/list with no call in flight is answered with an empty list, no
+// caller's roots (see the roots fence above). Errors: the caller's
 // *wire.RPCError; -32603 when no single call is in flight.
-func (r *relay) request(method string, params any, out any) error {
+func (r *relay) request(method string, params any) (json.RawMessage, error) {
 	c, why := r.only()
 	if r.client != nil && c == nil {
-		return r.askOutside(method, params, out)
+		return r.askOutside(method, params)
 	}
 	first := false
 	if c != nil && method == "roots/list" && r.client == nil {
@@ -392,28 +396,31 @@ func (r *relay) request(method string, params any, out any) error {
 		case r.asked <- struct{}{}:
 		default:
 		}
-		return json.Unmarshal([]byte(`{"roots":[]}`), out)
+		return json.RawMessage(`{"roots":[]}`), nil
 	case c == nil || why != "":
-		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "cannot be relayed to an MCP client: " + why}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "cannot be relayed to an MCP client: " + why}
 	case c.shared:
 		if first {
 			r.liftRoots(c)
 		}
-		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "cannot be relayed to an MCP client: the client of the call in flight is served by this server's shared session (every one of its maxSessions places is in use), which does not ask it"}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "cannot be relayed to an MCP client: the client of the call in flight is served by this server's shared session (every one of its maxSessions places is in use, or the client's API key holds its maxSessionsPerKey share of them), which does not ask it"}
 	}
 	release, err := r.take()
 	if err != nil {
 		if first {
 			r.liftRoots(c)
 		}
-		return err
+		return nil, err
 	}
 	defer release()
-	err = r.ask(c, method, params, out)
+	raw, err := pluginsdk.ClientRequest(c.ctx, method, params)
 	if err != nil && first {
 		r.liftRoots(c) // the server was given no roots
 	}
-	return err
+	if err != nil {
+		return nil, toRPC(err)
+	}
+	return raw, nil
 }
 
 // take holds one of the maxAsking places of a request of the server
@@ -432,19 +439,6 @@ func (r *relay) take() (release func(), err error) {
 // for its answer (askOutside); the session with the server is closing.
 func (r *relay) close() {
 	r.closeOnce.Do(func() { close(r.closed) })
-}
-
-// ask sends c's caller request method with params and decodes its
-// result into out. Errors: as request's.
-func (r *relay) ask(c *relayCall, method string, params any, out any) error {
-	raw, err := pluginsdk.ClientRequest(c.ctx, method, params)
-	if err != nil {
-		return toRPC(err)
-	}
-	if err := json.Unmarshal(raw, out); err != nil {
-		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("the client's result: %v", err)}
-	}
-	return nil
 }
 
 // toRPC is the JSON-RPC error the server gets for a request to its

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/host/tasks/mcptasks"
@@ -67,8 +68,29 @@ func (a *Adapter) Run(ctx context.Context) error {
 func (a *Adapter) PID() int { return a.proc.Load().pid() }
 
 // Ended implements pluginsdk.LocalRunner: the command server's process
-// has exited (never for a URL server, which has none).
-func (a *Adapter) Ended() bool { return a.proc.Load().hasEnded() }
+// has exited, or a URL server's session ended (lost): a call that
+// failed then is the plugin's exit, retryable.
+func (a *Adapter) Ended() bool { return a.proc.Load().hasEnded() || a.lost.Load() != nil }
+
+// lose ends the session with a server reached by URL that cannot be
+// reached (reach: a connection refused, a stream broken with no new
+// connection possible), so that the calls in flight fail at once instead
+// of waiting on the SDK's reconnection (five tries over about 20 s) and
+// Run returns why; the host then retries with backoff. Only the first
+// reason is kept; one during the connection attempt only marks it.
+func (a *Adapter) lose(err error) {
+	if !a.lost.CompareAndSwap(nil, &err) {
+		return
+	}
+	a.log.Warn("MCP server cannot be reached; ending its session", "server", a.launch.Name, "url", a.launch.Server.URL, "error", err)
+	select {
+	case <-a.ready:
+		if a.cs != nil {
+			go a.cs.Close() // its DELETE must not hold up the caller (a read of the stream)
+		}
+	default:
+	}
+}
 
 // Kill implements pluginsdk.LocalRunner: it ends the connection attempt
 // and kills the command server (its process group and cgroup) at once,
@@ -96,7 +118,7 @@ func (a *Adapter) connect(ctx context.Context) (*mcp.ClientSession, *process, er
 	defer close(a.ready)
 	ictx, cancel := a.initContext(ctx)
 	defer cancel()
-	t, proc, err := transport(a.launch, a.opts)
+	t, proc, err := transport(a.launch, a.opts, a.lose)
 	if err != nil {
 		a.err = fmt.Errorf("MCP server %q: %w", a.launch.Name, err)
 		return nil, nil, a.err
@@ -106,11 +128,20 @@ func (a *Adapter) connect(ctx context.Context) (*mcp.ClientSession, *process, er
 		a.proc.Store(proc)
 	}
 	kill := context.AfterFunc(ictx, proc.kill) // a server that does not answer in time
-	cs, err := a.initialize(ictx, t)
-	if sse := sseFallback(t); err != nil && ictx.Err() == nil && sse != nil {
+	cs, err := a.initialize(ictx, t, ProtocolVersion)
+	switch sse := sseFallback(t, err); {
+	case err != nil && ictx.Err() == nil && revisionRefused(err):
+		a.log.Info("MCP server refused initialize; asking it with server/discover, as a client of "+SessionlessRevision, "server", a.launch.Name, "error", err)
+		var derr error
+		if cs, proc, derr = a.discover(ictx); derr != nil {
+			err = fmt.Errorf("%w; with server/discover: %v", err, derr)
+		} else {
+			err = nil
+		}
+	case err != nil && ictx.Err() == nil && sse != nil:
 		a.log.Info("MCP server refused streamable HTTP; trying the HTTP+SSE transport of MCP 2024-11-05", "server", a.launch.Name, "error", err)
 		var sseErr error
-		if cs, sseErr = a.initialize(ictx, sse); sseErr != nil {
+		if cs, sseErr = a.initialize(ictx, sse, ProtocolVersion); sseErr != nil {
 			err = fmt.Errorf("%w; over HTTP+SSE: %v", err, sseErr)
 		} else {
 			err = nil
@@ -126,6 +157,50 @@ func (a *Adapter) connect(ctx context.Context) (*mcp.ClientSession, *process, er
 	}
 	a.cs = cs
 	return cs, proc, nil
+}
+
+// discover makes a second connection attempt, for a server that refused
+// initialize (revisionRefused): a new transport (for a command, a new
+// process, whose exit connectError then reports) and the SDK's client
+// handshake of SessionlessRevision, server/discover (SEP-2575), which
+// falls back to initialize of ProtocolVersion itself, as the SDK's client
+// alone does. Errors: the transport's, initialize's, ictx's.
+func (a *Adapter) discover(ictx context.Context) (*mcp.ClientSession, *process, error) {
+	t, proc, err := transport(a.launch, a.opts, a.lose)
+	if err != nil {
+		return nil, nil, err
+	}
+	if proc != nil {
+		proc.tap = a.tapTaskStatus(a.relay.tap)
+		a.proc.Store(proc)
+	}
+	kill := context.AfterFunc(ictx, proc.kill)
+	cs, err := a.initialize(ictx, t, SessionlessRevision)
+	if !kill() && err == nil {
+		_ = cs.Close()
+		err = ictx.Err()
+	}
+	return cs, proc, err
+}
+
+// revisionRefused reports whether err, initialize's, is the server's
+// JSON-RPC error saying that it does not speak the revision asked or
+// initialize at all, as a server of 2026-07-28 alone answers it (MCP
+// 2026-07-28, "Lifecycle", version negotiation: -32022, unsupported
+// protocol version, SEP-2575; -32601, method not found; -32602 with the
+// versions it supports in data, as 2025-11-25 servers refuse a revision).
+func revisionRefused(err error) bool {
+	var je *jsonrpc.Error
+	if !errors.As(err, &je) {
+		return false
+	}
+	switch je.Code {
+	case mcp.CodeUnsupportedProtocolVersion, jsonrpc.CodeMethodNotFound:
+		return true
+	case jsonrpc.CodeInvalidParams:
+		return strings.Contains(string(je.Data), "supported")
+	}
+	return false
 }
 
 // initContext is ctx bounded by InitTimeout and ended when Load gives up.
@@ -149,13 +224,17 @@ func (a *Adapter) initContext(ctx context.Context) (context.Context, context.Can
 // the new revision the server's own clients of 2025-11-25 would not see.)
 const ProtocolVersion = "2025-11-25"
 
-// initialize connects the MCP client (initialize, MCP "Lifecycle") and
+// initialize connects the MCP client in revision version (initialize,
+// MCP "Lifecycle"; for SessionlessRevision, server/discover first) and
 // lists the tools; the session is closed again when listing fails.
-func (a *Adapter) initialize(ctx context.Context, t mcp.Transport) (*mcp.ClientSession, error) {
+func (a *Adapter) initialize(ctx context.Context, t mcp.Transport, version string) (*mcp.ClientSession, error) {
 	a.setPhase("initialize")
+	if version >= SessionlessRevision {
+		a.setPhase("server/discover")
+	}
 	var once sync.Once // the first result is initialize's (coretasks.go)
 	ictx := withRawResult(ctx, func(raw json.RawMessage) { once.Do(func() { a.coreTasks.Store(coreTasksDeclared(raw)) }) })
-	cs, err := a.client().Connect(ictx, t, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
+	cs, err := a.client().Connect(ictx, t, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +248,7 @@ func (a *Adapter) initialize(ctx context.Context, t mcp.Transport) (*mcp.ClientS
 		// The tools serve without them.
 		a.log.Warn("MCP server's resources or prompts not served: listing them failed", "server", a.launch.Name, "error", err)
 	}
-	if ir := cs.InitializeResult(); ir != nil && ir.Capabilities != nil && ir.Capabilities.Logging != nil {
+	if ir := cs.InitializeResult(); ir != nil && ir.ProtocolVersion < SessionlessRevision && ir.Capabilities != nil && ir.Capabilities.Logging != nil {
 		// Every level: the host filters per client (relay.go).
 		if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
 			a.log.Warn("logging/setLevel debug failed; the server's log messages may not all reach clients", "server", a.launch.Name, "error", err)
@@ -246,7 +325,11 @@ func (a *Adapter) clientRequests(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 // relayRequests answers the server's requests to its client through r
-// (relay.request) and hands every other method to next.
+// (relay.request) and hands every other method to next. The answer
+// reaches the server as the client wrote it (rawAnswer): the SDK's
+// client would check an elicitation's content against the requested
+// schema and fill in the schema's defaults, which only the client that
+// asked the user may do; the adapter checks only its shape (checkAnswer).
 func relayRequests(r *relay, next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		var res mcp.Result
@@ -260,11 +343,72 @@ func relayRequests(r *relay, next mcp.MethodHandler) mcp.MethodHandler {
 		default:
 			return next(ctx, method, req)
 		}
-		if err := r.request(method, req.GetParams(), res); err != nil {
+		raw, err := r.request(method, req.GetParams())
+		if err != nil {
 			return nil, err
 		}
-		return res, nil
+		if err := checkAnswer(method, raw, res); err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("the client's result: %v", err)}
+		}
+		return rawAnswer{Result: res, raw: raw}, nil
 	}
+}
+
+// rawAnswer is a client's answer to the server's request, relayed as the
+// client wrote it: Result is its decoding (the SDK's type), raw the JSON
+// that MarshalJSON writes, byte for byte.
+type rawAnswer struct {
+	mcp.Result
+	raw json.RawMessage
+}
+
+// MarshalJSON implements json.Marshaler: the answer as the client wrote it.
+func (a rawAnswer) MarshalJSON() ([]byte, error) { return a.raw, nil }
+
+// checkAnswer decodes raw, the client's answer to method, into res and
+// checks what MCP asks of its shape ("Client Features"): a JSON object
+// of res's type; for elicitation/create, action one of accept, decline
+// and cancel, and content (when there) an object whose values are
+// strings, numbers, booleans or arrays of strings (ElicitResult). It
+// does not check the content against the requested schema: that is the
+// server's to judge.
+func checkAnswer(method string, raw json.RawMessage, res mcp.Result) error {
+	if err := json.Unmarshal(raw, res); err != nil {
+		return err
+	}
+	e, ok := res.(*mcp.ElicitResult)
+	if !ok {
+		return nil
+	}
+	switch e.Action {
+	case "accept", "decline", "cancel":
+	default:
+		return fmt.Errorf("action %q is none of accept, decline and cancel", e.Action)
+	}
+	for k, v := range e.Content {
+		if !primitive(v) {
+			return fmt.Errorf("content.%s is %T, not a string, number, boolean or array of strings", k, v)
+		}
+	}
+	return nil
+}
+
+// primitive reports whether v, a decoded JSON value, is a string, a
+// number, a boolean or an array of strings: an elicitation answer's
+// value (MCP "Elicitation", ElicitResult.content).
+func primitive(v any) bool {
+	switch v := v.(type) {
+	case string, float64, bool:
+		return true
+	case []any:
+		for _, s := range v {
+			if _, ok := s.(string); !ok {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // connectError is the reason a connection attempt failed with err.
@@ -400,6 +544,9 @@ func (a *Adapter) wait(ctx context.Context, cs *mcp.ClientSession, proc *process
 	go func() { done <- cs.Wait() }()
 	select {
 	case err := <-done:
+		if proc == nil {
+			a.lost.CompareAndSwap(nil, &err) // calls failing now: the session's end
+		}
 		return a.ended(proc, err)
 	case <-ctx.Done():
 		_ = cs.Close()
@@ -415,6 +562,9 @@ func (a *Adapter) ended(proc *process, err error) error {
 	}
 	if proc != nil {
 		return fmt.Errorf("MCP server %q exited (%s)", a.launch.Name, proc.status())
+	}
+	if lost := a.lost.Load(); lost != nil && *lost != nil && *lost != err {
+		return fmt.Errorf("MCP server %q at %s cannot be reached: %v", a.launch.Name, a.launch.Server.URL, *lost)
 	}
 	if err == nil {
 		return fmt.Errorf("MCP server %q at %s closed the session", a.launch.Name, a.launch.Server.URL)

@@ -61,24 +61,36 @@ func fixtureHost(t *testing.T, mode, sessions string, tm *tasks.Manager) (*host.
 	// binary is) as an MCP server.
 	server := filepath.Join(t.TempDir(), "task-server")
 	testkit.CopyFile(t, self, server, 0o755)
-	dir := t.TempDir()
 	srv := map[string]any{"command": server, "env": map[string]string{mcpadapter.FixtureEnv: mode}}
 	if sessions != "" {
 		srv["sessions"] = sessions
 	}
-	decl, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"tk": srv}})
-	if err := os.WriteFile(filepath.Join(dir, "tk.mcp.json"), decl, 0o644); err != nil {
+	return declaredHost(t, "tk", srv, tm, nil, mcpapi.HTTPOptions{})
+}
+
+// declaredHost starts a host serving the MCP server declared as srv (a
+// mcpServers entry) as plugin name, with mod's settings (nil: none), on
+// /mcp (with o; serving MCP tasks with tm, none for nil) and the OpenTool
+// API, and returns it with its URL.
+func declaredHost(t *testing.T, name string, srv map[string]any, tm *tasks.Manager, mod func(*host.Config), o mcpapi.HTTPOptions) (*host.Host, string) {
+	t.Helper()
+	dir := t.TempDir()
+	decl, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{name: srv}})
+	if err := os.WriteFile(filepath.Join(dir, name+".mcp.json"), decl, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	h := testkit.StartHost(t, func(c *host.Config) {
 		c.Dir, c.CallTimeout, c.Declared = dir, hostBound, declared.Serve
+		if mod != nil {
+			mod(c)
+		}
 	})
 	guard, err := access.New(access.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle(mcpapi.Path, mcpapi.New(h, mcpapi.Config{Logger: testkit.Logger(t), Tasks: tm}).Handler(mcpapi.HTTPOptions{}))
+	mux.Handle(mcpapi.Path, mcpapi.New(h, mcpapi.Config{Logger: testkit.Logger(t), Tasks: tm}).Handler(o))
 	mux.Handle("/", route.Mux(opentoolapi.New(h, opentoolapi.Config{Version: "test", Logger: testkit.Logger(t)}).Routes()))
 	return h, testkit.Serve(t, guard.Middleware(mux))
 }

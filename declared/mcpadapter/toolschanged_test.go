@@ -48,8 +48,9 @@ func TestOwnToolsChangedTellsTheClient(t *testing.T) {
 	done := make(chan struct{})
 	t.Cleanup(func() { close(done) })
 	sess := &mcpsession.Session{
-		ID:   "client",
-		Init: &mcp.InitializeParams{ProtocolVersion: ProtocolVersion, ClientInfo: &mcp.Implementation{Name: "client", Version: "1"}, Capabilities: &mcp.ClientCapabilities{}},
+		ID: "client",
+		// Roots: the server may ask it, so it gets a session of its own (ownView).
+		Init: &mcp.InitializeParams{ProtocolVersion: ProtocolVersion, ClientInfo: &mcp.Implementation{Name: "client", Version: "1"}, Capabilities: &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{}}},
 		Done: done,
 		Log:  func(context.Context, *mcp.LoggingMessageParams) {},
 		ToolsChanged: func() {

@@ -2,9 +2,13 @@ package mcpadapter
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"sort"
@@ -23,11 +27,11 @@ import (
 
 // transport is the MCP transport of the declared server: the command
 // over stdio (MCP "Transports", stdio), or the URL with the declared
-// headers (remoteTransport). proc is the command's process, nil for a
-// URL.
-func transport(l decl.Launch, o Options) (t mcp.Transport, proc *process, err error) {
+// headers (remoteTransport), telling lost when the server cannot be
+// reached (reach). proc is the command's process, nil for a URL.
+func transport(l decl.Launch, o Options, lost func(error)) (t mcp.Transport, proc *process, err error) {
 	if l.Server.URL != "" {
-		return remoteTransport(l.Server), nil, nil
+		return remoteTransport(l.Server, lost), nil, nil
 	}
 	spec, err := command(l, o.Starter.Env, o.Starter.Granted, o)
 	if err != nil {
@@ -278,13 +282,15 @@ func (s *stopper) Close() error {
 // remoteTransport is the transport of a server declared by URL, with its
 // headers: the HTTP+SSE transport of MCP 2024-11-05
 // (mcp.SSEClientTransport) for "type": "sse"; else streamable HTTP, as a
-// *remote that knows its fallback (sseFallback).
-func remoteTransport(s decl.MCPServer) mcp.Transport {
-	sse := &sseTransport{SSEClientTransport: &mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: &http.Client{Transport: headers(s.Headers)}}}
+// *remote that knows its fallback (sseFallback). Every request goes
+// through reach, which tells lost when the server cannot be reached.
+func remoteTransport(s decl.MCPServer, lost func(error)) mcp.Transport {
+	rt := reach{next: headers(s.Headers), lost: lost}
+	sse := &sseTransport{SSEClientTransport: &mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: &http.Client{Transport: rt}}}
 	if s.Transport == decl.TransportSSE {
 		return sse
 	}
-	probe := &firstPOST{next: rawResponses{next: headers(s.Headers)}}
+	probe := &firstPOST{next: rawResponses{next: rt}}
 	return &remote{
 		Transport: &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: &http.Client{Transport: probe}},
 		sse:       sse,
@@ -302,15 +308,17 @@ type remote struct {
 }
 
 // sseFallback returns the transport to try after a connection over t
-// failed: the SSE transport of the same URL when t is a *remote whose
-// first POST was answered with a 4xx status, as an HTTP+SSE server of
-// MCP 2024-11-05 answers it (MCP "Transports", Backwards Compatibility:
-// "If it fails with an HTTP 4xx status code (e.g., 405 Method Not
-// Allowed or 404 Not Found)", issue a GET and expect an endpoint event);
-// nil otherwise.
-func sseFallback(t mcp.Transport) mcp.Transport {
+// failed with err: the SSE transport of the same URL when t is a *remote
+// whose first POST was answered with a 4xx status, as an HTTP+SSE server
+// of MCP 2024-11-05 answers it (MCP "Transports", Backwards
+// Compatibility: "If it fails with an HTTP 4xx status code (e.g., 405
+// Method Not Allowed or 404 Not Found)", issue a GET and expect an
+// endpoint event), and not with a JSON-RPC error in its body, which only
+// a streamable-HTTP server sends (one refusing the revision asked, a
+// 2026-07-28 server's 400: revisionRefused); nil otherwise.
+func sseFallback(t mcp.Transport, err error) mcp.Transport {
 	r, ok := t.(*remote)
-	if !ok {
+	if !ok || err == nil || errors.As(err, new(*jsonrpc.Error)) {
 		return nil
 	}
 	if code := r.probe.code.Load(); code >= 400 && code < 500 {
@@ -377,15 +385,20 @@ func (f *firstPOST) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // headers is an http.RoundTripper adding the declared headers to every
-// request, and the routing headers of the Tasks extension to a tasks/*
-// request (taskRoute).
+// request, the routing headers of the Tasks extension to a tasks/*
+// request (taskRoute), and to a POST without them the standard headers a
+// client sends (standardHeaders).
 type headers map[string]string
 
 // RoundTrip implements http.RoundTripper.
 func (h headers) RoundTrip(r *http.Request) (*http.Response, error) {
 	route, routed := r.Context().Value(routeKey{}).(taskRoute)
-	if len(h) > 0 || routed {
+	std := standardHeaders(r)
+	if len(h) > 0 || routed || len(std) > 0 {
 		r = r.Clone(r.Context())
+		for k, v := range std {
+			r.Header.Set(k, v)
+		}
 		for k, v := range h {
 			r.Header.Set(k, v)
 		}
@@ -395,4 +408,141 @@ func (h headers) RoundTrip(r *http.Request) (*http.Response, error) {
 		}
 	}
 	return http.DefaultTransport.RoundTrip(r)
+}
+
+// standardHeaders is what r, a POST of a JSON-RPC request or
+// notification that has no Mcp-Method header, lacks of the standard
+// headers of SEP-2243 (MCP 2026-07-28, "Transports", Streamable HTTP:
+// Standard Headers): Mcp-Method, the message's method; Mcp-Name, the
+// name of a tools/call or prompts/get, the uri of a resources/read. The
+// SDK sets them itself in sessions of 2026-07-28 and later (and then
+// nothing is added); a server of an earlier revision ignores them, and
+// one of 2026-07-28 asks for them on every POST, initialize included. A
+// value that is not printable ASCII is left out (the SDK sends such a
+// name as it is, which no HTTP request may carry). Nil for any other
+// request, or a body that is not such a message.
+func standardHeaders(r *http.Request) map[string]string {
+	if r.Method != http.MethodPost || r.GetBody == nil || r.Header.Get("Mcp-Method") != "" {
+		return nil
+	}
+	body, err := r.GetBody()
+	if err != nil {
+		return nil
+	}
+	defer body.Close()
+	var msg struct {
+		Method string `json:"method"`
+		Params struct {
+			Name string `json:"name"`
+			URI  string `json:"uri"`
+		} `json:"params"`
+	}
+	if json.NewDecoder(body).Decode(&msg) != nil || !headerSafe(msg.Method) || msg.Method == "" {
+		return nil
+	}
+	std := map[string]string{"Mcp-Method": msg.Method}
+	name := ""
+	switch msg.Method {
+	case "tools/call", "prompts/get":
+		name = msg.Params.Name
+	case "resources/read":
+		name = msg.Params.URI
+	}
+	if name != "" && headerSafe(name) {
+		std["Mcp-Name"] = name
+	}
+	return std
+}
+
+// headerSafe reports whether s is printable ASCII without leading or
+// trailing white space: a header value sent as it is (SEP-2243).
+func headerSafe(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			if s[i] != ' ' || i == 0 || i == len(s)-1 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// reach is an http.RoundTripper that tells lost when the server cannot
+// be reached: a request whose connection cannot be made (a dial error:
+// refused, no route, DNS), or a response stream broken by an error other
+// than its end after which a new connection cannot be made within
+// probeTimeout either (the server went away; a stream the server merely
+// closed is the SDK's to resume, SEP-1699). Requests given up by their
+// context tell nothing.
+type reach struct {
+	next http.RoundTripper
+	lost func(error)
+}
+
+// probeTimeout bounds the connection reach tries after a broken stream.
+const probeTimeout = time.Second
+
+// RoundTrip implements http.RoundTripper.
+func (t reach) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(r)
+	var oe *net.OpError
+	switch {
+	case err != nil && r.Context().Err() == nil && errors.As(err, &oe) && oe.Op == "dial":
+		t.lost(err)
+	case err == nil:
+		resp.Body = &watchedBody{ReadCloser: resp.Body, ctx: r.Context(), addr: hostPort(r.URL), lost: t.lost}
+	}
+	return resp, err
+}
+
+// hostPort is u's host:port, the scheme's port when it names none.
+func hostPort(u *url.URL) string {
+	if u.Port() != "" {
+		return u.Host
+	}
+	port := "80"
+	if u.Scheme == "https" {
+		port = "443"
+	}
+	return net.JoinHostPort(u.Hostname(), port)
+}
+
+// watchedBody is a response body of reach: a read error other than the
+// body's end, while neither the request's context ended nor the body
+// was closed, makes it try a new connection to addr, and tell lost when
+// that fails too.
+type watchedBody struct {
+	io.ReadCloser
+	ctx    context.Context
+	addr   string
+	lost   func(error)
+	closed atomic.Bool
+	probed atomic.Bool
+}
+
+// Read implements io.Reader.
+func (b *watchedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && err != io.EOF && b.ctx.Err() == nil && !b.closed.Load() && b.probed.CompareAndSwap(false, true) {
+		if derr := probe(b.ctx, b.addr); derr != nil {
+			b.lost(fmt.Errorf("%v; a new connection: %w", err, derr))
+		}
+	}
+	return n, err
+}
+
+// probe makes a TCP connection to addr (host:port) and closes it, within
+// probeTimeout; its error says the server cannot be reached.
+func probe(ctx context.Context, addr string) error {
+	c, err := (&net.Dialer{Timeout: probeTimeout}).DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return err
+	}
+	return c.Close()
+}
+
+// Close implements io.Closer.
+func (b *watchedBody) Close() error {
+	b.closed.Store(true)
+	return b.ReadCloser.Close()
 }

@@ -295,7 +295,7 @@ func NewFront(ctx context.Context, h *host.Host, listen net.Addr, guard *access.
 	}()
 	ready := &Readiness{Plugins: h.Plugins, WriteTimeout: c.WriteTimeout}
 	api := opentoolapi.New(h, opentoolapi.Config{Version: c.Version, MaxBodyBytes: c.MaxBodyBytes, Logger: log.Named("http"), WriteTimeout: c.WriteTimeout, Ready: ready.Status, Tasks: tm})
-	mcps := mcpapi.New(h, mcpapi.Config{MaxResultBytes: c.Host.MaxResultBytes, Logger: log.Named("mcp"), Tasks: tm})
+	mcps := mcpapi.New(h, mcpapi.Config{MaxResultBytes: c.Host.MaxResultBytes, Logger: log.Named("mcp"), Tasks: tm, KeyCount: guard.Count})
 	go mcps.Follow(ctx)
 	_ = guard.Watch(ctx) // logs its own failure; SIGHUP still reloads
 	ui := statusui.New(h, statusui.Config{Version: c.Version, WriteTimeout: c.WriteTimeout, Logger: log.Named("ui"), Gatherer: m.Registry()})

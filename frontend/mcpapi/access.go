@@ -104,7 +104,13 @@ func (s *Server) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return s.catalogList(res), nil
 		case method == "resources/read", method == "prompts/get", method == "completion/complete":
 			return verbatimCall(ctx, next, method, req)
-		case method == "initialize", method == methodListen:
+		case method == "initialize":
+			res, err := s.withListener(ctx, next, method, req, g)
+			if ss, _ := req.GetSession().(*mcp.ServerSession); err == nil {
+				s.own(ss, g)
+			}
+			return res, err
+		case method == methodListen:
 			return s.withListener(ctx, next, method, req, g)
 		}
 		return next(ctx, method, req)

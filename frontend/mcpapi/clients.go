@@ -45,7 +45,6 @@ type clientSession struct {
 	// revoked (endAsks).
 	ending context.Context
 	end    context.CancelFunc
-	owner  string // the API key name that opened the session ("": keys off); under clientSessions.mu
 }
 
 // endAsks ends the requests to the client of session id outside calls
@@ -55,20 +54,17 @@ func (s *Server) endAsks(id string, g *access.Grant) {
 	ss := s.session(id)
 	s.clients.mu.Lock()
 	defer s.clients.mu.Unlock()
-	if cs := s.clients.by[ss]; cs != nil && cs.owner == g.Name() {
+	if cs := s.clients.by[ss]; cs != nil && cs.sess.Key == g.Name() {
 		cs.end()
 	}
 }
 
-// own records g (nil: keys off) as the opener of ss.
+// own makes ss's clientSession, opened by the caller of grant g (nil:
+// keys off: mcpsession.Session.Key), once its initialize succeeded and
+// before the client has its session id (accessMiddleware), so that every
+// later request of ss finds it with its key.
 func (s *Server) own(ss *mcp.ServerSession, g *access.Grant) {
-	cs := s.clientState(ss)
-	if cs == nil {
-		return
-	}
-	s.clients.mu.Lock()
-	defer s.clients.mu.Unlock()
-	cs.owner = g.Name()
+	s.clientStateOf(ss, g)
 }
 
 // toolsChanged drops every session's own lists (ownLists.drop): an MCP
@@ -110,9 +106,16 @@ func (s *Server) client(ss *mcp.ServerSession) *mcpsession.Session {
 	return nil
 }
 
-// clientState returns ss's clientSession, made on first use and
-// forgotten when ss ends; nil for no session or one without an id.
+// clientState returns ss's clientSession, made on first use (own makes
+// it at initialize, with its key) and forgotten when ss ends; nil for no
+// session or one without an id.
 func (s *Server) clientState(ss *mcp.ServerSession) *clientSession {
+	return s.clientStateOf(ss, nil)
+}
+
+// clientStateOf is clientState, a clientSession it makes being the one
+// of key g's caller (nil: keys off).
+func (s *Server) clientStateOf(ss *mcp.ServerSession, g *access.Grant) *clientSession {
 	if ss == nil || ss.ID() == "" || ss.InitializeParams() == nil {
 		return nil
 	}
@@ -127,9 +130,15 @@ func (s *Server) clientState(ss *mcp.ServerSession) *clientSession {
 	done := make(chan struct{})
 	cs := &clientSession{}
 	cs.ending, cs.end = context.WithCancel(context.Background())
+	keys := 0
+	if s.cfg.KeyCount != nil {
+		keys = s.cfg.KeyCount()
+	}
 	cs.sess = &mcpsession.Session{
 		ID:   ss.ID(),
 		Init: ss.InitializeParams(),
+		Key:  g.Name(),
+		Keys: keys,
 		Done: done,
 		Ask: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 			if err := canAsk(ss, method, false); err != nil {
@@ -138,7 +147,7 @@ func (s *Server) clientState(ss *mcp.ServerSession) *clientSession {
 			ctx, cancel := context.WithCancel(ctx)
 			defer cancel()
 			defer context.AfterFunc(cs.ending, cancel)()
-			res, err := ask(ctx, ss, method, params)
+			res, err := s.ask(ctx, ss, method, params)
 			if err != nil {
 				return nil, rpcError(err)
 			}

@@ -113,7 +113,7 @@ func (s *Server) exchange(ctx context.Context, req *mcp.CallToolRequest) *host.E
 		if held != nil {
 			return held.ask(rctx, method, params)
 		}
-		res, err := ask(rctx, ss, method, params)
+		res, err := s.ask(rctx, ss, method, params)
 		if err != nil {
 			return nil, rpcError(err)
 		}
@@ -244,8 +244,17 @@ func refuseCall(ctx context.Context, err *jsonrpc.Error) {
 
 // ask sends request method with params (JSON) to the client of ss with
 // ctx, the call's (it carries the tools/call request's id, so that over
-// streamable HTTP the request travels on that request's stream).
-func ask(ctx context.Context, ss *mcp.ServerSession, method string, params []byte) (any, error) {
+// streamable HTTP the request travels on that request's stream), and
+// returns the client's answer as the SDK decoded it.
+//
+// elicitation/create goes past ss.Elicit, straight to the SDK's sending
+// handler (s.send): Elicit checks the answer against the requested
+// schema and fills in the schema's defaults, so that the plugin (a
+// server behind the host) would get members the user never gave, and an
+// answer it would accept would fail the call. The answer is the client's
+// (the plugin judges it); only the mode is checked against the client's
+// capabilities, as Elicit does (elicitMode).
+func (s *Server) ask(ctx context.Context, ss *mcp.ServerSession, method string, params []byte) (any, error) {
 	ir, err := inputRequest(method, params)
 	if err != nil {
 		return nil, &host.RPCError{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
@@ -254,10 +263,40 @@ func ask(ctx context.Context, ss *mcp.ServerSession, method string, params []byt
 	case *mcp.CreateMessageWithToolsParams:
 		return ss.CreateMessageWithTools(ctx, p)
 	case *mcp.ElicitParams:
-		return ss.Elicit(ctx, p)
+		if err := elicitMode(ss, p); err != nil {
+			return nil, err
+		}
+		return s.send(ctx, method, &mcp.ServerRequest[mcp.Params]{Session: ss, Params: p})
 	default: // roots/list (canAsk let nothing else through)
 		return ss.ListRoots(ctx, p.(*mcp.ListRootsParams))
 	}
+}
+
+// elicitMode refuses an elicitation whose mode the client of ss did not
+// declare (MCP "Elicitation", capabilities: form, url; a client that
+// declares neither takes form), as ss.Elicit does. Errors: a
+// *host.RPCError -32602 saying which.
+func elicitMode(ss *mcp.ServerSession, p *mcp.ElicitParams) error {
+	var caps *mcp.ElicitationCapabilities
+	if ip := ss.InitializeParams(); ip != nil && ip.Capabilities != nil {
+		caps = ip.Capabilities.Elicitation
+	}
+	if caps == nil {
+		return nil // canAsk's to refuse
+	}
+	mode := p.Mode
+	if mode == "" && (p.URL != "" || p.ElicitationID != "") {
+		mode = "url"
+	}
+	switch {
+	case mode == "url" && caps.URL == nil,
+		mode != "url" && caps.Form == nil && caps.URL != nil:
+		if mode == "" {
+			mode = "form"
+		}
+		return &host.RPCError{Code: jsonrpc.CodeInvalidParams, Message: "the MCP client that made this call did not declare " + mode + " elicitation"}
+	}
+	return nil
 }
 
 // rpcError is the error the plugin gets for a request to the client that

@@ -212,7 +212,7 @@ func (s *Server) answerRound(ctx context.Context, ss *mcp.ServerSession, statele
 		if err != nil {
 			return nil, roundError(k, err)
 		}
-		res, err := ask(ctx, ss, method, params)
+		res, err := s.ask(ctx, ss, method, params)
 		if err != nil {
 			return nil, roundError(k, rpcError(err))
 		}

@@ -37,6 +37,10 @@ type Config struct {
 	// task) and the core tasks of 2025-11-25 (coretasks.go: a tools/call
 	// with params.task is a task at once); nil: no tasks.
 	Tasks *tasks.Manager
+	// KeyCount, when set, reports how many API keys are in force
+	// (access.Guard.Count), read as each client session opens
+	// (mcpsession.Session.Keys); nil: keys off.
+	KeyCount func() int
 }
 
 // Server is an MCP server whose tools are the functions a host serves.

@@ -82,7 +82,6 @@ func (h *HTTPHandler) hold(w http.ResponseWriter, g *access.Grant) {
 		h.slots.release(g)
 		return
 	}
-	h.s.own(ss, g)
 	life, done := access.UntilRevoked(access.WithGrant(context.Background(), g))
 	stop := context.AfterFunc(life, func() {
 		h.s.endAsks(ss.ID(), g)

@@ -109,6 +109,15 @@ func (g *Guard) Names() []string {
 	return out
 }
 
+// Count returns how many keys are in force (plain keys and the keys
+// file's); 0 for a nil Guard.
+func (g *Guard) Count() int {
+	if g == nil {
+		return 0
+	}
+	return len(g.cur.Load().entries)
+}
+
 // build returns the plain keys and the keys of file data. Limiters of
 // old's keys carry over to keys of the same name and rate.
 func (g *Guard) build(data []byte, old *keySet) (*keySet, error) {

@@ -85,8 +85,9 @@ type Config struct {
 	// (a root plugin without --sandbox is trusted: see docs/security.md).
 	PluginUser *syscall.Credential
 
-	// Keeper is the command of the host's keeper process (the host's
-	// binary re-executed as "keeper", package keeper), which kills every
+	// Keeper is the command of the host's keeper process (the small
+	// keeper program, or the host's binary re-executed as "keeper":
+	// package keeper, launcher.StartKeeper), which kills every
 	// plugin process tree when the host dies, whatever killed it and
 	// whatever the plugins do with signals. Nil: no keeper (plugins then
 	// rely on their parent-death signal and pluginsdk's own cleanup).
@@ -94,10 +95,14 @@ type Config struct {
 
 	// Secrets are the secrets the operator declares (--secret,
 	// --secrets-file): name → where it is read from (absolute file
-	// paths). A plugin's policy may set variables to declared secrets
-	// only ("secrets": {"VAR": "NAME"}); nothing in the plugins folder
-	// can name a host variable or a file. Checked by New: no OPENTOOL_*
-	// variable, and relative paths are refused.
+	// paths) and the plugins it is granted to (--secret-for; Plugins).
+	// A plugin's policy may set variables to declared secrets granted
+	// to that plugin only ("secrets": {"VAR": "NAME"}); a policy naming
+	// another fails its plugin before it runs, and nothing in the
+	// plugins folder can name a host variable or a file. A secret with
+	// no Plugins reaches no plugin (New logs it). Checked by New: no
+	// OPENTOOL_* variable, no bad plugin name, and relative paths are
+	// refused.
 	Secrets map[string]decl.Secret
 
 	// MaxResultMemory caps the bytes of results the host holds at once

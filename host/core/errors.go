@@ -38,7 +38,8 @@ const (
 	// KindStopped: the owning plugin was removed, or the host is closing.
 	KindStopped Kind = "plugin_stopped"
 	// KindTransport: the connection to the plugin failed although the
-	// process still runs.
+	// process still runs, or a declared MCP server reached by URL cannot
+	// be reached (the host reconnects by itself).
 	KindTransport Kind = "transport"
 	// KindTimeout: the call's deadline passed (Config.CallTimeout or the
 	// caller's own).

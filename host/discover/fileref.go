@@ -1,5 +1,7 @@
 package discover
 
+import "github.com/opentool-host/opentool-host/protocol/decl"
+
 // FileRef names one version of a plugin file: an executable, or one
 // server of a declaration.
 type FileRef struct {
@@ -17,6 +19,18 @@ type FileRef struct {
 	Policy PolicyRef
 	// FileSum is a declared plugin's declaration file sha256 (pins.go).
 	FileSum string
+}
+
+// Remote reports whether f declares an MCP server reached by URL
+// (decl.MCPServer.URL): no process of the host's runs it, so its session
+// ending is the network's or the server's doing, never a crash loop of
+// a program (the supervisor retries it for as long as it is declared).
+func (f FileRef) Remote() bool {
+	if f.Launch == "" {
+		return false
+	}
+	l, err := decl.DecodeLaunch(f.Launch)
+	return err == nil && l.Server.URL != ""
 }
 
 // SamePolicy reports whether f and g have the same policy file content.

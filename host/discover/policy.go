@@ -90,14 +90,16 @@ type Policy struct {
 	Spec           sandbox.Spec           // the sandbox: the host's, narrowed by the policy
 }
 
-// ResolvePolicy returns the effective policy of f, or why f's policy
-// cannot apply: its file's fault, or a member that asks for more than
-// the host allows ("policy files.policy.json: $.limits.memory_mb: 512
-// MiB exceeds the host's limit of 256 MiB"). Secrets are not read here
-// (secretEnv, at each start). A confined script plugin may read what its
-// interpreter and this host's SDK need besides (scriptReads).
-func ResolvePolicy(c *core.Config, f FileRef) (Policy, error) {
-	pol, err := narrowPolicy(c, f)
+// ResolvePolicy returns the effective policy of plugin name served from
+// f, or why f's policy cannot apply: its file's fault, a member that asks
+// for more than the host allows ("policy files.policy.json:
+// $.limits.memory_mb: 512 MiB exceeds the host's limit of 256 MiB"), or a
+// secret the operator did not grant to name (grantedSecrets). Secrets
+// are not read here (SecretEnv, at each start). A confined script plugin
+// may read what its interpreter and this host's SDK need besides
+// (scriptReads).
+func ResolvePolicy(c *core.Config, name string, f FileRef) (Policy, error) {
+	pol, err := narrowPolicy(c, name, f)
 	if err == nil && pol.Spec.Confine && f.Launch == "" {
 		pol.Spec.Read = append(slices.Clip(pol.Spec.Read), scriptReads(f)...)
 	}
@@ -105,7 +107,7 @@ func ResolvePolicy(c *core.Config, f FileRef) (Policy, error) {
 }
 
 // narrowPolicy is ResolvePolicy without what a script may read by rule.
-func narrowPolicy(c *core.Config, f FileRef) (Policy, error) {
+func narrowPolicy(c *core.Config, name string, f FileRef) (Policy, error) {
 	pol := Policy{Timeout: c.CallTimeout, MaxConcurrency: c.MaxConcurrency, MaxQueue: c.MaxQueue, Spec: c.Sandbox}
 	ref := f.Policy
 	if ref.Fault != "" {
@@ -121,7 +123,7 @@ func narrowPolicy(c *core.Config, f FileRef) (Policy, error) {
 	}
 	pol.Dir = dir
 	pol.Prefix = p.Prefix
-	if pol.Secrets, err = grantedSecrets(c, p.Secrets, where); err != nil {
+	if pol.Secrets, err = grantedSecrets(c, name, p.Secrets, where); err != nil {
 		return pol, err
 	}
 	for k, v := range p.Env {
@@ -230,19 +232,27 @@ func resolvePaths(paths []string, dir, member string, confined bool, allowed []s
 }
 
 // grantedSecrets resolves a policy's secrets (variable → secret name)
-// against the secrets the operator declared (Config.Secrets). A name the
-// host does not declare fails the plugin, with the member's JSON path:
-// a policy may only hand a plugin what the operator allowed.
-func grantedSecrets(c *core.Config, named map[string]string, where string) (map[string]decl.Secret, error) {
+// for plugin name against the secrets the operator declared
+// (Config.Secrets) and the plugins each is granted to. A name the host
+// does not declare, or does not grant to this plugin, fails the plugin
+// (before it runs) with the member's JSON path and the flag that would
+// grant it: a policy may only hand a plugin what the operator gave that
+// plugin.
+func grantedSecrets(c *core.Config, name string, named map[string]string, where string) (map[string]decl.Secret, error) {
 	if len(named) == 0 {
 		return nil, nil
 	}
 	out := make(map[string]decl.Secret, len(named))
 	for _, k := range slices.Sorted(maps.Keys(named)) {
-		s, ok := c.Secrets[named[k]]
-		if !ok {
-			return nil, fmt.Errorf("%s$.secrets.%s: names secret %q, which the host does not declare (the operator declares secrets with --secret %s=env:VAR or --secret %s=file:PATH)",
-				where, k, named[k], named[k], named[k])
+		secret := named[k]
+		s, ok := c.Secrets[secret]
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("%s$.secrets.%s: names secret %q, which the host does not declare (the operator declares secrets with --secret %s=env:VAR or --secret %s=file:PATH and grants them with --secret-for %s=%s)",
+				where, k, secret, secret, secret, secret, name)
+		case !s.GrantedTo(name):
+			return nil, fmt.Errorf("%s$.secrets.%s: names secret %q, which the operator did not grant to plugin %s (the operator grants it with --secret-for %s=%s)",
+				where, k, secret, name, secret, name)
 		}
 		out[k] = s
 	}
@@ -308,13 +318,14 @@ type PolicyStatus struct {
 	Confinement sandbox.Spec `json:"confinement"`
 }
 
-// PolicyStatusOf returns f's effective policy for /health, nil when f has
-// no policy file or it cannot apply (LastError then says why).
-func PolicyStatusOf(c *core.Config, f FileRef) *PolicyStatus {
+// PolicyStatusOf returns the effective policy of plugin name served from
+// f for /health, nil when f has no policy file or it cannot apply
+// (LastError then says why).
+func PolicyStatusOf(c *core.Config, name string, f FileRef) *PolicyStatus {
 	if f.Policy.Path == "" {
 		return nil
 	}
-	pol, err := ResolvePolicy(c, f)
+	pol, err := ResolvePolicy(c, name, f)
 	if err != nil {
 		return nil
 	}

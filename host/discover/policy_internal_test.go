@@ -17,7 +17,7 @@ func TestPolicyPathsAreAbsolute(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := core.Config{}
-	pol, err := ResolvePolicy(&cfg, FileRef{Policy: PolicyRef{Path: filepath.Join("plugins", "x.policy.json"), Parsed: p}})
+	pol, err := ResolvePolicy(&cfg, "x", FileRef{Policy: PolicyRef{Path: filepath.Join("plugins", "x.policy.json"), Parsed: p}})
 	if err != nil {
 		t.Fatal(err)
 	}

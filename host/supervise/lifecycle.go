@@ -158,9 +158,13 @@ type (
 	// evReloaded each time it reports a changed document that loads.
 	actWatch struct{ inst *instance }
 	// actBackoff: arm backoff timer number timer, for a delay the
-	// performer chooses from failures (RestartPolicy), then report
-	// evBackoff.
-	actBackoff struct{ timer, failures int }
+	// performer chooses from failures (RestartPolicy; remote: a server
+	// reached by URL, whose delay is capped at remoteBackoff), then
+	// report evBackoff.
+	actBackoff struct {
+		timer, failures int
+		remote          bool
+	}
 	// actCancelBackoff: disarm the backoff timer.
 	actCancelBackoff struct{}
 	// actPublish: store a new view (state, inst, lastErr) for the call
@@ -237,6 +241,10 @@ func (actLog) isAction()           {}
 //     replacement), that start is the next try instead. A first start, a
 //     retry and a replacement that succeed clear the count; a restart
 //     keeps it.
+//   - A server reached by URL (FileRef.Remote) is never failed for
+//     crashes or failed restarts: its backoff (capped at remoteBackoff)
+//     goes on until it answers again, its last document keeps its
+//     functions listed, and calls meanwhile fail at once (view.remote).
 //   - Removal and closing cancel the backoff and any start in flight and
 //     drain the serving process; stopped is final.
 //   - Every change of state, serving process or reason publishes a new
@@ -438,7 +446,14 @@ func (t *transition) onExited(ev evExited) {
 	t.lastErr = fmt.Sprintf("plugin exited (pid %d, %s)", ev.pid, ev.status)
 	t.stderr = ev.stderr
 	t.do(actStop{inst: ev.inst}) // what is left of its process group, its binary copy
-	t.event(core.EventRestarting, hclog.Error, "plugin crashed", t.lastErr, "pid", ev.pid, "status", ev.status, "stderr", ev.stderr, "failures", t.failures)
+	if t.file.Remote() {
+		// No process of the host's: the server or the network ended
+		// the session (the adapter's status names the URL and why).
+		t.lastErr = ev.status
+		t.event(core.EventRestarting, hclog.Error, "remote MCP server lost; reconnecting with backoff", t.lastErr, "status", ev.status, "failures", t.failures)
+	} else {
+		t.event(core.EventRestarting, hclog.Error, "plugin crashed", t.lastErr, "pid", ev.pid, "status", ev.status, "stderr", ev.stderr, "failures", t.failures)
+	}
 	t.backoffOrFail()
 }
 
@@ -477,18 +492,20 @@ func (t *transition) onPinsChanged() {
 
 // backoffOrFail decides the next try of a restarting plugin: the start
 // in flight when there is one; else failed at MaxFailures failures in a
-// row; else a backoff timer.
+// row, unless it is a server reached by URL (FileRef.Remote), which is
+// retried for as long as it is declared; else a backoff timer.
 func (t *transition) backoffOrFail() {
+	remote := t.file.Remote()
 	switch {
 	case t.starting != 0:
-	case t.failures >= t.rp.MaxFailures:
+	case t.failures >= t.rp.MaxFailures && !remote:
 		t.state = core.StateFailed
 		t.lastErr = fmt.Sprintf("crash loop: %d failures in a row; last: %s", t.failures, t.lastErr)
 		t.event(core.EventFailed, hclog.Error, "plugin failed; retried when its file changes or on a rescan", t.lastErr, "reason", t.lastErr)
 	default:
 		t.seq++
 		t.timer = t.seq
-		t.do(actBackoff{timer: t.seq, failures: t.failures})
+		t.do(actBackoff{timer: t.seq, failures: t.failures, remote: remote})
 	}
 }
 

@@ -18,9 +18,11 @@ import (
 var (
 	testPolicy = core.RestartPolicy{MaxFailures: 3, ResetAfter: 10 * time.Second}
 
-	f1      = discover.FileRef{Path: "/plugins/opentool-plugin-x", Stamp: discover.FileStamp{Size: 1}}
-	f2      = discover.FileRef{Path: "/plugins/opentool-plugin-x", Stamp: discover.FileStamp{Size: 2}, Sum: "sum2"}
-	f3      = discover.FileRef{Path: "/plugins/opentool-plugin-x", Stamp: discover.FileStamp{Size: 3}, Sum: "sum3"}
+	f1 = discover.FileRef{Path: "/plugins/opentool-plugin-x", Stamp: discover.FileStamp{Size: 1}}
+	f2 = discover.FileRef{Path: "/plugins/opentool-plugin-x", Stamp: discover.FileStamp{Size: 2}, Sum: "sum2"}
+	f3 = discover.FileRef{Path: "/plugins/opentool-plugin-x", Stamp: discover.FileStamp{Size: 3}, Sum: "sum3"}
+	// remote declares a server reached by URL (FileRef.Remote).
+	remote  = discover.FileRef{Path: "/plugins/remote.mcp.json", Stamp: discover.FileStamp{Size: 4}, Launch: `{"name":"remote","dir":"/plugins","server":{"url":"http://127.0.0.1:1/mcp"}}`}
 	touched = discover.FileRef{Path: "/plugins/opentool-plugin-x", Stamp: discover.FileStamp{Size: 1, ModTime: time.Unix(9, 0)}, Sum: "sum1"}
 
 	docA = &opentool.OpenTool{Functions: []opentool.Function{{Name: "a"}}}
@@ -64,6 +66,9 @@ func showAction(a action) string {
 	case actWatch:
 		return "watch " + a.inst.sum + inst3(a.inst)
 	case actBackoff:
+		if a.remote {
+			return fmt.Sprintf("backoff#%d failures=%d remote", a.timer, a.failures)
+		}
 		return fmt.Sprintf("backoff#%d failures=%d", a.timer, a.failures)
 	case actCancelBackoff:
 		return "cancel backoff"
@@ -114,6 +119,9 @@ func TestLifecycleTable(t *testing.T) {
 	queued := run(starting, evFile{f2})                          // f2 waits for start#1
 	crashLoop := run(twice, crash(i3, time.Second))              // failures 2, backoff#4
 	readyAgain := run(crashLoop, evBackoff{4}, evStarted{5, i1}) // failures 2
+	// A server reached by URL: up, then lost MaxFailures-1 times in a row.
+	remoteReady := run(fresh, evFile{remote}, evStarted{1, i1})
+	remoteLost := run(remoteReady, crash(i1, time.Second), evBackoff{2}, evStartFailed{attempt: 3, err: "refused"}, evBackoff{4}) // failures 2, start#5
 
 	for _, c := range []lifeCase{
 		// A plugin just found.
@@ -229,6 +237,19 @@ func TestLifecycleTable(t *testing.T) {
 			func(t *testing.T, l life) {
 				wantEq(t, "lastErr", l.lastErr, "crash loop: 3 failures in a row; last: y")
 			}},
+
+		// a server reached by URL (remote): never failed, backoff capped
+		{"remote: session lost: restarting, remote backoff, the adapter's reason", remoteReady, crash(i1, time.Second), core.StateRestarting,
+			[]string{"publish", "changed", "state ready→restarting", "stop sum1", "log ERROR remote MCP server lost", "backoff#2 failures=1 remote"},
+			func(t *testing.T, l life) {
+				wantEq(t, "lastErr", l.lastErr, "exit status 2")
+				wantEq(t, "doc kept", l.doc, docA)
+			}},
+		{"remote: MaxFailures-th failed try is no crash loop: backoff again", remoteLost, evStartFailed{attempt: 5, err: "refused"}, core.StateRestarting,
+			[]string{"log ERROR plugin restart failed", "backoff#6 failures=3 remote"},
+			func(t *testing.T, l life) { wantEq(t, "failures", l.failures, 3); wantEq(t, "doc kept", l.doc, docA) }},
+		{"remote: back: ready, same document", run(remoteLost, evStartFailed{attempt: 5, err: "refused"}, evBackoff{6}), evStarted{7, i3}, core.StateReady,
+			[]string{"publish", "changed", "state restarting→ready", "watch sum1'", "log INFO plugin restarted"}, nil},
 
 		// failed
 		{"failed: rescan retries the same file", failed, evFile{f1}, core.StateStarting,

@@ -28,6 +28,10 @@ type view struct {
 	inst    *instance     // current process (nil when none)
 	changed chan struct{} // closed when the next view is published
 	lastErr string
+	// remote: restarting a server reached by URL (FileRef.Remote),
+	// which is unreachable: calls fail at once (unreachableError)
+	// rather than wait for it.
+	remote bool
 }
 
 // Supervisor is what every Plugin gets from its host (never the host
@@ -221,7 +225,11 @@ func (p *Plugin) perform(a action) {
 		p.goDo(func() { p.followDocument(a.inst) })
 	case actBackoff:
 		p.stopTimer()
-		p.timer = time.AfterFunc(backoff(p.sv.Cfg.Restart, a.failures), func() { p.handle(evBackoff{timer: a.timer}) })
+		rp := p.sv.Cfg.Restart
+		if a.remote {
+			rp.MaxBackoff = min(rp.MaxBackoff, remoteBackoff)
+		}
+		p.timer = time.AfterFunc(backoff(rp, a.failures), func() { p.handle(evBackoff{timer: a.timer}) })
 	case actCancelBackoff:
 		p.stopTimer()
 	case actPublish:
@@ -343,7 +351,8 @@ func (p *Plugin) stopTimer() {
 // one. Callers hold p.mu.
 func (p *Plugin) publish() {
 	old := p.v.Load()
-	p.v.Store(&view{state: p.life.state, inst: p.life.inst, changed: make(chan struct{}), lastErr: p.life.lastErr})
+	remote := p.life.state == core.StateRestarting && p.life.file.Remote()
+	p.v.Store(&view{state: p.life.state, inst: p.life.inst, changed: make(chan struct{}), lastErr: p.life.lastErr, remote: remote})
 	close(old.changed)
 }
 
@@ -356,6 +365,12 @@ func isClosed(ch chan struct{}) bool {
 		return false
 	}
 }
+
+// remoteBackoff caps the backoff of a server reached by URL
+// (FileRef.Remote), which is retried without end: with the jitter, at
+// most 7.5 s pass between its tries, so that a server back after an
+// outage of any length is served again within that.
+const remoteBackoff = 5 * time.Second
 
 // backoff is InitialBackoff·2^(failures-1), capped at MaxBackoff, plus up
 // to 50% jitter.
@@ -427,6 +442,11 @@ type PluginStatus struct {
 	Refused []opentool.Refusal `json:"refused,omitempty"`
 	// LastError is the reason of the last crash or failure ("" when none).
 	LastError string `json:"last_error,omitempty"`
+	// Failures counts the crashes and failed restarts in a row of a
+	// restarting plugin (0 once it serves again or stayed up
+	// Restart.ResetAfter): Restart.MaxFailures of them fail a plugin, but
+	// a server reached by URL is tried without end.
+	Failures int `json:"failures,omitempty"`
 	// Lock is how the plugin stands with opentool.lock when the host
 	// runs --locked: "pinned" (its files and definitions are the pinned
 	// ones), "unpinned", or "held" (a change waits for `opentool-host
@@ -482,6 +502,9 @@ func (p *Plugin) Status() PluginStatus {
 	l := p.life
 	p.mu.Unlock()
 	s := PluginStatus{Name: p.name, Path: l.file.Path, State: l.state, Restarts: l.restarts, LastError: l.lastErr, Functions: []string{}}
+	if l.state == core.StateRestarting {
+		s.Failures = l.failures
+	}
 	if l.doc != nil {
 		for _, f := range l.doc.Functions {
 			s.Functions = append(s.Functions, f.Name)
@@ -493,7 +516,7 @@ func (p *Plugin) Status() PluginStatus {
 	}
 	s.Stderr = l.stderr
 	s.Lock = p.sv.Pins.Status(p.name, l.file, l.sum, l.doc, l.held)
-	s.Policy = discover.PolicyStatusOf(p.sv.Cfg, l.file)
+	s.Policy = discover.PolicyStatusOf(p.sv.Cfg, p.name, l.file)
 	if l.inst != nil && !l.inst.hasExited() {
 		s.PID = l.inst.pid()
 		s.SHA256 = l.inst.sum

@@ -55,6 +55,13 @@ func failedError(r Request, plugin string, v *view) *core.Error {
 	return r.Fail(core.KindFailed, plugin, "the plugin has failed and serves nothing until its file changes: "+v.lastErr, nil)
 }
 
+// unreachableError is the error of a call to a server reached by URL
+// while it is unreachable (view.remote): KindTransport, retryable, with
+// why the session ended or the last try failed.
+func unreachableError(r Request, plugin string, v *view) *core.Error {
+	return r.Fail(core.KindTransport, plugin, fmt.Sprintf("the MCP server cannot be reached (%s); the host reconnects by itself, trying at least every %v: try again later", v.lastErr, remoteBackoff*3/2), nil)
+}
+
 // Invoke runs r on the plugin's current process. A call that could not be
 // sent because the process was being replaced or had just died waits for
 // the next view (new process, restart) and is sent there. Errors: an
@@ -77,7 +84,8 @@ func (p *Plugin) Invoke(ctx context.Context, r Request) error {
 }
 
 // ready returns the current view once it is ready, waiting while the
-// plugin starts or restarts, up to ctx's deadline.
+// plugin starts or restarts, up to ctx's deadline; a server reached by
+// URL that is restarting (it is unreachable) fails at once.
 func (p *Plugin) ready(ctx context.Context, r Request) (*view, error) {
 	for {
 		v := p.v.Load()
@@ -86,6 +94,10 @@ func (p *Plugin) ready(ctx context.Context, r Request) (*view, error) {
 			return v, nil
 		case core.StateFailed:
 			return nil, failedError(r, p.name, v)
+		case core.StateRestarting:
+			if v.remote {
+				return nil, unreachableError(r, p.name, v)
+			}
 		case core.StateDraining, core.StateStopped:
 			return nil, r.Fail(core.KindStopped, p.name, "the plugin was removed or the host is stopping", nil)
 		}

@@ -186,6 +186,8 @@ func (i *instance) endError(ctx context.Context, r Request, err error, n int, ki
 		return r.CtxError(ctx, i.name, "")
 	case errors.As(err, &te) && !te.Exited:
 		return &core.Error{Kind: core.KindTool, Function: r.Function(), Plugin: i.name, Code: te.Code, Message: te.Message}
+	case te != nil && te.Status != "": // a program of this call alone exited; the plugin runs on
+		return &core.Error{Kind: core.KindExited, Function: r.Function(), Plugin: i.name, Status: te.Status, Message: te.Message, Err: err}
 	case errors.Is(err, wire.ErrResultTooLarge):
 		return r.Fail(core.KindResultRejected, i.name, fmt.Sprintf("the plugin's result is larger than the limit of %d bytes", i.maxResult), err)
 	case te != nil || i.exitedSoon(): // te: a declared plugin's program exited (ToolError.Exited)

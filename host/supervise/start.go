@@ -37,7 +37,7 @@ import (
 // running.
 func startInstance(ctx context.Context, sv *Supervisor, name string, f discover.FileRef, serving *opentool.OpenTool) (*instance, error) {
 	cfg := sv.Cfg
-	pol, err := discover.ResolvePolicy(cfg, f)
+	pol, err := discover.ResolvePolicy(cfg, name, f)
 	if err != nil {
 		return nil, err
 	}

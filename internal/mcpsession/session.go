@@ -26,6 +26,16 @@ type Session struct {
 	// Init is what the client sent in initialize: its protocol version,
 	// clientInfo and capabilities (extensions included). Not nil.
 	Init *mcp.InitializeParams
+	// Key is the name of the API key (access grant) that opened the
+	// session, "" with keys off (every caller is then one key): a
+	// declared MCP server holds each key to its share of its places
+	// (mcpadapter). Every request of the session is the same key's (the
+	// SDK refuses another one's).
+	Key string
+	// Keys is how many API keys were in force when the session opened,
+	// 0 with keys off: with more than one, a declared MCP server's
+	// places are divided among keys by default (mcpadapter).
+	Keys int
 	// Done is closed when the session ends: DELETE, its idle timeout,
 	// its key revoked, the host's shutdown.
 	Done <-chan struct{}

@@ -26,6 +26,10 @@ type ToolError struct {
 	// server that exited during the call): the failure is the plugin's
 	// exit, not the tool's own error. Never set over a connection.
 	Exited bool
+	// Status, with Exited, is the exit status of a program the plugin
+	// ran for this call alone (pluginsdk.Error.Exited), the plugin
+	// itself running on; "" when the plugin's own program exited.
+	Status string
 }
 
 // Error implements error: "tool error CODE: MESSAGE".

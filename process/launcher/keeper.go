@@ -3,8 +3,9 @@ package launcher
 // The keeper makes sure nothing a plugin started outlives its host,
 // whatever the plugin does with signals and whatever killed the host.
 //
-// A host starts one keeper process (the host's binary re-executed as
-// "keeper", StartKeeper) and holds the write end of a pipe that is the keeper's
+// A host starts one keeper process (StartKeeper: the small keeper
+// program, or the host's binary re-executed as "keeper"; both run
+// keeper.Run) and holds the write end of a pipe that is the keeper's
 // standard input. The kernel closes that end when the host exits for any
 // reason, SIGKILL included; the keeper then reads end of file and kills:
 //
@@ -25,17 +26,11 @@ package launcher
 // that matters.
 
 import (
-	"bufio"
 	"fmt"
-	"io"
 	"os"
-	"os/signal"
-	"strconv"
-	"strings"
 	"sync"
-	"syscall"
 
-	"github.com/opentool-host/opentool-host/process/cgroup"
+	"github.com/opentool-host/opentool-host/process/keeper"
 )
 
 // Keeper is the host's end of a running keeper process.
@@ -46,7 +41,8 @@ type Keeper struct {
 	done chan struct{}
 }
 
-// StartKeeper runs argv (the keeper command, e.g. [host-binary, "keeper"]) with
+// StartKeeper runs argv (the keeper command: [keeper.Program's path,
+// keeper.Command] or [host-binary, keeper.Command]) with
 // cgroupDir (the host's cgroup folder; "" without cgroups) as its
 // argument and the read end of a pipe as its standard input. The keeper
 // runs in a process group of its own. Errors: the process could not be
@@ -84,8 +80,7 @@ func (k *Keeper) Track(pgid int) error {
 	if k.w == nil {
 		return fmt.Errorf("keeper: closed")
 	}
-	_, err := fmt.Fprintf(k.w, "pgid %d\n", pgid)
-	return err
+	return keeper.Track(k.w, pgid)
 }
 
 // Close closes the pipe (the keeper then kills what is left and exits)
@@ -102,25 +97,3 @@ func (k *Keeper) Close() {
 
 // PID returns the keeper's process id.
 func (k *Keeper) PID() int { return k.proc.Pid() }
-
-// RunKeeper is the keeper process: it reads "pgid N" lines from in until end of
-// file (the host is gone), then kills cgroupDir's tree (when not "") and
-// every process group it was told of, and returns.
-func RunKeeper(in io.Reader, cgroupDir string) {
-	signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
-	var pgids []int
-	sc := bufio.NewScanner(in)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "pgid "); ok {
-			if n, err := strconv.Atoi(v); err == nil && n > 1 {
-				pgids = append(pgids, n)
-			}
-		}
-	}
-	if cgroupDir != "" {
-		_ = cgroup.KillTree(cgroupDir)
-	}
-	for _, g := range pgids {
-		_ = syscall.Kill(-g, syscall.SIGKILL)
-	}
-}

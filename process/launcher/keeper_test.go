@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/opentool-host/opentool-host/process/keeper"
 	"github.com/opentool-host/opentool-host/process/launcher"
 )
 
@@ -19,11 +20,7 @@ const keeperArg = "keeper-test-role"
 
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == keeperArg {
-		dir := ""
-		if len(os.Args) > 1 {
-			dir = os.Args[len(os.Args)-1]
-		}
-		launcher.RunKeeper(os.Stdin, dir)
+		keeper.Run(os.Stdin, os.Args[len(os.Args)-1])
 		os.Exit(0)
 	}
 	os.Exit(m.Run())

@@ -32,9 +32,10 @@ import (
 //     "headers"); "type" (or Cline's "transportType") is "stdio",
 //     "http", "streamable-http", "streamableHttp" or "sse";
 //   - "disabled": true leaves the entry out;
-//   - "sessions" ("per-client", the default, or "shared") and
-//     "maxSessions" (1 to 256): how MCP client sessions reach the
-//     server (MCPServer.Sessions, MCPServer.MaxSessions);
+//   - "sessions" ("per-client", the default, or "shared"),
+//     "maxSessions" and "maxSessionsPerKey" (1 to 256): how MCP client
+//     sessions reach the server (MCPServer.Sessions,
+//     MCPServer.MaxSessions, MCPServer.MaxSessionsPerKey);
 //   - every other member (top-level ones such as VS Code's "inputs" or
 //     Claude Desktop's "globalShortcut", and clients' own settings of an
 //     entry such as "autoApprove", "alwaysAllow", "timeout",
@@ -114,6 +115,17 @@ func MapName(key string) (string, error) {
 		return "", fmt.Errorf("server name is longer than 64 characters (it is the plugin's name)")
 	}
 	return name, nil
+}
+
+// sessionCount is the value v of "maxSessions" or "maxSessionsPerKey".
+// Errors: v is not an integer from 1 to MaxMaxSessions.
+func sessionCount(v any) (int, error) {
+	n, isNum := v.(json.Number)
+	i, err := strconv.Atoi(string(n))
+	if !isNum || err != nil || i < 1 || i > MaxMaxSessions {
+		return 0, fmt.Errorf("must be an integer from 1 to %d", MaxMaxSessions)
+	}
+	return i, nil
 }
 
 // serverLists are where a desktop config keeps its servers, in the order
@@ -331,13 +343,9 @@ func parseEntry(p, key string, v any, ignored *[]string) DesktopEntry {
 				err = errors.New(`must be "per-client" or "shared"`)
 			}
 		case "maxSessions":
-			n, isNum := m[k].(json.Number)
-			i, convErr := strconv.Atoi(string(n))
-			if !isNum || convErr != nil || i < 1 || i > MaxMaxSessions {
-				err = fmt.Errorf("must be an integer from 1 to %d", MaxMaxSessions)
-			} else {
-				s.MaxSessions = i
-			}
+			s.MaxSessions, err = sessionCount(m[k])
+		case "maxSessionsPerKey":
+			s.MaxSessionsPerKey, err = sessionCount(m[k])
 		case "disabled":
 		default:
 			*ignored = append(*ignored, kp)

@@ -203,6 +203,9 @@ func TestParseDesktopEntryFaults(t *testing.T) {
 		{`{"command":"x","maxSessions":0}`, "$.mcpServers.bad.maxSessions: must be an integer from 1 to 256"},
 		{`{"command":"x","maxSessions":1.5}`, "$.mcpServers.bad.maxSessions: must be an integer from 1 to 256"},
 		{`{"command":"x","maxSessions":1000}`, "$.mcpServers.bad.maxSessions: must be an integer from 1 to 256"},
+		{`{"command":"x","maxSessionsPerKey":0}`, "$.mcpServers.bad.maxSessionsPerKey: must be an integer from 1 to 256"},
+		{`{"command":"x","maxSessionsPerKey":"4"}`, "$.mcpServers.bad.maxSessionsPerKey: must be an integer from 1 to 256"},
+		{`{"command":"x","maxSessionsPerKey":257}`, "$.mcpServers.bad.maxSessionsPerKey: must be an integer from 1 to 256"},
 		{`{"command":"${config:x}"}`, "$.mcpServers.bad.command: ${config:x} is not a variable the host knows"},
 		{`{"command":"x","cwd":"${input:dir}"}`, "$.mcpServers.bad.cwd: ${input:dir} is a VS Code input"},
 	} {

@@ -74,6 +74,11 @@ type MCPServer struct {
 	// More client sessions are served too: an idle one's place reclaimed,
 	// or through the shared session (mcpadapter).
 	MaxSessions int `json:"maxSessions,omitempty"`
+	// MaxSessionsPerKey is one API key's share of those places, 1 to
+	// MaxMaxSessions (past MaxSessions: every place); 0: a quarter of
+	// MaxSessions (at least 1) when more than one key is in force, else
+	// every place (mcpadapter.Options.MaxSessionsPerKey).
+	MaxSessionsPerKey int `json:"maxSessionsPerKey,omitempty"`
 }
 
 // The values of MCPServer.Sessions.

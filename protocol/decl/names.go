@@ -45,5 +45,8 @@ func ValidPluginName(name string) bool {
 	return pluginNameRE.MatchString(name) && !separatorRunRE.MatchString(name)
 }
 
+// pluginNameRule says in words what ValidPluginName accepts.
+const pluginNameRule = `[a-zA-Z0-9_-]{1,64}, no two of "_" and "-" in a row`
+
 // separatorRunRE finds a run of two or more of "_" and "-".
 var separatorRunRE = regexp.MustCompile(`[_-]{2,}`)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/opentool-host/opentool-host/internal/strictjson"
@@ -42,7 +43,9 @@ type Policy struct {
 	Env map[string]string `json:"env,omitempty"`
 	// Secrets are variables set for this plugin only, each to the value
 	// of a secret the operator declared on the host (--secret NAME=...,
-	// --secrets-file): variable name → secret name. Values are read when
+	// --secrets-file) and granted to this plugin (--secret-for
+	// NAME=PLUGIN, "plugins" in the secrets file): variable name →
+	// secret name. Values are read when
 	// the plugin starts (each start: a rotated secret reaches the next
 	// process) and never logged, shown or given to another plugin. A
 	// policy names secrets; where a secret is read from is the
@@ -58,7 +61,8 @@ type Policy struct {
 
 // Secret says where a secret the operator declared is read from
 // (--secret NAME=env:VAR|file:PATH, --secrets-file): exactly one of File
-// and Env.
+// and Env, and the plugins the operator grants it to (--secret-for
+// NAME=PLUGIN[,PLUGIN...], "plugins" in the secrets file).
 type Secret struct {
 	// File is a file holding the value (trailing newlines removed); a
 	// relative path is relative to the host's working folder (to the
@@ -66,10 +70,21 @@ type Secret struct {
 	File string `json:"file,omitempty"`
 	// Env names a variable of the host's environment holding the value.
 	Env string `json:"env,omitempty"`
+	// Plugins are the plugin names (ValidPluginName) whose policies may
+	// name this secret: a policy of any other plugin that names it fails
+	// its plugin before it runs. None: the secret reaches no plugin.
+	Plugins []string `json:"plugins,omitempty"`
+}
+
+// GrantedTo reports whether the operator granted s to plugin name
+// (exactly that name: Plugins).
+func (s Secret) GrantedTo(name string) bool {
+	return slices.Contains(s.Plugins, name)
 }
 
 // SecretsFile is the operator's secrets file (--secrets-file):
-// {"secrets": {"NAME": {"env": "VAR"} | {"file": "PATH"}}}.
+// {"secrets": {"NAME": {"env": "VAR"} | {"file": "PATH"}, "plugins":
+// ["PLUGIN", ...]}}.
 type SecretsFile struct {
 	// Secrets maps each secret's name ([A-Za-z0-9_.-]{1,64}) to where it
 	// is read from.
@@ -98,7 +113,7 @@ func ParseSecretsFile(data []byte) (*SecretsFile, error) {
 var secretNameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 
 // CheckSecretDecl checks one declared secret (at path p): its name, one
-// source, and that the source is not the host's own: a variable
+// source, its plugins' names, and that the source is not the host's own: a variable
 // OPENTOOL_* (the API keys, the keys file's path, the host's settings)
 // can never be a plugin's secret. The keys file itself is refused by the
 // host, which knows its path.
@@ -112,6 +127,11 @@ func CheckSecretDecl(p, name string, s Secret) error {
 		return &Fault{Path: p + ".env", Message: "is not a variable name"}
 	case s.Env != "" && (strings.HasPrefix(s.Env, "OPENTOOL_") || ReservedEnv(s.Env)):
 		return &Fault{Path: p + ".env", Message: s.Env + " is the host's own variable and can never be a plugin's secret"}
+	}
+	for i, plugin := range s.Plugins {
+		if !ValidPluginName(plugin) {
+			return &Fault{Path: fmt.Sprintf("%s.plugins[%d]", p, i), Message: fmt.Sprintf("%q is not a plugin name (%s)", plugin, pluginNameRule)}
+		}
 	}
 	return nil
 }
@@ -203,7 +223,7 @@ func oldSecretForm(data []byte) error {
 	for _, k := range sortedKeys(probe.Secrets) {
 		if v := bytes.TrimSpace(probe.Secrets[k]); len(v) > 0 && v[0] == '{' {
 			return &Fault{Path: "$.secrets." + k, Message: `a policy names a secret the operator declared on the host ("` + k + `": "NAME"); ` +
-				"where a secret is read from is the operator's: declare it with --secret NAME=env:VAR or --secret NAME=file:PATH (or --secrets-file)"}
+				"where a secret is read from is the operator's: declare it with --secret NAME=env:VAR or --secret NAME=file:PATH (or --secrets-file) and grant it to this plugin with --secret-for NAME=PLUGIN"}
 		}
 	}
 	return nil

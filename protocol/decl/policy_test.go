@@ -33,9 +33,9 @@ func TestParsePolicyFaults(t *testing.T) {
 		{`{"env":{"LD_PRELOAD":"/tmp/x.so"}}`, "$.env.LD_PRELOAD: is set by the host and may not be set by a policy"},
 		{`{"env":{"OPENTOOL_PLUGIN":"x"}}`, "$.env.OPENTOOL_PLUGIN: is set by the host and may not be set by a policy"},
 		// A policy names secrets; where they are read from is the host's.
-		{`{"secrets":{"STOLEN_KEYS":{"env":"OPENTOOL_API_KEYS"}}}`, `$.secrets.STOLEN_KEYS: a policy names a secret the operator declared on the host ("STOLEN_KEYS": "NAME"); where a secret is read from is the operator's: declare it with --secret NAME=env:VAR or --secret NAME=file:PATH (or --secrets-file)`},
-		{`{"secrets":{"SHADOW":{"file":"/etc/shadow"}}}`, `$.secrets.SHADOW: a policy names a secret the operator declared on the host ("SHADOW": "NAME"); where a secret is read from is the operator's: declare it with --secret NAME=env:VAR or --secret NAME=file:PATH (or --secrets-file)`},
-		{`{"secrets":{"T":{}}}`, `$.secrets.T: a policy names a secret the operator declared on the host ("T": "NAME"); where a secret is read from is the operator's: declare it with --secret NAME=env:VAR or --secret NAME=file:PATH (or --secrets-file)`},
+		{`{"secrets":{"STOLEN_KEYS":{"env":"OPENTOOL_API_KEYS"}}}`, `$.secrets.STOLEN_KEYS: a policy names a secret the operator declared on the host ("STOLEN_KEYS": "NAME"); where a secret is read from is the operator's: declare it with --secret NAME=env:VAR or --secret NAME=file:PATH (or --secrets-file) and grant it to this plugin with --secret-for NAME=PLUGIN`},
+		{`{"secrets":{"SHADOW":{"file":"/etc/shadow"}}}`, `$.secrets.SHADOW: a policy names a secret the operator declared on the host ("SHADOW": "NAME"); where a secret is read from is the operator's: declare it with --secret NAME=env:VAR or --secret NAME=file:PATH (or --secrets-file) and grant it to this plugin with --secret-for NAME=PLUGIN`},
+		{`{"secrets":{"T":{}}}`, `$.secrets.T: a policy names a secret the operator declared on the host ("T": "NAME"); where a secret is read from is the operator's: declare it with --secret NAME=env:VAR or --secret NAME=file:PATH (or --secrets-file) and grant it to this plugin with --secret-for NAME=PLUGIN`},
 		{`{"secrets":{"T":3}}`, "$.secrets: must be a string"},
 		{`{"secrets":{"T":"a b"}}`, "$.secrets.T: must name a secret the operator declared on the host ([A-Za-z0-9_.-]{1,64})"},
 		{`{"env":{"T":"x"},"secrets":{"T":"t"}}`, "$.secrets.T: is also set in env"},

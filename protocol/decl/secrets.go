@@ -11,12 +11,15 @@ import (
 // command line: the values of --secret (each NAME=env:VAR or
 // NAME=file:PATH, a relative PATH from the working folder) and the
 // secrets file at file ("" for none; relative paths in it from its own
-// folder). own are the host's own files (the API keys file, the secrets
-// file), which can never be a secret's file. It returns nil for none.
-// Errors: a malformed --secret, a secrets file that does not read or
-// parse (with its JSON path), a name declared twice, a host variable
-// (OPENTOOL_*, CheckSecretDecl), or one of own as a secret's file.
-func OperatorSecrets(flags []string, file string, own []string) (map[string]Secret, error) {
+// folder, its "plugins" the plugins each is granted to), with the grants
+// of --secret-for added (each NAME=PLUGIN[,PLUGIN...]: the plugins whose
+// policies may name secret NAME). own are the host's own files (the API
+// keys file, the secrets file), which can never be a secret's file. It
+// returns nil for none. Errors: a malformed --secret or --secret-for, a
+// secrets file that does not read or parse (with its JSON path), a name
+// declared twice, a host variable (OPENTOOL_*, CheckSecretDecl), one of
+// own as a secret's file, or a grant of a secret that is not declared.
+func OperatorSecrets(flags, grants []string, file string, own []string) (map[string]Secret, error) {
 	out := map[string]Secret{}
 	add := func(where, name string, s Secret, base string) error {
 		if _, dup := out[name]; dup {
@@ -60,6 +63,11 @@ func OperatorSecrets(flags []string, file string, own []string) (map[string]Secr
 			}
 		}
 	}
+	for _, v := range grants {
+		if err := addGrant(out, v); err != nil {
+			return nil, err
+		}
+	}
 	for _, o := range own {
 		for name, s := range out {
 			if o != "" && s.File != "" && samePath(s.File, o) {
@@ -87,6 +95,29 @@ func parseSecretFlag(v string) (string, Secret, error) {
 		return name, Secret{File: ref}, nil
 	}
 	return "", Secret{}, fmt.Errorf("--secret %q: the source is env:VAR or file:PATH, not %s:", v, kind)
+}
+
+// addGrant adds one --secret-for value, NAME=PLUGIN[,PLUGIN...], to the
+// declared secret NAME of secrets.
+func addGrant(secrets map[string]Secret, v string) error {
+	name, list, ok := strings.Cut(v, "=")
+	if !ok || name == "" || list == "" {
+		return fmt.Errorf("--secret-for %q: want NAME=PLUGIN[,PLUGIN...]", v)
+	}
+	s, ok := secrets[name]
+	if !ok {
+		return fmt.Errorf("--secret-for %s: no secret %s is declared (declare it with --secret %s=env:VAR, --secret %s=file:PATH or in the --secrets-file)", v, name, name, name)
+	}
+	for _, plugin := range strings.Split(list, ",") {
+		if !ValidPluginName(plugin) {
+			return fmt.Errorf("--secret-for %s: %q is not a plugin name (%s)", v, plugin, pluginNameRule)
+		}
+		if !s.GrantedTo(plugin) {
+			s.Plugins = append(s.Plugins, plugin)
+		}
+	}
+	secrets[name] = s
+	return nil
 }
 
 // samePath reports whether a and b name the same file (after symlinks,

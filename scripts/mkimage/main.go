@@ -3,11 +3,12 @@
 // the repository root. See docs/container-image.md.
 //
 // It builds static binaries (CGO_ENABLED=0 GOOS=linux GOARCH=-arch,
-// -trimpath, -ldflags '-s -w') of ./cmd/opentool-host,
-// of every Go plugin folder plugins/NAME and of ./examples/mcp-notes, and
+// -trimpath, -ldflags '-s -w') of ./cmd/opentool-host and its small
+// keeper program ./cmd/opentool-host-keeper, of every Go plugin folder plugins/NAME and of ./examples/mcp-notes, and
 // puts them on an empty base (no download):
 //
 //	/usr/local/bin/opentool-host     entrypoint
+//	/usr/local/bin/opentool-host-keeper  the host's keeper (beside the host, which runs it)
 //	/plugins/opentool-plugin-NAME    each Go plugin, with plugins/NAME.policy.json where there is one
 //	/plugins/notes.mcp.json          its command ../bin/mcp-notes is /bin/mcp-notes
 //	/bin/mcp-notes
@@ -32,6 +33,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -39,6 +41,8 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
+
+	"github.com/opentool-host/opentool-host/process/keeper"
 )
 
 func main() {
@@ -112,7 +116,8 @@ func run(args []string) error {
 }
 
 // Binaries builds (with goCmd, for linux/arch) the static programs of the
-// image from the module at root into binDir and returns the image's files: the host, every Go
+// image from the module at root into binDir and returns the image's files: the host and its
+// keeper program beside it, every Go
 // plugin folder root/plugins/NAME with its NAME.policy.json where there is
 // one, and the MCP server of plugins/notes.mcp.json.
 func Binaries(goCmd, root, binDir, arch string) ([]File, error) {
@@ -120,9 +125,10 @@ func Binaries(goCmd, root, binDir, arch string) ([]File, error) {
 	if err != nil {
 		return nil, err
 	}
-	pkgs := []string{"./cmd/opentool-host", "./examples/mcp-notes"}
+	pkgs := []string{"./cmd/opentool-host", "./cmd/opentool-host-keeper", "./examples/mcp-notes"}
 	files := []File{
 		{Path: HostPath, Src: filepath.Join(binDir, "opentool-host"), Exec: true},
+		{Path: path.Join(path.Dir(HostPath), keeper.Program), Src: filepath.Join(binDir, keeper.Program), Exec: true},
 		{Path: "/bin/mcp-notes", Src: filepath.Join(binDir, "mcp-notes"), Exec: true},
 		{Path: PluginsDir + "/notes.mcp.json", Src: filepath.Join(root, "plugins", "notes.mcp.json")},
 	}

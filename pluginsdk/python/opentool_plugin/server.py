@@ -30,7 +30,7 @@ import grpc
 from .pb import grpc_controller_pb2, grpc_controller_pb2_grpc
 from .pb import grpc_stdio_pb2_grpc
 from .pb import tool_pb2, tool_pb2_grpc
-from . import strict
+from . import refusals, strict
 from .content import Result
 from .toolkit import METHOD_NOT_FOUND, Context, RPCError, ToolError, encode
 
@@ -472,7 +472,9 @@ def serve(toolkit, max_workers=128, argv=None):
     exits 1; run with --document it prints the OpenTool document instead, for
     `opentool-host validate`), authenticates the host with go-plugin's
     AutoMTLS (mtls.py: without the host's certificate in PLUGIN_CLIENT_CERT
-    it logs why and exits 1), serves gRPC over TLS on a unix socket in
+    it logs why and exits 1; a connection that does not authenticate as
+    the host is refused in the TLS handshake and logged, refusals.py),
+    serves gRPC over TLS on a unix socket in
     PLUGIN_UNIX_SOCKET_DIR with max_workers threads (concurrent calls; each
     call's function runs in one more thread of its own), prints the go-plugin
     handshake line ("1|V|unix|PATH|grpc|CERT", V the protocol version
@@ -497,6 +499,9 @@ def serve(toolkit, max_workers=128, argv=None):
 
     creds, server_cert = _authenticate_host()
     version = negotiate(os.environ.get("PLUGIN_PROTOCOL_VERSIONS", ""))
+    # gRPC's core reports a refused connection only on descriptor 2:
+    # refusals.watch() logs each as the other SDKs do.
+    real_stderr = refusals.watch()
 
     ppid = os.getppid()
     signal.signal(signal.SIGTERM, lambda *_: _Exit.now(2))
@@ -528,7 +533,7 @@ def serve(toolkit, max_workers=128, argv=None):
     # both go to stderr from here on.
     sys.stdout = sys.stderr
     try:
-        os.dup2(2, 1)
+        os.dup2(real_stderr, 1)
     except OSError:
         pass
 

@@ -10,6 +10,7 @@ import json
 import os
 import queue
 import shutil
+import socket
 import ssl
 import subprocess
 import sys
@@ -24,7 +25,7 @@ sys.path.insert(0, SDK)
 
 import grpc  # noqa: E402
 
-from opentool_plugin import mtls  # noqa: E402
+from opentool_plugin import mtls, refusals  # noqa: E402
 from opentool_plugin import (  # noqa: E402
     Context, Result, RPCError, ToolError, audio, embedded_resource, image, resource_link, text)
 from opentool_plugin.pb import tool_pb2, tool_pb2_grpc  # noqa: E402
@@ -190,7 +191,7 @@ class ContextTest(unittest.TestCase):
 class _Example:
     """The example plugin run as the host would, offering versions."""
 
-    def __init__(self, versions):
+    def __init__(self, versions, stderr=subprocess.DEVNULL):
         self.dir = tempfile.mkdtemp(prefix="pysdk-test-")
         # The host's certificate and key, as go-plugin's AutoMTLS makes them.
         host_key, host_cert, _ = mtls._own_certificate()
@@ -203,7 +204,7 @@ class _Example:
             "OPENTOOL_PYECHO_SDK": SDK,
         }
         self.proc = subprocess.Popen([sys.executable, EXAMPLE], env=env, stdin=subprocess.DEVNULL,
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
+                                     stdout=subprocess.PIPE, stderr=stderr, start_new_session=True)
         line = self.proc.stdout.readline().decode().strip()
         if not line:
             self.close()
@@ -275,6 +276,8 @@ class _Example:
             pass
         self.proc.wait()
         self.proc.stdout.close()
+        if self.proc.stderr:
+            self.proc.stderr.close()
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
@@ -299,6 +302,86 @@ class HostCertificateTest(unittest.TestCase):
         creds, field = mtls.server_credentials(pem.decode())
         self.assertIsInstance(creds, grpc.ServerCredentials)
         self.assertNotIn("=", field)
+
+
+class RefusalFilterTest(unittest.TestCase):
+    """gRPC core's line for a failed TLS handshake becomes the refusal
+    line of the other SDKs, at most one per interval (a clock the test
+    sets); every other line passes unchanged."""
+
+    def test_lines(self):
+        now = [100.0]
+        f = refusals.Filter(clock=lambda: now[0], interval=1.0)
+        core = (b"E1202 06:12:27.356810983    4313 ssl_transport_security.cc:1501]       "
+                b"Handshake failed with fatal error SSL_ERROR_SSL: error:0A0000C7:SSL routines::peer did not return a certificate.\n")
+        want = (b"[WARN] refused a connection that did not authenticate as the host: "
+                b"SSL_ERROR_SSL: error:0A0000C7:SSL routines::peer did not return a certificate\n")
+        for other in (b"[INFO] a plugin's own line\n", b"I1202 ev_epoll1_linux.cc:121] grpc epoll fd: 3\n", b"no newline"):
+            self.assertEqual(f.line(other), other)
+        self.assertEqual(f.line(core), want)
+        now[0] += 0.5
+        self.assertEqual(f.line(core), b"", "a second refusal within the interval is counted, not logged")
+        self.assertEqual(f.line(core), b"")
+        now[0] += 0.6
+        self.assertEqual(f.line(core), want[:-1] + b" (and 2 more since the last such line)\n")
+        now[0] += 1.0
+        self.assertEqual(f.line(core), want)
+
+
+class RefusalLogTest(unittest.TestCase):
+    """A neighbour's connection to the example's socket (plaintext, TLS
+    without a certificate, TLS with one of its own) is refused and
+    logged on stderr as the Go and Node SDKs log it; gRPC core's own line
+    for it is not passed on, and the plugin keeps serving. Before, the
+    only trace was gRPC core's line, at a level the host does not read."""
+
+    def test_refusals_logged(self):
+        ex = _Example("2,3", stderr=subprocess.PIPE)
+        self.addCleanup(ex.close)
+        lines = queue.Queue()
+
+        def read():
+            for line in ex.proc.stderr:
+                lines.put(line.decode("utf-8", "replace"))
+            lines.put(None)
+        threading.Thread(target=read, daemon=True).start()
+
+        sock = ex.handshake[3]
+        attacker_key, attacker_cert, _ = mtls._own_certificate()
+        own = tempfile.NamedTemporaryFile(suffix=".pem")
+        self.addCleanup(own.close)
+        own.write(attacker_key + attacker_cert)
+        own.flush()
+        for name, cert in (("plaintext", None), ("no certificate", False), ("own certificate", own.name)):
+            with socket.socket(socket.AF_UNIX) as s:
+                s.settimeout(10)
+                s.connect(sock)
+                if cert is None:
+                    s.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+                    s.recv(1)
+                    continue
+                ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+                ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
+                if cert:
+                    ctx.load_cert_chain(cert)
+                with self.assertRaises((ssl.SSLError, OSError), msg=name):
+                    with ctx.wrap_socket(s) as t:
+                        t.sendall(b"x")
+                        if not t.recv(1):
+                            raise OSError("closed")
+        seen = []
+        while True:
+            try:
+                line = lines.get(timeout=30)
+            except queue.Empty:
+                self.fail("no refusal line within 30 s; stderr so far: %s" % seen)
+            self.assertIsNotNone(line, "stderr ended without a refusal line: %s" % seen)
+            seen.append(line)
+            if refusals.REFUSED_MSG in line:
+                break
+        self.assertTrue(line.startswith("[WARN] " + refusals.REFUSED_MSG + ": SSL_ERROR_SSL: "), line)
+        self.assertFalse([x for x in seen if "Handshake failed" in x], seen)
+        self.assertEqual(ex.invoke("echo", {"text": "still"}), [("data", {"echo": "still", "version": "1.0.0"})])
 
 
 class ProtocolTest(unittest.TestCase):

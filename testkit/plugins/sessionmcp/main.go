@@ -12,7 +12,9 @@
 // lists it again with an inputSchema that requires an integer "n" (the
 // SDK then sends notifications/tools/list_changed on the session: this
 // process serves one); with the argument --require-n, whoami is listed
-// so from the start. It exits when its stdin ends.
+// so from the start; tool "hang" sends notifications/message "hanging"
+// (level "info") on its call and answers only when the call is
+// cancelled. It exits when its stdin ends.
 package main
 
 import (
@@ -71,6 +73,11 @@ func main() {
 			_ = ss.Log(context.Background(), &mcp.LoggingMessageParams{Level: "info", Data: a.Marker})
 		}()
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil, nil
+	})
+	srv.AddTool(&mcp.Tool{Name: "hang", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: "hanging"})
+		<-ctx.Done()
+		return nil, ctx.Err()
 	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "retool"}, func(_ context.Context, _ *mcp.CallToolRequest, a retoolArgs) (*mcp.CallToolResult, any, error) {
 		switch a.Whoami {

@@ -55,7 +55,7 @@ var categories = map[string]string{
 	"call-timeout": "Limits", "max-concurrency": "Limits", "max-queue": "Limits", "max-result": "Limits",
 	"plugin-memory-mb": "Limits", "plugin-cpu-seconds": "Limits", "plugin-processes": "Limits",
 	"sandbox": "Sandbox", "sandbox-read": "Sandbox", "sandbox-write": "Sandbox", "sandbox-deny-network": "Sandbox", "require-sandbox": "Sandbox", "plugin-user": "Sandbox",
-	"secret": "Secrets", "secrets-file": "Secrets",
+	"secret": "Secrets", "secret-for": "Secrets", "secrets-file": "Secrets",
 	"log-level": "Observability", "log-json": "Observability",
 }
 
@@ -85,7 +85,7 @@ func hostFlags(logLevel string, own []cli.Flag) []cli.Flag {
 // configuration, its logger writing to stderr. Errors (cli.Exit with
 // status 2): a flag value the host cannot take (an unknown --log-level or
 // --plugin-user, --sandbox-read or --sandbox-write without --sandbox, a
-// bad --secret).
+// bad --secret or --secret-for, a --secret-for of an undeclared secret).
 func Config(c *cli.Context) (host.Config, error) {
 	log, err := newLogger(c)
 	if err != nil {
@@ -120,7 +120,7 @@ func Config(c *cli.Context) (host.Config, error) {
 		StateDir:         c.String("state-dir"),
 		Declared:         declared.Serve,
 		Launcher:         selfexec.Argv(selfexec.Launch),
-		Keeper:           selfexec.Argv(selfexec.Keeper),
+		Keeper:           selfexec.KeeperArgv(),
 		Sandbox:          spec,
 		SandboxWrite:     writable,
 		NoDataChannel:    c.String("plugin-transport") == "grpc",
@@ -191,21 +191,23 @@ func absPaths(c *cli.Context, name string) ([]string, error) {
 	return out, nil
 }
 
-// secretFlags are the operator's secrets: the only values a plugin's
-// policy may hand its plugin ("secrets": {"VAR": "NAME"}).
+// secretFlags are the operator's secrets and the plugins each is
+// granted to: the only values a plugin's policy may hand its plugin
+// ("secrets": {"VAR": "NAME"}).
 func secretFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringSliceFlag{Name: "secret", Usage: "declare secret `NAME=env:VAR` (the host's variable VAR) or NAME=file:PATH (a file, trailing newlines removed), read at each plugin start (repeatable). " +
-			"A plugin gets a secret only when its NAME.policy.json names it (\"secrets\": {\"VAR\": \"NAME\"}); OPENTOOL_* variables and the API keys file can never be secrets"},
-		&cli.StringFlag{Name: "secrets-file", Usage: "declare the secrets of JSON `FILE` ({\"secrets\": {\"NAME\": {\"env\": \"VAR\"} | {\"file\": \"PATH\"}}}; relative paths from the file's folder), as --secret does"},
+			"It reaches only the plugins --secret-for grants it to, when their NAME.policy.json names it (\"secrets\": {\"VAR\": \"NAME\"}): a policy of any other plugin naming it fails that plugin; OPENTOOL_* variables and the API keys file can never be secrets"},
+		&cli.GenericFlag{Name: "secret-for", Value: &cliflags.Repeated{}, Usage: "grant the declared secret NAME to the plugins `NAME=PLUGIN,...` (exact plugin names, comma-separated; repeatable): only their NAME.policy.json may name it"},
+		&cli.StringFlag{Name: "secrets-file", Usage: "declare the secrets of JSON `FILE` ({\"secrets\": {\"NAME\": {\"env\": \"VAR\" | \"file\": \"PATH\", \"plugins\": [\"PLUGIN\"]}}}; relative paths from the file's folder; \"plugins\" grants as --secret-for does), as --secret does"},
 	}
 }
 
-// secretsConfig is decl.OperatorSecrets of --secret and --secrets-file
-// (exit 2 for its errors).
+// secretsConfig is decl.OperatorSecrets of --secret, --secret-for and
+// --secrets-file (exit 2 for its errors).
 func secretsConfig(c *cli.Context) (map[string]decl.Secret, error) {
 	own := []string{c.String("api-keys-file"), os.Getenv("OPENTOOL_API_KEYS_FILE"), c.String("secrets-file")}
-	out, err := decl.OperatorSecrets(c.StringSlice("secret"), c.String("secrets-file"), own)
+	out, err := decl.OperatorSecrets(c.StringSlice("secret"), c.Generic("secret-for").(*cliflags.Repeated).Values, c.String("secrets-file"), own)
 	if err != nil {
 		return nil, cli.Exit(err.Error(), 2)
 	}

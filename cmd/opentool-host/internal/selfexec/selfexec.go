@@ -4,7 +4,10 @@
 // are never run by hand:
 //
 //	opentool-host launch -- PROGRAM ARGS...  confine one plugin and execute it (sandbox.Launch)
-//	opentool-host keeper DIR                 kill what is left of the plugins when the host dies (launcher.RunKeeper)
+//	opentool-host keeper DIR                 kill what is left of the plugins when the host dies (keeper.Main)
+//
+// The keeper runs as the small keeper program instead (keeper.Program,
+// KeeperArgv) when it lies beside the host's executable.
 //
 // The command's main calls Main first: these parse no flags, and the
 // less the process does before it executes a plugin, the less of it
@@ -15,8 +18,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"syscall"
 
-	"github.com/opentool-host/opentool-host/process/launcher"
+	"github.com/opentool-host/opentool-host/process/keeper"
 	"github.com/opentool-host/opentool-host/process/sandbox"
 )
 
@@ -31,20 +36,61 @@ const (
 	Launch = "launch"
 	// Keeper reads its standard input, the host's pipe, to its end, then
 	// kills the cgroup folder DIR ("" or no argument for none) and the
-	// process groups the host named (launcher.RunKeeper), and exits 0.
-	Keeper = "keeper"
+	// process groups the host named (keeper.Main), and exits 0.
+	Keeper = keeper.Command
 )
 
 // Argv returns the command that runs this binary as the hidden command
-// name: its executable's path, then name (for host.Config.Launcher or
-// Keeper). It is nil when the executable's path is unknown;
-// the host then says what cannot run without it.
+// name: its executable's path, then name (for host.Config.Launcher).
+// It is nil when the executable's path is unknown; the host then says
+// what cannot run without it.
 func Argv(name string) []string {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil
 	}
 	return []string{exe, name}
+}
+
+// KeeperArgv returns the command of the host's keeper
+// (host.Config.Keeper): the small keeper program beside this binary's
+// executable when there is one (keeperArgv), else this binary as Keeper.
+// It is nil when the executable's path is unknown.
+func KeeperArgv() []string {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil
+	}
+	return keeperArgv(exe)
+}
+
+// keeperArgv is KeeperArgv for the executable exe: [DIR/keeper.Program,
+// Keeper] when DIR, exe's folder, holds keeper.Program as an executable
+// regular file and neither can be written by another user (trusted),
+// else [exe, Keeper]. The keeper runs unconfined as the host's user:
+// a keeper another user could plant (beside a host binary in /tmp) or
+// rewrite is not run.
+func keeperArgv(exe string) []string {
+	dir := filepath.Dir(exe)
+	small := filepath.Join(dir, keeper.Program)
+	fi, err := os.Stat(small)
+	if err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 && trusted(fi) {
+		if di, err := os.Stat(dir); err == nil && trusted(di) {
+			return []string{small, Keeper}
+		}
+	}
+	return []string{exe, Keeper}
+}
+
+// trusted reports whether only root or this process's effective user can
+// write the file fi: one of them owns it, and it is not writable by its
+// group or others.
+func trusted(fi os.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok || fi.Mode().Perm()&0o022 != 0 {
+		return false
+	}
+	return st.Uid == 0 || int(st.Uid) == os.Geteuid()
 }
 
 // Main runs the hidden command that args (os.Args) name, if any, and
@@ -58,12 +104,7 @@ func Main(args []string) {
 	case Launch:
 		os.Exit(launch(args[2:], os.Stderr))
 	case Keeper:
-		dir := ""
-		if len(args) > 2 {
-			dir = args[2]
-		}
-		launcher.RunKeeper(os.Stdin, dir)
-		os.Exit(0)
+		os.Exit(keeper.Main(args, os.Stdin, os.Stderr))
 	}
 }
 

@@ -1,0 +1,67 @@
+package bench
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSummaryPrintsTheScaleRow feeds printSummary the scale row's cases
+// of two runs, as BenchmarkMCPServerScale records them: the summary must
+// print the row's table, one line per case (medians, failed calls
+// summed, the most server processes), and its targets, each with its
+// verdict, so that neither can silently go.
+func TestSummaryPrintsTheScaleRow(t *testing.T) {
+	run := func(c scaleCase, callsPerS float64, failed, servers int, rssMiB int64) *scaleResult {
+		return &scaleResult{c: c, callsPerS: callsPerS, p50: 700 * time.Microsecond, calls: 1000, failed: failed, servers: servers,
+			treeRSSKiB: rssMiB << 10, treePSSKiB: rssMiB << 9}
+	}
+	def := func(n int) scaleCase { return scaleCase{scaleDefault, n} }
+	shared := scaleCase{"shared", scaleCompared}
+	saved := scaleRuns
+	defer func() { scaleRuns = saved }()
+	scaleRuns = []*scaleResult{
+		run(def(1), 1500, 0, 2, 60), run(def(16), 3000, 0, 17, 200), run(def(64), 2000, 7, 17, 210), run(def(256), 1900, 0, 17, 230), run(shared, 4000, 0, 1, 40),
+		run(def(1), 1300, 0, 1, 58), run(def(16), 3200, 0, 17, 200), run(def(64), 2200, 0, 17, 220), run(def(256), 2100, 0, 17, 240), run(shared, 4200, 0, 1, 42),
+	}
+	var buf bytes.Buffer
+	printSummary(&buf)
+	out := buf.String()
+	for _, want := range []string{
+		"| sessions | clients | calls/s | p50 | failed calls / calls | server processes | host tree RSS (PSS) |",
+		"| default | 1 | 1500 | 700 µs | 0 / 2000 | 2 | 60.0 MiB (30.0 MiB) |",
+		"| default | 16 | 3200 | 700 µs | 0 / 2000 | 17 | 200.0 MiB (100.0 MiB) |",
+		"| default | 64 | 2200 | 700 µs | 7 / 2000 | 17 | 220.0 MiB (110.0 MiB) |",
+		"| default | 256 | 2100 | 700 µs | 0 / 2000 | 17 | 240.0 MiB (120.0 MiB) |",
+		"| shared | 64 | 4200 | 700 µs | 0 / 2000 | 1 | 42.0 MiB (21.0 MiB) |",
+		`| 64 client sessions, one declared server: calls/s default mode (per-client) / "sessions": "shared" | 2200 / 4200 = 0.52× | ≥ 0.8× | NOT met |`,
+		"| 64 client sessions, one declared server, default mode: failed calls | 7 of 2000 | 0 | NOT met |",
+		"| 256 client sessions, one declared server, default mode: failed calls | 0 of 2000 | 0 | met |",
+		"| 1 client session, one declared server, default mode: server processes | 2 | 1 | NOT met |",
+		"| 1 client session, one declared server, default mode: host tree RSS (host, keeper, servers; PSS in brackets) | 60.0 MiB (30.0 MiB) | ≤ 50.0 MiB | NOT met |",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the summary lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestSummaryPrintsTheGatewayTargets gives printGatewayBound an MCP
+// server behind the host and the bare gateway: the host's own share, at
+// one client and at 64, must be rows with their goals and verdicts.
+func TestSummaryPrintsTheGatewayTargets(t *testing.T) {
+	s, g := &agg{p50: 620 * time.Microsecond}, &agg{p50: 420 * time.Microsecond}
+	sc, gc := &agg{callsPerS: 4100}, &agg{callsPerS: 4500}
+	var buf bytes.Buffer
+	printGatewayBound(&buf, s, g, nil, sc, gc, nil)
+	out := buf.String()
+	for _, want := range []string{
+		"| 1 client: p50 MCP server behind the host (shared) / bare gateway: the host's own share | 620 µs / 420 µs = 1.48× | ≤ 1.25× | NOT met |",
+		"| 64 clients: calls/s MCP server behind the host (shared) / bare gateway: the host's own share | 4100 / 4500 = 0.91× | ≥ 0.8× | met |",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the targets lack %q:\n%s", want, out)
+		}
+	}
+}
