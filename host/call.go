@@ -48,8 +48,10 @@ type request struct {
 	// for a caller that takes none.
 	x *Exchange
 	// mcp is set when the plugin's unary result is an MCP CallToolResult
-	// (exchange.go).
-	mcp bool
+	// (exchange.go); decoded is the plugin's own decoding of it, when in
+	// process (Result.Decoded).
+	mcp     bool
+	decoded any
 	// collect is set on a unary call made through call_tool (builtin.go):
 	// a streaming function's items are then collected into one result,
 	// {"items":[...]}.
@@ -73,9 +75,9 @@ func (r *request) Invocation() wire.Invocation {
 // Emit hands one accepted result item to r.emit (supervise.Request).
 func (r *request) Emit(item []byte) error { return r.emit(item) }
 
-// SetMCP records that the plugin's unary result is an MCP CallToolResult
-// (supervise.Request).
-func (r *request) SetMCP() { r.mcp = true }
+// SetMCP records that the plugin's unary result is an MCP CallToolResult,
+// and the plugin's own decoding of it (supervise.Request).
+func (r *request) SetMCP(decoded any) { r.mcp, r.decoded = true, decoded }
 
 // Fail returns the *Error of kind k for r.
 func (r *request) Fail(k Kind, plugin, msg string, cause error) *Error {

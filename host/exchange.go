@@ -109,6 +109,13 @@ type Result struct {
 	// MCP reports that JSON is an MCP CallToolResult (a plugin of
 	// protocol 3 returned content blocks, structuredContent, isError).
 	MCP bool
+	// Decoded, with MCP, is JSON as the plugin decoded it itself when it
+	// runs in the host's process (a declared MCP server: the
+	// *mcp.CallToolResult the MCP SDK's client decoded from the server's
+	// answer, JSON being the answer's bytes); nil otherwise. A front end
+	// that would decode JSON into that type may take it instead (the
+	// result is then decoded once); it is the caller's alone.
+	Decoded any
 }
 
 // CallResult is Call for front ends that take MCP results as the plugin
@@ -129,7 +136,7 @@ func (h *Host) CallResult(ctx context.Context, fn string, args []byte) (Result, 
 		core.MemTrim.Note(len(res))
 		return Result{}, h.errResultMemory(fn, len(res))
 	}
-	return Result{JSON: res, MCP: r.mcp}, nil
+	return Result{JSON: res, MCP: r.mcp, Decoded: r.decoded}, nil
 }
 
 // project is the OpenTool result object of r's MCP result res

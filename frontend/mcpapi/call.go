@@ -80,27 +80,32 @@ func (s *Server) call(ctx context.Context, req *mcp.CallToolRequest, name string
 		return nil, je
 	}
 	if err == nil && res.MCP {
-		return s.mcpResult(name, res.JSON)
+		return s.mcpResult(name, res)
 	}
 	return s.answer(name, res.JSON, err)
 }
 
-// mcpResult is the tools/call answer of a plugin's MCP result b (plugin
+// mcpResult is the tools/call answer of a plugin's MCP result res (plugin
 // protocol 3: an MCP server behind the host, or a plugin that returns
 // content blocks): the result as the plugin returned it (MCP 2025-11-25
 // "Tools", Tool Result), so that the client receives what it would
-// receive from the server directly. One that does not decode is a
-// result_rejected isError result.
-func (s *Server) mcpResult(name string, b []byte) (*mcp.CallToolResult, error) {
-	var r mcp.CallToolResult
-	if err := json.Unmarshal(b, &r); err != nil {
-		return s.callError(name, &host.Error{Kind: host.KindResultRejected, Function: name,
-			Message: "the plugin's MCP result does not decode: " + err.Error(), Err: err})
+// receive from the server directly. An in-process plugin's own decoding
+// of it (host.Result.Decoded: a declared MCP server's, by the SDK's
+// client) is taken as it is; else res.JSON is decoded, and one that does
+// not decode is a result_rejected isError result.
+func (s *Server) mcpResult(name string, res host.Result) (*mcp.CallToolResult, error) {
+	r, ok := res.Decoded.(*mcp.CallToolResult)
+	if !ok || r == nil {
+		r = new(mcp.CallToolResult)
+		if err := json.Unmarshal(res.JSON, r); err != nil {
+			return s.callError(name, &host.Error{Kind: host.KindResultRejected, Function: name,
+				Message: "the plugin's MCP result does not decode: " + err.Error(), Err: err})
+		}
 	}
 	if r.Content == nil && !r.NeedsInput() && r.InputRequests == nil {
 		r.Content = []mcp.Content{}
 	}
-	return &r, nil
+	return r, nil
 }
 
 // callContext returns ctx carrying who calls (host.Caller: this front end)

@@ -39,8 +39,9 @@ type Request interface {
 	// call c (protocol 3); it must not block on a request's answer.
 	Message(ctx context.Context, c *wire.Call, m *wire.Message)
 	// SetMCP records that the plugin's unary result is an MCP
-	// CallToolResult.
-	SetMCP()
+	// CallToolResult, with the plugin's own decoding of it (wire.Event's
+	// Decoded: an in-process plugin's, else nil).
+	SetMCP(decoded any)
 }
 
 // FailedError is the error of r, a call to p while it has failed

@@ -266,14 +266,14 @@ func (s *localStream) Send(b []byte) error {
 
 // SendMCP implements CallOut. Errors: a streaming call has no MCP
 // result; Send's.
-func (s *localStream) SendMCP(b []byte) error {
+func (s *localStream) SendMCP(b []byte, decoded any) error {
 	if s.stream {
 		return errors.New("a streaming call has no MCP result")
 	}
 	if err := s.result(b); err != nil {
 		return err
 	}
-	return s.put(Event{Data: b, MCP: true})
+	return s.put(Event{Data: b, MCP: true, Decoded: decoded})
 }
 
 // Peer implements CallOut.

@@ -87,7 +87,7 @@ func TestLocalCall(t *testing.T) {
 				return &ToolError{Code: 400, Message: "meta or arguments lost"}
 			}
 			_ = out.Peer().Notify("notifications/progress", []byte(`{"progress":1}`))
-			if err := out.SendMCP([]byte(`{"content":[]}`)); err != nil {
+			if err := out.SendMCP([]byte(`{"content":[]}`), nil); err != nil {
 				return &ToolError{Code: 500, Message: err.Error()}
 			}
 			if err := out.Send([]byte(`{}`)); err == nil {
@@ -169,7 +169,7 @@ func TestLocalCallInline(t *testing.T) {
 			if err := <-sent; err != nil {
 				return &ToolError{Code: 500, Message: err.Error()}
 			}
-			if err := out.SendMCP([]byte(`{"content":[]}`)); err != nil {
+			if err := out.SendMCP([]byte(`{"content":[]}`), nil); err != nil {
 				return &ToolError{Code: 500, Message: err.Error()}
 			}
 			if err := out.Send([]byte(`{}`)); err == nil {
