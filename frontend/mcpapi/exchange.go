@@ -272,11 +272,19 @@ func (s *Server) ask(ctx context.Context, ss *mcp.ServerSession, method string, 
 	}
 }
 
-// elicitMode refuses an elicitation whose mode the client of ss did not
-// declare (MCP "Elicitation", capabilities: form, url; a client that
-// declares neither takes form), as ss.Elicit does. Errors: a
-// *host.RPCError -32602 saying which.
+// elicitMode sets p.Mode when the request left it out ("url" when it
+// names a URL or an elicitationId, else "form"; MCP 2025-11-25
+// "Elicitation": the mode is required on the wire) and refuses an
+// elicitation whose mode the client of ss did not declare (capabilities:
+// form, url; a client that declares neither takes form), as ss.Elicit
+// does. Errors: a *host.RPCError -32602 saying which.
 func elicitMode(ss *mcp.ServerSession, p *mcp.ElicitParams) error {
+	if p.Mode == "" {
+		p.Mode = "form"
+		if p.URL != "" || p.ElicitationID != "" {
+			p.Mode = "url"
+		}
+	}
 	var caps *mcp.ElicitationCapabilities
 	if ip := ss.InitializeParams(); ip != nil && ip.Capabilities != nil {
 		caps = ip.Capabilities.Elicitation
@@ -284,17 +292,8 @@ func elicitMode(ss *mcp.ServerSession, p *mcp.ElicitParams) error {
 	if caps == nil {
 		return nil // canAsk's to refuse
 	}
-	mode := p.Mode
-	if mode == "" && (p.URL != "" || p.ElicitationID != "") {
-		mode = "url"
-	}
-	switch {
-	case mode == "url" && caps.URL == nil,
-		mode != "url" && caps.Form == nil && caps.URL != nil:
-		if mode == "" {
-			mode = "form"
-		}
-		return &host.RPCError{Code: jsonrpc.CodeInvalidParams, Message: "the MCP client that made this call did not declare " + mode + " elicitation"}
+	if (p.Mode == "url" && caps.URL == nil) || (p.Mode != "url" && caps.Form == nil && caps.URL != nil) {
+		return &host.RPCError{Code: jsonrpc.CodeInvalidParams, Message: "the MCP client that made this call did not declare " + p.Mode + " elicitation"}
 	}
 	return nil
 }
