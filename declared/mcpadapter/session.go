@@ -603,6 +603,9 @@ func (a *Adapter) follow(ctx context.Context, cs *mcp.ClientSession) {
 			case a.changed <- struct{}{}:
 			default:
 			}
+			lctx, cancel := context.WithTimeout(ctx, relistTimeout)
+			a.relistSessionless(lctx)
+			cancel()
 		}
 		a.passOn(pluginsdk.ListTools)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/opentool-host/opentool-host/internal/mcpsession"
 	"github.com/opentool-host/opentool-host/internal/wire"
 	"github.com/opentool-host/opentool-host/protocol/decl"
 	"github.com/opentool-host/opentool-host/testkit"
@@ -161,11 +162,12 @@ func (l *postLog) seen() []loggedPOST {
 	return slices.Clone(l.posts)
 }
 
-// logged serves s (the Go SDK's streamable-HTTP handler, which answers
-// server/discover and initialize alike) behind a postLog.
+// logged serves s behind a postLog with the Go SDK's stateless
+// streamable-HTTP handler, which answers server/discover (2026-07-28)
+// and initialize (2025-11-25) alike.
 func logged(t *testing.T, s *mcp.Server) (url string, l *postLog) {
 	t.Helper()
-	l = &postLog{next: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)}
+	l = &postLog{next: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true})}
 	return testkit.Serve(t, l), l
 }
 
@@ -212,4 +214,36 @@ func helloServer() *mcp.Server {
 		return nil, out{Greeting: "hello " + i.Name}, nil
 	})
 	return s
+}
+
+// TestParamHeadersUpstream: a caller of SessionlessRevision's tools/call
+// of a tool whose inputSchema designates a parameter with x-mcp-header
+// (SEP-2243) reaches the server with its Mcp-Param-* header, as the SDK's
+// client sends it for a tool it listed.
+func TestParamHeadersUpstream(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "headers", Version: "1.0.0"}, nil)
+	schema := json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}`)
+	s.AddTool(&mcp.Tool{Name: "where", InputSchema: schema}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+	})
+	url, l := logged(t, s)
+	r := start(t, decl.Launch{Name: "headers", Server: decl.MCPServer{URL: url}}, Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
+	defer cancel()
+	if _, err := r.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	caller := mcpsession.WithRequest(ctx, &mcpsession.Request{Revision: SessionlessRevision, Init: &mcp.InitializeParams{
+		ProtocolVersion: SessionlessRevision, ClientInfo: &mcp.Implementation{Name: "c", Version: "1"}, Capabilities: &mcp.ClientCapabilities{},
+	}})
+	if _, err := r.CallJSON(caller, "where", []byte(`{"region":"eu-west"}`)); err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(l.seen(), func(p loggedPOST) bool { return p.method == "tools/call" })
+	if i < 0 {
+		t.Fatal("no tools/call reached the server")
+	}
+	if got := l.seen()[i].header.Get("Mcp-Param-Region"); got != "eu-west" {
+		t.Fatalf("tools/call: Mcp-Param-Region %q, want eu-west (headers %v)", got, l.seen()[i].header)
+	}
 }
