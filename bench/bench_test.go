@@ -232,7 +232,7 @@ func startMCPHost(tmp string) error {
 	if err := os.MkdirAll(plugins, 0o755); err != nil {
 		return err
 	}
-	if err := harness.DeclareMCPServers(plugins, env.notesBin, 1, "shared"); err != nil {
+	if err := harness.DeclareMCPServers(plugins, env.notesBin, 1, harness.MCPDeclaration{Sessions: "shared"}); err != nil {
 		return err
 	}
 	p, err := harness.StartHostProcess(env.hostBin, harness.HostOptions{Dir: plugins, StateDir: filepath.Join(tmp, "mcp-state")})

@@ -21,13 +21,13 @@ type declaredHost struct {
 	work string
 }
 
-// startDeclaredHost starts a declaredHost whose declaration's "sessions"
-// is sessions ("" for none: the default) and waits until the server is
+// startDeclaredHost starts a declaredHost whose declaration has the
+// fields of d (harness.MCPDeclaration: none for the defaults) and waits until the server is
 // ready (GET /health, up to 30 s). Both binaries run as copies of their
 // own in the work folder, so that no process outside this host (another
 // host of the run, a stdio client's server) shares their pages and
 // lowers the PSS read. It fails b when any step fails.
-func startDeclaredHost(b *testing.B, sessions string) *declaredHost {
+func startDeclaredHost(b *testing.B, d harness.MCPDeclaration) *declaredHost {
 	b.Helper()
 	work, err := os.MkdirTemp(env.tmp, "mcp-host-")
 	if err != nil {
@@ -44,7 +44,7 @@ func startDeclaredHost(b *testing.B, sessions string) *declaredHost {
 		var server string
 		if server, err = harness.CopyExecutable(env.notesBin, filepath.Join(work, "mcp-notes")); err == nil {
 			if h.prog, err = harness.NewProgram(server); err == nil {
-				err = harness.DeclareMCPServers(plugins, server, 1, sessions)
+				err = harness.DeclareMCPServers(plugins, server, 1, d)
 			}
 		}
 	}

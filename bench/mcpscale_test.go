@@ -25,8 +25,15 @@ type scaleCase struct {
 }
 
 // scaleDefault names the default mode in the scale cases: a declaration
-// without "sessions" (per-client, the default maxSessions).
+// without "sessions" (per-client, the default maxSessions), its
+// "sharedIdle" scaleSharedIdle.
 const scaleDefault = "default"
+
+// scaleSharedIdle is the default mode's "sharedIdle" in the scale cases:
+// the shared session of a server whose clients all have sessions of
+// their own parks after it, so that a run (at least -benchtime long)
+// ends in the state the default 30 s reaches after half a minute.
+const scaleSharedIdle = "500ms"
 
 // scaleCases are the cases of the scale row, in the order they run and
 // print: the default mode at 1, 16, 64 and 256 client sessions, then the
@@ -120,11 +127,11 @@ func runScaleCase(b *testing.B, c scaleCase) {
 // startScaleRun starts the host of a run of c for the sub-benchmark b
 // and adds the run to scaleRuns.
 func startScaleRun(b *testing.B, c scaleCase) *scaleRun {
-	sessions := c.sessions
-	if sessions == scaleDefault {
-		sessions = ""
+	d := harness.MCPDeclaration{Sessions: c.sessions}
+	if c.sessions == scaleDefault {
+		d = harness.MCPDeclaration{SharedIdle: scaleSharedIdle}
 	}
-	h := startDeclaredHost(b, sessions)
+	h := startDeclaredHost(b, d)
 	run := &scaleRun{b: b, h: h, url: h.URL() + mcpapi.Path, r: &scaleResult{c: c}}
 	scaleRuns = append(scaleRuns, run.r)
 	return run
@@ -242,7 +249,7 @@ func printScale(w io.Writer, rows []scaleRow) {
 	if len(rows) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "Many clients, one server: one mcp-notes declared in a fresh opentool-host run process per run of each case, in the default mode (no \"sessions\": per-client, maxSessions 16) or \"sessions\": \"shared\", its repeat called by N MCP client sessions (Go SDK clients of /mcp, one session per client, in the load generator). calls/s counts successful calls (median of %d run(s)); failed calls: an error or isError, of every call of the case (warm-ups included); server processes: those running mcp-notes in the host's tree, clients connected (the most of any run); host tree RSS: the host, its keeper and the servers, summed (their PSS in brackets: shared pages counted once; medians).\n\n", rows[0].runs)
+	fmt.Fprintf(w, "Many clients, one server: one mcp-notes declared in a fresh opentool-host run process per run of each case, in the default mode (no \"sessions\": per-client, maxSessions 16; \"sharedIdle\": \"%s\", so that a run ends parked as the default 30 s does after half a minute) or \"sessions\": \"shared\", its repeat called by N MCP client sessions (Go SDK clients of /mcp, one session per client, in the load generator). calls/s counts successful calls (median of %d run(s)); failed calls: an error or isError, of every call of the case (warm-ups included); server processes: those running mcp-notes in the host's tree at the end of a run, clients connected (the most of any run); host tree RSS: the host, its keeper and the servers, summed (their PSS in brackets: shared pages counted once; medians).\n\n", scaleSharedIdle, rows[0].runs)
 	fmt.Fprintln(w, "| sessions | clients | calls/s | p50 | failed calls / calls | server processes | host tree RSS (PSS) |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
 	for _, r := range rows {

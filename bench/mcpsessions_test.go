@@ -57,7 +57,7 @@ type sessionsRound struct {
 // host process, stopped at the end.
 func measureSessions(b *testing.B) sessionsRound {
 	b.Helper()
-	h := startDeclaredHost(b, "")
+	h := startDeclaredHost(b, harness.MCPDeclaration{})
 	defer func() { _ = h.stop() }()
 	p, prog := h, h.prog
 	var first, later []time.Duration

@@ -43,7 +43,7 @@ func Serve(l decl.Launch, s *launcher.Starter, log hclog.Logger) wire.Local {
 	if l.Commands != nil {
 		return pluginsdk.Local(cmdtool.New(l, s))
 	}
-	return inline{pluginsdk.Local(mcpadapter.New(l, log, mcpadapter.Options{Starter: s, Shared: l.Server.Sessions == decl.SessionsShared, MaxSessions: l.Server.MaxSessions, MaxSessionsPerKey: l.Server.MaxSessionsPerKey}))}
+	return inline{pluginsdk.Local(mcpadapter.New(l, log, mcpadapter.Options{Starter: s, Shared: l.Server.Sessions == decl.SessionsShared, MaxSessions: l.Server.MaxSessions, MaxSessionsPerKey: l.Server.MaxSessionsPerKey, SharedIdle: l.Server.SharedIdle}))}
 }
 
 // inline is a declared MCP server's plugin: the host's own MCP client,

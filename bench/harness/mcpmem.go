@@ -26,18 +26,32 @@ func MCPServerName(i int) string { return "notes" + strconv.Itoa(i) }
 // {"text": STRING} and returns STRING as one text block.
 const MCPServerTool = "repeat"
 
+// MCPDeclaration is what DeclareMCPServers writes beside "command" in
+// each declaration.
+type MCPDeclaration struct {
+	// Sessions is the "sessions" field: "shared" (every MCP client
+	// reaches the one server process a measurement counts), "per-client",
+	// or "" for none (the default, per-client, with the default
+	// maxSessions).
+	Sessions string
+	// SharedIdle is the "sharedIdle" field (a duration such as "500ms":
+	// how long a per-client server's shared session may go unused before
+	// it parks), "" for none (the default, 30 s).
+	SharedIdle string
+}
+
 // DeclareMCPServers writes n MCP server declarations into the plugins
-// folder dir, each running the command server (mcp-notes, no arguments):
-// MCPServerName(i).mcp.json and, so that their tools do not collide,
-// MCPServerName(i).policy.json with the prefix MCPServerName(i)+"_", for
-// i = 1..n. sessions is each declaration's "sessions" field: "shared"
-// (every MCP client reaches the one server process a measurement
-// counts), "per-client", or "" for none (the default, per-client, with
-// the default maxSessions). Errors: a file cannot be written.
-func DeclareMCPServers(dir, server string, n int, sessions string) error {
+// folder dir, each running the command server (mcp-notes, no arguments)
+// with the fields of d: MCPServerName(i).mcp.json and, so that their
+// tools do not collide, MCPServerName(i).policy.json with the prefix
+// MCPServerName(i)+"_", for i = 1..n. Errors: a file cannot be written.
+func DeclareMCPServers(dir, server string, n int, d MCPDeclaration) error {
 	field := ""
-	if sessions != "" {
-		field = fmt.Sprintf(`,"sessions":%q`, sessions)
+	if d.Sessions != "" {
+		field += fmt.Sprintf(`,"sessions":%q`, d.Sessions)
+	}
+	if d.SharedIdle != "" {
+		field += fmt.Sprintf(`,"sharedIdle":%q`, d.SharedIdle)
 	}
 	for i := 1; i <= n; i++ {
 		name := MCPServerName(i)
@@ -109,7 +123,7 @@ func MeasureMCPServers(hostBin, server, dir string, n int) (MCPServersMemory, er
 	if err != nil {
 		return m, err
 	}
-	if err := DeclareMCPServers(plugins, server, n, "shared"); err != nil {
+	if err := DeclareMCPServers(plugins, server, n, MCPDeclaration{Sessions: "shared"}); err != nil {
 		return m, err
 	}
 	p, err := StartHostProcess(hostBin, HostOptions{Dir: plugins, StateDir: filepath.Join(work, "state")})

@@ -77,6 +77,13 @@ type Options struct {
 	// force (mcpsession.Session.Keys), every place with keys off or one
 	// key.
 	MaxSessionsPerKey int
+
+	// SharedIdle is how long the shared session of a per-client command
+	// server may go unused, while client sessions of their own are open,
+	// before its process is stopped ("parked", park.go; "sharedIdle" in
+	// the declaration); it starts again at its next use. 0:
+	// DefaultSharedIdle (30 s); negative: never parked.
+	SharedIdle time.Duration
 }
 
 // withDefaults fills the zero fields.
@@ -92,6 +99,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxSessions <= 0 {
 		o.MaxSessions = DefaultMaxSessions
+	}
+	if o.SharedIdle == 0 {
+		o.SharedIdle = DefaultSharedIdle
 	}
 	return o
 }
@@ -114,9 +124,10 @@ type Adapter struct {
 	abandon    context.CancelCauseFunc // ends abandonCtx with the reason
 	phase      atomic.Pointer[string]  // what the connection attempt waits for
 
-	ready chan struct{}      // closed when the connection attempt ended
-	cs    *mcp.ClientSession // set before ready closes; nil when it failed
-	err   error              // set before ready closes: why it failed
+	ready chan struct{}                     // closed when the connection attempt ended
+	cs    atomic.Pointer[mcp.ClientSession] // the shared session: set before ready closes; nil when it failed; a new one after each wake (park.go)
+	err   error                             // set before ready closes: why it failed
+	park  parking                           // the shared session's parking (park.go)
 
 	mu   sync.RWMutex // guards conv and cat
 	conv converted
@@ -172,6 +183,7 @@ func New(l decl.Launch, log hclog.Logger, opts Options) *Adapter {
 		ready:      make(chan struct{}),
 		relay:      newRelay(l.Name, log),
 	}
+	a.park.woke = make(chan struct{}, 1)
 	a.abandonCtx, a.abandon = context.WithCancelCause(context.Background())
 	a.setPhase("start")
 	return a

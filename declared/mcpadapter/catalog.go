@@ -159,7 +159,7 @@ func (a *Adapter) catalogSession(ctx context.Context, method string) (*mcp.Clien
 	}
 	sess := mcpsession.From(ctx)
 	if sess == nil || a.opts.Shared {
-		return a.cs, nil
+		return a.sharedSession(ctx)
 	}
 	switch method {
 	case "resources/subscribe":
@@ -180,7 +180,7 @@ func (a *Adapter) catalogSession(ctx context.Context, method string) (*mcp.Clien
 	if err != nil || cs != nil {
 		return cs, err
 	}
-	return a.cs, nil
+	return a.sharedSession(ctx)
 }
 
 // decodeParams decodes a request's params. Errors: a -32602

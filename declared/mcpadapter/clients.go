@@ -168,17 +168,20 @@ const (
 func (a *Adapter) sessionFor(ctx context.Context) (cs *mcp.ClientSession, r *relay, how served, err error) {
 	sess := mcpsession.From(ctx)
 	if sess == nil || a.opts.Shared {
-		return a.cs, a.relay, servedOwn, nil
+		cs, err := a.sharedSession(ctx)
+		return cs, a.relay, servedOwn, err
 	}
 	if !a.hasOwn(sess) && !a.ownView(ctx, sess) {
-		return a.cs, a.relay, servedAsCaller, nil
+		cs, err := a.sharedSession(ctx)
+		return cs, a.relay, servedAsCaller, err
 	}
 	u, err := a.upstreamOf(sess)
 	if err != nil {
 		return nil, nil, servedOwn, err
 	}
 	if u == nil {
-		return a.cs, a.relay, servedForPlace, nil
+		cs, err := a.sharedSession(ctx)
+		return cs, a.relay, servedForPlace, err
 	}
 	select {
 	case <-u.ready:

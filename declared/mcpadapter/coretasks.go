@@ -138,7 +138,7 @@ func (a *Adapter) speaksCoreOnly() bool {
 	if !a.coreTasks.Load() {
 		return false
 	}
-	ir := a.cs.InitializeResult()
+	ir := a.sharedNow().InitializeResult()
 	if ir == nil || ir.Capabilities == nil {
 		return true
 	}
@@ -358,4 +358,11 @@ func (a *Adapter) tapTaskStatus(next func(jsonrpc.Message) bool) func(jsonrpc.Me
 		}
 		return true
 	}
+}
+
+// any reports whether a core task is awaited.
+func (ws *taskWatches) any() bool {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	return len(ws.by) > 0
 }

@@ -462,3 +462,11 @@ func toRPC(err error) error {
 	}
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 }
+
+// inFlight reports whether a call is in flight through r, or a roots
+// resync under way.
+func (r *relay) inFlight() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.calls) > 0 || r.fence != nil
+}

@@ -61,18 +61,34 @@ func (a *Adapter) Run(ctx context.Context) error {
 	fctx, stop := context.WithCancel(ctx)
 	defer stop()
 	defer a.endClients(false)
-	go a.follow(fctx, cs)
-	return a.wait(ctx, cs, proc)
+	go a.follow(fctx)
+	go a.idleOut(fctx)
+	for {
+		err := a.wait(ctx, cs, proc)
+		if ctx.Err() != nil || !a.parkedEnd(cs) {
+			return err
+		}
+		if cs, proc, err = a.awaitWake(ctx); err != nil {
+			return err
+		}
+	}
 }
 
 // PID implements pluginsdk.LocalRunner: the command server's process
 // id once it started, 0 before and for a URL.
-func (a *Adapter) PID() int { return a.proc.Load().pid() }
+func (a *Adapter) PID() int {
+	if a.isParked() {
+		return 0
+	}
+	return a.proc.Load().pid()
+}
 
 // Ended implements pluginsdk.LocalRunner: the command server's process
 // has exited, or a URL server's session ended (lost): a call that
 // failed then is the plugin's exit, retryable.
-func (a *Adapter) Ended() bool { return a.proc.Load().hasEnded() || a.lost.Load() != nil }
+func (a *Adapter) Ended() bool {
+	return (a.proc.Load().hasEnded() && !a.isParked()) || a.lost.Load() != nil
+}
 
 // lose ends the session with a server reached by URL that cannot be
 // reached (reach: a connection refused, a stream broken with no new
@@ -87,8 +103,8 @@ func (a *Adapter) lose(err error) {
 	a.log.Warn("MCP server cannot be reached; ending its session", "server", a.launch.Name, "url", a.launch.Server.URL, "error", err)
 	select {
 	case <-a.ready:
-		if a.cs != nil {
-			go a.cs.Close() // its DELETE must not hold up the caller (a read of the stream)
+		if cs := a.sharedNow(); cs != nil {
+			go cs.Close() // its DELETE must not hold up the caller (a read of the stream)
 		}
 	default:
 	}
@@ -103,8 +119,8 @@ func (a *Adapter) Kill() {
 	a.proc.Load().kill()
 	select {
 	case <-a.ready:
-		if a.cs != nil && a.launch.Server.URL != "" {
-			_ = a.cs.Close()
+		if cs := a.sharedNow(); cs != nil && a.launch.Server.URL != "" {
+			_ = cs.Close()
 		}
 	default:
 	}
@@ -157,7 +173,8 @@ func (a *Adapter) connect(ctx context.Context) (*mcp.ClientSession, *process, er
 		a.err = a.connectError(ctx, ictx, proc, err)
 		return nil, nil, a.err
 	}
-	a.cs = cs
+	a.park.last = time.Now()
+	a.cs.Store(cs)
 	return cs, proc, nil
 }
 
@@ -380,8 +397,8 @@ func (a *Adapter) client() *mcp.Client {
 		c.AddRoots(&mcp.Root{URI: "opentool-host:roots-changed"})
 	}
 	a.relay.ping = func(ctx context.Context) {
-		if a.cs != nil {
-			_ = a.cs.Ping(ctx, nil)
+		if cs := a.sharedNow(); cs != nil && !a.isParked() {
+			_ = cs.Ping(ctx, nil)
 		}
 	}
 	return c
@@ -573,7 +590,7 @@ func sameDocument(a, b *opentool.OpenTool) bool {
 // the catalog (CatalogChanged); then it passes the server's list_changed
 // on as it came (ListsChanged). A failed list is logged and the previous
 // one kept.
-func (a *Adapter) follow(ctx context.Context, cs *mcp.ClientSession) {
+func (a *Adapter) follow(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -581,7 +598,7 @@ func (a *Adapter) follow(ctx context.Context, cs *mcp.ClientSession) {
 		case <-a.relist:
 		case <-a.recatalog:
 			lctx, cancel := context.WithTimeout(ctx, relistTimeout)
-			changed, err := a.listCatalog(lctx, cs)
+			changed, err := a.listCatalogShared(lctx)
 			cancel()
 			switch {
 			case err != nil && ctx.Err() == nil:
@@ -593,7 +610,7 @@ func (a *Adapter) follow(ctx context.Context, cs *mcp.ClientSession) {
 			continue
 		}
 		lctx, cancel := context.WithTimeout(ctx, relistTimeout)
-		changed, err := a.list(lctx, cs)
+		changed, err := a.listShared(lctx)
 		cancel()
 		switch {
 		case err != nil && ctx.Err() == nil:
@@ -609,6 +626,25 @@ func (a *Adapter) follow(ctx context.Context, cs *mcp.ClientSession) {
 		}
 		a.passOn(pluginsdk.ListTools)
 	}
+}
+
+// listShared is list on the shared session, woken when parked.
+func (a *Adapter) listShared(ctx context.Context) (bool, error) {
+	cs, err := a.sharedSession(ctx)
+	if err != nil {
+		return false, err
+	}
+	return a.list(ctx, cs)
+}
+
+// listCatalogShared is listCatalog on the shared session, woken when
+// parked.
+func (a *Adapter) listCatalogShared(ctx context.Context) (bool, error) {
+	cs, err := a.sharedSession(ctx)
+	if err != nil {
+		return false, err
+	}
+	return a.listCatalog(ctx, cs)
 }
 
 // wait waits for the session to end (the server exited or closed it)

@@ -319,5 +319,9 @@ func (a *Adapter) taskSession(ctx context.Context) *mcp.ClientSession {
 	if cs, ok := ctx.Value(taskSessionKey{}).(*mcp.ClientSession); ok && cs != nil {
 		return cs
 	}
-	return a.cs
+	cs, err := a.sharedSession(ctx)
+	if err != nil {
+		return a.sharedNow() // closed: the call fails with the connection's error
+	}
+	return cs
 }

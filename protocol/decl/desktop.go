@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/opentool-host/opentool-host/internal/strictjson"
@@ -33,9 +34,10 @@ import (
 //     "http", "streamable-http", "streamableHttp" or "sse";
 //   - "disabled": true leaves the entry out;
 //   - "sessions" ("per-client", the default, or "shared"),
-//     "maxSessions" and "maxSessionsPerKey" (1 to 256): how MCP client
-//     sessions reach the server (MCPServer.Sessions,
-//     MCPServer.MaxSessions, MCPServer.MaxSessionsPerKey);
+//     "maxSessions" and "maxSessionsPerKey" (1 to 256), "sharedIdle" (a
+//     duration, or "never"): how MCP client sessions reach the server
+//     (MCPServer.Sessions, MCPServer.MaxSessions,
+//     MCPServer.MaxSessionsPerKey, MCPServer.SharedIdle);
 //   - every other member (top-level ones such as VS Code's "inputs" or
 //     Claude Desktop's "globalShortcut", and clients' own settings of an
 //     entry such as "autoApprove", "alwaysAllow", "timeout",
@@ -126,6 +128,21 @@ func sessionCount(v any) (int, error) {
 		return 0, fmt.Errorf("must be an integer from 1 to %d", MaxMaxSessions)
 	}
 	return i, nil
+}
+
+// sharedIdle is the value v of "sharedIdle": a Go duration string
+// ("30s") from MinSharedIdle to MaxSharedIdle, or "never" (-1). Errors:
+// anything else.
+func sharedIdle(v any) (time.Duration, error) {
+	s, isStr := v.(string)
+	if s == "never" {
+		return -1, nil
+	}
+	d, err := time.ParseDuration(s)
+	if !isStr || err != nil || d < MinSharedIdle || d > MaxSharedIdle {
+		return 0, fmt.Errorf(`must be a duration from %v to %v ("30s"), or "never"`, MinSharedIdle, MaxSharedIdle)
+	}
+	return d, nil
 }
 
 // serverLists are where a desktop config keeps its servers, in the order
@@ -346,6 +363,8 @@ func parseEntry(p, key string, v any, ignored *[]string) DesktopEntry {
 			s.MaxSessions, err = sessionCount(m[k])
 		case "maxSessionsPerKey":
 			s.MaxSessionsPerKey, err = sessionCount(m[k])
+		case "sharedIdle":
+			s.SharedIdle, err = sharedIdle(m[k])
 		case "disabled":
 		default:
 			*ignored = append(*ignored, kp)

@@ -206,6 +206,9 @@ func TestParseDesktopEntryFaults(t *testing.T) {
 		{`{"command":"x","maxSessionsPerKey":0}`, "$.mcpServers.bad.maxSessionsPerKey: must be an integer from 1 to 256"},
 		{`{"command":"x","maxSessionsPerKey":"4"}`, "$.mcpServers.bad.maxSessionsPerKey: must be an integer from 1 to 256"},
 		{`{"command":"x","maxSessionsPerKey":257}`, "$.mcpServers.bad.maxSessionsPerKey: must be an integer from 1 to 256"},
+		{`{"command":"x","sharedIdle":"10ms"}`, `$.mcpServers.bad.sharedIdle: must be a duration from 100ms to 24h0m0s ("30s"), or "never"`},
+		{`{"command":"x","sharedIdle":30}`, `$.mcpServers.bad.sharedIdle: must be a duration from 100ms to 24h0m0s ("30s"), or "never"`},
+		{`{"command":"x","sharedIdle":"soon"}`, `$.mcpServers.bad.sharedIdle: must be a duration from 100ms to 24h0m0s ("30s"), or "never"`},
 		{`{"command":"${config:x}"}`, "$.mcpServers.bad.command: ${config:x} is not a variable the host knows"},
 		{`{"command":"x","cwd":"${input:dir}"}`, "$.mcpServers.bad.cwd: ${input:dir} is a VS Code input"},
 	} {

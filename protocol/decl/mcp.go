@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/opentool-host/opentool-host/internal/strictjson"
 )
@@ -79,7 +80,19 @@ type MCPServer struct {
 	// MaxSessions (at least 1) when more than one key is in force, else
 	// every place (mcpadapter.Options.MaxSessionsPerKey).
 	MaxSessionsPerKey int `json:"maxSessionsPerKey,omitempty"`
+	// SharedIdle is how long the shared session of a per-client command
+	// server may go unused, while client sessions of their own are open,
+	// before its process stops until its next use ("sharedIdle": a Go
+	// duration from MinSharedIdle to MaxSharedIdle, or "never": -1); 0:
+	// mcpadapter.DefaultSharedIdle (mcpadapter.Options.SharedIdle).
+	SharedIdle time.Duration `json:"sharedIdle,omitempty"`
 }
+
+// The bounds of "sharedIdle".
+const (
+	MinSharedIdle = 100 * time.Millisecond
+	MaxSharedIdle = 24 * time.Hour
+)
 
 // The values of MCPServer.Sessions.
 const (
