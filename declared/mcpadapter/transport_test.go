@@ -193,7 +193,7 @@ func TestURLServerAskedWithDiscoverFirst(t *testing.T) {
 		!bytes.Contains(first.body, []byte(`"io.modelcontextprotocol/clientInfo"`)) {
 		t.Fatalf("first POST: %s %v %s, want server/discover of %s with clientInfo in _meta", first.method, first.header, first.body, SessionlessRevision)
 	}
-	if v := r.cs.InitializeResult().ProtocolVersion; v != ProtocolVersion {
+	if v := r.cs.Load().InitializeResult().ProtocolVersion; v != ProtocolVersion {
 		t.Fatalf("shared session in %s, want %s", v, ProtocolVersion)
 	}
 	if !slices.ContainsFunc(posts, func(p loggedPOST) bool { return p.method == "initialize" }) {
