@@ -15,7 +15,8 @@
 // falling back to mcp.SSEClientTransport when the first POST gets a 4xx
 // status as MCP 2024-11-05 servers answer it; mcp.SSEClientTransport
 // alone for "type": "sse"), initializes the session (MCP 2025-11-25,
-// ProtocolVersion), lists the tools (every page) and serves them as one
+// ProtocolVersion; a streamable-HTTP server is asked with server/discover
+// first, as the SDK's client asks it: Adapter.open), lists the tools (every page) and serves them as one
 // OpenTool 1.1.0 document; it follows notifications/tools/list_changed
 // (the host loads the new document without a restart) and forwards calls
 // and their cancellation. No process stands between the host and the

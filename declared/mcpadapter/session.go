@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/opentool-host/opentool-host/host/tasks/mcptasks"
 	"github.com/opentool-host/opentool-host/internal/version"
 	"github.com/opentool-host/opentool-host/pluginsdk"
+	"github.com/opentool-host/opentool-host/protocol/decl"
 	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
 
@@ -144,9 +146,9 @@ func (a *Adapter) connect(ctx context.Context) (*mcp.ClientSession, *process, er
 		a.proc.Store(proc)
 	}
 	kill := context.AfterFunc(ictx, proc.kill) // a server that does not answer in time
-	cs, err := a.initialize(ictx, t, ProtocolVersion)
+	cs, t, err := a.open(ictx, t)
 	switch sse := sseFallback(t, err); {
-	case err != nil && ictx.Err() == nil && revisionRefused(err):
+	case err != nil && ictx.Err() == nil && a.launch.Server.URL == "" && revisionRefused(err):
 		a.log.Info("MCP server refused initialize; asking it with server/discover, as a client of "+SessionlessRevision, "server", a.launch.Name, "error", err)
 		var derr error
 		if cs, proc, derr = a.discover(ictx); derr != nil {
@@ -241,24 +243,93 @@ func (a *Adapter) initContext(ctx context.Context) (context.Context, context.Can
 // the new revision the server's own clients of 2025-11-25 would not see.)
 const ProtocolVersion = "2025-11-25"
 
+// open opens the shared session over t, as the SDK's client opens one:
+// a server reached by streamable HTTP is asked with server/discover first
+// (SEP-2575; a server that does not know it, or refuses it, is asked with
+// initialize on the same connection, the SDK's own fallback), a command
+// or an HTTP+SSE server with initialize of ProtocolVersion (for a command,
+// one that refuses initialize is asked again in a new process: connect).
+// A server that answers server/discover and lists ProtocolVersion among
+// its supportedVersions is asked again, with initialize of
+// ProtocolVersion on a new connection: the shared session relays the
+// server's requests during a call to the caller (ProtocolVersion), and
+// the callers of SessionlessRevision get a session of their own
+// (sessionless.go). It returns the transport of the session. Errors:
+// initialize's (the fallback's, after a refused server/discover), the
+// listing's, ctx's.
+func (a *Adapter) open(ctx context.Context, t mcp.Transport) (*mcp.ClientSession, mcp.Transport, error) {
+	if a.launch.Server.URL == "" || a.launch.Server.Transport == decl.TransportSSE {
+		cs, err := a.initialize(ctx, t, ProtocolVersion)
+		return cs, t, err
+	}
+	cs, first, err := a.handshake(ctx, t, SessionlessRevision)
+	if err != nil {
+		return nil, t, err
+	}
+	if cs.InitializeResult().ProtocolVersion < SessionlessRevision || !supports(first, ProtocolVersion) {
+		return cs, t, a.prepare(ctx, cs)
+	}
+	a.log.Debug("MCP server answered server/discover and speaks "+ProtocolVersion+" too; opening the shared session in "+ProtocolVersion, "server", a.launch.Name)
+	_ = cs.Close()
+	if t, _, err = transport(a.launch, a.opts, a.lose); err != nil {
+		return nil, t, err
+	}
+	cs, err = a.initialize(ctx, t, ProtocolVersion)
+	return cs, t, err
+}
+
+// supports reports whether raw, a server/discover result (SEP-2575,
+// DiscoverResult), lists version among its supportedVersions.
+func supports(raw json.RawMessage, version string) bool {
+	var dr mcp.DiscoverResult
+	return json.Unmarshal(raw, &dr) == nil && slices.Contains(dr.SupportedVersions, version)
+}
+
 // initialize connects the MCP client in revision version (initialize,
 // MCP "Lifecycle"; for SessionlessRevision, server/discover first) and
 // lists the tools; the session is closed again when listing fails.
 func (a *Adapter) initialize(ctx context.Context, t mcp.Transport, version string) (*mcp.ClientSession, error) {
+	cs, _, err := a.handshake(ctx, t, version)
+	if err != nil {
+		return nil, err
+	}
+	return cs, a.prepare(ctx, cs)
+}
+
+// handshake connects the MCP client in revision version (initialize,
+// MCP "Lifecycle"; for SessionlessRevision, server/discover first, and
+// initialize of ProtocolVersion on the same connection when the server
+// refuses it, as the SDK does) and returns the session with the first
+// result the server sent (server/discover's or initialize's). A failure
+// is initialize's (the phase says so) unless ctx ended first.
+func (a *Adapter) handshake(ctx context.Context, t mcp.Transport, version string) (*mcp.ClientSession, json.RawMessage, error) {
 	a.setPhase("initialize")
 	if version >= SessionlessRevision {
 		a.setPhase("server/discover")
 	}
-	var once sync.Once // the first result is initialize's (coretasks.go)
-	ictx := withRawResult(ctx, func(raw json.RawMessage) { once.Do(func() { a.coreTasks.Store(coreTasksDeclared(raw)) }) })
+	var once sync.Once // the first result is initialize's or server/discover's (coretasks.go)
+	var first json.RawMessage
+	ictx := withRawResult(ctx, func(raw json.RawMessage) {
+		once.Do(func() { first = raw; a.coreTasks.Store(coreTasksDeclared(raw)) })
+	})
 	cs, err := a.client().Connect(ictx, t, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
-		return nil, err
+		if ctx.Err() == nil {
+			a.setPhase("initialize") // the SDK's fallback after a refused server/discover
+		}
+		return nil, nil, err
 	}
+	return cs, first, nil
+}
+
+// prepare lists the tools, the resources and the prompts of cs, a new
+// session, and asks for its log messages; cs is closed again when
+// listing the tools fails. Errors: the tool list's.
+func (a *Adapter) prepare(ctx context.Context, cs *mcp.ClientSession) error {
 	a.setPhase("tools/list")
 	if _, err := a.list(ctx, cs); err != nil {
 		_ = cs.Close()
-		return nil, err
+		return err
 	}
 	a.setPhase("resources/list and prompts/list")
 	if _, err := a.listCatalog(ctx, cs); err != nil {
@@ -272,7 +343,7 @@ func (a *Adapter) initialize(ctx context.Context, t mcp.Transport, version strin
 		}
 	}
 	a.setPhase("ready")
-	return cs, nil
+	return nil
 }
 
 // UIExtension is the client capability extension of MCP Apps
@@ -549,6 +620,9 @@ func (a *Adapter) follow(ctx context.Context) {
 			case a.changed <- struct{}{}:
 			default:
 			}
+			lctx, cancel := context.WithTimeout(ctx, relistTimeout)
+			a.relistSessionless(lctx)
+			cancel()
 		}
 		a.passOn(pluginsdk.ListTools)
 	}

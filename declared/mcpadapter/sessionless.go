@@ -145,7 +145,46 @@ func (a *Adapter) connectSessionless(ctx context.Context, u *upstream) (*mcp.Cli
 		_ = cs.Close()
 		return nil, errors.New("the server answered server/discover with no revision of " + SessionlessRevision + " or later")
 	}
+	a.listFor(ctx, cs)
 	return cs, nil
+}
+
+// listFor lists the tools on cs, a session of SessionlessRevision, for
+// the SDK's client: it sends a tools/call's Mcp-Param-* headers (SEP-2243,
+// the x-mcp-header annotations of the tool's inputSchema) only for a tool
+// it listed in the session that calls, as the server's own client would
+// have listed it. A failure is logged (the calls go without the headers);
+// at most maxTools are read.
+func (a *Adapter) listFor(ctx context.Context, cs *mcp.ClientSession) {
+	n := 0
+	for _, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			a.log.Warn("MCP server: tools/list of the session of "+SessionlessRevision+" failed; its calls go without Mcp-Param-* headers", "server", a.launch.Name, "error", err)
+			return
+		}
+		if n++; n == maxTools {
+			return
+		}
+	}
+}
+
+// relistSessionless lists the tools again on the session of
+// SessionlessRevision, when one is open (listFor), after the shared
+// session's list changed: the SDK's client has the new definitions.
+func (a *Adapter) relistSessionless(ctx context.Context) {
+	a.clients.mu.Lock()
+	u := a.clients.sessionless.u
+	a.clients.mu.Unlock()
+	if u == nil {
+		return
+	}
+	select {
+	case <-u.ready:
+		if u.cs != nil {
+			a.listFor(ctx, u.cs)
+		}
+	default: // still opening: it lists them itself
+	}
 }
 
 // sessionlessClient is the MCP client of the session of

@@ -1,15 +1,20 @@
 package mcpadapter
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/opentool-host/opentool-host/internal/mcpsession"
 	"github.com/opentool-host/opentool-host/internal/wire"
 	"github.com/opentool-host/opentool-host/protocol/decl"
 	"github.com/opentool-host/opentool-host/testkit"
@@ -116,5 +121,129 @@ func TestNoFallbackFromAStreamableServer(t *testing.T) {
 	}
 	if gets.Load() != 0 {
 		t.Fatalf("an SSE stream was tried")
+	}
+}
+
+// postLog is an http.Handler in front of a streamable-HTTP MCP server
+// that records each POST's JSON-RPC method and headers, in order.
+type postLog struct {
+	next  http.Handler
+	mu    sync.Mutex
+	posts []loggedPOST
+}
+
+// loggedPOST is one POST postLog saw.
+type loggedPOST struct {
+	method string
+	header http.Header
+	body   []byte
+}
+
+// ServeHTTP implements http.Handler.
+func (l *postLog) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost {
+		body, _ := io.ReadAll(r.Body)
+		var msg struct {
+			Method string `json:"method"`
+		}
+		_ = json.Unmarshal(body, &msg)
+		l.mu.Lock()
+		l.posts = append(l.posts, loggedPOST{method: msg.Method, header: r.Header.Clone(), body: body})
+		l.mu.Unlock()
+		r.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	l.next.ServeHTTP(w, r)
+}
+
+// seen returns the POSTs so far.
+func (l *postLog) seen() []loggedPOST {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.posts)
+}
+
+// logged serves s behind a postLog with the Go SDK's stateless
+// streamable-HTTP handler, which answers server/discover (2026-07-28)
+// and initialize (2025-11-25) alike.
+func logged(t *testing.T, s *mcp.Server) (url string, l *postLog) {
+	t.Helper()
+	l = &postLog{next: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true})}
+	return testkit.Serve(t, l), l
+}
+
+// TestURLServerAskedWithDiscoverFirst: a server declared by URL is asked
+// first with server/discover in SessionlessRevision (its
+// MCP-Protocol-Version header and _meta), as the SDK's client asks it; one
+// that speaks ProtocolVersion too gets the shared session in
+// ProtocolVersion (initialize), and its tools serve.
+func TestURLServerAskedWithDiscoverFirst(t *testing.T) {
+	url, l := logged(t, helloServer())
+	r := start(t, decl.Launch{Name: "both", Server: decl.MCPServer{URL: url}}, Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
+	defer cancel()
+	if _, err := r.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustCall(t, r.Adapter, "hello", `{"name":"x"}`); got != `{"greeting":"hello x"}` {
+		t.Fatalf("hello = %s", got)
+	}
+	posts := l.seen()
+	first := posts[0]
+	if first.method != "server/discover" || first.header.Get("Mcp-Protocol-Version") != SessionlessRevision ||
+		!bytes.Contains(first.body, []byte(`"io.modelcontextprotocol/clientInfo"`)) {
+		t.Fatalf("first POST: %s %v %s, want server/discover of %s with clientInfo in _meta", first.method, first.header, first.body, SessionlessRevision)
+	}
+	if v := r.cs.Load().InitializeResult().ProtocolVersion; v != ProtocolVersion {
+		t.Fatalf("shared session in %s, want %s", v, ProtocolVersion)
+	}
+	if !slices.ContainsFunc(posts, func(p loggedPOST) bool { return p.method == "initialize" }) {
+		t.Fatalf("no initialize after server/discover: %v", posts)
+	}
+}
+
+// helloServer is an MCP server with one tool, "hello".
+func helloServer() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "both", Version: "1.0.0"}, nil)
+	type in struct {
+		Name string `json:"name"`
+	}
+	type out struct {
+		Greeting string `json:"greeting"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "hello", Description: "Greets."}, func(_ context.Context, _ *mcp.CallToolRequest, i in) (*mcp.CallToolResult, out, error) {
+		return nil, out{Greeting: "hello " + i.Name}, nil
+	})
+	return s
+}
+
+// TestParamHeadersUpstream: a caller of SessionlessRevision's tools/call
+// of a tool whose inputSchema designates a parameter with x-mcp-header
+// (SEP-2243) reaches the server with its Mcp-Param-* header, as the SDK's
+// client sends it for a tool it listed.
+func TestParamHeadersUpstream(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "headers", Version: "1.0.0"}, nil)
+	schema := json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}`)
+	s.AddTool(&mcp.Tool{Name: "where", InputSchema: schema}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+	})
+	url, l := logged(t, s)
+	r := start(t, decl.Launch{Name: "headers", Server: decl.MCPServer{URL: url}}, Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
+	defer cancel()
+	if _, err := r.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	caller := mcpsession.WithRequest(ctx, &mcpsession.Request{Revision: SessionlessRevision, Init: &mcp.InitializeParams{
+		ProtocolVersion: SessionlessRevision, ClientInfo: &mcp.Implementation{Name: "c", Version: "1"}, Capabilities: &mcp.ClientCapabilities{},
+	}})
+	if _, err := r.CallJSON(caller, "where", []byte(`{"region":"eu-west"}`)); err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(l.seen(), func(p loggedPOST) bool { return p.method == "tools/call" })
+	if i < 0 {
+		t.Fatal("no tools/call reached the server")
+	}
+	if got := l.seen()[i].header.Get("Mcp-Param-Region"); got != "eu-west" {
+		t.Fatalf("tools/call: Mcp-Param-Region %q, want eu-west (headers %v)", got, l.seen()[i].header)
 	}
 }
