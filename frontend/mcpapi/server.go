@@ -97,10 +97,10 @@ type Server struct {
 
 // New returns a Server for h with the tools, resources, resource
 // templates and prompts h serves now. Its MCP Implementation is Name and
-// internal/version.Version; it declares the tools, resources (with
-// subscribe), prompts, completions and logging capabilities, with
-// listChanged, even while none is served, since they come and go with
-// plugins.
+// internal/version.Version; a client is offered the tools and logging
+// capabilities, and prompts, resources (with subscribe) and completions
+// while some plugin or server serves them, with listChanged where the
+// client can be notified (advertise.go).
 func New(h *host.Host, cfg Config) *Server {
 	if cfg.MaxResultBytes <= 0 {
 		cfg.MaxResultBytes = host.DefaultMaxResultBytes
@@ -129,6 +129,7 @@ func New(h *host.Host, cfg Config) *Server {
 		SubscribeHandler:   s.subscribe,
 		UnsubscribeHandler: s.unsubscribe,
 	})
+	s.srv.AddReceivingMiddleware(s.advertiseMiddleware) // first: on the SDK's own result
 	if cfg.Tasks != nil {
 		s.addTasks() // before access: middleware added later runs first
 	}
