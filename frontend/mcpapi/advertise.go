@@ -12,17 +12,21 @@ import (
 // behind it serve now and what the front end in use can deliver
 // (advertiseMiddleware):
 //
-//	prompts        only while some prompt is served
-//	resources      only while some resource or resource template is served
-//	completions    only while some prompt or resource template is served
-//	                (completion/complete completes nothing else)
-//	listChanged,   not in the initialize result of a request without a
-//	subscribe      session (/mcp --mcp-stateless): its client cannot be
-//	                notified; a 2026-07-28 client is notified over
-//	                subscriptions/listen, so server/discover keeps them
+//	prompts              only while some prompt is served
+//	resources            only while some resource or resource template is
+//	                      served; subscribe only while some plugin takes
+//	                      resources/subscribe (host.CatalogSupport)
+//	completions          only while some plugin answers completion/complete
+//	listChanged,         not in the initialize result of a request without a
+//	resources.subscribe  session (/mcp --mcp-stateless): its client cannot be
+//	                      notified; a 2026-07-28 client is notified over
+//	                      subscriptions/listen, so server/discover keeps them
 //
-// The SDK's ServerOptions.Capabilities stay the union, since
-// subscriptions/listen agrees only to what they hold.
+// Until the plugins of the first start are up (Sync) and while one of
+// them is starting or restarting, what is served is not known yet: the
+// client is offered every capability the host has (ServerOptions'),
+// listChanged trimmed as above. The SDK's ServerOptions.Capabilities stay
+// that union, since subscriptions/listen agrees only to what they hold.
 
 // advertiseMiddleware trims the capabilities of an initialize or
 // server/discover result to what is true for its request.
@@ -43,21 +47,14 @@ func (s *Server) advertiseMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 // trimCapabilities drops from caps (the SDK's copy for one result) what
-// nothing served fills and, when unnotified, every listChanged and
-// resources.subscribe.
+// nothing served fills, once the plugins are settled, and, when
+// unnotified, every listChanged and resources.subscribe.
 func (s *Server) trimCapabilities(caps *mcp.ServerCapabilities, unnotified bool) {
 	if caps == nil {
 		return
 	}
-	prompts, resources, templates := s.catalogKinds()
-	if !prompts {
-		caps.Prompts = nil
-	}
-	if !resources && !templates {
-		caps.Resources = nil
-	}
-	if !prompts && !templates {
-		caps.Completions = nil
+	if s.settled() {
+		s.trimUnserved(caps)
 	}
 	if !unnotified {
 		return
@@ -74,23 +71,55 @@ func (s *Server) trimCapabilities(caps *mcp.ServerCapabilities, unnotified bool)
 	}
 }
 
+// trimUnserved drops from caps the prompts, resources (subscribe) and
+// completions that nothing served now fills.
+func (s *Server) trimUnserved(caps *mcp.ServerCapabilities) {
+	prompts, resources := s.catalogKinds()
+	support := s.h.CatalogSupport()
+	if !prompts {
+		caps.Prompts = nil
+	}
+	if !resources {
+		caps.Resources = nil
+	}
+	if caps.Resources != nil && !support.Subscribe {
+		caps.Resources.Subscribe = false
+	}
+	if !support.Completions {
+		caps.Completions = nil
+	}
+}
+
+// settled reports whether what is served is known: Sync was called (the
+// plugins of the first start are up) and no plugin is starting or
+// restarting.
+func (s *Server) settled() bool {
+	if !s.started.Load() {
+		return false
+	}
+	for _, p := range s.h.Plugins() {
+		if !p.State.Settled() {
+			return false
+		}
+	}
+	return true
+}
+
 // catalogKinds reports whether the served catalog (syncCatalog) holds
-// any prompt, resource and resource template.
-func (s *Server) catalogKinds() (prompts, resources, templates bool) {
+// any prompt, and any resource or resource template.
+func (s *Server) catalogKinds() (prompts, resources bool) {
 	p := s.catItems.Load()
 	if p == nil {
-		return false, false, false
+		return false, false
 	}
 	for k := range *p {
 		kind, _, _ := strings.Cut(k, "\x00")
 		switch kind {
 		case kindPrompt:
 			prompts = true
-		case kindResource:
+		case kindResource, kindTemplate:
 			resources = true
-		case kindTemplate:
-			templates = true
 		}
 	}
-	return prompts, resources, templates
+	return prompts, resources
 }

@@ -93,6 +93,9 @@ type Server struct {
 	// schemas are the validators of clients' own input schemas
 	// (clientcalls.go).
 	schemas clientSchemas
+	// started is set by Sync: the plugins of the first start are up, and
+	// a client is offered only what is served (advertise.go).
+	started atomic.Bool
 }
 
 // New returns a Server for h with the tools, resources, resource
@@ -159,8 +162,12 @@ func (s *Server) Shutdown() { s.shutdown() }
 // does on each change but asynchronously: call it once the host's plugins
 // have started (frontdoor: before readiness turns ready and "serving" is
 // logged), so that a client told the host serves finds every tool on
-// /mcp at once.
-func (s *Server) Sync() { s.sync() }
+// /mcp at once. From then on a client is offered only the capabilities
+// of what is served (advertise.go).
+func (s *Server) Sync() {
+	s.sync()
+	s.started.Store(true)
+}
 
 // Follow keeps the tools in step with the host until ctx ends: each time
 // host.Host.Changed closes it adds new tools, replaces changed ones and
