@@ -77,6 +77,15 @@ type Options struct {
 	// force (mcpsession.Session.Keys), every place with keys off or one
 	// key.
 	MaxSessionsPerKey int
+
+	// Sole, for a host with one client (stdio), is that client: the
+	// shared session sends it what the server asks outside calls
+	// (roots/list at its start or after notifications/roots/list_changed,
+	// sampling, elicitation), with no roots fence (no other caller shares
+	// the session), and tells the server of the client's
+	// notifications/roots/list_changed (relay.go). nil: none (the HTTP
+	// front ends' many clients).
+	Sole *mcpsession.Sole
 }
 
 // withDefaults fills the zero fields.
@@ -172,6 +181,7 @@ func New(l decl.Launch, log hclog.Logger, opts Options) *Adapter {
 		ready:      make(chan struct{}),
 		relay:      newRelay(l.Name, log),
 	}
+	a.relay.sole = opts.Sole
 	a.abandonCtx, a.abandon = context.WithCancelCause(context.Background())
 	a.setPhase("start")
 	return a

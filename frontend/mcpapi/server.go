@@ -12,6 +12,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/host/tasks"
+	"github.com/opentool-host/opentool-host/internal/mcpsession"
 	"github.com/opentool-host/opentool-host/internal/version"
 )
 
@@ -41,6 +42,12 @@ type Config struct {
 	// (access.Guard.Count), read as each client session opens
 	// (mcpsession.Session.Keys); nil: keys off.
 	KeyCount func() int
+	// Sole, on stdio (the host's only client), is given the client's
+	// session once it initialized, and told of its
+	// notifications/roots/list_changed, for the declared MCP servers'
+	// requests outside calls (sole.go); nil: none (HTTP, whose clients
+	// are many).
+	Sole *mcpsession.Sole
 }
 
 // Server is an MCP server whose tools are the functions a host serves.
@@ -126,12 +133,16 @@ func New(h *host.Host, cfg Config) *Server {
 	if cfg.Tasks != nil {
 		caps.AddExtension(TasksExtension, nil)
 	}
-	s.srv = mcp.NewServer(&mcp.Implementation{Name: Name, Version: version.Version}, &mcp.ServerOptions{
+	opts := &mcp.ServerOptions{
 		Capabilities:       caps,
 		CompletionHandler:  s.complete,
 		SubscribeHandler:   s.subscribe,
 		UnsubscribeHandler: s.unsubscribe,
-	})
+	}
+	if cfg.Sole != nil {
+		opts.InitializedHandler, opts.RootsListChangedHandler = s.soleInitialized, s.soleRootsChanged
+	}
+	s.srv = mcp.NewServer(&mcp.Implementation{Name: Name, Version: version.Version}, opts)
 	s.srv.AddReceivingMiddleware(s.advertiseMiddleware) // first: on the SDK's own result
 	if cfg.Tasks != nil {
 		s.addTasks() // before access: middleware added later runs first
