@@ -46,7 +46,9 @@ import (
 //	                                the plugin wire): JSON-RPC error -32603
 //	                                saying why (the SDK would replace the
 //	                                message of a -32601); roots/list with no
-//	                                call in flight: an empty list (below)
+//	                                call in flight: an empty list (below); on
+//	                                stdio every request with no call in flight
+//	                                goes to the host's only client (sole)
 //
 // Roots are the one thing a client gives a server that MCP scopes to the
 // session rather than to a request: a server may keep the roots it was
