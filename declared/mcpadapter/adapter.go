@@ -148,10 +148,13 @@ type Adapter struct {
 	// once; nil while it serves.
 	lost atomic.Pointer[error]
 
-	clients   clients     // the client sessions' own upstream sessions (clients.go)
-	toolLists toolLists   // the tools new upstream sessions were listed, by client (clients.go)
-	coreTasks atomic.Bool // initialize declared core tasks for tools/call (coretasks.go)
-	watches   taskWatches // the core tasks awaited, for the server's status notifications (coretasks.go)
+	clients clients // the client sessions' own upstream sessions (clients.go)
+	// ownRestarts counts the clients' own sessions that ended by
+	// themselves (ownexit.go: ClientRestarts).
+	ownRestarts atomic.Int64
+	toolLists   toolLists   // the tools new upstream sessions were listed, by client (clients.go)
+	coreTasks   atomic.Bool // initialize declared core tasks for tools/call (coretasks.go)
+	watches     taskWatches // the core tasks awaited, for the server's status notifications (coretasks.go)
 }
 
 var (
@@ -162,6 +165,7 @@ var (
 	_ pluginsdk.LocalRunner     = (*Adapter)(nil)
 	_ pluginsdk.LogWatcher      = (*Adapter)(nil)
 	_ pluginsdk.ListWatcher     = (*Adapter)(nil)
+	_ pluginsdk.ClientRestarter = (*Adapter)(nil)
 )
 
 // New returns an Adapter for the declared server l, not yet connected;
