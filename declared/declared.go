@@ -16,6 +16,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/declared/cmdtool"
 	"github.com/opentool-host/opentool-host/declared/mcpadapter"
+	"github.com/opentool-host/opentool-host/internal/mcpsession"
 	"github.com/opentool-host/opentool-host/internal/wire"
 	"github.com/opentool-host/opentool-host/pluginsdk"
 	"github.com/opentool-host/opentool-host/process/launcher"
@@ -37,13 +38,24 @@ import (
 // show), and log gets where it was looked for (the folders of the
 // plugin's PATH), which no caller is shown.
 func Serve(l decl.Launch, s *launcher.Starter, log hclog.Logger) wire.Local {
-	if err := checkPrograms(l, s, log); err != nil {
-		return pluginsdk.Local(unrunnable{err})
+	return ServeFor(nil)(l, s, log)
+}
+
+// ServeFor returns Serve for a host whose only MCP client is sole (stdio:
+// opentool-host mcp; nil: Serve's many clients): each MCP server's
+// requests outside calls go to that client, and its
+// notifications/roots/list_changed reach the server
+// (mcpadapter.Options.Sole). Give it as host.Config.Declared.
+func ServeFor(sole *mcpsession.Sole) func(decl.Launch, *launcher.Starter, hclog.Logger) wire.Local {
+	return func(l decl.Launch, s *launcher.Starter, log hclog.Logger) wire.Local {
+		if err := checkPrograms(l, s, log); err != nil {
+			return pluginsdk.Local(unrunnable{err})
+		}
+		if l.Commands != nil {
+			return pluginsdk.Local(cmdtool.New(l, s))
+		}
+		return inline{pluginsdk.Local(mcpadapter.New(l, log, mcpadapter.Options{Starter: s, Shared: l.Server.Sessions == decl.SessionsShared, MaxSessions: l.Server.MaxSessions, MaxSessionsPerKey: l.Server.MaxSessionsPerKey, SharedIdle: l.Server.SharedIdle, Sole: sole}))}
 	}
-	if l.Commands != nil {
-		return pluginsdk.Local(cmdtool.New(l, s))
-	}
-	return inline{pluginsdk.Local(mcpadapter.New(l, log, mcpadapter.Options{Starter: s, Shared: l.Server.Sessions == decl.SessionsShared, MaxSessions: l.Server.MaxSessions, MaxSessionsPerKey: l.Server.MaxSessionsPerKey, SharedIdle: l.Server.SharedIdle}))}
 }
 
 // inline is a declared MCP server's plugin: the host's own MCP client,

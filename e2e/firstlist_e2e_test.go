@@ -20,6 +20,13 @@ import (
 // desktop client does.
 func connectMCPStdio(t *testing.T, dir string, extra ...string) (*mcp.ClientSession, *testkit.SyncBuffer) {
 	t.Helper()
+	return connectMCPStdioAs(t, mcp.NewClient(&mcp.Implementation{Name: "desktop", Version: "1"}, nil), nil, dir, extra...)
+}
+
+// connectMCPStdioAs is connectMCPStdio with client c and session
+// options o (nil: the SDK's latest revision).
+func connectMCPStdioAs(t *testing.T, c *mcp.Client, o *mcp.ClientSessionOptions, dir string, extra ...string) (*mcp.ClientSession, *testkit.SyncBuffer) {
+	t.Helper()
 	stderr := &testkit.SyncBuffer{}
 	args := append([]string{"mcp", "--dir", dir, "--log-level", "info"}, extra...)
 	if !slices.Contains(extra, "--state-dir") {
@@ -29,7 +36,7 @@ func connectMCPStdio(t *testing.T, dir string, extra ...string) (*mcp.ClientSess
 	cmd.Stderr = stderr
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "desktop", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: cmd}, o)
 	if err != nil {
 		t.Fatalf("connect: %v\n%s", err, stderr.String())
 	}

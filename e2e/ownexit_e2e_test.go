@@ -20,7 +20,8 @@ import (
 // status), and the next call of the SAME session is served by a new own
 // process that knows it as the first did (clientInfo, roots, log
 // level); a second kill is survived the same way (the restart backoff
-// lets the second restart through), and each exit is logged.
+// lets the second restart through), and each exit is logged and
+// counted on /health (client_restarts).
 func TestMCPClientsOwnServerExitRestarts(t *testing.T) {
 	dir := t.TempDir()
 	sessDeclare(t, dir, "who", nil)
@@ -75,5 +76,8 @@ func TestMCPClientsOwnServerExitRestarts(t *testing.T) {
 	}
 	if got := strings.Count(hp.logs.String(), "a client session's own server process exited"); got != 2 {
 		t.Errorf("the exits were logged %d times, want 2:\n%s", got, hp.logs.String())
+	}
+	if p := health(t, hp.url).plugin("who"); p.ClientRestarts != 2 || p.State != "ready" {
+		t.Errorf("/health: who is %s with client_restarts %d, want ready and 2", p.State, p.ClientRestarts)
 	}
 }

@@ -254,15 +254,17 @@ func loadDoc(t *testing.T, url string) *opentool.OpenTool {
 type healthBody struct {
 	Status  string
 	Plugins []struct {
-		Name, State string
-		Refused     []opentool.Refusal
+		Name, State    string
+		Refused        []opentool.Refusal
+		ClientRestarts int `json:"client_restarts"`
 	}
 }
 
 // plugin returns the status of plugin name (zero when absent).
 func (h healthBody) plugin(name string) (p struct {
-	Name, State string
-	Refused     []opentool.Refusal
+	Name, State    string
+	Refused        []opentool.Refusal
+	ClientRestarts int `json:"client_restarts"`
 }) {
 	for _, q := range h.Plugins {
 		if q.Name == name {

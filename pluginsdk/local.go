@@ -151,3 +151,20 @@ func (l *local) Kill() {
 		l.runner.Kill()
 	}
 }
+
+// ClientRestarter is implemented by a LocalRunner whose clients have
+// processes of their own (the MCP server adapter's per-client sessions).
+type ClientRestarter interface {
+	// ClientRestarts is how many of those processes ended by themselves
+	// so far, each replaced at its client's next call.
+	ClientRestarts() int
+}
+
+// ClientRestarts implements wire.Local: the runner's, when it is a
+// ClientRestarter; else 0.
+func (l *local) ClientRestarts() int {
+	if r, ok := l.runner.(ClientRestarter); ok {
+		return r.ClientRestarts()
+	}
+	return 0
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/cmd/opentool-host/internal/cliflags"
 	"github.com/opentool-host/opentool-host/cmd/opentool-host/internal/hostflags"
+	"github.com/opentool-host/opentool-host/declared"
 	"github.com/opentool-host/opentool-host/frontend/frontdoor"
 	"github.com/opentool-host/opentool-host/frontend/httpguard"
 	"github.com/opentool-host/opentool-host/frontend/mcpapi"
@@ -19,6 +20,7 @@ import (
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/host/access"
 	"github.com/opentool-host/opentool-host/host/tasks"
+	"github.com/opentool-host/opentool-host/internal/mcpsession"
 	"github.com/opentool-host/opentool-host/internal/version"
 )
 
@@ -234,7 +236,9 @@ func mcpAction(c *cli.Context) error {
 	if err := toolSearch(c, &cfg); err != nil {
 		return err
 	}
+	sole := &mcpsession.Sole{} // the one client: the servers' requests outside calls go to it
+	cfg.Declared = declared.ServeFor(sole)
 	sig, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	return exitError(frontdoor.ServeStdio(sig, frontdoor.StdioConfig{Host: cfg, ShutdownTimeout: c.Duration("shutdown-timeout"), Tasks: taskConfig(c)}))
+	return exitError(frontdoor.ServeStdio(sig, frontdoor.StdioConfig{Host: cfg, ShutdownTimeout: c.Duration("shutdown-timeout"), Tasks: taskConfig(c), Sole: sole}))
 }

@@ -84,6 +84,15 @@ type Options struct {
 	// the declaration); it starts again at its next use. 0:
 	// DefaultSharedIdle (30 s); negative: never parked.
 	SharedIdle time.Duration
+
+	// Sole, for a host with one client (stdio), is that client: the
+	// shared session sends it what the server asks outside calls
+	// (roots/list at its start or after notifications/roots/list_changed,
+	// sampling, elicitation), with no roots fence (no other caller shares
+	// the session), and tells the server of the client's
+	// notifications/roots/list_changed (relay.go). nil: none (the HTTP
+	// front ends' many clients).
+	Sole *mcpsession.Sole
 }
 
 // withDefaults fills the zero fields.
@@ -150,10 +159,13 @@ type Adapter struct {
 	// once; nil while it serves.
 	lost atomic.Pointer[error]
 
-	clients   clients     // the client sessions' own upstream sessions (clients.go)
-	toolLists toolLists   // the tools new upstream sessions were listed, by client (clients.go)
-	coreTasks atomic.Bool // initialize declared core tasks for tools/call (coretasks.go)
-	watches   taskWatches // the core tasks awaited, for the server's status notifications (coretasks.go)
+	clients clients // the client sessions' own upstream sessions (clients.go)
+	// ownRestarts counts the clients' own sessions that ended by
+	// themselves (ownexit.go: ClientRestarts).
+	ownRestarts atomic.Int64
+	toolLists   toolLists   // the tools new upstream sessions were listed, by client (clients.go)
+	coreTasks   atomic.Bool // initialize declared core tasks for tools/call (coretasks.go)
+	watches     taskWatches // the core tasks awaited, for the server's status notifications (coretasks.go)
 }
 
 var (
@@ -164,6 +176,7 @@ var (
 	_ pluginsdk.LocalRunner     = (*Adapter)(nil)
 	_ pluginsdk.LogWatcher      = (*Adapter)(nil)
 	_ pluginsdk.ListWatcher     = (*Adapter)(nil)
+	_ pluginsdk.ClientRestarter = (*Adapter)(nil)
 )
 
 // New returns an Adapter for the declared server l, not yet connected;
@@ -184,6 +197,7 @@ func New(l decl.Launch, log hclog.Logger, opts Options) *Adapter {
 		relay:      newRelay(l.Name, log),
 	}
 	a.park.woke = make(chan struct{}, 1)
+	a.relay.sole = opts.Sole
 	a.abandonCtx, a.abandon = context.WithCancelCause(context.Background())
 	a.setPhase("start")
 	return a

@@ -707,13 +707,14 @@ func (r *relay) sendOutside(p *mcp.LoggingMessageParams) {
 	r.client.Log(ctx, p)
 }
 
-// askOutside sends the server's request method to r's client on its
-// session and returns its result (JSON) as the client gave it. It holds one of the
+// askOutside sends the server's request method to client to (r's own,
+// or the host's only one: outsideClient) on its session and returns its
+// result (JSON) as the client gave it. It holds one of the
 // session's maxAsking places (take) and waits at most
 // upstreamInitTimeout, less when the client's session ends or the
 // session with the server closes (relay.close). Errors: take's at once;
 // the client's; -32603 when it ended first.
-func (r *relay) askOutside(method string, params any) (json.RawMessage, error) {
+func (r *relay) askOutside(to *mcpsession.Session, method string, params any) (json.RawMessage, error) {
 	release, err := r.take()
 	if err != nil {
 		return nil, err
@@ -730,13 +731,13 @@ func (r *relay) askOutside(method string, params any) (json.RawMessage, error) {
 	defer cancel()
 	go func() {
 		select {
-		case <-r.client.Done:
+		case <-to.Done:
 		case <-r.closed:
 		case <-ctx.Done():
 		}
 		cancel()
 	}()
-	raw, err := r.client.Ask(ctx, method, b)
+	raw, err := to.Ask(ctx, method, b)
 	if err != nil && ctx.Err() != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("the MCP client did not answer within %v, or its session ended", upstreamInitTimeout)}
 	}

@@ -144,7 +144,12 @@
 //	                                    cannot be (relay.go). The adapter declares the
 //	                                    sampling, elicitation (form, url) and roots
 //	                                    (listChanged) capabilities
-//	roots/list outside any call         an empty list: no caller's roots
+//	roots/list outside any call         an empty list: no caller's roots; on stdio
+//	                                    (Options.Sole, the host's only client) the
+//	                                    request goes to that client, as do
+//	                                    sampling and elicitation, and its
+//	                                    notifications/roots/list_changed to the
+//	                                    server; no roots fence
 //	after a call whose caller's roots   notifications/roots/list_changed; the next call
 //	the server got                      waits until the server asked roots/list again
 //	                                    (at most 0.5 s), so that a server that keeps

@@ -84,8 +84,15 @@ func (a *Adapter) ownExited(sess *mcpsession.Session, u *upstream, since time.Ti
 	e.n++
 	e.at = time.Now()
 	a.clients.exits[sess] = e
+	a.ownRestarts.Add(1)
 	return e.n
 }
+
+// ClientRestarts implements pluginsdk.ClientRestarter: how many of the
+// clients' own sessions ended by themselves (ownExited) since the
+// adapter was made, every client together (shown on /health as the
+// plugin's client_restarts).
+func (a *Adapter) ClientRestarts() int { return int(a.ownRestarts.Load()) }
 
 // forgetExits drops sess's recorded ends once it ends or ended closes.
 func (a *Adapter) forgetExits(sess *mcpsession.Session, ended <-chan struct{}) {

@@ -46,7 +46,9 @@ import (
 //	                                the plugin wire): JSON-RPC error -32603
 //	                                saying why (the SDK would replace the
 //	                                message of a -32601); roots/list with no
-//	                                call in flight: an empty list (below)
+//	                                call in flight: an empty list (below); on
+//	                                stdio every request with no call in flight
+//	                                goes to the host's only client (sole)
 //
 // Roots are the one thing a client gives a server that MCP scopes to the
 // session rather than to a request: a server may keep the roots it was
@@ -90,6 +92,11 @@ type relay struct {
 	// whose connection broke when it ended by itself is the plugin's exit
 	// (ownexit.go). nil for the shared session.
 	own *upstream
+
+	// sole, for the shared session of a host with one client
+	// (Options.Sole), is that client: asked what the server sends
+	// outside calls, and no roots fence. nil otherwise.
+	sole *mcpsession.Sole
 
 	// rootsChanged sends the server notifications/roots/list_changed
 	// and ping a ping (both set once connected, session.go).
@@ -383,11 +390,11 @@ func (r *relay) message(p *mcp.LoggingMessageParams) {
 // *wire.RPCError; -32603 when no single call is in flight.
 func (r *relay) request(method string, params any) (json.RawMessage, error) {
 	c, why := r.only()
-	if r.client != nil && c == nil {
-		return r.askOutside(method, params)
+	if to := r.outsideClient(); to != nil && c == nil {
+		return r.askOutside(to, method, params)
 	}
 	first := false
-	if c != nil && method == "roots/list" && r.client == nil {
+	if c != nil && method == "roots/list" && r.client == nil && r.sole == nil {
 		first, why = r.holdRoots(c)
 	}
 	switch {
@@ -405,6 +412,23 @@ func (r *relay) request(method string, params any) (json.RawMessage, error) {
 		}
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "cannot be relayed to an MCP client: the client of the call in flight is served by this server's shared session (every one of its maxSessions places is in use, or the client's API key holds its maxSessionsPerKey share of them), which does not ask it"}
 	}
+	raw, err := r.askCall(c, first, method, params)
+	if to := r.outsideClient(); to != nil && errors.Is(err, wire.ErrNoCaller) {
+		// The call ended as the server asked: it was not the call's
+		// request, and the host's only client is there to answer it.
+		return r.askOutside(to, method, params)
+	}
+	if err != nil {
+		return nil, toRPC(err)
+	}
+	return raw, nil
+}
+
+// askCall sends the server's request method to the caller of call c
+// and returns its result as the caller gave it; first: c's roots fence
+// is new (holdRoots), taken down when the caller gave no roots. Errors:
+// take's; the caller's (wire.ErrNoCaller once c ended).
+func (r *relay) askCall(c *relayCall, first bool, method string, params any) (json.RawMessage, error) {
 	release, err := r.take()
 	if err != nil {
 		if first {
@@ -417,10 +441,20 @@ func (r *relay) request(method string, params any) (json.RawMessage, error) {
 	if err != nil && first {
 		r.liftRoots(c) // the server was given no roots
 	}
-	if err != nil {
-		return nil, toRPC(err)
+	return raw, err
+}
+
+// outsideClient is the client the server's requests outside calls go
+// to: r's own client, else the host's only one (sole) once it
+// initialized; nil: none (answered as above).
+func (r *relay) outsideClient() *mcpsession.Session {
+	if r.client != nil {
+		return r.client
 	}
-	return raw, nil
+	if r.sole != nil {
+		return r.sole.Session()
+	}
+	return nil
 }
 
 // take holds one of the maxAsking places of a request of the server

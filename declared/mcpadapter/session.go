@@ -61,6 +61,12 @@ func (a *Adapter) Run(ctx context.Context) error {
 	fctx, stop := context.WithCancel(ctx)
 	defer stop()
 	defer a.endClients(false)
+	if a.opts.Sole != nil && a.relay.rootsChanged != nil { // the host's only client's roots changed: so did the server's
+		defer a.opts.Sole.OnRootsChanged(a.relay.rootsChanged)()
+		if a.opts.Sole.Session() != nil {
+			a.relay.rootsChanged() // the client came while connecting: the server may have asked before
+		}
+	}
 	go a.follow(fctx)
 	go a.idleOut(fctx)
 	for {

@@ -12,6 +12,7 @@ import (
 	"github.com/opentool-host/opentool-host/frontend/mcpapi"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/host/tasks"
+	"github.com/opentool-host/opentool-host/internal/mcpsession"
 )
 
 // sessionCloseWait bounds the wait for the stdio MCP session to write the
@@ -31,6 +32,11 @@ type StdioConfig struct {
 	// every extension call into a task at once (mcp's default is
 	// tasks.DefaultAfter).
 	Tasks tasks.Config
+	// Sole, when set, is given the client's session once it initialized
+	// (mcpapi.Config.Sole): give the same to the declared MCP servers
+	// (Host.Declared = declared.ServeFor(Sole)), so that their requests
+	// outside calls reach this client. nil: they get none.
+	Sole *mcpsession.Sole
 }
 
 // ServeStdio serves every plugin to one MCP client over this process's
@@ -76,7 +82,7 @@ func ServeStdio(ctx context.Context, cfg StdioConfig) error {
 		return err
 	}
 	defer tm.Close() // after the host: the calls of tasks still running end with it
-	s := mcpapi.New(h, mcpapi.Config{MaxResultBytes: cfg.Host.MaxResultBytes, Logger: log.Named("mcp"), Tasks: tm})
+	s := mcpapi.New(h, mcpapi.Config{MaxResultBytes: cfg.Host.MaxResultBytes, Logger: log.Named("mcp"), Tasks: tm, Sole: cfg.Sole})
 	started := make(chan struct{})
 	listed := firstLists(h, s, started, firstListsBound(cfg.Host.StartTimeout), log)
 	s.MCP().AddReceivingMiddleware(holdUntilServed(h, s, listed))

@@ -130,33 +130,8 @@ func (s *Server) clientStateOf(ss *mcp.ServerSession, g *access.Grant) *clientSe
 	done := make(chan struct{})
 	cs := &clientSession{}
 	cs.ending, cs.end = context.WithCancel(context.Background())
-	keys := 0
-	if s.cfg.KeyCount != nil {
-		keys = s.cfg.KeyCount()
-	}
-	cs.sess = &mcpsession.Session{
-		ID:   ss.ID(),
-		Init: ss.InitializeParams(),
-		Key:  g.Name(),
-		Keys: keys,
-		Done: done,
-		Ask: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-			if err := canAsk(ss, method, false); err != nil {
-				return nil, err
-			}
-			ctx, cancel := context.WithCancel(ctx)
-			defer cancel()
-			defer context.AfterFunc(cs.ending, cancel)()
-			res, err := s.ask(ctx, ss, method, params)
-			if err != nil {
-				return nil, rpcError(err)
-			}
-			return json.Marshal(res)
-		},
-		Log:          func(ctx context.Context, p *mcp.LoggingMessageParams) { _ = ss.Log(ctx, p) },
-		Updated:      func(ctx context.Context, uri string) { s.ownUpdated(ctx, ss, uri) },
-		ToolsChanged: cs.lists.drop,
-	}
+	cs.sess = s.sessionFor(ss, g.Name(), done, cs.ending)
+	cs.sess.ToolsChanged = cs.lists.drop
 	s.clients.by[ss] = cs
 	go func() {
 		_ = ss.Wait()
@@ -168,6 +143,38 @@ func (s *Server) clientStateOf(ss *mcp.ServerSession, g *access.Grant) *clientSe
 		close(done)
 	}()
 	return cs
+}
+
+// sessionFor returns the mcpsession.Session of ss, opened by API key
+// key ("" with keys off): Done is done, and its requests to the client
+// outside calls (Ask) end when ending does.
+func (s *Server) sessionFor(ss *mcp.ServerSession, key string, done <-chan struct{}, ending context.Context) *mcpsession.Session {
+	keys := 0
+	if s.cfg.KeyCount != nil {
+		keys = s.cfg.KeyCount()
+	}
+	return &mcpsession.Session{
+		ID:   ss.ID(),
+		Init: ss.InitializeParams(),
+		Key:  key,
+		Keys: keys,
+		Done: done,
+		Ask: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+			if err := canAsk(ss, method, false); err != nil {
+				return nil, err
+			}
+			ctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			defer context.AfterFunc(ending, cancel)()
+			res, err := s.ask(ctx, ss, method, params)
+			if err != nil {
+				return nil, rpcError(err)
+			}
+			return json.Marshal(res)
+		},
+		Log:     func(ctx context.Context, p *mcp.LoggingMessageParams) { _ = ss.Log(ctx, p) },
+		Updated: func(ctx context.Context, uri string) { s.ownUpdated(ctx, ss, uri) },
+	}
 }
 
 // clientDefs returns the definitions tools/list shows the client of

@@ -12,6 +12,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/host/tasks"
+	"github.com/opentool-host/opentool-host/internal/mcpsession"
 	"github.com/opentool-host/opentool-host/internal/version"
 )
 
@@ -41,6 +42,12 @@ type Config struct {
 	// (access.Guard.Count), read as each client session opens
 	// (mcpsession.Session.Keys); nil: keys off.
 	KeyCount func() int
+	// Sole, on stdio (the host's only client), is given the client's
+	// session once it initialized, and told of its
+	// notifications/roots/list_changed, for the declared MCP servers'
+	// requests outside calls (sole.go); nil: none (HTTP, whose clients
+	// are many).
+	Sole *mcpsession.Sole
 }
 
 // Server is an MCP server whose tools are the functions a host serves.
@@ -93,14 +100,17 @@ type Server struct {
 	// schemas are the validators of clients' own input schemas
 	// (clientcalls.go).
 	schemas clientSchemas
+	// started is set by Sync: the plugins of the first start are up, and
+	// a client is offered only what is served (advertise.go).
+	started atomic.Bool
 }
 
 // New returns a Server for h with the tools, resources, resource
 // templates and prompts h serves now. Its MCP Implementation is Name and
-// internal/version.Version; it declares the tools, resources (with
-// subscribe), prompts, completions and logging capabilities, with
-// listChanged, even while none is served, since they come and go with
-// plugins.
+// internal/version.Version; a client is offered the tools and logging
+// capabilities, and prompts, resources (with subscribe) and completions
+// while some plugin or server serves them, with listChanged where the
+// client can be notified (advertise.go).
 func New(h *host.Host, cfg Config) *Server {
 	if cfg.MaxResultBytes <= 0 {
 		cfg.MaxResultBytes = host.DefaultMaxResultBytes
@@ -123,12 +133,17 @@ func New(h *host.Host, cfg Config) *Server {
 	if cfg.Tasks != nil {
 		caps.AddExtension(TasksExtension, nil)
 	}
-	s.srv = mcp.NewServer(&mcp.Implementation{Name: Name, Version: version.Version}, &mcp.ServerOptions{
+	opts := &mcp.ServerOptions{
 		Capabilities:       caps,
 		CompletionHandler:  s.complete,
 		SubscribeHandler:   s.subscribe,
 		UnsubscribeHandler: s.unsubscribe,
-	})
+	}
+	if cfg.Sole != nil {
+		opts.InitializedHandler, opts.RootsListChangedHandler = s.soleInitialized, s.soleRootsChanged
+	}
+	s.srv = mcp.NewServer(&mcp.Implementation{Name: Name, Version: version.Version}, opts)
+	s.srv.AddReceivingMiddleware(s.advertiseMiddleware) // first: on the SDK's own result
 	if cfg.Tasks != nil {
 		s.addTasks() // before access: middleware added later runs first
 	}
@@ -158,8 +173,12 @@ func (s *Server) Shutdown() { s.shutdown() }
 // does on each change but asynchronously: call it once the host's plugins
 // have started (frontdoor: before readiness turns ready and "serving" is
 // logged), so that a client told the host serves finds every tool on
-// /mcp at once.
-func (s *Server) Sync() { s.sync() }
+// /mcp at once. From then on a client is offered only the capabilities
+// of what is served (advertise.go).
+func (s *Server) Sync() {
+	s.sync()
+	s.started.Store(true)
+}
 
 // Follow keeps the tools in step with the host until ctx ends: each time
 // host.Host.Changed closes it adds new tools, replaces changed ones and

@@ -430,6 +430,11 @@ type PluginStatus struct {
 	PID int `json:"pid"`
 	// Restarts counts restarts after crashes since the plugin was found.
 	Restarts int `json:"restarts"`
+	// ClientRestarts counts, for a declared MCP server with sessions per
+	// client, the clients' own server processes (or sessions) that ended
+	// by themselves during the plugin's current run, each replaced at its
+	// client's next call (wire.Local.ClientRestarts); omitted while 0.
+	ClientRestarts int `json:"client_restarts,omitempty"`
 	// Functions are the names of the functions the plugin declares.
 	Functions []string `json:"functions"`
 	// Conflicts are the functions the plugin declares that another
@@ -525,6 +530,9 @@ func (p *Plugin) Status() PluginStatus {
 		s.InFlight = l.inst.calls.Load()
 		s.Queued = l.inst.queued.Load()
 		s.Stderr = l.inst.stderrTail()
+		if l.inst.local != nil {
+			s.ClientRestarts = l.inst.local.plugin.ClientRestarts()
+		}
 	}
 	return s
 }

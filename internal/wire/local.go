@@ -46,6 +46,11 @@ type Local interface {
 	// Kill ends the plugin at once: its program is SIGKILLed, with its
 	// process group and cgroup, and Run returns soon after.
 	Kill()
+	// ClientRestarts is how many processes (or sessions) of the plugin's
+	// own clients ended by themselves since it was made, each replaced at
+	// that client's next call (a declared MCP server's per-client
+	// sessions); 0 for a plugin with none.
+	ClientRestarts() int
 }
 
 // Inline is implemented by a Local whose Call returns soon after its

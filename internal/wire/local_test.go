@@ -28,6 +28,7 @@ func (f *fakeLocal) Call(ctx context.Context, cf *CallFrame, out CallOut) *ToolE
 func (f *fakeLocal) Run(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }
 func (f *fakeLocal) PID() int                      { return 0 }
 func (f *fakeLocal) Kill()                         {}
+func (f *fakeLocal) ClientRestarts() int           { return 0 }
 
 // next reads the call's next event within a bound.
 func next(t *testing.T, c *Call) (Event, error) {

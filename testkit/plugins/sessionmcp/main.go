@@ -14,7 +14,10 @@
 // process serves one); with the argument --require-n, whoami is listed
 // so from the start; tool "hang" sends notifications/message "hanging"
 // (level "info") on its call and answers only when the call is
-// cancelled. It exits when its stdin ends.
+// cancelled; tool "kept_roots" answers {"roots", "asked"}: the URIs of
+// the last roots/list it sent outside any call (at notifications/initialized
+// and at each notifications/roots/list_changed) and how many such
+// answers it got. It exits when its stdin ends.
 package main
 
 import (
@@ -33,7 +36,29 @@ import (
 var (
 	mu    sync.Mutex
 	level mcp.LoggingLevel
+	kept  = []string{} // the roots of the last roots/list outside calls
+	asked int          // the answers to those
 )
+
+// keepRoots asks ss's client for its roots outside any call (on its own
+// goroutine: a notification handler must not wait for the client) and
+// keeps them.
+func keepRoots(ss *mcp.ServerSession) {
+	go func() {
+		res, err := ss.ListRoots(context.Background(), nil)
+		if err != nil {
+			log.Printf("roots/list: %v", err)
+			return
+		}
+		uris := []string{}
+		for _, r := range res.Roots {
+			uris = append(uris, r.URI)
+		}
+		mu.Lock()
+		kept, asked = uris, asked+1
+		mu.Unlock()
+	}()
+}
 
 type emitArgs struct {
 	Marker string `json:"marker"`
@@ -49,7 +74,9 @@ const requireN = `{"type":"object","properties":{"n":{"type":"integer"}},"requir
 
 func main() {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "sessionmcp", Version: "1.0.0"}, &mcp.ServerOptions{
-		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{ListChanged: true}, Prompts: &mcp.PromptCapabilities{}},
+		Capabilities:            &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{ListChanged: true}, Prompts: &mcp.PromptCapabilities{}},
+		InitializedHandler:      func(_ context.Context, req *mcp.InitializedRequest) { keepRoots(req.Session) },
+		RootsListChangedHandler: func(_ context.Context, req *mcp.RootsListChangedRequest) { keepRoots(req.Session) },
 	})
 	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -78,6 +105,12 @@ func main() {
 		_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: "hanging"})
 		<-ctx.Done()
 		return nil, ctx.Err()
+	})
+	srv.AddTool(&mcp.Tool{Name: "kept_roots", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		mu.Lock()
+		b, _ := json.Marshal(map[string]any{"roots": kept, "asked": asked})
+		mu.Unlock()
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil
 	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "retool"}, func(_ context.Context, _ *mcp.CallToolRequest, a retoolArgs) (*mcp.CallToolResult, any, error) {
 		switch a.Whoami {
