@@ -561,16 +561,7 @@ func TestAdapterEnvironment(t *testing.T) {
 // TestAdapterRemoteServer reaches a streamable-HTTP server on loopback
 // with the declared headers.
 func TestAdapterRemoteServer(t *testing.T) {
-	s := mcp.NewServer(&mcp.Implementation{Name: "remote", Version: "2.0.0"}, nil)
-	type in struct {
-		Name string `json:"name"`
-	}
-	type out struct {
-		Greeting string `json:"greeting"`
-	}
-	mcp.AddTool(s, &mcp.Tool{Name: "hello", Description: "Greets."}, func(_ context.Context, _ *mcp.CallToolRequest, i in) (*mcp.CallToolResult, out, error) {
-		return nil, out{Greeting: "hello " + i.Name}, nil
-	})
+	s := helloServer("remote", "2.0.0")
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
 	url := testkit.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer k1" {

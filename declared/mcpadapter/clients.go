@@ -132,15 +132,15 @@ func (o *ownTools) changed() {
 type clients struct {
 	mu       sync.Mutex
 	by       map[*mcpsession.Session]*upstream
-	busy     map[*mcpsession.Session]int      // requests of each client in flight (hold)
-	shared   map[*mcpsession.Session]bool     // clients once served by the shared session for want of a place, until they end: true since their last own session
-	uses     uint64                           // holds so far (upstream.used)
-	warned   bool                             // the shared session's serving of a client for want of a place was logged
-	heldKeys map[string]bool                  // keys whose holding of their share was logged (heldToShare)
-	reclaims *rate.Limiter                    // places reclaimed (placeFor): MaxSessions at once, then reclaimRate a second; made on first use
-	exits    map[*mcpsession.Session]ownExits // how each client's own sessions ended by themselves (ownexit.go), until the client ends
-	closed   bool                             // Run ended or Kill: no new ones
-	ended    chan struct{}                    // closed with closed set (made by upstreamOf, sessionlessFor)
+	busy     map[*mcpsession.Session]int  // requests of each client in flight (hold)
+	shared   map[*mcpsession.Session]bool // clients once served by the shared session for want of a place, until they end: true since their last own session
+	uses     uint64                       // holds so far (upstream.used)
+	warned   bool                         // the shared session's serving of a client for want of a place was logged
+	heldKeys map[string]bool              // keys whose holding of their share was logged (heldToShare)
+	reclaims *rate.Limiter                // places reclaimed (placeFor): MaxSessions at once, then reclaimRate a second; made on first use
+	exits    map[*mcpsession.Session]int  // each client's own sessions' consecutive quick ends (ownexit.go: ownExited), until the client ends
+	closed   bool                         // Run ended or Kill: no new ones
+	ended    chan struct{}                // closed with closed set (made by upstreamOf, sessionlessFor)
 
 	sessionless sessionless // the session of SessionlessRevision (sessionless.go)
 }

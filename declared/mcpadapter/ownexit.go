@@ -37,12 +37,6 @@ const ownStableRun = 10 * time.Second
 // ownRestartMax caps ownRestartDelay.
 const ownRestartMax = 10 * time.Second
 
-// ownExits is how a client's own sessions ended by themselves so far.
-type ownExits struct {
-	n  int       // consecutive ends of sessions that ran under ownStableRun
-	at time.Time // when the last ended
-}
-
 // ownRestartDelay is the wait before the client's own session that
 // follows n consecutive quick exits starts: none for n ≤ 1, then
 // 250 ms·2^(n-2), at most ownRestartMax.
@@ -60,7 +54,7 @@ func ownRestartDelay(n int) time.Duration {
 // restartDelay is the wait before sess's new own session starts, after
 // the ends recorded (ownExited); under clients.mu.
 func (a *Adapter) restartDelay(sess *mcpsession.Session) time.Duration {
-	return ownRestartDelay(a.clients.exits[sess].n)
+	return ownRestartDelay(a.clients.exits[sess])
 }
 
 // ownExited records that u, sess's own session connected at since,
@@ -72,20 +66,19 @@ func (a *Adapter) ownExited(sess *mcpsession.Session, u *upstream, since time.Ti
 		delete(a.clients.by, sess)
 	}
 	if a.clients.exits == nil {
-		a.clients.exits = map[*mcpsession.Session]ownExits{}
+		a.clients.exits = map[*mcpsession.Session]int{}
 	}
-	e, known := a.clients.exits[sess]
+	n, known := a.clients.exits[sess]
 	if !known {
 		go a.forgetExits(sess, a.clients.ended)
 	}
 	if time.Since(since) >= ownStableRun {
-		e.n = 0
+		n = 0
 	}
-	e.n++
-	e.at = time.Now()
-	a.clients.exits[sess] = e
+	n++
+	a.clients.exits[sess] = n
 	a.ownRestarts.Add(1)
-	return e.n
+	return n
 }
 
 // ClientRestarts implements pluginsdk.ClientRestarter: how many of the

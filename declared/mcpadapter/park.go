@@ -110,18 +110,11 @@ func (a *Adapter) wake(done chan struct{}) {
 func (a *Adapter) reconnect() (*mcp.ClientSession, *process, error) {
 	ictx, cancel := a.initContext(context.Background())
 	defer cancel()
-	t, proc, err := transport(a.launch, a.opts, a.lose)
+	t, proc, err := a.sharedTransport()
 	if err != nil {
 		return nil, nil, fmt.Errorf("MCP server %q: %w", a.launch.Name, err)
 	}
-	proc.tap = a.tapTaskStatus(a.relay.tap)
-	a.proc.Store(proc)
-	kill := context.AfterFunc(ictx, proc.kill)
-	cs, err := a.initialize(ictx, t, ProtocolVersion)
-	if !kill() && err == nil {
-		_ = cs.Close()
-		err = ictx.Err()
-	}
+	cs, err := a.initializeBefore(ictx, t, proc, ProtocolVersion)
 	if err != nil {
 		return nil, nil, a.connectError(context.Background(), ictx, proc, err)
 	}

@@ -142,14 +142,10 @@ func (a *Adapter) connect(ctx context.Context) (*mcp.ClientSession, *process, er
 	defer close(a.ready)
 	ictx, cancel := a.initContext(ctx)
 	defer cancel()
-	t, proc, err := transport(a.launch, a.opts, a.lose)
+	t, proc, err := a.sharedTransport()
 	if err != nil {
 		a.err = fmt.Errorf("MCP server %q: %w", a.launch.Name, err)
 		return nil, nil, a.err
-	}
-	if proc != nil {
-		proc.tap = a.tapTaskStatus(a.relay.tap)
-		a.proc.Store(proc)
 	}
 	kill := context.AfterFunc(ictx, proc.kill) // a server that does not answer in time
 	cs, t, err := a.open(ictx, t)
@@ -191,6 +187,18 @@ func (a *Adapter) connect(ctx context.Context) (*mcp.ClientSession, *process, er
 // falls back to initialize of ProtocolVersion itself, as the SDK's client
 // alone does. Errors: the transport's, initialize's, ictx's.
 func (a *Adapter) discover(ictx context.Context) (*mcp.ClientSession, *process, error) {
+	t, proc, err := a.sharedTransport()
+	if err != nil {
+		return nil, nil, err
+	}
+	cs, err := a.initializeBefore(ictx, t, proc, SessionlessRevision)
+	return cs, proc, err
+}
+
+// sharedTransport is the transport of a new shared session
+// (transport): for a command, its process started, which a.proc then
+// holds, its task statuses tapped (tapTaskStatus). Errors: transport's.
+func (a *Adapter) sharedTransport() (mcp.Transport, *process, error) {
 	t, proc, err := transport(a.launch, a.opts, a.lose)
 	if err != nil {
 		return nil, nil, err
@@ -199,13 +207,20 @@ func (a *Adapter) discover(ictx context.Context) (*mcp.ClientSession, *process, 
 		proc.tap = a.tapTaskStatus(a.relay.tap)
 		a.proc.Store(proc)
 	}
+	return t, proc, nil
+}
+
+// initializeBefore is initialize of version on t, proc (nil for a URL)
+// killed when ictx ends first; a session that was made as ictx ended is
+// closed and ictx's error returned.
+func (a *Adapter) initializeBefore(ictx context.Context, t mcp.Transport, proc *process, version string) (*mcp.ClientSession, error) {
 	kill := context.AfterFunc(ictx, proc.kill)
-	cs, err := a.initialize(ictx, t, SessionlessRevision)
+	cs, err := a.initialize(ictx, t, version)
 	if !kill() && err == nil {
 		_ = cs.Close()
 		err = ictx.Err()
 	}
-	return cs, proc, err
+	return cs, err
 }
 
 // revisionRefused reports whether err, initialize's, is the server's

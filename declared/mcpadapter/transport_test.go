@@ -38,16 +38,7 @@ func TestServerEnv(t *testing.T) {
 // event streams opened.
 func sseServer(t *testing.T) (url string, gets *atomic.Int32) {
 	t.Helper()
-	s := mcp.NewServer(&mcp.Implementation{Name: "legacy", Version: "0.9.0"}, nil)
-	type in struct {
-		Name string `json:"name"`
-	}
-	type out struct {
-		Greeting string `json:"greeting"`
-	}
-	mcp.AddTool(s, &mcp.Tool{Name: "hello", Description: "Greets."}, func(_ context.Context, _ *mcp.CallToolRequest, i in) (*mcp.CallToolResult, out, error) {
-		return nil, out{Greeting: "hello " + i.Name}, nil
-	})
+	s := helloServer("legacy", "0.9.0")
 	h := mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return s }, nil)
 	gets = &atomic.Int32{}
 	base := testkit.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -177,7 +168,7 @@ func logged(t *testing.T, s *mcp.Server) (url string, l *postLog) {
 // that speaks ProtocolVersion too gets the shared session in
 // ProtocolVersion (initialize), and its tools serve.
 func TestURLServerAskedWithDiscoverFirst(t *testing.T) {
-	url, l := logged(t, helloServer())
+	url, l := logged(t, helloServer("both", "1.0.0"))
 	r := start(t, decl.Launch{Name: "both", Server: decl.MCPServer{URL: url}}, Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
@@ -201,9 +192,10 @@ func TestURLServerAskedWithDiscoverFirst(t *testing.T) {
 	}
 }
 
-// helloServer is an MCP server with one tool, "hello".
-func helloServer() *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: "both", Version: "1.0.0"}, nil)
+// helloServer is an MCP server named name at version with one tool,
+// "hello" ({"name": STRING} → {"greeting": "hello " + name}).
+func helloServer(name, version string) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: name, Version: version}, nil)
 	type in struct {
 		Name string `json:"name"`
 	}
