@@ -13,11 +13,11 @@ import "bytes"
 // (for a top-level array, CheckFolded of each element), found by one scan
 // that builds no value. It may also report false when it cannot tell
 // without decoding: a member name with an escape, or a name that is not
-// ASCII where names are compared ignoring case. A caller that gets false
+// ASCII where names are compared ignoring case, or more than
+// maxOpenNames names in the objects open at one point. A caller that gets false
 // decodes with Decode and CheckFolded for the answer and the error.
 func Clean(b []byte, nested ...string) bool {
-	var keys [64]span
-	c := cleaner{d: decoder{data: b, skip: true}, nested: nested, keys: keys[:0]}
+	c := cleaner{d: decoder{data: b, skip: true}, nested: nested}
 	c.d.skipSpace()
 	if c.d.pos >= len(b) {
 		return false
@@ -44,9 +44,33 @@ type cleaner struct {
 	d      decoder
 	nested []string
 	// keys holds the member names of the objects open around the scan,
-	// as offsets into d.data, innermost last; each object uses the slice
+	// as offsets into d.data, innermost last; each object uses the names
 	// from its own start.
-	keys []span
+	keys keyStack
+}
+
+// keyStack is a stack of at most maxOpenNames names, kept in the
+// cleaner itself so that a scan allocates nothing (a slice appended to
+// through the cleaner's pointer, or one it holds, would be moved to the
+// heap, with the caller's nested names).
+type keyStack struct {
+	names [maxOpenNames]span
+	n     int
+}
+
+// maxOpenNames is the most member names the objects open around Clean's
+// scan may have together (2 KiB of offsets); past them Clean reports
+// false and its caller decodes.
+const maxOpenNames = 128
+
+// push adds k on top; false when the stack is full.
+func (s *keyStack) push(k span) bool {
+	if s.n == len(s.names) {
+		return false
+	}
+	s.names[s.n] = k
+	s.n++
+	return true
 }
 
 // span is the content of a string: data[start:end], quotes excluded.
@@ -132,8 +156,8 @@ func (c *cleaner) object(folded, message bool) bool {
 	if d.open() != nil {
 		return false
 	}
-	base := len(c.keys)
-	defer func() { c.keys = c.keys[:base] }()
+	base := c.keys.n
+	defer func() { c.keys.n = base }()
 	var seen map[string]struct{} // past smallObject members
 	if d.data[d.pos] == '}' {
 		d.pos++
@@ -153,10 +177,11 @@ func (c *cleaner) object(folded, message bool) bool {
 		if !plain(name) || folded && !ascii(name) {
 			return false // an escape, or invalid UTF-8 that decodes to U+FFFD
 		}
-		n := len(c.keys) - base
+		n := c.keys.n - base
 		switch {
 		case n < smallObject:
-			for _, o := range c.keys[base:] {
+			for i := base; i < c.keys.n; i++ {
+				o := c.keys.names[i]
 				if o2 := d.data[o.start:o.end]; bytes.Equal(o2, name) || folded && bytes.EqualFold(o2, name) {
 					return false
 				}
@@ -164,8 +189,8 @@ func (c *cleaner) object(folded, message bool) bool {
 		default:
 			if seen == nil {
 				seen = make(map[string]struct{}, 2*smallObject)
-				for _, o := range c.keys[base:] {
-					seen[c.key(o, folded)] = struct{}{}
+				for i := base; i < c.keys.n; i++ {
+					seen[c.key(c.keys.names[i], folded)] = struct{}{}
 				}
 			}
 			key := c.key(k, folded)
@@ -174,7 +199,9 @@ func (c *cleaner) object(folded, message bool) bool {
 			}
 			seen[key] = struct{}{}
 		}
-		c.keys = append(c.keys, k)
+		if !c.keys.push(k) {
+			return false // too many names to hold: the caller decodes
+		}
 		if d.expect(':', "") != nil {
 			return false
 		}

@@ -54,6 +54,11 @@ func TestClean(t *testing.T) {
 		{many(40, ""), true},
 		{many(40, `"k7":0,`), false},
 		{many(40, `"K7":0,`), false},
+		{many(120, ""), true}, // up to maxOpenNames, in the cleaner itself
+		{many(120, `"k90":0,`), false},
+		{many(200, ""), false}, // past them: the caller decodes
+		{`{"a":{` + strings.Repeat(`"x":{`, 70) + `"y":1,"y":2` + strings.Repeat(`}`, 70) + `}}`, false},
+		{`{"a":{` + strings.Repeat(`"x":{`, 70) + `"y":1,"z":2` + strings.Repeat(`}`, 70) + `}}`, true},
 		{`{"method":"a","method":"b"}`, false},
 		{`{"method":"a","Method":"b"}`, false},
 		{`{"params":{"name":"a","NAME":"b"}}`, false},
@@ -73,6 +78,19 @@ func TestClean(t *testing.T) {
 		if slow := slowClean([]byte(c.in), "params"); got && !slow {
 			t.Errorf("Clean(%.80q) is true where Decode and CheckFolded fail", c.in)
 		}
+	}
+}
+
+// TestCleanAllocatesNothing: the scan of a message (the check of every
+// /mcp POST) allocates nothing; its names stay in the cleaner.
+func TestCleanAllocatesNothing(t *testing.T) {
+	msg := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"data":"abc","n":[1,2,{"x":true}]},"_meta":{"progressToken":7}}}`)
+	if n := testing.AllocsPerRun(100, func() {
+		if !Clean(msg, "params") {
+			t.Fatal("Clean = false")
+		}
+	}); n != 0 {
+		t.Errorf("Clean allocates %v times per message, want 0", n)
 	}
 }
 
