@@ -3,8 +3,11 @@
 // limit. It is the one place that decides; the others ask it:
 //
 //   - Guard.Middleware authenticates every HTTP request (Authorization:
-//     Bearer KEY, compared in constant time) and puts the key's Grant
-//     into the request's context, or answers HTTP 401.
+//     Bearer KEY, compared in constant time; with Config.OAuth also an
+//     OAuth access token, validated by package oauth and granted by the
+//     keys file's "tokens" rules, TokenRule) and puts the key's or the
+//     token principal's Grant into the request's context, or answers
+//     HTTP 401 (403 insufficient_scope for a token granted nothing).
 //   - Allowed(ctx, plugin, function) is the predicate. The host's call
 //     path asks it where a function name is routed (host/call.go,
 //     lookup), so a function the key may not call is answered exactly
@@ -47,6 +50,9 @@ type Grant struct {
 	// context.Background for keys that are never reloaded.
 	life   context.Context
 	revoke context.CancelFunc
+	// principal is the token's caller for a grant of an access token
+	// (Guard.token), nil for a key's.
+	principal *Principal
 }
 
 // Revoked returns a channel closed when the grant is no longer in force
