@@ -30,7 +30,9 @@
 // Admin: POST /admin/rotate with "Authorization: Bearer $OIDC_ADMIN_TOKEN"
 // makes a new RS256 signing key, which signs every token from then on; the
 // JWKS lists the new key first and keeps the previous one (so tokens already
-// issued still verify). It answers {"kid": NEW}. Without OIDC_ADMIN_TOKEN
+// issued still verify). It answers {"kid": NEW}. POST /admin/default-resource
+// with a resource URL as the body makes it the resource of token requests
+// that name none. Without OIDC_ADMIN_TOKEN
 // the admin routes answer 404.
 import http from 'node:http';
 import crypto from 'node:crypto';
@@ -106,7 +108,7 @@ function configuration(keys) {
       revocation: { enabled: true },
       resourceIndicators: {
         enabled: true,
-        defaultResource: async (_ctx, _client, oneOf) => oneOf,
+        defaultResource: async (_ctx, _client, oneOf) => oneOf || defaultResource,
         useGrantedResource: async () => true,
         getResourceServerInfo: async (_ctx, resource) => {
           if (!RESOURCE.test(resource)) {
@@ -130,6 +132,11 @@ await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
 const issuer = `http://127.0.0.1:${server.address().port}`;
 
 let keys = [await newKey()];
+// The resource of a token request that names none (POST
+// /admin/default-resource sets it): some clients send no resource parameter
+// (RFC 8707) with the client credentials grant, as an authorization server
+// with a default audience per client (Auth0, Entra) then serves them.
+let defaultResource;
 function start() {
   const p = new Provider(issuer, configuration(keys));
   p.on('server_error', (_ctx, err) => console.error('oidc-provider server_error:', err));
@@ -156,6 +163,19 @@ function admin(req, res) {
   }
   if (req.method === 'POST' && req.url === '/admin/rotate') {
     rotate(res).catch((err) => { res.writeHead(500).end(String(err)); });
+    return;
+  }
+  if (req.method === 'POST' && req.url === '/admin/default-resource') {
+    let body = '';
+    req.on('data', (c) => { body += c; });
+    req.on('end', () => {
+      if (!RESOURCE.test(body)) {
+        res.writeHead(400).end(`not http://127.0.0.1:PORT/mcp: ${body}`);
+        return;
+      }
+      defaultResource = body;
+      res.writeHead(204).end();
+    });
     return;
   }
   res.writeHead(404).end();

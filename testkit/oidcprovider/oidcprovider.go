@@ -201,7 +201,31 @@ func (p *Provider) clientCredentials(c Client, scopes []string, resource string)
 // the new key's kid.
 func (p *Provider) RotateKeys(t testing.TB) string {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, p.Issuer+"/admin/rotate", nil)
+	resp := p.adminPost(t, "/admin/rotate", "")
+	defer resp.Body.Close()
+	var out struct{ Kid string }
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != http.StatusOK || out.Kid == "" {
+		t.Fatalf("rotate keys: %d %v %+v", resp.StatusCode, err, out)
+	}
+	return out.Kid
+}
+
+// SetDefaultResource makes resource (http://127.0.0.1:PORT/mcp) the
+// resource (RFC 8707) of the token requests that name none, as an
+// authorization server's default audience for its clients.
+func (p *Provider) SetDefaultResource(t testing.TB, resource string) {
+	t.Helper()
+	resp := p.adminPost(t, "/admin/default-resource", resource)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("set default resource %s: %d", resource, resp.StatusCode)
+	}
+}
+
+// adminPost posts body to provider.mjs's admin route path.
+func (p *Provider) adminPost(t testing.TB, path, body string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, p.Issuer+path, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,12 +234,7 @@ func (p *Provider) RotateKeys(t testing.TB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	var out struct{ Kid string }
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != http.StatusOK || out.Kid == "" {
-		t.Fatalf("rotate keys: %d %v %+v", resp.StatusCode, err, out)
-	}
-	return out.Kid
+	return resp
 }
 
 // Logs returns what the provider wrote on stderr so far.
