@@ -60,7 +60,7 @@ func runCommand() *cli.Command {
 			"the host does not start when Redis does not answer within 10 s", EnvVars: []string{"OPENTOOL_TASK_STORE"}, Action: taskStore},
 		&cli.BoolFlag{Name: "insecure-no-auth", Usage: "serve without API keys although --addr is not loopback (e.g. behind a proxy that authenticates): anyone who reaches the port may call every tool. Without it, such an --addr needs --api-key or --api-keys-file"},
 	}
-	flags = hostflags.Flags("info", slices.Concat(flags, taskFlags(), toolSearchFlags())...)
+	flags = hostflags.Flags("info", slices.Concat(flags, oauthFlags(), taskFlags(), toolSearchFlags())...)
 	return &cli.Command{
 		Name:      "run",
 		Usage:     "start every plugin in --dir and serve their functions over HTTP",
@@ -98,6 +98,8 @@ var serveCategories = map[string]string{
 	"task-store": "Tasks", "task-after": "Tasks", "task-ttl": "Tasks", "task-lease": "Tasks",
 	"task-max-per-key": "Tasks", "task-max-bytes-per-key": "Tasks",
 	"tool-search": "Tool search", "tool-search-threshold": "Tool search",
+	"oauth-issuer": "OAuth", "oauth-resource": "OAuth", "oauth-introspection": "OAuth",
+	"oauth-introspection-client": "OAuth", "oauth-introspection-secret-file": "OAuth",
 }
 
 // runAction turns run's flags into the front door's configuration
@@ -120,6 +122,10 @@ func runAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	oauthCfg, err := oauthConfig(c, hcfg.Secrets)
+	if err != nil {
+		return err
+	}
 	// Signals are caught from here on: one that arrives while the
 	// plugins start waits in sigs for Serve (before, SIGINT right after
 	// "serving" could kill the process with its default action).
@@ -127,7 +133,7 @@ func runAction(c *cli.Context) error {
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	srv, err := frontdoor.New(frontdoor.Config{
 		Host: hcfg, Addr: c.String("addr"), Version: version.Version,
-		APIKeys: keys, APIKeysFile: c.String("api-keys-file"), InsecureNoAuth: c.Bool("insecure-no-auth"),
+		APIKeys: keys, APIKeysFile: c.String("api-keys-file"), InsecureNoAuth: c.Bool("insecure-no-auth"), OAuth: oauthCfg,
 		AllowedHosts: c.StringSlice("allowed-host"), AllowedOrigins: c.StringSlice("allowed-origin"),
 		MaxBodyBytes: c.Int64("max-body"), ReadTimeout: c.Duration("read-timeout"), WriteTimeout: c.Duration("write-timeout"),
 		MaxStreams: c.Int("max-streams"), MaxStreamsPerKey: c.Int("max-streams-per-key"),

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/access"
 )
 
 // BufferLines is how many lines may wait for the writer.
@@ -31,16 +32,20 @@ const maxFunction = 128
 
 // Line is one audit line.
 type Line struct {
-	Time        time.Time `json:"time"`
-	Key         string    `json:"key,omitempty"`
-	FrontEnd    string    `json:"front_end,omitempty"`
-	Function    string    `json:"function"`
-	Plugin      string    `json:"plugin,omitempty"`
-	DurationMS  float64   `json:"duration_ms"`
-	Outcome     string    `json:"outcome"`
-	ArgBytes    int       `json:"arg_bytes"`
-	ResultBytes int64     `json:"result_bytes"`
-	Items       int       `json:"items"`
+	Time time.Time `json:"time"`
+	Key  string    `json:"key,omitempty"`
+	// Principal is the OAuth access token's caller (issuer, sub,
+	// client_id) when the call came with a token; Key is then its
+	// principal name, oauth:SUB@ISSUER-HOST.
+	Principal   *access.Principal `json:"principal,omitempty"`
+	FrontEnd    string            `json:"front_end,omitempty"`
+	Function    string            `json:"function"`
+	Plugin      string            `json:"plugin,omitempty"`
+	DurationMS  float64           `json:"duration_ms"`
+	Outcome     string            `json:"outcome"`
+	ArgBytes    int               `json:"arg_bytes"`
+	ResultBytes int64             `json:"result_bytes"`
+	Items       int               `json:"items"`
 }
 
 // Log is an open audit log.
@@ -87,7 +92,7 @@ func (l *Log) write(w io.Writer) {
 
 // Observe queues the line of one finished call; plug it into
 // host.Config.OnCall. It never blocks: a full buffer drops the line.
-func (l *Log) Observe(_ context.Context, r host.CallRecord) {
+func (l *Log) Observe(ctx context.Context, r host.CallRecord) {
 	outcome := "ok"
 	if r.Kind != "" {
 		outcome = string(r.Kind)
@@ -97,7 +102,8 @@ func (l *Log) Observe(_ context.Context, r host.CallRecord) {
 		fn = fn[:maxFunction] + "…"
 	}
 	line := Line{Time: r.Start.UTC(), Key: r.Caller.Key, FrontEnd: r.Caller.FrontEnd, Function: fn, Plugin: r.Plugin,
-		DurationMS: float64(r.Duration.Microseconds()) / 1000, Outcome: outcome, ArgBytes: r.ArgBytes, ResultBytes: r.ResultBytes, Items: r.Items}
+		DurationMS: float64(r.Duration.Microseconds()) / 1000, Outcome: outcome, ArgBytes: r.ArgBytes, ResultBytes: r.ResultBytes, Items: r.Items,
+		Principal: access.GrantFrom(ctx).Principal()}
 	select {
 	case l.ch <- line:
 	default:

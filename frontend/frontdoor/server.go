@@ -45,6 +45,8 @@ type Config struct {
 	// allows); APIKeysFile is --api-keys-file (access.Config.File).
 	APIKeys     []string
 	APIKeysFile string
+	// OAuth also accepts OAuth access tokens (OAuthConfig).
+	OAuth OAuthConfig
 	// InsecureNoAuth allows serving without keys beyond loopback.
 	InsecureNoAuth bool
 	// AllowedHosts and AllowedOrigins extend the request guard
@@ -144,13 +146,6 @@ func New(cfg Config) (_ *Server, err error) {
 		}
 		s.undo = append(s.undo, func() { _ = s.obs.audit.Close() })
 	}
-	s.guard, err = access.New(access.Config{Keys: cfg.APIKeys, File: cfg.APIKeysFile, Logger: s.log.Named("access"),
-		Tag: func(ctx context.Context, name string) context.Context {
-			return host.WithCaller(ctx, host.Caller{Key: name})
-		}})
-	if err != nil {
-		return nil, &ConfigError{err}
-	}
 	if s.ln, err = net.Listen("tcp", cfg.Addr); err != nil {
 		if errors.Is(err, syscall.EADDRINUSE) {
 			return nil, fmt.Errorf("listen: %s is in use by another process: stop it, or serve on another address with --addr HOST:PORT (make run ADDR=HOST:PORT)", cfg.Addr)
@@ -158,6 +153,17 @@ func New(cfg Config) (_ *Server, err error) {
 		return nil, fmt.Errorf("listen: %w", err)
 	}
 	s.undo = append(s.undo, func() { _ = s.ln.Close() })
+	verifier, err := cfg.OAuth.verifier(s.ln.Addr())
+	if err != nil {
+		return nil, &ConfigError{err}
+	}
+	s.guard, err = access.New(access.Config{Keys: cfg.APIKeys, File: cfg.APIKeysFile, Logger: s.log.Named("access"), OAuth: verifier,
+		Tag: func(ctx context.Context, name string) context.Context {
+			return host.WithCaller(ctx, host.Caller{Key: name})
+		}})
+	if err != nil {
+		return nil, &ConfigError{err}
+	}
 	if err := exposure(s.ln.Addr(), s.guard.Enabled(), cfg.InsecureNoAuth); err != nil {
 		return nil, &ConfigError{fmt.Errorf("--addr %s: %w", cfg.Addr, err)}
 	}
@@ -302,7 +308,7 @@ func NewFront(ctx context.Context, h *host.Host, listen net.Addr, guard *access.
 	mo := c.MCP
 	mo.MaxBodyBytes, mo.WriteTimeout = c.MaxBodyBytes, c.WriteTimeout
 	o := otc.New(h, otc.Config{MaxBodyBytes: c.MaxBodyBytes, MaxResultBytes: c.Host.MaxResultBytes, Logger: log.Named("otc"), WriteTimeout: c.WriteTimeout})
-	routes := slices.Concat(api.Routes(), o.Routes(), mcps.Handler(mo).Routes(), m.Routes(), ui.Routes())
+	routes := slices.Concat(api.Routes(), o.Routes(), mcps.Handler(mo).Routes(), m.Routes(), ui.Routes(), mcpapi.MetadataRoutes(guard))
 	chain := Chain{
 		Trace:     traced(),
 		Readiness: ready,

@@ -27,6 +27,9 @@ import (
 type File struct {
 	// Keys are the accepted keys, each with what it may call.
 	Keys []KeyDecl `json:"keys"`
+	// Tokens are the rules that grant OAuth access tokens (--oauth-issuer)
+	// what they may call, by scope and by claim (TokenRule). Optional.
+	Tokens []TokenRule `json:"tokens,omitempty"`
 }
 
 // KeyDecl is one key of a File.
@@ -101,6 +104,9 @@ func parseTree(h *strictjson.HandWritten) (*File, error) {
 			return nil, strictjson.TypeFault(p, err)
 		}
 	}
+	if f.Tokens, err = parseTokens(tree.(map[string]any)["tokens"]); err != nil {
+		return nil, err
+	}
 	return f, f.check()
 }
 
@@ -134,7 +140,7 @@ func (f *File) check() error {
 		}
 		sums[sum] = i
 	}
-	return nil
+	return checkTokens(f.Tokens)
 }
 
 // check checks one entry at path p.
@@ -152,21 +158,35 @@ func (k *KeyDecl) check(p string) error {
 			return &Fault{Path: p + ".sha256", Message: "must be 64 hex digits (the sha256 of the key)"}
 		}
 	}
-	if k.Allow == nil {
+	if err := checkAllow(p, k.Allow); err != nil {
+		return err
+	}
+	return checkRate(p, k.Rate)
+}
+
+// checkAllow checks the "allow" of the entry at path p (required).
+func checkAllow(p string, allow *[]string) error {
+	if allow == nil {
 		return &Fault{Path: p + ".allow", Message: `is required: [] allows nothing, ["*"] everything`}
 	}
-	for j, pat := range *k.Allow {
+	for j, pat := range *allow {
 		if err := checkPattern(pat); err != nil {
 			return &Fault{Path: fmt.Sprintf("%s.allow[%d]", p, j), Message: err.Error()}
 		}
 	}
-	if r := k.Rate; r != nil {
-		if !(r.PerSecond > 0) || math.IsInf(r.PerSecond, 0) {
-			return &Fault{Path: p + ".rate.per_second", Message: "must be a number above 0"}
-		}
-		if r.Burst < 0 {
-			return &Fault{Path: p + ".rate.burst", Message: "must be at least 1"}
-		}
+	return nil
+}
+
+// checkRate checks the "rate" of the entry at path p (nil: none).
+func checkRate(p string, r *Rate) error {
+	if r == nil {
+		return nil
+	}
+	if !(r.PerSecond > 0) || math.IsInf(r.PerSecond, 0) {
+		return &Fault{Path: p + ".rate.per_second", Message: "must be a number above 0"}
+	}
+	if r.Burst < 0 {
+		return &Fault{Path: p + ".rate.burst", Message: "must be at least 1"}
 	}
 	return nil
 }

@@ -47,6 +47,9 @@ type Grant struct {
 	// context.Background for keys that are never reloaded.
 	life   context.Context
 	revoke context.CancelFunc
+	// principal is the token's caller for a grant of an access token
+	// (Guard.token), nil for a key's.
+	principal *Principal
 }
 
 // Revoked returns a channel closed when the grant is no longer in force

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/opentool-host/opentool-host/host/access/oauth"
 	"github.com/opentool-host/opentool-host/internal/strictjson"
 )
 
@@ -39,6 +41,11 @@ type Config struct {
 	// and the key's name, and returns the context the request goes on
 	// with (the command puts the name into host.Caller for call records).
 	Tag func(ctx context.Context, keyName string) context.Context
+	// OAuth, when set, also accepts OAuth access tokens it validates
+	// (--oauth-issuer): a bearer value that is no key and is a JWS (or
+	// any, with introspection) is a token, granted by the keys file's
+	// "tokens" rules (TokenRule). Authentication is then on.
+	OAuth *oauth.Verifier
 }
 
 // Guard holds the accepted keys and their grants. Authentication is on
@@ -60,9 +67,14 @@ type entry struct {
 	grant *Grant
 }
 
-// keySet is the keys in force; immutable.
+// keySet is the keys and token rules in force; immutable but for the
+// grants of principals, made at their first request.
 type keySet struct {
 	entries []entry
+	rules   []TokenRule
+	// principals are the grants of tokens (tokenGrant), shared with the
+	// next set while the rules stay the same.
+	principals *principals
 }
 
 // New returns the Guard of cfg, reading cfg.File when set. Errors: the
@@ -81,7 +93,7 @@ func New(cfg Config) (*Guard, error) {
 		n++
 		g.plain = append(g.plain, entry{sum: sha256.Sum256([]byte(k)), grant: newGrant("api-key-"+strconv.Itoa(n), []string{"*"}, nil)})
 	}
-	set := &keySet{entries: g.plain}
+	set := &keySet{entries: g.plain, principals: &principals{}}
 	if cfg.File != "" {
 		data, err := os.ReadFile(cfg.File)
 		if err != nil {
@@ -97,7 +109,9 @@ func New(cfg Config) (*Guard, error) {
 }
 
 // Enabled reports whether requests need a key.
-func (g *Guard) Enabled() bool { return g != nil && (len(g.plain) > 0 || g.cfg.File != "") }
+func (g *Guard) Enabled() bool {
+	return g != nil && (len(g.plain) > 0 || g.cfg.File != "" || g.cfg.OAuth != nil)
+}
 
 // Names returns the names of the keys in force, plain keys first.
 func (g *Guard) Names() []string {
@@ -133,7 +147,10 @@ func (g *Guard) build(data []byte, old *keySet) (*keySet, error) {
 			olds[e.sum] = e.grant
 		}
 	}
-	set := &keySet{entries: append([]entry(nil), g.plain...)}
+	set := &keySet{entries: append([]entry(nil), g.plain...), rules: f.Tokens, principals: &principals{}}
+	if old != nil && reflect.DeepEqual(old.rules, f.Tokens) {
+		set.principals = old.principals
+	}
 	for i := range f.Keys {
 		k := &f.Keys[i]
 		e := entry{sum: k.sum(), grant: newGrantLife(k.Name, *k.Allow, k.Rate, true)}
@@ -165,6 +182,9 @@ func revokeDropped(old, set *keySet) {
 		if !kept[e.grant] && e.grant.revoke != nil {
 			e.grant.revoke()
 		}
+	}
+	if old.principals != set.principals {
+		old.principals.revokeAll()
 	}
 }
 
@@ -315,20 +335,31 @@ var (
 
 // Middleware returns next behind the keys: a request must carry
 // "Authorization: Bearer KEY" (scheme case-insensitive, RFC 7235) with an
-// accepted KEY, or it gets HTTP 401 with WWW-Authenticate: Bearer and
-// {"error":{"code":401,"message":"unauthorized: ..."}}, which names no
-// key. An accepted request goes on with the key's Grant on its context
-// (GrantFrom) and through Config.Tag. When authentication is off, next
-// is returned as is.
+// accepted KEY, or, with Config.OAuth, an access token the token rules
+// grant something (Guard.token), or it gets HTTP 401 with
+// WWW-Authenticate: Bearer and {"error":{"code":401,"message":
+// "unauthorized: ..."}}, which names no key (with OAuth: the challenge of
+// RFC 9728 §5.1, see challenge; a valid token granted nothing gets 403
+// insufficient_scope, RFC 6750 §3.1). An accepted request goes on with
+// the key's Grant on its context (GrantFrom) and through Config.Tag.
+// When authentication is off, next is returned as is.
 func (g *Guard) Middleware(next http.Handler) http.Handler {
 	if !g.Enabled() {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		token, sent := BearerToken(r.Header.Get("Authorization"))
+		set := g.cur.Load()
 		var gr *Grant
 		if sent {
-			gr = g.cur.Load().grant(token)
+			gr = set.grant(token)
+		}
+		if gr == nil && sent && g.isToken(token) {
+			var err error
+			if gr, err = g.token(r.Context(), set, token); err != nil {
+				g.refuseToken(w, r, set, err)
+				return
+			}
 		}
 		if gr == nil {
 			g.unauthorized(w, r, sent)
@@ -348,12 +379,20 @@ func (g *Guard) unauthorized(w http.ResponseWriter, r *http.Request, sent bool) 
 	h := w.Header()
 	h["Content-Type"] = contentJSON
 	body := unauthorizedMissing
-	if sent {
+	switch {
+	case g.cfg.OAuth != nil && sent:
+		g.refuseToken(w, r, g.cur.Load(), &oauth.Error{Description: "neither an API key nor an access token"})
+		return
+	case g.cfg.OAuth != nil:
+		h["Www-Authenticate"] = []string{g.challenge(g.cur.Load(), nil)}
+	case sent:
 		h["Www-Authenticate"] = wwwAuthInvalid
 		body = unauthorizedInvalid
-		g.cfg.Logger.Debug("request refused: the API key is not valid", "path", r.URL.Path, "remote", r.RemoteAddr)
-	} else {
+	default:
 		h["Www-Authenticate"] = wwwAuthBearer
+	}
+	if sent {
+		g.cfg.Logger.Debug("request refused: the API key is not valid", "path", r.URL.Path, "remote", r.RemoteAddr)
 	}
 	w.WriteHeader(http.StatusUnauthorized)
 	_, _ = w.Write([]byte(body))
