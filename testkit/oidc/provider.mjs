@@ -2,7 +2,8 @@
 // (a certified OpenID Provider) on 127.0.0.1, an ephemeral port.
 //
 // It prints its issuer URL (http://127.0.0.1:PORT) as the first line of
-// stdout once it listens, and serves until stdin closes or SIGTERM.
+// stdout once it listens, and serves until SIGTERM (or until stdin closes,
+// with OIDC_EXIT_WITH_STDIN=1).
 //
 // What it issues: JWT access tokens (RFC 9068, typ at+jwt, RS256) through
 // the resourceIndicators feature (RFC 8707) for any resource
@@ -85,7 +86,10 @@ function configuration(keys) {
     clients,
     jwks: { keys },
     cookies: { keys: [crypto.randomBytes(16).toString('hex')] },
-    scopes: ['openid', 'offline_access'],
+    // The resource's scopes too: a client registering itself names the
+    // scopes it wants (the TypeScript SDK does, SEP-835), and registration
+    // accepts only these.
+    scopes: ['openid', 'offline_access', ...RESOURCE_SCOPES.split(' ')],
     pkce: { required: () => true },
     ttl: { AccessToken: 600, ClientCredentials: 600 },
     extraTokenClaims: async (_ctx, token) => ({ groups: groupsOf(token) }),
@@ -192,5 +196,9 @@ server.on('request', (req, res) => {
 process.stdout.write(`${issuer}\n`);
 const stop = () => server.close(() => process.exit(0));
 process.on('SIGTERM', stop);
-process.stdin.on('end', stop);
-process.stdin.resume();
+// OIDC_EXIT_WITH_STDIN=1 (testkit/oidcprovider sets it): also stop when
+// stdin closes, so that a test killed outright leaves no provider behind.
+if (process.env.OIDC_EXIT_WITH_STDIN === '1') {
+  process.stdin.on('end', stop);
+  process.stdin.resume();
+}

@@ -90,7 +90,7 @@ func Start(t testing.TB) *Provider {
 	p := &Provider{admin: randomHex(t), logs: &testkit.SyncBuffer{}}
 	cmd := exec.Command(node, filepath.Join(dir, "provider.mjs"))
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "OIDC_ADMIN_TOKEN="+p.admin)
+	cmd.Env = append(os.Environ(), "OIDC_ADMIN_TOKEN="+p.admin, "OIDC_EXIT_WITH_STDIN=1")
 	cmd.Stderr = p.logs
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
