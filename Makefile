@@ -105,7 +105,7 @@ deps-conformance:
 deps-desktop-clients:
 	@./scripts/deps-desktop-clients.sh
 
-# For make test, the OAuth tests (testkit/oidcprovider, e2e/oauth*_test.go):
+# For make test, the OAuth tests (testkit/oidcprovider, e2e/oidc*_e2e_test.go):
 # the npm oidc-provider, a certified OpenID Provider run by
 # testkit/oidc/provider.mjs as the tests' authorization server (npm ci into
 # testkit/oidc/node_modules); it runs on the Node 22 of deps-conformance,

@@ -1,5 +1,5 @@
 // The TypeScript SDK's OAuth client against an OAuth-protected /mcp, run by
-// e2e/oauth_e2e_test.go:
+// e2e/oidcclients_e2e_test.go:
 //
 //   node oauthclient.mjs code URL REDIRECT_URL TOOL ARGS_JSON
 //   node oauthclient.mjs client_credentials URL ISSUER CLIENT_ID CLIENT_SECRET TOOL ARGS_JSON

@@ -122,7 +122,7 @@ func forged(t *testing.T, tok string, key *rsa.PrivateKey, edit func(map[string]
 	return input + "." + b64(sig)
 }
 
-// TestOAuthResourceServer: with oidc-provider as --oauth-issuer the host
+// TestOIDCProviderResourceServer: with oidc-provider as --oauth-issuer the host
 // publishes RFC 9728 metadata naming it; a request without a credential
 // gets 401 pointing to it; a client-credentials token (both client
 // authentications) for the host's resource with scope calc lists exactly
@@ -133,7 +133,7 @@ func forged(t *testing.T, tok string, key *rsa.PrivateKey, edit func(map[string]
 // API key keeps working; after key rotation at the issuer new tokens work
 // without a restart (within the 10 s the host waits between two JWKS
 // fetches of one issuer).
-func TestOAuthResourceServer(t *testing.T) {
+func TestOIDCProviderResourceServer(t *testing.T) {
 	p := oidcprovider.Start(t)
 	h := startOAuthHost(t, p)
 
@@ -236,12 +236,12 @@ func TestOAuthResourceServer(t *testing.T) {
 	}
 }
 
-// TestOAuthNoTokenPassthrough: a token's call reaches the plugin, the
+// TestOIDCProviderNoTokenPassthrough: a token's call reaches the plugin, the
 // command-line tool and the audit log as its principal, never as the token:
 // not in a plugin's environment, a plugin's command line, a per-call
 // process's environment or the audit log, which names the principal
 // (oauth:SUB@ISSUER-HOST and principal.iss/sub/client_id).
-func TestOAuthNoTokenPassthrough(t *testing.T) {
+func TestOIDCProviderNoTokenPassthrough(t *testing.T) {
 	p := oidcprovider.Start(t)
 	h := startOAuthHost(t, p)
 	tok := p.ClientCredentialsToken(t, oidcprovider.ClientAdmin, []string{"admin"}, h.resource)

@@ -25,7 +25,7 @@ import (
 // the client. A loopback URI of a native client (RFC 8252 section 7.3).
 const sdkRedirect = "http://127.0.0.1:22010/callback"
 
-// TestOAuthSDKClients: the MCP SDKs' own OAuth clients, given only the
+// TestOIDCProviderSDKClients: the MCP SDKs' own OAuth clients, given only the
 // host's /mcp URL, discover the host from its 401 and RFC 9728 metadata,
 // then oidc-provider, and call add: the Go SDK's AuthorizationCodeHandler
 // (dynamic registration, PKCE, the test as the browser logging alice in)
@@ -33,7 +33,7 @@ const sdkRedirect = "http://127.0.0.1:22010/callback"
 // StreamableHTTPClientTransport with an OAuthClientProvider (the same
 // code flow) and its ClientCredentialsProvider. Each sees exactly the
 // calculator's functions (scope calc, the only one scopes_supported names).
-func TestOAuthSDKClients(t *testing.T) {
+func TestOIDCProviderSDKClients(t *testing.T) {
 	p := oidcprovider.Start(t)
 	h := startOAuthHost(t, p)
 	// The Go SDK's client credentials handler sends no resource (RFC 8707)
