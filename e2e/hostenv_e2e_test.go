@@ -60,11 +60,18 @@ func TestNoHostSettingReachesAPlugin(t *testing.T) {
 	if err := os.WriteFile(keysFile, []byte(`{"keys":[{"name":"env-file","key":"`+fileKey+`","allow":["*"]}]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	secretFile := filepath.Join(t.TempDir(), "introspection-secret")
+	if err := os.WriteFile(secretFile, []byte("introspection-pw-3e81"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	// A value for every setting: one the host starts with.
 	values := map[string]string{
 		"OPENTOOL_ADDR": testkit.FreeAddr(t), "OPENTOOL_API_KEYS": key, "OPENTOOL_API_KEYS_FILE": keysFile,
 		"OPENTOOL_LOG_JSON": "false", "OPENTOOL_LOG_LEVEL": "debug", "OPENTOOL_PLUGIN_DIR": dir,
 		"OPENTOOL_PLUGIN_TRANSPORT": "auto", "OPENTOOL_TASK_STORE": store,
+		"OPENTOOL_OAUTH_ISSUER": "http://127.0.0.1:1", "OPENTOOL_OAUTH_RESOURCE": "http://127.0.0.1:1/mcp",
+		"OPENTOOL_OAUTH_INTROSPECTION": "http://127.0.0.1:1/introspect", "OPENTOOL_OAUTH_INTROSPECTION_CLIENT": "rs",
+		"OPENTOOL_OAUTH_INTROSPECTION_SECRET_FILE": secretFile,
 	}
 	settings := hostSettings(t)
 	if len(settings) < len(values) {
@@ -101,7 +108,8 @@ func TestNoHostSettingReachesAPlugin(t *testing.T) {
 	hp := startHostProc(t, dir, "--task-store", store, "--prefix-collisions")
 	pids := pluginPIDs(t, hp.url, key)
 	leaks := func(who, k, v string) {
-		if slices.Contains(settings, k) || strings.Contains(v, pw) || strings.Contains(v, key) || strings.Contains(v, fileKey) || strings.Contains(v, keysFile) {
+		if slices.Contains(settings, k) || strings.Contains(v, pw) || strings.Contains(v, key) || strings.Contains(v, fileKey) || strings.Contains(v, keysFile) ||
+			strings.Contains(v, "introspection-pw-3e81") || strings.Contains(v, secretFile) {
 			t.Errorf("%s got the host's %s=%s", who, k, v)
 		}
 	}

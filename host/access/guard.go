@@ -124,12 +124,18 @@ func (g *Guard) Names() []string {
 }
 
 // Count returns how many keys are in force (plain keys and the keys
-// file's); 0 for a nil Guard.
+// file's); 0 for a nil Guard. With OAuth it is at least 2: the
+// principals of tokens are callers of their own, who share what is
+// shared per key (MCP session places) as keys do.
 func (g *Guard) Count() int {
 	if g == nil {
 		return 0
 	}
-	return len(g.cur.Load().entries)
+	n := len(g.cur.Load().entries)
+	if g.cfg.OAuth != nil {
+		n = max(n, 2)
+	}
+	return n
 }
 
 // build returns the plain keys and the keys of file data. Limiters of
@@ -354,7 +360,7 @@ func (g *Guard) Middleware(next http.Handler) http.Handler {
 		if sent {
 			gr = set.grant(token)
 		}
-		if gr == nil && sent && g.isToken(token) {
+		if gr == nil && sent && g.cfg.OAuth != nil {
 			var err error
 			if gr, err = g.token(r.Context(), set, token); err != nil {
 				g.refuseToken(w, r, set, err)
@@ -380,9 +386,6 @@ func (g *Guard) unauthorized(w http.ResponseWriter, r *http.Request, sent bool) 
 	h["Content-Type"] = contentJSON
 	body := unauthorizedMissing
 	switch {
-	case g.cfg.OAuth != nil && sent:
-		g.refuseToken(w, r, g.cur.Load(), &oauth.Error{Description: "neither an API key nor an access token"})
-		return
 	case g.cfg.OAuth != nil:
 		h["Www-Authenticate"] = []string{g.challenge(g.cur.Load(), nil)}
 	case sent:

@@ -4,9 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -62,13 +62,6 @@ func (p *principals) revokeAll() {
 	})
 }
 
-// isToken reports whether a bearer value that is no key is to be
-// checked as an access token.
-func (g *Guard) isToken(token string) bool {
-	v := g.cfg.OAuth
-	return v != nil && (v.Introspects() || oauth.LooksLikeJWS(token))
-}
-
 // errNoGrant is token's error for a valid token the rules grant nothing.
 var errNoGrant = errors.New("insufficient_scope")
 
@@ -91,17 +84,20 @@ func (g *Guard) token(ctx context.Context, set *keySet, token string) (*Grant, e
 func (s *keySet) tokenGrant(c *oauth.Claims) *Grant {
 	var matched []int
 	var allow []string
+	key := make([]byte, 0, 128)
 	for i := range s.rules {
 		if s.rules[i].matches(c) {
 			matched = append(matched, i)
 			allow = append(allow, *s.rules[i].Allow...)
+			key = strconv.AppendInt(append(key, ','), int64(i), 10)
 		}
 	}
 	if len(allow) == 0 {
 		return nil
 	}
 	name := c.Principal()
-	return s.principals.grant(fmt.Sprint(name, "\x00", c.Issuer, "\x00", matched), func() *Grant {
+	key = append(append(append(append(key, 0), c.Issuer...), 0), name...)
+	return s.principals.grant(string(key), func() *Grant {
 		gr := newGrantLife(name, allow, s.rateOf(matched), true)
 		gr.principal = &Principal{Issuer: c.Issuer, Subject: c.Subject, ClientID: c.ClientID}
 		return gr

@@ -25,7 +25,7 @@ const tokenRules = `{"keys": [{"name": "k", "key": "the-api-key", "allow": ["*"]
  ]}`
 
 // tokenGuard is a Guard of rules trusting is, and its file.
-func tokenGuard(t *testing.T, is *oauthtest.Issuer, rules string) (*access.Guard, string) {
+func tokenGuard(t testing.TB, is *oauthtest.Issuer, rules string) (*access.Guard, string) {
 	t.Helper()
 	v, err := oauth.New(oauth.Config{Issuers: []string{is.URL}, Resource: tokenResource})
 	if err != nil {
@@ -39,7 +39,7 @@ func tokenGuard(t *testing.T, is *oauthtest.Issuer, rules string) (*access.Guard
 	return g, file
 }
 
-func tokenOf(t *testing.T, is *oauthtest.Issuer, extra map[string]any) string {
+func tokenOf(t testing.TB, is *oauthtest.Issuer, extra map[string]any) string {
 	c := map[string]any{"iss": is.URL, "sub": "alice", "aud": tokenResource, "exp": time.Now().Add(time.Hour).Unix()}
 	for k, v := range extra {
 		c[k] = v
@@ -115,7 +115,7 @@ func TestTokenChallenges(t *testing.T) {
 		{"expired", tokenOf(t, is, map[string]any{"scope": "calc", "exp": time.Now().Add(-time.Minute).Unix()}), 401,
 			`Bearer ` + meta + `, scope="calc read", error="invalid_token", error_description="the token expired"`},
 		{"wrong key", "not-a-key", 401,
-			`Bearer ` + meta + `, scope="calc read", error="invalid_token", error_description="neither an API key nor an access token"`},
+			`Bearer ` + meta + `, scope="calc read", error="invalid_token", error_description="neither an API key nor an access token (a JWT; opaque tokens need introspection)"`},
 		{"no rule", tokenOf(t, is, map[string]any{"scope": "write"}), 403, `Bearer error="insufficient_scope", scope="calc", ` + meta},
 		{"a rule that allows nothing", tokenOf(t, is, map[string]any{"scope": "read"}), 403, `Bearer error="insufficient_scope", scope="calc", ` + meta},
 	} {

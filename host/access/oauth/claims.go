@@ -25,6 +25,8 @@ type Claims struct {
 	Expiry time.Time
 	// raw holds every claim, for rules over claims (Has).
 	raw map[string]any
+	// principal is Principal's value, made once.
+	principal string
 }
 
 // Principal is the caller's name where a key's name goes (audit "key",
@@ -32,6 +34,14 @@ type Claims struct {
 // "oauth:<sub>@<issuer host>", with client_id standing in for a missing
 // sub.
 func (c *Claims) Principal() string {
+	if c.principal == "" {
+		c.principal = c.makePrincipal()
+	}
+	return c.principal
+}
+
+// makePrincipal is Principal, made.
+func (c *Claims) makePrincipal() string {
 	who := c.Subject
 	if who == "" {
 		who = c.ClientID
@@ -89,5 +99,6 @@ func newClaims(iss string, raw map[string]any) *Claims {
 	if exp, ok := raw["exp"].(float64); ok {
 		c.Expiry = time.Unix(int64(exp), 0)
 	}
+	c.principal = c.makePrincipal() // before c is shared: Principal only reads it then
 	return c
 }

@@ -65,7 +65,7 @@ type Verifier struct {
 	cfg     Config
 	issuers map[string]*issuer
 
-	mu    sync.Mutex
+	mu    sync.RWMutex
 	cache map[[sha256.Size]byte]cached
 }
 
@@ -193,7 +193,7 @@ func (v *Verifier) Verify(ctx context.Context, token string) (*Claims, error) {
 			until = c.expiry()
 		}
 	default:
-		return nil, refuse("not a JWT access token, and no introspection is configured")
+		return nil, refuse("neither an API key nor an access token (a JWT; opaque tokens need introspection)")
 	}
 	if err != nil {
 		return nil, err
@@ -266,15 +266,11 @@ func okType(typ string) bool {
 
 // cached returns the claims of a token validated before, unless expired.
 func (v *Verifier) cached(sum [sha256.Size]byte, now time.Time) (*Claims, bool) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
+	v.mu.RLock()
 	e, ok := v.cache[sum]
-	if !ok {
-		return nil, false
-	}
-	if !now.Before(e.until) {
-		delete(v.cache, sum)
-		return nil, false
+	v.mu.RUnlock()
+	if !ok || !now.Before(e.until) {
+		return nil, false // an expired entry goes when the cache is full (remember)
 	}
 	return e.claims, true
 }

@@ -109,7 +109,7 @@ func TestVerifyRefusals(t *testing.T) {
 		{"HS256 with the public key", oauthtest.Sign(t, jose.HS256, pubDER, kid, claims(is, now, nil)), "not signed with one of"},
 		{"re-signed by another key, same kid", oauthtest.Sign(t, jose.RS256, forger, kid, claims(is, now, nil)), "not valid"},
 		{"typ", signTyp(t, key, kid, "dpop+jwt", claims(is, now, nil)), "typ"},
-		{"opaque without introspection", "opaque-token-value", "no introspection"},
+		{"opaque without introspection", "opaque-token-value", "opaque tokens need introspection"},
 	} {
 		_, err := v.Verify(context.Background(), tc.token)
 		var oe *oauth.Error
