@@ -29,7 +29,8 @@ const sdkRedirect = "http://127.0.0.1:22010/callback"
 // host's /mcp URL, discover the host from its 401 and RFC 9728 metadata,
 // then oidc-provider, and call add: the Go SDK's AuthorizationCodeHandler
 // (dynamic registration, PKCE, the test as the browser logging alice in)
-// and extauth.ClientCredentialsHandler (unattended), the TypeScript SDK's
+// and extauth.ClientCredentialsHandler (unattended), the Go handler's
+// step-up on the host's 403 insufficient_scope, the TypeScript SDK's
 // StreamableHTTPClientTransport with an OAuthClientProvider (the same
 // code flow) and its ClientCredentialsProvider. Each sees exactly the
 // calculator's functions (scope calc, the only one scopes_supported names).
@@ -63,6 +64,55 @@ func TestOIDCProviderSDKClients(t *testing.T) {
 			t.Fatal(err)
 		}
 		goSDKCall(t, &mcp.StreamableClientTransport{Endpoint: h.resource, OAuthHandler: handler, MaxRetries: -1})
+	})
+
+	// Step-up (MCP authorization, "Step-Up Authorization Flow"): the first
+	// login asks only for notes, which no rule grants; the host's 403
+	// insufficient_scope names calc, and the handler logs in again for
+	// notes and calc.
+	t.Run("go-step-up", func(t *testing.T) {
+		logins := 0
+		first := true
+		handler, err := auth.NewAuthorizationCodeHandler(&auth.AuthorizationCodeHandlerConfig{
+			DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{Metadata: &oauthex.ClientRegistrationMetadata{
+				ClientName: "opentool-host e2e step-up (Go SDK)", RedirectURIs: []string{sdkRedirect},
+				GrantTypes: []string{"authorization_code"}, ResponseTypes: []string{"code"}, TokenEndpointAuthMethod: "none",
+			}},
+			RedirectURL: sdkRedirect,
+			ScopeFilter: func(discovered []string) []string {
+				if first {
+					first = false
+					return []string{"notes"}
+				}
+				return discovered
+			},
+			AuthorizationCodeFetcher: func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+				logins++
+				back, err := p.Login(ctx, args.URL, "bob")
+				if err != nil {
+					return nil, err
+				}
+				q := back.Query()
+				return &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}, nil
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The SDK authorizes once per request: the initialize that got the
+		// 401 is retried with the notes token and gets the 403, which the
+		// connect returns; the next connect's 403 makes it step up.
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		_, err = mcp.NewClient(&mcp.Implementation{Name: "e2e-oauth", Version: "1"}, nil).Connect(ctx,
+			&mcp.StreamableClientTransport{Endpoint: h.resource, OAuthHandler: handler, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err == nil || !strings.Contains(err.Error(), "Forbidden") || logins != 1 {
+			t.Fatalf("first connect (scope notes): %v after %d logins, want Forbidden after 1", err, logins)
+		}
+		goSDKCall(t, &mcp.StreamableClientTransport{Endpoint: h.resource, OAuthHandler: handler, MaxRetries: -1})
+		if logins != 2 {
+			t.Errorf("%d logins, want 2 (notes, then notes and calc after the 403)", logins)
+		}
 	})
 
 	t.Run("go-client-credentials", func(t *testing.T) {
