@@ -3,8 +3,11 @@
 // limit. It is the one place that decides; the others ask it:
 //
 //   - Guard.Middleware authenticates every HTTP request (Authorization:
-//     Bearer KEY, compared in constant time) and puts the key's Grant
-//     into the request's context, or answers HTTP 401.
+//     Bearer KEY, compared in constant time; with Config.OAuth also an
+//     OAuth access token, validated by package oauth and granted by the
+//     keys file's "tokens" rules, TokenRule) and puts the key's or the
+//     token principal's Grant into the request's context, or answers
+//     HTTP 401 (403 insufficient_scope for a token granted nothing).
 //   - Allowed(ctx, plugin, function) is the predicate. The host's call
 //     path asks it where a function name is routed (host/call.go,
 //     lookup), so a function the key may not call is answered exactly

@@ -104,6 +104,9 @@ func New(cfg Config) (*Guard, error) {
 		}
 		g.fileSum = sha256.Sum256(data)
 	}
+	if cfg.OAuth != nil && len(set.rules) == 0 {
+		cfg.Logger.Warn("access tokens are accepted (--oauth-issuer) but no \"tokens\" rule of the keys file grants them anything: every token gets 403 until one does")
+	}
 	g.cur.Store(set)
 	return g, nil
 }
