@@ -50,15 +50,8 @@ func TestOIDCProviderSDKClients(t *testing.T) {
 				ResponseTypes:           []string{"code"},
 				TokenEndpointAuthMethod: "none",
 			}},
-			RedirectURL: sdkRedirect,
-			AuthorizationCodeFetcher: func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
-				back, err := p.Login(ctx, args.URL, "alice")
-				if err != nil {
-					return nil, err
-				}
-				q := back.Query()
-				return &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}, nil
-			},
+			RedirectURL:              sdkRedirect,
+			AuthorizationCodeFetcher: browserFor(p, "alice", nil),
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -86,15 +79,7 @@ func TestOIDCProviderSDKClients(t *testing.T) {
 				}
 				return discovered
 			},
-			AuthorizationCodeFetcher: func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
-				logins++
-				back, err := p.Login(ctx, args.URL, "bob")
-				if err != nil {
-					return nil, err
-				}
-				q := back.Query()
-				return &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}, nil
-			},
+			AuthorizationCodeFetcher: browserFor(p, "bob", &logins),
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -133,6 +118,22 @@ func TestOIDCProviderSDKClients(t *testing.T) {
 	t.Run("ts-client-credentials", func(t *testing.T) {
 		tsOAuthClient(t, p, "client_credentials", h.resource, p.Issuer, oidcprovider.ClientPost.ID, oidcprovider.ClientPost.Secret)
 	})
+}
+
+// browserFor is an AuthorizationCodeFetcher that logs user in at p as a
+// browser would, counting the logins in *logins (when not nil).
+func browserFor(p *oidcprovider.Provider, user string, logins *int) auth.AuthorizationCodeFetcher {
+	return func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+		if logins != nil {
+			*logins++
+		}
+		back, err := p.Login(ctx, args.URL, user)
+		if err != nil {
+			return nil, err
+		}
+		q := back.Query()
+		return &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}, nil
+	}
 }
 
 // goSDKCall connects the Go SDK's client over tr, and checks that it lists
