@@ -31,7 +31,7 @@ IMAGE_ARCH ?=
 PREFIX     ?= $(HOME)/.local
 
 
-.PHONY: all build host plugins examples image install run test test-unpatched vet fmt fmt-check bench bench-scale soak fuzz proto clean deps-python deps-node deps-browser deps-redis deps-conformance deps-desktop-clients docs sdk-patched
+.PHONY: all build host plugins examples image install run test test-unpatched vet fmt fmt-check bench bench-scale soak fuzz proto clean deps-python deps-node deps-browser deps-redis deps-conformance deps-desktop-clients deps-oidc docs sdk-patched
 
 # The user's own GOFLAGS, without the patched SDK's -modfile (test-unpatched;
 # a sub-make inherits the exported GOFLAGS, -modfile and all).
@@ -105,6 +105,15 @@ deps-conformance:
 deps-desktop-clients:
 	@./scripts/deps-desktop-clients.sh
 
+# For make test, the OAuth tests (testkit/oidcprovider, e2e/oidc*_e2e_test.go):
+# the npm oidc-provider, a certified OpenID Provider run by
+# testkit/oidc/provider.mjs as the tests' authorization server (npm ci into
+# testkit/oidc/node_modules); it runs on the Node 22 of deps-conformance,
+# else on the node on PATH (>= 20). Prints SKIP and succeeds when it
+# cannot; the tests then skip with the reason.
+deps-oidc:
+	@./scripts/deps-oidc.sh
+
 # The container image without a container engine (go-containerregistry):
 # static host, Go plugins and mcp-notes on an empty base, user 65532, as
 # bin/image (OCI image layout) and bin/opentool-host-image.tar (docker load,
@@ -130,7 +139,7 @@ run: build
 # first; then every leg runs to its end whatever the others did
 # (scripts/testlegs.sh), and the closing report lists each leg, every
 # failure and the total, failing when any leg failed.
-test: build deps-browser deps-redis deps-conformance deps-desktop-clients vet fmt-check
+test: build deps-browser deps-redis deps-conformance deps-desktop-clients deps-oidc vet fmt-check
 	@./scripts/testlegs.sh run race $(GO) run ./scripts/testsummary $(TESTFLAGS) ./...
 	@OPENTOOL_PLUGIN_TRANSPORT=grpc ./scripts/testlegs.sh run grpc $(GO) run ./scripts/testsummary $(GRPCFLAGS) ./host/
 	@./scripts/testlegs.sh run unpatched $(MAKE) --no-print-directory test-unpatched
