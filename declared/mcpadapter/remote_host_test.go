@@ -112,6 +112,21 @@ func farStatus(h *host.Host) host.PluginStatus {
 	return host.PluginStatus{}
 }
 
+// restartingPast waits until plugin "far" of h is restarting with more
+// than maxFailures failures in a row (never failed) and returns its
+// status.
+func restartingPast(t *testing.T, h *host.Host, maxFailures int) host.PluginStatus {
+	t.Helper()
+	testkit.Eventually(t, hostBound, "more failed tries than MaxFailures", func() bool {
+		st := farStatus(h)
+		if st.State == host.StateFailed {
+			t.Fatalf("the server down for a while is failed: %s", st.LastError)
+		}
+		return st.State == host.StateRestarting && st.Failures > maxFailures
+	})
+	return farStatus(h)
+}
+
 // The bounds the outage test holds the host to. Each is far from what
 // the host did before it supervised connections (the call in flight:
 // 17-20 s; calls meanwhile: the call's deadline; the return: never).
@@ -160,14 +175,7 @@ func TestRemoteServerOutage(t *testing.T) {
 	}
 
 	// More failed tries than MaxFailures: still restarting, tools kept.
-	testkit.Eventually(t, hostBound, "more failed tries than MaxFailures", func() bool {
-		st := farStatus(h)
-		if st.State == host.StateFailed {
-			t.Fatalf("the server down for a while is failed: %s", st.LastError)
-		}
-		return st.State == host.StateRestarting && st.Failures > 2
-	})
-	st := farStatus(h)
+	st := restartingPast(t, h, 2)
 	t.Logf("/health while down: state %s, failures %d, restarts %d, last error %q", st.State, st.Failures, st.Restarts, st.LastError)
 	if !strings.Contains(strings.Join(st.Functions, ","), "echo") {
 		t.Errorf("functions while down = %v, want echo kept", st.Functions)
