@@ -226,7 +226,9 @@ func (t *routeTable) holdUncertain(offers []offer, kept map[string]claim, known 
 	loading := map[string]bool{}
 	first := "" // the first plugin by name still loading (offers are sorted)
 	for _, o := range offers {
-		if o.Doc == nil && (o.State == StateStarting || o.State == StateRestarting) {
+		// Restarting without a document: a server reached by URL never
+		// reached yet, which may stay down; it holds no name meanwhile.
+		if o.Doc == nil && o.State == StateStarting {
 			loading[o.P.Name()] = true
 			if first == "" {
 				first = o.P.Name()

@@ -74,12 +74,20 @@ func fixtureHost(t *testing.T, mode, sessions string, tm *tasks.Manager) (*host.
 // API, and returns it with its URL.
 func declaredHost(t *testing.T, name string, srv map[string]any, tm *tasks.Manager, mod func(*host.Config), o mcpapi.HTTPOptions) (*host.Host, string) {
 	t.Helper()
+	return declaredHostBy(t, testkit.StartHost, name, srv, tm, mod, o)
+}
+
+// declaredHostBy is declaredHost with the host started by start
+// (testkit.StartHost, or testkit.StartHostAsIs for a server that may not
+// be ready).
+func declaredHostBy(t *testing.T, start func(testing.TB, func(*host.Config), ...string) *host.Host, name string, srv map[string]any, tm *tasks.Manager, mod func(*host.Config), o mcpapi.HTTPOptions) (*host.Host, string) {
+	t.Helper()
 	dir := t.TempDir()
 	decl, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{name: srv}})
 	if err := os.WriteFile(filepath.Join(dir, name+".mcp.json"), decl, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	h := testkit.StartHost(t, func(c *host.Config) {
+	h := start(t, func(c *host.Config) {
 		c.Dir, c.CallTimeout, c.Declared = dir, hostBound, declared.Serve
 		if mod != nil {
 			mod(c)

@@ -195,8 +195,11 @@ func firstLists(h *host.Host, s *mcpapi.Server, started <-chan struct{}, bound t
 // lists (tools/list, prompts/list, resources/list, ...) and the other
 // requests wait for listed; a tools/call of a tool h serves (its owner
 // known: host's routes.go) goes at once, else waits for it or for
-// listed. initialize, ping and notifications pass at once. The request's
-// context bounds the wait.
+// listed. initialize (and server/discover, 2026-07-28's opening) waits
+// for listed at most initializeHold, so that its result offers the capabilities of what is served (mcpapi's
+// advertise.go: a tools-only folder offers no prompts, resources or
+// completions); past it, every capability the host has. ping and
+// notifications pass at once. The request's context bounds the wait.
 func holdUntilServed(h *host.Host, s *mcpapi.Server, listed <-chan struct{}) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -206,6 +209,8 @@ func holdUntilServed(h *host.Host, s *mcpapi.Server, listed <-chan struct{}) mcp
 			}
 			var err error
 			switch {
+			case method == "initialize" || method == "server/discover":
+				holdInitialize(ctx, listed)
 			case area != "tools" && area != "prompts" && area != "resources" && area != "completion":
 			case method == "tools/call":
 				p, _ := req.GetParams().(*mcp.CallToolParamsRaw)
@@ -225,6 +230,23 @@ func holdUntilServed(h *host.Host, s *mcpapi.Server, listed <-chan struct{}) mcp
 			}
 			return next(ctx, method, req)
 		}
+	}
+}
+
+// initializeHold is the longest stdio's initialize waits for the first
+// start (holdUntilServed): well within the 10 s a desktop client such as
+// the MCP Inspector waits for its answer by default.
+const initializeHold = 5 * time.Second
+
+// holdInitialize waits until listed is closed, initializeHold has passed
+// or ctx ends, whichever is first.
+func holdInitialize(ctx context.Context, listed <-chan struct{}) {
+	timer := time.NewTimer(initializeHold)
+	defer timer.Stop()
+	select {
+	case <-listed:
+	case <-timer.C:
+	case <-ctx.Done():
 	}
 }
 

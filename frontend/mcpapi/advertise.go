@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/opentool-host/opentool-host/host/access"
 )
 
 // What the host offers a client in initialize and server/discover (MCP
@@ -38,23 +40,24 @@ func (s *Server) advertiseMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		switch r := res.(type) {
 		case *mcp.InitializeResult:
-			s.trimCapabilities(r.Capabilities, withoutSession(req, s))
+			s.trimCapabilities(r.Capabilities, withoutSession(req, s), grantOf(req))
 		case *mcp.DiscoverResult:
-			s.trimCapabilities(r.Capabilities, false)
+			s.trimCapabilities(r.Capabilities, false, grantOf(req))
 		}
 		return res, err
 	}
 }
 
 // trimCapabilities drops from caps (the SDK's copy for one result) what
-// nothing served fills, once the plugins are settled, and, when
-// unnotified, every listChanged and resources.subscribe.
-func (s *Server) trimCapabilities(caps *mcp.ServerCapabilities, unnotified bool) {
+// nothing served to g (the request's API key; nil: all) fills, once the
+// plugins are settled, and, when unnotified, every listChanged and
+// resources.subscribe.
+func (s *Server) trimCapabilities(caps *mcp.ServerCapabilities, unnotified bool, g *access.Grant) {
 	if caps == nil {
 		return
 	}
 	if s.settled() {
-		s.trimUnserved(caps)
+		s.trimUnserved(caps, g)
 	}
 	if !unnotified {
 		return
@@ -72,9 +75,11 @@ func (s *Server) trimCapabilities(caps *mcp.ServerCapabilities, unnotified bool)
 }
 
 // trimUnserved drops from caps the prompts, resources (subscribe) and
-// completions that nothing served now fills.
-func (s *Server) trimUnserved(caps *mcp.ServerCapabilities) {
-	prompts, resources := s.catalogKinds()
+// completions that nothing served now to g fills (prompts and resources:
+// of the plugins g may see whole, as the lists show them; subscribe and
+// completions: of any plugin).
+func (s *Server) trimUnserved(caps *mcp.ServerCapabilities, g *access.Grant) {
+	prompts, resources := s.catalogKinds(g)
 	support := s.h.CatalogSupport()
 	if !prompts {
 		caps.Prompts = nil
@@ -106,13 +111,17 @@ func (s *Server) settled() bool {
 }
 
 // catalogKinds reports whether the served catalog (syncCatalog) holds
-// any prompt, and any resource or resource template.
-func (s *Server) catalogKinds() (prompts, resources bool) {
+// any prompt, and any resource or resource template, of a plugin g (nil:
+// all) may see whole (filterCatalog's rule).
+func (s *Server) catalogKinds(g *access.Grant) (prompts, resources bool) {
 	p := s.catItems.Load()
 	if p == nil {
 		return false, false
 	}
-	for k := range *p {
+	for k, it := range *p {
+		if !g.AllowsPlugin(it.Plugin) {
+			continue
+		}
 		kind, _, _ := strings.Cut(k, "\x00")
 		switch kind {
 		case kindPrompt:

@@ -1,11 +1,19 @@
 package mcpapi_test
 
 import (
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/opentool-host/opentool-host/declared"
 	"github.com/opentool-host/opentool-host/frontend/mcpapi"
+	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/access"
+	"github.com/opentool-host/opentool-host/testkit"
 )
 
 // offered is what a client was offered, in a form a test compares.
@@ -82,4 +90,45 @@ func TestAdvertiseWhatIsTrue(t *testing.T) {
 			t.Errorf("stateless: offered %+v, want %+v", got, want)
 		}
 	})
+}
+
+// TestAdvertisePerKey: on /mcp, a key that may see only the calculator
+// (tools only) is not offered the prompts and resources of mcp-notes,
+// which it cannot see; a key that may see everything is.
+func TestAdvertisePerKey(t *testing.T) {
+	notes := testkit.Build(t, "./examples/mcp-notes")
+	r := newRig(t, func(c *host.Config) {
+		c.Declared = declared.Serve
+		b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"notes": map[string]any{"command": notes, "args": []string{"--rich"}}}})
+		if err := os.WriteFile(filepath.Join(c.Dir, "notes.mcp.json"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}, mcpapi.Config{}, "./plugins/calculator")
+	r.s.Sync()
+	file := filepath.Join(t.TempDir(), "keys.json")
+	if err := os.WriteFile(file, []byte(`{"keys":[{"name":"calc","key":"calc-key","allow":["plugin:calculator"]},{"name":"all","key":"all-key","allow":["*"]}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	guard, err := access.New(access.Config{File: file})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle(mcpapi.Path, r.s.Handler(mcpapi.HTTPOptions{Sessions: true}))
+	url := testkit.Serve(t, guard.Middleware(mux))
+	for _, c := range []struct {
+		key                string
+		prompts, resources bool
+	}{
+		{"calc-key", false, false},
+		{"all-key", true, true},
+	} {
+		for _, protocol := range []string{"2025-11-25", ""} {
+			tr := &mcp.StreamableClientTransport{Endpoint: url + mcpapi.Path, HTTPClient: &http.Client{Transport: bearer(c.key)}, MaxRetries: -1}
+			got := offeredTo(connectWith(t, tr, protocol, nil))
+			if got.prompts != c.prompts || got.resources != c.resources {
+				t.Errorf("%s, protocol %q: offered prompts %v, resources %v; want %v, %v", c.key, protocol, got.prompts, got.resources, c.prompts, c.resources)
+			}
+		}
+	}
 }

@@ -266,10 +266,26 @@ func (s *Server) ask(ctx context.Context, ss *mcp.ServerSession, method string, 
 		if err := elicitMode(ss, p); err != nil {
 			return nil, err
 		}
-		return s.send(ctx, method, &mcp.ServerRequest[mcp.Params]{Session: ss, Params: p})
+		res, err := s.send(ctx, method, &mcp.ServerRequest[mcp.Params]{Session: ss, Params: p})
+		if err != nil {
+			return nil, err
+		}
+		return asSent(res), nil
 	default: // roots/list (canAsk let nothing else through)
 		return ss.ListRoots(ctx, p.(*mcp.ListRootsParams))
 	}
+}
+
+// asSent is res, a client's answer as the SDK decoded it, as the client
+// wrote it: the JSON it was decoded from (member order, numbers as
+// written, no schema default filled in) when the SDK keeps it (an
+// ElicitResult's RawJSON, patches/go-sdk 0010), else res itself (the SDK
+// as released: re-encoded, members sorted).
+func asSent(res any) any {
+	if r, ok := res.(interface{ RawJSON() json.RawMessage }); ok && len(r.RawJSON()) > 0 {
+		return r.RawJSON()
+	}
+	return res
 }
 
 // elicitMode sets p.Mode when the request left it out ("url" when it

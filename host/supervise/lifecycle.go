@@ -242,7 +242,8 @@ func (actLog) isAction()           {}
 //     retry and a replacement that succeed clear the count; a restart
 //     keeps it.
 //   - A server reached by URL (FileRef.Remote) is never failed for
-//     crashes or failed restarts: its backoff (capped at remoteBackoff)
+//     crashes or failed starts (its first one included: restarting, with
+//     no document until it answers): its backoff (capped at remoteBackoff)
 //     goes on until it answers again, its last document keeps its
 //     functions listed, and calls meanwhile fail at once (view.remote).
 //   - Removal and closing cancel the backoff and any start in flight and
@@ -399,7 +400,8 @@ func (t *transition) failEvent(held bool) string {
 }
 
 // onStartFailed handles the failure of the start in flight: a first
-// start or a retry is failed at once, a replacement leaves the old
+// start or a retry is failed at once (a server reached by URL, not held
+// by the lock, is restarting instead: backoffOrFail), a replacement leaves the old
 // process serving, a restart counts a failure. held says the lock held
 // it (retried when the lock changes).
 func (t *transition) onStartFailed(attempt int, err string, held bool, stderr []string) {
@@ -416,13 +418,21 @@ func (t *transition) onStartFailed(attempt int, err string, held bool, stderr []
 	if len(stderr) > 0 {
 		kv = append(kv, "stderr", stderr)
 	}
-	switch t.state {
-	case core.StateStarting:
+	switch {
+	case t.state == core.StateStarting && t.file.Remote() && !held:
+		// A server reached by URL that cannot be reached at its first
+		// start is down, as in an outage: retried with the remote
+		// backoff until it answers, never failed.
+		t.state = core.StateRestarting
+		t.failures++
+		t.event(core.EventRestarting, hclog.Error, "remote MCP server unreachable; connecting with backoff", err, append(kv, "failures", t.failures)...)
+		t.backoffOrFail()
+	case t.state == core.StateStarting:
 		t.state = core.StateFailed
 		t.event(t.failEvent(held), hclog.Error, "plugin failed to start; retried when its file changes or on a rescan", err, kv...)
-	case core.StateReady:
+	case t.state == core.StateReady:
 		t.event(t.rejectEvent(held), hclog.Error, "new plugin binary rejected; the old process keeps serving", err, kv...)
-	case core.StateRestarting:
+	case t.state == core.StateRestarting:
 		t.failures++
 		t.log(hclog.Error, "plugin restart failed", append(kv, "failures", t.failures)...)
 		t.backoffOrFail()

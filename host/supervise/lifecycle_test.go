@@ -248,6 +248,14 @@ func TestLifecycleTable(t *testing.T) {
 		{"remote: MaxFailures-th failed try is no crash loop: backoff again", remoteLost, evStartFailed{attempt: 5, err: "refused"}, core.StateRestarting,
 			[]string{"log ERROR plugin restart failed", "backoff#6 failures=3 remote"},
 			func(t *testing.T, l life) { wantEq(t, "failures", l.failures, 3); wantEq(t, "doc kept", l.doc, docA) }},
+		{"remote: down at its first start: restarting with the remote backoff, not failed", run(fresh, evFile{remote}), evStartFailed{attempt: 1, err: "refused"}, core.StateRestarting,
+			[]string{"publish", "changed", "state starting→restarting", "log ERROR remote MCP server unreachable", "backoff#2 failures=1 remote"},
+			func(t *testing.T, l life) {
+				wantEq(t, "lastErr", l.lastErr, "refused")
+				wantEq(t, "no doc", l.doc == nil, true)
+			}},
+		{"remote: down at its first start, then up: ready", run(fresh, evFile{remote}, evStartFailed{attempt: 1, err: "refused"}, evBackoff{2}), evStarted{3, i1}, core.StateReady,
+			[]string{"publish", "changed", "state restarting→ready", "watch sum1", "log INFO plugin restarted"}, nil},
 		{"remote: back: ready, same document", run(remoteLost, evStartFailed{attempt: 5, err: "refused"}, evBackoff{6}), evStarted{7, i3}, core.StateReady,
 			[]string{"publish", "changed", "state restarting→ready", "watch sum1'", "log INFO plugin restarted"}, nil},
 

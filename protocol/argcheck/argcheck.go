@@ -63,6 +63,9 @@ type Validator struct {
 	// empty is the result of validating {} (nil or an *Error), computed
 	// once: calls without arguments skip decoding and validation.
 	empty *Error
+	// serverNulls are the parameters whose null a declared MCP server
+	// judges, not the host (servernulls.go); nil for other functions.
+	serverNulls map[string]bool
 }
 
 // Compile builds the Validator of fn, whose parameter schemas must already
@@ -92,6 +95,7 @@ func Compile(fn *opentool.Function) (*Validator, error) {
 		if err == nil {
 			var v *Validator
 			if v, err = compile(fn.Name, js); err == nil {
+				v.judgedBy(fn, js)
 				return v, nil
 			}
 		}
@@ -120,7 +124,17 @@ func Compile(fn *opentool.Function) (*Validator, error) {
 		return nil, fmt.Errorf("%w: function %q: %w", ErrCompile, fn.Name, err)
 	}
 	v.unchecked = append(unchecked, v.unchecked...)
+	v.judgedBy(fn, js)
 	return v, nil
+}
+
+// judgedBy sets what of fn's arguments, whose schema is js, its server
+// judges instead of v: for a declared MCP server's tool, the null of an
+// optional parameter (servernulls.go).
+func (v *Validator) judgedBy(fn *opentool.Function, js map[string]any) {
+	if len(fn.MCPTool) > 0 {
+		v.serverNulls = optionalParams(js)
+	}
 }
 
 // hasExtra reports whether a parameter schema of fn has extra keywords
@@ -243,7 +257,7 @@ func (v *Validator) Validate(args []byte) error {
 	if inst == nil {
 		return v.emptyResult()
 	}
-	if e := v.check(inst); e != nil {
+	if e := v.check(v.withoutServerNulls(inst)); e != nil {
 		return e
 	}
 	return nil

@@ -17,6 +17,16 @@ import (
 // union, bounds, a pattern, $defs/$ref, allOf/anyOf, if/then/else.
 func declared(t *testing.T, schema string) *argcheck.Validator {
 	t.Helper()
+	v, err := argcheck.Compile(declaredFn(t, schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// declaredFn is the function of declared, uncompiled.
+func declaredFn(t *testing.T, schema string) *opentool.Function {
+	t.Helper()
 	var m map[string]any
 	if err := json.Unmarshal([]byte(schema), &m); err != nil {
 		t.Fatal(err)
@@ -25,12 +35,7 @@ func declared(t *testing.T, schema string) *argcheck.Validator {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fn := &opentool.Function{Name: "f", Description: "d", Parameters: params, AdditionalParameters: additional, InputSchema: json.RawMessage(schema)}
-	v, err := argcheck.Compile(fn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
+	return &opentool.Function{Name: "f", Description: "d", Parameters: params, AdditionalParameters: additional, InputSchema: json.RawMessage(schema)}
 }
 
 // TestDeclaredSchema: arguments are checked against the schema as
@@ -160,5 +165,40 @@ func TestBadExtraKeyword(t *testing.T) {
 	}
 	if err := v.Validate([]byte(`{"n":"x"}`)); err == nil || !strings.Contains(err.Error(), "n: must be integer, got string") {
 		t.Errorf("n=x: %v", err)
+	}
+}
+
+// TestServerJudgesOptionalNull: a declared MCP server's tool given null for
+// an optional parameter is not refused by the host (the server judges it,
+// as with its own client); a null for a required parameter is, and so is
+// any null of a function that is not an MCP server's.
+func TestServerJudgesOptionalNull(t *testing.T) {
+	schema := `{"type":"object","properties":{"verbose":{"type":"boolean"},"name":{"type":"string"},
+		"opts":{"type":"object","properties":{"x":{"type":"boolean"}}}},"required":["name"]}`
+	plain := declared(t, schema)
+	fn := declaredFn(t, schema)
+	fn.MCPTool = json.RawMessage(`{"name":"f","inputSchema":` + schema + `}`)
+	mcp, err := argcheck.Compile(fn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		args       string
+		plain, mcp bool // valid for each
+	}{
+		{`{"name":"a","verbose":null}`, false, true},
+		{`{"name":"a","verbose":true}`, true, true},
+		{`{"name":"a","verbose":1}`, false, false},
+		{`{"name":null}`, false, false},
+		{`{"name":"a","opts":{"x":null}}`, false, false},
+		{`{"verbose":null}`, false, false},
+	}
+	for _, tc := range tests {
+		if err := plain.Validate([]byte(tc.args)); (err == nil) != tc.plain {
+			t.Errorf("own plugin: Validate(%s) = %v, want valid %v", tc.args, err, tc.plain)
+		}
+		if err := mcp.Validate([]byte(tc.args)); (err == nil) != tc.mcp {
+			t.Errorf("MCP server's tool: Validate(%s) = %v, want valid %v", tc.args, err, tc.mcp)
+		}
 	}
 }
