@@ -18,6 +18,9 @@ import (
 const maxMessage = 32 << 20
 
 func main() {
+	if err := coderun.Write(os.Stdout, coderun.FromRunner{Ready: true}); err != nil {
+		os.Exit(1)
+	}
 	in := coderun.NewReader(bufio.NewReader(os.Stdin), maxMessage)
 	var msg coderun.ToRunner
 	if err := in.Read(&msg); err != nil || msg.Run == nil {

@@ -60,9 +60,12 @@ type CallError struct {
 }
 
 // FromRunner is one message from the runner: exactly one member is set.
+// Its first is Ready, once it runs confined (after the sandbox launcher
+// exec'd it), before it reads the Run.
 type FromRunner struct {
-	Call *Call `json:"call,omitempty"`
-	Done *Done `json:"done,omitempty"`
+	Ready bool  `json:"ready,omitempty"`
+	Call  *Call `json:"call,omitempty"`
+	Done  *Done `json:"done,omitempty"`
 }
 
 // Call is the program's inner tool call: tools[Name](Args); Args is the
