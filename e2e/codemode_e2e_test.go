@@ -17,7 +17,9 @@ import (
 // run_code on /mcp, /opentool/call and /otc. Over /mcp a program of 100
 // add calls returns 100; a key allowed only plugin:calculator is shown
 // run_code with the calculator's declarations and none of the mock's,
-// and inside its program the mock's create is "not served", as outside.
+// and inside its program the mock's create is "not served", as outside;
+// a key of burst 3 pays for its session's requests, run_code's and one
+// per inner call, so an inner call before the fifth is refused with 429.
 func TestCodeModeOverFrontEnds(t *testing.T) {
 	dir := t.TempDir()
 	for _, p := range []string{"calculator", "mock"} {
@@ -25,7 +27,8 @@ func TestCodeModeOverFrontEnds(t *testing.T) {
 	}
 	keys := filepath.Join(t.TempDir(), "keys.json")
 	if err := os.WriteFile(keys, []byte(`{"keys":[{"name":"all","key":"k-all","allow":["*"]},`+
-		`{"name":"calc","key":"k-calc","allow":["plugin:calculator"]}]}`), 0o600); err != nil {
+		`{"name":"calc","key":"k-calc","allow":["plugin:calculator"]},`+
+		`{"name":"rated","key":"k-rated","allow":["*"],"rate":{"per_second":0.001,"burst":3}}]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	hp := startHostProc(t, dir, "--api-keys-file", keys, "--code-mode", "--code-runner", testkit.Build(t, "./cmd/opentool-host-coderunner"))
@@ -58,6 +61,13 @@ func TestCodeModeOverFrontEnds(t *testing.T) {
 		"code": `try { tools.create({text: "hi"}); "served" } catch (e) { e.code + " " + e.message }`}})
 	if err != nil || res.IsError || !strings.Contains(mustJSON(t, res.StructuredContent), `-32601 tools.create: method not found: function \"create\" is not served`) {
 		t.Fatalf("create inside calc's program: %v %s", err, mustJSON(t, res))
+	}
+
+	rated := connectMCP(t, hp.url, "k-rated")
+	res, err = rated.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{
+		"code": `let n = 0; try { for (let i = 0; i < 5; i++) { tools.add({a: 1, b: 1}); n++ } } catch (e) { return [n, e.code] }`}})
+	if err != nil || res.IsError || !strings.Contains(mustJSON(t, res.StructuredContent), `,429]`) {
+		t.Fatalf("rated key's inner calls: %v %s, want at most 2 calls, then 429", err, mustJSON(t, res))
 	}
 
 	for _, fe := range frontEnds(t, hp) {

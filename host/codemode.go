@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/opentool-host/opentool-host/host/access"
 	"github.com/opentool-host/opentool-host/host/codepool"
 	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/host/toolsearch"
@@ -150,11 +151,18 @@ func (b *builtins) runCode(ctx context.Context, h *Host, r *request) error {
 }
 
 // innerCall is one tool call of a program: the caller's own call on ctx
-// (run_code's context), its result or its error as a JSON-RPC error. A
-// program does not run programs: run_code inside is not served.
+// (run_code's context), its result or its error as a JSON-RPC error. It
+// takes one call of the caller's key's rate limit (access.Limit), as the
+// front door takes one per request: over it, code 429 with data
+// {"kind": "rate_limited", "retry_after_ms"}. A program does not run
+// programs: run_code inside is not served.
 func (h *Host) innerCall(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, *coderun.CallError) {
 	if name == RunCodeName {
 		return nil, &coderun.CallError{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: run_code is not served inside a program"}
+	}
+	if rf := access.Limit(ctx, 1); rf != nil {
+		data, _ := json.Marshal(map[string]any{"kind": "rate_limited", "retry_after_ms": access.RetryAfterMs(rf.RetryAfter)})
+		return nil, &coderun.CallError{Code: 429, Message: rf.Message, Data: data}
 	}
 	if string(args) == "null" {
 		args = nil
