@@ -46,9 +46,10 @@ all: build
 build: host plugins examples deps-python deps-node
 
 # The host and, beside it, its small keeper program (a host runs it from
-# its own folder; without it the host re-executes itself as its keeper).
+# its own folder; without it the host re-executes itself as its keeper)
+# and its code runner (--code-mode runs it from its own folder).
 host: $(SDKMOD)
-	$(GO) build -o bin/ ./cmd/opentool-host ./cmd/opentool-host-keeper
+	$(GO) build -o bin/ ./cmd/opentool-host ./cmd/opentool-host-keeper ./cmd/opentool-host-coderunner
 
 plugins: $(PLUGINS:%=plugin-%)
 

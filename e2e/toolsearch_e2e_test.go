@@ -75,7 +75,7 @@ func frontEnds(t *testing.T, hp *hostProc) []frontEnd {
 			return out, resp.Result
 		}},
 		{"otc", func(t *testing.T, key, fn string, args any) (string, json.RawMessage) {
-			kit := map[string]string{"search_tools": "OpentoolHost", "call_tool": "OpentoolHost", "add": "Calculator", "subtract": "Calculator"}[fn]
+			kit := map[string]string{"search_tools": "OpentoolHost", "call_tool": "OpentoolHost", "run_code": "OpentoolHost", "add": "Calculator", "subtract": "Calculator"}[fn]
 			body, _ := json.Marshal(map[string]any{"request": map[string]any{"call_id": "c", "tool_id": kit + "." + fn, "input": args}})
 			st, _, out := httpDo(t, http.MethodPost, hp.url+"/otc/call", key, string(body))
 			var resp struct {

@@ -68,7 +68,7 @@ const indexRetire = time.Minute
 // builtins are the host's own functions (tool search's); nil when
 // Config.ToolSearch is off.
 type builtins struct {
-	fns  []*opentool.Function // search_tools, call_tool
+	fns  []*opentool.Function // search_tools, call_tool (ToolSearch); run_code (CodeMode)
 	args map[string]*argcheck.Validator
 	info opentool.Info // the info FunctionInfo gives them
 	// owner is the claim every rebuild gives their names (routes.go), so
@@ -77,6 +77,10 @@ type builtins struct {
 
 	mu    sync.Mutex // one index build at a time
 	index atomic.Pointer[searchIndex]
+
+	// code runs run_code's programs (codemode.go); nil until Start
+	// (startCode) and without Config.CodeMode.
+	code atomic.Pointer[codeMode]
 }
 
 // searchIndex is the search index of one set of served functions.
@@ -86,43 +90,63 @@ type searchIndex struct {
 }
 
 // newBuiltins returns the host's own functions for cfg, nil without
-// Config.ToolSearch. The definitions are toolsearch.MetaTools; each is
-// projected to OpenTool parameters and compiled like a plugin's.
+// Config.ToolSearch and Config.CodeMode. The definitions are
+// toolsearch.MetaTools and runCodeTool; each is projected to OpenTool
+// parameters and compiled like a plugin's.
 func newBuiltins(cfg *Config) (*builtins, error) {
-	if !cfg.ToolSearch {
+	if !cfg.ToolSearch && !cfg.CodeMode {
 		return nil, nil
 	}
 	b := &builtins{args: map[string]*argcheck.Validator{}, owner: supervise.NewPlugin(&supervise.Supervisor{Cfg: cfg}, BuiltinOwner, ""),
-		info: opentool.Info{Title: BuiltinOwner, Version: version.Version, Description: "The host's own functions: search the functions of its plugins, and call one."}}
-	for _, t := range toolsearch.MetaTools() {
-		f := &opentool.Function{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema}
-		in, err := opentool.DecodeJSONSchema(t.InputSchema)
-		if err == nil {
-			f.Parameters, f.AdditionalParameters, _, err = opentool.ProjectParameters(in)
+		info: opentool.Info{Title: BuiltinOwner, Version: version.Version, Description: "The host's own functions: search the functions of its plugins, call one, run a program that calls them."}}
+	var defs []toolsearch.Tool
+	if cfg.ToolSearch {
+		defs = toolsearch.MetaTools()
+	}
+	if cfg.CodeMode {
+		if cfg.CodeRunner == "" {
+			return nil, errors.New("host: CodeMode (--code-mode) needs the code runner's binary (Config.CodeRunner: opentool-host-coderunner beside the host)")
 		}
-		if err == nil && len(t.OutputSchema) > 0 {
-			var out map[string]any
-			if out, err = opentool.DecodeJSONSchema(t.OutputSchema); err == nil {
-				var s *opentool.Schema
-				s, err = opentool.FromJSONSchema(out)
-				f.Return = &opentool.Return{Name: "result", Schema: s}
-			}
+		defs = append(defs, runCodeTool(cfg.ToolSearch))
+	}
+	for _, t := range defs {
+		if err := b.add(t); err != nil {
+			return nil, err
 		}
-		if err != nil {
-			return nil, fmt.Errorf("host: tool search function %s: %w", t.Name, err)
-		}
-		if t.Name == toolsearch.SearchToolName {
-			readOnly := true
-			f.Annotations = &opentool.Annotations{ReadOnlyHint: &readOnly}
-		}
-		v, err := argcheck.Compile(f)
-		if err != nil {
-			return nil, fmt.Errorf("host: tool search function %s: %w", t.Name, err)
-		}
-		b.fns = append(b.fns, f)
-		b.args[f.Name] = v
 	}
 	return b, nil
+}
+
+// add serves t as one of the host's own functions. Errors: its schemas
+// do not project or compile.
+func (b *builtins) add(t toolsearch.Tool) error {
+	f := &opentool.Function{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema}
+	in, err := opentool.DecodeJSONSchema(t.InputSchema)
+	if err == nil {
+		f.Parameters, f.AdditionalParameters, _, err = opentool.ProjectParameters(in)
+	}
+	if err == nil && len(t.OutputSchema) > 0 {
+		var out map[string]any
+		if out, err = opentool.DecodeJSONSchema(t.OutputSchema); err == nil {
+			var s *opentool.Schema
+			s, err = opentool.FromJSONSchema(out)
+			f.Return = &opentool.Return{Name: "result", Schema: s}
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("host: the host's function %s: %w", t.Name, err)
+	}
+	if t.Name == toolsearch.SearchToolName {
+		readOnly := true
+		f.Annotations = &opentool.Annotations{ReadOnlyHint: &readOnly}
+	}
+	v, err := argcheck.Compile(f)
+	if err != nil {
+		return fmt.Errorf("host: the host's function %s: %w", t.Name, err)
+	}
+	b.fns = append(b.fns, f)
+	b.args[f.Name] = v
+	return nil
 }
 
 // function returns the host's own function named fn, or nil.
@@ -167,8 +191,11 @@ func (b *builtins) route(r *request) (func(ctx context.Context, h *Host, r *requ
 	if err := b.args[f.Name].Validate(r.args); err != nil {
 		return nil, invalidParams(r, "", err)
 	}
-	if f.Name == toolsearch.SearchToolName {
+	switch f.Name {
+	case toolsearch.SearchToolName:
 		return b.search, nil
+	case RunCodeName:
+		return b.runCode, nil
 	}
 	var in struct {
 		Name      string          `json:"name"`
@@ -319,6 +346,9 @@ func (b *builtins) close() {
 	}
 	if ix := b.index.Swap(nil); ix != nil {
 		_ = ix.x.Close()
+	}
+	if c := b.code.Swap(nil); c != nil {
+		c.pool.Close()
 	}
 }
 

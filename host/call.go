@@ -161,6 +161,9 @@ func (h *Host) StreamCall(ctx context.Context, fn string, args []byte, onItem fu
 func (h *Host) invoke(ctx context.Context, r *request) (err error) {
 	r.x = exchangeFrom(ctx)
 	run, err := h.builtins.route(r)
+	if run != nil && r.fn == RunCodeName {
+		ctx = withRun(ctx) // its inner calls' records link to its own
+	}
 	ctx, done := h.observe(ctx, r)
 	defer func() { done(err) }()
 	switch {

@@ -237,6 +237,7 @@ func (h *Host) Start(ctx context.Context) error {
 	if err := h.startKeeper(); err != nil {
 		return err
 	}
+	h.builtins.startCode(h)
 	if h.cfg.Watch {
 		w, err := discover.NewWatcher(&h.cfg, h.log, h.Rescan, h.syncPath)
 		if err != nil {
@@ -455,7 +456,7 @@ func (h *Host) Functions() []FunctionInfo {
 // number more than this only the host's own (package catalog); 0: every
 // function is listed.
 func (h *Host) ToolSearchThreshold() int {
-	if h.builtins == nil {
+	if !h.cfg.ToolSearch {
 		return 0
 	}
 	return h.cfg.ToolSearchThreshold

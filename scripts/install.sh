@@ -4,6 +4,7 @@
 # anywhere can hold Python and Node plugins, not only this checkout's:
 #   PREFIX/bin/opentool-host                  bin/opentool-host (make host)
 #   PREFIX/bin/opentool-host-keeper           its small keeper program, beside it
+#   PREFIX/bin/opentool-host-coderunner       its code runner (--code-mode), beside it
 #   PREFIX/lib/python3.X/site-packages/       the Python SDK (pluginsdk/python):
 #                                             pip install --user with
 #                                             PYTHONUSERBASE=PREFIX, which is
@@ -24,15 +25,16 @@ prefix="${1:?usage: scripts/install.sh PREFIX}"
 case "$prefix" in /*) ;; *) prefix="$(pwd)/$prefix" ;; esac
 PY="${PYTHON:-/usr/bin/python3}"
 
-for b in opentool-host opentool-host-keeper; do
+for b in opentool-host opentool-host-keeper opentool-host-coderunner; do
 	if [ ! -x "bin/$b" ]; then
 		echo "install: bin/$b is not built: run make install (it builds it), not this script alone" >&2
 		exit 1
 	fi
 done
 install -D -m 755 bin/opentool-host-keeper "$prefix/bin/opentool-host-keeper"
+install -D -m 755 bin/opentool-host-coderunner "$prefix/bin/opentool-host-coderunner"
 install -D -m 755 bin/opentool-host "$prefix/bin/opentool-host"
-echo "install: $prefix/bin/opentool-host (and its keeper, opentool-host-keeper)"
+echo "install: $prefix/bin/opentool-host (and its keeper, opentool-host-keeper, and code runner, opentool-host-coderunner)"
 
 # work is a scratch folder, removed at exit: pip builds in a copy of the
 # SDK (it would leave build/ and *.egg-info in the checkout), npm packs there.

@@ -39,15 +39,19 @@ var (
 // HostPkg is the host's main package. Build builds it as make host does:
 // into a folder of its own as opentool-host, with the small keeper
 // program (keeper.Program, keeperPkg) beside it, which the host then runs
-// as its keeper.
+// as its keeper, and the code runner (codeRunnerPkg) that --code-mode
+// runs from beside it.
 const HostPkg = "./cmd/opentool-host"
 
 // keeperPkg is the main package of the small keeper program.
 const keeperPkg = "./cmd/opentool-host-keeper"
 
+// codeRunnerPkg is the main package of the code runner (--code-mode).
+const codeRunnerPkg = "./cmd/opentool-host-coderunner"
+
 // Build builds main package pkg (relative to the repository root, e.g.
 // "./bench/namedecho") into dir, once per process, and returns the
-// binary's path (HostPkg: with its keeper beside it).
+// binary's path (HostPkg: with its keeper and code runner beside it).
 func Build(pkg, dir string) (string, error) {
 	buildMu.Lock()
 	defer buildMu.Unlock()
@@ -60,7 +64,7 @@ func Build(pkg, dir string) (string, error) {
 		if err := os.MkdirAll(bin, 0o755); err != nil {
 			return "", err
 		}
-		cmd = exec.Command("go", "build", "-o", bin+string(filepath.Separator), pkg, keeperPkg)
+		cmd = exec.Command("go", "build", "-o", bin+string(filepath.Separator), pkg, keeperPkg, codeRunnerPkg)
 		bin = filepath.Join(bin, "opentool-host")
 	}
 	cmd.Dir = RepoRoot()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"syscall"
 	"time"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/cmd/opentool-host/internal/cliflags"
 	"github.com/opentool-host/opentool-host/cmd/opentool-host/internal/hostflags"
+	"github.com/opentool-host/opentool-host/cmd/opentool-host/internal/selfexec"
 	"github.com/opentool-host/opentool-host/declared"
 	"github.com/opentool-host/opentool-host/frontend/frontdoor"
 	"github.com/opentool-host/opentool-host/frontend/httpguard"
@@ -60,7 +62,7 @@ func runCommand() *cli.Command {
 			"the host does not start when Redis does not answer within 10 s", EnvVars: []string{"OPENTOOL_TASK_STORE"}, Action: taskStore},
 		&cli.BoolFlag{Name: "insecure-no-auth", Usage: "serve without API keys although --addr is not loopback (e.g. behind a proxy that authenticates): anyone who reaches the port may call every tool. Without it, such an --addr needs --api-key or --api-keys-file"},
 	}
-	flags = hostflags.Flags("info", slices.Concat(flags, oauthFlags(), taskFlags(), toolSearchFlags())...)
+	flags = hostflags.Flags("info", slices.Concat(flags, oauthFlags(), taskFlags(), toolSearchFlags(), codeModeFlags())...)
 	return &cli.Command{
 		Name:      "run",
 		Usage:     "start every plugin in --dir and serve their functions over HTTP",
@@ -100,6 +102,7 @@ var serveCategories = map[string]string{
 	"tool-search": "Tool search", "tool-search-threshold": "Tool search",
 	"oauth-issuer": "OAuth", "oauth-resource": "OAuth", "oauth-introspection": "OAuth",
 	"oauth-introspection-client": "OAuth", "oauth-introspection-secret-file": "OAuth",
+	"code-mode": "Code mode", "code-runner": "Code mode", "code-timeout": "Code mode", "code-max-calls": "Code mode",
 }
 
 // runAction turns run's flags into the front door's configuration
@@ -210,6 +213,44 @@ func toolSearch(c *cli.Context, cfg *host.Config) error {
 		return cliflags.UsageError(c, "--tool-search-threshold needs --tool-search (the functions it would list instead)")
 	}
 	cfg.ToolSearch, cfg.ToolSearchThreshold = c.Bool("tool-search"), c.Int("tool-search-threshold")
+	return codeMode(c, cfg)
+}
+
+// codeModeFlags are the code mode flags of run and mcp (host/codemode.go).
+func codeModeFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.BoolFlag{Name: "code-mode", Usage: "serve one more function on every front end, run_code: a JavaScript program that calls the caller's tools (each call checked, limited and audited as the caller's own), run in a sandboxed code runner process, returning one JSON value"},
+		&cli.StringFlag{Name: "code-runner", Usage: "the code runner's binary for --code-mode (default: opentool-host-coderunner beside this executable)"},
+		&cli.DurationFlag{Name: "code-timeout", Usage: "with --code-mode, a program's wall time (0: 30s)", Action: cliflags.AtLeastDuration("code-timeout", 0)},
+		&cli.IntFlag{Name: "code-max-calls", Usage: "with --code-mode, the tool calls one program may make (0: 1000)", Action: cliflags.AtLeast("code-max-calls", 0)},
+	}
+}
+
+// codeMode puts the code mode flags into cfg (host.Config.CodeMode,
+// CodeRunner, CodeTimeout, CodeMaxCalls). Errors (exit 2): a code mode
+// flag without --code-mode, no code runner.
+func codeMode(c *cli.Context, cfg *host.Config) error {
+	if !c.Bool("code-mode") {
+		for _, name := range []string{"code-runner", "code-timeout", "code-max-calls"} {
+			if c.IsSet(name) {
+				return cliflags.UsageError(c, "--"+name+" needs --code-mode")
+			}
+		}
+		return nil
+	}
+	cfg.CodeMode, cfg.CodeRunner = true, c.String("code-runner")
+	cfg.CodeTimeout, cfg.CodeMaxCalls = c.Duration("code-timeout"), c.Int("code-max-calls")
+	if cfg.CodeRunner == "" {
+		cfg.CodeRunner = selfexec.CodeRunnerPath()
+	}
+	if cfg.CodeRunner == "" {
+		return cliflags.UsageError(c, "--code-mode needs the code runner: opentool-host-coderunner beside this executable (make build puts it there), or --code-runner PATH")
+	}
+	abs, err := filepath.Abs(cfg.CodeRunner)
+	if err != nil {
+		return cliflags.UsageError(c, "--code-runner: "+err.Error())
+	}
+	cfg.CodeRunner = abs
 	return nil
 }
 
@@ -219,7 +260,7 @@ func mcpCommand() *cli.Command {
 		&cli.BoolFlag{Name: "watch", Value: true, Usage: "hot reload: watch --dir and start, replace or stop plugins as files change (the client gets tools/list_changed)"},
 		&cli.DurationFlag{Name: "shutdown-timeout", Value: 15 * time.Second, Usage: "at the end of input or on SIGINT/SIGTERM, longest wait for calls in flight (> 0)", Action: cliflags.Positive("shutdown-timeout")},
 	}
-	flags = hostflags.Flags("warn", slices.Concat(flags, taskFlags(), toolSearchFlags())...)
+	flags = hostflags.Flags("warn", slices.Concat(flags, taskFlags(), toolSearchFlags(), codeModeFlags())...)
 	return &cli.Command{
 		Name:      "mcp",
 		Usage:     "serve every plugin in --dir to one MCP client over stdin/stdout",

@@ -37,15 +37,18 @@ type Line struct {
 	// Principal is the OAuth access token's caller (issuer, sub,
 	// client_id) when the call came with a token; Key is then its
 	// principal name, oauth:SUB@ISSUER-HOST.
-	Principal   *access.Principal `json:"principal,omitempty"`
-	FrontEnd    string            `json:"front_end,omitempty"`
-	Function    string            `json:"function"`
-	Plugin      string            `json:"plugin,omitempty"`
-	DurationMS  float64           `json:"duration_ms"`
-	Outcome     string            `json:"outcome"`
-	ArgBytes    int               `json:"arg_bytes"`
-	ResultBytes int64             `json:"result_bytes"`
-	Items       int               `json:"items"`
+	Principal *access.Principal `json:"principal,omitempty"`
+	FrontEnd  string            `json:"front_end,omitempty"`
+	// Run links a run_code call and its program's inner calls: the same
+	// id on each (host.Caller.Run; omitted otherwise).
+	Run         string  `json:"run,omitempty"`
+	Function    string  `json:"function"`
+	Plugin      string  `json:"plugin,omitempty"`
+	DurationMS  float64 `json:"duration_ms"`
+	Outcome     string  `json:"outcome"`
+	ArgBytes    int     `json:"arg_bytes"`
+	ResultBytes int64   `json:"result_bytes"`
+	Items       int     `json:"items"`
 }
 
 // Log is an open audit log.
@@ -101,7 +104,7 @@ func (l *Log) Observe(ctx context.Context, r host.CallRecord) {
 	if len(fn) > maxFunction { // the caller's to choose when no plugin serves it
 		fn = fn[:maxFunction] + "…"
 	}
-	line := Line{Time: r.Start.UTC(), Key: r.Caller.Key, FrontEnd: r.Caller.FrontEnd, Function: fn, Plugin: r.Plugin,
+	line := Line{Time: r.Start.UTC(), Key: r.Caller.Key, FrontEnd: r.Caller.FrontEnd, Run: r.Caller.Run, Function: fn, Plugin: r.Plugin,
 		DurationMS: float64(r.Duration.Microseconds()) / 1000, Outcome: outcome, ArgBytes: r.ArgBytes, ResultBytes: r.ResultBytes, Items: r.Items,
 		Principal: access.GrantFrom(ctx).Principal()}
 	select {

@@ -3,6 +3,7 @@ package mcpapi
 import (
 	"context"
 	"net/http"
+	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -89,6 +90,7 @@ func (s *Server) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			res, err := next(ctx, method, req)
 			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil {
 				s.filterTools(g, lr)
+				s.describeRunCode(ctx, lr)
 				ss, _ := req.GetSession().(*mcp.ServerSession)
 				return s.toolList(s.catalogContext(ctx, ss), lr), nil
 			}
@@ -114,6 +116,23 @@ func (s *Server) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return s.withListener(ctx, next, method, req, g)
 		}
 		return next(ctx, method, req)
+	}
+}
+
+// describeRunCode gives run_code in lr (--code-mode) the description
+// of the caller of ctx: with the TypeScript declarations of the tools it
+// may call (host.CodeDescription). The list's tools are the server's,
+// shared: run_code's is replaced by a copy, in a copy of the slice.
+func (s *Server) describeRunCode(ctx context.Context, lr *mcp.ListToolsResult) {
+	for i, t := range lr.Tools {
+		if t.Name != host.RunCodeName {
+			continue
+		}
+		own := *t
+		own.Description = s.h.CodeDescription(ctx)
+		lr.Tools = slices.Clone(lr.Tools)
+		lr.Tools[i] = &own
+		return
 	}
 }
 

@@ -18,6 +18,10 @@ type Caller struct {
 	// CallID is the caller's id for the call (the JSON-RPC id, the MCP
 	// request id), for traces ("" when none).
 	CallID string
+	// Run is the id of the run_code program ("run-" and 16 hex digits,
+	// host/codemode.go) the call is, or was made by: run_code's own
+	// record and those of its inner calls share it ("" otherwise).
+	Run string
 }
 
 type callerKey struct{}
@@ -34,6 +38,9 @@ func WithCaller(ctx context.Context, c Caller) context.Context {
 	}
 	if c.CallID == "" {
 		c.CallID = old.CallID
+	}
+	if c.Run == "" {
+		c.Run = old.Run
 	}
 	return context.WithValue(ctx, callerKey{}, c)
 }

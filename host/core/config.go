@@ -216,12 +216,39 @@ type Config struct {
 	// Negative is refused.
 	ToolSearchThreshold int
 
+	// CodeMode serves the host's own function run_code (--code-mode,
+	// host/codemode.go): a JavaScript program that calls the caller's
+	// tools, run in a confined code runner (CodeRunner), each inner call
+	// the caller's own call.
+	CodeMode bool
+	// CodeRunner is the code runner's binary (cmd/opentool-host-coderunner,
+	// an absolute path), needed with CodeMode.
+	CodeRunner string
+	// CodeTimeout is a program's wall time (0: DefaultCodeTimeout, 30 s).
+	CodeTimeout time.Duration
+	// CodeMaxCalls is how many inner tool calls a program may make (0:
+	// DefaultCodeMaxCalls, 1,000).
+	CodeMaxCalls int
+	// CodeMemoryBytes is each code runner's memory limit, in bytes
+	// (sandbox.Spec.MemoryBytes: cgroup memory.max, else RLIMIT_AS of
+	// its address space, of which the Go runtime reserves some 600 MiB;
+	// 0: DefaultCodeMemoryBytes, 1 GiB).
+	CodeMemoryBytes int64
+
 	// Launcher is the command (argv) that applies a plugin's sandbox.Spec
 	// in the plugin's own process before it runs the plugin: normally the
 	// host's binary re-executed as [os.Executable(), "launch"]. Empty:
 	// plugins whose Spec needs it fail to start with a reason saying so.
 	Launcher []string
 }
+
+// The defaults of a run_code program's limits (Config.CodeTimeout,
+// CodeMaxCalls, CodeMemoryBytes).
+const (
+	DefaultCodeTimeout     = 30 * time.Second
+	DefaultCodeMaxCalls    = 1000
+	DefaultCodeMemoryBytes = 1 << 30
+)
 
 // DefaultMaxResultMemory is the default of Config.MaxResultMemory
 // (256 MiB).
@@ -292,7 +319,7 @@ func (c Config) check() error {
 		"StartTimeout": c.StartTimeout, "CallTimeout": c.CallTimeout, "CancelGrace": c.CancelGrace,
 		"DrainTimeout": c.DrainTimeout, "SettleTime": c.SettleTime,
 		"Restart.InitialBackoff": c.Restart.InitialBackoff, "Restart.MaxBackoff": c.Restart.MaxBackoff,
-		"Restart.ResetAfter": c.Restart.ResetAfter,
+		"Restart.ResetAfter": c.Restart.ResetAfter, "CodeTimeout": c.CodeTimeout,
 	}
 	if c.PluginUser != nil && os.Geteuid() != 0 {
 		return fmt.Errorf("host: PluginUser (--plugin-user) needs the host to run as root, to switch users; this host runs as uid %d", os.Geteuid())
@@ -318,6 +345,7 @@ func (c Config) check() error {
 		"MaxConcurrency": int64(c.MaxConcurrency), "MaxQueue": int64(c.MaxQueue),
 		"MaxResultBytes": c.MaxResultBytes, "MaxResultMemory": c.MaxResultMemory, "Restart.MaxFailures": int64(c.Restart.MaxFailures),
 		"ToolSearchThreshold": int64(c.ToolSearchThreshold),
+		"CodeMaxCalls":        int64(c.CodeMaxCalls), "CodeMemoryBytes": c.CodeMemoryBytes,
 	}
 	for name, n := range counts {
 		if n < 0 {

@@ -71,20 +71,45 @@ func KeeperArgv() []string {
 // a keeper another user could plant (beside a host binary in /tmp) or
 // rewrite is not run.
 func keeperArgv(exe string) []string {
-	dir := filepath.Dir(exe)
-	small := filepath.Join(dir, keeper.Program)
-	fi, err := os.Stat(small)
-	if err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 && trusted(fi) {
-		if di, err := os.Stat(dir); err == nil && trusted(di) {
-			return []string{small, Keeper}
-		}
+	if small := beside(exe, keeper.Program); small != "" {
+		return []string{small, Keeper}
 	}
 	return []string{exe, Keeper}
+}
+
+// beside is the program name in exe's folder when it is an executable
+// regular file and neither it nor the folder can be written by another
+// user (trusted); "" otherwise.
+func beside(exe, name string) string {
+	dir := filepath.Dir(exe)
+	path := filepath.Join(dir, name)
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 || !trusted(fi) {
+		return ""
+	}
+	if di, err := os.Stat(dir); err != nil || !trusted(di) {
+		return ""
+	}
+	return path
 }
 
 // trusted reports whether only root or this process's effective user can
 // write the file fi: one of them owns it, and it is not writable by its
 // group or others.
+// CodeRunnerProgram is the code runner's file name (--code-mode).
+const CodeRunnerProgram = "opentool-host-coderunner"
+
+// CodeRunnerPath is the code runner (CodeRunnerProgram) beside the
+// running executable, trusted as keeperArgv's keeper is; "" when there
+// is none such.
+func CodeRunnerPath() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	return beside(exe, CodeRunnerProgram)
+}
+
 func trusted(fi os.FileInfo) bool {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok || fi.Mode().Perm()&0o022 != 0 {

@@ -1,0 +1,83 @@
+package e2e_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/opentool-host/opentool-host/testkit"
+)
+
+// TestCodeModeOverFrontEnds: the real binary with --code-mode serves
+// run_code on /mcp, /opentool/call and /otc. Over /mcp a program of 100
+// add calls returns 100; a key allowed only plugin:calculator is shown
+// run_code with the calculator's declarations and none of the mock's,
+// and inside its program the mock's create is "not served", as outside;
+// a key of burst 3 pays for its session's requests, run_code's and one
+// per inner call, so an inner call before the fifth is refused with 429.
+func TestCodeModeOverFrontEnds(t *testing.T) {
+	dir := t.TempDir()
+	for _, p := range []string{"calculator", "mock"} {
+		testkit.InstallPlugin(t, dir, p, "./plugins/"+p)
+	}
+	keys := filepath.Join(t.TempDir(), "keys.json")
+	if err := os.WriteFile(keys, []byte(`{"keys":[{"name":"all","key":"k-all","allow":["*"]},`+
+		`{"name":"calc","key":"k-calc","allow":["plugin:calculator"]},`+
+		`{"name":"rated","key":"k-rated","allow":["*"],"rate":{"per_second":0.001,"burst":3}}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	hp := startHostProc(t, dir, "--api-keys-file", keys, "--code-mode", "--code-runner", testkit.Build(t, "./cmd/opentool-host-coderunner"))
+
+	all := connectMCP(t, hp.url, "k-all")
+	res, err := all.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{
+		"code": "let s = 0\nfor (let i = 0; i < 100; i++) s = tools.add({a: s, b: 1}).result\ns"}})
+	if err != nil || res.IsError {
+		t.Fatalf("run_code over /mcp: %v %s", err, mustJSON(t, res))
+	}
+	if got := mustJSON(t, res.StructuredContent); !strings.Contains(got, `"result":100`) || !strings.Contains(got, `"calls":100`) {
+		t.Fatalf("run_code over /mcp = %s, want result 100 after 100 calls", got)
+	}
+
+	calc := connectMCP(t, hp.url, "k-calc")
+	lr, err := calc.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var desc string
+	for _, tl := range lr.Tools {
+		if tl.Name == "run_code" {
+			desc = tl.Description
+		}
+	}
+	if !strings.Contains(desc, "add(args: {a: number; b: number}): any;") || strings.Contains(desc, "create(args") {
+		t.Errorf("run_code's description for key calc declares not (only) the calculator:\n%s", desc)
+	}
+	res, err = calc.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{
+		"code": `try { tools.create({text: "hi"}); "served" } catch (e) { e.code + " " + e.message }`}})
+	if err != nil || res.IsError || !strings.Contains(mustJSON(t, res.StructuredContent), `-32601 tools.create: method not found: function \"create\" is not served`) {
+		t.Fatalf("create inside calc's program: %v %s", err, mustJSON(t, res))
+	}
+
+	rated := connectMCP(t, hp.url, "k-rated")
+	res, err = rated.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{
+		"code": `let n = 0; try { for (let i = 0; i < 5; i++) { tools.add({a: 1, b: 1}); n++ } } catch (e) { return [n, e.code] }`}})
+	if err != nil || res.IsError || !strings.Contains(mustJSON(t, res.StructuredContent), `,429]`) {
+		t.Fatalf("rated key's inner calls: %v %s, want at most 2 calls, then 429", err, mustJSON(t, res))
+	}
+
+	for _, fe := range frontEnds(t, hp) {
+		if fe.name == "mcp" {
+			continue
+		}
+		answer, result := fe.call(t, "k-all", "run_code", map[string]any{"code": "tools.add({a: 2, b: 3}).result * 2"})
+		var out struct{ Result int }
+		if json.Unmarshal(result, &out); out.Result != 10 {
+			t.Errorf("%s: run_code = %s, want result 10", fe.name, answer)
+		}
+	}
+}

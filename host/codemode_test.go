@@ -1,0 +1,208 @@
+package host_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/access"
+	"github.com/opentool-host/opentool-host/testkit"
+)
+
+// startCodeHost starts a host serving calculator and faulty with code
+// mode: real runner processes behind the real sandbox launcher.
+func startCodeHost(t *testing.T, mod func(*host.Config)) (*host.Host, *records) {
+	t.Helper()
+	dir := t.TempDir()
+	testkit.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
+	testkit.InstallPlugin(t, dir, "faulty", "./testkit/plugins/faulty")
+	recs := &records{}
+	h := startHost(t, dir, func(c *host.Config) {
+		c.CodeMode, c.CodeRunner = true, testkit.Build(t, "./cmd/opentool-host-coderunner")
+		c.Launcher = []string{testkit.Build(t, "./cmd/opentool-host"), "launch"}
+		c.OnCall = recs.add
+		if mod != nil {
+			mod(c)
+		}
+	})
+	testkit.Eventually(t, 20*time.Second, "the warm runners are up", func() bool { return len(h.CodeRunners().Warm) == 2 })
+	return h, recs
+}
+
+// records keeps the host's call records (Config.OnCall).
+type records struct {
+	mu   sync.Mutex
+	list []host.CallRecord
+}
+
+func (r *records) add(_ context.Context, rec host.CallRecord) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.list = append(r.list, rec)
+}
+
+func (r *records) all() []host.CallRecord {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]host.CallRecord(nil), r.list...)
+}
+
+// runCode calls run_code with program code.
+func runCode(ctx context.Context, h *host.Host, code string) ([]byte, error) {
+	args, _ := json.Marshal(map[string]string{"code": code})
+	return h.Call(ctx, host.RunCodeName, args)
+}
+
+// TestRunCodeLoopOfAdds: a program of 100 dependent add calls returns
+// 100, each call recorded with run_code's Run id; the runners are
+// confined (seccomp filter, no new privileges).
+func TestRunCodeLoopOfAdds(t *testing.T) {
+	h, recs := startCodeHost(t, nil)
+	for _, pid := range h.CodeRunners().Warm {
+		status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"NoNewPrivs:\t1", "Seccomp:\t2"} {
+			if !strings.Contains(string(status), want) {
+				t.Errorf("runner %d: /proc status lacks %q", pid, want)
+			}
+		}
+	}
+	res, err := runCode(context.Background(), h, `let s = 0; for (let i = 0; i < 100; i++) s = tools.add({a: s, b: 1}).result; console.log("done", s); s`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out struct {
+		Result  int    `json:"result"`
+		Console string `json:"console"`
+		Calls   int    `json:"calls"`
+	}
+	if err := json.Unmarshal(res, &out); err != nil || out.Result != 100 || out.Calls != 100 || out.Console != "done 100\n" {
+		t.Fatalf("run_code = %s (%v), want result 100 after 100 calls", res, err)
+	}
+	var run string
+	adds := 0
+	for _, r := range recs.all() {
+		if r.Function == host.RunCodeName {
+			run = r.Caller.Run
+		}
+	}
+	for _, r := range recs.all() {
+		if r.Function == "add" && r.Caller.Run == run && run != "" {
+			adds++
+		}
+	}
+	if adds != 100 {
+		t.Errorf("%d add records carry run_code's Run %q, want 100", adds, run)
+	}
+}
+
+// TestRunCodeKeyIsTheCallers: a key allowed only plugin:calculator calls
+// add inside its program, but faulty's echo is "not served" there, as
+// outside, and the refusal is recorded under the key and the run.
+func TestRunCodeKeyIsTheCallers(t *testing.T) {
+	h, recs := startCodeHost(t, nil)
+	ctx := host.WithCaller(access.WithGrant(context.Background(), access.NewGrant("calc-only", []string{"plugin:calculator"})), host.Caller{FrontEnd: "mcp"})
+	res, err := runCode(ctx, h, `const s = tools.add({a: 2, b: 3}).result
+try { tools.echo({x: "hi"}); return "served" } catch (e) { return [s, e.code, e.message] }`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out struct{ Result []any }
+	if err := json.Unmarshal(res, &out); err != nil || len(out.Result) != 3 || out.Result[0] != 5.0 || out.Result[1] != -32601.0 ||
+		!strings.Contains(out.Result[2].(string), `"echo" is not served`) {
+		t.Fatalf("run_code = %s, want [5, -32601, not served]", res)
+	}
+	if _, err := h.Call(ctx, "echo", []byte(`{"x":"hi"}`)); !errors.Is(err, host.KindNotFound) {
+		t.Fatalf("echo outside = %v, want not found", err)
+	}
+	found := false
+	for _, r := range recs.all() {
+		if r.Function == "echo" && r.Kind == host.KindNotFound && r.Caller.Key == "calc-only" && r.Caller.Run != "" {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no record of the refused inner echo under key calc-only with a Run: %+v", recs.all())
+	}
+}
+
+// TestRunCodeTimeLimit: while (true) {} ends at the time limit, saying
+// so, and its runner is replaced by a new one.
+func TestRunCodeTimeLimit(t *testing.T) {
+	h, _ := startCodeHost(t, func(c *host.Config) { c.CodeTimeout = time.Second })
+	before := h.CodeRunners().Started
+	_, err := runCode(context.Background(), h, "let n = 0\nwhile (true) { n++ }")
+	if e := host.AsError(err); e == nil || e.Kind != host.KindTool || !strings.Contains(e.Message, "the limit timeout_ms is 1000 ms") ||
+		!strings.Contains(e.Message, "line 2") {
+		t.Fatalf("run_code = %v, want the time limit's error at line 2", err)
+	}
+	testkit.Eventually(t, 10*time.Second, "a runner replaces the one used", func() bool {
+		return h.CodeRunners().Started > before && len(h.CodeRunners().Warm) == 2
+	})
+	if _, err := runCode(context.Background(), h, "tools.add({a: 1, b: 1}).result"); err != nil {
+		t.Fatalf("the next program: %v", err)
+	}
+}
+
+// TestRunCodeErrorsSayWhere: a syntax error and a runtime error name
+// line, column and the line's text; a tool error is a catchable Error.
+func TestRunCodeErrorsSayWhere(t *testing.T) {
+	h, _ := startCodeHost(t, nil)
+	for code, want := range map[string]string{
+		"let x = 1\nlet = = 2":             "syntax error at line 2",
+		"let x = 1\nreturn x.y.z":          "runtime error at line 2, column 12",
+		"tools.add({a: 'not a number'})":   "tools.add: invalid params",
+		"for (;;) tools.add({a: 1, b: 1})": "the limit max_calls is 1000",
+	} {
+		_, err := runCode(context.Background(), h, code)
+		if e := host.AsError(err); e == nil || !strings.Contains(e.Message, want) {
+			t.Errorf("run_code(%q) = %v, want %q", code, err, want)
+		}
+	}
+}
+
+// TestRunCodeMemoryExhaustion: a program that exhausts its runner's
+// memory fails with the limit named; the host serves on.
+func TestRunCodeMemoryExhaustion(t *testing.T) {
+	h, _ := startCodeHost(t, func(c *host.Config) { c.CodeMemoryBytes = 800 << 20 })
+	_, err := runCode(context.Background(), h, `let a = []; for (;;) a.push("x".repeat(1 << 16) + a.length)`)
+	if e := host.AsError(err); e == nil || !strings.Contains(e.Message, "memory limit is 838860800 bytes") {
+		t.Fatalf("run_code = %v, want the runner's end with its memory limit", err)
+	}
+	if _, err := h.Call(context.Background(), "add", []byte(`{"a":1,"b":2}`)); err != nil {
+		t.Fatalf("the host after: %v", err)
+	}
+}
+
+// TestRunCodeCancelStopsInnerCalls: cancelling run_code cancels the
+// inner call under way (faulty's sleep sees its context end).
+func TestRunCodeCancelStopsInnerCalls(t *testing.T) {
+	h, _ := startCodeHost(t, nil)
+	sleeps := func() (active, cancelled float64) {
+		res, err := h.Call(context.Background(), "sleeps", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out struct{ Active, Cancelled float64 }
+		_ = json.Unmarshal(res, &out)
+		return out.Active, out.Cancelled
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { _, err := runCode(ctx, h, `tools.sleep({ms: 60000}); tools.sleep({ms: 60000})`); errc <- err }()
+	testkit.Eventually(t, 10*time.Second, "the inner sleep runs", func() bool { a, _ := sleeps(); return a == 1 })
+	cancel()
+	if err := <-errc; !errors.Is(err, host.KindCanceled) {
+		t.Fatalf("run_code = %v, want canceled", err)
+	}
+	testkit.Eventually(t, 10*time.Second, "the inner sleep is cancelled", func() bool { a, c := sleeps(); return a == 0 && c == 1 })
+}
