@@ -22,7 +22,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -221,16 +220,6 @@ func stringMap(p string, v any) (map[string]string, error) {
 		out[k] = s
 	}
 	return out, nil
-}
-
-// sortedKeys returns m's keys in order, so the first fault is stable.
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }
 
 // Encode returns l as JSON: how the host keeps a declared plugin's
