@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/testkit/base"
 )
 
 // SoakConfig configures Soak. Zero fields take the defaults listed.
@@ -26,13 +27,13 @@ type SoakConfig struct {
 	Duration time.Duration
 	// Clients is the number of concurrent keep-alive clients (default 64).
 	Clients int
-	// Plugins names the namedecho plugins installed in Dir; each serves
+	// Plugins names the named echo plugins installed in Dir; each serves
 	// FuncName(name). Required.
 	Plugins []string
 	// Dir is the plugins directory the host serves; the chaos loop writes
 	// new binaries into it. Required.
 	Dir string
-	// PluginBin is the namedecho binary new generations are made from.
+	// PluginBin is the named echo binary new generations are made from.
 	// Required.
 	PluginBin string
 	// KillEvery is the SIGKILL period (default 200 ms; negative: none).
@@ -466,7 +467,7 @@ func leftovers(t Target) []int {
 		parent = t.PID()
 	}
 	var left []int
-	_, _ = Poll(3*time.Second, 20*time.Millisecond, func() bool {
+	_, _ = base.Poll(3*time.Second, 20*time.Millisecond, func() bool {
 		left = ProcsUnder(t.StateDir(), parent)
 		return len(left) == 0
 	})
