@@ -24,6 +24,7 @@ import (
 	"github.com/opentool-host/opentool-host/frontend/opentoolapi"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/host/access"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/testkit/base"
 )
 
@@ -177,12 +178,12 @@ func doSetup() error {
 	// (frontdoor.NewFront: every front end behind the one chain) and a
 	// host whose finished calls go to the metrics.
 	var m *metrics.Metrics
-	onCall := func(ctx context.Context, r host.CallRecord) {
+	onCall := func(ctx context.Context, r core.CallRecord) {
 		if m != nil {
 			m.Observe(ctx, r)
 		}
 	}
-	h, err := host.New(host.Config{Dir: plugins, StateDir: filepath.Join(tmp, "state"), OnCall: onCall})
+	h, err := host.New(core.Config{Dir: plugins, StateDir: filepath.Join(tmp, "state"), OnCall: onCall})
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/opentool-host/opentool-host/bench/harness"
-	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/testkit"
 )
 
@@ -67,7 +67,7 @@ func TestSoakShort(t *testing.T) {
 	dir, state := t.TempDir(), t.TempDir()
 	names := installNamed(t, dir, bin, 8)
 	callTimeout := 3 * time.Second
-	target, err := harness.StartInProcess(context.Background(), host.Config{
+	target, err := harness.StartInProcess(context.Background(), core.Config{
 		Dir:         dir,
 		StateDir:    state,
 		Logger:      testkit.Logger(t),

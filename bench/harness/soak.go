@@ -17,7 +17,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
+	"github.com/opentool-host/opentool-host/host/supervise"
 	"github.com/opentool-host/opentool-host/testkit/base"
 )
 
@@ -240,7 +241,7 @@ func Soak(t Target, cfg SoakConfig) *SoakReport {
 		rpcKinds = map[string]int64{}
 		lats     []time.Duration
 	)
-	noteHealth := func() []host.PluginStatus {
+	noteHealth := func() []supervise.PluginStatus {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		h, err := GetHealth(ctx, ctl, t.URL())
@@ -346,7 +347,7 @@ func Soak(t Target, cfg SoakConfig) *SoakReport {
 				return
 			case <-killT:
 				ps := noteHealth()
-				var ready []host.PluginStatus
+				var ready []supervise.PluginStatus
 				for _, p := range ps {
 					if p.State.Serving() && p.PID > 0 {
 						ready = append(ready, p)
@@ -400,7 +401,7 @@ wait:
 	// only when their file changes, as an operator would do it.
 	time.Sleep(200 * time.Millisecond)
 	for _, p := range noteHealth() {
-		if p.State == host.StateFailed {
+		if p.State == core.StateFailed {
 			mu.Lock()
 			gens[p.Name]++
 			g := gens[p.Name]

@@ -18,6 +18,7 @@ import (
 	"github.com/opentool-host/opentool-host/frontend/opentoolapi"
 	"github.com/opentool-host/opentool-host/frontend/route"
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/testkit/base"
 )
 
@@ -170,7 +171,7 @@ var _ Target = (*InProcess)(nil)
 
 // StartInProcess starts a host with cfg (cfg.StateDir is required) and
 // serves its HTTP API on a free loopback port.
-func StartInProcess(ctx context.Context, cfg host.Config) (*InProcess, error) {
+func StartInProcess(ctx context.Context, cfg core.Config) (*InProcess, error) {
 	if cfg.StateDir == "" {
 		return nil, errors.New("harness: StateDir is required")
 	}

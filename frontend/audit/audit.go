@@ -20,7 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 )
 
 // BufferLines is how many lines may wait for the writer.
@@ -86,8 +86,8 @@ func (l *Log) write(w io.Writer) {
 }
 
 // Observe queues the line of one finished call; plug it into
-// host.Config.OnCall. It never blocks: a full buffer drops the line.
-func (l *Log) Observe(_ context.Context, r host.CallRecord) {
+// core.Config.OnCall. It never blocks: a full buffer drops the line.
+func (l *Log) Observe(_ context.Context, r core.CallRecord) {
 	outcome := "ok"
 	if r.Kind != "" {
 		outcome = string(r.Kind)

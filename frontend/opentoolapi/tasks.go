@@ -44,7 +44,7 @@ import (
 // nonexistent taskId). A store that fails gets HTTP 503 with -32603.
 
 // FrontEnd is the name of this front end in task records
-// (tasks.Origin.FrontEnd) and in host.Caller.
+// (tasks.Origin.FrontEnd) and in core.Caller.
 const FrontEnd = "opentool"
 
 // TasksPath is the path of the task routes: TasksPath + "/" + ID.

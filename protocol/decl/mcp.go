@@ -224,7 +224,7 @@ func stringMap(p string, v any) (map[string]string, error) {
 
 // Encode returns l as JSON: how the host keeps a declared plugin's
 // launch (its identity is the sha256 of it) and hands it to
-// host.Config.Declared (DecodeLaunch).
+// core.Config.Declared (DecodeLaunch).
 func (l Launch) Encode() string {
 	b, _ := json.Marshal(l) // strings and maps of strings: cannot fail
 	return string(b)

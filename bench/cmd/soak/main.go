@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/opentool-host/opentool-host/bench/harness"
-	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/testkit/base"
 )
 
@@ -70,7 +70,7 @@ func run() int {
 	var target harness.Target
 	var proc *harness.HostProcess
 	if *inProcess {
-		target, err = harness.StartInProcess(context.Background(), host.Config{Dir: dir, StateDir: state, Watch: true, CallTimeout: *callTimeout})
+		target, err = harness.StartInProcess(context.Background(), core.Config{Dir: dir, StateDir: state, Watch: true, CallTimeout: *callTimeout})
 	} else {
 		abs, aerr := filepath.Abs(*hostBin)
 		if aerr != nil {
