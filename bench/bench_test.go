@@ -24,6 +24,8 @@ import (
 	"github.com/opentool-host/opentool-host/frontend/opentoolapi"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/host/access"
+	"github.com/opentool-host/opentool-host/host/core"
+	"github.com/opentool-host/opentool-host/testkit/base"
 )
 
 // The benchmark matrix. Each size × clients cell runs the three paths
@@ -117,15 +119,15 @@ func doSetup() error {
 		return err
 	}
 	env.tmp = tmp
-	floorBin, err := harness.Build("./bench/floor/plugin", tmp)
+	floorBin, err := base.Build("./bench/floor/plugin", tmp)
 	if err != nil {
 		return err
 	}
-	echoBin, err := harness.Build("./testkit/plugins/echo", tmp)
+	echoBin, err := base.Build("./testkit/plugins/echo", tmp)
 	if err != nil {
 		return err
 	}
-	calcBin, err := harness.Build("./plugins/calculator", tmp)
+	calcBin, err := base.Build("./plugins/calculator", tmp)
 	if err != nil {
 		return err
 	}
@@ -141,10 +143,10 @@ func doSetup() error {
 	// An MCP server behind the host: mcp-notes declared in the plugins
 	// folder of a real host process (this checkout's opentool-host run),
 	// however that host runs it.
-	if env.notesBin, err = harness.Build("./examples/mcp-notes", tmp); err != nil {
+	if env.notesBin, err = base.Build("./examples/mcp-notes", tmp); err != nil {
 		return err
 	}
-	if env.hostBin, err = harness.Build("./cmd/opentool-host", tmp); err != nil {
+	if env.hostBin, err = base.Build("./cmd/opentool-host", tmp); err != nil {
 		return err
 	}
 	if err := startMCPHost(tmp); err != nil {
@@ -176,12 +178,12 @@ func doSetup() error {
 	// (frontdoor.NewFront: every front end behind the one chain) and a
 	// host whose finished calls go to the metrics.
 	var m *metrics.Metrics
-	onCall := func(ctx context.Context, r host.CallRecord) {
+	onCall := func(ctx context.Context, r core.CallRecord) {
 		if m != nil {
 			m.Observe(ctx, r)
 		}
 	}
-	h, err := host.New(host.Config{Dir: plugins, StateDir: filepath.Join(tmp, "state"), OnCall: onCall})
+	h, err := host.New(core.Config{Dir: plugins, StateDir: filepath.Join(tmp, "state"), OnCall: onCall})
 	if err != nil {
 		return err
 	}
@@ -843,7 +845,7 @@ func machine() string {
 		}
 	}
 	gp, sdk := "go-plugin ?", "go-sdk ?"
-	if b, err := os.ReadFile(filepath.Join(harness.RepoRoot(), "go.mod")); err == nil {
+	if b, err := os.ReadFile(filepath.Join(base.RepoRoot(), "go.mod")); err == nil {
 		for _, line := range strings.Split(string(b), "\n") {
 			f := strings.Fields(line)
 			switch {

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/opentool-host/opentool-host/bench/harness"
-	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/testkit"
 )
 
@@ -26,7 +26,7 @@ func soakShortDuration(t *testing.T) time.Duration {
 	return 4 * time.Second
 }
 
-// installNamed installs n namedecho plugins p0…p(n-1) into dir.
+// installNamed installs n named echo plugins p0…p(n-1) into dir.
 func installNamed(t *testing.T, dir, bin string, n int) []string {
 	t.Helper()
 	names := make([]string, n)
@@ -63,11 +63,11 @@ func TestSoakShort(t *testing.T) {
 	if testing.Short() {
 		t.Skip("soak: skipped with -short")
 	}
-	bin := testkit.Build(t, "./bench/namedecho")
+	bin := testkit.Build(t, "./testkit/plugins/echo")
 	dir, state := t.TempDir(), t.TempDir()
 	names := installNamed(t, dir, bin, 8)
 	callTimeout := 3 * time.Second
-	target, err := harness.StartInProcess(context.Background(), host.Config{
+	target, err := harness.StartInProcess(context.Background(), core.Config{
 		Dir:         dir,
 		StateDir:    state,
 		Logger:      testkit.Logger(t),
@@ -97,7 +97,7 @@ func TestSoakShortProcess(t *testing.T) {
 	if testing.Short() {
 		t.Skip("soak: skipped with -short")
 	}
-	bin := testkit.Build(t, "./bench/namedecho")
+	bin := testkit.Build(t, "./testkit/plugins/echo")
 	hostBin := testkit.Build(t, "./cmd/opentool-host")
 	dir, state := t.TempDir(), t.TempDir()
 	names := installNamed(t, dir, bin, 8)

@@ -16,6 +16,7 @@ import (
 	"github.com/opentool-host/opentool-host/frontend/frontdoor"
 	"github.com/opentool-host/opentool-host/frontend/opentoolapi"
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 )
 
 // Example calls the reference mock tool served by opentool-host: the
@@ -81,7 +82,7 @@ func startExampleServer() (string, func()) {
 	if out, err := build.CombinedOutput(); err != nil {
 		log.Fatalf("go build ./plugins/mock: %v\n%s", err, out)
 	}
-	h, err := host.New(host.Config{Dir: dir})
+	h, err := host.New(core.Config{Dir: dir})
 	if err != nil {
 		log.Fatal(err)
 	}

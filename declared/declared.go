@@ -4,7 +4,7 @@
 // command-line tools of a NAME.tools.json (package cmdtool). Both run in
 // the host's own process: no process stands between the host and the
 // server or a command, which the host starts itself through the
-// plugin's launcher.Starter. Serve is what host.Config.Declared is set
+// plugin's launcher.Starter. Serve is what core.Config.Declared is set
 // to.
 package declared
 
@@ -45,7 +45,7 @@ func Serve(l decl.Launch, s *launcher.Starter, log hclog.Logger) wire.Local {
 // opentool-host mcp; nil: Serve's many clients): each MCP server's
 // requests outside calls go to that client, and its
 // notifications/roots/list_changed reach the server
-// (mcpadapter.Options.Sole). Give it as host.Config.Declared.
+// (mcpadapter.Options.Sole). Give it as core.Config.Declared.
 func ServeFor(sole *mcpsession.Sole) func(decl.Launch, *launcher.Starter, hclog.Logger) wire.Local {
 	return func(l decl.Launch, s *launcher.Starter, log hclog.Logger) wire.Local {
 		if err := checkPrograms(l, s, log); err != nil {

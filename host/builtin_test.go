@@ -8,8 +8,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/host/access"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/testkit"
 )
 
@@ -25,11 +25,11 @@ func TestToolSearchFunctions(t *testing.T) {
 	testkit.InstallPlugin(t, dir, "mock", "./plugins/mock")
 	var (
 		mu   sync.Mutex
-		recs []host.CallRecord
+		recs []core.CallRecord
 	)
-	h := startHost(t, dir, func(c *host.Config) {
+	h := startHost(t, dir, func(c *core.Config) {
 		c.ToolSearch, c.ToolSearchThreshold = true, 3
-		c.OnCall = func(_ context.Context, r host.CallRecord) {
+		c.OnCall = func(_ context.Context, r core.CallRecord) {
 			mu.Lock()
 			recs = append(recs, r)
 			mu.Unlock()
@@ -60,15 +60,15 @@ func TestToolSearchFunctions(t *testing.T) {
 		t.Errorf("call_tool subtract: %s %v", res, err)
 	}
 	_, err = h.Call(sub, "call_tool", []byte(`{"name":"add","arguments":{"a":5,"b":3}}`))
-	if e := host.AsError(err); e == nil || e.Kind != host.KindNotFound || e.Function != "add" || e.Message != `function "add" is not served` {
+	if e := core.AsError(err); e == nil || e.Kind != core.KindNotFound || e.Function != "add" || e.Message != `function "add" is not served` {
 		t.Errorf("call_tool of a function the key may not call: %v", err)
 	}
 	_, err = h.Call(sub, "call_tool", []byte(`{"name":"subtract","arguments":{"a":"x","b":3}}`))
-	if e := host.AsError(err); e == nil || e.Kind != host.KindInvalidParams || e.Plugin != "calc" || e.Function != "subtract" {
+	if e := core.AsError(err); e == nil || e.Kind != core.KindInvalidParams || e.Plugin != "calc" || e.Function != "subtract" {
 		t.Errorf("call_tool with arguments subtract refuses: %v", err)
 	}
 	_, err = h.Call(sub, "call_tool", []byte(`{"arguments":{}}`))
-	if e := host.AsError(err); e == nil || e.Kind != host.KindInvalidParams || e.Function != "call_tool" || !strings.Contains(e.Message, "name") {
+	if e := core.AsError(err); e == nil || e.Kind != core.KindInvalidParams || e.Function != "call_tool" || !strings.Contains(e.Message, "name") {
 		t.Errorf("call_tool without a name: %v", err)
 	}
 	mu.Lock()
@@ -90,11 +90,11 @@ func TestToolSearchFunctions(t *testing.T) {
 	}
 	// Neither streams, and call_tool does not call the host's own.
 	err = h.StreamCall(context.Background(), "call_tool", []byte(`{"name":"sequentiallyRead"}`), func([]byte) error { return nil })
-	if !errors.Is(err, host.KindWrongKind) {
+	if !errors.Is(err, core.KindWrongKind) {
 		t.Errorf("StreamCall call_tool: %v", err)
 	}
 	_, err = h.Call(context.Background(), "call_tool", []byte(`{"name":"search_tools","arguments":{"query":"x"}}`))
-	if !errors.Is(err, host.KindInvalidParams) {
+	if !errors.Is(err, core.KindInvalidParams) {
 		t.Errorf("call_tool search_tools: %v", err)
 	}
 	var out struct {
@@ -104,7 +104,7 @@ func TestToolSearchFunctions(t *testing.T) {
 	if err := json.Unmarshal(res, &out); err != nil || len(out.Tools) < 5 {
 		t.Errorf("search_tools with limit 50: %s", res)
 	}
-	if _, err := h.Call(context.Background(), "search_tools", []byte(`{"query":"   "}`)); !errors.Is(err, host.KindInvalidParams) {
+	if _, err := h.Call(context.Background(), "search_tools", []byte(`{"query":"   "}`)); !errors.Is(err, core.KindInvalidParams) {
 		t.Errorf("a blank query: %v", err)
 	}
 }

@@ -14,7 +14,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/frontend/opentoolapi"
 	"github.com/opentool-host/opentool-host/frontend/route"
-	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/testkit"
 )
 
@@ -59,7 +59,7 @@ func TestHangUpsNeverKillAPlugin(t *testing.T) {
 		maxConcurrency int
 	}{{"free slots", 64}, {"full queue", 2}} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := testkit.StartHost(t, func(c *host.Config) { c.MaxConcurrency = tc.maxConcurrency }, "./testkit/plugins/faulty")
+			h := testkit.StartHost(t, func(c *core.Config) { c.MaxConcurrency = tc.maxConcurrency }, "./testkit/plugins/faulty")
 			addr, closed := serveCounting(t, route.Mux(opentoolapi.New(h, opentoolapi.Config{Logger: testkit.Logger(t)}).Routes()))
 			before := pluginStatus(h, "faulty")
 			const n = 150
@@ -69,7 +69,7 @@ func TestHangUpsNeverKillAPlugin(t *testing.T) {
 			}
 			testkit.Eventually(t, 30*time.Second, "every hung-up call returned", func() bool { return closed.Load() == n })
 			after := pluginStatus(h, "faulty")
-			if after.PID != before.PID || after.Restarts != 0 || after.State != host.StateReady {
+			if after.PID != before.PID || after.Restarts != 0 || after.State != core.StateReady {
 				t.Fatalf("plugin changed: before %+v, after %+v", before, after)
 			}
 			got := call(t, h, "sleeps", "")
@@ -88,7 +88,7 @@ func TestCallerGoneIsNotSent(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err := h.Call(ctx, "sleep", []byte(`{"ms":5000}`))
-	if e := host.AsError(err); e == nil || e.Kind != host.KindCanceled {
+	if e := core.AsError(err); e == nil || e.Kind != core.KindCanceled {
 		t.Fatalf("err = %v, want KindCanceled", err)
 	}
 	if got := call(t, h, "sleeps", ""); got["cancelled"] != 0.0 {
@@ -100,7 +100,7 @@ func TestCallerGoneIsNotSent(t *testing.T) {
 // object within Config.MaxResultBytes; otherwise the caller gets a clear
 // error naming the plugin, and nothing malformed reaches the wire.
 func TestResultsCheckedAtTheBoundary(t *testing.T) {
-	h := testkit.StartHost(t, func(c *host.Config) { c.MaxResultBytes = 1 << 20 }, "./testkit/plugins/rogue")
+	h := testkit.StartHost(t, func(c *core.Config) { c.MaxResultBytes = 1 << 20 }, "./testkit/plugins/rogue")
 	base := testkit.Serve(t, route.Mux(opentoolapi.New(h, opentoolapi.Config{Logger: testkit.Logger(t)}).Routes()))
 	for fn, reason := range map[string]string{
 		"forge":     "not one JSON object",
@@ -112,8 +112,8 @@ func TestResultsCheckedAtTheBoundary(t *testing.T) {
 	} {
 		t.Run(fn, func(t *testing.T) {
 			_, err := h.Call(context.Background(), fn, []byte(`{"mb":2}`))
-			e := host.AsError(err)
-			if e == nil || e.Kind != host.KindResultRejected || e.Plugin != "rogue" || !strings.Contains(e.Message, reason) {
+			e := core.AsError(err)
+			if e == nil || e.Kind != core.KindResultRejected || e.Plugin != "rogue" || !strings.Contains(e.Message, reason) {
 				t.Fatalf("err = %v, want KindResultRejected from rogue: %s", err, reason)
 			}
 			// On the wire: one valid JSON-RPC response with -32603 naming
@@ -148,7 +148,7 @@ func TestResultsCheckedAtTheBoundary(t *testing.T) {
 	if got := call(t, h, "ok", ""); got["ok"] != true {
 		t.Fatalf("ok = %v", got)
 	}
-	if st := pluginStatus(h, "rogue"); st.Restarts != 0 || st.State != host.StateReady {
+	if st := pluginStatus(h, "rogue"); st.Restarts != 0 || st.State != core.StateReady {
 		t.Fatalf("rogue results must not restart the plugin: %+v", st)
 	}
 }
@@ -158,7 +158,7 @@ func TestResultsCheckedAtTheBoundary(t *testing.T) {
 // ignores cancellation gets its plugin killed after CancelGrace, and the
 // plugin is restarted.
 func TestStreamCancelGrace(t *testing.T) {
-	h := testkit.StartHost(t, func(c *host.Config) { c.CancelGrace = 200 * time.Millisecond }, "./testkit/plugins/faulty")
+	h := testkit.StartHost(t, func(c *core.Config) { c.CancelGrace = 200 * time.Millisecond }, "./testkit/plugins/faulty")
 	before := pluginStatus(h, "faulty")
 	stream := func(fn string) (int, error) {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -173,18 +173,18 @@ func TestStreamCancelGrace(t *testing.T) {
 		return n, err
 	}
 	n, err := stream("ticks")
-	if e := host.AsError(err); e == nil || e.Kind != host.KindCanceled || strings.Contains(e.Message, "killed") {
+	if e := core.AsError(err); e == nil || e.Kind != core.KindCanceled || strings.Contains(e.Message, "killed") {
 		t.Fatalf("ticks: %d items, err %v; want KindCanceled without a kill", n, err)
 	}
 	if st := pluginStatus(h, "faulty"); st.PID != before.PID || st.Restarts != 0 {
 		t.Fatalf("a stream that honoured cancellation got its plugin restarted: %+v", st)
 	}
 	_, err = stream("stuckStream")
-	if e := host.AsError(err); e == nil || e.Kind != host.KindCanceled || !strings.Contains(e.Message, "ignored cancellation") {
+	if e := core.AsError(err); e == nil || e.Kind != core.KindCanceled || !strings.Contains(e.Message, "ignored cancellation") {
 		t.Fatalf("stuckStream: err %v; want KindCanceled saying the plugin was killed", err)
 	}
 	testkit.Eventually(t, 10*time.Second, "faulty restarted", func() bool {
 		st := pluginStatus(h, "faulty")
-		return st.State == host.StateReady && st.PID != before.PID && st.Restarts == 1
+		return st.State == core.StateReady && st.PID != before.PID && st.Restarts == 1
 	})
 }

@@ -9,7 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
+	"github.com/opentool-host/opentool-host/host/supervise"
 	"github.com/opentool-host/opentool-host/process/cgroup"
 	"github.com/opentool-host/opentool-host/testkit"
 )
@@ -44,7 +45,7 @@ func TestSetsidDescendantDiesWithThePlugin(t *testing.T) {
 		t.Run(fmt.Sprintf("cgroups=%v", !noCgroups), func(t *testing.T) {
 			dir := t.TempDir()
 			testkit.InstallPlugin(t, dir, "faulty", "./testkit/plugins/faulty")
-			h := startHost(t, dir, func(c *host.Config) { c.NoCgroups = noCgroups })
+			h := startHost(t, dir, func(c *core.Config) { c.NoCgroups = noCgroups })
 			pid := int(call(t, h, "spawnSetsid", `{}`)["pid"].(float64))
 			t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
 			if !running(pid) {
@@ -53,7 +54,7 @@ func TestSetsidDescendantDiesWithThePlugin(t *testing.T) {
 			_, _ = h.Call(context.Background(), "exit", nil) // the plugin crashes
 			testkit.Eventually(t, 10*time.Second, "faulty restarted", func() bool {
 				st := pluginStatus(h, "faulty")
-				return st.State == host.StateReady && st.Restarts == 1
+				return st.State == core.StateReady && st.Restarts == 1
 			})
 			if noCgroups {
 				if !running(pid) {
@@ -76,8 +77,8 @@ func TestMemoryLimitKillsAndSaysSo(t *testing.T) {
 	testkit.InstallPlugin(t, dir, "calc", "./plugins/calculator")
 	writePolicy(t, dir, "faulty", `{"limits": {"memory_mb": 3072}}`)
 	launcher := []string{testkit.Build(t, "./cmd/opentool-host"), "launch"}
-	h := startHost(t, dir, func(c *host.Config) { c.Launcher = launcher })
-	if st := pluginStatus(h, "faulty"); st.State != host.StateReady {
+	h := startHost(t, dir, func(c *core.Config) { c.Launcher = launcher })
+	if st := pluginStatus(h, "faulty"); st.State != core.StateReady {
 		t.Fatalf("faulty under a 3 GiB limit: %+v", st)
 	}
 	call(t, h, "alloc", `{"mb":64}`) // within the limit
@@ -92,10 +93,10 @@ func TestMemoryLimitKillsAndSaysSo(t *testing.T) {
 	}
 	testkit.Eventually(t, 10*time.Second, "faulty restarted, the crash reason kept", func() bool {
 		st := pluginStatus(h, "faulty")
-		return st.State == host.StateReady && st.Restarts == 1
+		return st.State == core.StateReady && st.Restarts == 1
 	})
 	for ev := range events { // the crash as the log, /events and /health (while restarting) say it
-		if ev.Type == host.EventRestarting {
+		if ev.Type == core.EventRestarting {
 			if !strings.Contains(ev.Reason, "over its memory limit (3072 MiB)") {
 				t.Errorf("crash reason: %q", ev.Reason)
 			}
@@ -114,13 +115,13 @@ func TestCPUPercentHoldsOrRefuses(t *testing.T) {
 	dir := t.TempDir()
 	testkit.InstallPlugin(t, dir, "faulty", "./testkit/plugins/faulty")
 	writePolicy(t, dir, "faulty", `{"limits": {"cpu_percent": 10}}`)
-	h := startHost(t, dir, func(c *host.Config) { c.CallTimeout = 30 * time.Second })
-	var st host.PluginStatus
+	h := startHost(t, dir, func(c *core.Config) { c.CallTimeout = 30 * time.Second })
+	var st supervise.PluginStatus
 	testkit.Eventually(t, 20*time.Second, "faulty ready or failed", func() bool {
 		st = pluginStatus(h, "faulty")
-		return st.State == host.StateReady || st.State == host.StateFailed
+		return st.State == core.StateReady || st.State == core.StateFailed
 	})
-	if st.State == host.StateFailed {
+	if st.State == core.StateFailed {
 		if !strings.Contains(st.LastError, "cpu_percent 10") || !strings.Contains(st.LastError, "cpu.max") && !strings.Contains(st.LastError, "without cgroups") {
 			t.Fatalf("refused, but not saying why: %q", st.LastError)
 		}

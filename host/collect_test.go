@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 )
 
 // TestCollectItems: items joined into {"items":[...]} up to max bytes,
@@ -28,7 +29,7 @@ func TestCollectItems(t *testing.T) {
 		t.Fatalf("CollectItems = %s, %v (seen %d)", got, err, seen)
 	}
 	_, err = host.CollectItems(context.Background(), stream, "f", nil, int64(len(want)-1), nil)
-	if !errors.Is(err, host.KindResultRejected) {
+	if !errors.Is(err, core.KindResultRejected) {
 		t.Fatalf("one byte over: %v, want result_rejected", err)
 	}
 	if got, err := host.CollectItems(context.Background(), func(context.Context, string, []byte, func([]byte) error) error { return nil }, "f", nil, 100, nil); err != nil || string(got) != `{"items":[]}` {

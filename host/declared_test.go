@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/testkit"
 	standin "github.com/opentool-host/opentool-host/testkit/plugins/declared"
 )
@@ -20,7 +21,7 @@ import (
 // the launch it is handed.
 func declaredHost(t *testing.T, dir string, logs *logRecorder) *host.Host {
 	t.Helper()
-	return startHost(t, dir, func(c *host.Config) {
+	return startHost(t, dir, func(c *core.Config) {
 		c.Watch = true
 		c.Declared = standin.Serve
 		if logs != nil {
@@ -80,7 +81,7 @@ func TestDeclaredServersSupervised(t *testing.T) {
 	}
 	alpha := pluginStatus(h, "alpha")
 	instance := got["instance"]
-	if alpha.Path != decl || alpha.State != host.StateReady || alpha.SHA256 == "" {
+	if alpha.Path != decl || alpha.State != core.StateReady || alpha.SHA256 == "" {
 		t.Fatalf("alpha status = %+v", alpha)
 	}
 
@@ -109,7 +110,7 @@ func TestDeclaredServersSupervised(t *testing.T) {
 	writeFile(t, dir, "mixed.mcp.json", `{"mcpServers":{"x":{"command":"c","args":[1]},"y":{"command":"./y"}}}`)
 	testkit.Eventually(t, 15*time.Second, "bad entry reported", func() bool {
 		st := pluginStatus(h, "x")
-		return st.State == host.StateFailed && strings.Contains(st.LastError, "declaration mixed.mcp.json:1:43: $.mcpServers.x.args[0]: must be a string")
+		return st.State == core.StateFailed && strings.Contains(st.LastError, "declaration mixed.mcp.json:1:43: $.mcpServers.x.args[0]: must be a string")
 	})
 	waitFunction(t, h, "launch_y", true)
 	// A file that is not JSON fails the plugin named after the file, at
@@ -117,7 +118,7 @@ func TestDeclaredServersSupervised(t *testing.T) {
 	writeFile(t, dir, "broken.mcp.json", `{"mcpServers":{"x":`)
 	testkit.Eventually(t, 15*time.Second, "broken declaration reported", func() bool {
 		st := pluginStatus(h, "broken")
-		return st.State == host.StateFailed && strings.Contains(st.LastError, "declaration broken.mcp.json:1:20: unexpected end of JSON input")
+		return st.State == core.StateFailed && strings.Contains(st.LastError, "declaration broken.mcp.json:1:20: unexpected end of JSON input")
 	})
 
 	// A server left out of the file is removed; removing the file removes
@@ -141,7 +142,7 @@ func TestDeclaredServersSupervised(t *testing.T) {
 func TestDeclaredPluginNotServedWithoutDeclared(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, dir, "one.mcp.json", `{"mcpServers":{"one":{"command":"x"}}}`)
-	h, err := host.New(host.Config{Dir: dir, Logger: testkit.Logger(t), StateDir: t.TempDir()})
+	h, err := host.New(core.Config{Dir: dir, Logger: testkit.Logger(t), StateDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +150,7 @@ func TestDeclaredPluginNotServedWithoutDeclared(t *testing.T) {
 	if err := h.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if st := pluginStatus(h, "one"); st.State != host.StateFailed || !strings.Contains(st.LastError, "this host serves none") {
+	if st := pluginStatus(h, "one"); st.State != core.StateFailed || !strings.Contains(st.LastError, "this host serves none") {
 		t.Fatalf("status = %+v", st)
 	}
 }
@@ -215,7 +216,7 @@ func TestDesktopConfigs(t *testing.T) {
 		},
 	}`)
 	logs := newLogRecorder(t)
-	h := startHost(t, dir, func(c *host.Config) {
+	h := startHost(t, dir, func(c *core.Config) {
 		c.Declared, c.Logger, c.MCPConfigs = standin.Serve, logs.logger, []string{op}
 	})
 
@@ -238,7 +239,7 @@ func TestDesktopConfigs(t *testing.T) {
 		"self": "declaration desk.mcp.json: $.mcpServers.self.command: runs this opentool-host itself",
 		"leak": "declaration desk.mcp.json: $.mcpServers.leak.env.T: ${env:OPENTOOL_TEST_DESKTOP_TOKEN}: a drop-in file of the plugins folder may not read the host's environment",
 	} {
-		if st := pluginStatus(h, name); st.State != host.StateFailed || !strings.HasPrefix(st.LastError, want) {
+		if st := pluginStatus(h, name); st.State != core.StateFailed || !strings.HasPrefix(st.LastError, want) {
 			t.Errorf("%s: %s %q, want failed %q", name, st.State, st.LastError, want)
 		}
 	}
@@ -266,7 +267,7 @@ func TestMCPConfigsRefused(t *testing.T) {
 		{[]string{writeFile(t, outside, "bad.json", `{"servers":[]}`)}, "$.servers: must be an object"},
 		{[]string{good, good}, "is given twice"},
 	} {
-		_, err := host.New(host.Config{Dir: dir, StateDir: t.TempDir(), MCPConfigs: tc.configs})
+		_, err := host.New(core.Config{Dir: dir, StateDir: t.TempDir(), MCPConfigs: tc.configs})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("New(MCPConfigs %q) = %v, want %q", tc.configs, err, tc.want)
 		}
@@ -282,7 +283,7 @@ func TestPluginNameStaysWithItsFileAcrossRestarts(t *testing.T) {
 	dir, state := t.TempDir(), t.TempDir()
 	writeFile(t, dir, "vault.mcp.json", `{"mcpServers":{"vault":{"command":"./real"}}}`)
 	start := func(logs *logRecorder) *host.Host {
-		return startHost(t, dir, func(c *host.Config) {
+		return startHost(t, dir, func(c *core.Config) {
 			c.Watch, c.Declared, c.StateDir, c.Logger = true, standin.Serve, state, logs.logger
 		})
 	}

@@ -16,15 +16,17 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
+	"github.com/opentool-host/opentool-host/host/supervise"
 	"github.com/opentool-host/opentool-host/protocol/opentool"
 	"github.com/opentool-host/opentool-host/testkit"
 )
 
 // startHost starts a host on dir with fast supervision settings and closes
 // it when the test ends.
-func startHost(t *testing.T, dir string, mod func(*host.Config)) *host.Host {
+func startHost(t *testing.T, dir string, mod func(*core.Config)) *host.Host {
 	t.Helper()
-	cfg := host.Config{
+	cfg := core.Config{
 		Dir:          dir,
 		Logger:       testkit.Logger(t),
 		StateDir:     t.TempDir(),
@@ -32,7 +34,7 @@ func startHost(t *testing.T, dir string, mod func(*host.Config)) *host.Host {
 		CancelGrace:  300 * time.Millisecond,
 		DrainTimeout: 5 * time.Second,
 		SettleTime:   50 * time.Millisecond,
-		Restart:      host.RestartPolicy{InitialBackoff: 50 * time.Millisecond, MaxBackoff: 400 * time.Millisecond, MaxFailures: 3},
+		Restart:      core.RestartPolicy{InitialBackoff: 50 * time.Millisecond, MaxBackoff: 400 * time.Millisecond, MaxFailures: 3},
 	}
 	if mod != nil {
 		mod(&cfg)
@@ -67,13 +69,13 @@ func call(t *testing.T, h *host.Host, fn, args string) map[string]any {
 	return m
 }
 
-func pluginStatus(h *host.Host, name string) host.PluginStatus {
+func pluginStatus(h *host.Host, name string) supervise.PluginStatus {
 	for _, p := range h.Plugins() {
 		if p.Name == name {
 			return p
 		}
 	}
-	return host.PluginStatus{}
+	return supervise.PluginStatus{}
 }
 
 func TestMockCRUDAndCalculator(t *testing.T) {
@@ -111,11 +113,11 @@ func TestMockCRUDAndCalculator(t *testing.T) {
 	_, err = h.Call(context.Background(), "divide", []byte(`{"a":1,"b":0}`))
 	testkit.WantToolError(t, err, 400, "")
 	_, err = h.Call(context.Background(), "nope", nil)
-	if !errors.Is(err, host.ErrFunctionNotFound) {
+	if !errors.Is(err, core.ErrFunctionNotFound) {
 		t.Fatalf("unknown function: err = %v", err)
 	}
 	_, err = h.Call(context.Background(), "sequentiallyRead", nil)
-	if !errors.Is(err, host.ErrWrongKind) {
+	if !errors.Is(err, core.ErrWrongKind) {
 		t.Fatalf("streaming function on Call: err = %v", err)
 	}
 
@@ -150,17 +152,17 @@ func TestBrokenPluginsReportedOthersServe(t *testing.T) {
 	if err := os.WriteFile(dir+"/opentool-plugin-noexec", []byte("#!/bin/sh\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	h := startHost(t, dir, func(c *host.Config) { c.StartTimeout = 3 * time.Second })
+	h := startHost(t, dir, func(c *core.Config) { c.StartTimeout = 3 * time.Second })
 
 	if got := call(t, h, "add", `{"a":1,"b":2}`); got["result"] != 3.0 {
 		t.Fatalf("add = %v", got)
 	}
 	bad := pluginStatus(h, "baddoc")
-	if bad.State != host.StateFailed || !strings.Contains(bad.LastError, "functions[0].name") || !strings.Contains(bad.LastError, "functions[0].parameters[0].schema") {
+	if bad.State != core.StateFailed || !strings.Contains(bad.LastError, "functions[0].name") || !strings.Contains(bad.LastError, "functions[0].parameters[0].schema") {
 		t.Fatalf("baddoc status = %+v, want failed with JSON paths", bad)
 	}
 	g := pluginStatus(h, "garbage")
-	if g.State != host.StateFailed || !strings.Contains(g.LastError, "hello, I am not a plugin handshake") {
+	if g.State != core.StateFailed || !strings.Contains(g.LastError, "hello, I am not a plugin handshake") {
 		t.Fatalf("garbage status = %+v, want failed quoting its output", g)
 	}
 	if len(h.Plugins()) != 3 {
@@ -188,7 +190,7 @@ func TestNameCollisionFirstStartByName(t *testing.T) {
 	if n != 1 {
 		t.Fatalf("add appears %d times in the document", n)
 	}
-	wantConflicts(t, h, "zz-collide", host.Conflict{Function: "add", Owner: "calculator"})
+	wantConflicts(t, h, "zz-collide", supervise.Conflict{Function: "add", Owner: "calculator"})
 
 	// The same in the other order: at the first Start, "aa-collide" sorts
 	// first and owns add.
@@ -199,7 +201,7 @@ func TestNameCollisionFirstStartByName(t *testing.T) {
 	if got := call(t, h2, "add", ""); got["served_by"] != "collide" {
 		t.Fatalf("add served by %v, want aa-collide", got)
 	}
-	wantConflicts(t, h2, "calculator", host.Conflict{Function: "add", Owner: "aa-collide"})
+	wantConflicts(t, h2, "calculator", supervise.Conflict{Function: "add", Owner: "aa-collide"})
 }
 
 // TestDroppedPluginCannotHijack drops, into a running host's watched
@@ -210,7 +212,7 @@ func TestDroppedPluginCannotHijack(t *testing.T) {
 	dir := t.TempDir()
 	testkit.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
 	logs := newLogRecorder(t)
-	h := startHost(t, dir, func(c *host.Config) { c.Watch = true; c.Logger = logs.logger })
+	h := startHost(t, dir, func(c *core.Config) { c.Watch = true; c.Logger = logs.logger })
 
 	testkit.InstallPlugin(t, dir, "aa-collide", "./testkit/plugins/collide")
 	logs.waitFor(t, 10*time.Second, "function name conflict", "refused=aa-collide")
@@ -218,10 +220,10 @@ func TestDroppedPluginCannotHijack(t *testing.T) {
 	if got := call(t, h, "add", `{"a":2,"b":2}`); got["result"] != 4.0 {
 		t.Fatalf("add = %v: taken over by the dropped plugin", got)
 	}
-	if st := pluginStatus(h, "aa-collide"); st.State != host.StateReady {
+	if st := pluginStatus(h, "aa-collide"); st.State != core.StateReady {
 		t.Fatalf("aa-collide status = %+v", st)
 	}
-	wantConflicts(t, h, "aa-collide", host.Conflict{Function: "add", Owner: "calculator"})
+	wantConflicts(t, h, "aa-collide", supervise.Conflict{Function: "add", Owner: "calculator"})
 	wantConflicts(t, h, "calculator")
 	for _, f := range h.Functions() {
 		if f.Function.Name == "add" && f.Plugin != "calculator" {
@@ -245,7 +247,7 @@ func TestPrefixCollisions(t *testing.T) {
 	dir := t.TempDir()
 	testkit.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
 	logs := newLogRecorder(t)
-	h := startHost(t, dir, func(c *host.Config) { c.PrefixCollisions = true; c.Logger = logs.logger })
+	h := startHost(t, dir, func(c *core.Config) { c.PrefixCollisions = true; c.Logger = logs.logger })
 
 	testkit.InstallPlugin(t, dir, "aa-collide", "./testkit/plugins/collide")
 	if err := h.Rescan(context.Background()); err != nil {
@@ -259,7 +261,7 @@ func TestPrefixCollisions(t *testing.T) {
 	if got["served_by"] != "collide" || got["function"] != "add" {
 		t.Fatalf("aa-collide__add = %v, want collide's add (the plugin must get the name it declares)", got)
 	}
-	wantConflicts(t, h, "aa-collide", host.Conflict{Function: "add", Owner: "calculator", ServedAs: "aa-collide__add"})
+	wantConflicts(t, h, "aa-collide", supervise.Conflict{Function: "add", Owner: "calculator", ServedAs: "aa-collide__add"})
 	var names []string
 	for _, f := range h.Document("t", "1", "").Functions {
 		names = append(names, f.Name)
@@ -292,8 +294,8 @@ func TestPrefixCollisions(t *testing.T) {
 func TestOwnerKeepsNameWhileRestarting(t *testing.T) {
 	dir := t.TempDir()
 	testkit.InstallPlugin(t, dir, "faulty", "./testkit/plugins/faulty")
-	h := startHost(t, dir, func(c *host.Config) {
-		c.Restart = host.RestartPolicy{InitialBackoff: 300 * time.Millisecond, MaxBackoff: time.Second, MaxFailures: 3}
+	h := startHost(t, dir, func(c *core.Config) {
+		c.Restart = core.RestartPolicy{InitialBackoff: 300 * time.Millisecond, MaxBackoff: time.Second, MaxFailures: 3}
 	})
 	testkit.InstallPlugin(t, dir, "aa-echo", "./testkit/plugins/echo")
 	if err := h.Rescan(context.Background()); err != nil {
@@ -304,7 +306,7 @@ func TestOwnerKeepsNameWhileRestarting(t *testing.T) {
 		t.Fatal(err)
 	}
 	testkit.Eventually(t, 5*time.Second, "faulty restarting", func() bool {
-		return pluginStatus(h, "faulty").State == host.StateRestarting
+		return pluginStatus(h, "faulty").State == core.StateRestarting
 	})
 	if err := h.Rescan(context.Background()); err != nil { // a rebuild while the owner is down
 		t.Fatal(err)
@@ -312,7 +314,7 @@ func TestOwnerKeepsNameWhileRestarting(t *testing.T) {
 	if got := call(t, h, "echo", `{"x":"y"}`); got["x"] != "y" {
 		t.Fatalf("echo = %v, want faulty's (restarted)", got)
 	}
-	wantConflicts(t, h, "aa-echo", host.Conflict{Function: "echo", Owner: "faulty"})
+	wantConflicts(t, h, "aa-echo", supervise.Conflict{Function: "echo", Owner: "faulty"})
 }
 
 // wantConflicts checks the conflicts /health shows for plugin.

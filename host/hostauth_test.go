@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/testkit"
 )
 
@@ -17,14 +17,14 @@ func TestPluginWithoutHostAuthRefused(t *testing.T) {
 	dir := t.TempDir()
 	testkit.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
 	testkit.InstallPlugin(t, dir, "noauth", "./testkit/plugins/noauth")
-	h := startHost(t, dir, func(c *host.Config) { c.StartTimeout = 10 * time.Second })
+	h := startHost(t, dir, func(c *core.Config) { c.StartTimeout = 10 * time.Second })
 
 	if got := call(t, h, "add", `{"a":1,"b":2}`); got["result"] != 3.0 {
 		t.Fatalf("add = %v", got)
 	}
 	st := pluginStatus(h, "noauth")
 	t.Logf("noauth: %s", st.LastError)
-	if st.State != host.StateFailed {
+	if st.State != core.StateFailed {
 		t.Fatalf("noauth is %s, want failed: %+v", st.State, st)
 	}
 	for _, want := range []string{`plugin "noauth"`, "does not authenticate the host", "AutoMTLS", "Go pluginsdk", "opentool_plugin >= 0.3.0", "opentool-plugin >= 1.1.0"} {

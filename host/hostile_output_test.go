@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/testkit"
 )
 
@@ -55,7 +55,7 @@ printf '%%s\n' '{"@message": 1, "@level": "error"}' '{"@message": {"x": []}, "@t
 		t.Fatal(err)
 	}
 	rec := newLogRecorder(t)
-	h := startHost(t, dir, func(c *host.Config) { c.Logger = rec.logger })
+	h := startHost(t, dir, func(c *core.Config) { c.Logger = rec.logger })
 	if st := pluginStatus(h, "evil"); st.State != "ready" {
 		t.Fatalf("evil: %+v", st)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/frontend/metrics"
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/testkit"
 )
 
@@ -17,7 +18,7 @@ import (
 // through the host to a real plugin (the echo test plugin), same run:
 // "off" is the default without metrics (no-op spans; an incoming trace
 // context still crosses); "metrics" counts every call into the
-// Prometheus registry (host.Config.OnCall); "tracing" samples every call
+// Prometheus registry (core.Config.OnCall); "tracing" samples every call
 // into an SDK provider whose exporter keeps nothing (span, attributes,
 // the traceparent in the gRPC metadata and its extraction in the plugin).
 // make bench runs it.
@@ -28,9 +29,9 @@ func BenchmarkCallObservability(b *testing.B) {
 	for _, mode := range []string{"off", "metrics", "tracing"} {
 		b.Run("observe="+mode, func(b *testing.B) {
 			var m *metrics.Metrics
-			cfg := host.Config{Dir: dir, StateDir: b.TempDir()}
+			cfg := core.Config{Dir: dir, StateDir: b.TempDir()}
 			if mode == "metrics" {
-				cfg.OnCall = func(ctx context.Context, r host.CallRecord) { m.Observe(ctx, r) }
+				cfg.OnCall = func(ctx context.Context, r core.CallRecord) { m.Observe(ctx, r) }
 			}
 			h, err := host.New(cfg)
 			if err != nil {

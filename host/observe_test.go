@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/testkit"
 )
 
@@ -17,17 +17,17 @@ func TestOnCallRecordsEveryCall(t *testing.T) {
 	testkit.InstallPlugin(t, dir, "calc", "./plugins/calculator")
 	var (
 		mu   sync.Mutex
-		recs []host.CallRecord
+		recs []core.CallRecord
 	)
-	h := startHost(t, dir, func(c *host.Config) {
-		c.OnCall = func(_ context.Context, r host.CallRecord) {
+	h := startHost(t, dir, func(c *core.Config) {
+		c.OnCall = func(_ context.Context, r core.CallRecord) {
 			mu.Lock()
 			recs = append(recs, r)
 			mu.Unlock()
 		}
 	})
-	ctx := host.WithCaller(context.Background(), host.Caller{FrontEnd: "opentool"})
-	ctx = host.WithCaller(ctx, host.Caller{Key: "alice"})
+	ctx := core.WithCaller(context.Background(), core.Caller{FrontEnd: "opentool"})
+	ctx = core.WithCaller(ctx, core.Caller{Key: "alice"})
 	if _, err := h.Call(ctx, "add", []byte(`{"a":1,"b":2}`)); err != nil {
 		t.Fatal(err)
 	}
@@ -38,15 +38,15 @@ func TestOnCallRecordsEveryCall(t *testing.T) {
 	defer mu.Unlock()
 	want := []struct {
 		fn, plugin string
-		kind       host.Kind
+		kind       core.Kind
 		items      int
-	}{{"add", "calc", "", 1}, {"divide", "calc", host.KindTool, 0}, {"nope", "", host.KindNotFound, 0}, {"add", "calc", host.KindInvalidParams, 0}}
+	}{{"add", "calc", "", 1}, {"divide", "calc", core.KindTool, 0}, {"nope", "", core.KindNotFound, 0}, {"add", "calc", core.KindInvalidParams, 0}}
 	if len(recs) != len(want) {
 		t.Fatalf("%d records: %+v", len(recs), recs)
 	}
 	for i, w := range want {
 		r := recs[i]
-		if r.Function != w.fn || r.Plugin != w.plugin || r.Kind != w.kind || r.Items != w.items || r.Caller != (host.Caller{FrontEnd: "opentool", Key: "alice"}) || r.Duration <= 0 {
+		if r.Function != w.fn || r.Plugin != w.plugin || r.Kind != w.kind || r.Items != w.items || r.Caller != (core.Caller{FrontEnd: "opentool", Key: "alice"}) || r.Duration <= 0 {
 			t.Errorf("record %d = %+v, want %+v", i, r, w)
 		}
 	}
@@ -64,7 +64,7 @@ func TestEventsDeliverARestart(t *testing.T) {
 	events, cancel := h.Subscribe(16)
 	defer cancel()
 	_, _ = h.Call(context.Background(), "exit", nil)
-	for _, want := range []string{host.EventRestarting, host.EventReady} {
+	for _, want := range []string{core.EventRestarting, core.EventReady} {
 		deadline := time.After(time.Second)
 	wait:
 		for {
@@ -72,7 +72,7 @@ func TestEventsDeliverARestart(t *testing.T) {
 			case ev := <-events:
 				t.Logf("event %+v", ev)
 				if ev.Plugin == "faulty" && ev.Type == want {
-					if want == host.EventRestarting && ev.Reason == "" {
+					if want == core.EventRestarting && ev.Reason == "" {
 						t.Errorf("restarting without a reason: %+v", ev)
 					}
 					break wait

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/protocol/lockfile"
 	"github.com/opentool-host/opentool-host/testkit"
 	standin "github.com/opentool-host/opentool-host/testkit/plugins/declared"
@@ -21,7 +22,7 @@ import (
 // serves (as `opentool-host lock` does) and returns it.
 func pinDir(t *testing.T, dir string) *lockfile.File {
 	t.Helper()
-	h, err := host.New(host.Config{Dir: dir, Logger: testkit.Logger(t), StateDir: t.TempDir()})
+	h, err := host.New(core.Config{Dir: dir, Logger: testkit.Logger(t), StateDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,15 +99,15 @@ func TestLockedRefusesUnpinnedFilesAndHoldsChangedDefinitions(t *testing.T) {
 	}
 
 	rec := newLogRecorder(t)
-	h := startHost(t, dir, func(c *host.Config) { c.Locked, c.Watch, c.Logger = true, true, rec.logger })
-	if st := pluginStatus(h, "faulty"); st.State != host.StateReady || st.Lock != "pinned" {
+	h := startHost(t, dir, func(c *core.Config) { c.Locked, c.Watch, c.Logger = true, true, rec.logger })
+	if st := pluginStatus(h, "faulty"); st.State != core.StateReady || st.Lock != "pinned" {
 		t.Fatalf("faulty: %+v", st)
 	}
 
 	// A new plugin nobody pinned does not start.
 	testkit.InstallPlugin(t, dir, "mock", "./plugins/mock")
 	testkit.Eventually(t, 10*time.Second, "the unpinned mock refused", func() bool {
-		return pluginStatus(h, "mock").State == host.StateFailed
+		return pluginStatus(h, "mock").State == core.StateFailed
 	})
 	if st := pluginStatus(h, "mock"); !strings.Contains(st.LastError, "opentool-plugin-mock: not pinned") || st.Lock != "held" {
 		t.Errorf("mock: %+v", st)
@@ -116,7 +117,7 @@ func TestLockedRefusesUnpinnedFilesAndHoldsChangedDefinitions(t *testing.T) {
 	stop := echoUnderLoad(t, h)
 	appendByte(t, faulty, faulty)
 	rec.waitFor(t, 10*time.Second, "new plugin binary rejected", "is not the pinned")
-	if st := pluginStatus(h, "faulty"); st.State != host.StateReady || st.Lock != "held" {
+	if st := pluginStatus(h, "faulty"); st.State != core.StateReady || st.Lock != "held" {
 		t.Errorf("faulty after an unpinned replacement: %+v", st)
 	}
 
@@ -143,7 +144,7 @@ func TestLockedRefusesUnpinnedFilesAndHoldsChangedDefinitions(t *testing.T) {
 	}
 
 	// lock --update faulty: the new definitions are pinned and served.
-	h2, err := host.New(host.Config{Dir: dir, Logger: testkit.Logger(t), StateDir: t.TempDir()})
+	h2, err := host.New(core.Config{Dir: dir, Logger: testkit.Logger(t), StateDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +174,7 @@ func TestLockedHoldsADocumentChange(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, "srv.mcp.json"), []byte(`{"mcpServers":{"one":{"command":"/bin/true"}}}`), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			h0, err := host.New(host.Config{Dir: dir, Logger: testkit.Logger(t), StateDir: t.TempDir(), Declared: standin.Serve})
+			h0, err := host.New(core.Config{Dir: dir, Logger: testkit.Logger(t), StateDir: t.TempDir(), Declared: standin.Serve})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -189,7 +190,7 @@ func TestLockedHoldsADocumentChange(t *testing.T) {
 				t.Fatal(err)
 			}
 			rec := newLogRecorder(t)
-			h := startHost(t, dir, func(c *host.Config) {
+			h := startHost(t, dir, func(c *core.Config) {
 				c.Locked, c.AcceptDefinitionChanges, c.Declared, c.Logger = true, accept, standin.Serve, rec.logger
 			})
 			if st := pluginStatus(h, "one"); st.Lock != "pinned" {
@@ -221,7 +222,7 @@ func TestLockedSandboxedPluginRunsItsPinnedCopy(t *testing.T) {
 	calc := testkit.InstallPlugin(t, dir, "calc", "./plugins/calculator")
 	writePolicy(t, dir, "calc", `{"sandbox": {"read": ["."], "network": "deny"}}`)
 	launcher := []string{testkit.Build(t, "./cmd/opentool-host"), "launch"}
-	h0, err := host.New(host.Config{Dir: dir, Logger: testkit.Logger(t), StateDir: t.TempDir(), Launcher: launcher})
+	h0, err := host.New(core.Config{Dir: dir, Logger: testkit.Logger(t), StateDir: t.TempDir(), Launcher: launcher})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,10 +235,10 @@ func TestLockedSandboxedPluginRunsItsPinnedCopy(t *testing.T) {
 		t.Fatal(err)
 	}
 	state := t.TempDir()
-	h := startHost(t, dir, func(c *host.Config) { c.Locked, c.Launcher, c.StateDir = true, launcher, state })
+	h := startHost(t, dir, func(c *core.Config) { c.Locked, c.Launcher, c.StateDir = true, launcher, state })
 	st := pluginStatus(h, "calc")
 	want, _ := lockfile.FileSHA256(calc)
-	if st.State != host.StateReady || st.Lock != "pinned" || st.SHA256 != want || st.Policy == nil || !st.Policy.Confinement.Confine {
+	if st.State != core.StateReady || st.Lock != "pinned" || st.SHA256 != want || st.Policy == nil || !st.Policy.Confinement.Confine {
 		t.Fatalf("calc: %+v (file sha256 %s)", st, want)
 	}
 	exe, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(st.PID), "exe"))

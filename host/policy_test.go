@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/opentool-host/opentool-host/protocol/decl"
-
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
+	"github.com/opentool-host/opentool-host/protocol/decl"
 	"github.com/opentool-host/opentool-host/testkit"
 )
 
@@ -57,7 +57,7 @@ func TestPolicyPrefixTimeoutConcurrencyEnvSecrets(t *testing.T) {
 	// The operator declares the secrets and grants them to faulty; the
 	// policy names them.
 	declared := map[string]decl.Secret{"files-token": {File: filepath.Join(dir, "token"), Plugins: []string{"faulty"}}, "db": {Env: "POLICY_TEST_DB", Plugins: []string{"faulty"}}}
-	h := startHost(t, dir, func(c *host.Config) { c.Watch = true; c.Logger = rec.logger; c.Secrets = declared })
+	h := startHost(t, dir, func(c *core.Config) { c.Watch = true; c.Logger = rec.logger; c.Secrets = declared })
 
 	if st := pluginStatus(h, "faulty").Policy; st == nil || st.TimeoutMS != 1500 || st.MaxConcurrency != 2 || strings.Join(st.Secrets, ",") != "DB_URL,TOKEN" || strings.Join(st.Env, ",") != "PLAIN" {
 		t.Errorf("/health policy: %+v", st)
@@ -80,8 +80,8 @@ func TestPolicyPrefixTimeoutConcurrencyEnvSecrets(t *testing.T) {
 
 	// The policy's timeout (1.5 s, the host's is 10 s) ends a 3 s sleep.
 	_, err := h.Call(context.Background(), "f_sleep", []byte(`{"ms":3000}`))
-	var he *host.Error
-	if !errors.As(err, &he) || he.Kind != host.KindTimeout {
+	var he *core.Error
+	if !errors.As(err, &he) || he.Kind != core.KindTimeout {
 		t.Errorf("f_sleep 3 s under a 1.5 s policy timeout: %v", err)
 	}
 	// max_concurrency 2: of three 1 s sleeps one waits for a slot and
@@ -101,7 +101,7 @@ func TestPolicyPrefixTimeoutConcurrencyEnvSecrets(t *testing.T) {
 	var queued int
 	for err := range errs {
 		if err != nil {
-			if !errors.As(err, &he) || he.Kind != host.KindTimeout {
+			if !errors.As(err, &he) || he.Kind != core.KindTimeout {
 				t.Errorf("unexpected error: %v", err)
 			}
 			queued++
@@ -158,13 +158,13 @@ func TestPolicyThatAsksForMoreIsRefused(t *testing.T) {
 			// A 4 GiB address-space ceiling for every plugin: the launcher
 			// applies it (a Go plugin reserves about 2 GiB).
 			launcher := []string{testkit.Build(t, "./cmd/opentool-host"), "launch"}
-			h := startHost(t, dir, func(cfg *host.Config) {
+			h := startHost(t, dir, func(cfg *core.Config) {
 				cfg.Sandbox.MemoryBytes, cfg.Launcher = 4<<30, launcher
 				cfg.Secrets = map[string]decl.Secret{"missing": {File: filepath.Join(dir, "missing"), Plugins: []string{"faulty"}},
 					"calc-token": {Env: "HOME", Plugins: []string{"calc"}}, "ungranted": {Env: "HOME"}}
 			})
 			testkit.Eventually(t, 10*time.Second, "faulty marked failed", func() bool {
-				return pluginStatus(h, "faulty").State == host.StateFailed
+				return pluginStatus(h, "faulty").State == core.StateFailed
 			})
 			if st := pluginStatus(h, "faulty"); !strings.Contains(st.LastError, c.want) {
 				t.Errorf("last error %q, want it to hold %q", st.LastError, c.want)
@@ -180,13 +180,13 @@ func TestPolicyThatAsksForMoreIsRefused(t *testing.T) {
 // plugin name, and logs each secret granted to no plugin (no policy can
 // name it), once, at start.
 func TestSecretGrantsInConfig(t *testing.T) {
-	_, err := host.New(host.Config{Dir: t.TempDir(), StateDir: t.TempDir(),
+	_, err := host.New(core.Config{Dir: t.TempDir(), StateDir: t.TempDir(),
 		Secrets: map[string]decl.Secret{"db": {Env: "DB", Plugins: []string{"files", "../x"}}}})
 	if err == nil || !strings.Contains(err.Error(), `secret db.plugins[1]: "../x" is not a plugin name`) {
 		t.Errorf("New with a grant to ../x: %v", err)
 	}
 	rec := newLogRecorder(t)
-	startHost(t, t.TempDir(), func(c *host.Config) {
+	startHost(t, t.TempDir(), func(c *core.Config) {
 		c.Logger = rec.logger
 		c.Secrets = map[string]decl.Secret{"spare": {Env: "HOME"}, "db": {Env: "HOME", Plugins: []string{"files"}}}
 	})

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 )
 
 // TestCloseDuringStartSaysCancelled closes the host while a plugin is in
@@ -23,7 +24,7 @@ func TestCloseDuringStartSaysCancelled(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := newLogRecorder(t)
-	h, err := host.New(host.Config{Dir: dir, Logger: rec.logger, StateDir: t.TempDir(), StartTimeout: time.Minute})
+	h, err := host.New(core.Config{Dir: dir, Logger: rec.logger, StateDir: t.TempDir(), StartTimeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}

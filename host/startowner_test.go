@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/testkit"
 )
 
@@ -23,7 +24,7 @@ func TestCallWhileStartingGoesToTheOwner(t *testing.T) {
 	calc := testkit.Build(t, "./plugins/calculator")
 	owner := filepath.Join(dir, "opentool-plugin-zcalc")
 	testkit.CopyFile(t, calc, owner, 0o755)
-	mod := func(c *host.Config) { c.StateDir = state; c.StartTimeout = 30 * time.Second; c.PrefixCollisions = true }
+	mod := func(c *core.Config) { c.StateDir = state; c.StartTimeout = 30 * time.Second; c.PrefixCollisions = true }
 	first := startHost(t, dir, mod) // zcalc alone: it owns add, remembered under state
 	if err := first.Close(context.Background()); err != nil {
 		t.Fatal(err)
@@ -37,7 +38,7 @@ func TestCallWhileStartingGoesToTheOwner(t *testing.T) {
 		t.Fatal(err)
 	}
 	testkit.InstallPlugin(t, dir, "collide", "./testkit/plugins/collide")
-	cfg := host.Config{Dir: dir, Logger: testkit.Logger(t), CallTimeout: 10 * time.Second}
+	cfg := core.Config{Dir: dir, Logger: testkit.Logger(t), CallTimeout: 10 * time.Second}
 	mod(&cfg)
 	h, err := host.New(cfg)
 	if err != nil {

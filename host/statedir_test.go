@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/testkit"
 )
 
@@ -24,7 +25,7 @@ func TestStateFoldersSweptAndRemoved(t *testing.T) {
 	defer os.RemoveAll(deadSock)
 	dir := t.TempDir()
 	testkit.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
-	h, err := host.New(host.Config{Dir: dir, StateDir: parent, Logger: testkit.Logger(t)})
+	h, err := host.New(core.Config{Dir: dir, StateDir: parent, Logger: testkit.Logger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/testkit"
 )
 
@@ -44,9 +44,9 @@ func TestKilledMidCallFailsFastAndRestarts(t *testing.T) {
 		t.Fatal("call did not return after its plugin was killed")
 	}
 	t.Logf("call failed %v after SIGKILL: %v", time.Since(killed), err)
-	ee := host.AsError(err)
-	if ee == nil || ee.Kind != host.KindExited || !errors.Is(err, host.ErrPluginExited) || ee.Plugin != "faulty" || !strings.Contains(ee.Status, "killed") {
-		t.Fatalf("err = %#v, want a KindExited *host.Error for faulty, signal: killed", err)
+	ee := core.AsError(err)
+	if ee == nil || ee.Kind != core.KindExited || !errors.Is(err, core.ErrPluginExited) || ee.Plugin != "faulty" || !strings.Contains(ee.Status, "killed") {
+		t.Fatalf("err = %#v, want a KindExited *core.Error for faulty, signal: killed", err)
 	}
 	// Other plugins are untouched.
 	if got := call(t, h, "add", `{"a":1,"b":1}`); got["result"] != 2.0 {
@@ -63,7 +63,7 @@ func TestKilledMidCallFailsFastAndRestarts(t *testing.T) {
 		t.Fatalf("same pid %d after restart: %s", pid, res)
 	}
 	t.Logf("functions answering again %v after SIGKILL", time.Since(killed))
-	if st := pluginStatus(h, "faulty"); st.Restarts != 1 || st.State != host.StateReady {
+	if st := pluginStatus(h, "faulty"); st.Restarts != 1 || st.State != core.StateReady {
 		t.Fatalf("status = %+v, want ready with 1 restart", st)
 	}
 	if alive(pid) {
@@ -80,9 +80,9 @@ func TestPanicAndExitCarryStderr(t *testing.T) {
 		{"exit", "faulty: exiting with status 3", "exit status 3"},
 	} {
 		_, err := h.Call(context.Background(), tc.fn, nil)
-		ee := host.AsError(err)
-		if ee == nil || ee.Kind != host.KindExited {
-			t.Fatalf("%s: err = %v, want a KindExited *host.Error", tc.fn, err)
+		ee := core.AsError(err)
+		if ee == nil || ee.Kind != core.KindExited {
+			t.Fatalf("%s: err = %v, want a KindExited *core.Error", tc.fn, err)
 		}
 		if ee.Status != tc.status {
 			t.Fatalf("%s: exit %q, want %q", tc.fn, ee.Status, tc.status)
@@ -108,7 +108,7 @@ func TestHungPluginIsKilledAfterGrace(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	_, err := h.Call(ctx, "hang", nil)
-	if !errors.Is(err, host.ErrTimeout) {
+	if !errors.Is(err, core.ErrTimeout) {
 		t.Fatalf("hang: err = %v, want ErrTimeout", err)
 	}
 	testkit.Eventually(t, 5*time.Second, "hung plugin killed", func() bool { return !alive(pid) })
@@ -128,7 +128,7 @@ func TestHungPluginIsKilledAfterGrace(t *testing.T) {
 func TestCancellationReachesPlugin(t *testing.T) {
 	dir := t.TempDir()
 	testkit.InstallPlugin(t, dir, "faulty", "./testkit/plugins/faulty")
-	h := startHost(t, dir, func(c *host.Config) { c.CancelGrace = 5 * time.Second })
+	h := startHost(t, dir, func(c *core.Config) { c.CancelGrace = 5 * time.Second })
 	pid := pidOf(t, h)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
@@ -138,7 +138,7 @@ func TestCancellationReachesPlugin(t *testing.T) {
 		cancel()
 	}()
 	_, err := h.Call(ctx, "sleep", []byte(`{"ms":30000}`))
-	if !errors.Is(err, host.ErrCanceled) {
+	if !errors.Is(err, core.ErrCanceled) {
 		t.Fatalf("err = %v, want ErrCanceled", err)
 	}
 	if got := call(t, h, "sleeps", ""); got["cancelled"] != 1.0 {
@@ -153,7 +153,7 @@ func TestCancellationReachesPlugin(t *testing.T) {
 func TestConcurrencyLimitBusy(t *testing.T) {
 	dir := t.TempDir()
 	testkit.InstallPlugin(t, dir, "faulty", "./testkit/plugins/faulty")
-	h := startHost(t, dir, func(c *host.Config) { c.MaxConcurrency = 2 })
+	h := startHost(t, dir, func(c *core.Config) { c.MaxConcurrency = 2 })
 	var wg sync.WaitGroup
 	for range 2 {
 		wg.Add(1)
@@ -168,7 +168,7 @@ func TestConcurrencyLimitBusy(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	_, err := h.Call(ctx, "echo", []byte(`{"x":"y"}`))
-	if !errors.Is(err, host.ErrBusy) || !strings.Contains(err.Error(), "no slot of 2 freed") {
+	if !errors.Is(err, core.ErrBusy) || !strings.Contains(err.Error(), "no slot of 2 freed") {
 		t.Fatalf("err = %v, want ErrBusy", err)
 	}
 	wg.Wait()
@@ -183,7 +183,7 @@ func TestCrashLoopMarksFailed(t *testing.T) {
 	testkit.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
 	h := startHost(t, dir, nil) // MaxFailures 3
 	testkit.Eventually(t, 20*time.Second, "crashloop marked failed", func() bool {
-		return pluginStatus(h, "crashloop").State == host.StateFailed
+		return pluginStatus(h, "crashloop").State == core.StateFailed
 	})
 	st := pluginStatus(h, "crashloop")
 	if !strings.Contains(st.LastError, "crash loop") || st.PID != 0 {
@@ -199,7 +199,7 @@ func TestCrashLoopMarksFailed(t *testing.T) {
 		return true
 	})
 	_, err := h.Call(context.Background(), "flaky", nil)
-	if !errors.Is(err, host.ErrPluginFailed) || !strings.Contains(err.Error(), "crash loop") {
+	if !errors.Is(err, core.ErrPluginFailed) || !strings.Contains(err.Error(), "crash loop") {
 		t.Fatalf("err = %v, want ErrPluginFailed saying why", err)
 	}
 	if got := call(t, h, "add", `{"a":1,"b":1}`); got["result"] != 2.0 {
@@ -219,7 +219,7 @@ func TestHotReloadAddReplaceRemove(t *testing.T) {
 	dir := t.TempDir()
 	testkit.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
 	logs := newLogRecorder(t)
-	h := startHost(t, dir, func(c *host.Config) { c.Watch = true; c.Logger = logs.logger })
+	h := startHost(t, dir, func(c *core.Config) { c.Watch = true; c.Logger = logs.logger })
 
 	// Add: install(1)-style, CREATE 0600 then write then CHMOD.
 	dst := filepath.Join(dir, "opentool-plugin-faulty")
@@ -286,7 +286,7 @@ func TestHotReloadAddReplaceRemove(t *testing.T) {
 func TestReplaceUnderLoadFailsNoCalls(t *testing.T) {
 	dir := t.TempDir()
 	testkit.InstallPlugin(t, dir, "faulty", "./testkit/plugins/faulty")
-	h := startHost(t, dir, func(c *host.Config) { c.Watch = true })
+	h := startHost(t, dir, func(c *core.Config) { c.Watch = true })
 	v1 := testkit.Build(t, "./testkit/plugins/faulty")
 	v2 := buildVariant(t, "2")
 
@@ -356,7 +356,7 @@ func TestBadBinaryKeepsOldServing(t *testing.T) {
 	dir := t.TempDir()
 	dst := testkit.InstallPlugin(t, dir, "faulty", "./testkit/plugins/faulty")
 	logs := newLogRecorder(t)
-	h := startHost(t, dir, func(c *host.Config) { c.StartTimeout = 3 * time.Second; c.Logger = logs.logger })
+	h := startHost(t, dir, func(c *core.Config) { c.StartTimeout = 3 * time.Second; c.Logger = logs.logger })
 	pid := pidOf(t, h)
 
 	testkit.CopyFile(t, testkit.Build(t, "./testkit/plugins/garbage"), dst, 0o755)
@@ -365,7 +365,7 @@ func TestBadBinaryKeepsOldServing(t *testing.T) {
 	}
 	logs.waitFor(t, time.Second, "new plugin binary rejected", "plugin=faulty")
 	st := pluginStatus(h, "faulty")
-	if st.State != host.StateReady || st.PID != pid || !strings.Contains(st.LastError, "not a plugin handshake") {
+	if st.State != core.StateReady || st.PID != pid || !strings.Contains(st.LastError, "not a plugin handshake") {
 		t.Fatalf("status = %+v, want ready on pid %d with the rejection's reason", st, pid)
 	}
 	if got := pidOf(t, h); got != pid {
@@ -387,7 +387,7 @@ func TestBadBinaryKeepsOldServing(t *testing.T) {
 	if res["version"] != "2" || int(res["pid"].(float64)) == pid {
 		t.Fatalf("pid = %v, want version 2 in a new process", res)
 	}
-	if st := pluginStatus(h, "faulty"); st.State != host.StateReady || st.LastError != "" {
+	if st := pluginStatus(h, "faulty"); st.State != core.StateReady || st.LastError != "" {
 		t.Fatalf("status = %+v", st)
 	}
 	testkit.Eventually(t, 10*time.Second, "old process drained and stopped", func() bool { return !alive(pid) })
@@ -400,7 +400,7 @@ func TestTouchedFileNotRestarted(t *testing.T) {
 	dir := t.TempDir()
 	dst := testkit.InstallPlugin(t, dir, "faulty", "./testkit/plugins/faulty")
 	logs := newLogRecorder(t)
-	h := startHost(t, dir, func(c *host.Config) { c.Logger = logs.logger })
+	h := startHost(t, dir, func(c *core.Config) { c.Logger = logs.logger })
 	pid := pidOf(t, h)
 	later := time.Now().Add(time.Hour)
 	if err := os.Chtimes(dst, later, later); err != nil {
@@ -413,7 +413,7 @@ func TestTouchedFileNotRestarted(t *testing.T) {
 	if got := pidOf(t, h); got != pid {
 		t.Fatalf("touched file restarted the plugin: pid %d -> %d", pid, got)
 	}
-	if st := pluginStatus(h, "faulty"); st.Restarts != 0 || st.State != host.StateReady {
+	if st := pluginStatus(h, "faulty"); st.Restarts != 0 || st.State != core.StateReady {
 		t.Fatalf("status = %+v", st)
 	}
 }
@@ -455,7 +455,7 @@ func TestRemovalDrains(t *testing.T) {
 		t.Fatal("removed plugin still served or listed")
 	}
 	_, err := h.Call(context.Background(), "sleep", nil)
-	if !errors.Is(err, host.ErrFunctionNotFound) {
+	if !errors.Is(err, core.ErrFunctionNotFound) {
 		t.Fatalf("err = %v, want not found", err)
 	}
 }

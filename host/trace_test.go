@@ -9,7 +9,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
-	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/testkit"
 )
 
@@ -29,7 +29,7 @@ func TestTraceReachesThePlugin(t *testing.T) {
 	h := startHost(t, dir, nil)
 
 	ctx, parent := tp.Tracer("test").Start(context.Background(), "request")
-	ctx = host.WithCaller(ctx, host.Caller{CallID: "call-7"})
+	ctx = core.WithCaller(ctx, core.Caller{CallID: "call-7"})
 	res, err := h.Call(ctx, "trace", nil)
 	parent.End()
 	if err != nil {

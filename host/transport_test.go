@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/testkit"
 )
 
@@ -17,16 +17,16 @@ import (
 func TestTransports(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		mod  func(*host.Config)
+		mod  func(*core.Config)
 		env  string
 		want string
 	}{
 		{"default", nil, "", "data-channel"},
-		{"NoDataChannel", func(c *host.Config) { c.NoDataChannel = true }, "", "grpc"},
+		{"NoDataChannel", func(c *core.Config) { c.NoDataChannel = true }, "", "grpc"},
 		{"env", nil, "grpc", "grpc"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Setenv(host.TransportEnv, tc.env)
+			t.Setenv(core.TransportEnv, tc.env)
 			h := testkit.StartHost(t, tc.mod, "./testkit/plugins/faulty", "./plugins/mock")
 			for _, p := range []string{"faulty", "mock"} {
 				if got := pluginStatus(h, p).Transport; got != tc.want {
@@ -50,7 +50,7 @@ func TestTransports(t *testing.T) {
 				t.Fatalf("stream: %d items, %v", len(items), err)
 			}
 			_, err = h.Call(ctx, "run", nil)
-			if e := host.AsError(err); e == nil || e.Kind != host.KindTool || e.Code != 500 {
+			if e := core.AsError(err); e == nil || e.Kind != core.KindTool || e.Code != 500 {
 				t.Fatalf("run: %v, want the tool's code-500 error", err)
 			}
 		})
@@ -62,14 +62,14 @@ func TestTransports(t *testing.T) {
 // status say why, and the restarted plugin is killed again the same way
 // (it cannot be trusted to answer the right call).
 func TestDataChannelViolationKillsPlugin(t *testing.T) {
-	t.Setenv(host.TransportEnv, "") // the data channel, also when the suite runs on gRPC
+	t.Setenv(core.TransportEnv, "") // the data channel, also when the suite runs on gRPC
 	h := testkit.StartHost(t, nil, "./testkit/plugins/badchannel")
 	before := pluginStatus(h, "badchannel")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	_, err := h.Call(ctx, "echo", nil)
-	e := host.AsError(err)
-	if e == nil || e.Kind != host.KindExited || !strings.Contains(e.Status, "data channel protocol violation") {
+	e := core.AsError(err)
+	if e == nil || e.Kind != core.KindExited || !strings.Contains(e.Status, "data channel protocol violation") {
 		t.Fatalf("call: %v, want KindExited saying data channel protocol violation", err)
 	}
 	testkit.Eventually(t, 20*time.Second, "the plugin was restarted", func() bool {

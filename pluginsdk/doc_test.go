@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/testkit"
 )
 
@@ -45,7 +46,7 @@ func TestMinimalPluginOutsideTheRepository(t *testing.T) {
 	plugins := t.TempDir()
 	run("build", "-o", filepath.Join(plugins, "opentool-plugin-hello"), ".")
 
-	h, err := host.New(host.Config{Dir: plugins, StateDir: t.TempDir(), Logger: testkit.Logger(t)})
+	h, err := host.New(core.Config{Dir: plugins, StateDir: t.TempDir(), Logger: testkit.Logger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/internal/wire"
 	"github.com/opentool-host/opentool-host/pluginsdk"
 	"github.com/opentool-host/opentool-host/protocol/opentool"
@@ -51,12 +51,12 @@ func WantToolError(t testing.TB, err error, code int, contains string) {
 
 // toolError returns the code and message of a tool's own error, whichever
 // side of the wire it was seen on: *pluginsdk.Error (in the plugin),
-// *wire.ToolError (on the connection) or a *host.Error of KindTool.
+// *wire.ToolError (on the connection) or a *core.Error of KindTool.
 func toolError(err error) (int, string, bool) {
 	var pe *pluginsdk.Error
 	var we *wire.ToolError
-	switch he := host.AsError(err); {
-	case he != nil && he.Kind == host.KindTool:
+	switch he := core.AsError(err); {
+	case he != nil && he.Kind == core.KindTool:
 		return he.Code, he.Message, true
 	case errors.As(err, &we):
 		return we.Code, we.Message, true

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 )
 
 // StartHost installs the plugins built from pkgs (package paths such as
@@ -15,7 +16,7 @@ import (
 // mod, when not nil, adjusts the configuration first (Dir, Logger, StateDir
 // and a 20 s CallTimeout are preset). It fails the test when a plugin is
 // not ready after Start.
-func StartHost(t testing.TB, mod func(*host.Config), pkgs ...string) *host.Host {
+func StartHost(t testing.TB, mod func(*core.Config), pkgs ...string) *host.Host {
 	t.Helper()
 	h := StartHostAsIs(t, mod, pkgs...)
 	for _, p := range h.Plugins() {
@@ -29,13 +30,13 @@ func StartHost(t testing.TB, mod func(*host.Config), pkgs ...string) *host.Host 
 // StartHostAsIs is StartHost for a test of plugins that may not be
 // ready after Start (a server down when the host starts): it does not
 // look at their states.
-func StartHostAsIs(t testing.TB, mod func(*host.Config), pkgs ...string) *host.Host {
+func StartHostAsIs(t testing.TB, mod func(*core.Config), pkgs ...string) *host.Host {
 	t.Helper()
 	dir := t.TempDir()
 	for _, pkg := range pkgs {
 		InstallPlugin(t, dir, path.Base(pkg), pkg)
 	}
-	cfg := host.Config{Dir: dir, Logger: Logger(t), StateDir: t.TempDir(), CallTimeout: 20 * time.Second}
+	cfg := core.Config{Dir: dir, Logger: Logger(t), StateDir: t.TempDir(), CallTimeout: 20 * time.Second}
 	if mod != nil {
 		mod(&cfg)
 	}

@@ -6,6 +6,8 @@ import (
 	"sync"
 
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
+	"github.com/opentool-host/opentool-host/host/supervise"
 	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
 
@@ -13,7 +15,7 @@ import (
 // given to Set (named a, b, c, ...); it serves no function.
 type StatesBackend struct {
 	mu     sync.Mutex
-	states []host.State
+	states []core.State
 }
 
 // Set sets the plugins' states.
@@ -45,12 +47,12 @@ func (b *StatesBackend) Functions() []host.FunctionInfo { return nil }
 func (b *StatesBackend) ToolSearchThreshold() int { return 0 }
 
 // Plugins lists the plugins in their states.
-func (b *StatesBackend) Plugins() []host.PluginStatus {
+func (b *StatesBackend) Plugins() []supervise.PluginStatus {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	out := make([]host.PluginStatus, len(b.states))
+	out := make([]supervise.PluginStatus, len(b.states))
 	for i, st := range b.states {
-		out[i] = host.PluginStatus{Name: string(rune('a' + i)), State: st, Functions: []string{}}
+		out[i] = supervise.PluginStatus{Name: string(rune('a' + i)), State: st, Functions: []string{}}
 	}
 	return out
 }

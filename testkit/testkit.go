@@ -17,8 +17,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/opentool-host/opentool-host/bench/harness"
 	"github.com/opentool-host/opentool-host/host/discover"
+	"github.com/opentool-host/opentool-host/testkit/base"
 )
 
 var (
@@ -28,10 +28,10 @@ var (
 )
 
 // RepoRoot returns the repository root (the folder holding go.mod).
-func RepoRoot(t testing.TB) string { return harness.RepoRoot() }
+func RepoRoot(t testing.TB) string { return base.RepoRoot() }
 
 // Build builds the main package pkg (a path relative to the repository
-// root, e.g. "./plugins/mock") once per test binary (harness.Build) and
+// root, e.g. "./plugins/mock") once per test binary (base.Build) and
 // returns the path of the binary.
 func Build(t testing.TB, pkg string) string {
 	t.Helper()
@@ -39,7 +39,7 @@ func Build(t testing.TB, pkg string) string {
 	if buildDirErr != nil {
 		t.Fatal(buildDirErr)
 	}
-	bin, err := harness.Build(pkg, buildDir)
+	bin, err := base.Build(pkg, buildDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func (w *tWriter) Write(p []byte) (int, error) {
 // FreeAddr returns a free 127.0.0.1:PORT.
 func FreeAddr(t testing.TB) string {
 	t.Helper()
-	addr, err := harness.FreeAddr()
+	addr, err := base.FreeAddr()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,11 +149,11 @@ func Serve(t testing.TB, h http.Handler) string {
 	return "http://" + ln.Addr().String()
 }
 
-// Eventually polls cond every 10 ms (harness.Poll) until it is true or
+// Eventually polls cond every 10 ms (base.Poll) until it is true or
 // timeout passes, then fails the test with msg.
 func Eventually(t testing.TB, timeout time.Duration, msg string, cond func() bool) {
 	t.Helper()
-	if _, err := harness.Poll(timeout, 10*time.Millisecond, cond); err != nil {
+	if _, err := base.Poll(timeout, 10*time.Millisecond, cond); err != nil {
 		t.Fatalf("timed out after %v: %s", timeout, msg)
 	}
 }

@@ -1,5 +1,5 @@
 // Package harness holds what the benchmarks, the scale figures and the
-// soak share: building and installing plugin binaries, a real host
+// soak share: installing plugin binaries (built by testkit/base), a real host
 // process (bin/opentool-host run) or an in-process host, HTTP clients for
 // POST /opentool/call (net/http, and a raw keep-alive client that does
 // not allocate, to count the host's own allocations), /proc readings
@@ -13,67 +13,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sort"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/opentool-host/opentool-host/process/keeper"
 	"golang.org/x/sys/unix"
 )
-
-// RepoRoot returns the repository root (the folder holding go.mod).
-func RepoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
-}
-
-var (
-	buildMu    sync.Mutex
-	buildCache = map[string]string{}
-)
-
-// HostPkg is the host's main package. Build builds it as make host does:
-// into a folder of its own as opentool-host, with the small keeper
-// program (keeper.Program, keeperPkg) beside it, which the host then runs
-// as its keeper, and the code runner (codeRunnerPkg) that --code-mode
-// runs from beside it.
-const HostPkg = "./cmd/opentool-host"
-
-// keeperPkg is the main package of the small keeper program.
-const keeperPkg = "./cmd/opentool-host-keeper"
-
-// codeRunnerPkg is the main package of the code runner (--code-mode).
-const codeRunnerPkg = "./cmd/opentool-host-coderunner"
-
-// Build builds main package pkg (relative to the repository root, e.g.
-// "./bench/namedecho") into dir, once per process, and returns the
-// binary's path (HostPkg: with its keeper and code runner beside it).
-func Build(pkg, dir string) (string, error) {
-	buildMu.Lock()
-	defer buildMu.Unlock()
-	if bin, ok := buildCache[pkg]; ok {
-		return bin, nil
-	}
-	bin := filepath.Join(dir, strings.NewReplacer("/", "_", ".", "_").Replace(pkg))
-	cmd := exec.Command("go", "build", "-o", bin, pkg)
-	if pkg == HostPkg {
-		if err := os.MkdirAll(bin, 0o755); err != nil {
-			return "", err
-		}
-		cmd = exec.Command("go", "build", "-o", bin+string(filepath.Separator), pkg, keeperPkg, codeRunnerPkg)
-		bin = filepath.Join(bin, "opentool-host")
-	}
-	cmd.Dir = RepoRoot()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
-	}
-	buildCache[pkg] = bin
-	return bin, nil
-}
 
 // CopyExecutable copies the file src to dst (mode 0755, replacing dst)
 // and returns dst. The copy's pages are then written out and dropped from
@@ -121,14 +67,14 @@ func CopyHost(hostBin, dir string) (string, error) {
 	return CopyExecutable(hostBin, filepath.Join(dir, "opentool-host"))
 }
 
-// TrailerMark starts the trailer WriteNamedPlugin appends to a namedecho
-// binary; the plugin reads its name from it (see ./bench/namedecho).
+// TrailerMark starts the trailer WriteNamedPlugin appends to a named echo
+// binary; the plugin reads its name from it (see ./testkit/plugins/echo).
 const TrailerMark = "\n#opentool-bench name="
 
-// FuncName is the function a namedecho plugin named name serves.
+// FuncName is the function a named echo plugin named name serves.
 func FuncName(name string) string { return "echo_" + name }
 
-// WriteNamedPlugin installs the namedecho binary src into dir as
+// WriteNamedPlugin installs the named echo binary src into dir as
 // opentool-plugin-NAME with a trailer naming it name, generation gen (a
 // new gen gives a new sha256, so the host replaces the running process).
 // The file is written under a dot name and renamed into place, as a
@@ -170,21 +116,3 @@ func SortDurations(d []time.Duration) []time.Duration {
 	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
 	return d
 }
-
-// Poll calls cond every interval until it returns true or timeout
-// passes; it returns the time waited, or ErrTimeout.
-func Poll(timeout, interval time.Duration, cond func() bool) (time.Duration, error) {
-	start := time.Now()
-	for {
-		if cond() {
-			return time.Since(start), nil
-		}
-		if time.Since(start) > timeout {
-			return time.Since(start), ErrTimeout
-		}
-		time.Sleep(interval)
-	}
-}
-
-// ErrTimeout is returned by Poll when its condition never held.
-var ErrTimeout = errors.New("timed out")

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/opentool-host/opentool-host/testkit/base"
 )
 
 // TestTreePSSSplitsByExecutable runs a real process tree: a shell whose
@@ -48,7 +50,7 @@ func TestTreePSSSplitsByExecutable(t *testing.T) {
 	// Ready: four processes, of which only the two shells still run bash
 	// (a forked child runs bash until it execs).
 	var tree []int
-	if _, err := Poll(10*time.Second, 5*time.Millisecond, func() bool {
+	if _, err := base.Poll(10*time.Second, 5*time.Millisecond, func() bool {
 		tree = ProcTree(root)
 		shells := 0
 		for _, pid := range tree {

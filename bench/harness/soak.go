@@ -17,7 +17,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
+	"github.com/opentool-host/opentool-host/host/supervise"
+	"github.com/opentool-host/opentool-host/testkit/base"
 )
 
 // SoakConfig configures Soak. Zero fields take the defaults listed.
@@ -26,13 +28,13 @@ type SoakConfig struct {
 	Duration time.Duration
 	// Clients is the number of concurrent keep-alive clients (default 64).
 	Clients int
-	// Plugins names the namedecho plugins installed in Dir; each serves
+	// Plugins names the named echo plugins installed in Dir; each serves
 	// FuncName(name). Required.
 	Plugins []string
 	// Dir is the plugins directory the host serves; the chaos loop writes
 	// new binaries into it. Required.
 	Dir string
-	// PluginBin is the namedecho binary new generations are made from.
+	// PluginBin is the named echo binary new generations are made from.
 	// Required.
 	PluginBin string
 	// KillEvery is the SIGKILL period (default 200 ms; negative: none).
@@ -239,7 +241,7 @@ func Soak(t Target, cfg SoakConfig) *SoakReport {
 		rpcKinds = map[string]int64{}
 		lats     []time.Duration
 	)
-	noteHealth := func() []host.PluginStatus {
+	noteHealth := func() []supervise.PluginStatus {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		h, err := GetHealth(ctx, ctl, t.URL())
@@ -345,7 +347,7 @@ func Soak(t Target, cfg SoakConfig) *SoakReport {
 				return
 			case <-killT:
 				ps := noteHealth()
-				var ready []host.PluginStatus
+				var ready []supervise.PluginStatus
 				for _, p := range ps {
 					if p.State.Serving() && p.PID > 0 {
 						ready = append(ready, p)
@@ -399,7 +401,7 @@ wait:
 	// only when their file changes, as an operator would do it.
 	time.Sleep(200 * time.Millisecond)
 	for _, p := range noteHealth() {
-		if p.State == host.StateFailed {
+		if p.State == core.StateFailed {
 			mu.Lock()
 			gens[p.Name]++
 			g := gens[p.Name]
@@ -466,7 +468,7 @@ func leftovers(t Target) []int {
 		parent = t.PID()
 	}
 	var left []int
-	_, _ = Poll(3*time.Second, 20*time.Millisecond, func() bool {
+	_, _ = base.Poll(3*time.Second, 20*time.Millisecond, func() bool {
 		left = ProcsUnder(t.StateDir(), parent)
 		return len(left) == 0
 	})

@@ -18,6 +18,8 @@ import (
 	"github.com/opentool-host/opentool-host/frontend/opentoolapi"
 	"github.com/opentool-host/opentool-host/frontend/route"
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
+	"github.com/opentool-host/opentool-host/testkit/base"
 )
 
 // Target is a host under test serving HTTP on loopback: a real
@@ -39,16 +41,6 @@ type Target interface {
 	// Stop shuts the host down as an operator would (SIGTERM, or Close)
 	// and waits for it, up to ctx's deadline.
 	Stop(ctx context.Context) error
-}
-
-// FreeAddr returns a free "127.0.0.1:PORT".
-func FreeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
 }
 
 // HostProcess is a real "opentool-host run" process.
@@ -79,7 +71,7 @@ type HostOptions struct {
 // options. It does not wait for the host to serve; see WaitHealthy.
 func StartHostProcess(bin string, o HostOptions) (*HostProcess, error) {
 	if o.Addr == "" {
-		a, err := FreeAddr()
+		a, err := base.FreeAddr()
 		if err != nil {
 			return nil, err
 		}
@@ -179,7 +171,7 @@ var _ Target = (*InProcess)(nil)
 
 // StartInProcess starts a host with cfg (cfg.StateDir is required) and
 // serves its HTTP API on a free loopback port.
-func StartInProcess(ctx context.Context, cfg host.Config) (*InProcess, error) {
+func StartInProcess(ctx context.Context, cfg core.Config) (*InProcess, error) {
 	if cfg.StateDir == "" {
 		return nil, errors.New("harness: StateDir is required")
 	}
@@ -273,7 +265,7 @@ func ReadyCount(h *opentoolapi.Health) int {
 // timeout, and returns the time it took.
 func WaitHealthy(t Target, c *http.Client, want int, timeout time.Duration) (time.Duration, error) {
 	var last string
-	d, err := Poll(timeout, 5*time.Millisecond, func() bool {
+	d, err := base.Poll(timeout, 5*time.Millisecond, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 		defer cancel()
 		h, err := GetHealth(ctx, c, t.URL())

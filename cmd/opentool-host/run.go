@@ -19,8 +19,8 @@ import (
 	"github.com/opentool-host/opentool-host/frontend/httpguard"
 	"github.com/opentool-host/opentool-host/frontend/mcpapi"
 	"github.com/opentool-host/opentool-host/frontend/opentoolapi"
-	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/host/access"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/host/tasks"
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
 	"github.com/opentool-host/opentool-host/internal/version"
@@ -49,7 +49,7 @@ func runCommand() *cli.Command {
 		&cli.BoolFlag{Name: "accept-definition-changes", Usage: "with --locked, serve changed function definitions at once (logged) instead of holding them"},
 		&cli.StringSliceFlag{Name: "api-key", Usage: "accept `KEY` as \"Authorization: Bearer KEY\" (repeatable; env: comma-separated); none: no auth", EnvVars: []string{"OPENTOOL_API_KEYS"}},
 		&cli.StringFlag{Name: "api-keys-file", Usage: "accept the keys of JSON `FILE` ({\"keys\":[{\"name\",\"key\"|\"sha256\",\"allow\":[GLOB|\"plugin:GLOB\"],\"rate\"}]}), each seeing and calling only what it allows; reloaded when it changes and on SIGHUP", EnvVars: []string{"OPENTOOL_API_KEYS_FILE"}},
-		&cli.Int64Flag{Name: "max-result-memory", Value: host.DefaultMaxResultMemory, Usage: "most `BYTES` of results the host holds at once for /opentool/call and /otc/call responses not yet written (a slow reader keeps its result until it has read it), across every connection (>= 1); a call whose result would exceed it fails as busy", Action: cliflags.AtLeast[int64]("max-result-memory", 1)},
+		&cli.Int64Flag{Name: "max-result-memory", Value: core.DefaultMaxResultMemory, Usage: "most `BYTES` of results the host holds at once for /opentool/call and /otc/call responses not yet written (a slow reader keeps its result until it has read it), across every connection (>= 1); a call whose result would exceed it fails as busy", Action: cliflags.AtLeast[int64]("max-result-memory", 1)},
 		&cli.IntFlag{Name: "max-batch", Value: mcpapi.DefaultMaxBatch, Usage: "most messages one POST to /mcp may carry as a JSON-RPC batch, `N` (>= 1); each takes a rate-limit token. Clients of MCP 2025-06-18 and later may send no batch", Action: cliflags.AtLeast("max-batch", 1)},
 		&cli.IntFlag{Name: "max-streams", Value: frontdoor.DefaultMaxStreams, Usage: "most long-lived responses open at once, `N` (>= 1): /events, /opentool/streamCall, MCP GET streams and subscriptions/listen; more get 503", Action: cliflags.AtLeast("max-streams", 1)},
 		&cli.IntFlag{Name: "max-streams-per-key", Value: frontdoor.DefaultMaxStreamsPerKey, Usage: "most of those one API key may hold open, `N` (>= 1); more get 429", Action: cliflags.AtLeast("max-streams-per-key", 1)},
@@ -205,10 +205,10 @@ func toolSearchFlags() []cli.Flag {
 	}
 }
 
-// toolSearch puts the tool search flags into cfg (host.Config.ToolSearch,
+// toolSearch puts the tool search flags into cfg (core.Config.ToolSearch,
 // ToolSearchThreshold). Errors (exit 2): a threshold without
 // --tool-search.
-func toolSearch(c *cli.Context, cfg *host.Config) error {
+func toolSearch(c *cli.Context, cfg *core.Config) error {
 	if c.Int("tool-search-threshold") > 0 && !c.Bool("tool-search") {
 		return cliflags.UsageError(c, "--tool-search-threshold needs --tool-search (the functions it would list instead)")
 	}
@@ -226,10 +226,10 @@ func codeModeFlags() []cli.Flag {
 	}
 }
 
-// codeMode puts the code mode flags into cfg (host.Config.CodeMode,
+// codeMode puts the code mode flags into cfg (core.Config.CodeMode,
 // CodeRunner, CodeTimeout, CodeMaxCalls). Errors (exit 2): a code mode
 // flag without --code-mode, no code runner.
-func codeMode(c *cli.Context, cfg *host.Config) error {
+func codeMode(c *cli.Context, cfg *core.Config) error {
 	if !c.Bool("code-mode") {
 		for _, name := range []string{"code-runner", "code-timeout", "code-max-calls"} {
 			if c.IsSet(name) {

@@ -20,8 +20,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/host/access"
+	"github.com/opentool-host/opentool-host/host/core"
 )
 
 // BufferLines is how many lines may wait for the writer.
@@ -40,7 +40,7 @@ type Line struct {
 	Principal *access.Principal `json:"principal,omitempty"`
 	FrontEnd  string            `json:"front_end,omitempty"`
 	// Run links a run_code call and its program's inner calls: the same
-	// id on each (host.Caller.Run; omitted otherwise).
+	// id on each (core.Caller.Run; omitted otherwise).
 	Run         string  `json:"run,omitempty"`
 	Function    string  `json:"function"`
 	Plugin      string  `json:"plugin,omitempty"`
@@ -94,8 +94,8 @@ func (l *Log) write(w io.Writer) {
 }
 
 // Observe queues the line of one finished call; plug it into
-// host.Config.OnCall. It never blocks: a full buffer drops the line.
-func (l *Log) Observe(ctx context.Context, r host.CallRecord) {
+// core.Config.OnCall. It never blocks: a full buffer drops the line.
+func (l *Log) Observe(ctx context.Context, r core.CallRecord) {
 	outcome := "ok"
 	if r.Kind != "" {
 		outcome = string(r.Kind)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/frontend/mcpapi"
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/testkit"
 )
 
@@ -23,7 +24,7 @@ func TestFirstListsBound(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "opentool-plugin-stuck"), []byte("#!/bin/sh\nexec sleep 600\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	h, err := host.New(host.Config{Dir: dir, StateDir: t.TempDir(), Logger: testkit.Logger(t), StartTimeout: time.Minute, NoCgroups: true})
+	h, err := host.New(core.Config{Dir: dir, StateDir: t.TempDir(), Logger: testkit.Logger(t), StartTimeout: time.Minute, NoCgroups: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +34,7 @@ func TestFirstListsBound(t *testing.T) {
 	t.Cleanup(func() { h.Close(context.Background()) })
 	testkit.Eventually(t, 20*time.Second, "stuck starting", func() bool {
 		ps := h.Plugins()
-		return len(ps) == 1 && ps[0].State == host.StateStarting
+		return len(ps) == 1 && ps[0].State == core.StateStarting
 	})
 	var log testkit.SyncBuffer
 	logger := hclog.New(&hclog.LoggerOptions{Output: &log, Level: hclog.Warn})

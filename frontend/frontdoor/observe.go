@@ -12,10 +12,10 @@ import (
 	"github.com/opentool-host/opentool-host/frontend/httpguard"
 	"github.com/opentool-host/opentool-host/frontend/metrics"
 	"github.com/opentool-host/opentool-host/frontend/route"
-	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 )
 
-// observers is host.Config.OnCall's fan-out: every finished call goes to
+// observers is core.Config.OnCall's fan-out: every finished call goes to
 // the metrics, then to the audit log (either nil when off). Traces are
 // not here: the host's execute_tool span wraps the call itself.
 type observers struct {
@@ -23,8 +23,8 @@ type observers struct {
 	audit   *audit.Log
 }
 
-// observe implements host.Config.OnCall.
-func (o *observers) observe(ctx context.Context, r host.CallRecord) {
+// observe implements core.Config.OnCall.
+func (o *observers) observe(ctx context.Context, r core.CallRecord) {
 	if o.metrics != nil {
 		o.metrics.Observe(ctx, r)
 	}

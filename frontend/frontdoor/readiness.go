@@ -8,13 +8,13 @@ import (
 	"github.com/opentool-host/opentool-host/frontend/httpguard"
 	"github.com/opentool-host/opentool-host/frontend/opentoolapi"
 	"github.com/opentool-host/opentool-host/frontend/route"
-	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/supervise"
 )
 
 // Readiness owns the host's readiness and drain state: Chain step 2.
 type Readiness struct {
 	// Plugins lists the plugins (host.Host.Plugins).
-	Plugins func() []host.PluginStatus
+	Plugins func() []supervise.PluginStatus
 	// WriteTimeout bounds writing the readiness answer. Default
 	// httpguard.DefaultWriteTimeout.
 	WriteTimeout time.Duration
@@ -24,26 +24,26 @@ type Readiness struct {
 
 // SetStarting says whether the host is still starting its plugins (the
 // listener answers before they are up): readiness is then
-// host.ReadinessStarting whatever the plugins listed so far.
+// supervise.ReadinessStarting whatever the plugins listed so far.
 func (r *Readiness) SetStarting(v bool) { r.starting.Store(v) }
 
-// Drain turns readiness to host.ReadinessDraining (HTTP 503) for good;
+// Drain turns readiness to supervise.ReadinessDraining (HTTP 503) for good;
 // requests are still served, each answered with Connection: close. Call
 // it when the process is told to stop, before closing the listener, so
 // that load balancers stop sending here.
 func (r *Readiness) Drain() { r.draining.Store(true) }
 
-// Status is host.ReadinessDraining after Drain, else
-// host.ReadinessStarting while starting (SetStarting), else
-// host.Readiness over the plugins.
+// Status is supervise.ReadinessDraining after Drain, else
+// supervise.ReadinessStarting while starting (SetStarting), else
+// supervise.Readiness over the plugins.
 func (r *Readiness) Status() string {
 	switch {
 	case r.draining.Load():
-		return host.ReadinessDraining
+		return supervise.ReadinessDraining
 	case r.starting.Load():
-		return host.ReadinessStarting
+		return supervise.ReadinessStarting
 	}
-	return host.Readiness(r.Plugins())
+	return supervise.Readiness(r.Plugins())
 }
 
 // Wrap answers GET and HEAD /health?ready=1 (the path of the routes

@@ -10,8 +10,9 @@ import (
 	"github.com/opentool-host/opentool-host/frontend/frontdoor"
 	"github.com/opentool-host/opentool-host/frontend/opentoolapi"
 	"github.com/opentool-host/opentool-host/frontend/route"
-	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/host/access"
+	"github.com/opentool-host/opentool-host/host/core"
+	"github.com/opentool-host/opentool-host/host/supervise"
 	"github.com/opentool-host/opentool-host/testkit"
 )
 
@@ -68,17 +69,17 @@ func TestReadinessWithoutKey(t *testing.T) {
 	readyURL := base + "/health?ready=1"
 
 	steps := []struct {
-		states []host.State
+		states []core.State
 		code   int
 		body   string
 	}{
 		{nil, 200, `{"status":"ready"}`},
-		{[]host.State{host.StateReady, host.StateReady}, 200, `{"status":"ready"}`},
-		{[]host.State{host.StateReady, host.StateFailed}, 200, `{"status":"ready"}`},
-		{[]host.State{host.StateReady, host.StateDraining, host.StateStopped}, 200, `{"status":"ready"}`},
-		{[]host.State{host.StateReady, host.StateStarting}, 503, `{"status":"starting"}`},
-		{[]host.State{host.StateRestarting, host.StateFailed}, 503, `{"status":"starting"}`},
-		{[]host.State{host.StateReady}, 200, `{"status":"ready"}`},
+		{[]core.State{core.StateReady, core.StateReady}, 200, `{"status":"ready"}`},
+		{[]core.State{core.StateReady, core.StateFailed}, 200, `{"status":"ready"}`},
+		{[]core.State{core.StateReady, core.StateDraining, core.StateStopped}, 200, `{"status":"ready"}`},
+		{[]core.State{core.StateReady, core.StateStarting}, 503, `{"status":"starting"}`},
+		{[]core.State{core.StateRestarting, core.StateFailed}, 503, `{"status":"starting"}`},
+		{[]core.State{core.StateReady}, 200, `{"status":"ready"}`},
 	}
 	for _, s := range steps {
 		b.Set(s.states...)
@@ -107,14 +108,14 @@ func TestReadinessWithoutKey(t *testing.T) {
 	}
 	code, _, body := rawRequest(t, http.MethodGet, base+"/health", "", "Authorization: Bearer "+key)
 	var full opentoolapi.Health
-	if err := json.Unmarshal([]byte(body), &full); code != 200 || err != nil || full.Ready != host.ReadinessReady || len(full.Plugins) != 1 {
+	if err := json.Unmarshal([]byte(body), &full); code != 200 || err != nil || full.Ready != supervise.ReadinessReady || len(full.Plugins) != 1 {
 		t.Errorf("full /health with the key: %d %s (%v)", code, body, err)
 	}
 
 	// Drain: 503 draining for good, whatever the plugins; calls are
 	// still served (here: /opentool/version with the key).
 	ready.Drain()
-	for _, states := range [][]host.State{{host.StateReady}, {host.StateStarting}} {
+	for _, states := range [][]core.State{{core.StateReady}, {core.StateStarting}} {
 		b.Set(states...)
 		code, _, body := rawRequest(t, http.MethodGet, readyURL, "")
 		wantResponse(t, "readiness while draining, "+stateNames(states), code, body, 503, `{"status":"draining"}`)
@@ -130,12 +131,12 @@ func TestReadinessWithoutKey(t *testing.T) {
 		t.Errorf("version while draining: %d, Close %v; want 200 with Connection: close", resp.StatusCode, resp.Close)
 	}
 	code, _, body = rawRequest(t, http.MethodGet, base+"/health", "", "Authorization: Bearer "+key)
-	if err := json.Unmarshal([]byte(body), &full); code != 200 || err != nil || full.Ready != host.ReadinessDraining {
+	if err := json.Unmarshal([]byte(body), &full); code != 200 || err != nil || full.Ready != supervise.ReadinessDraining {
 		t.Errorf("full /health while draining: %d %s (%v)", code, body, err)
 	}
 }
 
-func stateNames(states []host.State) string {
+func stateNames(states []core.State) string {
 	s := "["
 	for i, st := range states {
 		if i > 0 {

@@ -25,6 +25,7 @@ import (
 	"github.com/opentool-host/opentool-host/frontend/statusui"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/host/access"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/host/tasks"
 )
 
@@ -34,7 +35,7 @@ import (
 type Config struct {
 	// Host is the host's configuration; OnCall is set by the server
 	// (metrics, then the audit log).
-	Host host.Config
+	Host core.Config
 	// Addr is the HOST:PORT to listen on.
 	Addr string
 	// Version is the host's version, as /opentool/version reports it.
@@ -166,7 +167,7 @@ func New(cfg Config) (_ *Server, err error) {
 	}
 	s.guard, err = access.New(access.Config{Keys: cfg.APIKeys, File: cfg.APIKeysFile, Logger: s.log.Named("access"), OAuth: verifier,
 		Tag: func(ctx context.Context, name string) context.Context {
-			return host.WithCaller(ctx, host.Caller{Key: name})
+			return core.WithCaller(ctx, core.Caller{Key: name})
 		}})
 	if err != nil {
 		return nil, &ConfigError{err}

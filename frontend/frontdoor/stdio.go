@@ -11,6 +11,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/frontend/mcpapi"
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/host/tasks"
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
 )
@@ -22,7 +23,7 @@ const sessionCloseWait = 2 * time.Second
 // StdioConfig configures ServeStdio.
 type StdioConfig struct {
 	// Host is the host's configuration.
-	Host host.Config
+	Host core.Config
 	// ShutdownTimeout bounds the wait for calls in flight at the end.
 	ShutdownTimeout time.Duration
 	// Tasks configures the task manager of the client's MCP tasks, in

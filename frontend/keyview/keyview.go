@@ -8,7 +8,7 @@
 // The host's own functions (tool search's search_tools and call_tool,
 // host.FunctionInfo.Builtin) are every key's to see and call: they reach
 // only what the key may call. With a tool search threshold
-// (host.Config.ToolSearchThreshold), a key that may call more of the
+// (core.Config.ToolSearchThreshold), a key that may call more of the
 // plugins' functions than that finds only the host's own in a listing.
 //
 // A key that sees everything (a plain --api-key, "allow": ["*"], or no
@@ -24,6 +24,8 @@ import (
 
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/host/access"
+	"github.com/opentool-host/opentool-host/host/core"
+	"github.com/opentool-host/opentool-host/host/supervise"
 )
 
 // Source is what a View reads of the host. *host.Host implements it.
@@ -32,10 +34,10 @@ type Source interface {
 	// host's own (host.FunctionInfo.Builtin) included.
 	Functions() []host.FunctionInfo
 	// Plugins returns every plugin's status, sorted by name.
-	Plugins() []host.PluginStatus
+	Plugins() []supervise.PluginStatus
 	// ToolSearchThreshold is the number of the plugins' functions a key
 	// may call beyond which its listings show only the host's own
-	// functions (tool search, host.Config.ToolSearchThreshold); 0: no
+	// functions (tool search, core.Config.ToolSearchThreshold); 0: no
 	// threshold.
 	ToolSearchThreshold() int
 }
@@ -173,12 +175,12 @@ func (v View) Plugin(name string) bool {
 
 // Plugins returns the statuses of the plugins the key sees, each as
 // Status redacts it.
-func (v View) Plugins() []host.PluginStatus {
+func (v View) Plugins() []supervise.PluginStatus {
 	all := v.src.Plugins()
 	if v.All() {
 		return all
 	}
-	out := make([]host.PluginStatus, 0, len(v.callable))
+	out := make([]supervise.PluginStatus, 0, len(v.callable))
 	for _, p := range all {
 		if v.Plugin(p.Name) {
 			out = append(out, v.Status(p))
@@ -191,7 +193,7 @@ func (v View) Plugins() []host.PluginStatus {
 // everything; else with only the functions the key may call, no
 // conflicts, no refusals (which name what the plugin declares; its state
 // still says degraded) and no stderr.
-func (v View) Status(p host.PluginStatus) host.PluginStatus {
+func (v View) Status(p supervise.PluginStatus) supervise.PluginStatus {
 	if v.All() {
 		return p
 	}
@@ -205,9 +207,9 @@ func (v View) Status(p host.PluginStatus) host.PluginStatus {
 // Event reports whether the key may see e: the plugin's events for a key
 // that sees the plugin, but no collision (its reason names the owner, a
 // plugin the key may not see).
-func (v View) Event(e host.Event) bool {
+func (v View) Event(e core.Event) bool {
 	if v.All() {
 		return true
 	}
-	return e.Type != host.EventCollision && v.Plugin(e.Plugin)
+	return e.Type != core.EventCollision && v.Plugin(e.Plugin)
 }

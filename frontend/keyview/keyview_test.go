@@ -8,6 +8,7 @@ import (
 	"github.com/opentool-host/opentool-host/frontend/keyview"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/host/access"
+	"github.com/opentool-host/opentool-host/host/supervise"
 	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
 
@@ -23,8 +24,8 @@ func (s source) Functions() []host.FunctionInfo {
 		fi("calc", "add"), fi("calc", "subtract"), fi("calc", "multiply"), fi("mock", "count"), fi("mock", "create")}
 }
 
-func (s source) Plugins() []host.PluginStatus {
-	return []host.PluginStatus{{Name: "calc", Functions: []string{"add", "subtract", "multiply"}}, {Name: "mock", Functions: []string{"count", "create"}}}
+func (s source) Plugins() []supervise.PluginStatus {
+	return []supervise.PluginStatus{{Name: "calc", Functions: []string{"add", "subtract", "multiply"}}, {Name: "mock", Functions: []string{"count", "create"}}}
 }
 
 func (s source) ToolSearchThreshold() int { return s.threshold }

@@ -12,14 +12,15 @@ import (
 
 	"github.com/opentool-host/opentool-host/client"
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/supervise"
 	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
 
 // Listing is what `opentool-host list` prints: the plugins with their
 // state and the served functions with the plugin that serves each.
 type Listing struct {
-	Plugins   []host.PluginStatus `json:"plugins"`
-	Functions []ListedFunction    `json:"functions"`
+	Plugins   []supervise.PluginStatus `json:"plugins"`
+	Functions []ListedFunction         `json:"functions"`
 	// Ignored are the plugins folder's files named like plugins that
 	// cannot be run, with the reason.
 	Ignored []host.IgnoredFile `json:"ignored,omitempty"`
@@ -57,8 +58,8 @@ func FetchListing(ctx context.Context, base, apiKey string) (Listing, error) {
 	ctx, cancel := context.WithTimeout(ctx, fetchTimeout)
 	defer cancel()
 	var health struct {
-		Plugins []host.PluginStatus `json:"plugins"`
-		Ignored []host.IgnoredFile  `json:"ignored"`
+		Plugins []supervise.PluginStatus `json:"plugins"`
+		Ignored []host.IgnoredFile       `json:"ignored"`
 	}
 	if err := getJSON(ctx, hostBase(base)+"/health", apiKey, &health); err != nil {
 		return Listing{}, err
@@ -102,7 +103,7 @@ func hostBase(url string) string {
 // duplicate served under a prefix ("PLUGIN__NAME") is its plugin's. A
 // function no plugin serves is the host's own (tool search's, owned by
 // host.BuiltinOwner).
-func served(doc *opentool.OpenTool, plugins []host.PluginStatus) []ListedFunction {
+func served(doc *opentool.OpenTool, plugins []supervise.PluginStatus) []ListedFunction {
 	owner := map[string]string{}
 	for _, p := range plugins {
 		refused := map[string]bool{}
@@ -210,7 +211,7 @@ func (l Listing) writeNextSteps(w io.Writer) {
 // reason is the REASON cell of plugin p: its last error, then each of
 // its function name conflicts ("function repeat is owned by notes;
 // served as mine__repeat"), joined by "; ".
-func reason(p host.PluginStatus) string {
+func reason(p supervise.PluginStatus) string {
 	var parts []string
 	if p.LastError != "" {
 		parts = append(parts, p.LastError)

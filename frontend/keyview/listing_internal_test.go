@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/supervise"
 	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
 
@@ -13,9 +14,9 @@ import (
 // function refused as a conflict with the plugin that owns it.
 func TestServedNamesTheHostsOwn(t *testing.T) {
 	doc := &opentool.OpenTool{Functions: []opentool.Function{{Name: "search_tools"}, {Name: "add"}, {Name: "b__add"}}}
-	plugins := []host.PluginStatus{
+	plugins := []supervise.PluginStatus{
 		{Name: "a", Functions: []string{"add"}},
-		{Name: "b", Functions: []string{"add"}, Conflicts: []host.Conflict{{Function: "add", ServedAs: "b__add"}}},
+		{Name: "b", Functions: []string{"add"}, Conflicts: []supervise.Conflict{{Function: "add", ServedAs: "b__add"}}},
 	}
 	got := map[string]string{}
 	for _, f := range served(doc, plugins) {

@@ -1,5 +1,5 @@
 // Package metrics exposes the host's Prometheus metrics (GET /metrics):
-// calls counted and timed from host.Config.OnCall, plugin state read from
+// calls counted and timed from core.Config.OnCall, plugin state read from
 // host.Host.Plugins at scrape time (no background polling), and lifecycle
 // events counted from host.Host.Subscribe.
 //
@@ -25,6 +25,7 @@ import (
 	"github.com/opentool-host/opentool-host/frontend/route"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/host/access"
+	"github.com/opentool-host/opentool-host/host/core"
 )
 
 // DurationBuckets are the buckets of opentool_call_duration_seconds, in
@@ -103,9 +104,9 @@ func (m *Metrics) Close() {
 	<-m.done
 }
 
-// Observe counts one finished call; plug it into host.Config.OnCall. A
+// Observe counts one finished call; plug it into core.Config.OnCall. A
 // call to an unserved function is counted with function="".
-func (m *Metrics) Observe(_ context.Context, r host.CallRecord) {
+func (m *Metrics) Observe(_ context.Context, r core.CallRecord) {
 	fn := r.Function
 	if r.Plugin == "" {
 		fn = ""
@@ -135,7 +136,7 @@ var (
 )
 
 // states are the values of opentool_plugin_state's state label.
-var states = []host.State{host.StateStarting, host.StateReady, host.StateDegraded, host.StateRestarting, host.StateFailed, host.StateDraining, host.StateStopped}
+var states = []core.State{core.StateStarting, core.StateReady, core.StateDegraded, core.StateRestarting, core.StateFailed, core.StateDraining, core.StateStopped}
 
 // Describe implements prometheus.Collector.
 func (p *plugins) Describe(ch chan<- *prometheus.Desc) {

@@ -9,6 +9,7 @@ import (
 	"github.com/opentool-host/opentool-host/frontend/keyview"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/host/access"
+	"github.com/opentool-host/opentool-host/host/supervise"
 	"github.com/opentool-host/opentool-host/internal/strictjson"
 	"github.com/opentool-host/opentool-host/protocol/jsonrpc"
 	"github.com/opentool-host/opentool-host/protocol/opentool"
@@ -71,7 +72,7 @@ func (s *Server) ignored(ctx context.Context) []host.IgnoredFile {
 // see them (keyview.View.Plugins): every plugin whole for a key that sees
 // everything; else those it may call a function of, with only those
 // functions, no conflicts and no stderr.
-func (s *Server) healthPlugins(ctx context.Context) []host.PluginStatus {
+func (s *Server) healthPlugins(ctx context.Context) []supervise.PluginStatus {
 	return keyview.Of(ctx, s.b).Plugins()
 }
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/opentool-host/opentool-host/frontend/httpguard"
-	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/protocol/jsonrpc"
 )
 
@@ -44,11 +44,11 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 	s.writeRPC(w, http.StatusOK, *bp)
 }
 
-// callContext is the request's context carrying who calls (host.Caller):
+// callContext is the request's context carrying who calls (core.Caller):
 // this front end and the JSON-RPC id (the API key's name comes from the
 // access middleware).
 func callContext(r *http.Request, req *jsonrpc.Request) context.Context {
-	return host.WithCaller(r.Context(), host.Caller{FrontEnd: FrontEnd, CallID: strings.Trim(string(req.ID), `"`)})
+	return core.WithCaller(r.Context(), core.Caller{FrontEnd: FrontEnd, CallID: strings.Trim(string(req.ID), `"`)})
 }
 
 // decodeCall reads and decodes the request into *bp; when it is not a

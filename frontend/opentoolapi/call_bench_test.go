@@ -11,6 +11,7 @@ import (
 	"github.com/opentool-host/opentool-host/frontend/opentoolapi"
 	"github.com/opentool-host/opentool-host/frontend/route"
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/testkit"
 )
 
@@ -20,7 +21,7 @@ import (
 func BenchmarkCallCalculatorAdd(b *testing.B) {
 	dir := b.TempDir()
 	testkit.InstallPlugin(b, dir, "calculator", "./plugins/calculator")
-	h, err := host.New(host.Config{Dir: dir, StateDir: b.TempDir()})
+	h, err := host.New(core.Config{Dir: dir, StateDir: b.TempDir()})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -6,13 +6,13 @@ import (
 	"strconv"
 
 	"github.com/opentool-host/opentool-host/frontend/httpguard"
-	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/protocol/jsonrpc"
 )
 
 // rpcError translates an error of Backend.Call or Backend.StreamCall made
 // with ctx into the JSON-RPC error sent to the client, or nil when ctx
-// ended (the client went away, a task was cancelled: nothing to send). Every call error is a *host.Error; its Kind decides:
+// ended (the client went away, a task was cancelled: nothing to send). Every call error is a *core.Error; its Kind decides:
 //   - KindInvalidParams → -32602 "invalid params: FAULT; FAULT" with data
 //     {"faults": [{"path","message"}]};
 //   - KindTool → the tool's own code and message;
@@ -25,7 +25,7 @@ import (
 //     data {"kind", "plugin"} (and "status" for an exit). A plugin's
 //     stderr is never sent; the host logs it.
 func (s *Server) rpcError(ctx context.Context, fn string, err error) *jsonrpc.Error {
-	e := host.AsError(err)
+	e := core.AsError(err)
 	if e == nil {
 		if ctx.Err() != nil {
 			return nil
@@ -34,18 +34,18 @@ func (s *Server) rpcError(ctx context.Context, fn string, err error) *jsonrpc.Er
 		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error"}
 	}
 	switch e.Kind {
-	case host.KindInvalidParams:
+	case core.KindInvalidParams:
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: e.Message, Data: map[string]any{"faults": e.Faults}}
-	case host.KindTool:
+	case core.KindTool:
 		return &jsonrpc.Error{Code: e.Code, Message: e.Message}
-	case host.KindNotFound:
+	case core.KindNotFound:
 		if e.Function != "" {
 			fn = e.Function // the function call_tool named
 		}
 		return &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: function " + strconv.Quote(fn) + " is not served" + e.DidYouMean()}
-	case host.KindWrongKind:
+	case core.KindWrongKind:
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: " + e.Message}
-	case host.KindCanceled:
+	case core.KindCanceled:
 		if ctx.Err() != nil {
 			return nil
 		}

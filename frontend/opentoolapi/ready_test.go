@@ -6,7 +6,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/frontend/frontdoor"
 	"github.com/opentool-host/opentool-host/frontend/opentoolapi"
-	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/testkit"
 )
 
@@ -15,7 +15,7 @@ import (
 // behind the key.
 func TestReadinessOnGuardedRoute(t *testing.T) {
 	b := &testkit.StatesBackend{}
-	b.Set(host.StateStarting)
+	b.Set(core.StateStarting)
 	api := opentoolapi.New(b, opentoolapi.Config{Logger: testkit.Logger(t)})
 	base := testkit.Serve(t, frontdoor.KeyedHandler([]string{"k"}, api.Routes()...))
 	if code, _, _ := rawRequest(t, http.MethodGet, base+"/health?ready=1", ""); code != http.StatusUnauthorized {

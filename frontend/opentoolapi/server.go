@@ -7,7 +7,7 @@
 // the JSON-RPC request) → Backend.Call (host/call.go: route, validate,
 // send to the plugin, check the result) → back to call.go (write the
 // JSON-RPC response under a write deadline). errors.go translates the
-// host's one error type (*host.Error) into JSON-RPC errors. stream.go
+// host's one error type (*core.Error) into JSON-RPC errors. stream.go
 // serves POST /opentool/streamCall as server-sent events on the same
 // path. Routes declares every route (package route); the front door
 // (package frontdoor) serves them behind the API keys, the rate limit and
@@ -29,6 +29,8 @@ import (
 	"github.com/opentool-host/opentool-host/frontend/keyview"
 	"github.com/opentool-host/opentool-host/frontend/route"
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
+	"github.com/opentool-host/opentool-host/host/supervise"
 	"github.com/opentool-host/opentool-host/host/tasks"
 	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
@@ -74,7 +76,7 @@ type Config struct {
 	WriteTimeout time.Duration
 	// Ready is the host's readiness status (the front door's
 	// Readiness.Status, which knows about draining), reported by GET
-	// /health. Default: host.Readiness over the plugins.
+	// /health. Default: supervise.Readiness over the plugins.
 	Ready func() string
 	// Tasks, when set, runs the calls whose request allows it
 	// ("Prefer: respond-async") as tasks once they have run for
@@ -187,14 +189,14 @@ func (s *Server) handleLoad(w http.ResponseWriter, r *http.Request) {
 type Health struct {
 	// Status is "ok" when every plugin is ready, "degraded" otherwise.
 	Status string `json:"status"`
-	// Ready is the host's readiness status (host.ReadinessReady,
+	// Ready is the host's readiness status (supervise.ReadinessReady,
 	// ReadinessStarting or ReadinessDraining), as GET /health?ready=1
 	// answers it.
 	Ready string `json:"ready"`
 	// Version is the host's version.
 	Version string `json:"version"`
 	// Plugins is every plugin's status, sorted by name.
-	Plugins []host.PluginStatus `json:"plugins"`
+	Plugins []supervise.PluginStatus `json:"plugins"`
 	// Ignored lists the files of the plugins folder named like plugins
 	// that cannot be run (host.Host.Ignored), for a key that sees
 	// everything; absent when there are none.
@@ -208,7 +210,7 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	}
 	h := Health{Status: "ok", Ready: s.readiness(), Version: s.cfg.Version, Plugins: s.healthPlugins(r.Context()), Ignored: s.ignored(r.Context())}
 	for _, p := range h.Plugins {
-		if p.State != host.StateReady {
+		if p.State != core.StateReady {
 			h.Status = "degraded"
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/frontend/sse"
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/protocol/jsonrpc"
 	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
@@ -53,7 +54,7 @@ var _ functionFinder = (*host.Host)(nil)
 //	event:done      data:{"done":"FN"}
 //
 // A failure after the request was decoded (the function does not stream
-// (host.ErrWrongKind, code -32600), the tool's own error (its code), a
+// (core.ErrWrongKind, code -32600), the tool's own error (its code), a
 // plugin failure or timeout (-32603)) is sent as start, then one
 // event:error frame whose data is the JSON-RPC error response, and the
 // stream ends without done.
@@ -98,7 +99,7 @@ func (s *Server) handleStreamCall(w http.ResponseWriter, r *http.Request) {
 		if je == nil {
 			return
 		}
-		if !sw.started && errors.Is(err, host.ErrFunctionNotFound) {
+		if !sw.started && errors.Is(err, core.ErrFunctionNotFound) {
 			s.writeRPC(w, http.StatusOK, jsonrpc.AppendError((*bp)[len(*bp):], je, req.ID))
 			return
 		}

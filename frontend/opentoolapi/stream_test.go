@@ -16,6 +16,8 @@ import (
 	"github.com/opentool-host/opentool-host/frontend/opentoolapi"
 	"github.com/opentool-host/opentool-host/frontend/route"
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
+	"github.com/opentool-host/opentool-host/host/supervise"
 	"github.com/opentool-host/opentool-host/protocol/opentool"
 	"github.com/opentool-host/opentool-host/testkit"
 )
@@ -158,7 +160,7 @@ func (f *fakeStreamer) StreamCall(ctx context.Context, fn string, _ []byte, onIt
 
 func (f *fakeStreamer) Document(string, string, string) *opentool.OpenTool { return nil }
 
-func (f *fakeStreamer) Plugins() []host.PluginStatus { return nil }
+func (f *fakeStreamer) Plugins() []supervise.PluginStatus { return nil }
 
 func (f *fakeStreamer) Functions() []host.FunctionInfo { return nil }
 
@@ -176,7 +178,7 @@ func TestStreamCallScripted(t *testing.T) {
 			if err := onItem([]byte("{\n  \"n\": 1\n}")); err != nil { // indented JSON is compacted
 				return err
 			}
-			return &host.Error{Kind: host.KindTool, Function: "tick", Plugin: "p", Code: 500, Message: "boom\nline two"}
+			return &core.Error{Kind: core.KindTool, Function: "tick", Plugin: "p", Code: 500, Message: "boom\nline two"}
 		}
 		st, _, body := postJSON(t, url, req)
 		want := sseFrame("start", `{"start":"tick"}`) +
@@ -191,7 +193,7 @@ func TestStreamCallScripted(t *testing.T) {
 	})
 	t.Run("plugin failure before any item", func(t *testing.T) {
 		f.stream = func(context.Context, string, func([]byte) error) error {
-			return &host.Error{Kind: host.KindBusy, Function: "tick", Plugin: "p", Message: "busy: 64 calls in flight and 256 queued"}
+			return &core.Error{Kind: core.KindBusy, Function: "tick", Plugin: "p", Message: "busy: 64 calls in flight and 256 queued"}
 		}
 		st, _, body := postJSON(t, url, req)
 		want := sseFrame("start", `{"start":"tick"}`) +
@@ -200,7 +202,7 @@ func TestStreamCallScripted(t *testing.T) {
 	})
 	t.Run("not found before any item", func(t *testing.T) {
 		f.stream = func(_ context.Context, fn string, _ func([]byte) error) error {
-			return &host.Error{Kind: host.KindNotFound, Function: fn, Message: "not served"}
+			return &core.Error{Kind: core.KindNotFound, Function: fn, Message: "not served"}
 		}
 		st, _, body := postJSON(t, url, req)
 		wantResponse(t, "not found", st, body, http.StatusOK,
@@ -217,7 +219,7 @@ func TestStreamCallClientDisconnect(t *testing.T) {
 			select {
 			case <-ctx.Done():
 				cancelled <- ctx.Err()
-				return &host.Error{Kind: host.KindCanceled, Message: "canceled", Err: ctx.Err()}
+				return &core.Error{Kind: core.KindCanceled, Message: "canceled", Err: ctx.Err()}
 			case <-time.After(5 * time.Millisecond):
 			}
 			if err := onItem([]byte(`{"i":` + strconv.Itoa(i) + `}`)); err != nil {

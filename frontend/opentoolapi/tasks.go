@@ -44,7 +44,7 @@ import (
 // nonexistent taskId). A store that fails gets HTTP 503 with -32603.
 
 // FrontEnd is the name of this front end in task records
-// (tasks.Origin.FrontEnd) and in host.Caller.
+// (tasks.Origin.FrontEnd) and in core.Caller.
 const FrontEnd = "opentool"
 
 // TasksPath is the path of the task routes: TasksPath + "/" + ID.
@@ -213,7 +213,7 @@ func (s *Server) lookupTask(w http.ResponseWriter, r *http.Request) (tasks.Recor
 			Message: "invalid params: task " + quote(id) + " not found: this server does not run calls as tasks"}, nil))
 		return tasks.Record{}, false
 	}
-	if !validTaskID(id) {
+	if !tasks.ValidID(id) {
 		s.taskError(w, r, id, tasks.ErrNotFound)
 		return tasks.Record{}, false
 	}
@@ -226,20 +226,6 @@ func (s *Server) lookupTask(w http.ResponseWriter, r *http.Request) (tasks.Recor
 		return tasks.Record{}, false
 	}
 	return rec, true
-}
-
-// validTaskID reports whether id has the form of a task id (32 lower-case
-// hex digits, tasks.Record.ID).
-func validTaskID(id string) bool {
-	if len(id) != 32 {
-		return false
-	}
-	for _, c := range id {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 // taskError writes a task route's error as a JSON-RPC error (id null):

@@ -14,6 +14,7 @@ import (
 	"github.com/opentool-host/opentool-host/frontend/httpguard"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/host/access"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/internal/strictjson"
 )
 
@@ -165,23 +166,23 @@ func (h *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 // run calls tool t with input; a streaming tool's items are collected
 // into {"items":[...]}, up to MaxResultBytes.
 func (h *Server) run(r *http.Request, t *tool, input []byte) ([]byte, error) {
-	ctx := host.WithCaller(r.Context(), host.Caller{FrontEnd: "otc"})
+	ctx := core.WithCaller(r.Context(), core.Caller{FrontEnd: "otc"})
 	if !t.fn.IsStream() {
 		return h.b.Call(ctx, t.fn.Name, input)
 	}
 	return host.CollectItems(ctx, h.b.StreamCall, t.fn.Name, input, h.cfg.MaxResultBytes, nil)
 }
 
-// toolError translates a resolution error or the host's *host.Error of a
+// toolError translates a resolution error or the host's *core.Error of a
 // call of t (nil when the id did not resolve) into the RFC 4.3 error
 // object: Message for the user or model, the cause in DeveloperMessage
 // (never a plugin's stderr), can_retry from the kind
-// (host.Kind.Retryable), with retry_after_ms when the plugin is busy,
+// (core.Kind.Retryable), with retry_after_ms when the plugin is busy,
 // exited or stopped. A function call_tool names that the key may not
 // call, or that is not served, is an unknown tool, as an id that does
 // not resolve is.
 func (h *Server) toolError(toolID string, t *tool, err error) *ToolError {
-	e := host.AsError(err)
+	e := core.AsError(err)
 	if e == nil {
 		switch {
 		case errors.Is(err, errUnknownTool), errors.Is(err, errWrongVersion):
@@ -192,43 +193,43 @@ func (h *Server) toolError(toolID string, t *tool, err error) *ToolError {
 	}
 	te := &ToolError{Message: kindMessages[e.Kind], DeveloperMessage: e.Error(), CanRetry: e.Kind.Retryable()}
 	switch e.Kind {
-	case host.KindInvalidParams:
+	case core.KindInvalidParams:
 		te.Message = "Invalid input: " + strings.TrimPrefix(e.Message, "invalid params: ")
-	case host.KindTool:
+	case core.KindTool:
 		te.Message = e.Message
 		te.DeveloperMessage = fmt.Sprintf("tool %s failed with code %d: %s", toolID, e.Code, e.Message)
-	case host.KindNotFound:
+	case core.KindNotFound:
 		if t != nil && e.Function != "" && e.Function != t.fn.Name { // through call_tool
 			return &ToolError{Message: fmt.Sprintf("%v %q: no served tool has that name", errUnknownTool, e.Function) + e.DidYouMean()}
 		}
 		te.Message = "Tool " + toolID + " is not served any more."
-	case host.KindResultRejected:
+	case core.KindResultRejected:
 		if strings.Contains(e.Message, "more than") {
 			te.Message = "The tool's result is too large."
 		}
-	case host.KindBusy, host.KindExited, host.KindStopped:
+	case core.KindBusy, core.KindExited, core.KindStopped:
 		te.RetryAfterMs = RetryAfter.Milliseconds()
 	}
 	if te.Message == "" {
 		te.Message = "The tool failed."
 	}
-	if e.Kind != host.KindInvalidParams && e.Kind != host.KindTool {
+	if e.Kind != core.KindInvalidParams && e.Kind != core.KindTool {
 		h.cfg.Logger.Warn("otc call failed", "tool_id", toolID, "kind", e.Kind, "error", e, "cause", e.Err)
 	}
 	return te
 }
 
 // kindMessages are the user-facing messages of host error kinds.
-var kindMessages = map[host.Kind]string{
-	host.KindWrongKind:      "The tool cannot be called this way.",
-	host.KindBusy:           "The tool is busy; try again shortly.",
-	host.KindTimeout:        "The tool call timed out.",
-	host.KindExited:         "The tool stopped unexpectedly during the call; it is being restarted.",
-	host.KindStopped:        "The tool is being replaced or stopped.",
-	host.KindFailed:         "The tool is unavailable.",
-	host.KindTransport:      "The tool could not be reached.",
-	host.KindCanceled:       "The call was canceled.",
-	host.KindResultRejected: "The tool returned an invalid result.",
+var kindMessages = map[core.Kind]string{
+	core.KindWrongKind:      "The tool cannot be called this way.",
+	core.KindBusy:           "The tool is busy; try again shortly.",
+	core.KindTimeout:        "The tool call timed out.",
+	core.KindExited:         "The tool stopped unexpectedly during the call; it is being restarted.",
+	core.KindStopped:        "The tool is being replaced or stopped.",
+	core.KindFailed:         "The tool is unavailable.",
+	core.KindTransport:      "The tool could not be reached.",
+	core.KindCanceled:       "The call was canceled.",
+	core.KindResultRejected: "The tool returned an invalid result.",
 }
 
 // refuseCall answers a call refused by its key's rate limit (Routes):

@@ -35,6 +35,7 @@ import (
 	"github.com/opentool-host/opentool-host/frontend/keyview"
 	"github.com/opentool-host/opentool-host/frontend/route"
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 )
 
 // SchemaURL is the "$schema" of every response: the OTC HTTP 1.0
@@ -49,7 +50,7 @@ const DefaultMaxBodyBytes = httpguard.DefaultMaxBodyBytes
 
 // DefaultMaxResultBytes is the default limit of a streaming tool's
 // collected items: the host's own result cap (16 MiB).
-const DefaultMaxResultBytes = host.DefaultMaxResultBytes
+const DefaultMaxResultBytes = core.DefaultMaxResultBytes
 
 // Backend is what the OTC API needs from a host. *host.Host implements it.
 type Backend interface {

@@ -14,6 +14,8 @@ import (
 	"github.com/opentool-host/opentool-host/frontend/otc"
 	"github.com/opentool-host/opentool-host/frontend/route"
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
+	"github.com/opentool-host/opentool-host/host/supervise"
 	"github.com/opentool-host/opentool-host/protocol/opentool"
 	"github.com/opentool-host/opentool-host/testkit"
 )
@@ -251,8 +253,8 @@ func (f *fakeBackend) StreamCall(context.Context, string, []byte, func([]byte) e
 func (f *fakeBackend) Functions() []host.FunctionInfo {
 	return []host.FunctionInfo{{Plugin: "fake", Function: fakeFn, Info: opentool.Info{Title: "fake tools!", Version: "2.0+b1"}}}
 }
-func (f *fakeBackend) Plugins() []host.PluginStatus { return nil }
-func (f *fakeBackend) ToolSearchThreshold() int     { return 0 }
+func (f *fakeBackend) Plugins() []supervise.PluginStatus { return nil }
+func (f *fakeBackend) ToolSearchThreshold() int          { return 0 }
 
 // TestErrorMapping checks how each host failure reaches the client:
 // transient ones may be retried.
@@ -263,14 +265,14 @@ func TestErrorMapping(t *testing.T) {
 		canRetry   bool
 		retryAfter int64
 	}{
-		{&host.Error{Kind: host.KindBusy, Plugin: "fake", Message: "busy: 64 calls in flight"}, "The tool is busy", true, 1000},
-		{&host.Error{Kind: host.KindTimeout, Plugin: "fake", Message: "the call timed out"}, "timed out", true, 0},
-		{&host.Error{Kind: host.KindExited, Plugin: "fake", Status: "signal: killed", Message: "the plugin exited"}, "stopped unexpectedly", true, 1000},
-		{&host.Error{Kind: host.KindStopped, Plugin: "fake", Message: "removed"}, "being replaced or stopped", true, 1000},
-		{&host.Error{Kind: host.KindFailed, Plugin: "fake", Message: "failed"}, "unavailable", false, 0},
-		{&host.Error{Kind: host.KindTool, Plugin: "fake", Code: 400, Message: "bad b"}, "bad b", false, 0},
-		{&host.Error{Kind: host.KindNotFound, Function: "f-1", Message: "not served"}, "not served any more", false, 0},
-		{&host.Error{Kind: host.KindResultRejected, Plugin: "fake", Message: "not one JSON object"}, "invalid result", false, 0},
+		{&core.Error{Kind: core.KindBusy, Plugin: "fake", Message: "busy: 64 calls in flight"}, "The tool is busy", true, 1000},
+		{&core.Error{Kind: core.KindTimeout, Plugin: "fake", Message: "the call timed out"}, "timed out", true, 0},
+		{&core.Error{Kind: core.KindExited, Plugin: "fake", Status: "signal: killed", Message: "the plugin exited"}, "stopped unexpectedly", true, 1000},
+		{&core.Error{Kind: core.KindStopped, Plugin: "fake", Message: "removed"}, "being replaced or stopped", true, 1000},
+		{&core.Error{Kind: core.KindFailed, Plugin: "fake", Message: "failed"}, "unavailable", false, 0},
+		{&core.Error{Kind: core.KindTool, Plugin: "fake", Code: 400, Message: "bad b"}, "bad b", false, 0},
+		{&core.Error{Kind: core.KindNotFound, Function: "f-1", Message: "not served"}, "not served any more", false, 0},
+		{&core.Error{Kind: core.KindResultRejected, Plugin: "fake", Message: "not one JSON object"}, "invalid result", false, 0},
 		{errors.New("something odd"), "The tool failed.", false, 0},
 	}
 	for _, tc := range tests {
@@ -290,7 +292,7 @@ func TestErrorMapping(t *testing.T) {
 		})
 	}
 	// The version as the document writes it resolves too.
-	base := serveOTC(t, otc.New(&fakeBackend{err: &host.Error{Kind: host.KindTimeout, Message: "the call timed out"}}, otc.Config{}))
+	base := serveOTC(t, otc.New(&fakeBackend{err: &core.Error{Kind: core.KindTimeout, Message: "the call timed out"}}, otc.Config{}))
 	if _, r, raw := call(t, base, `{"request":{"call_id":"1","tool_id":"FakeTools.f_1@2.0+b1"}}`); r.Output.Error == nil || !strings.Contains(r.Output.Error.Message, "timed out") {
 		t.Errorf("raw version: %s", raw)
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/frontend/keyview"
 	"github.com/opentool-host/opentool-host/frontend/sse"
-	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 )
 
 // handleEvents serves GET /events: the lifecycle events from now on as
@@ -82,7 +82,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 
 // appendEvent appends ev to b as one frame: "event:TYPE" ("message"
 // when empty) and its JSON as data (JSON escapes line breaks: one line).
-func appendEvent(b []byte, ev host.Event) []byte {
+func appendEvent(b []byte, ev core.Event) []byte {
 	data, err := json.Marshal(ev)
 	if err != nil {
 		return b

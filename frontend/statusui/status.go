@@ -11,7 +11,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/frontend/httpguard"
 	"github.com/opentool-host/opentool-host/frontend/keyview"
-	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/supervise"
 )
 
 // The metric names /status.json reads from Config.Gatherer.
@@ -38,7 +38,7 @@ type Status struct {
 	MetricsError string `json:"metrics_error,omitempty"`
 	// Plugins is every plugin's status (as on /health, without the
 	// stderr lines), sorted by name.
-	Plugins []host.PluginStatus `json:"plugins"`
+	Plugins []supervise.PluginStatus `json:"plugins"`
 	// Functions is every served function, in the order of
 	// /opentool/load.
 	Functions []FunctionStats `json:"functions"`
@@ -86,7 +86,7 @@ func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
 
 // status reads the host and its metrics for r's caller.
 func (s *Server) status(r *http.Request) *Status {
-	st := &Status{Time: time.Now().UTC(), Version: s.cfg.Version, Plugins: []host.PluginStatus{}, Functions: []FunctionStats{}}
+	st := &Status{Time: time.Now().UTC(), Version: s.cfg.Version, Plugins: []supervise.PluginStatus{}, Functions: []FunctionStats{}}
 	var stats map[fnKey]*FunctionStats
 	if s.cfg.Gatherer != nil {
 		mfs, err := s.cfg.Gatherer.Gather()

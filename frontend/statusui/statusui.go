@@ -36,6 +36,7 @@ import (
 	"github.com/opentool-host/opentool-host/frontend/keyview"
 	"github.com/opentool-host/opentool-host/frontend/route"
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 )
 
 // Source is what the status page needs from a host. *host.Host
@@ -46,7 +47,7 @@ type Source interface {
 	// Functions.
 	keyview.Source
 	// Subscribe streams lifecycle events; see host.Host.Subscribe.
-	Subscribe(buf int) (<-chan host.Event, func())
+	Subscribe(buf int) (<-chan core.Event, func())
 }
 
 var _ Source = (*host.Host)(nil)

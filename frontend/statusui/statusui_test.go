@@ -20,17 +20,19 @@ import (
 	"github.com/opentool-host/opentool-host/frontend/statusui"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/host/access"
+	"github.com/opentool-host/opentool-host/host/core"
+	"github.com/opentool-host/opentool-host/host/supervise"
 	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
 
 // fakeSource is a host with fixed plugins and functions whose events the
 // test publishes, fanned out as host.Host does (never blocking).
 type fakeSource struct {
-	plugins []host.PluginStatus
+	plugins []supervise.PluginStatus
 	funcs   []host.FunctionInfo
 
 	mu     sync.Mutex
-	subs   map[chan host.Event]bool
+	subs   map[chan core.Event]bool
 	ended  chan struct{} // one value per ended subscription
 	nsubs  int
 	notify chan struct{} // one value per new subscription
@@ -38,29 +40,29 @@ type fakeSource struct {
 
 func newFakeSource() *fakeSource {
 	return &fakeSource{
-		plugins: []host.PluginStatus{
-			{Name: "calculator", State: host.StateReady, PID: 42, Restarts: 1, Functions: []string{"add", "divide"}, SHA256: strings.Repeat("ab", 32), UptimeMS: 1500, Stderr: []string{"secret-ish line"}},
-			{Name: "faulty", State: host.StateFailed, LastError: "<img src=x onerror=alert(1)>", Functions: []string{"boom"}},
+		plugins: []supervise.PluginStatus{
+			{Name: "calculator", State: core.StateReady, PID: 42, Restarts: 1, Functions: []string{"add", "divide"}, SHA256: strings.Repeat("ab", 32), UptimeMS: 1500, Stderr: []string{"secret-ish line"}},
+			{Name: "faulty", State: core.StateFailed, LastError: "<img src=x onerror=alert(1)>", Functions: []string{"boom"}},
 		},
 		funcs: []host.FunctionInfo{
 			{Plugin: "calculator", Function: &opentool.Function{Name: "add"}},
 			{Plugin: "calculator", Function: &opentool.Function{Name: "divide"}},
 			{Plugin: "faulty", Function: &opentool.Function{Name: "boom"}},
 		},
-		subs:   map[chan host.Event]bool{},
+		subs:   map[chan core.Event]bool{},
 		ended:  make(chan struct{}, 16),
 		notify: make(chan struct{}, 16),
 	}
 }
 
-func (f *fakeSource) Plugins() []host.PluginStatus {
-	return append([]host.PluginStatus(nil), f.plugins...)
+func (f *fakeSource) Plugins() []supervise.PluginStatus {
+	return append([]supervise.PluginStatus(nil), f.plugins...)
 }
 func (f *fakeSource) Functions() []host.FunctionInfo { return f.funcs }
 func (f *fakeSource) ToolSearchThreshold() int       { return 0 }
 
-func (f *fakeSource) Subscribe(buf int) (<-chan host.Event, func()) {
-	ch := make(chan host.Event, buf)
+func (f *fakeSource) Subscribe(buf int) (<-chan core.Event, func()) {
+	ch := make(chan core.Event, buf)
 	f.mu.Lock()
 	f.subs[ch] = true
 	f.nsubs++
@@ -80,7 +82,7 @@ func (f *fakeSource) Subscribe(buf int) (<-chan host.Event, func()) {
 
 // publish sends ev to every subscriber with room; it reports how many
 // took it.
-func (f *fakeSource) publish(ev host.Event) int {
+func (f *fakeSource) publish(ev core.Event) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	n := 0
@@ -185,7 +187,7 @@ func TestEventsStream(t *testing.T) {
 		t.Fatalf("first block %q: want a comment and retry", first)
 	}
 
-	ev := host.Event{Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Type: host.EventRestarting, Plugin: "calculator",
+	ev := core.Event{Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Type: core.EventRestarting, Plugin: "calculator",
 		Message: "plugin crashed", Reason: "exit status 2\nline two\r\nevent: forged"}
 	if n := src.publish(ev); n != 1 {
 		t.Fatalf("%d subscribers took the event", n)
@@ -197,7 +199,7 @@ func TestEventsStream(t *testing.T) {
 	if len(block) != 2 || block[0] != "event:restarting" || !strings.HasPrefix(block[1], "data:") {
 		t.Fatalf("event block %q", block)
 	}
-	var got host.Event
+	var got core.Event
 	if err := json.Unmarshal([]byte(strings.TrimPrefix(block[1], "data:")), &got); err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +282,7 @@ func TestEventsSlowClientIsCutOff(t *testing.T) {
 		default:
 		}
 		t0 := time.Now()
-		if src.publish(host.Event{Type: host.EventChanged, Plugin: "calculator", Reason: big}) == 0 {
+		if src.publish(core.Event{Type: core.EventChanged, Plugin: "calculator", Reason: big}) == 0 {
 			lost++
 		}
 		if d := time.Since(t0); d > time.Second { // a blocked publish waits for the slow client: 10 s
@@ -310,7 +312,7 @@ func TestEventsOutliveReadTimeout(t *testing.T) {
 		t.Fatal("the stream ended at the server's read timeout")
 	case <-timer.C:
 	}
-	src.publish(host.Event{Type: host.EventReady, Plugin: "calculator"})
+	src.publish(core.Event{Type: core.EventReady, Plugin: "calculator"})
 	if b := r.next(); b[0] != "event:ready" {
 		t.Fatalf("got %q after the read timeout", b)
 	}
@@ -460,7 +462,7 @@ func TestStatusJSON(t *testing.T) {
 	if p := st.Plugins[0]; p.Name != "calculator" || p.PID != 42 || p.Restarts != 1 || p.Stderr != nil || p.SHA256 == "" {
 		t.Errorf("plugin %+v", p)
 	}
-	if p := st.Plugins[1]; p.State != host.StateFailed || p.LastError != "<img src=x onerror=alert(1)>" {
+	if p := st.Plugins[1]; p.State != core.StateFailed || p.LastError != "<img src=x onerror=alert(1)>" {
 		t.Errorf("plugin %+v", p)
 	}
 	add, div, boom := st.Functions[0], st.Functions[1], st.Functions[2]
@@ -531,8 +533,8 @@ func TestAllowed(t *testing.T) {
 	_, r := openEvents(t, srv.URL, nil)
 	waitFor(t, src.notify, "the subscription")
 	r.next()
-	src.publish(host.Event{Type: host.EventFailed, Plugin: "faulty"})
-	src.publish(host.Event{Type: host.EventReady, Plugin: "calculator"})
+	src.publish(core.Event{Type: core.EventFailed, Plugin: "faulty"})
+	src.publish(core.Event{Type: core.EventReady, Plugin: "calculator"})
 	if b := r.next(); b[0] != "event:ready" || !strings.Contains(b[1], `"plugin":"calculator"`) {
 		t.Fatalf("restricted caller got %q first; want calculator's ready (faulty's failed hidden)", b)
 	}

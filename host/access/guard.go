@@ -39,7 +39,7 @@ type Config struct {
 	Logger hclog.Logger
 	// Tag, when set, is given the context of each authenticated request
 	// and the key's name, and returns the context the request goes on
-	// with (the command puts the name into host.Caller for call records).
+	// with (the command puts the name into core.Caller for call records).
 	Tag func(ctx context.Context, keyName string) context.Context
 	// OAuth, when set, also accepts OAuth access tokens it validates
 	// (--oauth-issuer): a bearer value that is no key and is a JWS (or

@@ -12,7 +12,7 @@ import (
 // Host.StreamCall is an *Error with one Kind; front ends translate the
 // kind into their wire format (OpenTool JSON-RPC, Open Tool Calling, ...)
 // and never need to look further. A Kind is itself an error, so that
-// errors.Is(err, host.ErrTimeout) tests the kind of an *Error.
+// errors.Is(err, core.ErrTimeout) tests the kind of an *Error.
 type Kind string
 
 // The kinds of call errors.

@@ -53,7 +53,7 @@ type localPlugin struct {
 func startLocal(sv *Supervisor, inst *instance, f discover.FileRef, pol discover.Policy, secrets []string, proc process) error {
 	cfg := sv.Cfg
 	if cfg.Declared == nil {
-		return errors.New("declared plugin, but this host serves none (host.Config.Declared is nil)")
+		return errors.New("declared plugin, but this host serves none (core.Config.Declared is nil)")
 	}
 	l, err := decl.DecodeLaunch(proc.launch)
 	if err != nil {

@@ -154,6 +154,21 @@ func newID() (string, error) {
 	return hex.EncodeToString(b[:]), nil
 }
 
+// ValidID reports whether id has the form of a task id (Record.ID: 32
+// lower-case hex digits, as newID makes them), so that a front end can
+// refuse any other before it asks the store.
+func ValidID(id string) bool {
+	if len(id) != 32 {
+		return false
+	}
+	for _, c := range id {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // ErrNotFound is returned for a task that does not exist, has expired,
 // or belongs to another owner (the three look the same).
 var ErrNotFound = errors.New("task not found")

@@ -20,7 +20,7 @@ const (
 // MetaTools returns the definitions of the two meta-tools (SearchToolName,
 // CallToolName) as an MCP tools/list shows them: name, description,
 // inputSchema, and for SearchToolName outputSchema. The host serves them
-// as its own functions (host.Config.ToolSearch).
+// as its own functions (core.Config.ToolSearch).
 func MetaTools() []Tool {
 	return []Tool{
 		{

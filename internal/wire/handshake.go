@@ -38,7 +38,7 @@ var Versions = []int{ProtocolVersion, ProtocolV3}
 
 // MaxMessageSize is the largest gRPC message, in bytes, a plugin accepts
 // and sends (64 MiB; gRPC's default receive limit is 4 MiB). The host
-// receives at most its configured result cap (host.Config.MaxResultBytes).
+// receives at most its configured result cap (core.Config.MaxResultBytes).
 const MaxMessageSize = 64 << 20
 
 // Handshake is the go-plugin handshake shared by host and plugins. The

@@ -252,7 +252,7 @@ func (p *Pulled) Sources(ref string) map[string]lockfile.Source {
 // one rename (a reader sees the old file or the new one, never part of
 // one), in install order: the policy before the declarations before the
 // binary, so that when a running host acts on the binary (it debounces
-// each path, host.Config.SettleTime) the plugin's other files are in
+// each path, core.Config.SettleTime) the plugin's other files are in
 // place already, and a new binary never runs under an old policy. It
 // then syncs the directory and removes the staging folder; the Files'
 // Paths are in the directory. Errors: a rename or the sync failed (the

@@ -19,7 +19,7 @@ func Wrap(launch []string, spec sandbox.Spec, argv, env []string) ([]string, []s
 		return argv, env, nil
 	}
 	if len(launch) == 0 {
-		return nil, nil, errors.New("the plugin's limits or sandbox need the launcher, but this host has none (host.Config.Launcher is empty)")
+		return nil, nil, errors.New("the plugin's limits or sandbox need the launcher, but this host has none (core.Config.Launcher is empty)")
 	}
 	value, err := spec.Encode()
 	if err != nil {

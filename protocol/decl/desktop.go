@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -197,7 +199,7 @@ func desktopEntries(h *strictjson.HandWritten) (*DesktopConfig, error) {
 			if v, ok = m[l.sub]; !isObj || !ok {
 				continue // VS Code's "mcp" setting without servers: someone else's
 			}
-			for _, k := range sortedKeys(m) {
+			for _, k := range slices.Sorted(maps.Keys(m)) {
 				if k != l.sub {
 					cfg.Ignored = append(cfg.Ignored, strictjson.AppendKey(p, k))
 				}
@@ -225,7 +227,7 @@ func desktopEntries(h *strictjson.HandWritten) (*DesktopConfig, error) {
 		return nil, &Fault{Path: "$", Message: `has no server list: "mcpServers" (Claude Desktop, Claude Code, Cursor, Windsurf) or "servers" (VS Code)`}
 	}
 	var top []string
-	for _, k := range sortedKeys(root) {
+	for _, k := range slices.Sorted(maps.Keys(root)) {
 		if !used[k] {
 			top = append(top, strictjson.AppendKey("$", k))
 		}
@@ -318,7 +320,7 @@ func parseEntry(p, key string, v any, ignored *[]string) DesktopEntry {
 	s := &e.Server
 	typ, typePath := "", ""
 	var local, remote []string // members of a command, of a url, in order
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		kp := strictjson.AppendKey(p, k)
 		var err error
 		switch k {
@@ -441,7 +443,7 @@ func (e *DesktopEntry) each(f func(path, v string) string) {
 	for i := range s.Args {
 		s.Args[i] = f(fmt.Sprintf("%s.args[%d]", e.Path, i), s.Args[i])
 	}
-	for _, k := range sortedKeys(s.Env) {
+	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
 		s.Env[k] = f(strictjson.AppendKey(e.Path+".env", k), s.Env[k])
 	}
 	if e.EnvFile != "" {
@@ -453,7 +455,7 @@ func (e *DesktopEntry) each(f func(path, v string) string) {
 	if s.URL != "" {
 		s.URL = f(e.Path+"."+e.urlKey, s.URL)
 	}
-	for _, k := range sortedKeys(s.Headers) {
+	for _, k := range slices.Sorted(maps.Keys(s.Headers)) {
 		s.Headers[k] = f(strictjson.AppendKey(e.Path+".headers", k), s.Headers[k])
 	}
 }
@@ -589,7 +591,7 @@ func envMap(p string, v any) (map[string]string, error) {
 		return nil, &Fault{Path: p, Message: "must be an object of strings"}
 	}
 	out := make(map[string]string, len(m))
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if k == "" || strings.ContainsAny(k, "=\x00") {
 			return nil, &Fault{Path: strictjson.AppendKey(p, k), Message: "is not a variable name"}
 		}
@@ -615,7 +617,7 @@ func keyOrder(data []byte, path []string, obj map[string]any) []string {
 	if keys, ok := objectKeys(dec, path); ok && len(keys) == len(obj) {
 		return keys
 	}
-	return sortedKeys(obj)
+	return slices.Sorted(maps.Keys(obj))
 }
 
 // objectKeys reads the object next in dec and returns the keys of the

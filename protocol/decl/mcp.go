@@ -22,7 +22,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -223,19 +222,9 @@ func stringMap(p string, v any) (map[string]string, error) {
 	return out, nil
 }
 
-// sortedKeys returns m's keys in order, so the first fault is stable.
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
-}
-
 // Encode returns l as JSON: how the host keeps a declared plugin's
 // launch (its identity is the sha256 of it) and hands it to
-// host.Config.Declared (DecodeLaunch).
+// core.Config.Declared (DecodeLaunch).
 func (l Launch) Encode() string {
 	b, _ := json.Marshal(l) // strings and maps of strings: cannot fail
 	return string(b)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -100,7 +101,7 @@ func ParseSecretsFile(data []byte) (*SecretsFile, error) {
 		if err := h.Decode(&f); err != nil {
 			return nil, err
 		}
-		for _, name := range sortedKeys(f.Secrets) {
+		for _, name := range slices.Sorted(maps.Keys(f.Secrets)) {
 			if err := CheckSecretDecl(strictjson.AppendKey("$.secrets", name), name, f.Secrets[name]); err != nil {
 				return nil, err
 			}
@@ -220,7 +221,7 @@ func oldSecretForm(data []byte) error {
 	if json.Unmarshal(data, &probe) != nil {
 		return nil // Decode says what is wrong
 	}
-	for _, k := range sortedKeys(probe.Secrets) {
+	for _, k := range slices.Sorted(maps.Keys(probe.Secrets)) {
 		if v := bytes.TrimSpace(probe.Secrets[k]); len(v) > 0 && v[0] == '{' {
 			return &Fault{Path: "$.secrets." + k, Message: `a policy names a secret the operator declared on the host ("` + k + `": "NAME"); ` +
 				"where a secret is read from is the operator's: declare it with --secret NAME=env:VAR or --secret NAME=file:PATH (or --secrets-file) and grant it to this plugin with --secret-for NAME=PLUGIN"}
@@ -240,7 +241,7 @@ func (p *Policy) check() error {
 	if p.Prefix != "" && (len(p.Prefix) > MaxPrefixLen || !prefixRE.MatchString(p.Prefix)) {
 		return &Fault{Path: "$.prefix", Message: fmt.Sprintf("must match [a-zA-Z0-9_-]{1,%d}", MaxPrefixLen)}
 	}
-	for _, k := range sortedKeys(p.Env) {
+	for _, k := range slices.Sorted(maps.Keys(p.Env)) {
 		if err := checkEnvName("$.env", k); err != nil {
 			return err
 		}
@@ -248,7 +249,7 @@ func (p *Policy) check() error {
 			return &Fault{Path: "$.env." + k, Message: "must not hold a NUL character"}
 		}
 	}
-	for _, k := range sortedKeys(p.Secrets) {
+	for _, k := range slices.Sorted(maps.Keys(p.Secrets)) {
 		if err := checkSecret(k, p.Secrets[k], p.Env); err != nil {
 			return err
 		}

@@ -37,9 +37,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 
 	"github.com/opentool-host/opentool-host/internal/strictjson"
@@ -129,20 +131,20 @@ func Parse(data []byte) (*File, error) {
 	if f.Version != Version {
 		return nil, fmt.Errorf("$.lockfile_version: %d, this host reads %d", f.Version, Version)
 	}
-	for _, k := range sortedKeys(f.Files) {
+	for _, k := range slices.Sorted(maps.Keys(f.Files)) {
 		if !sumRE.MatchString(f.Files[k]) {
 			return nil, fmt.Errorf("$.files[%q]: not a hex sha256", k)
 		}
 	}
-	for _, p := range sortedKeys(f.Functions) {
-		for _, fn := range sortedKeys(f.Functions[p]) {
+	for _, p := range slices.Sorted(maps.Keys(f.Functions)) {
+		for _, fn := range slices.Sorted(maps.Keys(f.Functions[p])) {
 			if !digestRE.MatchString(f.Functions[p][fn]) {
 				return nil, fmt.Errorf("$.functions[%q][%q]: not \"sha256:\" and 64 hex digits", p, fn)
 			}
 		}
 	}
-	for _, p := range sortedKeys(f.Programs) {
-		for _, prog := range sortedKeys(f.Programs[p]) {
+	for _, p := range slices.Sorted(maps.Keys(f.Programs)) {
+		for _, prog := range slices.Sorted(maps.Keys(f.Programs[p])) {
 			switch {
 			case !filepath.IsAbs(prog):
 				return nil, fmt.Errorf("$.programs[%q][%q]: not an absolute path", p, prog)
@@ -151,7 +153,7 @@ func Parse(data []byte) (*File, error) {
 			}
 		}
 	}
-	for _, k := range sortedKeys(f.Sources) {
+	for _, k := range slices.Sorted(maps.Keys(f.Sources)) {
 		src := f.Sources[k]
 		switch {
 		case src.Ref == "":
@@ -279,13 +281,3 @@ func FileSHA256(path string) (string, error) { return launcher.FileSHA256(path) 
 // ErrNotPinned is wrapped by errors about a file or function the lock
 // does not hold.
 var ErrNotPinned = errors.New("not pinned in " + Name)
-
-// sortedKeys returns m's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
-}

@@ -37,7 +37,7 @@
 //     (pluginsdk.WithTaskSupport), ask for input during one, or fail
 //     with a JSON-RPC error (pluginsdk.ProtocolError).
 //   - declared: not a program: the stand-in for declared.Serve in host
-//     tests (host.Config.Declared).
+//     tests (core.Config.Declared).
 //   - hostilemcp: an MCP server over stdio, written by hand, that attacks
 //     its client when its tool "attack" is called: a 1 GiB line, deeply
 //     nested JSON, invalid UTF-8, a storm of notifications or of

@@ -1,5 +1,5 @@
 // Command scale is make bench-scale: it measures a real opentool-host
-// process (bin/opentool-host run) serving -plugins namedecho plugins:
+// process (bin/opentool-host run) serving -plugins named echo plugins:
 //
 //   - cold start: from exec to every plugin's function answering;
 //   - the host's RSS (VmRSS of /proc/PID/status) with every plugin loaded
@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/opentool-host/opentool-host/bench/harness"
+	"github.com/opentool-host/opentool-host/testkit/base"
 )
 
 func main() { os.Exit(run()) }
@@ -55,7 +56,7 @@ func run() int {
 		return 1
 	}
 	defer os.RemoveAll(tmp)
-	bin, err := harness.Build("./bench/namedecho", tmp)
+	bin, err := base.Build("./testkit/plugins/echo", tmp)
 	if err != nil {
 		log.Print(err)
 		return 1
@@ -149,7 +150,7 @@ func run() int {
 			log.Printf("kill %d: %v", pid, err)
 			continue
 		}
-		d, err := harness.Poll(10*time.Second, time.Millisecond, func() bool { return callOnce(client, p.URL(), name) == nil })
+		d, err := base.Poll(10*time.Second, time.Millisecond, func() bool { return callOnce(client, p.URL(), name) == nil })
 		if err != nil {
 			log.Printf("plugin %s never answered again after SIGKILL", name)
 			continue
@@ -171,7 +172,7 @@ func run() int {
 			return 1
 		}
 		t0 := time.Now() // the file is in place (renamed)
-		_, err := harness.Poll(10*time.Second, 2*time.Millisecond, func() bool { return callOnce(client, p.URL(), name) == nil })
+		_, err := base.Poll(10*time.Second, 2*time.Millisecond, func() bool { return callOnce(client, p.URL(), name) == nil })
 		if err != nil {
 			log.Printf("dropped plugin %s not served after 10 s: is the watcher working?", name)
 			watcherOK = false
@@ -188,7 +189,7 @@ func run() int {
 	cancel()
 	stopped = true
 	var left []int
-	_, _ = harness.Poll(3*time.Second, 20*time.Millisecond, func() bool { left = harness.ProcsUnder(state, 0); return len(left) == 0 })
+	_, _ = base.Poll(3*time.Second, 20*time.Millisecond, func() bool { left = harness.ProcsUnder(state, 0); return len(left) == 0 })
 
 	met := func(ok bool) string {
 		if ok {
@@ -196,7 +197,7 @@ func run() int {
 		}
 		return "NOT met"
 	}
-	fmt.Printf("\n## Scale (%d namedecho plugins, %d MB binaries each; real %s process)\n\n", *plugins, fi.Size()>>20, *hostBin)
+	fmt.Printf("\n## Scale (%d named echo plugins, %d MB binaries each; real %s process)\n\n", *plugins, fi.Size()>>20, *hostBin)
 	fmt.Println("| figure | measured | target | |")
 	fmt.Println("|---|---|---|---|")
 	fmt.Printf("| cold start → all %d plugins' functions answering | %v | — | |\n", *plugins, cold.Round(time.Millisecond))

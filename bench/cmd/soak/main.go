@@ -1,5 +1,5 @@
 // Command soak is make soak: a real opentool-host process (or, with
-// -inprocess, a host in this process) serving -plugins namedecho plugins
+// -inprocess, a host in this process) serving -plugins named echo plugins
 // to -clients concurrent keep-alive clients for -duration, while a chaos
 // loop SIGKILLs a random plugin every -kill-every and replaces a random
 // plugin's binary every -replace-every. It prints the report (calls sent,
@@ -21,7 +21,8 @@ import (
 	"time"
 
 	"github.com/opentool-host/opentool-host/bench/harness"
-	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
+	"github.com/opentool-host/opentool-host/testkit/base"
 )
 
 func main() { os.Exit(run()) }
@@ -32,7 +33,7 @@ func run() int {
 		inProcess    = flag.Bool("inprocess", false, "run the host in this process instead (goroutines are then counted)")
 		duration     = flag.Duration("duration", 60*time.Second, "how long the clients call")
 		clients      = flag.Int("clients", 64, "concurrent keep-alive clients")
-		plugins      = flag.Int("plugins", 16, "namedecho plugins served")
+		plugins      = flag.Int("plugins", 16, "named echo plugins served")
 		killEvery    = flag.Duration("kill-every", 200*time.Millisecond, "SIGKILL a random ready plugin this often (negative: never)")
 		replaceEvery = flag.Duration("replace-every", 2*time.Second, "replace a random plugin's binary this often (negative: never)")
 		callTimeout  = flag.Duration("call-timeout", 5*time.Second, "the host's --call-timeout; a call unanswered after it + 1 s is hung")
@@ -46,7 +47,7 @@ func run() int {
 		return 1
 	}
 	defer os.RemoveAll(tmp)
-	bin, err := harness.Build("./bench/namedecho", tmp)
+	bin, err := base.Build("./testkit/plugins/echo", tmp)
 	if err != nil {
 		log.Print(err)
 		return 1
@@ -69,7 +70,7 @@ func run() int {
 	var target harness.Target
 	var proc *harness.HostProcess
 	if *inProcess {
-		target, err = harness.StartInProcess(context.Background(), host.Config{Dir: dir, StateDir: state, Watch: true, CallTimeout: *callTimeout})
+		target, err = harness.StartInProcess(context.Background(), core.Config{Dir: dir, StateDir: state, Watch: true, CallTimeout: *callTimeout})
 	} else {
 		abs, aerr := filepath.Abs(*hostBin)
 		if aerr != nil {

@@ -1,5 +1,5 @@
 // Package declared is a stand-in for declared.Serve in host tests
-// (host.Config.Declared): it serves the decl.Launch the host hands it as
+// (core.Config.Declared): it serves the decl.Launch the host hands it as
 // function "launch_NAME" (NAME the server's name), and a document that
 // changes while it runs: "grow_NAME" {"name"} adds a function "NAME"
 // (returning {"grown": NAME}) and reports the change over the Watch
@@ -107,7 +107,7 @@ func (d *declared) signal() {
 // served counts the calls of Serve.
 var served atomic.Int64
 
-// Serve is a host.Config.Declared: the stand-in for launch l.
+// Serve is a core.Config.Declared: the stand-in for launch l.
 func Serve(l decl.Launch, s *launcher.Starter, _ hclog.Logger) wire.Local {
 	return pluginsdk.Local(&declared{launch: l, env: s.Env, instance: served.Add(1), changed: make(chan struct{}, 1)})
 }

@@ -1,4 +1,4 @@
-// Package hostflags is the command line of host.Config: the flags of
+// Package hostflags is the command line of core.Config: the flags of
 // every opentool-host command that starts plugins (run, mcp, list, call,
 // export, lock, pull) and the one function that turns them into the
 // host's configuration, so that each command takes the same flags with
@@ -18,14 +18,14 @@ import (
 	"github.com/opentool-host/opentool-host/cmd/opentool-host/internal/cliflags"
 	"github.com/opentool-host/opentool-host/cmd/opentool-host/internal/selfexec"
 	"github.com/opentool-host/opentool-host/declared"
-	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/process/launcher"
 	"github.com/opentool-host/opentool-host/process/sandbox"
 	"github.com/opentool-host/opentool-host/protocol/decl"
 )
 
 // Flags returns the flags of a command that starts plugins: own (the
-// command's own flags) first, then those that fill host.Config (Config),
+// command's own flags) first, then those that fill core.Config (Config),
 // then --log-level (default logLevel: trace, debug, info, warn, error or
 // off) and --log-json.
 //
@@ -65,7 +65,7 @@ func hostFlags(logLevel string, own []cli.Flag) []cli.Flag {
 		&cli.DurationFlag{Name: "call-timeout", Value: 60 * time.Second, Usage: "longest a call may run before it fails (> 0)", Action: cliflags.Positive("call-timeout")},
 		&cli.IntFlag{Name: "max-concurrency", Value: 64, Usage: "`N` calls one plugin may run at once (>= 1); more wait in its queue until their deadline", Action: cliflags.AtLeast("max-concurrency", 1)},
 		&cli.IntFlag{Name: "max-queue", Value: 0, Usage: "`N` calls that may wait for one plugin beyond --max-concurrency (>= 0); more fail at once as busy", Action: cliflags.AtLeast("max-queue", 0), DefaultText: "0, meaning 4 x --max-concurrency"},
-		&cli.Int64Flag{Name: "max-result", Value: host.DefaultMaxResultBytes, Usage: "largest result (or streamed item) a plugin may return, in `BYTES` (>= 1); larger ones fail the call", Action: cliflags.AtLeast[int64]("max-result", 1)},
+		&cli.Int64Flag{Name: "max-result", Value: core.DefaultMaxResultBytes, Usage: "largest result (or streamed item) a plugin may return, in `BYTES` (>= 1); larger ones fail the call", Action: cliflags.AtLeast[int64]("max-result", 1)},
 		&cli.DurationFlag{Name: "start-timeout", Value: 10 * time.Second, Usage: "longest a plugin may take to handshake and load (> 0)", Action: cliflags.Positive("start-timeout")},
 		&cli.StringSliceFlag{Name: "plugin-env", Usage: "also pass the host's environment variable `NAME` to every plugin (repeatable; never an OPENTOOL_* name, the host's own); by default a plugin gets only an allow-list (PATH, HOME, LANG, LC_*, TZ, ...) and the variables set for it alone: OPENTOOL__<PLUGIN>__VAR reaches plugin PLUGIN (upper-cased, - as _) alone, as OPENTOOL_<PLUGIN>_VAR"},
 		&cli.StringSliceFlag{Name: "mcp-config", Usage: "also run the MCP servers of desktop client config `FILE` as it is (repeatable): Claude Desktop's claude_desktop_config.json, Claude Code's .mcp.json, Cursor's or VS Code's mcp.json, Windsurf's mcp_config.json. " +
@@ -74,7 +74,7 @@ func hostFlags(logLevel string, own []cli.Flag) []cli.Flag {
 		&cli.StringFlag{Name: "state-dir", Usage: "parent of the host's state folder (binary copies, sockets), removed at exit, and of the owners of function names, kept for the next start (owners-HASH.json); default $TMPDIR/opentool-host"},
 		&cli.StringFlag{Name: "plugin-user", Usage: "run every plugin process as `USER` (a name or a uid; its primary group) instead of the host's own user; the host must run as root. Recommended whenever the host runs as root: a root plugin without --sandbox is trusted"},
 		&cli.BoolFlag{Name: "no-cgroups", Usage: "run plugins without a cgroup each, even where the host could make them: process groups and the keeper still take every plugin down with the host, but a descendant that leaves its process group (setsid) is then not killed, and policies asking for cpu_percent or processes limits fail"},
-		&cli.StringFlag{Name: "plugin-transport", Value: "auto", Usage: "how calls reach plugins: `auto` (the data channel where a plugin offers it, as the Go SDK does; gRPC otherwise) or grpc (always gRPC)", EnvVars: []string{host.TransportEnv}, Action: cliflags.OneOf("plugin-transport", "auto", "grpc")},
+		&cli.StringFlag{Name: "plugin-transport", Value: "auto", Usage: "how calls reach plugins: `auto` (the data channel where a plugin offers it, as the Go SDK does; gRPC otherwise) or grpc (always gRPC)", EnvVars: []string{core.TransportEnv}, Action: cliflags.OneOf("plugin-transport", "auto", "grpc")},
 	}, sandboxFlags(), secretFlags(), []cli.Flag{
 		&cli.StringFlag{Name: "log-level", Value: logLevel, Usage: "log level: trace, debug, info, warn, error or off", EnvVars: []string{"OPENTOOL_LOG_LEVEL"}},
 		&cli.BoolFlag{Name: "log-json", Usage: "write logs as JSON lines", EnvVars: []string{"OPENTOOL_LOG_JSON"}},
@@ -86,28 +86,28 @@ func hostFlags(logLevel string, own []cli.Flag) []cli.Flag {
 // status 2): a flag value the host cannot take (an unknown --log-level or
 // --plugin-user, --sandbox-read or --sandbox-write without --sandbox, a
 // bad --secret or --secret-for, a --secret-for of an undeclared secret).
-func Config(c *cli.Context) (host.Config, error) {
+func Config(c *cli.Context) (core.Config, error) {
 	log, err := newLogger(c)
 	if err != nil {
-		return host.Config{}, err
+		return core.Config{}, err
 	}
 	spec, writable, err := sandboxSpec(c)
 	if err != nil {
-		return host.Config{}, err
+		return core.Config{}, err
 	}
 	secrets, err := secretsConfig(c)
 	if err != nil {
-		return host.Config{}, err
+		return core.Config{}, err
 	}
 	pluginUser, err := launcher.LookupUser(c.String("plugin-user"))
 	if err != nil {
-		return host.Config{}, cli.Exit("--plugin-user "+err.Error(), 2)
+		return core.Config{}, cli.Exit("--plugin-user "+err.Error(), 2)
 	}
 	mcpConfigs, err := absPaths(c, "mcp-config")
 	if err != nil {
-		return host.Config{}, err
+		return core.Config{}, err
 	}
-	return host.Config{
+	return core.Config{
 		Dir:              c.String("dir"),
 		Logger:           log,
 		CallTimeout:      c.Duration("call-timeout"),
@@ -131,7 +131,7 @@ func Config(c *cli.Context) (host.Config, error) {
 	}, nil
 }
 
-// sandboxFlags are the host flags that fill host.Config.Sandbox: the
+// sandboxFlags are the host flags that fill core.Config.Sandbox: the
 // confinement every plugin gets, and the most a plugin's policy file may
 // allow.
 func sandboxFlags() []cli.Flag {
@@ -147,7 +147,7 @@ func sandboxFlags() []cli.Flag {
 	}
 }
 
-// sandboxSpec returns host.Config.Sandbox and host.Config.SandboxWrite
+// sandboxSpec returns core.Config.Sandbox and core.Config.SandboxWrite
 // from the flags of sandboxFlags, with --sandbox-read and
 // --sandbox-write paths made absolute. Errors: either without
 // --sandbox, or a path that cannot be made absolute.

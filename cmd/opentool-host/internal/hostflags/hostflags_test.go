@@ -10,15 +10,15 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/opentool-host/opentool-host/cmd/opentool-host/internal/selfexec"
-	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/process/sandbox"
 )
 
 // configOf parses args as the flags of a command made of hostFlags (as
 // run, list, call and export have them) and returns hostConfig's result.
-func configOf(t *testing.T, args ...string) host.Config {
+func configOf(t *testing.T, args ...string) core.Config {
 	t.Helper()
-	var cfg host.Config
+	var cfg core.Config
 	var cfgErr error
 	flags := Flags("off", DirFlag(false))
 	app := &cli.App{
@@ -36,11 +36,11 @@ func configOf(t *testing.T, args ...string) host.Config {
 	return cfg
 }
 
-// TestHostConfigFlags: every host flag lands in its host.Config field, and
+// TestHostConfigFlags: every host flag lands in its core.Config field, and
 // the defaults are host's own (but --prefix-collisions, on by default).
 func TestHostConfigFlags(t *testing.T) {
 	cfg := configOf(t, "--dir", "d")
-	if cfg.MaxResultBytes != host.DefaultMaxResultBytes || cfg.MaxQueue != 0 || cfg.PluginEnv != nil || !cfg.PrefixCollisions ||
+	if cfg.MaxResultBytes != core.DefaultMaxResultBytes || cfg.MaxQueue != 0 || cfg.PluginEnv != nil || !cfg.PrefixCollisions ||
 		cfg.MaxConcurrency != 64 || cfg.CallTimeout != time.Minute || cfg.StartTimeout != 10*time.Second {
 		t.Errorf("defaults: %+v", cfg)
 	}
@@ -48,7 +48,7 @@ func TestHostConfigFlags(t *testing.T) {
 	cfg = configOf(t, "--dir", "d", "--max-result", "1234", "--max-queue", "7", "--plugin-env", "A_VAR",
 		"--plugin-env", "B_VAR,C_VAR", "--prefix-collisions=false", "--max-concurrency", "3", "--call-timeout", "2s",
 		"--start-timeout", "3s", "--state-dir", "/s")
-	want := host.Config{Dir: "d", MaxResultBytes: 1234, MaxQueue: 7, PluginEnv: []string{"A_VAR", "B_VAR", "C_VAR"},
+	want := core.Config{Dir: "d", MaxResultBytes: 1234, MaxQueue: 7, PluginEnv: []string{"A_VAR", "B_VAR", "C_VAR"},
 		PrefixCollisions: false, MaxConcurrency: 3, CallTimeout: 2 * time.Second, StartTimeout: 3 * time.Second, StateDir: "/s"}
 	cfg.Logger = nil
 	// Declared plugins are served in the host's process.
@@ -60,11 +60,11 @@ func TestHostConfigFlags(t *testing.T) {
 	}
 	cfg.Declared, cfg.Launcher, cfg.Keeper = nil, nil, nil // launcher: TestSandboxFlags
 	if !reflect.DeepEqual(cfg, want) {
-		t.Errorf("host.Config = %+v\nwant %+v", cfg, want)
+		t.Errorf("core.Config = %+v\nwant %+v", cfg, want)
 	}
 }
 
-// TestSandboxFlags: the sandbox flags fill host.Config.Sandbox (paths made
+// TestSandboxFlags: the sandbox flags fill core.Config.Sandbox (paths made
 // absolute, MiB to bytes) and the launcher is this binary's "launch".
 func TestSandboxFlags(t *testing.T) {
 	cfg := configOf(t, "--dir", "d")

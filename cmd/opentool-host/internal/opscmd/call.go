@@ -12,6 +12,7 @@ import (
 	"github.com/opentool-host/opentool-host/client"
 	"github.com/opentool-host/opentool-host/frontend/keyview"
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 )
 
 // Call is "opentool-host call FUNCTION --params JSON": it calls FUNCTION
@@ -62,7 +63,7 @@ func callAction(c *cli.Context) error {
 		res, err = json.Marshal(ret.Result)
 		return err
 	}, func(h *host.Host) (err error) {
-		res, err = h.Call(host.WithCaller(c.Context, host.Caller{FrontEnd: "cli"}), fn, params)
+		res, err = h.Call(core.WithCaller(c.Context, core.Caller{FrontEnd: "cli"}), fn, params)
 		return localCallError(fn, err)
 	})
 	if err != nil {
@@ -83,8 +84,8 @@ func localCallError(fn string, err error) error {
 	if err == nil {
 		return nil
 	}
-	switch he := host.AsError(err); {
-	case he != nil && he.Kind == host.KindTool:
+	switch he := core.AsError(err); {
+	case he != nil && he.Kind == core.KindTool:
 		return cli.Exit(fmt.Sprintf("call %s: tool error %d: %s", fn, he.Code, he.Message), 1)
 	case he != nil && he.Function == fn:
 		return cli.Exit(fmt.Sprintf("call: %v", err), 1) // the error names the function

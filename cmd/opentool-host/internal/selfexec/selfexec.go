@@ -1,6 +1,6 @@
 // Package selfexec holds the hidden commands that the opentool-host
 // binary re-executes itself as, for the processes a host starts around
-// its plugins (host.Config.Launcher and Keeper). A host starts them; they
+// its plugins (core.Config.Launcher and Keeper). A host starts them; they
 // are never run by hand:
 //
 //	opentool-host launch -- PROGRAM ARGS...  confine one plugin and execute it (sandbox.Launch)
@@ -41,7 +41,7 @@ const (
 )
 
 // Argv returns the command that runs this binary as the hidden command
-// name: its executable's path, then name (for host.Config.Launcher).
+// name: its executable's path, then name (for core.Config.Launcher).
 // It is nil when the executable's path is unknown; the host then says
 // what cannot run without it.
 func Argv(name string) []string {
@@ -53,7 +53,7 @@ func Argv(name string) []string {
 }
 
 // KeeperArgv returns the command of the host's keeper
-// (host.Config.Keeper): the small keeper program beside this binary's
+// (core.Config.Keeper): the small keeper program beside this binary's
 // executable when there is one (keeperArgv), else this binary as Keeper.
 // It is nil when the executable's path is unknown.
 func KeeperArgv() []string {

@@ -1,0 +1,170 @@
+package docs_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/opentool-host/opentool-host/testkit"
+)
+
+// besideTheHouse is the heading of architecture.md's last section: folders
+// outside the floors (docs, deployment, scripts), which no floor ranks.
+const besideTheHouse = "Beside the house"
+
+// floorHeading is a floor's bold heading in architecture.md's layout; its
+// name is the text up to the first colon or full stop.
+var floorHeading = regexp.MustCompile(`^\*\*([^:.*]+)`)
+
+// floorRow is a row of a floor's table: the folder it describes.
+var floorRow = regexp.MustCompile("^\\| `([^`]+)/` \\|")
+
+// floorOf maps a folder (relative to the repository root, slashes) to its
+// floor's rank in architecture.md, 0 the top; beside is the set of folders
+// outside the floors.
+type floorOf struct {
+	rank   map[string]int
+	name   []string
+	beside map[string]bool
+}
+
+// readFloors reads the floors of architecture.md's "Layout, by floor", top
+// to bottom: each bold heading opens a floor, each table row under it names
+// a folder on that floor.
+func readFloors(t *testing.T, doc []byte) floorOf {
+	t.Helper()
+	f := floorOf{rank: map[string]int{}, beside: map[string]bool{}}
+	outside := false
+	for _, line := range strings.Split(string(doc), "\n") {
+		if m := floorHeading.FindStringSubmatch(line); m != nil {
+			outside = strings.TrimSpace(m[1]) == besideTheHouse
+			if !outside {
+				f.name = append(f.name, strings.TrimSpace(m[1]))
+			}
+			continue
+		}
+		m := floorRow.FindStringSubmatch(line)
+		if m == nil || (len(f.name) == 0 && !outside) {
+			continue
+		}
+		if outside {
+			f.beside[m[1]] = true
+		} else {
+			f.rank[m[1]] = len(f.name) - 1
+		}
+	}
+	if len(f.name) < 2 {
+		t.Fatalf("architecture.md: %d floors read from its layout, want several", len(f.name))
+	}
+	return f
+}
+
+// of returns the floor of the package folder rel: that of the longest row
+// that is rel or a parent of it; ok is false for a folder beside the house
+// or one no row covers.
+func (f floorOf) of(rel string) (rank int, ok bool, beside bool) {
+	for dir := rel; dir != "." && dir != "/" && dir != ""; dir = filepath.ToSlash(filepath.Dir(dir)) {
+		if r, found := f.rank[dir]; found {
+			return r, true, false
+		}
+		if f.beside[dir] {
+			return 0, false, true
+		}
+	}
+	return 0, false, false
+}
+
+// listedPackage is what `go list -json` says of one package.
+type listedPackage struct {
+	ImportPath string
+	Imports    []string
+}
+
+// projectImports runs `go list` over every non-test package of the module at
+// root and returns each package (relative to the module) with the project
+// packages it imports.
+func projectImports(t *testing.T, root string) map[string][]string {
+	t.Helper()
+	mod, err := exec.Command("go", "list", "-m").Output()
+	if err != nil {
+		t.Fatalf("go list -m: %v", err)
+	}
+	module := strings.TrimSpace(string(mod)) + "/"
+	cmd := exec.Command("go", "list", "-json=ImportPath,Imports", "./...")
+	cmd.Dir = root
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list ./...: %v\n%s", err, stderr.String())
+	}
+	pkgs := map[string][]string{}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p listedPackage
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("go list's output: %v", err)
+		}
+		rel, ok := strings.CutPrefix(p.ImportPath, module)
+		if !ok {
+			continue
+		}
+		var own []string
+		for _, imp := range p.Imports {
+			if dep, ok := strings.CutPrefix(imp, module); ok {
+				own = append(own, dep)
+			}
+		}
+		pkgs[rel] = own
+	}
+	return pkgs
+}
+
+// TestNoImportRunsUpAFloor holds the floor rule of architecture.md ("each
+// floor imports only the floors below it") against the code: every import
+// of one project package by another, non-test code only, goes to the same
+// floor or one below. The floors and their ranking are read from the
+// layout's headings and tables, top to bottom; folders beside the house are
+// not ranked. A package that no row covers fails too.
+func TestNoImportRunsUpAFloor(t *testing.T) {
+	root := testkit.RepoRoot(t)
+	doc, err := os.ReadFile(filepath.Join(root, "docs", "architecture.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	floors := readFloors(t, doc)
+	pairs := 0
+	for pkg, imports := range projectImports(t, root) {
+		from, ok, beside := floors.of(pkg)
+		if beside {
+			continue
+		}
+		if !ok {
+			t.Errorf("%s/ is on no floor of architecture.md's layout", pkg)
+			continue
+		}
+		for _, dep := range imports {
+			to, ok, beside := floors.of(dep)
+			if beside || !ok {
+				continue
+			}
+			pairs++
+			if to < from {
+				t.Errorf("%s (floor %q) imports %s, a floor up (%q)", pkg, floors.name[from], dep, floors.name[to])
+			}
+		}
+	}
+	if pairs == 0 {
+		t.Fatal("no import pair checked")
+	}
+	t.Logf("%d import pairs checked across %d floors", pairs, len(floors.name))
+}
