@@ -346,6 +346,8 @@ func parseEntry(p, key string, v any, ignored *[]string) DesktopEntry {
 			s.Env, err = envMap(kp, m[k])
 		case "headers":
 			s.Headers, err = stringMap(kp, m[k])
+		case "oauth":
+			s.OAuth, err = parseOAuth(kp, m[k])
 		case "type", "transportType":
 			t, isStr := m[k].(string)
 			if _, known := transportTypes[t]; !isStr || !known {
@@ -382,7 +384,7 @@ func parseEntry(p, key string, v any, ignored *[]string) DesktopEntry {
 		switch k {
 		case "command", "args", "env", "envFile", "cwd":
 			local = append(local, kp)
-		case "headers":
+		case "headers", "oauth":
 			remote = append(remote, kp)
 		}
 	}
@@ -409,7 +411,11 @@ func parseEntry(p, key string, v any, ignored *[]string) DesktopEntry {
 		s.Transport = transportTypes[typ]
 	} else {
 		*ignored = append(*ignored, remote...)
-		s.Headers = nil
+		s.Headers, s.OAuth = nil, nil
+	}
+	if f := checkOAuth(p, *s); f != nil {
+		e.setFault(f.Path, f.Message)
+		return e
 	}
 	e.checkVariables()
 	if e.Fault == nil && s.URL != "" && !strings.Contains(s.URL, "${") {
@@ -455,6 +461,14 @@ func (e *DesktopEntry) each(f func(path, v string) string) {
 	}
 	for _, k := range sortedKeys(s.Headers) {
 		s.Headers[k] = f(strictjson.AppendKey(e.Path+".headers", k), s.Headers[k])
+	}
+	if o := s.OAuth; o != nil {
+		if o.ClientID != "" {
+			o.ClientID = f(e.Path+".oauth.clientId", o.ClientID)
+		}
+		if o.ClientSecret != "" {
+			o.ClientSecret = f(e.Path+".oauth.clientSecret", o.ClientSecret)
+		}
 	}
 }
 
@@ -526,6 +540,7 @@ func (s MCPServer) clone() MCPServer {
 		}
 		s.Headers = h
 	}
+	s.OAuth = s.OAuth.clone()
 	return s
 }
 
