@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
@@ -116,9 +118,12 @@ func writeJSON(w http.ResponseWriter, v any) {
 // after the connection attempt that first asked has ended.
 func TestOAuthClientCredentials(t *testing.T) {
 	as := startAS(t, 1) // within oauth2's expiry margin: a new token each request
+	var logged testkit.SyncBuffer
 	h, _ := declaredHost(t, "far", map[string]any{"url": as.url + "/mcp", "oauth": map[string]any{
 		"clientId": asClientID, "clientSecret": asClientSecret, "grant": "client_credentials",
-	}}, nil, nil, mcpapi.HTTPOptions{})
+	}}, nil, func(c *host.Config) {
+		c.Logger = hclog.New(&hclog.LoggerOptions{Output: io.MultiWriter(&logged, c.Logger.StandardWriter(&hclog.StandardLoggerOptions{})), Level: hclog.Trace})
+	}, mcpapi.HTTPOptions{})
 	ctx := context.Background()
 	for i := range 3 {
 		if _, err := h.Call(ctx, "echo", []byte(`{}`)); err != nil {
@@ -134,6 +139,18 @@ func TestOAuthClientCredentials(t *testing.T) {
 		t.Errorf("%d tokens fetched, want a new one after the first expired", as.asked)
 	}
 	t.Logf("%d tokens fetched for initialize, tools/list and 3 calls", as.asked)
+	if !strings.Contains(logged.String(), "far") {
+		t.Fatalf("the trace log says nothing of the server: the check below would prove nothing")
+	}
+	secrets := []string{asClientSecret}
+	for tok := range as.issued {
+		secrets = append(secrets, tok)
+	}
+	for _, sec := range secrets {
+		if strings.Contains(logged.String(), sec) {
+			t.Errorf("the host's trace log holds a secret or token %q", sec)
+		}
+	}
 }
 
 // TestUnauthorizedNeedsAuthorization: a server answering 401 to a host
