@@ -52,7 +52,8 @@ func TestMain(m *testing.M) {
 }
 
 // TestClientConformance runs each edition's client scenarios (all but
-// the auth/ ones, which need upstream credentials) with the Go SDK's
+// the auth/ ones that need a person's login: those of the
+// client-credentials extension are run) with the Go SDK's
 // everything-client alone against the suite's test server, then through
 // the host: the suite's server declared as a URL server in a plugins
 // folder (upstream.mcp.json), the same client driving the host's /mcp
@@ -95,7 +96,8 @@ func TestClientConformance(t *testing.T) {
 var clientLine = regexp.MustCompile(`^\s+- (\S+) \[`)
 
 // clientScenarios returns the client scenarios of the suite's list, the
-// auth/ ones left out.
+// auth/ ones left out but those of the client-credentials extension
+// (clientCredentialsScenario), which need no person's login.
 func (s *suite) clientScenarios(t *testing.T) []string {
 	t.Helper()
 	out, err := exec.Command(s.node, s.cli, "list").CombinedOutput()
@@ -116,7 +118,7 @@ func (s *suite) clientScenarios(t *testing.T) []string {
 			}
 			continue
 		}
-		if !strings.HasPrefix(m[1], "auth/") {
+		if !strings.HasPrefix(m[1], "auth/") || strings.HasPrefix(m[1], clientCredentialsScenario) {
 			names = append(names, m[1])
 		}
 	}
@@ -174,6 +176,12 @@ func viaHost(config string, args []string) int {
 	defer h.stop()
 	client := exec.Command(cfg.Client, h.url+"/mcp")
 	client.Stdout, client.Stderr = os.Stdout, os.Stderr
+	if strings.HasPrefix(os.Getenv("MCP_CONFORMANCE_SCENARIO"), clientCredentialsScenario) {
+		// The host is the client of the scenario's flow; the client of the
+		// host, which the everything-client does not know such a scenario
+		// for, makes a plain session (connect, tools/list) through it.
+		client.Env = append(os.Environ(), "MCP_CONFORMANCE_SCENARIO=initialize")
+	}
 	err = client.Run()
 	var exit *exec.ExitError
 	switch {
@@ -202,7 +210,7 @@ func startViaHost(cfg viaHostConfig, url string) (*viaHostProc, error) {
 		return nil, err
 	}
 	plugins := filepath.Join(dir, "plugins")
-	decl, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"upstream": map[string]string{"url": url}}})
+	decl, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"upstream": upstreamServer(url)}})
 	if err := os.MkdirAll(plugins, 0o755); err != nil {
 		return nil, err
 	}
@@ -241,6 +249,28 @@ func startViaHost(cfg viaHostConfig, url string) (*viaHostProc, error) {
 		}
 	}
 	return h, nil
+}
+
+// clientCredentialsScenario is the prefix of the suite's scenarios of
+// the client-credentials extension (SEP-1046): the host logs in to the
+// suite's server by itself, with the client it registered.
+const clientCredentialsScenario = "auth/client-credentials-"
+
+// upstreamServer is the declaration of the suite's server at url: the url,
+// and in a scenario of clientCredentialsScenario whose context
+// (MCP_CONFORMANCE_CONTEXT) gives a client_id and client_secret, an
+// "oauth" of the client-credentials grant with them.
+func upstreamServer(url string) map[string]any {
+	srv := map[string]any{"url": url}
+	var ctx struct {
+		ClientID     string `json:"client_id"`
+		ClientSecret string `json:"client_secret"`
+	}
+	_ = json.Unmarshal([]byte(os.Getenv("MCP_CONFORMANCE_CONTEXT")), &ctx)
+	if strings.HasPrefix(os.Getenv("MCP_CONFORMANCE_SCENARIO"), clientCredentialsScenario) && ctx.ClientID != "" && ctx.ClientSecret != "" {
+		srv["oauth"] = map[string]any{"clientId": ctx.ClientID, "clientSecret": ctx.ClientSecret, "grant": "client_credentials"}
+	}
+	return srv
 }
 
 // stop stops the host with SIGTERM, and kills it when it has not exited

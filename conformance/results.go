@@ -232,13 +232,15 @@ func runOf(checks []Check, total Total) Run {
 
 // ReadClientRun reads the runs of `conformance client --scenario S -o
 // DIR`, one per scenario (scenarios[i]'s in dirs[i]: the folder of S in
-// it, as the suite names it, S-TIMESTAMP), as one Run: a scenario without
+// it, as the suite names it, S-TIMESTAMP: auth/NAME-TIMESTAMP in auth/ for
+// auth/NAME), as one Run: a scenario without
 // results is one failed check named after it, with why from outputs[i],
 // the suite's output. Total counts the checks read.
 func ReadClientRun(scenarios, dirs, outputs []string) (Run, error) {
 	var checks []Check
 	for i, scenario := range scenarios {
-		folders, _ := filepath.Glob(filepath.Join(dirs[i], strings.ReplaceAll(scenario, "/", "-")+"-*"))
+		// The suite writes auth/NAME's checks under auth/ (NAME-time).
+		folders, _ := filepath.Glob(filepath.Join(dirs[i], scenario+"-*"))
 		if len(folders) == 0 {
 			checks = append(checks, Check{Scenario: scenario, ID: scenario, Status: StatusFailure, Message: failedToRun(outputs[i], scenario)})
 			continue

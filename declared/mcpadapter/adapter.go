@@ -125,6 +125,7 @@ type Adapter struct {
 	log     hclog.Logger
 	opts    Options
 	started time.Time
+	oauth   oauthClient // the server's "oauth", one for all its sessions
 
 	changed chan struct{} // DocumentChanged's channel (buffer 1)
 	relist  chan struct{} // a list_changed to act on (buffer 1)
@@ -195,6 +196,7 @@ func New(l decl.Launch, log hclog.Logger, opts Options) *Adapter {
 		lists:      make(chan string, len(listBits)),
 		ready:      make(chan struct{}),
 		relay:      newRelay(l.Name, log),
+		oauth:      newOAuthClient(l.Server),
 	}
 	a.park.woke = make(chan struct{}, 1)
 	a.relay.sole = opts.Sole

@@ -656,7 +656,7 @@ func (a *Adapter) forget(sess *mcpsession.Session, u *upstream) {
 // process when ctx ends first. Errors: the transport's, the connection's
 // (initialize or server/discover), ctx's.
 func (a *Adapter) connectAs(ctx context.Context, u *upstream, c *mcp.Client, version string) (*mcp.ClientSession, error) {
-	t, proc, err := transport(a.launch, a.opts, a.lose)
+	t, proc, err := transport(a.launch, a.opts, a.lose, a.oauth)
 	if err != nil {
 		return nil, err
 	}
@@ -673,7 +673,7 @@ func (a *Adapter) connectAs(ctx context.Context, u *upstream, c *mcp.Client, ver
 		err = ctx.Err()
 	}
 	if err != nil {
-		return nil, fmt.Errorf("connect in %s: %w", version, err)
+		return nil, fmt.Errorf("connect in %s: %w", version, authError(t, err))
 	}
 	return cs, nil
 }

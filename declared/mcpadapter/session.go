@@ -172,7 +172,7 @@ func (a *Adapter) connect(ctx context.Context) (*mcp.ClientSession, *process, er
 		err = ictx.Err()
 	}
 	if err != nil {
-		a.err = a.connectError(ctx, ictx, proc, err)
+		a.err = a.connectError(ctx, ictx, proc, authError(t, err))
 		return nil, nil, a.err
 	}
 	a.park.last = time.Now()
@@ -199,7 +199,7 @@ func (a *Adapter) discover(ictx context.Context) (*mcp.ClientSession, *process, 
 // (transport): for a command, its process started, which a.proc then
 // holds, its task statuses tapped (tapTaskStatus). Errors: transport's.
 func (a *Adapter) sharedTransport() (mcp.Transport, *process, error) {
-	t, proc, err := transport(a.launch, a.opts, a.lose)
+	t, proc, err := transport(a.launch, a.opts, a.lose, a.oauth)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -292,7 +292,7 @@ func (a *Adapter) open(ctx context.Context, t mcp.Transport) (*mcp.ClientSession
 	}
 	a.log.Debug("MCP server answered server/discover and speaks "+ProtocolVersion+" too; opening the shared session in "+ProtocolVersion, "server", a.launch.Name)
 	_ = cs.Close()
-	if t, _, err = transport(a.launch, a.opts, a.lose); err != nil {
+	if t, _, err = transport(a.launch, a.opts, a.lose, a.oauth); err != nil {
 		return nil, t, err
 	}
 	cs, err = a.initialize(ctx, t, ProtocolVersion)

@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -27,11 +28,15 @@ import (
 
 // transport is the MCP transport of the declared server: the command
 // over stdio (MCP "Transports", stdio), or the URL with the declared
-// headers (remoteTransport), telling lost when the server cannot be
-// reached (reach). proc is the command's process, nil for a URL.
-func transport(l decl.Launch, o Options, lost func(error)) (t mcp.Transport, proc *process, err error) {
+// headers and OAuth client oc (remoteTransport), telling lost when the
+// server cannot be reached (reach). proc is the command's process, nil
+// for a URL. Errors: oc's, the command's.
+func transport(l decl.Launch, o Options, lost func(error), oc oauthClient) (t mcp.Transport, proc *process, err error) {
 	if l.Server.URL != "" {
-		return remoteTransport(l.Server, lost), nil, nil
+		if oc.err != nil {
+			return nil, nil, oc.err
+		}
+		return remoteTransport(l.Server, lost, oc.h), nil, nil
 	}
 	spec, err := command(l, o.Starter.Env, o.Starter.Granted, o)
 	if err != nil {
@@ -282,9 +287,11 @@ func (s *stopper) Close() error {
 // remoteTransport is the transport of a server declared by URL, with its
 // headers: the HTTP+SSE transport of MCP 2024-11-05
 // (mcp.SSEClientTransport) for "type": "sse"; else streamable HTTP, as a
-// *remote that knows its fallback (sseFallback). Every request goes
+// *remote that knows its fallback (sseFallback), with OAuth handler h
+// (nil: none; the SDK then asks it for a token on every request and to
+// authorize on a 401 or 403, MCP "Authorization"). Every request goes
 // through reach, which tells lost when the server cannot be reached.
-func remoteTransport(s decl.MCPServer, lost func(error)) mcp.Transport {
+func remoteTransport(s decl.MCPServer, lost func(error), h auth.OAuthHandler) mcp.Transport {
 	rt := reach{next: headers(s.Headers), lost: lost}
 	sse := &sseTransport{SSEClientTransport: &mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: &http.Client{Transport: rt}}}
 	if s.Transport == decl.TransportSSE {
@@ -292,7 +299,7 @@ func remoteTransport(s decl.MCPServer, lost func(error)) mcp.Transport {
 	}
 	probe := &firstPOST{next: rawResponses{next: rt}}
 	return &remote{
-		Transport: &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: &http.Client{Transport: probe}},
+		Transport: &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: &http.Client{Transport: probe}, OAuthHandler: h},
 		sse:       sse,
 		probe:     probe,
 	}
@@ -315,13 +322,15 @@ type remote struct {
 // Method Not Allowed or 404 Not Found)", issue a GET and expect an
 // endpoint event), and not with a JSON-RPC error in its body, which only
 // a streamable-HTTP server sends (one refusing the revision asked, a
-// 2026-07-28 server's 400: revisionRefused); nil otherwise.
+// 2026-07-28 server's 400: revisionRefused); nil otherwise, and for a
+// 401 or 403, the refusal of a server that needs authorization (MCP
+// "Authorization"; authError says so).
 func sseFallback(t mcp.Transport, err error) mcp.Transport {
 	r, ok := t.(*remote)
 	if !ok || err == nil || errors.As(err, new(*jsonrpc.Error)) {
 		return nil
 	}
-	if code := r.probe.code.Load(); code >= 400 && code < 500 {
+	if code := r.probe.code.Load(); code >= 400 && code < 500 && !refusedAuth(code) {
 		return r.sse
 	}
 	return nil

@@ -57,8 +57,8 @@ func sseServer(t *testing.T) (url string, gets *atomic.Int32) {
 // TestAdapterSSEServer: a server declared "type": "sse" is reached over
 // the HTTP+SSE transport; one declared by URL alone is tried over
 // streamable HTTP first and, refused with a 4xx as such a server refuses
-// it, over HTTP+SSE (MCP "Backwards Compatibility"); a failure over both
-// says both reasons.
+// it, over HTTP+SSE (MCP "Backwards Compatibility"); a 401 says the
+// server needs authorization and is not retried over HTTP+SSE.
 func TestAdapterSSEServer(t *testing.T) {
 	url, gets := sseServer(t)
 	auth := map[string]string{"Authorization": "Bearer k1"}
@@ -86,7 +86,9 @@ func TestAdapterSSEServer(t *testing.T) {
 
 	bad := start(t, decl.Launch{Name: "legacy", Server: decl.MCPServer{URL: url}}, Options{})
 	err, ok := bad.result(bound)
-	if !ok || err == nil || !strings.Contains(err.Error(), `MCP server "legacy": initialize: `) || !strings.Contains(err.Error(), "Unauthorized; over HTTP+SSE: ") {
+	// A 401 is a server needing authorization, not an older one: no
+	// HTTP+SSE retry (MCP "Authorization").
+	if !ok || err == nil || !strings.Contains(err.Error(), `MCP server "legacy": initialize: needs authorization (HTTP 401): `) || strings.Contains(err.Error(), "over HTTP+SSE") {
 		t.Fatalf("without the header: Run = %v", err)
 	}
 	sseOnly := start(t, decl.Launch{Name: "legacy", Server: decl.MCPServer{URL: url, Transport: decl.TransportSSE}}, Options{})

@@ -348,6 +348,8 @@ func parseEntry(p, key string, v any, ignored *[]string) DesktopEntry {
 			s.Env, err = envMap(kp, m[k])
 		case "headers":
 			s.Headers, err = stringMap(kp, m[k])
+		case "oauth":
+			s.OAuth, err = parseOAuth(kp, m[k])
 		case "type", "transportType":
 			t, isStr := m[k].(string)
 			if _, known := transportTypes[t]; !isStr || !known {
@@ -384,7 +386,7 @@ func parseEntry(p, key string, v any, ignored *[]string) DesktopEntry {
 		switch k {
 		case "command", "args", "env", "envFile", "cwd":
 			local = append(local, kp)
-		case "headers":
+		case "headers", "oauth":
 			remote = append(remote, kp)
 		}
 	}
@@ -411,7 +413,11 @@ func parseEntry(p, key string, v any, ignored *[]string) DesktopEntry {
 		s.Transport = transportTypes[typ]
 	} else {
 		*ignored = append(*ignored, remote...)
-		s.Headers = nil
+		s.Headers, s.OAuth = nil, nil
+	}
+	if f := checkOAuth(p, *s); f != nil {
+		e.setFault(f.Path, f.Message)
+		return e
 	}
 	e.checkVariables()
 	if e.Fault == nil && s.URL != "" && !strings.Contains(s.URL, "${") {
@@ -457,6 +463,14 @@ func (e *DesktopEntry) each(f func(path, v string) string) {
 	}
 	for _, k := range slices.Sorted(maps.Keys(s.Headers)) {
 		s.Headers[k] = f(strictjson.AppendKey(e.Path+".headers", k), s.Headers[k])
+	}
+	if o := s.OAuth; o != nil {
+		if o.ClientID != "" {
+			o.ClientID = f(e.Path+".oauth.clientId", o.ClientID)
+		}
+		if o.ClientSecret != "" {
+			o.ClientSecret = f(e.Path+".oauth.clientSecret", o.ClientSecret)
+		}
 	}
 }
 
@@ -528,6 +542,7 @@ func (s MCPServer) clone() MCPServer {
 		}
 		s.Headers = h
 	}
+	s.OAuth = s.OAuth.clone()
 	return s
 }
 

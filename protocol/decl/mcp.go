@@ -57,6 +57,10 @@ type MCPServer struct {
 	URL string `json:"url,omitempty"`
 	// Headers are sent with every request to URL (e.g. Authorization).
 	Headers map[string]string `json:"headers,omitempty"`
+	// OAuth, when set, is how the host logs in to URL (the "oauth"
+	// member, oauth.go); nil: no login (a 401 then fails the server with
+	// "needs authorization").
+	OAuth *OAuth `json:"oauth,omitempty"`
 	// Transport is how URL is reached: "" for streamable HTTP (MCP
 	// 2025-03-26 and later), falling back to the HTTP+SSE transport of
 	// MCP 2024-11-05 when the server refuses the first POST with a 4xx
@@ -179,6 +183,9 @@ func checkServer(p string, s MCPServer) error {
 		if err := checkURL(s.URL); err != nil {
 			return &Fault{Path: p + ".url", Message: err.Error()}
 		}
+	}
+	if f := checkOAuth(p, s); f != nil {
+		return f
 	}
 	for k := range s.Env {
 		if k == "" || strings.ContainsAny(k, "=\x00") {

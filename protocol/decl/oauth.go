@@ -1,0 +1,120 @@
+package decl
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/opentool-host/opentool-host/internal/strictjson"
+)
+
+// OAuth is how the host logs in to a server declared by URL: the
+// "oauth" member beside "url", for a server that answers 401 as the MCP
+// authorization spec (2025-11-25, "Authorization") has it. The host is
+// then the OAuth 2.1 client (package mcpadapter, on the Go SDK's auth and
+// auth/extauth); one login serves every caller (shared credentials).
+type OAuth struct {
+	// ClientID is the pre-registered client identifier ("clientId").
+	// Empty: the host registers itself (Dynamic Client Registration,
+	// RFC 7591). Required for GrantClientCredentials.
+	ClientID string `json:"clientId,omitempty"`
+	// ClientSecret is the pre-registered client's secret
+	// ("clientSecret"; variables as in "headers", e.g. ${env:VAR} in an
+	// operator's file), sent to the token endpoint only. Empty: a public
+	// client. Required for GrantClientCredentials.
+	ClientSecret string `json:"clientSecret,omitempty"`
+	// Scopes are the scopes asked for when the server's WWW-Authenticate
+	// and its Protected Resource Metadata name none ("scopes"). Nil: the
+	// spec's scope selection alone.
+	Scopes []string `json:"scopes,omitempty"`
+	// Grant is GrantAuthorizationCode ("", the default: a person logs
+	// in) or GrantClientCredentials (a machine account, RFC 6749 4.4).
+	Grant string `json:"grant,omitempty"`
+}
+
+// The values of OAuth.Grant.
+const (
+	GrantAuthorizationCode = "authorization_code"
+	GrantClientCredentials = "client_credentials"
+)
+
+// parseOAuth decodes the "oauth" object at path p. Errors: a *Fault at
+// the member at fault (an unknown member included: a login is not a
+// thing to half-read).
+func parseOAuth(p string, v any) (*OAuth, error) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, &Fault{Path: p, Message: "must be an object"}
+	}
+	o := &OAuth{}
+	for _, k := range sortedKeys(m) {
+		kp := strictjson.AppendKey(p, k)
+		var err error
+		switch k {
+		case "clientId":
+			o.ClientID, err = nonEmpty(m[k])
+		case "clientSecret":
+			o.ClientSecret, err = nonEmpty(m[k])
+		case "scopes":
+			o.Scopes, err = stringList(kp, m[k])
+		case "grant":
+			if s, isStr := m[k].(string); isStr && (s == GrantAuthorizationCode || s == GrantClientCredentials) {
+				o.Grant = s
+			} else {
+				err = errors.New(`must be "authorization_code" or "client_credentials"`)
+			}
+		case "privateKeyJwt":
+			err = errors.New("private_key_jwt is not supported yet: give \"clientSecret\"")
+		default:
+			err = errors.New(`is not a member of "oauth" (clientId, clientSecret, scopes, grant)`)
+		}
+		if err != nil {
+			var f *Fault
+			if errors.As(err, &f) {
+				return nil, f
+			}
+			return nil, &Fault{Path: kp, Message: err.Error()}
+		}
+	}
+	return o, nil
+}
+
+// checkOAuth checks the "oauth" of server s at path p (the entry's):
+// for a url only, not over "type": "sse" (the SDK's HTTP+SSE transport
+// has no OAuth), without an Authorization header (one of the two logs
+// in), a secret only with its client id, and a client-credentials grant
+// with both.
+func checkOAuth(p string, s MCPServer) *Fault {
+	o := s.OAuth
+	if o == nil {
+		return nil
+	}
+	p += ".oauth"
+	authHeader := false
+	for k := range s.Headers {
+		authHeader = authHeader || strings.EqualFold(k, "Authorization")
+	}
+	switch {
+	case s.URL == "":
+		return &Fault{Path: p, Message: `"oauth" is for a url, not a command`}
+	case s.Transport == TransportSSE:
+		return &Fault{Path: p, Message: `"oauth" needs streamable HTTP, not "type": "sse"`}
+	case authHeader:
+		return &Fault{Path: p, Message: `has both "oauth" and an ` + http.CanonicalHeaderKey("authorization") + ` header; declare one`}
+	case o.ClientSecret != "" && o.ClientID == "":
+		return &Fault{Path: p + ".clientSecret", Message: `needs "clientId"`}
+	case o.Grant == GrantClientCredentials && (o.ClientID == "" || o.ClientSecret == ""):
+		return &Fault{Path: p + ".grant", Message: `"client_credentials" needs "clientId" and "clientSecret"`}
+	}
+	return nil
+}
+
+// clone returns a copy of o sharing no slice with it. Nil-safe.
+func (o *OAuth) clone() *OAuth {
+	if o == nil {
+		return nil
+	}
+	c := *o
+	c.Scopes = append([]string(nil), o.Scopes...)
+	return &c
+}
