@@ -2,7 +2,9 @@ package decl
 
 import (
 	"errors"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/opentool-host/opentool-host/internal/strictjson"
@@ -47,7 +49,7 @@ func parseOAuth(p string, v any) (*OAuth, error) {
 		return nil, &Fault{Path: p, Message: "must be an object"}
 	}
 	o := &OAuth{}
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		kp := strictjson.AppendKey(p, k)
 		var err error
 		switch k {
