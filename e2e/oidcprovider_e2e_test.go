@@ -240,7 +240,7 @@ func TestOIDCProviderResourceServer(t *testing.T) {
 // command-line tool and the audit log as its principal, never as the token:
 // not in a plugin's environment, a plugin's command line, a per-call
 // process's environment or the audit log, which names the principal
-// (oauth:SUB@ISSUER-HOST and principal.iss/sub/client_id).
+// (oauth:SUB@ISSUER and principal.iss/sub/client_id).
 func TestOIDCProviderNoTokenPassthrough(t *testing.T) {
 	p := oidcprovider.Start(t)
 	h := startOAuthHost(t, p)

@@ -36,7 +36,7 @@ type Line struct {
 	Key  string    `json:"key,omitempty"`
 	// Principal is the OAuth access token's caller (issuer, sub,
 	// client_id) when the call came with a token; Key is then its
-	// principal name, oauth:SUB@ISSUER-HOST.
+	// principal name, oauth:SUB@ISSUER (access.Principal).
 	Principal *access.Principal `json:"principal,omitempty"`
 	FrontEnd  string            `json:"front_end,omitempty"`
 	// Run links a run_code call and its program's inner calls: the same

@@ -30,9 +30,12 @@ type Claims struct {
 }
 
 // Principal is the caller's name where a key's name goes (audit "key",
-// task and session owner, rate limit bucket):
-// "oauth:<sub>@<issuer host>", with client_id standing in for a missing
-// sub.
+// task and session owner, rate limit bucket): "oauth:<sub>@<issuer>"
+// for a token with a "sub", "oauth-client:<client_id>@<issuer>" for one
+// without (a client-credentials token), where <issuer> is the issuer's
+// host and path ("kc.example/realms/a"), so that neither a user whose
+// "sub" equals a client's id nor the same "sub" in another realm of one
+// host takes another's tasks or sessions.
 func (c *Claims) Principal() string {
 	if c.principal == "" {
 		c.principal = c.makePrincipal()
@@ -42,15 +45,15 @@ func (c *Claims) Principal() string {
 
 // makePrincipal is Principal, made.
 func (c *Claims) makePrincipal() string {
-	who := c.Subject
+	prefix, who := "oauth:", c.Subject
 	if who == "" {
-		who = c.ClientID
+		prefix, who = "oauth-client:", c.ClientID
 	}
-	host := c.Issuer
+	iss := c.Issuer
 	if u, err := url.Parse(c.Issuer); err == nil && u.Host != "" {
-		host = u.Host
+		iss = u.Host + strings.TrimSuffix(u.Path, "/")
 	}
-	return "oauth:" + who + "@" + host
+	return prefix + who + "@" + iss
 }
 
 // HasScope reports whether the token carries scope s.

@@ -78,7 +78,7 @@ func TestVerifyValid(t *testing.T) {
 		t.Fatalf("claims %+v, principal %s", c, c.Principal())
 	}
 	c, err = v.Verify(context.Background(), is.Token(t, claims(is, clk.now(), map[string]any{"sub": nil, "scope": nil, "scp": []string{"a", "b"}})))
-	if err != nil || c.Principal() != "oauth:cli@"+host || !c.HasScope("b") {
+	if err != nil || c.Principal() != "oauth-client:cli@"+host || !c.HasScope("b") {
 		t.Fatalf("no sub, scp array: %+v %v", c, err)
 	}
 }
