@@ -334,19 +334,20 @@ func checkFiles(t *testing.T, img v1.Image, repo, rootfs string) {
 	}
 	const prog, data = 0o755, 0o644
 	wants := map[string]want{
-		"etc/passwd":                         {data, 0, 0},
-		"etc/group":                          {data, 0, 0},
-		"tmp":                                {os.ModeDir | os.ModeSticky | 0o777, 0, 0},
-		"var/lib/opentool-host":              {os.ModeDir | 0o755, UID, GID},
-		"home/nonroot":                       {os.ModeDir | 0o700, UID, GID},
-		"etc/opentool-host":                  {os.ModeDir | 0o755, 0, 0},
-		"plugins":                            {os.ModeDir | 0o755, 0, 0},
-		"data":                               {os.ModeDir | 0o755, 0, 0},
-		"usr/local/bin/opentool-host":        {prog, 0, 0},
-		"usr/local/bin/opentool-host-keeper": {prog, 0, 0},
-		"bin/mcp-notes":                      {prog, 0, 0},
-		"plugins/notes.mcp.json":             {data, 0, 0},
-		"plugins/files.policy.json":          {data, 0, 0},
+		"etc/passwd":                             {data, 0, 0},
+		"etc/group":                              {data, 0, 0},
+		"tmp":                                    {os.ModeDir | os.ModeSticky | 0o777, 0, 0},
+		"var/lib/opentool-host":                  {os.ModeDir | 0o755, UID, GID},
+		"home/nonroot":                           {os.ModeDir | 0o700, UID, GID},
+		"etc/opentool-host":                      {os.ModeDir | 0o755, 0, 0},
+		"plugins":                                {os.ModeDir | 0o755, 0, 0},
+		"data":                                   {os.ModeDir | 0o755, 0, 0},
+		"usr/local/bin/opentool-host":            {prog, 0, 0},
+		"usr/local/bin/opentool-host-keeper":     {prog, 0, 0},
+		"usr/local/bin/opentool-host-coderunner": {prog, 0, 0},
+		"bin/mcp-notes":                          {prog, 0, 0},
+		"plugins/notes.mcp.json":                 {data, 0, 0},
+		"plugins/files.policy.json":              {data, 0, 0},
 	}
 	// Every Go plugin folder (the Makefile's PLUGINS) is in the image.
 	dirs, err := os.ReadDir(filepath.Join(repo, "plugins"))

@@ -4,11 +4,13 @@
 //
 // It builds static binaries (CGO_ENABLED=0 GOOS=linux GOARCH=-arch,
 // -trimpath, -ldflags '-s -w') of ./cmd/opentool-host and its small
-// keeper program ./cmd/opentool-host-keeper, of every Go plugin folder plugins/NAME and of ./examples/mcp-notes, and
+// keeper program ./cmd/opentool-host-keeper, of its code runner
+// ./cmd/opentool-host-coderunner (--code-mode), of every Go plugin folder plugins/NAME and of ./examples/mcp-notes, and
 // puts them on an empty base (no download):
 //
 //	/usr/local/bin/opentool-host     entrypoint
 //	/usr/local/bin/opentool-host-keeper  the host's keeper (beside the host, which runs it)
+//	/usr/local/bin/opentool-host-coderunner  run_code's runner (beside the host, which starts it with --code-mode)
 //	/plugins/opentool-plugin-NAME    each Go plugin, with plugins/NAME.policy.json where there is one
 //	/plugins/notes.mcp.json          its command ../bin/mcp-notes is /bin/mcp-notes
 //	/bin/mcp-notes
@@ -115,9 +117,13 @@ func run(args []string) error {
 	return nil
 }
 
+// codeRunner is the code runner's file name, the host's
+// selfexec.CodeRunnerProgram, which it looks for beside itself.
+const codeRunner = "opentool-host-coderunner"
+
 // Binaries builds (with goCmd, for linux/arch) the static programs of the
 // image from the module at root into binDir and returns the image's files: the host and its
-// keeper program beside it, every Go
+// keeper program and code runner beside it, every Go
 // plugin folder root/plugins/NAME with its NAME.policy.json where there is
 // one, and the MCP server of plugins/notes.mcp.json.
 func Binaries(goCmd, root, binDir, arch string) ([]File, error) {
@@ -125,10 +131,11 @@ func Binaries(goCmd, root, binDir, arch string) ([]File, error) {
 	if err != nil {
 		return nil, err
 	}
-	pkgs := []string{"./cmd/opentool-host", "./cmd/opentool-host-keeper", "./examples/mcp-notes"}
+	pkgs := []string{"./cmd/opentool-host", "./cmd/opentool-host-keeper", "./cmd/opentool-host-coderunner", "./examples/mcp-notes"}
 	files := []File{
 		{Path: HostPath, Src: filepath.Join(binDir, "opentool-host"), Exec: true},
 		{Path: path.Join(path.Dir(HostPath), keeper.Program), Src: filepath.Join(binDir, keeper.Program), Exec: true},
+		{Path: path.Join(path.Dir(HostPath), codeRunner), Src: filepath.Join(binDir, codeRunner), Exec: true},
 		{Path: "/bin/mcp-notes", Src: filepath.Join(binDir, "mcp-notes"), Exec: true},
 		{Path: PluginsDir + "/notes.mcp.json", Src: filepath.Join(root, "plugins", "notes.mcp.json")},
 	}
