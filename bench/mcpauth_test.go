@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -97,8 +99,9 @@ const benchAPIKey = "bench-key-7d1f0c"
 
 // startAuthHost starts the host of BenchmarkMCPAuth on a work folder of
 // its own under env.tmp, serving a copy of the echo plugin, and waits
-// until the plugin is ready; it returns the host and its
-// --oauth-resource. The host is stopped at the end of b.
+// until the plugin is ready and the host refuses a request without a
+// credential (401); it returns the host and its --oauth-resource. The
+// host is stopped at the end of b.
 func startAuthHost(b *testing.B, issuer string) (*harness.HostProcess, string) {
 	b.Helper()
 	work, err := os.MkdirTemp(env.tmp, "auth-host-")
@@ -138,6 +141,16 @@ func startAuthHost(b *testing.B, issuer string) (*harness.HostProcess, string) {
 	defer hc.CloseIdleConnections()
 	if _, err := harness.WaitHealthy(h, hc, 1, 30*time.Second); err != nil {
 		b.Fatalf("%v\n%s", err, h.Output())
+	}
+	// The host must refuse a caller without a credential: else the rows
+	// would measure an open host.
+	resp, err := http.Post(resource, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		b.Fatalf("POST /mcp without a credential: HTTP %d, want 401", resp.StatusCode)
 	}
 	return h, resource
 }
