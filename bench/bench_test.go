@@ -567,7 +567,7 @@ func TestMain(m *testing.M) {
 		os.Exit(floor.ServeUnix(path))
 	}
 	code := m.Run()
-	if len(results) > 0 || len(memRounds) > 0 || len(scaleRuns) > 0 {
+	if len(results) > 0 || len(memRounds) > 0 || len(scaleRuns) > 0 || len(authRuns) > 0 {
 		printSummary(os.Stdout)
 	}
 	teardown()
@@ -643,6 +643,7 @@ func printSummary(w io.Writer) {
 	printScaleTargets(w, scale)
 	printMemoryTargets(w)
 	printHostTargets(w, get)
+	printAuthTargets(w)
 	if len(a) == 0 {
 		return
 	}

@@ -32,6 +32,11 @@
 //     session a Go SDK client of /mcp in the load generator: calls/s,
 //     failed calls, the server processes in the host's tree and the
 //     tree's RSS.
+//   - BenchmarkMCPAuth (make bench): /mcp tools/call of the echo plugin
+//     at 64 MCP sessions on one real "opentool-host run" process that is
+//     also an OAuth resource server (an oauthtest issuer in this
+//     process), with an API key and with a JWT: calls/s of both, their
+//     ratio, and the JWKS fetches during the timed JWT calls (none).
 //   - TestSoakShort, TestSoakShortProcess (make test): a few seconds of
 //     the soak (make soak, ./bench/cmd/soak) against an in-process host
 //     and a real opentool-host process.

@@ -55,13 +55,35 @@ func TestSummaryPrintsTheGatewayTargets(t *testing.T) {
 	sc, gc := &agg{callsPerS: 4100}, &agg{callsPerS: 4500}
 	var buf bytes.Buffer
 	printGatewayBound(&buf, s, g, nil, sc, gc, nil)
-	out := buf.String()
-	for _, want := range []string{
+	wantRows(t, buf.String(),
 		"| 1 client: p50 MCP server behind the host (shared) / bare gateway: the host's own share | 620 µs / 420 µs = 1.48× | ≤ 1.25× | NOT met |",
-		"| 64 clients: calls/s MCP server behind the host (shared) / bare gateway: the host's own share | 4100 / 4500 = 0.91× | ≥ 0.8× | met |",
-	} {
+		"| 64 clients: calls/s MCP server behind the host (shared) / bare gateway: the host's own share | 4100 / 4500 = 0.91× | ≥ 0.8× | met |")
+}
+
+// wantRows fails t for each of rows that out lacks.
+func wantRows(t *testing.T, out string, rows ...string) {
+	t.Helper()
+	for _, want := range rows {
 		if !strings.Contains(out, want) {
 			t.Errorf("the targets lack %q:\n%s", want, out)
 		}
 	}
+}
+
+// TestSummaryPrintsTheAuthTargets gives printAuthTargets the runs of
+// BenchmarkMCPAuth (two of each credential, keyed by their b): the ratio
+// of the medians, with its goal and verdict, and the JWKS fetches of the
+// JWT runs, summed, must be rows.
+func TestSummaryPrintsTheAuthTargets(t *testing.T) {
+	saved := authRuns
+	defer func() { authRuns = saved }()
+	authRuns = map[*testing.B]authRun{
+		{}: {auth: authKey, callsPerS: 3000}, {}: {auth: authKey, callsPerS: 3200},
+		{}: {auth: authJWT, callsPerS: 2500, jwksFetches: 1}, {}: {auth: authJWT, callsPerS: 2600},
+	}
+	var buf bytes.Buffer
+	printAuthTargets(&buf)
+	wantRows(t, buf.String(),
+		"| 64 clients, 16B: calls/s /mcp (sessions) with a JWT / with an API key | 2600 / 3200 = 0.81× | ≥ 0.9× | NOT met |",
+		"| 64 clients, 16B, /mcp with a JWT: JWKS fetches from the issuer during the timed calls | 1 | 0 | NOT met |")
 }

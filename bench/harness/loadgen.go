@@ -47,6 +47,12 @@ type LoadRequest struct {
 	Contains string `json:"contains,omitempty"`
 	// MCP, when set, makes Body an MCP tools/call (mcp.go).
 	MCP *MCPLoad `json:"mcp,omitempty"`
+	// Authorization, when set, is the Authorization header of every
+	// request of the run (HTTP and MCP, MCPLoad.SDK included), e.g.
+	// "Bearer KEY" or "Bearer JWT". Runs of one URL and Clients with two
+	// values keep connections and MCP sessions apart (a session belongs
+	// to its caller).
+	Authorization string `json:"authorization,omitempty"`
 	// Close, when set, makes the request no run: the load generator
 	// ends the MCP sessions (MCPLoad.SDK) and drops the connections and
 	// session ids it keeps for URL, whatever their Clients, and answers
@@ -104,7 +110,7 @@ func ServeLoadgen(r io.Reader, w io.Writer) int {
 			fmt.Fprintln(os.Stderr, "loadgen:", err)
 			return 1
 		}
-		key := fmt.Sprintf("%s|%d", req.URL, req.Clients)
+		key := fmt.Sprintf("%s|%d|%s", req.URL, req.Clients, req.Authorization)
 		if req.Close {
 			closeSDK(sdk, req.URL)
 			for k, c := range clients {
@@ -121,7 +127,7 @@ func ServeLoadgen(r io.Reader, w io.Writer) int {
 		}
 		c := clients[key]
 		if c == nil {
-			c = NewHTTPClient(req.Clients, 30*time.Second)
+			c = WithAuthorization(NewHTTPClient(req.Clients, 30*time.Second), req.Authorization)
 			clients[key] = c
 		}
 		var res LoadResult
@@ -130,7 +136,7 @@ func ServeLoadgen(r io.Reader, w io.Writer) int {
 			res = runMCPStdio(&req)
 		case req.MCP != nil && req.MCP.SDK:
 			if sdk[key] == nil {
-				sdk[key] = newSDKClients(req.URL, req.Clients)
+				sdk[key] = newSDKClients(req.URL, req.Clients, req.Authorization)
 			}
 			res = runMCPSDK(sdk[key], &req)
 		case req.MCP != nil:

@@ -236,9 +236,10 @@ type sdkClients struct {
 
 // newSDKClients returns clients not yet connected to url; their HTTP
 // client keeps two connections per session (a POST and the standalone
-// GET stream) and bounds no request, so that the GET streams last.
-func newSDKClients(url string, clients int) *sdkClients {
-	return &sdkClients{url: url, hc: NewHTTPClient(2*clients, 0), sessions: make([]*mcp.ClientSession, clients)}
+// GET stream) and bounds no request, so that the GET streams last; with
+// authorization ("" for none) as every request's Authorization header.
+func newSDKClients(url string, clients int, authorization string) *sdkClients {
+	return &sdkClients{url: url, hc: WithAuthorization(NewHTTPClient(2*clients, 0), authorization), sessions: make([]*mcp.ClientSession, clients)}
 }
 
 // runMCPSDK runs req (MCPLoad.SDK) on s's sessions.
