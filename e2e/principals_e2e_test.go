@@ -1,0 +1,106 @@
+package e2e_test
+
+import (
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/opentool-host/opentool-host/host/access/oauth/oauthtest"
+	"github.com/opentool-host/opentool-host/testkit"
+)
+
+// TestPrincipalsSeeOnlyTheirOwn (issue 45): two tokens of one rule that
+// differ only in sub (alice, bob) are two callers on a real host. Bob
+// cannot use alice's MCP session (HTTP 404 or 403, her session still
+// answers); bob's tasks/list shows none of alice's core tasks, and his
+// tasks/get, tasks/result, tasks/cancel (core) and tasks/get,
+// tasks/cancel, tasks/update (extension) of her task ids answer byte
+// for byte as for an unknown id, and her tasks still run; a rule's rate
+// (per_second 1, burst 1) holds per principal: alice's spent burst
+// leaves bob's.
+func TestPrincipalsSeeOnlyTheirOwn(t *testing.T) {
+	is := oauthtest.New(t)
+	dir := t.TempDir()
+	testkit.InstallPlugin(t, dir, "faulty", "./testkit/plugins/faulty")
+	keysFile := filepath.Join(t.TempDir(), "keys.json")
+	rules := `{"keys": [], "tokens": [
+   {"name": "users", "scopes": ["tools"], "allow": ["*"]},
+   {"name": "metered", "scopes": ["metered"], "allow": ["*"], "rate": {"per_second": 1, "burst": 1}}
+ ]}`
+	if err := os.WriteFile(keysFile, []byte(rules), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	hp := startHostProc(t, dir, "--api-keys-file", keysFile, "--oauth-issuer", is.URL, "--task-after", "200ms", "--watch=false")
+	token := func(sub, scope string) string {
+		return is.Token(t, map[string]any{"iss": is.URL, "sub": sub, "aud": hp.url + "/mcp", "client_id": "agent", "scope": scope,
+			"exp": time.Now().Add(time.Hour).Unix(), "iat": time.Now().Unix()})
+	}
+	aliceTok, bobTok := token("alice", "tools"), token("bob", "tools")
+	alice, bob := mtSession(t, hp.url, aliceTok), mtSession(t, hp.url, bobTok)
+
+	// Sessions: bob with alice's Mcp-Session-Id is refused; hers answers.
+	list := `{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{}}`
+	st, _, body := taskReq(t, http.MethodPost, hp.url+"/mcp", bobTok, list, "Accept: application/json, text/event-stream",
+		"Mcp-Protocol-Version: 2025-11-25", "Mcp-Session-Id: "+alice.session)
+	if st != http.StatusNotFound && st != http.StatusForbidden {
+		t.Errorf("bob's tools/list in alice's session: HTTP %d %s, want 404 or 403", st, body)
+	}
+	if _, out, raw := alice.post(t, "tools/list", "", list); out.Error != nil || !strings.Contains(string(out.Result), `"sleep"`) {
+		t.Errorf("alice's session after bob's attempt: %s", raw)
+	}
+
+	// asUnknown wants c's answer to method of id to be its answer for an
+	// id no one has (the id in the message replaced).
+	const unknown = "0123456789abcdef0123456789abcdef"
+	asUnknown := func(c *mtClient, method, id string, optIn bool) {
+		t.Helper()
+		out, raw := c.tasks(t, method, id, optIn)
+		_, want := c.tasks(t, method, unknown, optIn)
+		if out.Error == nil || strings.ReplaceAll(raw, id, unknown) != want {
+			t.Errorf("bob's %s (opt-in %v) of alice's task: %s, want as for an unknown task: %s", method, optIn, raw, want)
+		}
+	}
+
+	// Extension tasks.
+	ext, _ := startMCPTask(t, alice, 3000)
+	for _, method := range []string{"tasks/get", "tasks/cancel", "tasks/update"} {
+		asUnknown(bob, method, ext.TaskID, true)
+	}
+
+	// Core tasks.
+	_, out, raw := alice.post(t, "tools/call", "sleep", `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":3000},"task":{}}}`)
+	core, _, _ := strings.Cut(strings.TrimPrefix(string(out.Result), `{"task":{"taskId":"`), `"`)
+	if out.Error != nil || !mtIDRe.MatchString(core) {
+		t.Fatalf("alice's tools/call with params.task: %s, want a CreateTaskResult", raw)
+	}
+	tasksList := `{"jsonrpc":"2.0","id":9,"method":"tasks/list","params":{}}`
+	if _, out, raw := bob.post(t, "tasks/list", "", tasksList); string(out.Result) != `{"tasks":[]}` {
+		t.Errorf("bob's tasks/list: %s, want none", raw)
+	}
+	if _, out, raw := alice.post(t, "tasks/list", "", tasksList); !strings.Contains(string(out.Result), core) {
+		t.Errorf("alice's tasks/list: %s, want her task %s", raw, core)
+	}
+	for _, method := range []string{"tasks/get", "tasks/result", "tasks/cancel"} {
+		asUnknown(bob, method, core, false)
+	}
+	if out, raw := alice.tasks(t, "tasks/get", core, false); !strings.Contains(string(out.Result), `"status":"working"`) {
+		t.Errorf("alice's core task after bob's cancel: %s, want working", raw)
+	}
+	if out, raw := alice.tasks(t, "tasks/get", ext.TaskID, true); asMTTask(t, out, raw, "complete").Status != "working" {
+		t.Errorf("alice's extension task after bob's cancel: %s, want working", raw)
+	}
+
+	// Rate: one burst per principal.
+	aliceM, bobM := token("alice", "metered"), token("bob", "metered")
+	for _, c := range []struct {
+		who, tok string
+		want     int
+	}{{"alice", aliceM, 200}, {"alice again", aliceM, 429}, {"bob", bobM, 200}} {
+		if st, _, body := httpDo(t, http.MethodGet, hp.url+"/opentool/load", c.tok, ""); st != c.want {
+			t.Errorf("%s's GET /opentool/load (per_second 1, burst 1): HTTP %d %s, want %d", c.who, st, body, c.want)
+		}
+	}
+}
