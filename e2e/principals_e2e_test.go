@@ -1,6 +1,7 @@
 package e2e_test
 
 import (
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -14,13 +15,13 @@ import (
 
 // TestPrincipalsSeeOnlyTheirOwn (issue 45): two tokens of one rule that
 // differ only in sub (alice, bob) are two callers on a real host. Bob
-// cannot use alice's MCP session (HTTP 404 or 403, her session still
-// answers); bob's tasks/list shows none of alice's core tasks, and his
-// tasks/get, tasks/result, tasks/cancel (core) and tasks/get,
-// tasks/cancel, tasks/update (extension) of her task ids answer byte
-// for byte as for an unknown id, and her tasks still run; a rule's rate
-// (per_second 1, burst 1) holds per principal: alice's spent burst
-// leaves bob's.
+// cannot use alice's MCP session (POST, GET, DELETE: HTTP 404 or 403,
+// her session still answers); bob's tasks/list shows none of alice's
+// core tasks, and his tasks/get, tasks/result, tasks/cancel (core),
+// tasks/get, tasks/cancel, tasks/update (extension) and GET, DELETE
+// /opentool/tasks/ID of her task ids answer byte for byte as for an
+// unknown id, and her tasks still run; a rule's rate (per_second 1,
+// burst 1) holds per principal: alice's spent burst leaves bob's.
 func TestPrincipalsSeeOnlyTheirOwn(t *testing.T) {
 	is := oauthtest.New(t)
 	dir := t.TempDir()
@@ -43,10 +44,31 @@ func TestPrincipalsSeeOnlyTheirOwn(t *testing.T) {
 
 	// Sessions: bob with alice's Mcp-Session-Id is refused; hers answers.
 	list := `{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{}}`
-	st, _, body := taskReq(t, http.MethodPost, hp.url+"/mcp", bobTok, list, "Accept: application/json, text/event-stream",
-		"Mcp-Protocol-Version: 2025-11-25", "Mcp-Session-Id: "+alice.session)
-	if st != http.StatusNotFound && st != http.StatusForbidden {
-		t.Errorf("bob's tools/list in alice's session: HTTP %d %s, want 404 or 403", st, body)
+	for _, method := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
+		body := ""
+		if method == http.MethodPost {
+			body = list
+		}
+		req, err := http.NewRequest(method, hp.url+"/mcp", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range map[string]string{"Authorization": "Bearer " + bobTok, "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+			"Mcp-Protocol-Version": "2025-11-25", "Mcp-Session-Id": alice.session} {
+			req.Header.Set(k, v)
+		}
+		// A refusal comes at once; a GET stream granted stays open (the
+		// client's timeout ends it: an error here).
+		resp, err := (&http.Client{Timeout: 5 * time.Second}).Do(req)
+		if err != nil {
+			t.Errorf("bob's %s /mcp in alice's session: %v, want HTTP 404 or 403", method, err)
+			continue
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound && resp.StatusCode != http.StatusForbidden {
+			t.Errorf("bob's %s /mcp in alice's session: HTTP %d %s, want 404 or 403", method, resp.StatusCode, b)
+		}
 	}
 	if _, out, raw := alice.post(t, "tools/list", "", list); out.Error != nil || !strings.Contains(string(out.Result), `"sleep"`) {
 		t.Errorf("alice's session after bob's attempt: %s", raw)
@@ -91,6 +113,19 @@ func TestPrincipalsSeeOnlyTheirOwn(t *testing.T) {
 	}
 	if out, raw := alice.tasks(t, "tasks/get", ext.TaskID, true); asMTTask(t, out, raw, "complete").Status != "working" {
 		t.Errorf("alice's extension task after bob's cancel: %s, want working", raw)
+	}
+
+	// OpenTool tasks (Prefer: respond-async).
+	ot, _ := startTask(t, hp.url, aliceTok, 3000)
+	for _, method := range []string{http.MethodGet, http.MethodDelete} {
+		st, _, got := taskReq(t, method, hp.url+"/opentool/tasks/"+ot.Task.ID, bobTok, "")
+		ust, _, want := taskReq(t, method, hp.url+"/opentool/tasks/"+unknown, bobTok, "")
+		if st != ust || strings.ReplaceAll(got, ot.Task.ID, unknown) != want {
+			t.Errorf("bob's %s /opentool/tasks of alice's task: HTTP %d %s, want as for an unknown task: HTTP %d %s", method, st, got, ust, want)
+		}
+	}
+	if _, _, got := taskReq(t, http.MethodGet, hp.url+"/opentool/tasks/"+ot.Task.ID, aliceTok, ""); !strings.Contains(got, `"status":"working"`) {
+		t.Errorf("alice's OpenTool task after bob's DELETE: %s, want working", got)
 	}
 
 	// Rate: one burst per principal.
