@@ -66,6 +66,7 @@ func TestPrincipalsSeeOnlyTheirOwn(t *testing.T) {
 		}
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
+		t.Logf("bob's %s /mcp in alice's session: HTTP %d %s", method, resp.StatusCode, strings.TrimSpace(string(b)))
 		if resp.StatusCode != http.StatusNotFound && resp.StatusCode != http.StatusForbidden {
 			t.Errorf("bob's %s /mcp in alice's session: HTTP %d %s, want 404 or 403", method, resp.StatusCode, b)
 		}
