@@ -10,9 +10,9 @@ import (
 	"github.com/opentool-host/opentool-host/testkit"
 )
 
-// aliasUsers are the folders still allowed to name host/aliases.go's
-// re-exports as host.X (issue 48: they move to host/core and
-// host/supervise in a round of their own).
+// aliasUsers are the folders besides the host package that may name
+// host/aliases.go's re-exports as host.X; every other package imports
+// host/core and host/supervise itself.
 var aliasUsers = []string{"frontend/mcpapi", "declared/mcpadapter"}
 
 // TestHostAliasesOnlyWhereLeft fails when Go code outside aliasUsers (and
