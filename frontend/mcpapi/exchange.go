@@ -28,7 +28,7 @@ import (
 //	                                  server's own task, mcpadapter): the host
 //	                                  task's notifications/tasks/status, working
 //	                                  with the server's statusMessage
-//	                                  (corenotify.go, relayStatus); else none
+//	                                  (tasklayer.Layer.RelayStatus); else none
 //	notifications/message             notifications/message when its level is
 //	                                  at or above the session's logging/setLevel
 //	                                  (MCP "Server Utilities: Logging"; no level

@@ -25,7 +25,7 @@ import (
 	"github.com/opentool-host/opentool-host/testkit"
 )
 
-// The MCP Tasks extension on /mcp (tasks.go), in process: a real host
+// The MCP Tasks extension on /mcp (tasklayer, extension.go), in process: a real host
 // running the faulty test plugin (sleep honours cancellation, sleeps
 // counts the sleeps in flight and those cancelled), one task manager
 // shared with the OpenTool front end, two API keys.

@@ -56,7 +56,7 @@ func toolOf(fi host.FunctionInfo) (*mcp.Tool, error) {
 // (Function.MCPTool), with "name" set to f's served name (a policy
 // prefix, --prefix-collisions); execution.taskSupport stays as the server
 // wrote it when the host serves tasks (withTasks: Config.Tasks, both
-// dialects; coretasks.go) and is left out without them (the host then
+// dialects; package tasklayer) and is left out without them (the host then
 // calls a "required" tool as a task itself and serves it as a plain
 // tool: mcpadapter, tasks.go); every other member as the server wrote it.
 // nil without one. Errors: MCPTool or its execution is not a JSON object

@@ -264,7 +264,7 @@ func (l *Layer) tasksCancel(ctx context.Context, _ *mcp.ServerSession, p *mcptas
 
 // tasksUpdate serves tasks/update (extension, "Task Update Requests"):
 // the responses go to the requests of the task's call that wait
-// (taskexec.go, answerTask); a response to a key no request waits for is
+// (exec.go, answerTask); a response to a key no request waits for is
 // ignored; the task must exist for the key.
 func (l *Layer) tasksUpdate(ctx context.Context, _ *mcp.ServerSession, p *mcptasks.UpdateTaskParams) (*mcptasks.AckResult, error) {
 	if p == nil {
