@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/opentool-host/opentool-host/frontend/httpguard"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
 )
@@ -34,7 +35,7 @@ const progressMessageMax = 4 << 10
 // JSON-RPC error (-32021) instead of its result.
 func (s *Server) handler(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		ctx, stop := withRequestCancel(ctx)
+		ctx, stop := httpguard.WithRequestCancel(ctx)
 		defer stop()
 		ctx = callContext(ctx, req)
 		ctx = s.withClient(ctx, req.Session)
@@ -56,7 +57,7 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 // call runs tools/call req of tool name with ctx and answers it.
 func (s *Server) call(ctx context.Context, req *mcp.CallToolRequest, name string) (*mcp.CallToolResult, error) {
 	refused := noRefusal
-	if speaksSessionless(req.Session) {
+	if mcpsession.SpeaksSessionless(req.Session) {
 		// A 2026-07-28 client without a capability the call needs gets
 		// -32021 (exchange); earlier revisions have no such refusal, and
 		// their calls spare its allocations.
@@ -236,9 +237,19 @@ func errorMeta(e *host.Error) map[string]any {
 // spoken to in the client's revision, and list its tools to it as to a
 // client like it (declared/mcpadapter); else ctx.
 func withRevision(ctx context.Context, ss *mcp.ServerSession) context.Context {
-	if ss == nil || !speaksSessionless(ss) {
+	if ss == nil || !mcpsession.SpeaksSessionless(ss) {
 		return ctx
 	}
 	ip := ss.InitializeParams()
 	return mcpsession.WithRequest(ctx, &mcpsession.Request{Revision: ip.ProtocolVersion, Init: ip})
+}
+
+// protocolError is the JSON-RPC error of e when it is a tool's own error
+// with a JSON-RPC reserved code (-32768 to -32000, pluginsdk.ProtocolError),
+// else nil.
+func protocolError(e *host.Error) *jsonrpc.Error {
+	if e == nil || e.Kind != host.KindTool || e.Code < -32768 || e.Code > -32000 {
+		return nil
+	}
+	return &jsonrpc.Error{Code: int64(e.Code), Message: e.Message}
 }

@@ -26,7 +26,7 @@
 //	                               --prefix-collisions); execution.taskSupport
 //	                               kept with Config.Tasks, left out without
 //	                               (the host runs such a tool's tasks
-//	                               itself: coretasks.go); tools/list writes
+//	                               itself: package tasklayer); tools/list writes
 //	                               it raw (toolList), to a client session as
 //	                               its own upstream session lists it, to a
 //	                               2026-07-28 client as a client with its
@@ -95,7 +95,7 @@
 // it on notifications/cancelled over stdio and within an HTTP session,
 // and, without sessions, when the POST carrying the call ends (the SDK
 // does that for 2026-07-28 clients with PropagateRequestCancellation;
-// this package does it for older clients, reqctx.go). A stateless
+// this package does it for older clients, httpguard.BindRequest). A stateless
 // notifications/cancelled arrives on a POST of its own, where nothing
 // knows the call; clients that cancel close the call's POST.
 //
@@ -113,8 +113,10 @@
 // _meta declares the extension and outlives --task-after is answered
 // with a CreateTaskResult while the call goes on; tasks/get, tasks/cancel
 // and tasks/update answer for it on any replica sharing the task store;
-// a subscriptions/listen naming it gets notifications/tasks when it ends
-// (tasknotify.go). tasks.go has the table.
+// a subscriptions/listen naming it gets notifications/tasks when it ends.
+// Package tasklayer serves them, and the core tasks of 2025-11-25, as
+// middleware of this package's SDK server; its extension.go has the
+// table.
 //
 // Tool list: Follow waits on host.Host.Changed and adds, replaces and
 // removes tools, comparing definitions, so that the SDK sends

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/opentool-host/opentool-host/frontend/mcpapi/tasklayer"
 	"github.com/opentool-host/opentool-host/internal/strictjson"
 	"github.com/opentool-host/opentool-host/protocol/jsonrpc"
 )
@@ -307,4 +308,32 @@ func memberError(path string, err error) *envelopeError {
 		return &envelopeError{http.StatusBadRequest, jsonrpc.CodeInvalidParams, "invalid params: " + err.Error()}
 	}
 	return &envelopeError{http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "invalid request: " + err.Error()}
+}
+
+// checkTaskName is tasklayer.CheckTaskName of r, a POST of one message
+// m, as an HTTP 400 refusal; nil when it passes.
+func checkTaskName(r *http.Request, m *message, maxBody int64) *envelopeError {
+	if m == nil {
+		return nil
+	}
+	je := tasklayer.CheckTaskName(m.method, r.Header.Get("MCP-Protocol-Version"), r.Header.Get("Mcp-Name"),
+		func() ([]byte, bool) { return bufferBody(r, maxBody) })
+	if je == nil {
+		return nil
+	}
+	return &envelopeError{http.StatusBadRequest, int(je.Code), je.Message}
+}
+
+// markCoreTask sets tasklayer.CoreTaskHeader on r, a single tools/call
+// POST, when its params.task is an object; it removes a client's own
+// first.
+func markCoreTask(r *http.Request, m *message, maxBody int64) {
+	r.Header.Del(tasklayer.CoreTaskHeader)
+	if m == nil || m.method != "tools/call" {
+		return
+	}
+	body, complete := bufferBody(r, maxBody)
+	if complete && tasklayer.AsksCoreTask(strictjson.Member(body, "params")) {
+		r.Header.Set(tasklayer.CoreTaskHeader, "1")
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/opentool-host/opentool-host/frontend/mcpapi/tasklayer"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/host/tasks/mcptasks"
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
@@ -27,7 +28,7 @@ import (
 //	                                  server's own task, mcpadapter): the host
 //	                                  task's notifications/tasks/status, working
 //	                                  with the server's statusMessage
-//	                                  (corenotify.go, relayStatus); else none
+//	                                  (tasklayer.Layer.RelayStatus); else none
 //	notifications/message             notifications/message when its level is
 //	                                  at or above the session's logging/setLevel
 //	                                  (MCP "Server Utilities: Logging"; no level
@@ -92,14 +93,14 @@ func (s *Server) exchange(ctx context.Context, req *mcp.CallToolRequest) *host.E
 			}
 			_ = ss.Log(ctx, &p)
 		case mcptasks.MethodStatusNote: // a declared MCP server's task behind a core task's call
-			s.relayStatus(ctx, params)
+			s.tasks.RelayStatus(ctx, params)
 		}
 	}
 	// A call of a 2026-07-28 client asks across rounds (inputrequired.go).
 	held, _ := ctx.Value(heldKey{}).(*heldCall)
-	stateless := ss.ID() == "" && req.Extra != nil && req.Extra.Header != nil && held == nil && !s.notes.onStdio()
+	stateless := ss.ID() == "" && req.Extra != nil && req.Extra.Header != nil && held == nil && !s.chans.OnStdio()
 	x.Request = func(rctx context.Context, method string, params []byte) ([]byte, error) {
-		id, inTask := taskOf(ctx) // the request waits in the task (taskexec.go)
+		id, inTask := tasklayer.TaskOf(ctx) // the request waits in the task
 		if err := canAsk(ss, method, stateless && !inTask); err != nil {
 			var missing *missingCapability
 			if errors.As(err, &missing) {
@@ -108,7 +109,10 @@ func (s *Server) exchange(ctx context.Context, req *mcp.CallToolRequest) *host.E
 			return nil, err
 		}
 		if inTask {
-			return s.askInTask(rctx, id, method, params)
+			if _, err := inputRequest(method, params); err != nil {
+				return nil, &host.RPCError{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+			}
+			return s.tasks.Ask(rctx, id, method, params)
 		}
 		if held != nil {
 			return held.ask(rctx, method, params)
@@ -137,7 +141,7 @@ func canAsk(ss *mcp.ServerSession, method string, stateless bool) error {
 	if ip := ss.InitializeParams(); ip != nil {
 		caps = ip.Capabilities
 	}
-	sessionless := speaksSessionless(ss)
+	sessionless := mcpsession.SpeaksSessionless(ss)
 	if stateless && !sessionless {
 		return noSession(method)
 	}

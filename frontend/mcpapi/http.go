@@ -11,8 +11,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/frontend/httpguard"
+	"github.com/opentool-host/opentool-host/frontend/mcpapi/tasklayer"
 	"github.com/opentool-host/opentool-host/frontend/route"
+	"github.com/opentool-host/opentool-host/frontend/sse"
 	"github.com/opentool-host/opentool-host/host/access"
+	"github.com/opentool-host/opentool-host/internal/mcpsession"
 	"github.com/opentool-host/opentool-host/internal/strictjson"
 	"github.com/opentool-host/opentool-host/protocol/jsonrpc"
 )
@@ -169,14 +172,16 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		var release func()
 		r, release = s.inflight.track(r, msg)
 		defer release()
-		r = bindRequest(r)
+		r = httpguard.BindRequest(r)
 	}
 	dw := &deadlineWriter{ResponseWriter: w, d: o.WriteTimeout, call: msg.call() && !listens(r)}
-	r.Header.Del(listenHeader) // the host's own (tasknotify.go)
+	r.Header.Del(tasklayer.ListenHeader) // the host's own
 	markCoreTask(r, msg, o.MaxBodyBytes)
-	if listens(r) && msg != nil && msg.method == methodListen {
-		if dw.listen = s.openTaskListen(w, r, o.WriteTimeout, o.MaxBodyBytes); dw.listen != nil {
-			defer s.closeTaskListen(dw.listen)
+	if listens(r) && msg != nil && msg.method == methodListen && s.tasks != nil {
+		if body, complete := bufferBody(r, o.MaxBodyBytes); complete {
+			if dw.listen = s.tasks.OpenListen(w, r, o.WriteTimeout, body); dw.listen != nil {
+				defer s.tasks.CloseListen(dw.listen)
+			}
 		}
 	}
 	asJSON(r)
@@ -269,7 +274,7 @@ func (w *jsonErrorWriter) finish() {
 	WriteRefusal(w.deadlineWriter, w.status, jsonrpc.CodeInvalidRequest, strings.TrimSpace(w.text.String()))
 }
 
-// coreOnlyHTTP is the refusal of coreOnlyAsked for r, a POST of one
+// coreOnlyHTTP is the refusal of tasklayer.CoreOnlyAsked for r, a POST of one
 // request m: HTTP 404 for a request of 2026-07-28 (its -32601), else 200
 // (a JSON-RPC error as the SDK answers one); nil for any other request.
 func coreOnlyHTTP(r *http.Request, m *message, maxBody int64) *envelopeError {
@@ -281,22 +286,16 @@ func coreOnlyHTTP(r *http.Request, m *message, maxBody int64) *envelopeError {
 		return nil
 	}
 	version := max(r.Header.Get("Mcp-Protocol-Version"), m.version)
-	je := coreOnlyAsked(m.method, version, strictjson.Member(body, "params"))
+	je := tasklayer.CoreOnlyAsked(m.method, version, strictjson.Member(body, "params"))
 	if je == nil {
 		return nil
 	}
 	status := http.StatusOK
-	if version >= firstSessionlessRevision {
+	if version >= mcpsession.SessionlessRevision {
 		status = http.StatusNotFound
 	}
 	return &envelopeError{status, int(je.Code), je.Message}
 }
-
-// firstSessionlessRevision is the first MCP revision without sessions
-// (2026-07-28, SEP-2575): each request carries its protocol version,
-// client capabilities and client info in _meta, and any server may answer
-// it.
-const firstSessionlessRevision = "2026-07-28"
 
 // sessionless reports whether r, on an endpoint with sessions, is a
 // request of a revision without sessions, which the stateless handler
@@ -311,10 +310,10 @@ func sessionless(r *http.Request, m *message) bool {
 	if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
 		return false
 	}
-	if r.Header.Get("Mcp-Protocol-Version") >= firstSessionlessRevision {
+	if r.Header.Get("Mcp-Protocol-Version") >= mcpsession.SessionlessRevision {
 		return true
 	}
-	return m != nil && (m.method == methodDiscover || m.version >= firstSessionlessRevision)
+	return m != nil && (m.method == methodDiscover || m.version >= mcpsession.SessionlessRevision)
 }
 
 // Routes declares the endpoint, Path (every method), to the front door:
@@ -416,11 +415,11 @@ type deadlineWriter struct {
 
 	// listen, for a subscriptions/listen that named task ids, writes
 	// and flushes under its mutex, with its task notifications
-	// (tasknotify.go).
-	listen *taskListen
+	// (tasklayer, listen.go).
+	listen *tasklayer.Listen
 	// get, for a session's standalone GET stream, writes and flushes
 	// under its mutex, with the core tasks' status notifications
-	// (corenotify.go).
+	// (streams.go).
 	get *sessionStream
 }
 
@@ -436,7 +435,7 @@ func (w *deadlineWriter) WriteHeader(code int) {
 // Write implements http.ResponseWriter.
 func (w *deadlineWriter) Write(p []byte) (int, error) {
 	if w.listen != nil {
-		return w.listen.write(p)
+		return w.listen.Write(p, isResponseEvent(p))
 	}
 	if w.get != nil {
 		return w.get.write(p)
@@ -455,7 +454,7 @@ func (w *deadlineWriter) FlushError() error {
 		return nil
 	}
 	if w.listen != nil {
-		return w.listen.flush()
+		return w.listen.Flush()
 	}
 	if w.get != nil {
 		return w.get.flush()
@@ -468,7 +467,7 @@ func (w *deadlineWriter) FlushError() error {
 // is a JSON-RPC response (not a request or a notification) as the SDK
 // encodes it: {"jsonrpc":"2.0","id":ID,"result":... or ,"error":...}.
 func isResponseEvent(p []byte) bool {
-	rest, ok := bytes.CutPrefix(eventData(p), []byte(`{"jsonrpc":"2.0","id":`))
+	rest, ok := bytes.CutPrefix(sse.Data(p), []byte(`{"jsonrpc":"2.0","id":`))
 	if !ok || len(rest) == 0 {
 		return false
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/opentool-host/opentool-host/frontend/httpguard"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/host/access"
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
@@ -119,14 +120,7 @@ func sessionlessCall(req *mcp.CallToolRequest) bool {
 	if ss == nil || ss.ID() != "" {
 		return false
 	}
-	return speaksSessionless(ss)
-}
-
-// speaksSessionless reports whether the client of ss speaks the
-// sessionless revision (2026-07-28 or later; SEP-2575).
-func speaksSessionless(ss *mcp.ServerSession) bool {
-	ip := ss.InitializeParams()
-	return ip != nil && ip.ProtocolVersion >= firstSessionlessRevision
+	return mcpsession.SpeaksSessionless(ss)
 }
 
 // inRounds runs tools/call req of tool name (run: the call itself) so
@@ -156,8 +150,8 @@ func (s *Server) inRounds(ctx context.Context, req *mcp.CallToolRequest, name st
 	}
 	hc := &heldCall{held: &s.held, owner: owner, tool: name, asked: make(chan struct{}, 1), done: make(chan struct{}), pending: map[string]*pendingInput{}}
 	// The call outlives the POST once it asks: not the POST's context
-	// (withRequestCancel), the key's revocation.
-	callCtx, cancel := context.WithCancelCause(context.WithValue(context.WithoutCancel(ctx), requestKey{}, nil))
+	// (httpguard.WithRequestCancel), the key's revocation.
+	callCtx, cancel := context.WithCancelCause(httpguard.Unbind(context.WithoutCancel(ctx)))
 	callCtx, unbind := access.UntilRevoked(callCtx)
 	hc.cancel = cancel
 	// A call parked between rounds is in flight on no request: the host's

@@ -44,6 +44,10 @@ const (
 	methodPromptsChanged   = "notifications/prompts/list_changed"
 )
 
+// methodListen is the request of a 2026-07-28 client that opens a stream
+// of the notifications it names (SEP-2575).
+const methodListen = "subscriptions/listen"
+
 // listViews are the sessions of restricted keys that may be sent a
 // list_changed, with the notifications due to each.
 type listViews struct {

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/internal/mcpsession"
 	"github.com/opentool-host/opentool-host/internal/wire"
 )
 
@@ -174,7 +175,7 @@ func (s *Server) pluginRounds(req *mcp.CallToolRequest, run func(context.Context
 func withoutSession(req mcp.Request, s *Server) bool {
 	ss, _ := req.GetSession().(*mcp.ServerSession)
 	extra := req.GetExtra()
-	return ss == nil || ss.ID() == "" && extra != nil && extra.Header != nil && !s.notes.onStdio()
+	return ss == nil || ss.ID() == "" && extra != nil && extra.Header != nil && !s.chans.OnStdio()
 }
 
 // answerRound serves round n of a plugin's inputRequests reqs for the
@@ -185,7 +186,7 @@ func withoutSession(req mcp.Request, s *Server) bool {
 // errors for the client (above).
 func (s *Server) answerRound(ctx context.Context, ss *mcp.ServerSession, stateless bool, reqs mcp.InputRequestMap, n int) (json.RawMessage, error) {
 	keys := slices.Sorted(maps.Keys(reqs))
-	if ss != nil && speaksSessionless(ss) {
+	if ss != nil && mcpsession.SpeaksSessionless(ss) {
 		for _, k := range keys {
 			if err := canAsk(ss, inputMethod(reqs[k]), false); err != nil {
 				return nil, roundError(k, err)

@@ -10,8 +10,10 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/opentool-host/opentool-host/frontend/mcpapi/tasklayer"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/host/tasks"
+	"github.com/opentool-host/opentool-host/host/tasks/mcptasks"
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
 	"github.com/opentool-host/opentool-host/internal/version"
 )
@@ -32,11 +34,12 @@ type Config struct {
 	// functions whose definitions could not be converted. Default: no
 	// logging.
 	Logger hclog.Logger
-	// Tasks, when set, serves MCP tasks with it, in both dialects: the
-	// Tasks extension (io.modelcontextprotocol/tasks, tasks.go: a
-	// tools/call that opts in and outlives its After is answered with a
-	// task) and the core tasks of 2025-11-25 (coretasks.go: a tools/call
-	// with params.task is a task at once); nil: no tasks.
+	// Tasks, when set, serves MCP tasks with it, in both dialects
+	// (package tasklayer): the Tasks extension
+	// (io.modelcontextprotocol/tasks: a tools/call that opts in and
+	// outlives its After is answered with a task) and the core tasks of
+	// 2025-11-25 (a tools/call with params.task is a task at once); nil:
+	// no tasks.
 	Tasks *tasks.Manager
 	// KeyCount, when set, reports how many API keys are in force
 	// (access.Guard.Count), read as each client session opens
@@ -62,18 +65,18 @@ type Server struct {
 	down     context.Context    // done once Shutdown is called
 	shutdown context.CancelFunc // ends down
 
-	inflight inflight    // stateless calls in flight, for notifications/cancelled (cancel.go)
-	listens  taskListens // listen streams that agreed to task ids (tasknotify.go)
-	notes    coreNotes   // where core tasks' status notifications go (corenotify.go)
-	held     heldCalls   // calls of 2026-07-28 clients across rounds (inputrequired.go)
+	inflight inflight         // stateless calls in flight, for notifications/cancelled (cancel.go)
+	chans    channels         // the sessions' channels to their clients outside a request (streams.go)
+	held     heldCalls        // calls of 2026-07-28 clients across rounds (inputrequired.go)
+	tasks    *tasklayer.Layer // MCP tasks, with Config.Tasks; nil without
 
 	mu      sync.Mutex        // one sync at a time; guards the fields below
 	tools   map[string]string // served tool name → fingerprint
 	bad     map[string]string // function name → why it is not served (logged once)
 	changes int               // tools added, replaced or removed so far
 
-	// served maps each served tool to its function, for the key check of
-	// a task (tasks.go: callable); replaced whole by sync.
+	// served maps each served tool to its function, for the task layer
+	// (Function); replaced whole by sync.
 	served atomic.Pointer[map[string]host.FunctionInfo]
 	// defs maps each served tool that is an MCP server's to the
 	// definition tools/list shows (verbatim); replaced whole by sync.
@@ -131,7 +134,7 @@ func New(h *host.Host, cfg Config) *Server {
 		Logging:     &mcp.LoggingCapabilities{},
 	}
 	if cfg.Tasks != nil {
-		caps.AddExtension(TasksExtension, nil)
+		caps.AddExtension(mcptasks.Extension, nil)
 	}
 	opts := &mcp.ServerOptions{
 		Capabilities:       caps,
@@ -145,7 +148,8 @@ func New(h *host.Host, cfg Config) *Server {
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: Name, Version: version.Version}, opts)
 	s.srv.AddReceivingMiddleware(s.advertiseMiddleware) // first: on the SDK's own result
 	if cfg.Tasks != nil {
-		s.addTasks() // before access: middleware added later runs first
+		s.tasks = tasklayer.New(tasklayer.Config{Tasks: cfg.Tasks, Functions: s, Channels: &s.chans, Logger: cfg.Logger})
+		s.tasks.Install(s.srv) // before access: middleware added later runs first
 	}
 	s.srv.AddReceivingMiddleware(s.clientCallMiddleware) // after access: its grant on ctx
 	s.srv.AddReceivingMiddleware(s.accessMiddleware)
@@ -155,6 +159,17 @@ func New(h *host.Host, cfg Config) *Server {
 	h.OnListChanged(s.listChanged)
 	s.sync()
 	return s
+}
+
+// Function returns the function tool name calls as served now, and
+// whether it is served (tasklayer.Functions).
+func (s *Server) Function(name string) (host.FunctionInfo, bool) {
+	m := s.served.Load()
+	if m == nil {
+		return host.FunctionInfo{}, false
+	}
+	fi, ok := (*m)[name]
+	return fi, ok
 }
 
 // MCP returns the SDK server, for the transports Handler does not

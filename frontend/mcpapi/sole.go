@@ -16,7 +16,7 @@ import (
 // s.cfg.Sole's session, until its session ends.
 func (s *Server) soleInitialized(_ context.Context, req *mcp.InitializedRequest) {
 	ss := req.Session
-	if ss == nil || ss.ID() != "" || !s.notes.onStdio() || ss.InitializeParams() == nil {
+	if ss == nil || ss.ID() != "" || !s.chans.OnStdio() || ss.InitializeParams() == nil {
 		return
 	}
 	done := make(chan struct{})
@@ -32,7 +32,7 @@ func (s *Server) soleInitialized(_ context.Context, req *mcp.InitializedRequest)
 // soleRootsChanged passes the stdio client's
 // notifications/roots/list_changed on to every server (s.cfg.Sole).
 func (s *Server) soleRootsChanged(_ context.Context, req *mcp.RootsListChangedRequest) {
-	if ss := req.Session; ss != nil && ss.ID() == "" && s.notes.onStdio() {
+	if ss := req.Session; ss != nil && ss.ID() == "" && s.chans.OnStdio() {
 		s.cfg.Sole.RootsChanged()
 	}
 }

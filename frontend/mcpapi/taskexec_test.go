@@ -11,7 +11,7 @@ import (
 	"github.com/opentool-host/opentool-host/host/tasks"
 )
 
-// What a plugin's function says about tasks (taskexec.go), against the
+// What a plugin's function says about tasks (tasklayer, exec.go), against the
 // taskfns test plugin in a real host, over raw JSON-RPC on /mcp: its
 // execution.taskSupport listed, a required one a task at once or refused,
 // a forbidden one never a task, a protocol error failing its task, and

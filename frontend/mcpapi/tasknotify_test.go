@@ -12,7 +12,7 @@ import (
 	"github.com/opentool-host/opentool-host/frontend/mcpapi"
 )
 
-// notifications/tasks on subscriptions/listen streams (tasknotify.go),
+// notifications/tasks on subscriptions/listen streams (tasklayer, listen.go),
 // with raw JSON-RPC over HTTP on a real host.
 
 // newMeta is the _meta of a 2026-07-28 request; optIn adds the

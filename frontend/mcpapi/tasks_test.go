@@ -21,10 +21,11 @@ import (
 	"github.com/opentool-host/opentool-host/frontend/route"
 	"github.com/opentool-host/opentool-host/host/access"
 	"github.com/opentool-host/opentool-host/host/tasks"
+	"github.com/opentool-host/opentool-host/host/tasks/mcptasks"
 	"github.com/opentool-host/opentool-host/testkit"
 )
 
-// The MCP Tasks extension on /mcp (tasks.go), in process: a real host
+// The MCP Tasks extension on /mcp (tasklayer, extension.go), in process: a real host
 // running the faulty test plugin (sleep honours cancellation, sleeps
 // counts the sleeps in flight and those cancelled), one task manager
 // shared with the OpenTool front end, two API keys.
@@ -420,7 +421,7 @@ func TestTasksWithTheSDKClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	if _, ok := cs.InitializeResult().Capabilities.Extensions[mcpapi.TasksExtension]; !ok {
+	if _, ok := cs.InitializeResult().Capabilities.Extensions[mcptasks.Extension]; !ok {
 		t.Errorf("initialize: capabilities %+v lack the extension", cs.InitializeResult().Capabilities)
 	}
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "sleep", Arguments: map[string]any{"ms": 10}, Meta: sdkOptIn()})
@@ -506,7 +507,7 @@ type sdkTask struct {
 
 // sdkOptIn is the opt-in as a client's _meta.
 func sdkOptIn() mcp.Meta {
-	return mcp.Meta{"io.modelcontextprotocol/clientCapabilities": map[string]any{"extensions": map[string]any{mcpapi.TasksExtension: map[string]any{}}}}
+	return mcp.Meta{"io.modelcontextprotocol/clientCapabilities": map[string]any{"extensions": map[string]any{mcptasks.Extension: map[string]any{}}}}
 }
 
 // bearer sends its key with every request.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/opentool-host/opentool-host/frontend/mcpapi/tasklayer"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
@@ -55,7 +56,7 @@ func toolOf(fi host.FunctionInfo) (*mcp.Tool, error) {
 // (Function.MCPTool), with "name" set to f's served name (a policy
 // prefix, --prefix-collisions); execution.taskSupport stays as the server
 // wrote it when the host serves tasks (withTasks: Config.Tasks, both
-// dialects; coretasks.go) and is left out without them (the host then
+// dialects; package tasklayer) and is left out without them (the host then
 // calls a "required" tool as a task itself and serves it as a plain
 // tool: mcpadapter, tasks.go); every other member as the server wrote it.
 // nil without one. Errors: MCPTool or its execution is not a JSON object
@@ -147,7 +148,7 @@ type toolList struct {
 // toolList: the definitions those servers list to the client of ctx
 // (clientDefs).
 func (s *Server) toolList(ctx context.Context, lr *mcp.ListToolsResult) mcp.Result {
-	defs := s.withExecution(lr, s.clientDefs(ctx, lr)) // taskexec.go
+	defs := s.withExecution(lr, s.clientDefs(ctx, lr))
 	if !slices.ContainsFunc(lr.Tools, func(t *mcp.Tool) bool { return defs[t.Name] != nil }) {
 		return lr
 	}
@@ -158,4 +159,53 @@ func (s *Server) toolList(ctx context.Context, lr *mcp.ListToolsResult) mcp.Resu
 		}
 	}
 	return out
+}
+
+// withExecution returns defs, the verbatim definitions of page lr, with
+// a definition listing execution.taskSupport added for each tool of lr
+// whose function declares it (tasklayer.TaskSupport), when the host
+// serves tasks.
+func (s *Server) withExecution(lr *mcp.ListToolsResult, defs map[string]json.RawMessage) map[string]json.RawMessage {
+	if s.cfg.Tasks == nil {
+		return defs
+	}
+	var out map[string]json.RawMessage
+	for _, t := range lr.Tools {
+		ts := s.taskSupport(t.Name)
+		if ts == "" || defs[t.Name] != nil {
+			continue
+		}
+		def, err := toolWithExecution(t, ts)
+		if err != nil {
+			continue // listed without it
+		}
+		if out == nil {
+			out = make(map[string]json.RawMessage, len(defs)+1)
+			for k, v := range defs {
+				out[k] = v
+			}
+		}
+		out[t.Name] = def
+	}
+	if out == nil {
+		return defs
+	}
+	return out
+}
+
+// toolWithExecution is t as the SDK writes it with "execution":
+// {"taskSupport": ts}.
+func toolWithExecution(t *mcp.Tool, ts string) (json.RawMessage, error) {
+	ex, _ := json.Marshal(opentool.Execution{TaskSupport: ts}) // a struct of a string: encodes
+	return overlay{"execution": ex}.write(t)
+}
+
+// taskSupport is what the function of tool name as served declares of
+// tasks (tasklayer.TaskSupport); "" for a tool not served.
+func (s *Server) taskSupport(name string) string {
+	fi, ok := s.Function(name)
+	if !ok {
+		return ""
+	}
+	return tasklayer.TaskSupport(fi)
 }

@@ -1,7 +1,8 @@
 // Package sse writes server-sent events (HTML Living Standard, "Server-sent
 // events", text/event-stream) for every stream the host's own front ends
 // serve: /opentool/streamCall (opentoolapi) and /events (statusui). (/mcp's
-// streams are the MCP SDK's.) One frame is built in a caller's buffer and
+// streams are the MCP SDK's; Note and Data frame and read the events the
+// host writes between the SDK's.) One frame is built in a caller's buffer and
 // written in one Write under the response's write deadline, then flushed:
 // the reference Dart client loses frames split across reads, and a client
 // that does not read is cut off after the deadline instead of holding the
@@ -9,6 +10,7 @@
 package sse
 
 import (
+	"bytes"
 	"errors"
 	"net/http"
 	"strconv"
@@ -88,4 +90,28 @@ func Send(w http.ResponseWriter, rc *http.ResponseController, b []byte, d time.D
 		return err
 	}
 	return nil
+}
+
+// Note is the JSON-RPC notification of method (a name of [a-z/]: nothing
+// to escape) with params (a JSON object) as one event of MCP's streamable
+// HTTP transport (event message), for the notifications the host writes
+// between the MCP SDK's own on its streams.
+func Note(method string, params []byte) []byte {
+	b := Head(make([]byte, 0, len(params)+len(method)+64), "message")
+	b = append(b, `{"jsonrpc":"2.0","method":"`...)
+	b = append(b, method...)
+	b = append(b, `","params":`...)
+	b = append(b, params...)
+	return End(append(b, '}'))
+}
+
+// Data returns the data of p, one event as the MCP SDK writes it (one
+// "data: " line, the frame ended by a blank line), or nil when p is not
+// one.
+func Data(p []byte) []byte {
+	i := bytes.Index(p, []byte("data: "))
+	if i < 0 || i > 0 && p[i-1] != '\n' || !bytes.HasSuffix(p, []byte("\n\n")) {
+		return nil
+	}
+	return p[i+len("data: ") : len(p)-2]
 }

@@ -17,7 +17,7 @@ import (
 // with tasks/result (the CallToolResult, or the call's JSON-RPC error),
 // lists with tasks/list and cancels with tasks/cancel (the Task);
 // notifications/tasks/status carries a Task whose status changed. The
-// shapes here are shared by /mcp (package mcpapi, coretasks.go) and the
+// shapes here are shared by /mcp (package tasklayer, core.go) and the
 // host's MCP client (package mcpadapter, coretasks.go).
 
 // CoreRevision is the MCP revision whose core defines tasks; a session of

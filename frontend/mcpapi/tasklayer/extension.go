@@ -1,4 +1,4 @@
-package mcpapi
+package tasklayer
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/opentool-host/opentool-host/frontend/httpguard"
 	"github.com/opentool-host/opentool-host/frontend/keyview"
 	"github.com/opentool-host/opentool-host/host/access"
 	"github.com/opentool-host/opentool-host/host/tasks"
@@ -17,21 +18,20 @@ import (
 )
 
 // The MCP Tasks extension (io.modelcontextprotocol/tasks,
-// https://github.com/modelcontextprotocol/ext-tasks) on /mcp, with
-// Config.Tasks: a long tools/call is answered with a task handle that the
+// https://github.com/modelcontextprotocol/ext-tasks) on /mcp and stdio: a long tools/call is answered with a task handle that the
 // client polls, kept by package tasks so that replicas sharing a task
 // store answer for each other's tasks. The SDK knows nothing of tasks:
 // the capability is a server extension, tools/call goes through a
-// receiving middleware (taskMiddleware, inside accessMiddleware, so the
-// caller's grant is on its context), and tasks/get, tasks/update and
+// receiving middleware (taskMiddleware, inside the front end's access
+// middleware, so the caller's grant is on its context), and tasks/get, tasks/update and
 // tasks/cancel are custom methods (mcp.AddReceivingCustomMethod).
 //
 //	extension section             here
 //	Capability Negotiation        initialize and server/discover declare
-//	                              capabilities.extensions[TasksExtension];
+//	                              capabilities.extensions[mcptasks.Extension];
 //	                              a request opts in with
 //	                              _meta["io.modelcontextprotocol/clientCapabilities"]
-//	                              .extensions[TasksExtension] (mcptasks.Allows), and
+//	                              .extensions[mcptasks.Extension] (mcptasks.Allows), and
 //	                              only a request that does gets a task,
 //	                              whatever the session declared
 //	Task Creation                 a tools/call that opted in and has not ended
@@ -58,7 +58,7 @@ import (
 //	                              replica's next lease renewal on another)
 //	Task Update Requests          a plugin's request to the client during a
 //	                              task makes it input_required with the
-//	                              request under inputRequests (taskexec.go);
+//	                              request under inputRequests (exec.go);
 //	                              tasks/update: acknowledged, its
 //	                              inputResponses go to the requests that
 //	                              wait, any other key is ignored, as the
@@ -68,7 +68,7 @@ import (
 //	Task Status Notifications     notifications/tasks on a subscriptions/listen
 //	                              stream whose params.notifications.taskIds
 //	                              names tasks of the key and whose _meta opts
-//	                              in (tasknotify.go): acknowledged with the
+//	                              in (listen.go): acknowledged with the
 //	                              agreed ids, one notification (the
 //	                              DetailedTask of tasks/get) when each ends
 //	                              on this replica; -32021 without the opt-in
@@ -82,130 +82,94 @@ import (
 //	                              created it; each tasks/* request passes the
 //	                              key and rate checks of every request
 //
-// A plugin's function may require or forbid a task (taskexec.go). A tool
-// that an MCP server behind the host marks execution.taskSupport "required" is
-// called as a task by its adapter (package mcpadapter, tasks.go and
-// coretasks.go), so a plain tools/call of it is answered too; it is listed with taskSupport as the
-// server wrote it (tools.go, verbatim), so that a 2025-11-25 client may
-// ask for a core task (coretasks.go).
+// A plugin's function may require or forbid a task (exec.go). A tool
+// that an MCP server behind the host marks execution.taskSupport
+// "required" is called as a task by its adapter (package mcpadapter,
+// tasks.go and coretasks.go), so a plain tools/call of it is answered
+// too; it is listed with taskSupport as the server wrote it (package
+// mcpapi, verbatim.go), so that a 2025-11-25 client may ask for a core
+// task (core.go).
 // notifications/tasks goes around the SDK, onto the listen stream's
 // HTTP writer: the MCP Go SDK v1.8.0 gives a server no way to send a
 // notification it does not define (ServerSession sends only its own
 // kinds), nor a place for taskIds in subscriptions/listen.
-
-// TasksExtension is the extension's identifier (extension, "Extension
-// Identifier"): the key of capabilities.extensions in initialize and
-// server/discover, and of the client's per-request capabilities.
-const TasksExtension = mcptasks.Extension
-
-// CodeMissingRequiredClientCapability is the JSON-RPC error code of a
-// tasks/get, tasks/update or tasks/cancel from a client that did not
-// declare the extension on the request (extension, "Capability
-// Negotiation" and "Error Handling").
-const CodeMissingRequiredClientCapability = mcptasks.CodeMissingRequiredClientCapability
 
 // FrontEnd is the name of this front end in task records
 // (tasks.Origin.FrontEnd): tasks/get answers only for tasks started here
 // (another front end's result has another shape).
 const FrontEnd = "mcp"
 
-// addTasks serves the extension with s.cfg.Tasks: the capability is in
-// the server options already (New); this adds the tools/call middleware
-// and the tasks/* methods. Call it before the access middleware is
-// added, so that access runs first.
-func (s *Server) addTasks() {
-	s.srv.AddReceivingMiddleware(s.taskMiddleware)
-	must := func(err error) {
-		if err != nil {
-			panic(err) // only for a standard method's name: a bug here
-		}
-	}
-	// tasks/get and tasks/cancel are both dialects' (coretasks.go).
-	must(mcp.AddReceivingCustomMethod(s.srv, mcptasks.MethodGet, s.dialectGet))
-	must(mcp.AddReceivingCustomMethod(s.srv, mcptasks.MethodCancel, s.dialectCancel))
-	must(mcp.AddReceivingCustomMethod(s.srv, mcptasks.MethodUpdate, s.tasksUpdate))
-	must(mcp.AddReceivingCustomMethod(s.srv, mcptasks.MethodResult, s.coreResult))
-	must(mcp.AddReceivingCustomMethod(s.srv, mcptasks.MethodList, s.coreList))
-	s.srv.AddReceivingMiddleware(s.listenMiddleware, s.coreInitMiddleware)
-	s.cfg.Tasks.Watch(s.taskEnded) // for the Server's life, as the Manager's
-	s.cfg.Tasks.Watch(s.coreTaskEnded)
-}
-
 // taskMiddleware runs a tools/call that opted in as a task when it
 // outlives --task-after; every other request passes as it is.
-func (s *Server) taskMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+func (l *Layer) taskMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method != "tools/call" {
 			return next(ctx, method, req)
 		}
 		cr, ok := req.(*mcp.CallToolRequest)
-		if !ok || cr.Params == nil || !s.callable(ctx, cr.Params.Name) {
+		if !ok || cr.Params == nil || !l.callable(ctx, cr.Params.Name) {
 			return next(ctx, method, req)
 		}
-		ts := s.taskSupport(cr.Params.Name) // taskexec.go
+		ts := l.taskSupport(cr.Params.Name) // exec.go
 		switch {
 		case wantsCoreTask(cr) && ts == opentool.TaskSupportForbidden:
 			return nil, forbidsTask(cr.Params.Name)
 		case wantsCoreTask(cr):
-			return s.callAsCoreTask(ctx, next, method, cr)
+			return l.callAsCoreTask(ctx, next, method, cr)
 		case !mcptasks.Allows(cr.Params.Meta) && ts == opentool.TaskSupportRequired:
 			return nil, needsTask(cr, cr.Params.Name)
 		case !mcptasks.Allows(cr.Params.Meta), ts == opentool.TaskSupportForbidden:
 			return next(ctx, method, req)
 		}
-		return s.callAsTask(ctx, next, method, cr, ts == opentool.TaskSupportRequired)
+		return l.callAsTask(ctx, next, method, cr, ts == opentool.TaskSupportRequired)
 	}
 }
 
 // callable reports whether the caller of ctx may call tool name as
 // served now; a call of any other is answered plainly (unknown tool).
-func (s *Server) callable(ctx context.Context, name string) bool {
-	m := s.served.Load()
-	if m == nil {
-		return false
-	}
-	fi, ok := (*m)[name]
+func (l *Layer) callable(ctx context.Context, name string) bool {
+	fi, ok := l.cfg.Functions.Function(name)
 	return ok && keyview.MayCall(ctx, fi)
 }
 
 // callAsTask runs tools/call req through next (the SDK's call path and
-// Server.handler) under tasks.Manager.StartAfter: answered as is when it
+// the front end's tool handler) under tasks.Manager.StartAfter: answered as is when it
 // ends within --task-after, else with a CreateTaskResult while it goes
 // on; a call whose function requires a task (required) is one at once. Until it becomes a task, the request's end (the client gone, its
 // notifications/cancelled) cancels it as any call; after, only
 // tasks/cancel, the key's revocation or the host's shutdown do.
-func (s *Server) callAsTask(ctx context.Context, next mcp.MethodHandler, method string, req *mcp.CallToolRequest, required bool) (mcp.Result, error) {
-	ctx, stop := withRequestCancel(ctx) // a stateless POST's end ends the call until it is a task
+func (l *Layer) callAsTask(ctx context.Context, next mcp.MethodHandler, method string, req *mcp.CallToolRequest, required bool) (mcp.Result, error) {
+	ctx, stop := httpguard.WithRequestCancel(ctx) // a stateless POST's end ends the call until it is a task
 	defer stop()
 	ta := &taskAsk{required: required, decided: make(chan struct{})}
-	ctx = context.WithValue(ctx, taskAskKey{}, ta) // the plugin's requests wait in the task (taskexec.go)
+	ctx = context.WithValue(ctx, taskAskKey{}, ta) // the plugin's requests wait in the task (exec.go)
 	owner := access.GrantFrom(ctx).Name()
 	name := req.Params.Name
 	origin := tasks.Origin{FrontEnd: FrontEnd, Function: name}
 	if required {
-		return s.callAsRequiredTask(ctx, ta, owner, origin, s.taskRun(next, method, req, nil))
+		return l.callAsRequiredTask(ctx, ta, owner, origin, l.taskRun(next, method, req, nil))
 	}
 	var (
 		plain    mcp.Result // what next returned, for a call answered as is
 		plainErr error
 	)
-	run := s.taskRun(next, method, req, func(res mcp.Result, err error) { plain, plainErr = res, err })
-	_, rec, _ := s.cfg.Tasks.StartAfter(ctx, owner, origin, s.cfg.Tasks.After(), run)
+	run := l.taskRun(next, method, req, func(res mcp.Result, err error) { plain, plainErr = res, err })
+	_, rec, _ := l.cfg.Tasks.StartAfter(ctx, owner, origin, l.cfg.Tasks.After(), run)
 	ta.decide(rec)
 	if rec == nil {
 		return plain, plainErr // run ended: StartAfter waited for it
 	}
-	s.cfg.Logger.Debug("MCP call became a task", "tool", name, "task", rec.ID, "key", owner)
+	l.cfg.Logger.Debug("MCP call became a task", "tool", name, "task", rec.ID, "key", owner)
 	return &mcptasks.TaskResult{ResultType: mcptasks.ResultTypeTask, Detailed: rec.Detailed()}, nil
 }
 
 // taskRun is tools/call req run through next (the SDK's call path and
-// Server.handler) as a task's call (either dialect's): the request's end
-// does not end it (withRequestCancel), the key's revocation does. seen,
+// the front end's tool handler) as a task's call (either dialect's): the request's end
+// does not end it (httpguard.WithRequestCancel), the key's revocation does. seen,
 // when not nil, is given what next returned.
-func (s *Server) taskRun(next mcp.MethodHandler, method string, req *mcp.CallToolRequest, seen func(mcp.Result, error)) tasks.Run {
+func (l *Layer) taskRun(next mcp.MethodHandler, method string, req *mcp.CallToolRequest, seen func(mcp.Result, error)) tasks.Run {
 	return func(ctx context.Context) (json.RawMessage, error) {
-		ctx = context.WithValue(ctx, requestKey{}, nil)
+		ctx = httpguard.Unbind(ctx)
 		ctx, unbind := access.UntilRevoked(ctx)
 		defer unbind()
 		res, err := next(ctx, method, req)
@@ -236,19 +200,19 @@ func taskError(err error) error {
 // lookupTask returns task taskID as the caller of ctx may see it, or the
 // JSON-RPC error to answer method with (taskError): -32021 when meta does
 // not declare the extension.
-func (s *Server) lookupTask(ctx context.Context, method string, taskID string, meta map[string]any) (tasks.Record, error) {
+func (l *Layer) lookupTask(ctx context.Context, method string, taskID string, meta map[string]any) (tasks.Record, error) {
 	if !mcptasks.Allows(meta) {
 		return tasks.Record{}, mcptasks.MissingCapability(method)
 	}
-	if !validTaskID(taskID) {
-		return tasks.Record{}, s.storeError(method, taskID, tasks.ErrNotFound)
+	if !tasks.ValidID(taskID) {
+		return tasks.Record{}, l.storeError(method, taskID, tasks.ErrNotFound)
 	}
-	rec, err := s.cfg.Tasks.Get(ctx, access.GrantFrom(ctx).Name(), taskID)
+	rec, err := l.cfg.Tasks.Get(ctx, access.GrantFrom(ctx).Name(), taskID)
 	if err == nil && rec.Origin.FrontEnd != FrontEnd {
 		err = tasks.ErrNotFound // another front end's: its result has another shape
 	}
 	if err != nil {
-		return tasks.Record{}, s.storeError(method, taskID, err)
+		return tasks.Record{}, l.storeError(method, taskID, err)
 	}
 	return rec, nil
 }
@@ -257,35 +221,21 @@ func (s *Server) lookupTask(ctx context.Context, method string, taskID string, m
 // err (extension, "Error Handling"): -32602 for a task the key cannot
 // see (absent, expired, another key's or front end's, not an id), -32603
 // for a store that failed (logged).
-func (s *Server) storeError(method, taskID string, err error) error {
+func (l *Layer) storeError(method, taskID string, err error) error {
 	if errors.Is(err, tasks.ErrNotFound) {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
 			Message: fmt.Sprintf("Failed to retrieve task: Task not found: %q (no such task for this API key, or it expired)", taskID)}
 	}
-	s.cfg.Logger.Error("task store failed", "method", method, "task", taskID, "error", err)
+	l.cfg.Logger.Error("task store failed", "method", method, "task", taskID, "error", err)
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error: the task store failed; try again"}
 }
 
-// validTaskID reports whether id has the form of a task id (32 lower-case
-// hex digits, tasks.Record.ID).
-func validTaskID(id string) bool {
-	if len(id) != 32 {
-		return false
-	}
-	for _, c := range id {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
-
 // tasksGet serves tasks/get (extension, "Task Polling").
-func (s *Server) tasksGet(ctx context.Context, _ *mcp.ServerSession, p *mcptasks.TaskParams) (*mcptasks.TaskResult, error) {
+func (l *Layer) tasksGet(ctx context.Context, _ *mcp.ServerSession, p *mcptasks.TaskParams) (*mcptasks.TaskResult, error) {
 	if p == nil {
 		p = &mcptasks.TaskParams{}
 	}
-	rec, err := s.lookupTask(ctx, mcptasks.MethodGet, p.TaskID, p.Meta)
+	rec, err := l.lookupTask(ctx, mcptasks.MethodGet, p.TaskID, p.Meta)
 	if err != nil {
 		return nil, err
 	}
@@ -295,36 +245,36 @@ func (s *Server) tasksGet(ctx context.Context, _ *mcp.ServerSession, p *mcptasks
 // tasksCancel serves tasks/cancel (extension, "Task Cancellation"):
 // tasks.Manager.Cancel, cooperative and eventually consistent; an ended
 // task is left as it is.
-func (s *Server) tasksCancel(ctx context.Context, _ *mcp.ServerSession, p *mcptasks.TaskParams) (*mcptasks.AckResult, error) {
+func (l *Layer) tasksCancel(ctx context.Context, _ *mcp.ServerSession, p *mcptasks.TaskParams) (*mcptasks.AckResult, error) {
 	if p == nil {
 		p = &mcptasks.TaskParams{}
 	}
-	rec, err := s.lookupTask(ctx, mcptasks.MethodCancel, p.TaskID, p.Meta)
+	rec, err := l.lookupTask(ctx, mcptasks.MethodCancel, p.TaskID, p.Meta)
 	if err != nil {
 		return nil, err
 	}
 	if !rec.Status.Terminal() {
-		if err := s.cfg.Tasks.Cancel(ctx, rec.Owner, rec.ID); err != nil {
-			return nil, s.storeError(mcptasks.MethodCancel, rec.ID, err)
+		if err := l.cfg.Tasks.Cancel(ctx, rec.Owner, rec.ID); err != nil {
+			return nil, l.storeError(mcptasks.MethodCancel, rec.ID, err)
 		}
-		s.cfg.Logger.Debug("MCP task cancel requested", "task", rec.ID, "key", rec.Owner)
+		l.cfg.Logger.Debug("MCP task cancel requested", "task", rec.ID, "key", rec.Owner)
 	}
 	return &mcptasks.AckResult{ResultType: mcptasks.ResultTypeComplete}, nil
 }
 
 // tasksUpdate serves tasks/update (extension, "Task Update Requests"):
 // the responses go to the requests of the task's call that wait
-// (taskexec.go, answerTask); a response to a key no request waits for is
+// (exec.go, answerTask); a response to a key no request waits for is
 // ignored; the task must exist for the key.
-func (s *Server) tasksUpdate(ctx context.Context, _ *mcp.ServerSession, p *mcptasks.UpdateTaskParams) (*mcptasks.AckResult, error) {
+func (l *Layer) tasksUpdate(ctx context.Context, _ *mcp.ServerSession, p *mcptasks.UpdateTaskParams) (*mcptasks.AckResult, error) {
 	if p == nil {
 		p = &mcptasks.UpdateTaskParams{}
 	}
-	rec, err := s.lookupTask(ctx, mcptasks.MethodUpdate, p.TaskID, p.Meta)
+	rec, err := l.lookupTask(ctx, mcptasks.MethodUpdate, p.TaskID, p.Meta)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.answerTask(ctx, rec, p.InputResponses); err != nil {
+	if err := l.answerTask(ctx, rec, p.InputResponses); err != nil {
 		return nil, err
 	}
 	return &mcptasks.AckResult{ResultType: mcptasks.ResultTypeComplete}, nil

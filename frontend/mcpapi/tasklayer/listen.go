@@ -1,4 +1,4 @@
-package mcpapi
+package tasklayer
 
 import (
 	"bytes"
@@ -28,9 +28,9 @@ import (
 // acknowledgement. The host does the rest around it, on the HTTP stream:
 //
 //   - Before the SDK reads a listen POST (Mcp-Method:
-//     subscriptions/listen, one message), HTTPHandler.ServeHTTP reads
-//     params.notifications.taskIds from the body checkEnvelope buffered
-//     and, when the request's _meta declares the extension, agrees to
+//     subscriptions/listen, one message), the front end's HTTP handler
+//     gives its body to OpenListen, which reads
+//     params.notifications.taskIds and, when the request's _meta declares the extension, agrees to
 //     those of them that tasks/get would answer for the same API key and
 //     whose end this replica sees (ended already, or running here; at
 //     most maxListenTaskIDs); their ids are registered with the stream's
@@ -40,7 +40,7 @@ import (
 //     the stream open (the SDK ends one that agreed to nothing of its
 //     own) until the client goes, the host shuts down, or every agreed
 //     task has been notified ended.
-//   - The stream's writer (deadlineWriter with a taskListen) adds the
+//   - The stream's writer (the front end's, writing through the Listen) adds the
 //     agreed ids to the SDK's notifications/subscriptions/acknowledged as
 //     params.notifications.taskIds, and writes each notifications/tasks
 //     after it. The SDK writes each event with one Write call, so an event
@@ -56,14 +56,11 @@ import (
 // once. A task still running on another replica that shares the task
 // store is not agreed to here: only that replica sees it end.
 
-// Header names of the host's own use on MCP requests.
-const (
-	// listenHeader carries a listen POST's taskListen token from
-	// HTTPHandler.ServeHTTP to listenMiddleware, which sees the request's
-	// headers (mcp.RequestExtra.Header) but not its context. A client's
-	// own is removed first.
-	listenHeader = "Opentool-Task-Listen"
-)
+// ListenHeader is the request header that carries a listen POST's token
+// from OpenListen to listenMiddleware, which sees the request's headers
+// (mcp.RequestExtra.Header) but not its context. The transport removes a
+// client's own first.
+const ListenHeader = "Opentool-Task-Listen"
 
 // The methods of the listen stream.
 const (
@@ -77,18 +74,20 @@ const (
 // tasks.DefaultMaxPerOwner tasks by default).
 const maxListenTaskIDs = 100
 
-// taskListens are the listen streams of one Server that agreed to task
-// ids, by token and by task id.
+// taskListens are the listen streams of one Layer that named task ids,
+// by token and by task id.
 type taskListens struct {
 	mu      sync.Mutex
-	byToken map[string]*taskListen
-	byTask  map[string]map[*taskListen]struct{}
+	byToken map[string]*Listen
+	byTask  map[string]map[*Listen]struct{}
 }
 
-// taskListen is one listen stream that named task ids.
-type taskListen struct {
+// Listen is one listen stream (a subscriptions/listen POST) that named
+// task ids: the SDK's writes to the stream go through it (Write, Flush),
+// with the task notifications between them.
+type Listen struct {
 	owner   string // the API key's name ("" without keys)
-	token   string // listenHeader's value
+	token   string // ListenHeader's value
 	optedIn bool   // the request's _meta declares the extension
 
 	done    chan struct{} // closed when the POST ends
@@ -115,31 +114,30 @@ type listenRequest struct {
 	} `json:"params"`
 }
 
-// openTaskListen registers r, a listen POST, for the tasks it names,
-// writing to w with write deadline d, and returns its taskListen (nil
-// when it names none, or the Server has no tasks); close it with
-// closeTaskListen when the POST ends.
-func (s *Server) openTaskListen(w http.ResponseWriter, r *http.Request, d time.Duration, maxBody int64) *taskListen {
-	if s.cfg.Tasks == nil {
+// OpenListen registers r, a listen POST whose body (its one JSON-RPC
+// message, read whole) is body, for the tasks it names, writing to w with
+// write deadline d, and returns its Listen: nil when it names none, or l
+// is nil. Close it with CloseListen when the POST ends.
+func (l *Layer) OpenListen(w http.ResponseWriter, r *http.Request, d time.Duration, body []byte) *Listen {
+	if l == nil {
 		return nil
 	}
-	body, complete := bufferBody(r, maxBody)
 	var lr listenRequest
-	if !complete || json.Unmarshal(body, &lr) != nil || len(lr.Params.Notifications.TaskIDs) == 0 {
+	if json.Unmarshal(body, &lr) != nil || len(lr.Params.Notifications.TaskIDs) == 0 {
 		return nil
 	}
-	tl := &taskListen{
+	tl := &Listen{
 		owner: access.GrantFrom(r.Context()).Name(), token: rand.Text(), optedIn: mcptasks.Allows(lr.Params.Meta),
 		done: make(chan struct{}), allSent: make(chan struct{}), w: w, d: d, sent: map[string]bool{},
 	}
-	r.Header.Set(listenHeader, tl.token)
-	l := &s.listens
-	l.mu.Lock()
-	if l.byToken == nil {
-		l.byToken, l.byTask = map[string]*taskListen{}, map[string]map[*taskListen]struct{}{}
+	r.Header.Set(ListenHeader, tl.token)
+	ls := &l.listens
+	ls.mu.Lock()
+	if ls.byToken == nil {
+		ls.byToken, ls.byTask = map[string]*Listen{}, map[string]map[*Listen]struct{}{}
 	}
-	l.byToken[tl.token] = tl
-	l.mu.Unlock()
+	ls.byToken[tl.token] = tl
+	ls.mu.Unlock()
 	if !tl.optedIn {
 		return tl // listenMiddleware refuses it
 	}
@@ -148,18 +146,18 @@ func (s *Server) openTaskListen(w http.ResponseWriter, r *http.Request, d time.D
 		if len(seen) == maxListenTaskIDs {
 			break
 		}
-		if seen[id] || !validTaskID(id) {
+		if seen[id] || !tasks.ValidID(id) {
 			continue
 		}
 		seen[id] = true
 		// Registered before the look-up, so that an end between the two
-		// is reported (and sent once: taskListen.notify).
-		l.index(tl, id, true)
-		rec, err := s.cfg.Tasks.Get(r.Context(), tl.owner, id)
-		if err != nil || rec.Origin.FrontEnd != FrontEnd || !rec.Status.Terminal() && rec.Replica != s.cfg.Tasks.Replica() {
+		// is reported (and sent once: Listen.notify).
+		ls.index(tl, id, true)
+		rec, err := l.cfg.Tasks.Get(r.Context(), tl.owner, id)
+		if err != nil || rec.Origin.FrontEnd != FrontEnd || !rec.Status.Terminal() && rec.Replica != l.cfg.Tasks.Replica() {
 			// Not this key's MCP task, or one still running on another
 			// replica, whose end only that replica reports: not agreed.
-			l.index(tl, id, false)
+			ls.index(tl, id, false)
 			continue
 		}
 		tl.mu.Lock()
@@ -173,13 +171,13 @@ func (s *Server) openTaskListen(w http.ResponseWriter, r *http.Request, d time.D
 }
 
 // index adds tl to the streams of task id (add) or removes it.
-func (l *taskListens) index(tl *taskListen, id string, add bool) {
+func (l *taskListens) index(tl *Listen, id string, add bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	set := l.byTask[id]
 	if add {
 		if set == nil {
-			set = map[*taskListen]struct{}{}
+			set = map[*Listen]struct{}{}
 			l.byTask[id] = set
 		}
 		set[tl] = struct{}{}
@@ -191,19 +189,19 @@ func (l *taskListens) index(tl *taskListen, id string, add bool) {
 	}
 }
 
-// closeTaskListen unregisters tl once its POST has ended: nothing more
-// is written to it.
-func (s *Server) closeTaskListen(tl *taskListen) {
+// CloseListen unregisters tl once its POST has ended: nothing more is
+// written to it.
+func (l *Layer) CloseListen(tl *Listen) {
 	tl.mu.Lock()
 	tl.closed = true
 	ids := tl.ids
 	tl.mu.Unlock()
-	l := &s.listens
-	l.mu.Lock()
-	delete(l.byToken, tl.token)
-	l.mu.Unlock()
+	ls := &l.listens
+	ls.mu.Lock()
+	delete(ls.byToken, tl.token)
+	ls.mu.Unlock()
 	for _, id := range ids {
-		l.index(tl, id, false)
+		ls.index(tl, id, false)
 	}
 	close(tl.done)
 }
@@ -211,40 +209,40 @@ func (s *Server) closeTaskListen(tl *taskListen) {
 // taskEnded is the tasks.Manager.Watch hook: rec's streams each get its
 // notification, each on a goroutine of its own (a slow client holds only
 // its own stream, for at most the write deadline).
-func (s *Server) taskEnded(rec tasks.Record) {
+func (l *Layer) taskEnded(rec tasks.Record) {
 	if rec.Origin.FrontEnd != FrontEnd {
 		return
 	}
-	l := &s.listens
-	l.mu.Lock()
-	streams := make([]*taskListen, 0, len(l.byTask[rec.ID]))
-	for tl := range l.byTask[rec.ID] {
+	ls := &l.listens
+	ls.mu.Lock()
+	streams := make([]*Listen, 0, len(ls.byTask[rec.ID]))
+	for tl := range ls.byTask[rec.ID] {
 		if tl.owner == rec.Owner {
 			streams = append(streams, tl)
 		}
 	}
-	l.mu.Unlock()
+	ls.mu.Unlock()
 	for _, tl := range streams {
 		go tl.notify(rec)
 	}
 }
 
-// listenOf returns the taskListen of a listen request (nil when it named
+// listenOf returns the Listen of a listen request (nil when it named
 // no task ids).
-func (s *Server) listenOf(req mcp.Request) *taskListen {
+func (l *Layer) listenOf(ctx context.Context, req mcp.Request) *Listen {
 	extra := req.GetExtra()
 	if extra == nil || extra.Header == nil {
 		return nil
 	}
-	token := extra.Header.Get(listenHeader)
+	token := extra.Header.Get(ListenHeader)
 	if token == "" {
 		return nil
 	}
-	l := &s.listens
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	tl := l.byToken[token]
-	if tl == nil || tl.owner != grantOf(req).Name() {
+	ls := &l.listens
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	tl := ls.byToken[token]
+	if tl == nil || tl.owner != access.GrantFrom(ctx).Name() {
 		return nil
 	}
 	return tl
@@ -255,12 +253,12 @@ func (s *Server) listenOf(req mcp.Request) *taskListen {
 // Status Notifications", "Error Handling"); else the SDK's listen, and a
 // stream that agreed to tasks stays open until the POST or the listen
 // ends, or every agreed task has been notified ended.
-func (s *Server) listenMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+func (l *Layer) listenMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method != methodListen {
 			return next(ctx, method, req)
 		}
-		tl := s.listenOf(req)
+		tl := l.listenOf(ctx, req)
 		if tl == nil {
 			return next(ctx, method, req)
 		}
@@ -285,7 +283,7 @@ func (s *Server) listenMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 
 // notify sends rec, an ended task, on the stream once: at once when the
 // acknowledgement is out, else right after it.
-func (tl *taskListen) notify(rec tasks.Record) {
+func (tl *Listen) notify(rec tasks.Record) {
 	tl.mu.Lock()
 	defer tl.mu.Unlock()
 	if tl.closed || tl.sent[rec.ID] {
@@ -302,19 +300,19 @@ func (tl *taskListen) notify(rec tasks.Record) {
 	tl.checkAllSent()
 }
 
-// taskFrame is rec's notifications/tasks event (noteFrame): params the
+// taskFrame is rec's notifications/tasks event (sse.Note): params the
 // DetailedTask.
 func taskFrame(rec tasks.Record) ([]byte, error) {
 	params, err := json.Marshal(rec.Detailed())
 	if err != nil {
 		return nil, err
 	}
-	return noteFrame(methodTaskStatusNotif, params), nil
+	return sse.Note(methodTaskStatusNotif, params), nil
 }
 
 // checkAllSent closes allSent once every agreed task has been notified.
 // The caller holds tl.mu.
-func (tl *taskListen) checkAllSent() {
+func (tl *Listen) checkAllSent() {
 	if !tl.acked || len(tl.ids) == 0 || len(tl.sent) < len(tl.ids) {
 		return
 	}
@@ -325,10 +323,11 @@ func (tl *taskListen) checkAllSent() {
 	}
 }
 
-// write writes p, one event the SDK wrote on the stream: its
+// Write writes p, one event the SDK wrote on the stream (response: p is
+// the event of a JSON-RPC response), under the write deadline: its
 // acknowledgement with the agreed task ids added, followed by the tasks
 // that ended before it; the listen's response ends the stream.
-func (tl *taskListen) write(p []byte) (int, error) {
+func (tl *Listen) Write(p []byte, response bool) (int, error) {
 	tl.mu.Lock()
 	defer tl.mu.Unlock()
 	httpguard.SetWriteDeadline(tl.w, tl.d)
@@ -357,34 +356,24 @@ func (tl *taskListen) write(p []byte) (int, error) {
 		}
 		tl.pending = nil
 		tl.checkAllSent()
-	case isResponseEvent(p):
+	case response:
 		tl.closed = true
 	}
 	return len(p), nil
 }
 
-// flush flushes the stream under the write deadline.
-func (tl *taskListen) flush() error {
+// Flush flushes the stream under the write deadline.
+func (tl *Listen) Flush() error {
 	tl.mu.Lock()
 	defer tl.mu.Unlock()
 	httpguard.SetWriteDeadline(tl.w, tl.d)
 	return http.NewResponseController(tl.w).Flush()
 }
 
-// eventData returns the data of p, one server-sent event as the SDK
-// writes it (one data line), or nil.
-func eventData(p []byte) []byte {
-	i := bytes.Index(p, []byte("data: "))
-	if i < 0 || i > 0 && p[i-1] != '\n' || !bytes.HasSuffix(p, []byte("\n\n")) {
-		return nil
-	}
-	return p[i+len("data: ") : len(p)-2]
-}
-
 // isAck reports whether p is the event of the SDK's
 // notifications/subscriptions/acknowledged.
 func isAck(p []byte) bool {
-	data := eventData(p)
+	data := sse.Data(p)
 	if data == nil || !bytes.Contains(data, []byte(methodListenAck)) {
 		return false
 	}
@@ -399,7 +388,7 @@ func isAck(p []byte) bool {
 // Notifications": the ids the server agreed to); p as it is when ids is
 // empty or p does not decode.
 func withTaskIDs(p []byte, ids []string) []byte {
-	data := eventData(p)
+	data := sse.Data(p)
 	if len(ids) == 0 || data == nil {
 		return p
 	}

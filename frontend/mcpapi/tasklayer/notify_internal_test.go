@@ -1,4 +1,4 @@
-package mcpapi
+package tasklayer
 
 import "testing"
 

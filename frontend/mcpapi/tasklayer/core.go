@@ -1,11 +1,10 @@
-package mcpapi
+package tasklayer
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"slices"
 	"sync"
 	"time"
@@ -16,20 +15,22 @@ import (
 	"github.com/opentool-host/opentool-host/host/access"
 	"github.com/opentool-host/opentool-host/host/tasks"
 	"github.com/opentool-host/opentool-host/host/tasks/mcptasks"
+	"github.com/opentool-host/opentool-host/internal/mcpsession"
 	"github.com/opentool-host/opentool-host/internal/strictjson"
 )
 
 // The core tasks of MCP 2025-11-25 (package mcptasks, core.go) on /mcp
-// and stdio, with Config.Tasks, beside the extension (tasks.go), for the clients of
-// that revision that use them (the TypeScript SDK's
+// and stdio, beside the extension (extension.go), for the clients of that
+// revision that use them (the TypeScript SDK's
 // client.experimental.tasks):
 //
 //	spec                         here
 //	capabilities.tasks           in the initialize result of a session of
 //	                             2025-11-25: list, cancel, requests.tools.call
-//	tools/call with params.task  (the SDK drops params.task: the host reads
-//	                             it from the HTTP body, or the stdio message,
-//	                             stdioConn, and marks it, coreTaskHeader),
+//	tools/call with params.task  (the SDK drops params.task: the front end
+//	                             reads it from the HTTP body, or the stdio
+//	                             message, AsksCoreTask, and marks it,
+//	                             CoreTaskHeader),
 //	                             a call of a tool the key may call: answered at
 //	                             once with a CreateTaskResult ({"task":Task},
 //	                             working); the call runs as a host task
@@ -55,47 +56,32 @@ import (
 //	                             extension's dialect (a 2026-07-28 client, or
 //	                             _meta opting in): -32601, as the extension
 //	                             says (it removed them), answered by the
-//	                             transport (coreOnlyAsked)
+//	                             transport (CoreOnlyAsked)
 //
 // A request of tasks/get or tasks/cancel is the extension's when its _meta
 // opts in to the extension, or its client speaks 2026-07-28, or it names
 // an extension task of the key (answered -32021 without the opt-in, as
 // the extension says); else it is the core's. notifications/tasks/status
-// goes to the session that created the task (corenotify.go).
+// goes to the session that created the task (notify.go).
 
 // FrontEndCore is the name of the core dialect in task records
 // (tasks.Origin.FrontEnd): the core's tasks/* answer only for tasks
 // started by a core tools/call, the extension's only for its own.
 const FrontEndCore = "mcp-core"
 
-// coreTaskHeader carries, from HTTPHandler.ServeHTTP to the task
-// middleware, that a tools/call POST has params.task (an object): the
-// SDK's CallToolParamsRaw has no such member. A client's own is removed
-// first.
-const coreTaskHeader = "Opentool-Core-Task"
+// CoreTaskHeader is the request header that carries, from the
+// transport to the task middleware (mcp.RequestExtra.Header), that a
+// tools/call has params.task (an object: AsksCoreTask): the SDK's
+// CallToolParamsRaw has no such member. The transport removes a client's
+// own first.
+const CoreTaskHeader = "Opentool-Core-Task"
 
 // coreListPage is how many tasks one tasks/list page holds.
 const coreListPage = 50
 
-// markCoreTask sets coreTaskHeader on r, a single tools/call POST, when
-// its params.task is an object; it removes a client's own first.
-func markCoreTask(r *http.Request, m *message, maxBody int64) {
-	r.Header.Del(coreTaskHeader)
-	if m == nil || m.method != "tools/call" {
-		return
-	}
-	body, complete := bufferBody(r, maxBody)
-	if !complete {
-		return
-	}
-	if asksCoreTask(strictjson.Member(body, "params")) {
-		r.Header.Set(coreTaskHeader, "1")
-	}
-}
-
-// asksCoreTask reports whether params, a tools/call's (JSON), has
+// AsksCoreTask reports whether params, a tools/call's (JSON), has
 // params.task as an object.
-func asksCoreTask(params []byte) bool {
+func AsksCoreTask(params []byte) bool {
 	task := strictjson.Member(params, "task")
 	return len(task) > 0 && task[0] == '{'
 }
@@ -105,14 +91,14 @@ func asksCoreTask(params []byte) bool {
 // revision, and its _meta does not opt in to the extension.
 func wantsCoreTask(req *mcp.CallToolRequest) bool {
 	extra := req.GetExtra()
-	return extra != nil && extra.Header.Get(coreTaskHeader) != "" &&
-		!speaksSessionless(req.Session) && !mcptasks.Allows(req.Params.Meta)
+	return extra != nil && extra.Header.Get(CoreTaskHeader) != "" &&
+		!mcpsession.SpeaksSessionless(req.Session) && !mcptasks.Allows(req.Params.Meta)
 }
 
 // coreInitMiddleware adds capabilities.tasks to the initialize result of
 // a session of 2025-11-25 (the SDK's ServerCapabilities has no such
 // member).
-func (s *Server) coreInitMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+func (l *Layer) coreInitMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
 		if ir, ok := res.(*mcp.InitializeResult); ok && err == nil && method == "initialize" && ir.ProtocolVersion == mcptasks.CoreRevision {
@@ -152,23 +138,23 @@ func (r *coreInitResult) MarshalJSON() ([]byte, error) {
 // callAsCoreTask starts tools/call req as a core task at once and
 // answers its CreateTaskResult. Errors: -32603 when the task cannot be
 // created (the key's task cap, the store).
-func (s *Server) callAsCoreTask(ctx context.Context, next mcp.MethodHandler, method string, req *mcp.CallToolRequest) (mcp.Result, error) {
+func (l *Layer) callAsCoreTask(ctx context.Context, next mcp.MethodHandler, method string, req *mcp.CallToolRequest) (mcp.Result, error) {
 	owner := access.GrantFrom(ctx).Name()
 	origin := tasks.Origin{FrontEnd: FrontEndCore, Function: req.Params.Name}
 	relay := newCoreRelay(owner)
 	ctx = context.WithValue(ctx, coreRelayKey{}, relay) // the call's context carries it (StartFrom)
-	rec, err := s.cfg.Tasks.StartFrom(ctx, owner, origin, s.taskRun(next, method, req, nil))
+	rec, err := l.cfg.Tasks.StartFrom(ctx, owner, origin, l.taskRun(next, method, req, nil))
 	if err != nil {
-		s.cfg.Logger.Warn("core MCP task not created", "tool", req.Params.Name, "key", owner, "error", err)
+		l.cfg.Logger.Warn("core MCP task not created", "tool", req.Params.Name, "key", owner, "error", err)
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("the task was not created: %v", err)}
 	}
-	s.cfg.Logger.Debug("MCP call started as a core task", "tool", req.Params.Name, "task", rec.ID, "key", owner)
+	l.cfg.Logger.Debug("MCP call started as a core task", "tool", req.Params.Name, "task", rec.ID, "key", owner)
 	// Followed after its creation: a task that ended meanwhile (Watch
 	// found no session to notify) is notified here, once (sinks).
-	s.notes.follow(req.Session, owner, rec.ID)
+	l.follow(req.Session, owner, rec.ID)
 	relay.id.Store(&rec.ID)
-	if now, err := s.cfg.Tasks.Get(ctx, owner, rec.ID); err == nil && now.Status.Terminal() {
-		s.notifyCore(now, true)
+	if now, err := l.cfg.Tasks.Get(ctx, owner, rec.ID); err == nil && now.Status.Terminal() {
+		l.notifyCore(now, true)
 	}
 	return &mcptasks.CreateTaskResult{Task: mcptasks.CoreTask(rec)}, nil
 }
@@ -193,50 +179,50 @@ func answer[R any](v R, err error) (*taskAnswer, error) {
 
 // speaksCore reports whether a tasks/get or tasks/cancel of task id is of
 // the core dialect (see above).
-func (s *Server) speaksCore(ctx context.Context, ss *mcp.ServerSession, p *mcptasks.TaskParams) bool {
-	if mcptasks.Allows(p.Meta) || ss != nil && speaksSessionless(ss) {
+func (l *Layer) speaksCore(ctx context.Context, ss *mcp.ServerSession, p *mcptasks.TaskParams) bool {
+	if mcptasks.Allows(p.Meta) || ss != nil && mcpsession.SpeaksSessionless(ss) {
 		return false
 	}
-	if !validTaskID(p.TaskID) {
+	if !tasks.ValidID(p.TaskID) {
 		return true
 	}
-	rec, err := s.cfg.Tasks.Get(ctx, access.GrantFrom(ctx).Name(), p.TaskID)
+	rec, err := l.cfg.Tasks.Get(ctx, access.GrantFrom(ctx).Name(), p.TaskID)
 	return err != nil || rec.Origin.FrontEnd != FrontEnd
 }
 
 // dialectGet serves tasks/get in either dialect.
-func (s *Server) dialectGet(ctx context.Context, ss *mcp.ServerSession, p *mcptasks.TaskParams) (*taskAnswer, error) {
+func (l *Layer) dialectGet(ctx context.Context, ss *mcp.ServerSession, p *mcptasks.TaskParams) (*taskAnswer, error) {
 	if p == nil {
 		p = &mcptasks.TaskParams{}
 	}
-	if s.speaksCore(ctx, ss, p) {
-		rec, err := s.lookupCoreTask(ctx, mcptasks.MethodGet, p.TaskID)
+	if l.speaksCore(ctx, ss, p) {
+		rec, err := l.lookupCoreTask(ctx, mcptasks.MethodGet, p.TaskID)
 		return answer(&mcptasks.CoreTaskResult{Task: mcptasks.CoreTask(rec)}, err)
 	}
-	return answer(s.tasksGet(ctx, ss, p))
+	return answer(l.tasksGet(ctx, ss, p))
 }
 
 // dialectCancel serves tasks/cancel in either dialect; the core's answers
 // the Task as stored after the cancel was asked for (the call ends
 // cooperatively: it may still say working), -32602 for an ended task.
-func (s *Server) dialectCancel(ctx context.Context, ss *mcp.ServerSession, p *mcptasks.TaskParams) (*taskAnswer, error) {
+func (l *Layer) dialectCancel(ctx context.Context, ss *mcp.ServerSession, p *mcptasks.TaskParams) (*taskAnswer, error) {
 	if p == nil {
 		p = &mcptasks.TaskParams{}
 	}
-	if !s.speaksCore(ctx, ss, p) {
-		return answer(s.tasksCancel(ctx, ss, p))
+	if !l.speaksCore(ctx, ss, p) {
+		return answer(l.tasksCancel(ctx, ss, p))
 	}
-	rec, err := s.lookupCoreTask(ctx, mcptasks.MethodCancel, p.TaskID)
+	rec, err := l.lookupCoreTask(ctx, mcptasks.MethodCancel, p.TaskID)
 	if err != nil {
 		return nil, err
 	}
 	if rec.Status.Terminal() {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("Cannot cancel task: already in terminal status %q", rec.Status)}
 	}
-	if err := s.cfg.Tasks.Cancel(ctx, rec.Owner, rec.ID); err != nil {
-		return nil, s.storeError(mcptasks.MethodCancel, rec.ID, err)
+	if err := l.cfg.Tasks.Cancel(ctx, rec.Owner, rec.ID); err != nil {
+		return nil, l.storeError(mcptasks.MethodCancel, rec.ID, err)
 	}
-	if again, err := s.cfg.Tasks.Get(ctx, rec.Owner, rec.ID); err == nil {
+	if again, err := l.cfg.Tasks.Get(ctx, rec.Owner, rec.ID); err == nil {
 		rec = again
 	}
 	return answer(&mcptasks.CoreTaskResult{Task: mcptasks.CoreTask(rec)}, nil)
@@ -245,16 +231,16 @@ func (s *Server) dialectCancel(ctx context.Context, ss *mcp.ServerSession, p *mc
 // lookupCoreTask returns core task taskID as the caller of ctx may see
 // it, or the JSON-RPC error of method (storeError): -32602 for one it
 // cannot see.
-func (s *Server) lookupCoreTask(ctx context.Context, method, taskID string) (tasks.Record, error) {
-	if !validTaskID(taskID) {
-		return tasks.Record{}, s.storeError(method, taskID, tasks.ErrNotFound)
+func (l *Layer) lookupCoreTask(ctx context.Context, method, taskID string) (tasks.Record, error) {
+	if !tasks.ValidID(taskID) {
+		return tasks.Record{}, l.storeError(method, taskID, tasks.ErrNotFound)
 	}
-	rec, err := s.cfg.Tasks.Get(ctx, access.GrantFrom(ctx).Name(), taskID)
+	rec, err := l.cfg.Tasks.Get(ctx, access.GrantFrom(ctx).Name(), taskID)
 	if err == nil && rec.Origin.FrontEnd != FrontEndCore {
 		err = tasks.ErrNotFound
 	}
 	if err != nil {
-		return tasks.Record{}, s.storeError(method, taskID, err)
+		return tasks.Record{}, l.storeError(method, taskID, err)
 	}
 	return rec, nil
 }
@@ -263,7 +249,7 @@ func (s *Server) lookupCoreTask(ctx context.Context, method, taskID string) (tas
 // _meta meta is of the extension's dialect (its client speaks 2026-07-28,
 // or meta opts in to the extension), which has no such method.
 func coreOnlyRefused(ss *mcp.ServerSession, meta map[string]any) bool {
-	return mcptasks.Allows(meta) || ss != nil && speaksSessionless(ss)
+	return mcptasks.Allows(meta) || ss != nil && mcpsession.SpeaksSessionless(ss)
 }
 
 // coreOnly is the -32601 answering method, a method of the core tasks
@@ -274,15 +260,14 @@ func coreOnly(method string) *jsonrpc.Error {
 		Message: fmt.Sprintf("Method not found: %s is a method of the core tasks of MCP %s, not of the %s extension", method, mcptasks.CoreRevision, mcptasks.Extension)}
 }
 
-// coreOnlyAsked returns coreOnly's error for a request of method whose
+// CoreOnlyAsked returns the -32601 error for a request of method whose
 // protocol version (its MCP-Protocol-Version header or its _meta's,
 // "" for none) and params (JSON) say it is of the extension's dialect
-// and method one of the core's own (coreOnlyRefused); else nil. The
-// transports answer it before the SDK reads the request (HTTPHandler,
-// stdioConn): the SDK's connection replaces the message of every -32601
-// a handler returns by its own ("method not found: METHOD"), which would
-// not say why.
-func coreOnlyAsked(method, version string, params []byte) *jsonrpc.Error {
+// and method one of the core's own (tasks/result, tasks/list); else nil.
+// The transports answer it before the SDK reads the request: the SDK's
+// connection replaces the message of every -32601 a handler returns by
+// its own ("method not found: METHOD"), which would not say why.
+func CoreOnlyAsked(method, version string, params []byte) *jsonrpc.Error {
 	if method != mcptasks.MethodResult && method != mcptasks.MethodList {
 		return nil
 	}
@@ -290,7 +275,7 @@ func coreOnlyAsked(method, version string, params []byte) *jsonrpc.Error {
 	if raw := strictjson.Member(params, "_meta"); raw != nil {
 		_ = json.Unmarshal(raw, &meta)
 	}
-	if version >= firstSessionlessRevision || mcptasks.Allows(meta) {
+	if version >= mcpsession.SessionlessRevision || mcptasks.Allows(meta) {
 		return coreOnly(method)
 	}
 	return nil
@@ -298,14 +283,14 @@ func coreOnlyAsked(method, version string, params []byte) *jsonrpc.Error {
 
 // coreResult serves tasks/result: it waits until the task ends (or the
 // request does), then answers its outcome (see above).
-func (s *Server) coreResult(ctx context.Context, ss *mcp.ServerSession, p *mcptasks.TaskParams) (*taskAnswer, error) {
+func (l *Layer) coreResult(ctx context.Context, ss *mcp.ServerSession, p *mcptasks.TaskParams) (*taskAnswer, error) {
 	if p == nil {
 		p = &mcptasks.TaskParams{}
 	}
 	if coreOnlyRefused(ss, p.Meta) {
 		return nil, coreOnly(mcptasks.MethodResult)
 	}
-	rec, err := s.awaitCoreTask(ctx, p.TaskID)
+	rec, err := l.awaitCoreTask(ctx, p.TaskID)
 	if err != nil {
 		return nil, err
 	}
@@ -330,17 +315,17 @@ func (s *Server) coreResult(ctx context.Context, ss *mcp.ServerSession, p *mcpta
 // Manager's Watch when it ends here, re-read every poll interval (a task
 // run by another replica). Errors: lookupCoreTask's, and the request's
 // end (-32603 naming it).
-func (s *Server) awaitCoreTask(ctx context.Context, id string) (tasks.Record, error) {
+func (l *Layer) awaitCoreTask(ctx context.Context, id string) (tasks.Record, error) {
 	ended := make(chan struct{})
 	var once sync.Once
-	stop := s.cfg.Tasks.Watch(func(rec tasks.Record) {
+	stop := l.cfg.Tasks.Watch(func(rec tasks.Record) {
 		if rec.ID == id {
 			once.Do(func() { close(ended) })
 		}
 	})
 	defer stop()
 	for {
-		rec, err := s.lookupCoreTask(ctx, mcptasks.MethodResult, id)
+		rec, err := l.lookupCoreTask(ctx, mcptasks.MethodResult, id)
 		if err != nil || rec.Status.Terminal() {
 			return rec, err
 		}
@@ -380,16 +365,16 @@ func withRelatedTask(result json.RawMessage, id string) (json.RawMessage, error)
 // coreList serves tasks/list: a page of the key's core tasks after the
 // cursor (the last task id of the page before). Errors: -32602 for a
 // cursor that names none of them, storeError's.
-func (s *Server) coreList(ctx context.Context, ss *mcp.ServerSession, p *mcptasks.ListParams) (*mcptasks.ListResult, error) {
+func (l *Layer) coreList(ctx context.Context, ss *mcp.ServerSession, p *mcptasks.ListParams) (*mcptasks.ListResult, error) {
 	if p == nil {
 		p = &mcptasks.ListParams{}
 	}
 	if coreOnlyRefused(ss, p.Meta) {
 		return nil, coreOnly(mcptasks.MethodList)
 	}
-	recs, err := s.cfg.Tasks.List(ctx, access.GrantFrom(ctx).Name(), FrontEndCore)
+	recs, err := l.cfg.Tasks.List(ctx, access.GrantFrom(ctx).Name(), FrontEndCore)
 	if err != nil {
-		return nil, s.storeError(mcptasks.MethodList, "", err)
+		return nil, l.storeError(mcptasks.MethodList, "", err)
 	}
 	from := 0
 	if p.Cursor != "" {

@@ -1,0 +1,234 @@
+package mcpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/opentool-host/opentool-host/frontend/httpguard"
+	"github.com/opentool-host/opentool-host/frontend/mcpapi/tasklayer"
+	"github.com/opentool-host/opentool-host/frontend/sse"
+	"github.com/opentool-host/opentool-host/host/access"
+	"github.com/opentool-host/opentool-host/host/tasks/mcptasks"
+	"github.com/opentool-host/opentool-host/internal/strictjson"
+)
+
+// A session's channels to its client outside a request, for the
+// notifications the host writes around the MCP Go SDK (which sends only
+// the ones it defines: ServerSession's sending methods are fixed), the
+// core tasks' notifications/tasks/status (tasklayer, notify.go):
+//
+//	transport           the channel
+//	/mcp with sessions  the session's standalone GET stream (the one the
+//	                    SDK accepted: 200, no Last-Event-ID), as one SSE
+//	                    event written between the SDK's, under the
+//	                    stream's mutex (sessionStream)
+//	stdio               the client's connection (Server.Stdio): one
+//	                    JSON-RPC message written by the SDK's own writer,
+//	                    which serializes writes
+//	stateless /mcp      none: no session, no stream to carry it
+
+// errStreamEnded is a note to a stream that has ended.
+var errStreamEnded = errors.New("the client's stream has ended")
+
+// channels are the sinks of a Server's sessions (tasklayer.Channels).
+type channels struct {
+	mu      sync.Mutex
+	stdio   tasklayer.Sink                         // the stdio client (Server.Stdio); nil on HTTP
+	streams map[string]map[*sessionStream]struct{} // Mcp-Session-Id → its standalone GET streams
+}
+
+// Sinks implements tasklayer.Channels: the stdio client, else the
+// accepted GET streams of session opened by owner.
+func (c *channels) Sinks(session, owner string) []tasklayer.Sink {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stdio != nil {
+		return []tasklayer.Sink{c.stdio}
+	}
+	var out []tasklayer.Sink
+	for st := range c.streams[session] {
+		if st.owner == owner && st.accepted() {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// OnStdio implements tasklayer.Channels: whether the Server serves a
+// stdio client (Server.Stdio connected); it then has no stateless
+// requests.
+func (c *channels) OnStdio() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stdio != nil
+}
+
+// sessionStream is the standalone GET stream of a session (with
+// sessions): the SDK's writes and the host's notifications go through
+// its mutex, so that each event is written whole.
+type sessionStream struct {
+	owner string // the API key's name ("" without keys)
+	w     http.ResponseWriter
+	d     time.Duration // write deadline of each write and flush
+
+	mu     sync.Mutex  // guards every write to w
+	ok     atomic.Bool // the SDK accepted the stream (200)
+	closed atomic.Bool // the GET ended, or a write failed
+}
+
+// accepted reports whether the SDK serves the stream and it is open
+// (without waiting for a write in progress).
+func (st *sessionStream) accepted() bool { return st.ok.Load() && !st.closed.Load() }
+
+// Note implements tasklayer.Sink: one SSE event, flushed.
+func (st *sessionStream) Note(method string, params json.RawMessage) error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.closed.Load() {
+		return errStreamEnded
+	}
+	err := sse.Send(st.w, http.NewResponseController(st.w), sse.Note(method, params), st.d)
+	if err != nil {
+		st.closed.Store(true)
+	}
+	return err
+}
+
+// writeHeader records the SDK's status of the stream and writes it.
+func (st *sessionStream) writeHeader(code int) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.ok.Store(code == http.StatusOK)
+	st.w.WriteHeader(code)
+}
+
+// write writes p, what the SDK wrote, under the write deadline.
+func (st *sessionStream) write(p []byte) (int, error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	httpguard.SetWriteDeadline(st.w, st.d)
+	n, err := st.w.Write(p)
+	if err != nil {
+		st.closed.Store(true)
+	}
+	return n, err
+}
+
+// flush flushes the stream under the write deadline.
+func (st *sessionStream) flush() error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	httpguard.SetWriteDeadline(st.w, st.d)
+	return http.NewResponseController(st.w).Flush()
+}
+
+// openSessionStream registers r, a session's GET that opens its
+// standalone stream (no Last-Event-ID), written through w with write
+// deadline d, and returns it (nil for any other request); close it with
+// closeSessionStream when the GET ends.
+func (s *Server) openSessionStream(w http.ResponseWriter, r *http.Request, d time.Duration) *sessionStream {
+	id := r.Header.Get("Mcp-Session-Id")
+	if r.Method != http.MethodGet || id == "" || r.Header.Get("Last-Event-ID") != "" {
+		return nil
+	}
+	st := &sessionStream{owner: access.GrantFrom(r.Context()).Name(), w: w, d: d}
+	n := &s.chans
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.streams == nil {
+		n.streams = map[string]map[*sessionStream]struct{}{}
+	}
+	if n.streams[id] == nil {
+		n.streams[id] = map[*sessionStream]struct{}{}
+	}
+	n.streams[id][st] = struct{}{}
+	return st
+}
+
+// closeSessionStream unregisters st, the GET stream of session id.
+func (s *Server) closeSessionStream(id string, st *sessionStream) {
+	st.mu.Lock() // a note being written ends first
+	st.closed.Store(true)
+	st.mu.Unlock()
+	n := &s.chans
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	delete(n.streams[id], st)
+	if len(n.streams[id]) == 0 {
+		delete(n.streams, id)
+	}
+}
+
+// Stdio returns t, the transport of the one client of a stdio server
+// (mcp.StdioTransport), as the transport to connect s.MCP() with: the
+// host's own notifications (notifications/tasks/status) reach that
+// client through it, and a tools/call's params.task (which the SDK's
+// CallToolParamsRaw drops) reaches the task middleware. Use it for one
+// connection only.
+func (s *Server) Stdio(t mcp.Transport) mcp.Transport { return &stdioTransport{Transport: t, s: s} }
+
+// stdioTransport is Server.Stdio's transport.
+type stdioTransport struct {
+	mcp.Transport
+	s *Server
+}
+
+// Connect implements mcp.Transport: the connection is s's stdio sink.
+func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sc := &stdioConn{Connection: c}
+	t.s.chans.mu.Lock()
+	t.s.chans.stdio = sc
+	t.s.chans.mu.Unlock()
+	return sc, nil
+}
+
+// stdioConn is the stdio client's connection.
+type stdioConn struct{ mcp.Connection }
+
+// Read implements mcp.Connection: a tools/call whose params.task is an
+// object is marked for the task middleware (tasklayer.CoreTaskHeader on
+// its RequestExtra, as markCoreTask marks an HTTP one); a core-only
+// method in the extension's dialect is answered here
+// (tasklayer.CoreOnlyAsked), and the next message read.
+func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		msg, err := c.Connection.Read(ctx)
+		req, ok := msg.(*jsonrpc.Request)
+		if !ok || err != nil {
+			return msg, err
+		}
+		switch req.Method {
+		case "tools/call":
+			if tasklayer.AsksCoreTask(req.Params) {
+				req.Extra = &mcp.RequestExtra{Header: http.Header{tasklayer.CoreTaskHeader: {"1"}}}
+			}
+		case mcptasks.MethodResult, mcptasks.MethodList:
+			version := jsonString(strictjson.Member(req.Params, "_meta", metaProtocolVersion))
+			if je := tasklayer.CoreOnlyAsked(req.Method, version, req.Params); je != nil && req.IsCall() {
+				if err := c.Write(ctx, &jsonrpc.Response{ID: req.ID, Error: je}); err != nil {
+					return nil, err
+				}
+				continue
+			}
+		}
+		return msg, err
+	}
+}
+
+// Note implements tasklayer.Sink: one JSON-RPC notification, written by
+// the SDK's writer (which serializes writes).
+func (c *stdioConn) Note(method string, params json.RawMessage) error {
+	return c.Write(context.Background(), &jsonrpc.Request{Method: method, Params: params})
+}
