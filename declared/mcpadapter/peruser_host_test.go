@@ -1,0 +1,187 @@
+package mcpadapter_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"golang.org/x/oauth2"
+
+	"github.com/opentool-host/opentool-host/declared"
+	"github.com/opentool-host/opentool-host/declared/oauthlogin"
+	"github.com/opentool-host/opentool-host/frontend/mcpapi"
+	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/testkit"
+)
+
+// userServer is a protected MCP server on 127.0.0.1 that knows two
+// users' tokens and answers each call with the user whose token it
+// carried; it keeps every Authorization header and request it got.
+type userServer struct {
+	url    string
+	tokens map[string]string // token -> user
+
+	mu      sync.Mutex
+	calls   []string // the user of each tools/call, in order
+	headers []string // every request's Authorization header
+}
+
+func startUserServer(t *testing.T, tokens map[string]string) *userServer {
+	us := &userServer{tokens: tokens}
+	s := mcp.NewServer(&mcp.Implementation{Name: "far", Version: "1.0.0"}, nil)
+	s.AddTool(&mcp.Tool{Name: "whoami", InputSchema: map[string]any{"type": "object"}}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		who := req.Extra.TokenInfo.UserID
+		us.mu.Lock()
+		us.calls = append(us.calls, who)
+		us.mu.Unlock()
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: who}}}, nil
+	})
+	verify := func(_ context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
+		who, ok := us.tokens[tok]
+		if !ok {
+			return nil, auth.ErrInvalidToken
+		}
+		return &auth.TokenInfo{UserID: who}, nil
+	}
+	mux := http.NewServeMux()
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	var protected http.Handler
+	mux.Handle("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		us.mu.Lock()
+		us.headers = append(us.headers, r.Header.Get("Authorization"))
+		us.mu.Unlock()
+		protected.ServeHTTP(w, r)
+	}))
+	us.url = testkit.Serve(t, mux)
+	mux.Handle("/.well-known/oauth-protected-resource/mcp", auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
+		Resource: us.url + "/mcp", AuthorizationServers: []string{us.url},
+	}))
+	protected = auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{
+		ResourceMetadataURL: us.url + "/.well-known/oauth-protected-resource/mcp", AllowMissingExpiration: true,
+	})(h)
+	return us
+}
+
+// fakeLogins begins a login with a link naming the server and principal.
+type fakeLogins struct{ base string }
+
+func (f fakeLogins) Begin(_ context.Context, server, principal string) (string, error) {
+	return f.base + "/login?server=" + server + "&as=" + principal, nil
+}
+
+// TestPerUserCredentials: a server declared "credentials": "per-user"
+// gets each caller's call with that caller's own token: alice's calls
+// reach it as alice and bob's as bob, interleaved, so that no session
+// lends one's token to the other; carol, who holds no token, gets
+// needs_login (retryable) with her own login link and the server sees
+// no request of hers; bob, once his token is deleted, gets the link
+// too; no token appears in the host's log.
+func TestPerUserCredentials(t *testing.T) {
+	const aliceTok, bobTok = "tok-alice-5f1e0c7d", "tok-bob-99a3b2c1"
+	srv := startUserServer(t, map[string]string{aliceTok: "alice", bobTok: "bob"})
+	store := &oauthlogin.MemoryStore{}
+	for p, tok := range map[string]string{"alice": aliceTok, "bob": bobTok} {
+		if err := store.Put("far", p, &oauth2.Token{AccessToken: tok, TokenType: "Bearer"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var logged testkit.SyncBuffer
+	h, _ := declaredHost(t, "far", map[string]any{"url": srv.url + "/mcp", "oauth": map[string]any{}, "credentials": "per-user"}, nil, func(c *host.Config) {
+		c.Declared = declared.ServeWith(declared.Options{Tokens: store, Logins: fakeLogins{base: "https://login.example"}})
+		c.Logger = hclog.New(&hclog.LoggerOptions{Output: &logged, Level: hclog.Trace})
+	}, mcpapi.HTTPOptions{})
+	as := func(p string) context.Context { return host.WithCaller(context.Background(), host.Caller{Key: p}) }
+	whoami := func(p string) (string, error) {
+		res, err := h.Call(as(p), "whoami", []byte(`{}`))
+		if err != nil {
+			return "", err
+		}
+		return string(res), nil
+	}
+	for i := range 3 {
+		for _, p := range []string{"alice", "bob"} {
+			got, err := whoami(p)
+			if err != nil {
+				t.Fatalf("call %d as %s: %v", i, p, err)
+			}
+			if !strings.Contains(got, `"`+p+`"`) {
+				t.Fatalf("call %d as %s reached the server as %s", i, p, got)
+			}
+		}
+	}
+	srv.mu.Lock()
+	n := len(srv.headers)
+	srv.mu.Unlock()
+
+	_, err := whoami("carol")
+	e := host.AsError(err)
+	if e == nil || e.Kind != host.KindNeedsLogin || !e.Kind.Retryable() {
+		t.Fatalf("carol without a token: %v, want needs_login", err)
+	}
+	if want := "https://login.example/login?server=far&as=carol"; e.Login != want || !strings.Contains(e.Message, want) {
+		t.Errorf("carol's login is %q (message %q), want %q", e.Login, e.Message, want)
+	}
+	srv.mu.Lock()
+	if len(srv.headers) != n {
+		t.Errorf("carol's call reached the server: %q", srv.headers[n:])
+	}
+	srv.mu.Unlock()
+
+	if err := store.Delete("far", "bob"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = whoami("bob")
+	if e := host.AsError(err); e == nil || e.Kind != host.KindNeedsLogin || !strings.Contains(e.Login, "as=bob") {
+		t.Fatalf("bob after his token was deleted: %v, want needs_login with his link", err)
+	}
+	if got, err := whoami("alice"); err != nil || !strings.Contains(got, `"alice"`) {
+		t.Fatalf("alice after bob's logout: %q, %v", got, err)
+	}
+
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	want := []string{"alice", "bob", "alice", "bob", "alice", "bob", "alice"}
+	if strings.Join(srv.calls, ",") != strings.Join(want, ",") {
+		t.Errorf("the server's calls were made as %q, want %q", srv.calls, want)
+	}
+	for _, hd := range srv.headers {
+		if hd != "" && hd != "Bearer "+aliceTok && hd != "Bearer "+bobTok {
+			t.Errorf("the server got Authorization %q", hd)
+		}
+	}
+	for _, tok := range []string{aliceTok, bobTok} {
+		if strings.Contains(logged.String(), tok) {
+			t.Errorf("the host's log holds the token %q", tok)
+		}
+	}
+}
+
+// TestPerUserNeedsAPrincipal: a caller without a principal (keys off)
+// is refused by a per-user server, which never uses another's token.
+func TestPerUserNeedsAPrincipal(t *testing.T) {
+	srv := startUserServer(t, map[string]string{"tok-a": "alice"})
+	store := &oauthlogin.MemoryStore{}
+	_ = store.Put("far", "alice", &oauth2.Token{AccessToken: "tok-a"})
+	h, _ := declaredHost(t, "far", map[string]any{"url": srv.url + "/mcp", "oauth": map[string]any{}, "credentials": "per-user"}, nil, func(c *host.Config) {
+		c.Declared = declared.ServeWith(declared.Options{Tokens: store})
+	}, mcpapi.HTTPOptions{})
+	_, err := h.Call(context.Background(), "whoami", []byte(`{}`))
+	if err == nil || !strings.Contains(err.Error(), "no principal") {
+		t.Fatalf("a call without a principal: %v, want the refusal", err)
+	}
+	if errors.Is(err, host.KindNeedsLogin) {
+		t.Errorf("a caller without a principal cannot log in: %v", err)
+	}
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	if len(srv.calls) != 0 {
+		t.Errorf("the server got calls %q", srv.calls)
+	}
+}
