@@ -2,14 +2,18 @@ package mcpadapter_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
@@ -17,7 +21,10 @@ import (
 	"github.com/opentool-host/opentool-host/declared"
 	"github.com/opentool-host/opentool-host/declared/oauthlogin"
 	"github.com/opentool-host/opentool-host/frontend/mcpapi"
+	"github.com/opentool-host/opentool-host/frontend/opentoolapi"
+	"github.com/opentool-host/opentool-host/frontend/route"
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/access"
 	"github.com/opentool-host/opentool-host/testkit"
 )
 
@@ -183,5 +190,113 @@ func TestPerUserNeedsAPrincipal(t *testing.T) {
 	defer srv.mu.Unlock()
 	if len(srv.calls) != 0 {
 		t.Errorf("the server got calls %q", srv.calls)
+	}
+}
+
+// bearer adds Authorization: Bearer key to every request.
+type bearer struct{ key string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.key)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestPerUserLoginLinkInEachProtocol: through /mcp and /opentool/call
+// behind two API keys, the first key's principal (api-key-1) holds a
+// token and is served as its user; the second's gets its own login link:
+// an MCP client that declared URL-mode elicitation as the JSON-RPC
+// error -32042 with the link as its one URL elicitation,
+// one that did not as an isError result with _meta's login, and
+// /opentool/call as data.kind needs_login with data.login.
+func TestPerUserLoginLinkInEachProtocol(t *testing.T) {
+	srv := startUserServer(t, map[string]string{"tok-k1-7c2d": "alice"})
+	store := &oauthlogin.MemoryStore{}
+	_ = store.Put("far", "api-key-1", &oauth2.Token{AccessToken: "tok-k1-7c2d"})
+	dir := t.TempDir()
+	d, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"far": map[string]any{"url": srv.url + "/mcp", "oauth": map[string]any{}, "credentials": "per-user"}}})
+	if err := os.WriteFile(filepath.Join(dir, "far.mcp.json"), d, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := testkit.StartHost(t, func(c *host.Config) {
+		c.Dir, c.CallTimeout = dir, hostBound
+		c.Declared = declared.ServeWith(declared.Options{Tokens: store, Logins: fakeLogins{base: "https://login.example"}})
+	})
+	guard, err := access.New(access.Config{Keys: []string{"key-one", "key-two"}, Tag: func(ctx context.Context, name string) context.Context {
+		return host.WithCaller(ctx, host.Caller{Key: name})
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle(mcpapi.Path, mcpapi.New(h, mcpapi.Config{Logger: testkit.Logger(t)}).Handler(mcpapi.HTTPOptions{Sessions: true}))
+	mux.Handle("/", route.Mux(opentoolapi.New(h, opentoolapi.Config{Version: "test", Logger: testkit.Logger(t)}).Routes()))
+	base := testkit.Serve(t, guard.Middleware(mux))
+	const link = "https://login.example/login?server=far&as=api-key-2"
+
+	connect := func(key string, opts *mcp.ClientOptions) *mcp.ClientSession {
+		t.Helper()
+		c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, opts)
+		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: base + mcpapi.Path, HTTPClient: &http.Client{Transport: bearer{key}}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cs.Close() })
+		return cs
+	}
+	one := connect("key-one", nil)
+	res, err := one.CallTool(context.Background(), &mcp.CallToolParams{Name: "whoami"})
+	if err != nil || res.IsError || len(res.Content) != 1 || res.Content[0].(*mcp.TextContent).Text != "alice" {
+		t.Fatalf("key-one's call: %+v, %v", res, err)
+	}
+
+	two := connect("key-two", &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}},
+	})
+	_, err = two.CallTool(context.Background(), &mcp.CallToolParams{Name: "whoami"})
+	var je *jsonrpc.Error
+	if !errors.As(err, &je) || je.Code != mcp.CodeURLElicitationRequired {
+		t.Fatalf("key-two with URL elicitation: %v, want the JSON-RPC error -32042", err)
+	}
+	var data struct {
+		Elicitations []mcp.ElicitParams `json:"elicitations"`
+	}
+	if err := json.Unmarshal(je.Data, &data); err != nil || len(data.Elicitations) != 1 || data.Elicitations[0].Mode != "url" || data.Elicitations[0].URL != link || data.Elicitations[0].ElicitationID == "" {
+		t.Errorf("key-two's -32042 data: %s (%v), want one URL elicitation of %s", je.Data, err, link)
+	}
+
+	plain := connect("key-two", nil)
+	res, err = plain.CallTool(context.Background(), &mcp.CallToolParams{Name: "whoami"})
+	if err != nil || !res.IsError {
+		t.Fatalf("key-two without URL elicitation: %+v, %v; want an isError result", res, err)
+	}
+	meta, _ := res.Meta[mcpapi.ErrorMetaKey].(map[string]any)
+	if meta["kind"] != "needs_login" || meta["login"] != link || meta["retryable"] != true || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, link) {
+		t.Errorf("key-two's result: %v %+v", meta, res.Content[0])
+	}
+
+	req, _ := http.NewRequest(http.MethodPost, base+"/opentool/call", strings.NewReader(`{"jsonrpc":"2.0","method":"whoami","params":{},"id":"1"}`))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := (&http.Client{Transport: bearer{"key-two"}}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Error struct {
+			Message string         `json:"message"`
+			Data    map[string]any `json:"data"`
+		} `json:"error"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	if body.Error.Data["kind"] != "needs_login" || body.Error.Data["login"] != link || !strings.Contains(body.Error.Message, link) {
+		t.Errorf("/opentool/call as key-two: %+v", body.Error)
+	}
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	if strings.Join(srv.calls, ",") != "alice" {
+		t.Errorf("the server's calls: %q, want alice's one", srv.calls)
 	}
 }
