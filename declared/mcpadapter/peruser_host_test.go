@@ -88,7 +88,8 @@ func (f fakeLogins) Begin(_ context.Context, server, principal string) (string, 
 // reach it as alice and bob's as bob, interleaved, so that no session
 // lends one's token to the other; carol, who holds no token, gets
 // needs_login (retryable) with her own login link and the server sees
-// no request of hers; bob, once his token is deleted, gets the link
+// no request of hers; dave, whose token the server refuses (and cannot
+// be refreshed), gets his; bob, once his token is deleted, gets the link
 // too; no token appears in the host's log.
 func TestPerUserCredentials(t *testing.T) {
 	const aliceTok, bobTok = "tok-alice-5f1e0c7d", "tok-bob-99a3b2c1"
@@ -141,6 +142,14 @@ func TestPerUserCredentials(t *testing.T) {
 	}
 	srv.mu.Unlock()
 
+	if err := store.Put("far", "dave", &oauth2.Token{AccessToken: "tok-dave-not-known"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = whoami("dave")
+	if e := host.AsError(err); e == nil || e.Kind != host.KindNeedsLogin || !strings.Contains(e.Login, "as=dave") || !strings.Contains(e.Message, "refused") {
+		t.Fatalf("dave, whose token the server refuses: %v, want needs_login with his link", err)
+	}
+
 	if err := store.Delete("far", "bob"); err != nil {
 		t.Fatal(err)
 	}
@@ -159,11 +168,11 @@ func TestPerUserCredentials(t *testing.T) {
 		t.Errorf("the server's calls were made as %q, want %q", srv.calls, want)
 	}
 	for _, hd := range srv.headers {
-		if hd != "" && hd != "Bearer "+aliceTok && hd != "Bearer "+bobTok {
+		if hd != "" && hd != "Bearer "+aliceTok && hd != "Bearer "+bobTok && hd != "Bearer tok-dave-not-known" {
 			t.Errorf("the server got Authorization %q", hd)
 		}
 	}
-	for _, tok := range []string{aliceTok, bobTok} {
+	for _, tok := range []string{aliceTok, bobTok, "tok-dave-not-known"} {
 		if strings.Contains(logged.String(), tok) {
 			t.Errorf("the host's log holds the token %q", tok)
 		}
