@@ -105,9 +105,8 @@ func TestPerUserCredentials(t *testing.T) {
 		c.Declared = declared.ServeWith(declared.Options{Tokens: store, Logins: fakeLogins{base: "https://login.example"}})
 		c.Logger = hclog.New(&hclog.LoggerOptions{Output: &logged, Level: hclog.Trace})
 	}, mcpapi.HTTPOptions{})
-	as := func(p string) context.Context { return host.WithCaller(context.Background(), host.Caller{Key: p}) }
 	whoami := func(p string) (string, error) {
-		res, err := h.Call(as(p), "whoami", []byte(`{}`))
+		res, err := h.Call(as(t, p), "whoami", []byte(`{}`))
 		if err != nil {
 			return "", err
 		}
@@ -308,4 +307,29 @@ func TestPerUserLoginLinkInEachProtocol(t *testing.T) {
 	if strings.Join(srv.calls, ",") != "alice" {
 		t.Errorf("the server's calls: %q, want alice's one", srv.calls)
 	}
+}
+
+// TestPerUserNeedsTheTokenKey: a host that keeps no tokens (declared.Serve,
+// no --oauth-token-key) fails a per-user server at its start, saying
+// what it needs, and sends the server nothing.
+func TestPerUserNeedsTheTokenKey(t *testing.T) {
+	srv := startUserServer(t, map[string]string{})
+	h, _ := declaredHostBy(t, testkit.StartHostAsIs, "far", map[string]any{"url": srv.url + "/mcp", "oauth": map[string]any{}, "credentials": "per-user"}, nil, nil, mcpapi.HTTPOptions{})
+	_, err := h.Call(as(t, "alice"), "whoami", []byte(`{}`))
+	if err == nil {
+		t.Fatal("a per-user server served without a token store")
+	}
+	if st := farStatus(h); !strings.Contains(st.LastError, "--oauth-token-key") {
+		t.Errorf("far's status: %s %q, want the failure naming --oauth-token-key", st.State, st.LastError)
+	}
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	if len(srv.headers) != 0 {
+		t.Errorf("the server got %d requests", len(srv.headers))
+	}
+}
+
+// as is a context of a call by principal p.
+func as(_ *testing.T, p string) context.Context {
+	return host.WithCaller(context.Background(), host.Caller{Key: p})
 }
