@@ -11,11 +11,13 @@ package declared
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/opentool-host/opentool-host/declared/cmdtool"
 	"github.com/opentool-host/opentool-host/declared/mcpadapter"
+	"github.com/opentool-host/opentool-host/declared/oauthlogin"
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
 	"github.com/opentool-host/opentool-host/internal/wire"
 	"github.com/opentool-host/opentool-host/pluginsdk"
@@ -47,14 +49,38 @@ func Serve(l decl.Launch, s *launcher.Starter, log hclog.Logger) wire.Local {
 // notifications/roots/list_changed reach the server
 // (mcpadapter.Options.Sole). Give it as core.Config.Declared.
 func ServeFor(sole *mcpsession.Sole) func(decl.Launch, *launcher.Starter, hclog.Logger) wire.Local {
+	return ServeWith(Options{Sole: sole})
+}
+
+// Options are what ServeWith's declared MCP servers share beyond their
+// declarations.
+type Options struct {
+	// Sole is the host's only MCP client (stdio), as ServeFor's.
+	Sole *mcpsession.Sole
+	// Tokens holds the tokens of servers declared "credentials":
+	// "per-user", by server and principal, and Logins begins a
+	// principal's login (mcpadapter.Options.Tokens, Logins). A per-user
+	// server without Tokens fails at its start, saying it needs
+	// --oauth-token-key.
+	Tokens oauthlogin.Store
+	Logins oauthlogin.Logins
+}
+
+// ServeWith returns Serve for a host with o: give it as
+// core.Config.Declared.
+func ServeWith(o Options) func(decl.Launch, *launcher.Starter, hclog.Logger) wire.Local {
+	sole := o.Sole
 	return func(l decl.Launch, s *launcher.Starter, log hclog.Logger) wire.Local {
+		if l.Commands == nil && l.Server.PerUser() && o.Tokens == nil {
+			return pluginsdk.Local(unrunnable{fmt.Errorf("MCP server %q: its credentials are per-user, and this host keeps no tokens: start it with --oauth-token-key", l.Name)})
+		}
 		if err := checkPrograms(l, s, log); err != nil {
 			return pluginsdk.Local(unrunnable{err})
 		}
 		if l.Commands != nil {
 			return pluginsdk.Local(cmdtool.New(l, s))
 		}
-		return inline{pluginsdk.Local(mcpadapter.New(l, log, mcpadapter.Options{Starter: s, Shared: l.Server.Sessions == decl.SessionsShared, MaxSessions: l.Server.MaxSessions, MaxSessionsPerKey: l.Server.MaxSessionsPerKey, SharedIdle: l.Server.SharedIdle, Sole: sole}))}
+		return inline{pluginsdk.Local(mcpadapter.New(l, log, mcpadapter.Options{Starter: s, Shared: l.Server.Sessions == decl.SessionsShared, MaxSessions: l.Server.MaxSessions, MaxSessionsPerKey: l.Server.MaxSessionsPerKey, SharedIdle: l.Server.SharedIdle, Sole: sole, Tokens: o.Tokens, Logins: o.Logins}))}
 	}
 }
 

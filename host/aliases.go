@@ -52,6 +52,7 @@ const (
 	KindBusy           = core.KindBusy
 	KindCanceled       = core.KindCanceled
 	KindResultRejected = core.KindResultRejected
+	KindNeedsLogin     = core.KindNeedsLogin
 )
 
 // Sentinels for errors.Is, one per kind, and ErrClosed (core's).

@@ -32,6 +32,13 @@ type Error struct {
 	// retryable) with Message, while the plugin itself keeps running.
 	// It never crosses a connection.
 	Exited string `json:"-"`
+	// Login, set only by a plugin served in the host's process (Local),
+	// says the caller must log in to the plugin's server first (a
+	// declared server with per-user credentials, package mcpadapter):
+	// the URL to open, or the command to run. The host reports the call
+	// as needs_login (retryable once logged in) with Message and Login.
+	// It never crosses a connection.
+	Login string `json:"-"`
 }
 
 // Error returns the message with its code, e.g. "tool error 400: b must not be 0".

@@ -157,7 +157,7 @@ func (s *server) callFrame(ctx context.Context, cf *wire.CallFrame, out wire.Cal
 	if e == nil {
 		return nil
 	}
-	return &wire.ToolError{Code: e.Code, Message: e.Message, Exited: e.Exited != "", Status: e.Exited}
+	return &wire.ToolError{Code: e.Code, Message: e.Message, Exited: e.Exited != "", Status: e.Exited, Login: e.Login}
 }
 
 // watchCancel ends the call's context when the host sends cancel or the

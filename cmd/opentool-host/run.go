@@ -101,7 +101,7 @@ var serveCategories = map[string]string{
 	"task-max-per-key": "Tasks", "task-max-bytes-per-key": "Tasks",
 	"tool-search": "Tool search", "tool-search-threshold": "Tool search",
 	"oauth-issuer": "OAuth", "oauth-resource": "OAuth", "oauth-introspection": "OAuth",
-	"oauth-introspection-client": "OAuth", "oauth-introspection-secret-file": "OAuth",
+	"oauth-introspection-client": "OAuth", "oauth-introspection-secret-file": "OAuth", "oauth-token-key": "OAuth",
 	"code-mode": "Code mode", "code-runner": "Code mode", "code-timeout": "Code mode", "code-max-calls": "Code mode",
 }
 
@@ -127,6 +127,9 @@ func runAction(c *cli.Context) error {
 	}
 	oauthCfg, err := oauthConfig(c, hcfg.Secrets)
 	if err != nil {
+		return err
+	}
+	if hcfg.Declared, err = declaredConfig(c, hcfg.Secrets); err != nil {
 		return err
 	}
 	// Signals are caught from here on: one that arrives while the

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/opentool-host/opentool-host/declared/oauthlogin"
 	"github.com/opentool-host/opentool-host/host/tasks/mcptasks"
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
 	"github.com/opentool-host/opentool-host/pluginsdk"
@@ -93,6 +94,13 @@ type Options struct {
 	// notifications/roots/list_changed (relay.go). nil: none (the HTTP
 	// front ends' many clients).
 	Sole *mcpsession.Sole
+
+	// Tokens holds the principals' tokens of a server declared
+	// "credentials": "per-user" (peruser.go), and Logins begins their
+	// logins (nil: a caller without a token is told the command that
+	// logs in). A per-user server without Tokens fails at its start.
+	Tokens oauthlogin.Store
+	Logins oauthlogin.Logins
 }
 
 // withDefaults fills the zero fields.
@@ -167,6 +175,7 @@ type Adapter struct {
 	toolLists   toolLists   // the tools new upstream sessions were listed, by client (clients.go)
 	coreTasks   atomic.Bool // initialize declared core tasks for tools/call (coretasks.go)
 	watches     taskWatches // the core tasks awaited, for the server's status notifications (coretasks.go)
+	users       *users      // each principal's own Adapter, for a per-user server (peruser.go); nil otherwise
 }
 
 var (
@@ -197,6 +206,15 @@ func New(l decl.Launch, log hclog.Logger, opts Options) *Adapter {
 		ready:      make(chan struct{}),
 		relay:      newRelay(l.Name, log),
 		oauth:      newOAuthClient(l.Server),
+	}
+	if l.Server.PerUser() {
+		a.opts.Shared = true // the listing session serves no caller's session (peruser.go)
+		a.users = &users{m: map[string]*user{}}
+		if opts.Tokens == nil {
+			a.oauth = oauthClient{err: fmt.Errorf("MCP server %q: its credentials are per-user, and the host keeps no tokens: start it with --oauth-token-key", l.Name)}
+		} else {
+			a.oauth = oauthClient{h: &tokenHandler{store: opts.Tokens, logins: opts.Logins, server: l.Name, principal: a.listingPrincipal}}
+		}
 	}
 	a.park.woke = make(chan struct{}, 1)
 	a.relay.sole = opts.Sole
@@ -335,6 +353,14 @@ func (a *Adapter) CallResult(ctx context.Context, name string, args []byte) (plu
 // its result, with the result's JSON as the server sent it (nil for a
 // task's result, or one over maxRawResult). Errors: as CallJSON's.
 func (a *Adapter) callTool(ctx context.Context, name string, args []byte) (*mcp.CallToolResult, json.RawMessage, error) {
+	if a.perUser() { // the caller's own user, with its own token (peruser.go)
+		u, release, err := a.userFor(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer release()
+		return u.callTool(ctx, name, args)
+	}
 	if err := a.connected(ctx); err != nil {
 		return nil, nil, pluginsdk.ToolFailure("%v", err)
 	}

@@ -64,6 +64,7 @@ func (a *Adapter) Catalog(ctx context.Context) (*pluginsdk.Catalog, error) {
 	defer a.mu.RUnlock()
 	c := a.cat
 	c.SharedTools = a.opts.Shared
+	c.Subscribe = c.Subscribe && !a.perUser() // peruser.go
 	return &c, nil
 }
 
@@ -80,6 +81,17 @@ func (a *Adapter) CatalogChanged() <-chan pluginsdk.CatalogChange { return a.cat
 func (a *Adapter) HandleMCP(ctx context.Context, method string, params json.RawMessage) (any, error) {
 	if err := a.connected(ctx); err != nil {
 		return nil, &pluginsdk.RPCError{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+	}
+	if a.perUser() && method != "tools/list" { // the caller's own user (peruser.go)
+		if method == "resources/subscribe" || method == "resources/unsubscribe" {
+			return nil, &pluginsdk.RPCError{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("MCP server %q: %s is not served for per-user credentials", a.launch.Name, method)}
+		}
+		u, release, err := a.userFor(ctx)
+		if err != nil {
+			return nil, loginRPCError(a.launch.Name, method, err)
+		}
+		defer release()
+		return u.HandleMCP(ctx, method, params)
 	}
 	defer a.hold(ctx)()
 	if method == "tools/list" {

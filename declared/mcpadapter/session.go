@@ -54,6 +54,9 @@ const maxTools = 10000
 //     the server given Options.TerminateGrace, then SIGTERM, then
 //     SIGKILL).
 func (a *Adapter) Run(ctx context.Context) error {
+	if a.perUser() {
+		defer a.runUsers(ctx)()
+	}
 	cs, proc, err := a.connect(ctx)
 	if err != nil {
 		return err

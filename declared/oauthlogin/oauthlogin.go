@@ -12,6 +12,7 @@ package oauthlogin
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 
 	"golang.org/x/oauth2"
@@ -80,4 +81,40 @@ func (s *MemoryStore) Delete(server, principal string) error {
 	defer s.mu.Unlock()
 	delete(s.m, [2]string{server, principal})
 	return nil
+}
+
+// Lister is a Store that can say who holds a token for a server: the
+// host lists a per-user server's tools with one of them (package
+// mcpadapter). A Store that is not a Lister leaves such a server
+// unlisted, "needs authorization", until it is.
+type Lister interface {
+	// Principals returns the principals holding a token for server, in
+	// a stable order (sorted); none is not an error.
+	Principals(server string) ([]string, error)
+}
+
+// Refresher renews a token at its server's authorization server (the
+// refresh_token grant, with the resource of RFC 8707). A Logins that is
+// one lets the host refresh a per-user token before it expires, and when
+// the server refuses it, without a new login; the new token is put back
+// in the Store under the same (server, principal).
+type Refresher interface {
+	// Refresh returns the token that replaces t for server. Errors: t
+	// has no refresh token, the authorization server refused it, or its
+	// metadata could not be fetched.
+	Refresh(ctx context.Context, server string, t *oauth2.Token) (*oauth2.Token, error)
+}
+
+// Principals implements Lister.
+func (s *MemoryStore) Principals(server string) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for k := range s.m {
+		if k[0] == server {
+			out = append(out, k[1])
+		}
+	}
+	slices.Sort(out)
+	return out, nil
 }

@@ -2,8 +2,11 @@ package mcpapi
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net/url"
 
 	"go.opentelemetry.io/otel/propagation"
 
@@ -19,7 +22,8 @@ import (
 // host's view of the failure as JSON: {"kind": host.Kind, "plugin",
 // "code" (the tool's own code, tool errors only), "status" (the exit
 // status, plugin_exited only), "faults" ([{"path","message"}],
-// invalid_params only), "retryable" (host.Kind.Retryable)}. Models read
+// invalid_params only), "login" (where to log in, needs_login only),
+// "retryable" (host.Kind.Retryable)}. Models read
 // the text block; programs may read this.
 const ErrorMetaKey = "opentool-host/error"
 
@@ -78,6 +82,9 @@ func (s *Server) call(ctx context.Context, req *mcp.CallToolRequest, name string
 	ctx = host.WithExchange(ctx, s.exchange(ctx, req))
 	res, err := s.h.CallResult(ctx, name, args)
 	if je := refused(); je != nil {
+		return nil, je
+	}
+	if je := loginRequired(req.Session, err); je != nil {
 		return nil, je
 	}
 	if err == nil && res.MCP {
@@ -213,6 +220,37 @@ func (s *Server) callError(name string, err error) (*mcp.CallToolResult, error) 
 	}, nil
 }
 
+// loginRequired is the answer to a call that failed with err when its
+// caller must log in first (host.KindNeedsLogin) and the client ss
+// declared URL-mode elicitation (capabilities.elicitation.url, MCP
+// 2025-11-25 "Elicitation", URL mode): the JSON-RPC error -32042
+// (URLElicitationRequiredError) with one URL elicitation, the login
+// link, whose id is the link's own; nil for any other error or client,
+// which callError answers (an isError result whose text and
+// _meta[ErrorMetaKey].login carry the link).
+func loginRequired(ss *mcp.ServerSession, err error) error {
+	e := host.AsError(err)
+	if e == nil || e.Kind != host.KindNeedsLogin || ss == nil || !isURL(e.Login) {
+		return nil
+	}
+	ip := ss.InitializeParams()
+	if ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil || ip.Capabilities.Elicitation.URL == nil {
+		return nil
+	}
+	sum := sha256.Sum256([]byte(e.Login))
+	return mcp.URLElicitationRequiredError([]*mcp.ElicitParams{{
+		Mode: "url", URL: e.Login, ElicitationID: "login-" + hex.EncodeToString(sum[:8]),
+		Message: fmt.Sprintf("Log in to %s to use %s: open the link, then call again.", e.Plugin, e.Function),
+	}})
+}
+
+// isURL reports whether s is an http or https URL (a login link, not a
+// command to run).
+func isURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != ""
+}
+
 // errorMeta is the value of _meta[ErrorMetaKey] for e.
 func errorMeta(e *host.Error) map[string]any {
 	m := map[string]any{"kind": e.Kind, "retryable": e.Kind.Retryable()}
@@ -224,6 +262,9 @@ func errorMeta(e *host.Error) map[string]any {
 	}
 	if e.Status != "" {
 		m["status"] = e.Status
+	}
+	if e.Login != "" {
+		m["login"] = e.Login
 	}
 	if len(e.Faults) > 0 {
 		m["faults"] = e.Faults

@@ -22,7 +22,9 @@ import (
 //   - KindCanceled while the client is gone → nil;
 //   - every other kind (plugin exited, failed, stopped, busy, timed out,
 //     result rejected, transport) → -32603 with the error's message and
-//     data {"kind", "plugin"} (and "status" for an exit). A plugin's
+//     data {"kind", "plugin"} (and "status" for an exit; "login", the
+//     link to log in at or the command to run, for needs_login, which
+//     is retryable once the caller has logged in). A plugin's
 //     stderr is never sent; the host logs it.
 func (s *Server) rpcError(ctx context.Context, fn string, err error) *jsonrpc.Error {
 	e := core.AsError(err)
@@ -56,6 +58,9 @@ func (s *Server) rpcError(ctx context.Context, fn string, err error) *jsonrpc.Er
 	}
 	if e.Status != "" {
 		data["status"] = e.Status
+	}
+	if e.Login != "" {
+		data["login"] = e.Login
 	}
 	s.cfg.Logger.Warn("call failed", "function", fn, "kind", e.Kind, "error", e, "cause", e.Err)
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: e.Error(), Data: data}

@@ -207,6 +207,8 @@ func (h *Server) toolError(toolID string, t *tool, err error) *ToolError {
 		if strings.Contains(e.Message, "more than") {
 			te.Message = "The tool's result is too large."
 		}
+	case core.KindNeedsLogin:
+		te.Message = "Log in first, then call again: " + e.Login
 	case core.KindBusy, core.KindExited, core.KindStopped:
 		te.RetryAfterMs = RetryAfter.Milliseconds()
 	}

@@ -273,6 +273,7 @@ func TestErrorMapping(t *testing.T) {
 		{&core.Error{Kind: core.KindTool, Plugin: "fake", Code: 400, Message: "bad b"}, "bad b", false, 0},
 		{&core.Error{Kind: core.KindNotFound, Function: "f-1", Message: "not served"}, "not served any more", false, 0},
 		{&core.Error{Kind: core.KindResultRejected, Plugin: "fake", Message: "not one JSON object"}, "invalid result", false, 0},
+		{&core.Error{Kind: core.KindNeedsLogin, Plugin: "fake", Message: "needs your login", Login: "https://as.example/authorize?x=1"}, "Log in first, then call again: https://as.example/authorize?x=1", true, 0},
 		{errors.New("something odd"), "The tool failed.", false, 0},
 	}
 	for _, tc := range tests {

@@ -53,6 +53,12 @@ const (
 	// larger than Config.MaxResultBytes, or a unary function sent more
 	// than one result.
 	KindResultRejected Kind = "result_rejected"
+	// KindNeedsLogin: the function is a declared server's whose
+	// credentials are per-user ("credentials": "per-user") and the
+	// caller's principal holds no token for it (never logged in, logged
+	// out, or its token was refused and could not be refreshed);
+	// Error.Login is where it logs in. Retryable once it has.
+	KindNeedsLogin Kind = "needs_login"
 )
 
 // DidYouMean is "; did you mean \"NAME\"?" for e's Suggestion, "" when e
@@ -69,11 +75,12 @@ func (e *Error) DidYouMean() string {
 func (k Kind) Error() string { return string(k) }
 
 // Retryable reports whether sending the same call again may succeed
-// without any change: busy, timed out, canceled, or the plugin exited or
-// lost its connection (it is being restarted).
+// without any change to the call: busy, timed out, canceled, the plugin
+// exited or lost its connection (it is being restarted), or the caller
+// must log in first (KindNeedsLogin: the same call, once it has).
 func (k Kind) Retryable() bool {
 	switch k {
-	case KindBusy, KindTimeout, KindCanceled, KindExited, KindTransport, KindStopped:
+	case KindBusy, KindTimeout, KindCanceled, KindExited, KindTransport, KindStopped, KindNeedsLogin:
 		return true
 	}
 	return false
@@ -126,6 +133,11 @@ type Error struct {
 	// ends with it ("; did you mean \"add\"?"); front ends that word
 	// their own not-found message add DidYouMean.
 	Suggestion string
+	// Login, with KindNeedsLogin, is how the caller logs in: the
+	// authorization URL to open, or the command to run when the host
+	// cannot make one. It is the caller's own: it names no other
+	// principal.
+	Login string
 	// Err is the underlying cause, for logs; nil when there is none.
 	Err error
 }

@@ -184,7 +184,9 @@ func (i *instance) endError(ctx context.Context, r Request, err error, n int, ki
 		return r.CtxError(ctx, i.name, fmt.Sprintf("; the plugin ignored cancellation for %v and was killed", i.grace))
 	case ctx.Err() != nil:
 		return r.CtxError(ctx, i.name, "")
-	case errors.As(err, &te) && !te.Exited:
+	case errors.As(err, &te) && te.Login != "":
+		return &core.Error{Kind: core.KindNeedsLogin, Function: r.Function(), Plugin: i.name, Message: te.Message, Login: te.Login}
+	case te != nil && !te.Exited:
 		return &core.Error{Kind: core.KindTool, Function: r.Function(), Plugin: i.name, Code: te.Code, Message: te.Message}
 	case te != nil && te.Status != "": // a program of this call alone exited; the plugin runs on
 		return &core.Error{Kind: core.KindExited, Function: r.Function(), Plugin: i.name, Status: te.Status, Message: te.Message, Err: err}

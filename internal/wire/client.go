@@ -30,6 +30,10 @@ type ToolError struct {
 	// ran for this call alone (pluginsdk.Error.Exited), the plugin
 	// itself running on; "" when the plugin's own program exited.
 	Status string
+	// Login is set by a plugin served in the host's process (Local)
+	// when the caller must log in first (pluginsdk.Error.Login): the URL
+	// to open or the command to run. Never set over a connection.
+	Login string
 }
 
 // Error implements error: "tool error CODE: MESSAGE".

@@ -206,7 +206,7 @@ func (s *localStream) call() error {
 	case tooLarge > 0:
 		return fmt.Errorf("%w: %d bytes, limit %d", ErrResultTooLarge, tooLarge, s.max)
 	case te != nil && !(sent && !s.stream):
-		return &ToolError{Code: te.Code, Message: te.Message, Exited: te.Exited, Status: te.Status}
+		return &ToolError{Code: te.Code, Message: te.Message, Exited: te.Exited, Status: te.Status, Login: te.Login}
 	}
 	return io.EOF
 }

@@ -35,6 +35,9 @@ import (
 //     "headers"); "type" (or Cline's "transportType") is "stdio",
 //     "http", "streamable-http", "streamableHttp" or "sse";
 //   - "disabled": true leaves the entry out;
+//   - "credentials" ("shared", the default, or "per-user", with "url"
+//     and "oauth"): whose login the host's calls carry
+//     (MCPServer.Credentials);
 //   - "sessions" ("per-client", the default, or "shared"),
 //     "maxSessions" and "maxSessionsPerKey" (1 to 256), "sharedIdle" (a
 //     duration, or "never"): how MCP client sessions reach the server
@@ -363,6 +366,12 @@ func parseEntry(p, key string, v any, ignored *[]string) DesktopEntry {
 			} else {
 				err = errors.New(`must be "per-client" or "shared"`)
 			}
+		case "credentials":
+			if str, isStr := m[k].(string); isStr && (str == CredentialsShared || str == CredentialsPerUser) {
+				s.Credentials = str
+			} else {
+				err = errors.New(`must be "shared" or "per-user"`)
+			}
 		case "maxSessions":
 			s.MaxSessions, err = sessionCount(m[k])
 		case "maxSessionsPerKey":
@@ -386,7 +395,7 @@ func parseEntry(p, key string, v any, ignored *[]string) DesktopEntry {
 		switch k {
 		case "command", "args", "env", "envFile", "cwd":
 			local = append(local, kp)
-		case "headers", "oauth":
+		case "headers", "oauth", "credentials":
 			remote = append(remote, kp)
 		}
 	}

@@ -61,6 +61,13 @@ type MCPServer struct {
 	// member, oauth.go); nil: no login (a 401 then fails the server with
 	// "needs authorization").
 	OAuth *OAuth `json:"oauth,omitempty"`
+	// Credentials is whose login the host's calls to URL carry:
+	// CredentialsShared ("shared", the default; "" means it), one login
+	// ("headers" or "oauth") for every caller, or CredentialsPerUser
+	// ("per-user"), each caller's principal its own OAuth token
+	// (package declared/oauthlogin), never another's. "per-user" needs
+	// "url" and "oauth", and no Authorization header.
+	Credentials string `json:"credentials,omitempty"`
 	// Transport is how URL is reached: "" for streamable HTTP (MCP
 	// 2025-03-26 and later), falling back to the HTTP+SSE transport of
 	// MCP 2024-11-05 when the server refuses the first POST with a 4xx
@@ -102,6 +109,15 @@ const (
 	SessionsPerClient = "per-client"
 	SessionsShared    = "shared"
 )
+
+// The values of MCPServer.Credentials.
+const (
+	CredentialsShared  = "shared"
+	CredentialsPerUser = "per-user"
+)
+
+// PerUser reports whether s is declared "credentials": "per-user".
+func (s MCPServer) PerUser() bool { return s.Credentials == CredentialsPerUser }
 
 // MaxMaxSessions is the largest "maxSessions" a declaration may give.
 const MaxMaxSessions = 256

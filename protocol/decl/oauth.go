@@ -88,8 +88,14 @@ func parseOAuth(p string, v any) (*OAuth, error) {
 // with both.
 func checkOAuth(p string, s MCPServer) *Fault {
 	o := s.OAuth
+	if s.PerUser() && o == nil {
+		return &Fault{Path: p + ".credentials", Message: `"per-user" needs "url" and "oauth": each caller logs in for itself`}
+	}
 	if o == nil {
 		return nil
+	}
+	if s.PerUser() && o.Grant == GrantClientCredentials {
+		return &Fault{Path: p + ".credentials", Message: `"per-user" needs a person's login ("grant": "authorization_code"), not "client_credentials", a machine account shared by every caller`}
 	}
 	p += ".oauth"
 	authHeader := false
