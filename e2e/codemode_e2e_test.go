@@ -3,7 +3,9 @@ package e2e_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -80,4 +82,81 @@ func TestCodeModeOverFrontEnds(t *testing.T) {
 			t.Errorf("%s: run_code = %s, want result 10", fe.name, answer)
 		}
 	}
+}
+
+// TestCodeModeDeclaredOnEveryListing: run_code's description carries
+// the TypeScript declarations of the caller's own tools on every front
+// end that lists tools, not only /mcp: GET /opentool/load (the
+// function's description) and GET /otc/tools for a key allowed only
+// plugin:calculator declare add and not the mock's create, for a key
+// allowed everything both; tools/list of `opentool-host mcp` over stdio
+// (the operator's view) both.
+func TestCodeModeDeclaredOnEveryListing(t *testing.T) {
+	dir := t.TempDir()
+	for _, p := range []string{"calculator", "mock"} {
+		testkit.InstallPlugin(t, dir, p, "./plugins/"+p)
+	}
+	keys := filepath.Join(t.TempDir(), "keys.json")
+	if err := os.WriteFile(keys, []byte(`{"keys":[{"name":"all","key":"k-all","allow":["*"]},`+
+		`{"name":"calc","key":"k-calc","allow":["plugin:calculator"]}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	runner := testkit.Build(t, "./cmd/opentool-host-coderunner")
+	hp := startHostProc(t, dir, "--api-keys-file", keys, "--code-mode", "--code-runner", runner)
+	const add, create = "add(args: {a: number; b: number}): any;", "create(args"
+	check := func(where, desc string, wantCreate bool) {
+		t.Helper()
+		if !strings.Contains(desc, "declare const tools: {") || !strings.Contains(desc, add) || strings.Contains(desc, create) != wantCreate {
+			t.Errorf("%s: run_code's description (create declared: want %v):\n%s", where, wantCreate, desc)
+		}
+	}
+	for _, k := range []struct {
+		key        string
+		wantCreate bool
+	}{{"k-calc", false}, {"k-all", true}} {
+		st, _, body := httpDo(t, http.MethodGet, hp.url+"/opentool/load", k.key, "")
+		var doc struct{ Functions []struct{ Name, Description string } }
+		if err := json.Unmarshal([]byte(body), &doc); st != http.StatusOK || err != nil {
+			t.Fatalf("GET /opentool/load as %s: %d %v %s", k.key, st, err, body)
+		}
+		listed := 0
+		for _, f := range doc.Functions {
+			if f.Name == "run_code" {
+				listed++
+				check("/opentool/load as "+k.key, f.Description, k.wantCreate)
+			}
+		}
+		st, _, body = httpDo(t, http.MethodGet, hp.url+"/otc/tools", k.key, "")
+		var tools struct{ Tools []struct{ Name, Description string } }
+		if err := json.Unmarshal([]byte(body), &tools); st != http.StatusOK || err != nil {
+			t.Fatalf("GET /otc/tools as %s: %d %v %s", k.key, st, err, body)
+		}
+		for _, tl := range tools.Tools {
+			if tl.Name == "run_code" {
+				listed++
+				check("/otc/tools as "+k.key, tl.Description, k.wantCreate)
+			}
+		}
+		if listed != 2 {
+			t.Errorf("run_code is listed %d times of 2 (/opentool/load, /otc/tools) to %s", listed, k.key)
+		}
+	}
+
+	cmd := exec.Command(testkit.Build(t, "./cmd/opentool-host"), "mcp", "--dir", dir, "--state-dir", t.TempDir(), "--code-mode", "--code-runner", runner)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	lr, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var desc string
+	for _, tl := range lr.Tools {
+		if tl.Name == "run_code" {
+			desc = tl.Description
+		}
+	}
+	check("stdio tools/list", desc, true)
 }
