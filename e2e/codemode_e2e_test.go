@@ -115,7 +115,9 @@ func TestCodeModeDeclaredOnEveryListing(t *testing.T) {
 		wantCreate bool
 	}{{"k-calc", false}, {"k-all", true}} {
 		st, _, body := httpDo(t, http.MethodGet, hp.url+"/opentool/load", k.key, "")
-		var doc struct{ Functions []struct{ Name, Description string } }
+		var doc struct {
+			Functions []struct{ Name, Description string }
+		}
 		if err := json.Unmarshal([]byte(body), &doc); st != http.StatusOK || err != nil {
 			t.Fatalf("GET /opentool/load as %s: %d %v %s", k.key, st, err, body)
 		}
@@ -127,7 +129,9 @@ func TestCodeModeDeclaredOnEveryListing(t *testing.T) {
 			}
 		}
 		st, _, body = httpDo(t, http.MethodGet, hp.url+"/otc/tools", k.key, "")
-		var tools struct{ Tools []struct{ Name, Description string } }
+		var tools struct {
+			Tools []struct{ Name, Description string }
+		}
 		if err := json.Unmarshal([]byte(body), &tools); st != http.StatusOK || err != nil {
 			t.Fatalf("GET /otc/tools as %s: %d %v %s", k.key, st, err, body)
 		}
