@@ -206,3 +206,39 @@ func TestRunCodeCancelStopsInnerCalls(t *testing.T) {
 	}
 	testkit.Eventually(t, 10*time.Second, "the inner sleep is cancelled", func() bool { a, c := sleeps(); return a == 0 && c == 1 })
 }
+
+// TestRunCodeProgressPerInnerCall: a caller that asked for progress
+// (Exchange.Item) is told of each inner call completed, in order, with
+// the tool's name and whether it failed; the inner tools' own progress
+// is not passed on (Notify sees no notifications/progress).
+func TestRunCodeProgressPerInnerCall(t *testing.T) {
+	h, _ := startCodeHost(t, nil)
+	var mu sync.Mutex
+	var ns []int
+	var notes []string
+	var progress int
+	x := &host.Exchange{
+		Item: func(n int, item []byte) {
+			mu.Lock()
+			defer mu.Unlock()
+			ns, notes = append(ns, n), append(notes, string(item))
+		},
+		Notify: func(method string, _ []byte) {
+			if method == "notifications/progress" {
+				mu.Lock()
+				progress++
+				mu.Unlock()
+			}
+		},
+	}
+	ctx := host.WithExchange(context.Background(), x)
+	if _, err := runCode(ctx, h, `tools.add({a: 1, b: 2}); try { tools.nothing_here({}) } catch (e) {}; tools.add({a: 3, b: 4}); "ok"`); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{`{"call":1,"tool":"add","ok":true}`, `{"call":2,"tool":"nothing_here","ok":false}`, `{"call":3,"tool":"add","ok":true}`}
+	if fmt.Sprint(ns) != "[1 2 3]" || fmt.Sprint(notes) != fmt.Sprint(want) || progress != 0 {
+		t.Fatalf("progress %v %v (inner progress passed on: %d), want [1 2 3] %v", ns, notes, progress, want)
+	}
+}
