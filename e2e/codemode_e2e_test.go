@@ -2,13 +2,18 @@ package e2e_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -163,4 +168,74 @@ func TestCodeModeDeclaredOnEveryListing(t *testing.T) {
 		}
 	}
 	check("stdio tools/list", desc, true)
+}
+
+// TestCodeModeSandboxedRunner: under --sandbox, --sandbox-deny-network
+// and --plugin-user 65534 the runners of run_code are confined as a
+// plugin: the launcher applied Landlock to them (its line under
+// plugin.run_code in the host's log), each warm runner runs as user
+// 65534 with no new privileges and a seccomp filter (/proc/PID/status),
+// and a program finds no way to a file or a socket (no require, no
+// process, no fetch), while its inner calls are served.
+func TestCodeModeSandboxedRunner(t *testing.T) {
+	landlockOrSkip(t)
+	rootOrSkip(t)
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil { // --plugin-user reads it
+		t.Fatal(err)
+	}
+	testkit.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
+	bin := t.TempDir()
+	if err := os.Chmod(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Dir(bin), 0o711); err != nil { // t.TempDir's folders are 0700
+		t.Fatal(err)
+	}
+	runner := filepath.Join(bin, "opentool-host-coderunner")
+	testkit.CopyFile(t, testkit.Build(t, "./cmd/opentool-host-coderunner"), runner, 0o755)
+	state := t.TempDir()
+	if err := os.Chmod(filepath.Dir(state), 0o711); err != nil {
+		t.Fatal(err)
+	}
+	hp := startHostProc(t, dir, "--sandbox", "--sandbox-deny-network", "--plugin-user", "65534", "--state-dir", state,
+		"--code-mode", "--code-runner", runner)
+
+	// The runners run from the host's copy of the runner, named by its
+	// sha256 in the state folder.
+	raw, err := os.ReadFile(runner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(raw)
+	var pids []int
+	testkit.Eventually(t, 20*time.Second, "two warm runners", func() bool {
+		pids = pids[:0]
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			if exe, err := os.Readlink("/proc/" + e.Name() + "/exe"); err == nil && filepath.Base(exe) == hex.EncodeToString(sum[:]) {
+				pid, _ := strconv.Atoi(e.Name())
+				pids = append(pids, pid)
+			}
+		}
+		return len(pids) == 2
+	})
+	for _, pid := range pids {
+		status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"Uid:\t65534\t65534", "NoNewPrivs:\t1", "Seccomp:\t2"} {
+			if !strings.Contains(string(status), want) {
+				t.Errorf("runner %d: /proc/%d/status lacks %q:\n%s", pid, pid, want, status)
+			}
+		}
+	}
+	if !strings.Contains(hp.logs.String(), "plugin.run_code: sandbox: Landlock ABI") {
+		t.Errorf("no Landlock line of the runner's launcher in the host's log:\n%s", hp.logs.String())
+	}
+	b := callBody(t, hp.url, "run_code", `{"code":"[typeof require, typeof process, typeof fetch, typeof XMLHttpRequest, tools.add({a: 2, b: 3}).result]"}`)
+	if !strings.Contains(b, `"result":["undefined","undefined","undefined","undefined",5]`) {
+		t.Errorf("run_code under the sandbox: %s", b)
+	}
 }

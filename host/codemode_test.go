@@ -242,3 +242,25 @@ func TestRunCodeProgressPerInnerCall(t *testing.T) {
 		t.Fatalf("progress %v %v (inner progress passed on: %d), want [1 2 3] %v", ns, notes, progress, want)
 	}
 }
+
+// TestRunCodeOutputBounds: a result over --max-result-bytes ends the
+// program with the limit named and its value; console output past
+// max_console_bytes (64 KiB) is cut, saying so with the limit's value,
+// and the program goes on to its result.
+func TestRunCodeOutputBounds(t *testing.T) {
+	h, _ := startCodeHost(t, func(c *host.Config) { c.MaxResultBytes = 4096 })
+	_, err := runCode(context.Background(), h, `"x".repeat(5000)`)
+	if e := host.AsError(err); e == nil || e.Kind != host.KindTool ||
+		!strings.Contains(e.Message, "the program's result is 5002 bytes of JSON, over the limit max_output_bytes of 4096 bytes") {
+		t.Fatalf("run_code of a 5000-byte string = %v, want the limit max_output_bytes of 4096 bytes", err)
+	}
+	res, err := runCode(context.Background(), h, `for (let i = 0; i < 100; i++) console.log("y".repeat(1000)); "after"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out struct{ Result, Console string }
+	if err := json.Unmarshal(res, &out); err != nil || out.Result != "after" ||
+		!strings.HasSuffix(out.Console, "[console output cut: the limit max_console_bytes is 65536 bytes]\n") || len(out.Console) > 65536+100 {
+		t.Fatalf("run_code's console: %d bytes, ends %q, result %q (%v)", len(out.Console), out.Console[max(len(out.Console)-80, 0):], out.Result, err)
+	}
+}
