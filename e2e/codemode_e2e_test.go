@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -152,7 +153,14 @@ func TestCodeModeDeclaredOnEveryListing(t *testing.T) {
 	}
 
 	cmd := exec.Command(testkit.Build(t, "./cmd/opentool-host"), "mcp", "--dir", dir, "--state-dir", t.TempDir(), "--code-mode", "--code-runner", runner)
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+	var mu sync.Mutex
+	var progress []string
+	opts := &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+		mu.Lock()
+		defer mu.Unlock()
+		progress = append(progress, fmt.Sprintf("%v %s", r.Params.Progress, r.Params.Message))
+	}}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, opts).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,6 +176,25 @@ func TestCodeModeDeclaredOnEveryListing(t *testing.T) {
 		}
 	}
 	check("stdio tools/list", desc, true)
+
+	// With a progressToken: one notification per inner call completed.
+	params := &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{"code": "tools.add({a: 1, b: 2}); tools.add({a: 3, b: 4}).result"}}
+	params.SetProgressToken("p1")
+	res, err := cs.CallTool(context.Background(), params)
+	if err != nil || res.IsError {
+		t.Fatalf("run_code over stdio: %v %s", err, mustJSON(t, res))
+	}
+	want := `[1 {"call":1,"tool":"add","ok":true} 2 {"call":2,"tool":"add","ok":true}]`
+	testkit.Eventually(t, 10*time.Second, "two progress notifications", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(progress) >= 2
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if got := fmt.Sprint(progress); got != want {
+		t.Errorf("run_code's progress over stdio = %s, want %s", got, want)
+	}
 }
 
 // TestCodeModeSandboxedRunner: under --sandbox, --sandbox-deny-network
