@@ -280,13 +280,7 @@ func startCodeHost(b *testing.B) (*harness.HostProcess, *harness.Program) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := h.Stop(ctx); err != nil {
-			fmt.Fprintf(os.Stderr, "the host of BenchmarkCodeMode: %v\n%s", err, h.Output())
-		}
-	})
+	stopAtEnd(b, h, "BenchmarkCodeMode")
 	hc := harness.NewHTTPClient(1, 10*time.Second)
 	defer hc.CloseIdleConnections()
 	if _, err := harness.WaitHealthy(h, hc, 1, 30*time.Second); err != nil {

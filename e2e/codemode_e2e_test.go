@@ -52,16 +52,7 @@ func TestCodeModeOverFrontEnds(t *testing.T) {
 	}
 
 	calc := connectMCP(t, hp.url, "k-calc")
-	lr, err := calc.ListTools(context.Background(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var desc string
-	for _, tl := range lr.Tools {
-		if tl.Name == "run_code" {
-			desc = tl.Description
-		}
-	}
+	desc := runCodeDescription(t, calc)
 	if !strings.Contains(desc, "add(args: {a: number; b: number}): any;") || strings.Contains(desc, "create(args") {
 		t.Errorf("run_code's description for key calc declares not (only) the calculator:\n%s", desc)
 	}
@@ -165,17 +156,7 @@ func TestCodeModeDeclaredOnEveryListing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	lr, err := cs.ListTools(context.Background(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var desc string
-	for _, tl := range lr.Tools {
-		if tl.Name == "run_code" {
-			desc = tl.Description
-		}
-	}
-	check("stdio tools/list", desc, true)
+	check("stdio tools/list", runCodeDescription(t, cs), true)
 
 	// With a progressToken: one notification per inner call completed.
 	params := &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{"code": "tools.add({a: 1, b: 2}); tools.add({a: 3, b: 4}).result"}}
@@ -265,4 +246,20 @@ func TestCodeModeSandboxedRunner(t *testing.T) {
 	if !strings.Contains(b, `"result":["undefined","undefined","undefined","undefined",5]`) {
 		t.Errorf("run_code under the sandbox: %s", b)
 	}
+}
+
+// runCodeDescription is run_code's description in cs's tools/list, ""
+// when it is not listed.
+func runCodeDescription(t *testing.T, cs *mcp.ClientSession) string {
+	t.Helper()
+	lr, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range lr.Tools {
+		if tl.Name == "run_code" {
+			return tl.Description
+		}
+	}
+	return ""
 }
