@@ -177,7 +177,7 @@ bin/go.sdkpatched.mod: go.mod go.sum scripts/sdk-patched.sh $(wildcard patches/g
 # declared server, 1 to 256 MCP client sessions), then a summary table.
 # Memory alone: make bench BENCHFLAGS='-bench MCPServerMemory'; the scale row
 # alone: BENCHFLAGS='-bench MCPServerScale'; /mcp with a JWT against an API
-# key alone: BENCHFLAGS='-bench MCPAuth'.
+# key alone: BENCHFLAGS='-bench MCPAuth'; code mode alone: BENCHFLAGS='-bench CodeMode'.
 # Profile with BENCHFLAGS='-cpuprofile cpu.out -memprofile mem.out -bench Call/.*/path=mcp' (or path=host).
 bench: $(SDKMOD)
 	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -count $(BENCHCOUNT) -timeout 60m $(BENCHFLAGS) ./bench/

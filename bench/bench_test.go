@@ -635,6 +635,7 @@ func printSummary(w io.Writer) {
 	printMemory(w)
 	scale := scaleRows(scaleRuns)
 	printScale(w, scale)
+	printCodeMode(w)
 	fmt.Fprintln(w, "Targets, each measured in this run:")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| target | measured | goal | |")
@@ -644,6 +645,7 @@ func printSummary(w io.Writer) {
 	printMemoryTargets(w)
 	printHostTargets(w, get)
 	printAuthTargets(w)
+	printCodeTargets(w)
 	if len(a) == 0 {
 		return
 	}

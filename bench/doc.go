@@ -37,6 +37,11 @@
 //     also an OAuth resource server (an oauthtest issuer in this
 //     process), with an API key and with a JWT: calls/s of both, their
 //     ratio, and the JWKS fetches during the timed JWT calls (none).
+//   - BenchmarkCodeMode (make bench): one workflow of 50 dependent add
+//     calls on one real "opentool-host run --code-mode" process, as 50
+//     MCP tools/call round trips of a Go SDK client over /mcp and as one
+//     run_code: wall time, bytes returned to the client and the host
+//     process's CPU per workflow; run_code's warm and cold start.
 //   - TestSoakShort, TestSoakShortProcess (make test): a few seconds of
 //     the soak (make soak, ./bench/cmd/soak) against an in-process host
 //     and a real opentool-host process.

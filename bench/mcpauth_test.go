@@ -130,13 +130,7 @@ func startAuthHost(b *testing.B, issuer string) (*harness.HostProcess, string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := h.Stop(ctx); err != nil {
-			fmt.Fprintf(os.Stderr, "the host of BenchmarkMCPAuth: %v\n%s", err, h.Output())
-		}
-	})
+	stopAtEnd(b, h, "BenchmarkMCPAuth")
 	hc := harness.WithAuthorization(harness.NewHTTPClient(1, 10*time.Second), "Bearer "+benchAPIKey)
 	defer hc.CloseIdleConnections()
 	if _, err := harness.WaitHealthy(h, hc, 1, 30*time.Second); err != nil {
@@ -178,4 +172,17 @@ func printAuthTargets(w io.Writer) {
 		authClients, j, k, j/k, targetAuthJWT, mark(j/k >= targetAuthJWT))
 	fmt.Fprintf(w, "| %d clients, 16B, /mcp with a JWT: JWKS fetches from the issuer during the timed calls | %d | 0 | %s |\n",
 		authClients, fetches, mark(fetches == 0))
+}
+
+// stopAtEnd stops host process h at the end of b (SIGTERM, then SIGKILL
+// after 10 s); an unclean stop is printed with the host's output, under
+// the name of the benchmark it served.
+func stopAtEnd(b *testing.B, h *harness.HostProcess, name string) {
+	b.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := h.Stop(ctx); err != nil {
+			fmt.Fprintf(os.Stderr, "the host of %s: %v\n%s", name, err, h.Output())
+		}
+	})
 }

@@ -87,3 +87,29 @@ func TestSummaryPrintsTheAuthTargets(t *testing.T) {
 		"| 64 clients, 16B: calls/s /mcp (sessions) with a JWT / with an API key | 2600 / 3200 = 0.81× | ≥ 0.9× | NOT met |",
 		"| 64 clients, 16B, /mcp with a JWT: JWKS fetches from the issuer during the timed calls | 1 | 0 | NOT met |")
 }
+
+// TestSummaryPrintsTheCodeModeRow gives the summary the runs of
+// BenchmarkCodeMode (two of each way and start): the table's two ways
+// with their round trips, medians of wall time, bytes and host CPU, the
+// starts' line, and the bytes' target with its verdict must print.
+func TestSummaryPrintsTheCodeModeRow(t *testing.T) {
+	saved := codeRuns
+	defer func() { codeRuns = saved }()
+	ms := func(f float64) time.Duration { return time.Duration(f * float64(time.Millisecond)) }
+	codeRuns = map[*testing.B]codeRun{
+		{}: {way: codeWayCalls, wall: ms(60), bytes: 30000, hostCPU: ms(40), roundTrips: codeChain},
+		{}: {way: codeWayCalls, wall: ms(70), bytes: 30000, hostCPU: ms(50), roundTrips: codeChain},
+		{}: {way: codeWayRun, wall: ms(20), bytes: 400, hostCPU: ms(10), roundTrips: 1},
+		{}: {way: codeWayRun, wall: ms(30), bytes: 400, hostCPU: ms(20), roundTrips: 1},
+		{}: {start: codeStartWarm, wall: ms(4.5)}, {}: {start: codeStartWarm, wall: ms(5)},
+		{}: {start: codeStartCold, wall: ms(150)}, {}: {start: codeStartCold, wall: ms(170)},
+	}
+	var buf bytes.Buffer
+	printSummary(&buf)
+	wantRows(t, buf.String(),
+		"| way | round trips | wall time | bytes to the client | host CPU |",
+		"| tools-call | 50 | 70.00 ms | 30000 | 50.00 ms |",
+		"| run_code | 1 | 30.00 ms | 400 | 20.00 ms |",
+		"run_code's start (a program of 1, p50): warm runner 5.00 ms, cold runner 170.00 ms.",
+		"| 50 dependent calls: bytes to the client, one run_code / 50 tools/call | 400 / 30000 = 0.013× | ≤ 0.1× | met |")
+}

@@ -2,11 +2,19 @@ package e2e_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -44,16 +52,7 @@ func TestCodeModeOverFrontEnds(t *testing.T) {
 	}
 
 	calc := connectMCP(t, hp.url, "k-calc")
-	lr, err := calc.ListTools(context.Background(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var desc string
-	for _, tl := range lr.Tools {
-		if tl.Name == "run_code" {
-			desc = tl.Description
-		}
-	}
+	desc := runCodeDescription(t, calc)
 	if !strings.Contains(desc, "add(args: {a: number; b: number}): any;") || strings.Contains(desc, "create(args") {
 		t.Errorf("run_code's description for key calc declares not (only) the calculator:\n%s", desc)
 	}
@@ -80,4 +79,187 @@ func TestCodeModeOverFrontEnds(t *testing.T) {
 			t.Errorf("%s: run_code = %s, want result 10", fe.name, answer)
 		}
 	}
+}
+
+// TestCodeModeDeclaredOnEveryListing: run_code's description carries
+// the TypeScript declarations of the caller's own tools on every front
+// end that lists tools, not only /mcp: GET /opentool/load (the
+// function's description) and GET /otc/tools for a key allowed only
+// plugin:calculator declare add and not the mock's create, for a key
+// allowed everything both; tools/list of `opentool-host mcp` over stdio
+// (the operator's view) both.
+func TestCodeModeDeclaredOnEveryListing(t *testing.T) {
+	dir := t.TempDir()
+	for _, p := range []string{"calculator", "mock"} {
+		testkit.InstallPlugin(t, dir, p, "./plugins/"+p)
+	}
+	keys := filepath.Join(t.TempDir(), "keys.json")
+	if err := os.WriteFile(keys, []byte(`{"keys":[{"name":"all","key":"k-all","allow":["*"]},`+
+		`{"name":"calc","key":"k-calc","allow":["plugin:calculator"]}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	runner := testkit.Build(t, "./cmd/opentool-host-coderunner")
+	hp := startHostProc(t, dir, "--api-keys-file", keys, "--code-mode", "--code-runner", runner)
+	const add, create = "add(args: {a: number; b: number}): any;", "create(args"
+	check := func(where, desc string, wantCreate bool) {
+		t.Helper()
+		if !strings.Contains(desc, "declare const tools: {") || !strings.Contains(desc, add) || strings.Contains(desc, create) != wantCreate {
+			t.Errorf("%s: run_code's description (create declared: want %v):\n%s", where, wantCreate, desc)
+		}
+	}
+	for _, k := range []struct {
+		key        string
+		wantCreate bool
+	}{{"k-calc", false}, {"k-all", true}} {
+		st, _, body := httpDo(t, http.MethodGet, hp.url+"/opentool/load", k.key, "")
+		var doc struct {
+			Functions []struct{ Name, Description string }
+		}
+		if err := json.Unmarshal([]byte(body), &doc); st != http.StatusOK || err != nil {
+			t.Fatalf("GET /opentool/load as %s: %d %v %s", k.key, st, err, body)
+		}
+		listed := 0
+		for _, f := range doc.Functions {
+			if f.Name == "run_code" {
+				listed++
+				check("/opentool/load as "+k.key, f.Description, k.wantCreate)
+			}
+		}
+		st, _, body = httpDo(t, http.MethodGet, hp.url+"/otc/tools", k.key, "")
+		var tools struct {
+			Tools []struct{ Name, Description string }
+		}
+		if err := json.Unmarshal([]byte(body), &tools); st != http.StatusOK || err != nil {
+			t.Fatalf("GET /otc/tools as %s: %d %v %s", k.key, st, err, body)
+		}
+		for _, tl := range tools.Tools {
+			if tl.Name == "run_code" {
+				listed++
+				check("/otc/tools as "+k.key, tl.Description, k.wantCreate)
+			}
+		}
+		if listed != 2 {
+			t.Errorf("run_code is listed %d times of 2 (/opentool/load, /otc/tools) to %s", listed, k.key)
+		}
+	}
+
+	cmd := exec.Command(testkit.Build(t, "./cmd/opentool-host"), "mcp", "--dir", dir, "--state-dir", t.TempDir(), "--code-mode", "--code-runner", runner)
+	var mu sync.Mutex
+	var progress []string
+	opts := &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+		mu.Lock()
+		defer mu.Unlock()
+		progress = append(progress, fmt.Sprintf("%v %s", r.Params.Progress, r.Params.Message))
+	}}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, opts).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	check("stdio tools/list", runCodeDescription(t, cs), true)
+
+	// With a progressToken: one notification per inner call completed.
+	params := &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{"code": "tools.add({a: 1, b: 2}); tools.add({a: 3, b: 4}).result"}}
+	params.SetProgressToken("p1")
+	res, err := cs.CallTool(context.Background(), params)
+	if err != nil || res.IsError {
+		t.Fatalf("run_code over stdio: %v %s", err, mustJSON(t, res))
+	}
+	want := `[1 {"call":1,"tool":"add","ok":true} 2 {"call":2,"tool":"add","ok":true}]`
+	testkit.Eventually(t, 10*time.Second, "two progress notifications", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(progress) >= 2
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if got := fmt.Sprint(progress); got != want {
+		t.Errorf("run_code's progress over stdio = %s, want %s", got, want)
+	}
+}
+
+// TestCodeModeSandboxedRunner: under --sandbox, --sandbox-deny-network
+// and --plugin-user 65534 the runners of run_code are confined as a
+// plugin: the launcher applied Landlock to them (its line under
+// plugin.run_code in the host's log), each warm runner runs as user
+// 65534 with no new privileges and a seccomp filter (/proc/PID/status),
+// and a program finds no way to a file or a socket (no require, no
+// process, no fetch), while its inner calls are served.
+func TestCodeModeSandboxedRunner(t *testing.T) {
+	landlockOrSkip(t)
+	rootOrSkip(t)
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil { // --plugin-user reads it
+		t.Fatal(err)
+	}
+	testkit.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
+	bin := t.TempDir()
+	if err := os.Chmod(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Dir(bin), 0o711); err != nil { // t.TempDir's folders are 0700
+		t.Fatal(err)
+	}
+	runner := filepath.Join(bin, "opentool-host-coderunner")
+	testkit.CopyFile(t, testkit.Build(t, "./cmd/opentool-host-coderunner"), runner, 0o755)
+	state := t.TempDir()
+	if err := os.Chmod(filepath.Dir(state), 0o711); err != nil {
+		t.Fatal(err)
+	}
+	hp := startHostProc(t, dir, "--sandbox", "--sandbox-deny-network", "--plugin-user", "65534", "--state-dir", state,
+		"--code-mode", "--code-runner", runner)
+
+	// The runners run from the host's copy of the runner, named by its
+	// sha256 in the state folder.
+	raw, err := os.ReadFile(runner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(raw)
+	var pids []int
+	testkit.Eventually(t, 20*time.Second, "two warm runners", func() bool {
+		pids = pids[:0]
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			if exe, err := os.Readlink("/proc/" + e.Name() + "/exe"); err == nil && filepath.Base(exe) == hex.EncodeToString(sum[:]) {
+				pid, _ := strconv.Atoi(e.Name())
+				pids = append(pids, pid)
+			}
+		}
+		return len(pids) == 2
+	})
+	for _, pid := range pids {
+		status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"Uid:\t65534\t65534", "NoNewPrivs:\t1", "Seccomp:\t2"} {
+			if !strings.Contains(string(status), want) {
+				t.Errorf("runner %d: /proc/%d/status lacks %q:\n%s", pid, pid, want, status)
+			}
+		}
+	}
+	if !strings.Contains(hp.logs.String(), "plugin.run_code: sandbox: Landlock ABI") {
+		t.Errorf("no Landlock line of the runner's launcher in the host's log:\n%s", hp.logs.String())
+	}
+	b := callBody(t, hp.url, "run_code", `{"code":"[typeof require, typeof process, typeof fetch, typeof XMLHttpRequest, tools.add({a: 2, b: 3}).result]"}`)
+	if !strings.Contains(b, `"result":["undefined","undefined","undefined","undefined",5]`) {
+		t.Errorf("run_code under the sandbox: %s", b)
+	}
+}
+
+// runCodeDescription is run_code's description in cs's tools/list, ""
+// when it is not listed.
+func runCodeDescription(t *testing.T, cs *mcp.ClientSession) string {
+	t.Helper()
+	lr, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range lr.Tools {
+		if tl.Name == "run_code" {
+			return tl.Description
+		}
+	}
+	return ""
 }

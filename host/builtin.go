@@ -136,6 +136,9 @@ func (b *builtins) add(t toolsearch.Tool) error {
 	if err != nil {
 		return fmt.Errorf("host: the host's function %s: %w", t.Name, err)
 	}
+	if t.Name == RunCodeName { // a long program: a task where its caller asks
+		f.Execution = &opentool.Execution{TaskSupport: opentool.TaskSupportOptional}
+	}
 	if t.Name == toolsearch.SearchToolName {
 		readOnly := true
 		f.Annotations = &opentool.Annotations{ReadOnlyHint: &readOnly}

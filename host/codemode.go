@@ -13,7 +13,10 @@ package host
 // cancellation (ending run_code cancels the inner call under way and
 // kills the runner) and one audit record each, linked to run_code's by
 // Caller.Run. A tool's error is thrown in the program as an Error with
-// the JSON-RPC error's code, message and data.
+// the JSON-RPC error's code, message and data. A caller that asked for
+// progress gets one notification per inner call completed
+// (Exchange.Item: n, {"call": n, "tool", "ok"}); run_code runs as a task
+// where the caller asks for one (execution.taskSupport "optional").
 
 import (
 	"context"
@@ -121,8 +124,20 @@ func (b *builtins) runCode(ctx context.Context, h *Host, r *request) error {
 	if err := json.Unmarshal(r.args, &in); err != nil { // validated: cannot happen
 		return invalidParams(r, "", err)
 	}
-	done, err := c.pool.Run(ctx, coderun.Run{Code: in.Code, Limits: c.limits}, func(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, *coderun.CallError) {
-		return h.innerCall(ctx, name, args)
+	outer := exchangeFrom(ctx)
+	calls := 0
+	done, err := c.pool.Run(innerExchange(ctx, outer), coderun.Run{Code: in.Code, Limits: c.limits}, func(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, *coderun.CallError) {
+		res, cerr := h.innerCall(ctx, name, args)
+		calls++
+		if outer != nil && outer.Item != nil {
+			note, _ := json.Marshal(struct {
+				Call int    `json:"call"`
+				Tool string `json:"tool"`
+				OK   bool   `json:"ok"`
+			}{calls, name, cerr == nil})
+			outer.Item(calls, note)
+		}
+		return res, cerr
 	})
 	var re *codepool.RunnerError
 	switch {
@@ -148,6 +163,31 @@ func (b *builtins) runCode(ctx context.Context, h *Host, r *request) error {
 		return r.Fail(KindResultRejected, "", "the program's result is not JSON", err)
 	}
 	return r.emit(out)
+}
+
+// innerExchange is ctx for the inner calls of a program whose run_code
+// call has the Exchange outer: the same Meta, requests (an inner tool's
+// sampling, elicitation, roots go to run_code's caller as its own: over
+// its session, in its task, or as a 2026-07-28 input_required round of
+// run_code's tools/call, which holds the program where it waits) and
+// notifications, but for progress: run_code's progress is one value per
+// inner call completed (outer.Item, told by runCode), so that it
+// increases; the inner tools' own progress, and their streamed items,
+// are not the caller's.
+func innerExchange(ctx context.Context, outer *Exchange) context.Context {
+	if outer == nil {
+		return ctx
+	}
+	in := *outer
+	in.Item = nil
+	if outer.Notify != nil {
+		in.Notify = func(method string, params []byte) {
+			if method != methodProgress {
+				outer.Notify(method, params)
+			}
+		}
+	}
+	return WithExchange(ctx, &in)
 }
 
 // innerCall is one tool call of a program: the caller's own call on ctx

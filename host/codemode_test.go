@@ -206,3 +206,61 @@ func TestRunCodeCancelStopsInnerCalls(t *testing.T) {
 	}
 	testkit.Eventually(t, 10*time.Second, "the inner sleep is cancelled", func() bool { a, c := sleeps(); return a == 0 && c == 1 })
 }
+
+// TestRunCodeProgressPerInnerCall: a caller that asked for progress
+// (Exchange.Item) is told of each inner call completed, in order, with
+// the tool's name and whether it failed; the inner tools' own progress
+// is not passed on (Notify sees no notifications/progress).
+func TestRunCodeProgressPerInnerCall(t *testing.T) {
+	h, _ := startCodeHost(t, nil)
+	var mu sync.Mutex
+	var ns []int
+	var notes []string
+	var progress int
+	x := &host.Exchange{
+		Item: func(n int, item []byte) {
+			mu.Lock()
+			defer mu.Unlock()
+			ns, notes = append(ns, n), append(notes, string(item))
+		},
+		Notify: func(method string, _ []byte) {
+			if method == "notifications/progress" {
+				mu.Lock()
+				progress++
+				mu.Unlock()
+			}
+		},
+	}
+	ctx := host.WithExchange(context.Background(), x)
+	if _, err := runCode(ctx, h, `tools.add({a: 1, b: 2}); try { tools.nothing_here({}) } catch (e) {}; tools.add({a: 3, b: 4}); "ok"`); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{`{"call":1,"tool":"add","ok":true}`, `{"call":2,"tool":"nothing_here","ok":false}`, `{"call":3,"tool":"add","ok":true}`}
+	if fmt.Sprint(ns) != "[1 2 3]" || fmt.Sprint(notes) != fmt.Sprint(want) || progress != 0 {
+		t.Fatalf("progress %v %v (inner progress passed on: %d), want [1 2 3] %v", ns, notes, progress, want)
+	}
+}
+
+// TestRunCodeOutputBounds: a result over --max-result-bytes ends the
+// program with the limit named and its value; console output past
+// max_console_bytes (64 KiB) is cut, saying so with the limit's value,
+// and the program goes on to its result.
+func TestRunCodeOutputBounds(t *testing.T) {
+	h, _ := startCodeHost(t, func(c *host.Config) { c.MaxResultBytes = 4096 })
+	_, err := runCode(context.Background(), h, `"x".repeat(5000)`)
+	if e := host.AsError(err); e == nil || e.Kind != host.KindTool ||
+		!strings.Contains(e.Message, "the program's result is 5002 bytes of JSON, over the limit max_output_bytes of 4096 bytes") {
+		t.Fatalf("run_code of a 5000-byte string = %v, want the limit max_output_bytes of 4096 bytes", err)
+	}
+	res, err := runCode(context.Background(), h, `for (let i = 0; i < 100; i++) console.log("y".repeat(1000)); "after"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out struct{ Result, Console string }
+	if err := json.Unmarshal(res, &out); err != nil || out.Result != "after" ||
+		!strings.HasSuffix(out.Console, "[console output cut: the limit max_console_bytes is 65536 bytes]\n") || len(out.Console) > 65536+100 {
+		t.Fatalf("run_code's console: %d bytes, ends %q, result %q (%v)", len(out.Console), out.Console[max(len(out.Console)-80, 0):], out.Result, err)
+	}
+}

@@ -213,3 +213,29 @@ func (v View) Event(e core.Event) bool {
 	}
 	return e.Type != core.EventCollision && v.Plugin(e.Plugin)
 }
+
+// Describer is what gives run_code (host.RunCodeName, --code-mode) the
+// description its caller is shown: its own, then TypeScript declarations
+// of the tools that caller may call. *host.Host implements it.
+type Describer interface {
+	// CodeDescription is run_code's description for the caller of ctx
+	// (its grant and view); see host.Host.CodeDescription.
+	CodeDescription(ctx context.Context) string
+}
+
+var _ Describer = (*host.Host)(nil)
+
+// CodeDescription is the description every front end's listing shows
+// the caller of ctx for function fn: for run_code, src's
+// CodeDescription when src is a Describer (ok true); else ok false, and
+// the listing keeps the function's own.
+func CodeDescription(ctx context.Context, src any, fn string) (desc string, ok bool) {
+	d, is := src.(Describer)
+	if !is || fn != host.RunCodeName {
+		return "", false
+	}
+	if desc = d.CodeDescription(ctx); desc == "" {
+		return "", false
+	}
+	return desc, true
+}

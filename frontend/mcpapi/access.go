@@ -121,15 +121,19 @@ func (s *Server) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 
 // describeRunCode gives run_code in lr (--code-mode) the description
 // of the caller of ctx: with the TypeScript declarations of the tools it
-// may call (host.CodeDescription). The list's tools are the server's,
+// may call (keyview.CodeDescription). The list's tools are the server's,
 // shared: run_code's is replaced by a copy, in a copy of the slice.
 func (s *Server) describeRunCode(ctx context.Context, lr *mcp.ListToolsResult) {
 	for i, t := range lr.Tools {
 		if t.Name != host.RunCodeName {
 			continue
 		}
+		desc, ok := keyview.CodeDescription(ctx, s.h, t.Name)
+		if !ok {
+			return
+		}
 		own := *t
-		own.Description = s.h.CodeDescription(ctx)
+		own.Description = desc
 		lr.Tools = slices.Clone(lr.Tools)
 		lr.Tools[i] = &own
 		return

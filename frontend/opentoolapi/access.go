@@ -26,18 +26,33 @@ import (
 // document is the aggregated document as the request's key may see it
 // (keyview.View.Listed): only the functions listed to it, and only the
 // named schemas of plugins a listed function is of.
+//
+// run_code's description (--code-mode) is the caller's
+// (keyview.CodeDescription): with TypeScript declarations of the tools
+// it may call.
 func (s *Server) document(r *http.Request) *opentool.OpenTool {
 	doc := s.b.Document(s.cfg.Title, s.cfg.Version, baseURL(r))
+	if doc == nil {
+		return doc
+	}
 	l := keyview.Of(r.Context(), s.b).Listed()
-	if l.All() || doc == nil {
+	desc, code := keyview.CodeDescription(r.Context(), s.b, host.RunCodeName)
+	if l.All() && !code {
 		return doc
 	}
 	out := *doc
 	out.Functions = make([]opentool.Function, 0, len(doc.Functions))
 	for _, f := range doc.Functions {
-		if l.Has(f.Name) {
-			out.Functions = append(out.Functions, f)
+		if !l.Has(f.Name) {
+			continue
 		}
+		if code && f.Name == host.RunCodeName {
+			f.Description = desc
+		}
+		out.Functions = append(out.Functions, f)
+	}
+	if l.All() {
+		return &out
 	}
 	out.Schemas = nil
 	for k, v := range doc.Schemas {

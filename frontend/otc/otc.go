@@ -141,12 +141,22 @@ func (h *Server) handleHealth(w http.ResponseWriter, _ *http.Request) {
 // handleTools serves GET /otc/tools (RFC 5.2 "Tool Discovery"): the
 // tools listed to the request's API key (keyview.View.Listed: those it may
 // call, the host's tool search functions included, the threshold
-// applied).
+// applied); run_code's description (--code-mode) is the caller's, with
+// TypeScript declarations of the tools it may call
+// (keyview.CodeDescription).
 func (h *Server) handleTools(w http.ResponseWriter, r *http.Request) {
 	ix := h.tools()
 	body := ix.body
+	var desc *string
+	if t := ix.code(); t != nil {
+		if d, ok := keyview.CodeDescription(r.Context(), h.b, t.fn.Name); ok {
+			desc = &d
+		}
+	}
 	if l := keyview.Of(r.Context(), h.b).Listed(); !l.All() {
-		body = ix.list(l.Has)
+		body = ix.list(l.Has, desc)
+	} else if desc != nil {
+		body = ix.list(nil, desc)
 	}
 	h.writeBody(w, http.StatusOK, body)
 }

@@ -91,6 +91,9 @@ type tool struct {
 	plugin  string // the serving plugin ("" for the host's own)
 	builtin bool   // one of the host's own functions (tool search's)
 	def     []byte // its ToolDefinition, JSON
+	// definition is its ToolDefinition, kept for run_code's only: its
+	// description is each caller's own (keyview.CodeDescription).
+	definition *ToolDefinition
 }
 
 // tools returns the index of the functions served now, rebuilding it
@@ -140,17 +143,31 @@ func (h *Server) build(fis []host.FunctionInfo) *index {
 			continue
 		}
 		t.plugin, t.builtin, t.def = fi.Plugin, fi.Builtin, b
+		if fi.Builtin && fi.Function.Name == host.RunCodeName {
+			t.definition = &def
+		}
 		ix.byKey[t.key] = t
 		ix.order = append(ix.order, t)
 	}
-	ix.body = ix.list(nil)
+	ix.body = ix.list(nil, nil)
 	return ix
+}
+
+// code is run_code's tool in ix (--code-mode), nil when not served.
+func (ix *index) code() *tool {
+	for _, t := range ix.order {
+		if t.definition != nil {
+			return t
+		}
+	}
+	return nil
 }
 
 // list returns the body of GET /otc/tools with the tools whose function
 // name listed reports (all for a nil listed): the definitions encoded
-// once by build, joined.
-func (ix *index) list(listed func(fn string) bool) []byte {
+// once by build, joined; run_code's with the description desc when
+// desc is not nil (its caller's, with the declarations of its tools).
+func (ix *index) list(listed func(fn string) bool, desc *string) []byte {
 	b := append(make([]byte, 0, len(ix.body)), `{"$schema":`...)
 	b = strconv.AppendQuote(b, SchemaURL)
 	b = append(b, `,"tools":[`...)
@@ -162,7 +179,13 @@ func (ix *index) list(listed func(fn string) bool) []byte {
 		if n > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, t.def...)
+		def := t.def
+		if desc != nil && t.definition != nil {
+			d := *t.definition
+			d.Description = *desc
+			def, _ = json.Marshal(d) // encoded by build once: cannot fail
+		}
+		b = append(b, def...)
 		n++
 	}
 	return append(b, "]}"...)

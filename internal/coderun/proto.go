@@ -13,6 +13,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+
+	"github.com/opentool-host/opentool-host/internal/rpcerr"
 )
 
 // Limits bound one program. Every limit reached ends the program with a
@@ -51,13 +53,10 @@ type Reply struct {
 }
 
 // CallError is an inner call's failure as a JSON-RPC 2.0 error object
-// (section 5.1): code, message, data. The program sees it as a thrown
-// Error with these members.
-type CallError struct {
-	Code    int             `json:"code"`
-	Message string          `json:"message"`
-	Data    json.RawMessage `json:"data,omitempty"`
-}
+// (section 5.1): code, message, data; the one the plugins' protocol
+// carries too (rpcerr.Error, internal/wire's RPCError). The program sees
+// it as a thrown Error with these members.
+type CallError = rpcerr.Error
 
 // FromRunner is one message from the runner: exactly one member is set.
 // Its first is Ready, once it runs confined (after the sandbox launcher

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/opentool-host/opentool-host/internal/rpcerr"
 	"github.com/opentool-host/opentool-host/internal/wire/toolpb"
 )
 
@@ -50,18 +51,10 @@ type Reply struct {
 	Error *RPCError `json:"error,omitempty"`
 }
 
-// RPCError is a JSON-RPC 2.0 error object. It is an error.
-type RPCError struct {
-	// Code is the JSON-RPC error code.
-	Code int `json:"code"`
-	// Message describes the error.
-	Message string `json:"message"`
-	// Data is the error's data, JSON (nil: none).
-	Data json.RawMessage `json:"data,omitempty"`
-}
-
-// Error implements error: "MESSAGE (JSON-RPC error CODE)".
-func (e *RPCError) Error() string { return fmt.Sprintf("%s (JSON-RPC error %d)", e.Message, e.Code) }
+// RPCError is a JSON-RPC 2.0 error object (rpcerr.Error, which
+// internal/coderun's inner calls carry too). It is an error: "MESSAGE
+// (JSON-RPC error CODE)".
+type RPCError = rpcerr.Error
 
 // JSON-RPC error codes the host uses in replies (JSON-RPC 2.0, section
 // 5.1).
