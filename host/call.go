@@ -42,8 +42,11 @@ type request struct {
 	args   []byte // JSON object of arguments; nil or empty for none
 	stream bool   // StreamCall (many results) rather than Call (one)
 	// emit receives each result object in order; an error from it stops
-	// the call (the plugin is told to cancel) and is returned as is.
-	emit func(item []byte) error
+	// the call (the plugin is told to cancel) and is returned as is. nil
+	// keeps the one result of a unary call in result (Call, CallResult:
+	// no closure per call).
+	emit   func(item []byte) error
+	result []byte
 	// x is the caller's side of the call's messages (exchange.go); nil
 	// for a caller that takes none.
 	x *Exchange
@@ -72,8 +75,15 @@ func (r *request) Invocation() wire.Invocation {
 	return inv
 }
 
-// Emit hands one accepted result item to r.emit (supervise.Request).
-func (r *request) Emit(item []byte) error { return r.emit(item) }
+// Emit hands one accepted result item to r.emit, or keeps it as
+// r.result when r.emit is nil (supervise.Request).
+func (r *request) Emit(item []byte) error {
+	if r.emit == nil {
+		r.result = item
+		return nil
+	}
+	return r.emit(item)
+}
 
 // SetMCP records that the plugin's unary result is an MCP CallToolResult,
 // and the plugin's own decoding of it (supervise.Request).
@@ -117,12 +127,9 @@ func (r *request) Accept(plugin string, item []byte, n int) error {
 // Errors: an *Error (core/errors.go) whose Kind says what happened; see
 // StreamCall. An MCP result with isError is KindTool, code 500.
 func (h *Host) Call(ctx context.Context, fn string, args []byte) ([]byte, error) {
-	var result []byte
-	r := &request{fn: fn, args: args, emit: func(item []byte) error {
-		result = item
-		return nil
-	}}
+	r := &request{fn: fn, args: args}
 	err := h.invoke(ctx, r)
+	result := r.result
 	if err == nil && r.mcp {
 		result, err = r.project(result)
 	}
@@ -223,10 +230,12 @@ func (h *Host) collect(ctx context.Context, rt *route, r *request) error {
 	items := newItems(r.fn, h.cfg.MaxResultBytes, each)
 	emit := r.emit
 	r.emit = items.add
-	if err := h.send(ctx, rt, r); err != nil {
+	err := h.send(ctx, rt, r)
+	r.emit = emit
+	if err != nil {
 		return err
 	}
-	return emit(items.object())
+	return r.Emit(items.object())
 }
 
 // invalidParams turns argcheck's error into the call's *Error.

@@ -76,6 +76,10 @@ func (h *Host) observe(ctx context.Context, r *request) (context.Context, func(e
 	r.emit = func(item []byte) error {
 		rec.Items++
 		rec.ResultBytes += int64(len(item))
+		if emit == nil { // kept (request.Emit)
+			r.result = item
+			return nil
+		}
 		return emit(item)
 	}
 	return ctx, func(err error) {
