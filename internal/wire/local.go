@@ -166,12 +166,12 @@ type localStream struct {
 	frame     CallFrame
 	events    chan localEvent // nil for an inline call
 	cancelCtx context.CancelFunc
-	unstop    func() bool // stops the cancel armed on the plugin's stop
-	stopped <-chan struct{} // closed when the host stopped the plugin
-	max     int
-	ctx     context.Context
-	stream  bool
-	peer    *Peer
+	unstop    func() bool     // stops the cancel armed on the plugin's stop
+	stopped   <-chan struct{} // closed when the host stopped the plugin
+	max       int
+	ctx       context.Context
+	stream    bool
+	peer      *Peer
 
 	mu       sync.Mutex
 	sent     bool // a unary call's result went out
