@@ -47,6 +47,9 @@ type request struct {
 	// no closure per call).
 	emit   func(item []byte) error
 	result []byte
+	// counted, when the call is observed for Config.OnCall (observe),
+	// counts the results Emit hands over.
+	counted *CallRecord
 	// x is the caller's side of the call's messages (exchange.go); nil
 	// for a caller that takes none.
 	x *Exchange
@@ -78,6 +81,10 @@ func (r *request) Invocation() wire.Invocation {
 // Emit hands one accepted result item to r.emit, or keeps it as
 // r.result when r.emit is nil (supervise.Request).
 func (r *request) Emit(item []byte) error {
+	if c := r.counted; c != nil {
+		c.Items++
+		c.ResultBytes += int64(len(item))
+	}
 	if r.emit == nil {
 		r.result = item
 		return nil
@@ -171,8 +178,8 @@ func (h *Host) invoke(ctx context.Context, r *request) (err error) {
 	if run != nil && r.fn == RunCodeName {
 		ctx = withRun(ctx) // its inner calls' records link to its own
 	}
-	ctx, done := h.observe(ctx, r)
-	defer func() { done(err) }()
+	ctx, o := h.observe(ctx, r)
+	defer func() { o.done(err) }()
 	switch {
 	case err != nil:
 		return err
@@ -228,10 +235,10 @@ func (h *Host) collect(ctx context.Context, rt *route, r *request) error {
 	}
 	r.x = r.x.collecting()
 	items := newItems(r.fn, h.cfg.MaxResultBytes, each)
-	emit := r.emit
-	r.emit = items.add
+	emit, counted := r.emit, r.counted
+	r.emit, r.counted = items.add, nil // the items are not the call's results: their object is
 	err := h.send(ctx, rt, r)
-	r.emit = emit
+	r.emit, r.counted = emit, counted
 	if err != nil {
 		return err
 	}
