@@ -269,7 +269,7 @@ func (b *builtins) search(ctx context.Context, h *Host, r *request) error {
 	if err != nil { // schemas are JSON the host decoded: cannot happen
 		return r.Fail(KindResultRejected, "", "the search result does not encode", err)
 	}
-	return r.emit(res)
+	return r.Emit(res)
 }
 
 // found is one of search_tools' hits: a function's served name, its

@@ -42,8 +42,14 @@ type request struct {
 	args   []byte // JSON object of arguments; nil or empty for none
 	stream bool   // StreamCall (many results) rather than Call (one)
 	// emit receives each result object in order; an error from it stops
-	// the call (the plugin is told to cancel) and is returned as is.
-	emit func(item []byte) error
+	// the call (the plugin is told to cancel) and is returned as is. nil
+	// keeps the one result of a unary call in result (Call, CallResult:
+	// no closure per call).
+	emit   func(item []byte) error
+	result []byte
+	// counted, when the call is observed for Config.OnCall (observe),
+	// counts the results Emit hands over.
+	counted *CallRecord
 	// x is the caller's side of the call's messages (exchange.go); nil
 	// for a caller that takes none.
 	x *Exchange
@@ -72,8 +78,19 @@ func (r *request) Invocation() wire.Invocation {
 	return inv
 }
 
-// Emit hands one accepted result item to r.emit (supervise.Request).
-func (r *request) Emit(item []byte) error { return r.emit(item) }
+// Emit hands one accepted result item to r.emit, or keeps it as
+// r.result when r.emit is nil (supervise.Request).
+func (r *request) Emit(item []byte) error {
+	if c := r.counted; c != nil {
+		c.Items++
+		c.ResultBytes += int64(len(item))
+	}
+	if r.emit == nil {
+		r.result = item
+		return nil
+	}
+	return r.emit(item)
+}
 
 // SetMCP records that the plugin's unary result is an MCP CallToolResult,
 // and the plugin's own decoding of it (supervise.Request).
@@ -117,12 +134,9 @@ func (r *request) Accept(plugin string, item []byte, n int) error {
 // Errors: an *Error (core/errors.go) whose Kind says what happened; see
 // StreamCall. An MCP result with isError is KindTool, code 500.
 func (h *Host) Call(ctx context.Context, fn string, args []byte) ([]byte, error) {
-	var result []byte
-	r := &request{fn: fn, args: args, emit: func(item []byte) error {
-		result = item
-		return nil
-	}}
+	r := &request{fn: fn, args: args}
 	err := h.invoke(ctx, r)
+	result := r.result
 	if err == nil && r.mcp {
 		result, err = r.project(result)
 	}
@@ -164,8 +178,8 @@ func (h *Host) invoke(ctx context.Context, r *request) (err error) {
 	if run != nil && r.fn == RunCodeName {
 		ctx = withRun(ctx) // its inner calls' records link to its own
 	}
-	ctx, done := h.observe(ctx, r)
-	defer func() { done(err) }()
+	ctx, o := h.observe(ctx, r)
+	defer func() { o.done(err) }()
 	switch {
 	case err != nil:
 		return err
@@ -221,12 +235,14 @@ func (h *Host) collect(ctx context.Context, rt *route, r *request) error {
 	}
 	r.x = r.x.collecting()
 	items := newItems(r.fn, h.cfg.MaxResultBytes, each)
-	emit := r.emit
-	r.emit = items.add
-	if err := h.send(ctx, rt, r); err != nil {
+	emit, counted := r.emit, r.counted
+	r.emit, r.counted = items.add, nil // the items are not the call's results: their object is
+	err := h.send(ctx, rt, r)
+	r.emit, r.counted = emit, counted
+	if err != nil {
 		return err
 	}
-	return emit(items.object())
+	return r.Emit(items.object())
 }
 
 // invalidParams turns argcheck's error into the call's *Error.

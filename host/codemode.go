@@ -162,7 +162,7 @@ func (b *builtins) runCode(ctx context.Context, h *Host, r *request) error {
 	if err != nil { // the runner's value is not JSON
 		return r.Fail(KindResultRejected, "", "the program's result is not JSON", err)
 	}
-	return r.emit(out)
+	return r.Emit(out)
 }
 
 // innerExchange is ctx for the inner calls of a program whose run_code

@@ -124,14 +124,10 @@ type Result struct {
 // not a KindTool error.
 func (h *Host) CallResult(ctx context.Context, fn string, args []byte) (Result, error) {
 	r := &request{fn: fn, args: args}
-	var res []byte
-	r.emit = func(item []byte) error {
-		res = item
-		return nil
-	}
 	if err := h.invoke(ctx, r); err != nil {
 		return Result{}, err
 	}
+	res := r.result
 	if !charge(ctx, len(res)) {
 		core.MemTrim.Note(len(res))
 		return Result{}, h.errResultMemory(fn, len(res))

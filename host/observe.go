@@ -30,68 +30,83 @@ func tracing() bool { return otel.GetTracerProvider() != unsetProvider }
 
 // observe starts r's execute_tool span (OpenTelemetry GenAI semantic
 // conventions: gen_ai.operation.name, gen_ai.tool.name,
-// gen_ai.tool.call.id, error.type), wraps r so that its results are
-// counted, and returns ctx carrying the span (the plugin gets its trace
-// context, internal/wire) and the function that ends the span and hands
-// the finished call to Config.OnCall.
-func (h *Host) observe(ctx context.Context, r *request) (context.Context, func(err error)) {
+// gen_ai.tool.call.id, error.type), has r's results counted
+// (request.Emit), and returns ctx carrying the span (the plugin gets its
+// trace context, internal/wire) and the observation whose done ends the
+// span and hands the finished call to Config.OnCall. One allocation per
+// call: the observation holds the span, the record and what done needs.
+func (h *Host) observe(ctx context.Context, r *request) (context.Context, *observation) {
 	caller := CallerFrom(ctx)
 	if g := access.GrantFrom(ctx); g != nil && caller.Key == "" {
 		caller.Key = g.Name()
 	}
-	var span trace.Span
-	traced := tracing()
-	if traced {
-		ctx, span = tracer.Start(ctx, "execute_tool "+r.fn, trace.WithSpanKind(trace.SpanKindInternal),
+	o := &observation{r: r, traced: tracing(), onCall: h.cfg.OnCall}
+	if o.traced {
+		ctx, o.span = tracer.Start(ctx, "execute_tool "+r.fn, trace.WithSpanKind(trace.SpanKindInternal),
 			trace.WithAttributes(attribute.String("gen_ai.operation.name", "execute_tool"), attribute.String("gen_ai.tool.name", r.fn),
 				attribute.String("gen_ai.tool.type", "function")))
 		if caller.CallID != "" {
-			span.SetAttributes(attribute.String("gen_ai.tool.call.id", caller.CallID))
+			o.span.SetAttributes(attribute.String("gen_ai.tool.call.id", caller.CallID))
 		}
 	}
-	end := func(plugin string, err error) {
-		if !traced {
-			return
-		}
-		if plugin != "" {
-			span.SetAttributes(attribute.String("opentool.plugin", plugin))
-		}
-		if err != nil {
-			kind := string(KindCanceled)
-			var he *Error
-			if errors.As(err, &he) {
-				kind = string(he.Kind)
-			}
-			span.SetAttributes(attribute.String("error.type", kind))
-			span.SetStatus(codes.Error, err.Error())
-		}
-		span.End()
+	o.ctx = ctx
+	if o.onCall != nil {
+		o.rec = CallRecord{Function: r.fn, Caller: caller, Stream: r.stream, Start: time.Now(), ArgBytes: len(r.args)}
+		r.counted = &o.rec
 	}
-	onCall := h.cfg.OnCall
-	if onCall == nil {
-		return ctx, func(err error) { end(r.plugin, err) }
+	return ctx, o
+}
+
+// observation is one call observed (observe): its span, when traced, and
+// its record, when Config.OnCall wants it.
+type observation struct {
+	r      *request
+	ctx    context.Context
+	traced bool
+	span   trace.Span
+	onCall func(ctx context.Context, rec CallRecord)
+	rec    CallRecord
+}
+
+// done ends the span with err and hands the finished call to
+// Config.OnCall.
+func (o *observation) done(err error) {
+	o.end(o.r.plugin, err)
+	if o.onCall == nil {
+		return
 	}
-	rec := CallRecord{Function: r.fn, Caller: caller, Stream: r.stream, Start: time.Now(), ArgBytes: len(r.args)}
-	emit := r.emit
-	r.emit = func(item []byte) error {
-		rec.Items++
-		rec.ResultBytes += int64(len(item))
-		return emit(item)
+	rec := o.rec
+	rec.Duration = time.Since(rec.Start)
+	rec.Plugin = o.r.plugin
+	var he *Error
+	switch {
+	case errors.As(err, &he):
+		rec.Kind = he.Kind
+		if rec.Plugin == "" {
+			rec.Plugin = he.Plugin
+		}
+	case err != nil:
+		rec.Kind = KindCanceled // the caller's own emit failed: it went away
 	}
-	return ctx, func(err error) {
-		end(r.plugin, err)
-		rec.Duration = time.Since(rec.Start)
-		rec.Plugin = r.plugin
+	o.onCall(o.ctx, rec)
+}
+
+// end ends the span, when traced, naming plugin and err's kind.
+func (o *observation) end(plugin string, err error) {
+	if !o.traced {
+		return
+	}
+	if plugin != "" {
+		o.span.SetAttributes(attribute.String("opentool.plugin", plugin))
+	}
+	if err != nil {
+		kind := string(KindCanceled)
 		var he *Error
-		switch {
-		case errors.As(err, &he):
-			rec.Kind = he.Kind
-			if rec.Plugin == "" {
-				rec.Plugin = he.Plugin
-			}
-		case err != nil:
-			rec.Kind = KindCanceled // the caller's own emit failed: it went away
+		if errors.As(err, &he) {
+			kind = string(he.Kind)
 		}
-		onCall(ctx, rec)
+		o.span.SetAttributes(attribute.String("error.type", kind))
+		o.span.SetStatus(codes.Error, err.Error())
 	}
+	o.span.End()
 }

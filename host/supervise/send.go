@@ -78,7 +78,9 @@ var errNotSent = errors.New("instance gone before the call was sent")
 // (wire.Call.Run): no goroutine and no channel between the caller and
 // the plugin.
 func (i *instance) send(ctx context.Context, r Request) error {
-	g := &guard{inst: i, fn: r.Function()}
+	// The call's events and its guard are one allocation.
+	h := &events{inst: i, ctx: ctx, r: r, g: guard{inst: i, fn: r.Function()}}
+	g := &h.g
 	stop := context.AfterFunc(ctx, g.cancel)
 	defer stop()
 	// The stream's context never ends by itself (a Done of nil also
@@ -88,9 +90,10 @@ func (i *instance) send(ctx context.Context, r Request) error {
 	inv := r.Invocation()
 	inv.Name = strings.TrimPrefix(inv.Name, i.prefix)
 	sctx := context.WithoutCancel(ctx)
+	h.stream = inv.Stream
 	if call := i.tool.Inline(sctx, inv); call != nil {
 		g.attach(call)
-		h := &events{inst: i, ctx: ctx, r: r, g: g, call: call, stream: inv.Stream}
+		h.call = call
 		return h.end(call.Run(h.event))
 	}
 	call, err := i.tool.Start(sctx, inv)
@@ -102,7 +105,7 @@ func (i *instance) send(ctx context.Context, r Request) error {
 		return i.endError(ctx, r, err, 0, killed)
 	}
 	g.attach(call)
-	h := &events{inst: i, ctx: ctx, r: r, g: g, call: call, stream: inv.Stream}
+	h.call = call
 	for {
 		ev, err := call.Next()
 		if err != nil {
@@ -118,7 +121,7 @@ type events struct {
 	inst   *instance
 	ctx    context.Context
 	r      Request
-	g      *guard
+	g      guard
 	call   *wire.Call
 	stream bool
 	first  error // why the call was cut short (emit failed, result rejected)

@@ -111,15 +111,16 @@ func (c *Client) Inline(ctx context.Context, inv Invocation) *Call {
 // is stopped.
 func (c *Client) localStream(ctx context.Context, inv Invocation) *localStream {
 	ctx, cancel := context.WithCancel(ctx)
-	stop := context.AfterFunc(c.localStopped, cancel)
-	s := &localStream{plugin: c.local, frame: inv.frame(), cancel: func() { stop(); cancel() }, stopped: c.localStopped.Done(), max: c.localMax, ctx: ctx, stream: inv.Stream}
+	s := &localStream{plugin: c.local, frame: inv.callFrame(), cancelCtx: cancel, stopped: c.localStopped.Done(), max: c.localMax, ctx: ctx, stream: inv.Stream}
+	s.unstop = context.AfterFunc(c.localStopped, cancel)
 	s.peer = NewPeer(s.message, inv.Meta)
 	return s
 }
 
-// frame is the CallFrame of inv.
-func (inv Invocation) frame() *CallFrame {
-	return &CallFrame{Name: inv.Name, Arguments: inv.Args, Stream: inv.Stream, Meta: inv.Meta}
+// callFrame is the CallFrame of inv, as a value (a localStream holds
+// its own).
+func (inv Invocation) callFrame() CallFrame {
+	return CallFrame{Name: inv.Name, Arguments: inv.Args, Stream: inv.Stream, Meta: inv.Meta}
 }
 
 // Run runs a call Client.Inline returned on the calling goroutine and
@@ -161,15 +162,16 @@ type localEvent struct {
 // (Client.Inline) runs on the host's goroutine (Call.Run) and hands them
 // to handle.
 type localStream struct {
-	plugin  Local
-	frame   *CallFrame
-	events  chan localEvent // nil for an inline call
-	cancel  context.CancelFunc
-	stopped <-chan struct{} // closed when the host stopped the plugin
-	max     int
-	ctx     context.Context
-	stream  bool
-	peer    *Peer
+	plugin    Local
+	frame     CallFrame
+	events    chan localEvent // nil for an inline call
+	cancelCtx context.CancelFunc
+	unstop    func() bool     // stops the cancel armed on the plugin's stop
+	stopped   <-chan struct{} // closed when the host stopped the plugin
+	max       int
+	ctx       context.Context
+	stream    bool
+	peer      *Peer
 
 	mu       sync.Mutex
 	sent     bool // a unary call's result went out
@@ -184,6 +186,13 @@ type localStream struct {
 
 var _ CallOut = (*localStream)(nil)
 
+// cancel ends the call's context (the host cancelled it, or it ended)
+// and drops the cancel armed on the plugin's stop.
+func (s *localStream) cancel() {
+	s.unstop()
+	s.cancelCtx()
+}
+
 // run runs the call and puts its end after everything it sent.
 func (s *localStream) run() {
 	end := s.call()
@@ -197,7 +206,7 @@ func (s *localStream) run() {
 // a normal end, the tool's error, or ErrResultTooLarge wrapped.
 func (s *localStream) call() error {
 	defer s.cancel()
-	te := s.plugin.Call(s.ctx, s.frame, s)
+	te := s.plugin.Call(s.ctx, &s.frame, s)
 	s.peer.Close()
 	s.mu.Lock()
 	sent, tooLarge := s.sent, s.tooLarge

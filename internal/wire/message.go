@@ -171,7 +171,7 @@ type Peer struct {
 // (nil: the host speaks protocol 2 and takes none), with the caller's
 // _meta (nil: none).
 func NewPeer(send func(Message) error, meta []byte) *Peer {
-	return &Peer{send: send, meta: meta, pending: map[int64]chan Reply{}}
+	return &Peer{send: send, meta: meta} // pending made by the first Request: most calls send none
 }
 
 // V3 reports whether the host takes protocol 3's messages and MCP
@@ -215,6 +215,9 @@ func (p *Peer) Request(ctx context.Context, method string, params []byte) (json.
 	}
 	p.next++
 	id := p.next
+	if p.pending == nil {
+		p.pending = map[int64]chan Reply{}
+	}
 	p.pending[id] = ch
 	p.mu.Unlock()
 	defer p.forget(id)
@@ -266,7 +269,7 @@ func (p *Peer) Close() {
 	p.mu.Lock()
 	p.closed = true
 	pending := p.pending
-	p.pending = map[int64]chan Reply{}
+	p.pending = nil
 	p.mu.Unlock()
 	for _, ch := range pending {
 		select {
