@@ -16,6 +16,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/declared/cmdtool"
 	"github.com/opentool-host/opentool-host/declared/mcpadapter"
+	"github.com/opentool-host/opentool-host/declared/oauthlogin"
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
 	"github.com/opentool-host/opentool-host/internal/wire"
 	"github.com/opentool-host/opentool-host/pluginsdk"
@@ -47,6 +48,14 @@ func Serve(l decl.Launch, s *launcher.Starter, log hclog.Logger) wire.Local {
 // notifications/roots/list_changed reach the server
 // (mcpadapter.Options.Sole). Give it as core.Config.Declared.
 func ServeFor(sole *mcpsession.Sole) func(decl.Launch, *launcher.Starter, hclog.Logger) wire.Local {
+	return ServeWith(sole, nil)
+}
+
+// ServeWith is ServeFor with logins: the servers declared by URL with
+// "oauth" of the authorization code grant register their login there
+// and use the tokens its Store holds (mcpadapter.Options.Logins; nil:
+// they fail saying they need authorization).
+func ServeWith(sole *mcpsession.Sole, logins *oauthlogin.Registry) func(decl.Launch, *launcher.Starter, hclog.Logger) wire.Local {
 	return func(l decl.Launch, s *launcher.Starter, log hclog.Logger) wire.Local {
 		if err := checkPrograms(l, s, log); err != nil {
 			return pluginsdk.Local(unrunnable{err})
@@ -54,7 +63,7 @@ func ServeFor(sole *mcpsession.Sole) func(decl.Launch, *launcher.Starter, hclog.
 		if l.Commands != nil {
 			return pluginsdk.Local(cmdtool.New(l, s))
 		}
-		return inline{pluginsdk.Local(mcpadapter.New(l, log, mcpadapter.Options{Starter: s, Shared: l.Server.Sessions == decl.SessionsShared, MaxSessions: l.Server.MaxSessions, MaxSessionsPerKey: l.Server.MaxSessionsPerKey, SharedIdle: l.Server.SharedIdle, Sole: sole}))}
+		return inline{pluginsdk.Local(mcpadapter.New(l, log, mcpadapter.Options{Starter: s, Shared: l.Server.Sessions == decl.SessionsShared, MaxSessions: l.Server.MaxSessions, MaxSessionsPerKey: l.Server.MaxSessionsPerKey, SharedIdle: l.Server.SharedIdle, Sole: sole, Logins: logins}))}
 	}
 }
 

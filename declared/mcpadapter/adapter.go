@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/opentool-host/opentool-host/declared/oauthlogin"
 	"github.com/opentool-host/opentool-host/host/tasks/mcptasks"
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
 	"github.com/opentool-host/opentool-host/pluginsdk"
@@ -93,6 +94,12 @@ type Options struct {
 	// notifications/roots/list_changed (relay.go). nil: none (the HTTP
 	// front ends' many clients).
 	Sole *mcpsession.Sole
+
+	// Logins, for a server declared by URL with "oauth" of the
+	// authorization code grant, is where its login is registered and its
+	// tokens kept (login.go); nil: such a server fails with
+	// ErrNeedsAuthorization.
+	Logins *oauthlogin.Registry
 }
 
 // withDefaults fills the zero fields.
@@ -196,7 +203,7 @@ func New(l decl.Launch, log hclog.Logger, opts Options) *Adapter {
 		lists:      make(chan string, len(listBits)),
 		ready:      make(chan struct{}),
 		relay:      newRelay(l.Name, log),
-		oauth:      newOAuthClient(l.Server),
+		oauth:      newOAuthClient(l.Name, l.Server, opts.Logins),
 	}
 	a.park.woke = make(chan struct{}, 1)
 	a.relay.sole = opts.Sole
