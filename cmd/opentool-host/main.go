@@ -58,6 +58,7 @@ func newApp() *cli.App {
 			versionCommand(),
 			opscmd.Push(),
 			opscmd.Pull(),
+			opscmd.Auth(),
 		},
 	}
 	cliflags.Prepare(app)

@@ -6,6 +6,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -129,6 +130,12 @@ func runAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	var served atomic.Pointer[frontdoor.Server]
+	reg, err := logins(c, hcfg, &served)
+	if err != nil {
+		return err
+	}
+	hcfg.Declared = declared.ServeWith(nil, reg)
 	// Signals are caught from here on: one that arrives while the
 	// plugins start waits in sigs for Serve (before, SIGINT right after
 	// "serving" could kill the process with its default action).
@@ -149,10 +156,12 @@ func runAction(c *cli.Context) error {
 		// The start's pages of the program go back to the system (about
 		// 9.5 MiB of RSS, docs/performance.md "Memory").
 		TrimProgram: true,
+		Logins:      reg,
 	})
 	if err != nil {
 		return exitError(err)
 	}
+	served.Store(srv)
 	return exitError(srv.Run(sigs))
 }
 

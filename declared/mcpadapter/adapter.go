@@ -413,6 +413,11 @@ func (a *Adapter) callError(ctx context.Context, tool string, r *relay, err erro
 	if e := a.ownExitError(ctx, r, tool, err); e != nil {
 		return e
 	}
+	if lc, ok := a.oauth.h.(*loginClient); ok && !fromServer(err) {
+		if need := lc.needs(); need != nil {
+			return pluginsdk.ToolFailure("MCP server %q: tool %q: %v", a.launch.Name, tool, need)
+		}
+	}
 	if ctx.Err() == nil && (errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed)) {
 		if p := a.proc.Load(); p != nil && p.endedWithin(exitNoticeWait) {
 			return pluginsdk.ToolFailure("MCP server %q exited during the call of tool %q (%s)", a.launch.Name, tool, p.status())

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -81,6 +83,36 @@ type loginClient struct {
 	s      decl.MCPServer
 	reg    *oauthlogin.Registry
 	hc     *http.Client
+	// refreshMu makes one refresh at a time: a rotated refresh token
+	// (OAuth 2.1 section 4.3.1) is spent by the first.
+	refreshMu sync.Mutex
+	// need is the last ErrNeedsAuthorization of Authorize, until a
+	// token is held again (needs): the SDK's client gives a call only a
+	// JSON-RPC -32005 for it.
+	need atomic.Pointer[error]
+}
+
+// needs returns why the server needs a login: the last
+// ErrNeedsAuthorization of Authorize while no token is held, else nil.
+func (c *loginClient) needs() error {
+	p := c.need.Load()
+	if p == nil {
+		return nil
+	}
+	if _, err := c.reg.Store().Get(c.server, ""); err == nil && !errors.Is(*p, errInsufficientScope) {
+		return nil
+	}
+	return *p
+}
+
+// errInsufficientScope marks a need of a login for more scopes: a token
+// is held, and does not do.
+var errInsufficientScope = errors.New("insufficient_scope")
+
+// needing records err as the server's need of a login and returns it.
+func (c *loginClient) needing(err error) error {
+	c.need.Store(&err)
+	return err
 }
 
 // newLoginClient is the login client of server name (declaration s),
@@ -120,6 +152,11 @@ func (s storedSource) Token() (*oauth2.Token, error) {
 // no client kept (ErrNeedsAuthorization), the token endpoint's
 // (*oauth2.RetrieveError).
 func (c *loginClient) refresh(t *oauth2.Token) (*oauth2.Token, error) {
+	c.refreshMu.Lock()
+	defer c.refreshMu.Unlock()
+	if cur, err := c.reg.Store().Get(c.server, ""); err == nil && cur.AccessToken != t.AccessToken && cur.Valid() {
+		return cur, nil // refreshed while this one waited
+	}
 	if t.RefreshToken == "" {
 		return nil, fmt.Errorf("%w: the token of %q expired and has no refresh token: %s", ErrNeedsAuthorization, c.server, c.loginHint())
 	}
@@ -169,14 +206,14 @@ func (c *loginClient) Authorize(_ context.Context, _ *http.Request, resp *http.R
 		if bearerErr != "insufficient_scope" {
 			return nil
 		}
-		return fmt.Errorf("%w (HTTP 403 insufficient_scope): the server asks for more scopes than the login granted; %s", ErrNeedsAuthorization, c.loginHint())
+		return c.needing(fmt.Errorf("%w (HTTP 403 %w): the server asks for more scopes than the login granted; %s", ErrNeedsAuthorization, errInsufficientScope, c.loginHint()))
 	}
 	if t, err := c.reg.Store().Get(c.server, ""); err == nil && t.RefreshToken != "" {
 		if _, err := c.refresh(t); err == nil {
 			return nil
 		}
 	}
-	return fmt.Errorf("%w: %s", ErrNeedsAuthorization, c.loginHint())
+	return c.needing(fmt.Errorf("%w: %s", ErrNeedsAuthorization, c.loginHint()))
 }
 
 // begin is the login of the server (oauthlogin.Begin) for the shared
@@ -219,6 +256,7 @@ func (c *loginClient) begin(ctx context.Context, principal string) (string, erro
 			if err := c.reg.Store().Put(c.server, "", t); err != nil {
 				return nil, err
 			}
+			c.need.Store(nil)
 			return storedSource{c}, nil
 		},
 	}

@@ -237,16 +237,27 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // Handlers are the registry's routes for the CLI (opentool-host auth),
 // behind the host's keys: POST /oauth/login/{server} begins a shared
 // login and answers {"url": AUTHORIZATION_URL}; DELETE
-// /oauth/login/{server} logs out; GET /oauth/status lists Statuses.
-// Errors are {"error": MESSAGE} with 404 (no such login), 502 (the
-// server or its authorization server failed).
-func (r *Registry) Handlers() map[string]http.HandlerFunc {
+// /oauth/login/{server} logs out; GET /oauth/status answers
+// {"servers": [Status...]}. may says whether the request's caller may
+// see server (change false) or log it in or out (change true); what it
+// may not is answered as no such login, 404. Errors are {"error":
+// MESSAGE} with 404 (no such login), 502 (the server or its
+// authorization server failed), 500 (the store).
+func (r *Registry) Handlers(may func(req *http.Request, server string, change bool) bool) map[string]http.HandlerFunc {
+	unknown := func(w http.ResponseWriter, server string) {
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": fmt.Sprintf("%q: %v", server, ErrUnknownServer)})
+	}
 	return map[string]http.HandlerFunc{
 		"POST /oauth/login/{server}": func(w http.ResponseWriter, req *http.Request) {
-			u, err := r.Begin(req.Context(), req.PathValue("server"), "")
+			server := req.PathValue("server")
+			if !may(req, server, true) {
+				unknown(w, server)
+				return
+			}
+			u, err := r.Begin(req.Context(), server, "")
 			switch {
 			case errors.Is(err, ErrUnknownServer):
-				writeJSON(w, http.StatusNotFound, map[string]string{"error": err.Error()})
+				unknown(w, server)
 			case err != nil:
 				writeJSON(w, http.StatusBadGateway, map[string]string{"error": err.Error()})
 			default:
@@ -254,18 +265,29 @@ func (r *Registry) Handlers() map[string]http.HandlerFunc {
 			}
 		},
 		"DELETE /oauth/login/{server}": func(w http.ResponseWriter, req *http.Request) {
-			err := r.Logout(req.PathValue("server"), "")
+			server := req.PathValue("server")
+			if !may(req, server, true) {
+				unknown(w, server)
+				return
+			}
+			err := r.Logout(server, "")
 			switch {
 			case errors.Is(err, ErrUnknownServer):
-				writeJSON(w, http.StatusNotFound, map[string]string{"error": err.Error()})
+				unknown(w, server)
 			case err != nil:
 				writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
 			default:
 				writeJSON(w, http.StatusOK, map[string]string{})
 			}
 		},
-		"GET /oauth/status": func(w http.ResponseWriter, _ *http.Request) {
-			writeJSON(w, http.StatusOK, map[string]any{"servers": r.Statuses()})
+		"GET /oauth/status": func(w http.ResponseWriter, req *http.Request) {
+			out := []Status{}
+			for _, st := range r.Statuses() {
+				if may(req, st.Server, false) {
+					out = append(out, st)
+				}
+			}
+			writeJSON(w, http.StatusOK, map[string]any{"servers": out})
 		},
 	}
 }
