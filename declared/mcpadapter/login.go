@@ -268,11 +268,10 @@ func (c *loginClient) begin(ctx context.Context, principal string) (string, erro
 		cfg.PreregisteredClient = pc
 	} else {
 		cfg.DynamicClientRegistrationConfig = &auth.DynamicClientRegistrationConfig{Metadata: &oauthex.ClientRegistrationMetadata{
-			ClientName:              "opentool-host",
-			RedirectURIs:            []string{c.reg.RedirectURL()},
-			GrantTypes:              []string{"authorization_code", "refresh_token"},
-			ResponseTypes:           []string{"code"},
-			TokenEndpointAuthMethod: "none",
+			ClientName:    "opentool-host",
+			RedirectURIs:  []string{c.reg.RedirectURL()},
+			GrantTypes:    []string{"authorization_code", "refresh_token"},
+			ResponseTypes: []string{"code"},
 		}}
 	}
 	var finish func(error)

@@ -23,25 +23,39 @@ import (
 // /oauth/login/NAME, with --api-key). The running host takes the code
 // at its own /oauth/callback and uses the token at once.
 func Auth() *cli.Command {
-	flags := func(more ...cli.Flag) []cli.Flag {
-		return append([]cli.Flag{
-			&cli.StringFlag{Name: "url", Value: "http://127.0.0.1:9627", Usage: "base `URL` of the running host", EnvVars: []string{"OPENTOOL_URL"}},
-			&cli.StringFlag{Name: "api-key", Usage: "send `KEY` as \"Authorization: Bearer KEY\" (logging in and out needs a key that is not restricted)", EnvVars: []string{"OPENTOOL_API_KEY"}},
-		}, more...)
-	}
 	return &cli.Command{
-		Name:  "auth",
-		Usage: "log the running host in to (or out of) a server declared by url with \"oauth\", or show its logins",
-		Subcommands: []*cli.Command{
-			{
-				Name:      "login",
-				Usage:     "print the authorization URL of server NAME (and open it in a browser); the running host takes the code at its /oauth/callback and uses the token at once",
-				ArgsUsage: "NAME",
-				Flags:     flags(&cli.BoolFlag{Name: "no-browser", Usage: "only print the URL (open it on a machine whose browser reaches the host's address)"}, &cli.BoolFlag{Name: "wait", Usage: "wait until the login has a token (up to the 10 min login window)"}),
-				Action:    authLogin,
-			},
-			{Name: "status", Usage: "which servers have a token, its expiry, whether it refreshes (never the token)", Flags: flags(), Action: authStatus},
-			{Name: "logout", Usage: "forget the token of server NAME", ArgsUsage: "NAME", Flags: flags(), Action: authLogout},
+		Name:      "auth",
+		Usage:     "log the running host in to (or out of) a server declared by url with \"oauth\", or show its logins",
+		ArgsUsage: "login NAME | status | logout NAME",
+		UsageText: "opentool-host auth login NAME [--no-browser] [--wait] [--url http://127.0.0.1:9627] [--api-key KEY]\n" +
+			"   opentool-host auth status\n" +
+			"   opentool-host auth logout NAME",
+		Description: "login prints the authorization URL of server NAME and opens it in a browser (xdg-open) unless\n" +
+			"--no-browser; the running host takes the code at its /oauth/callback and uses the token at once.\n" +
+			"status says which servers have a token, its expiry and whether it refreshes (never the token);\n" +
+			"logout forgets the token. Logging in and out needs a key that is not restricted (or no keys).",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "url", Value: "http://127.0.0.1:9627", Usage: "base `URL` of the running host", EnvVars: []string{"OPENTOOL_URL"}},
+			&cli.StringFlag{Name: "api-key", Usage: "send `KEY` as \"Authorization: Bearer KEY\"", EnvVars: []string{"OPENTOOL_API_KEY"}},
+			&cli.BoolFlag{Name: "no-browser", Usage: "login: only print the URL (open it where a browser reaches the host's address)"},
+			&cli.BoolFlag{Name: "wait", Usage: "login: wait until the login has a token (up to the 10 min login window)"},
+		},
+		Action: func(c *cli.Context) error {
+			switch verb := c.Args().First(); verb {
+			case "login":
+				return authLogin(c)
+			case "status":
+				if c.NArg() != 1 {
+					return cli.Exit("auth status: takes no NAME", 2)
+				}
+				return authStatus(c)
+			case "logout":
+				return authLogout(c)
+			case "":
+				return cli.Exit("auth: give login NAME, status or logout NAME (see --help)", 2)
+			default:
+				return cli.Exit(fmt.Sprintf("auth: unknown %q: give login NAME, status or logout NAME", verb), 2)
+			}
 		},
 	}
 }
@@ -50,16 +64,23 @@ func Auth() *cli.Command {
 // answer into out. Errors (exit 1): the host unreachable, an answer
 // that is not 200 (its "error").
 func authRequest(c *cli.Context, method, path string, out any) error {
-	req, err := http.NewRequestWithContext(c.Context, method, strings.TrimRight(c.String("url"), "/")+path, nil)
+	var body io.Reader
+	if method != http.MethodGet {
+		body = strings.NewReader("{}") // the host's request guard wants a JSON body's Content-Type
+	}
+	req, err := http.NewRequestWithContext(c.Context, method, strings.TrimRight(c.String("url"), "/")+path, body)
 	if err != nil {
 		return cli.Exit(err.Error(), 2)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	if k := c.String("api-key"); k != "" {
 		req.Header.Set("Authorization", "Bearer "+k)
 	}
 	resp, err := (&http.Client{Timeout: time.Minute}).Do(req)
 	if err != nil {
-		return cli.Exit(fmt.Sprintf("%s %s: %v (is the host running? run it with opentool-host run)", c.Command.Name, c.String("url"), err), 1)
+		return cli.Exit(fmt.Sprintf("%s %s: %v (is the host running? run it with opentool-host run)", "auth", c.String("url"), err), 1)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
@@ -75,17 +96,17 @@ func authRequest(c *cli.Context, method, path string, out any) error {
 		if resp.StatusCode == http.StatusNotFound && e.Error == nil {
 			msg = "this host has no login step (opentool-host run has it)"
 		}
-		return cli.Exit(fmt.Sprintf("%s: HTTP %d: %s", c.Command.Name, resp.StatusCode, msg), 1)
+		return cli.Exit(fmt.Sprintf("auth %s: HTTP %d: %s", c.Args().First(), resp.StatusCode, msg), 1)
 	}
 	return json.Unmarshal(b, out)
 }
 
-// oneName is the command's one NAME argument.
+// oneName is the one NAME argument after the verb.
 func oneName(c *cli.Context) (string, error) {
-	if c.NArg() != 1 {
-		return "", cli.Exit(c.Command.Name+": give exactly one server NAME (see --help)", 2)
+	if c.NArg() != 2 {
+		return "", cli.Exit("auth "+c.Args().First()+": give exactly one server NAME (see --help)", 2)
 	}
-	return c.Args().First(), nil
+	return c.Args().Get(1), nil
 }
 
 func authLogin(c *cli.Context) error {
@@ -140,7 +161,7 @@ func statusOf(c *cli.Context, name string) (oauthlogin.Status, error) {
 			return s, nil
 		}
 	}
-	return oauthlogin.Status{}, cli.Exit(fmt.Sprintf("%s: %q: %v", c.Command.Name, name, oauthlogin.ErrUnknownServer), 1)
+	return oauthlogin.Status{}, cli.Exit(fmt.Sprintf("auth: %q: %v", name, oauthlogin.ErrUnknownServer), 1)
 }
 
 func authStatus(c *cli.Context) error {
