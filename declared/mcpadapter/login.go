@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -276,8 +277,9 @@ func (c *loginClient) begin(ctx context.Context, principal string) (string, erro
 	}
 	var finish func(error)
 	cfg.AuthorizationCodeFetcher = func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
-		urls <- args.URL
-		r, fin, err := c.reg.Await(ctx, c.server, "", args.URL)
+		u := withConsent(args.URL)
+		urls <- u
+		r, fin, err := c.reg.Await(ctx, c.server, "", u)
 		if err != nil {
 			return nil, err
 		}
@@ -336,4 +338,23 @@ func (c *loginClient) probe(ctx context.Context) (*http.Request, *http.Response,
 		return nil, nil, fmt.Errorf("login to %q: the server answered HTTP %d without a token: it asks for no login", c.server, resp.StatusCode)
 	}
 	return req, resp, nil
+}
+
+// withConsent is authorization URL u with prompt=consent added when its
+// scope asks offline_access and it has no prompt: OpenID Connect Core
+// section 11 has an authorization server ignore offline_access without
+// it (oidc-provider drops it, and so the refresh token), and RFC 6749
+// section 3.1 has one that does not know the parameter ignore it.
+func withConsent(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return u
+	}
+	q := p.Query()
+	if q.Get("prompt") != "" || !slices.Contains(strings.Fields(q.Get("scope")), "offline_access") {
+		return u
+	}
+	q.Set("prompt", "consent")
+	p.RawQuery = q.Encode()
+	return p.String()
 }
