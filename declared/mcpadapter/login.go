@@ -91,6 +91,14 @@ type loginClient struct {
 	// token is held again (needs): the SDK's client gives a call only a
 	// JSON-RPC -32005 for it.
 	need atomic.Pointer[error]
+	// challenge is the server's last 401 or 403 to the host (its
+	// WWW-Authenticate: the scopes a step up asks), which a login begins
+	// from; nil: none yet (begin probes).
+	challenge atomic.Pointer[http.Response]
+	// asked are the scopes the last login asked, which a step up's login
+	// asks too (the SDK's union of granted and challenged scopes, SEP-2350,
+	// across logins).
+	asked atomic.Pointer[[]string]
 }
 
 // needs returns why the server needs a login: the last
@@ -193,9 +201,10 @@ func (c *loginClient) loginHint() string {
 // insufficient_scope is the server's answer (nil: the SDK returns it).
 // Otherwise ErrNeedsAuthorization: a person must log in (or log in
 // again, for the scopes a 403 insufficient_scope asks).
-func (c *loginClient) Authorize(_ context.Context, _ *http.Request, resp *http.Response) error {
+func (c *loginClient) Authorize(_ context.Context, req *http.Request, resp *http.Response) error {
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
 	_ = resp.Body.Close()
+	c.challenge.Store(&http.Response{StatusCode: resp.StatusCode, Header: resp.Header.Clone(), Request: &http.Request{Method: http.MethodPost, URL: req.URL}})
 	cs, _ := oauthex.ParseWWWAuthenticate(resp.Header[http.CanonicalHeaderKey("WWW-Authenticate")])
 	bearerErr := ""
 	for _, ch := range cs {
@@ -233,9 +242,15 @@ func (c *loginClient) begin(ctx context.Context, principal string) (string, erro
 	if principal != "" {
 		return "", fmt.Errorf("%q is declared with shared credentials: one login serves every caller", c.server)
 	}
-	req, resp, err := c.probe(ctx)
-	if err != nil {
-		return "", err
+	var req *http.Request
+	var resp *http.Response
+	if ch := c.challenge.Load(); ch != nil {
+		req, resp = ch.Request, &http.Response{StatusCode: ch.StatusCode, Header: ch.Header, Body: http.NoBody}
+	} else {
+		var err error
+		if req, resp, err = c.probe(ctx); err != nil {
+			return "", err
+		}
 	}
 	urls := make(chan string, 1)
 	o := c.s.OAuth
@@ -245,8 +260,16 @@ func (c *loginClient) begin(ctx context.Context, principal string) (string, erro
 		RequestRefreshToken: true,
 		ScopeFilter: func(found []string) []string {
 			if len(found) == 0 {
-				return o.Scopes
+				found = o.Scopes
 			}
+			if prev := c.asked.Load(); prev != nil {
+				for _, sc := range *prev {
+					if !slices.Contains(found, sc) {
+						found = append(slices.Clone(found), sc)
+					}
+				}
+			}
+			c.asked.Store(&found)
 			return found
 		},
 		NewTokenSource: func(ctx context.Context, cfg *oauth2.Config, t *oauth2.Token) (oauth2.TokenSource, error) {
