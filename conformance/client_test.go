@@ -372,10 +372,14 @@ func (h *viaHostProc) loginAndCall(cfg viaHostConfig) int {
 		} else if err != nil {
 			fmt.Fprintln(os.Stderr, "viaHost: no login yet: the server asks for none before a call")
 		}
-		if i == 0 {
-			if err := h.awaitReady(); err != nil {
-				// A server that refuses the host's tools/list too (a step
-				// up it never grants): the call below asks the login again.
+		if i == 0 || !ready(&http.Client{Timeout: 5 * time.Second}, h.url) {
+			if err := h.awaitReady(); err != nil && i+1 < maxLogins {
+				// The token did not do for the host's own session (the
+				// server's authorization server changed; a step up): log
+				// in again, as /health asks.
+				fmt.Fprintln(os.Stderr, "viaHost:", err)
+				continue
+			} else if err != nil {
 				fmt.Fprintln(os.Stderr, "viaHost:", err)
 			} else if err := h.runClient(cfg); err != nil {
 				fmt.Fprintln(os.Stderr, "viaHost: the everything-client through the host:", err)
