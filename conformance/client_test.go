@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -95,9 +96,10 @@ func TestClientConformance(t *testing.T) {
 // clientLine is a client scenario in the suite's list.
 var clientLine = regexp.MustCompile(`^\s+- (\S+) \[`)
 
-// clientScenarios returns the client scenarios of the suite's list, the
-// auth/ ones left out but those of the client-credentials extension
-// (clientCredentialsScenario), which need no person's login.
+// clientScenarios returns the client scenarios of the suite's list: the
+// auth/ ones those of the client-credentials extension
+// (clientCredentialsScenario), which need no person's login, and those
+// of a login (loginScenario), the test as the person's browser.
 func (s *suite) clientScenarios(t *testing.T) []string {
 	t.Helper()
 	out, err := exec.Command(s.node, s.cli, "list").CombinedOutput()
@@ -118,7 +120,7 @@ func (s *suite) clientScenarios(t *testing.T) []string {
 			}
 			continue
 		}
-		if !strings.HasPrefix(m[1], "auth/") || strings.HasPrefix(m[1], clientCredentialsScenario) {
+		if !strings.HasPrefix(m[1], "auth/") || strings.HasPrefix(m[1], clientCredentialsScenario) || loginScenario(m[1]) {
 			names = append(names, m[1])
 		}
 	}
@@ -168,15 +170,19 @@ func viaHost(config string, args []string) int {
 		fmt.Fprintf(os.Stderr, "viaHost: %s=%q, args %q: want the config and one URL (%v)\n", viaHostEnv, config, args, err)
 		return 1
 	}
-	h, err := startViaHost(cfg, args[0])
+	scenario := os.Getenv("MCP_CONFORMANCE_SCENARIO")
+	h, err := startViaHost(cfg, args[0], loginScenario(scenario))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "viaHost:", err)
 		return 1
 	}
 	defer h.stop()
+	if loginScenario(scenario) {
+		return h.loginAndCall(cfg)
+	}
 	client := exec.Command(cfg.Client, h.url+"/mcp")
 	client.Stdout, client.Stderr = os.Stdout, os.Stderr
-	if strings.HasPrefix(os.Getenv("MCP_CONFORMANCE_SCENARIO"), clientCredentialsScenario) {
+	if strings.HasPrefix(scenario, clientCredentialsScenario) {
 		// The host is the client of the scenario's flow; the client of the
 		// host, which the everything-client does not know such a scenario
 		// for, makes a plain session (connect, tools/list) through it.
@@ -203,8 +209,9 @@ type viaHostProc struct {
 
 // startViaHost writes a plugins folder declaring url as the server
 // upstream, starts the host on it (its log in the folder beside it) and
-// waits up to 30 s for GET /health?ready=1 to answer 200.
-func startViaHost(cfg viaHostConfig, url string) (*viaHostProc, error) {
+// waits up to 30 s for GET /health?ready=1 to answer 200, or, for a
+// login's scenario (login), for GET /oauth/status to list upstream.
+func startViaHost(cfg viaHostConfig, url string, login bool) (*viaHostProc, error) {
 	dir, err := os.MkdirTemp(cfg.Dir, "via-host-")
 	if err != nil {
 		return nil, err
@@ -237,7 +244,11 @@ func startViaHost(cfg viaHostConfig, url string) (*viaHostProc, error) {
 	go func() { _ = cmd.Wait(); logs.Close(); close(h.done) }()
 	client := &http.Client{Timeout: 5 * time.Second}
 	deadline := time.Now().Add(30 * time.Second)
-	for !ready(client, h.url) {
+	up := ready
+	if login {
+		up = loginListed
+	}
+	for !up(client, h.url) {
 		select {
 		case <-h.done:
 			return nil, fmt.Errorf("the host exited before ready (log: %s)", logs.Name())
@@ -267,10 +278,199 @@ func upstreamServer(url string) map[string]any {
 		ClientSecret string `json:"client_secret"`
 	}
 	_ = json.Unmarshal([]byte(os.Getenv("MCP_CONFORMANCE_CONTEXT")), &ctx)
-	if strings.HasPrefix(os.Getenv("MCP_CONFORMANCE_SCENARIO"), clientCredentialsScenario) && ctx.ClientID != "" && ctx.ClientSecret != "" {
-		srv["oauth"] = map[string]any{"clientId": ctx.ClientID, "clientSecret": ctx.ClientSecret, "grant": "client_credentials"}
+	scenario := os.Getenv("MCP_CONFORMANCE_SCENARIO")
+	switch {
+	case strings.HasPrefix(scenario, clientCredentialsScenario) && ctx.ClientID != "" && ctx.ClientSecret != "":
+		srv["oauth"] = map[string]any{"clientId": ctx.ClientID, "clientSecret": ctx.ClientSecret, "grant": "client_credentials", "issuer": pinnedIssuer(url)}
+	case loginScenario(scenario) && ctx.ClientID != "" && ctx.ClientSecret != "":
+		srv["oauth"] = map[string]any{"clientId": ctx.ClientID, "clientSecret": ctx.ClientSecret, "issuer": pinnedIssuer(url)}
+	case loginScenario(scenario):
+		srv["oauth"] = map[string]any{} // registration by the host (DCR)
 	}
 	return srv
+}
+
+// pinnedIssuer is the issuer an operator would pin for the suite's
+// server at url, as one learns it: the first authorization server of
+// the Protected Resource Metadata its 401 names (RFC 9728), or of the
+// well-known path; "" when there is none (the host then refuses the
+// declaration, which the run shows).
+func pinnedIssuer(url string) string {
+	c := &http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Post(url, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	if err != nil {
+		return ""
+	}
+	resp.Body.Close()
+	meta := ""
+	if m := regexp.MustCompile(`resource_metadata="([^"]+)"`).FindStringSubmatch(resp.Header.Get("WWW-Authenticate")); m != nil {
+		meta = m[1]
+	} else if i := strings.Index(url[len("http://"):], "/"); i >= 0 {
+		meta = url[:len("http://")+i] + "/.well-known/oauth-protected-resource" + url[len("http://")+i:]
+	}
+	resp, err = c.Get(meta)
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	var prm struct {
+		AuthorizationServers []string `json:"authorization_servers"`
+	}
+	if json.NewDecoder(resp.Body).Decode(&prm) != nil || len(prm.AuthorizationServers) == 0 {
+		return ""
+	}
+	return prm.AuthorizationServers[0]
+}
+
+// loginScenario reports whether scenario is an auth/ scenario of the
+// authorization code grant: the host logs in with a person's step
+// (opentool-host auth login --no-browser), the test as the person's
+// browser; the everything-client alone knows it (it registers a handler
+// for every one of them but the extensions').
+func loginScenario(scenario string) bool {
+	if !strings.HasPrefix(scenario, "auth/") || strings.HasPrefix(scenario, clientCredentialsScenario) {
+		return false
+	}
+	switch strings.TrimPrefix(scenario, "auth/") {
+	case "enterprise-managed-authorization", "dpop", "dpop-nonce", "wif-jwt-bearer":
+		return false // extensions the everything-client alone does not run
+	}
+	return true
+}
+
+// loginListed reports whether the host at url lists the login of
+// upstream (GET /oauth/status).
+func loginListed(client *http.Client, url string) bool {
+	resp, err := client.Get(url + "/oauth/status")
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode == http.StatusOK && strings.Contains(string(b), `"server":"upstream"`)
+}
+
+// maxLogins bounds the logins of one login scenario's run: the first,
+// and one for each step up (403 insufficient_scope) the call asks.
+const maxLogins = 3
+
+// loginAndCall is a login scenario through the host, as the person and
+// the client the everything-client is alone: `opentool-host auth login
+// upstream --no-browser` prints the authorization URL, which the test
+// follows as the person's browser (the suite's authorization server
+// redirects at once to the host's /oauth/callback); once the host
+// serves upstream's tools, the everything-client makes a session
+// through /mcp (initialize, tools/list) and the test calls test-tool
+// through /opentool/call, logging in again when the host says the server
+// needs a login (a step up), up to maxLogins. It returns the exit code:
+// 0 when the call succeeded.
+func (h *viaHostProc) loginAndCall(cfg viaHostConfig) int {
+	for i := 0; ; i++ {
+		if err := h.login(cfg); err != nil && (i > 0 || !strings.Contains(err.Error(), "it asks for no login")) {
+			fmt.Fprintln(os.Stderr, "viaHost: login:", err)
+			return 1
+		} else if err != nil {
+			fmt.Fprintln(os.Stderr, "viaHost: no login yet: the server asks for none before a call")
+		}
+		if i == 0 || !ready(&http.Client{Timeout: 5 * time.Second}, h.url) {
+			if err := h.awaitReady(); err != nil && i+1 < maxLogins {
+				// The token did not do for the host's own session (the
+				// server's authorization server changed; a step up): log
+				// in again, as /health asks.
+				fmt.Fprintln(os.Stderr, "viaHost:", err)
+				continue
+			} else if err != nil {
+				fmt.Fprintln(os.Stderr, "viaHost:", err)
+			} else if err := h.runClient(cfg); err != nil {
+				fmt.Fprintln(os.Stderr, "viaHost: the everything-client through the host:", err)
+				return 1
+			}
+		}
+		body, err := h.call("test-tool")
+		if err == nil {
+			return 0
+		}
+		if !strings.Contains(err.Error(), "opentool-host auth login upstream") || i+1 >= maxLogins {
+			fmt.Fprintln(os.Stderr, "viaHost: test-tool:", err, body)
+			return 1
+		}
+		fmt.Fprintln(os.Stderr, "viaHost: the host asks for a login again:", err)
+	}
+}
+
+// runClient runs the everything-client's initialize scenario (connect,
+// tools/list) through the host's /mcp.
+func (h *viaHostProc) runClient(cfg viaHostConfig) error {
+	client := exec.Command(cfg.Client, h.url+"/mcp")
+	client.Stdout, client.Stderr = os.Stdout, os.Stderr
+	client.Env = append(os.Environ(), "MCP_CONFORMANCE_SCENARIO=initialize")
+	return client.Run()
+}
+
+// login runs `opentool-host auth login upstream --no-browser` against
+// the host and follows the URL it prints, as the person's browser.
+func (h *viaHostProc) login(cfg viaHostConfig) error {
+	out, err := exec.Command(cfg.Host, "auth", "login", "upstream", "--no-browser", "--url", h.url).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("auth login: %v: %s", err, out)
+	}
+	var authURL string
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(line, "http") {
+			authURL = strings.TrimSpace(line)
+		}
+	}
+	if authURL == "" {
+		return fmt.Errorf("auth login printed no URL: %s", out)
+	}
+	resp, err := (&http.Client{Timeout: 30 * time.Second}).Get(authURL)
+	if err != nil {
+		return fmt.Errorf("the browser: %w", err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("the browser: %s: HTTP %d: %s", resp.Request.URL.Redacted(), resp.StatusCode, page)
+	}
+	return nil
+}
+
+// awaitReady waits up to 10 s for the host's readiness (upstream
+// connected with its token).
+func (h *viaHostProc) awaitReady() error {
+	client := &http.Client{Timeout: 5 * time.Second}
+	deadline := time.Now().Add(10 * time.Second)
+	for !ready(client, h.url) {
+		if time.Now().After(deadline) {
+			return errors.New("the host not ready 10 s after the login")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return nil
+}
+
+// call calls fn with {} through the host's /opentool/call and returns
+// the answer; a JSON-RPC error is the error.
+func (h *viaHostProc) call(fn string) (string, error) {
+	resp, err := (&http.Client{Timeout: 30 * time.Second}).Post(h.url+"/opentool/call", "application/json",
+		strings.NewReader(`{"jsonrpc":"2.0","method":"`+fn+`","params":{},"id":"1"}`))
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var ans struct {
+		Error *struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(b, &ans); err != nil {
+		return string(b), err
+	}
+	if ans.Error != nil {
+		return string(b), errors.New(ans.Error.Message)
+	}
+	return string(b), nil
 }
 
 // stop stops the host with SIGTERM, and kills it when it has not exited

@@ -64,6 +64,10 @@ type Options struct {
 	// --oauth-token-key.
 	Tokens oauthlogin.Store
 	Logins oauthlogin.Logins
+	// Registry is the host's login step (mcpadapter.Options.Registry):
+	// servers declared with the authorization code grant register their
+	// login there; nil: they fail saying they need authorization.
+	Registry *oauthlogin.Registry
 }
 
 // ServeWith returns Serve for a host with o: give it as
@@ -80,7 +84,7 @@ func ServeWith(o Options) func(decl.Launch, *launcher.Starter, hclog.Logger) wir
 		if l.Commands != nil {
 			return pluginsdk.Local(cmdtool.New(l, s))
 		}
-		return inline{pluginsdk.Local(mcpadapter.New(l, log, mcpadapter.Options{Starter: s, Shared: l.Server.Sessions == decl.SessionsShared, MaxSessions: l.Server.MaxSessions, MaxSessionsPerKey: l.Server.MaxSessionsPerKey, SharedIdle: l.Server.SharedIdle, Sole: sole, Tokens: o.Tokens, Logins: o.Logins}))}
+		return inline{pluginsdk.Local(mcpadapter.New(l, log, mcpadapter.Options{Starter: s, Shared: l.Server.Sessions == decl.SessionsShared, MaxSessions: l.Server.MaxSessions, MaxSessionsPerKey: l.Server.MaxSessionsPerKey, SharedIdle: l.Server.SharedIdle, Sole: sole, Tokens: o.Tokens, Logins: o.Logins, Registry: o.Registry}))}
 	}
 }
 

@@ -169,17 +169,7 @@ func tsOAuthClient(t *testing.T, p *oidcprovider.Provider, mode, url string, arg
 	cmd.Dir = dcFolder(t)
 	stderr := &testkit.SyncBuffer{}
 	cmd.Stderr = stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdin, stdout := testkit.StartPiped(t, cmd)
 	defer func() { _ = cmd.Wait() }()
 	var last string
 	sc := bufio.NewScanner(stdout)

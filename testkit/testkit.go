@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -156,4 +157,23 @@ func Eventually(t testing.TB, timeout time.Duration, msg string, cond func() boo
 	if _, err := base.Poll(timeout, 10*time.Millisecond, cond); err != nil {
 		t.Fatalf("timed out after %v: %s", timeout, msg)
 	}
+}
+
+// StartPiped starts cmd with pipes to its stdin and from its stdout and
+// returns them; it fails the test when a pipe cannot be made or the
+// command cannot start. The caller waits for cmd (and closes stdin).
+func StartPiped(t testing.TB, cmd *exec.Cmd) (stdin io.WriteCloser, stdout io.ReadCloser) {
+	t.Helper()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err = cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return stdin, stdout
 }

@@ -30,8 +30,8 @@ import (
 func main() {
 	selfexec.Main(os.Args) // the hidden commands a host runs this binary as
 	app := newApp()
-	// call, pull and push take flags after their arguments too.
-	os.Exit(cliflags.Run(app, cliflags.Interspersed(os.Args, app, "call", "pull", "push")))
+	// call, pull, push and auth take flags after their arguments too.
+	os.Exit(cliflags.Run(app, cliflags.Interspersed(os.Args, app, "call", "pull", "push", "auth")))
 }
 
 func newApp() *cli.App {
@@ -58,6 +58,7 @@ func newApp() *cli.App {
 			versionCommand(),
 			opscmd.Push(),
 			opscmd.Pull(),
+			opscmd.Auth(),
 		},
 	}
 	cliflags.Prepare(app)

@@ -5,13 +5,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/hashicorp/go-hclog"
 	"github.com/urfave/cli/v2"
-
-	"github.com/opentool-host/opentool-host/declared"
-	"github.com/opentool-host/opentool-host/declared/oauthlogin"
-	"github.com/opentool-host/opentool-host/internal/wire"
-	"github.com/opentool-host/opentool-host/process/launcher"
 
 	"github.com/opentool-host/opentool-host/frontend/frontdoor"
 	"github.com/opentool-host/opentool-host/protocol/decl"
@@ -30,7 +24,7 @@ func oauthFlags() []cli.Flag {
 		&cli.StringFlag{Name: "oauth-resource", Usage: "this host's MCP endpoint `URL` as clients reach it, which tokens must name in aud (RFC 8707); default http://ADDR/mcp of --addr", EnvVars: []string{"OPENTOOL_OAUTH_RESOURCE"}},
 		&cli.StringFlag{Name: "oauth-introspection", Usage: "send opaque (non-JWT) tokens to the RFC 7662 introspection endpoint `URL` (answers cached up to 60 s)", EnvVars: []string{"OPENTOOL_OAUTH_INTROSPECTION"}},
 		&cli.StringFlag{Name: "oauth-introspection-client", Usage: "the client `ID` the host introspects as; its secret is --secret " + introspectionSecret + "=... or --oauth-introspection-secret-file", EnvVars: []string{"OPENTOOL_OAUTH_INTROSPECTION_CLIENT"}},
-		&cli.StringFlag{Name: "oauth-token-key", Usage: "the --secret `NAME` holding the key (at least 32 bytes) of the tokens the host keeps as the OAuth client of servers declared by URL; " +
+		&cli.StringFlag{Name: "oauth-token-key", Usage: "the --secret `NAME` holding the key (at least 32 bytes) of the tokens the host keeps as the OAuth client of servers declared by URL, sealed in STATE_DIR/oauth-tokens-HASH.sealed (without it they are kept in memory only); " +
 			"servers declared \"credentials\": \"per-user\" fail at their start without it", EnvVars: []string{"OPENTOOL_OAUTH_TOKEN_KEY"}},
 		&cli.StringFlag{Name: "oauth-introspection-secret-file", Usage: "`FILE` holding the introspection client's secret (trailing newlines removed)", EnvVars: []string{"OPENTOOL_OAUTH_INTROSPECTION_SECRET_FILE"}},
 	}
@@ -83,27 +77,25 @@ func secretValue(s decl.Secret) (string, error) {
 // minTokenKey is the shortest --oauth-token-key, bytes.
 const minTokenKey = 32
 
-// declaredConfig is core.Config.Declared of run's flags: with
-// --oauth-token-key (a --secret's name, its value at least minTokenKey
-// bytes), declared servers get a token Store (declared.Options.Tokens),
-// so that those declared "credentials": "per-user" may start; without
-// it they fail at their start saying so. Errors (exit 2): the secret is
-// not declared, cannot be read, or is too short.
-func declaredConfig(c *cli.Context, secrets map[string]decl.Secret) (func(decl.Launch, *launcher.Starter, hclog.Logger) wire.Local, error) {
+// tokenKey is the value of --oauth-token-key (a --secret's name, its
+// value at least minTokenKey bytes), the key the OAuth tokens the host
+// keeps are sealed with; "" without the flag. Errors (exit 2): the
+// secret is not declared, cannot be read, or is too short.
+func tokenKey(c *cli.Context, secrets map[string]decl.Secret) (string, error) {
 	name := c.String("oauth-token-key")
 	if name == "" {
-		return declared.Serve, nil
+		return "", nil
 	}
 	s, ok := secrets[name]
 	if !ok {
-		return nil, cli.Exit("--oauth-token-key "+name+": no such --secret (declare it: --secret "+name+"=env:VAR|file:PATH)", 2)
+		return "", cli.Exit("--oauth-token-key "+name+": no such --secret (declare it: --secret "+name+"=env:VAR|file:PATH)", 2)
 	}
 	v, err := secretValue(s)
 	if err != nil {
-		return nil, cli.Exit("--oauth-token-key "+name+": "+err.Error(), 2)
+		return "", cli.Exit("--oauth-token-key "+name+": "+err.Error(), 2)
 	}
 	if len(v) < minTokenKey {
-		return nil, cli.Exit(fmt.Sprintf("--oauth-token-key %s: the key is %d bytes, at least %d are needed", name, len(v), minTokenKey), 2)
+		return "", cli.Exit(fmt.Sprintf("--oauth-token-key %s: the key is %d bytes, at least %d are needed", name, len(v), minTokenKey), 2)
 	}
-	return declared.ServeWith(declared.Options{Tokens: &oauthlogin.MemoryStore{}}), nil
+	return v, nil
 }

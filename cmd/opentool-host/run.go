@@ -6,6 +6,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -129,9 +130,16 @@ func runAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if hcfg.Declared, err = declaredConfig(c, hcfg.Secrets); err != nil {
+	var served atomic.Pointer[frontdoor.Server]
+	reg, sealed, err := logins(c, hcfg, &served)
+	if err != nil {
 		return err
 	}
+	dopts := declared.Options{Registry: reg, Logins: reg}
+	if sealed {
+		dopts.Tokens = reg.Store() // per-user credentials need tokens kept sealed
+	}
+	hcfg.Declared = declared.ServeWith(dopts)
 	// Signals are caught from here on: one that arrives while the
 	// plugins start waits in sigs for Serve (before, SIGINT right after
 	// "serving" could kill the process with its default action).
@@ -152,10 +160,12 @@ func runAction(c *cli.Context) error {
 		// The start's pages of the program go back to the system (about
 		// 9.5 MiB of RSS, docs/performance.md "Memory").
 		TrimProgram: true,
+		Logins:      reg,
 	})
 	if err != nil {
 		return exitError(err)
 	}
+	served.Store(srv)
 	return exitError(srv.Run(sigs))
 }
 

@@ -101,6 +101,11 @@ type Options struct {
 	// logs in). A per-user server without Tokens fails at its start.
 	Tokens oauthlogin.Store
 	Logins oauthlogin.Logins
+	// Registry is the host's login step (login.go): a server declared by
+	// URL with "oauth" of the authorization code grant registers its
+	// login there and uses the tokens its Store holds; nil: such a
+	// server fails with ErrNeedsAuthorization.
+	Registry *oauthlogin.Registry
 }
 
 // withDefaults fills the zero fields.
@@ -205,7 +210,7 @@ func New(l decl.Launch, log hclog.Logger, opts Options) *Adapter {
 		lists:      make(chan string, len(listBits)),
 		ready:      make(chan struct{}),
 		relay:      newRelay(l.Name, log),
-		oauth:      newOAuthClient(l.Server),
+		oauth:      newOAuthClient(l.Name, l.Server, opts.Registry),
 	}
 	if l.Server.PerUser() {
 		a.opts.Shared = true // the listing session serves no caller's session (peruser.go)
@@ -213,7 +218,7 @@ func New(l decl.Launch, log hclog.Logger, opts Options) *Adapter {
 		if opts.Tokens == nil {
 			a.oauth = oauthClient{err: fmt.Errorf("MCP server %q: its credentials are per-user, and the host keeps no tokens: start it with --oauth-token-key", l.Name)}
 		} else {
-			a.oauth = oauthClient{h: &tokenHandler{store: opts.Tokens, logins: opts.Logins, server: l.Name, principal: a.listingPrincipal}}
+			a.oauth = oauthClient{h: &tokenHandler{store: opts.Tokens, logins: opts.Logins, refresher: loginOf(a.oauth), server: l.Name, principal: a.listingPrincipal}}
 		}
 	}
 	a.park.woke = make(chan struct{}, 1)
@@ -431,6 +436,11 @@ func (a *Adapter) callTool(ctx context.Context, name string, args []byte) (*mcp.
 func (a *Adapter) callError(ctx context.Context, tool string, r *relay, err error) error {
 	if e := a.ownExitError(ctx, r, tool, err); e != nil {
 		return e
+	}
+	if lc, ok := a.oauth.h.(*loginClient); ok && !fromServer(err) {
+		if need := lc.needs(); need != nil {
+			return pluginsdk.ToolFailure("MCP server %q: tool %q: %v", a.launch.Name, tool, need)
+		}
 	}
 	if ctx.Err() == nil && (errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed)) {
 		if p := a.proc.Load(); p != nil && p.endedWithin(exitNoticeWait) {

@@ -12,14 +12,15 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
 
+	"github.com/opentool-host/opentool-host/declared/oauthlogin"
 	"github.com/opentool-host/opentool-host/protocol/decl"
 )
 
 // ErrNeedsAuthorization is the reason of a server declared by URL that
 // answered 401 Unauthorized (or 403 Forbidden) and that the host cannot
 // log in to: no "oauth" is declared, or its grant needs a person
-// (decl.GrantAuthorizationCode), whose login step this build does not
-// have yet. The error Load and /health give wraps it and names the
+// (decl.GrantAuthorizationCode) and no person has logged in (login.go),
+// or the host has no login step (Options.Logins). The error Load and /health give wraps it and names the
 // status; it is never retried as an HTTP+SSE server (sseFallback).
 var ErrNeedsAuthorization = errors.New("needs authorization")
 
@@ -36,28 +37,33 @@ type oauthClient struct {
 	err error
 }
 
-// newOAuthClient is the OAuth client of server s: for
-// decl.GrantClientCredentials the client-credentials extension
+// newOAuthClient is the OAuth client of server name (declaration s):
+// for decl.GrantClientCredentials the client-credentials extension
 // (extauth.ClientCredentialsHandler: Protected Resource Metadata
 // discovery, RFC 9728, from WWW-Authenticate then the well-known paths;
 // authorization server metadata, RFC 8414 / OpenID discovery, with the
-// 2025-03-26 fallbacks; the token request with the declared client's
-// secret, basic or post as the server supports); for the authorization
-// code grant, needsLogin. Zero when s declares no "oauth".
-func newOAuthClient(s decl.MCPServer) oauthClient {
+// 2025-03-26 fallbacks; an authorization server whose issuer is not the
+// declared "issuer" refused before the secret is sent; the token request
+// with the declared client's secret, basic or post as the server
+// supports, and "resource", withResource); for the authorization code
+// grant the login client of logins (login.go), or needsLogin when the
+// host has none. Zero when s declares no "oauth".
+func newOAuthClient(name string, s decl.MCPServer, logins *oauthlogin.Registry) oauthClient {
 	o := s.OAuth
 	switch {
 	case o == nil:
 		return oauthClient{}
 	case o.Grant == decl.GrantClientCredentials:
 		h, err := extauth.NewClientCredentialsHandler(&extauth.ClientCredentialsHandlerConfig{
-			Credentials: &oauthex.ClientCredentials{ClientID: o.ClientID, ClientSecretAuth: &oauthex.ClientSecretAuth{ClientSecret: o.ClientSecret}},
-			HTTPClient:  &http.Client{Timeout: oauthTimeout},
+			Credentials: &oauthex.ClientCredentials{ClientID: o.ClientID, Issuer: o.Issuer, ClientSecretAuth: &oauthex.ClientSecretAuth{ClientSecret: o.ClientSecret}},
+			HTTPClient:  oauthHTTPClient(s),
 		})
 		if err != nil {
 			return oauthClient{err: fmt.Errorf("oauth: %w", err)}
 		}
 		return oauthClient{h: detached{h}}
+	case logins != nil:
+		return oauthClient{h: newLoginClient(name, s, logins)}
 	}
 	return oauthClient{h: needsLogin{}}
 }
@@ -93,7 +99,7 @@ func (needsLogin) TokenSource(context.Context) (oauth2.TokenSource, error) { ret
 // Authorize implements auth.OAuthHandler.
 func (needsLogin) Authorize(_ context.Context, _ *http.Request, resp *http.Response) error {
 	_ = resp.Body.Close()
-	return fmt.Errorf("%w: the server asks for an OAuth login by a person (the authorization code grant), which this build cannot make yet; declare \"grant\": \"client_credentials\" for a machine account", ErrNeedsAuthorization)
+	return fmt.Errorf("%w: the server asks for an OAuth login by a person (the authorization code grant), which this host cannot take (no login: opentool-host run has it); declare \"grant\": \"client_credentials\" for a machine account", ErrNeedsAuthorization)
 }
 
 // authError is err, a connection attempt's over t, saying

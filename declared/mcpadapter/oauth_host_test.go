@@ -3,10 +3,13 @@ package mcpadapter_test
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -40,6 +43,13 @@ type testAS struct {
 	asked   int             // token requests answered with a token
 	refused []string        // why token requests were refused
 	methods []string        // methods of the requests to /mcp
+
+	codes     map[string]string // authorization codes given out: their PKCE challenge
+	refreshes map[string]bool   // refresh tokens given out
+	authorize int               // authorization requests answered with a code
+	refreshed int               // refresh_token grants answered
+	resources []string          // the "resource" of each token request, by grant: "GRANT resource"
+	expiresIn int
 }
 
 // Client credentials testAS accepts.
@@ -50,7 +60,7 @@ const (
 
 // startAS serves a testAS whose tokens last expiresIn seconds.
 func startAS(t *testing.T, expiresIn int) *testAS {
-	a := &testAS{issued: map[string]bool{}}
+	a := &testAS{issued: map[string]bool{}, codes: map[string]string{}, refreshes: map[string]bool{}, expiresIn: expiresIn}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, oauthex.AuthServerMeta{
@@ -58,22 +68,66 @@ func startAS(t *testing.T, expiresIn int) *testAS {
 			TokenEndpointAuthMethodsSupported: []string{"client_secret_post"}, CodeChallengeMethodsSupported: []string{"S256"},
 		})
 	})
-	mux.HandleFunc("POST /token", func(w http.ResponseWriter, r *http.Request) {
-		_ = r.ParseForm()
+	mux.HandleFunc("GET /authorize", func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
 		a.mu.Lock()
 		defer a.mu.Unlock()
-		if r.PostForm.Get("grant_type") != "client_credentials" || r.PostForm.Get("client_id") != asClientID || r.PostForm.Get("client_secret") != asClientSecret {
-			a.refused = append(a.refused, r.PostForm.Encode())
+		if q.Get("client_id") != asClientID || q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" || q.Get("resource") != a.url+"/mcp" || q.Get("state") == "" {
+			a.refused = append(a.refused, "authorize "+q.Encode())
+			http.Error(w, "bad authorization request", http.StatusBadRequest)
+			return
+		}
+		code := randHex()
+		a.codes[code] = q.Get("code_challenge")
+		a.authorize++
+		http.Redirect(w, r, q.Get("redirect_uri")+"?"+url.Values{"code": {code}, "state": {q.Get("state")}}.Encode(), http.StatusFound)
+	})
+	mux.HandleFunc("POST /token", func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		f := r.PostForm
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		a.resources = append(a.resources, f.Get("grant_type")+" "+f.Get("resource"))
+		refuse := func() {
+			a.refused = append(a.refused, f.Encode())
+			w.WriteHeader(http.StatusBadRequest)
+			writeJSON(w, map[string]string{"error": "invalid_grant"})
+		}
+		if f.Get("client_id") != asClientID || f.Get("client_secret") != asClientSecret {
+			a.refused = append(a.refused, f.Encode())
 			w.WriteHeader(http.StatusUnauthorized)
 			writeJSON(w, map[string]string{"error": "invalid_client"})
 			return
 		}
-		b := make([]byte, 16)
-		_, _ = rand.Read(b)
-		tok := hex.EncodeToString(b)
+		answer := map[string]any{"token_type": "Bearer", "expires_in": a.expiresIn}
+		switch f.Get("grant_type") {
+		case "client_credentials":
+		case "authorization_code":
+			challenge, ok := a.codes[f.Get("code")]
+			sum := sha256.Sum256([]byte(f.Get("code_verifier")))
+			if !ok || base64.RawURLEncoding.EncodeToString(sum[:]) != challenge {
+				refuse()
+				return
+			}
+			delete(a.codes, f.Get("code"))
+			rt := randHex()
+			a.refreshes[rt] = true
+			answer["refresh_token"] = rt
+		case "refresh_token":
+			if !a.refreshes[f.Get("refresh_token")] {
+				refuse()
+				return
+			}
+			a.refreshed++
+		default:
+			refuse()
+			return
+		}
+		tok := randHex()
 		a.issued[tok] = true
 		a.asked++
-		writeJSON(w, map[string]any{"access_token": tok, "token_type": "Bearer", "expires_in": expiresIn})
+		answer["access_token"] = tok
+		writeJSON(w, answer)
 	})
 	s := mcp.NewServer(&mcp.Implementation{Name: "far", Version: "1.0.0"}, nil)
 	s.AddTool(&mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -105,6 +159,13 @@ func startAS(t *testing.T, expiresIn int) *testAS {
 	return a
 }
 
+// randHex is 16 random bytes in hex.
+func randHex() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
 // writeJSON writes v as the JSON body of a 200 response.
 func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
@@ -120,7 +181,7 @@ func TestOAuthClientCredentials(t *testing.T) {
 	as := startAS(t, 1) // within oauth2's expiry margin: a new token each request
 	var logged testkit.SyncBuffer
 	h, _ := declaredHost(t, "far", map[string]any{"url": as.url + "/mcp", "oauth": map[string]any{
-		"clientId": asClientID, "clientSecret": asClientSecret, "grant": "client_credentials",
+		"clientId": asClientID, "clientSecret": asClientSecret, "grant": "client_credentials", "issuer": as.url,
 	}}, nil, func(c *host.Config) {
 		c.Logger = hclog.New(&hclog.LoggerOptions{Output: io.MultiWriter(&logged, c.Logger.StandardWriter(&hclog.StandardLoggerOptions{})), Level: hclog.Trace})
 	}, mcpapi.HTTPOptions{})
@@ -139,6 +200,11 @@ func TestOAuthClientCredentials(t *testing.T) {
 		t.Errorf("%d tokens fetched, want a new one after the first expired", as.asked)
 	}
 	t.Logf("%d tokens fetched for initialize, tools/list and 3 calls", as.asked)
+	for _, r := range as.resources {
+		if r != "client_credentials "+as.url+"/mcp" {
+			t.Errorf("token request %q: want the grant with resource %s/mcp (RFC 8707)", r, as.url)
+		}
+	}
 	if !strings.Contains(logged.String(), "far") {
 		t.Fatalf("the trace log says nothing of the server: the check below would prove nothing")
 	}

@@ -145,7 +145,7 @@ func (a *Adapter) takeUser(p string) (*user, error) {
 	opts.Shared, opts.Sole = true, nil
 	ua := New(a.launch, a.log.With("principal", p), opts)
 	ua.users = nil
-	ua.oauth = oauthClient{h: &tokenHandler{store: a.opts.Tokens, logins: a.opts.Logins, server: a.launch.Name, principal: func() string { return p }}}
+	ua.oauth = oauthClient{h: &tokenHandler{store: a.opts.Tokens, logins: a.opts.Logins, refresher: loginOf(ua.oauth), server: a.launch.Name, principal: func() string { return p }}}
 	ctx, stop := context.WithCancel(us.ctx)
 	u := &user{a: ua, stop: stop, inFlight: 1, used: time.Now()}
 	us.m[p] = u
@@ -221,8 +221,12 @@ func (a *Adapter) needsLoginError(ctx context.Context, p string, why error) erro
 // with ErrNeedsAuthorization. Tokens go in the Authorization header only:
 // never logged, never in an error.
 type tokenHandler struct {
-	store     oauthlogin.Store
-	logins    oauthlogin.Logins
+	store  oauthlogin.Store
+	logins oauthlogin.Logins
+	// refresher, when not nil, is the login step's client of the server
+	// (login.go), which refreshes a principal's token with the client
+	// its login kept; else logins when it is an oauthlogin.Refresher.
+	refresher *loginClient
 	server    string
 	principal func() string // "" when none holds a token
 	mu        sync.Mutex    // one refresh at a time
@@ -257,6 +261,13 @@ func (h *tokenHandler) token(ctx context.Context, refused bool) (*oauth2.Token, 
 	}
 	if t.Valid() && !refused {
 		return t, nil
+	}
+	if h.refresher != nil && t.RefreshToken != "" {
+		nt, err := h.refresher.refreshFor(p, t)
+		if err != nil {
+			return nil, fmt.Errorf("%w: refresh: %w", ErrNeedsAuthorization, err)
+		}
+		return nt, nil
 	}
 	r, ok := h.logins.(oauthlogin.Refresher)
 	if !ok || t.RefreshToken == "" {

@@ -49,6 +49,7 @@ type Logins interface {
 type MemoryStore struct {
 	mu sync.Mutex
 	m  map[[2]string]*oauth2.Token
+	c  map[[2]string]*Client
 }
 
 // Get implements Store.
@@ -80,6 +81,31 @@ func (s *MemoryStore) Delete(server, principal string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.m, [2]string{server, principal})
+	delete(s.c, [2]string{server, principal})
+	return nil
+}
+
+// GetClient implements ClientStore.
+func (s *MemoryStore) GetClient(server, principal string) (*Client, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.c[[2]string{server, principal}]
+	if !ok {
+		return nil, ErrNoToken
+	}
+	d := *c
+	return &d, nil
+}
+
+// PutClient implements ClientStore.
+func (s *MemoryStore) PutClient(server, principal string, c *Client) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.c == nil {
+		s.c = map[[2]string]*Client{}
+	}
+	d := *c
+	s.c[[2]string{server, principal}] = &d
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -16,12 +17,14 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/opentool-host/opentool-host/declared/oauthlogin"
 	"github.com/opentool-host/opentool-host/frontend/audit"
 	"github.com/opentool-host/opentool-host/frontend/httpguard"
 	"github.com/opentool-host/opentool-host/frontend/mcpapi"
 	"github.com/opentool-host/opentool-host/frontend/metrics"
 	"github.com/opentool-host/opentool-host/frontend/opentoolapi"
 	"github.com/opentool-host/opentool-host/frontend/otc"
+	"github.com/opentool-host/opentool-host/frontend/route"
 	"github.com/opentool-host/opentool-host/frontend/statusui"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/host/access"
@@ -95,6 +98,13 @@ type Config struct {
 	// use). run sets it; in-process servers (tests, benchmarks) leave it
 	// false, so that their test binary's pages stay.
 	TrimProgram bool
+
+	// Logins, when set, serves the login step of the servers declared by
+	// URL with the authorization code grant (loginRoutes): the public
+	// oauthlogin.CallbackPath and the CLI's /oauth/login/{server} and
+	// /oauth/status. Host.Declared must be declared.ServeWith the same
+	// registry.
+	Logins *oauthlogin.Registry
 }
 
 // ConfigError is a refusal of the configuration itself (an exposure
@@ -196,6 +206,16 @@ func New(cfg Config) (_ *Server, err error) {
 
 // Addr is the address the server listens on.
 func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+
+// Rescan rescans the host's plugins folder (host.Host.Rescan): a login
+// that put a token has its server connect at once. Before Start it does
+// nothing.
+func (s *Server) Rescan(ctx context.Context) error {
+	if !s.hostUp.Load() {
+		return nil
+	}
+	return s.h.Rescan(ctx)
+}
 
 // Start serves at once and then starts every plugin (host.Host.Start):
 // the listener answers while the plugins come up, readiness says
@@ -319,7 +339,7 @@ func NewFront(ctx context.Context, h *host.Host, listen net.Addr, guard *access.
 	mo := c.MCP
 	mo.MaxBodyBytes, mo.WriteTimeout = c.MaxBodyBytes, c.WriteTimeout
 	o := otc.New(h, otc.Config{MaxBodyBytes: c.MaxBodyBytes, MaxResultBytes: c.Host.MaxResultBytes, Logger: log.Named("otc"), WriteTimeout: c.WriteTimeout})
-	routes := slices.Concat(api.Routes(), o.Routes(), mcps.Handler(mo).Routes(), m.Routes(), ui.Routes(), mcpapi.MetadataRoutes(guard))
+	routes := slices.Concat(api.Routes(), o.Routes(), mcps.Handler(mo).Routes(), m.Routes(), ui.Routes(), mcpapi.MetadataRoutes(guard), loginRoutes(c.Logins))
 	chain := Chain{
 		Trace:     traced(),
 		Readiness: ready,
@@ -486,4 +506,30 @@ func exposure(addr net.Addr, auth, insecure bool) error {
 	return fmt.Errorf("listening on %s, beyond loopback, without API keys: anyone who reaches the port could call every tool. "+
 		"Give --api-key or --api-keys-file (OPENTOOL_API_KEYS, OPENTOOL_API_KEYS_FILE), "+
 		"or --insecure-no-auth to serve without keys on purpose (e.g. behind a proxy that authenticates)", addr)
+}
+
+// loginRoutes are the routes of logins (nil: none): the callback, public
+// (the person's browser has no key; the login's unguessable state is
+// what lets its response in), and the CLI's, behind the keys: a caller
+// sees the logins of the plugins it may use as a whole
+// (access.AllowedPlugin), and only an unrestricted key (the operator's,
+// or no keys) logs a server in or out, since a shared login is the
+// account every caller's calls are made as.
+func loginRoutes(logins *oauthlogin.Registry) []route.Route {
+	if logins == nil {
+		return nil
+	}
+	routes := []route.Route{{Pattern: "GET " + oauthlogin.CallbackPath, Handler: http.HandlerFunc(logins.Callback), Public: true}}
+	may := func(r *http.Request, server string, change bool) bool {
+		g := access.GrantFrom(r.Context())
+		if change {
+			return !g.Restricted()
+		}
+		return g.AllowsPlugin(server)
+	}
+	hs := logins.Handlers(may)
+	for _, p := range slices.Sorted(maps.Keys(hs)) {
+		routes = append(routes, route.Route{Pattern: p, Handler: hs[p], Meter: route.One})
+	}
+	return routes
 }

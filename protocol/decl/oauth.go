@@ -2,8 +2,10 @@ package decl
 
 import (
 	"errors"
+	"fmt"
 	"maps"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -32,6 +34,15 @@ type OAuth struct {
 	// Grant is GrantAuthorizationCode ("", the default: a person logs
 	// in) or GrantClientCredentials (a machine account, RFC 6749 4.4).
 	Grant string `json:"grant,omitempty"`
+	// Issuer pins the authorization server ("issuer", an absolute http
+	// or https URL, compared as RFC 8414 section 3.3 has it): the host
+	// refuses one whose metadata names another issuer, so that the
+	// server's Protected Resource Metadata (RFC 9728), which the server
+	// chooses, cannot send the host and its client secret to an
+	// authorization server of its own. Required with ClientSecret.
+	// Empty: the authorization server the metadata names (a public
+	// client, which has no secret to lose).
+	Issuer string `json:"issuer,omitempty"`
 }
 
 // The values of OAuth.Grant.
@@ -59,6 +70,11 @@ func parseOAuth(p string, v any) (*OAuth, error) {
 			o.ClientSecret, err = nonEmpty(m[k])
 		case "scopes":
 			o.Scopes, err = stringList(kp, m[k])
+		case "issuer":
+			o.Issuer, err = nonEmpty(m[k])
+			if err == nil {
+				err = checkIssuer(o.Issuer)
+			}
 		case "grant":
 			if s, isStr := m[k].(string); isStr && (s == GrantAuthorizationCode || s == GrantClientCredentials) {
 				o.Grant = s
@@ -68,7 +84,7 @@ func parseOAuth(p string, v any) (*OAuth, error) {
 		case "privateKeyJwt":
 			err = errors.New("private_key_jwt is not supported yet: give \"clientSecret\"")
 		default:
-			err = errors.New(`is not a member of "oauth" (clientId, clientSecret, scopes, grant)`)
+			err = errors.New(`is not a member of "oauth" (clientId, clientSecret, scopes, grant, issuer)`)
 		}
 		if err != nil {
 			var f *Fault
@@ -113,6 +129,23 @@ func checkOAuth(p string, s MCPServer) *Fault {
 		return &Fault{Path: p + ".clientSecret", Message: `needs "clientId"`}
 	case o.Grant == GrantClientCredentials && (o.ClientID == "" || o.ClientSecret == ""):
 		return &Fault{Path: p + ".grant", Message: `"client_credentials" needs "clientId" and "clientSecret"`}
+	case o.ClientSecret != "" && o.Issuer == "":
+		return &Fault{Path: p + ".clientSecret", Message: `needs "issuer": the authorization server the secret may be sent to (else the server's metadata chooses it)`}
+	}
+	return nil
+}
+
+// checkIssuer checks an "issuer": an absolute http or https URL with a
+// host, no query and no fragment (RFC 8414 section 2).
+func checkIssuer(s string) error {
+	u, err := url.Parse(s)
+	switch {
+	case err != nil:
+		return fmt.Errorf("must be a URL: %v", err)
+	case u.Scheme != "https" && u.Scheme != "http", u.Host == "":
+		return errors.New("must be an absolute https (or http) URL")
+	case u.RawQuery != "" || u.Fragment != "":
+		return errors.New("must have no query or fragment (RFC 8414)")
 	}
 	return nil
 }

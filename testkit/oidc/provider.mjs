@@ -28,6 +28,9 @@
 // /interaction/UID shows a login form (any login, any password), then a
 // consent form (prompt=consent).
 //
+// OIDC_ACCESS_TOKEN_TTL sets the resource's access token lifetime in
+// seconds (default 600).
+//
 // Admin: POST /admin/rotate with "Authorization: Bearer $OIDC_ADMIN_TOKEN"
 // makes a new RS256 signing key, which signs every token from then on; the
 // JWKS lists the new key first and keeps the previous one (so tokens already
@@ -43,6 +46,9 @@ import { generateKeyPair, exportJWK } from 'jose';
 const RESOURCE = /^http:\/\/(127\.0\.0\.1|localhost|\[::1\]):[0-9]{1,5}\/mcp$/;
 const RESOURCE_SCOPES = 'calc notes admin';
 const ADMIN_TOKEN = process.env.OIDC_ADMIN_TOKEN || '';
+// The lifetime of the resource's access tokens in seconds
+// (OIDC_ACCESS_TOKEN_TTL, default 600): a refresh test makes it short.
+const ACCESS_TOKEN_TTL = Number(process.env.OIDC_ACCESS_TOKEN_TTL || 600);
 
 async function newKey() {
   const { privateKey } = await generateKeyPair('RS256', { extractable: true });
@@ -91,7 +97,7 @@ function configuration(keys) {
     // accepts only these.
     scopes: ['openid', 'offline_access', ...RESOURCE_SCOPES.split(' ')],
     pkce: { required: () => true },
-    ttl: { AccessToken: 600, ClientCredentials: 600 },
+    ttl: { AccessToken: ACCESS_TOKEN_TTL, ClientCredentials: ACCESS_TOKEN_TTL },
     extraTokenClaims: async (_ctx, token) => ({ groups: groupsOf(token) }),
     formats: {
       customizers: {
@@ -121,7 +127,7 @@ function configuration(keys) {
           return {
             scope: RESOURCE_SCOPES,
             audience: resource,
-            accessTokenTTL: 600,
+            accessTokenTTL: ACCESS_TOKEN_TTL,
             accessTokenFormat: 'jwt',
             jwt: { sign: { alg: 'RS256' } },
           };

@@ -92,17 +92,7 @@ func Start(t testing.TB) *Provider {
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "OIDC_ADMIN_TOKEN="+p.admin, "OIDC_EXIT_WITH_STDIN=1")
 	cmd.Stderr = p.logs
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdin, stdout := testkit.StartPiped(t, cmd)
 	t.Cleanup(func() {
 		_ = stdin.Close()
 		_ = cmd.Process.Kill()

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"net"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/opentool-host/opentool-host/declared/oauthlogin"
+	"github.com/opentool-host/opentool-host/frontend/frontdoor"
+	"github.com/opentool-host/opentool-host/host/core"
+)
+
+// logins is run's login step of the servers declared by URL with the
+// authorization code grant: the registry (oauthlogin.Registry) whose
+// callback is http://ADDR/oauth/callback of --addr, its tokens in
+// STATE_DIR/oauth-tokens-HASH.sealed (HASH: the plugins folder's
+// absolute path; sealed with the key of --oauth-token-key, tokenKey),
+// or in memory without that flag (a login then lasts until the host
+// stops, and no server may be declared "credentials": "per-user"). A
+// login rescans the plugins (its server connects at once) once srv is
+// set; sealed is whether the tokens are kept sealed on disk. Errors
+// (exit 2): tokenKey's, or a token file that does not open with the key.
+func logins(c *cli.Context, cfg core.Config, srv *atomic.Pointer[frontdoor.Server]) (reg *oauthlogin.Registry, sealed bool, err error) {
+	var store oauthlogin.ClientStore = &oauthlogin.MemoryStore{}
+	v, err := tokenKey(c, cfg.Secrets)
+	if err != nil {
+		return nil, false, err
+	}
+	if v != "" {
+		sealed = true
+		parent := cfg.StateDir
+		if parent == "" {
+			parent = filepath.Join(os.TempDir(), "opentool-host")
+		}
+		abs, err := filepath.Abs(cfg.Dir)
+		if err != nil {
+			abs = cfg.Dir
+		}
+		sum := sha256.Sum256([]byte(abs))
+		fs, err := oauthlogin.OpenFileStore(filepath.Join(parent, "oauth-tokens-"+hex.EncodeToString(sum[:8])+".sealed"), []byte(v))
+		if err != nil {
+			return nil, false, cli.Exit(err.Error(), 2)
+		}
+		store = fs
+	}
+	host, port, err := net.SplitHostPort(c.String("addr"))
+	if err != nil {
+		return nil, false, cli.Exit("--addr: "+err.Error(), 2)
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1" // the person's browser is on this machine, as the CLI that prints the URL
+	}
+	redirect := "http://" + net.JoinHostPort(host, port) + oauthlogin.CallbackPath
+	return oauthlogin.NewRegistry(store, redirect, func(string, string) {
+		if s := srv.Load(); s != nil {
+			_ = s.Rescan(context.Background())
+		}
+	}), sealed, nil
+}
