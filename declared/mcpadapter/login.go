@@ -128,7 +128,7 @@ func (c *loginClient) needing(err error) error {
 // its login registered with reg.
 func newLoginClient(name string, s decl.MCPServer, reg *oauthlogin.Registry) *loginClient {
 	c := &loginClient{server: name, s: s, reg: reg, hc: oauthHTTPClient(s)}
-	reg.Register(name, c.begin)
+	reg.Register(name, s.PerUser(), c.begin)
 	return c
 }
 
@@ -137,23 +137,27 @@ func (c *loginClient) TokenSource(context.Context) (oauth2.TokenSource, error) {
 	if _, err := c.reg.Store().Get(c.server, ""); err != nil {
 		return nil, nil
 	}
-	return storedSource{c}, nil
+	return storedSource{c: c}, nil
 }
 
-// storedSource is the Store's token of a loginClient, refreshed when it
-// is no longer valid (x/oauth2's margin: 10 s before its expiry).
-type storedSource struct{ c *loginClient }
+// storedSource is the Store's token of a loginClient for principal,
+// refreshed when it is no longer valid (x/oauth2's margin: 10 s before
+// its expiry).
+type storedSource struct {
+	c         *loginClient
+	principal string
+}
 
 // Token implements oauth2.TokenSource.
 func (s storedSource) Token() (*oauth2.Token, error) {
-	t, err := s.c.reg.Store().Get(s.c.server, "")
+	t, err := s.c.reg.Store().Get(s.c.server, s.principal)
 	if err != nil {
 		return nil, err
 	}
 	if t.Valid() {
 		return t, nil
 	}
-	return s.c.refresh(t)
+	return s.c.refreshFor(s.principal, t)
 }
 
 // refresh is refreshFor of the shared principal "".
@@ -195,10 +199,16 @@ func (c *loginClient) refreshFor(principal string, t *oauth2.Token) (*oauth2.Tok
 	return nt, nil
 }
 
-// loginOf is the login client of oc, nil when oc has none.
+// loginOf is the login client of oc (that of its per-user token
+// handler's refreshes too), nil when oc has none.
 func loginOf(oc oauthClient) *loginClient {
-	c, _ := oc.h.(*loginClient)
-	return c
+	switch h := oc.h.(type) {
+	case *loginClient:
+		return h
+	case *tokenHandler:
+		return h.refresher
+	}
+	return nil
 }
 
 // loginHint says how to log in to the server.
@@ -236,9 +246,9 @@ func (c *loginClient) Authorize(_ context.Context, req *http.Request, resp *http
 	return c.needing(fmt.Errorf("%w: %s", ErrNeedsAuthorization, c.loginHint()))
 }
 
-// begin is the login of the server (oauthlogin.Begin) for the shared
-// principal "" (another principal is refused: per-user logins are not
-// routed here): an unauthenticated POST of initialize to the server's
+// begin is the login of the server (oauthlogin.Begin) for principal:
+// the shared "" of a server with shared credentials, a caller's own of
+// a per-user server (each refused for the other kind): an unauthenticated POST of initialize to the server's
 // URL for its 401 and WWW-Authenticate, then the SDK's authorization
 // code flow (auth.AuthorizationCodeHandler: Protected Resource Metadata,
 // authorization server metadata, the declared client with its issuer
@@ -294,7 +304,7 @@ func (c *loginClient) begin(ctx context.Context, principal string) (string, erro
 				return nil, err
 			}
 			c.need.Store(nil)
-			return storedSource{c}, nil
+			return storedSource{c: c, principal: principal}, nil
 		},
 	}
 	if o.ClientID != "" {

@@ -11,6 +11,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 
 	"golang.org/x/oauth2"
@@ -202,3 +204,24 @@ func (s *FileStore) PutClient(server, principal string, c *Client) error {
 	s.f.Clients[storeKey(server, principal)] = &d
 	return s.save()
 }
+
+// Principals implements Lister: the principals holding a token for
+// server, sorted.
+func (s *FileStore) Principals(server string) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for k := range s.f.Tokens {
+		if sv, p, ok := strings.Cut(k, "\x00"); ok && sv == server {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// Both stores say who holds a token (a per-user server lists with one).
+var (
+	_ Lister = (*FileStore)(nil)
+	_ Lister = (*MemoryStore)(nil)
+)

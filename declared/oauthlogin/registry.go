@@ -44,6 +44,7 @@ type Registry struct {
 
 	mu      sync.Mutex
 	servers map[string]Begin
+	perUser map[string]bool // servers declared "credentials": "per-user"
 	pending map[string]*pending // by state
 	onLogin func(server, principal string)
 }
@@ -61,7 +62,7 @@ type pending struct {
 // goroutine) after a login has put a token, so the server's client
 // connects with it at once.
 func NewRegistry(store ClientStore, redirectURL string, onLogin func(server, principal string)) *Registry {
-	return &Registry{store: store, redirect: redirectURL, servers: map[string]Begin{}, pending: map[string]*pending{}, onLogin: onLogin}
+	return &Registry{store: store, redirect: redirectURL, servers: map[string]Begin{}, perUser: map[string]bool{}, pending: map[string]*pending{}, onLogin: onLogin}
 }
 
 // Store returns the registry's Store.
@@ -71,11 +72,21 @@ func (r *Registry) Store() ClientStore { return r.store }
 func (r *Registry) RedirectURL() string { return r.redirect }
 
 // Register sets how server's login begins, replacing the one before
-// (a restarted server's client).
-func (r *Registry) Register(server string, b Begin) {
+// (a restarted server's client); perUser: the server is declared
+// "credentials": "per-user", each caller logging in as itself (its
+// principal), else one login ("") serves every caller.
+func (r *Registry) Register(server string, perUser bool, b Begin) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.servers[server] = b
+	r.perUser[server] = perUser
+}
+
+// PerUser says whether server was registered with per-user credentials.
+func (r *Registry) PerUser(server string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.perUser[server]
 }
 
 // Servers returns the names of the servers that have a login, sorted.
@@ -200,13 +211,17 @@ type Status struct {
 	Refresh   bool      `json:"refresh"` // a refresh token is held
 }
 
-// Statuses returns the status of every registered server's shared
-// login (principal ""), sorted by server.
-func (r *Registry) Statuses() []Status {
+// Statuses returns the status of every registered server's login,
+// sorted by server: the shared login (principal "") of a server with
+// shared credentials, principal's own of a per-user server.
+func (r *Registry) Statuses(principal string) []Status {
 	var out []Status
 	for _, s := range r.Servers() {
 		st := Status{Server: s}
-		if t, err := r.store.Get(s, ""); err == nil {
+		if r.PerUser(s) {
+			st.Principal = principal
+		}
+		if t, err := r.store.Get(s, st.Principal); err == nil {
 			st.LoggedIn, st.Expiry, st.Refresh = true, t.Expiry, t.RefreshToken != ""
 		}
 		out = append(out, st)
@@ -235,26 +250,40 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // Handlers are the registry's routes for the CLI (opentool-host auth),
-// behind the host's keys: POST /oauth/login/{server} begins a shared
-// login and answers {"url": AUTHORIZATION_URL}; DELETE
-// /oauth/login/{server} logs out; GET /oauth/status answers
-// {"servers": [Status...]}. may says whether the request's caller may
-// see server (change false) or log it in or out (change true); what it
-// may not is answered as no such login, 404. Errors are {"error":
+// behind the host's keys: POST /oauth/login/{server} begins a login and
+// answers {"url": AUTHORIZATION_URL}; DELETE /oauth/login/{server} logs
+// out; GET /oauth/status answers {"servers": [Status...]}. For a server
+// with shared credentials the login is the shared one ("") and may(req,
+// server, true) must allow it (the account every caller is served as);
+// for a per-user server it is the caller's own, principal(req), and
+// may(req, server, false) must allow it (the caller may use the
+// server). may says whether the request's caller may see server (change
+// false) or log it in or out (change true); what it may not, and a
+// per-user login without a principal, is answered as no such login, 404. Errors are {"error":
 // MESSAGE} with 404 (no such login), 502 (the server or its
 // authorization server failed), 500 (the store).
-func (r *Registry) Handlers(may func(req *http.Request, server string, change bool) bool) map[string]http.HandlerFunc {
+func (r *Registry) Handlers(may func(req *http.Request, server string, change bool) bool, principal func(req *http.Request) string) map[string]http.HandlerFunc {
+	// whose is the login a change of server by req acts on; ok false:
+	// none it may change.
+	whose := func(req *http.Request, server string) (p string, ok bool) {
+		if r.PerUser(server) {
+			p = principal(req)
+			return p, p != "" && may(req, server, false)
+		}
+		return "", may(req, server, true)
+	}
 	unknown := func(w http.ResponseWriter, server string) {
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": fmt.Sprintf("%q: %v", server, ErrUnknownServer)})
 	}
 	return map[string]http.HandlerFunc{
 		"POST /oauth/login/{server}": func(w http.ResponseWriter, req *http.Request) {
 			server := req.PathValue("server")
-			if !may(req, server, true) {
+			p, ok := whose(req, server)
+			if !ok {
 				unknown(w, server)
 				return
 			}
-			u, err := r.Begin(req.Context(), server, "")
+			u, err := r.Begin(req.Context(), server, p)
 			switch {
 			case errors.Is(err, ErrUnknownServer):
 				unknown(w, server)
@@ -266,11 +295,12 @@ func (r *Registry) Handlers(may func(req *http.Request, server string, change bo
 		},
 		"DELETE /oauth/login/{server}": func(w http.ResponseWriter, req *http.Request) {
 			server := req.PathValue("server")
-			if !may(req, server, true) {
+			p, ok := whose(req, server)
+			if !ok {
 				unknown(w, server)
 				return
 			}
-			err := r.Logout(server, "")
+			err := r.Logout(server, p)
 			switch {
 			case errors.Is(err, ErrUnknownServer):
 				unknown(w, server)
@@ -282,7 +312,7 @@ func (r *Registry) Handlers(may func(req *http.Request, server string, change bo
 		},
 		"GET /oauth/status": func(w http.ResponseWriter, req *http.Request) {
 			out := []Status{}
-			for _, st := range r.Statuses() {
+			for _, st := range r.Statuses(principal(req)) {
 				if may(req, st.Server, false) {
 					out = append(out, st)
 				}

@@ -527,7 +527,7 @@ func loginRoutes(logins *oauthlogin.Registry) []route.Route {
 		}
 		return g.AllowsPlugin(server)
 	}
-	hs := logins.Handlers(may)
+	hs := logins.Handlers(may, func(r *http.Request) string { return access.GrantFrom(r.Context()).Name() })
 	for _, p := range slices.Sorted(maps.Keys(hs)) {
 		routes = append(routes, route.Route{Pattern: p, Handler: hs[p], Meter: route.One})
 	}
