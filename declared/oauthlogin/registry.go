@@ -44,7 +44,7 @@ type Registry struct {
 
 	mu      sync.Mutex
 	servers map[string]Begin
-	perUser map[string]bool // servers declared "credentials": "per-user"
+	perUser map[string]bool     // servers declared "credentials": "per-user"
 	pending map[string]*pending // by state
 	onLogin func(server, principal string)
 }
