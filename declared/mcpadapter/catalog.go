@@ -13,6 +13,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
 	"github.com/opentool-host/opentool-host/pluginsdk"
+	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 )
 
 // The server's resources, resource templates and prompts are the
@@ -82,7 +83,7 @@ func (a *Adapter) HandleMCP(ctx context.Context, method string, params json.RawM
 		return nil, &pluginsdk.RPCError{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 	}
 	defer a.hold(ctx)()
-	if method == "tools/list" {
+	if method == mcpmethod.ToolsList {
 		return a.clientTools(ctx)
 	}
 	cs, err := a.catalogSession(ctx, method)
@@ -96,29 +97,29 @@ func (a *Adapter) HandleMCP(ctx context.Context, method string, params json.RawM
 	var raw json.RawMessage // the result as the server wrote it (raw.go)
 	ctx = withRawResult(ctx, func(r json.RawMessage) { raw = r })
 	switch method {
-	case "resources/read":
+	case mcpmethod.ResourcesRead:
 		var p mcp.ReadResourceParams
 		if err = decodeParams(params, &p); err == nil {
 			res, err = cs.ReadResource(ctx, &p)
 		}
-	case "resources/subscribe":
+	case mcpmethod.ResourcesSubscribe:
 		var p mcp.SubscribeParams
 		if err = decodeParams(params, &p); err == nil {
 			err = cs.Subscribe(ctx, &p)
 			res = struct{}{}
 		}
-	case "resources/unsubscribe":
+	case mcpmethod.ResourcesUnsubscribe:
 		var p mcp.UnsubscribeParams
 		if err = decodeParams(params, &p); err == nil {
 			err = cs.Unsubscribe(ctx, &p)
 			res = struct{}{}
 		}
-	case "prompts/get":
+	case mcpmethod.PromptsGet:
 		var p mcp.GetPromptParams
 		if err = decodeParams(params, &p); err == nil {
 			res, err = cs.GetPrompt(ctx, &p)
 		}
-	case "completion/complete":
+	case mcpmethod.CompletionComplete:
 		var p mcp.CompleteParams
 		if err = decodeParams(params, &p); err == nil {
 			res, err = cs.Complete(ctx, &p)
@@ -162,14 +163,14 @@ func (a *Adapter) catalogSession(ctx context.Context, method string) (*mcp.Clien
 		return a.sharedSession(ctx)
 	}
 	switch method {
-	case "resources/subscribe":
+	case mcpmethod.ResourcesSubscribe:
 		cs, _, how, err := a.sessionFor(ctx)
 		if err == nil && how == servedOwn {
 			mcpsession.MarkOwn(ctx)
 			a.subscribed(sess)
 		}
 		return cs, err
-	case "resources/unsubscribe":
+	case mcpmethod.ResourcesUnsubscribe:
 		mcpsession.MarkOwn(ctx)
 		return a.ownSession(ctx, sess)
 	}

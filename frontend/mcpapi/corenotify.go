@@ -20,6 +20,7 @@ import (
 	"github.com/opentool-host/opentool-host/host/tasks"
 	"github.com/opentool-host/opentool-host/host/tasks/mcptasks"
 	"github.com/opentool-host/opentool-host/internal/strictjson"
+	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 )
 
 // notifications/tasks/status of the core tasks (MCP 2025-11-25, "Task
@@ -309,7 +310,7 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			return msg, err
 		}
 		switch req.Method {
-		case "tools/call":
+		case mcpmethod.ToolsCall:
 			if asksCoreTask(req.Params) {
 				req.Extra = &mcp.RequestExtra{Header: http.Header{coreTaskHeader: {"1"}}}
 			}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/internal/strictjson"
 	"github.com/opentool-host/opentool-host/protocol/jsonrpc"
+	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 )
 
 // DefaultMaxBatch is HTTPOptions.MaxBatch's default (--max-batch): the
@@ -51,7 +52,7 @@ const metaProtocolVersion = "io.modelcontextprotocol/protocolVersion"
 
 // methodDiscover is the request of a 2026-07-28 client that asks which
 // revisions and capabilities the server has (SEP-2575).
-const methodDiscover = "server/discover"
+const methodDiscover = mcpmethod.Discover
 
 // call reports whether m is a request that expects a response (a method
 // and an id).
@@ -269,7 +270,7 @@ func jsonString(raw []byte) string {
 }
 
 // methodCancelled is the method of the cancellation notification.
-const methodCancelled = "notifications/cancelled"
+const methodCancelled = mcpmethod.Cancelled
 
 // checkBatch refuses a batch from a client of a revision without batches,
 // and one of more than maxBatch messages, reading no further than the

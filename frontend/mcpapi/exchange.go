@@ -12,6 +12,7 @@ import (
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/host/tasks/mcptasks"
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
+	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 )
 
 // A call's messages (plugin protocol 3, host.Exchange): what a plugin
@@ -78,14 +79,14 @@ func (s *Server) exchange(ctx context.Context, req *mcp.CallToolRequest) *host.E
 	}
 	x.Notify = func(method string, params []byte) {
 		switch method {
-		case "notifications/progress":
+		case mcpmethod.Progress:
 			var p mcp.ProgressNotificationParams
 			if token == nil || json.Unmarshal(params, &p) != nil {
 				return
 			}
 			p.ProgressToken = token
 			_ = ss.NotifyProgress(ctx, &p) // advisory: a client gone ends the call through ctx
-		case "notifications/message":
+		case mcpmethod.LoggingMessage:
 			var p mcp.LoggingMessageParams
 			if json.Unmarshal(params, &p) != nil {
 				return
@@ -143,11 +144,11 @@ func canAsk(ss *mcp.ServerSession, method string, stateless bool) error {
 	}
 	capability, declared := "", false
 	switch method {
-	case "sampling/createMessage":
+	case mcpmethod.SamplingCreateMessage:
 		capability, declared = "sampling", caps != nil && caps.Sampling != nil
-	case "elicitation/create":
+	case mcpmethod.ElicitationCreate:
 		capability, declared = "elicitation", caps != nil && caps.Elicitation != nil
-	case "roots/list":
+	case mcpmethod.RootsList:
 		// The SDK cannot tell "roots": {} from no roots capability (its
 		// Roots is a struct): the client is asked, and one without roots
 		// answers with its error.
