@@ -3,7 +3,6 @@ package mcpadapter
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"iter"
 	"reflect"
@@ -12,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
+	"github.com/opentool-host/opentool-host/internal/wire"
 	"github.com/opentool-host/opentool-host/pluginsdk"
 	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 )
@@ -200,13 +200,8 @@ func decodeParams(params json.RawMessage, v any) error {
 // failure of method on server: the server's JSON-RPC error as it is,
 // anything else -32603 naming the server.
 func rpcErrorOf(server, method string, err error) error {
-	var re *pluginsdk.RPCError
-	if errors.As(err, &re) {
+	if re, ok := wire.AsRPCError(err); ok {
 		return re
-	}
-	var je *jsonrpc.Error
-	if errors.As(err, &je) {
-		return &pluginsdk.RPCError{Code: int(je.Code), Message: je.Message, Data: je.Data}
 	}
 	return &pluginsdk.RPCError{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("MCP server %q: %s: %v", server, method, err)}
 }

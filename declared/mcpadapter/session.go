@@ -442,15 +442,9 @@ func (a *Adapter) clientRequests(next mcp.MethodHandler) mcp.MethodHandler {
 // asked the user may do; the adapter checks only its shape (checkAnswer).
 func relayRequests(r *relay, next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		var res mcp.Result
-		switch method {
-		case mcpmethod.SamplingCreateMessage:
-			res = &mcp.CreateMessageWithToolsResult{}
-		case mcpmethod.ElicitationCreate:
-			res = &mcp.ElicitResult{}
-		case mcpmethod.RootsList:
-			res = &mcp.ListRootsResult{}
-		default:
+		m, _ := mcpmethod.Lookup(method)
+		res, ok := m.NewResult().(mcp.Result)
+		if !mcpmethod.IsClientRequest(method) || !ok {
 			return next(ctx, method, req)
 		}
 		raw, err := r.request(method, req.GetParams())

@@ -12,6 +12,7 @@ import (
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/host/tasks/mcptasks"
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
+	"github.com/opentool-host/opentool-host/internal/wire"
 	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 )
 
@@ -142,19 +143,20 @@ func canAsk(ss *mcp.ServerSession, method string, stateless bool) error {
 	if stateless && !sessionless {
 		return noSession(method)
 	}
-	capability, declared := "", false
-	switch method {
-	case mcpmethod.SamplingCreateMessage:
-		capability, declared = "sampling", caps != nil && caps.Sampling != nil
-	case mcpmethod.ElicitationCreate:
-		capability, declared = "elicitation", caps != nil && caps.Elicitation != nil
-	case mcpmethod.RootsList:
-		// The SDK cannot tell "roots": {} from no roots capability (its
-		// Roots is a struct): the client is asked, and one without roots
-		// answers with its error.
-		return nil
-	default:
+	if !mcpmethod.IsClientRequest(method) {
 		return &host.RPCError{Code: host.CodeMethodNotFound, Message: method + " is not a request a server may send a client"}
+	}
+	capability, declared := mcpmethod.Capability(method), false
+	switch capability {
+	case "sampling":
+		declared = caps != nil && caps.Sampling != nil
+	case "elicitation":
+		declared = caps != nil && caps.Elicitation != nil
+	default:
+		// roots: the SDK cannot tell "roots": {} from no roots
+		// capability (its Roots is a struct): the client is asked, and
+		// one without roots answers with its error.
+		return nil
 	}
 	if !declared {
 		msg := "the MCP client that made this call did not declare the " + capability + " capability"
@@ -320,13 +322,8 @@ func elicitMode(ss *mcp.ServerSession, p *mcp.ElicitParams) error {
 // (the SDK refusing to send it, the session gone) -32603 with its text;
 // never prefixed with the method, which the plugin (or its SDK) names.
 func rpcError(err error) error {
-	var we *host.RPCError
-	if errors.As(err, &we) {
-		return we
-	}
-	var je *jsonrpc.Error
-	if errors.As(err, &je) {
-		return &host.RPCError{Code: int(je.Code), Message: je.Message, Data: je.Data}
+	if re, ok := wire.AsRPCError(err); ok {
+		return re
 	}
 	return &host.RPCError{Code: host.CodeInternalError, Message: err.Error()}
 }
