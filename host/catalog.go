@@ -30,6 +30,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/host/access"
 	"github.com/opentool-host/opentool-host/host/supervise"
+	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 )
 
 // catRoute is one served catalog item.
@@ -343,14 +344,14 @@ func (h *Host) Request(ctx context.Context, method string, params []byte) ([]byt
 	var r *catRoute
 	what := ""
 	switch method {
-	case "resources/read", "resources/subscribe", "resources/unsubscribe":
+	case mcpmethod.ResourcesRead, mcpmethod.ResourcesSubscribe, mcpmethod.ResourcesUnsubscribe:
 		r, what = t.resource(p.URI), "resource "+p.URI
-	case "prompts/get":
+	case mcpmethod.PromptsGet:
 		r, what = t.byKey[catKey(supervise.CatPrompt, p.Name)], "prompt "+p.Name
 		if r != nil && r.key != r.target {
 			params = renamed(params, "name", r.target)
 		}
-	case "completion/complete":
+	case mcpmethod.CompletionComplete:
 		switch p.Ref.Type {
 		case "ref/prompt":
 			r, what = t.byKey[catKey(supervise.CatPrompt, p.Ref.Name)], "prompt "+p.Ref.Name
@@ -402,5 +403,5 @@ func (h *Host) ClientTools(ctx context.Context, fn string) ([]byte, error) {
 	}
 	ctx, cancel := withTimeout(ctx, h.cfg.CallTimeout)
 	defer cancel()
-	return rt.plugin.Request(ctx, r, "tools/list", nil)
+	return rt.plugin.Request(ctx, r, mcpmethod.ToolsList, nil)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/internal/mcpresult"
 	"github.com/opentool-host/opentool-host/internal/wire"
+	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 )
 
 // What a call carries beyond its result, for plugins of protocol 3
@@ -71,7 +72,7 @@ func (x *Exchange) collecting() *Exchange {
 }
 
 // methodProgress is the MCP progress notification's method.
-const methodProgress = "notifications/progress"
+const methodProgress = mcpmethod.Progress
 
 type exchangeKey struct{}
 

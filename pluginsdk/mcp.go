@@ -10,6 +10,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/internal/mcpresult"
 	"github.com/opentool-host/opentool-host/internal/wire"
+	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
 
@@ -214,7 +215,7 @@ func Progress(ctx context.Context, progress, total float64, message string) erro
 	if err != nil {
 		return ToolFailure("progress: %v", err)
 	}
-	return p.Notify("notifications/progress", b)
+	return p.Notify(mcpmethod.Progress, b)
 }
 
 // Log sends a log message to the caller of the call ctx belongs to (MCP
@@ -236,7 +237,7 @@ func Log(ctx context.Context, level mcp.LoggingLevel, logger string, data any) e
 	if err != nil {
 		return ToolFailure("log: %v", err)
 	}
-	return p.Notify("notifications/message", b)
+	return p.Notify(mcpmethod.LoggingMessage, b)
 }
 
 // validLevel reports whether l is an MCP log level (RFC 5424 severities).
@@ -301,7 +302,7 @@ func encodeParams(params any) ([]byte, error) {
 // elicitation/create) and returns the answer. Errors: as ClientRequest.
 func Elicit(ctx context.Context, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 	var res mcp.ElicitResult
-	if err := typedRequest(ctx, "elicitation/create", params, &res); err != nil {
+	if err := typedRequest(ctx, mcpmethod.ElicitationCreate, params, &res); err != nil {
 		return nil, err
 	}
 	return &res, nil
@@ -312,7 +313,7 @@ func Elicit(ctx context.Context, params *mcp.ElicitParams) (*mcp.ElicitResult, e
 // Sampling", sampling/createMessage). Errors: as ClientRequest.
 func CreateMessage(ctx context.Context, params *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
 	var res mcp.CreateMessageResult
-	if err := typedRequest(ctx, "sampling/createMessage", params, &res); err != nil {
+	if err := typedRequest(ctx, mcpmethod.SamplingCreateMessage, params, &res); err != nil {
 		return nil, err
 	}
 	return &res, nil
@@ -323,7 +324,7 @@ func CreateMessage(ctx context.Context, params *mcp.CreateMessageParams) (*mcp.C
 // Errors: as ClientRequest.
 func ListRoots(ctx context.Context) (*mcp.ListRootsResult, error) {
 	var res mcp.ListRootsResult
-	if err := typedRequest(ctx, "roots/list", &mcp.ListRootsParams{}, &res); err != nil {
+	if err := typedRequest(ctx, mcpmethod.RootsList, &mcp.ListRootsParams{}, &res); err != nil {
 		return nil, err
 	}
 	return &res, nil

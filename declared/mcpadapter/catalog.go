@@ -3,7 +3,6 @@ package mcpadapter
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"iter"
 	"reflect"
@@ -12,7 +11,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
+	"github.com/opentool-host/opentool-host/internal/wire"
 	"github.com/opentool-host/opentool-host/pluginsdk"
+	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 )
 
 // The server's resources, resource templates and prompts are the
@@ -82,8 +83,8 @@ func (a *Adapter) HandleMCP(ctx context.Context, method string, params json.RawM
 	if err := a.connected(ctx); err != nil {
 		return nil, &pluginsdk.RPCError{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 	}
-	if a.perUser() && method != "tools/list" { // the caller's own user (peruser.go)
-		if method == "resources/subscribe" || method == "resources/unsubscribe" {
+	if a.perUser() && method != mcpmethod.ToolsList { // the caller's own user (peruser.go)
+		if method == mcpmethod.ResourcesSubscribe || method == mcpmethod.ResourcesUnsubscribe {
 			return nil, &pluginsdk.RPCError{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("MCP server %q: %s is not served for per-user credentials", a.launch.Name, method)}
 		}
 		u, release, err := a.userFor(ctx)
@@ -94,7 +95,7 @@ func (a *Adapter) HandleMCP(ctx context.Context, method string, params json.RawM
 		return u.HandleMCP(ctx, method, params)
 	}
 	defer a.hold(ctx)()
-	if method == "tools/list" {
+	if method == mcpmethod.ToolsList {
 		return a.clientTools(ctx)
 	}
 	cs, err := a.catalogSession(ctx, method)
@@ -108,29 +109,29 @@ func (a *Adapter) HandleMCP(ctx context.Context, method string, params json.RawM
 	var raw json.RawMessage // the result as the server wrote it (raw.go)
 	ctx = withRawResult(ctx, func(r json.RawMessage) { raw = r })
 	switch method {
-	case "resources/read":
+	case mcpmethod.ResourcesRead:
 		var p mcp.ReadResourceParams
 		if err = decodeParams(params, &p); err == nil {
 			res, err = cs.ReadResource(ctx, &p)
 		}
-	case "resources/subscribe":
+	case mcpmethod.ResourcesSubscribe:
 		var p mcp.SubscribeParams
 		if err = decodeParams(params, &p); err == nil {
 			err = cs.Subscribe(ctx, &p)
 			res = struct{}{}
 		}
-	case "resources/unsubscribe":
+	case mcpmethod.ResourcesUnsubscribe:
 		var p mcp.UnsubscribeParams
 		if err = decodeParams(params, &p); err == nil {
 			err = cs.Unsubscribe(ctx, &p)
 			res = struct{}{}
 		}
-	case "prompts/get":
+	case mcpmethod.PromptsGet:
 		var p mcp.GetPromptParams
 		if err = decodeParams(params, &p); err == nil {
 			res, err = cs.GetPrompt(ctx, &p)
 		}
-	case "completion/complete":
+	case mcpmethod.CompletionComplete:
 		var p mcp.CompleteParams
 		if err = decodeParams(params, &p); err == nil {
 			res, err = cs.Complete(ctx, &p)
@@ -174,14 +175,14 @@ func (a *Adapter) catalogSession(ctx context.Context, method string) (*mcp.Clien
 		return a.sharedSession(ctx)
 	}
 	switch method {
-	case "resources/subscribe":
+	case mcpmethod.ResourcesSubscribe:
 		cs, _, how, err := a.sessionFor(ctx)
 		if err == nil && how == servedOwn {
 			mcpsession.MarkOwn(ctx)
 			a.subscribed(sess)
 		}
 		return cs, err
-	case "resources/unsubscribe":
+	case mcpmethod.ResourcesUnsubscribe:
 		mcpsession.MarkOwn(ctx)
 		return a.ownSession(ctx, sess)
 	}
@@ -211,13 +212,8 @@ func decodeParams(params json.RawMessage, v any) error {
 // failure of method on server: the server's JSON-RPC error as it is,
 // anything else -32603 naming the server.
 func rpcErrorOf(server, method string, err error) error {
-	var re *pluginsdk.RPCError
-	if errors.As(err, &re) {
+	if re, ok := wire.AsRPCError(err); ok {
 		return re
-	}
-	var je *jsonrpc.Error
-	if errors.As(err, &je) {
-		return &pluginsdk.RPCError{Code: int(je.Code), Message: je.Message, Data: je.Data}
 	}
 	return &pluginsdk.RPCError{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("MCP server %q: %s: %v", server, method, err)}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
 	"github.com/opentool-host/opentool-host/pluginsdk"
+	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 )
 
 // Per-client upstream sessions. A tools/call whose context carries a
@@ -856,7 +857,7 @@ func (a *Adapter) clientTools(ctx context.Context) (any, error) {
 	case sess == nil:
 		tools, err := a.callerTools(ctx, r.Init)
 		if err != nil {
-			return nil, rpcErrorOf(a.launch.Name, "tools/list", err)
+			return nil, rpcErrorOf(a.launch.Name, mcpmethod.ToolsList, err)
 		}
 		return map[string][]json.RawMessage{"tools": tools}, nil
 	}
@@ -891,5 +892,5 @@ func (a *Adapter) clientTools(ctx context.Context) (any, error) {
 			return map[string][]json.RawMessage{"tools": tools}, nil
 		}
 	}
-	return nil, rpcErrorOf(a.launch.Name, "tools/list", err)
+	return nil, rpcErrorOf(a.launch.Name, mcpmethod.ToolsList, err)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/opentool-host/opentool-host/host/tasks"
 	"github.com/opentool-host/opentool-host/host/tasks/mcptasks"
 	"github.com/opentool-host/opentool-host/pluginsdk"
+	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 )
 
 // A tool marked execution.taskSupport "required" on a server that
@@ -65,7 +66,7 @@ func withCoreTask(ctx context.Context) context.Context {
 // params.task.
 func wantsCoreTask(ctx context.Context, method string) bool {
 	on, _ := ctx.Value(coreTaskKey{}).(bool)
-	return on && method == "tools/call"
+	return on && method == mcpmethod.ToolsCall
 }
 
 // withTaskParam returns params, a request's params object, with

@@ -13,6 +13,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 )
 
 // The SDK decodes every result into its own types, which drop what they
@@ -143,7 +145,7 @@ type rawResponses struct{ next http.RoundTripper }
 
 // RoundTrip implements http.RoundTripper.
 func (t rawResponses) RoundTrip(r *http.Request) (*http.Response, error) {
-	if wantsCoreTask(r.Context(), "tools/call") { // coretasks.go: params.task
+	if wantsCoreTask(r.Context(), mcpmethod.ToolsCall) { // coretasks.go: params.task
 		var err error
 		if r, err = coreTaskRequest(r); err != nil {
 			return nil, err

@@ -18,6 +18,7 @@ import (
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
 	"github.com/opentool-host/opentool-host/internal/wire"
 	"github.com/opentool-host/opentool-host/pluginsdk"
+	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 )
 
 // What the server says to its client during a call goes to the caller of
@@ -322,14 +323,14 @@ func (r *relay) tap(msg jsonrpc.Message) bool {
 		return false
 	}
 	switch req.Method {
-	case "notifications/progress":
+	case mcpmethod.Progress:
 		var p mcp.ProgressNotificationParams
 		if json.Unmarshal(req.Params, &p) != nil {
 			return false
 		}
 		r.progress(&p)
 		return true
-	case "notifications/message":
+	case mcpmethod.LoggingMessage:
 		var p mcp.LoggingMessageParams
 		if json.Unmarshal(req.Params, &p) != nil {
 			return false
@@ -352,7 +353,7 @@ func (r *relay) progress(p *mcp.ProgressNotificationParams) {
 	}
 	q := *p
 	q.ProgressToken = c.token
-	_ = pluginsdk.Notify(c.ctx, "notifications/progress", &q)
+	_ = pluginsdk.Notify(c.ctx, mcpmethod.Progress, &q)
 }
 
 // message forwards the server's notifications/message to the one call in
@@ -361,7 +362,7 @@ func (r *relay) progress(p *mcp.ProgressNotificationParams) {
 // second.
 func (r *relay) message(p *mcp.LoggingMessageParams) {
 	if c, _ := r.only(); c != nil {
-		_ = pluginsdk.Notify(c.ctx, "notifications/message", p)
+		_ = pluginsdk.Notify(c.ctx, mcpmethod.LoggingMessage, p)
 		return
 	}
 	if r.client != nil {
@@ -394,11 +395,11 @@ func (r *relay) request(method string, params any) (json.RawMessage, error) {
 		return r.askOutside(to, method, params)
 	}
 	first := false
-	if c != nil && method == "roots/list" && r.client == nil && r.sole == nil {
+	if c != nil && method == mcpmethod.RootsList && r.client == nil && r.sole == nil {
 		first, why = r.holdRoots(c)
 	}
 	switch {
-	case c == nil && method == "roots/list" && why == noCall:
+	case c == nil && method == mcpmethod.RootsList && why == noCall:
 		select {
 		case r.asked <- struct{}{}:
 		default:

@@ -19,6 +19,7 @@ import (
 	"github.com/opentool-host/opentool-host/internal/version"
 	"github.com/opentool-host/opentool-host/pluginsdk"
 	"github.com/opentool-host/opentool-host/protocol/decl"
+	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
 
@@ -327,9 +328,9 @@ func (a *Adapter) initialize(ctx context.Context, t mcp.Transport, version strin
 // result the server sent (server/discover's or initialize's). A failure
 // is initialize's (the phase says so) unless ctx ended first.
 func (a *Adapter) handshake(ctx context.Context, t mcp.Transport, version string) (*mcp.ClientSession, json.RawMessage, error) {
-	a.setPhase("initialize")
+	a.setPhase(mcpmethod.Initialize)
 	if version >= SessionlessRevision {
-		a.setPhase("server/discover")
+		a.setPhase(mcpmethod.Discover)
 	}
 	var once sync.Once // the first result is initialize's or server/discover's (coretasks.go)
 	var first json.RawMessage
@@ -339,7 +340,7 @@ func (a *Adapter) handshake(ctx context.Context, t mcp.Transport, version string
 	cs, err := a.client().Connect(ictx, t, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		if ctx.Err() == nil {
-			a.setPhase("initialize") // the SDK's fallback after a refused server/discover
+			a.setPhase(mcpmethod.Initialize) // the SDK's fallback after a refused server/discover
 		}
 		return nil, nil, err
 	}
@@ -350,7 +351,7 @@ func (a *Adapter) handshake(ctx context.Context, t mcp.Transport, version string
 // session, and asks for its log messages; cs is closed again when
 // listing the tools fails. Errors: the tool list's.
 func (a *Adapter) prepare(ctx context.Context, cs *mcp.ClientSession) error {
-	a.setPhase("tools/list")
+	a.setPhase(mcpmethod.ToolsList)
 	if _, err := a.list(ctx, cs); err != nil {
 		_ = cs.Close()
 		return err
@@ -444,15 +445,9 @@ func (a *Adapter) clientRequests(next mcp.MethodHandler) mcp.MethodHandler {
 // asked the user may do; the adapter checks only its shape (checkAnswer).
 func relayRequests(r *relay, next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		var res mcp.Result
-		switch method {
-		case "sampling/createMessage":
-			res = &mcp.CreateMessageWithToolsResult{}
-		case "elicitation/create":
-			res = &mcp.ElicitResult{}
-		case "roots/list":
-			res = &mcp.ListRootsResult{}
-		default:
+		m, _ := mcpmethod.Lookup(method)
+		res, ok := m.NewResult().(mcp.Result)
+		if !mcpmethod.IsClientRequest(method) || !ok {
 			return next(ctx, method, req)
 		}
 		raw, err := r.request(method, req.GetParams())

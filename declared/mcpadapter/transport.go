@@ -24,6 +24,7 @@ import (
 	"github.com/opentool-host/opentool-host/internal/wire"
 	"github.com/opentool-host/opentool-host/process/launcher"
 	"github.com/opentool-host/opentool-host/protocol/decl"
+	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 )
 
 // transport is the MCP transport of the declared server: the command
@@ -452,9 +453,9 @@ func standardHeaders(r *http.Request) map[string]string {
 	std := map[string]string{"Mcp-Method": msg.Method}
 	name := ""
 	switch msg.Method {
-	case "tools/call", "prompts/get":
+	case mcpmethod.ToolsCall, mcpmethod.PromptsGet:
 		name = msg.Params.Name
-	case "resources/read":
+	case mcpmethod.ResourcesRead:
 		name = msg.Params.URI
 	}
 	if name != "" && headerSafe(name) {

@@ -14,6 +14,7 @@ import (
 	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/host/tasks"
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
+	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 )
 
 // sessionCloseWait bounds the wait for the stdio MCP session to write the
@@ -210,10 +211,10 @@ func holdUntilServed(h *host.Host, s *mcpapi.Server, listed <-chan struct{}) mcp
 			}
 			var err error
 			switch {
-			case method == "initialize" || method == "server/discover":
+			case method == mcpmethod.Initialize || method == mcpmethod.Discover:
 				holdInitialize(ctx, listed)
 			case area != "tools" && area != "prompts" && area != "resources" && area != "completion":
-			case method == "tools/call":
+			case method == mcpmethod.ToolsCall:
 				p, _ := req.GetParams().(*mcp.CallToolParamsRaw)
 				if p != nil {
 					err = waitServed(ctx, h, p.Name, listed)

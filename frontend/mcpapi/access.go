@@ -11,6 +11,7 @@ import (
 	"github.com/opentool-host/opentool-host/frontend/keyview"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/host/access"
+	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 )
 
 // Per-key access (package access) over MCP.
@@ -77,7 +78,7 @@ func grantOf(req mcp.Request) *access.Grant {
 func (s *Server) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		g := grantOf(req)
-		if method == "logging/setLevel" {
+		if method == mcpmethod.LoggingSetLevel {
 			s.noteLogLevel(req, g)
 			s.noteClientLevel(req)
 		}
@@ -85,7 +86,7 @@ func (s *Server) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			ctx = host.WithCaller(access.WithGrant(ctx, g), host.Caller{Key: g.Name()})
 		}
 		switch {
-		case method == "tools/list":
+		case method == mcpmethod.ToolsList:
 			// No keys (g nil): the threshold still applies.
 			res, err := next(ctx, method, req)
 			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil {
@@ -95,7 +96,7 @@ func (s *Server) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 				return s.toolList(s.catalogContext(ctx, ss), lr), nil
 			}
 			return res, err
-		case method == "resources/list", method == "resources/templates/list", method == "prompts/list":
+		case method == mcpmethod.ResourcesList, method == mcpmethod.ResourcesTemplatesList, method == mcpmethod.PromptsList:
 			res, err := next(ctx, method, req)
 			if err != nil {
 				return res, err
@@ -104,9 +105,9 @@ func (s *Server) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 				s.filterCatalog(g, res)
 			}
 			return s.catalogList(res), nil
-		case method == "resources/read", method == "prompts/get", method == "completion/complete":
+		case method == mcpmethod.ResourcesRead, method == mcpmethod.PromptsGet, method == mcpmethod.CompletionComplete:
 			return verbatimCall(ctx, next, method, req)
-		case method == "initialize":
+		case method == mcpmethod.Initialize:
 			res, err := s.withListener(ctx, next, method, req, g)
 			if ss, _ := req.GetSession().(*mcp.ServerSession); err == nil {
 				s.own(ss, g)

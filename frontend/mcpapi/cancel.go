@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/opentool-host/opentool-host/host/access"
+	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 )
 
 // Without sessions (--mcp-stateless) the MCP SDK cannot tie a
@@ -37,7 +38,7 @@ func (f *inflight) track(r *http.Request, m *message) (_ *http.Request, release 
 		return r, release
 	}
 	switch {
-	case m.method == "tools/call" && len(m.id) > 0:
+	case m.method == mcpmethod.ToolsCall && len(m.id) > 0:
 		ck := callKey{access.GrantFrom(r.Context()).Name(), string(m.id)}
 		ctx, cancel := context.WithCancel(r.Context())
 		f.mu.Lock()

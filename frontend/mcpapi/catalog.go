@@ -11,6 +11,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/host/access"
+	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 )
 
 // The MCP catalogs of the plugins (plugin protocol 3: an MCP server
@@ -177,7 +178,7 @@ func (s *Server) catalogFault(it host.CatalogItem, why string, err error) {
 // and template: the host routes it to the serving plugin.
 func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	var res mcp.ReadResourceResult
-	if err := s.route(s.catalogContext(ctx, req.Session), "resources/read", req.Params.URI, req.Params, &res); err != nil {
+	if err := s.route(s.catalogContext(ctx, req.Session), mcpmethod.ResourcesRead, req.Params.URI, req.Params, &res); err != nil {
 		return nil, err
 	}
 	return &res, nil
@@ -188,7 +189,7 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 func (s *Server) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 	return s.promptRounds(ctx, req, func(p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
 		var res mcp.GetPromptResult
-		if err := s.route(s.catalogContext(ctx, req.Session), "prompts/get", "", p, &res); err != nil {
+		if err := s.route(s.catalogContext(ctx, req.Session), mcpmethod.PromptsGet, "", p, &res); err != nil {
 			return nil, err
 		}
 		return &res, nil
@@ -199,7 +200,7 @@ func (s *Server) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp
 // Completion"): the plugin that serves the ref completes.
 func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 	var res mcp.CompleteResult
-	if err := s.route(s.catalogContext(ctx, req.Session), "completion/complete", "", req.Params, &res); err != nil {
+	if err := s.route(s.catalogContext(ctx, req.Session), mcpmethod.CompletionComplete, "", req.Params, &res); err != nil {
 		return nil, err
 	}
 	return &res, nil

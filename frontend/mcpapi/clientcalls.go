@@ -12,6 +12,7 @@ import (
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
 	"github.com/opentool-host/opentool-host/protocol/argcheck"
+	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
 
@@ -85,7 +86,7 @@ type clientSchemas struct {
 // its context (see above): a client session's, a 2026-07-28 caller's.
 func (s *Server) clientCallMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if ss, _ := req.GetSession().(*mcp.ServerSession); method == "tools/call" && ss != nil && (ss.ID() != "" || mcpsession.SpeaksSessionless(ss)) {
+		if ss, _ := req.GetSession().(*mcp.ServerSession); method == mcpmethod.ToolsCall && ss != nil && (ss.ID() != "" || mcpsession.SpeaksSessionless(ss)) {
 			ctx = host.WithCallView(ctx, s.clientView(ss))
 		}
 		return next(ctx, method, req)

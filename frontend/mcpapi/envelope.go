@@ -12,6 +12,7 @@ import (
 	"github.com/opentool-host/opentool-host/frontend/mcpapi/tasklayer"
 	"github.com/opentool-host/opentool-host/internal/strictjson"
 	"github.com/opentool-host/opentool-host/protocol/jsonrpc"
+	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 )
 
 // DefaultMaxBatch is HTTPOptions.MaxBatch's default (--max-batch): the
@@ -52,7 +53,7 @@ const metaProtocolVersion = "io.modelcontextprotocol/protocolVersion"
 
 // methodDiscover is the request of a 2026-07-28 client that asks which
 // revisions and capabilities the server has (SEP-2575).
-const methodDiscover = "server/discover"
+const methodDiscover = mcpmethod.Discover
 
 // call reports whether m is a request that expects a response (a method
 // and an id).
@@ -270,7 +271,7 @@ func jsonString(raw []byte) string {
 }
 
 // methodCancelled is the method of the cancellation notification.
-const methodCancelled = "notifications/cancelled"
+const methodCancelled = mcpmethod.Cancelled
 
 // checkBatch refuses a batch from a client of a revision without batches,
 // and one of more than maxBatch messages, reading no further than the
@@ -329,7 +330,7 @@ func checkTaskName(r *http.Request, m *message, maxBody int64) *envelopeError {
 // first.
 func markCoreTask(r *http.Request, m *message, maxBody int64) {
 	r.Header.Del(tasklayer.CoreTaskHeader)
-	if m == nil || m.method != "tools/call" {
+	if m == nil || m.method != mcpmethod.ToolsCall {
 		return
 	}
 	body, complete := bufferBody(r, maxBody)

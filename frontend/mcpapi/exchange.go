@@ -13,6 +13,8 @@ import (
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/host/tasks/mcptasks"
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
+	"github.com/opentool-host/opentool-host/internal/wire"
+	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 )
 
 // A call's messages (plugin protocol 3, host.Exchange): what a plugin
@@ -79,14 +81,14 @@ func (s *Server) exchange(ctx context.Context, req *mcp.CallToolRequest) *host.E
 	}
 	x.Notify = func(method string, params []byte) {
 		switch method {
-		case "notifications/progress":
+		case mcpmethod.Progress:
 			var p mcp.ProgressNotificationParams
 			if token == nil || json.Unmarshal(params, &p) != nil {
 				return
 			}
 			p.ProgressToken = token
 			_ = ss.NotifyProgress(ctx, &p) // advisory: a client gone ends the call through ctx
-		case "notifications/message":
+		case mcpmethod.LoggingMessage:
 			var p mcp.LoggingMessageParams
 			if json.Unmarshal(params, &p) != nil {
 				return
@@ -145,19 +147,20 @@ func canAsk(ss *mcp.ServerSession, method string, stateless bool) error {
 	if stateless && !sessionless {
 		return noSession(method)
 	}
-	capability, declared := "", false
-	switch method {
-	case "sampling/createMessage":
-		capability, declared = "sampling", caps != nil && caps.Sampling != nil
-	case "elicitation/create":
-		capability, declared = "elicitation", caps != nil && caps.Elicitation != nil
-	case "roots/list":
-		// The SDK cannot tell "roots": {} from no roots capability (its
-		// Roots is a struct): the client is asked, and one without roots
-		// answers with its error.
-		return nil
-	default:
+	if !mcpmethod.IsClientRequest(method) {
 		return &host.RPCError{Code: host.CodeMethodNotFound, Message: method + " is not a request a server may send a client"}
+	}
+	capability, declared := mcpmethod.Capability(method), false
+	switch capability {
+	case "sampling":
+		declared = caps != nil && caps.Sampling != nil
+	case "elicitation":
+		declared = caps != nil && caps.Elicitation != nil
+	default:
+		// roots: the SDK cannot tell "roots": {} from no roots
+		// capability (its Roots is a struct): the client is asked, and
+		// one without roots answers with its error.
+		return nil
 	}
 	if !declared {
 		msg := "the MCP client that made this call did not declare the " + capability + " capability"
@@ -323,13 +326,8 @@ func elicitMode(ss *mcp.ServerSession, p *mcp.ElicitParams) error {
 // (the SDK refusing to send it, the session gone) -32603 with its text;
 // never prefixed with the method, which the plugin (or its SDK) names.
 func rpcError(err error) error {
-	var we *host.RPCError
-	if errors.As(err, &we) {
-		return we
-	}
-	var je *jsonrpc.Error
-	if errors.As(err, &je) {
-		return &host.RPCError{Code: int(je.Code), Message: je.Message, Data: je.Data}
+	if re, ok := wire.AsRPCError(err); ok {
+		return re
 	}
 	return &host.RPCError{Code: host.CodeInternalError, Message: err.Error()}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
 	"github.com/opentool-host/opentool-host/internal/strictjson"
 	"github.com/opentool-host/opentool-host/protocol/jsonrpc"
+	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 )
 
 // Path is where the streamable HTTP endpoint is mounted, next to
@@ -391,7 +392,7 @@ func opensSession(r *http.Request) bool {
 // messages: a session's GET stream, or a subscriptions/listen POST (the
 // SDK checks that the Mcp-Method header matches the body).
 func listens(r *http.Request) bool {
-	return r.Method == http.MethodGet || r.Header.Get("Mcp-Method") == "subscriptions/listen"
+	return r.Method == http.MethodGet || r.Header.Get("Mcp-Method") == mcpmethod.SubscriptionsListen
 }
 
 // deadlineWriter gives the client d to take each write and each flush.

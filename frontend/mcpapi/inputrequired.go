@@ -20,6 +20,7 @@ import (
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/host/access"
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
+	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 )
 
 // Multi-round-trip requests (MCP 2026-07-28, SEP-2322). A client of
@@ -267,9 +268,9 @@ func (hc *heldCall) round(state string) (*mcp.CallToolResult, error) {
 func inputRequest(method string, params json.RawMessage) (mcp.InputRequest, error) {
 	var ir mcp.InputRequest
 	switch method {
-	case "elicitation/create":
+	case mcpmethod.ElicitationCreate:
 		ir = &mcp.ElicitParams{}
-	case "sampling/createMessage":
+	case mcpmethod.SamplingCreateMessage:
 		ir = &mcp.CreateMessageWithToolsParams{}
 	default: // roots/list (canAsk let nothing else through)
 		ir = &mcp.ListRootsParams{}

@@ -9,6 +9,7 @@ import (
 	"github.com/opentool-host/opentool-host/frontend/keyview"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/host/access"
+	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 )
 
 // A list_changed per API key. The SDK sends notifications/tools,
@@ -39,14 +40,14 @@ import (
 
 // The list_changed notifications the SDK sends (MCP 2025-11-25).
 const (
-	methodToolsChanged     = "notifications/tools/list_changed"
-	methodResourcesChanged = "notifications/resources/list_changed"
-	methodPromptsChanged   = "notifications/prompts/list_changed"
+	methodToolsChanged     = mcpmethod.ToolsListChanged
+	methodResourcesChanged = mcpmethod.ResourcesListChanged
+	methodPromptsChanged   = mcpmethod.PromptsListChanged
 )
 
 // methodListen is the request of a 2026-07-28 client that opens a stream
 // of the notifications it names (SEP-2575).
-const methodListen = "subscriptions/listen"
+const methodListen = mcpmethod.SubscriptionsListen
 
 // listViews are the sessions of restricted keys that may be sent a
 // list_changed, with the notifications due to each.
@@ -68,7 +69,7 @@ func (v *listViews) noteListener(ss *mcp.ServerSession, method string, g *access
 	switch {
 	case method == methodListen:
 		end = func() { v.forget(ss) }
-	case method == "initialize" && ss.ID() != "":
+	case method == mcpmethod.Initialize && ss.ID() != "":
 		go func() { _ = ss.Wait(); v.forget(ss) }()
 	default:
 		return end

@@ -16,6 +16,7 @@ import (
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
 	"github.com/opentool-host/opentool-host/internal/wire"
+	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 )
 
 // A plugin's own multi-round-trip requests (MCP 2026-07-28, SEP-2322;
@@ -230,11 +231,11 @@ func (s *Server) answerRound(ctx context.Context, ss *mcp.ServerSession, statele
 func inputMethod(ir mcp.InputRequest) string {
 	switch ir.(type) {
 	case *mcp.ElicitParams:
-		return "elicitation/create"
+		return mcpmethod.ElicitationCreate
 	case *mcp.CreateMessageParams, *mcp.CreateMessageWithToolsParams:
-		return "sampling/createMessage"
+		return mcpmethod.SamplingCreateMessage
 	case *mcp.ListRootsParams:
-		return "roots/list"
+		return mcpmethod.RootsList
 	}
 	return ""
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/opentool-host/opentool-host/host/access"
 	"github.com/opentool-host/opentool-host/host/tasks/mcptasks"
 	"github.com/opentool-host/opentool-host/internal/strictjson"
+	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 )
 
 // A session's channels to its client outside a request, for the
@@ -210,7 +211,7 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			return msg, err
 		}
 		switch req.Method {
-		case "tools/call":
+		case mcpmethod.ToolsCall:
 			if tasklayer.AsksCoreTask(req.Params) {
 				req.Extra = &mcp.RequestExtra{Header: http.Header{tasklayer.CoreTaskHeader: {"1"}}}
 			}

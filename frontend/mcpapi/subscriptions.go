@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
+	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 )
 
 // Resource subscriptions (MCP "Resources", Subscriptions) are kept per
@@ -221,7 +222,7 @@ func (s *Server) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error
 			ctx = mcpsession.With(ctx, c)
 			s.watchEnd(ss, s.subs.add(ss, uri, viaOwn))
 		}
-		if err := s.route(ctx, "resources/subscribe", uri, req.Params, &struct{}{}); err != nil {
+		if err := s.route(ctx, mcpmethod.ResourcesSubscribe, uri, req.Params, &struct{}{}); err != nil {
 			s.subs.remove(ss, uri)
 			return err
 		}
@@ -258,9 +259,9 @@ func (s *Server) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) e
 	var err error
 	switch {
 	case r == viaOwn:
-		err = s.route(s.withClient(ctx, ss), "resources/unsubscribe", uri, req.Params, &struct{}{})
+		err = s.route(s.withClient(ctx, ss), mcpmethod.ResourcesUnsubscribe, uri, req.Params, &struct{}{})
 	case s.subs.lastShared(uri):
-		err = s.route(ctx, "resources/unsubscribe", uri, req.Params, &struct{}{})
+		err = s.route(ctx, mcpmethod.ResourcesUnsubscribe, uri, req.Params, &struct{}{})
 	}
 	if err != nil {
 		return err
@@ -291,7 +292,7 @@ func (s *Server) releaseShared(ss *mcp.ServerSession, uri string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), subscriptionEndTimeout)
 	defer cancel()
-	if err := s.route(ctx, "resources/unsubscribe", uri, &mcp.UnsubscribeParams{URI: uri}, &struct{}{}); err != nil {
+	if err := s.route(ctx, mcpmethod.ResourcesUnsubscribe, uri, &mcp.UnsubscribeParams{URI: uri}, &struct{}{}); err != nil {
 		s.cfg.Logger.Warn("resources/unsubscribe of an ended MCP session failed", "session", ss.ID(), "uri", uri, "error", err)
 	}
 }
@@ -317,7 +318,7 @@ func (s *Server) ownUpdated(ctx context.Context, ss *mcp.ServerSession, uri stri
 }
 
 // methodResourceUpdated is MCP's notifications/resources/updated.
-const methodResourceUpdated = "notifications/resources/updated"
+const methodResourceUpdated = mcpmethod.ResourcesUpdated
 
 // sendFilter is the server's sending middleware: it keeps the SDK's
 // notifications/resources/updated from the sessions not subscribed to

@@ -11,6 +11,7 @@ import (
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/protocol/jsonrpc"
+	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
 
@@ -158,7 +159,7 @@ func (sw *sseWriter) item(item []byte) error {
 // notifications are dropped. The host calls it from the goroutine that
 // calls item.
 func (sw *sseWriter) notify(method string, params []byte) {
-	if method != "notifications/progress" {
+	if method != mcpmethod.Progress {
 		return
 	}
 	var p struct {

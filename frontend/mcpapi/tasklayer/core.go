@@ -17,6 +17,7 @@ import (
 	"github.com/opentool-host/opentool-host/host/tasks/mcptasks"
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
 	"github.com/opentool-host/opentool-host/internal/strictjson"
+	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 )
 
 // The core tasks of MCP 2025-11-25 (package mcptasks, core.go) on /mcp
@@ -101,7 +102,7 @@ func wantsCoreTask(req *mcp.CallToolRequest) bool {
 func (l *Layer) coreInitMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
-		if ir, ok := res.(*mcp.InitializeResult); ok && err == nil && method == "initialize" && ir.ProtocolVersion == mcptasks.CoreRevision {
+		if ir, ok := res.(*mcp.InitializeResult); ok && err == nil && method == mcpmethod.Initialize && ir.ProtocolVersion == mcptasks.CoreRevision {
 			return &coreInitResult{InitializeResult: ir}, nil
 		}
 		return res, err

@@ -13,6 +13,7 @@ import (
 	"github.com/opentool-host/opentool-host/host/tasks"
 	"github.com/opentool-host/opentool-host/host/tasks/mcptasks"
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
+	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
 
@@ -91,7 +92,7 @@ func TaskSupport(fi host.FunctionInfo) string {
 // requires a task, from a client that cannot take one (see above).
 func needsTask(req *mcp.CallToolRequest, name string) error {
 	if mcpsession.SpeaksSessionless(req.Session) {
-		err := mcptasks.MissingCapability("tools/call")
+		err := mcptasks.MissingCapability(mcpmethod.ToolsCall)
 		var je *jsonrpc.Error
 		if errors.As(err, &je) {
 			je.Message = fmt.Sprintf("Missing required client capability: tool %q must run as a task: declare the %s extension in the request's _meta[%q].extensions", name, mcptasks.Extension, mcptasks.MetaClientCapabilities)

@@ -14,6 +14,7 @@ import (
 	"github.com/opentool-host/opentool-host/host/access"
 	"github.com/opentool-host/opentool-host/host/tasks"
 	"github.com/opentool-host/opentool-host/host/tasks/mcptasks"
+	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
 
@@ -103,7 +104,7 @@ const FrontEnd = "mcp"
 // outlives --task-after; every other request passes as it is.
 func (l *Layer) taskMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method != "tools/call" {
+		if method != mcpmethod.ToolsCall {
 			return next(ctx, method, req)
 		}
 		cr, ok := req.(*mcp.CallToolRequest)

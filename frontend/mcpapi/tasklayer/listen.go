@@ -16,6 +16,7 @@ import (
 	"github.com/opentool-host/opentool-host/host/access"
 	"github.com/opentool-host/opentool-host/host/tasks"
 	"github.com/opentool-host/opentool-host/host/tasks/mcptasks"
+	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 )
 
 // Task status notifications (extension, "Task Status Notifications") on
@@ -64,9 +65,9 @@ const ListenHeader = "Opentool-Task-Listen"
 
 // The methods of the listen stream.
 const (
-	methodListen          = "subscriptions/listen"
-	methodListenAck       = "notifications/subscriptions/acknowledged"
-	methodTaskStatusNotif = "notifications/tasks"
+	methodListen          = mcpmethod.SubscriptionsListen
+	methodListenAck       = mcpmethod.SubscriptionsAck
+	methodTaskStatusNotif = mcpmethod.TasksNotify
 )
 
 // maxListenTaskIDs is the most task ids one listen stream is agreed to;

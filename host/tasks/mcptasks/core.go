@@ -7,6 +7,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/host/tasks"
+	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 )
 
 // The core tasks of MCP 2025-11-25 (basic/utilities/tasks, SEP-1686):
@@ -27,9 +28,9 @@ const CoreRevision = "2025-11-25"
 // The core dialect's own methods (tasks/get and tasks/cancel are
 // MethodGet and MethodCancel, shared with the extension).
 const (
-	MethodResult     = "tasks/result"
-	MethodList       = "tasks/list"
-	MethodStatusNote = "notifications/tasks/status"
+	MethodResult     = mcpmethod.TasksResult
+	MethodList       = mcpmethod.TasksList
+	MethodStatusNote = mcpmethod.TasksStatus
 )
 
 // MetaRelatedTask is the _meta key that ties a message to a task

@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/host/tasks"
+	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
 
@@ -52,9 +53,9 @@ const (
 // The extension's methods ("Task Polling", "Task Update Requests",
 // "Task Cancellation").
 const (
-	MethodGet    = "tasks/get"
-	MethodUpdate = "tasks/update"
-	MethodCancel = "tasks/cancel"
+	MethodGet    = mcpmethod.TasksGet
+	MethodUpdate = mcpmethod.TasksUpdate
+	MethodCancel = mcpmethod.TasksCancel
 )
 
 // The values of a tool's execution.taskSupport (MCP 2025-11-25, Tool,
