@@ -263,3 +263,41 @@ func runCodeDescription(t *testing.T, cs *mcp.ClientSession) string {
 	}
 	return ""
 }
+
+// TestRunCodeAsTask: a program run as an MCP task (2025-11-25 core
+// tasks, params.task): tools/call of run_code is answered with a
+// CreateTaskResult, tasks/get reaches completed, and tasks/result is the
+// program's result (100 after 100 inner adds); another key's tasks/get of
+// it is -32602.
+func TestRunCodeAsTask(t *testing.T) {
+	dir := t.TempDir()
+	testkit.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
+	hp := startHostProc(t, dir, taskHostArgs("--code-mode", "--code-runner", testkit.Build(t, "./cmd/opentool-host-coderunner"))...)
+	alice := mtSession(t, hp.url, taskKeyA)
+	body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"run_code","arguments":{"code":"let s = 0\nfor (let i = 0; i < 100; i++) s = tools.add({a: s, b: 1}).result\ns"},"task":{}}}`
+	_, o, raw := alice.post(t, "tools/call", "run_code", body)
+	var created struct {
+		Task struct {
+			TaskID string `json:"taskId"`
+		} `json:"task"`
+	}
+	if o.Error != nil || json.Unmarshal(o.Result, &created) != nil || created.Task.TaskID == "" {
+		t.Fatalf("tools/call of run_code with params.task: %s, want a CreateTaskResult", raw)
+	}
+	id := created.Task.TaskID
+	testkit.Eventually(t, 60*time.Second, "run_code's task completes", func() bool {
+		o, raw := alice.tasks(t, "tasks/get", id, false)
+		if o.Error != nil || strings.Contains(string(o.Result), `"status":"failed"`) {
+			t.Fatalf("tasks/get: %s", raw)
+		}
+		return strings.Contains(string(o.Result), `"status":"completed"`)
+	})
+	o, raw = alice.tasks(t, "tasks/result", id, false)
+	if o.Error != nil || !strings.Contains(string(o.Result), `"result":100`) || strings.Contains(string(o.Result), `"isError":true`) {
+		t.Fatalf("tasks/result: %s, want the program's result 100", raw)
+	}
+	bob := mtSession(t, hp.url, taskKeyB)
+	if o, raw := bob.tasks(t, "tasks/get", id, false); o.Error == nil || o.Error.Code != -32602 {
+		t.Errorf("another key's tasks/get of the program's task: %s, want -32602", raw)
+	}
+}

@@ -64,6 +64,10 @@ func TestNoHostSettingReachesAPlugin(t *testing.T) {
 	if err := os.WriteFile(secretFile, []byte("introspection-pw-3e81"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	tokenKeyFile := filepath.Join(t.TempDir(), "token-key")
+	if err := os.WriteFile(tokenKeyFile, []byte("token-key-of-at-least-32-bytes-9f4c2a"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	// A value for every setting: one the host starts with.
 	values := map[string]string{
 		"OPENTOOL_ADDR": testkit.FreeAddr(t), "OPENTOOL_API_KEYS": key, "OPENTOOL_API_KEYS_FILE": keysFile,
@@ -71,7 +75,8 @@ func TestNoHostSettingReachesAPlugin(t *testing.T) {
 		"OPENTOOL_PLUGIN_TRANSPORT": "auto", "OPENTOOL_TASK_STORE": store,
 		"OPENTOOL_OAUTH_ISSUER": "http://127.0.0.1:1", "OPENTOOL_OAUTH_RESOURCE": "http://127.0.0.1:1/mcp",
 		"OPENTOOL_OAUTH_INTROSPECTION": "http://127.0.0.1:1/introspect", "OPENTOOL_OAUTH_INTROSPECTION_CLIENT": "rs",
-		"OPENTOOL_OAUTH_INTROSPECTION_SECRET_FILE": secretFile,
+		"OPENTOOL_OAUTH_INTROSPECTION_SECRET_FILE": secretFile, "OPENTOOL_API_KEY": key,
+		"OPENTOOL_OAUTH_TOKEN_KEY": "tk", "OPENTOOL_URL": "http://127.0.0.1:1",
 	}
 	settings := hostSettings(t)
 	if len(settings) < len(values) {
@@ -105,11 +110,11 @@ func TestNoHostSettingReachesAPlugin(t *testing.T) {
 		}
 		testkit.InstallPlugin(t, dir, n, "./plugins/calculator")
 	}
-	hp := startHostProc(t, dir, "--task-store", store, "--prefix-collisions")
+	hp := startHostProc(t, dir, "--task-store", store, "--prefix-collisions", "--secret", "tk=file:"+tokenKeyFile)
 	pids := pluginPIDs(t, hp.url, key)
 	leaks := func(who, k, v string) {
 		if slices.Contains(settings, k) || strings.Contains(v, pw) || strings.Contains(v, key) || strings.Contains(v, fileKey) || strings.Contains(v, keysFile) ||
-			strings.Contains(v, "introspection-pw-3e81") || strings.Contains(v, secretFile) {
+			strings.Contains(v, "introspection-pw-3e81") || strings.Contains(v, secretFile) || strings.Contains(v, "token-key-of-at-least") || strings.Contains(v, tokenKeyFile) {
 			t.Errorf("%s got the host's %s=%s", who, k, v)
 		}
 	}

@@ -33,7 +33,7 @@ func TestAuthLoginThroughOIDCProvider(t *testing.T) {
 	dir, state, files := t.TempDir(), t.TempDir(), t.TempDir()
 	decl, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"hosta": map[string]any{"url": a.resource, "oauth": map[string]any{}}}})
 	secret := filepath.Join(files, "tokens.secret")
-	for name, body := range map[string][]byte{filepath.Join(dir, "hosta.mcp.json"): decl, secret: []byte("e2e sealing secret\n")} {
+	for name, body := range map[string][]byte{filepath.Join(dir, "hosta.mcp.json"): decl, secret: []byte("e2e sealing secret of at least 32 bytes\n")} {
 		if err := os.WriteFile(name, body, 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -59,21 +59,7 @@ func TestAuthLoginThroughOIDCProvider(t *testing.T) {
 			authURL = strings.TrimSpace(l)
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	back, err := p.Login(ctx, authURL, "alice")
-	if err != nil {
-		t.Fatalf("login as alice at %s: %v", authURL, err)
-	}
-	resp, err := http.Get(back.String()) // the browser, back at B's callback
-	if err != nil {
-		t.Fatal(err)
-	}
-	page, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || !strings.Contains(string(page), "Logged in to hosta") {
-		t.Fatalf("callback: %d %s", resp.StatusCode, page)
-	}
+	loginAs(t, p, authURL, "alice", "hosta")
 
 	add := func() (map[string]any, bool) {
 		_, m := rpc(t, b.url, `{"jsonrpc":"2.0","method":"add","params":{"a":20,"b":22},"id":"1"}`)
@@ -126,6 +112,29 @@ func TestAuthLoginThroughOIDCProvider(t *testing.T) {
 		t.Fatalf("add after logout: %v, want the login hint", m)
 	}
 	t.Logf("after logout: %s", jsonString(m))
+}
+
+// loginAs plays the person's browser: it logs in as user at p through
+// authURL (oidc-provider's login and consent forms), follows the
+// redirect back to the host's /oauth/callback and checks its page says
+// the login to server succeeded.
+func loginAs(t *testing.T, p *oidcprovider.Provider, authURL, user, server string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	back, err := p.Login(ctx, authURL, user)
+	if err != nil {
+		t.Fatalf("login as %s at %s: %v", user, authURL, err)
+	}
+	resp, err := http.Get(back.String()) // the browser, back at the host's callback
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(page), "Logged in to "+server) {
+		t.Fatalf("callback for %s: %d %s", user, resp.StatusCode, page)
+	}
 }
 
 // jsonString is v in JSON.

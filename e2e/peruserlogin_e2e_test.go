@@ -1,9 +1,7 @@
 package e2e_test
 
 import (
-	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -65,21 +63,7 @@ func TestPerUserLoginThroughOIDCProvider(t *testing.T) {
 		return string(out), err
 	}
 	follow := func(key, user, link string) {
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		defer cancel()
-		back, err := p.Login(ctx, link, user)
-		if err != nil {
-			t.Fatalf("login as %s at %s: %v", user, link, err)
-		}
-		resp, err := http.Get(back.String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		page, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("callback for %s: %d %s", user, resp.StatusCode, page)
-		}
+		loginAs(t, p, link, user, "hosta")
 		testkit.Eventually(t, 30*time.Second, key+"'s add reaches A after its login", func() bool { return served(add(key)) })
 	}
 	var out string

@@ -44,8 +44,9 @@ type Registry struct {
 
 	mu      sync.Mutex
 	servers map[string]Begin
-	perUser map[string]bool     // servers declared "credentials": "per-user"
-	pending map[string]*pending // by state
+	perUser map[string]bool         // servers declared "credentials": "per-user"
+	pending map[string]*pending     // by state
+	open    map[[2]string]openLogin // by server and principal
 	onLogin func(server, principal string)
 }
 
@@ -62,7 +63,7 @@ type pending struct {
 // goroutine) after a login has put a token, so the server's client
 // connects with it at once.
 func NewRegistry(store ClientStore, redirectURL string, onLogin func(server, principal string)) *Registry {
-	return &Registry{store: store, redirect: redirectURL, servers: map[string]Begin{}, perUser: map[string]bool{}, pending: map[string]*pending{}, onLogin: onLogin}
+	return &Registry{store: store, redirect: redirectURL, servers: map[string]Begin{}, perUser: map[string]bool{}, pending: map[string]*pending{}, open: map[[2]string]openLogin{}, onLogin: onLogin}
 }
 
 // Store returns the registry's Store.
@@ -105,15 +106,64 @@ func (r *Registry) Servers() []string {
 // declared, or not declared with the authorization code grant.
 var ErrUnknownServer = errors.New("no server of that name logs in with a person (declared by url with \"oauth\" of the authorization code grant)")
 
-// Begin implements Logins.
+// MaxPending bounds the logins waiting for their person at once, across
+// servers and principals; Begin past it fails with ErrTooManyLogins.
+const MaxPending = 256
+
+// ReuseWindow is how long a login begun is handed out again to the same
+// server and principal (while it waits): the calls of a caller that has
+// not logged in get one authorization URL, not one flow (metadata,
+// registration, a waiting goroutine) each.
+const ReuseWindow = 2 * time.Minute
+
+// ErrTooManyLogins is Begin's error when MaxPending logins wait.
+var ErrTooManyLogins = fmt.Errorf("too many logins wait for their person (%d); try again later", MaxPending)
+
+// Begin implements Logins: the login waiting for server and principal
+// begun within ReuseWindow, else a new one. Errors: ErrUnknownServer,
+// ErrTooManyLogins, the flow's.
 func (r *Registry) Begin(ctx context.Context, server, principal string) (string, error) {
+	key := [2]string{server, principal}
 	r.mu.Lock()
 	b, ok := r.servers[server]
-	r.mu.Unlock()
-	if !ok {
-		return "", fmt.Errorf("%q: %w", server, ErrUnknownServer)
+	if o, open := r.open[key]; open && time.Now().Before(o.until) {
+		r.mu.Unlock()
+		return o.url, nil
 	}
-	return b(ctx, principal)
+	full := len(r.pending) >= MaxPending
+	r.mu.Unlock()
+	switch {
+	case !ok:
+		return "", fmt.Errorf("%q: %w", server, ErrUnknownServer)
+	case full:
+		return "", ErrTooManyLogins
+	}
+	u, err := b(ctx, principal)
+	if err != nil {
+		return "", err
+	}
+	if pu, perr := url.Parse(u); perr == nil && pu.Query().Get("state") != "" {
+		r.mu.Lock()
+		r.open[key] = openLogin{url: u, state: pu.Query().Get("state"), until: time.Now().Add(ReuseWindow)}
+		r.mu.Unlock()
+	}
+	return u, nil
+}
+
+// forget ends the handing out of the login of state (r.mu held).
+func (r *Registry) forget(state string) {
+	for k, o := range r.open {
+		if o.state == state {
+			delete(r.open, k)
+		}
+	}
+}
+
+// openLogin is a login Begin handed out, handed out again until until
+// unless its response came or its window ended first (forget).
+type openLogin struct {
+	url, state string
+	until      time.Time
 }
 
 // Await is where a login's flow waits for its person: authURL is the
@@ -138,6 +188,7 @@ func (r *Registry) Await(ctx context.Context, server, principal, authURL string)
 	defer func() {
 		r.mu.Lock()
 		delete(r.pending, state)
+		r.forget(state)
 		r.mu.Unlock()
 	}()
 	select {
@@ -165,6 +216,7 @@ func (r *Registry) Callback(w http.ResponseWriter, req *http.Request) {
 	p := r.pending[state]
 	if p != nil {
 		delete(r.pending, state) // one response per login
+		r.forget(state)
 	}
 	r.mu.Unlock()
 	if state == "" || p == nil {
