@@ -218,7 +218,7 @@ func New(l decl.Launch, log hclog.Logger, opts Options) *Adapter {
 		if opts.Tokens == nil {
 			a.oauth = oauthClient{err: fmt.Errorf("MCP server %q: its credentials are per-user, and the host keeps no tokens: start it with --oauth-token-key", l.Name)}
 		} else {
-			a.oauth = oauthClient{h: &tokenHandler{store: opts.Tokens, logins: opts.Logins, refresher: loginOf(a.oauth), server: l.Name, principal: a.listingPrincipal}}
+			a.oauth = oauthClient{h: &tokenHandler{store: opts.Tokens, refresher: loginOf(a.oauth), server: l.Name, principal: a.listingPrincipal}}
 		}
 	}
 	a.park.woke = make(chan struct{}, 1)

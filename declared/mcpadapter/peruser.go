@@ -37,7 +37,7 @@ import (
 // needsLoginError (pluginsdk.Error.Login: the link of Options.Logins, or
 // the command to run); so does one whose token is deleted, at its next
 // call (its user is ended), and one whose token the server refuses and
-// that cannot be refreshed (oauthlogin.Refresher). resources/subscribe
+// that cannot be refreshed (tokenHandler). resources/subscribe
 // is refused (its updates would reach the listing session's subscribers,
 // not the principal's alone), and the catalog says so (no Subscribe).
 // At most Options.MaxSessions users run at once; past it the least
@@ -145,7 +145,7 @@ func (a *Adapter) takeUser(p string) (*user, error) {
 	opts.Shared, opts.Sole = true, nil
 	ua := New(a.launch, a.log.With("principal", p), opts)
 	ua.users = nil
-	ua.oauth = oauthClient{h: &tokenHandler{store: a.opts.Tokens, logins: a.opts.Logins, refresher: loginOf(ua.oauth), server: a.launch.Name, principal: func() string { return p }}}
+	ua.oauth = oauthClient{h: &tokenHandler{store: a.opts.Tokens, refresher: loginOf(ua.oauth), server: a.launch.Name, principal: func() string { return p }}}
 	ctx, stop := context.WithCancel(us.ctx)
 	u := &user{a: ua, stop: stop, inFlight: 1, used: time.Now()}
 	us.m[p] = u
@@ -216,16 +216,16 @@ func (a *Adapter) needsLoginError(ctx context.Context, p string, why error) erro
 // per-user server (the listing session's: principal is the first with a
 // token): every request carries the principal's token as the Store holds
 // it now, refreshed before it expires, and once when the server answers
-// 401, when logins is an oauthlogin.Refresher (the new token put back).
+// 401, by the login step's client when there is one (the new token put
+// back).
 // Without a token, or one that cannot be refreshed, the request fails
 // with ErrNeedsAuthorization. Tokens go in the Authorization header only:
 // never logged, never in an error.
 type tokenHandler struct {
-	store  oauthlogin.Store
-	logins oauthlogin.Logins
+	store oauthlogin.Store
 	// refresher, when not nil, is the login step's client of the server
 	// (login.go), which refreshes a principal's token with the client
-	// its login kept; else logins when it is an oauthlogin.Refresher.
+	// its login kept (and puts the new one back); nil: none refreshes.
 	refresher *loginClient
 	server    string
 	principal func() string // "" when none holds a token
@@ -269,23 +269,7 @@ func (h *tokenHandler) token(ctx context.Context, refused bool) (*oauth2.Token, 
 		}
 		return nt, nil
 	}
-	r, ok := h.logins.(oauthlogin.Refresher)
-	if !ok || t.RefreshToken == "" {
-		return nil, fmt.Errorf("%w: the token expired or was refused, and cannot be refreshed", ErrNeedsAuthorization)
-	}
-	ctx, cancel := context.WithTimeout(ctx, oauthTimeout)
-	defer cancel()
-	nt, err := r.Refresh(ctx, h.server, t)
-	if err != nil {
-		return nil, fmt.Errorf("%w: refresh: %w", ErrNeedsAuthorization, err)
-	}
-	if nt.RefreshToken == "" {
-		nt.RefreshToken = t.RefreshToken // RFC 6749 6: the old one stays when none is issued
-	}
-	if err := h.store.Put(h.server, p, nt); err != nil {
-		return nil, fmt.Errorf("%w: keeping the refreshed token: %w", ErrNeedsAuthorization, err)
-	}
-	return nt, nil
+	return nil, fmt.Errorf("%w: the token expired or was refused, and cannot be refreshed", ErrNeedsAuthorization)
 }
 
 // tokenSourceFunc is an oauth2.TokenSource of a function.

@@ -119,18 +119,6 @@ type Lister interface {
 	Principals(server string) ([]string, error)
 }
 
-// Refresher renews a token at its server's authorization server (the
-// refresh_token grant, with the resource of RFC 8707). A Logins that is
-// one lets the host refresh a per-user token before it expires, and when
-// the server refuses it, without a new login; the new token is put back
-// in the Store under the same (server, principal).
-type Refresher interface {
-	// Refresh returns the token that replaces t for server. Errors: t
-	// has no refresh token, the authorization server refused it, or its
-	// metadata could not be fetched.
-	Refresh(ctx context.Context, server string, t *oauth2.Token) (*oauth2.Token, error)
-}
-
 // Principals implements Lister.
 func (s *MemoryStore) Principals(server string) ([]string, error) {
 	s.mu.Lock()
