@@ -1,7 +1,6 @@
 package mcpadapter
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -58,10 +57,7 @@ func (t withResource) RoundTrip(r *http.Request) (*http.Response, error) {
 			}
 		}
 	}
-	c := r.Clone(r.Context())
-	c.Body, c.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
-	c.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
-	return t.base.RoundTrip(c)
+	return t.base.RoundTrip(withBody(r, b))
 }
 
 // oauthHTTPClient is the HTTP client of server s's OAuth requests
