@@ -161,12 +161,23 @@ func (c *loginClient) refresh(t *oauth2.Token) (*oauth2.Token, error) { return c
 
 // refreshFor exchanges principal's token t's refresh token for a new
 // token with the client principal's login kept, and puts it in the
-// Store. Errors: no refresh token or
+// Store: one at a time in this host, and across the hosts sharing a
+// Store that is an oauthlogin.Locker (its lock held), each taking the
+// token another refreshed while it waited. Errors: no refresh token or
 // no client kept (ErrNeedsAuthorization), the token endpoint's
 // (*oauth2.RetrieveError).
 func (c *loginClient) refreshFor(principal string, t *oauth2.Token) (*oauth2.Token, error) {
 	c.refreshMu.Lock()
 	defer c.refreshMu.Unlock()
+	if l, ok := c.reg.Store().(oauthlogin.Locker); ok { // another host may refresh it too
+		ctx, cancel := context.WithTimeout(context.Background(), oauthTimeout)
+		unlock, err := l.Lock(ctx, c.server, principal)
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
+	}
 	if cur, err := c.reg.Store().Get(c.server, principal); err == nil && cur.AccessToken != t.AccessToken && cur.Valid() {
 		return cur, nil // refreshed while this one waited
 	}
