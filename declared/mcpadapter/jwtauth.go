@@ -111,13 +111,12 @@ type withAssertion struct {
 
 // RoundTrip implements http.RoundTripper.
 func (t withAssertion) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Method != http.MethodPost || r.Body == nil || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
-		return t.base.RoundTrip(r)
-	}
-	b, err := io.ReadAll(io.LimitReader(r.Body, maxTokenRequestBody+1))
-	_ = r.Body.Close()
+	b, isForm, err := formBody(r)
 	if err != nil {
 		return nil, err
+	}
+	if !isForm {
+		return t.base.RoundTrip(r)
 	}
 	if len(b) > maxTokenRequestBody {
 		return nil, fmt.Errorf("a token request of more than %d bytes", maxTokenRequestBody)
@@ -155,6 +154,19 @@ func (t withAssertion) assertion() (string, error) {
 		NotBefore: jwt.NewNumericDate(now),
 		Expiry:    jwt.NewNumericDate(now.Add(assertionLifetime)),
 	}).Serialize()
+}
+
+// formBody reads the body of r when r is a POST of a form (what a token
+// request is): up to maxTokenRequestBody+1 bytes (a longer body is cut
+// there: its caller refuses or passes it unchanged), r's body closed.
+// isForm false: another request, its body unread. Errors: reading it.
+func formBody(r *http.Request) (b []byte, isForm bool, err error) {
+	if r.Method != http.MethodPost || r.Body == nil || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
+		return nil, false, nil
+	}
+	b, err = io.ReadAll(io.LimitReader(r.Body, maxTokenRequestBody+1))
+	_ = r.Body.Close()
+	return b, true, err
 }
 
 // withBody is a clone of request r (headers copied) whose body is b.

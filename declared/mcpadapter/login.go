@@ -40,13 +40,12 @@ type withResource struct {
 
 // RoundTrip implements http.RoundTripper.
 func (t withResource) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Method != http.MethodPost || r.Body == nil || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
-		return t.base.RoundTrip(r)
-	}
-	b, err := io.ReadAll(io.LimitReader(r.Body, maxTokenRequestBody+1))
-	_ = r.Body.Close()
+	b, isForm, err := formBody(r)
 	if err != nil {
 		return nil, err
+	}
+	if !isForm {
+		return t.base.RoundTrip(r)
 	}
 	if len(b) <= maxTokenRequestBody {
 		if f, err := url.ParseQuery(string(b)); err == nil && f.Get("resource") == "" {
