@@ -269,17 +269,21 @@ const clientCredentialsScenario = "auth/client-credentials-"
 
 // upstreamServer is the declaration of the suite's server at url: the url,
 // and in a scenario of clientCredentialsScenario whose context
-// (MCP_CONFORMANCE_CONTEXT) gives a client_id and client_secret, an
-// "oauth" of the client-credentials grant with them.
+// (MCP_CONFORMANCE_CONTEXT) gives a client_id and a client_secret or a
+// private_key_pem (auth/client-credentials-jwt), an "oauth" of the
+// client-credentials grant with them ("privateKeyJwt" for the key).
 func upstreamServer(url string) map[string]any {
 	srv := map[string]any{"url": url}
 	var ctx struct {
-		ClientID     string `json:"client_id"`
-		ClientSecret string `json:"client_secret"`
+		ClientID      string `json:"client_id"`
+		ClientSecret  string `json:"client_secret"`
+		PrivateKeyPEM string `json:"private_key_pem"`
 	}
 	_ = json.Unmarshal([]byte(os.Getenv("MCP_CONFORMANCE_CONTEXT")), &ctx)
 	scenario := os.Getenv("MCP_CONFORMANCE_SCENARIO")
 	switch {
+	case strings.HasPrefix(scenario, clientCredentialsScenario) && ctx.ClientID != "" && ctx.PrivateKeyPEM != "":
+		srv["oauth"] = map[string]any{"clientId": ctx.ClientID, "privateKeyJwt": map[string]any{"privateKey": ctx.PrivateKeyPEM}, "grant": "client_credentials", "issuer": pinnedIssuer(url)}
 	case strings.HasPrefix(scenario, clientCredentialsScenario) && ctx.ClientID != "" && ctx.ClientSecret != "":
 		srv["oauth"] = map[string]any{"clientId": ctx.ClientID, "clientSecret": ctx.ClientSecret, "grant": "client_credentials", "issuer": pinnedIssuer(url)}
 	case loginScenario(scenario) && ctx.ClientID != "" && ctx.ClientSecret != "":

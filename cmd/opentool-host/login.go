@@ -8,12 +8,14 @@ import (
 	"os"
 	"path/filepath"
 	"sync/atomic"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/opentool-host/opentool-host/declared/oauthlogin"
 	"github.com/opentool-host/opentool-host/frontend/frontdoor"
 	"github.com/opentool-host/opentool-host/host/core"
+	"github.com/opentool-host/opentool-host/host/tasks"
 )
 
 // logins is run's login step of the servers declared by URL with the
@@ -21,6 +23,8 @@ import (
 // callback is http://ADDR/oauth/callback of --addr, its tokens in
 // STATE_DIR/oauth-tokens-HASH.sealed (HASH: the plugins folder's
 // absolute path; sealed with the key of --oauth-token-key, tokenKey),
+// in the Redis of --task-store when it names one (oauthlogin.RedisStore,
+// sealed with the same key: every replica uses one login),
 // or in memory without that flag (a login then lasts until the host
 // stops, and no server may be declared "credentials": "per-user"). A
 // login rescans the plugins (its server connects at once) once srv is
@@ -32,7 +36,17 @@ func logins(c *cli.Context, cfg core.Config, srv *atomic.Pointer[frontdoor.Serve
 	if err != nil {
 		return nil, false, err
 	}
-	if v != "" {
+	if ts := c.String("task-store"); v != "" && ts != "" && ts != tasks.StoreMemory {
+		// The replicas' Redis (tasks.CheckStore checked the URL): one
+		// login for them all.
+		ctx, cancel := context.WithTimeout(c.Context, 10*time.Second)
+		rs, err := oauthlogin.NewRedisStore(ctx, ts, []byte(v))
+		cancel()
+		if err != nil {
+			return nil, false, cli.Exit(err.Error(), 2)
+		}
+		store, sealed = rs, true
+	} else if v != "" {
 		sealed = true
 		parent := cfg.StateDir
 		if parent == "" {

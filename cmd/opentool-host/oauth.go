@@ -24,7 +24,7 @@ func oauthFlags() []cli.Flag {
 		&cli.StringFlag{Name: "oauth-resource", Usage: "this host's MCP endpoint `URL` as clients reach it, which tokens must name in aud (RFC 8707); default http://ADDR/mcp of --addr", EnvVars: []string{"OPENTOOL_OAUTH_RESOURCE"}},
 		&cli.StringFlag{Name: "oauth-introspection", Usage: "send opaque (non-JWT) tokens to the RFC 7662 introspection endpoint `URL` (answers cached up to 60 s)", EnvVars: []string{"OPENTOOL_OAUTH_INTROSPECTION"}},
 		&cli.StringFlag{Name: "oauth-introspection-client", Usage: "the client `ID` the host introspects as; its secret is --secret " + introspectionSecret + "=... or --oauth-introspection-secret-file", EnvVars: []string{"OPENTOOL_OAUTH_INTROSPECTION_CLIENT"}},
-		&cli.StringFlag{Name: "oauth-token-key", Usage: "the --secret `NAME` holding the key (at least 32 bytes) of the tokens the host keeps as the OAuth client of servers declared by URL, sealed in STATE_DIR/oauth-tokens-HASH.sealed (without it they are kept in memory only); " +
+		&cli.StringFlag{Name: "oauth-token-key", Usage: "the --secret `NAME` holding the key (at least 32 bytes) of the tokens the host keeps as the OAuth client of servers declared by URL, sealed in STATE_DIR/oauth-tokens-HASH.sealed, or in the Redis of a Redis --task-store, shared by the replicas (without it they are kept in memory only); " +
 			"servers declared \"credentials\": \"per-user\" fail at their start without it", EnvVars: []string{"OPENTOOL_OAUTH_TOKEN_KEY"}},
 		&cli.StringFlag{Name: "oauth-introspection-secret-file", Usage: "`FILE` holding the introspection client's secret (trailing newlines removed)", EnvVars: []string{"OPENTOOL_OAUTH_INTROSPECTION_SECRET_FILE"}},
 	}

@@ -1,7 +1,6 @@
 package mcpadapter
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -41,13 +40,12 @@ type withResource struct {
 
 // RoundTrip implements http.RoundTripper.
 func (t withResource) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Method != http.MethodPost || r.Body == nil || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
-		return t.base.RoundTrip(r)
-	}
-	b, err := io.ReadAll(io.LimitReader(r.Body, maxTokenRequestBody+1))
-	_ = r.Body.Close()
+	b, isForm, err := formBody(r)
 	if err != nil {
 		return nil, err
+	}
+	if !isForm {
+		return t.base.RoundTrip(r)
 	}
 	if len(b) <= maxTokenRequestBody {
 		if f, err := url.ParseQuery(string(b)); err == nil && f.Get("resource") == "" {
@@ -58,10 +56,7 @@ func (t withResource) RoundTrip(r *http.Request) (*http.Response, error) {
 			}
 		}
 	}
-	c := r.Clone(r.Context())
-	c.Body, c.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
-	c.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
-	return t.base.RoundTrip(c)
+	return t.base.RoundTrip(withBody(r, b))
 }
 
 // oauthHTTPClient is the HTTP client of server s's OAuth requests
@@ -165,12 +160,23 @@ func (c *loginClient) refresh(t *oauth2.Token) (*oauth2.Token, error) { return c
 
 // refreshFor exchanges principal's token t's refresh token for a new
 // token with the client principal's login kept, and puts it in the
-// Store. Errors: no refresh token or
+// Store: one at a time in this host, and across the hosts sharing a
+// Store that is an oauthlogin.Locker (its lock held), each taking the
+// token another refreshed while it waited. Errors: no refresh token or
 // no client kept (ErrNeedsAuthorization), the token endpoint's
 // (*oauth2.RetrieveError).
 func (c *loginClient) refreshFor(principal string, t *oauth2.Token) (*oauth2.Token, error) {
 	c.refreshMu.Lock()
 	defer c.refreshMu.Unlock()
+	if l, ok := c.reg.Store().(oauthlogin.Locker); ok { // another host may refresh it too
+		ctx, cancel := context.WithTimeout(context.Background(), oauthTimeout)
+		unlock, err := l.Lock(ctx, c.server, principal)
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
+	}
 	if cur, err := c.reg.Store().Get(c.server, principal); err == nil && cur.AccessToken != t.AccessToken && cur.Valid() {
 		return cur, nil // refreshed while this one waited
 	}

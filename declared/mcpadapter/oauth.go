@@ -45,7 +45,8 @@ type oauthClient struct {
 // 2025-03-26 fallbacks; an authorization server whose issuer is not the
 // declared "issuer" refused before the secret is sent; the token request
 // with the declared client's secret, basic or post as the server
-// supports, and "resource", withResource); for the authorization code
+// supports, or with a client assertion signed by its "privateKeyJwt"
+// key (withAssertion, jwtauth.go), and "resource", withResource); for the authorization code
 // grant the login client of logins (login.go), or needsLogin when the
 // host has none. Zero when s declares no "oauth".
 func newOAuthClient(name string, s decl.MCPServer, logins *oauthlogin.Registry) oauthClient {
@@ -54,9 +55,18 @@ func newOAuthClient(name string, s decl.MCPServer, logins *oauthlogin.Registry) 
 	case o == nil:
 		return oauthClient{}
 	case o.Grant == decl.GrantClientCredentials:
+		secret, hc := o.ClientSecret, oauthHTTPClient(s)
+		if o.PrivateKeyJWT != nil {
+			signer, err := signingKey(o.PrivateKeyJWT)
+			if err != nil {
+				return oauthClient{err: fmt.Errorf("oauth: %w", err)}
+			}
+			secret = unsentSecret
+			hc.Transport = withAssertion{base: hc.Transport, clientID: o.ClientID, issuer: o.Issuer, signer: signer, now: time.Now}
+		}
 		h, err := extauth.NewClientCredentialsHandler(&extauth.ClientCredentialsHandlerConfig{
-			Credentials: &oauthex.ClientCredentials{ClientID: o.ClientID, Issuer: o.Issuer, ClientSecretAuth: &oauthex.ClientSecretAuth{ClientSecret: o.ClientSecret}},
-			HTTPClient:  oauthHTTPClient(s),
+			Credentials: &oauthex.ClientCredentials{ClientID: o.ClientID, Issuer: o.Issuer, ClientSecretAuth: &oauthex.ClientSecretAuth{ClientSecret: secret}},
+			HTTPClient:  hc,
 		})
 		if err != nil {
 			return oauthClient{err: fmt.Errorf("oauth: %w", err)}

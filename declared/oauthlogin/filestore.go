@@ -45,8 +45,47 @@ type ClientStore interface {
 	PutClient(server, principal string, c *Client) error
 }
 
+// newSealer is the AEAD every sealed store uses (FileStore,
+// RedisStore): AES-256-GCM under a key derived from the operator's
+// secret (SHA-256 of it). Errors: an empty secret.
+func newSealer(secret []byte) (cipher.AEAD, error) {
+	if len(secret) == 0 {
+		return nil, errors.New("oauth token store: the secret is empty")
+	}
+	k := sha256.Sum256(secret)
+	block, err := aes.NewCipher(k[:])
+	if err != nil {
+		return nil, err
+	}
+	return cipher.NewGCM(block)
+}
+
+// seal is plain sealed with aead, bound to aad: a random nonce, then
+// the ciphertext and its tag.
+func seal(aead cipher.AEAD, plain []byte, aad string) ([]byte, error) {
+	nonce := make([]byte, aead.NonceSize())
+	if _, err := rand.Read(nonce); err != nil {
+		return nil, err
+	}
+	return aead.Seal(nonce, nonce, plain, []byte(aad)), nil
+}
+
+// open is the plaintext of seal's b. Errors: b too short, or not sealed
+// with this key and aad (another secret, or changed).
+func open(aead cipher.AEAD, b []byte, aad string) ([]byte, error) {
+	n := aead.NonceSize()
+	if len(b) < n {
+		return nil, errors.New("too short to be sealed")
+	}
+	plain, err := aead.Open(nil, b[:n], b[n:], []byte(aad))
+	if err != nil {
+		return nil, errors.New("does not open with this secret (another secret, or it was changed)")
+	}
+	return plain, nil
+}
+
 // FileStore is a Store of one file, sealed with AES-256-GCM under a key
-// derived from the operator's secret (SHA-256 of it), written whole
+// derived from the operator's secret (SHA-256 of it, newSealer), written whole
 // (temporary file, rename) with mode 0600 on every change and read once
 // at OpenFileStore, so tokens survive a restart and are never plaintext
 // on disk.
@@ -73,15 +112,7 @@ func storeKey(server, principal string) string { return server + "\x00" + princi
 // file that does not open with this secret (another key, or changed:
 // the error says so and the file is left as is); the file unreadable.
 func OpenFileStore(path string, secret []byte) (*FileStore, error) {
-	if len(secret) == 0 {
-		return nil, errors.New("oauth token store: the secret is empty")
-	}
-	k := sha256.Sum256(secret)
-	block, err := aes.NewCipher(k[:])
-	if err != nil {
-		return nil, err
-	}
-	aead, err := cipher.NewGCM(block)
+	aead, err := newSealer(secret)
 	if err != nil {
 		return nil, err
 	}
@@ -93,13 +124,9 @@ func OpenFileStore(path string, secret []byte) (*FileStore, error) {
 	case err != nil:
 		return nil, fmt.Errorf("oauth token store: %w", err)
 	}
-	n := aead.NonceSize()
-	if len(b) < n {
-		return nil, fmt.Errorf("oauth token store %s: too short to be one", path)
-	}
-	plain, err := aead.Open(nil, b[:n], b[n:], []byte(fileAAD))
+	plain, err := open(aead, b, fileAAD)
 	if err != nil {
-		return nil, fmt.Errorf("oauth token store %s: does not open with this secret (another secret, or the file was changed)", path)
+		return nil, fmt.Errorf("oauth token store %s: %w", path, err)
 	}
 	if err := json.Unmarshal(plain, &s.f); err != nil {
 		return nil, fmt.Errorf("oauth token store %s: %w", path, err)
@@ -119,11 +146,10 @@ func (s *FileStore) save() error {
 	if err != nil {
 		return err
 	}
-	nonce := make([]byte, s.aead.NonceSize())
-	if _, err := rand.Read(nonce); err != nil {
+	sealed, err := seal(s.aead, plain, fileAAD)
+	if err != nil {
 		return err
 	}
-	sealed := s.aead.Seal(nonce, nonce, plain, []byte(fileAAD))
 	tmp, err := os.CreateTemp(filepath.Dir(s.path), ".tokens-*")
 	if err != nil {
 		return fmt.Errorf("oauth token store: %w", err)

@@ -480,6 +480,9 @@ func (e *DesktopEntry) each(f func(path, v string) string) {
 		if o.ClientSecret != "" {
 			o.ClientSecret = f(e.Path+".oauth.clientSecret", o.ClientSecret)
 		}
+		if k := o.PrivateKeyJWT; k != nil {
+			k.PrivateKey = f(e.Path+".oauth.privateKeyJwt.privateKey", k.PrivateKey)
+		}
 	}
 }
 

@@ -25,8 +25,13 @@ type OAuth struct {
 	// ClientSecret is the pre-registered client's secret
 	// ("clientSecret"; variables as in "headers", e.g. ${env:VAR} in an
 	// operator's file), sent to the token endpoint only. Empty: a public
-	// client. Required for GrantClientCredentials.
+	// client. GrantClientCredentials needs it or PrivateKeyJWT.
 	ClientSecret string `json:"clientSecret,omitempty"`
+	// PrivateKeyJWT authenticates the client with a signed assertion
+	// instead of a secret ("privateKeyJwt", RFC 7523 section 2.2, the
+	// private_key_jwt method of OpenID Connect Core section 9); for
+	// GrantClientCredentials only, with Issuer. Nil: none.
+	PrivateKeyJWT *PrivateKeyJWT `json:"privateKeyJwt,omitempty"`
 	// Scopes are the scopes asked for when the server's WWW-Authenticate
 	// and its Protected Resource Metadata name none ("scopes"). Nil: the
 	// spec's scope selection alone.
@@ -43,6 +48,20 @@ type OAuth struct {
 	// Empty: the authorization server the metadata names (a public
 	// client, which has no secret to lose).
 	Issuer string `json:"issuer,omitempty"`
+}
+
+// PrivateKeyJWT is the client's signing key of "privateKeyJwt": the
+// host signs each token request's client assertion with it (package
+// mcpadapter, jwtauth.go).
+type PrivateKeyJWT struct {
+	// PrivateKey is the key in PEM ("privateKey": PKCS #8, PKCS #1 or
+	// SEC 1; an RSA key of at least 2048 bits, signed RS256, or an EC
+	// P-256 key, signed ES256). Variables as in "headers" (${env:VAR} in
+	// an operator's file). Required.
+	PrivateKey string `json:"privateKey"`
+	// KeyID is the "kid" header of the assertions ("kid"), which names
+	// the key among the client's registered keys. Empty: none.
+	KeyID string `json:"kid,omitempty"`
 }
 
 // The values of OAuth.Grant.
@@ -82,9 +101,9 @@ func parseOAuth(p string, v any) (*OAuth, error) {
 				err = errors.New(`must be "authorization_code" or "client_credentials"`)
 			}
 		case "privateKeyJwt":
-			err = errors.New("private_key_jwt is not supported yet: give \"clientSecret\"")
+			o.PrivateKeyJWT, err = parsePrivateKeyJWT(kp, m[k])
 		default:
-			err = errors.New(`is not a member of "oauth" (clientId, clientSecret, scopes, grant, issuer)`)
+			err = errors.New(`is not a member of "oauth" (clientId, clientSecret, privateKeyJwt, scopes, grant, issuer)`)
 		}
 		if err != nil {
 			var f *Fault
@@ -95,6 +114,35 @@ func parseOAuth(p string, v any) (*OAuth, error) {
 		}
 	}
 	return o, nil
+}
+
+// parsePrivateKeyJWT decodes the "privateKeyJwt" object at path p.
+// Errors: a *Fault at the member at fault, or at p when "privateKey" is
+// missing.
+func parsePrivateKeyJWT(p string, v any) (*PrivateKeyJWT, error) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, &Fault{Path: p, Message: "must be an object"}
+	}
+	k := &PrivateKeyJWT{}
+	for _, name := range slices.Sorted(maps.Keys(m)) {
+		var err error
+		switch name {
+		case "privateKey":
+			k.PrivateKey, err = nonEmpty(m[name])
+		case "kid":
+			k.KeyID, err = nonEmpty(m[name])
+		default:
+			err = errors.New(`is not a member of "privateKeyJwt" (privateKey, kid)`)
+		}
+		if err != nil {
+			return nil, &Fault{Path: strictjson.AppendKey(p, name), Message: err.Error()}
+		}
+	}
+	if k.PrivateKey == "" {
+		return nil, &Fault{Path: p, Message: `needs "privateKey" (the client's private key, PEM)`}
+	}
+	return k, nil
 }
 
 // checkOAuth checks the "oauth" of server s at path p (the entry's):
@@ -127,8 +175,14 @@ func checkOAuth(p string, s MCPServer) *Fault {
 		return &Fault{Path: p, Message: `has both "oauth" and an ` + http.CanonicalHeaderKey("authorization") + ` header; declare one`}
 	case o.ClientSecret != "" && o.ClientID == "":
 		return &Fault{Path: p + ".clientSecret", Message: `needs "clientId"`}
-	case o.Grant == GrantClientCredentials && (o.ClientID == "" || o.ClientSecret == ""):
-		return &Fault{Path: p + ".grant", Message: `"client_credentials" needs "clientId" and "clientSecret"`}
+	case o.PrivateKeyJWT != nil && o.ClientSecret != "":
+		return &Fault{Path: p + ".privateKeyJwt", Message: `has both "privateKeyJwt" and "clientSecret"; declare one`}
+	case o.PrivateKeyJWT != nil && o.Grant != GrantClientCredentials:
+		return &Fault{Path: p + ".privateKeyJwt", Message: `is for "grant": "client_credentials" (a machine account)`}
+	case o.PrivateKeyJWT != nil && (o.ClientID == "" || o.Issuer == ""):
+		return &Fault{Path: p + ".privateKeyJwt", Message: `needs "clientId" and "issuer" (the authorization server the assertions are for)`}
+	case o.Grant == GrantClientCredentials && (o.ClientID == "" || o.ClientSecret == "" && o.PrivateKeyJWT == nil):
+		return &Fault{Path: p + ".grant", Message: `"client_credentials" needs "clientId" and "clientSecret" or "privateKeyJwt"`}
 	case o.ClientSecret != "" && o.Issuer == "":
 		return &Fault{Path: p + ".clientSecret", Message: `needs "issuer": the authorization server the secret may be sent to (else the server's metadata chooses it)`}
 	}
@@ -157,5 +211,9 @@ func (o *OAuth) clone() *OAuth {
 	}
 	c := *o
 	c.Scopes = append([]string(nil), o.Scopes...)
+	if o.PrivateKeyJWT != nil {
+		k := *o.PrivateKeyJWT
+		c.PrivateKeyJWT = &k
+	}
 	return &c
 }

@@ -20,6 +20,9 @@
 //       signed by the issuer's key but expired an hour ago (iat 2 h ago), for
 //       the expiry tests (a 60 s clock skew makes a merely short-lived token
 //       a minute-long wait)
+//   cc-jwt  client_credentials, private_key_jwt (RFC 7523 section 2.2) with
+//       the public keys of OIDC_CC_JWT_JWKS (a JWK Set, JSON); absent
+//       without that variable
 //   app  public (token_endpoint_auth_method none), authorization_code with
 //       PKCE S256 and refresh_token, native, redirect http://127.0.0.1/callback
 //       (any port, RFC 8252 section 7.3)
@@ -70,6 +73,16 @@ const clients = [
   ccClient('cc-post', 'client_secret_post'),
   ccClient('cc-admin', 'client_secret_basic'),
   ccClient('cc-expired', 'client_secret_basic'),
+  ...(process.env.OIDC_CC_JWT_JWKS
+    ? [{
+      client_id: 'cc-jwt',
+      grant_types: ['client_credentials'],
+      response_types: [],
+      redirect_uris: [],
+      token_endpoint_auth_method: 'private_key_jwt',
+      jwks: JSON.parse(process.env.OIDC_CC_JWT_JWKS),
+    }]
+    : []),
   {
     client_id: 'app',
     application_type: 'native',

@@ -57,6 +57,16 @@ var (
 	ClientExpired = Client{"cc-expired", "cc-expired-secret", oauth2.AuthStyleInHeader}
 )
 
+// JWTClientID is provider.mjs's client-credentials client that
+// authenticates with private_key_jwt (RFC 7523 section 2.2), with the
+// public keys of the JWK Set in the variable JWTClientKeys when the
+// provider starts (t.Setenv before Start); without it the client does not
+// exist.
+const (
+	JWTClientID   = "cc-jwt"
+	JWTClientKeys = "OIDC_CC_JWT_JWKS"
+)
+
 // PublicClientID is provider.mjs's public client (no secret, PKCE S256
 // required) whose redirect URI is http://127.0.0.1/callback on any port
 // (RFC 8252 section 7.3).
