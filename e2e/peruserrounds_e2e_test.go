@@ -27,7 +27,9 @@ import (
 // login link (not alice's login, and never a token); the client's
 // handler plays bob's browser through it at oidc-provider and accepts,
 // and the client's retry is answered with add's result, which reached A
-// as bob (A's audit log).
+// as bob (A's audit log). While bob's login waits, /status.json shows
+// bob's key its own login of hosta (not logged in, the command, the link
+// of the round) and alice's key hers (logged in, no link), never a token.
 func TestPerUserLoginOverInputRequired(t *testing.T) {
 	p := oidcprovider.Start(t)
 	a := startOAuthHost(t, p)
@@ -58,6 +60,7 @@ func TestPerUserLoginOverInputRequired(t *testing.T) {
 
 	var mu sync.Mutex
 	var asked []*mcp.ElicitParams
+	logins := map[string][]map[string]any{} // /status.json's logins, by key, while bob's login waits
 	c := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, &mcp.ClientOptions{
 		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}},
 		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
@@ -67,6 +70,7 @@ func TestPerUserLoginOverInputRequired(t *testing.T) {
 			if req.Params.Mode != "url" || !strings.HasPrefix(req.Params.URL, p.Issuer) {
 				return &mcp.ElicitResult{Action: "decline"}, nil
 			}
+			logins["bob"], logins["alice"] = statusLogins(t, b.url, "key-of-bob"), statusLogins(t, b.url, "key-of-alice")
 			loginAs(t, p, req.Params.URL, "bob", "hosta") // the person, in the browser
 			return &mcp.ElicitResult{Action: "accept"}, nil
 		},
@@ -108,6 +112,19 @@ func TestPerUserLoginOverInputRequired(t *testing.T) {
 		t.Fatalf("elicitations asked: %+v, want one URL-mode login of bob's own", asked)
 	}
 	t.Logf("the login round: %s", jsonString(asked[0]))
+	t.Logf("status.json's logins while bob's login waits: %s", jsonString(logins))
+	bob, alice := logins["bob"], logins["alice"]
+	if len(bob) != 1 || bob[0]["server"] != "hosta" || bob[0]["loggedIn"] != false || bob[0]["link"] != asked[0].URL || bob[0]["command"] != "opentool-host auth login hosta" {
+		t.Errorf("bob's status.json logins: %v, want hosta not logged in, with bob's waiting link and the command", bob)
+	}
+	if len(alice) != 1 || alice[0]["loggedIn"] != true || alice[0]["link"] != nil || strings.Contains(jsonString(alice), asked[0].URL) || bob[0]["principal"] == alice[0]["principal"] {
+		t.Errorf("alice's status.json logins: %v, want her own, logged in, without bob's link", alice)
+	}
+	for _, l := range append(bob, alice...) {
+		if strings.Contains(jsonString(l), "eyJ") || l["accessToken"] != nil || l["access_token"] != nil {
+			t.Errorf("a token in status.json: %v", l)
+		}
+	}
 	audit, err := os.ReadFile(a.audit)
 	if err != nil {
 		t.Fatal(err)
@@ -118,4 +135,25 @@ func TestPerUserLoginOverInputRequired(t *testing.T) {
 	if strings.Contains(b.logs.String(), "eyJ") {
 		t.Error("host B's log holds a JWT")
 	}
+}
+
+// statusLogins returns the logins of /status.json of the host at base
+// for key.
+func statusLogins(t *testing.T, base, key string) []map[string]any {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, base+"/status.json", nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Error(err)
+		return nil
+	}
+	defer resp.Body.Close()
+	var st struct {
+		Logins []map[string]any `json:"logins"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil || resp.StatusCode != http.StatusOK {
+		t.Errorf("status.json for %s: HTTP %d %v", key, resp.StatusCode, err)
+	}
+	return st.Logins
 }
