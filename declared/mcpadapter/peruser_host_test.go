@@ -214,7 +214,9 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // behind two API keys, the first key's principal (api-key-1) holds a
 // token and is served as its user; the second's gets its own login link:
 // an MCP client that declared URL-mode elicitation as the JSON-RPC
-// error -32042 with the link as its one URL elicitation,
+// error -32042 with the link as its one URL elicitation (2025-11-25),
+// as an input_required round of that elicitation (2026-07-28; declined,
+// the isError result naming the link),
 // one that did not as an isError result with _meta's login, and
 // /opentool/call as data.kind needs_login with data.login.
 func TestPerUserLoginLinkInEachProtocol(t *testing.T) {
