@@ -145,6 +145,9 @@ func authLogin(c *cli.Context, local LocalLogin) error {
 		}
 	}
 	if c.Bool("local") {
+		if local.Run == nil {
+			return cli.Exit("auth login --local: this build logs in through a running host only", 2)
+		}
 		return local.Run(c, name, show)
 	}
 	var got struct {
