@@ -48,16 +48,7 @@ func logins(c *cli.Context, cfg core.Config, srv *atomic.Pointer[frontdoor.Serve
 		store, sealed = rs, true
 	} else if v != "" {
 		sealed = true
-		parent := cfg.StateDir
-		if parent == "" {
-			parent = filepath.Join(os.TempDir(), "opentool-host")
-		}
-		abs, err := filepath.Abs(cfg.Dir)
-		if err != nil {
-			abs = cfg.Dir
-		}
-		sum := sha256.Sum256([]byte(abs))
-		fs, err := oauthlogin.OpenFileStore(filepath.Join(parent, "oauth-tokens-"+hex.EncodeToString(sum[:8])+".sealed"), []byte(v))
+		fs, err := oauthlogin.OpenFileStore(tokenFile(cfg), []byte(v))
 		if err != nil {
 			return nil, false, cli.Exit(err.Error(), 2)
 		}
@@ -76,4 +67,22 @@ func logins(c *cli.Context, cfg core.Config, srv *atomic.Pointer[frontdoor.Serve
 			_ = s.Rescan(context.Background())
 		}
 	}), sealed, nil
+}
+
+// tokenFile is where a host of cfg keeps its sealed tokens:
+// STATE_DIR/oauth-tokens-HASH.sealed (STATE_DIR: cfg.StateDir, default
+// $TMPDIR/opentool-host; HASH: the first 8 bytes of the sha256 of the
+// plugins folder's absolute path, in hex), which run and a login
+// without a running host (auth login --local) share.
+func tokenFile(cfg core.Config) string {
+	parent := cfg.StateDir
+	if parent == "" {
+		parent = filepath.Join(os.TempDir(), "opentool-host")
+	}
+	abs, err := filepath.Abs(cfg.Dir)
+	if err != nil {
+		abs = cfg.Dir
+	}
+	sum := sha256.Sum256([]byte(abs))
+	return filepath.Join(parent, "oauth-tokens-"+hex.EncodeToString(sum[:8])+".sealed")
 }

@@ -58,7 +58,7 @@ func newApp() *cli.App {
 			versionCommand(),
 			opscmd.Push(),
 			opscmd.Pull(),
-			opscmd.Auth(),
+			opscmd.Auth(localLogin()),
 		},
 	}
 	cliflags.Prepare(app)

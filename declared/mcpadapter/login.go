@@ -94,6 +94,9 @@ type loginClient struct {
 	// asks too (the SDK's union of granted and challenged scopes, SEP-2350,
 	// across logins).
 	asked atomic.Pointer[[]string]
+	// ended, when set, is called with the end of each login's flow (nil:
+	// the token is in the Store), on the flow's goroutine.
+	ended func(error)
 }
 
 // needs returns why the server needs a login: the last
@@ -353,6 +356,9 @@ func (c *loginClient) begin(ctx context.Context, principal string) (string, erro
 		err := h.Authorize(fctx, req, resp)
 		if finish != nil {
 			finish(err)
+		}
+		if c.ended != nil {
+			c.ended(err)
 		}
 		ended <- err
 	}()

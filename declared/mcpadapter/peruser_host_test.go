@@ -214,7 +214,9 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // behind two API keys, the first key's principal (api-key-1) holds a
 // token and is served as its user; the second's gets its own login link:
 // an MCP client that declared URL-mode elicitation as the JSON-RPC
-// error -32042 with the link as its one URL elicitation,
+// error -32042 with the link as its one URL elicitation (2025-11-25),
+// as an input_required round of that elicitation (2026-07-28; declined,
+// the isError result naming the link),
 // one that did not as an isError result with _meta's login, and
 // /opentool/call as data.kind needs_login with data.login.
 func TestPerUserLoginLinkInEachProtocol(t *testing.T) {
@@ -242,25 +244,24 @@ func TestPerUserLoginLinkInEachProtocol(t *testing.T) {
 	base := testkit.Serve(t, guard.Middleware(mux))
 	const link = "https://login.example/login?server=far&as=api-key-2"
 
-	connect := func(key string, opts *mcp.ClientOptions) *mcp.ClientSession {
+	connect := func(key string, opts *mcp.ClientOptions, version string) *mcp.ClientSession {
 		t.Helper()
 		c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, opts)
-		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: base + mcpapi.Path, HTTPClient: &http.Client{Transport: bearer{key}}}, nil)
+		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: base + mcpapi.Path, HTTPClient: &http.Client{Transport: bearer{key}}}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = cs.Close() })
 		return cs
 	}
-	one := connect("key-one", nil)
+	one := connect("key-one", nil, "")
 	res, err := one.CallTool(context.Background(), &mcp.CallToolParams{Name: "whoami"})
 	if err != nil || res.IsError || len(res.Content) != 1 || res.Content[0].(*mcp.TextContent).Text != "alice" {
 		t.Fatalf("key-one's call: %+v, %v", res, err)
 	}
 
-	two := connect("key-two", &mcp.ClientOptions{
-		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}},
-	})
+	urlCaps := &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}}
+	two := connect("key-two", &mcp.ClientOptions{Capabilities: urlCaps}, "2025-11-25")
 	_, err = two.CallTool(context.Background(), &mcp.CallToolParams{Name: "whoami"})
 	var je *jsonrpc.Error
 	if !errors.As(err, &je) || je.Code != mcp.CodeURLElicitationRequired {
@@ -273,7 +274,20 @@ func TestPerUserLoginLinkInEachProtocol(t *testing.T) {
 		t.Errorf("key-two's -32042 data: %s (%v), want one URL elicitation of %s", je.Data, err, link)
 	}
 
-	plain := connect("key-two", nil)
+	// A client of 2026-07-28 (sessionless) gets the link as an
+	// input_required round's URL elicitation; declining it ends the call
+	// with the isError result that names the link.
+	var asked []*mcp.ElicitParams
+	rounds := connect("key-two", &mcp.ClientOptions{Capabilities: urlCaps, ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		asked = append(asked, req.Params)
+		return &mcp.ElicitResult{Action: "decline"}, nil
+	}}, "2026-07-28")
+	res, err = rounds.CallTool(context.Background(), &mcp.CallToolParams{Name: "whoami"})
+	if err != nil || !res.IsError || len(asked) != 1 || asked[0].Mode != "url" || asked[0].URL != link || !metaNames(res.Meta, link) {
+		t.Fatalf("key-two of 2026-07-28, declining: %+v, %v; asked %+v; want one URL elicitation of %s, then an isError result naming it", res, err, asked, link)
+	}
+
+	plain := connect("key-two", nil, "")
 	res, err = plain.CallTool(context.Background(), &mcp.CallToolParams{Name: "whoami"})
 	if err != nil || !res.IsError {
 		t.Fatalf("key-two without URL elicitation: %+v, %v; want an isError result", res, err)
@@ -332,4 +346,11 @@ func TestPerUserNeedsTheTokenKey(t *testing.T) {
 // as is a context of a call by principal p.
 func as(_ *testing.T, p string) context.Context {
 	return host.WithCaller(context.Background(), host.Caller{Key: p})
+}
+
+// metaNames reports whether meta, in JSON, contains the JSON string s.
+func metaNames(meta mcp.Meta, s string) bool {
+	b, _ := json.Marshal(meta)
+	q, _ := json.Marshal(s)
+	return strings.Contains(string(b), string(q))
 }

@@ -335,7 +335,7 @@ func NewFront(ctx context.Context, h *host.Host, listen net.Addr, guard *access.
 	mcps := mcpapi.New(h, mcpapi.Config{MaxResultBytes: c.Host.MaxResultBytes, Logger: log.Named("mcp"), Tasks: tm, KeyCount: guard.Count})
 	go mcps.Follow(ctx)
 	_ = guard.Watch(ctx) // logs its own failure; SIGHUP still reloads
-	ui := statusui.New(h, statusui.Config{Version: c.Version, WriteTimeout: c.WriteTimeout, Logger: log.Named("ui"), Gatherer: m.Registry()})
+	ui := statusui.New(h, statusui.Config{Version: c.Version, WriteTimeout: c.WriteTimeout, Logger: log.Named("ui"), Gatherer: m.Registry(), Logins: statusLogins(c.Logins)})
 	mo := c.MCP
 	mo.MaxBodyBytes, mo.WriteTimeout = c.MaxBodyBytes, c.WriteTimeout
 	o := otc.New(h, otc.Config{MaxBodyBytes: c.MaxBodyBytes, MaxResultBytes: c.Host.MaxResultBytes, Logger: log.Named("otc"), WriteTimeout: c.WriteTimeout})
@@ -506,6 +506,36 @@ func exposure(addr net.Addr, auth, insecure bool) error {
 	return fmt.Errorf("listening on %s, beyond loopback, without API keys: anyone who reaches the port could call every tool. "+
 		"Give --api-key or --api-keys-file (OPENTOOL_API_KEYS, OPENTOOL_API_KEYS_FILE), "+
 		"or --insecure-no-auth to serve without keys on purpose (e.g. behind a proxy that authenticates)", addr)
+}
+
+// statusLogins is statusui.Config.Logins of logins (nil: none): the
+// logins of loginRoutes' GET /oauth/status for the caller (a per-user
+// server's the caller's own), each without a token with the command that
+// begins it and the link of the caller's login waiting for its person;
+// a shared login's link only to an unrestricted key, as only it may make
+// that login.
+func statusLogins(logins *oauthlogin.Registry) func(*http.Request) []statusui.Login {
+	if logins == nil {
+		return nil
+	}
+	return func(r *http.Request) []statusui.Login {
+		g := access.GrantFrom(r.Context())
+		out := []statusui.Login{}
+		for _, st := range logins.Statuses(g.Name()) {
+			if !g.AllowsPlugin(st.Server) {
+				continue
+			}
+			l := statusui.Login{Status: st}
+			if !st.LoggedIn {
+				l.Command = "opentool-host auth login " + st.Server
+				if st.Principal != "" || !g.Restricted() {
+					l.Link = logins.Link(st.Server, st.Principal)
+				}
+			}
+			out = append(out, l)
+		}
+		return out
+	}
 }
 
 // loginRoutes are the routes of logins (nil: none): the callback, public

@@ -85,6 +85,9 @@ func (s *Server) call(ctx context.Context, req *mcp.CallToolRequest, name string
 		return nil, je
 	}
 	if je := loginRequired(req.Session, err); je != nil {
+		if held, _ := ctx.Value(heldKey{}).(*heldCall); held != nil {
+			return s.loginRound(ctx, held, req, name, err, je) // a 2026-07-28 client: an input_required round (loginrounds.go)
+		}
 		return nil, je
 	}
 	if err == nil && res.MCP {
@@ -237,11 +240,18 @@ func loginRequired(ss *mcp.ServerSession, err error) error {
 	if ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil || ip.Capabilities.Elicitation.URL == nil {
 		return nil
 	}
+	return mcp.URLElicitationRequiredError([]*mcp.ElicitParams{loginElicitation(e)})
+}
+
+// loginElicitation is the URL-mode elicitation (MCP 2025-11-25
+// "Elicitation", URL mode) of needs_login error e: its login link, whose
+// id is the link's own.
+func loginElicitation(e *host.Error) *mcp.ElicitParams {
 	sum := sha256.Sum256([]byte(e.Login))
-	return mcp.URLElicitationRequiredError([]*mcp.ElicitParams{{
+	return &mcp.ElicitParams{
 		Mode: "url", URL: e.Login, ElicitationID: "login-" + hex.EncodeToString(sum[:8]),
 		Message: fmt.Sprintf("Log in to %s to use %s: open the link, then call again.", e.Plugin, e.Function),
-	}})
+	}
 }
 
 // isURL reports whether s is an http or https URL (a login link, not a

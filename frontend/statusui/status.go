@@ -9,6 +9,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/opentool-host/opentool-host/declared/oauthlogin"
 	"github.com/opentool-host/opentool-host/frontend/httpguard"
 	"github.com/opentool-host/opentool-host/frontend/keyview"
 	"github.com/opentool-host/opentool-host/host/supervise"
@@ -42,6 +43,26 @@ type Status struct {
 	// Functions is every served function, in the order of
 	// /opentool/load.
 	Functions []FunctionStats `json:"functions"`
+	// Logins are the logins of the servers declared by URL with the
+	// authorization code grant that the caller may use: for a per-user
+	// server the caller's own, for a shared one the one every caller
+	// uses (Config.Logins; absent without a login step).
+	Logins []Login `json:"logins,omitempty"`
+}
+
+// Login is one server's login as /status.json shows it to its caller:
+// whether a token is held, its expiry and whether it refreshes (never
+// the token), and, while none is held, how to log in.
+type Login struct {
+	oauthlogin.Status
+	// Link is the authorization URL of the caller's login begun and
+	// waiting for its person (a call's needs_login, or auth login), ""
+	// when none waits (the status page begins none) or the caller may
+	// not make that login (a shared one needs an unrestricted key).
+	Link string `json:"link,omitempty"`
+	// Command is the command that begins the login, while no token is
+	// held: "opentool-host auth login NAME".
+	Command string `json:"command,omitempty"`
 }
 
 // FunctionStats is one served function and its numbers since the host
@@ -114,6 +135,9 @@ func (s *Server) status(r *http.Request) *Status {
 	for _, p := range view.Plugins() {
 		p.Stderr = nil // the page shows no stderr to anyone
 		st.Plugins = append(st.Plugins, p)
+	}
+	if s.cfg.Logins != nil {
+		st.Logins = s.cfg.Logins(r)
 	}
 	return st
 }

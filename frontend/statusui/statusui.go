@@ -86,6 +86,10 @@ type Config struct {
 	WriteTimeout time.Duration
 	// Logger logs failures. Default: a null logger.
 	Logger hclog.Logger
+	// Logins, when set, gives the logins /status.json shows the caller
+	// of r (Status.Logins): only those of the caller's own, never a
+	// token. Nil: the host has no login step.
+	Logins func(r *http.Request) []Login
 }
 
 // Paths of the status page's routes.

@@ -180,12 +180,37 @@ async function pollStatus() {
   metricsOn = !!st.metrics;
   $('metrics-note').textContent = st.metrics ? '' : '(no metrics: ' + (st.metrics_error || 'the host exports none') + ')';
   renderPlugins(st.plugins || []);
+  renderLogins(st.logins || []);
   const set = (st.functions || []).map(fnKey).join('\n');
   if (set !== lastFunctionSet) {
     lastFunctionSet = set;
     await loadDocs();
   }
   renderFunctions(st.functions || [], Date.now());
+}
+
+// renderLogins shows the caller's logins (never a token): for each
+// server whether a token is held, and while none is, the link of a login
+// waiting for its person (http or https only) and the command.
+function renderLogins(logins) {
+  $('logins-card').hidden = !logins.length;
+  const tbody = $('logins').tBodies[0];
+  tbody.replaceChildren();
+  for (const l of logins) {
+    const how = el('td', {});
+    if (!l.loggedIn) {
+      if (/^https?:\/\//.test(l.link || '')) how.append(el('a', { href: l.link, target: '_blank', rel: 'noopener noreferrer', class: 'login-link' }, 'log in'), ' or ');
+      how.append(el('code', {}, l.command || ''));
+    } else {
+      how.append(el('span', { class: 'muted' }, '–'));
+    }
+    tbody.append(el('tr', { 'data-login': l.server, 'data-logged-in': String(!!l.loggedIn) },
+      el('td', { class: 'name' }, l.server),
+      el('td', {}, el('span', { class: 'pill ' + (l.loggedIn ? 'state-ready' : 'state-failed') }, l.loggedIn ? 'yes' : 'needs login')),
+      el('td', {}, l.loggedIn && l.expiry ? fmtTime(l.expiry) : '–'),
+      el('td', {}, l.refresh ? 'yes' : 'no'),
+      how));
+  }
 }
 
 function renderPlugins(plugins) {

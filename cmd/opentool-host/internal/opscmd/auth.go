@@ -17,33 +17,50 @@ import (
 	"github.com/opentool-host/opentool-host/declared/oauthlogin"
 )
 
+// LocalLogin is how "auth login" logs in when no host answers at --url
+// (or with --local): Flags are the flags it reads, beside auth's; Run
+// logs server name in by itself, giving show the authorization URL
+// (which show prints, and opens in a browser unless --no-browser), and
+// says where the token went. Errors: Run's, cli.Exit ones.
+type LocalLogin struct {
+	Flags []cli.Flag
+	Run   func(c *cli.Context, name string, show func(authURL string)) error
+}
+
 // Auth is "opentool-host auth login|status|logout": the login step of
 // the servers declared by URL with "oauth" of the authorization code
 // grant, on the running host at --url (POST, GET /oauth/status, DELETE
 // /oauth/login/NAME, with --api-key). The running host takes the code
-// at its own /oauth/callback and uses the token at once.
-func Auth() *cli.Command {
+// at its own /oauth/callback and uses the token at once. When no host
+// answers at --url, or with --local, login is local's instead.
+func Auth(local LocalLogin) *cli.Command {
 	return &cli.Command{
 		Name:      "auth",
 		Usage:     "log the running host in to (or out of) a server declared by url with \"oauth\", or show its logins",
 		ArgsUsage: "login NAME | status | logout NAME",
 		UsageText: "opentool-host auth login NAME [--no-browser] [--wait] [--url http://127.0.0.1:9627] [--api-key KEY]\n" +
+			"   opentool-host auth login NAME --local --dir plugins --secret NAME=file:PATH --oauth-token-key NAME [--state-dir DIR] [--principal P]\n" +
 			"   opentool-host auth status\n" +
 			"   opentool-host auth logout NAME",
 		Description: "login prints the authorization URL of server NAME and opens it in a browser (xdg-open) unless\n" +
 			"--no-browser; the running host takes the code at its /oauth/callback and uses the token at once.\n" +
+			"When no host answers at --url (or with --local), login reads the declaration from --dir (and --mcp-config) as\n" +
+			"run does, receives the code on a loopback listener of its own (http://127.0.0.1:PORT/callback, RFC 8252 7.3),\n" +
+			"waits for the token and writes it into the sealed store of --state-dir with the key of --oauth-token-key,\n" +
+			"which the next run with the same --dir, --state-dir and key uses; a host already running does not see it until restarted.\n" +
 			"status says which servers have a token, its expiry and whether it refreshes (never the token);\n" +
 			"logout forgets the token. Logging in and out needs a key that is not restricted (or no keys).",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "url", Value: "http://127.0.0.1:9627", Usage: "base `URL` of the running host", EnvVars: []string{"OPENTOOL_URL"}},
 			&cli.StringFlag{Name: "api-key", Usage: "send `KEY` as \"Authorization: Bearer KEY\"", EnvVars: []string{"OPENTOOL_API_KEY"}},
 			&cli.BoolFlag{Name: "no-browser", Usage: "login: only print the URL (open it where a browser reaches the host's address)"},
 			&cli.BoolFlag{Name: "wait", Usage: "login: wait until the login has a token (up to the 10 min login window)"},
-		},
+			&cli.BoolFlag{Name: "local", Usage: "login: without a running host, on a loopback listener of its own (what login does when no host answers at --url)"},
+		}, local.Flags...),
 		Action: func(c *cli.Context) error {
 			switch verb := c.Args().First(); verb {
 			case "login":
-				return authLogin(c)
+				return authLogin(c, local)
 			case "status":
 				if c.NArg() != 1 {
 					return cli.Exit("auth status: takes no NAME", 2)
@@ -80,7 +97,7 @@ func authRequest(c *cli.Context, method, path string, out any) error {
 	}
 	resp, err := (&http.Client{Timeout: time.Minute}).Do(req)
 	if err != nil {
-		return cli.Exit(fmt.Sprintf("%s %s: %v (is the host running? run it with opentool-host run)", "auth", c.String("url"), err), 1)
+		return noHost{cli.Exit(fmt.Sprintf("%s %s: %v (is the host running? run it with opentool-host run)", "auth", c.String("url"), err), 1)}
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
@@ -101,6 +118,9 @@ func authRequest(c *cli.Context, method, path string, out any) error {
 	return json.Unmarshal(b, out)
 }
 
+// noHost is authRequest's error when no host answers at --url.
+type noHost struct{ cli.ExitCoder }
+
 // oneName is the one NAME argument after the verb.
 func oneName(c *cli.Context) (string, error) {
 	if c.NArg() != 2 {
@@ -109,23 +129,38 @@ func oneName(c *cli.Context) (string, error) {
 	return c.Args().Get(1), nil
 }
 
-func authLogin(c *cli.Context) error {
+// authLogin is "auth login NAME": through the host at --url, else
+// (no host answers, or --local) local's.
+func authLogin(c *cli.Context, local LocalLogin) error {
 	name, err := oneName(c)
 	if err != nil {
 		return err
+	}
+	show := func(u string) {
+		fmt.Fprintf(c.App.Writer, "Open this URL to log in to %s:\n%s\n", name, u)
+		if !c.Bool("no-browser") {
+			if err := exec.Command("xdg-open", u).Start(); err != nil {
+				fmt.Fprintf(c.App.ErrWriter, "could not open a browser (%v): open the URL yourself\n", err)
+			}
+		}
+	}
+	if c.Bool("local") {
+		if local.Run == nil {
+			return cli.Exit("auth login --local: this build logs in through a running host only", 2)
+		}
+		return local.Run(c, name, show)
 	}
 	var got struct {
 		URL string `json:"url"`
 	}
 	if err := authRequest(c, http.MethodPost, "/oauth/login/"+url.PathEscape(name), &got); err != nil {
-		return err
-	}
-	fmt.Fprintf(c.App.Writer, "Open this URL to log in to %s:\n%s\n", name, got.URL)
-	if !c.Bool("no-browser") {
-		if err := exec.Command("xdg-open", got.URL).Start(); err != nil {
-			fmt.Fprintf(c.App.ErrWriter, "could not open a browser (%v): open the URL yourself\n", err)
+		if _, down := err.(noHost); !down || local.Run == nil {
+			return err
 		}
+		fmt.Fprintf(c.App.ErrWriter, "no host answers at %s: logging in without one\n", c.String("url"))
+		return local.Run(c, name, show)
 	}
+	show(got.URL)
 	if !c.Bool("wait") {
 		return nil
 	}
