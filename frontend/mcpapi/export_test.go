@@ -11,3 +11,6 @@ func Changes(s *Server) int {
 	defer s.mu.Unlock()
 	return s.changes
 }
+
+// FastCalls is how many session calls h answered itself (fastcall.go).
+func FastCalls(h *HTTPHandler) int64 { return h.fast.taken.Load() }
