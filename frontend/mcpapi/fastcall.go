@@ -98,7 +98,7 @@ func (f *fastCalls) serve(w http.ResponseWriter, r *http.Request) bool {
 	// As on the SDK's session, the call does not end with its POST: a
 	// notifications/cancelled naming it (inflight), the session's DELETE
 	// (inflight.endSession) or the host's shutdown ends it.
-	id, _ := json.Marshal(jreq.ID.Raw())
+	id := strictjson.Member(body, "id") // as checkEnvelope keys it (message.id)
 	r = r.WithContext(context.WithoutCancel(r.Context()))
 	r, done := f.h.s.inflight.track(r, &message{method: mcpmethod.ToolsCall, id: id}, sid)
 	defer done()

@@ -29,6 +29,9 @@ var quiet = &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}
 // JSON-RPC error), and a cancelled one ends in the plugin.
 func TestFastCallTaken(t *testing.T) {
 	r := newRig(t, nil, mcpapi.Config{}, examples...)
+	if !mcpapi.FastPath(r.sessions) {
+		t.Skip("the SDK as released has no HoldSession (patches/go-sdk 0011): every call goes to the SDK")
+	}
 	fast := r.connect(t, sessionsV, quiet)
 	slow := r.connect(t, sessionsV, nil) // roots: the SDK answers
 	for _, c := range []struct {
@@ -143,8 +146,8 @@ func TestFastCallFallbacks(t *testing.T) {
 	if out := postRaw(v, body); !strings.Contains(out, `"structuredContent":{"result":3}`) {
 		t.Errorf("plain POST: %s", out)
 	}
-	if n := mcpapi.FastCalls(r.sessions) - before; n != 1 {
-		t.Errorf("plain POST: %d calls answered by the host, want 1", n)
+	if n, want := mcpapi.FastCalls(r.sessions)-before, map[bool]int64{true: 1}[mcpapi.FastPath(r.sessions)]; n != want {
+		t.Errorf("plain POST: %d calls answered by the host, want %d", n, want)
 	}
 	sdk(t, "Mcp-Name header", func() {
 		postRaw(map[string]string{"Mcp-Protocol-Version": "2025-11-25", "Mcp-Name": "add"}, body)
@@ -163,6 +166,9 @@ func TestFastCallFallbacks(t *testing.T) {
 // the calls it holds.
 func TestFastCallEndsWithItsSession(t *testing.T) {
 	r := newRig(t, nil, mcpapi.Config{}, examples...)
+	if !mcpapi.FastPath(r.sessions) {
+		t.Skip("the SDK as released has no HoldSession (patches/go-sdk 0011): every call goes to the SDK")
+	}
 	watch := r.connect(t, sessionsV, nil)
 	_, before := sleeps(t, watch)
 	cs := r.connect(t, sessionsV, quiet)
