@@ -23,23 +23,26 @@ type inflight struct {
 	calls map[callKey]context.CancelFunc
 }
 
-// callKey names one call: the API key's name ("" without keys) and the
-// request id as its JSON text (7 and "7" are different ids).
-type callKey struct{ key, id string }
+// callKey names one call: the API key's name ("" without keys), the
+// session it was made on ("" without sessions) and the request id as its
+// JSON text (7 and "7" are different ids).
+type callKey struct{ key, session, id string }
 
 // track handles r's one message m (checkEnvelope read it; nil for a
-// batch): if it is a tools/call with an id, r gets a context the registry
-// can cancel (release forgets it when the POST ends); if it is a
-// notifications/cancelled, the named call of the same key is cancelled.
-// Batches and other messages pass as they are.
-func (f *inflight) track(r *http.Request, m *message) (_ *http.Request, release func()) {
+// batch) on session ("" without sessions: the stateless calls; with
+// sessions, the calls the host answers itself, fastcall.go): if it is a
+// tools/call with an id, r gets a context the registry can cancel
+// (release forgets it when the POST ends); if it is a
+// notifications/cancelled, the named call of the same key and session is
+// cancelled. Batches and other messages pass as they are.
+func (f *inflight) track(r *http.Request, m *message, session string) (_ *http.Request, release func()) {
 	release = func() {}
 	if m == nil {
 		return r, release
 	}
 	switch {
 	case m.method == mcpmethod.ToolsCall && len(m.id) > 0:
-		ck := callKey{access.GrantFrom(r.Context()).Name(), string(m.id)}
+		ck := callKey{access.GrantFrom(r.Context()).Name(), session, string(m.id)}
 		ctx, cancel := context.WithCancel(r.Context())
 		f.mu.Lock()
 		if f.calls == nil {
@@ -55,11 +58,23 @@ func (f *inflight) track(r *http.Request, m *message) (_ *http.Request, release 
 		}
 	case m.method == methodCancelled && len(m.requestID) > 0:
 		f.mu.Lock()
-		cancel := f.calls[callKey{access.GrantFrom(r.Context()).Name(), string(m.requestID)}]
+		cancel := f.calls[callKey{access.GrantFrom(r.Context()).Name(), session, string(m.requestID)}]
 		f.mu.Unlock()
 		if cancel != nil {
 			cancel()
 		}
 	}
 	return r, release
+}
+
+// endSession cancels every call of API key name in flight on session (its
+// DELETE: the SDK ends the calls it holds as it closes the session).
+func (f *inflight) endSession(key, session string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for ck, cancel := range f.calls {
+		if ck.session == session && ck.key == key {
+			cancel()
+		}
+	}
 }

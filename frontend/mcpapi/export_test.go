@@ -11,3 +11,10 @@ func Changes(s *Server) int {
 	defer s.mu.Unlock()
 	return s.changes
 }
+
+// FastCalls is how many session calls h answered itself (fastcall.go).
+func FastCalls(h *HTTPHandler) int64 { return h.fast.taken.Load() }
+
+// FastPath reports whether h can answer session calls itself (the SDK
+// has patch 0011's HoldSession).
+func FastPath(h *HTTPHandler) bool { return h.fast.holder != nil }

@@ -101,8 +101,8 @@ func (s *Server) Handler(o HTTPOptions) *HTTPHandler {
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = httpguard.DefaultMaxBodyBytes
 	}
-	sdk := func(stateless bool) http.Handler {
-		return withToken(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.srv }, &mcp.StreamableHTTPOptions{
+	sdk := func(stateless bool) *mcp.StreamableHTTPHandler {
+		return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.srv }, &mcp.StreamableHTTPOptions{
 			Stateless:                    stateless,
 			PropagateRequestCancellation: true,
 			MaxRequestBodyBytes:          o.MaxBodyBytes,
@@ -112,11 +112,12 @@ func (s *Server) Handler(o HTTPOptions) *HTTPHandler {
 			// what the operator allowed.
 			DisableLocalhostProtection: true,
 			SessionTimeout:             o.SessionIdle,
-		}))
+		})
 	}
-	h := &HTTPHandler{s: s, o: o, stateless: sdk(true)}
+	h := &HTTPHandler{s: s, o: o, stateless: withToken(sdk(true))}
 	if o.Sessions {
-		h.sessions = sdk(false)
+		h.fast = newFastCalls(h, sdk(false))
+		h.sessions = withToken(h.fast)
 		h.slots = &sessionSlots{max: o.MaxSessions, perKey: o.MaxSessionsPerKey, idle: o.SessionIdle, byKey: map[string]int{}}
 	}
 	return h
@@ -133,6 +134,7 @@ type HTTPHandler struct {
 	// sessions answers the requests of older revisions with
 	// HTTPOptions.Sessions (nil without).
 	sessions http.Handler
+	fast     *fastCalls    // the session calls the host answers itself (fastcall.go), with sessions
 	slots    *sessionSlots // the sessions held (sessions.go), with sessions
 }
 
@@ -171,7 +173,7 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if stateless {
 		var release func()
-		r, release = s.inflight.track(r, msg)
+		r, release = s.inflight.track(r, msg, "")
 		defer release()
 		r = httpguard.BindRequest(r)
 	}
@@ -193,7 +195,12 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method == http.MethodDelete { // the SDK's close waits for the requests it holds
-		s.endAsks(r.Header.Get("Mcp-Session-Id"), access.GrantFrom(r.Context()))
+		sid, g := r.Header.Get("Mcp-Session-Id"), access.GrantFrom(r.Context())
+		s.endAsks(sid, g)
+		s.inflight.endSession(g.Name(), sid) // and those the host answers itself
+	}
+	if msg != nil && msg.method == methodCancelled { // a call the host answers itself (fastcall.go)
+		s.inflight.track(r, msg, r.Header.Get("Mcp-Session-Id"))
 	}
 	if dw.get = s.openSessionStream(w, r, o.WriteTimeout); dw.get != nil {
 		defer s.closeSessionStream(r.Header.Get("Mcp-Session-Id"), dw.get)

@@ -26,6 +26,14 @@ type logSessions struct {
 	grants map[*mcp.ServerSession]*access.Grant
 }
 
+// asked reports whether ss asked for log messages (logging/setLevel).
+func (l *logSessions) asked(ss *mcp.ServerSession) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, ok := l.grants[ss]
+	return ok
+}
+
 // logSendTimeout bounds sending one log message to one session.
 const logSendTimeout = time.Second
 

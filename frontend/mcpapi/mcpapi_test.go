@@ -34,6 +34,8 @@ type rig struct {
 	s   *mcpapi.Server
 	dir string // the plugins directory
 	url string // http://127.0.0.1:PORT
+	// sessions is the handler of /sessions/mcp.
+	sessions *mcpapi.HTTPHandler
 }
 
 // newRig starts a host on the plugins pkgs (mod adjusts its
@@ -54,7 +56,8 @@ func newRig(t testing.TB, mod func(*host.Config), cfg mcpapi.Config, pkgs ...str
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go r.s.Follow(ctx)
-	sessions := r.s.Handler(mcpapi.HTTPOptions{Sessions: true}).Routes()
+	r.sessions = r.s.Handler(mcpapi.HTTPOptions{Sessions: true})
+	sessions := r.sessions.Routes()
 	sessions[0].Pattern = "/sessions" + mcpapi.Path
 	routes := slices.Concat(r.s.Handler(mcpapi.HTTPOptions{}).Routes(), sessions, opentoolapi.New(r.h, opentoolapi.Config{Version: "test"}).Routes())
 	r.url = testkit.Serve(t, frontdoor.KeyedHandler([]string{apiKey}, routes...))
