@@ -24,9 +24,12 @@ import (
 // JSON-RPC error -32601 naming the method, and MCP results reach it as
 // their projection (Call, internal/mcpresult).
 
-// Exchange is the caller's side of a call's messages. Put it on the
-// call's context with WithExchange. Its functions are called from the
-// call's goroutines, never after the call returned.
+// Exchange is the caller's side of a call's messages, and who an MCP
+// caller is to a declared MCP server (Session, Sessionless). Put it on
+// the call's context with WithExchange (an MCP front end also on that of
+// a catalog request routed with Host.Request, for Session and
+// Sessionless). Its functions are called from the call's goroutines,
+// never after the call returned.
 type Exchange struct {
 	// Meta is the caller's MCP request _meta, a JSON object (nil: none),
 	// handed to the plugin with the call (protocol 3).
