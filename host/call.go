@@ -173,7 +173,7 @@ func (h *Host) StreamCall(ctx context.Context, fn string, args []byte, onItem fu
 // search_tools runs in the host; call_tool becomes the named function's
 // call, observed, routed and checked as that function's.
 func (h *Host) invoke(ctx context.Context, r *request) (err error) {
-	r.x = exchangeFrom(ctx)
+	r.x = ExchangeFrom(ctx)
 	run, err := h.builtins.route(r)
 	if run != nil && r.fn == RunCodeName {
 		ctx = withRun(ctx) // its inner calls' records link to its own

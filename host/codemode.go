@@ -124,7 +124,7 @@ func (b *builtins) runCode(ctx context.Context, h *Host, r *request) error {
 	if err := json.Unmarshal(r.args, &in); err != nil { // validated: cannot happen
 		return invalidParams(r, "", err)
 	}
-	outer := exchangeFrom(ctx)
+	outer := ExchangeFrom(ctx)
 	calls := 0
 	done, err := c.pool.Run(innerExchange(ctx, outer), coderun.Run{Code: in.Code, Limits: c.limits}, func(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, *coderun.CallError) {
 		res, cerr := h.innerCall(ctx, name, args)

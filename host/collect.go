@@ -19,7 +19,7 @@ import (
 func CollectItems(ctx context.Context, stream func(ctx context.Context, fn string, args []byte, onItem func([]byte) error) error,
 	fn string, args []byte, max int64, each func(n int, item []byte)) ([]byte, error) {
 	items := newItems(fn, max, each)
-	if x := exchangeFrom(ctx); x != nil {
+	if x := ExchangeFrom(ctx); x != nil {
 		ctx = WithExchange(ctx, x.collecting())
 	}
 	if err := stream(ctx, fn, args, items.add); err != nil {

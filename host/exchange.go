@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/internal/mcpresult"
+	"github.com/opentool-host/opentool-host/internal/mcpsession"
 	"github.com/opentool-host/opentool-host/internal/wire"
 	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 )
@@ -22,9 +24,12 @@ import (
 // JSON-RPC error -32601 naming the method, and MCP results reach it as
 // their projection (Call, internal/mcpresult).
 
-// Exchange is the caller's side of a call's messages. Put it on the
-// call's context with WithExchange. Its functions are called from the
-// call's goroutines, never after the call returned.
+// Exchange is the caller's side of a call's messages, and who an MCP
+// caller is to a declared MCP server (Session, Sessionless). Put it on
+// the call's context with WithExchange (an MCP front end also on that of
+// a catalog request routed with Host.Request, for Session and
+// Sessionless). Its functions are called from the call's goroutines,
+// never after the call returned.
 type Exchange struct {
 	// Meta is the caller's MCP request _meta, a JSON object (nil: none),
 	// handed to the plugin with the call (protocol 3).
@@ -48,6 +53,60 @@ type Exchange struct {
 	// each): n counts from 1, item is the item's JSON. It runs before the
 	// next item is read: it should not block long. Nil: nothing is told.
 	Item func(n int, item []byte)
+	// Session is the caller's downstream MCP client session (the MCP
+	// front end's mcpsession.Session for the SDK's session of the
+	// request), nil for none (an OpenTool or OTC caller, a stateless or
+	// sessionless MCP request, the host's own): a declared MCP server
+	// served in the host's process (declared/mcpadapter) gives that
+	// client an upstream session of its own. Identity is the pointer,
+	// which only the front end makes: nothing a client sends (params,
+	// _meta) can name or reach another client's.
+	Session *mcpsession.Session
+	// Sessionless is the request of a caller of MCP 2026-07-28 or later
+	// (no session: its revision and identity from its own _meta), nil
+	// for any other caller: a declared MCP server in the host's process
+	// is spoken to in that revision for it. Made by the front end alone,
+	// as Session is.
+	Sessionless *mcpsession.Request
+
+	// own, when TrackOwn made it, records that the request was served
+	// on the client's own upstream session (MarkOwn); copies of the
+	// Exchange share it.
+	own *atomic.Bool
+}
+
+// ClientSession returns x.Session, nil for a nil x.
+func (x *Exchange) ClientSession() *mcpsession.Session {
+	if x == nil {
+		return nil
+	}
+	return x.Session
+}
+
+// SessionlessRequest returns x.Sessionless, nil for a nil x.
+func (x *Exchange) SessionlessRequest() *mcpsession.Request {
+	if x == nil {
+		return nil
+	}
+	return x.Sessionless
+}
+
+// TrackOwn makes x record whether the request it goes with is served on
+// its client's own upstream session (MarkOwn) and returns the function
+// that reports it (false until MarkOwn; read it once the request
+// returned). Call it before x is handed on.
+func (x *Exchange) TrackOwn() (own func() bool) {
+	x.own = new(atomic.Bool)
+	return x.own.Load
+}
+
+// MarkOwn records that x's request was served on the client's own
+// upstream session, not the server's shared one (declared/mcpadapter);
+// for a nil x or one without TrackOwn it does nothing.
+func (x *Exchange) MarkOwn() {
+	if x != nil && x.own != nil {
+		x.own.Store(true)
+	}
 }
 
 // collecting returns x as a call whose items the host collects into one
@@ -82,8 +141,9 @@ func WithExchange(ctx context.Context, x *Exchange) context.Context {
 	return context.WithValue(ctx, exchangeKey{}, x)
 }
 
-// exchangeFrom returns the Exchange on ctx, nil when there is none.
-func exchangeFrom(ctx context.Context) *Exchange {
+// ExchangeFrom returns the Exchange on ctx (WithExchange), nil when there
+// is none. Its methods are nil-safe: ExchangeFrom(ctx).ClientSession().
+func ExchangeFrom(ctx context.Context) *Exchange {
 	x, _ := ctx.Value(exchangeKey{}).(*Exchange)
 	return x
 }

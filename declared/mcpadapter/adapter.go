@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/declared/oauthlogin"
+	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/host/tasks/mcptasks"
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
 	"github.com/opentool-host/opentool-host/pluginsdk"
@@ -376,7 +377,7 @@ func (a *Adapter) callTool(ctx context.Context, name string, args []byte) (*mcp.
 	if !ok {
 		return nil, nil, pluginsdk.FunctionNotFound(name)
 	}
-	r := mcpsession.RequestFrom(ctx)
+	r := host.ExchangeFrom(ctx).SessionlessRequest()
 	modern, err := a.sessionlessFor(ctx)
 	if err != nil {
 		return nil, nil, callError(ctx, a.launch.Name, tool, err)

@@ -41,7 +41,7 @@ func TestCallerToolsOncePerIdentity(t *testing.T) {
 	url := testkit.Serve(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)) + "/mcp"
 
 	caller := func(name string) context.Context {
-		return mcpsession.WithRequest(context.Background(), &mcpsession.Request{Revision: SessionlessRevision, Init: &mcp.InitializeParams{
+		return withSessionless(context.Background(), &mcpsession.Request{Revision: SessionlessRevision, Init: &mcp.InitializeParams{
 			ProtocolVersion: SessionlessRevision, ClientInfo: &mcp.Implementation{Name: name, Version: "1"}, Capabilities: &mcp.ClientCapabilities{},
 		}})
 	}

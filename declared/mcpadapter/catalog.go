@@ -10,7 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/opentool-host/opentool-host/internal/mcpsession"
+	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/internal/wire"
 	"github.com/opentool-host/opentool-host/pluginsdk"
 	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
@@ -150,11 +150,11 @@ func (a *Adapter) HandleMCP(ctx context.Context, method string, params json.RawM
 
 // catalogSession returns the session method goes to: for a caller of
 // 2026-07-28, the session of that revision (sessionless.go); for an MCP
-// client session (mcpsession.From) of a per-client server (clients.go):
+// client session (host.Exchange.Session) of a per-client server (clients.go):
 // resources/subscribe to its own session, made now if it has none (MCP
 // "Resources", Subscriptions: the server then sends its
 // notifications/resources/updated on it, which reach that client only),
-// marked on ctx (mcpsession.MarkOwn) unless no place is free for it
+// marked on its Exchange (host.Exchange.MarkOwn) unless no place is free for it
 // (placeFor: the shared session then takes it); resources/unsubscribe to its own
 // session, nil when it has none (ended with its server, or never made:
 // nothing is subscribed there); any other (resources/read, prompts/get,
@@ -170,7 +170,7 @@ func (a *Adapter) catalogSession(ctx context.Context, method string) (*mcp.Clien
 	if u != nil {
 		return u.cs, nil // a caller of 2026-07-28: its params (_meta, retry) go as they came (sessionless.go)
 	}
-	sess := mcpsession.From(ctx)
+	sess := host.ExchangeFrom(ctx).ClientSession()
 	if sess == nil || a.opts.Shared {
 		return a.sharedSession(ctx)
 	}
@@ -178,12 +178,12 @@ func (a *Adapter) catalogSession(ctx context.Context, method string) (*mcp.Clien
 	case mcpmethod.ResourcesSubscribe:
 		cs, _, how, err := a.sessionFor(ctx)
 		if err == nil && how == servedOwn {
-			mcpsession.MarkOwn(ctx)
+			host.ExchangeFrom(ctx).MarkOwn()
 			a.subscribed(sess)
 		}
 		return cs, err
 	case mcpmethod.ResourcesUnsubscribe:
-		mcpsession.MarkOwn(ctx)
+		host.ExchangeFrom(ctx).MarkOwn()
 		return a.ownSession(ctx, sess)
 	}
 	// A read, a prompt, a completion: the client's own session once it has

@@ -13,13 +13,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/time/rate"
 
+	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
 	"github.com/opentool-host/opentool-host/pluginsdk"
 	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 )
 
-// Per-client upstream sessions. A tools/call whose context carries a
-// downstream MCP session (mcpsession.From: set by the host's MCP front
+// Per-client upstream sessions. A tools/call whose host.Exchange carries a
+// downstream MCP session (host.Exchange.Session: set by the host's MCP front
 // end, never by the client) goes, unless the declaration says "sessions":
 // "shared", to an upstream session of that client's own when the server
 // may see it otherwise than the shared session's client (ownView: it
@@ -167,7 +168,7 @@ const (
 // session. Errors: the adapter stopped, the upstream session's
 // connection failure, ctx's.
 func (a *Adapter) sessionFor(ctx context.Context) (cs *mcp.ClientSession, r *relay, how served, err error) {
-	sess := mcpsession.From(ctx)
+	sess := host.ExchangeFrom(ctx).ClientSession()
 	if sess == nil || a.opts.Shared {
 		cs, err := a.sharedSession(ctx)
 		return cs, a.relay, servedOwn, err
@@ -255,7 +256,7 @@ func (a *Adapter) listsAsShared(tools []json.RawMessage) bool {
 // flight until release, so that its upstream session is not reclaimed
 // under it (placeFor), and marks that session the most recently used.
 func (a *Adapter) hold(ctx context.Context) (release func()) {
-	sess := mcpsession.From(ctx)
+	sess := host.ExchangeFrom(ctx).ClientSession()
 	if sess == nil || a.opts.Shared {
 		return func() {}
 	}
@@ -849,8 +850,8 @@ func identityOf(init *mcp.InitializeParams) string {
 // session's tools to it; the connection's errors
 // (rpcErrorOf).
 func (a *Adapter) clientTools(ctx context.Context) (any, error) {
-	sess := mcpsession.From(ctx)
-	r := mcpsession.RequestFrom(ctx)
+	sess := host.ExchangeFrom(ctx).ClientSession()
+	r := host.ExchangeFrom(ctx).SessionlessRequest()
 	switch {
 	case a.opts.Shared || sess == nil && (r == nil || r.Init == nil):
 		return nil, &pluginsdk.RPCError{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("MCP server %q lists the same tools to every client", a.launch.Name)}

@@ -15,8 +15,8 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/opentool-host/opentool-host/declared/oauthlogin"
+	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/host/core"
-	"github.com/opentool-host/opentool-host/internal/mcpsession"
 	"github.com/opentool-host/opentool-host/pluginsdk"
 )
 
@@ -70,7 +70,7 @@ func principalOf(ctx context.Context) string {
 	if k := core.CallerFrom(ctx).Key; k != "" {
 		return k
 	}
-	if s := mcpsession.From(ctx); s != nil {
+	if s := host.ExchangeFrom(ctx).ClientSession(); s != nil {
 		return s.Key
 	}
 	return ""

@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/host/tasks/mcptasks"
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
 	"github.com/opentool-host/opentool-host/pluginsdk"
@@ -78,7 +79,7 @@ type sessionless struct {
 // opened (logged; the call then takes the session of ProtocolVersion).
 // Errors: ctx's, while the session opens.
 func (a *Adapter) sessionlessFor(ctx context.Context) (*upstream, error) {
-	r := mcpsession.RequestFrom(ctx)
+	r := host.ExchangeFrom(ctx).SessionlessRequest()
 	if r == nil || r.Revision < SessionlessRevision || a.opts.Shared {
 		return nil, nil
 	}
@@ -266,6 +267,6 @@ func (u *upstream) session() (*mcp.ClientSession, *relay) {
 // relayed reports whether the call of ctx was made in SessionlessRevision
 // for its caller (callSessionless).
 func relayed(ctx context.Context) bool {
-	r := mcpsession.RequestFrom(ctx)
+	r := host.ExchangeFrom(ctx).SessionlessRequest()
 	return r != nil && r.Relayed()
 }

@@ -60,7 +60,7 @@ func TestOwnToolsChangedTellsTheClient(t *testing.T) {
 			}
 		},
 	}
-	ctx, cancel := context.WithTimeout(mcpsession.With(context.Background(), sess), bound)
+	ctx, cancel := context.WithTimeout(withSession(context.Background(), sess), bound)
 	defer cancel()
 	mu.Lock()
 	before := len(servers)

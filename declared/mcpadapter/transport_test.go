@@ -227,7 +227,7 @@ func TestParamHeadersUpstream(t *testing.T) {
 	if _, err := r.Load(ctx); err != nil {
 		t.Fatal(err)
 	}
-	caller := mcpsession.WithRequest(ctx, &mcpsession.Request{Revision: SessionlessRevision, Init: &mcp.InitializeParams{
+	caller := withSessionless(ctx, &mcpsession.Request{Revision: SessionlessRevision, Init: &mcp.InitializeParams{
 		ProtocolVersion: SessionlessRevision, ClientInfo: &mcp.Implementation{Name: "c", Version: "1"}, Capabilities: &mcp.ClientCapabilities{},
 	}})
 	if _, err := r.CallJSON(caller, "where", []byte(`{"region":"eu-west"}`)); err != nil {

@@ -42,44 +42,45 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 		ctx, stop := httpguard.WithRequestCancel(ctx)
 		defer stop()
 		ctx = callContext(ctx, req)
-		ctx = s.withClient(ctx, req.Session)
+		server := s.fromMCPServer(name) // not call_tool: a round of its own is the host's
+		id := s.clientOf(req.Session, server)
 		run := func(ctx context.Context) (*mcp.CallToolResult, error) {
-			return s.call(ctx, req, name)
+			return s.call(ctx, req, name, id)
 		}
-		if s.fromMCPServer(name) { // not call_tool: a round of its own is the host's
-			ctx = withRevision(ctx, req.Session)
-		} else {
+		if !server {
 			run = s.pluginRounds(req, run) // a plugin's own rounds (pluginrounds.go)
 		}
 		if sessionlessCall(req) {
-			return s.inRounds(ctx, req, name, run) // it may ask the client (inputrequired.go)
+			return s.inRounds(ctx, req, name, id.req, run) // it may ask the client (inputrequired.go)
 		}
 		return run(ctx)
 	}
 }
 
-// call runs tools/call req of tool name with ctx and answers it.
-func (s *Server) call(ctx context.Context, req *mcp.CallToolRequest, name string) (*mcp.CallToolResult, error) {
+// call runs tools/call req of tool name with ctx and answers it; its
+// host.Exchange carries id, the caller's identity to a declared MCP
+// server.
+func (s *Server) call(ctx context.Context, req *mcp.CallToolRequest, name string, id clientID) (*mcp.CallToolResult, error) {
 	refused := noRefusal
 	if mcpsession.SpeaksSessionless(req.Session) {
 		// A 2026-07-28 client without a capability the call needs gets
 		// -32021 (exchange); earlier revisions have no such refusal, and
 		// their calls spare its allocations.
-		ctx, refused = withRefusal(ctx)
+		ctx, refused = withRefusal(ctx, id.req)
 	}
 	args := []byte(req.Params.Arguments)
 	if f := s.h.Function(name); f != nil && f.IsStream() {
 		// Its items are collected into one result, each reported as
 		// progress when the client sent a progress token
 		// (exchange: Item).
-		x := s.exchange(ctx, req)
+		x := s.exchange(ctx, req, id)
 		obj, err := host.CollectItems(host.WithExchange(ctx, x), s.h.StreamCall, name, args, s.cfg.MaxResultBytes, x.Item)
 		if je := refused(); je != nil {
 			return nil, je
 		}
 		return s.answer(name, obj, err)
 	}
-	ctx = host.WithExchange(ctx, s.exchange(ctx, req))
+	ctx = host.WithExchange(ctx, s.exchange(ctx, req, id))
 	res, err := s.h.CallResult(ctx, name, args)
 	if je := refused(); je != nil {
 		return nil, je
@@ -282,17 +283,17 @@ func errorMeta(e *host.Error) map[string]any {
 	return m
 }
 
-// withRevision returns ctx carrying an mcpsession.Request when the client
-// of ss speaks 2026-07-28 or later (its revision, and its identity as its
+// sessionlessRequest returns a new mcpsession.Request when the client of
+// ss speaks 2026-07-28 or later (its revision, and its identity as its
 // request's _meta declares it: Init), so that a declared MCP server may be
 // spoken to in the client's revision, and list its tools to it as to a
-// client like it (declared/mcpadapter); else ctx.
-func withRevision(ctx context.Context, ss *mcp.ServerSession) context.Context {
+// client like it (declared/mcpadapter); else nil.
+func sessionlessRequest(ss *mcp.ServerSession) *mcpsession.Request {
 	if ss == nil || !mcpsession.SpeaksSessionless(ss) {
-		return ctx
+		return nil
 	}
 	ip := ss.InitializeParams()
-	return mcpsession.WithRequest(ctx, &mcpsession.Request{Revision: ip.ProtocolVersion, Init: ip})
+	return &mcpsession.Request{Revision: ip.ProtocolVersion, Init: ip}
 }
 
 // protocolError is the JSON-RPC error of e when it is a tool's own error

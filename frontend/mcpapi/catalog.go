@@ -207,14 +207,14 @@ func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.C
 }
 
 // catalogContext is the context of a catalog request on session ss: its
-// revision (withRevision) and its client's mcpsession.Session
-// (withClient), so that a declared MCP server with a session of that
+// host.Exchange carries its client's mcpsession.Session and, for a client
+// of 2026-07-28, its mcpsession.Request (clientOf), so that a declared MCP server with a session of that
 // client's own answers it there (mcpadapter, catalogSession). The
 // client's own tools/list (clientDefs, clientView) is asked with it too:
 // a client session's, or for a client of 2026-07-28 that of a client with
 // its request's identity.
 func (s *Server) catalogContext(ctx context.Context, ss *mcp.ServerSession) context.Context {
-	return s.withClient(withRevision(ctx, ss), ss)
+	return host.WithExchange(ctx, s.clientOf(ss, true).exchange())
 }
 
 // route sends method with params (naming resource uri, or "") through

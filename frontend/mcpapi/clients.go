@@ -78,13 +78,37 @@ func (c *clientSessions) toolsChanged() {
 	}
 }
 
-// withClient returns ctx carrying ss's mcpsession.Session, ctx itself
-// for a request without a session id.
-func (s *Server) withClient(ctx context.Context, ss *mcp.ServerSession) context.Context {
-	if c := s.client(ss); c != nil {
-		return mcpsession.With(ctx, c)
+// clientID is who the client of a request is to a declared MCP server
+// served in the host's process, as the request's host.Exchange carries
+// it (clientID.exchange): its session (nil: a request without a session
+// id) and, for a client of 2026-07-28 or later, its request (nil for
+// others).
+type clientID struct {
+	sess *mcpsession.Session
+	req  *mcpsession.Request
+}
+
+// clientOf returns the clientID of a request on ss: its
+// mcpsession.Session, and with sessionless its mcpsession.Request when
+// its client speaks 2026-07-28 or later (sessionlessRequest).
+func (s *Server) clientOf(ss *mcp.ServerSession, sessionless bool) clientID {
+	id := clientID{sess: s.client(ss)}
+	if sessionless {
+		id.req = sessionlessRequest(ss)
 	}
-	return ctx
+	return id
+}
+
+// exchange returns a new host.Exchange carrying id.
+func (id clientID) exchange() *host.Exchange {
+	return &host.Exchange{Session: id.sess, Sessionless: id.req}
+}
+
+// withClient returns ctx carrying a host.Exchange with ss's
+// mcpsession.Session (none for a request without a session id), for a
+// request routed to a plugin (Server.route) outside a call.
+func (s *Server) withClient(ctx context.Context, ss *mcp.ServerSession) context.Context {
+	return host.WithExchange(ctx, s.clientOf(ss, false).exchange())
 }
 
 // noteClientLevel records logging/setLevel req's level on its session's
@@ -196,7 +220,7 @@ func (s *Server) sessionFor(ss *mcp.ServerSession, key string, done <-chan struc
 // not asked for a list at all, as clientView does not ask it.
 func (s *Server) clientDefs(ctx context.Context, lr *mcp.ListToolsResult) map[string]json.RawMessage {
 	defs := *s.defs.Load()
-	if mcpsession.From(ctx) == nil && mcpsession.RequestFrom(ctx) == nil {
+	if x := host.ExchangeFrom(ctx); x.ClientSession() == nil && x.SessionlessRequest() == nil {
 		return defs
 	}
 	served := *s.served.Load()

@@ -59,8 +59,8 @@ import (
 // one result (this tools/call of it, or call_tool naming it) each item is
 // one progress notification (Item), and the host then drops the plugin's
 // own progress (host.CollectItems), so that each value comes once.
-func (s *Server) exchange(ctx context.Context, req *mcp.CallToolRequest) *host.Exchange {
-	x := &host.Exchange{}
+func (s *Server) exchange(ctx context.Context, req *mcp.CallToolRequest, id clientID) *host.Exchange {
+	x := id.exchange()
 	if meta := req.Params.GetMeta(); len(meta) > 0 {
 		x.Meta, _ = json.Marshal(meta) // decoded JSON: encodes
 	}
@@ -217,10 +217,9 @@ type refusalKey struct{}
 // and the function that returns the refusal's error (nil when none): the
 // host's own, else a declared MCP server's JSON-RPC error for the call's
 // mcpsession.Request (passed on as the server sent it).
-func withRefusal(ctx context.Context) (context.Context, func() *jsonrpc.Error) {
+func withRefusal(ctx context.Context, req *mcpsession.Request) (context.Context, func() *jsonrpc.Error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	r := &refusal{cancel: cancel}
-	req := mcpsession.RequestFrom(ctx)
 	return context.WithValue(ctx, refusalKey{}, r), func() *jsonrpc.Error {
 		r.mu.Lock()
 		defer r.mu.Unlock()

@@ -129,10 +129,10 @@ func sessionlessCall(req *mcp.CallToolRequest) bool {
 // detached from the POST (whose end still cancels it while it runs
 // without asking), a retry with a requestState resumes the held call it
 // names with its inputResponses.
-func (s *Server) inRounds(ctx context.Context, req *mcp.CallToolRequest, name string, run func(context.Context) (*mcp.CallToolResult, error)) (*mcp.CallToolResult, error) {
+func (s *Server) inRounds(ctx context.Context, req *mcp.CallToolRequest, name string, r *mcpsession.Request, run func(context.Context) (*mcp.CallToolResult, error)) (*mcp.CallToolResult, error) {
 	owner := access.GrantFrom(ctx).Name()
 	state := req.Params.RequestState
-	if r := mcpsession.RequestFrom(ctx); r != nil && s.serversRetry(req, name) {
+	if r != nil && s.serversRetry(req, name) {
 		// The retry of a round of a declared MCP server of 2026-07-28
 		// (its own inputRequests keys and requestState, if any): it
 		// goes to the server as it is.

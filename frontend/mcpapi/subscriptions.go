@@ -7,7 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/opentool-host/opentool-host/internal/mcpsession"
+	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 )
 
@@ -20,8 +20,8 @@ import (
 //	own           a client session with an id,  the server sends it on that
 //	              a declared MCP server with    session: it goes to that client
 //	              "sessions": "per-client"      alone (mcpsession.Session.
-//	              (mcpadapter marks it:         Updated), for the URIs it
-//	              mcpsession.MarkOwn)           subscribed to there
+//	              (mcpadapter marks it: host.   Updated), for the URIs it
+//	              Exchange.MarkOwn)             subscribed to there
 //	shared        anything else: the plugin's   the plugin reports it
 //	              one session (a shared or      (host.Host.OnResourceUpdated);
 //	              sessionless client, any       it goes to the sessions
@@ -217,9 +217,10 @@ func (s *Server) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error
 		r = viaSharedClient
 	}
 	if !s.subs.held(uri, c != nil) {
-		ctx, own := mcpsession.TrackOwn(ctx)
+		x := &host.Exchange{Session: c}
+		own := x.TrackOwn()
+		ctx = host.WithExchange(ctx, x)
 		if c != nil {
-			ctx = mcpsession.With(ctx, c)
 			s.watchEnd(ss, s.subs.add(ss, uri, viaOwn))
 		}
 		if err := s.route(ctx, mcpmethod.ResourcesSubscribe, uri, req.Params, &struct{}{}); err != nil {

@@ -1,17 +1,18 @@
-// Package mcpsession carries one downstream MCP client session, as the
-// host's MCP front end (package mcpapi) holds it, on the context of that
-// session's requests, so that a declared MCP server served in the host's
-// process (package mcpadapter) can give that client an upstream session
-// of its own. The identity is the *Session value the front end made for
-// the SDK's session: nothing a client sends (params._meta included) can
-// name or reach another client's.
+// Package mcpsession is one downstream MCP client session, as the host's
+// MCP front end (package mcpapi) holds it, and one request of a client
+// without a session (MCP 2026-07-28), as the front end hands them to a
+// declared MCP server served in the host's process (package mcpadapter)
+// in the Exchange of the call or request (host.Exchange: Session,
+// Sessionless), so that the server can give that client an upstream
+// session of its own. The identity is the *Session (or *Request) value
+// the front end made: nothing a client sends (params._meta included) can
+// name or reach another client's. The package puts nothing on a context.
 package mcpsession
 
 import (
 	"context"
 	"encoding/json"
 	"sync"
-	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -50,7 +51,7 @@ type Session struct {
 	Log func(ctx context.Context, p *mcp.LoggingMessageParams)
 	// Updated sends notifications/resources/updated for uri to the
 	// client when it subscribed to uri on its own upstream session
-	// (resources/subscribe marked with MarkOwn); anything else is
+	// (resources/subscribe marked with host.Exchange.MarkOwn); anything else is
 	// dropped: a server cannot reach a client with an update it did not
 	// ask for.
 	Updated func(ctx context.Context, uri string)
@@ -67,41 +68,6 @@ type Session struct {
 	mu       sync.Mutex
 	level    mcp.LoggingLevel // "" until logging/setLevel
 	watchers map[*func(mcp.LoggingLevel)]bool
-}
-
-type key struct{}
-
-// ownKey is the context key of a request's own-session mark (TrackOwn).
-type ownKey struct{}
-
-// With returns ctx carrying s.
-func With(ctx context.Context, s *Session) context.Context {
-	return context.WithValue(ctx, key{}, s)
-}
-
-// From returns the session ctx carries, nil for none (an OpenTool or OTC
-// caller, a stateless or sessionless MCP request, the host's own).
-func From(ctx context.Context) *Session {
-	s, _ := ctx.Value(key{}).(*Session)
-	return s
-}
-
-// TrackOwn returns ctx on which MarkOwn can record that the request it
-// carries was served on the client's own upstream session, and own,
-// which reports whether it was (false until MarkOwn; read it once the
-// request returned).
-func TrackOwn(ctx context.Context) (_ context.Context, own func() bool) {
-	var b atomic.Bool
-	return context.WithValue(ctx, ownKey{}, &b), b.Load
-}
-
-// MarkOwn records on ctx (TrackOwn) that its request was served on the
-// client's own upstream session, not the server's shared one; without
-// TrackOwn it does nothing.
-func MarkOwn(ctx context.Context) {
-	if b, ok := ctx.Value(ownKey{}).(*atomic.Bool); ok {
-		b.Store(true)
-	}
 }
 
 // Level returns the log level the client set with logging/setLevel, ""
@@ -145,8 +111,8 @@ func (s *Session) OnLevel(f func(mcp.LoggingLevel)) (stop func()) {
 
 // Request is one request of a downstream MCP client of revision
 // 2026-07-28 or later (SEP-2575: no session; it declares its protocol
-// version, clientInfo and capabilities in its own _meta), carried on that
-// request's context from the host's MCP front end to a declared MCP
+// version, clientInfo and capabilities in its own _meta), carried in that
+// request's host.Exchange from the host's MCP front end to a declared MCP
 // server in the host's process, so that the server can be spoken to in
 // the same revision for it: the caller's capabilities reach the server
 // (which answers -32021 itself for one it needs and the caller lacks) and
@@ -174,20 +140,6 @@ type Request struct {
 	mu      sync.Mutex
 	claimed bool
 	err     *jsonrpc.Error
-}
-
-// WithRequest returns ctx carrying r.
-func WithRequest(ctx context.Context, r *Request) context.Context {
-	return context.WithValue(ctx, requestKey{}, r)
-}
-
-type requestKey struct{}
-
-// RequestFrom returns the request ctx carries, nil for none (a caller of
-// an earlier revision, an OpenTool or OTC caller, the host's own).
-func RequestFrom(ctx context.Context) *Request {
-	r, _ := ctx.Value(requestKey{}).(*Request)
-	return r
 }
 
 // Relay records that a server was spoken to in the request's revision

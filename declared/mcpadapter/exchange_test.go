@@ -1,0 +1,70 @@
+package mcpadapter
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/internal/mcpsession"
+	"github.com/opentool-host/opentool-host/protocol/decl"
+)
+
+// withSession returns ctx carrying a host.Exchange with the client
+// session s, as the host's MCP front end hands a call or request of s's
+// client to a declared MCP server.
+func withSession(ctx context.Context, s *mcpsession.Session) context.Context {
+	return host.WithExchange(ctx, &host.Exchange{Session: s})
+}
+
+// withSessionless returns ctx carrying a host.Exchange with the request
+// r of a client of 2026-07-28, as the host's MCP front end hands it on.
+func withSessionless(ctx context.Context, r *mcpsession.Request) context.Context {
+	return host.WithExchange(ctx, &host.Exchange{Sessionless: r})
+}
+
+// sessionKey is a context key of the test's own: a value under it is
+// what a caller could put on a context beside the Exchange.
+type sessionKey struct{}
+
+// TestClientSessionOnlyThroughExchange: a call reaches a client's own
+// upstream session only when its host.Exchange carries that client's
+// mcpsession.Session. The server's tool "who" answers the clientInfo
+// name of the session it runs on: with the Exchange it is the client's;
+// with nothing on the context, with an Exchange that carries no session,
+// or with the session under any other context value, the shared
+// session's (the host's clientInfo), and no session of that client is
+// made.
+func TestClientSessionOnlyThroughExchange(t *testing.T) {
+	r := start(t, decl.Launch{Name: "places", Server: decl.MCPServer{URL: placesServer(t, nil, nil)}}, Options{})
+	load(t, r.Adapter)
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
+	defer cancel()
+	s, _ := placeClient(t, "alice")
+	shared := func(what string, ctx context.Context) {
+		t.Helper()
+		out, err := r.CallJSON(ctx, "who", nil)
+		if err != nil {
+			t.Fatalf("who %s: %v", what, err)
+		}
+		if strings.Contains(string(out), `"alice"`) || !strings.Contains(string(out), "opentool-host-mcp-adapter") {
+			t.Fatalf("who %s = %s; want the shared session's answer", what, out)
+		}
+		if r.hasOwn(s) {
+			t.Fatalf("who %s made the client an upstream session of its own", what)
+		}
+	}
+	shared("with nothing on the context", ctx)
+	shared("with an Exchange without a session", host.WithExchange(ctx, &host.Exchange{Meta: []byte(`{"client":"alice"}`)}))
+	shared("with the session beside the Exchange", context.WithValue(ctx, sessionKey{}, s))
+	out, err := r.CallJSON(withSession(ctx, s), "who", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), `"alice"`) {
+		t.Fatalf("who with the session in the Exchange = %s; want the client's own session's answer", out)
+	}
+	if !r.hasOwn(s) {
+		t.Fatal("the call with the session in its Exchange made no upstream session of the client's own")
+	}
+}
