@@ -87,7 +87,7 @@ func (s *Server) call(ctx context.Context, req *mcp.CallToolRequest, name string
 	}
 	if je := loginRequired(req.Session, err); je != nil {
 		if held, _ := ctx.Value(heldKey{}).(*heldCall); held != nil {
-			return s.loginRound(ctx, held, req, name, err, je) // a 2026-07-28 client: an input_required round (loginrounds.go)
+			return s.loginRound(ctx, held, req, name, id, err, je) // a 2026-07-28 client: an input_required round (loginrounds.go)
 		}
 		return nil, je
 	}

@@ -3,6 +3,7 @@ package mcpapi
 import (
 	"context"
 	"encoding/json"
+	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -28,7 +29,7 @@ type loginRoundsKey struct{}
 // it with the isError result that names the link (callError). je answers
 // when no round can be asked (over the held calls' caps) or after
 // maxLoginRounds.
-func (s *Server) loginRound(ctx context.Context, held *heldCall, req *mcp.CallToolRequest, name string, err, je error) (*mcp.CallToolResult, error) {
+func (s *Server) loginRound(ctx context.Context, held *heldCall, req *mcp.CallToolRequest, name string, id clientID, err, je error) (*mcp.CallToolResult, error) {
 	n, _ := ctx.Value(loginRoundsKey{}).(int)
 	if n >= maxLoginRounds {
 		return nil, je
@@ -37,7 +38,7 @@ func (s *Server) loginRound(ctx context.Context, held *heldCall, req *mcp.CallTo
 	if merr != nil {
 		return nil, je
 	}
-	raw, aerr := held.ask(ctx, "elicitation/create", params)
+	raw, aerr := held.ask(ctx, mcpmethod.ElicitationCreate, params)
 	if aerr != nil {
 		if ctx.Err() != nil {
 			return nil, aerr
@@ -48,5 +49,5 @@ func (s *Server) loginRound(ctx context.Context, held *heldCall, req *mcp.CallTo
 	if json.Unmarshal(raw, &r) != nil || r.Action != "accept" {
 		return s.callError(name, err)
 	}
-	return s.call(context.WithValue(ctx, loginRoundsKey{}, n+1), req, name)
+	return s.call(context.WithValue(ctx, loginRoundsKey{}, n+1), req, name, id)
 }
