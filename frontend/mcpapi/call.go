@@ -46,13 +46,14 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 		run := func(ctx context.Context) (*mcp.CallToolResult, error) {
 			return s.call(ctx, req, name)
 		}
-		if s.fromMCPServer(name) { // not call_tool: a round of its own is the host's
-			ctx = withRevision(ctx, req.Session)
-		} else {
-			run = s.pluginRounds(req, run) // a plugin's own rounds (pluginrounds.go)
+		if !s.FromMCPServer(name) {
+			return s.rounds.Tool(req, run)(ctx) // a plugin's own rounds (package rounds)
 		}
-		if sessionlessCall(req) {
-			return s.inRounds(ctx, req, name, run) // it may ask the client (inputrequired.go)
+		ctx = withRevision(ctx, req.Session) // not call_tool: a round of its own is the host's
+		if r := mcpsession.RequestFrom(ctx); r != nil {
+			// A retry of the server's own round goes to it as it is (a
+			// round of the host's never reaches here: rounds.Layer).
+			r.InputResponses, r.RequestState = req.Params.InputResponses, req.Params.RequestState
 		}
 		return run(ctx)
 	}

@@ -185,9 +185,9 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 }
 
 // getPrompt is the prompts/get handler of every served prompt.
-// A plugin's round is served as a tool's (promptRounds).
+// A plugin's round is served as a tool's (rounds.Layer.Prompt).
 func (s *Server) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-	return s.promptRounds(ctx, req, func(p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
+	return s.rounds.Prompt(ctx, req, func(p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
 		var res mcp.GetPromptResult
 		if err := s.route(s.catalogContext(ctx, req.Session), mcpmethod.PromptsGet, "", p, &res); err != nil {
 			return nil, err

@@ -135,9 +135,9 @@
 // a second, stateless SDK handler (http.go, sessionless), as every request
 // does without them; the SDK checks its required headers. A plugin's
 // question to such a client becomes an input_required round
-// (inputrequired.go), or -32021 when the client did not declare the
+// (package rounds), or -32021 when the client did not declare the
 // capability (exchange.go). A plugin's own round (pluginsdk.InputRequired:
 // its keys, its requestState) reaches such a client as written, and is
 // answered by the host for an older client with a session
-// (pluginrounds.go).
+// (package rounds).
 package mcpapi
