@@ -35,7 +35,7 @@
 //	                               the SDK routes calls by and every other
 //	                               plugin's definition
 //	catalog items, resources/read  as the plugin (its server) wrote them,
-//	and prompts/get results        over the SDK's result (verbatim.go)
+//	and prompts/get results        over the SDK's result (package overlay)
 //	function name, description     tool name, description
 //	title, annotations, icons,     title, annotations, icons, _meta, as the
 //	_meta (extensions)             plugin (an MCP server) declares them
