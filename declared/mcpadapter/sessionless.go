@@ -55,7 +55,7 @@ import (
 // within upstreamInitTimeout, while which the first such call waits) is
 // asked once per run; its callers' calls go to the session of 2025-11-25 as before,
 // where its requests to the client become the host's own input_required
-// rounds (frontend/mcpapi, inputrequired.go), and a retry carrying a
+// rounds (frontend/mcpapi/rounds, held.go), and a retry carrying a
 // requestState the host did not issue is refused with -32602. A tool the
 // adapter calls as a task (execution.taskSupport "required") is called as
 // a task on the same session, so that every call of such a caller reaches

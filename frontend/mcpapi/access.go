@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/frontend/keyview"
+	"github.com/opentool-host/opentool-host/frontend/mcpapi/overlay"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/host/access"
 	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
@@ -72,7 +73,7 @@ func grantOf(req mcp.Request) *access.Grant {
 // shows an MCP server's tools as the server defines them (toolList),
 // the catalog's lists their items as the plugins wrote them
 // (catalogList), resources/read, prompts/get and completion/complete
-// the plugin's result as it wrote it (verbatimCall).
+// the plugin's result as it wrote it (overlay.Call).
 // The key's rate limit was taken by the front door for every request of the POST
 // (HTTPHandler.Meter), before the SDK read it.
 func (s *Server) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
@@ -106,7 +107,7 @@ func (s *Server) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			return s.catalogList(res), nil
 		case method == mcpmethod.ResourcesRead, method == mcpmethod.PromptsGet, method == mcpmethod.CompletionComplete:
-			return verbatimCall(ctx, next, method, req)
+			return overlay.Call(ctx, next, method, req)
 		case method == mcpmethod.Initialize:
 			res, err := s.withListener(ctx, next, method, req, g)
 			if ss, _ := req.GetSession().(*mcp.ServerSession); err == nil {

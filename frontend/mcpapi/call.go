@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/opentool-host/opentool-host/frontend/mcpapi/rounds"
 	"net/url"
 
 	"go.opentelemetry.io/otel/propagation"
@@ -42,16 +43,18 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 		ctx, stop := httpguard.WithRequestCancel(ctx)
 		defer stop()
 		ctx = callContext(ctx, req)
-		server := s.fromMCPServer(name) // not call_tool: a round of its own is the host's
+		server := s.FromMCPServer(name) // not call_tool: a round of its own is the host's
 		id := s.clientOf(req.Session, server)
 		run := func(ctx context.Context) (*mcp.CallToolResult, error) {
 			return s.call(ctx, req, name, id)
 		}
 		if !server {
-			run = s.pluginRounds(req, run) // a plugin's own rounds (pluginrounds.go)
+			return s.rounds.Tool(req, run)(ctx) // a plugin's own rounds (package rounds)
 		}
-		if sessionlessCall(req) {
-			return s.inRounds(ctx, req, name, id.req, run) // it may ask the client (inputrequired.go)
+		if r := id.req; r != nil {
+			// A retry of the server's own round goes to it as it is (a
+			// round of the host's never reaches here: rounds.Layer).
+			r.InputResponses, r.RequestState = req.Params.InputResponses, req.Params.RequestState
 		}
 		return run(ctx)
 	}
@@ -86,8 +89,8 @@ func (s *Server) call(ctx context.Context, req *mcp.CallToolRequest, name string
 		return nil, je
 	}
 	if je := loginRequired(req.Session, err); je != nil {
-		if held, _ := ctx.Value(heldKey{}).(*heldCall); held != nil {
-			return s.loginRound(ctx, held, req, name, id, err, je) // a 2026-07-28 client: an input_required round (loginrounds.go)
+		if ask := rounds.HeldAsk(ctx); ask != nil {
+			return s.loginRound(ctx, ask, req, name, id, err, je) // a 2026-07-28 client: an input_required round (loginrounds.go)
 		}
 		return nil, je
 	}

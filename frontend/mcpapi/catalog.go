@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/opentool-host/opentool-host/frontend/mcpapi/overlay"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/host/access"
 	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
@@ -185,9 +186,9 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 }
 
 // getPrompt is the prompts/get handler of every served prompt.
-// A plugin's round is served as a tool's (promptRounds).
+// A plugin's round is served as a tool's (rounds.Layer.Prompt).
 func (s *Server) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-	return s.promptRounds(ctx, req, func(p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
+	return s.rounds.Prompt(ctx, req, func(p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
 		var res mcp.GetPromptResult
 		if err := s.route(s.catalogContext(ctx, req.Session), mcpmethod.PromptsGet, "", p, &res); err != nil {
 			return nil, err
@@ -232,7 +233,7 @@ func (s *Server) route(ctx context.Context, method, uri string, params any, out 
 	if err := json.Unmarshal(res, out); err != nil {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: method + ": the plugin's result does not decode: " + err.Error()}
 	}
-	noteVerbatim(ctx, res)
+	overlay.Note(ctx, res)
 	return nil
 }
 
@@ -327,7 +328,7 @@ func (s *Server) catalogList(res mcp.Result) mcp.Result {
 		out[i] = it.JSON
 	}
 	list, _ := json.Marshal(out) // raw JSON: encodes
-	return withMembers(res, overlay{member: list})
+	return overlay.With(res, overlay.Members{member: list})
 }
 
 // keep returns the items of xs for which ok holds.

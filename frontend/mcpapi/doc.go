@@ -35,7 +35,7 @@
 //	                               the SDK routes calls by and every other
 //	                               plugin's definition
 //	catalog items, resources/read  as the plugin (its server) wrote them,
-//	and prompts/get results        over the SDK's result (verbatim.go)
+//	and prompts/get results        over the SDK's result (package overlay)
 //	function name, description     tool name, description
 //	title, annotations, icons,     title, annotations, icons, _meta, as the
 //	_meta (extensions)             plugin (an MCP server) declares them
@@ -135,9 +135,9 @@
 // a second, stateless SDK handler (http.go, sessionless), as every request
 // does without them; the SDK checks its required headers. A plugin's
 // question to such a client becomes an input_required round
-// (inputrequired.go), or -32021 when the client did not declare the
+// (package rounds), or -32021 when the client did not declare the
 // capability (exchange.go). A plugin's own round (pluginsdk.InputRequired:
 // its keys, its requestState) reaches such a client as written, and is
 // answered by the host for an older client with a session
-// (pluginrounds.go).
+// (package rounds).
 package mcpapi

@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/opentool-host/opentool-host/frontend/mcpapi/rounds"
 	"github.com/opentool-host/opentool-host/frontend/mcpapi/tasklayer"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/host/tasks/mcptasks"
@@ -49,7 +50,7 @@ import (
 //	                                  {"requiredCapabilities": {CAP: {}}}, and
 //	                                  the call is cancelled (refusal); one that
 //	                                  declared it gets the request in an
-//	                                  input_required round (inputrequired.go)
+//	                                  input_required round (package rounds)
 //
 // The client's request _meta (progressToken, trace context, its own keys)
 // goes to the plugin with the call.
@@ -64,7 +65,7 @@ func (s *Server) exchange(ctx context.Context, req *mcp.CallToolRequest, id clie
 	if meta := req.Params.GetMeta(); len(meta) > 0 {
 		x.Meta, _ = json.Marshal(meta) // decoded JSON: encodes
 	}
-	x.Meta = retryMeta(ctx, x.Meta) // a retry of the plugin's round (pluginrounds.go)
+	x.Meta = rounds.RetryMeta(ctx, x.Meta) // a retry of the plugin's round
 	ss := req.Session
 	if ss == nil {
 		return x
@@ -98,34 +99,40 @@ func (s *Server) exchange(ctx context.Context, req *mcp.CallToolRequest, id clie
 			s.tasks.RelayStatus(ctx, params)
 		}
 	}
-	// A call of a 2026-07-28 client asks across rounds (inputrequired.go).
-	held, _ := ctx.Value(heldKey{}).(*heldCall)
+	// A call of a 2026-07-28 client asks across rounds (package rounds).
+	held := rounds.HeldAsk(ctx)
 	stateless := ss.ID() == "" && req.Extra != nil && req.Extra.Header != nil && held == nil && !s.chans.OnStdio()
 	x.Request = func(rctx context.Context, method string, params []byte) ([]byte, error) {
 		id, inTask := tasklayer.TaskOf(ctx) // the request waits in the task
 		if err := canAsk(ss, method, stateless && !inTask); err != nil {
 			var missing *missingCapability
 			if errors.As(err, &missing) {
-				refuseCall(ctx, missing.rpc())
+				refuseCall(ctx, missing.ClientError())
 			}
 			return nil, err
 		}
 		if inTask {
-			if _, err := inputRequest(method, params); err != nil {
+			if _, err := rounds.InputRequest(method, params); err != nil {
 				return nil, &host.RPCError{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 			}
 			return s.tasks.Ask(rctx, id, method, params)
 		}
 		if held != nil {
-			return held.ask(rctx, method, params)
+			return held(rctx, method, params)
 		}
-		res, err := s.ask(rctx, ss, method, params)
-		if err != nil {
-			return nil, rpcError(err)
-		}
-		return json.Marshal(res)
+		return s.askClient(rctx, ss, method, params)
 	}
 	return x
+}
+
+// askClient is s.ask with the plugin's error (rpcError) and the answer as
+// JSON.
+func (s *Server) askClient(ctx context.Context, ss *mcp.ServerSession, method string, params []byte) ([]byte, error) {
+	res, err := s.ask(ctx, ss, method, params)
+	if err != nil {
+		return nil, rpcError(err)
+	}
+	return json.Marshal(res)
 }
 
 // canAsk reports why the client of ss cannot be asked method, nil when
@@ -189,10 +196,10 @@ type missingCapability struct {
 	capability string // "sampling", "elicitation"
 }
 
-// rpc is the client's error for the call: -32021 (SEP-2575,
+// ClientError is the client's error for the call (rounds.Refusal): -32021 (SEP-2575,
 // MissingRequiredClientCapabilityError) with data
 // {"requiredCapabilities": {capability: {}}}.
-func (m *missingCapability) rpc() *jsonrpc.Error {
+func (m *missingCapability) ClientError() *jsonrpc.Error {
 	data, _ := json.Marshal(map[string]any{"requiredCapabilities": map[string]any{m.capability: map[string]any{}}})
 	return &jsonrpc.Error{Code: codeMissingCapability, Message: m.Message, Data: data}
 }
@@ -261,7 +268,7 @@ func refuseCall(ctx context.Context, err *jsonrpc.Error) {
 // (the plugin judges it); only the mode is checked against the client's
 // capabilities, as Elicit does (elicitMode).
 func (s *Server) ask(ctx context.Context, ss *mcp.ServerSession, method string, params []byte) (any, error) {
-	ir, err := inputRequest(method, params)
+	ir, err := rounds.InputRequest(method, params)
 	if err != nil {
 		return nil, &host.RPCError{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}
@@ -330,3 +337,32 @@ func rpcError(err error) error {
 	}
 	return &host.RPCError{Code: host.CodeInternalError, Message: err.Error()}
 }
+
+// withoutSession reports whether req has no session that could carry a
+// request to its client (/mcp --mcp-stateless, or a request of 2026-07-28,
+// not on stdio).
+func withoutSession(req mcp.Request, s *Server) bool {
+	ss, _ := req.GetSession().(*mcp.ServerSession)
+	extra := req.GetExtra()
+	return ss == nil || ss.ID() == "" && extra != nil && extra.Header != nil && !s.chans.OnStdio()
+}
+
+// roundsClient is the rounds layer's way of asking a Server's clients
+// (rounds.Client).
+type roundsClient struct{ s *Server }
+
+// CanAsk is canAsk; noSession for no session (ss nil).
+func (c roundsClient) CanAsk(ss *mcp.ServerSession, method string, stateless bool) error {
+	if ss == nil {
+		return noSession(method)
+	}
+	return canAsk(ss, method, stateless)
+}
+
+// Ask is askClient.
+func (c roundsClient) Ask(ctx context.Context, ss *mcp.ServerSession, method string, params []byte) ([]byte, error) {
+	return c.s.askClient(ctx, ss, method, params)
+}
+
+// Stateless is withoutSession.
+func (c roundsClient) Stateless(req mcp.Request) bool { return withoutSession(req, c.s) }

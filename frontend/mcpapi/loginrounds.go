@@ -19,9 +19,9 @@ const maxLoginRounds = 3
 // call has had.
 type loginRoundsKey struct{}
 
-// loginRound answers a call of a 2026-07-28 client (held: it runs across
-// rounds, inputrequired.go) that failed with needs_login err, the client
-// having declared URL-mode elicitation: an input_required round asking
+// loginRound answers a call of a 2026-07-28 client (held across rounds by
+// package rounds; ask asks its client in a round) that failed with
+// needs_login err, the client having declared URL-mode elicitation: an input_required round asking
 // elicitation/create in URL mode with the login link (loginElicitation,
 // the counterpart of 2025-11-25's -32042, je). When the client's retry
 // accepts it (the person has logged in), the call runs again, and its
@@ -29,7 +29,7 @@ type loginRoundsKey struct{}
 // it with the isError result that names the link (callError). je answers
 // when no round can be asked (over the held calls' caps) or after
 // maxLoginRounds.
-func (s *Server) loginRound(ctx context.Context, held *heldCall, req *mcp.CallToolRequest, name string, id clientID, err, je error) (*mcp.CallToolResult, error) {
+func (s *Server) loginRound(ctx context.Context, ask func(context.Context, string, []byte) ([]byte, error), req *mcp.CallToolRequest, name string, id clientID, err, je error) (*mcp.CallToolResult, error) {
 	n, _ := ctx.Value(loginRoundsKey{}).(int)
 	if n >= maxLoginRounds {
 		return nil, je
@@ -38,7 +38,7 @@ func (s *Server) loginRound(ctx context.Context, held *heldCall, req *mcp.CallTo
 	if merr != nil {
 		return nil, je
 	}
-	raw, aerr := held.ask(ctx, mcpmethod.ElicitationCreate, params)
+	raw, aerr := ask(ctx, mcpmethod.ElicitationCreate, params)
 	if aerr != nil {
 		if ctx.Err() != nil {
 			return nil, aerr

@@ -18,7 +18,7 @@ import (
 )
 
 // A plugin's own multi-round-trip requests (SEP-2322,
-// pluginsdk.InputRequired; pluginrounds.go), on a real host running the
+// pluginsdk.InputRequired; package rounds), on a real host running the
 // rounds test plugin.
 
 // roundsMeta is the _meta of a 2026-07-28 request that declares caps.

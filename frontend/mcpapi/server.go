@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/opentool-host/opentool-host/frontend/mcpapi/rounds"
 	"github.com/opentool-host/opentool-host/frontend/mcpapi/tasklayer"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/host/tasks"
@@ -67,7 +68,7 @@ type Server struct {
 
 	inflight inflight         // stateless calls in flight, for notifications/cancelled (cancel.go)
 	chans    channels         // the sessions' channels to their clients outside a request (streams.go)
-	held     heldCalls        // calls of 2026-07-28 clients across rounds (inputrequired.go)
+	rounds   *rounds.Layer    // multi-round-trip requests
 	tasks    *tasklayer.Layer // MCP tasks, with Config.Tasks; nil without
 
 	mu      sync.Mutex        // one sync at a time; guards the fields below
@@ -147,6 +148,8 @@ func New(h *host.Host, cfg Config) *Server {
 	}
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: Name, Version: version.Version}, opts)
 	s.srv.AddReceivingMiddleware(s.advertiseMiddleware) // first: on the SDK's own result
+	s.rounds = rounds.New(rounds.Config{Functions: s, Client: roundsClient{s}, Down: s.down, ErrorMetaKey: ErrorMetaKey})
+	s.rounds.Install(s.srv) // before tasks: a task's call is held in its task
 	if cfg.Tasks != nil {
 		s.tasks = tasklayer.New(tasklayer.Config{Tasks: cfg.Tasks, Functions: s, Channels: &s.chans, Logger: cfg.Logger})
 		s.tasks.Install(s.srv) // before access: middleware added later runs first
@@ -159,6 +162,15 @@ func New(h *host.Host, cfg Config) *Server {
 	h.OnListChanged(s.listChanged)
 	s.sync()
 	return s
+}
+
+// FromMCPServer reports whether tool name is served from an MCP server's
+// tool definition (Function.MCPTool: a declared MCP server's; never the
+// host's own call_tool), which may run multi-round-trip requests of its
+// own (rounds.Functions).
+func (s *Server) FromMCPServer(name string) bool {
+	f := s.h.Function(name)
+	return f != nil && len(f.MCPTool) > 0
 }
 
 // Function returns the function tool name calls as served now, and

@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/opentool-host/opentool-host/frontend/mcpapi/overlay"
 	"github.com/opentool-host/opentool-host/frontend/mcpapi/tasklayer"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/protocol/opentool"
@@ -197,7 +198,7 @@ func (s *Server) withExecution(lr *mcp.ListToolsResult, defs map[string]json.Raw
 // {"taskSupport": ts}.
 func toolWithExecution(t *mcp.Tool, ts string) (json.RawMessage, error) {
 	ex, _ := json.Marshal(opentool.Execution{TaskSupport: ts}) // a struct of a string: encodes
-	return overlay{"execution": ex}.write(t)
+	return overlay.Members{"execution": ex}.Write(t)
 }
 
 // taskSupport is what the function of tool name as served declares of

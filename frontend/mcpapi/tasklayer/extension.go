@@ -88,7 +88,7 @@ import (
 // "required" is called as a task by its adapter (package mcpadapter,
 // tasks.go and coretasks.go), so a plain tools/call of it is answered
 // too; it is listed with taskSupport as the server wrote it (package
-// mcpapi, verbatim.go), so that a 2025-11-25 client may ask for a core
+// mcpapi/overlay), so that a 2025-11-25 client may ask for a core
 // task (core.go).
 // notifications/tasks goes around the SDK, onto the listen stream's
 // HTTP writer: the MCP Go SDK v1.8.0 gives a server no way to send a

@@ -1,4 +1,4 @@
-package mcpapi
+package rounds
 
 import (
 	"context"
@@ -27,7 +27,7 @@ import (
 // 2026-07-28 has no session on which a server could ask it something
 // during a call. When the plugin (or the MCP server) behind its tools/call
 // asks (elicitation/create, sampling/createMessage, roots/list, with the
-// capability declared: else -32021, exchange.go), the host holds the call
+// capability declared: else -32021, Client.CanAsk), the host holds the call
 // where it waits and answers the POST with an input_required result:
 //
 //	{"resultType": "input_required",
@@ -58,7 +58,7 @@ import (
 // reaches the client as it wrote it, and a retry whose requestState this
 // host did not issue (or with inputResponses and no state) of a tool
 // served from an MCP server's definition goes to it as it is, on the
-// call's mcpsession.Request (serversRetry).
+// call's mcpsession.Request (serversRetry), which the front end fills.
 
 // Bounds of held calls.
 //
@@ -68,13 +68,13 @@ import (
 // cannot tell which call they belong to): hence short bounds.
 const (
 	heldTimeout        = time.Minute           // between a round's answer and the retry
-	maxHeldCalls       = 64                    // on this Server
+	maxHeldCalls       = 64                    // on this Layer
 	maxHeldCallsPerKey = 4                     // per API key
 	maxInputRequests   = 16                    // pending in one call
 	inputGather        = 25 * time.Millisecond // requests that follow within it join the round
 )
 
-// heldCalls are the calls of this Server that run across rounds. The zero
+// heldCalls are the calls of a Layer that run across rounds. The zero
 // value is ready.
 type heldCalls struct {
 	once   sync.Once
@@ -87,7 +87,7 @@ type heldCalls struct {
 
 // heldCall is one call that may run across rounds.
 type heldCall struct {
-	held            *heldCalls // its Server's
+	held            *heldCalls // its Layer's
 	id, owner, tool string
 	expires         time.Time // of its requestState, set when a round ends
 
@@ -124,32 +124,32 @@ func sessionlessCall(req *mcp.CallToolRequest) bool {
 	return mcpsession.SpeaksSessionless(ss)
 }
 
-// inRounds runs tools/call req of tool name (run: the call itself) so
-// that it can ask the client across rounds: a first request starts run
-// detached from the POST (whose end still cancels it while it runs
-// without asking), a retry with a requestState resumes the held call it
-// names with its inputResponses.
-func (s *Server) inRounds(ctx context.Context, req *mcp.CallToolRequest, name string, r *mcpsession.Request, run func(context.Context) (*mcp.CallToolResult, error)) (*mcp.CallToolResult, error) {
+// inRounds runs tools/call req (run: the call itself, through the rest
+// of the server's handlers) so that it can ask the client across rounds:
+// a first request starts run detached from the POST (whose end still
+// cancels it while it runs without asking), a retry with a requestState
+// resumes the held call it names with its inputResponses. The retry of a
+// round of a declared MCP server of 2026-07-28 (its own inputRequests
+// keys and requestState, if any) runs as it is: the front end hands its
+// inputResponses and requestState to the server (mcpsession.Request).
+func (l *Layer) inRounds(ctx context.Context, req *mcp.CallToolRequest, run func(context.Context) (*mcp.CallToolResult, error)) (*mcp.CallToolResult, error) {
+	name := req.Params.Name
 	owner := access.GrantFrom(ctx).Name()
 	state := req.Params.RequestState
-	if r != nil && s.serversRetry(req, name) {
-		// The retry of a round of a declared MCP server of 2026-07-28
-		// (its own inputRequests keys and requestState, if any): it
-		// goes to the server as it is.
-		r.InputResponses, r.RequestState = req.Params.InputResponses, state
+	if l.serversRetry(req, name) {
 		return run(ctx)
 	}
-	if state != "" && s.held.hostShaped(state) { // else the plugin's own (pluginrounds.go)
-		hc, err := s.held.resume(state, owner, name)
+	if state != "" && l.held.hostShaped(state) { // else the plugin's own (plugin.go)
+		hc, err := l.held.resume(state, owner, name)
 		if err != nil {
 			return nil, err
 		}
 		if err := hc.answer(req.Params.InputResponses); err != nil {
 			return nil, err
 		}
-		return s.held.wait(ctx, s.down, hc)
+		return l.held.wait(ctx, l.cfg.Down, hc)
 	}
-	hc := &heldCall{held: &s.held, owner: owner, tool: name, asked: make(chan struct{}, 1), done: make(chan struct{}), pending: map[string]*pendingInput{}}
+	hc := &heldCall{held: &l.held, owner: owner, tool: name, asked: make(chan struct{}, 1), done: make(chan struct{}), pending: map[string]*pendingInput{}}
 	// The call outlives the POST once it asks: not the POST's context
 	// (httpguard.WithRequestCancel), the key's revocation.
 	callCtx, cancel := context.WithCancelCause(httpguard.Unbind(context.WithoutCancel(ctx)))
@@ -157,7 +157,7 @@ func (s *Server) inRounds(ctx context.Context, req *mcp.CallToolRequest, name st
 	hc.cancel = cancel
 	// A call parked between rounds is in flight on no request: the host's
 	// shutdown ends it (its retry could not reach this process).
-	stopDown := context.AfterFunc(s.down, func() {
+	stopDown := context.AfterFunc(l.cfg.Down, func() {
 		if hc.isParked() {
 			cancel(errShuttingDown)
 		}
@@ -167,9 +167,9 @@ func (s *Server) inRounds(ctx context.Context, req *mcp.CallToolRequest, name st
 		defer unbind()
 		hc.res, hc.err = run(context.WithValue(callCtx, heldKey{}, hc))
 		close(hc.done)
-		s.held.forget(hc)
+		l.held.forget(hc)
 	}()
-	return s.held.wait(ctx, s.down, hc)
+	return l.held.wait(ctx, l.cfg.Down, hc)
 }
 
 // wait answers the POST of ctx for hc: its result when it ends, or an
@@ -246,33 +246,47 @@ func gather(hc *heldCall) {
 	}
 }
 
-// round is the input_required result of hc's unanswered requests.
+// round is the input_required result of hc's unanswered requests. It is
+// marked input_required (resultType) the one way the SDK takes from
+// outside its tools/call handler: its own decoder of a result (its
+// setter is unexported), since the round is answered by the Layer's
+// middleware, around that handler.
 func (hc *heldCall) round(state string) (*mcp.CallToolResult, error) {
 	hc.mu.Lock()
 	defer hc.mu.Unlock()
 	reqs := mcp.InputRequestMap{}
 	for id, p := range hc.pending {
-		ir, err := inputRequest(p.method, p.params)
+		ir, err := InputRequest(p.method, p.params)
 		if err != nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the plugin's " + p.method + " cannot be sent as an input request: " + err.Error()}
 		}
 		reqs[id] = ir
 	}
-	return &mcp.CallToolResult{InputRequests: reqs, RequestState: state}, nil
+	b, err := json.Marshal(&mcp.CallToolResult{InputRequests: reqs, RequestState: state})
+	res := new(mcp.CallToolResult)
+	if err == nil {
+		// b is a JSON object with inputRequests: never "{}".
+		err = json.Unmarshal(append([]byte(`{"resultType":"input_required",`), b[1:]...), res)
+	}
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the input_required round does not encode: " + err.Error()}
+	}
+	return res, nil
 }
 
-// inputRequest decodes params (JSON, none for none) of a request to the
+// InputRequest decodes params (JSON, none for none) of a request to the
 // client as the SDK's params of method: *mcp.ElicitParams,
 // *mcp.CreateMessageWithToolsParams or *mcp.ListRootsParams (any other
-// method, which canAsk lets not through).
-func inputRequest(method string, params json.RawMessage) (mcp.InputRequest, error) {
+// method, which Client.CanAsk lets not through). Errors: params that do
+// not decode as method's.
+func InputRequest(method string, params json.RawMessage) (mcp.InputRequest, error) {
 	var ir mcp.InputRequest
 	switch method {
 	case mcpmethod.ElicitationCreate:
 		ir = &mcp.ElicitParams{}
 	case mcpmethod.SamplingCreateMessage:
 		ir = &mcp.CreateMessageWithToolsParams{}
-	default: // roots/list (canAsk let nothing else through)
+	default: // roots/list (CanAsk let nothing else through)
 		ir = &mcp.ListRootsParams{}
 	}
 	if len(params) == 0 {
@@ -425,7 +439,7 @@ func (h *heldCalls) mac(payload string) []byte {
 	return m.Sum(nil)
 }
 
-// issued reports whether state carries this Server's signature.
+// issued reports whether state carries this Layer's signature.
 func (h *heldCalls) issued(state string) bool {
 	payload, sig, ok := strings.Cut(state, ".")
 	got, err := base64.RawURLEncoding.DecodeString(sig)
@@ -435,22 +449,13 @@ func (h *heldCalls) issued(state string) bool {
 // serversRetry reports whether tools/call req of tool name is the retry
 // of a round the tool's MCP server ran itself: it carries inputResponses
 // or a requestState, none issued by this host, and name is served from
-// an MCP server's tool definition (fromMCPServer).
-func (s *Server) serversRetry(req *mcp.CallToolRequest, name string) bool {
+// an MCP server's tool definition (Functions.FromMCPServer).
+func (l *Layer) serversRetry(req *mcp.CallToolRequest, name string) bool {
 	state := req.Params.RequestState
-	if (state == "" && req.Params.InputResponses == nil) || (state != "" && s.held.issued(state)) {
+	if (state == "" && req.Params.InputResponses == nil) || (state != "" && l.held.issued(state)) {
 		return false
 	}
-	return s.fromMCPServer(name)
-}
-
-// fromMCPServer reports whether tool name is served from an MCP server's
-// tool definition (Function.MCPTool: a declared MCP server's; never the
-// host's own call_tool), which may run multi-round-trip requests of its
-// own.
-func (s *Server) fromMCPServer(name string) bool {
-	f := s.h.Function(name)
-	return f != nil && len(f.MCPTool) > 0
+	return l.cfg.Functions.FromMCPServer(name)
 }
 
 // resume returns the held call state names for the caller owner of tool,

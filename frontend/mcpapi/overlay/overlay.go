@@ -1,4 +1,25 @@
-package mcpapi
+// Package overlay writes a plugin's catalog results to the MCP client as
+// the plugin wrote them (an MCP server behind the host: as the server
+// wrote them, mcpadapter),
+// not as the SDK's types would write them again, which drop the members
+// they do not hold and the zero values they omit:
+//
+//	result                     how
+//	resources/list,            the front end's lists: the items as the
+//	resources/templates/list,  host holds them (host.CatalogItem), in the SDK's page
+//	prompts/list               (its order, nextCursor, filtered per key)
+//	resources/read,            Call: the plugin's result once the
+//	prompts/get,               SDK's type has decoded it (Note: its shape
+//	completion/complete        checked)
+//
+// Either is Members written on the SDK's result: its members replace the
+// SDK's, _meta member by member, but for the protocol's members the
+// host writes as the server its clients talk to (hostMembers: the SDK
+// decoded the plugin's and fills in their defaults, e.g. cacheScope
+// "public" for a Go SDK plugin's ""), and what the SDK adds after the
+// middleware (resultType, _meta's server info for 2026-07-28 clients)
+// stays, the SDK's result's methods being the wrapper's.
+package overlay
 
 import (
 	"context"
@@ -8,38 +29,18 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// A plugin's catalog results reach the client as the plugin wrote them
-// (an MCP server behind the host: as the server wrote them, mcpadapter),
-// not as the SDK's types would write them again, which drop the members
-// they do not hold and the zero values they omit:
-//
-//	result                     how
-//	resources/list,            catalogList: the items as the host holds
-//	resources/templates/list,  them (host.CatalogItem), in the SDK's page
-//	prompts/list               (its order, nextCursor, filtered per key)
-//	resources/read,            verbatimCall: the plugin's result once the
-//	prompts/get,               SDK's type has decoded it (route: its shape
-//	completion/complete        checked)
-//
-// Either is an overlay on the SDK's result: its members replace the
-// SDK's, _meta member by member, but for the protocol's members the
-// host writes as the server its clients talk to (hostMembers: the SDK
-// decoded the plugin's and fills in their defaults, e.g. cacheScope
-// "public" for a Go SDK plugin's ""), and what the SDK adds after the
-// middleware (resultType, _meta's server info for 2026-07-28 clients)
-// stays, the SDK's result's methods being the wrapper's.
-
 // hostMembers are the result members the SDK's result keeps: the cache
 // hints of the lists and resources/read (MCP 2026-07-28, SEP-2549) and
 // resultType (SEP-2322).
 var hostMembers = []string{"ttlMs", "cacheScope", "resultType"}
 
-// overlay is members (JSON values by name) written over an SDK result.
-type overlay map[string]json.RawMessage
+// Members are members (JSON values by name) written over an SDK result.
+type Members map[string]json.RawMessage
 
-// write is sdk's JSON with o's members in place of its own; _meta is
-// merged member by member (o's win) when both are objects.
-func (o overlay) write(sdk any) ([]byte, error) {
+// Write is sdk's JSON (any SDK result) with o's members in place of its
+// own; _meta is merged member by member (o's win) when both are objects.
+// Errors: sdk does not encode as a JSON object.
+func (o Members) Write(sdk any) ([]byte, error) {
 	b, err := json.Marshal(sdk)
 	if err != nil {
 		return nil, err
@@ -69,59 +70,59 @@ func mergeMeta(sdk, over json.RawMessage) json.RawMessage {
 	return out
 }
 
-// The SDK results with an overlay, one type per result since the SDK
+// The SDK results with an Members, one type per result since the SDK
 // sets resultType through an unexported method that only embedding the
 // SDK's own type carries.
 type (
 	verbatimRead struct {
 		*mcp.ReadResourceResult
-		o overlay
+		o Members
 	}
 	verbatimPrompt struct {
 		*mcp.GetPromptResult
-		o overlay
+		o Members
 	}
 	verbatimResources struct {
 		*mcp.ListResourcesResult
-		o overlay
+		o Members
 	}
 	verbatimTemplates struct {
 		*mcp.ListResourceTemplatesResult
-		o overlay
+		o Members
 	}
 	verbatimPrompts struct {
 		*mcp.ListPromptsResult
-		o overlay
+		o Members
 	}
 	verbatimComplete struct {
 		*mcp.CompleteResult
-		o overlay
+		o Members
 	}
 )
 
 // MarshalJSON implements json.Marshaler.
-func (v verbatimRead) MarshalJSON() ([]byte, error) { return v.o.write(v.ReadResourceResult) }
+func (v verbatimRead) MarshalJSON() ([]byte, error) { return v.o.Write(v.ReadResourceResult) }
 
 // MarshalJSON implements json.Marshaler.
-func (v verbatimPrompt) MarshalJSON() ([]byte, error) { return v.o.write(v.GetPromptResult) }
+func (v verbatimPrompt) MarshalJSON() ([]byte, error) { return v.o.Write(v.GetPromptResult) }
 
 // MarshalJSON implements json.Marshaler.
-func (v verbatimResources) MarshalJSON() ([]byte, error) { return v.o.write(v.ListResourcesResult) }
+func (v verbatimResources) MarshalJSON() ([]byte, error) { return v.o.Write(v.ListResourcesResult) }
 
 // MarshalJSON implements json.Marshaler.
 func (v verbatimTemplates) MarshalJSON() ([]byte, error) {
-	return v.o.write(v.ListResourceTemplatesResult)
+	return v.o.Write(v.ListResourceTemplatesResult)
 }
 
 // MarshalJSON implements json.Marshaler.
-func (v verbatimPrompts) MarshalJSON() ([]byte, error) { return v.o.write(v.ListPromptsResult) }
+func (v verbatimPrompts) MarshalJSON() ([]byte, error) { return v.o.Write(v.ListPromptsResult) }
 
 // MarshalJSON implements json.Marshaler.
-func (v verbatimComplete) MarshalJSON() ([]byte, error) { return v.o.write(v.CompleteResult) }
+func (v verbatimComplete) MarshalJSON() ([]byte, error) { return v.o.Write(v.CompleteResult) }
 
-// withMembers returns res written with o over it; res itself when it is
+// With returns res written with o over it; res itself when it is
 // not one of the catalog's results.
-func withMembers(res mcp.Result, o overlay) mcp.Result {
+func With(res mcp.Result, o Members) mcp.Result {
 	switch r := res.(type) {
 	case *mcp.ReadResourceResult:
 		return verbatimRead{r, o}
@@ -139,30 +140,30 @@ func withMembers(res mcp.Result, o overlay) mcp.Result {
 	return res
 }
 
-// verbatimKey is the context key of the *json.RawMessage where route
-// leaves a plugin's result as it wrote it (verbatimCall).
+// verbatimKey is the context key of the *json.RawMessage where Note
+// leaves a plugin's result as it wrote it (Call).
 type verbatimKey struct{}
 
-// verbatimCall runs next, a resources/read, prompts/get or
-// completion/complete, and returns
-// its result with the members of the plugin's own (route leaves it on
-// the context once the SDK's type has decoded it) written over it.
-func verbatimCall(ctx context.Context, next mcp.MethodHandler, method string, req mcp.Request) (mcp.Result, error) {
+// Call runs next, the SDK server's handler of a resources/read,
+// prompts/get or completion/complete, and returns its result with the
+// members of the plugin's own (Note leaves it on the context once the
+// SDK's type has decoded it) written over it, but for hostMembers.
+func Call(ctx context.Context, next mcp.MethodHandler, method string, req mcp.Request) (mcp.Result, error) {
 	var raw json.RawMessage
 	res, err := next(context.WithValue(ctx, verbatimKey{}, &raw), method, req)
-	var o overlay
+	var o Members
 	if err != nil || len(raw) == 0 || json.Unmarshal(raw, &o) != nil {
 		return res, err
 	}
 	for _, k := range hostMembers {
 		delete(o, k)
 	}
-	return withMembers(res, o), nil
+	return With(res, o), nil
 }
 
-// noteVerbatim leaves res, a plugin's result (a JSON object) that
-// decoded, where verbatimCall finds it, when ctx came through it.
-func noteVerbatim(ctx context.Context, res json.RawMessage) {
+// Note leaves res, a plugin's result (a JSON object) that decoded, where
+// Call finds it, when ctx came through it.
+func Note(ctx context.Context, res json.RawMessage) {
 	if into, ok := ctx.Value(verbatimKey{}).(*json.RawMessage); ok {
 		*into = res
 	}

@@ -1,4 +1,4 @@
-package mcpapi
+package rounds
 
 import (
 	"context"
@@ -30,9 +30,9 @@ import (
 //     the call's meta (wire.MetaInputResponses, wire.MetaRequestState,
 //     the client's own members of those names dropped), a prompt's in its
 //     params. A requestState of the host's own shape (hostShaped) is the
-//     host's held call's (inputrequired.go), never the plugin's. A round
+//     host's held call's (held.go), never the plugin's. A round
 //     that asks what the client did not declare is refused with -32021,
-//     as a plain request is (canAsk).
+//     as a plain request is (Client.CanAsk).
 //   - A client of an earlier revision with a session (or on stdio) never
 //     sees the round: the host sends each request to it on the call's
 //     stream, in the order of their keys, and calls the plugin again with
@@ -64,7 +64,7 @@ type pluginRetry struct {
 // retryKey is the context key of a call's *pluginRetry.
 type retryKey struct{}
 
-// withRetry returns ctx carrying r for the plugin's call (retryMeta); ctx
+// withRetry returns ctx carrying r for the plugin's call (RetryMeta); ctx
 // itself for nil (a first round: nothing to carry, and a call's ctx never
 // carries a retry of another call).
 func withRetry(ctx context.Context, r *pluginRetry) context.Context {
@@ -74,10 +74,10 @@ func withRetry(ctx context.Context, r *pluginRetry) context.Context {
 	return context.WithValue(ctx, retryKey{}, r)
 }
 
-// retryMeta returns meta, the client's _meta handed to the plugin (a JSON
+// RetryMeta returns meta, the client's _meta handed to the plugin (a JSON
 // object, nil for none), without the client's members of the host's
 // retry names and with the retry ctx carries, if any.
-func retryMeta(ctx context.Context, meta []byte) []byte {
+func RetryMeta(ctx context.Context, meta []byte) []byte {
 	r, _ := ctx.Value(retryKey{}).(*pluginRetry)
 	if r == nil && !strings.Contains(string(meta), "io.opentool-host/") {
 		return meta
@@ -102,7 +102,7 @@ func retryMeta(ctx context.Context, meta []byte) []byte {
 }
 
 // hostShaped reports whether state has the shape of a requestState the
-// host issues for its held calls (inputrequired.go: claims "." signature):
+// host issues for its held calls (held.go: claims "." signature):
 // its claims decode, or its signature has HMAC-SHA256's length. Such a
 // state is the host's to verify, never a plugin's.
 func (h *heldCalls) hostShaped(state string) bool {
@@ -121,13 +121,13 @@ func (h *heldCalls) hostShaped(state string) bool {
 // toolRetry is the retry of the plugin's round that tools/call req
 // carries: nil when it carries neither inputResponses nor a requestState
 // of the plugin's (one the host issued is its held call's).
-func (s *Server) toolRetry(req *mcp.CallToolRequest) (*pluginRetry, error) {
+func (l *Layer) toolRetry(req *mcp.CallToolRequest) (*pluginRetry, error) {
 	p := req.Params
-	if p.InputResponses == nil && (p.RequestState == "" || s.held.hostShaped(p.RequestState)) {
+	if p.InputResponses == nil && (p.RequestState == "" || l.held.hostShaped(p.RequestState)) {
 		return nil, nil
 	}
 	r := &pluginRetry{}
-	if !s.held.hostShaped(p.RequestState) {
+	if !l.held.hostShaped(p.RequestState) {
 		r.state = p.RequestState
 	}
 	if p.InputResponses != nil {
@@ -140,13 +140,16 @@ func (s *Server) toolRetry(req *mcp.CallToolRequest) (*pluginRetry, error) {
 	return r, nil
 }
 
-// pluginRounds returns run, a tools/call req of a plugin's function,
-// serving the plugin's rounds (above): the first call carries the retry
-// req carries; a round goes to a 2026-07-28 client as it is, or is
-// fulfilled for an older client with a session.
-func (s *Server) pluginRounds(req *mcp.CallToolRequest, run func(context.Context) (*mcp.CallToolResult, error)) func(context.Context) (*mcp.CallToolResult, error) {
+// Tool returns run, a tools/call req of a plugin's function, serving the
+// plugin's rounds (above): the first call carries the retry req carries
+// (RetryMeta); a round goes to a 2026-07-28 client as it is, or is
+// fulfilled for an older client with a session. It wraps the front end's
+// tools/call handler, not the SDK's: the SDK's own fulfilment of rounds
+// for older clients is the innermost middleware, and would take them
+// first.
+func (l *Layer) Tool(req *mcp.CallToolRequest, run func(context.Context) (*mcp.CallToolResult, error)) func(context.Context) (*mcp.CallToolResult, error) {
 	return func(ctx context.Context) (*mcp.CallToolResult, error) {
-		retry, err := s.toolRetry(req)
+		retry, err := l.toolRetry(req)
 		if err != nil {
 			return nil, err
 		}
@@ -155,13 +158,13 @@ func (s *Server) pluginRounds(req *mcp.CallToolRequest, run func(context.Context
 			if err != nil || res == nil {
 				return res, err
 			}
-			if retry != nil && refusedRetry(res) {
+			if retry != nil && l.refusedRetry(res) {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: " + errorText(res)}
 			}
 			if res.InputRequests == nil && !res.NeedsInput() {
 				return res, nil
 			}
-			answers, err := s.answerRound(ctx, req.Session, withoutSession(req, s), res.InputRequests, n)
+			answers, err := l.answerRound(ctx, req.Session, l.cfg.Client.Stateless(req), res.InputRequests, n)
 			if err != nil || answers == nil {
 				return res, err
 			}
@@ -170,26 +173,17 @@ func (s *Server) pluginRounds(req *mcp.CallToolRequest, run func(context.Context
 	}
 }
 
-// withoutSession reports whether req has no session that could carry a
-// request to its client (/mcp --mcp-stateless, or a request of 2026-07-28,
-// not on stdio).
-func withoutSession(req mcp.Request, s *Server) bool {
-	ss, _ := req.GetSession().(*mcp.ServerSession)
-	extra := req.GetExtra()
-	return ss == nil || ss.ID() == "" && extra != nil && extra.Header != nil && !s.chans.OnStdio()
-}
-
 // answerRound serves round n of a plugin's inputRequests reqs for the
 // client of ss (stateless: without a session): for a client of 2026-07-28
 // nil answers (the round goes to it; -32021 for a request whose
 // capability it did not declare); for an older one the client's answers
 // as the retry's inputResponses (a JSON object by key). Errors: JSON-RPC
 // errors for the client (above).
-func (s *Server) answerRound(ctx context.Context, ss *mcp.ServerSession, stateless bool, reqs mcp.InputRequestMap, n int) (json.RawMessage, error) {
+func (l *Layer) answerRound(ctx context.Context, ss *mcp.ServerSession, stateless bool, reqs mcp.InputRequestMap, n int) (json.RawMessage, error) {
 	keys := slices.Sorted(maps.Keys(reqs))
 	if ss != nil && mcpsession.SpeaksSessionless(ss) {
 		for _, k := range keys {
-			if err := canAsk(ss, inputMethod(reqs[k]), false); err != nil {
+			if err := l.cfg.Client.CanAsk(ss, inputMethod(reqs[k]), false); err != nil {
 				return nil, roundError(k, err)
 			}
 		}
@@ -204,21 +198,14 @@ func (s *Server) answerRound(ctx context.Context, ss *mcp.ServerSession, statele
 	answers := make(map[string]json.RawMessage, len(reqs))
 	for _, k := range keys {
 		method := inputMethod(reqs[k])
-		if ss == nil {
-			return nil, roundError(k, noSession(method))
-		}
-		if err := canAsk(ss, method, stateless); err != nil {
+		if err := l.cfg.Client.CanAsk(ss, method, stateless); err != nil {
 			return nil, roundError(k, err)
 		}
 		params, err := json.Marshal(reqs[k])
 		if err != nil {
 			return nil, roundError(k, err)
 		}
-		res, err := s.ask(ctx, ss, method, params)
-		if err != nil {
-			return nil, roundError(k, rpcError(err))
-		}
-		if answers[k], err = json.Marshal(res); err != nil {
+		if answers[k], err = l.cfg.Client.Ask(ctx, ss, method, params); err != nil {
 			return nil, roundError(k, err)
 		}
 	}
@@ -227,7 +214,7 @@ func (s *Server) answerRound(ctx context.Context, ss *mcp.ServerSession, statele
 }
 
 // inputMethod is the method of input request ir ("" for a type MCP has
-// no request of, which canAsk refuses).
+// no request of, which Client.CanAsk refuses).
 func inputMethod(ir mcp.InputRequest) string {
 	switch ir.(type) {
 	case *mcp.ElicitParams:
@@ -246,9 +233,9 @@ func inputMethod(ir mcp.InputRequest) string {
 // -32603 (also for the host's -32601: no session, a capability an older
 // client did not declare).
 func roundError(key string, err error) *jsonrpc.Error {
-	var missing *missingCapability
+	var missing Refusal
 	if errors.As(err, &missing) {
-		je := missing.rpc()
+		je := missing.ClientError()
 		je.Message = fmt.Sprintf("input request %q: %s", key, je.Message)
 		return je
 	}
@@ -265,8 +252,8 @@ func roundError(key string, err error) *jsonrpc.Error {
 
 // refusedRetry reports whether res is the plugin's refusal of a retry
 // (pluginsdk.RefuseRetry: a tool error of code -32602).
-func refusedRetry(res *mcp.CallToolResult) bool {
-	m, _ := res.Meta[ErrorMetaKey].(map[string]any)
+func (l *Layer) refusedRetry(res *mcp.CallToolResult) bool {
+	m, _ := res.Meta[l.cfg.ErrorMetaKey].(map[string]any)
 	code, _ := m["code"].(int)
 	return res.IsError && m["kind"] == host.KindTool && code == codeRefusedRetry
 }
@@ -282,17 +269,17 @@ func errorText(res *mcp.CallToolResult) string {
 	return strings.Join(texts, "\n")
 }
 
-// promptRounds runs prompts/get req with get, serving the plugin's rounds
-// as pluginRounds does a tool's: its params carry the retry (the
-// client's, then the host's with the client's answers).
-func (s *Server) promptRounds(ctx context.Context, req *mcp.GetPromptRequest, get func(*mcp.GetPromptParams) (*mcp.GetPromptResult, error)) (*mcp.GetPromptResult, error) {
+// Prompt runs prompts/get req with get, serving the plugin's rounds as
+// Tool does a tool's: its params carry the retry (the client's, then the
+// host's with the client's answers).
+func (l *Layer) Prompt(ctx context.Context, req *mcp.GetPromptRequest, get func(*mcp.GetPromptParams) (*mcp.GetPromptResult, error)) (*mcp.GetPromptResult, error) {
 	p := req.Params
 	for n := 1; ; n++ {
 		res, err := get(p)
 		if err != nil || res.InputRequests == nil && !res.NeedsInput() {
 			return res, err
 		}
-		answers, err := s.answerRound(ctx, req.Session, withoutSession(req, s), res.InputRequests, n)
+		answers, err := l.answerRound(ctx, req.Session, l.cfg.Client.Stateless(req), res.InputRequests, n)
 		if err != nil || answers == nil {
 			return res, err
 		}
