@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
 	"github.com/opentool-host/opentool-host/internal/wire"
 	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
@@ -268,7 +269,7 @@ func roundError(key string, err error) *jsonrpc.Error {
 func refusedRetry(res *mcp.CallToolResult) bool {
 	m, _ := res.Meta[ErrorMetaKey].(map[string]any)
 	code, _ := m["code"].(int)
-	return res.IsError && m["kind"] == host.KindTool && code == codeRefusedRetry
+	return res.IsError && m["kind"] == core.KindTool && code == codeRefusedRetry
 }
 
 // errorText is the text of isError result res.
