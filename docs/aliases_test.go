@@ -1,64 +1,76 @@
 package docs_test
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/opentool-host/opentool-host/testkit"
 )
 
-// aliasUsers are the folders besides the host package that may name
-// host/aliases.go's re-exports as host.X; every other package imports
-// host/core and host/supervise itself.
-var aliasUsers = []string{"frontend/mcpapi", "declared/mcpadapter"}
-
-// TestHostAliasesOnlyWhereLeft fails when Go code outside aliasUsers (and
-// outside the host package) names one of host/aliases.go's re-exports as
-// host.X instead of importing host/core or host/supervise.
-func TestHostAliasesOnlyWhereLeft(t *testing.T) {
-	root := testkit.RepoRoot(t)
-	src, err := os.ReadFile(filepath.Join(root, "host", "aliases.go"))
-	if err != nil {
-		t.Skipf("host/aliases.go: %v (gone: nothing to hold)", err)
-	}
-	var names []string
-	for _, m := range regexp.MustCompile(`(?m)^(?:type |func |\t)([A-Z]\w*)\b.*(?:core|supervise)\.`).FindAllStringSubmatch(string(src), -1) {
-		names = append(names, m[1])
-	}
-	if len(names) == 0 {
-		t.Fatal("no alias read from host/aliases.go")
-	}
-	use := regexp.MustCompile(`(?:^|[^\w.])host\.(` + strings.Join(names, "|") + `)\b`)
-	err = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() && (d.Name() == "node_modules" || d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".") && rel != ".") {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(p, ".go") || filepath.Dir(rel) == "host" {
-			return nil
-		}
-		for _, u := range aliasUsers {
-			if strings.HasPrefix(rel, u+"/") {
-				return nil
-			}
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		if m := use.FindSubmatch(b); m != nil {
-			t.Errorf("%s names host.%s: import host/core or host/supervise instead", rel, m[1])
-		}
-		return nil
-	})
+// TestHostReExportsNothing fails when a non-test file of package host
+// declares a type alias of a host/core or host/supervise type
+// (type X = core.Y): the
+// names of host/core and host/supervise are named there, by every caller
+// (`go run ./scripts/unalias` rewrites callers that still name them
+// through host).
+func TestHostReExportsNothing(t *testing.T) {
+	dir := filepath.Join(testkit.RepoRoot(t), "host")
+	entries, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
+	files := 0
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".go") || strings.HasSuffix(e.Name(), "_test.go") {
+			continue
+		}
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, filepath.Join(dir, e.Name()), nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files++
+		for _, d := range f.Decls {
+			for _, ts := range typeSpecs(d) {
+				if sel, ok := ts.Type.(*ast.SelectorExpr); ok && ts.Assign.IsValid() && isIdent(sel.X, "core", "supervise") {
+					t.Errorf("%s: type %s is an alias: name the package that defines it", fset.Position(ts.Pos()), ts.Name.Name)
+				}
+			}
+		}
+	}
+	if files == 0 {
+		t.Fatal("no Go file read in host/")
+	}
+}
+
+// typeSpecs returns the type specs of d, none when d declares no type.
+func typeSpecs(d ast.Decl) []*ast.TypeSpec {
+	g, ok := d.(*ast.GenDecl)
+	if !ok || g.Tok != token.TYPE {
+		return nil
+	}
+	var out []*ast.TypeSpec
+	for _, s := range g.Specs {
+		out = append(out, s.(*ast.TypeSpec))
+	}
+	return out
+}
+
+// isIdent reports whether e is an identifier named one of names.
+func isIdent(e ast.Expr, names ...string) bool {
+	id, ok := e.(*ast.Ident)
+	if !ok {
+		return false
+	}
+	for _, n := range names {
+		if id.Name == n {
+			return true
+		}
+	}
+	return false
 }

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 
@@ -81,6 +83,59 @@ func (f floorOf) of(rel string) (rank int, ok bool, beside bool) {
 	return 0, false, false
 }
 
+// upward checks imports (package folder → the project packages it
+// imports) against the floors: it returns a fault for each import of a
+// floor above and for each package no row covers, and how many pairs
+// between ranked folders it checked.
+func (f floorOf) upward(imports map[string][]string) (faults []string, pairs int) {
+	for pkg, deps := range imports {
+		from, ok, beside := f.of(pkg)
+		if beside {
+			continue
+		}
+		if !ok {
+			faults = append(faults, fmt.Sprintf("%s/ is on no floor of architecture.md's layout", pkg))
+			continue
+		}
+		for _, dep := range deps {
+			to, ok, beside := f.of(dep)
+			if beside || !ok {
+				continue
+			}
+			pairs++
+			if to < from {
+				faults = append(faults, fmt.Sprintf("%s (floor %q) imports %s, a floor up (%q)", pkg, f.name[from], dep, f.name[to]))
+			}
+		}
+	}
+	sort.Strings(faults)
+	return faults, pairs
+}
+
+// TestFloorCheckFindsAnUpwardImport runs the floor check over a layout of
+// three floors, in architecture.md's form, and imports of which exactly
+// one runs up a floor and one package is on no floor.
+func TestFloorCheckFindsAnUpwardImport(t *testing.T) {
+	doc := []byte("**Top: commands.**\n\n| path | what |\n|---|---|\n| `cmd/` | x |\n\n" +
+		"**Middle: the host.**\n\n| `host/` | x |\n| `host/core/` | x |\n\n" +
+		"**Bottom: leaves.**\n\n| `internal/` | x |\n\n**Beside the house.**\n\n| `scripts/` | x |\n")
+	floors := readFloors(t, doc)
+	faults, pairs := floors.upward(map[string][]string{
+		"cmd/app":          {"host", "internal/version", "scripts/x"},
+		"host/core":        {"internal/version"},
+		"internal/version": {"host/core"},
+		"scripts/x":        {"cmd/app"},
+		"stray":            {"host"},
+	})
+	want := []string{
+		`internal/version (floor "Bottom") imports host/core, a floor up ("Middle")`,
+		"stray/ is on no floor of architecture.md's layout",
+	}
+	if pairs != 4 || strings.Join(faults, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("faults %q over %d pairs; want %q over 4", faults, pairs, want)
+	}
+}
+
 // listedPackage is what `go list -json` says of one package.
 type listedPackage struct {
 	ImportPath string
@@ -142,26 +197,9 @@ func TestNoImportRunsUpAFloor(t *testing.T) {
 		t.Fatal(err)
 	}
 	floors := readFloors(t, doc)
-	pairs := 0
-	for pkg, imports := range projectImports(t, root) {
-		from, ok, beside := floors.of(pkg)
-		if beside {
-			continue
-		}
-		if !ok {
-			t.Errorf("%s/ is on no floor of architecture.md's layout", pkg)
-			continue
-		}
-		for _, dep := range imports {
-			to, ok, beside := floors.of(dep)
-			if beside || !ok {
-				continue
-			}
-			pairs++
-			if to < from {
-				t.Errorf("%s (floor %q) imports %s, a floor up (%q)", pkg, floors.name[from], dep, floors.name[to])
-			}
-		}
+	faults, pairs := floors.upward(projectImports(t, root))
+	for _, f := range faults {
+		t.Error(f)
 	}
 	if pairs == 0 {
 		t.Fatal("no import pair checked")

@@ -50,6 +50,7 @@ import (
 	"time"
 
 	"github.com/opentool-host/opentool-host/host/access"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/host/supervise"
 	"github.com/opentool-host/opentool-host/host/toolsearch"
 	"github.com/opentool-host/opentool-host/internal/version"
@@ -73,7 +74,7 @@ type builtins struct {
 	info opentool.Info // the info FunctionInfo gives them
 	// owner is the claim every rebuild gives their names (routes.go), so
 	// that no plugin takes them.
-	owner *Plugin
+	owner *supervise.Plugin
 
 	mu    sync.Mutex // one index build at a time
 	index atomic.Pointer[searchIndex]
@@ -93,7 +94,7 @@ type searchIndex struct {
 // Config.ToolSearch and Config.CodeMode. The definitions are
 // toolsearch.MetaTools and runCodeTool; each is projected to OpenTool
 // parameters and compiled like a plugin's.
-func newBuiltins(cfg *Config) (*builtins, error) {
+func newBuiltins(cfg *core.Config) (*builtins, error) {
 	if !cfg.ToolSearch && !cfg.CodeMode {
 		return nil, nil
 	}
@@ -189,7 +190,7 @@ func (b *builtins) route(r *request) (func(ctx context.Context, h *Host, r *requ
 		return nil, nil
 	}
 	if r.stream {
-		return nil, r.Fail(KindWrongKind, "", fmt.Sprintf("wrong call kind: function %q does not stream; use call", r.fn), nil)
+		return nil, r.Fail(core.KindWrongKind, "", fmt.Sprintf("wrong call kind: function %q does not stream; use call", r.fn), nil)
 	}
 	if err := b.args[f.Name].Validate(r.args); err != nil {
 		return nil, invalidParams(r, "", err)
@@ -208,7 +209,7 @@ func (b *builtins) route(r *request) (func(ctx context.Context, h *Host, r *requ
 		return nil, invalidParams(r, "", err)
 	}
 	if b.function(in.Name) != nil {
-		return nil, r.Fail(KindInvalidParams, "", fmt.Sprintf("invalid params: %s calls the functions %s finds, not %s", toolsearch.CallToolName, toolsearch.SearchToolName, in.Name), nil)
+		return nil, r.Fail(core.KindInvalidParams, "", fmt.Sprintf("invalid params: %s calls the functions %s finds, not %s", toolsearch.CallToolName, toolsearch.SearchToolName, in.Name), nil)
 	}
 	r.fn, r.args, r.collect = in.Name, in.Arguments, true
 	if string(r.args) == "null" {
@@ -233,7 +234,7 @@ func (b *builtins) search(ctx context.Context, h *Host, r *request) error {
 	t := h.routes.Load()
 	ix, err := b.indexOf(t)
 	if err != nil {
-		return r.Fail(KindTransport, "", "the tool search index could not be built", err)
+		return r.Fail(core.KindTransport, "", "the tool search index could not be built", err)
 	}
 	view := callView(ctx)
 	var own map[string]json.RawMessage // a hit's name → its caller's own definition (Shown.Definition)
@@ -253,11 +254,11 @@ func (b *builtins) search(ctx context.Context, h *Host, r *request) error {
 	})
 	switch {
 	case errors.Is(err, toolsearch.ErrEmptyQuery):
-		return r.Fail(KindInvalidParams, "", "invalid params: query: the query has no words", err)
+		return r.Fail(core.KindInvalidParams, "", "invalid params: query: the query has no words", err)
 	case err != nil && len(strings.TrimSpace(in.Query)) > toolsearch.MaxQueryBytes:
-		return r.Fail(KindInvalidParams, "", fmt.Sprintf("invalid params: query: longer than %d bytes", toolsearch.MaxQueryBytes), err)
+		return r.Fail(core.KindInvalidParams, "", fmt.Sprintf("invalid params: query: longer than %d bytes", toolsearch.MaxQueryBytes), err)
 	case err != nil: // the index was closed under it (Host.Close)
-		return r.Fail(KindTransport, "", "the tool search failed", err)
+		return r.Fail(core.KindTransport, "", "the tool search failed", err)
 	}
 	out := struct {
 		Tools []found `json:"tools"`
@@ -267,7 +268,7 @@ func (b *builtins) search(ctx context.Context, h *Host, r *request) error {
 	}
 	res, err := json.Marshal(out)
 	if err != nil { // schemas are JSON the host decoded: cannot happen
-		return r.Fail(KindResultRejected, "", "the search result does not encode", err)
+		return r.Fail(core.KindResultRejected, "", "the search result does not encode", err)
 	}
 	return r.Emit(res)
 }

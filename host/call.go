@@ -49,7 +49,7 @@ type request struct {
 	result []byte
 	// counted, when the call is observed for Config.OnCall (observe),
 	// counts the results Emit hands over.
-	counted *CallRecord
+	counted *core.CallRecord
 	// x is the caller's side of the call's messages (exchange.go); nil
 	// for a caller that takes none.
 	x *Exchange
@@ -97,19 +97,19 @@ func (r *request) Emit(item []byte) error {
 func (r *request) SetMCP(decoded any) { r.mcp, r.decoded = true, decoded }
 
 // Fail returns the *Error of kind k for r.
-func (r *request) Fail(k Kind, plugin, msg string, cause error) *Error {
-	return &Error{Kind: k, Function: r.fn, Plugin: plugin, Message: msg, Err: cause}
+func (r *request) Fail(k core.Kind, plugin, msg string, cause error) *core.Error {
+	return &core.Error{Kind: k, Function: r.fn, Plugin: plugin, Message: msg, Err: cause}
 }
 
 // CtxError is the error of a call whose context ended: KindTimeout when
 // its deadline passed, KindCanceled when its caller went away. note is
 // appended to the message (" while queued", "; the plugin ... was
 // killed").
-func (r *request) CtxError(ctx context.Context, plugin, note string) *Error {
+func (r *request) CtxError(ctx context.Context, plugin, note string) *core.Error {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return r.Fail(KindTimeout, plugin, "the call timed out"+note, ctx.Err())
+		return r.Fail(core.KindTimeout, plugin, "the call timed out"+note, ctx.Err())
 	}
-	return r.Fail(KindCanceled, plugin, "the call was canceled"+note, context.Cause(ctx))
+	return r.Fail(core.KindCanceled, plugin, "the call was canceled"+note, context.Cause(ctx))
 }
 
 // Accept checks the n-th result item a plugin sent at the boundary: it
@@ -117,10 +117,10 @@ func (r *request) CtxError(ctx context.Context, plugin, note string) *Error {
 // is capped by the connection: Config.MaxResultBytes.)
 func (r *request) Accept(plugin string, item []byte, n int) error {
 	if n > 1 && !r.stream {
-		return r.Fail(KindResultRejected, plugin, "the plugin sent more than one result", nil)
+		return r.Fail(core.KindResultRejected, plugin, "the plugin sent more than one result", nil)
 	}
 	if t := bytes.TrimLeft(item, " \t\r\n"); len(t) == 0 || t[0] != '{' || !strictjson.Valid(t) {
-		return r.Fail(KindResultRejected, plugin, "the plugin's result is not one JSON object", nil)
+		return r.Fail(core.KindResultRejected, plugin, "the plugin's result is not one JSON object", nil)
 	}
 	return nil
 }
@@ -196,9 +196,9 @@ func (h *Host) invoke(ctx context.Context, r *request) (err error) {
 	}
 	if rt.fn.IsStream() != r.stream {
 		if r.stream {
-			return r.Fail(KindWrongKind, rt.plugin.Name(), fmt.Sprintf("wrong call kind: function %q does not stream; use call", r.fn), nil)
+			return r.Fail(core.KindWrongKind, rt.plugin.Name(), fmt.Sprintf("wrong call kind: function %q does not stream; use call", r.fn), nil)
 		}
-		return r.Fail(KindWrongKind, rt.plugin.Name(), fmt.Sprintf("wrong call kind: function %q streams; use streamCall", r.fn), nil)
+		return r.Fail(core.KindWrongKind, rt.plugin.Name(), fmt.Sprintf("wrong call kind: function %q streams; use streamCall", r.fn), nil)
 	}
 	args, err := argsFor(ctx, rt, r)
 	if err != nil {
@@ -246,8 +246,8 @@ func (h *Host) collect(ctx context.Context, rt *route, r *request) error {
 }
 
 // invalidParams turns argcheck's error into the call's *Error.
-func invalidParams(r *request, plugin string, err error) *Error {
-	e := r.Fail(KindInvalidParams, plugin, "invalid params: "+err.Error(), err)
+func invalidParams(r *request, plugin string, err error) *core.Error {
+	e := r.Fail(core.KindInvalidParams, plugin, "invalid params: "+err.Error(), err)
 	var ae *argcheck.Error
 	if errors.As(err, &ae) {
 		e.Message, e.Faults = "invalid params: "+ae.Summary(), ae.Faults
@@ -263,7 +263,7 @@ func (h *Host) lookup(ctx context.Context, r *request) (*route, error) {
 	for {
 		t := h.routes.Load()
 		rt, err := h.lookupIn(ctx, t, r)
-		if err == nil || !errors.Is(err, KindNotFound) || !h.startWait(ctx, t, t.pending[r.fn], &until) {
+		if err == nil || !errors.Is(err, core.KindNotFound) || !h.startWait(ctx, t, t.pending[r.fn], &until) {
 			return rt, err
 		}
 	}

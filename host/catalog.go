@@ -29,13 +29,14 @@ import (
 	"github.com/yosida95/uritemplate/v3"
 
 	"github.com/opentool-host/opentool-host/host/access"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/host/supervise"
 	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 )
 
 // catRoute is one served catalog item.
 type catRoute struct {
-	plugin *Plugin
+	plugin *supervise.Plugin
 	kind   string
 	key    string             // as served: URI, URI template, prompt name (maybe "PLUGIN__NAME")
 	target string             // the plugin's own key
@@ -64,12 +65,12 @@ func catKey(kind, key string) string { return kind + "\x00" + key }
 // buildCatalog builds the table from offers (sorted by plugin name) and
 // the claims (catKey → owner, kept across rebuilds): the owners keep
 // what they still offer, free keys go to the first plugin offering them.
-func buildCatalog(offers []offer, claims map[string]*Plugin, prefix bool) *catalogTable {
+func buildCatalog(offers []supervise.Offer, claims map[string]*supervise.Plugin, prefix bool) *catalogTable {
 	t := &catalogTable{byKey: map[string]*catRoute{}, order: map[string][]*catRoute{}}
-	serving := func(o offer) bool {
-		return o.Cat != nil && (o.State == StateStarting || o.State == StateReady || o.State == StateRestarting)
+	serving := func(o supervise.Offer) bool {
+		return o.Cat != nil && (o.State == core.StateStarting || o.State == core.StateReady || o.State == core.StateRestarting)
 	}
-	offered := map[string]map[*Plugin]bool{}
+	offered := map[string]map[*supervise.Plugin]bool{}
 	for _, o := range offers {
 		if !serving(o) {
 			continue
@@ -78,7 +79,7 @@ func buildCatalog(offers []offer, claims map[string]*Plugin, prefix bool) *catal
 			for _, it := range o.Cat.Items(kind) {
 				k := catKey(kind, it.Key)
 				if offered[k] == nil {
-					offered[k] = map[*Plugin]bool{}
+					offered[k] = map[*supervise.Plugin]bool{}
 				}
 				offered[k][o.P] = true
 			}
@@ -104,7 +105,7 @@ func buildCatalog(offers []offer, claims map[string]*Plugin, prefix bool) *catal
 
 // add serves it of o unless another plugin owns its key (then, for a
 // prompt with prefix, under "PLUGIN__NAME").
-func (t *catalogTable) add(o offer, kind string, it supervise.CatItem, claims map[string]*Plugin, prefix bool) {
+func (t *catalogTable) add(o supervise.Offer, kind string, it supervise.CatItem, claims map[string]*supervise.Plugin, prefix bool) {
 	k := catKey(kind, it.Key)
 	if claims[k] == nil {
 		claims[k] = o.P
@@ -339,7 +340,7 @@ func (h *Host) Request(ctx context.Context, method string, params []byte) ([]byt
 		} `json:"ref"`
 	}
 	if err := json.Unmarshal(params, &p); err != nil {
-		return nil, &Error{Kind: KindInvalidParams, Message: method + ": params: " + err.Error(), Err: err}
+		return nil, &core.Error{Kind: core.KindInvalidParams, Message: method + ": params: " + err.Error(), Err: err}
 	}
 	var r *catRoute
 	what := ""
@@ -369,10 +370,10 @@ func (h *Host) Request(ctx context.Context, method string, params []byte) ([]byt
 			}
 		}
 	default:
-		return nil, &Error{Kind: KindNotFound, Message: fmt.Sprintf("MCP method %q is not one the host routes to plugins", method)}
+		return nil, &core.Error{Kind: core.KindNotFound, Message: fmt.Sprintf("MCP method %q is not one the host routes to plugins", method)}
 	}
 	if r == nil || !access.AllowedPlugin(ctx, r.plugin.Name()) {
-		return nil, &Error{Kind: KindNotFound, Message: fmt.Sprintf("%s: %s is not served", method, what)}
+		return nil, &core.Error{Kind: core.KindNotFound, Message: fmt.Sprintf("%s: %s is not served", method, what)}
 	}
 	ctx, cancel := withTimeout(ctx, h.cfg.CallTimeout)
 	defer cancel()

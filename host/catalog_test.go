@@ -3,6 +3,7 @@ package host
 import (
 	"testing"
 
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/host/supervise"
 )
 
@@ -17,12 +18,12 @@ func TestBuildCatalog(t *testing.T) {
 		}
 		return c
 	}
-	sv := &supervise.Supervisor{Cfg: &Config{}}
+	sv := &supervise.Supervisor{Cfg: &core.Config{}}
 	a, b := supervise.NewPlugin(sv, "a", ""), supervise.NewPlugin(sv, "b", "")
 	ca := cat(`{"resources":[{"uri":"x://1","name":"one"}],"resourceTemplates":[{"uriTemplate":"x://item/{id}","name":"item"}],"prompts":[{"name":"p"}],"completions":true}`)
 	cb := cat(`{"resources":[{"uri":"x://1","name":"one"},{"uri":"x://2","name":"two"}],"prompts":[{"name":"p"}]}`)
-	claims := map[string]*Plugin{}
-	t1 := buildCatalog([]offer{{P: a, State: StateReady, Cat: ca}, {P: b, State: StateReady, Cat: cb}}, claims, true)
+	claims := map[string]*supervise.Plugin{}
+	t1 := buildCatalog([]supervise.Offer{{P: a, State: core.StateReady, Cat: ca}, {P: b, State: core.StateReady, Cat: cb}}, claims, true)
 	if r := t1.resource("x://1"); r == nil || r.plugin != a {
 		t.Fatalf("x://1 served by %v, want a", r)
 	}
@@ -39,7 +40,7 @@ func TestBuildCatalog(t *testing.T) {
 		t.Fatalf("conflicts %+v, want x://1 refused and p prefixed", t1.conflicts)
 	}
 	// b restarts first next time: a keeps what it owns.
-	t2 := buildCatalog([]offer{{P: b, State: StateReady, Cat: cb}, {P: a, State: StateReady, Cat: ca}}, claims, false)
+	t2 := buildCatalog([]supervise.Offer{{P: b, State: core.StateReady, Cat: cb}, {P: a, State: core.StateReady, Cat: ca}}, claims, false)
 	if r := t2.resource("x://1"); r.plugin != a {
 		t.Fatalf("after a rebuild x://1 is %s's", r.plugin.Name())
 	}
@@ -47,7 +48,7 @@ func TestBuildCatalog(t *testing.T) {
 		t.Fatalf("without PrefixCollisions the duplicate prompt is served as %s", r.key)
 	}
 	// a failed: its keys go to b.
-	t3 := buildCatalog([]offer{{P: a, State: StateFailed, Cat: ca}, {P: b, State: StateReady, Cat: cb}}, claims, false)
+	t3 := buildCatalog([]supervise.Offer{{P: a, State: core.StateFailed, Cat: ca}, {P: b, State: core.StateReady, Cat: cb}}, claims, false)
 	if r := t3.resource("x://1"); r == nil || r.plugin != b {
 		t.Fatalf("a failed: x://1 served by %v, want b", r)
 	}

@@ -116,7 +116,7 @@ func orDefault[T comparable](v, def T) T {
 func (b *builtins) runCode(ctx context.Context, h *Host, r *request) error {
 	c := b.code.Load()
 	if c == nil {
-		return r.Fail(KindStopped, "", "run_code is not running (the host has not started or is closing)", nil)
+		return r.Fail(core.KindStopped, "", "run_code is not running (the host has not started or is closing)", nil)
 	}
 	var in struct {
 		Code string `json:"code"`
@@ -144,15 +144,15 @@ func (b *builtins) runCode(ctx context.Context, h *Host, r *request) error {
 	case ctx.Err() != nil:
 		return r.CtxError(ctx, "", "; its program's runner was killed")
 	case errors.As(err, &re):
-		return &Error{Kind: KindTool, Function: r.fn, Code: 400, Message: re.Message, Err: re.Err}
+		return &core.Error{Kind: core.KindTool, Function: r.fn, Code: 400, Message: re.Message, Err: re.Err}
 	case err != nil:
-		return r.Fail(KindTransport, "", "the code runner failed", err)
+		return r.Fail(core.KindTransport, "", "the code runner failed", err)
 	case done.Error != nil:
 		msg := done.Error.Error()
 		if done.Console != "" {
 			msg += "\nconsole output before the error:\n" + done.Console
 		}
-		return &Error{Kind: KindTool, Function: r.fn, Code: 400, Message: msg}
+		return &core.Error{Kind: core.KindTool, Function: r.fn, Code: 400, Message: msg}
 	}
 	out, err := json.Marshal(struct {
 		Result  json.RawMessage `json:"result"`
@@ -160,7 +160,7 @@ func (b *builtins) runCode(ctx context.Context, h *Host, r *request) error {
 		Calls   int             `json:"calls"`
 	}{done.Value, done.Console, done.Calls})
 	if err != nil { // the runner's value is not JSON
-		return r.Fail(KindResultRejected, "", "the program's result is not JSON", err)
+		return r.Fail(core.KindResultRejected, "", "the program's result is not JSON", err)
 	}
 	return r.Emit(out)
 }
@@ -219,19 +219,19 @@ func (h *Host) innerCall(ctx context.Context, name string, args json.RawMessage)
 // for a function not served (unknown or not the caller's), else -32603
 // with data {"kind"}.
 func callError(err error) *coderun.CallError {
-	e := AsError(err)
+	e := core.AsError(err)
 	if e == nil {
 		return &coderun.CallError{Code: jsonrpc.CodeInternalError, Message: "internal error"}
 	}
 	ce := &coderun.CallError{Code: jsonrpc.CodeInternalError, Message: e.Message}
 	data := map[string]any{"kind": e.Kind}
 	switch e.Kind {
-	case KindInvalidParams:
+	case core.KindInvalidParams:
 		ce.Code = jsonrpc.CodeInvalidParams
 		data["faults"] = e.Faults
-	case KindTool:
+	case core.KindTool:
 		ce.Code = e.Code
-	case KindNotFound:
+	case core.KindNotFound:
 		ce.Code = jsonrpc.CodeMethodNotFound
 		ce.Message = fmt.Sprintf("method not found: function %q is not served%s", e.Function, e.DidYouMean())
 	}
@@ -244,7 +244,7 @@ func callError(err error) *coderun.CallError {
 func withRun(ctx context.Context) context.Context {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	return WithCaller(ctx, Caller{Run: "run-" + hex.EncodeToString(b[:])})
+	return core.WithCaller(ctx, core.Caller{Run: "run-" + hex.EncodeToString(b[:])})
 }
 
 // CodeRunners is the state of run_code's runners (Config.CodeMode).

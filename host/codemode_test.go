@@ -13,18 +13,19 @@ import (
 
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/host/access"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/testkit"
 )
 
 // startCodeHost starts a host serving calculator and faulty with code
 // mode: real runner processes behind the real sandbox launcher.
-func startCodeHost(t *testing.T, mod func(*host.Config)) (*host.Host, *records) {
+func startCodeHost(t *testing.T, mod func(*core.Config)) (*host.Host, *records) {
 	t.Helper()
 	dir := t.TempDir()
 	testkit.InstallPlugin(t, dir, "calculator", "./plugins/calculator")
 	testkit.InstallPlugin(t, dir, "faulty", "./testkit/plugins/faulty")
 	recs := &records{}
-	h := startHost(t, dir, func(c *host.Config) {
+	h := startHost(t, dir, func(c *core.Config) {
 		c.CodeMode, c.CodeRunner = true, testkit.Build(t, "./cmd/opentool-host-coderunner")
 		c.Launcher = []string{testkit.Build(t, "./cmd/opentool-host"), "launch"}
 		c.OnCall = recs.add
@@ -39,19 +40,19 @@ func startCodeHost(t *testing.T, mod func(*host.Config)) (*host.Host, *records) 
 // records keeps the host's call records (Config.OnCall).
 type records struct {
 	mu   sync.Mutex
-	list []host.CallRecord
+	list []core.CallRecord
 }
 
-func (r *records) add(_ context.Context, rec host.CallRecord) {
+func (r *records) add(_ context.Context, rec core.CallRecord) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.list = append(r.list, rec)
 }
 
-func (r *records) all() []host.CallRecord {
+func (r *records) all() []core.CallRecord {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]host.CallRecord(nil), r.list...)
+	return append([]core.CallRecord(nil), r.list...)
 }
 
 // runCode calls run_code with program code.
@@ -110,7 +111,7 @@ func TestRunCodeLoopOfAdds(t *testing.T) {
 // outside, and the refusal is recorded under the key and the run.
 func TestRunCodeKeyIsTheCallers(t *testing.T) {
 	h, recs := startCodeHost(t, nil)
-	ctx := host.WithCaller(access.WithGrant(context.Background(), access.NewGrant("calc-only", []string{"plugin:calculator"})), host.Caller{FrontEnd: "mcp"})
+	ctx := core.WithCaller(access.WithGrant(context.Background(), access.NewGrant("calc-only", []string{"plugin:calculator"})), core.Caller{FrontEnd: "mcp"})
 	res, err := runCode(ctx, h, `const s = tools.add({a: 2, b: 3}).result
 try { tools.echo({x: "hi"}); return "served" } catch (e) { return [s, e.code, e.message] }`)
 	if err != nil {
@@ -121,12 +122,12 @@ try { tools.echo({x: "hi"}); return "served" } catch (e) { return [s, e.code, e.
 		!strings.Contains(out.Result[2].(string), `"echo" is not served`) {
 		t.Fatalf("run_code = %s, want [5, -32601, not served]", res)
 	}
-	if _, err := h.Call(ctx, "echo", []byte(`{"x":"hi"}`)); !errors.Is(err, host.KindNotFound) {
+	if _, err := h.Call(ctx, "echo", []byte(`{"x":"hi"}`)); !errors.Is(err, core.KindNotFound) {
 		t.Fatalf("echo outside = %v, want not found", err)
 	}
 	found := false
 	for _, r := range recs.all() {
-		if r.Function == "echo" && r.Kind == host.KindNotFound && r.Caller.Key == "calc-only" && r.Caller.Run != "" {
+		if r.Function == "echo" && r.Kind == core.KindNotFound && r.Caller.Key == "calc-only" && r.Caller.Run != "" {
 			found = true
 		}
 	}
@@ -138,10 +139,10 @@ try { tools.echo({x: "hi"}); return "served" } catch (e) { return [s, e.code, e.
 // TestRunCodeTimeLimit: while (true) {} ends at the time limit, saying
 // so, and its runner is replaced by a new one.
 func TestRunCodeTimeLimit(t *testing.T) {
-	h, _ := startCodeHost(t, func(c *host.Config) { c.CodeTimeout = time.Second })
+	h, _ := startCodeHost(t, func(c *core.Config) { c.CodeTimeout = time.Second })
 	before := h.CodeRunners().Started
 	_, err := runCode(context.Background(), h, "let n = 0\nwhile (true) { n++ }")
-	if e := host.AsError(err); e == nil || e.Kind != host.KindTool || !strings.Contains(e.Message, "the limit timeout_ms is 1000 ms") ||
+	if e := core.AsError(err); e == nil || e.Kind != core.KindTool || !strings.Contains(e.Message, "the limit timeout_ms is 1000 ms") ||
 		!strings.Contains(e.Message, "line 2") {
 		t.Fatalf("run_code = %v, want the time limit's error at line 2", err)
 	}
@@ -164,7 +165,7 @@ func TestRunCodeErrorsSayWhere(t *testing.T) {
 		"for (;;) tools.add({a: 1, b: 1})": "the limit max_calls is 1000",
 	} {
 		_, err := runCode(context.Background(), h, code)
-		if e := host.AsError(err); e == nil || !strings.Contains(e.Message, want) {
+		if e := core.AsError(err); e == nil || !strings.Contains(e.Message, want) {
 			t.Errorf("run_code(%q) = %v, want %q", code, err, want)
 		}
 	}
@@ -173,9 +174,9 @@ func TestRunCodeErrorsSayWhere(t *testing.T) {
 // TestRunCodeMemoryExhaustion: a program that exhausts its runner's
 // memory fails with the limit named; the host serves on.
 func TestRunCodeMemoryExhaustion(t *testing.T) {
-	h, _ := startCodeHost(t, func(c *host.Config) { c.CodeMemoryBytes = 800 << 20 })
+	h, _ := startCodeHost(t, func(c *core.Config) { c.CodeMemoryBytes = 800 << 20 })
 	_, err := runCode(context.Background(), h, `let a = []; for (;;) a.push("x".repeat(1 << 16) + a.length)`)
-	if e := host.AsError(err); e == nil || !strings.Contains(e.Message, "memory limit is 838860800 bytes") {
+	if e := core.AsError(err); e == nil || !strings.Contains(e.Message, "memory limit is 838860800 bytes") {
 		t.Fatalf("run_code = %v, want the runner's end with its memory limit", err)
 	}
 	if _, err := h.Call(context.Background(), "add", []byte(`{"a":1,"b":2}`)); err != nil {
@@ -201,7 +202,7 @@ func TestRunCodeCancelStopsInnerCalls(t *testing.T) {
 	go func() { _, err := runCode(ctx, h, `tools.sleep({ms: 60000}); tools.sleep({ms: 60000})`); errc <- err }()
 	testkit.Eventually(t, 10*time.Second, "the inner sleep runs", func() bool { a, _ := sleeps(); return a == 1 })
 	cancel()
-	if err := <-errc; !errors.Is(err, host.KindCanceled) {
+	if err := <-errc; !errors.Is(err, core.KindCanceled) {
 		t.Fatalf("run_code = %v, want canceled", err)
 	}
 	testkit.Eventually(t, 10*time.Second, "the inner sleep is cancelled", func() bool { a, c := sleeps(); return a == 0 && c == 1 })
@@ -248,9 +249,9 @@ func TestRunCodeProgressPerInnerCall(t *testing.T) {
 // max_console_bytes (64 KiB) is cut, saying so with the limit's value,
 // and the program goes on to its result.
 func TestRunCodeOutputBounds(t *testing.T) {
-	h, _ := startCodeHost(t, func(c *host.Config) { c.MaxResultBytes = 4096 })
+	h, _ := startCodeHost(t, func(c *core.Config) { c.MaxResultBytes = 4096 })
 	_, err := runCode(context.Background(), h, `"x".repeat(5000)`)
-	if e := host.AsError(err); e == nil || e.Kind != host.KindTool ||
+	if e := core.AsError(err); e == nil || e.Kind != core.KindTool ||
 		!strings.Contains(e.Message, "the program's result is 5002 bytes of JSON, over the limit max_output_bytes of 4096 bytes") {
 		t.Fatalf("run_code of a 5000-byte string = %v, want the limit max_output_bytes of 4096 bytes", err)
 	}

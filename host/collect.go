@@ -3,6 +3,8 @@ package host
 import (
 	"context"
 	"fmt"
+
+	"github.com/opentool-host/opentool-host/host/core"
 )
 
 // CollectItems runs streaming function fn through stream (Host.StreamCall,
@@ -53,7 +55,7 @@ func (c *items) add(item []byte) error {
 		sep = 1
 	}
 	if int64(len(c.buf)+sep+len(item)+closing) > c.max {
-		return &Error{Kind: KindResultRejected, Function: c.fn,
+		return &core.Error{Kind: core.KindResultRejected, Function: c.fn,
 			Message: fmt.Sprintf("the streamed items add up to more than %d bytes", c.max)}
 	}
 	if sep > 0 {

@@ -204,9 +204,9 @@ func (r *request) project(res []byte) ([]byte, error) {
 	var te *mcpresult.ToolError
 	switch {
 	case errors.As(err, &te):
-		return nil, &Error{Kind: KindTool, Function: r.fn, Plugin: r.plugin, Code: 500, Message: te.Message}
+		return nil, &core.Error{Kind: core.KindTool, Function: r.fn, Plugin: r.plugin, Code: 500, Message: te.Message}
 	case err != nil:
-		return nil, r.Fail(KindResultRejected, r.plugin, "the plugin's MCP result is "+err.Error(), err)
+		return nil, r.Fail(core.KindResultRejected, r.plugin, "the plugin's MCP result is "+err.Error(), err)
 	}
 	return obj, nil
 }

@@ -57,7 +57,7 @@ import (
 // Host serves the functions of every plugin in a directory. Create it
 // with New, then Start; it is safe for concurrent use.
 type Host struct {
-	cfg   Config
+	cfg   core.Config
 	log   hclog.Logger
 	state *discover.StateDir
 	sv    *supervise.Supervisor
@@ -70,19 +70,19 @@ type Host struct {
 	onList    []func(plugin, list string)
 
 	mu      sync.Mutex // guards plugins
-	plugins map[string]*Plugin
+	plugins map[string]*supervise.Plugin
 	closed  atomic.Bool
 
 	results resultBudget // result bytes held for unfinished responses
 
 	routes  atomic.Pointer[routeTable]
-	routeMu sync.Mutex          // one rebuild at a time; guards claims and logged
-	claims  map[string]claim    // function name → owner, across rebuilds
-	known   *nameOwners         // claims' owners remembered across restarts (owners.go); guarded by routeMu
-	logged  map[Conflict]string // the conflicts logged (→ refused plugin), while they last
+	routeMu sync.Mutex                    // one rebuild at a time; guards claims and logged
+	claims  map[string]claim              // function name → owner, across rebuilds
+	known   *nameOwners                   // claims' owners remembered across restarts (owners.go); guarded by routeMu
+	logged  map[supervise.Conflict]string // the conflicts logged (→ refused plugin), while they last
 	// catClaims owns the MCP catalog keys across rebuilds and catLogged
 	// are the catalog conflicts logged (catalog.go); guarded by routeMu.
-	catClaims map[string]*Plugin
+	catClaims map[string]*supervise.Plugin
 	catLogged map[catConflict]bool
 	changed   chan struct{} // plugins signal it when their state or document changed
 	events    core.EventHub // lifecycle events (Subscribe)
@@ -111,7 +111,7 @@ type Host struct {
 // is one wrapping fs.ErrNotExist that says where it looked ("plugins
 // folder DIR not found (looked for ABS): ..."); the others start with
 // "host: ".
-func New(cfg Config) (*Host, error) {
+func New(cfg core.Config) (*Host, error) {
 	cfg, err := cfg.WithDefaults()
 	if err != nil {
 		return nil, err
@@ -151,10 +151,10 @@ func New(cfg Config) (*Host, error) {
 		cfg:       cfg,
 		log:       cfg.Logger,
 		state:     state,
-		plugins:   map[string]*Plugin{},
+		plugins:   map[string]*supervise.Plugin{},
 		claims:    map[string]claim{},
-		catClaims: map[string]*Plugin{},
-		logged:    map[Conflict]string{},
+		catClaims: map[string]*supervise.Plugin{},
+		logged:    map[supervise.Conflict]string{},
 		changed:   make(chan struct{}, 1),
 		closing:   make(chan struct{}),
 		started:   make(chan struct{}),
@@ -187,7 +187,7 @@ func New(cfg Config) (*Host, error) {
 // NewStarted is New, then Start: a host whose plugins have each started
 // or failed. On a Start error the host is closed. Errors: New's or
 // Start's.
-func NewStarted(ctx context.Context, cfg Config) (*Host, error) {
+func NewStarted(ctx context.Context, cfg core.Config) (*Host, error) {
 	h, err := New(cfg)
 	if err != nil {
 		return nil, err
@@ -318,9 +318,9 @@ func (h *Host) rebuild(provisional bool) {
 	h.routeMu.Lock()
 	defer h.routeMu.Unlock()
 	h.mu.Lock()
-	offers := make([]offer, 0, len(h.plugins))
+	offers := make([]supervise.Offer, 0, len(h.plugins))
 	for _, p := range h.plugins {
-		offers = append(offers, offer{P: p})
+		offers = append(offers, supervise.Offer{P: p})
 	}
 	h.mu.Unlock()
 	for i := range offers {
@@ -353,7 +353,7 @@ func (h *Host) Changed() <-chan struct{} { return h.routes.Load().replaced }
 // logConflicts logs each conflict of t once while it lasts: a refused
 // duplicate at ERROR, a prefixed one at WARN. Callers hold h.routeMu.
 func (h *Host) logConflicts(t *routeTable) {
-	now := map[Conflict]string{}
+	now := map[supervise.Conflict]string{}
 	for plugin, cs := range t.conflicts {
 		for _, c := range cs {
 			now[c] = plugin
@@ -369,7 +369,7 @@ func (h *Host) logConflicts(t *routeTable) {
 					"function", c.Function, "owner", c.Owner, "plugin", plugin, "served_as", c.ServedAs,
 					"next", "call it as "+c.ServedAs+", or rename it in "+plugin+" to serve it under a name of its own")
 			}
-			h.events.Publish(Event{Type: EventCollision, Plugin: plugin, Message: "function name conflict",
+			h.events.Publish(core.Event{Type: core.EventCollision, Plugin: plugin, Message: "function name conflict",
 				Reason: c.String()})
 		}
 	}
@@ -464,10 +464,10 @@ func (h *Host) ToolSearchThreshold() int {
 
 // Plugins returns the status of every plugin, sorted by name, with the
 // conflicts of the current routing table.
-func (h *Host) Plugins() []PluginStatus {
+func (h *Host) Plugins() []supervise.PluginStatus {
 	ps := h.all()
 	t := h.routes.Load()
-	out := make([]PluginStatus, 0, len(ps))
+	out := make([]supervise.PluginStatus, 0, len(ps))
 	for _, p := range ps {
 		s := p.Status()
 		s.Conflicts = slices.Clone(t.conflicts[p.Name()])
@@ -478,10 +478,10 @@ func (h *Host) Plugins() []PluginStatus {
 }
 
 // all returns the plugins.
-func (h *Host) all() []*Plugin {
+func (h *Host) all() []*supervise.Plugin {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	ps := make([]*Plugin, 0, len(h.plugins))
+	ps := make([]*supervise.Plugin, 0, len(h.plugins))
 	for _, p := range h.plugins {
 		ps = append(ps, p)
 	}

@@ -318,7 +318,7 @@ func TestOwnerKeepsNameWhileRestarting(t *testing.T) {
 }
 
 // wantConflicts checks the conflicts /health shows for plugin.
-func wantConflicts(t *testing.T, h *host.Host, plugin string, want ...host.Conflict) {
+func wantConflicts(t *testing.T, h *host.Host, plugin string, want ...supervise.Conflict) {
 	t.Helper()
 	got := pluginStatus(h, plugin).Conflicts
 	if len(got) != len(want) || (len(want) > 0 && !slices.Equal(got, want)) {

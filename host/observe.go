@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/opentool-host/opentool-host/host/access"
+	"github.com/opentool-host/opentool-host/host/core"
 )
 
 // tracer makes the execute_tool spans: the global OpenTelemetry
@@ -36,7 +37,7 @@ func tracing() bool { return otel.GetTracerProvider() != unsetProvider }
 // span and hands the finished call to Config.OnCall. One allocation per
 // call: the observation holds the span, the record and what done needs.
 func (h *Host) observe(ctx context.Context, r *request) (context.Context, *observation) {
-	caller := CallerFrom(ctx)
+	caller := core.CallerFrom(ctx)
 	if g := access.GrantFrom(ctx); g != nil && caller.Key == "" {
 		caller.Key = g.Name()
 	}
@@ -51,7 +52,7 @@ func (h *Host) observe(ctx context.Context, r *request) (context.Context, *obser
 	}
 	o.ctx = ctx
 	if o.onCall != nil {
-		o.rec = CallRecord{Function: r.fn, Caller: caller, Stream: r.stream, Start: time.Now(), ArgBytes: len(r.args)}
+		o.rec = core.CallRecord{Function: r.fn, Caller: caller, Stream: r.stream, Start: time.Now(), ArgBytes: len(r.args)}
 		r.counted = &o.rec
 	}
 	return ctx, o
@@ -64,8 +65,8 @@ type observation struct {
 	ctx    context.Context
 	traced bool
 	span   trace.Span
-	onCall func(ctx context.Context, rec CallRecord)
-	rec    CallRecord
+	onCall func(ctx context.Context, rec core.CallRecord)
+	rec    core.CallRecord
 }
 
 // done ends the span with err and hands the finished call to
@@ -78,7 +79,7 @@ func (o *observation) done(err error) {
 	rec := o.rec
 	rec.Duration = time.Since(rec.Start)
 	rec.Plugin = o.r.plugin
-	var he *Error
+	var he *core.Error
 	switch {
 	case errors.As(err, &he):
 		rec.Kind = he.Kind
@@ -86,7 +87,7 @@ func (o *observation) done(err error) {
 			rec.Plugin = he.Plugin
 		}
 	case err != nil:
-		rec.Kind = KindCanceled // the caller's own emit failed: it went away
+		rec.Kind = core.KindCanceled // the caller's own emit failed: it went away
 	}
 	o.onCall(o.ctx, rec)
 }
@@ -100,8 +101,8 @@ func (o *observation) end(plugin string, err error) {
 		o.span.SetAttributes(attribute.String("opentool.plugin", plugin))
 	}
 	if err != nil {
-		kind := string(KindCanceled)
-		var he *Error
+		kind := string(core.KindCanceled)
+		var he *core.Error
 		if errors.As(err, &he) {
 			kind = string(he.Kind)
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/protocol/argcheck"
 )
 
@@ -110,6 +111,6 @@ func shownBy(ctx context.Context, view CallView, rt *route) (shown Shown, ok boo
 
 // notServed is the error of r, a call of a function not served to its
 // caller.
-func notServed(r *request) *Error {
-	return r.Fail(KindNotFound, "", fmt.Sprintf("function %q is not served", r.fn), nil)
+func notServed(r *request) *core.Error {
+	return r.Fail(core.KindNotFound, "", fmt.Sprintf("function %q is not served", r.fn), nil)
 }

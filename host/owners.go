@@ -26,6 +26,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/opentool-host/opentool-host/host/supervise"
 	"github.com/opentool-host/opentool-host/internal/strictjson"
 )
 
@@ -103,8 +104,8 @@ func (o *nameOwners) file(name string) string {
 // the file in the folder of each plugin of offers, when they differ from
 // what the file holds. A failed write is logged: the
 // owners then hold while the host runs.
-func (o *nameOwners) save(h *Host, offers []offer, claims map[string]claim) {
-	plugins := map[*Plugin]bool{}
+func (o *nameOwners) save(h *Host, offers []supervise.Offer, claims map[string]claim) {
+	plugins := map[*supervise.Plugin]bool{}
 	for _, of := range offers {
 		plugins[of.P] = true
 	}

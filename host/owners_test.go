@@ -8,6 +8,9 @@ import (
 	"testing"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/opentool-host/opentool-host/host/core"
+	"github.com/opentool-host/opentool-host/host/supervise"
 )
 
 // TestRememberedOwnerClaimsFirst: a name nobody holds goes to its
@@ -15,7 +18,7 @@ import (
 // remembers goes by plugin name; the other declarer is served prefixed.
 func TestRememberedOwnerClaimsFirst(t *testing.T) {
 	files, aaa := fixture("files", "read_text", "list"), fixture("aaa", "read_text", "list")
-	offers := []offer{offerOf(files, StateReady), offerOf(aaa, StateReady)}
+	offers := []supervise.Offer{offerOf(files, core.StateReady), offerOf(aaa, core.StateReady)}
 	sortOffers(offers)
 	known := &nameOwners{last: map[string]string{"read_text": "files"}}
 	rt := buildRoutes(offers, map[string]claim{}, true, nil, known)
@@ -38,7 +41,7 @@ func TestRememberedOwnerClaimsFirst(t *testing.T) {
 func TestOwnersFileRoundTripAndHostile(t *testing.T) {
 	dir, state := t.TempDir(), t.TempDir()
 	newHost := func() *Host {
-		h, err := New(Config{Dir: dir, StateDir: state, Logger: hclog.NewNullLogger(), NoCgroups: true})
+		h, err := New(core.Config{Dir: dir, StateDir: state, Logger: hclog.NewNullLogger(), NoCgroups: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -47,7 +50,7 @@ func TestOwnersFileRoundTripAndHostile(t *testing.T) {
 	}
 	h := newHost()
 	notes := fixture("notes", "echo")
-	offers := []offer{offerOf(notes, StateReady)}
+	offers := []supervise.Offer{offerOf(notes, core.StateReady)}
 	claims := map[string]claim{"echo": {owner: notes.p, fn: "echo"}, "x__echo": {owner: notes.p, fn: "echo"}}
 	h.known.save(h, offers, claims)
 	if got := newHost().known.remembered("echo"); got != "notes" {
@@ -76,39 +79,41 @@ func TestOwnersFileRoundTripAndHostile(t *testing.T) {
 // the build, one given to its remembered owner, and a prefixed name are
 // served at once.
 func TestProvisionalHoldsUncertainNames(t *testing.T) {
-	loading := func(name string) offer { return offer{P: fixture(name).p, State: StateStarting} }
+	loading := func(name string) supervise.Offer {
+		return supervise.Offer{P: fixture(name).p, State: core.StateStarting}
+	}
 	cases := []struct {
 		name       string
-		offers     []offer
+		offers     []supervise.Offer
 		kept       map[string]string // name → owner before the build
 		remembered map[string]string
 		pending    []string
 		served     map[string]string // name → plugin
 	}{
 		{name: "remembered owner still loading",
-			offers:     []offer{offerOf(fixture("aaa", "stats", "only"), StateReady), loading("zzz")},
+			offers:     []supervise.Offer{offerOf(fixture("aaa", "stats", "only"), core.StateReady), loading("zzz")},
 			remembered: map[string]string{"stats": "zzz"},
 			pending:    []string{"stats"}, served: map[string]string{"only": "aaa"}},
 		{name: "a plugin sorting first still loading",
-			offers:  []offer{loading("aaa"), offerOf(fixture("bbb", "x"), StateReady)},
+			offers:  []supervise.Offer{loading("aaa"), offerOf(fixture("bbb", "x"), core.StateReady)},
 			pending: []string{"x"}},
 		{name: "a plugin sorting later still loading",
-			offers: []offer{offerOf(fixture("aaa", "x"), StateReady), loading("bbb")},
+			offers: []supervise.Offer{offerOf(fixture("aaa", "x"), core.StateReady), loading("bbb")},
 			served: map[string]string{"x": "aaa"}},
 		{name: "remembered owner up",
-			offers:     []offer{loading("aaa"), offerOf(fixture("bbb", "x"), StateReady)},
+			offers:     []supervise.Offer{loading("aaa"), offerOf(fixture("bbb", "x"), core.StateReady)},
 			remembered: map[string]string{"x": "bbb"},
 			served:     map[string]string{"x": "bbb"}},
 		{name: "owned before the build",
-			offers: []offer{loading("aaa"), offerOf(fixture("bbb", "x"), StateReady)},
+			offers: []supervise.Offer{loading("aaa"), offerOf(fixture("bbb", "x"), core.StateReady)},
 			kept:   map[string]string{"x": "bbb"},
 			served: map[string]string{"x": "bbb"}},
 		{name: "a prefixed duplicate stays",
-			offers:  []offer{loading("aaa"), offerOf(fixture("bbb", "x"), StateReady), offerOf(fixture("ccc", "x"), StateReady)},
+			offers:  []supervise.Offer{loading("aaa"), offerOf(fixture("bbb", "x"), core.StateReady), offerOf(fixture("ccc", "x"), core.StateReady)},
 			pending: []string{"x"},
 			served:  map[string]string{"ccc__x": "ccc"}},
 		{name: "nothing loading",
-			offers:     []offer{offerOf(fixture("aaa", "x"), StateReady), offerOf(fixture("bbb", "y"), StateFailed)},
+			offers:     []supervise.Offer{offerOf(fixture("aaa", "x"), core.StateReady), offerOf(fixture("bbb", "y"), core.StateFailed)},
 			remembered: map[string]string{"x": "bbb"},
 			served:     map[string]string{"x": "aaa"}},
 	}
@@ -159,7 +164,7 @@ func TestProvisionalHoldsUncertainNames(t *testing.T) {
 // file name (a path out of the folder) is dropped when read.
 func TestOwnersFilePluginNames(t *testing.T) {
 	dir, state := t.TempDir(), t.TempDir()
-	h, err := New(Config{Dir: dir, StateDir: state, Logger: hclog.NewNullLogger(), NoCgroups: true})
+	h, err := New(core.Config{Dir: dir, StateDir: state, Logger: hclog.NewNullLogger(), NoCgroups: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +174,7 @@ func TestOwnersFilePluginNames(t *testing.T) {
 	if err := os.WriteFile(h.known.path, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	h2, err := New(Config{Dir: dir, StateDir: state, Logger: hclog.NewNullLogger(), NoCgroups: true})
+	h2, err := New(core.Config{Dir: dir, StateDir: state, Logger: hclog.NewNullLogger(), NoCgroups: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/opentool-host/opentool-host/host/core"
+	"github.com/opentool-host/opentool-host/host/supervise"
 	"github.com/opentool-host/opentool-host/protocol/lockfile"
 )
 
@@ -22,7 +24,7 @@ var ErrNoSuchPlugin = errors.New("no such plugin in the directory")
 // snapshot starts a host on cfg, waits for every plugin to start or
 // fail, and returns what it pins (Host.Pins) and every plugin's status;
 // the host is closed before it returns. Errors: NewStarted's.
-func snapshot(ctx context.Context, cfg Config) (*lockfile.File, []PluginStatus, error) {
+func snapshot(ctx context.Context, cfg core.Config) (*lockfile.File, []supervise.PluginStatus, error) {
 	h, err := NewStarted(ctx, cfg)
 	if err != nil {
 		return nil, nil, err
@@ -44,7 +46,7 @@ func snapshot(ctx context.Context, cfg Config) (*lockfile.File, []PluginStatus, 
 // lock cannot be read, or a name is not a plugin of the folder
 // (wrapping ErrNoSuchPlugin); the host cannot be made or started; the
 // lock cannot be written.
-func WriteLock(ctx context.Context, cfg Config, update []string) (*lockfile.File, []string, error) {
+func WriteLock(ctx context.Context, cfg core.Config, update []string) (*lockfile.File, []string, error) {
 	path := filepath.Join(cfg.Dir, lockfile.Name)
 	lock := lockfile.New()
 	if len(update) > 0 {
@@ -88,7 +90,7 @@ func WriteLock(ctx context.Context, cfg Config, update []string) (*lockfile.File
 // installed: the plugin did not start, ..."), and then install is not
 // called; install's error (with the failure to write the previous lock
 // back, if any).
-func InstallPinned(ctx context.Context, cfg Config, path string, sources map[string]lockfile.Source, install func() error) ([]string, error) {
+func InstallPinned(ctx context.Context, cfg core.Config, path string, sources map[string]lockfile.Source, install func() error) ([]string, error) {
 	old, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, install()
@@ -135,7 +137,7 @@ func InstallPinned(ctx context.Context, cfg Config, path string, sources map[str
 
 // notServing lists the plugins of ps that do not serve (neither ready
 // nor degraded), as "NAME (reason)", sorted.
-func notServing(ps []PluginStatus) []string {
+func notServing(ps []supervise.PluginStatus) []string {
 	var out []string
 	for _, p := range ps {
 		if !p.State.Serving() {
@@ -150,7 +152,7 @@ func notServing(ps []PluginStatus) []string {
 // their function digests and their files (plugin file or declaration,
 // policy); what now does not pin of them leaves lock. Errors:
 // ErrNoSuchPlugin for a name not in ps.
-func copyPins(lock, now *lockfile.File, names []string, ps []PluginStatus) error {
+func copyPins(lock, now *lockfile.File, names []string, ps []supervise.PluginStatus) error {
 	files := map[string][]string{} // plugin -> files
 	for _, p := range ps {
 		files[p.Name] = []string{filepath.Base(p.Path), p.Name + ".policy.json"}

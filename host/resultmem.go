@@ -103,8 +103,8 @@ func (s *resultScope) release() {
 
 // errResultMemory is the error of a call whose result does not fit in
 // Config.MaxResultMemory.
-func (h *Host) errResultMemory(fn string, n int) *Error {
-	return &Error{Kind: KindBusy, Function: fn, Message: fmt.Sprintf(
+func (h *Host) errResultMemory(fn string, n int) *core.Error {
+	return &core.Error{Kind: core.KindBusy, Function: fn, Message: fmt.Sprintf(
 		"busy: the host already holds %d MiB of results for clients that have not read them (--max-result-memory %d MiB); this %d-byte result was dropped: try again later",
 		h.ResultMemory()>>20, h.results.max>>20, n)}
 }

@@ -34,6 +34,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/host/supervise"
 	"github.com/opentool-host/opentool-host/protocol/argcheck"
 	"github.com/opentool-host/opentool-host/protocol/opentool"
@@ -49,12 +50,12 @@ type routeTable struct {
 	order []*route
 	// failed maps the function names owned by failed plugins to the
 	// plugin, so calls get the plugin's reason instead of "not found".
-	failed map[string]*Plugin
+	failed map[string]*supervise.Plugin
 	// schemas holds the served plugins' named schemas keyed "PLUGIN.Name".
 	schemas map[string]*opentool.Schema
 	// conflicts lists, by plugin name, the declared functions another
 	// plugin owns.
-	conflicts map[string][]Conflict
+	conflicts map[string][]supervise.Conflict
 	// pending holds, in a provisional table (built while plugins still
 	// load their documents), the plain names whose owner is not known
 	// yet (holdUncertain): they are not routed, and a call of one waits
@@ -69,7 +70,7 @@ type routeTable struct {
 
 // route is one served function.
 type route struct {
-	plugin *Plugin
+	plugin *supervise.Plugin
 	// fn is the function as served (with $refs inlined; shared with the
 	// plugin's document, or a copy: renamed "PLUGIN__NAME", or without
 	// the MCPTool of a plugin process, served).
@@ -88,7 +89,7 @@ type route struct {
 
 // claim is the ownership of one function name.
 type claim struct {
-	owner *Plugin
+	owner *supervise.Plugin
 	// fn is the function the owner declares: the name itself, or NAME
 	// for a prefixed name "PLUGIN__NAME".
 	fn string
@@ -100,7 +101,7 @@ const prefixSep = "__"
 
 // newRouteTable returns an empty table.
 func newRouteTable() *routeTable {
-	return &routeTable{funcs: map[string]*route{}, pending: map[string]bool{}, failed: map[string]*Plugin{}, schemas: map[string]*opentool.Schema{}, conflicts: map[string][]Conflict{},
+	return &routeTable{funcs: map[string]*route{}, pending: map[string]bool{}, failed: map[string]*supervise.Plugin{}, schemas: map[string]*opentool.Schema{}, conflicts: map[string][]supervise.Conflict{},
 		cat: &catalogTable{byKey: map[string]*catRoute{}, order: map[string][]*catRoute{}}, replaced: make(chan struct{})}
 }
 
@@ -110,7 +111,7 @@ func newRouteTable() *routeTable {
 // owner's names go to failed. reserve, when not nil, claims the names
 // no plugin may take (the host's own functions, builtin.go) first; known
 // (may be nil) gives a free name to its remembered owner first.
-func buildRoutes(offers []offer, claims map[string]claim, prefix bool, reserve func(map[string]claim), known *nameOwners) *routeTable {
+func buildRoutes(offers []supervise.Offer, claims map[string]claim, prefix bool, reserve func(map[string]claim), known *nameOwners) *routeTable {
 	t := newRouteTable()
 	releaseClaims(offers, claims)
 	if reserve != nil {
@@ -128,8 +129,8 @@ func buildRoutes(offers []offer, claims map[string]claim, prefix bool, reserve f
 
 // releaseClaims drops the claims whose owner is gone (not offered) or
 // whose owner's document no longer declares the function.
-func releaseClaims(offers []offer, claims map[string]claim) {
-	declared := map[*Plugin]map[string]bool{}
+func releaseClaims(offers []supervise.Offer, claims map[string]claim) {
+	declared := map[*supervise.Plugin]map[string]bool{}
 	for _, o := range offers {
 		names := map[string]bool{}
 		for _, f := range functions(o.Doc) {
@@ -147,7 +148,7 @@ func releaseClaims(offers []offer, claims map[string]claim) {
 // claimFree gives each declared name nobody owns to its remembered owner
 // in known when that plugin declares it, else to the first plugin by name
 // that declares it.
-func claimFree(offers []offer, claims map[string]claim, known *nameOwners) {
+func claimFree(offers []supervise.Offer, claims map[string]claim, known *nameOwners) {
 	for _, o := range offers {
 		for _, f := range functions(o.Doc) {
 			if _, ok := claims[f.Name]; !ok && known.remembered(f.Name) == o.P.Name() {
@@ -179,12 +180,12 @@ func releasePrefixed(claims map[string]claim) bool {
 
 // add routes the functions of o that it owns (or, with prefix, serves
 // prefixed) and records its conflicts.
-func (t *routeTable) add(o offer, claims map[string]claim, prefix bool) {
-	serving := o.State == StateStarting || o.State == StateReady || o.State == StateRestarting
+func (t *routeTable) add(o supervise.Offer, claims map[string]claim, prefix bool) {
+	serving := o.State == core.StateStarting || o.State == core.StateReady || o.State == core.StateRestarting
 	for i, f := range functions(o.Doc) {
 		name := f.Name
 		if owner := claims[name].owner; owner != o.P {
-			c := Conflict{Function: f.Name, Owner: owner.Name()}
+			c := supervise.Conflict{Function: f.Name, Owner: owner.Name()}
 			name = ""
 			if prefix {
 				name = claimPrefixed(o.P, f.Name, claims)
@@ -201,7 +202,7 @@ func (t *routeTable) add(o offer, claims map[string]claim, prefix bool) {
 			r := &route{plugin: o.P, fn: fn, info: o.Doc.Info, args: o.Args[i], target: f.Name, timeout: o.Timeout}
 			t.funcs[name] = r
 			t.order = append(t.order, r)
-		case o.State == StateFailed:
+		case o.State == core.StateFailed:
 			t.failed[name] = o.P
 		}
 	}
@@ -222,13 +223,13 @@ func (t *routeTable) add(o offer, claims map[string]claim, prefix bool) {
 // before t's owner (it may declare the name too). Such a name is
 // pending: not listed, not routed. A prefixed name stays: its plugin
 // owns the plain name in no outcome.
-func (t *routeTable) holdUncertain(offers []offer, kept map[string]claim, known *nameOwners) {
+func (t *routeTable) holdUncertain(offers []supervise.Offer, kept map[string]claim, known *nameOwners) {
 	loading := map[string]bool{}
 	first := "" // the first plugin by name still loading (offers are sorted)
 	for _, o := range offers {
 		// Restarting without a document: a server reached by URL never
 		// reached yet, which may stay down; it holds no name meanwhile.
-		if o.Doc == nil && o.State == StateStarting {
+		if o.Doc == nil && o.State == core.StateStarting {
 			loading[o.P.Name()] = true
 			if first == "" {
 				first = o.P.Name()
@@ -270,7 +271,7 @@ func servedFunction(fn *opentool.Function, name string, declared bool) *opentool
 
 // claimPrefixed claims "PLUGIN__NAME" for p's duplicate fn and returns
 // it, or "" when another plugin owns it or it is too long.
-func claimPrefixed(p *Plugin, fn string, claims map[string]claim) string {
+func claimPrefixed(p *supervise.Plugin, fn string, claims map[string]claim) string {
 	name := p.Name() + prefixSep + fn
 	if len(name) > supervise.MaxFunctionName {
 		return ""
@@ -291,7 +292,7 @@ func functions(doc *opentool.OpenTool) []opentool.Function {
 }
 
 // sortOffers sorts offers by plugin name.
-func sortOffers(offers []offer) {
+func sortOffers(offers []supervise.Offer) {
 	sort.Slice(offers, func(i, j int) bool { return offers[i].P.Name() < offers[j].P.Name() })
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/host/supervise"
 	"github.com/opentool-host/opentool-host/protocol/argcheck"
 	"github.com/opentool-host/opentool-host/protocol/opentool"
@@ -15,7 +16,7 @@ import (
 // claimFixture is a plugin of the claims tests: its name and the
 // functions its document declares.
 type claimFixture struct {
-	p   *Plugin
+	p   *supervise.Plugin
 	doc *opentool.OpenTool
 }
 
@@ -25,16 +26,16 @@ func fixture(name string, fns ...string) claimFixture {
 	for _, fn := range fns {
 		doc.Functions = append(doc.Functions, opentool.Function{Name: fn})
 	}
-	return claimFixture{p: supervise.NewPlugin(&supervise.Supervisor{Cfg: &Config{}}, name, ""), doc: doc}
+	return claimFixture{p: supervise.NewPlugin(&supervise.Supervisor{Cfg: &core.Config{}}, name, ""), doc: doc}
 }
 
 // offerOf is f's offer in state st.
-func offerOf(f claimFixture, st State) offer {
-	return offer{P: f.p, State: st, Doc: f.doc, Args: make([]*argcheck.Validator, len(f.doc.Functions))}
+func offerOf(f claimFixture, st core.State) supervise.Offer {
+	return supervise.Offer{P: f.p, State: st, Doc: f.doc, Args: make([]*argcheck.Validator, len(f.doc.Functions))}
 }
 
 // build sorts offers and builds routes over claims.
-func build(claims map[string]claim, prefix bool, offers ...offer) *routeTable {
+func build(claims map[string]claim, prefix bool, offers ...supervise.Offer) *routeTable {
 	sortOffers(offers)
 	return buildRoutes(offers, claims, prefix, nil, nil)
 }
@@ -51,23 +52,23 @@ func servedBy(t *routeTable, fn string) (plugin, target string) {
 func TestClaimsFirstBuildByName(t *testing.T) {
 	files, aaa := fixture("files", "read_text", "write_file"), fixture("aaa", "read_text")
 	claims := map[string]claim{}
-	rt := build(claims, false, offerOf(files, StateReady), offerOf(aaa, StateReady))
+	rt := build(claims, false, offerOf(files, core.StateReady), offerOf(aaa, core.StateReady))
 	if p, _ := servedBy(rt, "read_text"); p != "aaa" {
 		t.Fatalf("read_text served by %q, want aaa (first by name at the first build)", p)
 	}
-	wantEq(t, "conflicts", rt.conflicts, map[string][]Conflict{"files": {{Function: "read_text", Owner: "aaa"}}})
+	wantEq(t, "conflicts", rt.conflicts, map[string][]supervise.Conflict{"files": {{Function: "read_text", Owner: "aaa"}}})
 	wantEq(t, "order", len(rt.order), 2)
 }
 
 func TestClaimsLaterPluginCannotTakeOver(t *testing.T) {
 	files, aaa := fixture("files", "read_text", "write_file"), fixture("aaa", "read_text", "aaa_only")
 	claims := map[string]claim{}
-	build(claims, false, offerOf(files, StateReady))
+	build(claims, false, offerOf(files, core.StateReady))
 
-	for _, st := range []State{StateReady, StateStarting, StateRestarting, StateFailed} {
-		rt := build(claims, false, offerOf(files, st), offerOf(aaa, StateReady))
+	for _, st := range []core.State{core.StateReady, core.StateStarting, core.StateRestarting, core.StateFailed} {
+		rt := build(claims, false, offerOf(files, st), offerOf(aaa, core.StateReady))
 		want := "files"
-		if st == StateFailed {
+		if st == core.StateFailed {
 			want = ""
 			if rt.failed["read_text"] != files.p {
 				t.Errorf("owner %s: read_text not reported failed by files", st)
@@ -79,17 +80,17 @@ func TestClaimsLaterPluginCannotTakeOver(t *testing.T) {
 		if p, _ := servedBy(rt, "aaa_only"); p != "aaa" {
 			t.Errorf("owner %s: aaa_only served by %q", st, p)
 		}
-		wantEq(t, "conflicts", rt.conflicts, map[string][]Conflict{"aaa": {{Function: "read_text", Owner: "files"}}})
+		wantEq(t, "conflicts", rt.conflicts, map[string][]supervise.Conflict{"aaa": {{Function: "read_text", Owner: "files"}}})
 	}
 
 	// The owner's new document no longer declares the name: released.
 	files2 := claimFixture{p: files.p, doc: fixture("files", "write_file").doc}
-	rt := build(claims, false, offerOf(files2, StateReady), offerOf(aaa, StateReady))
+	rt := build(claims, false, offerOf(files2, core.StateReady), offerOf(aaa, core.StateReady))
 	if p, _ := servedBy(rt, "read_text"); p != "aaa" || len(rt.conflicts) != 0 {
 		t.Fatalf("after the owner dropped read_text: served by %q, conflicts %v", p, rt.conflicts)
 	}
 	// And files declaring it again comes later: aaa keeps it.
-	rt = build(claims, false, offerOf(files, StateReady), offerOf(aaa, StateReady))
+	rt = build(claims, false, offerOf(files, core.StateReady), offerOf(aaa, core.StateReady))
 	if p, _ := servedBy(rt, "read_text"); p != "aaa" {
 		t.Fatalf("read_text served by %q, want aaa (the owner now)", p)
 	}
@@ -98,20 +99,20 @@ func TestClaimsLaterPluginCannotTakeOver(t *testing.T) {
 func TestClaimsReleasedWhenOwnerRemoved(t *testing.T) {
 	files, aaa, bbb := fixture("files", "read_text"), fixture("aaa", "read_text"), fixture("bbb", "read_text")
 	claims := map[string]claim{}
-	build(claims, false, offerOf(files, StateReady))
-	build(claims, false, offerOf(files, StateReady), offerOf(bbb, StateReady), offerOf(aaa, StateReady))
-	rt := build(claims, false, offerOf(bbb, StateReady), offerOf(aaa, StateReady))
+	build(claims, false, offerOf(files, core.StateReady))
+	build(claims, false, offerOf(files, core.StateReady), offerOf(bbb, core.StateReady), offerOf(aaa, core.StateReady))
+	rt := build(claims, false, offerOf(bbb, core.StateReady), offerOf(aaa, core.StateReady))
 	if p, _ := servedBy(rt, "read_text"); p != "aaa" {
 		t.Fatalf("read_text served by %q, want aaa (first by name of the remaining)", p)
 	}
-	wantEq(t, "conflicts", rt.conflicts, map[string][]Conflict{"bbb": {{Function: "read_text", Owner: "aaa"}}})
+	wantEq(t, "conflicts", rt.conflicts, map[string][]supervise.Conflict{"bbb": {{Function: "read_text", Owner: "aaa"}}})
 }
 
 func TestClaimsPrefixCollisions(t *testing.T) {
 	files, aaa := fixture("files", "read_text"), fixture("aaa", "read_text")
 	claims := map[string]claim{}
-	build(claims, true, offerOf(files, StateReady))
-	rt := build(claims, true, offerOf(files, StateReady), offerOf(aaa, StateReady))
+	build(claims, true, offerOf(files, core.StateReady))
+	rt := build(claims, true, offerOf(files, core.StateReady), offerOf(aaa, core.StateReady))
 	if p, _ := servedBy(rt, "read_text"); p != "files" {
 		t.Fatalf("read_text served by %q, want files", p)
 	}
@@ -122,18 +123,18 @@ func TestClaimsPrefixCollisions(t *testing.T) {
 	if aaa.doc.Functions[0].Name != "read_text" {
 		t.Fatal("the plugin's own document was renamed")
 	}
-	wantEq(t, "conflicts", rt.conflicts, map[string][]Conflict{"aaa": {{Function: "read_text", Owner: "files", ServedAs: "aaa__read_text"}}})
+	wantEq(t, "conflicts", rt.conflicts, map[string][]supervise.Conflict{"aaa": {{Function: "read_text", Owner: "files", ServedAs: "aaa__read_text"}}})
 
 	// A later plugin declaring the prefixed name literally does not take it.
 	zzz := fixture("zzz", "aaa__read_text")
-	rt = build(claims, true, offerOf(files, StateReady), offerOf(aaa, StateReady), offerOf(zzz, StateReady))
+	rt = build(claims, true, offerOf(files, core.StateReady), offerOf(aaa, core.StateReady), offerOf(zzz, core.StateReady))
 	if p, _ := servedBy(rt, "aaa__read_text"); p != "aaa" {
 		t.Fatalf("aaa__read_text served by %q, want aaa", p)
 	}
 
 	// The owner goes: aaa serves read_text itself and the prefixed name is
 	// released (zzz, declaring it, now gets it).
-	rt = build(claims, true, offerOf(aaa, StateReady), offerOf(zzz, StateReady))
+	rt = build(claims, true, offerOf(aaa, core.StateReady), offerOf(zzz, core.StateReady))
 	if p, target := servedBy(rt, "read_text"); p != "aaa" || target != "read_text" {
 		t.Fatalf("read_text served by %q (%q), want aaa", p, target)
 	}
@@ -147,10 +148,10 @@ func TestClaimsPrefixRefused(t *testing.T) {
 	files, aaa, x := fixture("files", "read_text"), fixture("aaa", "read_text"), fixture(long, "read_text")
 	owner := fixture("own", "aaa__read_text")
 	claims := map[string]claim{}
-	build(claims, true, offerOf(files, StateReady), offerOf(owner, StateReady))
-	rt := build(claims, true, offerOf(files, StateReady), offerOf(owner, StateReady), offerOf(aaa, StateReady), offerOf(x, StateReady))
-	wantEq(t, "aaa conflicts (prefixed name taken)", rt.conflicts["aaa"], []Conflict{{Function: "read_text", Owner: "files"}})
-	wantEq(t, "long conflicts (prefixed name too long)", rt.conflicts[long], []Conflict{{Function: "read_text", Owner: "files"}})
+	build(claims, true, offerOf(files, core.StateReady), offerOf(owner, core.StateReady))
+	rt := build(claims, true, offerOf(files, core.StateReady), offerOf(owner, core.StateReady), offerOf(aaa, core.StateReady), offerOf(x, core.StateReady))
+	wantEq(t, "aaa conflicts (prefixed name taken)", rt.conflicts["aaa"], []supervise.Conflict{{Function: "read_text", Owner: "files"}})
+	wantEq(t, "long conflicts (prefixed name too long)", rt.conflicts[long], []supervise.Conflict{{Function: "read_text", Owner: "files"}})
 	if len(rt.funcs) != 2 {
 		t.Fatalf("served %d functions, want read_text and aaa__read_text of their owners", len(rt.funcs))
 	}
@@ -160,8 +161,8 @@ func TestClaimsPrefixRefused(t *testing.T) {
 // lasts, refused ones at ERROR and prefixed ones at WARN.
 func TestLogConflictsOnce(t *testing.T) {
 	var out strings.Builder
-	h := &Host{log: hclog.New(&hclog.LoggerOptions{Output: &out, Level: hclog.Info}), logged: map[Conflict]string{}}
-	rt := &routeTable{conflicts: map[string][]Conflict{
+	h := &Host{log: hclog.New(&hclog.LoggerOptions{Output: &out, Level: hclog.Info}), logged: map[supervise.Conflict]string{}}
+	rt := &routeTable{conflicts: map[string][]supervise.Conflict{
 		"aaa": {{Function: "read_text", Owner: "files"}},
 		"bbb": {{Function: "read_text", Owner: "files", ServedAs: "bbb__read_text"}},
 	}}
@@ -191,9 +192,9 @@ func TestMCPToolOnlyFromDeclaredPlugins(t *testing.T) {
 			f.doc.Functions[i].MCPTool = def
 		}
 	}
-	declared := offerOf(srv, StateReady)
+	declared := offerOf(srv, core.StateReady)
 	declared.Declared = true
-	rt := build(map[string]claim{}, true, offerOf(proc, StateReady), declared)
+	rt := build(map[string]claim{}, true, offerOf(proc, core.StateReady), declared)
 	for name, want := range map[string]bool{"own": false, "read_text": false, "srv__read_text": true} {
 		r, ok := rt.funcs[name]
 		if !ok {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/host/discover"
 	"github.com/opentool-host/opentool-host/host/supervise"
 	"github.com/opentool-host/opentool-host/process/launcher"
@@ -27,7 +28,7 @@ func (h *Host) Rescan(ctx context.Context) error {
 	h.scanMu.Lock()
 	defer h.scanMu.Unlock()
 	if h.closed.Load() {
-		return ErrClosed
+		return core.ErrClosed
 	}
 	h.follow.Do(h.startFollowing)
 	sc, err := discover.ScanDir(h.cfg.Dir, h.cfg.MCPConfigs, h.owners())
@@ -63,7 +64,7 @@ func (h *Host) Rescan(ctx context.Context) error {
 		seen[c.Name] = true
 		p, old := h.takePlugin(c.Name, c.Path)
 		if p == nil {
-			return ErrClosed
+			return core.ErrClosed
 		}
 		if old != nil {
 			waits = append(waits, old.Remove())
@@ -92,7 +93,7 @@ func (h *Host) Rescan(ctx context.Context) error {
 		case <-done:
 			h.rebuild(true)
 		case <-h.closing:
-			return ErrClosed
+			return core.ErrClosed
 		case <-ctx.Done():
 			return fmt.Errorf("host: rescan: %w", ctx.Err())
 		}
@@ -225,7 +226,7 @@ func (h *Host) owners() map[string]string {
 // new; nil once the host is closing. Errors: the name, or its variable
 // key (launcher.PluginKey), is another plugin's (with c's own fault, if
 // any).
-func (h *Host) claimPlugin(c discover.Candidate, path string) (*Plugin, error) {
+func (h *Host) claimPlugin(c discover.Candidate, path string) (*supervise.Plugin, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if p, ok := h.plugins[c.Name]; ok && p.Path() != path {
@@ -243,7 +244,7 @@ func (h *Host) claimPlugin(c discover.Candidate, path string) (*Plugin, error) {
 // takePlugin returns the Plugin of name declared by path, made when new,
 // and the Plugin of the same name declared by another file, which it
 // replaces (Rescan decided, by claimNames); nil once the host is closing.
-func (h *Host) takePlugin(name, path string) (p, old *Plugin) {
+func (h *Host) takePlugin(name, path string) (p, old *supervise.Plugin) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if q, ok := h.plugins[name]; ok && q.Path() != path {
@@ -255,7 +256,7 @@ func (h *Host) takePlugin(name, path string) (p, old *Plugin) {
 
 // pluginLocked returns the Plugin of name, made when new; nil once the
 // host is closing. Callers hold h.mu.
-func (h *Host) pluginLocked(name, path string) *Plugin {
+func (h *Host) pluginLocked(name, path string) *supervise.Plugin {
 	if h.closed.Load() {
 		return nil
 	}
@@ -264,17 +265,17 @@ func (h *Host) pluginLocked(name, path string) *Plugin {
 		p = supervise.NewPlugin(h.sv, name, path)
 		h.plugins[name] = p
 		h.log.Info("plugin found", "plugin", name, "path", path)
-		h.events.Publish(Event{Type: EventFound, Plugin: name, Message: "plugin found", Reason: filepath.Base(path)})
+		h.events.Publish(core.Event{Type: core.EventFound, Plugin: name, Message: "plugin found", Reason: filepath.Base(path)})
 	}
 	return p
 }
 
 // takeFrom removes from the host the plugins declared by path whose
 // names are not in keep and returns them.
-func (h *Host) takeFrom(path string, keep map[string]bool) []*Plugin {
+func (h *Host) takeFrom(path string, keep map[string]bool) []*supervise.Plugin {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	var gone []*Plugin
+	var gone []*supervise.Plugin
 	for name, p := range h.plugins {
 		if p.Path() == path && !keep[name] {
 			gone = append(gone, p)
@@ -286,10 +287,10 @@ func (h *Host) takeFrom(path string, keep map[string]bool) []*Plugin {
 
 // takeUnseen removes from the host the plugins whose names are not in
 // seen and returns them.
-func (h *Host) takeUnseen(seen map[string]bool) []*Plugin {
+func (h *Host) takeUnseen(seen map[string]bool) []*supervise.Plugin {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	var gone []*Plugin
+	var gone []*supervise.Plugin
 	for name, p := range h.plugins {
 		if !seen[name] {
 			gone = append(gone, p)

@@ -19,7 +19,7 @@ type StatesBackend struct {
 }
 
 // Set sets the plugins' states.
-func (b *StatesBackend) Set(states ...host.State) {
+func (b *StatesBackend) Set(states ...core.State) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.states = states

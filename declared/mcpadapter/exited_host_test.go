@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/opentool-host/opentool-host/declared"
-	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/testkit"
 )
 
@@ -24,15 +24,15 @@ func TestServerExitDuringCallIsPluginExited(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "quits.mcp.json"), []byte(decl), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	h := testkit.StartHost(t, func(c *host.Config) { c.Dir, c.Declared = dir, declared.Serve })
+	h := testkit.StartHost(t, func(c *core.Config) { c.Dir, c.Declared = dir, declared.Serve })
 	_, err := h.Call(context.Background(), "attack", []byte(`{}`))
-	var he *host.Error
+	var he *core.Error
 	if !errors.As(err, &he) {
-		t.Fatalf("attack: %v, want a *host.Error", err)
+		t.Fatalf("attack: %v, want a *core.Error", err)
 	}
 	t.Logf("attack: %s: %v", he.Kind, he)
-	if he.Kind != host.KindExited || !he.Kind.Retryable() {
-		t.Fatalf("a server that exited during the call: kind %s (retryable %v): %v; want %s, retryable", he.Kind, he.Kind.Retryable(), he, host.KindExited)
+	if he.Kind != core.KindExited || !he.Kind.Retryable() {
+		t.Fatalf("a server that exited during the call: kind %s (retryable %v): %v; want %s, retryable", he.Kind, he.Kind.Retryable(), he, core.KindExited)
 	}
 	testkit.Eventually(t, 30*time.Second, "the server restarted and answers ping", func() bool {
 		_, err := h.Call(context.Background(), "ping", []byte(`{}`))

@@ -19,6 +19,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/declared"
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/testkit"
 )
 
@@ -40,7 +41,7 @@ func notesHost(t testing.TB, args ...string) *host.Host {
 	if err := os.WriteFile(filepath.Join(dir, "notes.mcp.json"), []byte(decl), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return testkit.StartHost(t, func(c *host.Config) {
+	return testkit.StartHost(t, func(c *core.Config) {
 		c.Dir, c.CallTimeout, c.Declared = dir, hostBound, declared.Serve
 	})
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/opentool-host/opentool-host/declared/oauthlogin"
 	"github.com/opentool-host/opentool-host/frontend/mcpapi"
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/testkit"
 )
 
@@ -45,7 +46,7 @@ func TestOAuthLogin(t *testing.T) {
 	var logged testkit.SyncBuffer
 	h, _ = declaredHostBy(t, testkit.StartHostAsIs, "far", map[string]any{"url": as.url + "/mcp", "oauth": map[string]any{
 		"clientId": asClientID, "clientSecret": asClientSecret, "issuer": as.url,
-	}}, nil, func(c *host.Config) {
+	}}, nil, func(c *core.Config) {
 		c.Declared = declared.ServeWith(declared.Options{Registry: reg})
 		c.Logger = hclog.New(&hclog.LoggerOptions{Output: io.MultiWriter(&logged, c.Logger.StandardWriter(&hclog.StandardLoggerOptions{})), Level: hclog.Trace})
 	}, mcpapi.HTTPOptions{})

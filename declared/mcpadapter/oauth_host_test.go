@@ -24,6 +24,7 @@ import (
 	"github.com/opentool-host/opentool-host/declared"
 	"github.com/opentool-host/opentool-host/frontend/mcpapi"
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/testkit"
 )
 
@@ -182,7 +183,7 @@ func TestOAuthClientCredentials(t *testing.T) {
 	var logged testkit.SyncBuffer
 	h, _ := declaredHost(t, "far", map[string]any{"url": as.url + "/mcp", "oauth": map[string]any{
 		"clientId": asClientID, "clientSecret": asClientSecret, "grant": "client_credentials", "issuer": as.url,
-	}}, nil, func(c *host.Config) {
+	}}, nil, func(c *core.Config) {
 		c.Logger = hclog.New(&hclog.LoggerOptions{Output: io.MultiWriter(&logged, c.Logger.StandardWriter(&hclog.StandardLoggerOptions{})), Level: hclog.Trace})
 	}, mcpapi.HTTPOptions{})
 	ctx := context.Background()
@@ -230,7 +231,7 @@ func TestUnauthorizedNeedsAuthorization(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "far.mcp.json"), body, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	h, err := host.New(host.Config{Dir: dir, Logger: testkit.Logger(t), StateDir: t.TempDir(), CallTimeout: hostBound, Declared: declared.Serve})
+	h, err := host.New(core.Config{Dir: dir, Logger: testkit.Logger(t), StateDir: t.TempDir(), CallTimeout: hostBound, Declared: declared.Serve})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,8 +23,8 @@ import (
 	"github.com/opentool-host/opentool-host/frontend/mcpapi"
 	"github.com/opentool-host/opentool-host/frontend/opentoolapi"
 	"github.com/opentool-host/opentool-host/frontend/route"
-	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/host/access"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/testkit"
 )
 
@@ -101,7 +101,7 @@ func TestPerUserCredentials(t *testing.T) {
 		}
 	}
 	var logged testkit.SyncBuffer
-	h, _ := declaredHost(t, "far", map[string]any{"url": srv.url + "/mcp", "oauth": map[string]any{}, "credentials": "per-user"}, nil, func(c *host.Config) {
+	h, _ := declaredHost(t, "far", map[string]any{"url": srv.url + "/mcp", "oauth": map[string]any{}, "credentials": "per-user"}, nil, func(c *core.Config) {
 		c.Declared = declared.ServeWith(declared.Options{Tokens: store, Logins: fakeLogins{base: "https://login.example"}})
 		c.Logger = hclog.New(&hclog.LoggerOptions{Output: &logged, Level: hclog.Trace})
 	}, mcpapi.HTTPOptions{})
@@ -128,8 +128,8 @@ func TestPerUserCredentials(t *testing.T) {
 	srv.mu.Unlock()
 
 	_, err := whoami("carol")
-	e := host.AsError(err)
-	if e == nil || e.Kind != host.KindNeedsLogin || !e.Kind.Retryable() {
+	e := core.AsError(err)
+	if e == nil || e.Kind != core.KindNeedsLogin || !e.Kind.Retryable() {
 		t.Fatalf("carol without a token: %v, want needs_login", err)
 	}
 	if want := "https://login.example/login?server=far&as=carol"; e.Login != want || !strings.Contains(e.Message, want) {
@@ -145,7 +145,7 @@ func TestPerUserCredentials(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = whoami("dave")
-	if e := host.AsError(err); e == nil || e.Kind != host.KindNeedsLogin || !strings.Contains(e.Login, "as=dave") || !strings.Contains(e.Message, "refused") {
+	if e := core.AsError(err); e == nil || e.Kind != core.KindNeedsLogin || !strings.Contains(e.Login, "as=dave") || !strings.Contains(e.Message, "refused") {
 		t.Fatalf("dave, whose token the server refuses: %v, want needs_login with his link", err)
 	}
 
@@ -153,7 +153,7 @@ func TestPerUserCredentials(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = whoami("bob")
-	if e := host.AsError(err); e == nil || e.Kind != host.KindNeedsLogin || !strings.Contains(e.Login, "as=bob") {
+	if e := core.AsError(err); e == nil || e.Kind != core.KindNeedsLogin || !strings.Contains(e.Login, "as=bob") {
 		t.Fatalf("bob after his token was deleted: %v, want needs_login with his link", err)
 	}
 	if got, err := whoami("alice"); err != nil || !strings.Contains(got, `"alice"`) {
@@ -184,14 +184,14 @@ func TestPerUserNeedsAPrincipal(t *testing.T) {
 	srv := startUserServer(t, map[string]string{"tok-a": "alice"})
 	store := &oauthlogin.MemoryStore{}
 	_ = store.Put("far", "alice", &oauth2.Token{AccessToken: "tok-a"})
-	h, _ := declaredHost(t, "far", map[string]any{"url": srv.url + "/mcp", "oauth": map[string]any{}, "credentials": "per-user"}, nil, func(c *host.Config) {
+	h, _ := declaredHost(t, "far", map[string]any{"url": srv.url + "/mcp", "oauth": map[string]any{}, "credentials": "per-user"}, nil, func(c *core.Config) {
 		c.Declared = declared.ServeWith(declared.Options{Tokens: store})
 	}, mcpapi.HTTPOptions{})
 	_, err := h.Call(context.Background(), "whoami", []byte(`{}`))
 	if err == nil || !strings.Contains(err.Error(), "no principal") {
 		t.Fatalf("a call without a principal: %v, want the refusal", err)
 	}
-	if errors.Is(err, host.KindNeedsLogin) {
+	if errors.Is(err, core.KindNeedsLogin) {
 		t.Errorf("a caller without a principal cannot log in: %v", err)
 	}
 	srv.mu.Lock()
@@ -228,12 +228,12 @@ func TestPerUserLoginLinkInEachProtocol(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "far.mcp.json"), d, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	h := testkit.StartHost(t, func(c *host.Config) {
+	h := testkit.StartHost(t, func(c *core.Config) {
 		c.Dir, c.CallTimeout = dir, hostBound
 		c.Declared = declared.ServeWith(declared.Options{Tokens: store, Logins: fakeLogins{base: "https://login.example"}})
 	})
 	guard, err := access.New(access.Config{Keys: []string{"key-one", "key-two"}, Tag: func(ctx context.Context, name string) context.Context {
-		return host.WithCaller(ctx, host.Caller{Key: name})
+		return core.WithCaller(ctx, core.Caller{Key: name})
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -345,7 +345,7 @@ func TestPerUserNeedsTheTokenKey(t *testing.T) {
 
 // as is a context of a call by principal p.
 func as(_ *testing.T, p string) context.Context {
-	return host.WithCaller(context.Background(), host.Caller{Key: p})
+	return core.WithCaller(context.Background(), core.Caller{Key: p})
 }
 
 // metaNames reports whether meta, in JSON, contains the JSON string s.

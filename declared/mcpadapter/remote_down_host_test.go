@@ -9,6 +9,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/frontend/mcpapi"
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/testkit"
 )
 
@@ -53,8 +54,8 @@ func TestRemoteServerDownAtStart(t *testing.T) {
 	entered := make(chan struct{}, 1)
 	far := &remoteServer{t: t, addr: freeAddr(t), srv: outageServer(entered), answers: make(chan []byte, 16)}
 	t.Cleanup(far.stop)
-	h, _ := declaredHostBy(t, testkit.StartHostAsIs, "far", map[string]any{"url": far.url()}, nil, func(c *host.Config) {
-		c.Restart = host.RestartPolicy{MaxFailures: 2}
+	h, _ := declaredHostBy(t, testkit.StartHostAsIs, "far", map[string]any{"url": far.url()}, nil, func(c *core.Config) {
+		c.Restart = core.RestartPolicy{MaxFailures: 2}
 	}, mcpapi.HTTPOptions{})
 	st := restartingPast(t, h, 2)
 	t.Logf("/health while down since the start: state %s, failures %d, last error %q", st.State, st.Failures, st.LastError)
@@ -90,9 +91,9 @@ func TestRemoteServerLongOutage(t *testing.T) {
 		took := time.Since(asked)
 		calls++
 		slowest = max(slowest, took)
-		var he *host.Error
+		var he *core.Error
 		if !errors.As(err, &he) || !he.Kind.Retryable() {
-			t.Fatalf("echo %v into the outage: %v, want a retryable *host.Error", asked.Sub(gone), err)
+			t.Fatalf("echo %v into the outage: %v, want a retryable *core.Error", asked.Sub(gone), err)
 		}
 		if took > outageCall {
 			t.Errorf("echo %v into the outage answered in %v, want within %v: %v", asked.Sub(gone), took, outageCall, he)

@@ -18,6 +18,8 @@ import (
 	"github.com/opentool-host/opentool-host/declared/mcpadapter"
 	"github.com/opentool-host/opentool-host/frontend/mcpapi"
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
+	"github.com/opentool-host/opentool-host/host/supervise"
 	"github.com/opentool-host/opentool-host/testkit"
 )
 
@@ -103,26 +105,26 @@ func outageServer(entered chan<- struct{}) func() *mcp.Server {
 }
 
 // farStatus is plugin "far"'s status.
-func farStatus(h *host.Host) host.PluginStatus {
+func farStatus(h *host.Host) supervise.PluginStatus {
 	for _, p := range h.Plugins() {
 		if p.Name == "far" {
 			return p
 		}
 	}
-	return host.PluginStatus{}
+	return supervise.PluginStatus{}
 }
 
 // restartingPast waits until plugin "far" of h is restarting with more
 // than maxFailures failures in a row (never failed) and returns its
 // status.
-func restartingPast(t *testing.T, h *host.Host, maxFailures int) host.PluginStatus {
+func restartingPast(t *testing.T, h *host.Host, maxFailures int) supervise.PluginStatus {
 	t.Helper()
 	testkit.Eventually(t, hostBound, "more failed tries than MaxFailures", func() bool {
 		st := farStatus(h)
-		if st.State == host.StateFailed {
+		if st.State == core.StateFailed {
 			t.Fatalf("the server down for a while is failed: %s", st.LastError)
 		}
-		return st.State == host.StateRestarting && st.Failures > maxFailures
+		return st.State == core.StateRestarting && st.Failures > maxFailures
 	})
 	return farStatus(h)
 }
@@ -145,8 +147,8 @@ const (
 func TestRemoteServerOutage(t *testing.T) {
 	entered := make(chan struct{}, 1)
 	far := startRemote(t, outageServer(entered))
-	h, _ := declaredHost(t, "far", map[string]any{"url": far.url()}, nil, func(c *host.Config) {
-		c.Restart = host.RestartPolicy{MaxFailures: 2}
+	h, _ := declaredHost(t, "far", map[string]any{"url": far.url()}, nil, func(c *core.Config) {
+		c.Restart = core.RestartPolicy{MaxFailures: 2}
 	}, mcpapi.HTTPOptions{})
 	ctx := context.Background()
 	if _, err := h.Call(ctx, "echo", []byte(`{}`)); err != nil {
@@ -165,9 +167,9 @@ func TestRemoteServerOutage(t *testing.T) {
 		t.Fatalf("the call in flight did not end within %v of the server going away", hostBound)
 	}
 	took := time.Since(gone)
-	var he *host.Error
+	var he *core.Error
 	if !errors.As(err, &he) || !he.Kind.Retryable() {
-		t.Fatalf("the call in flight: %v, want a retryable *host.Error", err)
+		t.Fatalf("the call in flight: %v, want a retryable *core.Error", err)
 	}
 	t.Logf("the call in flight ended %v after the server went away: %s: %v", took, he.Kind, he)
 	if took > brokenCallBound {
@@ -183,8 +185,8 @@ func TestRemoteServerOutage(t *testing.T) {
 	asked := time.Now()
 	_, err = h.Call(ctx, "echo", []byte(`{}`))
 	took = time.Since(asked)
-	if !errors.As(err, &he) || he.Kind != host.KindTransport || !he.Kind.Retryable() {
-		t.Fatalf("echo while down: %v, want a retryable %s error", err, host.KindTransport)
+	if !errors.As(err, &he) || he.Kind != core.KindTransport || !he.Kind.Retryable() {
+		t.Fatalf("echo while down: %v, want a retryable %s error", err, core.KindTransport)
 	}
 	t.Logf("echo while down answered in %v: %v", took, he)
 	if took > downCallBound {
@@ -202,7 +204,7 @@ func TestRemoteServerOutage(t *testing.T) {
 	if took > returnBound {
 		t.Errorf("served again %v after the server came back, want within %v", took, returnBound)
 	}
-	if st := farStatus(h); st.State != host.StateReady {
+	if st := farStatus(h); st.State != core.StateReady {
 		t.Errorf("/health after the return: %s (%s), want ready", st.State, st.LastError)
 	}
 }

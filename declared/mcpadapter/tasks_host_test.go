@@ -22,6 +22,8 @@ import (
 	"github.com/opentool-host/opentool-host/frontend/route"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/host/access"
+	"github.com/opentool-host/opentool-host/host/core"
+	"github.com/opentool-host/opentool-host/host/supervise"
 	"github.com/opentool-host/opentool-host/host/tasks"
 	"github.com/opentool-host/opentool-host/host/tasks/mcptasks"
 	"github.com/opentool-host/opentool-host/testkit"
@@ -72,7 +74,7 @@ func fixtureHost(t *testing.T, mode, sessions string, tm *tasks.Manager) (*host.
 // mcpServers entry) as plugin name, with mod's settings (nil: none), on
 // /mcp (with o; serving MCP tasks with tm, none for nil) and the OpenTool
 // API, and returns it with its URL.
-func declaredHost(t *testing.T, name string, srv map[string]any, tm *tasks.Manager, mod func(*host.Config), o mcpapi.HTTPOptions) (*host.Host, string) {
+func declaredHost(t *testing.T, name string, srv map[string]any, tm *tasks.Manager, mod func(*core.Config), o mcpapi.HTTPOptions) (*host.Host, string) {
 	t.Helper()
 	return declaredHostBy(t, testkit.StartHost, name, srv, tm, mod, o)
 }
@@ -80,14 +82,14 @@ func declaredHost(t *testing.T, name string, srv map[string]any, tm *tasks.Manag
 // declaredHostBy is declaredHost with the host started by start
 // (testkit.StartHost, or testkit.StartHostAsIs for a server that may not
 // be ready).
-func declaredHostBy(t *testing.T, start func(testing.TB, func(*host.Config), ...string) *host.Host, name string, srv map[string]any, tm *tasks.Manager, mod func(*host.Config), o mcpapi.HTTPOptions) (*host.Host, string) {
+func declaredHostBy(t *testing.T, start func(testing.TB, func(*core.Config), ...string) *host.Host, name string, srv map[string]any, tm *tasks.Manager, mod func(*core.Config), o mcpapi.HTTPOptions) (*host.Host, string) {
 	t.Helper()
 	dir := t.TempDir()
 	decl, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{name: srv}})
 	if err := os.WriteFile(filepath.Join(dir, name+".mcp.json"), decl, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	h := start(t, func(c *host.Config) {
+	h := start(t, func(c *core.Config) {
 		c.Dir, c.CallTimeout, c.Declared = dir, hostBound, declared.Serve
 		if mod != nil {
 			mod(c)
@@ -162,13 +164,13 @@ func TestTaskRequiredToolThroughHost(t *testing.T) {
 	h, url := taskHost(t, nil)
 
 	// /health: the plugin is ready, every tool served, none refused.
-	var st host.PluginStatus
+	var st supervise.PluginStatus
 	for _, p := range h.Plugins() {
 		if p.Name == "tk" {
 			st = p
 		}
 	}
-	if st.State != host.StateReady || len(st.Refused) != 0 || !slices.Contains(st.Functions, "add") || !slices.Contains(st.Functions, "hang") {
+	if st.State != core.StateReady || len(st.Refused) != 0 || !slices.Contains(st.Functions, "add") || !slices.Contains(st.Functions, "hang") {
 		t.Fatalf("plugin tk: %+v", st)
 	}
 	_, health, err := get(t, url+"/health")

@@ -12,6 +12,7 @@ import (
 	"github.com/opentool-host/opentool-host/frontend/mcpapi/overlay"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/host/access"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 )
 
@@ -69,7 +70,7 @@ func grantOf(req mcp.Request) *access.Grant {
 }
 
 // accessMiddleware puts each request's grant on its context (and the
-// key's name into host.Caller) and filters the listings; tools/list
+// key's name into core.Caller) and filters the listings; tools/list
 // shows an MCP server's tools as the server defines them (toolList),
 // the catalog's lists their items as the plugins wrote them
 // (catalogList), resources/read, prompts/get and completion/complete
@@ -84,7 +85,7 @@ func (s *Server) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			s.noteClientLevel(req)
 		}
 		if g != nil {
-			ctx = host.WithCaller(access.WithGrant(ctx, g), host.Caller{Key: g.Name()})
+			ctx = core.WithCaller(access.WithGrant(ctx, g), core.Caller{Key: g.Name()})
 		}
 		switch {
 		case method == mcpmethod.ToolsList:

@@ -11,8 +11,8 @@ import (
 
 	"github.com/opentool-host/opentool-host/declared"
 	"github.com/opentool-host/opentool-host/frontend/mcpapi"
-	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/host/access"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/testkit"
 )
 
@@ -97,7 +97,7 @@ func TestAdvertiseWhatIsTrue(t *testing.T) {
 // which it cannot see; a key that may see everything is.
 func TestAdvertisePerKey(t *testing.T) {
 	notes := testkit.Build(t, "./examples/mcp-notes")
-	r := newRig(t, func(c *host.Config) {
+	r := newRig(t, func(c *core.Config) {
 		c.Declared = declared.Serve
 		b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"notes": map[string]any{"command": notes, "args": []string{"--rich"}}}})
 		if err := os.WriteFile(filepath.Join(c.Dir, "notes.mcp.json"), b, 0o644); err != nil {

@@ -14,7 +14,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/declared"
 	"github.com/opentool-host/opentool-host/frontend/mcpapi"
-	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/testkit"
 )
 
@@ -64,7 +64,7 @@ func BenchmarkMCP(b *testing.B) {
 // "shared" (no list asked: the floor).
 func BenchmarkOwnListCall(b *testing.B) {
 	bin := testkit.Build(b, "./examples/mcp-notes")
-	r := newRig(b, func(c *host.Config) {
+	r := newRig(b, func(c *core.Config) {
 		c.Declared = declared.Serve
 		for name, file := range map[string]string{
 			"shared.mcp.json": `{"mcpServers":{"shared":{"command":` + strconv.Quote(bin) + `,"sessions":"shared"}}}`,

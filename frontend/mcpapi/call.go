@@ -16,15 +16,16 @@ import (
 
 	"github.com/opentool-host/opentool-host/frontend/httpguard"
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
 )
 
 // ErrorMetaKey is the _meta key of an isError result that carries the
-// host's view of the failure as JSON: {"kind": host.Kind, "plugin",
+// host's view of the failure as JSON: {"kind": core.Kind, "plugin",
 // "code" (the tool's own code, tool errors only), "status" (the exit
 // status, plugin_exited only), "faults" ([{"path","message"}],
 // invalid_params only), "login" (where to log in, needs_login only),
-// "retryable" (host.Kind.Retryable)}. Models read
+// "retryable" (core.Kind.Retryable)}. Models read
 // the text block; programs may read this.
 const ErrorMetaKey = "opentool-host/error"
 
@@ -113,7 +114,7 @@ func (s *Server) mcpResult(name string, res host.Result) (*mcp.CallToolResult, e
 	if !ok || r == nil {
 		r = new(mcp.CallToolResult)
 		if err := json.Unmarshal(res.JSON, r); err != nil {
-			return s.callError(name, &host.Error{Kind: host.KindResultRejected, Function: name,
+			return s.callError(name, &core.Error{Kind: core.KindResultRejected, Function: name,
 				Message: "the plugin's MCP result does not decode: " + err.Error(), Err: err})
 		}
 	}
@@ -123,12 +124,12 @@ func (s *Server) mcpResult(name string, res host.Result) (*mcp.CallToolResult, e
 	return r, nil
 }
 
-// callContext returns ctx carrying who calls (host.Caller: this front end)
+// callContext returns ctx carrying who calls (core.Caller: this front end)
 // and the trace context the client put in params._meta (W3C traceparent
 // and tracestate, as MCP clients propagate it), so the host's
 // execute_tool span continues the client's trace.
 func callContext(ctx context.Context, req *mcp.CallToolRequest) context.Context {
-	ctx = host.WithCaller(ctx, host.Caller{FrontEnd: "mcp"})
+	ctx = core.WithCaller(ctx, core.Caller{FrontEnd: "mcp"})
 	meta := req.Params.GetMeta()
 	if _, ok := meta["traceparent"].(string); !ok {
 		return ctx // no trace to continue (a tracestate alone is ignored)
@@ -196,11 +197,11 @@ type structuredAnswer struct {
 //
 // The result's _meta[ErrorMetaKey] carries the details.
 func (s *Server) callError(name string, err error) (*mcp.CallToolResult, error) {
-	e := host.AsError(err)
+	e := core.AsError(err)
 	if e == nil {
-		e = &host.Error{Kind: host.KindTransport, Function: name, Message: "the call failed", Err: err}
+		e = &core.Error{Kind: core.KindTransport, Function: name, Message: "the call failed", Err: err}
 	}
-	if e.Kind == host.KindNotFound {
+	if e.Kind == core.KindNotFound {
 		if e.Function != "" {
 			name = e.Function // the function call_tool named
 		}
@@ -212,10 +213,10 @@ func (s *Server) callError(name string, err error) (*mcp.CallToolResult, error) 
 	}
 	text := e.Error()
 	switch e.Kind {
-	case host.KindTool, host.KindInvalidParams:
+	case core.KindTool, core.KindInvalidParams:
 		text = e.Message
 		s.cfg.Logger.Debug("MCP call failed", "tool", name, "kind", e.Kind, "error", e)
-	case host.KindCanceled: // the client cancelled or went away
+	case core.KindCanceled: // the client cancelled or went away
 		s.cfg.Logger.Debug("MCP call canceled", "tool", name, "error", e)
 	default:
 		s.cfg.Logger.Warn("MCP call failed", "tool", name, "kind", e.Kind, "error", e, "cause", e.Err)
@@ -228,7 +229,7 @@ func (s *Server) callError(name string, err error) (*mcp.CallToolResult, error) 
 }
 
 // loginRequired is the answer to a call that failed with err when its
-// caller must log in first (host.KindNeedsLogin) and the client ss
+// caller must log in first (core.KindNeedsLogin) and the client ss
 // declared URL-mode elicitation (capabilities.elicitation.url, MCP
 // 2025-11-25 "Elicitation", URL mode): the JSON-RPC error -32042
 // (URLElicitationRequiredError) with one URL elicitation, the login
@@ -236,8 +237,8 @@ func (s *Server) callError(name string, err error) (*mcp.CallToolResult, error) 
 // which callError answers (an isError result whose text and
 // _meta[ErrorMetaKey].login carry the link).
 func loginRequired(ss *mcp.ServerSession, err error) error {
-	e := host.AsError(err)
-	if e == nil || e.Kind != host.KindNeedsLogin || ss == nil || !isURL(e.Login) {
+	e := core.AsError(err)
+	if e == nil || e.Kind != core.KindNeedsLogin || ss == nil || !isURL(e.Login) {
 		return nil
 	}
 	ip := ss.InitializeParams()
@@ -250,7 +251,7 @@ func loginRequired(ss *mcp.ServerSession, err error) error {
 // loginElicitation is the URL-mode elicitation (MCP 2025-11-25
 // "Elicitation", URL mode) of needs_login error e: its login link, whose
 // id is the link's own.
-func loginElicitation(e *host.Error) *mcp.ElicitParams {
+func loginElicitation(e *core.Error) *mcp.ElicitParams {
 	sum := sha256.Sum256([]byte(e.Login))
 	return &mcp.ElicitParams{
 		Mode: "url", URL: e.Login, ElicitationID: "login-" + hex.EncodeToString(sum[:8]),
@@ -266,12 +267,12 @@ func isURL(s string) bool {
 }
 
 // errorMeta is the value of _meta[ErrorMetaKey] for e.
-func errorMeta(e *host.Error) map[string]any {
+func errorMeta(e *core.Error) map[string]any {
 	m := map[string]any{"kind": e.Kind, "retryable": e.Kind.Retryable()}
 	if e.Plugin != "" {
 		m["plugin"] = e.Plugin
 	}
-	if e.Kind == host.KindTool {
+	if e.Kind == core.KindTool {
 		m["code"] = e.Code
 	}
 	if e.Status != "" {
@@ -302,8 +303,8 @@ func sessionlessRequest(ss *mcp.ServerSession) *mcpsession.Request {
 // protocolError is the JSON-RPC error of e when it is a tool's own error
 // with a JSON-RPC reserved code (-32768 to -32000, pluginsdk.ProtocolError),
 // else nil.
-func protocolError(e *host.Error) *jsonrpc.Error {
-	if e == nil || e.Kind != host.KindTool || e.Code < -32768 || e.Code > -32000 {
+func protocolError(e *core.Error) *jsonrpc.Error {
+	if e == nil || e.Kind != core.KindTool || e.Code < -32768 || e.Code > -32000 {
 		return nil
 	}
 	return &jsonrpc.Error{Code: int64(e.Code), Message: e.Message}

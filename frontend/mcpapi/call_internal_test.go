@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/testkit"
 )
 
@@ -78,7 +79,7 @@ func TestMCPResultTakesDecoded(t *testing.T) {
 		t.Errorf("without Decoded: %+v, %v; want the JSON's result", got, err)
 	}
 	bad, err := s.mcpResult("t", host.Result{JSON: []byte(`{"content":7}`), MCP: true})
-	if err != nil || !bad.IsError || bad.Meta[ErrorMetaKey].(map[string]any)["kind"] != host.KindResultRejected {
+	if err != nil || !bad.IsError || bad.Meta[ErrorMetaKey].(map[string]any)["kind"] != core.KindResultRejected {
 		t.Errorf("JSON that does not decode: %+v, %v; want a result_rejected isError result", bad, err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/opentool-host/opentool-host/frontend/mcpapi/overlay"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/host/access"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 )
 
@@ -243,23 +244,23 @@ func (s *Server) route(ctx context.Context, method, uri string, params any, out 
 // JSON-RPC error as it is; any other failure -32603 with the host's
 // message.
 func (s *Server) catalogError(method, uri string, err error) error {
-	e := host.AsError(err)
+	e := core.AsError(err)
 	switch {
 	case e == nil:
 		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
-	case e.Kind == host.KindNotFound:
+	case e.Kind == core.KindNotFound:
 		if uri != "" {
 			return mcp.ResourceNotFoundError(uri)
 		}
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: e.Message}
-	case e.Kind == host.KindTool:
+	case e.Kind == core.KindTool:
 		je := &jsonrpc.Error{Code: int64(e.Code), Message: e.Message}
 		var re *host.RPCError
 		if errors.As(e.Err, &re) {
 			je.Data = re.Data
 		}
 		return je
-	case e.Kind == host.KindInvalidParams:
+	case e.Kind == core.KindInvalidParams:
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: e.Message}
 	}
 	s.cfg.Logger.Warn("MCP catalog request failed", "method", method, "kind", e.Kind, "error", e, "cause", e.Err)

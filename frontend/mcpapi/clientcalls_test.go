@@ -15,7 +15,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/declared"
 	"github.com/opentool-host/opentool-host/frontend/mcpapi"
-	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/internal/wire"
 	"github.com/opentool-host/opentool-host/process/launcher"
 	"github.com/opentool-host/opentool-host/protocol/decl"
@@ -42,7 +42,7 @@ func (c listCounter) Request(ctx context.Context, method string, params []byte) 
 // → content) in its plugins folder.
 func countedRig(t *testing.T, lists *atomic.Int64, files map[string]string) *rig {
 	t.Helper()
-	return newRig(t, func(c *host.Config) {
+	return newRig(t, func(c *core.Config) {
 		c.Declared = func(l decl.Launch, s *launcher.Starter, log hclog.Logger) wire.Local {
 			return listCounter{declared.Serve(l, s, log), lists}
 		}
@@ -108,7 +108,7 @@ func TestSharedServerListingsAskNoList(t *testing.T) {
 	bin := testkit.Build(t, "./examples/mcp-notes")
 	lists := map[string]*atomic.Int64{"shared": {}, "own": {}} // by plugin
 	var sharedFile string
-	r := newRig(t, func(c *host.Config) {
+	r := newRig(t, func(c *core.Config) {
 		c.Declared = func(l decl.Launch, s *launcher.Starter, log hclog.Logger) wire.Local {
 			return listCounter{declared.Serve(l, s, log), lists[l.Name]}
 		}

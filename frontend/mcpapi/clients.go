@@ -3,14 +3,15 @@ package mcpapi
 import (
 	"context"
 	"encoding/json"
+	"github.com/opentool-host/opentool-host/host"
 	"maps"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/host/access"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
 	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
@@ -264,7 +265,7 @@ func (s *Server) clientDefs(ctx context.Context, lr *mcp.ListToolsResult) map[st
 func (s *Server) clientList(ctx context.Context, plugin, fn string) map[string]json.RawMessage {
 	raw, err := s.h.ClientTools(ctx, fn)
 	if err != nil {
-		if e := host.AsError(err); e == nil || e.Kind != host.KindTool || e.Code != jsonrpc.CodeMethodNotFound {
+		if e := core.AsError(err); e == nil || e.Kind != core.KindTool || e.Code != jsonrpc.CodeMethodNotFound {
 			s.cfg.Logger.Warn("MCP tools/list: the client's own list of the server failed; listing the shared one", "plugin", plugin, "error", err)
 		}
 		return nil

@@ -13,7 +13,7 @@
 //	                                 the arguments (argcheck, the one validator:
 //	                                 the SDK validates nothing for raw tools),
 //	                                 timeout, plugin
-//	  ← result object / *host.Error  → Server.answer / Server.callError
+//	  ← result object / *core.Error  → Server.answer / Server.callError
 //
 // What maps to what (MCP 2025-06-18 and later, "Server Features: Tools"):
 //

@@ -7,7 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 )
 
 // maxLoginRounds bounds the input_required rounds one call of a
@@ -34,7 +34,7 @@ func (s *Server) loginRound(ctx context.Context, ask func(context.Context, strin
 	if n >= maxLoginRounds {
 		return nil, je
 	}
-	params, merr := json.Marshal(loginElicitation(host.AsError(err)))
+	params, merr := json.Marshal(loginElicitation(core.AsError(err)))
 	if merr != nil {
 		return nil, je
 	}

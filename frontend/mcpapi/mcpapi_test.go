@@ -20,6 +20,7 @@ import (
 	"github.com/opentool-host/opentool-host/frontend/mcpapi"
 	"github.com/opentool-host/opentool-host/frontend/opentoolapi"
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/testkit"
 )
 
@@ -40,10 +41,10 @@ type rig struct {
 
 // newRig starts a host on the plugins pkgs (mod adjusts its
 // configuration, as for testkit.StartHost) and serves it.
-func newRig(t testing.TB, mod func(*host.Config), cfg mcpapi.Config, pkgs ...string) *rig {
+func newRig(t testing.TB, mod func(*core.Config), cfg mcpapi.Config, pkgs ...string) *rig {
 	t.Helper()
 	r := &rig{}
-	r.h = testkit.StartHost(t, func(c *host.Config) {
+	r.h = testkit.StartHost(t, func(c *core.Config) {
 		r.dir = c.Dir
 		if mod != nil {
 			mod(c)
@@ -190,7 +191,7 @@ func sleeps(t *testing.T, cs *mcp.ClientSession) (active, cancelled float64) {
 // search's call_tool reports its items as progress, as when it is called
 // directly.
 func TestCallToolProgress(t *testing.T) {
-	r := newRig(t, func(c *host.Config) { c.ToolSearch = true }, mcpapi.Config{}, examples...)
+	r := newRig(t, func(c *core.Config) { c.ToolSearch = true }, mcpapi.Config{}, examples...)
 	for _, m := range modes[:2] {
 		t.Run(m.name, func(t *testing.T) {
 			checkMockProgress(t, r, m, &mcp.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "sequentiallyRead"}})
@@ -205,7 +206,7 @@ func TestCallToolProgress(t *testing.T) {
 // plugin's progress and the item's, 1,1,2,2,3,3): the items are the
 // progress, the plugin's own is dropped.
 func TestCallToolProgressOnce(t *testing.T) {
-	r := newRig(t, func(c *host.Config) { c.ToolSearch = true }, mcpapi.Config{}, "./testkit/plugins/rich")
+	r := newRig(t, func(c *core.Config) { c.ToolSearch = true }, mcpapi.Config{}, "./testkit/plugins/rich")
 	const n = 3
 	for _, m := range modes {
 		for _, params := range []*mcp.CallToolParams{
@@ -510,7 +511,7 @@ func TestPluginKilledMidCall(t *testing.T) {
 // and over a session's GET stream) and its tools are listed; removing it
 // does the same.
 func TestHotReload(t *testing.T) {
-	r := newRig(t, func(c *host.Config) { c.Watch = true }, mcpapi.Config{}, "./plugins/calculator")
+	r := newRig(t, func(c *core.Config) { c.Watch = true }, mcpapi.Config{}, "./plugins/calculator")
 	listen := []mode{modes[0], modes[2], modes[3]}
 	changed := make([]chan struct{}, len(listen))
 	sessions := make([]*mcp.ClientSession, len(listen))

@@ -13,6 +13,7 @@ import (
 	"github.com/opentool-host/opentool-host/frontend/mcpapi/rounds"
 	"github.com/opentool-host/opentool-host/frontend/mcpapi/tasklayer"
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/host/tasks"
 	"github.com/opentool-host/opentool-host/host/tasks/mcptasks"
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
@@ -28,7 +29,7 @@ type Config struct {
 	// MaxResultBytes caps the JSON a streaming function's collected items
 	// may add up to, in bytes ({"items":[...]} included); past it the
 	// call ends (the plugin is told to cancel) with an isError result of
-	// kind result_rejected. Default host.DefaultMaxResultBytes (16 MiB);
+	// kind result_rejected. Default core.DefaultMaxResultBytes (16 MiB);
 	// give the host's Config.MaxResultBytes (--max-result).
 	MaxResultBytes int64
 	// Logger receives tool-list changes, host-side call failures and
@@ -117,7 +118,7 @@ type Server struct {
 // client can be notified (advertise.go).
 func New(h *host.Host, cfg Config) *Server {
 	if cfg.MaxResultBytes <= 0 {
-		cfg.MaxResultBytes = host.DefaultMaxResultBytes
+		cfg.MaxResultBytes = core.DefaultMaxResultBytes
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()

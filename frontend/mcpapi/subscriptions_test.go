@@ -13,7 +13,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/declared"
 	"github.com/opentool-host/opentool-host/frontend/mcpapi"
-	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/testkit"
 )
 
@@ -21,7 +21,7 @@ import (
 // server with sessions per client (the default), in the host's process.
 func notesRig(t *testing.T) *rig {
 	bin := testkit.Build(t, "./examples/mcp-notes")
-	return newRig(t, func(c *host.Config) {
+	return newRig(t, func(c *core.Config) {
 		c.Declared = declared.Serve
 		b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"notes": map[string]any{"command": bin, "args": []string{"--rich"}}}})
 		if err := os.WriteFile(filepath.Join(c.Dir, "notes.mcp.json"), b, 0o644); err != nil {

@@ -14,7 +14,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/declared"
 	"github.com/opentool-host/opentool-host/frontend/mcpapi"
-	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/testkit"
 )
 
@@ -56,7 +56,7 @@ func TestToolDefinitionsVerbatim(t *testing.T) {
 	bin := testkit.Build(t, "./testkit/plugins/verbatimmcp")
 	list := filepath.Join(t.TempDir(), "results.json")
 	writeFile(t, list, `{"tools/list":`+verbatimTools+`}`)
-	r := newRig(t, func(c *host.Config) {
+	r := newRig(t, func(c *core.Config) {
 		c.Declared = declared.Serve
 		for _, name := range []string{"vt", "pv"} {
 			d, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{name: map[string]any{"command": bin, "args": []string{list}}}})
@@ -168,7 +168,7 @@ func TestCatalogVerbatim(t *testing.T) {
 	bin := testkit.Build(t, "./testkit/plugins/verbatimmcp")
 	file := filepath.Join(t.TempDir(), "results.json")
 	writeFile(t, file, verbatimCatalog)
-	r := newRig(t, func(c *host.Config) {
+	r := newRig(t, func(c *core.Config) {
 		c.Declared = declared.Serve
 		d, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"vc": map[string]any{"command": bin, "args": []string{file}}}})
 		writeFile(t, filepath.Join(c.Dir, "vc.mcp.json"), string(d))

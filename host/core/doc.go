@@ -4,7 +4,6 @@
 // State, the lifecycle events (Event, EventHub), who made a call
 // (Caller, CallRecord), the quiet logger, the process's memory trimmer
 // and the plugin environment's allow-list. It imports no package under
-// host/. Package host still re-exports each name (aliases.go) for its
-// own files, frontend/mcpapi and declared/mcpadapter, until they name
-// core.Error, core.Config, core.StateReady as every other package does.
+// host/; every package, host's own files included, names these as
+// core.Error, core.Config, core.StateReady.
 package core

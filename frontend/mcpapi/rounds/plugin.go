@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
 	"github.com/opentool-host/opentool-host/internal/wire"
 	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
@@ -255,7 +256,7 @@ func roundError(key string, err error) *jsonrpc.Error {
 func (l *Layer) refusedRetry(res *mcp.CallToolResult) bool {
 	m, _ := res.Meta[l.cfg.ErrorMetaKey].(map[string]any)
 	code, _ := m["code"].(int)
-	return res.IsError && m["kind"] == host.KindTool && code == codeRefusedRetry
+	return res.IsError && m["kind"] == core.KindTool && code == codeRefusedRetry
 }
 
 // errorText is the text of isError result res.
