@@ -72,6 +72,7 @@ func TestAuthLoginWithoutAHost(t *testing.T) {
 			}
 		case <-timeout:
 			_ = cmd.Process.Kill()
+			_ = cmd.Wait() // then stderr is whole and no longer written
 			t.Fatalf("no authorization URL within 60 s:\n%s\n%s", strings.Join(out, "\n"), stderr.String())
 		}
 	}
@@ -85,15 +86,17 @@ func TestAuthLoginWithoutAHost(t *testing.T) {
 		q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" || q.Get("resource") != a.resource {
 		t.Fatalf("authorization URL %s: want a loopback redirect_uri http://127.0.0.1:PORT/callback, PKCE S256 and resource %s", authURL, a.resource)
 	}
-	if !strings.Contains(stderr.String(), "no host answers at http://127.0.0.1:1") {
-		t.Errorf("auth login's stderr does not say no host answers: %q", stderr.String())
-	}
 	loginAs(t, p, authURL, "alice", "hosta")
 	for l := range lines {
 		out = append(out, l)
 	}
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("auth login: %v\n%s\n%s", err, strings.Join(out, "\n"), stderr.String())
+	}
+	// stderr is read once the command has ended: its copying goroutine
+	// writes it until Wait returns.
+	if !strings.Contains(stderr.String(), "no host answers at http://127.0.0.1:1") {
+		t.Errorf("auth login's stderr does not say no host answers: %q", stderr.String())
 	}
 	if last := out[len(out)-1]; !strings.HasPrefix(last, "logged in to hosta; the token is sealed in "+state) {
 		t.Fatalf("auth login's last line %q", last)

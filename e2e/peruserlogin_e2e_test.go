@@ -25,7 +25,7 @@ import (
 // Each key's calls then reach A as its own user (A's audit log names
 // both), past the token's 15 s lifetime with a refresh and no second
 // login; `auth logout hosta` with bob's key ends bob's login only; no JWT
-// is in either host's log.
+// and no login link's state is in either host's log.
 func TestPerUserLoginThroughOIDCProvider(t *testing.T) {
 	t.Setenv("OIDC_ACCESS_TOKEN_TTL", "15")
 	p := oidcprovider.Start(t)
@@ -148,6 +148,9 @@ func TestPerUserLoginThroughOIDCProvider(t *testing.T) {
 	for who, logs := range map[string]string{"A": a.logs.String(), "B": b.logs.String()} {
 		if strings.Contains(logs, "eyJ") {
 			t.Errorf("host %s's log holds a JWT", who)
+		}
+		if strings.Contains(logs, "state=") {
+			t.Errorf("host %s's log holds a login link's state (another could finish that login as themselves)", who)
 		}
 	}
 }

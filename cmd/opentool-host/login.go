@@ -36,23 +36,11 @@ func logins(c *cli.Context, cfg core.Config, srv *atomic.Pointer[frontdoor.Serve
 	if err != nil {
 		return nil, false, err
 	}
-	if ts := c.String("task-store"); v != "" && ts != "" && ts != tasks.StoreMemory {
-		// The replicas' Redis (tasks.CheckStore checked the URL): one
-		// login for them all.
-		ctx, cancel := context.WithTimeout(c.Context, 10*time.Second)
-		rs, err := oauthlogin.NewRedisStore(ctx, ts, []byte(v))
-		cancel()
-		if err != nil {
+	if v != "" {
+		if store, _, err = sealedStore(c, cfg, v); err != nil {
 			return nil, false, cli.Exit(err.Error(), 2)
 		}
-		store, sealed = rs, true
-	} else if v != "" {
 		sealed = true
-		fs, err := oauthlogin.OpenFileStore(tokenFile(cfg), []byte(v))
-		if err != nil {
-			return nil, false, cli.Exit(err.Error(), 2)
-		}
-		store = fs
 	}
 	host, port, err := net.SplitHostPort(c.String("addr"))
 	if err != nil {
@@ -67,6 +55,33 @@ func logins(c *cli.Context, cfg core.Config, srv *atomic.Pointer[frontdoor.Serve
 			_ = s.Rescan(context.Background())
 		}
 	}), sealed, nil
+}
+
+// sealedStore opens the sealed token store of a host of cfg with key (the
+// value of --oauth-token-key's secret): the Redis of --task-store when it
+// names one (oauthlogin.RedisStore: every replica, and a running host,
+// sees a token put there at once), else the file tokenFile
+// (oauthlogin.FileStore). where names it for a person: the file's path,
+// or "the Redis of --task-store". Errors: the store's (Redis not
+// answering within 10 s, a file that does not open with key).
+func sealedStore(c *cli.Context, cfg core.Config, key string) (store oauthlogin.ClientStore, where string, err error) {
+	if ts := c.String("task-store"); ts != "" && ts != tasks.StoreMemory {
+		// The replicas' Redis (tasks.CheckStore checked the URL): one
+		// login for them all.
+		ctx, cancel := context.WithTimeout(c.Context, 10*time.Second)
+		defer cancel()
+		rs, err := oauthlogin.NewRedisStore(ctx, ts, []byte(key))
+		if err != nil {
+			return nil, "", err
+		}
+		return rs, "the Redis of --task-store", nil
+	}
+	path := tokenFile(cfg)
+	fs, err := oauthlogin.OpenFileStore(path, []byte(key))
+	if err != nil {
+		return nil, "", err
+	}
+	return fs, path, nil
 }
 
 // tokenFile is where a host of cfg keeps its sealed tokens:

@@ -90,14 +90,13 @@ func loginLocal(c *cli.Context, name string, show func(string)) error {
 	case !l.Server.PerUser() && principal != "":
 		return cli.Exit(fmt.Sprintf("auth login: %q is declared with shared credentials (one login for every caller): leave out --principal", name), 2)
 	}
-	path := tokenFile(cfg)
-	store, err := oauthlogin.OpenFileStore(path, []byte(key))
+	store, where, err := sealedStore(c, cfg, key)
 	if err != nil {
 		return cli.Exit("auth login: "+err.Error(), 1)
 	}
 	if err := mcpadapter.LoginLoopback(c.Context, name, l.Server, principal, store, show); err != nil {
 		return cli.Exit("auth login: "+err.Error(), 1)
 	}
-	fmt.Fprintf(c.App.Writer, "logged in to %s; the token is sealed in %s: the next opentool-host run with this --dir, --state-dir and --oauth-token-key uses it (a host already running does not see it until it restarts)\n", name, path)
+	fmt.Fprintf(c.App.Writer, "logged in to %s; the token is sealed in %s: the next opentool-host run with this --dir, --state-dir, --task-store and --oauth-token-key uses it (in a file, a host already running sees it only after it restarts)\n", name, where)
 	return nil
 }

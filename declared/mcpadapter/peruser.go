@@ -194,7 +194,8 @@ func (a *Adapter) runUsers(ctx context.Context) func() {
 // token the server accepts (why): a *pluginsdk.Error with Login, the
 // authorization URL Options.Logins begins for p, or, without Logins or
 // when it fails, the command that logs in. It names p's server and
-// nothing of any other principal.
+// nothing of any other principal; its Message leaves the link out, so
+// that the error's text logged anywhere holds no login state.
 func (a *Adapter) needsLoginError(ctx context.Context, p string, why error) error {
 	login := "opentool-host auth login " + a.launch.Name
 	if a.opts.Logins != nil {
@@ -209,7 +210,7 @@ func (a *Adapter) needsLoginError(ctx context.Context, p string, why error) erro
 		reason = "its token was refused"
 	}
 	return &pluginsdk.Error{Code: pluginsdk.CodeToolFailure, Login: login,
-		Message: fmt.Sprintf("MCP server %q needs your login (credentials per user; %s): %s", a.launch.Name, reason, login)}
+		Message: fmt.Sprintf("MCP server %q needs your login (credentials per user; %s)", a.launch.Name, reason)}
 }
 
 // tokenHandler is the auth.OAuthHandler of one principal's sessions to a

@@ -132,8 +132,8 @@ func TestPerUserCredentials(t *testing.T) {
 	if e == nil || e.Kind != core.KindNeedsLogin || !e.Kind.Retryable() {
 		t.Fatalf("carol without a token: %v, want needs_login", err)
 	}
-	if want := "https://login.example/login?server=far&as=carol"; e.Login != want || !strings.Contains(e.Message, want) {
-		t.Errorf("carol's login is %q (message %q), want %q", e.Login, e.Message, want)
+	if want := "https://login.example/login?server=far&as=carol"; e.Login != want || strings.Contains(e.Error(), "login.example") || !strings.Contains(e.CallerText(), want) {
+		t.Errorf("carol's login is %q (error %q, her text %q), want %q in Login and her text only: a logged error holds no login state", e.Login, e.Error(), e.CallerText(), want)
 	}
 	srv.mu.Lock()
 	if len(srv.headers) != n {

@@ -221,6 +221,9 @@ func (s *Server) callError(name string, err error) (*mcp.CallToolResult, error) 
 	default:
 		s.cfg.Logger.Warn("MCP call failed", "tool", name, "kind", e.Kind, "error", e, "cause", e.Err)
 	}
+	if e.Kind == core.KindNeedsLogin {
+		text = e.CallerText() // the caller's own link, logged nowhere
+	}
 	return &mcp.CallToolResult{
 		IsError: true,
 		Content: []mcp.Content{&mcp.TextContent{Text: text}},

@@ -63,7 +63,7 @@ func (s *Server) rpcError(ctx context.Context, fn string, err error) *jsonrpc.Er
 		data["login"] = e.Login
 	}
 	s.cfg.Logger.Warn("call failed", "function", fn, "kind", e.Kind, "error", e, "cause", e.Err)
-	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: e.Error(), Data: data}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: e.CallerText(), Data: data}
 }
 
 func quote(s string) string { return strconv.Quote(s) }

@@ -136,7 +136,8 @@ type Error struct {
 	// Login, with KindNeedsLogin, is how the caller logs in: the
 	// authorization URL to open, or the command to run when the host
 	// cannot make one. It is the caller's own: it names no other
-	// principal.
+	// principal. Message leaves it out (a login URL carries the login's
+	// state, which no log line may hold); CallerText adds it.
 	Login string
 	// Err is the underlying cause, for logs; nil when there is none.
 	Err error
@@ -155,6 +156,16 @@ func (e *Error) Error() string {
 	}
 	b.WriteString(e.Message)
 	return b.String()
+}
+
+// CallerText is e's text for the caller it belongs to, and for no one
+// else (never a log line): Error(), and, when Login is set, "; log in:
+// LOGIN".
+func (e *Error) CallerText() string {
+	if e.Login == "" {
+		return e.Error()
+	}
+	return e.Error() + "; log in: " + e.Login
 }
 
 // Unwrap returns the cause.
