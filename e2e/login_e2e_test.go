@@ -30,15 +30,8 @@ func TestAuthLoginThroughOIDCProvider(t *testing.T) {
 	t.Setenv("OIDC_ACCESS_TOKEN_TTL", "15") // refreshed 10 s before it expires: 5 s after each token
 	p := oidcprovider.Start(t)
 	a := startOAuthHost(t, p)
-	dir, state, files := t.TempDir(), t.TempDir(), t.TempDir()
-	decl, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"hosta": map[string]any{"url": a.resource, "oauth": map[string]any{}}}})
-	secret := filepath.Join(files, "tokens.secret")
-	for name, body := range map[string][]byte{filepath.Join(dir, "hosta.mcp.json"): decl, secret: []byte("e2e sealing secret of at least 32 bytes\n")} {
-		if err := os.WriteFile(name, body, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	b := startHostProcUntil(t, dir, "listening;", "--state-dir", state, "--secret", "tokenkey=file:"+secret, "--oauth-token-key", "tokenkey")
+	dir, state, keyFlags := declareHostA(t, a, false)
+	b := startHostProcUntil(t, dir, "listening;", keyFlags...)
 	bin := testkit.Build(t, "./cmd/opentool-host")
 	auth := func(args ...string) (string, error) {
 		out, err := exec.Command(bin, append(append([]string{"auth"}, args...), "--url", b.url)...).CombinedOutput()
@@ -112,6 +105,28 @@ func TestAuthLoginThroughOIDCProvider(t *testing.T) {
 		t.Fatalf("add after logout: %v, want the login hint", m)
 	}
 	t.Logf("after logout: %s", jsonString(m))
+}
+
+// declareHostA writes a plugins folder declaring host A's /mcp by URL as
+// "hosta" with "oauth" (dynamic registration at A's authorization
+// server), "credentials": "per-user" when perUser, and a sealing secret
+// beside it; it returns the folder, the state folder and the flags that
+// keep tokens sealed there (--state-dir, --secret, --oauth-token-key).
+func declareHostA(t *testing.T, a *oauthHost, perUser bool) (dir, state string, keyFlags []string) {
+	t.Helper()
+	dir, state, files := t.TempDir(), t.TempDir(), t.TempDir()
+	server := map[string]any{"url": a.resource, "oauth": map[string]any{}}
+	if perUser {
+		server["credentials"] = "per-user"
+	}
+	decl, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"hosta": server}})
+	secret := filepath.Join(files, "tokens.secret")
+	for name, body := range map[string][]byte{filepath.Join(dir, "hosta.mcp.json"): decl, secret: []byte("e2e sealing secret of at least 32 bytes\n")} {
+		if err := os.WriteFile(name, body, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir, state, []string{"--state-dir", state, "--secret", "tokenkey=file:" + secret, "--oauth-token-key", "tokenkey"}
 }
 
 // loginAs plays the person's browser: it logs in as user at p through

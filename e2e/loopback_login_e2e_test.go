@@ -2,7 +2,6 @@ package e2e_test
 
 import (
 	"bufio"
-	"encoding/json"
 	"net/url"
 	"os"
 	"os/exec"
@@ -28,15 +27,7 @@ import (
 func TestAuthLoginWithoutAHost(t *testing.T) {
 	p := oidcprovider.Start(t)
 	a := startOAuthHost(t, p)
-	dir, state, files := t.TempDir(), t.TempDir(), t.TempDir()
-	decl, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"hosta": map[string]any{"url": a.resource, "oauth": map[string]any{}}}})
-	secret := filepath.Join(files, "tokens.secret")
-	for name, body := range map[string][]byte{filepath.Join(dir, "hosta.mcp.json"): decl, secret: []byte("e2e sealing secret of at least 32 bytes\n")} {
-		if err := os.WriteFile(name, body, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	keyFlags := []string{"--state-dir", state, "--secret", "tokenkey=file:" + secret, "--oauth-token-key", "tokenkey"}
+	dir, state, keyFlags := declareHostA(t, a, false)
 	bin := testkit.Build(t, "./cmd/opentool-host")
 
 	cmd := exec.Command(bin, append([]string{"auth", "login", "hosta", "--no-browser", "--url", "http://127.0.0.1:1", "--dir", dir}, keyFlags...)...)

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -30,16 +29,8 @@ func TestPerUserLoginThroughOIDCProvider(t *testing.T) {
 	t.Setenv("OIDC_ACCESS_TOKEN_TTL", "15")
 	p := oidcprovider.Start(t)
 	a := startOAuthHost(t, p)
-	dir, state, files := t.TempDir(), t.TempDir(), t.TempDir()
-	decl, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"hosta": map[string]any{"url": a.resource, "oauth": map[string]any{}, "credentials": "per-user"}}})
-	secret := filepath.Join(files, "tokens.secret")
-	for name, body := range map[string][]byte{filepath.Join(dir, "hosta.mcp.json"): decl, secret: []byte("e2e sealing secret of at least 32 bytes\n")} {
-		if err := os.WriteFile(name, body, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	b := startHostProcUntil(t, dir, "listening;", "--state-dir", state, "--secret", "tokenkey=file:"+secret, "--oauth-token-key", "tokenkey",
-		"--api-key", "key-of-alice", "--api-key", "key-of-bob")
+	dir, _, keyFlags := declareHostA(t, a, true)
+	b := startHostProcUntil(t, dir, "listening;", append(keyFlags, "--api-key", "key-of-alice", "--api-key", "key-of-bob")...)
 	add := func(key string) map[string]any {
 		req, _ := http.NewRequest(http.MethodPost, b.url+"/opentool/call", strings.NewReader(`{"jsonrpc":"2.0","method":"add","params":{"a":20,"b":22},"id":"1"}`))
 		req.Header.Set("Content-Type", "application/json")

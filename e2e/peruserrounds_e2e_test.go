@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -33,16 +32,8 @@ import (
 func TestPerUserLoginOverInputRequired(t *testing.T) {
 	p := oidcprovider.Start(t)
 	a := startOAuthHost(t, p)
-	dir, state, files := t.TempDir(), t.TempDir(), t.TempDir()
-	decl, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"hosta": map[string]any{"url": a.resource, "oauth": map[string]any{}, "credentials": "per-user"}}})
-	secret := filepath.Join(files, "tokens.secret")
-	for name, body := range map[string][]byte{filepath.Join(dir, "hosta.mcp.json"): decl, secret: []byte("e2e sealing secret of at least 32 bytes\n")} {
-		if err := os.WriteFile(name, body, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	b := startHostProcUntil(t, dir, "listening;", "--state-dir", state, "--secret", "tokenkey=file:"+secret, "--oauth-token-key", "tokenkey",
-		"--api-key", "key-of-alice", "--api-key", "key-of-bob")
+	dir, _, keyFlags := declareHostA(t, a, true)
+	b := startHostProcUntil(t, dir, "listening;", append(keyFlags, "--api-key", "key-of-alice", "--api-key", "key-of-bob")...)
 	bin := testkit.Build(t, "./cmd/opentool-host")
 	var out []byte
 	testkit.Eventually(t, 30*time.Second, "auth login hosta with alice's key prints a URL", func() bool {
