@@ -47,11 +47,15 @@ func notesHost(t testing.TB, args ...string) *host.Host {
 }
 
 // callRepeat calls notes' repeat through h as /mcp does
-// (host.CallResult) and checks its MCP result.
+// (host.CallResult) and checks its MCP result: the result as the SDK's
+// client decoded it (Result.Decoded), with no bytes beside it (JSON).
 func callRepeat(h *host.Host) error {
-	res, err := h.CallResult(context.Background(), "repeat", []byte(`{"text":"hi"}`))
-	if err != nil || !res.MCP || !strings.Contains(string(res.JSON), `"text":"hi"`) {
-		return fmt.Errorf("repeat = %s (MCP %v), %v", res.JSON, res.MCP, err)
+	res, err := h.CallResult(context.Background(), nil, "repeat", []byte(`{"text":"hi"}`))
+	if err != nil || !res.MCP || res.Decoded == nil || res.JSON != nil || len(res.Decoded.Content) != 1 {
+		return fmt.Errorf("repeat = %s, %+v (MCP %v), %v; want the decoded result alone", res.JSON, res.Decoded, res.MCP, err)
+	}
+	if tc, ok := res.Decoded.Content[0].(*mcp.TextContent); !ok || !strings.Contains(tc.Text, "hi") {
+		return fmt.Errorf("repeat = %+v; want its text block", res.Decoded.Content[0])
 	}
 	return nil
 }

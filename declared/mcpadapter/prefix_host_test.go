@@ -12,7 +12,7 @@ import (
 // once: neither the host's relay nor the server adds it a second time.
 func TestRelayErrorNamesTheMethodOnce(t *testing.T) {
 	h := notesHost(t, "--rich")
-	res, err := h.CallResult(context.Background(), "ask", []byte(`{"question":"sure?"}`))
+	res, err := h.CallResult(context.Background(), nil, "ask", []byte(`{"question":"sure?"}`))
 	msg := string(res.JSON)
 	if err != nil {
 		msg = err.Error()
