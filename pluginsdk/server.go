@@ -139,8 +139,8 @@ func (o *grpcOut) send(ev *toolpb.InvokeEvent) error {
 // Send implements wire.CallOut.
 func (o *grpcOut) Send(b []byte) error { return o.send(&toolpb.InvokeEvent{Data: b}) }
 
-// SendMCP implements wire.CallOut (decoded stays in this process).
-func (o *grpcOut) SendMCP(b []byte, _ any) error {
+// SendMCP implements wire.CallOut.
+func (o *grpcOut) SendMCP(b []byte) error {
 	if !o.v3 {
 		return ToolFailure("the host speaks plugin protocol 2, which has no MCP results")
 	}
@@ -261,13 +261,13 @@ func sendResult(res Result, out wire.CallOut) *Error {
 		return AsError(out.Send(obj))
 	}
 	if res.MCPJSON != nil {
-		return AsError(out.SendMCP(res.MCPJSON, res.MCP))
+		return AsError(out.SendMCP(res.MCPJSON))
 	}
 	b, err := encodeMCPResult(res.MCP)
 	if err != nil {
 		return AsError(err)
 	}
-	return AsError(out.SendMCP(b, res.MCP))
+	return AsError(out.SendMCP(b))
 }
 
 // decodeArgs decodes a JSON arguments object; empty or "null" gives nil.

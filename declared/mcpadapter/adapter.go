@@ -190,6 +190,7 @@ var (
 	_ supervise.Direct          = (*Adapter)(nil)
 	_ pluginsdk.Tool            = (*Adapter)(nil)
 	_ pluginsdk.JSONCaller      = (*Adapter)(nil)
+	_ pluginsdk.ResultCaller    = (*Adapter)(nil)
 	_ pluginsdk.DocumentWatcher = (*Adapter)(nil)
 	_ pluginsdk.LocalRunner     = (*Adapter)(nil)
 	_ pluginsdk.LogWatcher      = (*Adapter)(nil)
@@ -347,16 +348,30 @@ func (a *Adapter) CallDirect(ctx context.Context, x *core.Exchange, name string,
 		res, err = callResult(res, relayed(x))
 	}
 	if err != nil {
-		return supervise.DirectResult{}, toolError(err)
+		return supervise.DirectResult{}, a.toolError(err)
 	}
 	return supervise.DirectResult{MCP: res}, nil
 }
 
+// CallResult implements pluginsdk.ResultCaller (the Adapter served over
+// the plugin wire alone: pluginsdk.Local, testkit.LocalConn): CallDirect's
+// call and result for a caller without an Exchange. Errors: CallJSON's,
+// but an isError result is a result.
+func (a *Adapter) CallResult(ctx context.Context, name string, args []byte) (pluginsdk.Result, error) {
+	res, err := a.callTool(ctx, nil, name, args)
+	if err == nil {
+		res, err = callResult(res, false)
+	}
+	return pluginsdk.Result{MCP: res}, err
+}
+
 // toolError is err, a *pluginsdk.Error (or any error: code 500), as the
-// *wire.ToolError a Direct plugin's call fails with.
-func toolError(err error) *wire.ToolError {
+// *wire.ToolError a Direct plugin's call fails with: Exited when the
+// server's program had ended by then (Ended), so that the host reports
+// the plugin's exit (retryable), not the tool's own error.
+func (a *Adapter) toolError(err error) *wire.ToolError {
 	e := pluginsdk.AsError(err)
-	return &wire.ToolError{Code: e.Code, Message: e.Message, Exited: e.Exited != "", Status: e.Exited, Login: e.Login}
+	return &wire.ToolError{Code: e.Code, Message: e.Message, Exited: e.Exited != "" || a.Ended(), Status: e.Exited, Login: e.Login}
 }
 
 // callTool sends tools/call of the MCP tool served as name for the

@@ -19,8 +19,8 @@ import (
 	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 )
 
-// Per-client upstream sessions. A tools/call whose host.Exchange carries a
-// downstream MCP session (host.Exchange.Session: set by the host's MCP front
+// Per-client upstream sessions. A tools/call whose core.Exchange carries a
+// downstream MCP session (core.Exchange.Session: set by the host's MCP front
 // end, never by the client) goes, unless the declaration says "sessions":
 // "shared", to an upstream session of that client's own when the server
 // may see it otherwise than the shared session's client (ownView: it

@@ -38,7 +38,7 @@ func callAs(a *Adapter, ctx context.Context, x *core.Exchange, name string, args
 type sessionKey struct{}
 
 // TestClientSessionOnlyThroughExchange: a call reaches a client's own
-// upstream session only when its host.Exchange carries that client's
+// upstream session only when its core.Exchange carries that client's
 // mcpsession.Session. The server's tool "who" answers the clientInfo
 // name of the session it runs on: with the Exchange it is the client's;
 // with nothing on the context, with an Exchange that carries no session,

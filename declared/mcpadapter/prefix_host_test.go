@@ -2,6 +2,7 @@ package mcpadapter_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -13,7 +14,8 @@ import (
 func TestRelayErrorNamesTheMethodOnce(t *testing.T) {
 	h := notesHost(t, "--rich")
 	res, err := h.CallResult(context.Background(), nil, "ask", []byte(`{"question":"sure?"}`))
-	msg := string(res.JSON)
+	b, _ := json.Marshal(res.Decoded)
+	msg := string(b)
 	if err != nil {
 		msg = err.Error()
 	}

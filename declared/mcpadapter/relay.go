@@ -544,7 +544,7 @@ func (c *relayCall) ask(method string, params any) (json.RawMessage, error) {
 		return nil, wire.ErrNoCaller
 	}
 	if c.x == nil || c.x.Request == nil {
-		return nil, &wire.RPCError{Code: wire.CodeMethodNotFound, Message: fmt.Sprintf("the caller of the call in flight is not an MCP client that can answer %s", method)}
+		return nil, &wire.RPCError{Code: wire.CodeMethodNotFound, Message: "the caller of the call in flight is not an MCP client that can answer it"}
 	}
 	b, err := json.Marshal(params)
 	if err != nil {

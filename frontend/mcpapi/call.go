@@ -62,7 +62,7 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 }
 
 // call runs tools/call req of tool name with ctx and answers it; its
-// host.Exchange carries id, the caller's identity to a declared MCP
+// core.Exchange carries id, the caller's identity to a declared MCP
 // server.
 func (s *Server) call(ctx context.Context, req *mcp.CallToolRequest, name string, id clientID) (*mcp.CallToolResult, error) {
 	refused := noRefusal

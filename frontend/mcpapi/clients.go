@@ -79,7 +79,7 @@ func (c *clientSessions) toolsChanged() {
 }
 
 // clientID is who the client of a request is to a declared MCP server
-// served in the host's process, as the request's host.Exchange carries
+// served in the host's process, as the request's core.Exchange carries
 // it (clientID.exchange): its session (nil: a request without a session
 // id) and, for a client of 2026-07-28 or later, its request (nil for
 // others).

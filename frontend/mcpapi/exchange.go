@@ -19,7 +19,7 @@ import (
 	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 )
 
-// A call's messages (plugin protocol 3, host.Exchange): what a plugin
+// A call's messages (plugin protocol 3, core.Exchange): what a plugin
 // says to the MCP client while its tool runs reaches that client, on the
 // request's own stream, as if the plugin were the server:
 //
