@@ -511,15 +511,7 @@ func (r *relay) inFlight() bool {
 // callerMeta is x's _meta (core.Exchange.Meta) decoded, nil when x has
 // none or it does not decode.
 func callerMeta(x *core.Exchange) map[string]any {
-	b := x.CallerMeta()
-	if len(b) == 0 {
-		return nil
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil
-	}
-	return m
+	return wire.DecodeMeta(x.CallerMeta())
 }
 
 // notify sends notification method with params (encoded) to c's caller

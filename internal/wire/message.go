@@ -177,6 +177,19 @@ func (p *Peer) Meta() []byte {
 	return p.meta
 }
 
+// DecodeMeta is b, an MCP request's _meta (Peer.Meta, a JSON object),
+// decoded; nil when b is empty or not an object.
+func DecodeMeta(b []byte) map[string]any {
+	if len(b) == 0 {
+		return nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil
+	}
+	return m
+}
+
 // ErrNoCaller is the error of a request on a call whose host takes no
 // messages (protocol 2) or that has ended.
 var ErrNoCaller = &RPCError{Code: CodeMethodNotFound, Message: "no caller can answer this request: the host speaks plugin protocol 2"}
