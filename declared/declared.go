@@ -32,8 +32,8 @@ import (
 // command tools when l.Commands is set, else the MCP server l.Server.
 // s starts its programs; log receives what the MCP client reports (the
 // conversion's warnings, a failed relist). An MCP server's unary calls
-// are function calls on the caller's goroutine (supervise.Direct);
-// command tools' run in a goroutine each, as a plugin's.
+// and command tools' calls are function calls on the caller's goroutine
+// (supervise.Direct).
 //
 // A program l declares that cannot run (decl.Launch.CheckPrograms, with
 // the plugin's PATH) fails the plugin at its start, not at its first
@@ -83,19 +83,21 @@ func ServeWith(o Options) func(decl.Launch, *launcher.Starter, hclog.Logger) wir
 			return pluginsdk.Local(unrunnable{err})
 		}
 		if l.Commands != nil {
-			return pluginsdk.Local(cmdtool.New(l, s))
+			t := cmdtool.New(l, s)
+			return direct{pluginsdk.Local(t), t}
 		}
 		a := mcpadapter.New(l, log, mcpadapter.Options{Starter: s, Shared: l.Server.Sessions == decl.SessionsShared, MaxSessions: l.Server.MaxSessions, MaxSessionsPerKey: l.Server.MaxSessionsPerKey, SharedIdle: l.Server.SharedIdle, Sole: sole, Tokens: o.Tokens, Logins: o.Logins, Registry: o.Registry})
 		return direct{pluginsdk.Local(a), a}
 	}
 }
 
-// direct is a declared MCP server's plugin: the host's own MCP client,
-// whose document, changes, catalog and run are served through
-// pluginsdk.Local, and whose calls and catalog requests the host makes on
-// the Adapter itself, with the caller's core.Exchange (supervise.Direct):
-// every wait of them ends with the call's context (the server's answer,
-// a session, the relay's fence, a task's polls), so they run on the
+// direct is a declared plugin whose document, changes, catalog and run
+// are served through pluginsdk.Local, and whose calls and catalog
+// requests the host makes on the plugin itself, with the caller's
+// core.Exchange (supervise.Direct): the host's own MCP client of a
+// server, every wait of whose calls ends with the call's context (the
+// server's answer, a session, the relay's fence, a task's polls), or
+// command tools, whose command a call's end kills; so they run on the
 // caller's goroutine.
 type direct struct {
 	wire.Local

@@ -157,6 +157,17 @@ func (s *server) callFrame(ctx context.Context, cf *wire.CallFrame, out wire.Cal
 	if e == nil {
 		return nil
 	}
+	return WireError(e)
+}
+
+// WireError is err (AsError: a tool's *Error, any other error code 500)
+// as the host's side of the plugin wire takes a tool's error: a
+// *wire.ToolError with its code, message, exit status and login link.
+// A tool served in the host's process that the host calls itself
+// (host/supervise.Direct: declared/mcpadapter, declared/cmdtool) fails
+// its calls with it.
+func WireError(err error) *wire.ToolError {
+	e := AsError(err)
 	return &wire.ToolError{Code: e.Code, Message: e.Message, Exited: e.Exited != "", Status: e.Exited, Login: e.Login}
 }
 

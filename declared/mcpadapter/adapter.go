@@ -370,8 +370,9 @@ func (a *Adapter) CallResult(ctx context.Context, name string, args []byte) (plu
 // server's program had ended by then (Ended), so that the host reports
 // the plugin's exit (retryable), not the tool's own error.
 func (a *Adapter) toolError(err error) *wire.ToolError {
-	e := pluginsdk.AsError(err)
-	return &wire.ToolError{Code: e.Code, Message: e.Message, Exited: e.Exited != "" || a.Ended(), Status: e.Exited, Login: e.Login}
+	te := pluginsdk.WireError(err)
+	te.Exited = te.Exited || a.Ended()
+	return te
 }
 
 // callTool sends tools/call of the MCP tool served as name for the
