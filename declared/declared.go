@@ -18,6 +18,7 @@ import (
 	"github.com/opentool-host/opentool-host/declared/cmdtool"
 	"github.com/opentool-host/opentool-host/declared/mcpadapter"
 	"github.com/opentool-host/opentool-host/declared/oauthlogin"
+	"github.com/opentool-host/opentool-host/host/supervise"
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
 	"github.com/opentool-host/opentool-host/internal/wire"
 	"github.com/opentool-host/opentool-host/pluginsdk"
@@ -31,8 +32,8 @@ import (
 // command tools when l.Commands is set, else the MCP server l.Server.
 // s starts its programs; log receives what the MCP client reports (the
 // conversion's warnings, a failed relist). An MCP server's unary calls
-// run on the caller's goroutine (wire.Inline); command tools' in a
-// goroutine each, as a plugin's.
+// and command tools' calls are function calls on the caller's goroutine
+// (supervise.Direct).
 //
 // A program l declares that cannot run (decl.Launch.CheckPrograms, with
 // the plugin's PATH) fails the plugin at its start, not at its first
@@ -82,20 +83,26 @@ func ServeWith(o Options) func(decl.Launch, *launcher.Starter, hclog.Logger) wir
 			return pluginsdk.Local(unrunnable{err})
 		}
 		if l.Commands != nil {
-			return pluginsdk.Local(cmdtool.New(l, s))
+			t := cmdtool.New(l, s)
+			return direct{pluginsdk.Local(t), t}
 		}
-		return inline{pluginsdk.Local(mcpadapter.New(l, log, mcpadapter.Options{Starter: s, Shared: l.Server.Sessions == decl.SessionsShared, MaxSessions: l.Server.MaxSessions, MaxSessionsPerKey: l.Server.MaxSessionsPerKey, SharedIdle: l.Server.SharedIdle, Sole: sole, Tokens: o.Tokens, Logins: o.Logins, Registry: o.Registry}))}
+		a := mcpadapter.New(l, log, mcpadapter.Options{Starter: s, Shared: l.Server.Sessions == decl.SessionsShared, MaxSessions: l.Server.MaxSessions, MaxSessionsPerKey: l.Server.MaxSessionsPerKey, SharedIdle: l.Server.SharedIdle, Sole: sole, Tokens: o.Tokens, Logins: o.Logins, Registry: o.Registry})
+		return direct{pluginsdk.Local(a), a}
 	}
 }
 
-// inline is a declared MCP server's plugin: the host's own MCP client,
-// every wait of whose calls ends with the call's context (the server's
-// answer, a session, the relay's fence, a task's polls), so the host runs
-// its unary calls on the caller's goroutine (wire.Inline).
-type inline struct{ wire.Local }
-
-// CallsInline implements wire.Inline.
-func (inline) CallsInline() bool { return true }
+// direct is a declared plugin whose document, changes, catalog and run
+// are served through pluginsdk.Local, and whose calls and catalog
+// requests the host makes on the plugin itself, with the caller's
+// core.Exchange (supervise.Direct): the host's own MCP client of a
+// server, every wait of whose calls ends with the call's context (the
+// server's answer, a session, the relay's fence, a task's polls), or
+// command tools, whose command a call's end kills; so they run on the
+// caller's goroutine.
+type direct struct {
+	wire.Local
+	supervise.Direct
+}
 
 // checkPrograms checks that every program l declares can run, looked up
 // in the PATH of s's environment (the plugin's); a *decl.ProgramError is

@@ -15,9 +15,12 @@ import (
 // TestClientSessionTravelsInTheExchange holds that a downstream MCP
 // client's identity (internal/mcpsession's Session and Request) goes from
 // the MCP front end to a declared MCP server in the host's Exchange
-// (host.Exchange: Session, Sessionless) and in no context value of its
-// own: it fails on non-test Go code that reads a *mcpsession.Session or
-// *mcpsession.Request from a context value (ctx.Value(k).(*T)), and on
+// (core.Exchange: Session, Sessionless) and in no context value of its
+// own, nor is the Exchange itself a context value (the call path and a
+// declared plugin in the host's process take it as a parameter): it
+// fails on non-test Go code that reads a *mcpsession.Session,
+// *mcpsession.Request or *core.Exchange from a context value
+// (ctx.Value(k).(*T)), and on
 // internal/mcpsession putting anything on a context or reading it.
 func TestClientSessionTravelsInTheExchange(t *testing.T) {
 	root := testkit.RepoRoot(t)
@@ -43,11 +46,14 @@ func TestClientSessionTravelsInTheExchange(t *testing.T) {
 			switch n := n.(type) {
 			case *ast.TypeAssertExpr:
 				if isValueCall(n.X) && isSessionType(n.Type, inSession) {
-					t.Errorf("%s: an MCP client's session read from a context value; take it from the call's host.Exchange", fset.Position(n.Pos()))
+					t.Errorf("%s: an MCP client's session read from a context value; take it from the call's core.Exchange", fset.Position(n.Pos()))
+				}
+				if isValueCall(n.X) && isExchangeType(n.Type) {
+					t.Errorf("%s: a call's Exchange read from a context value; it is a parameter of the call (host.Host.CallResult, StreamCall, Request; supervise.Direct)", fset.Position(n.Pos()))
 				}
 			case *ast.SelectorExpr:
 				if inSession && (n.Sel.Name == "WithValue" || n.Sel.Name == "Value") {
-					t.Errorf("%s: internal/mcpsession uses a context value (%s); the session travels in host.Exchange", fset.Position(n.Pos()), n.Sel.Name)
+					t.Errorf("%s: internal/mcpsession uses a context value (%s); the session travels in core.Exchange", fset.Position(n.Pos()), n.Sel.Name)
 				}
 			}
 			return true
@@ -68,6 +74,22 @@ func isValueCall(e ast.Expr) bool {
 	}
 	s, ok := c.Fun.(*ast.SelectorExpr)
 	return ok && s.Sel.Name == "Value"
+}
+
+// isExchangeType reports whether e is *core.Exchange (or *Exchange, as
+// the package that declares it names it).
+func isExchangeType(e ast.Expr) bool {
+	star, ok := e.(*ast.StarExpr)
+	if !ok {
+		return false
+	}
+	switch x := star.X.(type) {
+	case *ast.SelectorExpr:
+		return x.Sel.Name == "Exchange"
+	case *ast.Ident:
+		return x.Name == "Exchange"
+	}
+	return false
 }
 
 // isSessionType reports whether e is *mcpsession.Session or

@@ -89,7 +89,7 @@ func TestToolSearchFunctions(t *testing.T) {
 		t.Errorf("call_tool sequentiallyRead: %s %v", res, err)
 	}
 	// Neither streams, and call_tool does not call the host's own.
-	err = h.StreamCall(context.Background(), "call_tool", []byte(`{"name":"sequentiallyRead"}`), func([]byte) error { return nil })
+	err = h.StreamCall(context.Background(), nil, "call_tool", []byte(`{"name":"sequentiallyRead"}`), func([]byte) error { return nil })
 	if !errors.Is(err, core.KindWrongKind) {
 		t.Errorf("StreamCall call_tool: %v", err)
 	}

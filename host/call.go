@@ -26,6 +26,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/opentool-host/opentool-host/host/access"
 	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/internal/nearest"
@@ -50,14 +52,15 @@ type request struct {
 	// counted, when the call is observed for Config.OnCall (observe),
 	// counts the results Emit hands over.
 	counted *core.CallRecord
-	// x is the caller's side of the call's messages (exchange.go); nil
-	// for a caller that takes none.
-	x *Exchange
+	// x is the caller's side of the call's messages and its MCP client
+	// (core.Exchange); nil for a caller that takes none.
+	x *core.Exchange
 	// mcp is set when the plugin's unary result is an MCP CallToolResult
-	// (exchange.go); decoded is the plugin's own decoding of it, when in
-	// process (Result.Decoded).
+	// (exchange.go): result is its JSON or, from a plugin served in the
+	// host's process (supervise.Direct), decoded is the result itself and
+	// result nil (Result.Decoded).
 	mcp     bool
-	decoded any
+	decoded *mcp.CallToolResult
 	// collect is set on a unary call made through call_tool (builtin.go):
 	// a streaming function's items are then collected into one result,
 	// {"items":[...]}.
@@ -66,6 +69,9 @@ type request struct {
 
 // Function returns the name the caller used (supervise.Request).
 func (r *request) Function() string { return r.fn }
+
+// Exchange returns the caller's side of the call (supervise.Request).
+func (r *request) Exchange() *core.Exchange { return r.x }
 
 // Invocation returns what goes to the plugin: the function as routed
 // (r.target), the arguments, the call kind and the caller's MCP _meta
@@ -92,9 +98,19 @@ func (r *request) Emit(item []byte) error {
 	return r.emit(item)
 }
 
-// SetMCP records that the plugin's unary result is an MCP CallToolResult,
-// and the plugin's own decoding of it (supervise.Request).
-func (r *request) SetMCP(decoded any) { r.mcp, r.decoded = true, decoded }
+// SetMCP records that the plugin's unary result is an MCP CallToolResult
+// (supervise.Request).
+func (r *request) SetMCP() { r.mcp = true }
+
+// EmitMCP takes the unary MCP result res of a plugin served in the
+// host's process, of about size bytes (supervise.Request).
+func (r *request) EmitMCP(res *mcp.CallToolResult, size int) {
+	if c := r.counted; c != nil {
+		c.Items++
+		c.ResultBytes += int64(size)
+	}
+	r.mcp, r.decoded, r.result = true, res, nil
+}
 
 // Fail returns the *Error of kind k for r.
 func (r *request) Fail(k core.Kind, plugin, msg string, cause error) *core.Error {
@@ -134,11 +150,16 @@ func (r *request) Accept(plugin string, item []byte, n int) error {
 // Errors: an *Error (core/errors.go) whose Kind says what happened; see
 // StreamCall. An MCP result with isError is KindTool, code 500.
 func (h *Host) Call(ctx context.Context, fn string, args []byte) ([]byte, error) {
-	r := &request{fn: fn, args: args}
+	return h.call(ctx, nil, fn, args)
+}
+
+// call is Call with x the caller's side of the call (nil: none).
+func (h *Host) call(ctx context.Context, x *core.Exchange, fn string, args []byte) ([]byte, error) {
+	r := &request{fn: fn, args: args, x: x}
 	err := h.invoke(ctx, r)
 	result := r.result
 	if err == nil && r.mcp {
-		result, err = r.project(result)
+		result, err = r.project()
 	}
 	if err != nil {
 		return nil, err
@@ -151,7 +172,9 @@ func (h *Host) Call(ctx context.Context, fn string, args []byte) ([]byte, error)
 }
 
 // StreamCall runs streaming function fn and hands each JSON result object
-// to onItem, in order. The call goes to the plugin that serves fn over its
+// to onItem, in order; x is the caller's side of the call's messages
+// (core.Exchange: the plugin's notifications and requests during the
+// call; nil for none). The call goes to the plugin that serves fn over its
 // existing connection; calls do not wait for each other beyond the
 // plugin's MaxConcurrency. args are validated against fn's parameters
 // first; invalid ones never reach the plugin.
@@ -161,8 +184,8 @@ func (h *Host) Call(ctx context.Context, fn string, args []byte) ([]byte, error)
 // (with Faults), KindTool (the tool's own code and message), KindExited,
 // KindFailed, KindStopped, KindTransport, KindTimeout, KindBusy,
 // KindCanceled or KindResultRejected.
-func (h *Host) StreamCall(ctx context.Context, fn string, args []byte, onItem func(item []byte) error) error {
-	return h.invoke(ctx, &request{fn: fn, args: args, stream: true, emit: onItem})
+func (h *Host) StreamCall(ctx context.Context, x *core.Exchange, fn string, args []byte, onItem func(item []byte) error) error {
+	return h.invoke(ctx, &request{fn: fn, args: args, stream: true, emit: onItem, x: x})
 }
 
 // invoke routes r, checks its kind and arguments, bounds it by its
@@ -173,7 +196,6 @@ func (h *Host) StreamCall(ctx context.Context, fn string, args []byte, onItem fu
 // search_tools runs in the host; call_tool becomes the named function's
 // call, observed, routed and checked as that function's.
 func (h *Host) invoke(ctx context.Context, r *request) (err error) {
-	r.x = ExchangeFrom(ctx)
 	run, err := h.builtins.route(r)
 	if run != nil && r.fn == RunCodeName {
 		ctx = withRun(ctx) // its inner calls' records link to its own
@@ -233,7 +255,7 @@ func (h *Host) collect(ctx context.Context, rt *route, r *request) error {
 	if r.x != nil {
 		each = r.x.Item
 	}
-	r.x = r.x.collecting()
+	r.x = collecting(r.x)
 	items := newItems(r.fn, h.cfg.MaxResultBytes, each)
 	emit, counted := r.emit, r.counted
 	r.emit, r.counted = items.add, nil // the items are not the call's results: their object is

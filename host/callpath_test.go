@@ -164,7 +164,7 @@ func TestStreamCancelGrace(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		n := 0
-		err := h.StreamCall(ctx, fn, nil, func([]byte) error {
+		err := h.StreamCall(ctx, nil, fn, nil, func([]byte) error {
 			if n++; n == 3 || fn == "stuckStream" {
 				cancel() // the caller leaves after a few items
 			}

@@ -328,7 +328,12 @@ func (h *Host) listChanged(plugin, list string) {
 // plugin's JSON-RPC error (Code and Message; Err is the *RPCError, with
 // its data); KindFailed, KindStopped, KindExited, KindTransport,
 // KindTimeout, KindCanceled as for a call.
-func (h *Host) Request(ctx context.Context, method string, params []byte) ([]byte, error) {
+//
+// x is the caller's MCP client (core.Exchange: Session, Sessionless, and
+// the mark of a request served on the client's own upstream session;
+// nil for none), which a declared MCP server in the host's process
+// answers for.
+func (h *Host) Request(ctx context.Context, x *core.Exchange, method string, params []byte) ([]byte, error) {
 	t := h.routes.Load().cat
 	var p struct {
 		URI  string `json:"uri"`
@@ -377,26 +382,26 @@ func (h *Host) Request(ctx context.Context, method string, params []byte) ([]byt
 	}
 	ctx, cancel := withTimeout(ctx, h.cfg.CallTimeout)
 	defer cancel()
-	return r.plugin.Request(ctx, &request{fn: method + " " + what}, method, params)
+	return r.plugin.Request(ctx, &request{fn: method + " " + what, x: x}, method, params)
 }
 
 // ClientTools sends tools/list to the plugin that serves function fn
 // and returns its result: {"tools":[...]}, every page, each tool as the
-// MCP server behind the plugin wrote it for the MCP client session of
-// ctx (mcpsession: the client's own upstream session, which a server may
+// MCP server behind the plugin wrote it for the MCP client of x
+// (core.Exchange's Session or Sessionless: the client's own upstream session, which a server may
 // list other tools to, e.g. MCP Apps' UI tools to a client that declares
 // io.modelcontextprotocol/ui). The call is bounded by
 // Config.CallTimeout.
 //
 // Errors: an *Error of KindNotFound when fn is not served to ctx's API
 // key; of KindTool with the plugin's JSON-RPC error, code -32601 when
-// the plugin lists the same tools to every client (no client session on
-// ctx, a server declared "sessions": "shared", not an MCP server);
+// the plugin lists the same tools to every client (no client session in
+// x, a server declared "sessions": "shared", not an MCP server);
 // KindFailed, KindStopped, KindExited, KindTransport, KindTimeout,
 // KindCanceled as for a call. The CallView on ctx (WithCallView) does
 // not apply: a view is made of this list.
-func (h *Host) ClientTools(ctx context.Context, fn string) ([]byte, error) {
-	r := &request{fn: fn}
+func (h *Host) ClientTools(ctx context.Context, x *core.Exchange, fn string) ([]byte, error) {
+	r := &request{fn: fn, x: x}
 	ctx = WithCallView(ctx, nil)
 	rt, err := h.lookupIn(ctx, h.routes.Load(), r)
 	if err != nil {

@@ -124,10 +124,11 @@ func (b *builtins) runCode(ctx context.Context, h *Host, r *request) error {
 	if err := json.Unmarshal(r.args, &in); err != nil { // validated: cannot happen
 		return invalidParams(r, "", err)
 	}
-	outer := ExchangeFrom(ctx)
+	outer := r.x
+	inner := innerExchange(outer)
 	calls := 0
-	done, err := c.pool.Run(innerExchange(ctx, outer), coderun.Run{Code: in.Code, Limits: c.limits}, func(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, *coderun.CallError) {
-		res, cerr := h.innerCall(ctx, name, args)
+	done, err := c.pool.Run(ctx, coderun.Run{Code: in.Code, Limits: c.limits}, func(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, *coderun.CallError) {
+		res, cerr := h.innerCall(ctx, inner, name, args)
 		calls++
 		if outer != nil && outer.Item != nil {
 			note, _ := json.Marshal(struct {
@@ -165,8 +166,8 @@ func (b *builtins) runCode(ctx context.Context, h *Host, r *request) error {
 	return r.Emit(out)
 }
 
-// innerExchange is ctx for the inner calls of a program whose run_code
-// call has the Exchange outer: the same Meta, requests (an inner tool's
+// innerExchange is the Exchange of the inner calls of a program whose
+// run_code call has the Exchange outer (nil for none): the same Meta, requests (an inner tool's
 // sampling, elicitation, roots go to run_code's caller as its own: over
 // its session, in its task, or as a 2026-07-28 input_required round of
 // run_code's tools/call, which holds the program where it waits) and
@@ -174,9 +175,9 @@ func (b *builtins) runCode(ctx context.Context, h *Host, r *request) error {
 // inner call completed (outer.Item, told by runCode), so that it
 // increases; the inner tools' own progress, and their streamed items,
 // are not the caller's.
-func innerExchange(ctx context.Context, outer *Exchange) context.Context {
+func innerExchange(outer *core.Exchange) *core.Exchange {
 	if outer == nil {
-		return ctx
+		return nil
 	}
 	in := *outer
 	in.Item = nil
@@ -187,16 +188,16 @@ func innerExchange(ctx context.Context, outer *Exchange) context.Context {
 			}
 		}
 	}
-	return WithExchange(ctx, &in)
+	return &in
 }
 
 // innerCall is one tool call of a program: the caller's own call on ctx
-// (run_code's context), its result or its error as a JSON-RPC error. It
+// (run_code's context) with x (innerExchange), its result or its error as a JSON-RPC error. It
 // takes one call of the caller's key's rate limit (access.Limit), as the
 // front door takes one per request: over it, code 429 with data
 // {"kind": "rate_limited", "retry_after_ms"}. A program does not run
 // programs: run_code inside is not served.
-func (h *Host) innerCall(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, *coderun.CallError) {
+func (h *Host) innerCall(ctx context.Context, x *core.Exchange, name string, args json.RawMessage) (json.RawMessage, *coderun.CallError) {
 	if name == RunCodeName {
 		return nil, &coderun.CallError{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: run_code is not served inside a program"}
 	}
@@ -207,7 +208,7 @@ func (h *Host) innerCall(ctx context.Context, name string, args json.RawMessage)
 	if string(args) == "null" {
 		args = nil
 	}
-	res, err := h.Call(ctx, name, args)
+	res, err := h.call(ctx, x, name, args)
 	if err == nil {
 		return res, nil
 	}

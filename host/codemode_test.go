@@ -221,7 +221,7 @@ func TestRunCodeProgressPerInnerCall(t *testing.T) {
 	var ns []int
 	var notes []string
 	var progress int
-	x := &host.Exchange{
+	x := &core.Exchange{
 		Item: func(n int, item []byte) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -235,8 +235,8 @@ func TestRunCodeProgressPerInnerCall(t *testing.T) {
 			}
 		},
 	}
-	ctx := host.WithExchange(context.Background(), x)
-	if _, err := runCode(ctx, h, `tools.add({a: 1, b: 2}); try { tools.nothing_here({}) } catch (e) {}; tools.add({a: 3, b: 4}); "ok"`); err != nil {
+	args, _ := json.Marshal(map[string]string{"code": `tools.add({a: 1, b: 2}); try { tools.nothing_here({}) } catch (e) {}; tools.add({a: 3, b: 4}); "ok"`})
+	if _, err := h.CallResult(context.Background(), x, host.RunCodeName, args); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()

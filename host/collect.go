@@ -13,18 +13,19 @@ import (
 // Open Tool Calling) answers for a streaming function. The object,
 // brackets and commas included, may be at most max bytes; the item that
 // would pass it ends the call (the plugin is told to cancel) with an
-// *Error of KindResultRejected. each, when not nil, is told of every item
-// as it arrives (n counts from 1), e.g. to report progress; the
-// Exchange on ctx then drops the plugin's own progress notifications
-// (Exchange.collecting: the items are the progress). Errors: the
-// stream's, or KindResultRejected.
-func CollectItems(ctx context.Context, stream func(ctx context.Context, fn string, args []byte, onItem func([]byte) error) error,
-	fn string, args []byte, max int64, each func(n int, item []byte)) ([]byte, error) {
-	items := newItems(fn, max, each)
-	if x := ExchangeFrom(ctx); x != nil {
-		ctx = WithExchange(ctx, x.collecting())
+// *Error of KindResultRejected. x is the caller's side of the call
+// (nil: none); its Item, when set, is told of every item as it arrives
+// (n counts from 1), e.g. to report progress, and the plugin's own
+// progress notifications are then dropped (collecting: the items are the
+// progress). Errors: the stream's, or KindResultRejected.
+func CollectItems(ctx context.Context, x *core.Exchange, stream func(ctx context.Context, x *core.Exchange, fn string, args []byte, onItem func([]byte) error) error,
+	fn string, args []byte, max int64) ([]byte, error) {
+	var each func(n int, item []byte)
+	if x != nil {
+		each = x.Item
 	}
-	if err := stream(ctx, fn, args, items.add); err != nil {
+	items := newItems(fn, max, each)
+	if err := stream(ctx, collecting(x), fn, args, items.add); err != nil {
 		return nil, err
 	}
 	return items.object(), nil

@@ -14,7 +14,7 @@ import (
 // KindResultRejected; each sees every item.
 func TestCollectItems(t *testing.T) {
 	items := [][]byte{[]byte(`{"n":1}`), []byte(`{"n":2}`)}
-	stream := func(_ context.Context, _ string, _ []byte, on func([]byte) error) error {
+	stream := func(_ context.Context, _ *core.Exchange, _ string, _ []byte, on func([]byte) error) error {
 		for _, it := range items {
 			if err := on(it); err != nil {
 				return err
@@ -24,15 +24,15 @@ func TestCollectItems(t *testing.T) {
 	}
 	want := `{"items":[{"n":1},{"n":2}]}`
 	seen := 0
-	got, err := host.CollectItems(context.Background(), stream, "f", nil, int64(len(want)), func(n int, _ []byte) { seen = n })
+	got, err := host.CollectItems(context.Background(), &core.Exchange{Item: func(n int, _ []byte) { seen = n }}, stream, "f", nil, int64(len(want)))
 	if err != nil || string(got) != want || seen != 2 {
 		t.Fatalf("CollectItems = %s, %v (seen %d)", got, err, seen)
 	}
-	_, err = host.CollectItems(context.Background(), stream, "f", nil, int64(len(want)-1), nil)
+	_, err = host.CollectItems(context.Background(), nil, stream, "f", nil, int64(len(want)-1))
 	if !errors.Is(err, core.KindResultRejected) {
 		t.Fatalf("one byte over: %v, want result_rejected", err)
 	}
-	if got, err := host.CollectItems(context.Background(), func(context.Context, string, []byte, func([]byte) error) error { return nil }, "f", nil, 100, nil); err != nil || string(got) != `{"items":[]}` {
+	if got, err := host.CollectItems(context.Background(), nil, func(context.Context, *core.Exchange, string, []byte, func([]byte) error) error { return nil }, "f", nil, 100); err != nil || string(got) != `{"items":[]}` {
 		t.Fatalf("no items: %s %v", got, err)
 	}
 }

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/internal/mcpresult"
-	"github.com/opentool-host/opentool-host/internal/mcpsession"
 	"github.com/opentool-host/opentool-host/internal/wire"
 	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 )
@@ -24,91 +24,6 @@ import (
 // JSON-RPC error -32601 naming the method, and MCP results reach it as
 // their projection (Call, internal/mcpresult).
 
-// Exchange is the caller's side of a call's messages, and who an MCP
-// caller is to a declared MCP server (Session, Sessionless). Put it on
-// the call's context with WithExchange (an MCP front end also on that of
-// a catalog request routed with Host.Request, for Session and
-// Sessionless). Its functions are called from the call's goroutines,
-// never after the call returned.
-type Exchange struct {
-	// Meta is the caller's MCP request _meta, a JSON object (nil: none),
-	// handed to the plugin with the call (protocol 3).
-	Meta []byte
-	// Notify, when set, receives each notification the plugin sent
-	// during the call (method and params as the plugin sent them:
-	// notifications/progress, notifications/message, ...), in order and
-	// before the result. It should not block long: the call's result
-	// waits behind it. Nil: notifications are dropped.
-	Notify func(method string, params []byte)
-	// Request, when set, relays a request the plugin sent during the
-	// call (sampling/createMessage, elicitation/create, roots/list) to
-	// the caller and returns the caller's result (a JSON object); ctx
-	// ends with the call. An error that is an *RPCError reaches the
-	// plugin as it is; any other as JSON-RPC error -32603 with its text.
-	// Nil: every request is answered -32601.
-	Request func(ctx context.Context, method string, params []byte) ([]byte, error)
-	// Item, when set, is told of each item of a streaming function whose
-	// items the host collects into one result for the caller (tool
-	// search's call_tool naming a streaming function; CollectItems'
-	// each): n counts from 1, item is the item's JSON. It runs before the
-	// next item is read: it should not block long. Nil: nothing is told.
-	Item func(n int, item []byte)
-	// Session is the caller's downstream MCP client session (the MCP
-	// front end's mcpsession.Session for the SDK's session of the
-	// request), nil for none (an OpenTool or OTC caller, a stateless or
-	// sessionless MCP request, the host's own): a declared MCP server
-	// served in the host's process (declared/mcpadapter) gives that
-	// client an upstream session of its own. Identity is the pointer,
-	// which only the front end makes: nothing a client sends (params,
-	// _meta) can name or reach another client's.
-	Session *mcpsession.Session
-	// Sessionless is the request of a caller of MCP 2026-07-28 or later
-	// (no session: its revision and identity from its own _meta), nil
-	// for any other caller: a declared MCP server in the host's process
-	// is spoken to in that revision for it. Made by the front end alone,
-	// as Session is.
-	Sessionless *mcpsession.Request
-
-	// own, when TrackOwn made it, records that the request was served
-	// on the client's own upstream session (MarkOwn); copies of the
-	// Exchange share it.
-	own *atomic.Bool
-}
-
-// ClientSession returns x.Session, nil for a nil x.
-func (x *Exchange) ClientSession() *mcpsession.Session {
-	if x == nil {
-		return nil
-	}
-	return x.Session
-}
-
-// SessionlessRequest returns x.Sessionless, nil for a nil x.
-func (x *Exchange) SessionlessRequest() *mcpsession.Request {
-	if x == nil {
-		return nil
-	}
-	return x.Sessionless
-}
-
-// TrackOwn makes x record whether the request it goes with is served on
-// its client's own upstream session (MarkOwn) and returns the function
-// that reports it (false until MarkOwn; read it once the request
-// returned). Call it before x is handed on.
-func (x *Exchange) TrackOwn() (own func() bool) {
-	x.own = new(atomic.Bool)
-	return x.own.Load
-}
-
-// MarkOwn records that x's request was served on the client's own
-// upstream session, not the server's shared one (declared/mcpadapter);
-// for a nil x or one without TrackOwn it does nothing.
-func (x *Exchange) MarkOwn() {
-	if x != nil && x.own != nil {
-		x.own.Store(true)
-	}
-}
-
 // collecting returns x as a call whose items the host collects into one
 // result sees it: when x is told of each item (Item set: the caller
 // asked for progress), the items are the call's progress, so the
@@ -117,7 +32,7 @@ func (x *Exchange) MarkOwn() {
 // each progress value twice (the plugin's, then its item's), where MCP
 // requires progress to increase. x itself is left as it is; nil and an x
 // without Item or Notify are returned as they are.
-func (x *Exchange) collecting() *Exchange {
+func collecting(x *core.Exchange) *core.Exchange {
 	if x == nil || x.Item == nil || x.Notify == nil {
 		return x
 	}
@@ -132,21 +47,6 @@ func (x *Exchange) collecting() *Exchange {
 
 // methodProgress is the MCP progress notification's method.
 const methodProgress = mcpmethod.Progress
-
-type exchangeKey struct{}
-
-// WithExchange returns ctx carrying x, the caller's side of the messages
-// of the calls made with ctx.
-func WithExchange(ctx context.Context, x *Exchange) context.Context {
-	return context.WithValue(ctx, exchangeKey{}, x)
-}
-
-// ExchangeFrom returns the Exchange on ctx (WithExchange), nil when there
-// is none. Its methods are nil-safe: ExchangeFrom(ctx).ClientSession().
-func ExchangeFrom(ctx context.Context) *Exchange {
-	x, _ := ctx.Value(exchangeKey{}).(*Exchange)
-	return x
-}
 
 // RPCError is a JSON-RPC 2.0 error object, as a plugin's request gets it
 // back (Exchange.Request) and as Host.Request returns a plugin's.
@@ -165,42 +65,52 @@ const (
 // (CallResult).
 type Result struct {
 	// JSON is the result: an OpenTool result object, or with MCP an MCP
-	// CallToolResult (MCP 2025-11-25 "Tools", Tool Result).
+	// CallToolResult (MCP 2025-11-25 "Tools", Tool Result) as a plugin
+	// process sent it; nil when Decoded is set.
 	JSON []byte
-	// MCP reports that JSON is an MCP CallToolResult (a plugin of
+	// MCP reports that the result is an MCP CallToolResult (a plugin of
 	// protocol 3 returned content blocks, structuredContent, isError).
 	MCP bool
-	// Decoded, with MCP, is JSON as the plugin decoded it itself when it
-	// runs in the host's process (a declared MCP server: the
-	// *mcp.CallToolResult the MCP SDK's client decoded from the server's
-	// answer, JSON being the answer's bytes); nil otherwise. A front end
-	// that would decode JSON into that type may take it instead (the
-	// result is then decoded once); it is the caller's alone.
-	Decoded any
+	// Decoded, with MCP, is the result itself from a plugin served in
+	// the host's process (supervise.Direct: a declared MCP server's, as
+	// the MCP SDK's client decoded the server's answer, the one decoding
+	// on its way to the caller); nil otherwise. It is the caller's alone.
+	Decoded *mcp.CallToolResult
 }
 
 // CallResult is Call for front ends that take MCP results as the plugin
-// returned them (mcpapi): the same call path, the result unprojected.
-// Errors: as Call's, except that an MCP result with isError is a Result,
-// not a KindTool error.
-func (h *Host) CallResult(ctx context.Context, fn string, args []byte) (Result, error) {
-	r := &request{fn: fn, args: args}
+// returned them (mcpapi), with x the caller's side of the call's messages
+// and its MCP client (core.Exchange; nil for none): the same call path,
+// the result unprojected. Errors: as Call's, except that an MCP result
+// with isError is a Result, not a KindTool error.
+func (h *Host) CallResult(ctx context.Context, x *core.Exchange, fn string, args []byte) (Result, error) {
+	r := &request{fn: fn, args: args, x: x}
 	if err := h.invoke(ctx, r); err != nil {
 		return Result{}, err
 	}
-	res := r.result
-	if !charge(ctx, len(res)) {
-		core.MemTrim.Note(len(res))
-		return Result{}, h.errResultMemory(fn, len(res))
+	res, n := r.result, len(r.result)
+	if r.decoded != nil {
+		n = mcpresult.Size(r.decoded)
+	}
+	if !charge(ctx, n) {
+		core.MemTrim.Note(n)
+		return Result{}, h.errResultMemory(fn, n)
 	}
 	return Result{JSON: res, MCP: r.mcp, Decoded: r.decoded}, nil
 }
 
-// project is the OpenTool result object of r's MCP result res
-// (internal/mcpresult): an isError result is the tool's error 500 with
-// its text; a result that is not a CallToolResult is rejected.
-func (r *request) project(res []byte) ([]byte, error) {
-	obj, err := mcpresult.Project(res)
+// project is the OpenTool result object of r's MCP result (its JSON, or
+// the result decoded: internal/mcpresult): an isError result is the
+// tool's error 500 with its text; a result that is not a CallToolResult
+// is rejected.
+func (r *request) project() ([]byte, error) {
+	var obj []byte
+	var err error
+	if r.decoded != nil {
+		obj, err = mcpresult.ProjectDecoded(r.decoded)
+	} else {
+		obj, err = mcpresult.Project(r.result)
+	}
 	var te *mcpresult.ToolError
 	switch {
 	case errors.As(err, &te):

@@ -95,7 +95,7 @@ func TestOnCallCountsResults(t *testing.T) {
 	}
 	var streamed int64
 	n := 0
-	if err := h.StreamCall(ctx, "sequentiallyRead", nil, func(item []byte) error {
+	if err := h.StreamCall(ctx, nil, "sequentiallyRead", nil, func(item []byte) error {
 		streamed += int64(len(item))
 		n++
 		return nil

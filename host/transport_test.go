@@ -46,7 +46,7 @@ func TestTransports(t *testing.T) {
 				}
 			}
 			var items []string
-			if err := h.StreamCall(ctx, "sequentiallyRead", nil, func(b []byte) error { items = append(items, string(b)); return nil }); err != nil || len(items) < n || items[len(items)-1] != fmt.Sprintf(`{"data":"t%d"}`, n-1) {
+			if err := h.StreamCall(ctx, nil, "sequentiallyRead", nil, func(b []byte) error { items = append(items, string(b)); return nil }); err != nil || len(items) < n || items[len(items)-1] != fmt.Sprintf(`{"data":"t%d"}`, n-1) {
 				t.Fatalf("stream: %d items, %v", len(items), err)
 			}
 			_, err = h.Call(ctx, "run", nil)

@@ -138,28 +138,19 @@ var _ ResultCaller = (*Toolkit)(nil)
 // code-500 *Error with the result's text when res.IsError; code 500 when
 // res cannot be encoded.
 func ProjectResult(res *mcp.CallToolResult) ([]byte, error) {
-	b, err := encodeMCPResult(res)
-	if err != nil {
-		return nil, err
-	}
-	obj, err := mcpresult.Project(b)
+	obj, err := mcpresult.ProjectDecoded(res)
 	if err != nil {
 		return nil, ToolFailure("%s", err.Error())
 	}
 	return obj, nil
 }
 
-// encodeMCPResult encodes res; content is [] rather than null, as MCP
-// requires an array.
+// encodeMCPResult encodes res (mcpresult.Encode: content [] rather than
+// null, as MCP requires an array). Errors: a code-500 *Error.
 func encodeMCPResult(res *mcp.CallToolResult) ([]byte, error) {
-	if res.Content == nil {
-		r := *res
-		r.Content = []mcp.Content{}
-		res = &r
-	}
-	b, err := json.Marshal(res)
+	b, err := mcpresult.Encode(res)
 	if err != nil {
-		return nil, ToolFailure("encode MCP result: %v", err)
+		return nil, ToolFailure("%v", err)
 	}
 	return b, nil
 }
@@ -188,15 +179,7 @@ func peerOf(ctx context.Context) *wire.Peer {
 // context and the client's own keys), nil when there is none: the caller
 // is not an MCP client, sent none, or the host speaks protocol 2.
 func CallerMeta(ctx context.Context) map[string]any {
-	b := peerOf(ctx).Meta()
-	if len(b) == 0 {
-		return nil
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil
-	}
-	return m
+	return wire.DecodeMeta(peerOf(ctx).Meta())
 }
 
 // Progress reports the progress of the call ctx belongs to (MCP

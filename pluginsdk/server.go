@@ -139,8 +139,8 @@ func (o *grpcOut) send(ev *toolpb.InvokeEvent) error {
 // Send implements wire.CallOut.
 func (o *grpcOut) Send(b []byte) error { return o.send(&toolpb.InvokeEvent{Data: b}) }
 
-// SendMCP implements wire.CallOut (decoded stays in this process).
-func (o *grpcOut) SendMCP(b []byte, _ any) error {
+// SendMCP implements wire.CallOut.
+func (o *grpcOut) SendMCP(b []byte) error {
 	if !o.v3 {
 		return ToolFailure("the host speaks plugin protocol 2, which has no MCP results")
 	}
@@ -157,6 +157,17 @@ func (s *server) callFrame(ctx context.Context, cf *wire.CallFrame, out wire.Cal
 	if e == nil {
 		return nil
 	}
+	return WireError(e)
+}
+
+// WireError is err (AsError: a tool's *Error, any other error code 500)
+// as the host's side of the plugin wire takes a tool's error: a
+// *wire.ToolError with its code, message, exit status and login link.
+// A tool served in the host's process that the host calls itself
+// (host/supervise.Direct: declared/mcpadapter, declared/cmdtool) fails
+// its calls with it.
+func WireError(err error) *wire.ToolError {
+	e := AsError(err)
 	return &wire.ToolError{Code: e.Code, Message: e.Message, Exited: e.Exited != "", Status: e.Exited, Login: e.Login}
 }
 
@@ -261,13 +272,13 @@ func sendResult(res Result, out wire.CallOut) *Error {
 		return AsError(out.Send(obj))
 	}
 	if res.MCPJSON != nil {
-		return AsError(out.SendMCP(res.MCPJSON, res.MCP))
+		return AsError(out.SendMCP(res.MCPJSON))
 	}
 	b, err := encodeMCPResult(res.MCP)
 	if err != nil {
 		return AsError(err)
 	}
-	return AsError(out.SendMCP(b, res.MCP))
+	return AsError(out.SendMCP(b))
 }
 
 // decodeArgs decodes a JSON arguments object; empty or "null" gives nil.

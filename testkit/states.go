@@ -31,7 +31,7 @@ func (b *StatesBackend) Call(context.Context, string, []byte) ([]byte, error) {
 }
 
 // StreamCall fails: there are no functions.
-func (b *StatesBackend) StreamCall(context.Context, string, []byte, func([]byte) error) error {
+func (b *StatesBackend) StreamCall(context.Context, *core.Exchange, string, []byte, func([]byte) error) error {
 	return errors.New("no functions")
 }
 

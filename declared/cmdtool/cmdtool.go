@@ -1,7 +1,8 @@
 // Package cmdtool runs the command-line tools of a NAME.tools.json
 // declaration (protocol/decl.Commands) as the functions of a plugin. The
-// host serves it in its own process (pluginsdk.Local): no process runs
-// between a call and its command, which the host starts per call as it
+// host serves it in its own process (its document through
+// pluginsdk.Local, its calls as a supervise.Direct: a function call on the
+// caller's goroutine): no process runs between a call and its command, which the host starts per call as it
 // starts a plugin (launcher.Starter: environment, sandbox, user,
 // cgroup).
 //
@@ -17,6 +18,9 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/opentool-host/opentool-host/host/core"
+	"github.com/opentool-host/opentool-host/host/supervise"
+	"github.com/opentool-host/opentool-host/internal/wire"
 	"github.com/opentool-host/opentool-host/pluginsdk"
 	"github.com/opentool-host/opentool-host/process/launcher"
 	"github.com/opentool-host/opentool-host/protocol/decl"
@@ -39,7 +43,29 @@ type Tool struct {
 var (
 	_ pluginsdk.Tool       = (*Tool)(nil)
 	_ pluginsdk.JSONCaller = (*Tool)(nil)
+	_ supervise.Direct     = (*Tool)(nil)
 )
+
+// CallDirect implements supervise.Direct: CallJSON, called by the host
+// itself on the caller's goroutine (x is not used: a command takes no
+// messages). A call's end kills its command (run.go), so it returns soon
+// after ctx ends. Errors: CallJSON's, as a *wire.ToolError.
+func (t *Tool) CallDirect(ctx context.Context, _ *core.Exchange, name string, args []byte) (supervise.DirectResult, error) {
+	out, err := t.CallJSON(ctx, name, args)
+	if err != nil {
+		return supervise.DirectResult{}, pluginsdk.WireError(err)
+	}
+	if len(out) == 0 {
+		out = []byte("{}")
+	}
+	return supervise.DirectResult{Object: out}, nil
+}
+
+// RequestDirect implements supervise.Direct: command tools serve no MCP
+// catalog. Errors: always a -32601 *wire.RPCError naming method.
+func (t *Tool) RequestDirect(_ context.Context, _ *core.Exchange, method string, _ []byte) ([]byte, error) {
+	return nil, &wire.RPCError{Code: wire.CodeMethodNotFound, Message: method + ": the plugin serves no MCP catalog"}
+}
 
 // New returns the Tool of launch l (l.Commands, with l.Dir the
 // declaration's folder, where relative programs and working directories

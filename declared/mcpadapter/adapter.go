@@ -10,16 +10,17 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/declared/oauthlogin"
-	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
+	"github.com/opentool-host/opentool-host/host/supervise"
 	"github.com/opentool-host/opentool-host/host/tasks/mcptasks"
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
+	"github.com/opentool-host/opentool-host/internal/wire"
 	"github.com/opentool-host/opentool-host/pluginsdk"
 	"github.com/opentool-host/opentool-host/process/launcher"
 	"github.com/opentool-host/opentool-host/protocol/decl"
@@ -131,9 +132,10 @@ func (o Options) withDefaults() Options {
 
 // Adapter is a pluginsdk.Tool whose functions are the tools of one MCP
 // server, for which it is an MCP client in the host's process. Create it
-// with New, serve it (pluginsdk.Local) and call Run, which starts the
-// server, connects and returns when the server's session ends; Load waits
-// for the connection.
+// with New, serve it (declared.Serve: its document, changes and catalog
+// through pluginsdk.Local, its calls and catalog requests as a
+// supervise.Direct) and call Run, which starts the server, connects and
+// returns when the server's session ends; Load waits for the connection.
 type Adapter struct {
 	launch  decl.Launch
 	log     hclog.Logger
@@ -185,6 +187,7 @@ type Adapter struct {
 }
 
 var (
+	_ supervise.Direct          = (*Adapter)(nil)
 	_ pluginsdk.Tool            = (*Adapter)(nil)
 	_ pluginsdk.JSONCaller      = (*Adapter)(nil)
 	_ pluginsdk.ResultCaller    = (*Adapter)(nil)
@@ -312,119 +315,132 @@ func (a *Adapter) Call(ctx context.Context, name string, args map[string]any) (m
 	return m, nil
 }
 
-// CallJSON implements pluginsdk.JSONCaller: tools/call (MCP "Tools",
-// "Calling Tools") of the MCP tool served as name, with args (a JSON
-// object; empty or null is {}). The result is mapped by resultJSON.
-// ctx's end reaches the server as notifications/cancelled (MCP
-// "Cancellation"). Errors (*pluginsdk.Error): 404 for a name not
-// served; 400 when the server answered JSON-RPC -32602 (invalid
-// params); 500 for an isError result (its text), another JSON-RPC error,
-// a closed connection, or a failed connection attempt.
+// CallJSON implements pluginsdk.JSONCaller: CallDirect's call for a
+// caller without an Exchange, its result mapped by resultJSON (the
+// OpenTool projection). Errors (*pluginsdk.Error): as CallDirect's, and
+// 500 for an isError result (its text).
 func (a *Adapter) CallJSON(ctx context.Context, name string, args []byte) ([]byte, error) {
-	res, _, err := a.callTool(ctx, name, args)
+	res, err := a.callTool(ctx, nil, name, args)
 	if err != nil {
 		return nil, err
 	}
 	return resultJSON(res)
 }
 
-// CallResult implements pluginsdk.ResultCaller: tools/call as CallJSON,
-// the server's result passed on as an MCP result, so that MCP clients of
-// the host receive what the server returned: every content block with
-// its annotations, structuredContent, isError and _meta. The result's
-// JSON as the server wrote it goes on as it is (Result.MCPJSON, with
-// the SDK's decoding of it as Result.MCP) when it is valid UTF-8: nothing
-// more of it is decoded or encoded here. Else, and for a task's result,
-// the decoded result goes on (callResult). Errors: as CallJSON's, but an
-// isError result is a result.
-func (a *Adapter) CallResult(ctx context.Context, name string, args []byte) (pluginsdk.Result, error) {
-	res, raw, err := a.callTool(ctx, name, args)
+// CallDirect implements supervise.Direct: tools/call (MCP "Tools",
+// "Calling Tools") of the MCP tool served as name, with args (a JSON
+// object; empty or null is {}), for the caller of x (its MCP client
+// session or sessionless request picks the upstream session, its _meta
+// goes to the server, the server's messages during the call go to its
+// Notify and Request: relay.go). The server's result, as the SDK's
+// client decoded it (the one decoding on its way to an MCP client of the
+// host), goes on as an MCP result (callResult): every content block with
+// its annotations, structuredContent, isError and _meta. ctx's end
+// reaches the server as notifications/cancelled (MCP "Cancellation").
+// Errors (*wire.ToolError): 404 for a name not served; 400 when the
+// server answered JSON-RPC -32602 (invalid params); 500 for another
+// JSON-RPC error, a closed connection, or a failed connection attempt;
+// Exited when the server's process exited; Login when the caller must
+// log in first (peruser.go).
+func (a *Adapter) CallDirect(ctx context.Context, x *core.Exchange, name string, args []byte) (supervise.DirectResult, error) {
+	res, err := a.callTool(ctx, x, name, args)
+	if err == nil {
+		res, err = callResult(res, relayed(x))
+	}
 	if err != nil {
-		return pluginsdk.Result{}, err
+		return supervise.DirectResult{}, a.toolError(err)
 	}
-	if raw != nil && utf8.Valid(raw) { // else the decoded strings carry U+FFFD instead
-		if err := refuseInput(res, relayed(ctx)); err != nil {
-			return pluginsdk.Result{}, err
-		}
-		return pluginsdk.Result{MCP: res, MCPJSON: raw}, nil
-	}
-	r, err := callResult(res, relayed(ctx))
-	if err != nil {
-		return pluginsdk.Result{}, err
-	}
-	return pluginsdk.Result{MCP: r}, nil
+	return supervise.DirectResult{MCP: res}, nil
 }
 
-// callTool sends tools/call of the MCP tool served as name and returns
-// its result, with the result's JSON as the server sent it (nil for a
-// task's result, or one over maxRawResult). Errors: as CallJSON's.
-func (a *Adapter) callTool(ctx context.Context, name string, args []byte) (*mcp.CallToolResult, json.RawMessage, error) {
+// CallResult implements pluginsdk.ResultCaller (the Adapter served over
+// the plugin wire alone: pluginsdk.Local, testkit.LocalConn): CallDirect's
+// call and result for a caller without an Exchange. Errors: CallJSON's,
+// but an isError result is a result.
+func (a *Adapter) CallResult(ctx context.Context, name string, args []byte) (pluginsdk.Result, error) {
+	res, err := a.callTool(ctx, nil, name, args)
+	if err == nil {
+		res, err = callResult(res, false)
+	}
+	return pluginsdk.Result{MCP: res}, err
+}
+
+// toolError is err, a *pluginsdk.Error (or any error: code 500), as the
+// *wire.ToolError a Direct plugin's call fails with: Exited when the
+// server's program had ended by then (Ended), so that the host reports
+// the plugin's exit (retryable), not the tool's own error.
+func (a *Adapter) toolError(err error) *wire.ToolError {
+	te := pluginsdk.WireError(err)
+	te.Exited = te.Exited || a.Ended()
+	return te
+}
+
+// callTool sends tools/call of the MCP tool served as name for the
+// caller of x and returns its result. Errors: as CallJSON's.
+func (a *Adapter) callTool(ctx context.Context, x *core.Exchange, name string, args []byte) (*mcp.CallToolResult, error) {
 	if a.perUser() { // the caller's own user, with its own token (peruser.go)
-		u, release, err := a.userFor(ctx)
+		u, release, err := a.userFor(ctx, x)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		defer release()
-		return u.callTool(ctx, name, args)
+		return u.callTool(ctx, x, name, args)
 	}
 	if err := a.connected(ctx); err != nil {
-		return nil, nil, pluginsdk.ToolFailure("%v", err)
+		return nil, pluginsdk.ToolFailure("%v", err)
 	}
 	a.mu.RLock()
 	tool, ok := a.conv.names[name]
 	asTask := a.conv.tasked[tool]
 	a.mu.RUnlock()
 	if !ok {
-		return nil, nil, pluginsdk.FunctionNotFound(name)
+		return nil, pluginsdk.FunctionNotFound(name)
 	}
-	r := host.ExchangeFrom(ctx).SessionlessRequest()
-	modern, err := a.sessionlessFor(ctx)
+	r := x.SessionlessRequest()
+	modern, err := a.sessionlessFor(ctx, x)
 	if err != nil {
-		return nil, nil, callError(ctx, a.launch.Name, tool, err)
+		return nil, callError(ctx, a.launch.Name, tool, err)
 	}
 	if modern == nil && a.refuseRetry(r, tool) {
-		return nil, nil, pluginsdk.InvalidArguments("requestState was not issued by this host")
+		return nil, pluginsdk.InvalidArguments("requestState was not issued by this host")
 	}
 	cs, rel := modern.session()
 	if modern == nil {
-		defer a.hold(ctx)()
+		defer a.hold(x)()
 		var how served
-		if cs, rel, how, err = a.sessionFor(ctx); err != nil {
-			return nil, nil, callError(ctx, a.launch.Name, tool, err)
+		if cs, rel, how, err = a.sessionFor(ctx, x); err != nil {
+			return nil, callError(ctx, a.launch.Name, tool, err)
 		}
 		if how == servedForPlace {
 			ctx = withServedShared(ctx)
 		}
 	}
-	c, meta, err := rel.begin(ctx)
+	c, meta, err := rel.begin(ctx, x)
 	if err != nil {
-		return nil, nil, callError(ctx, a.launch.Name, tool, err)
+		return nil, callError(ctx, a.launch.Name, tool, err)
 	}
 	defer rel.end(c)
 	params := &mcp.CallToolParams{Name: tool, Arguments: rawArgs(args), Meta: meta}
 	if modern != nil {
-		params.Meta = callerContext(ctx, cs, meta) // the caller's own (sessionless.go)
+		params.Meta = callerContext(x, cs, meta) // the caller's own (sessionless.go)
 		relayRetry(r, params)
 	}
 	if asTask {
-		res, err := a.callTasked(withTaskSession(ctx, cs), tool, params)
-		return res, nil, err
+		return a.callTasked(withTaskSession(ctx, cs), c, tool, params)
 	}
-	var raw json.RawMessage // set by the connection's reader before CallTool returns
-	res, err := cs.CallTool(withRawResult(ctx, func(r json.RawMessage) { raw = r }), params)
+	res, err := cs.CallTool(ctx, params)
 	if err != nil && ctx.Err() == nil && mcptasks.IsMissingCapability(err) {
 		// The server serves this call only as a task (tasks.go).
 		a.log.Debug("MCP tool answered -32021 for the Tasks extension; calling it as a task", "server", a.launch.Name, "tool", tool)
-		res, err := a.callAsTask(withTaskSession(ctx, cs), tool, params)
-		return res, nil, err
+		return a.callAsTask(withTaskSession(ctx, cs), tool, params)
 	}
 	if err != nil {
 		if modern != nil {
 			failWith(r, err) // the caller's error as it is (sessionless.go)
 		}
-		return nil, nil, a.callError(ctx, tool, rel, err)
+		return nil, a.callError(ctx, tool, rel, err)
 	}
-	return res, raw, nil
+	return res, nil
 }
 
 // callError is callError, saying how the server ended when it exited

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
 	"github.com/opentool-host/opentool-host/pluginsdk"
 	"github.com/opentool-host/opentool-host/protocol/decl"
@@ -40,8 +41,8 @@ func TestCallerToolsOncePerIdentity(t *testing.T) {
 	})
 	url := testkit.Serve(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)) + "/mcp"
 
-	caller := func(name string) context.Context {
-		return withSessionless(context.Background(), &mcpsession.Request{Revision: SessionlessRevision, Init: &mcp.InitializeParams{
+	caller := func(name string) *core.Exchange {
+		return withSessionless(&mcpsession.Request{Revision: SessionlessRevision, Init: &mcp.InitializeParams{
 			ProtocolVersion: SessionlessRevision, ClientInfo: &mcp.Implementation{Name: name, Version: "1"}, Capabilities: &mcp.ClientCapabilities{},
 		}})
 	}
@@ -58,7 +59,7 @@ func TestCallerToolsOncePerIdentity(t *testing.T) {
 			opens int64
 		}{{"a", 1}, {"a", 0}, {"b", 1}, {"a", 0}} {
 			before := inits.Load()
-			res, err := r.clientTools(caller(c.who))
+			res, err := r.clientTools(context.Background(), caller(c.who))
 			if shared {
 				var re *pluginsdk.RPCError
 				if !errors.As(err, &re) || re.Code != jsonrpc.CodeMethodNotFound || inits.Load() != before {

@@ -3,6 +3,7 @@ package mcpadapter
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"iter"
 	"reflect"
@@ -10,7 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/internal/wire"
 	"github.com/opentool-host/opentool-host/pluginsdk"
 	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
@@ -72,14 +73,48 @@ func (a *Adapter) Catalog(ctx context.Context) (*pluginsdk.Catalog, error) {
 // CatalogChanged implements pluginsdk.CatalogWatcher.
 func (a *Adapter) CatalogChanged() <-chan pluginsdk.CatalogChange { return a.catChanged }
 
-// HandleMCP implements pluginsdk.Cataloger: tools/list is the tools the
-// server lists to the MCP client of ctx (clientTools); any other method
+// HandleMCP implements pluginsdk.Cataloger: handleMCP for no caller's
+// client (the host asks RequestDirect, with its caller's).
+func (a *Adapter) HandleMCP(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	return a.handleMCP(ctx, nil, method, params)
+}
+
+// RequestDirect implements supervise.Direct: handleMCP for the MCP client
+// of x, its result encoded. Errors: handleMCP's, as *wire.RPCError.
+func (a *Adapter) RequestDirect(ctx context.Context, x *core.Exchange, method string, params []byte) ([]byte, error) {
+	res, err := a.handleMCP(ctx, x, method, params)
+	if err != nil {
+		return nil, rpcError(err)
+	}
+	if raw, ok := res.(json.RawMessage); ok {
+		return raw, nil
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return nil, &wire.RPCError{Code: jsonrpc.CodeInternalError, Message: method + ": the result does not encode: " + err.Error()}
+	}
+	return b, nil
+}
+
+// rpcError is err, a *pluginsdk.RPCError (or any error: -32603), as a
+// *wire.RPCError.
+func rpcError(err error) *wire.RPCError {
+	var re *pluginsdk.RPCError
+	if errors.As(err, &re) {
+		return &wire.RPCError{Code: re.Code, Message: re.Message, Data: re.Data}
+	}
+	return &wire.RPCError{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+}
+
+// handleMCP answers a catalog request for the MCP client of x (nil:
+// none): tools/list is the tools the server lists to that client
+// (clientTools); any other method
 // is sent to the server with params as they came; its result as the
 // server wrote it (a json.RawMessage, members no SDK type holds
 // included) once the SDK has decoded it, which checks its shape.
 // Errors: the server's JSON-RPC error as an *pluginsdk.RPCError; -32601 for a method that is not one of the
 // catalog's; -32603 for the connection's failure.
-func (a *Adapter) HandleMCP(ctx context.Context, method string, params json.RawMessage) (any, error) {
+func (a *Adapter) handleMCP(ctx context.Context, x *core.Exchange, method string, params json.RawMessage) (any, error) {
 	if err := a.connected(ctx); err != nil {
 		return nil, &pluginsdk.RPCError{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 	}
@@ -87,18 +122,18 @@ func (a *Adapter) HandleMCP(ctx context.Context, method string, params json.RawM
 		if method == mcpmethod.ResourcesSubscribe || method == mcpmethod.ResourcesUnsubscribe {
 			return nil, &pluginsdk.RPCError{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("MCP server %q: %s is not served for per-user credentials", a.launch.Name, method)}
 		}
-		u, release, err := a.userFor(ctx)
+		u, release, err := a.userFor(ctx, x)
 		if err != nil {
 			return nil, loginRPCError(a.launch.Name, method, err)
 		}
 		defer release()
-		return u.HandleMCP(ctx, method, params)
+		return u.handleMCP(ctx, x, method, params)
 	}
-	defer a.hold(ctx)()
+	defer a.hold(x)()
 	if method == mcpmethod.ToolsList {
-		return a.clientTools(ctx)
+		return a.clientTools(ctx, x)
 	}
-	cs, err := a.catalogSession(ctx, method)
+	cs, err := a.catalogSession(ctx, x, method)
 	if err != nil {
 		return nil, rpcErrorOf(a.launch.Name, method, err)
 	}
@@ -150,11 +185,11 @@ func (a *Adapter) HandleMCP(ctx context.Context, method string, params json.RawM
 
 // catalogSession returns the session method goes to: for a caller of
 // 2026-07-28, the session of that revision (sessionless.go); for an MCP
-// client session (host.Exchange.Session) of a per-client server (clients.go):
+// client session (core.Exchange.Session) of a per-client server (clients.go):
 // resources/subscribe to its own session, made now if it has none (MCP
 // "Resources", Subscriptions: the server then sends its
 // notifications/resources/updated on it, which reach that client only),
-// marked on its Exchange (host.Exchange.MarkOwn) unless no place is free for it
+// marked on its Exchange (core.Exchange.MarkOwn) unless no place is free for it
 // (placeFor: the shared session then takes it); resources/unsubscribe to its own
 // session, nil when it has none (ended with its server, or never made:
 // nothing is subscribed there); any other (resources/read, prompts/get,
@@ -162,28 +197,28 @@ func (a *Adapter) HandleMCP(ctx context.Context, method string, params json.RawM
 // state of that client), else the shared session, none being made for
 // it. Everything else: the shared session. Errors: sessionlessFor's and
 // sessionFor's (ctx's, the adapter stopped, the connection's failure).
-func (a *Adapter) catalogSession(ctx context.Context, method string) (*mcp.ClientSession, error) {
-	u, err := a.sessionlessFor(ctx)
+func (a *Adapter) catalogSession(ctx context.Context, x *core.Exchange, method string) (*mcp.ClientSession, error) {
+	u, err := a.sessionlessFor(ctx, x)
 	if err != nil {
 		return nil, err
 	}
 	if u != nil {
 		return u.cs, nil // a caller of 2026-07-28: its params (_meta, retry) go as they came (sessionless.go)
 	}
-	sess := host.ExchangeFrom(ctx).ClientSession()
+	sess := x.ClientSession()
 	if sess == nil || a.opts.Shared {
 		return a.sharedSession(ctx)
 	}
 	switch method {
 	case mcpmethod.ResourcesSubscribe:
-		cs, _, how, err := a.sessionFor(ctx)
+		cs, _, how, err := a.sessionFor(ctx, x)
 		if err == nil && how == servedOwn {
-			host.ExchangeFrom(ctx).MarkOwn()
+			x.MarkOwn()
 			a.subscribed(sess)
 		}
 		return cs, err
 	case mcpmethod.ResourcesUnsubscribe:
-		host.ExchangeFrom(ctx).MarkOwn()
+		x.MarkOwn()
 		return a.ownSession(ctx, sess)
 	}
 	// A read, a prompt, a completion: the client's own session once it has

@@ -13,14 +13,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/time/rate"
 
-	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
 	"github.com/opentool-host/opentool-host/pluginsdk"
 	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 )
 
-// Per-client upstream sessions. A tools/call whose host.Exchange carries a
-// downstream MCP session (host.Exchange.Session: set by the host's MCP front
+// Per-client upstream sessions. A tools/call whose core.Exchange carries a
+// downstream MCP session (core.Exchange.Session: set by the host's MCP front
 // end, never by the client) goes, unless the declaration says "sessions":
 // "shared", to an upstream session of that client's own when the server
 // may see it otherwise than the shared session's client (ownView: it
@@ -162,13 +162,14 @@ const (
 	servedAsCaller
 )
 
-// sessionFor returns the session and relay a call with ctx goes to: the
+// sessionFor returns the session and relay a call for the caller of x
+// goes to (ctx bounds the wait): the
 // client's own upstream session, made now when it has none and its view
 // can differ (ownView), or the shared one; how says which for a client
 // session. Errors: the adapter stopped, the upstream session's
 // connection failure, ctx's.
-func (a *Adapter) sessionFor(ctx context.Context) (cs *mcp.ClientSession, r *relay, how served, err error) {
-	sess := host.ExchangeFrom(ctx).ClientSession()
+func (a *Adapter) sessionFor(ctx context.Context, x *core.Exchange) (cs *mcp.ClientSession, r *relay, how served, err error) {
+	sess := x.ClientSession()
 	if sess == nil || a.opts.Shared {
 		cs, err := a.sharedSession(ctx)
 		return cs, a.relay, servedOwn, err
@@ -252,11 +253,11 @@ func (a *Adapter) listsAsShared(tools []json.RawMessage) bool {
 	return true
 }
 
-// hold counts a request of ctx's client session (none: nothing) in
+// hold counts a request of x's client session (none: nothing) in
 // flight until release, so that its upstream session is not reclaimed
 // under it (placeFor), and marks that session the most recently used.
-func (a *Adapter) hold(ctx context.Context) (release func()) {
-	sess := host.ExchangeFrom(ctx).ClientSession()
+func (a *Adapter) hold(x *core.Exchange) (release func()) {
+	sess := x.ClientSession()
 	if sess == nil || a.opts.Shared {
 		return func() {}
 	}
@@ -843,15 +844,15 @@ func identityOf(init *mcp.InitializeParams) string {
 // (clients.go), or, while it has none, that of a new upstream session of
 // a client like it (toolLists), made now when there is none; for a
 // caller of 2026-07-28 (an mcpsession.Request with Init), that of a
-// client like it (callerTools). Errors: -32601 when neither is on ctx or
+// client like it (callerTools). Errors: -32601 when x carries neither or
 // the declaration says "sessions": "shared", or for a client session
 // served by the shared session for want of a place (placeFor: every
 // place in use, or its key's share held): the server lists the shared
 // session's tools to it; the connection's errors
 // (rpcErrorOf).
-func (a *Adapter) clientTools(ctx context.Context) (any, error) {
-	sess := host.ExchangeFrom(ctx).ClientSession()
-	r := host.ExchangeFrom(ctx).SessionlessRequest()
+func (a *Adapter) clientTools(ctx context.Context, x *core.Exchange) (any, error) {
+	sess := x.ClientSession()
+	r := x.SessionlessRequest()
 	switch {
 	case a.opts.Shared || sess == nil && (r == nil || r.Init == nil):
 		return nil, &pluginsdk.RPCError{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("MCP server %q lists the same tools to every client", a.launch.Name)}
@@ -878,7 +879,7 @@ func (a *Adapter) clientTools(ctx context.Context) (any, error) {
 			return map[string][]json.RawMessage{"tools": kept}, nil
 		}
 	}
-	cs, _, how, err := a.sessionFor(ctx)
+	cs, _, how, err := a.sessionFor(ctx, x)
 	if err == nil && how != servedOwn {
 		return nil, &pluginsdk.RPCError{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("MCP server %q: this client is served by the shared session (its view cannot differ, or every place of a client session is in use, or its API key holds its share of them) and is listed its tools", a.launch.Name)}
 	}

@@ -162,8 +162,9 @@ func createdCoreTask(raw json.RawMessage) *mcptasks.Task {
 // callAsCoreTask sends tools/call of MCP tool tool with params and
 // params.task, and returns the result: the server's CallToolResult when
 // it answers with one, else that of the task it created, polled to its
-// end (awaitCoreTask). Errors: as callAsTask's.
-func (a *Adapter) callAsCoreTask(ctx context.Context, tool string, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+// end (awaitCoreTask), its statuses told to the caller of c. Errors: as
+// callAsTask's.
+func (a *Adapter) callAsCoreTask(ctx context.Context, c *relayCall, tool string, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
 	var t *mcptasks.Task
 	take := func(raw json.RawMessage) string {
 		if t = createdCoreTask(raw); t != nil {
@@ -176,17 +177,18 @@ func (a *Adapter) callAsCoreTask(ctx context.Context, tool string, params *mcp.C
 	case err != nil:
 		return nil, err
 	case id != "":
-		return a.awaitCoreTask(ctx, tool, t)
+		return a.awaitCoreTask(ctx, c, tool, t)
 	}
 	return res, nil
 }
 
 // callTasked calls MCP tool tool, marked execution.taskSupport
 // "required", as a task in the dialect the server speaks: the core's
-// when it declares only core tasks, else the extension's.
-func (a *Adapter) callTasked(ctx context.Context, tool string, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+// when it declares only core tasks, else the extension's; c is the
+// call's relayCall.
+func (a *Adapter) callTasked(ctx context.Context, c *relayCall, tool string, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
 	if a.speaksCoreOnly() {
-		return a.callAsCoreTask(ctx, tool, params)
+		return a.callAsCoreTask(ctx, c, tool, params)
 	}
 	return a.callAsTask(ctx, tool, params)
 }
@@ -210,10 +212,11 @@ func (a *Adapter) coreGet(ctx context.Context, id string) (*mcptasks.Task, error
 // awaitCoreTask polls task t (tasks/get, after each answer's
 // pollInterval, or at once when the server notifies its status) until it
 // ends, then fetches its outcome (tasks/result). When ctx ends first it
-// sends tasks/cancel. Errors: as callAsTask's.
-func (a *Adapter) awaitCoreTask(ctx context.Context, tool string, t *mcptasks.Task) (*mcp.CallToolResult, error) {
+// sends tasks/cancel. The server's working statuses are told to the
+// caller of c. Errors: as callAsTask's.
+func (a *Adapter) awaitCoreTask(ctx context.Context, c *relayCall, tool string, t *mcptasks.Task) (*mcp.CallToolResult, error) {
 	id := t.TaskID
-	w := a.watches.watch(ctx, id)
+	w := a.watches.watch(c, id)
 	defer a.watches.unwatch(id, w)
 	for !t.Status.Terminal() {
 		if t.Status == tasks.InputRequired {
@@ -262,20 +265,20 @@ type taskWatches struct {
 
 // taskWatch is one awaited core task.
 type taskWatch struct {
-	ctx  context.Context // the call's: the caller is told on it
-	wake chan struct{}   // a status came (buffer 1): poll now
-	kick chan struct{}   // a status to relay (buffer 1)
-	done chan struct{}   // closed when the await ends
-	gone chan struct{}   // closed when relay has returned
+	c    *relayCall    // the call's: its caller is told
+	wake chan struct{} // a status came (buffer 1): poll now
+	kick chan struct{} // a status to relay (buffer 1)
+	done chan struct{} // closed when the await ends
+	gone chan struct{} // closed when relay has returned
 
 	mu      sync.Mutex
 	pending *mcptasks.Task // the latest status not relayed yet
 }
 
-// watch registers core task id, awaited by the call of ctx, and starts
-// its relay; unwatch ends both.
-func (ws *taskWatches) watch(ctx context.Context, id string) *taskWatch {
-	w := &taskWatch{ctx: ctx, wake: make(chan struct{}, 1), kick: make(chan struct{}, 1), done: make(chan struct{}), gone: make(chan struct{})}
+// watch registers core task id, awaited by call c, and starts its
+// relay; unwatch ends both.
+func (ws *taskWatches) watch(c *relayCall, id string) *taskWatch {
+	w := &taskWatch{c: c, wake: make(chan struct{}, 1), kick: make(chan struct{}, 1), done: make(chan struct{}), gone: make(chan struct{})}
 	ws.mu.Lock()
 	if ws.by == nil {
 		ws.by = map[string]*taskWatch{}
@@ -340,7 +343,7 @@ func (w *taskWatch) relay() {
 		w.pending = nil
 		w.mu.Unlock()
 		if t != nil {
-			_ = pluginsdk.Notify(w.ctx, mcptasks.MethodStatusNote, t)
+			w.c.notify(mcptasks.MethodStatusNote, t)
 		}
 	}
 }

@@ -1,11 +1,13 @@
 // Package mcpadapter is the host's MCP client of an existing MCP server
 // declared in a NAME.mcp.json file (package protocol/decl), in the host's
-// own process: the host serves the Adapter through pluginsdk.Local
-// (package declared) and supervises it like any plugin (restarts with
-// backoff, blue/green replacement when the declaration changes). An
-// Adapter is a pluginsdk.Tool (with JSONCaller, ResultCaller,
-// DocumentWatcher, Cataloger and LocalRunner) that is an MCP client of
-// the server (the official Go SDK). Its Run starts the server through
+// own process: the host serves the Adapter's document, changes and
+// catalog through pluginsdk.Local, calls its tools and catalog requests
+// itself as a supervise.Direct (CallDirect, RequestDirect: function calls
+// with the caller's core.Exchange, package declared) and supervises it
+// like any plugin (restarts with backoff, blue/green replacement when the
+// declaration changes). An Adapter is a pluginsdk.Tool (with JSONCaller,
+// ResultCaller, DocumentWatcher, Cataloger and LocalRunner) that is an
+// MCP client of the server (the official Go SDK). Its Run starts the server through
 // Options.Starter (package launcher, as the host starts a plugin: its own
 // process group, the parent-death signal, the plugin's environment
 // allow-list, policy, sandbox launcher, user and cgroup; stderr to the
@@ -103,9 +105,11 @@
 //
 // # Calls
 //
-// The server's tools/call result is passed on as it is (CallResult, plugin
+// The server's tools/call result is passed on as the SDK's client decoded
+// it, the one decoding on its way (CallDirect: host.Result.Decoded; plugin
 // protocol 3): MCP clients of the host receive every content block with
-// its annotations, structuredContent, isError and _meta. OpenTool callers
+// its annotations, structuredContent (as the server wrote it when a text
+// block carries the same JSON), isError and _meta. OpenTool callers
 // receive its projection (CallJSON, the host's internal/mcpresult):
 //
 //	tools/call outcome                  OpenTool

@@ -5,22 +5,32 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
 	"github.com/opentool-host/opentool-host/protocol/decl"
 )
 
-// withSession returns ctx carrying a host.Exchange with the client
-// session s, as the host's MCP front end hands a call or request of s's
-// client to a declared MCP server.
-func withSession(ctx context.Context, s *mcpsession.Session) context.Context {
-	return host.WithExchange(ctx, &host.Exchange{Session: s})
+// withSession returns a core.Exchange with the client session s, as the
+// host's MCP front end hands a call or request of s's client to a
+// declared MCP server.
+func withSession(s *mcpsession.Session) *core.Exchange {
+	return &core.Exchange{Session: s}
 }
 
-// withSessionless returns ctx carrying a host.Exchange with the request
-// r of a client of 2026-07-28, as the host's MCP front end hands it on.
-func withSessionless(ctx context.Context, r *mcpsession.Request) context.Context {
-	return host.WithExchange(ctx, &host.Exchange{Sessionless: r})
+// withSessionless returns a core.Exchange with the request r of a client
+// of 2026-07-28, as the host's MCP front end hands it on.
+func withSessionless(r *mcpsession.Request) *core.Exchange {
+	return &core.Exchange{Sessionless: r}
+}
+
+// callAs is CallJSON for the caller of x: the Adapter's call as the host
+// makes it (CallDirect), its result projected (resultJSON).
+func callAs(a *Adapter, ctx context.Context, x *core.Exchange, name string, args []byte) ([]byte, error) {
+	res, err := a.callTool(ctx, x, name, args)
+	if err != nil {
+		return nil, err
+	}
+	return resultJSON(res)
 }
 
 // sessionKey is a context key of the test's own: a value under it is
@@ -28,7 +38,7 @@ func withSessionless(ctx context.Context, r *mcpsession.Request) context.Context
 type sessionKey struct{}
 
 // TestClientSessionOnlyThroughExchange: a call reaches a client's own
-// upstream session only when its host.Exchange carries that client's
+// upstream session only when its core.Exchange carries that client's
 // mcpsession.Session. The server's tool "who" answers the clientInfo
 // name of the session it runs on: with the Exchange it is the client's;
 // with nothing on the context, with an Exchange that carries no session,
@@ -41,9 +51,9 @@ func TestClientSessionOnlyThroughExchange(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
 	s, _ := placeClient(t, "alice")
-	shared := func(what string, ctx context.Context) {
+	shared := func(what string, ctx context.Context, x *core.Exchange) {
 		t.Helper()
-		out, err := r.CallJSON(ctx, "who", nil)
+		out, err := callAs(r.Adapter, ctx, x, "who", nil)
 		if err != nil {
 			t.Fatalf("who %s: %v", what, err)
 		}
@@ -54,10 +64,10 @@ func TestClientSessionOnlyThroughExchange(t *testing.T) {
 			t.Fatalf("who %s made the client an upstream session of its own", what)
 		}
 	}
-	shared("with nothing on the context", ctx)
-	shared("with an Exchange without a session", host.WithExchange(ctx, &host.Exchange{Meta: []byte(`{"client":"alice"}`)}))
-	shared("with the session beside the Exchange", context.WithValue(ctx, sessionKey{}, s))
-	out, err := r.CallJSON(withSession(ctx, s), "who", nil)
+	shared("with no Exchange", ctx, nil)
+	shared("with an Exchange without a session", ctx, &core.Exchange{Meta: []byte(`{"client":"alice"}`)})
+	shared("with the session on the context, not in the Exchange", context.WithValue(ctx, sessionKey{}, s), nil)
+	out, err := callAs(r.Adapter, ctx, withSession(s), "who", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

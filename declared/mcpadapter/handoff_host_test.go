@@ -35,6 +35,12 @@ func goroutinesCreated() uint64 {
 // declared shared, through declared.Serve.
 func notesHost(t testing.TB, args ...string) *host.Host {
 	t.Helper()
+	return notesHostWith(t, nil, args...)
+}
+
+// notesHostWith is notesHost with mod applied to the host's Config.
+func notesHostWith(t testing.TB, mod func(*core.Config), args ...string) *host.Host {
+	t.Helper()
 	dir := t.TempDir()
 	argv, _ := json.Marshal(append([]string{}, args...))
 	decl := `{"mcpServers":{"notes":{"command":` + strconv.Quote(testkit.Build(t, "./examples/mcp-notes")) + `,"args":` + string(argv) + `,"sessions":"shared"}}}`
@@ -43,15 +49,38 @@ func notesHost(t testing.TB, args ...string) *host.Host {
 	}
 	return testkit.StartHost(t, func(c *core.Config) {
 		c.Dir, c.CallTimeout, c.Declared = dir, hostBound, declared.Serve
+		if mod != nil {
+			mod(c)
+		}
 	})
 }
 
+// TestDeclaredResultBoundedByMaxResultBytes: a declared server's result,
+// which reaches the host decoded (no bytes: supervise.Direct), is held to
+// core.Config.MaxResultBytes by its size (mcpresult.Size): one over it is
+// result_rejected naming the limit, one under it is the caller's.
+func TestDeclaredResultBoundedByMaxResultBytes(t *testing.T) {
+	h := notesHostWith(t, func(c *core.Config) { c.MaxResultBytes = 4096 })
+	big, _ := json.Marshal(map[string]string{"text": strings.Repeat("x", 8000)})
+	_, err := h.CallResult(context.Background(), nil, "repeat", big)
+	if e := core.AsError(err); e == nil || e.Kind != core.KindResultRejected || !strings.Contains(e.Message, "4096") {
+		t.Fatalf("a result of 8000 bytes under a limit of 4096: %v; want result_rejected naming the limit", err)
+	}
+	if err := callRepeat(h); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // callRepeat calls notes' repeat through h as /mcp does
-// (host.CallResult) and checks its MCP result.
+// (host.CallResult) and checks its MCP result: the result as the SDK's
+// client decoded it (Result.Decoded), with no bytes beside it (JSON).
 func callRepeat(h *host.Host) error {
-	res, err := h.CallResult(context.Background(), "repeat", []byte(`{"text":"hi"}`))
-	if err != nil || !res.MCP || !strings.Contains(string(res.JSON), `"text":"hi"`) {
-		return fmt.Errorf("repeat = %s (MCP %v), %v", res.JSON, res.MCP, err)
+	res, err := h.CallResult(context.Background(), nil, "repeat", []byte(`{"text":"hi"}`))
+	if err != nil || !res.MCP || res.Decoded == nil || res.JSON != nil || len(res.Decoded.Content) != 1 {
+		return fmt.Errorf("repeat = %s, %+v (MCP %v), %v; want the decoded result alone", res.JSON, res.Decoded, res.MCP, err)
+	}
+	if tc, ok := res.Decoded.Content[0].(*mcp.TextContent); !ok || !strings.Contains(tc.Text, "hi") {
+		return fmt.Errorf("repeat = %+v; want its text block", res.Decoded.Content[0])
 	}
 	return nil
 }

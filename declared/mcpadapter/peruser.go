@@ -15,7 +15,6 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/opentool-host/opentool-host/declared/oauthlogin"
-	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/pluginsdk"
 )
@@ -64,13 +63,13 @@ type user struct {
 // caller the host knows no name for.
 var errNoPrincipal = errors.New("its credentials are per-user, and this caller has no principal: serve with API keys (--api-key, --api-keys-file) or OAuth (--oauth-issuer)")
 
-// principalOf is the caller's principal on ctx: core.Caller.Key, else
-// the MCP client session's key; "" when neither is set.
-func principalOf(ctx context.Context) string {
+// principalOf is the caller's principal: core.Caller.Key on ctx, else
+// the key of x's MCP client session; "" when neither is set.
+func principalOf(ctx context.Context, x *core.Exchange) string {
 	if k := core.CallerFrom(ctx).Key; k != "" {
 		return k
 	}
-	if s := host.ExchangeFrom(ctx).ClientSession(); s != nil {
+	if s := x.ClientSession(); s != nil {
 		return s.Key
 	}
 	return ""
@@ -79,12 +78,13 @@ func principalOf(ctx context.Context) string {
 // perUser reports whether a serves its calls as each caller's user.
 func (a *Adapter) perUser() bool { return a.users != nil }
 
-// userFor returns the Adapter serving ctx's principal, connected, and the
+// userFor returns the Adapter serving the principal of ctx and x
+// (principalOf), connected, and the
 // function that releases it when the call is done. Errors: errNoPrincipal
 // (a tool failure); needsLoginError when the principal holds no token;
 // busy when every user has a call in flight; the user's connection's.
-func (a *Adapter) userFor(ctx context.Context) (*Adapter, func(), error) {
-	p := principalOf(ctx)
+func (a *Adapter) userFor(ctx context.Context, x *core.Exchange) (*Adapter, func(), error) {
+	p := principalOf(ctx, x)
 	if p == "" {
 		return nil, nil, pluginsdk.ToolFailure("MCP server %q: %v", a.launch.Name, errNoPrincipal)
 	}

@@ -91,7 +91,7 @@ func TestEveryClientGetsAPlace(t *testing.T) {
 	defer cancel()
 	as := func(s *mcpsession.Session, tool string) string {
 		t.Helper()
-		out, err := r.CallJSON(withSession(ctx, s), tool, nil)
+		out, err := callAs(r.Adapter, ctx, withSession(s), tool, nil)
 		if err != nil {
 			t.Fatalf("%s of %s: %v", tool, s.ID, err)
 		}
@@ -121,7 +121,7 @@ func TestEveryClientGetsAPlace(t *testing.T) {
 	held := make(chan error, 2)
 	for _, s := range []*mcpsession.Session{b, c} {
 		go func() {
-			_, err := r.CallJSON(withSession(ctx, s), "hold", nil)
+			_, err := callAs(r.Adapter, ctx, withSession(s), "hold", nil)
 			held <- err
 		}()
 		<-entered
@@ -169,7 +169,7 @@ func TestKeyShareOfPlaces(t *testing.T) {
 	}
 	who := func(s *mcpsession.Session) string {
 		t.Helper()
-		out, err := r.CallJSON(withSession(ctx, s), "who", nil)
+		out, err := callAs(r.Adapter, ctx, withSession(s), "who", nil)
 		if err != nil {
 			t.Fatalf("who of %s: %v", s.ID, err)
 		}
@@ -222,12 +222,12 @@ func TestClientWithoutViewIsServedShared(t *testing.T) {
 	}
 	same := start(t, decl.Launch{Name: "same", Server: decl.MCPServer{URL: placesServer(t, nil, nil)}}, Options{})
 	load(t, same.Adapter)
-	if out, err := same.CallJSON(withSession(ctx, plain("p1")), "who", nil); err != nil || !strings.Contains(string(out), "opentool-host-mcp-adapter") {
+	if out, err := callAs(same.Adapter, ctx, withSession(plain("p1")), "who", nil); err != nil || !strings.Contains(string(out), "opentool-host-mcp-adapter") {
 		t.Fatalf("who of a client without a view of its own = %s, %v; want the shared session's answer", out, err)
 	}
 	differs := start(t, decl.Launch{Name: "differs", Server: decl.MCPServer{URL: samplerServer(t)}}, Options{})
 	load(t, differs.Adapter)
-	if out, err := differs.CallJSON(withSession(ctx, plain("p2")), "who", nil); err != nil || !strings.Contains(string(out), `"p2"`) {
+	if out, err := callAs(differs.Adapter, ctx, withSession(plain("p2")), "who", nil); err != nil || !strings.Contains(string(out), `"p2"`) {
 		t.Fatalf("who of a client listed other tools than the shared session = %s, %v; want its own session's answer", out, err)
 	}
 }

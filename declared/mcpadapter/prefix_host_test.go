@@ -2,6 +2,7 @@ package mcpadapter_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -12,8 +13,9 @@ import (
 // once: neither the host's relay nor the server adds it a second time.
 func TestRelayErrorNamesTheMethodOnce(t *testing.T) {
 	h := notesHost(t, "--rich")
-	res, err := h.CallResult(context.Background(), "ask", []byte(`{"question":"sure?"}`))
-	msg := string(res.JSON)
+	res, err := h.CallResult(context.Background(), nil, "ask", []byte(`{"question":"sure?"}`))
+	b, _ := json.Marshal(res.Decoded)
+	msg := string(b)
 	if err != nil {
 		msg = err.Error()
 	}

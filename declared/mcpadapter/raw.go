@@ -22,10 +22,12 @@ import (
 // server wrote it (execution.taskSupport, which tasks.go needs, members
 // of later revisions: rawTools), and the CreateTaskResult (taskId,
 // status, pollIntervalMs, ...) a server answers a tools/call with
-// (tasks.go). A request whose context
-// carries a rawSink (withRawResult) hands its raw result to the sink
-// before the SDK decodes it, so that the sink has run when the SDK's
-// call returns:
+// (tasks.go). A tools/call's own result is not re-read: it goes on as the
+// SDK's client decoded it (CallDirect), which is what the host's MCP
+// front end answers with (its SDK server encodes that type). A request
+// whose context carries a rawSink (withRawResult) hands its raw result to
+// the sink before the SDK decodes it, so that the sink has run when the
+// SDK's call returns:
 //
 //	transport          how
 //	stdio, HTTP+SSE    rawConn, around the connection: it notes the id of

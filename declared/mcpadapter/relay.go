@@ -14,16 +14,16 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/time/rate"
 
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/host/tasks/mcptasks"
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
 	"github.com/opentool-host/opentool-host/internal/wire"
-	"github.com/opentool-host/opentool-host/pluginsdk"
 	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 )
 
 // What the server says to its client during a call goes to the caller of
-// that call, through the host (plugin protocol 3, pluginsdk.Notify and
-// pluginsdk.ClientRequest on the call's context):
+// that call, through the caller's core.Exchange (Notify, Request: the
+// call's relayCall):
 //
 //	server sends                    the adapter
 //	notifications/progress          forwards it to the call whose progress token
@@ -149,7 +149,8 @@ const (
 
 // relayCall is one tools/call in flight.
 type relayCall struct {
-	ctx   context.Context // the call's: pluginsdk sends to its caller
+	ctx   context.Context // the call's
+	x     *core.Exchange  // its caller's side: the server's messages go to it (nil: none)
 	token any             // the caller's progress token; nil: none
 	roots bool            // the server's roots/list was relayed to its caller
 	// shared: a client session's call served by the shared session for
@@ -192,17 +193,18 @@ func servedShared(ctx context.Context) bool {
 // caller's opt-in to the Tasks extension (tasks.go).
 var callerSessionMeta = []string{mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientInfo, mcptasks.MetaClientCapabilities, mcp.MetaKeyLogLevel}
 
-// begin registers a call made with ctx, once no roots fence holds it
-// back, and returns it with the _meta to send the server: the caller's,
+// begin registers a call made with ctx for the caller of x, once no
+// roots fence holds it back, and returns it with the _meta to send the
+// server: the caller's (x.Meta),
 // with a progress token of the adapter's in place of the caller's,
 // without callerSessionMeta. end must follow. Errors: ctx's, when it ends
 // behind the fence.
-func (r *relay) begin(ctx context.Context) (*relayCall, mcp.Meta, error) {
-	meta := mcp.Meta(pluginsdk.CallerMeta(ctx))
+func (r *relay) begin(ctx context.Context, x *core.Exchange) (*relayCall, mcp.Meta, error) {
+	meta := mcp.Meta(callerMeta(x))
 	for _, k := range callerSessionMeta {
 		delete(meta, k)
 	}
-	c := &relayCall{ctx: ctx, shared: servedShared(ctx)}
+	c := &relayCall{ctx: ctx, x: x, shared: servedShared(ctx)}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for r.fence != nil {
@@ -353,7 +355,7 @@ func (r *relay) progress(p *mcp.ProgressNotificationParams) {
 	}
 	q := *p
 	q.ProgressToken = c.token
-	_ = pluginsdk.Notify(c.ctx, mcpmethod.Progress, &q)
+	c.notify(mcpmethod.Progress, &q)
 }
 
 // message forwards the server's notifications/message to the one call in
@@ -362,7 +364,7 @@ func (r *relay) progress(p *mcp.ProgressNotificationParams) {
 // second.
 func (r *relay) message(p *mcp.LoggingMessageParams) {
 	if c, _ := r.only(); c != nil {
-		_ = pluginsdk.Notify(c.ctx, mcpmethod.LoggingMessage, p)
+		c.notify(mcpmethod.LoggingMessage, p)
 		return
 	}
 	if r.client != nil {
@@ -438,7 +440,7 @@ func (r *relay) askCall(c *relayCall, first bool, method string, params any) (js
 		return nil, err
 	}
 	defer release()
-	raw, err := pluginsdk.ClientRequest(c.ctx, method, params)
+	raw, err := c.ask(method, params)
 	if err != nil && first {
 		r.liftRoots(c) // the server was given no roots
 	}
@@ -504,4 +506,45 @@ func (r *relay) inFlight() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.calls) > 0 || r.fence != nil
+}
+
+// callerMeta is x's _meta (core.Exchange.Meta) decoded, nil when x has
+// none or it does not decode.
+func callerMeta(x *core.Exchange) map[string]any {
+	return wire.DecodeMeta(x.CallerMeta())
+}
+
+// notify sends notification method with params (encoded) to c's caller
+// (core.Exchange.Notify); dropped when it takes none or params do not
+// encode.
+func (c *relayCall) notify(method string, params any) {
+	if c.x == nil || c.x.Notify == nil {
+		return
+	}
+	if b, err := json.Marshal(params); err == nil {
+		c.x.Notify(method, b)
+	}
+}
+
+// ask sends request method with params (encoded) to c's caller
+// (core.Exchange.Request) and returns its result. Errors: the caller's
+// (a *wire.RPCError as it is); -32601 when the caller can answer none
+// (an OpenTool caller, the host's own); wire.ErrNoCaller once c's call
+// has ended.
+func (c *relayCall) ask(method string, params any) (json.RawMessage, error) {
+	if c.ctx.Err() != nil {
+		return nil, wire.ErrNoCaller
+	}
+	if c.x == nil || c.x.Request == nil {
+		return nil, &wire.RPCError{Code: wire.CodeMethodNotFound, Message: "the caller of the call in flight is not an MCP client that can answer it"}
+	}
+	b, err := json.Marshal(params)
+	if err != nil {
+		return nil, err
+	}
+	res, err := c.x.Request(c.ctx, method, b)
+	if err != nil && c.ctx.Err() != nil {
+		return nil, wire.ErrNoCaller
+	}
+	return res, err
 }

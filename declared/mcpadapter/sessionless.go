@@ -9,10 +9,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/host/tasks/mcptasks"
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
-	"github.com/opentool-host/opentool-host/pluginsdk"
 )
 
 // Callers of MCP 2026-07-28 (SEP-2575, SEP-2322). A tools/call of a
@@ -73,13 +72,13 @@ type sessionless struct {
 	none bool      // the server does not speak it (asked once per Run)
 }
 
-// sessionlessFor returns the session of SessionlessRevision a call with
-// ctx goes to, nil when the call has no caller of that revision (no
-// mcpsession.Request), the server does not speak it, or it could not be
+// sessionlessFor returns the session of SessionlessRevision a call for
+// the caller of x goes to, nil when the call has no caller of that
+// revision (no mcpsession.Request in x), the server does not speak it, or it could not be
 // opened (logged; the call then takes the session of ProtocolVersion).
 // Errors: ctx's, while the session opens.
-func (a *Adapter) sessionlessFor(ctx context.Context) (*upstream, error) {
-	r := host.ExchangeFrom(ctx).SessionlessRequest()
+func (a *Adapter) sessionlessFor(ctx context.Context, x *core.Exchange) (*upstream, error) {
+	r := x.SessionlessRequest()
 	if r == nil || r.Revision < SessionlessRevision || a.opts.Shared {
 		return nil, nil
 	}
@@ -201,14 +200,14 @@ func (a *Adapter) sessionlessClient(r *relay) *mcp.Client {
 }
 
 // callerContext puts the caller's own protocol context (callerSessionMeta,
-// from its request's _meta: the Tasks extension left out of its
+// from its request's _meta, x.Meta: the Tasks extension left out of its
 // capabilities) into meta, the _meta of the call relay.begin made, with
 // protocolVersion the session's revision.
-func callerContext(ctx context.Context, cs *mcp.ClientSession, meta mcp.Meta) mcp.Meta {
+func callerContext(x *core.Exchange, cs *mcp.ClientSession, meta mcp.Meta) mcp.Meta {
 	if meta == nil {
 		meta = mcp.Meta{}
 	}
-	caller := pluginsdk.CallerMeta(ctx)
+	caller := callerMeta(x)
 	for _, k := range callerSessionMeta {
 		if v, ok := caller[k]; ok {
 			meta[k] = v
@@ -264,9 +263,9 @@ func (u *upstream) session() (*mcp.ClientSession, *relay) {
 	return u.cs, u.relay
 }
 
-// relayed reports whether the call of ctx was made in SessionlessRevision
-// for its caller (callSessionless).
-func relayed(ctx context.Context) bool {
-	r := host.ExchangeFrom(ctx).SessionlessRequest()
+// relayed reports whether the call for the caller of x was made in
+// SessionlessRevision for it (callSessionless).
+func relayed(x *core.Exchange) bool {
+	r := x.SessionlessRequest()
 	return r != nil && r.Relayed()
 }

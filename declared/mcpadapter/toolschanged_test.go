@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
 	"github.com/opentool-host/opentool-host/protocol/decl"
 	"github.com/opentool-host/opentool-host/testkit"
@@ -60,12 +61,13 @@ func TestOwnToolsChangedTellsTheClient(t *testing.T) {
 			}
 		},
 	}
-	ctx, cancel := context.WithTimeout(withSession(context.Background(), sess), bound)
+	x := withSession(sess)
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
 	mu.Lock()
 	before := len(servers)
 	mu.Unlock()
-	if _, _, _, err := r.sessionFor(ctx); err != nil { // the client's own upstream session
+	if _, _, _, err := r.sessionFor(ctx, x); err != nil { // the client's own upstream session
 		t.Fatal(err)
 	}
 	mu.Lock()
@@ -74,7 +76,7 @@ func TestOwnToolsChangedTellsTheClient(t *testing.T) {
 	if len(own) != 1 {
 		t.Fatalf("the client's own session made %d server sessions; want 1", len(own))
 	}
-	if n := toolCount(t, r.Adapter, ctx); n != 1 {
+	if n := toolCount(t, r.Adapter, ctx, x); n != 1 {
 		t.Fatalf("the client's own list has %d tools; want 1", n)
 	}
 	mcp.AddTool(own[0], &mcp.Tool{Name: "extra"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, struct{}, error) {
@@ -85,15 +87,15 @@ func TestOwnToolsChangedTellsTheClient(t *testing.T) {
 	case <-time.After(bound):
 		t.Fatal("the server's tools/list_changed on the client's own session did not call ToolsChanged")
 	}
-	if n := toolCount(t, r.Adapter, ctx); n != 2 {
+	if n := toolCount(t, r.Adapter, ctx, x); n != 2 {
 		t.Fatalf("after ToolsChanged the client's own list has %d tools; want 2 (the new list)", n)
 	}
 }
 
-// toolCount is the number of tools clientTools lists to the client of ctx.
-func toolCount(t *testing.T, a *Adapter, ctx context.Context) int {
+// toolCount is the number of tools clientTools lists to the client of x.
+func toolCount(t *testing.T, a *Adapter, ctx context.Context, x *core.Exchange) int {
 	t.Helper()
-	res, err := a.clientTools(ctx)
+	res, err := a.clientTools(ctx, x)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -227,10 +227,10 @@ func TestParamHeadersUpstream(t *testing.T) {
 	if _, err := r.Load(ctx); err != nil {
 		t.Fatal(err)
 	}
-	caller := withSessionless(ctx, &mcpsession.Request{Revision: SessionlessRevision, Init: &mcp.InitializeParams{
+	caller := withSessionless(&mcpsession.Request{Revision: SessionlessRevision, Init: &mcp.InitializeParams{
 		ProtocolVersion: SessionlessRevision, ClientInfo: &mcp.Implementation{Name: "c", Version: "1"}, Capabilities: &mcp.ClientCapabilities{},
 	}})
-	if _, err := r.CallJSON(caller, "where", []byte(`{"region":"eu-west"}`)); err != nil {
+	if _, err := callAs(r.Adapter, ctx, caller, "where", []byte(`{"region":"eu-west"}`)); err != nil {
 		t.Fatal(err)
 	}
 	i := slices.IndexFunc(l.seen(), func(p loggedPOST) bool { return p.method == "tools/call" })

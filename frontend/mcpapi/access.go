@@ -95,7 +95,7 @@ func (s *Server) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 				s.filterTools(g, lr)
 				s.describeRunCode(ctx, lr)
 				ss, _ := req.GetSession().(*mcp.ServerSession)
-				return s.toolList(s.catalogContext(ctx, ss), lr), nil
+				return s.toolList(ctx, s.catalogClient(ss), lr), nil
 			}
 			return res, err
 		case method == mcpmethod.ResourcesList, method == mcpmethod.ResourcesTemplatesList, method == mcpmethod.PromptsList:

@@ -62,7 +62,7 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 }
 
 // call runs tools/call req of tool name with ctx and answers it; its
-// host.Exchange carries id, the caller's identity to a declared MCP
+// core.Exchange carries id, the caller's identity to a declared MCP
 // server.
 func (s *Server) call(ctx context.Context, req *mcp.CallToolRequest, name string, id clientID) (*mcp.CallToolResult, error) {
 	refused := noRefusal
@@ -77,15 +77,13 @@ func (s *Server) call(ctx context.Context, req *mcp.CallToolRequest, name string
 		// Its items are collected into one result, each reported as
 		// progress when the client sent a progress token
 		// (exchange: Item).
-		x := s.exchange(ctx, req, id)
-		obj, err := host.CollectItems(host.WithExchange(ctx, x), s.h.StreamCall, name, args, s.cfg.MaxResultBytes, x.Item)
+		obj, err := host.CollectItems(ctx, s.exchange(ctx, req, id), s.h.StreamCall, name, args, s.cfg.MaxResultBytes)
 		if je := refused(); je != nil {
 			return nil, je
 		}
 		return s.answer(name, obj, err)
 	}
-	ctx = host.WithExchange(ctx, s.exchange(ctx, req, id))
-	res, err := s.h.CallResult(ctx, name, args)
+	res, err := s.h.CallResult(ctx, s.exchange(ctx, req, id), name, args)
 	if je := refused(); je != nil {
 		return nil, je
 	}
@@ -110,8 +108,8 @@ func (s *Server) call(ctx context.Context, req *mcp.CallToolRequest, name string
 // client) is taken as it is; else res.JSON is decoded, and one that does
 // not decode is a result_rejected isError result.
 func (s *Server) mcpResult(name string, res host.Result) (*mcp.CallToolResult, error) {
-	r, ok := res.Decoded.(*mcp.CallToolResult)
-	if !ok || r == nil {
+	r := res.Decoded
+	if r == nil {
 		r = new(mcp.CallToolResult)
 		if err := json.Unmarshal(res.JSON, r); err != nil {
 			return s.callError(name, &core.Error{Kind: core.KindResultRejected, Function: name,

@@ -180,7 +180,7 @@ func (s *Server) catalogFault(it host.CatalogItem, why string, err error) {
 // and template: the host routes it to the serving plugin.
 func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	var res mcp.ReadResourceResult
-	if err := s.route(s.catalogContext(ctx, req.Session), mcpmethod.ResourcesRead, req.Params.URI, req.Params, &res); err != nil {
+	if err := s.route(ctx, s.catalogClient(req.Session), mcpmethod.ResourcesRead, req.Params.URI, req.Params, &res); err != nil {
 		return nil, err
 	}
 	return &res, nil
@@ -191,7 +191,7 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 func (s *Server) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 	return s.rounds.Prompt(ctx, req, func(p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
 		var res mcp.GetPromptResult
-		if err := s.route(s.catalogContext(ctx, req.Session), mcpmethod.PromptsGet, "", p, &res); err != nil {
+		if err := s.route(ctx, s.catalogClient(req.Session), mcpmethod.PromptsGet, "", p, &res); err != nil {
 			return nil, err
 		}
 		return &res, nil
@@ -202,32 +202,32 @@ func (s *Server) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp
 // Completion"): the plugin that serves the ref completes.
 func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 	var res mcp.CompleteResult
-	if err := s.route(s.catalogContext(ctx, req.Session), mcpmethod.CompletionComplete, "", req.Params, &res); err != nil {
+	if err := s.route(ctx, s.catalogClient(req.Session), mcpmethod.CompletionComplete, "", req.Params, &res); err != nil {
 		return nil, err
 	}
 	return &res, nil
 }
 
-// catalogContext is the context of a catalog request on session ss: its
-// host.Exchange carries its client's mcpsession.Session and, for a client
+// catalogClient is the core.Exchange of a catalog request on session ss
+// (host.Host.Request's x): it carries its client's mcpsession.Session and, for a client
 // of 2026-07-28, its mcpsession.Request (clientOf), so that a declared MCP server with a session of that
 // client's own answers it there (mcpadapter, catalogSession). The
 // client's own tools/list (clientDefs, clientView) is asked with it too:
 // a client session's, or for a client of 2026-07-28 that of a client with
 // its request's identity.
-func (s *Server) catalogContext(ctx context.Context, ss *mcp.ServerSession) context.Context {
-	return host.WithExchange(ctx, s.clientOf(ss, true).exchange())
+func (s *Server) catalogClient(ss *mcp.ServerSession) *core.Exchange {
+	return s.clientOf(ss, true).exchange()
 }
 
-// route sends method with params (naming resource uri, or "") through
-// host.Host.Request and decodes the result into out; errors are the
+// route sends method with params (naming resource uri, or "") for the
+// client of x (nil: none) through host.Host.Request and decodes the result into out; errors are the
 // JSON-RPC errors the client gets (catalogError).
-func (s *Server) route(ctx context.Context, method, uri string, params any, out any) error {
+func (s *Server) route(ctx context.Context, x *core.Exchange, method, uri string, params any, out any) error {
 	b, err := json.Marshal(params)
 	if err != nil {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}
-	res, err := s.h.Request(ctx, method, b)
+	res, err := s.h.Request(ctx, x, method, b)
 	if err != nil {
 		return s.catalogError(method, uri, err)
 	}

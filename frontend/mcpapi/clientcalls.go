@@ -158,7 +158,7 @@ func (v *callView) list(ctx context.Context, fi host.FunctionInfo) *ownList {
 	if l != nil {
 		return l
 	}
-	defs := v.s.clientList(v.s.catalogContext(ctx, v.ss), fi.Plugin, fi.Function.Name)
+	defs := v.s.clientList(ctx, v.s.catalogClient(v.ss), fi.Plugin, fi.Function.Name)
 	if defs == nil {
 		return nil
 	}

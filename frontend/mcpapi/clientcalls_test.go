@@ -16,25 +16,34 @@ import (
 	"github.com/opentool-host/opentool-host/declared"
 	"github.com/opentool-host/opentool-host/frontend/mcpapi"
 	"github.com/opentool-host/opentool-host/host/core"
+	"github.com/opentool-host/opentool-host/host/supervise"
 	"github.com/opentool-host/opentool-host/internal/wire"
 	"github.com/opentool-host/opentool-host/process/launcher"
 	"github.com/opentool-host/opentool-host/protocol/decl"
 	"github.com/opentool-host/opentool-host/testkit"
 )
 
-// listCounter is a declared plugin (declared.Serve's) whose tools/list
-// requests from the host (host.Host.ClientTools) are counted.
+// listCounter is a declared MCP server's plugin (declared.Serve's: a
+// supervise.Direct) whose tools/list requests from the host
+// (host.Host.ClientTools) are counted.
 type listCounter struct {
-	wire.Local
+	directLocal
 	lists *atomic.Int64
 }
 
-// Request counts tools/list and passes every request on.
-func (c listCounter) Request(ctx context.Context, method string, params []byte) ([]byte, error) {
+// directLocal is a declared MCP server's plugin as declared.Serve
+// returns it.
+type directLocal interface {
+	wire.Local
+	supervise.Direct
+}
+
+// RequestDirect counts tools/list and passes every request on.
+func (c listCounter) RequestDirect(ctx context.Context, x *core.Exchange, method string, params []byte) ([]byte, error) {
 	if method == "tools/list" {
 		c.lists.Add(1)
 	}
-	return c.Local.Request(ctx, method, params)
+	return c.directLocal.RequestDirect(ctx, x, method, params)
 }
 
 // countedRig is a rig whose declared plugins (declared.Serve) count the
@@ -44,7 +53,7 @@ func countedRig(t *testing.T, lists *atomic.Int64, files map[string]string) *rig
 	t.Helper()
 	return newRig(t, func(c *core.Config) {
 		c.Declared = func(l decl.Launch, s *launcher.Starter, log hclog.Logger) wire.Local {
-			return listCounter{declared.Serve(l, s, log), lists}
+			return listCounter{declared.Serve(l, s, log).(directLocal), lists}
 		}
 		for name, content := range files {
 			writeFile(t, filepath.Join(c.Dir, name), content)
@@ -110,7 +119,7 @@ func TestSharedServerListingsAskNoList(t *testing.T) {
 	var sharedFile string
 	r := newRig(t, func(c *core.Config) {
 		c.Declared = func(l decl.Launch, s *launcher.Starter, log hclog.Logger) wire.Local {
-			return listCounter{declared.Serve(l, s, log), lists[l.Name]}
+			return listCounter{declared.Serve(l, s, log).(directLocal), lists[l.Name]}
 		}
 		sharedFile = filepath.Join(c.Dir, "shared.mcp.json")
 		writeFile(t, sharedFile, `{"mcpServers":{"shared":{"command":`+strconv.Quote(bin)+`,"sessions":"shared"}}}`)

@@ -3,7 +3,6 @@ package mcpapi
 import (
 	"context"
 	"encoding/json"
-	"github.com/opentool-host/opentool-host/host"
 	"maps"
 	"sync"
 
@@ -19,7 +18,7 @@ import (
 // Each MCP session with an Mcp-Session-Id has one mcpsession.Session,
 // made at its first tools/call, logging/setLevel, resources/subscribe,
 // read, prompt or completion, and put on the context of each of those
-// (withClient, catalogContext): a declared MCP server gives
+// (clientOf, catalogClient): a declared MCP server gives
 // that client an upstream session of its own (mcpadapter, sessions.go).
 // The identity is the SDK's *mcp.ServerSession the request came on,
 // never anything in the request. Stateless requests and sessions of
@@ -80,7 +79,7 @@ func (c *clientSessions) toolsChanged() {
 }
 
 // clientID is who the client of a request is to a declared MCP server
-// served in the host's process, as the request's host.Exchange carries
+// served in the host's process, as the request's core.Exchange carries
 // it (clientID.exchange): its session (nil: a request without a session
 // id) and, for a client of 2026-07-28 or later, its request (nil for
 // others).
@@ -100,16 +99,9 @@ func (s *Server) clientOf(ss *mcp.ServerSession, sessionless bool) clientID {
 	return id
 }
 
-// exchange returns a new host.Exchange carrying id.
-func (id clientID) exchange() *host.Exchange {
-	return &host.Exchange{Session: id.sess, Sessionless: id.req}
-}
-
-// withClient returns ctx carrying a host.Exchange with ss's
-// mcpsession.Session (none for a request without a session id), for a
-// request routed to a plugin (Server.route) outside a call.
-func (s *Server) withClient(ctx context.Context, ss *mcp.ServerSession) context.Context {
-	return host.WithExchange(ctx, s.clientOf(ss, false).exchange())
+// exchange returns a new core.Exchange carrying id.
+func (id clientID) exchange() *core.Exchange {
+	return &core.Exchange{Session: id.sess, Sessionless: id.req}
 }
 
 // noteClientLevel records logging/setLevel req's level on its session's
@@ -212,16 +204,16 @@ func (s *Server) sessionFor(ss *mcp.ServerSession, key string, done <-chan struc
 // as the host serves it (verbatim). A tool such a list lacks is not
 // listed; a tool it has that the shared session did not list is not
 // served (the host routes calls by the shared session's tools). A client
-// of 2026-07-28 (an mcpsession.Request on ctx: catalogContext) is listed
+// of 2026-07-28 (an mcpsession.Request in x: catalogClient) is listed
 // alike what the server lists to a client with its request's identity.
 // Without either, or where the server lists the same tools to every
 // client or its list fails, the shared session's definitions (defs). A
 // server whose catalog says it lists the same tools to every client
 // (host.Host.SharedTools, read at each listing: "sessions": "shared") is
 // not asked for a list at all, as clientView does not ask it.
-func (s *Server) clientDefs(ctx context.Context, lr *mcp.ListToolsResult) map[string]json.RawMessage {
+func (s *Server) clientDefs(ctx context.Context, x *core.Exchange, lr *mcp.ListToolsResult) map[string]json.RawMessage {
 	defs := *s.defs.Load()
-	if x := host.ExchangeFrom(ctx); x.ClientSession() == nil && x.SessionlessRequest() == nil {
+	if x.ClientSession() == nil && x.SessionlessRequest() == nil {
 		return defs
 	}
 	served := *s.served.Load()
@@ -236,7 +228,7 @@ func (s *Server) clientDefs(ctx context.Context, lr *mcp.ListToolsResult) map[st
 		own, asked := lists[fi.Plugin]
 		if !asked {
 			if !s.h.SharedTools(fi.Function.Name) {
-				own = s.clientList(ctx, fi.Plugin, t.Name)
+				own = s.clientList(ctx, x, fi.Plugin, t.Name)
 			}
 			lists[fi.Plugin] = own
 		}
@@ -259,11 +251,11 @@ func (s *Server) clientDefs(ctx context.Context, lr *mcp.ListToolsResult) map[st
 }
 
 // clientList returns the tools plugin's MCP server lists to the client
-// of ctx (host.Host.ClientTools, asked by fn, one of its functions), by
+// of x (host.Host.ClientTools, asked by fn, one of its functions), by
 // MCP name, each as the server wrote it; nil when the server lists the
 // same tools to every client, or its list failed (logged).
-func (s *Server) clientList(ctx context.Context, plugin, fn string) map[string]json.RawMessage {
-	raw, err := s.h.ClientTools(ctx, fn)
+func (s *Server) clientList(ctx context.Context, x *core.Exchange, plugin, fn string) map[string]json.RawMessage {
+	raw, err := s.h.ClientTools(ctx, x, fn)
 	if err != nil {
 		if e := core.AsError(err); e == nil || e.Kind != core.KindTool || e.Code != jsonrpc.CodeMethodNotFound {
 			s.cfg.Logger.Warn("MCP tools/list: the client's own list of the server failed; listing the shared one", "plugin", plugin, "error", err)

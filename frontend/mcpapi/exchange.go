@@ -12,13 +12,14 @@ import (
 	"github.com/opentool-host/opentool-host/frontend/mcpapi/rounds"
 	"github.com/opentool-host/opentool-host/frontend/mcpapi/tasklayer"
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/host/tasks/mcptasks"
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
 	"github.com/opentool-host/opentool-host/internal/wire"
 	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 )
 
-// A call's messages (plugin protocol 3, host.Exchange): what a plugin
+// A call's messages (plugin protocol 3, core.Exchange): what a plugin
 // says to the MCP client while its tool runs reaches that client, on the
 // request's own stream, as if the plugin were the server:
 //
@@ -55,12 +56,12 @@ import (
 // The client's request _meta (progressToken, trace context, its own keys)
 // goes to the plugin with the call.
 
-// exchange returns the host.Exchange of tools/call req, whose handler
+// exchange returns the core.Exchange of tools/call req, whose handler
 // runs with ctx. When the host collects a streaming function's items into
 // one result (this tools/call of it, or call_tool naming it) each item is
 // one progress notification (Item), and the host then drops the plugin's
 // own progress (host.CollectItems), so that each value comes once.
-func (s *Server) exchange(ctx context.Context, req *mcp.CallToolRequest, id clientID) *host.Exchange {
+func (s *Server) exchange(ctx context.Context, req *mcp.CallToolRequest, id clientID) *core.Exchange {
 	x := id.exchange()
 	if meta := req.Params.GetMeta(); len(meta) > 0 {
 		x.Meta, _ = json.Marshal(meta) // decoded JSON: encodes

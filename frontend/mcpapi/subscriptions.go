@@ -7,7 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 )
 
@@ -199,7 +199,7 @@ func (sb *subscriptions) take(ss *mcp.ServerSession) map[string]subPath {
 }
 
 // subscribe is the resources/subscribe handler: sent to the plugin
-// serving the URI with the client's session on ctx (withClient), unless
+// serving the URI with the client's session on ctx (clientOf), unless
 // held, and recorded on the path the plugin took. A client session's
 // subscription is recorded on its own session while the plugin has it
 // (an update on that session may come before the answer), and forgotten
@@ -217,13 +217,12 @@ func (s *Server) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error
 		r = viaSharedClient
 	}
 	if !s.subs.held(uri, c != nil) {
-		x := &host.Exchange{Session: c}
+		x := &core.Exchange{Session: c}
 		own := x.TrackOwn()
-		ctx = host.WithExchange(ctx, x)
 		if c != nil {
 			s.watchEnd(ss, s.subs.add(ss, uri, viaOwn))
 		}
-		if err := s.route(ctx, mcpmethod.ResourcesSubscribe, uri, req.Params, &struct{}{}); err != nil {
+		if err := s.route(ctx, x, mcpmethod.ResourcesSubscribe, uri, req.Params, &struct{}{}); err != nil {
 			s.subs.remove(ss, uri)
 			return err
 		}
@@ -260,9 +259,9 @@ func (s *Server) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) e
 	var err error
 	switch {
 	case r == viaOwn:
-		err = s.route(s.withClient(ctx, ss), mcpmethod.ResourcesUnsubscribe, uri, req.Params, &struct{}{})
+		err = s.route(ctx, s.clientOf(ss, false).exchange(), mcpmethod.ResourcesUnsubscribe, uri, req.Params, &struct{}{})
 	case s.subs.lastShared(uri):
-		err = s.route(ctx, mcpmethod.ResourcesUnsubscribe, uri, req.Params, &struct{}{})
+		err = s.route(ctx, nil, mcpmethod.ResourcesUnsubscribe, uri, req.Params, &struct{}{})
 	}
 	if err != nil {
 		return err
@@ -293,7 +292,7 @@ func (s *Server) releaseShared(ss *mcp.ServerSession, uri string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), subscriptionEndTimeout)
 	defer cancel()
-	if err := s.route(ctx, mcpmethod.ResourcesUnsubscribe, uri, &mcp.UnsubscribeParams{URI: uri}, &struct{}{}); err != nil {
+	if err := s.route(ctx, nil, mcpmethod.ResourcesUnsubscribe, uri, &mcp.UnsubscribeParams{URI: uri}, &struct{}{}); err != nil {
 		s.cfg.Logger.Warn("resources/unsubscribe of an ended MCP session failed", "session", ss.ID(), "uri", uri, "error", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/opentool-host/opentool-host/frontend/mcpapi/overlay"
 	"github.com/opentool-host/opentool-host/frontend/mcpapi/tasklayer"
 	"github.com/opentool-host/opentool-host/host"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
 
@@ -148,8 +149,8 @@ type toolList struct {
 // caller, as it is when none of its tools is an MCP server's, else as a
 // toolList: the definitions those servers list to the client of ctx
 // (clientDefs).
-func (s *Server) toolList(ctx context.Context, lr *mcp.ListToolsResult) mcp.Result {
-	defs := s.withExecution(lr, s.clientDefs(ctx, lr))
+func (s *Server) toolList(ctx context.Context, x *core.Exchange, lr *mcp.ListToolsResult) mcp.Result {
+	defs := s.withExecution(lr, s.clientDefs(ctx, x, lr))
 	if !slices.ContainsFunc(lr.Tools, func(t *mcp.Tool) bool { return defs[t.Name] != nil }) {
 		return lr
 	}

@@ -40,7 +40,7 @@ type Backend interface {
 	// Call runs a function; see host.Host.Call.
 	Call(ctx context.Context, fn string, args []byte) ([]byte, error)
 	// StreamCall runs a streaming function; see host.Host.StreamCall.
-	StreamCall(ctx context.Context, fn string, args []byte, onItem func([]byte) error) error
+	StreamCall(ctx context.Context, x *core.Exchange, fn string, args []byte, onItem func([]byte) error) error
 	// Document returns the aggregated document; see host.Host.Document.
 	Document(title, version, baseURL string) *opentool.OpenTool
 	// Source is what the listings show each key of it (package catalog):

@@ -90,8 +90,7 @@ func (s *Server) handleStreamCall(w http.ResponseWriter, r *http.Request) {
 	}
 	// A progress token asks the plugin for progress, as an MCP client's
 	// does (pluginsdk.Progress sends none without one).
-	ctx := host.WithExchange(callContext(r, req), &host.Exchange{Meta: streamMeta, Notify: sw.notify})
-	err := s.b.StreamCall(ctx, req.Method, req.Params, sw.item)
+	err := s.b.StreamCall(callContext(r, req), &core.Exchange{Meta: streamMeta, Notify: sw.notify}, req.Method, req.Params, sw.item)
 	if sw.werr != nil || r.Context().Err() != nil {
 		return // the client went away
 	}
@@ -153,7 +152,7 @@ func (sw *sseWriter) item(item []byte) error {
 	return sw.werr
 }
 
-// notify is the call's host.Exchange.Notify: a plugin's
+// notify is the call's core.Exchange.Notify: a plugin's
 // notifications/progress becomes one event:progress frame (its
 // progress, total and message; the token is MCP's and left out); other
 // notifications are dropped. The host calls it from the goroutine that

@@ -154,7 +154,7 @@ func (f *fakeStreamer) Call(context.Context, string, []byte) ([]byte, error) {
 	return nil, errors.New("not used")
 }
 
-func (f *fakeStreamer) StreamCall(ctx context.Context, fn string, _ []byte, onItem func([]byte) error) error {
+func (f *fakeStreamer) StreamCall(ctx context.Context, _ *core.Exchange, fn string, _ []byte, onItem func([]byte) error) error {
 	return f.stream(ctx, fn, onItem)
 }
 

@@ -170,7 +170,7 @@ func (h *Server) run(r *http.Request, t *tool, input []byte) ([]byte, error) {
 	if !t.fn.IsStream() {
 		return h.b.Call(ctx, t.fn.Name, input)
 	}
-	return host.CollectItems(ctx, h.b.StreamCall, t.fn.Name, input, h.cfg.MaxResultBytes, nil)
+	return host.CollectItems(ctx, nil, h.b.StreamCall, t.fn.Name, input, h.cfg.MaxResultBytes)
 }
 
 // toolError translates a resolution error or the host's *core.Error of a

@@ -57,7 +57,7 @@ type Backend interface {
 	// Call runs a function; see host.Host.Call.
 	Call(ctx context.Context, fn string, args []byte) ([]byte, error)
 	// StreamCall runs a streaming function; see host.Host.StreamCall.
-	StreamCall(ctx context.Context, fn string, args []byte, onItem func([]byte) error) error
+	StreamCall(ctx context.Context, x *core.Exchange, fn string, args []byte, onItem func([]byte) error) error
 	// Source lists the served functions with their plugin's document
 	// info (host.Host.Functions), and tells what each key finds in
 	// GET /otc/tools (package catalog).

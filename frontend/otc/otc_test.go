@@ -247,7 +247,7 @@ type fakeBackend struct{ err error }
 var fakeFn = &opentool.Function{Name: "f-1", Description: "F.", Parameters: []opentool.Parameter{}}
 
 func (f *fakeBackend) Call(context.Context, string, []byte) ([]byte, error) { return nil, f.err }
-func (f *fakeBackend) StreamCall(context.Context, string, []byte, func([]byte) error) error {
+func (f *fakeBackend) StreamCall(context.Context, *core.Exchange, string, []byte, func([]byte) error) error {
 	return f.err
 }
 func (f *fakeBackend) Functions() []host.FunctionInfo {

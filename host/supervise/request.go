@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/internal/wire"
 )
@@ -16,6 +18,11 @@ import (
 type Request interface {
 	// Function returns the name the caller used (for errors and logs).
 	Function() string
+	// Exchange returns the caller's side of the call (its messages, its
+	// MCP client), nil for none: a Direct plugin takes it as it is; for
+	// a plugin process the host's call path converts it (Meta in
+	// Invocation, the plugin's messages through Message).
+	Exchange() *core.Exchange
 	// Invocation returns what goes to the plugin: Name is the function
 	// as served (with its policy prefix, which Send strips), Args the
 	// JSON object of arguments, Stream whether many results may come,
@@ -38,10 +45,12 @@ type Request interface {
 	// Message handles a notification or request m the plugin sent on
 	// call c (protocol 3); it must not block on a request's answer.
 	Message(ctx context.Context, c *wire.Call, m *wire.Message)
-	// SetMCP records that the plugin's unary result is an MCP
-	// CallToolResult, with the plugin's own decoding of it (wire.Event's
-	// Decoded: an in-process plugin's, else nil).
-	SetMCP(decoded any)
+	// SetMCP records that the plugin's unary result, which Emit takes,
+	// is an MCP CallToolResult (its JSON).
+	SetMCP()
+	// EmitMCP takes a Direct plugin's unary MCP result res, decoded, of
+	// about size bytes (mcpresult.Size), in place of Emit.
+	EmitMCP(res *mcp.CallToolResult, size int)
 }
 
 // FailedError is the error of r, a call to p while it has failed
@@ -130,7 +139,12 @@ func (p *Plugin) Request(ctx context.Context, r Request, method string, params [
 		return nil, err
 	}
 	inst := v.inst
-	res, err := inst.tool.Request(ctx, method, params)
+	var res []byte
+	if d := inst.direct(); d != nil {
+		res, err = d.RequestDirect(ctx, r.Exchange(), method, params)
+	} else {
+		res, err = inst.tool.Request(ctx, method, params)
+	}
 	var re *wire.RPCError
 	switch {
 	case err == nil:

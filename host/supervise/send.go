@@ -72,12 +72,15 @@ var errNotSent = errors.New("instance gone before the call was sent")
 // plugin Config.CancelGrace to end it before it kills the process. The
 // guard is armed before the stream is opened, so a connection that hangs
 // while opening it is bounded too. A unary call of a declared plugin
-// served in the host's process that runs its calls inline
-// (wire.Client.Inline: the host's MCP client of a declared server) runs
-// on this goroutine, its results and messages handed over as they come
-// (wire.Call.Run): no goroutine and no channel between the caller and
+// served in the host's process as a Direct (the host's MCP client of a
+// declared server, command tools) is a function call on this goroutine
+// (sendDirect): no stream, goroutine or channel between the caller and
 // the plugin.
 func (i *instance) send(ctx context.Context, r Request) error {
+	inv := r.Invocation()
+	if d := i.direct(); d != nil && !inv.Stream {
+		return i.sendDirect(ctx, r, d)
+	}
 	// The call's events and its guard are one allocation.
 	h := &events{inst: i, ctx: ctx, r: r, g: guard{inst: i, fn: r.Function()}}
 	g := &h.g
@@ -87,15 +90,9 @@ func (i *instance) send(ctx context.Context, r Request) error {
 	// spares gRPC a watcher goroutine per stream): it ends when the plugin
 	// ends the stream, or the connection breaks (the process exited or
 	// the guard killed it).
-	inv := r.Invocation()
 	inv.Name = strings.TrimPrefix(inv.Name, i.prefix)
 	sctx := context.WithoutCancel(ctx)
 	h.stream = inv.Stream
-	if call := i.tool.Inline(sctx, inv); call != nil {
-		g.attach(call)
-		h.call = call
-		return h.end(call.Run(h.event))
-	}
 	call, err := i.tool.Start(sctx, inv)
 	if err != nil {
 		killed := !g.end()
@@ -142,7 +139,7 @@ func (h *events) event(ev wire.Event) {
 			h.first = h.r.Fail(core.KindResultRejected, h.inst.name, "the plugin sent an MCP result for a streaming call", nil)
 			h.g.cancel()
 		}
-		h.r.SetMCP(ev.Decoded)
+		h.r.SetMCP()
 	}
 	h.n++
 	core.MemTrim.Note(len(item))

@@ -1,8 +1,12 @@
 package mcpresult
 
 import (
+	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func TestProject(t *testing.T) {
@@ -34,6 +38,28 @@ func TestProjectErrors(t *testing.T) {
 	for _, bad := range []string{`[]`, `"x"`, `{"content":{}}`, `{"content":[1]}`, `{`} {
 		if _, err := Project([]byte(bad)); !errors.Is(err, ErrNotResult) {
 			t.Errorf("Project(%s) = %v, want ErrNotResult", bad, err)
+		}
+	}
+}
+
+// TestSize: Size counts a result about as its encoding is long (within
+// a quarter below and a half above, plus a few bytes), for text, image,
+// embedded and structured results, without encoding it.
+func TestSize(t *testing.T) {
+	for name, res := range map[string]*mcp.CallToolResult{
+		"empty":  {},
+		"text":   {Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("a", 5000)}}},
+		"image":  {Content: []mcp.Content{&mcp.ImageContent{Data: make([]byte, 3000), MIMEType: "image/png"}}},
+		"embed":  {Content: []mcp.Content{&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///a", Text: strings.Repeat("b", 2000)}}}},
+		"struct": {StructuredContent: map[string]any{"list": []any{"one", 2.0, true, map[string]any{"k": strings.Repeat("c", 1000)}}}},
+		"raw":    {StructuredContent: json.RawMessage(`{"n":` + strings.Repeat("1", 900) + `}`)},
+	} {
+		enc, err := Encode(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := Size(res); n < len(enc)*3/4 || n > len(enc)*3/2+64 {
+			t.Errorf("%s: Size %d, encoded %d bytes", name, n, len(enc))
 		}
 	}
 }

@@ -2,7 +2,7 @@
 // MCP front end (package mcpapi) holds it, and one request of a client
 // without a session (MCP 2026-07-28), as the front end hands them to a
 // declared MCP server served in the host's process (package mcpadapter)
-// in the Exchange of the call or request (host.Exchange: Session,
+// in the Exchange of the call or request (core.Exchange: Session,
 // Sessionless), so that the server can give that client an upstream
 // session of its own. The identity is the *Session (or *Request) value
 // the front end made: nothing a client sends (params._meta included) can
@@ -51,7 +51,7 @@ type Session struct {
 	Log func(ctx context.Context, p *mcp.LoggingMessageParams)
 	// Updated sends notifications/resources/updated for uri to the
 	// client when it subscribed to uri on its own upstream session
-	// (resources/subscribe marked with host.Exchange.MarkOwn); anything else is
+	// (resources/subscribe marked with core.Exchange.MarkOwn); anything else is
 	// dropped: a server cannot reach a client with an update it did not
 	// ask for.
 	Updated func(ctx context.Context, uri string)
@@ -112,7 +112,7 @@ func (s *Session) OnLevel(f func(mcp.LoggingLevel)) (stop func()) {
 // Request is one request of a downstream MCP client of revision
 // 2026-07-28 or later (SEP-2575: no session; it declares its protocol
 // version, clientInfo and capabilities in its own _meta), carried in that
-// request's host.Exchange from the host's MCP front end to a declared MCP
+// request's core.Exchange from the host's MCP front end to a declared MCP
 // server in the host's process, so that the server can be spoken to in
 // the same revision for it: the caller's capabilities reach the server
 // (which answers -32021 itself for one it needs and the caller lacks) and

@@ -79,7 +79,7 @@ func helperPlugin(mode string) int {
 			if err != nil {
 				return errOr(send([]byte(`{"request_failed":` + strconv.Quote(err.Error()) + `}`)))
 			}
-			return errOr(out.SendMCP([]byte(`{"content":[],"structuredContent":{"meta":`+string(peer.Meta())+`,"answer":`+string(res)+`}}`), nil))
+			return errOr(out.SendMCP([]byte(`{"content":[],"structuredContent":{"meta":` + string(peer.Meta()) + `,"answer":` + string(res) + `}}`)))
 		}
 		if !cf.Stream {
 			return errOr(send([]byte(`{"echo":` + string(cf.Arguments) + `}`)))

@@ -53,19 +53,6 @@ type Local interface {
 	ClientRestarts() int
 }
 
-// Inline is implemented by a Local whose Call returns soon after its
-// context ends (the host's own MCP client of a declared server): the
-// host may then run its unary calls on the calling goroutine
-// (Client.Inline, Call.Run) instead of a goroutine of their own. Such a
-// call cannot be abandoned while it runs, so a Local whose Call may
-// ignore its context must not report true.
-type Inline interface {
-	Local
-	// CallsInline reports whether the plugin's unary calls may run on
-	// the caller's goroutine.
-	CallsInline() bool
-}
-
 // errLocalClosed ends the calls of a local client closed while they
 // ran.
 var errLocalClosed = errors.New("local plugin stopped")
@@ -95,17 +82,6 @@ func (c *Client) startLocal(ctx context.Context, inv Invocation) *localStream {
 	return s
 }
 
-// Inline returns unary call inv of c's plugin, to run on the calling
-// goroutine with Call.Run, when the plugin is served in the host's
-// process and runs its calls inline (Inline); nil otherwise: Start it.
-// ctx is the call's (Start's).
-func (c *Client) Inline(ctx context.Context, inv Invocation) *Call {
-	if il, ok := c.local.(Inline); !ok || inv.Stream || !il.CallsInline() {
-		return nil
-	}
-	return &Call{s: c.localStream(ctx, inv)}
-}
-
 // localStream is the stream of call inv on c's Local, not yet run: its
 // context ends with ctx, when the host cancels it, and when the plugin
 // is stopped.
@@ -123,32 +99,6 @@ func (inv Invocation) callFrame() CallFrame {
 	return CallFrame{Name: inv.Name, Arguments: inv.Args, Stream: inv.Stream, Meta: inv.Meta}
 }
 
-// Run runs a call Client.Inline returned on the calling goroutine and
-// hands each result and message to handle as the plugin sends it, on the
-// goroutine that sends it: the result on this one, a message while the
-// call runs possibly on another. handle's calls are serialized, and none
-// comes after Run returned. Run returns what Next returns at the call's
-// end: io.EOF for a normal end, the tool's *ToolError, ErrResultTooLarge
-// wrapped, or an error when the plugin was stopped during the call.
-// Errors: also one for a call that is not inline, or was run before.
-func (c *Call) Run(handle func(Event)) error {
-	s, ok := c.s.(*localStream)
-	if !ok || s.events != nil || s.handle != nil {
-		return errors.New("wire: Run of a call that is not inline, or already ran")
-	}
-	s.handle = handle
-	end := s.call()
-	s.handleMu.Lock()
-	s.ended = true
-	s.handleMu.Unlock()
-	select {
-	case <-s.stopped:
-		return fmt.Errorf("%w: the plugin was stopped during the call", errLocalClosed)
-	default:
-		return end
-	}
-}
-
 // localEvent is an Event, or the call's end (err: io.EOF for a normal
 // end).
 type localEvent struct {
@@ -157,14 +107,12 @@ type localEvent struct {
 }
 
 // localStream is one call on a Local: the callStream the host reads and
-// the CallOut the plugin writes. A call Start made runs in a goroutine of
-// its own and hands its events to the host through events; an inline one
-// (Client.Inline) runs on the host's goroutine (Call.Run) and hands them
-// to handle.
+// the CallOut the plugin writes. The call runs in a goroutine of its own
+// and hands its events to the host through events.
 type localStream struct {
 	plugin    Local
 	frame     CallFrame
-	events    chan localEvent // nil for an inline call
+	events    chan localEvent
 	cancelCtx context.CancelFunc
 	unstop    func() bool     // stops the cancel armed on the plugin's stop
 	stopped   <-chan struct{} // closed when the host stopped the plugin
@@ -176,12 +124,6 @@ type localStream struct {
 	mu       sync.Mutex
 	sent     bool // a unary call's result went out
 	tooLarge int  // the size of a result over max, 0 when none
-
-	// An inline call's events: handleMu serializes handle's calls, and
-	// ended (set once the call returned) stops them.
-	handle   func(Event)
-	handleMu sync.Mutex
-	ended    bool
 }
 
 var _ CallOut = (*localStream)(nil)
@@ -220,15 +162,12 @@ func (s *localStream) call() error {
 	return io.EOF
 }
 
-// put hands ev to the host: for an inline call to handle, else through
-// events, blocking while the host has localEventBuffer events to read.
-// Errors: the call was canceled or has ended, or the plugin stopped.
+// put hands ev to the host through events, blocking while the host has
+// localEventBuffer events to read. Errors: the call was canceled or has
+// ended, or the plugin stopped.
 func (s *localStream) put(ev Event) error {
 	if err := s.ctx.Err(); err != nil {
 		return err
-	}
-	if s.handle != nil {
-		return s.deliver(ev)
 	}
 	select {
 	case s.events <- localEvent{ev: ev}:
@@ -238,18 +177,6 @@ func (s *localStream) put(ev Event) error {
 	case <-s.stopped:
 		return errLocalClosed
 	}
-}
-
-// deliver hands ev of an inline call to handle. Errors: the call has
-// ended.
-func (s *localStream) deliver(ev Event) error {
-	s.handleMu.Lock()
-	defer s.handleMu.Unlock()
-	if s.ended {
-		return errLocalClosed
-	}
-	s.handle(ev)
-	return nil
 }
 
 // result checks a result or item before it goes out. Errors: a second
@@ -280,14 +207,14 @@ func (s *localStream) Send(b []byte) error {
 
 // SendMCP implements CallOut. Errors: a streaming call has no MCP
 // result; Send's.
-func (s *localStream) SendMCP(b []byte, decoded any) error {
+func (s *localStream) SendMCP(b []byte) error {
 	if s.stream {
 		return errors.New("a streaming call has no MCP result")
 	}
 	if err := s.result(b); err != nil {
 		return err
 	}
-	return s.put(Event{Data: b, MCP: true, Decoded: decoded})
+	return s.put(Event{Data: b, MCP: true})
 }
 
 // Peer implements CallOut.
@@ -298,12 +225,8 @@ func (s *localStream) message(m Message) error {
 	return s.put(Event{Message: &m})
 }
 
-// Next implements callStream. Errors: also one for an inline call,
-// which has no events to read (Call.Run).
+// Next implements callStream.
 func (s *localStream) Next() (Event, error) {
-	if s.events == nil {
-		return Event{}, errors.New("wire: Next of an inline call")
-	}
 	select {
 	case e := <-s.events:
 		return e.ev, e.err

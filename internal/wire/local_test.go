@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"slices"
 	"testing"
 	"time"
 )
@@ -88,7 +87,7 @@ func TestLocalCall(t *testing.T) {
 				return &ToolError{Code: 400, Message: "meta or arguments lost"}
 			}
 			_ = out.Peer().Notify("notifications/progress", []byte(`{"progress":1}`))
-			if err := out.SendMCP([]byte(`{"content":[]}`), nil); err != nil {
+			if err := out.SendMCP([]byte(`{"content":[]}`)); err != nil {
 				return &ToolError{Code: 500, Message: err.Error()}
 			}
 			if err := out.Send([]byte(`{}`)); err == nil {
@@ -143,109 +142,5 @@ func TestLocalCall(t *testing.T) {
 	stop()
 	if _, err := next(t, call); err == nil || errors.Is(err, io.EOF) {
 		t.Fatalf("a call of a stopped plugin ended with %v", err)
-	}
-}
-
-// inlineLocal is a fakeLocal whose calls run inline (Inline).
-type inlineLocal struct{ fakeLocal }
-
-func (*inlineLocal) CallsInline() bool { return true }
-
-// TestLocalCallInline: a unary call of an Inline Local runs on the
-// caller's goroutine (Call.Run): its messages, sent from another
-// goroutine while it runs, and its result reach handle in the order sent
-// and none after Run returned; a request is answered while the call
-// waits; the limits hold as for a call in a goroutine (one result, the
-// result size, cancel); stopping the plugin ends the call's context and
-// the call; a streaming call, or a Local that is not Inline, is not run
-// inline.
-func TestLocalCallInline(t *testing.T) {
-	stopped, stop := context.WithCancel(context.Background())
-	late := make(chan error, 1)
-	p := &inlineLocal{fakeLocal{call: func(ctx context.Context, cf *CallFrame, out CallOut) *ToolError {
-		switch cf.Name {
-		case "ok":
-			sent := make(chan error, 1)
-			go func() { sent <- out.Peer().Notify("notifications/progress", []byte(`{"progress":1}`)) }()
-			if err := <-sent; err != nil {
-				return &ToolError{Code: 500, Message: err.Error()}
-			}
-			if err := out.SendMCP([]byte(`{"content":[]}`), nil); err != nil {
-				return &ToolError{Code: 500, Message: err.Error()}
-			}
-			if err := out.Send([]byte(`{}`)); err == nil {
-				return &ToolError{Code: 500, Message: "a second result was taken"}
-			}
-			go func() { <-ctx.Done(); late <- out.Peer().Notify("notifications/progress", nil) }()
-			return nil
-		}
-		return limitCall(ctx, cf, out)
-	}}}
-	c := NewLocalClient(p, 50, stopped)
-	ctx := context.Background()
-	inline := func(name string) *Call {
-		t.Helper()
-		call := c.Inline(ctx, Invocation{Name: name})
-		if call == nil {
-			t.Fatalf("%s: not inline", name)
-		}
-		return call
-	}
-
-	var got []string
-	call := inline("ok")
-	if err := call.Run(func(ev Event) {
-		if ev.Message != nil {
-			got = append(got, ev.Message.Method)
-			return
-		}
-		got = append(got, string(ev.Data))
-	}); !errors.Is(err, io.EOF) {
-		t.Fatalf("ok: Run = %v, want io.EOF", err)
-	}
-	if want := []string{"notifications/progress", `{"content":[]}`}; !slices.Equal(got, want) {
-		t.Fatalf("ok: handled %q, want %q", got, want)
-	}
-	if err := <-late; err == nil {
-		t.Fatal("a message after the call ended was taken")
-	}
-	if err := call.Run(func(Event) {}); err == nil || errors.Is(err, io.EOF) {
-		t.Fatalf("a second Run of a call ran: %v", err)
-	}
-
-	if err := inline("big").Run(func(Event) { t.Error("an oversized result was handed over") }); !errors.Is(err, ErrResultTooLarge) {
-		t.Fatalf("big: Run = %v, want ErrResultTooLarge", err)
-	}
-
-	call = inline("ask")
-	var res string
-	if err := call.Run(func(ev Event) {
-		if ev.Message != nil && ev.Message.IsRequest() {
-			_ = call.Reply(Reply{ID: ev.Message.ID, Result: []byte(`{"roots":[]}`)})
-			return
-		}
-		res = string(ev.Data)
-	}); !errors.Is(err, io.EOF) || res != `{"roots":[]}` {
-		t.Fatalf("ask: Run = %v, result %q", err, res)
-	}
-
-	call = inline("wait")
-	_ = call.Cancel()
-	var te *ToolError
-	if err := call.Run(func(Event) {}); !errors.As(err, &te) || te.Code != 499 {
-		t.Fatalf("canceled call ended with %v", err)
-	}
-
-	call = inline("wait")
-	stop()
-	if err := call.Run(func(Event) {}); err == nil || errors.Is(err, io.EOF) || errors.As(err, new(*ToolError)) {
-		t.Fatalf("a call of a stopped plugin ended with %v, want the plugin stopped", err)
-	}
-
-	if c.Inline(ctx, Invocation{Name: "ok", Stream: true}) != nil {
-		t.Fatal("a streaming call runs inline")
-	}
-	if NewLocalClient(&p.fakeLocal, 0, nil).Inline(ctx, Invocation{Name: "ok"}) != nil {
-		t.Fatal("a Local that is not Inline runs inline")
 	}
 }

@@ -111,11 +111,6 @@ type Event struct {
 	// "Tools", Tool Result) rather than a result object (protocol 3,
 	// unary calls only).
 	MCP bool
-	// Decoded, with MCP, is the plugin's own decoding of Data (an
-	// *mcp.CallToolResult) when the plugin runs in the host's process (a
-	// Local: a declared MCP server, whose result the MCP SDK's client
-	// decoded); nil otherwise (CallOut.SendMCP).
-	Decoded any
 	// Message is a notification or request from the plugin (protocol 3);
 	// nil for a result or item.
 	Message *Message
@@ -140,14 +135,9 @@ type Invocation struct {
 type CallOut interface {
 	// Send sends a unary call's result or one item of a streaming call.
 	Send(data []byte) error
-	// SendMCP sends a unary call's result as an MCP CallToolResult
-	// (protocol 3; Peer().V3 says whether the host takes it). decoded is
-	// the plugin's own decoding of result when it has one (pluginsdk: its
-	// Result.MCP, an *mcp.CallToolResult), else nil: a Local's call hands
-	// it to the host with the bytes (Event.Decoded), so that the host's
-	// MCP front end need not decode them again; over a process boundary it
-	// is left out.
-	SendMCP(result []byte, decoded any) error
+	// SendMCP sends a unary call's result as an MCP CallToolResult, its
+	// JSON (protocol 3; Peer().V3 says whether the host takes it).
+	SendMCP(result []byte) error
 	// Peer is the call's side of the messages to its caller.
 	Peer() *Peer
 }
@@ -185,6 +175,19 @@ func (p *Peer) Meta() []byte {
 		return nil
 	}
 	return p.meta
+}
+
+// DecodeMeta is b, an MCP request's _meta (Peer.Meta, a JSON object),
+// decoded; nil when b is empty or not an object.
+func DecodeMeta(b []byte) map[string]any {
+	if len(b) == 0 {
+		return nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil
+	}
+	return m
 }
 
 // ErrNoCaller is the error of a request on a call whose host takes no

@@ -279,9 +279,9 @@ type channelOut struct {
 // Send implements CallOut.
 func (o *channelOut) Send(b []byte) error { return o.send(FrameResult, b) }
 
-// SendMCP implements CallOut (decoded stays in this process). Errors:
+// SendMCP implements CallOut. Errors:
 // errNotV3 under protocol 2; a streaming call has no MCP result.
-func (o *channelOut) SendMCP(b []byte, _ any) error {
+func (o *channelOut) SendMCP(b []byte) error {
 	if !o.s.v3 {
 		return errNotV3
 	}
