@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/frontend/httpguard"
+	"github.com/opentool-host/opentool-host/frontend/mcpapi/respond"
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
 	"github.com/opentool-host/opentool-host/internal/strictjson"
 	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
@@ -112,7 +113,7 @@ func (f *fastCalls) serve(w http.ResponseWriter, r *http.Request) bool {
 	f.taken.Add(1)
 	resp, err := rh.HandleRequest(ctx, jreq)
 	if err != nil { // the call ran: answered, not handed to the SDK
-		writeRefusal(w, http.StatusOK, jsonrpc.CodeInternalError, err.Error(), id)
+		respond.Refuse(w, http.StatusOK, jsonrpc.CodeInternalError, err.Error(), id)
 		return true
 	}
 	h := w.Header()

@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/opentool-host/opentool-host/frontend/mcpapi/respond"
 	"github.com/opentool-host/opentool-host/frontend/mcpapi/rounds"
 	"github.com/opentool-host/opentool-host/frontend/mcpapi/tasklayer"
 	"github.com/opentool-host/opentool-host/host"
@@ -69,6 +70,7 @@ type Server struct {
 
 	inflight inflight         // stateless calls in flight, for notifications/cancelled (cancel.go)
 	chans    channels         // the sessions' channels to their clients outside a request (streams.go)
+	marks    respond.Marks    // the POSTs of one request whose response the handler returned (http.go)
 	rounds   *rounds.Layer    // multi-round-trip requests
 	tasks    *tasklayer.Layer // MCP tasks, with Config.Tasks; nil without
 
@@ -157,6 +159,7 @@ func New(h *host.Host, cfg Config) *Server {
 	}
 	s.srv.AddReceivingMiddleware(s.clientCallMiddleware) // after access: its grant on ctx
 	s.srv.AddReceivingMiddleware(s.accessMiddleware)
+	s.srv.AddReceivingMiddleware(s.marks.Middleware) // last: outermost, it sees the response returned
 	s.srv.AddSendingMiddleware(s.sendFilter)
 	h.OnResourceUpdated(s.resourceUpdated)
 	h.OnLogMessage(s.logMessage)

@@ -103,16 +103,18 @@ func (st *sessionStream) Note(method string, params json.RawMessage) error {
 	return err
 }
 
-// writeHeader records the SDK's status of the stream and writes it.
-func (st *sessionStream) writeHeader(code int) {
+// WriteHeader records the SDK's status of the stream and writes it
+// (respond.Writer).
+func (st *sessionStream) WriteHeader(code int) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.ok.Store(code == http.StatusOK)
 	st.w.WriteHeader(code)
 }
 
-// write writes p, what the SDK wrote, under the write deadline.
-func (st *sessionStream) write(p []byte) (int, error) {
+// Write implements respond.Stream: p, what the SDK wrote, under the
+// write deadline (a GET carries no request: no response).
+func (st *sessionStream) Write(p []byte, _ bool) (int, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	httpguard.SetWriteDeadline(st.w, st.d)
@@ -123,8 +125,9 @@ func (st *sessionStream) write(p []byte) (int, error) {
 	return n, err
 }
 
-// flush flushes the stream under the write deadline.
-func (st *sessionStream) flush() error {
+// Flush implements respond.Stream: the stream flushed under the write
+// deadline.
+func (st *sessionStream) Flush() error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	httpguard.SetWriteDeadline(st.w, st.d)
