@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/frontend/httpguard"
+	"github.com/opentool-host/opentool-host/frontend/mcpapi/envelope"
 	"github.com/opentool-host/opentool-host/frontend/mcpapi/respond"
 	"github.com/opentool-host/opentool-host/frontend/mcpapi/tasklayer"
 	"github.com/opentool-host/opentool-host/frontend/route"
@@ -58,7 +59,7 @@ type HTTPOptions struct {
 	// (--mcp-session-idle). Default DefaultSessionIdle.
 	SessionIdle time.Duration
 	// MaxBatch is the most messages one POST may carry as a JSON-RPC
-	// batch (checkEnvelope); clients of revision 2025-06-18 and later may
+	// batch (envelope.Check); clients of revision 2025-06-18 and later may
 	// send none. Default DefaultMaxBatch.
 	MaxBatch int
 	// WriteTimeout is how long a client has to take each response or
@@ -137,20 +138,20 @@ type HTTPHandler struct {
 }
 
 // ServeHTTP implements http.Handler: the envelope checked
-// (checkEnvelope), the session caps (sessions.go), then the SDK.
+// (envelope.Check), the session caps (sessions.go), then the SDK.
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s, o := h.s, h.o
-	msg, e := checkEnvelope(r, o.MaxBodyBytes, o.MaxBatch)
+	msg, e := envelope.Check(r, o.MaxBodyBytes, o.MaxBatch)
 	if e != nil {
-		respond.Refuse(w, e.status, e.code, e.msg, nil)
+		respond.Refuse(w, e.Status, e.Code, e.Message, nil)
 		return
 	}
 	if e := checkTaskName(r, msg, o.MaxBodyBytes); e != nil {
-		respond.Refuse(w, e.status, e.code, e.msg, msg.id)
+		respond.Refuse(w, e.Status, e.Code, e.Message, msg.ID)
 		return
 	}
 	if e := coreOnlyHTTP(r, msg, o.MaxBodyBytes); e != nil {
-		respond.Refuse(w, e.status, e.code, e.msg, msg.id)
+		respond.Refuse(w, e.Status, e.Code, e.Message, msg.ID)
 		return
 	}
 	stateless := !o.Sessions || sessionless(r, msg)
@@ -175,12 +176,12 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer release()
 		r = httpguard.BindRequest(r)
 	}
-	dw := &respond.Writer{ResponseWriter: w, D: o.WriteTimeout, Call: msg.call() && !listens(r)}
-	defer s.marks.Track(r, dw, msg.call())()
+	dw := &respond.Writer{ResponseWriter: w, D: o.WriteTimeout, Call: msg.Call() && !listens(r)}
+	defer s.marks.Track(r, dw, msg.Call())()
 	r.Header.Del(tasklayer.ListenHeader) // the host's own
 	markCoreTask(r, msg, o.MaxBodyBytes)
-	if listens(r) && msg != nil && msg.method == methodListen && s.tasks != nil {
-		if body, complete := bufferBody(r, o.MaxBodyBytes); complete {
+	if listens(r) && msg != nil && msg.Method == methodListen && s.tasks != nil {
+		if body, complete := envelope.Buffer(r, o.MaxBodyBytes); complete {
 			if tl := s.tasks.OpenListen(w, r, o.WriteTimeout, body); tl != nil {
 				dw.Stream = tl
 				defer s.tasks.CloseListen(tl)
@@ -199,7 +200,7 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.endAsks(sid, g)
 		s.inflight.endSession(g.Name(), sid) // and those the host answers itself
 	}
-	if msg != nil && msg.method == methodCancelled { // a call the host answers itself (fastcall.go)
+	if msg != nil && msg.Method == mcpmethod.Cancelled { // a call the host answers itself (fastcall.go)
 		s.inflight.track(r, msg, r.Header.Get("Mcp-Session-Id"))
 	}
 	if st := s.openSessionStream(w, r, o.WriteTimeout); st != nil {
@@ -226,16 +227,16 @@ func asJSON(r *http.Request) {
 // coreOnlyHTTP is the refusal of tasklayer.CoreOnlyAsked for r, a POST of one
 // request m: HTTP 404 for a request of 2026-07-28 (its -32601), else 200
 // (a JSON-RPC error as the SDK answers one); nil for any other request.
-func coreOnlyHTTP(r *http.Request, m *message, maxBody int64) *envelopeError {
-	if !m.call() {
+func coreOnlyHTTP(r *http.Request, m *envelope.Message, maxBody int64) *envelope.Error {
+	if !m.Call() {
 		return nil
 	}
-	body, complete := bufferBody(r, maxBody)
+	body, complete := envelope.Buffer(r, maxBody)
 	if !complete {
 		return nil
 	}
-	version := max(r.Header.Get("Mcp-Protocol-Version"), m.version)
-	je := tasklayer.CoreOnlyAsked(m.method, version, strictjson.Member(body, "params"))
+	version := max(r.Header.Get("Mcp-Protocol-Version"), m.Version)
+	je := tasklayer.CoreOnlyAsked(m.Method, version, strictjson.Member(body, "params"))
 	if je == nil {
 		return nil
 	}
@@ -243,7 +244,7 @@ func coreOnlyHTTP(r *http.Request, m *message, maxBody int64) *envelopeError {
 	if version >= mcpsession.SessionlessRevision {
 		status = http.StatusNotFound
 	}
-	return &envelopeError{status, int(je.Code), je.Message}
+	return &envelope.Error{Status: status, Code: int(je.Code), Message: je.Message}
 }
 
 // sessionless reports whether r, on an endpoint with sessions, is a
@@ -255,14 +256,14 @@ func coreOnlyHTTP(r *http.Request, m *message, maxBody int64) *envelopeError {
 // with a session would be told that only older revisions are spoken).
 // Every other request (an older client's, and anything with
 // Mcp-Session-Id, GET and DELETE) goes to the sessions.
-func sessionless(r *http.Request, m *message) bool {
+func sessionless(r *http.Request, m *envelope.Message) bool {
 	if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
 		return false
 	}
 	if r.Header.Get("Mcp-Protocol-Version") >= mcpsession.SessionlessRevision {
 		return true
 	}
-	return m != nil && (m.method == methodDiscover || m.version >= mcpsession.SessionlessRevision)
+	return m != nil && (m.Method == mcpmethod.Discover || m.Version >= mcpsession.SessionlessRevision)
 }
 
 // Routes declares the endpoint, Path (every method), to the front door:
@@ -303,11 +304,11 @@ func (h *HTTPHandler) Meter(r *http.Request) (int, func(http.ResponseWriter, *ht
 	if r.Method != http.MethodPost || r.Body == nil {
 		return 0, nil
 	}
-	body, complete := bufferBody(r, h.o.MaxBodyBytes)
-	if !complete || checkBatch(r, body, h.o.MaxBatch) != nil {
+	body, complete := envelope.Buffer(r, h.o.MaxBodyBytes)
+	if !complete || envelope.CheckBatch(r, body, h.o.MaxBatch) != nil {
 		return 0, nil
 	}
-	ids, batch := requestIDs(body, h.o.MaxBatch)
+	ids, batch := envelope.RequestIDs(body, h.o.MaxBatch)
 	if len(ids) == 0 {
 		return 0, nil
 	}
@@ -342,3 +343,35 @@ func opensSession(r *http.Request) bool {
 func listens(r *http.Request) bool {
 	return r.Method == http.MethodGet || r.Header.Get("Mcp-Method") == mcpmethod.SubscriptionsListen
 }
+
+// checkTaskName is tasklayer.CheckTaskName of r, a POST of one message
+// m, as an HTTP 400 refusal; nil when it passes.
+func checkTaskName(r *http.Request, m *envelope.Message, maxBody int64) *envelope.Error {
+	if m == nil {
+		return nil
+	}
+	je := tasklayer.CheckTaskName(m.Method, r.Header.Get("MCP-Protocol-Version"), r.Header.Get("Mcp-Name"),
+		func() ([]byte, bool) { return envelope.Buffer(r, maxBody) })
+	if je == nil {
+		return nil
+	}
+	return &envelope.Error{Status: http.StatusBadRequest, Code: int(je.Code), Message: je.Message}
+}
+
+// markCoreTask sets tasklayer.CoreTaskHeader on r, a single tools/call
+// POST, when its params.task is an object; it removes a client's own
+// first.
+func markCoreTask(r *http.Request, m *envelope.Message, maxBody int64) {
+	r.Header.Del(tasklayer.CoreTaskHeader)
+	if m == nil || m.Method != mcpmethod.ToolsCall {
+		return
+	}
+	body, complete := envelope.Buffer(r, maxBody)
+	if complete && tasklayer.AsksCoreTask(strictjson.Member(body, "params")) {
+		r.Header.Set(tasklayer.CoreTaskHeader, "1")
+	}
+}
+
+// DefaultMaxBatch is HTTPOptions.MaxBatch's default (--max-batch): the
+// most JSON-RPC messages one POST may carry as a batch.
+const DefaultMaxBatch = 16

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/frontend/httpguard"
+	"github.com/opentool-host/opentool-host/frontend/mcpapi/envelope"
 	"github.com/opentool-host/opentool-host/frontend/mcpapi/tasklayer"
 	"github.com/opentool-host/opentool-host/frontend/sse"
 	"github.com/opentool-host/opentool-host/host/access"
@@ -219,7 +220,7 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 				req.Extra = &mcp.RequestExtra{Header: http.Header{tasklayer.CoreTaskHeader: {"1"}}}
 			}
 		case mcptasks.MethodResult, mcptasks.MethodList:
-			version := jsonString(strictjson.Member(req.Params, "_meta", metaProtocolVersion))
+			version := envelope.JSONString(strictjson.Member(req.Params, "_meta", envelope.MetaProtocolVersion))
 			if je := tasklayer.CoreOnlyAsked(req.Method, version, req.Params); je != nil && req.IsCall() {
 				if err := c.Write(ctx, &jsonrpc.Response{ID: req.ID, Error: je}); err != nil {
 					return nil, err
