@@ -203,9 +203,9 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if msg != nil && msg.Method == mcpmethod.Cancelled { // a call the host answers itself (fastcall.go)
 		s.inflight.track(r, msg, r.Header.Get("Mcp-Session-Id"))
 	}
-	if st := s.openSessionStream(w, r, o.WriteTimeout); st != nil {
+	if st := s.chans.Open(w, r, o.WriteTimeout); st != nil {
 		dw.Stream = st
-		defer s.closeSessionStream(r.Header.Get("Mcp-Session-Id"), st)
+		defer s.chans.Close(r.Header.Get("Mcp-Session-Id"), st)
 	}
 	h.sessions.ServeHTTP(jw, r)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/opentool-host/opentool-host/frontend/mcpapi/channels"
 	"github.com/opentool-host/opentool-host/frontend/mcpapi/respond"
 	"github.com/opentool-host/opentool-host/frontend/mcpapi/rounds"
 	"github.com/opentool-host/opentool-host/frontend/mcpapi/tasklayer"
@@ -68,11 +69,11 @@ type Server struct {
 	down     context.Context    // done once Shutdown is called
 	shutdown context.CancelFunc // ends down
 
-	inflight inflight         // stateless calls in flight, for notifications/cancelled (cancel.go)
-	chans    channels         // the sessions' channels to their clients outside a request (streams.go)
-	marks    respond.Marks    // the POSTs of one request whose response the handler returned (http.go)
-	rounds   *rounds.Layer    // multi-round-trip requests
-	tasks    *tasklayer.Layer // MCP tasks, with Config.Tasks; nil without
+	inflight inflight          // stateless calls in flight, for notifications/cancelled (cancel.go)
+	chans    channels.Channels // the sessions' channels to their clients outside a request
+	marks    respond.Marks     // the POSTs of one request whose response the handler returned (http.go)
+	rounds   *rounds.Layer     // multi-round-trip requests
+	tasks    *tasklayer.Layer  // MCP tasks, with Config.Tasks; nil without
 
 	mu      sync.Mutex        // one sync at a time; guards the fields below
 	tools   map[string]string // served tool name → fingerprint
@@ -187,6 +188,11 @@ func (s *Server) Function(name string) (host.FunctionInfo, bool) {
 	fi, ok := (*m)[name]
 	return fi, ok
 }
+
+// Stdio returns t, the transport of the one client of a stdio server
+// (mcp.StdioTransport), as the transport to connect s.MCP() with
+// (channels.Channels.Stdio). Use it for one connection only.
+func (s *Server) Stdio(t mcp.Transport) mcp.Transport { return s.chans.Stdio(t) }
 
 // MCP returns the SDK server, for the transports Handler does not
 // cover: s.MCP().Connect(ctx, s.Stdio(&mcp.StdioTransport{}), nil) serves one
