@@ -34,7 +34,7 @@ import (
 //	completion/complete                  that serves the URI (or a template
 //	                                     matching it), the prompt, the ref; its
 //	                                     result or JSON-RPC error as it is
-//	resources/subscribe,                 per client session (subscriptions.go):
+//	resources/subscribe,                 per client session (package subscriptions):
 //	resources/unsubscribe                to the client's own session with a
 //	                                     declared MCP server, else to the serving
 //	                                     plugin, whose notifications/resources/

@@ -198,7 +198,7 @@ func (s *Server) sessionFor(ss *mcp.ServerSession, key string, done <-chan struc
 			return json.Marshal(res)
 		},
 		Log:     func(ctx context.Context, p *mcp.LoggingMessageParams) { _ = ss.Log(ctx, p) },
-		Updated: func(ctx context.Context, uri string) { s.ownUpdated(ctx, ss, uri) },
+		Updated: func(ctx context.Context, uri string) { s.subs.OwnUpdated(ctx, ss, uri) },
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/opentool-host/opentool-host/frontend/mcpapi/channels"
 	"github.com/opentool-host/opentool-host/frontend/mcpapi/respond"
 	"github.com/opentool-host/opentool-host/frontend/mcpapi/rounds"
+	"github.com/opentool-host/opentool-host/frontend/mcpapi/subscriptions"
 	"github.com/opentool-host/opentool-host/frontend/mcpapi/tasklayer"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/host/core"
@@ -91,10 +92,10 @@ type Server struct {
 	// each served catalog item (kind + "\x00" + key) to the host's, for
 	// per-key filtering and the lists written as the plugins wrote their
 	// items (catalog.go); subs are the sessions' resource subscriptions
-	// (subscriptions.go).
+	// (package subscriptions).
 	cat      catalogState
 	catItems atomic.Pointer[map[string]host.CatalogItem]
-	subs     subscriptions
+	subs     *subscriptions.Layer
 	// send is the SDK's sending handler, under sendFilter (notify).
 	send mcp.MethodHandler
 
@@ -128,6 +129,7 @@ func New(h *host.Host, cfg Config) *Server {
 	}
 	s := &Server{h: h, cfg: cfg, tools: map[string]string{}, bad: map[string]string{}, cat: catalogState{served: map[string]string{}}}
 	s.down, s.shutdown = context.WithCancel(context.Background())
+	s.subs = subscriptions.New(subscriptionsFront{s}, cfg.Logger)
 	caps := &mcp.ServerCapabilities{
 		// Resources, prompts and completion come from the plugins'
 		// catalogs (catalog.go), logging from their log messages
@@ -144,8 +146,8 @@ func New(h *host.Host, cfg Config) *Server {
 	opts := &mcp.ServerOptions{
 		Capabilities:       caps,
 		CompletionHandler:  s.complete,
-		SubscribeHandler:   s.subscribe,
-		UnsubscribeHandler: s.unsubscribe,
+		SubscribeHandler:   s.subs.Subscribe,
+		UnsubscribeHandler: s.subs.Unsubscribe,
 	}
 	if cfg.Sole != nil {
 		opts.InitializedHandler, opts.RootsListChangedHandler = s.soleInitialized, s.soleRootsChanged
