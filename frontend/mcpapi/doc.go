@@ -127,7 +127,7 @@
 // stream (HTTPOptions.Sessions); a session of a restricted API key only
 // when it may see what changed (listviews.go). A client session's
 // tools/call of an MCP server's tool is held to the tools its own
-// upstream session was listed (clientcalls.go).
+// upstream session was listed (package clientview).
 //
 // Revisions over HTTP: clients of 2025-06-18, 2025-11-25 (and older) and
 // 2026-07-28 are served with and without HTTPOptions.Sessions. A

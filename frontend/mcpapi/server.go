@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/frontend/mcpapi/channels"
+	"github.com/opentool-host/opentool-host/frontend/mcpapi/clientview"
 	"github.com/opentool-host/opentool-host/frontend/mcpapi/respond"
 	"github.com/opentool-host/opentool-host/frontend/mcpapi/rounds"
 	"github.com/opentool-host/opentool-host/frontend/mcpapi/subscriptions"
@@ -106,9 +107,9 @@ type Server struct {
 	// views are the sessions of restricted keys and the list_changed
 	// due to each (listviews.go).
 	views listViews
-	// schemas are the validators of clients' own input schemas
-	// (clientcalls.go).
-	schemas clientSchemas
+	// shown holds a client's tools/call to the tools it was shown
+	// (package clientview).
+	shown *clientview.Views
 	// started is set by Sync: the plugins of the first start are up, and
 	// a client is offered only what is served (advertise.go).
 	started atomic.Bool
@@ -130,6 +131,7 @@ func New(h *host.Host, cfg Config) *Server {
 	s := &Server{h: h, cfg: cfg, tools: map[string]string{}, bad: map[string]string{}, cat: catalogState{served: map[string]string{}}}
 	s.down, s.shutdown = context.WithCancel(context.Background())
 	s.subs = subscriptions.New(subscriptionsFront{s}, cfg.Logger)
+	s.shown = clientview.New(viewsLister{s}, cfg.Logger)
 	caps := &mcp.ServerCapabilities{
 		// Resources, prompts and completion come from the plugins'
 		// catalogs (catalog.go), logging from their log messages
@@ -160,7 +162,7 @@ func New(h *host.Host, cfg Config) *Server {
 		s.tasks = tasklayer.New(tasklayer.Config{Tasks: cfg.Tasks, Functions: s, Channels: &s.chans, Logger: cfg.Logger})
 		s.tasks.Install(s.srv) // before access: middleware added later runs first
 	}
-	s.srv.AddReceivingMiddleware(s.clientCallMiddleware) // after access: its grant on ctx
+	s.srv.AddReceivingMiddleware(s.shown.Middleware) // after access: its grant on ctx
 	s.srv.AddReceivingMiddleware(s.accessMiddleware)
 	s.srv.AddReceivingMiddleware(s.marks.Middleware) // last: outermost, it sees the response returned
 	s.srv.AddSendingMiddleware(s.sendFilter)
