@@ -177,7 +177,7 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r = httpguard.BindRequest(r)
 	}
 	dw := &respond.Writer{ResponseWriter: w, D: o.WriteTimeout, Call: msg.Call() && !listens(r)}
-	defer s.marks.Track(r, dw, msg.Call())()
+	defer s.marks.Release(s.marks.Track(r, dw, msg.Call()))
 	r.Header.Del(tasklayer.ListenHeader) // the host's own
 	markCoreTask(r, msg, o.MaxBodyBytes)
 	if listens(r) && msg != nil && msg.Method == methodListen && s.tasks != nil {

@@ -67,6 +67,7 @@ type Writer struct {
 
 	marked atomic.Bool // the handler returned the response (Marks)
 	final  bool        // a write after the mark happened: flushes wait for the end
+	header [1]string   // MarkHeader's value on the request (Marks.Track)
 }
 
 // WriteHeader implements http.ResponseWriter.
@@ -126,25 +127,34 @@ type Marks struct {
 
 // Track removes a client's MarkHeader from r and, when track (r is a
 // POST of one request), registers w as r's writer under a token of its
-// own in MarkHeader; release unregisters it once the SDK has answered.
-func (m *Marks) Track(r *http.Request, w *Writer, track bool) (release func()) {
+// own in MarkHeader; Release unregisters it once the SDK has answered.
+// It returns the token ("" when not tracked).
+func (m *Marks) Track(r *http.Request, w *Writer, track bool) (token string) {
 	r.Header.Del(MarkHeader)
 	if !track {
-		return func() {}
+		return ""
 	}
-	token := strconv.FormatUint(m.next.Add(1), 36)
-	r.Header.Set(MarkHeader, token)
+	token = strconv.FormatUint(m.next.Add(1), 36)
+	w.header[0] = token
+	r.Header[MarkHeader] = w.header[:] // canonical already: no copy
 	m.mu.Lock()
 	if m.by == nil {
 		m.by = map[string]*Writer{}
 	}
 	m.by[token] = w
 	m.mu.Unlock()
-	return func() {
-		m.mu.Lock()
-		delete(m.by, token)
-		m.mu.Unlock()
+	return token
+}
+
+// Release unregisters the writer Track registered under token (nothing
+// for "").
+func (m *Marks) Release(token string) {
+	if token == "" {
+		return
 	}
+	m.mu.Lock()
+	delete(m.by, token)
+	m.mu.Unlock()
 }
 
 // Middleware is the SDK server's outermost receiving middleware (add it

@@ -26,7 +26,7 @@ const (
 func serve(marks *respond.Marks, track bool, handle func(w *respond.Writer)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		dw := &respond.Writer{ResponseWriter: w, D: 10 * time.Second, Call: true}
-		defer marks.Track(r, dw, track)()
+		defer marks.Release(marks.Track(r, dw, track))
 		w.Header().Set("Content-Type", "text/event-stream")
 		h := marks.Middleware(func(context.Context, string, mcp.Request) (mcp.Result, error) {
 			handle(dw)
