@@ -35,21 +35,6 @@ func TestAnswerAllocations(t *testing.T) {
 	}
 }
 
-// viewSink keeps a view from the stack, as a call's context does.
-var viewSink host.CallView
-
-// TestClientViewAllocations: the view a client session's tools/call
-// carries costs two allocations (the view and its function), not three
-// (a lock, a map and the closure holding them): it is made for every
-// call, and a call of a plugin's tool, or of a shared server's, never
-// asks for a list.
-func TestClientViewAllocations(t *testing.T) {
-	s := &Server{}
-	if n := testing.AllocsPerRun(100, func() { viewSink = s.clientView(nil) }); n > 2 {
-		t.Errorf("clientView: %v allocations, want at most 2", n)
-	}
-}
-
 // TestMCPResultTakesDecoded: a plugin's MCP result that an in-process
 // plugin decoded itself (host.Result.Decoded: a declared MCP server's,
 // by the SDK's client) is answered as that decoding, with no allocation

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/opentool-host/opentool-host/frontend/mcpapi/envelope"
 	"github.com/opentool-host/opentool-host/host/access"
 	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 )
@@ -28,21 +29,21 @@ type inflight struct {
 // JSON text (7 and "7" are different ids).
 type callKey struct{ key, session, id string }
 
-// track handles r's one message m (checkEnvelope read it; nil for a
+// track handles r's one message m (envelope.Check read it; nil for a
 // batch) on session ("" without sessions: the stateless calls; with
 // sessions, the calls the host answers itself, fastcall.go): if it is a
 // tools/call with an id, r gets a context the registry can cancel
 // (release forgets it when the POST ends); if it is a
 // notifications/cancelled, the named call of the same key and session is
 // cancelled. Batches and other messages pass as they are.
-func (f *inflight) track(r *http.Request, m *message, session string) (_ *http.Request, release func()) {
+func (f *inflight) track(r *http.Request, m *envelope.Message, session string) (_ *http.Request, release func()) {
 	release = func() {}
 	if m == nil {
 		return r, release
 	}
 	switch {
-	case m.method == mcpmethod.ToolsCall && len(m.id) > 0:
-		ck := callKey{access.GrantFrom(r.Context()).Name(), session, string(m.id)}
+	case m.Method == mcpmethod.ToolsCall && len(m.ID) > 0:
+		ck := callKey{access.GrantFrom(r.Context()).Name(), session, string(m.ID)}
 		ctx, cancel := context.WithCancel(r.Context())
 		f.mu.Lock()
 		if f.calls == nil {
@@ -56,9 +57,9 @@ func (f *inflight) track(r *http.Request, m *message, session string) (_ *http.R
 			f.mu.Unlock()
 			cancel()
 		}
-	case m.method == methodCancelled && len(m.requestID) > 0:
+	case m.Method == mcpmethod.Cancelled && len(m.RequestID) > 0:
 		f.mu.Lock()
-		cancel := f.calls[callKey{access.GrantFrom(r.Context()).Name(), session, string(m.requestID)}]
+		cancel := f.calls[callKey{access.GrantFrom(r.Context()).Name(), session, string(m.RequestID)}]
 		f.mu.Unlock()
 		if cancel != nil {
 			cancel()

@@ -34,7 +34,7 @@ import (
 //	completion/complete                  that serves the URI (or a template
 //	                                     matching it), the prompt, the ref; its
 //	                                     result or JSON-RPC error as it is
-//	resources/subscribe,                 per client session (subscriptions.go):
+//	resources/subscribe,                 per client session (package subscriptions):
 //	resources/unsubscribe                to the client's own session with a
 //	                                     declared MCP server, else to the serving
 //	                                     plugin, whose notifications/resources/
@@ -212,7 +212,7 @@ func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.C
 // (host.Host.Request's x): it carries its client's mcpsession.Session and, for a client
 // of 2026-07-28, its mcpsession.Request (clientOf), so that a declared MCP server with a session of that
 // client's own answers it there (mcpadapter, catalogSession). The
-// client's own tools/list (clientDefs, clientView) is asked with it too:
+// client's own tools/list (clientDefs, clientview.Views.View) is asked with it too:
 // a client session's, or for a client of 2026-07-28 that of a client with
 // its request's identity.
 func (s *Server) catalogClient(ss *mcp.ServerSession) *core.Exchange {

@@ -3,6 +3,7 @@ package mcpapi
 import (
 	"context"
 	"encoding/json"
+	"github.com/opentool-host/opentool-host/frontend/mcpapi/clientview"
 	"maps"
 	"sync"
 
@@ -12,7 +13,6 @@ import (
 	"github.com/opentool-host/opentool-host/host/access"
 	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
-	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
 
 // Each MCP session with an Mcp-Session-Id has one mcpsession.Session,
@@ -25,7 +25,7 @@ import (
 // 2026-07-28 clients without an id carry none (the shared session); a
 // 2026-07-28 request carries its _meta identity instead
 // (mcpsession.Request.Init), which chooses only the view of tools it is
-// held to (clientcalls.go).
+// held to (package clientview).
 
 // clientSessions maps each live SDK session to its clientSession.
 type clientSessions struct {
@@ -35,10 +35,10 @@ type clientSessions struct {
 
 // clientSession is what the front end keeps of one SDK session with an
 // id while it lasts: its mcpsession.Session and its own lists of the MCP
-// servers' tools (clientcalls.go).
+// servers' tools (package clientview).
 type clientSession struct {
 	sess  *mcpsession.Session
-	lists ownLists
+	lists clientview.Lists
 	// ending ends the requests to the client on its session outside
 	// calls (mcpsession.Session.Ask) before the SDK closes the session,
 	// which waits for them: end is called at DELETE and when its key is
@@ -67,14 +67,14 @@ func (s *Server) own(ss *mcp.ServerSession, g *access.Grant) {
 	s.clientStateOf(ss, g)
 }
 
-// toolsChanged drops every session's own lists (ownLists.drop): an MCP
+// toolsChanged drops every session's own lists (clientview.Lists.Drop): an MCP
 // server's tools/list_changed (lists.go) may change what a client was
 // listed before it had an upstream session of its own.
 func (c *clientSessions) toolsChanged() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, cs := range c.by {
-		cs.lists.drop()
+		cs.lists.Drop()
 	}
 }
 
@@ -148,7 +148,7 @@ func (s *Server) clientStateOf(ss *mcp.ServerSession, g *access.Grant) *clientSe
 	cs := &clientSession{}
 	cs.ending, cs.end = context.WithCancel(context.Background())
 	cs.sess = s.sessionFor(ss, g.Name(), done, cs.ending)
-	cs.sess.ToolsChanged = cs.lists.drop
+	cs.sess.ToolsChanged = cs.lists.Drop
 	s.clients.by[ss] = cs
 	go func() {
 		_ = ss.Wait()
@@ -156,7 +156,7 @@ func (s *Server) clientStateOf(ss *mcp.ServerSession, g *access.Grant) *clientSe
 		delete(s.clients.by, ss)
 		s.clients.mu.Unlock()
 		cs.end()
-		cs.lists.drop()
+		cs.lists.Drop()
 		close(done)
 	}()
 	return cs
@@ -190,7 +190,7 @@ func (s *Server) sessionFor(ss *mcp.ServerSession, key string, done <-chan struc
 			return json.Marshal(res)
 		},
 		Log:     func(ctx context.Context, p *mcp.LoggingMessageParams) { _ = ss.Log(ctx, p) },
-		Updated: func(ctx context.Context, uri string) { s.ownUpdated(ctx, ss, uri) },
+		Updated: func(ctx context.Context, uri string) { s.subs.OwnUpdated(ctx, ss, uri) },
 	}
 }
 
@@ -210,7 +210,7 @@ func (s *Server) sessionFor(ss *mcp.ServerSession, key string, done <-chan struc
 // client or its list fails, the shared session's definitions (defs). A
 // server whose catalog says it lists the same tools to every client
 // (host.Host.SharedTools, read at each listing: "sessions": "shared") is
-// not asked for a list at all, as clientView does not ask it.
+// not asked for a list at all, as clientview.Views.View does not ask it.
 func (s *Server) clientDefs(ctx context.Context, x *core.Exchange, lr *mcp.ListToolsResult) map[string]json.RawMessage {
 	defs := *s.defs.Load()
 	if x.ClientSession() == nil && x.SessionlessRequest() == nil {
@@ -236,7 +236,7 @@ func (s *Server) clientDefs(ctx context.Context, x *core.Exchange, lr *mcp.ListT
 			continue
 		}
 		f := *fi.Function
-		if f.MCPTool = own[mcpName(fi.Function)]; f.MCPTool == nil {
+		if f.MCPTool = own[clientview.Name(fi.Function)]; f.MCPTool == nil {
 			hidden[t.Name] = true
 			continue
 		}
@@ -280,12 +280,22 @@ func (s *Server) clientList(ctx context.Context, x *core.Exchange, plugin, fn st
 	return own
 }
 
-// mcpName is the name f's MCP server gave it (Function.MCPTool's name),
-// "" without one.
-func mcpName(f *opentool.Function) string {
-	var t struct {
-		Name string `json:"name"`
+// viewsLister is the client views' view of a Server (clientview.Lister).
+type viewsLister struct{ s *Server }
+
+// Changed implements clientview.Lister: host.Host.Changed.
+func (l viewsLister) Changed() <-chan struct{} { return l.s.h.Changed() }
+
+// List implements clientview.Lister: clientList, asked with the client's
+// identity (catalogClient).
+func (l viewsLister) List(ctx context.Context, ss *mcp.ServerSession, plugin, fn string) map[string]json.RawMessage {
+	return l.s.clientList(ctx, l.s.catalogClient(ss), plugin, fn)
+}
+
+// Kept implements clientview.Lister: the lists of ss's clientSession.
+func (l viewsLister) Kept(ss *mcp.ServerSession) *clientview.Lists {
+	if cs := l.s.clientState(ss); cs != nil {
+		return &cs.lists
 	}
-	_ = json.Unmarshal(f.MCPTool, &t)
-	return t.Name
+	return nil
 }

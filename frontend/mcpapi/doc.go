@@ -127,7 +127,7 @@
 // stream (HTTPOptions.Sessions); a session of a restricted API key only
 // when it may see what changed (listviews.go). A client session's
 // tools/call of an MCP server's tool is held to the tools its own
-// upstream session was listed (clientcalls.go).
+// upstream session was listed (package clientview).
 //
 // Revisions over HTTP: clients of 2025-06-18, 2025-11-25 (and older) and
 // 2026-07-28 are served with and without HTTPOptions.Sessions. A
@@ -140,4 +140,24 @@
 // its keys, its requestState) reaches such a client as written, and is
 // answered by the host for an older client with a session
 // (package rounds).
+//
+// The layers around the SDK server are packages of their own, each
+// knowing the narrow interface it is given, not the Server:
+//
+//	package        its job
+//	envelope       a POST's JSON-RPC envelope, checked before the SDK
+//	               decodes it, and what the handler routes by
+//	respond        the response writers: the write deadline, a call's
+//	               response held for the end of the response once the
+//	               host's own outermost middleware saw it returned
+//	               (respond.Marks), the SDK's plain-text refusals as
+//	               JSON-RPC errors
+//	channels       a session's channels to its client outside a request
+//	               (its GET stream, the stdio connection)
+//	subscriptions  resources/subscribe and unsubscribe, by path, and
+//	               which session an update goes to
+//	clientview     a client's tools/call held to the tools it was shown
+//	overlay        a plugin's catalog results as the plugin wrote them
+//	rounds         multi-round-trip requests (SEP-2322)
+//	tasklayer      MCP tasks in both dialects
 package mcpapi

@@ -12,6 +12,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/frontend/httpguard"
+	"github.com/opentool-host/opentool-host/frontend/mcpapi/envelope"
+	"github.com/opentool-host/opentool-host/frontend/mcpapi/respond"
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
 	"github.com/opentool-host/opentool-host/internal/strictjson"
 	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
@@ -73,7 +75,7 @@ func (f *fastCalls) serve(w http.ResponseWriter, r *http.Request) bool {
 	if f.holder == nil || !f.eligibleRequest(r) {
 		return false
 	}
-	body, complete := bufferBody(r, f.h.o.MaxBodyBytes)
+	body, complete := envelope.Buffer(r, f.h.o.MaxBodyBytes)
 	if !complete || len(body) == 0 || body[0] != '{' {
 		return false
 	}
@@ -98,9 +100,9 @@ func (f *fastCalls) serve(w http.ResponseWriter, r *http.Request) bool {
 	// As on the SDK's session, the call does not end with its POST: a
 	// notifications/cancelled naming it (inflight), the session's DELETE
 	// (inflight.endSession) or the host's shutdown ends it.
-	id := strictjson.Member(body, "id") // as checkEnvelope keys it (message.id)
+	id := strictjson.Member(body, "id") // as envelope.Check keys it (Message.ID)
 	r = r.WithContext(context.WithoutCancel(r.Context()))
-	r, done := f.h.s.inflight.track(r, &message{method: mcpmethod.ToolsCall, id: id}, sid)
+	r, done := f.h.s.inflight.track(r, &envelope.Message{Method: mcpmethod.ToolsCall, ID: id}, sid)
 	defer done()
 	ctx := r.Context()
 	defer context.AfterFunc(f.h.s.down, done)()
@@ -112,7 +114,7 @@ func (f *fastCalls) serve(w http.ResponseWriter, r *http.Request) bool {
 	f.taken.Add(1)
 	resp, err := rh.HandleRequest(ctx, jreq)
 	if err != nil { // the call ran: answered, not handed to the SDK
-		writeRefusal(w, http.StatusOK, jsonrpc.CodeInternalError, err.Error(), id)
+		respond.Refuse(w, http.StatusOK, jsonrpc.CodeInternalError, err.Error(), id)
 		return true
 	}
 	h := w.Header()

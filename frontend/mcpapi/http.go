@@ -1,9 +1,7 @@
 package mcpapi
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"net/http"
 	"strings"
 	"time"
@@ -11,9 +9,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/frontend/httpguard"
+	"github.com/opentool-host/opentool-host/frontend/mcpapi/envelope"
+	"github.com/opentool-host/opentool-host/frontend/mcpapi/respond"
 	"github.com/opentool-host/opentool-host/frontend/mcpapi/tasklayer"
 	"github.com/opentool-host/opentool-host/frontend/route"
-	"github.com/opentool-host/opentool-host/frontend/sse"
 	"github.com/opentool-host/opentool-host/host/access"
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
 	"github.com/opentool-host/opentool-host/internal/strictjson"
@@ -60,7 +59,7 @@ type HTTPOptions struct {
 	// (--mcp-session-idle). Default DefaultSessionIdle.
 	SessionIdle time.Duration
 	// MaxBatch is the most messages one POST may carry as a JSON-RPC
-	// batch (checkEnvelope); clients of revision 2025-06-18 and later may
+	// batch (envelope.Check); clients of revision 2025-06-18 and later may
 	// send none. Default DefaultMaxBatch.
 	MaxBatch int
 	// WriteTimeout is how long a client has to take each response or
@@ -139,20 +138,20 @@ type HTTPHandler struct {
 }
 
 // ServeHTTP implements http.Handler: the envelope checked
-// (checkEnvelope), the session caps (sessions.go), then the SDK.
+// (envelope.Check), the session caps (sessions.go), then the SDK.
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s, o := h.s, h.o
-	msg, e := checkEnvelope(r, o.MaxBodyBytes, o.MaxBatch)
+	msg, e := envelope.Check(r, o.MaxBodyBytes, o.MaxBatch)
 	if e != nil {
-		WriteRefusal(w, e.status, e.code, e.msg)
+		respond.Refuse(w, e.Status, e.Code, e.Message, nil)
 		return
 	}
 	if e := checkTaskName(r, msg, o.MaxBodyBytes); e != nil {
-		writeRefusal(w, e.status, e.code, e.msg, msg.id)
+		respond.Refuse(w, e.Status, e.Code, e.Message, msg.ID)
 		return
 	}
 	if e := coreOnlyHTTP(r, msg, o.MaxBodyBytes); e != nil {
-		writeRefusal(w, e.status, e.code, e.msg, msg.id)
+		respond.Refuse(w, e.Status, e.Code, e.Message, msg.ID)
 		return
 	}
 	stateless := !o.Sessions || sessionless(r, msg)
@@ -160,7 +159,7 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g := access.GrantFrom(r.Context())
 		if status, msg := h.slots.acquire(g); status != 0 {
 			w.Header().Set("Retry-After", "1")
-			WriteRefusal(w, status, -32000, msg)
+			respond.Refuse(w, status, -32000, msg, nil)
 			return
 		}
 		defer h.hold(w, g) // once the SDK has answered
@@ -177,19 +176,21 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer release()
 		r = httpguard.BindRequest(r)
 	}
-	dw := &deadlineWriter{ResponseWriter: w, d: o.WriteTimeout, call: msg.call() && !listens(r)}
+	dw := &respond.Writer{ResponseWriter: w, D: o.WriteTimeout, Call: msg.Call() && !listens(r)}
+	defer s.marks.Release(s.marks.Track(r, dw, msg.Call()))
 	r.Header.Del(tasklayer.ListenHeader) // the host's own
 	markCoreTask(r, msg, o.MaxBodyBytes)
-	if listens(r) && msg != nil && msg.method == methodListen && s.tasks != nil {
-		if body, complete := bufferBody(r, o.MaxBodyBytes); complete {
-			if dw.listen = s.tasks.OpenListen(w, r, o.WriteTimeout, body); dw.listen != nil {
-				defer s.tasks.CloseListen(dw.listen)
+	if listens(r) && msg != nil && msg.Method == methodListen && s.tasks != nil {
+		if body, complete := envelope.Buffer(r, o.MaxBodyBytes); complete {
+			if tl := s.tasks.OpenListen(w, r, o.WriteTimeout, body); tl != nil {
+				dw.Stream = tl
+				defer s.tasks.CloseListen(tl)
 			}
 		}
 	}
 	asJSON(r)
-	jw := &jsonErrorWriter{deadlineWriter: dw}
-	defer jw.finish()
+	jw := &respond.JSONErrors{Writer: dw}
+	defer jw.Finish()
 	if stateless {
 		h.stateless.ServeHTTP(jw, r)
 		return
@@ -199,11 +200,12 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.endAsks(sid, g)
 		s.inflight.endSession(g.Name(), sid) // and those the host answers itself
 	}
-	if msg != nil && msg.method == methodCancelled { // a call the host answers itself (fastcall.go)
+	if msg != nil && msg.Method == mcpmethod.Cancelled { // a call the host answers itself (fastcall.go)
 		s.inflight.track(r, msg, r.Header.Get("Mcp-Session-Id"))
 	}
-	if dw.get = s.openSessionStream(w, r, o.WriteTimeout); dw.get != nil {
-		defer s.closeSessionStream(r.Header.Get("Mcp-Session-Id"), dw.get)
+	if st := s.chans.Open(w, r, o.WriteTimeout); st != nil {
+		dw.Stream = st
+		defer s.chans.Close(r.Header.Get("Mcp-Session-Id"), st)
 	}
 	h.sessions.ServeHTTP(jw, r)
 }
@@ -222,79 +224,19 @@ func asJSON(r *http.Request) {
 	}
 }
 
-// maxRefusalText is the most of the SDK's plain-text refusal a
-// jsonErrorWriter keeps as its message, in bytes.
-const maxRefusalText = 4 << 10
-
-// jsonErrorWriter answers every request the SDK refuses with plain text
-// (http.Error: a malformed body or id, an unknown session, a wrong
-// Accept, ...) with a JSON-RPC error response in its place: the same
-// HTTP status, {"jsonrpc":"2.0","id":null,"error":{"code":-32600,
-// "message":TEXT}} (WriteRefusal). Everything else passes through.
-type jsonErrorWriter struct {
-	*deadlineWriter
-	status int          // the refusal's, 0 until the SDK refuses
-	text   bytes.Buffer // its text, at most maxRefusalText
-}
-
-// WriteHeader implements http.ResponseWriter.
-func (w *jsonErrorWriter) WriteHeader(code int) {
-	if code >= 400 && strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain") {
-		w.status = code
-		return
-	}
-	w.deadlineWriter.WriteHeader(code)
-}
-
-// Write implements http.ResponseWriter.
-func (w *jsonErrorWriter) Write(p []byte) (int, error) {
-	if w.status == 0 {
-		return w.deadlineWriter.Write(p)
-	}
-	w.text.Write(p[:min(len(p), maxRefusalText-w.text.Len())])
-	return len(p), nil
-}
-
-// Flush implements http.Flusher (nothing of a refusal is flushed).
-func (w *jsonErrorWriter) Flush() {
-	if w.status == 0 {
-		w.deadlineWriter.Flush()
-	}
-}
-
-// FlushError is Flush for http.ResponseController.
-func (w *jsonErrorWriter) FlushError() error {
-	if w.status == 0 {
-		return w.deadlineWriter.FlushError()
-	}
-	return nil
-}
-
-// Unwrap returns the underlying writer (for http.ResponseController).
-func (w *jsonErrorWriter) Unwrap() http.ResponseWriter { return w.deadlineWriter }
-
-// finish writes the refusal held, if any, as its JSON-RPC error.
-func (w *jsonErrorWriter) finish() {
-	if w.status == 0 {
-		return
-	}
-	w.Header().Del("X-Content-Type-Options")
-	WriteRefusal(w.deadlineWriter, w.status, jsonrpc.CodeInvalidRequest, strings.TrimSpace(w.text.String()))
-}
-
 // coreOnlyHTTP is the refusal of tasklayer.CoreOnlyAsked for r, a POST of one
 // request m: HTTP 404 for a request of 2026-07-28 (its -32601), else 200
 // (a JSON-RPC error as the SDK answers one); nil for any other request.
-func coreOnlyHTTP(r *http.Request, m *message, maxBody int64) *envelopeError {
-	if !m.call() {
+func coreOnlyHTTP(r *http.Request, m *envelope.Message, maxBody int64) *envelope.Error {
+	if !m.Call() {
 		return nil
 	}
-	body, complete := bufferBody(r, maxBody)
+	body, complete := envelope.Buffer(r, maxBody)
 	if !complete {
 		return nil
 	}
-	version := max(r.Header.Get("Mcp-Protocol-Version"), m.version)
-	je := tasklayer.CoreOnlyAsked(m.method, version, strictjson.Member(body, "params"))
+	version := max(r.Header.Get("Mcp-Protocol-Version"), m.Version)
+	je := tasklayer.CoreOnlyAsked(m.Method, version, strictjson.Member(body, "params"))
 	if je == nil {
 		return nil
 	}
@@ -302,7 +244,7 @@ func coreOnlyHTTP(r *http.Request, m *message, maxBody int64) *envelopeError {
 	if version >= mcpsession.SessionlessRevision {
 		status = http.StatusNotFound
 	}
-	return &envelopeError{status, int(je.Code), je.Message}
+	return &envelope.Error{Status: status, Code: int(je.Code), Message: je.Message}
 }
 
 // sessionless reports whether r, on an endpoint with sessions, is a
@@ -314,21 +256,21 @@ func coreOnlyHTTP(r *http.Request, m *message, maxBody int64) *envelopeError {
 // with a session would be told that only older revisions are spoken).
 // Every other request (an older client's, and anything with
 // Mcp-Session-Id, GET and DELETE) goes to the sessions.
-func sessionless(r *http.Request, m *message) bool {
+func sessionless(r *http.Request, m *envelope.Message) bool {
 	if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
 		return false
 	}
 	if r.Header.Get("Mcp-Protocol-Version") >= mcpsession.SessionlessRevision {
 		return true
 	}
-	return m != nil && (m.method == methodDiscover || m.version >= mcpsession.SessionlessRevision)
+	return m != nil && (m.Method == mcpmethod.Discover || m.Version >= mcpsession.SessionlessRevision)
 }
 
 // Routes declares the endpoint, Path (every method), to the front door:
 // its cost (Meter), its streams (a session's GET stream and a
 // subscriptions/listen POST, counted against the host's stream caps) and
 // its refusals, a JSON-RPC error response with a null id and code -32600
-// (WriteRefusal), for every path under Path.
+// (respond.Refuse), for every path under Path.
 func (h *HTTPHandler) Routes() []route.Route {
 	return []route.Route{{Pattern: Path, Handler: h, Meter: h.Meter, Stream: streams, Refuse: refuse}}
 }
@@ -342,7 +284,7 @@ func streams(r *http.Request) bool {
 // refuse writes a request refused by the front door as an invalid
 // request (route.Route.Refuse).
 func refuse(w http.ResponseWriter, _ *http.Request, status int, msg string) {
-	WriteRefusal(w, status, jsonrpc.CodeInvalidRequest, msg)
+	respond.Refuse(w, status, jsonrpc.CodeInvalidRequest, msg, nil)
 }
 
 // Meter is the endpoint's route.Meter (the front door takes the rate
@@ -362,11 +304,11 @@ func (h *HTTPHandler) Meter(r *http.Request) (int, func(http.ResponseWriter, *ht
 	if r.Method != http.MethodPost || r.Body == nil {
 		return 0, nil
 	}
-	body, complete := bufferBody(r, h.o.MaxBodyBytes)
-	if !complete || checkBatch(r, body, h.o.MaxBatch) != nil {
+	body, complete := envelope.Buffer(r, h.o.MaxBodyBytes)
+	if !complete || envelope.CheckBatch(r, body, h.o.MaxBatch) != nil {
 		return 0, nil
 	}
-	ids, batch := requestIDs(body, h.o.MaxBatch)
+	ids, batch := envelope.RequestIDs(body, h.o.MaxBatch)
 	if len(ids) == 0 {
 		return 0, nil
 	}
@@ -402,124 +344,34 @@ func listens(r *http.Request) bool {
 	return r.Method == http.MethodGet || r.Header.Get("Mcp-Method") == mcpmethod.SubscriptionsListen
 }
 
-// deadlineWriter gives the client d to take each write and each flush.
-//
-// With call (a POST carrying one request, which the SDK answers on an
-// event stream that ends with the response), it does not flush the event
-// that carries the response: the SDK writes it from the goroutine that
-// ran the call and flushes at once, and then the POST's handler returns
-// and net/http writes the end of the response, a second write on the
-// connection. Left unflushed, the event goes out with the end of the
-// response in one write (and a response that fits net/http's buffer gets
-// a Content-Length instead of chunks). Every other event (progress, log
-// messages, requests to the client during the call) is flushed as the SDK
-// asks.
-type deadlineWriter struct {
-	http.ResponseWriter
-	d time.Duration
-
-	call  bool // the POST carries one request: its response ends the stream
-	final bool // the response has been written: flushes wait for the end
-
-	// listen, for a subscriptions/listen that named task ids, writes
-	// and flushes under its mutex, with its task notifications
-	// (tasklayer, listen.go).
-	listen *tasklayer.Listen
-	// get, for a session's standalone GET stream, writes and flushes
-	// under its mutex, with the core tasks' status notifications
-	// (streams.go).
-	get *sessionStream
-}
-
-// WriteHeader implements http.ResponseWriter.
-func (w *deadlineWriter) WriteHeader(code int) {
-	if w.get != nil {
-		w.get.writeHeader(code)
-		return
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-// Write implements http.ResponseWriter.
-func (w *deadlineWriter) Write(p []byte) (int, error) {
-	if w.listen != nil {
-		return w.listen.Write(p, isResponseEvent(p))
-	}
-	if w.get != nil {
-		return w.get.write(p)
-	}
-	httpguard.SetWriteDeadline(w.ResponseWriter, w.d)
-	if w.call && !w.final && isResponseEvent(p) {
-		w.final = true
-	}
-	return w.ResponseWriter.Write(p)
-}
-
-// FlushError flushes under the write deadline (http.ResponseController
-// calls it), except after the response of a call (see deadlineWriter).
-func (w *deadlineWriter) FlushError() error {
-	if w.final {
+// checkTaskName is tasklayer.CheckTaskName of r, a POST of one message
+// m, as an HTTP 400 refusal; nil when it passes.
+func checkTaskName(r *http.Request, m *envelope.Message, maxBody int64) *envelope.Error {
+	if m == nil {
 		return nil
 	}
-	if w.listen != nil {
-		return w.listen.Flush()
+	je := tasklayer.CheckTaskName(m.Method, r.Header.Get("MCP-Protocol-Version"), r.Header.Get("Mcp-Name"),
+		func() ([]byte, bool) { return envelope.Buffer(r, maxBody) })
+	if je == nil {
+		return nil
 	}
-	if w.get != nil {
-		return w.get.flush()
-	}
-	httpguard.SetWriteDeadline(w.ResponseWriter, w.d)
-	return http.NewResponseController(w.ResponseWriter).Flush()
+	return &envelope.Error{Status: http.StatusBadRequest, Code: int(je.Code), Message: je.Message}
 }
 
-// isResponseEvent reports whether p is one server-sent event whose data
-// is a JSON-RPC response (not a request or a notification) as the SDK
-// encodes it: {"jsonrpc":"2.0","id":ID,"result":... or ,"error":...}.
-func isResponseEvent(p []byte) bool {
-	rest, ok := bytes.CutPrefix(sse.Data(p), []byte(`{"jsonrpc":"2.0","id":`))
-	if !ok || len(rest) == 0 {
-		return false
+// markCoreTask sets tasklayer.CoreTaskHeader on r, a single tools/call
+// POST, when its params.task is an object; it removes a client's own
+// first.
+func markCoreTask(r *http.Request, m *envelope.Message, maxBody int64) {
+	r.Header.Del(tasklayer.CoreTaskHeader)
+	if m == nil || m.Method != mcpmethod.ToolsCall {
+		return
 	}
-	if rest[0] == '"' { // a string id: to its closing quote
-		j := 1
-		for j < len(rest) && rest[j] != '"' {
-			if rest[j] == '\\' {
-				j++
-			}
-			j++
-		}
-		if j >= len(rest) {
-			return false
-		}
-		rest = rest[j+1:]
-	} else { // a number
-		j := 0
-		for j < len(rest) && strings.IndexByte("-+.0123456789eE", rest[j]) >= 0 {
-			j++
-		}
-		rest = rest[j:]
+	body, complete := envelope.Buffer(r, maxBody)
+	if complete && tasklayer.AsksCoreTask(strictjson.Member(body, "params")) {
+		r.Header.Set(tasklayer.CoreTaskHeader, "1")
 	}
-	return bytes.HasPrefix(rest, []byte(`,"result":`)) || bytes.HasPrefix(rest, []byte(`,"error":`))
 }
 
-// Flush implements http.Flusher.
-func (w *deadlineWriter) Flush() { _ = w.FlushError() }
-
-// Unwrap returns the underlying writer (for http.ResponseController).
-func (w *deadlineWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// WriteRefusal writes a request the front door refused before the MCP
-// handler read it (RequestGuard: 403, 415; an envelope refused by
-// checkEnvelope) as a JSON-RPC error response with a null id: HTTP status
-// with {"jsonrpc":"2.0","id":null,"error":{"code":CODE,"message":MSG}}.
-func WriteRefusal(w http.ResponseWriter, status, code int, msg string) {
-	writeRefusal(w, status, code, msg, nil)
-}
-
-// writeRefusal is WriteRefusal answering the request id (nil: null).
-func writeRefusal(w http.ResponseWriter, status, code int, msg string, id json.RawMessage) {
-	if id == nil {
-		id = json.RawMessage("null")
-	}
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": msg}})
-	httpguard.Write(w, status, httpguard.JSON, b, httpguard.DefaultWriteTimeout)
-}
+// DefaultMaxBatch is HTTPOptions.MaxBatch's default (--max-batch): the
+// most JSON-RPC messages one POST may carry as a batch.
+const DefaultMaxBatch = 16

@@ -10,7 +10,11 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/opentool-host/opentool-host/frontend/mcpapi/channels"
+	"github.com/opentool-host/opentool-host/frontend/mcpapi/clientview"
+	"github.com/opentool-host/opentool-host/frontend/mcpapi/respond"
 	"github.com/opentool-host/opentool-host/frontend/mcpapi/rounds"
+	"github.com/opentool-host/opentool-host/frontend/mcpapi/subscriptions"
 	"github.com/opentool-host/opentool-host/frontend/mcpapi/tasklayer"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/host/core"
@@ -67,10 +71,11 @@ type Server struct {
 	down     context.Context    // done once Shutdown is called
 	shutdown context.CancelFunc // ends down
 
-	inflight inflight         // stateless calls in flight, for notifications/cancelled (cancel.go)
-	chans    channels         // the sessions' channels to their clients outside a request (streams.go)
-	rounds   *rounds.Layer    // multi-round-trip requests
-	tasks    *tasklayer.Layer // MCP tasks, with Config.Tasks; nil without
+	inflight inflight          // stateless calls in flight, for notifications/cancelled (cancel.go)
+	chans    channels.Channels // the sessions' channels to their clients outside a request
+	marks    respond.Marks     // the POSTs of one request whose response the handler returned (http.go)
+	rounds   *rounds.Layer     // multi-round-trip requests
+	tasks    *tasklayer.Layer  // MCP tasks, with Config.Tasks; nil without
 
 	mu      sync.Mutex        // one sync at a time; guards the fields below
 	tools   map[string]string // served tool name → fingerprint
@@ -88,10 +93,10 @@ type Server struct {
 	// each served catalog item (kind + "\x00" + key) to the host's, for
 	// per-key filtering and the lists written as the plugins wrote their
 	// items (catalog.go); subs are the sessions' resource subscriptions
-	// (subscriptions.go).
+	// (package subscriptions).
 	cat      catalogState
 	catItems atomic.Pointer[map[string]host.CatalogItem]
-	subs     subscriptions
+	subs     *subscriptions.Layer
 	// send is the SDK's sending handler, under sendFilter (notify).
 	send mcp.MethodHandler
 
@@ -102,9 +107,9 @@ type Server struct {
 	// views are the sessions of restricted keys and the list_changed
 	// due to each (listviews.go).
 	views listViews
-	// schemas are the validators of clients' own input schemas
-	// (clientcalls.go).
-	schemas clientSchemas
+	// shown holds a client's tools/call to the tools it was shown
+	// (package clientview).
+	shown *clientview.Views
 	// started is set by Sync: the plugins of the first start are up, and
 	// a client is offered only what is served (advertise.go).
 	started atomic.Bool
@@ -125,6 +130,8 @@ func New(h *host.Host, cfg Config) *Server {
 	}
 	s := &Server{h: h, cfg: cfg, tools: map[string]string{}, bad: map[string]string{}, cat: catalogState{served: map[string]string{}}}
 	s.down, s.shutdown = context.WithCancel(context.Background())
+	s.subs = subscriptions.New(subscriptionsFront{s}, cfg.Logger)
+	s.shown = clientview.New(viewsLister{s}, cfg.Logger)
 	caps := &mcp.ServerCapabilities{
 		// Resources, prompts and completion come from the plugins'
 		// catalogs (catalog.go), logging from their log messages
@@ -141,8 +148,8 @@ func New(h *host.Host, cfg Config) *Server {
 	opts := &mcp.ServerOptions{
 		Capabilities:       caps,
 		CompletionHandler:  s.complete,
-		SubscribeHandler:   s.subscribe,
-		UnsubscribeHandler: s.unsubscribe,
+		SubscribeHandler:   s.subs.Subscribe,
+		UnsubscribeHandler: s.subs.Unsubscribe,
 	}
 	if cfg.Sole != nil {
 		opts.InitializedHandler, opts.RootsListChangedHandler = s.soleInitialized, s.soleRootsChanged
@@ -155,8 +162,9 @@ func New(h *host.Host, cfg Config) *Server {
 		s.tasks = tasklayer.New(tasklayer.Config{Tasks: cfg.Tasks, Functions: s, Channels: &s.chans, Logger: cfg.Logger})
 		s.tasks.Install(s.srv) // before access: middleware added later runs first
 	}
-	s.srv.AddReceivingMiddleware(s.clientCallMiddleware) // after access: its grant on ctx
+	s.srv.AddReceivingMiddleware(s.shown.Middleware) // after access: its grant on ctx
 	s.srv.AddReceivingMiddleware(s.accessMiddleware)
+	s.srv.AddReceivingMiddleware(s.marks.Middleware) // last: outermost, it sees the response returned
 	s.srv.AddSendingMiddleware(s.sendFilter)
 	h.OnResourceUpdated(s.resourceUpdated)
 	h.OnLogMessage(s.logMessage)
@@ -184,6 +192,11 @@ func (s *Server) Function(name string) (host.FunctionInfo, bool) {
 	fi, ok := (*m)[name]
 	return fi, ok
 }
+
+// Stdio returns t, the transport of the one client of a stdio server
+// (mcp.StdioTransport), as the transport to connect s.MCP() with
+// (channels.Channels.Stdio). Use it for one connection only.
+func (s *Server) Stdio(t mcp.Transport) mcp.Transport { return s.chans.Stdio(t) }
 
 // MCP returns the SDK server, for the transports Handler does not
 // cover: s.MCP().Connect(ctx, s.Stdio(&mcp.StdioTransport{}), nil) serves one

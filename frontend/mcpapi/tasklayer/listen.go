@@ -324,8 +324,11 @@ func (tl *Listen) checkAllSent() {
 	}
 }
 
-// Write writes p, one event the SDK wrote on the stream (response: p is
-// the event of a JSON-RPC response), under the write deadline: its
+// Write implements respond.Stream: p, one event the SDK wrote on the
+// stream (response: the listen's handler has returned, marked by the
+// front end's own receiving middleware, respond.Marks: p is its response,
+// after which nothing of the host's is written), under the write
+// deadline: its
 // acknowledgement with the agreed task ids added, followed by the tasks
 // that ended before it; the listen's response ends the stream.
 func (tl *Listen) Write(p []byte, response bool) (int, error) {

@@ -1,4 +1,13 @@
-package mcpapi
+// Package envelope checks the JSON-RPC envelope of a POST to /mcp
+// before the MCP Go SDK decodes it with encoding/json (which lets the
+// last of two members win and matches names ignoring case), and reads
+// what the front end routes by: the one message's method, id, the
+// requestId of notifications/cancelled and the protocol version its
+// _meta names (Message), the ids of the requests a body carries, each
+// charged to the rate limit (RequestIDs), and the body read once and put
+// back for the SDK (Buffer). It knows the request and the standard
+// library's JSON only (internal/strictjson).
+package envelope
 
 import (
 	"bytes"
@@ -9,15 +18,10 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/opentool-host/opentool-host/frontend/mcpapi/tasklayer"
 	"github.com/opentool-host/opentool-host/internal/strictjson"
 	"github.com/opentool-host/opentool-host/protocol/jsonrpc"
 	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 )
-
-// DefaultMaxBatch is HTTPOptions.MaxBatch's default (--max-batch): the
-// most JSON-RPC messages one POST may carry as a batch.
-const DefaultMaxBatch = 16
 
 // firstRevisionWithoutBatches is the first MCP revision that removed
 // JSON-RPC batches (2025-06-18, "Changelog": "Remove support for JSON-RPC
@@ -25,41 +29,36 @@ const DefaultMaxBatch = 16
 // one.
 const firstRevisionWithoutBatches = "2025-06-18"
 
-// envelopeError is why checkEnvelope refused a POST: the HTTP status and
-// the JSON-RPC error to answer with.
-type envelopeError struct {
-	status int
-	code   int
-	msg    string
+// Error is why Check refused a POST: the HTTP status and the JSON-RPC
+// error (code, message) to answer with.
+type Error struct {
+	Status  int
+	Code    int
+	Message string
 }
 
-// message is what Handler reads of a POST's one JSON-RPC message (not a
-// batch) for the cancel registry (cancel.go) and the response writer
-// (respWriter) and for the choice of handler (sessionless): its method,
-// its id and, for notifications/cancelled, the requestId it names, each
-// as raw JSON ("" when absent); and the protocol version its _meta names
-// (MCP 2026-07-28, SEP-2575: "io.modelcontextprotocol/protocolVersion";
-// "" when none, or not a string).
-type message struct {
-	method    string
-	id        []byte
-	requestID []byte
-	version   string
+// Message is what the front end reads of a POST's one JSON-RPC message
+// (not a batch), for its cancel registry, its response writer and its
+// choice of handler: its Method, its ID and, for notifications/cancelled,
+// the RequestID it names, each as raw JSON (nil when absent; an id null
+// is none); and the protocol Version its _meta names (MCP 2026-07-28,
+// SEP-2575: MetaProtocolVersion; "" when none, or not a string).
+type Message struct {
+	Method    string
+	ID        []byte
+	RequestID []byte
+	Version   string
 }
 
-// metaProtocolVersion is the _meta member of a request of MCP 2026-07-28
+// MetaProtocolVersion is the _meta member of a request of MCP 2026-07-28
 // and later that names its protocol version (SEP-2575).
-const metaProtocolVersion = "io.modelcontextprotocol/protocolVersion"
+const MetaProtocolVersion = "io.modelcontextprotocol/protocolVersion"
 
-// methodDiscover is the request of a 2026-07-28 client that asks which
-// revisions and capabilities the server has (SEP-2575).
-const methodDiscover = mcpmethod.Discover
+// Call reports whether m is a request that expects a response (a method
+// and an id); false for nil.
+func (m *Message) Call() bool { return m != nil && m.Method != "" && len(m.ID) > 0 }
 
-// call reports whether m is a request that expects a response (a method
-// and an id).
-func (m *message) call() bool { return m != nil && m.method != "" && len(m.id) > 0 }
-
-// checkEnvelope reads the body of an MCP POST (at most maxBody bytes;
+// Check reads the body of an MCP POST (at most maxBody bytes;
 // the SDK answers a larger one) and refuses, before the SDK decodes it
 // with encoding/json (which lets the last of two members win, and matches
 // names ignoring case):
@@ -79,15 +78,15 @@ func (m *message) call() bool { return m != nil && m.method != "" && len(m.id) >
 // (strictjson.Clean); only a body that scan cannot pass is decoded
 // (strictjson.Decode and CheckFolded), for the error or for the rare
 // message whose names it cannot compare without decoding.
-func checkEnvelope(r *http.Request, maxBody int64, maxBatch int) (*message, *envelopeError) {
+func Check(r *http.Request, maxBody int64, maxBatch int) (*Message, *Error) {
 	if r.Method != http.MethodPost || r.Body == nil {
 		return nil, nil
 	}
-	body, complete := bufferBody(r, maxBody)
+	body, complete := Buffer(r, maxBody)
 	if !complete {
 		return nil, nil
 	}
-	if e := checkBatch(r, body, maxBatch); e != nil {
+	if e := CheckBatch(r, body, maxBatch); e != nil {
 		return nil, e // before decoding: a huge batch costs no memory
 	}
 	if strictjson.Clean(body, "params") {
@@ -99,7 +98,7 @@ func checkEnvelope(r *http.Request, maxBody int64, maxBatch int) (*message, *env
 		if errors.As(err, &dup) {
 			return nil, memberError(dup.Path, err)
 		}
-		return nil, &envelopeError{http.StatusBadRequest, jsonrpc.CodeParseError, "parse error: " + err.Error()}
+		return nil, &Error{http.StatusBadRequest, jsonrpc.CodeParseError, "parse error: " + err.Error()}
 	}
 	msgs := []any{tree}
 	if batch, ok := tree.([]any); ok {
@@ -140,11 +139,11 @@ func readBody(r io.Reader, maxBody, size int64) (body []byte, complete bool, err
 	}
 }
 
-// bufferBody reads r's body (at most maxBody bytes) and puts it back on
+// Buffer reads r's body (at most maxBody bytes) and puts it back on
 // r for the SDK: whole when complete (then also what it returns), else
 // what was read followed by the rest, which the SDK refuses. A body
 // already read (a *bodyReader: Meter read it first) is not read again.
-func bufferBody(r *http.Request, maxBody int64) (body []byte, complete bool) {
+func Buffer(r *http.Request, maxBody int64) (body []byte, complete bool) {
 	if br, ok := r.Body.(*bodyReader); ok {
 		return br.b, true
 	}
@@ -159,12 +158,12 @@ func bufferBody(r *http.Request, maxBody int64) (body []byte, complete bool) {
 	return nil, false
 }
 
-// requestIDs returns the ids of the requests body carries (messages with
+// RequestIDs returns the ids of the requests body carries (messages with
 // a method that is not a notification; a request without an id is one
 // with id null) and whether it is a batch. A body that is not JSON, or a
-// batch of more than maxBatch messages, gives none (checkEnvelope
+// batch of more than maxBatch messages, gives none (Check
 // refuses it).
-func requestIDs(body []byte, maxBatch int) (ids [][]byte, batch bool) {
+func RequestIDs(body []byte, maxBatch int) (ids [][]byte, batch bool) {
 	trimmed := bytes.TrimLeft(body, " \t\r\n")
 	if len(trimmed) == 0 {
 		return nil, false
@@ -217,48 +216,48 @@ func (*bodyReader) Close() error { return nil }
 
 // messageOf returns the message of body when it is one object that
 // strictjson.Clean passed (names without escapes), else nil.
-func messageOf(body []byte) *message {
+func messageOf(body []byte) *Message {
 	trimmed := bytes.TrimLeft(body, " \t\r\n")
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return nil
 	}
-	m := &message{id: strictjson.Member(body, "id")}
-	m.method = jsonString(strictjson.Member(body, "method"))
-	m.version = jsonString(strictjson.Member(body, "params", "_meta", metaProtocolVersion))
-	if m.method == methodCancelled {
-		m.requestID = strictjson.Member(body, "params", "requestId")
+	m := &Message{ID: strictjson.Member(body, "id")}
+	m.Method = JSONString(strictjson.Member(body, "method"))
+	m.Version = JSONString(strictjson.Member(body, "params", "_meta", MetaProtocolVersion))
+	if m.Method == mcpmethod.Cancelled {
+		m.RequestID = strictjson.Member(body, "params", "requestId")
 	}
-	if string(m.id) == "null" {
-		m.id = nil
+	if string(m.ID) == "null" {
+		m.ID = nil
 	}
 	return m
 }
 
 // messageOfTree returns the message of a decoded body when it is one
 // object, else nil.
-func messageOfTree(tree any) *message {
+func messageOfTree(tree any) *Message {
 	obj, ok := tree.(map[string]any)
 	if !ok {
 		return nil
 	}
-	m := &message{}
-	m.method, _ = obj["method"].(string)
+	m := &Message{}
+	m.Method, _ = obj["method"].(string)
 	if id, ok := obj["id"]; ok && id != nil {
-		m.id, _ = json.Marshal(id)
+		m.ID, _ = json.Marshal(id)
 	}
 	params, _ := obj["params"].(map[string]any)
-	if rid, ok := params["requestId"]; ok && rid != nil && m.method == methodCancelled {
-		m.requestID, _ = json.Marshal(rid)
+	if rid, ok := params["requestId"]; ok && rid != nil && m.Method == mcpmethod.Cancelled {
+		m.RequestID, _ = json.Marshal(rid)
 	}
 	if meta, ok := params["_meta"].(map[string]any); ok {
-		m.version, _ = meta[metaProtocolVersion].(string)
+		m.Version, _ = meta[MetaProtocolVersion].(string)
 	}
 	return m
 }
 
-// jsonString returns the string raw (a JSON value that strictjson.Clean
+// JSONString returns the string raw (a JSON value that strictjson.Clean
 // passed) holds, "" when raw is not a string.
-func jsonString(raw []byte) string {
+func JSONString(raw []byte) string {
 	if len(raw) < 2 || raw[0] != '"' {
 		return ""
 	}
@@ -270,19 +269,16 @@ func jsonString(raw []byte) string {
 	return s
 }
 
-// methodCancelled is the method of the cancellation notification.
-const methodCancelled = mcpmethod.Cancelled
-
-// checkBatch refuses a batch from a client of a revision without batches,
+// CheckBatch refuses a batch from a client of a revision without batches,
 // and one of more than maxBatch messages, reading no further than the
 // message after the limit.
-func checkBatch(r *http.Request, body []byte, maxBatch int) *envelopeError {
+func CheckBatch(r *http.Request, body []byte, maxBatch int) *Error {
 	trimmed := bytes.TrimLeft(body, " \t\r\n")
 	if len(trimmed) == 0 || trimmed[0] != '[' {
 		return nil
 	}
 	if v := r.Header.Get("Mcp-Protocol-Version"); v >= firstRevisionWithoutBatches {
-		return &envelopeError{http.StatusBadRequest, jsonrpc.CodeInvalidRequest,
+		return &Error{http.StatusBadRequest, jsonrpc.CodeInvalidRequest,
 			fmt.Sprintf("invalid request: MCP %s has no JSON-RPC batches (removed in %s): send one message per request", v, firstRevisionWithoutBatches)}
 	}
 	dec := json.NewDecoder(bytes.NewReader(trimmed))
@@ -291,7 +287,7 @@ func checkBatch(r *http.Request, body []byte, maxBatch int) *envelopeError {
 	}
 	for n := 0; dec.More(); n++ {
 		if n == maxBatch {
-			return &envelopeError{http.StatusBadRequest, jsonrpc.CodeInvalidRequest,
+			return &Error{http.StatusBadRequest, jsonrpc.CodeInvalidRequest,
 				fmt.Sprintf("invalid request: a batch of more than %d messages (--max-batch)", maxBatch)}
 		}
 		var skip json.RawMessage
@@ -304,37 +300,9 @@ func checkBatch(r *http.Request, body []byte, maxBatch int) *envelopeError {
 
 // memberError is the refusal of a member named twice in the object at
 // path: -32602 inside params, -32600 elsewhere.
-func memberError(path string, err error) *envelopeError {
+func memberError(path string, err error) *Error {
 	if path == "params" || strings.HasPrefix(path, "params.") || strings.HasPrefix(path, "[") && strings.Contains(path, "].params") {
-		return &envelopeError{http.StatusBadRequest, jsonrpc.CodeInvalidParams, "invalid params: " + err.Error()}
+		return &Error{http.StatusBadRequest, jsonrpc.CodeInvalidParams, "invalid params: " + err.Error()}
 	}
-	return &envelopeError{http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "invalid request: " + err.Error()}
-}
-
-// checkTaskName is tasklayer.CheckTaskName of r, a POST of one message
-// m, as an HTTP 400 refusal; nil when it passes.
-func checkTaskName(r *http.Request, m *message, maxBody int64) *envelopeError {
-	if m == nil {
-		return nil
-	}
-	je := tasklayer.CheckTaskName(m.method, r.Header.Get("MCP-Protocol-Version"), r.Header.Get("Mcp-Name"),
-		func() ([]byte, bool) { return bufferBody(r, maxBody) })
-	if je == nil {
-		return nil
-	}
-	return &envelopeError{http.StatusBadRequest, int(je.Code), je.Message}
-}
-
-// markCoreTask sets tasklayer.CoreTaskHeader on r, a single tools/call
-// POST, when its params.task is an object; it removes a client's own
-// first.
-func markCoreTask(r *http.Request, m *message, maxBody int64) {
-	r.Header.Del(tasklayer.CoreTaskHeader)
-	if m == nil || m.method != mcpmethod.ToolsCall {
-		return
-	}
-	body, complete := bufferBody(r, maxBody)
-	if complete && tasklayer.AsksCoreTask(strictjson.Member(body, "params")) {
-		r.Header.Set(tasklayer.CoreTaskHeader, "1")
-	}
+	return &Error{http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "invalid request: " + err.Error()}
 }

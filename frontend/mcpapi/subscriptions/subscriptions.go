@@ -1,16 +1,11 @@
-package mcpapi
-
-import (
-	"context"
-	"sync"
-	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/opentool-host/opentool-host/host/core"
-	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
-)
-
+// Package subscriptions serves MCP resource subscriptions
+// (resources/subscribe, resources/unsubscribe, their
+// notifications/resources/updated) for the host's MCP front end, a layer
+// knowing the SDK's sessions and what it is given of the front end
+// (Front) only: whether a session has a client, the subscribe and
+// unsubscribe routed to the plugin serving a URI, a notification to one
+// session.
+//
 // Resource subscriptions (MCP "Resources", Subscriptions) are kept per
 // client session (the SDK's *mcp.ServerSession: a session with an
 // Mcp-Session-Id, the stdio session, a subscriptions/listen stream of
@@ -38,8 +33,54 @@ import (
 // released (the last one unsubscribes the plugin), its own end with its
 // upstream session. The SDK's own resources/updated (Server.
 // ResourceUpdated, which sends to every session in its table) passes the
-// sending middleware only to sessions subscribed through the shared
-// path; the own path's goes to its one session past the filter (notify).
+// front end's sending middleware only to sessions subscribed through the
+// shared path (Layer.Passes); the own path's goes to its one session past
+// the filter (Layer.OwnUpdated, Front.Notify).
+package subscriptions
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
+)
+
+// Front is what a Layer knows of the front end.
+type Front interface {
+	// HasClient reports whether ss has a client session of its own
+	// (an mcpsession.Session: a session with an id, the stdio one).
+	HasClient(ss *mcp.ServerSession) bool
+	// Subscribe sends p to the plugin serving p.URI with ss's client,
+	// and reports whether the plugin took it on that client's own
+	// upstream session (host.Exchange.MarkOwn); its error is the
+	// JSON-RPC error the client gets.
+	Subscribe(ctx context.Context, ss *mcp.ServerSession, p *mcp.SubscribeParams) (own bool, err error)
+	// Unsubscribe sends p to the plugin serving p.URI: with ss's client
+	// (the subscription on its own upstream session), or with none when
+	// ss is nil (the shared path's last).
+	Unsubscribe(ctx context.Context, ss *mcp.ServerSession, p *mcp.UnsubscribeParams) error
+	// Notify sends notification method with params p to ss alone, past
+	// the front end's sending filter (within its own time bound).
+	Notify(ctx context.Context, ss *mcp.ServerSession, method string, p mcp.Params) error
+}
+
+// Layer is the sessions' subscriptions of one MCP server, by path.
+// Create it with New; it is safe for concurrent use.
+type Layer struct {
+	front  Front
+	logger hclog.Logger
+	subs   subscriptions
+}
+
+// New returns the Layer over front, logging to logger the unsubscribes
+// of ended sessions that failed.
+func New(front Front, logger hclog.Logger) *Layer {
+	return &Layer{front: front, logger: logger}
+}
 
 // subscriptionEndTimeout bounds the resources/unsubscribe sent for a
 // session that ended.
@@ -198,159 +239,122 @@ func (sb *subscriptions) take(ss *mcp.ServerSession) map[string]subPath {
 	return m
 }
 
-// subscribe is the resources/subscribe handler: sent to the plugin
-// serving the URI with the client's session on ctx (clientOf), unless
-// held, and recorded on the path the plugin took. A client session's
+// Subscribe is the resources/subscribe handler
+// (mcp.ServerOptions.SubscribeHandler): sent to the plugin serving the
+// URI with the client's session (Front.Subscribe), unless held, and recorded on the path the plugin took. A client session's
 // subscription is recorded on its own session while the plugin has it
 // (an update on that session may come before the answer), and forgotten
 // when the plugin fails it. A session's repeated subscribe is answered at
 // once.
-func (s *Server) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
+func (l *Layer) Subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 	ss, uri := req.Session, req.Params.URI
-	defer s.subs.lock(uri)()
-	if _, ok := s.subs.of(ss, uri); ok {
+	defer l.subs.lock(uri)()
+	if _, ok := l.subs.of(ss, uri); ok {
 		return nil
 	}
-	c := s.client(ss)
+	client := l.front.HasClient(ss)
 	r := viaShared
-	if c != nil {
+	if client {
 		r = viaSharedClient
 	}
-	if !s.subs.held(uri, c != nil) {
-		x := &core.Exchange{Session: c}
-		own := x.TrackOwn()
-		if c != nil {
-			s.watchEnd(ss, s.subs.add(ss, uri, viaOwn))
+	if !l.subs.held(uri, client) {
+		if client {
+			l.watchEnd(ss, l.subs.add(ss, uri, viaOwn))
 		}
-		if err := s.route(ctx, x, mcpmethod.ResourcesSubscribe, uri, req.Params, &struct{}{}); err != nil {
-			s.subs.remove(ss, uri)
+		own, err := l.front.Subscribe(ctx, ss, req.Params)
+		if err != nil {
+			l.subs.remove(ss, uri)
 			return err
 		}
-		if own() {
+		if own {
 			r = viaOwn
 		}
 	}
-	s.watchEnd(ss, s.subs.add(ss, uri, r))
+	l.watchEnd(ss, l.subs.add(ss, uri, r))
 	return nil
 }
 
 // watchEnd, when first (ss's first subscription), unsubscribes ss when
 // it ends (endSubscriptions; at once when it has ended).
-func (s *Server) watchEnd(ss *mcp.ServerSession, first bool) {
+func (l *Layer) watchEnd(ss *mcp.ServerSession, first bool) {
 	if first {
 		go func() {
 			_ = ss.Wait()
-			s.endSubscriptions(ss)
+			l.endSubscriptions(ss)
 		}()
 	}
 }
 
-// unsubscribe is the resources/unsubscribe handler: sent to the client's
+// Unsubscribe is the resources/unsubscribe handler
+// (mcp.ServerOptions.UnsubscribeHandler): sent to the client's
 // own session for a subscription there, to the plugin for the last one
 // through the shared path; a URI the session did not subscribe to is
 // answered at once. When the plugin fails it, the subscription stays.
-func (s *Server) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
+func (l *Layer) Unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
 	ss, uri := req.Session, req.Params.URI
-	defer s.subs.lock(uri)()
-	r, ok := s.subs.of(ss, uri)
+	defer l.subs.lock(uri)()
+	r, ok := l.subs.of(ss, uri)
 	if !ok {
 		return nil
 	}
 	var err error
 	switch {
 	case r == viaOwn:
-		err = s.route(ctx, s.clientOf(ss, false).exchange(), mcpmethod.ResourcesUnsubscribe, uri, req.Params, &struct{}{})
-	case s.subs.lastShared(uri):
-		err = s.route(ctx, nil, mcpmethod.ResourcesUnsubscribe, uri, req.Params, &struct{}{})
+		err = l.front.Unsubscribe(ctx, ss, req.Params)
+	case l.subs.lastShared(uri):
+		err = l.front.Unsubscribe(ctx, nil, req.Params)
 	}
 	if err != nil {
 		return err
 	}
-	s.subs.remove(ss, uri)
+	l.subs.remove(ss, uri)
 	return nil
 }
 
 // endSubscriptions unsubscribes ss, which ended: its last shared
 // subscriptions are sent resources/unsubscribe (failures logged); its
 // own ended with its upstream session.
-func (s *Server) endSubscriptions(ss *mcp.ServerSession) {
-	for uri, r := range s.subs.take(ss) {
+func (l *Layer) endSubscriptions(ss *mcp.ServerSession) {
+	for uri, r := range l.subs.take(ss) {
 		if r == viaOwn {
 			continue
 		}
-		s.releaseShared(ss, uri)
+		l.releaseShared(ss, uri)
 	}
 }
 
 // releaseShared releases one shared subscription to uri of ss, which
 // ended (take forgot it), sending the plugin resources/unsubscribe when
 // it was the last.
-func (s *Server) releaseShared(ss *mcp.ServerSession, uri string) {
-	defer s.subs.lock(uri)()
-	if s.subs.release(uri) > 0 {
+func (l *Layer) releaseShared(ss *mcp.ServerSession, uri string) {
+	defer l.subs.lock(uri)()
+	if l.subs.release(uri) > 0 {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), subscriptionEndTimeout)
 	defer cancel()
-	if err := s.route(ctx, nil, mcpmethod.ResourcesUnsubscribe, uri, &mcp.UnsubscribeParams{URI: uri}, &struct{}{}); err != nil {
-		s.cfg.Logger.Warn("resources/unsubscribe of an ended MCP session failed", "session", ss.ID(), "uri", uri, "error", err)
+	if err := l.front.Unsubscribe(ctx, nil, &mcp.UnsubscribeParams{URI: uri}); err != nil {
+		l.logger.Warn("resources/unsubscribe of an ended MCP session failed", "session", ss.ID(), "uri", uri, "error", err)
 	}
 }
 
-// resourceUpdated sends notifications/resources/updated for uri, which
-// its plugin reported (host.Host.OnResourceUpdated), to the sessions
-// subscribed to it through the shared path (the SDK's table, filtered by
-// sendFilter).
-func (s *Server) resourceUpdated(uri string) {
-	_ = s.srv.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: uri})
-}
-
-// ownUpdated sends notifications/resources/updated for uri, which the
+// OwnUpdated sends notifications/resources/updated for uri, which the
 // server sent on ss's own upstream session, to ss when ss subscribed to
 // uri there; anything else is dropped (mcpsession.Session.Updated).
-func (s *Server) ownUpdated(ctx context.Context, ss *mcp.ServerSession, uri string) {
-	if r, ok := s.subs.of(ss, uri); !ok || r != viaOwn {
+func (l *Layer) OwnUpdated(ctx context.Context, ss *mcp.ServerSession, uri string) {
+	if r, ok := l.subs.of(ss, uri); !ok || r != viaOwn {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, logSendTimeout)
-	defer cancel()
-	_ = s.notify(ctx, ss, methodResourceUpdated, &mcp.ResourceUpdatedNotificationParams{URI: uri})
+	_ = l.front.Notify(ctx, ss, mcpmethod.ResourcesUpdated, &mcp.ResourceUpdatedNotificationParams{URI: uri})
 }
 
-// methodResourceUpdated is MCP's notifications/resources/updated.
-const methodResourceUpdated = mcpmethod.ResourcesUpdated
-
-// sendFilter is the server's sending middleware: it keeps the SDK's
-// notifications/resources/updated from the sessions not subscribed to
-// the URI through the shared path, and keeps next, the SDK's sending
-// handler, for notify.
-func (s *Server) sendFilter(next mcp.MethodHandler) mcp.MethodHandler {
-	s.send = next
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if isListChanged(method) {
-			if ss, _ := req.GetSession().(*mcp.ServerSession); !s.listChangedFor(ss, method) {
-				return nil, nil
-			}
-		}
-		if method == methodResourceUpdated {
-			ss, _ := req.GetSession().(*mcp.ServerSession)
-			p, _ := req.GetParams().(*mcp.ResourceUpdatedNotificationParams)
-			if p == nil {
-				return nil, nil
-			}
-			if r, ok := s.subs.of(ss, p.URI); !ok || r == viaOwn {
-				return nil, nil
-			}
-		}
-		return next(ctx, method, req)
+// Passes reports whether the SDK's notifications/resources/updated to
+// ss (the front end's sending middleware sees it), p its params, is to
+// go: only to a session subscribed to p.URI through the shared path.
+func (l *Layer) Passes(ss *mcp.ServerSession, p *mcp.ResourceUpdatedNotificationParams) bool {
+	if p == nil {
+		return false
 	}
-}
-
-// notify sends notification method with params p to ss alone, past
-// sendFilter: the SDK sends a server's notification to one session only
-// for the methods it has a ServerSession method for (Log,
-// NotifyProgress).
-func (s *Server) notify(ctx context.Context, ss *mcp.ServerSession, method string, p mcp.Params) error {
-	_, err := s.send(ctx, method, &mcp.ServerRequest[mcp.Params]{Session: ss, Params: p})
-	return err
+	r, ok := l.subs.of(ss, p.URI)
+	return ok && r != viaOwn
 }
