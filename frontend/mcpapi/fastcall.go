@@ -17,15 +17,22 @@ import (
 	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 )
 
-// A session's tools/call whose answer can need nothing but its response
-// is answered by the host itself (fastCalls): the one JSON-RPC request
-// read, handled on the session by the SDK's own request handling
-// (mcp.ServerSession.HandleRequest: the initialization gate, the params,
-// every receiving middleware, the tool's handler, the response encoded as
-// the SDK encodes it) and written as one application/json response. The
-// SDK's streamable transport (its event stream, its stream registry, its
-// connection's in-flight requests and hand-offs) is left out of the
-// path. Everything else goes to the SDK: see fastCalls.eligible.
+// A session's tools/call is answered by the host itself (fastCalls): the
+// one JSON-RPC request read, handled on the session by the SDK's own
+// request handling (mcp.ServerSession.HandleRequestRelated: the
+// initialization gate, the params, every receiving middleware, the tool's
+// handler, the response encoded as the SDK encodes it). A call that sends
+// nothing related to it is answered with one application/json response.
+// The first message the call sends related to it (a progress or log
+// notification, a roots/list, sampling or elicitation request to the
+// client) switches its POST's response to an event stream, as the SDK's
+// streamable transport answers every call: the headers then, each message
+// as one event, the response as the last (callStream). The client's answer
+// to such a request comes in a POST of its own, which the SDK delivers to
+// the waiting request. The SDK's streamable transport (its stream registry,
+// its connection's in-flight requests and hand-offs) is left out of the
+// path. Everything else goes to the SDK: see eligibleRequest,
+// eligibleSession and quietParams.
 
 // sessionHolder is the SDK's streamable handler with sessions as the fast
 // path uses it (mcp.StreamableHTTPHandler.HoldSession: the SDK's patch
@@ -36,9 +43,12 @@ type sessionHolder interface {
 }
 
 // requestHandler is a session as the fast path calls it
-// (mcp.ServerSession.HandleRequest, patch 0011 too).
+// (mcp.ServerSession.HandleRequestRelated, patch 0012): the request
+// handled with ctx, each message its handler sends related to it given to
+// related (encoded, one at a time, until it returns), and the response
+// encoded.
 type requestHandler interface {
-	HandleRequest(ctx context.Context, req *jsonrpc.Request) ([]byte, error)
+	HandleRequestRelated(ctx context.Context, req *jsonrpc.Request, related func(data []byte) error) ([]byte, error)
 }
 
 // fastCalls is the handler with sessions (HTTPOptions.Sessions): a
@@ -110,9 +120,13 @@ func (f *fastCalls) serve(w http.ResponseWriter, r *http.Request) bool {
 		CloseSSEStream: func(mcp.CloseSSEStreamArgs) {}, // no stream to close
 	}
 	f.taken.Add(1)
-	resp, err := rh.HandleRequest(ctx, jreq)
+	cs := &callStream{w: w}
+	resp, err := rh.HandleRequestRelated(ctx, jreq, cs.event)
 	if err != nil { // the call ran: answered, not handed to the SDK
-		writeRefusal(w, http.StatusOK, jsonrpc.CodeInternalError, err.Error(), id)
+		resp = errorResponse(id, jsonrpc.CodeInternalError, err.Error())
+	}
+	if cs.open {
+		_ = cs.event(resp) // a client gone: nothing more to tell it
 		return true
 	}
 	h := w.Header()
@@ -120,6 +134,37 @@ func (f *fastCalls) serve(w http.ResponseWriter, r *http.Request) bool {
 	h.Set("Mcp-Session-Id", sid)
 	httpguard.Write(w, http.StatusOK, httpguard.JSON, resp, f.h.o.WriteTimeout)
 	return true
+}
+
+// callStream is the response of a call the host answers itself once the
+// call has sent a message related to it: an event stream as the SDK's
+// streamable transport writes one (its headers, then each message as
+// "event: message\ndata: MESSAGE\n\n", flushed), opened by the first
+// such message; w is the host's writer of the POST (deadlineWriter, which
+// gives the client the write timeout for each event and leaves the last,
+// the response, to go out with the end of the response).
+type callStream struct {
+	w    http.ResponseWriter
+	open bool
+}
+
+// event writes data, one JSON-RPC message, as the stream's next event,
+// opening the stream first. Errors: the client is gone or too slow.
+func (c *callStream) event(data []byte) error {
+	if !c.open {
+		c.open = true
+		h := c.w.Header()
+		h.Set("Cache-Control", "no-cache, no-transform")
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Connection", "keep-alive")
+		c.w.WriteHeader(http.StatusOK)
+	}
+	b := make([]byte, 0, len(data)+len("event: message\ndata: \n\n"))
+	b = append(append(append(b, "event: message\ndata: "...), data...), "\n\n"...)
+	if _, err := c.w.Write(b); err != nil {
+		return err
+	}
+	return http.NewResponseController(c.w).Flush()
 }
 
 // eligibleRequest reports whether r's headers let the host answer it
@@ -164,26 +209,27 @@ func (f *fastCalls) eligibleRequest(r *http.Request) bool {
 	return true
 }
 
-// eligibleSession reports whether a call on ss can need nothing on its
-// stream but its response: ss initialized in revision version (the
-// request's MCP-Protocol-Version), its client without roots, sampling,
-// elicitation or any extension (a call could ask it, or be answered in
-// the extension's terms), and without a log level set (a call's log
-// messages go on its stream).
+// eligibleSession reports whether the host answers a call on ss as the
+// SDK would: ss initialized in revision version (the request's
+// MCP-Protocol-Version) and its client without any extension or
+// experimental capability (a call could be answered in the extension's
+// terms). Roots, sampling, elicitation and a log level are the SDK's
+// session's own: what a call sends related to them goes on its stream
+// (callStream).
 func (f *fastCalls) eligibleSession(ss *mcp.ServerSession, version string) bool {
 	ip := ss.InitializeParams()
-	if ip == nil || ip.ProtocolVersion != version || f.h.s.logs.asked(ss) {
+	if ip == nil || ip.ProtocolVersion != version {
 		return false
 	}
 	c := ip.Capabilities
-	return c == nil || c.Sampling == nil && c.Elicitation == nil && c.RootsV2 == nil && !c.Roots.ListChanged &&
-		len(c.Extensions) == 0 && len(c.Experimental) == 0
+	return c == nil || len(c.Extensions) == 0 && len(c.Experimental) == 0
 }
 
-// quietParams reports whether a tools/call's params ask for nothing on
-// the call's stream: no task (params.task) and a _meta, if any, of trace
-// context only (traceparent, tracestate; a progressToken, or anything
-// else, goes to the SDK).
+// quietParams reports whether a tools/call's params are the host's to
+// answer: no task (params.task, answered in the task's terms) and a
+// _meta, if any, of a progress token and trace context only
+// (progressToken, traceparent, tracestate; anything else goes to the
+// SDK).
 func quietParams(params json.RawMessage) bool {
 	if len(params) == 0 || strictjson.Member(params, "task") != nil {
 		return false
@@ -197,7 +243,7 @@ func quietParams(params json.RawMessage) bool {
 		return false
 	}
 	for k := range m {
-		if k != "traceparent" && k != "tracestate" {
+		if k != "progressToken" && k != "traceparent" && k != "tracestate" {
 			return false
 		}
 	}

@@ -517,9 +517,15 @@ func WriteRefusal(w http.ResponseWriter, status, code int, msg string) {
 
 // writeRefusal is WriteRefusal answering the request id (nil: null).
 func writeRefusal(w http.ResponseWriter, status, code int, msg string, id json.RawMessage) {
+	httpguard.Write(w, status, httpguard.JSON, errorResponse(id, code, msg), httpguard.DefaultWriteTimeout)
+}
+
+// errorResponse is the JSON-RPC error response to the request id (the raw
+// JSON of its id; nil: null) with code and msg.
+func errorResponse(id json.RawMessage, code int, msg string) []byte {
 	if id == nil {
 		id = json.RawMessage("null")
 	}
 	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": msg}})
-	httpguard.Write(w, status, httpguard.JSON, b, httpguard.DefaultWriteTimeout)
+	return b
 }
