@@ -1,9 +1,11 @@
 package mcpapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -87,11 +89,7 @@ func (f *fastCalls) serve(w http.ResponseWriter, r *http.Request) bool {
 	if !complete || len(body) == 0 || body[0] != '{' {
 		return false
 	}
-	msg, err := jsonrpc.DecodeMessage(body)
-	if err != nil {
-		return false
-	}
-	jreq, ok := msg.(*jsonrpc.Request)
+	jreq, ok := callRequest(body)
 	if !ok || !jreq.IsCall() || jreq.Method != mcpmethod.ToolsCall || !quietParams(jreq.Params) {
 		return false
 	}
@@ -165,6 +163,63 @@ func (c *callStream) event(data []byte) error {
 		return err
 	}
 	return http.NewResponseController(c.w).Flush()
+}
+
+// callRequest returns the request body holds, as jsonrpc.DecodeMessage
+// decodes it; ok is false when body is not one request. body has passed
+// checkEnvelope (valid JSON, no duplicate member). A plain tools/call (no
+// backslash anywhere, so no escaped name or string; "jsonrpc" "2.0",
+// "method" "tools/call", an id of at most 15 digits or a string of
+// printable ASCII, params an object) is read from its members, without
+// decoding it again: checkEnvelope has just read them.
+func callRequest(body []byte) (*jsonrpc.Request, bool) {
+	if bytes.IndexByte(body, '\\') < 0 && string(strictjson.Member(body, "jsonrpc")) == `"2.0"` &&
+		string(strictjson.Member(body, "method")) == `"`+mcpmethod.ToolsCall+`"` {
+		params := strictjson.Member(body, "params")
+		if id, ok := plainID(strictjson.Member(body, "id")); ok && len(params) > 0 && params[0] == '{' {
+			return &jsonrpc.Request{ID: id, Method: mcpmethod.ToolsCall, Params: params}, true
+		}
+	}
+	msg, err := jsonrpc.DecodeMessage(body)
+	if err != nil {
+		return nil, false
+	}
+	jreq, ok := msg.(*jsonrpc.Request)
+	return jreq, ok
+}
+
+// plainID is the id of raw, a JSON value without a backslash, as
+// jsonrpc.DecodeMessage makes it, when raw is an integer of at most 15
+// digits (exact as the float64 the SDK decodes it to) or a string of
+// printable ASCII; ok is false for any other.
+func plainID(raw []byte) (id jsonrpc.ID, ok bool) {
+	if len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' {
+		for _, c := range raw[1 : len(raw)-1] {
+			if c < 0x20 || c > 0x7e {
+				return id, false
+			}
+		}
+		id, err := jsonrpc.MakeID(string(raw[1 : len(raw)-1]))
+		return id, err == nil
+	}
+	digits := raw
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 15 || len(digits) > 1 && digits[0] == '0' {
+		return id, false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return id, false
+		}
+	}
+	n, err := strconv.ParseInt(string(raw), 10, 64)
+	if err != nil {
+		return id, false
+	}
+	id, err = jsonrpc.MakeID(float64(n)) // as the SDK decodes a number
+	return id, err == nil
 }
 
 // eligibleRequest reports whether r's headers let the host answer it
