@@ -107,10 +107,8 @@ func (f *fastCalls) serve(w http.ResponseWriter, r *http.Request) bool {
 	// notifications/cancelled naming it (inflight), the session's DELETE
 	// (inflight.endSession) or the host's shutdown ends it.
 	id := strictjson.Member(body, "id") // as checkEnvelope keys it (message.id)
-	r = r.WithContext(context.WithoutCancel(r.Context()))
-	r, done := f.h.s.inflight.track(r, &message{method: mcpmethod.ToolsCall, id: id}, sid)
+	ctx, done := f.h.s.inflight.call(context.WithoutCancel(r.Context()), id, sid)
 	defer done()
-	ctx := r.Context()
 	defer context.AfterFunc(f.h.s.down, done)()
 	jreq.Extra = &mcp.RequestExtra{
 		TokenInfo:      auth.TokenInfoFromContext(r.Context()),
