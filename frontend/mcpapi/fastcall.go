@@ -59,7 +59,7 @@ type requestHandler interface {
 type fastCalls struct {
 	h      *HTTPHandler
 	sdk    http.Handler
-	holder sessionHolder // nil: the SDK has no HoldSession
+	holder sessionHolder // nil: the SDK has no HoldSession or no HandleRequestRelated
 	taken  atomic.Int64
 }
 
@@ -67,7 +67,9 @@ type fastCalls struct {
 // sessions.
 func newFastCalls(h *HTTPHandler, sdk *mcp.StreamableHTTPHandler) *fastCalls {
 	f := &fastCalls{h: h, sdk: sdk}
-	f.holder, _ = any(sdk).(sessionHolder)
+	if _, ok := any((*mcp.ServerSession)(nil)).(requestHandler); ok {
+		f.holder, _ = any(sdk).(sessionHolder)
+	}
 	return f
 }
 
