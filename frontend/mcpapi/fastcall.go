@@ -109,29 +109,66 @@ func (f *fastCalls) serve(w http.ResponseWriter, r *http.Request) bool {
 	// notifications/cancelled naming it (inflight), the session's DELETE
 	// (inflight.endSession) or the host's shutdown ends it.
 	id := strictjson.Member(body, "id") // as checkEnvelope keys it (message.id)
-	ctx, done := f.h.s.inflight.call(context.WithoutCancel(r.Context()), id, sid)
+	ctx, done := f.h.s.inflight.call(&fastCallContext{Context: f.h.s.down, post: r.Context()}, id, sid)
 	defer done()
-	defer context.AfterFunc(f.h.s.down, done)()
-	jreq.Extra = &mcp.RequestExtra{
-		TokenInfo:      auth.TokenInfoFromContext(r.Context()),
-		Header:         r.Header,
-		CloseSSEStream: func(mcp.CloseSSEStreamArgs) {}, // no stream to close
+	c := &fastCall{
+		extra: mcp.RequestExtra{
+			TokenInfo:      auth.TokenInfoFromContext(r.Context()),
+			Header:         r.Header,
+			CloseSSEStream: func(mcp.CloseSSEStreamArgs) {}, // no stream to close
+		},
+		stream: callStream{w: w},
 	}
+	jreq.Extra = &c.extra
 	f.taken.Add(1)
-	cs := &callStream{w: w}
-	resp, err := rh.HandleRequestRelated(ctx, jreq, cs.event)
+	resp, err := rh.HandleRequestRelated(ctx, jreq, c.stream.event)
 	if err != nil { // the call ran: answered, not handed to the SDK
 		resp = errorResponse(id, jsonrpc.CodeInternalError, err.Error())
 	}
-	if cs.open {
-		_ = cs.event(resp) // a client gone: nothing more to tell it
+	if c.stream.open {
+		_ = c.stream.event(resp) // a client gone: nothing more to tell it
 		return true
 	}
 	h := w.Header()
-	h.Set("Cache-Control", "no-cache, no-transform")
-	h.Set("Mcp-Session-Id", sid)
+	h["Cache-Control"] = noCacheNoTransform
+	if v := r.Header["Mcp-Session-Id"]; len(v) == 1 {
+		h["Mcp-Session-Id"] = v // the request's: sid
+	} else {
+		h.Set("Mcp-Session-Id", sid)
+	}
 	httpguard.Write(w, http.StatusOK, httpguard.JSON, resp, f.h.o.WriteTimeout)
 	return true
+}
+
+// noCacheNoTransform is the Cache-Control of the SDK's responses to calls
+// (shared: never modified).
+var noCacheNoTransform = []string{"no-cache, no-transform"}
+
+// fastCall is what the SDK keeps of one call the host answers itself, in
+// one allocation: the request's extra (mcp.RequestExtra) and its stream.
+type fastCall struct {
+	extra  mcp.RequestExtra
+	stream callStream
+}
+
+// fastCallContext is the context of a call the host answers itself: the
+// values of its POST's context (post: the grant, the token, the trace)
+// and the cancellation of Context, the host's down (Server.down), not of
+// the POST. down, a context.WithCancel of context.Background, has no value
+// but its own cancellation, which Value gives first: a context derived
+// from a fastCallContext is then cancelled with down as a child of down's,
+// without a goroutine or an AfterFunc of its own.
+type fastCallContext struct {
+	context.Context // Server.down
+	post            context.Context
+}
+
+// Value implements context.Context.
+func (c *fastCallContext) Value(key any) any {
+	if v := c.Context.Value(key); v != nil {
+		return v
+	}
+	return c.post.Value(key)
 }
 
 // callStream is the response of a call the host answers itself once the
@@ -152,7 +189,7 @@ func (c *callStream) event(data []byte) error {
 	if !c.open {
 		c.open = true
 		h := c.w.Header()
-		h.Set("Cache-Control", "no-cache, no-transform")
+		h["Cache-Control"] = noCacheNoTransform
 		h.Set("Content-Type", "text/event-stream")
 		h.Set("Connection", "keep-alive")
 		c.w.WriteHeader(http.StatusOK)

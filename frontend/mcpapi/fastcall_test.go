@@ -345,13 +345,38 @@ func TestFastCallFallbacks(t *testing.T) {
 // the plugin when its session is deleted while it runs, as the SDK ends
 // the calls it holds.
 func TestFastCallEndsWithItsSession(t *testing.T) {
+	checkFastCallEnds(t, func(r *rig, cs *mcp.ClientSession) {
+		req, _ := http.NewRequest(http.MethodDelete, r.url+sessionsV.endpoint, nil)
+		req.Header.Set("Authorization", "Bearer "+apiKey)
+		req.Header.Set("Mcp-Session-Id", cs.ID())
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	})
+}
+
+// TestFastCallEndsAtShutdown: a call the host answers itself (whose
+// context is not its POST's) ends in the plugin when the host shuts down
+// (Server.Shutdown).
+func TestFastCallEndsAtShutdown(t *testing.T) {
+	checkFastCallEnds(t, func(r *rig, _ *mcp.ClientSession) { r.s.Shutdown() })
+}
+
+// checkFastCallEnds starts a long sleep call that the host answers
+// itself (a client with roots), runs end while it runs and checks that
+// the plugin sees the call cancelled and that its POST is answered.
+func checkFastCallEnds(t *testing.T, end func(*rig, *mcp.ClientSession)) {
 	r := newRig(t, nil, mcpapi.Config{}, examples...)
 	if !mcpapi.FastPath(r.sessions) {
-		t.Skip("the SDK as released has no HoldSession (patches/go-sdk 0011): every call goes to the SDK")
+		t.Skip("the SDK as released has no HoldSession (patches/go-sdk 0011, 0012): every call goes to the SDK")
 	}
-	watch := r.connect(t, sessionsV, nil)
+	watch := r.connect(t, mode{"stateless", mcpapi.Path, "2025-11-25"}, nil)
 	_, before := sleeps(t, watch)
-	cs := r.connect(t, sessionsV, quiet)
+	// No standalone GET stream: the shutdown ends those, and the client
+	// would then close its session.
+	cs := connectWith(t, &mcp.StreamableClientTransport{Endpoint: r.url + sessionsV.endpoint, HTTPClient: &http.Client{Transport: keyTransport{}}, MaxRetries: -1, DisableStandaloneSSE: true}, sessionsV.protocol, nil)
 	errc := make(chan error, 1)
 	go func() {
 		_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "sleep", Arguments: map[string]any{"ms": 60000}})
@@ -364,14 +389,7 @@ func TestFastCallEndsWithItsSession(t *testing.T) {
 	if mcpapi.FastCalls(r.sessions) == 0 {
 		t.Fatal("the sleep call was not answered by the host")
 	}
-	req, _ := http.NewRequest(http.MethodDelete, r.url+sessionsV.endpoint, nil)
-	req.Header.Set("Authorization", "Bearer "+apiKey)
-	req.Header.Set("Mcp-Session-Id", cs.ID())
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	end(r, cs)
 	testkit.Eventually(t, 10*time.Second, "the plugin sees the call cancelled", func() bool {
 		active, cancelled := sleeps(t, watch)
 		return cancelled > before && active == 0
@@ -379,6 +397,6 @@ func TestFastCallEndsWithItsSession(t *testing.T) {
 	select {
 	case <-errc:
 	case <-time.After(10 * time.Second):
-		t.Error("the call's POST was not answered after its session ended")
+		t.Error("the call's POST was not answered after it ended")
 	}
 }
