@@ -238,6 +238,9 @@ func (s *Server) callError(name string, err error) (*mcp.CallToolResult, error) 
 // which callError answers (an isError result whose text and
 // _meta[ErrorMetaKey].login carry the link).
 func loginRequired(ss *mcp.ServerSession, err error) error {
+	if err == nil {
+		return nil // without core.AsError, whose errors.As target escapes: an allocation every call
+	}
 	e := core.AsError(err)
 	if e == nil || e.Kind != core.KindNeedsLogin || ss == nil || !isURL(e.Login) {
 		return nil

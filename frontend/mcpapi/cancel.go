@@ -43,20 +43,8 @@ func (f *inflight) track(r *http.Request, m *envelope.Message, session string) (
 	}
 	switch {
 	case m.Method == mcpmethod.ToolsCall && len(m.ID) > 0:
-		ck := callKey{access.GrantFrom(r.Context()).Name(), session, string(m.ID)}
-		ctx, cancel := context.WithCancel(r.Context())
-		f.mu.Lock()
-		if f.calls == nil {
-			f.calls = map[callKey]context.CancelFunc{}
-		}
-		f.calls[ck] = cancel
-		f.mu.Unlock()
-		return r.WithContext(ctx), func() {
-			f.mu.Lock()
-			delete(f.calls, ck)
-			f.mu.Unlock()
-			cancel()
-		}
+		ctx, release := f.call(r.Context(), m.ID, session)
+		return r.WithContext(ctx), release
 	case m.Method == mcpmethod.Cancelled && len(m.RequestID) > 0:
 		f.mu.Lock()
 		cancel := f.calls[callKey{access.GrantFrom(r.Context()).Name(), session, string(m.RequestID)}]
@@ -66,6 +54,26 @@ func (f *inflight) track(r *http.Request, m *envelope.Message, session string) (
 		}
 	}
 	return r, release
+}
+
+// call keeps the tools/call id (its JSON text) of the API key of ctx
+// (its grant) on session in flight: ctx gets a context the registry can
+// cancel, and release forgets the call and cancels that context.
+func (f *inflight) call(ctx context.Context, id []byte, session string) (_ context.Context, release func()) {
+	ck := callKey{access.GrantFrom(ctx).Name(), session, string(id)}
+	ctx, cancel := context.WithCancel(ctx)
+	f.mu.Lock()
+	if f.calls == nil {
+		f.calls = map[callKey]context.CancelFunc{}
+	}
+	f.calls[ck] = cancel
+	f.mu.Unlock()
+	return ctx, func() {
+		f.mu.Lock()
+		delete(f.calls, ck)
+		f.mu.Unlock()
+		cancel()
+	}
 }
 
 // endSession cancels every call of API key name in flight on session (its

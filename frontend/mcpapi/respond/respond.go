@@ -244,9 +244,16 @@ func (w *JSONErrors) Finish() {
 // response answering id (nil: null): HTTP status with
 // {"jsonrpc":"2.0","id":ID,"error":{"code":CODE,"message":MSG}}.
 func Refuse(w http.ResponseWriter, status, code int, msg string, id json.RawMessage) {
+	httpguard.Write(w, status, httpguard.JSON, ErrorResponse(id, code, msg), httpguard.DefaultWriteTimeout)
+}
+
+// ErrorResponse is the JSON-RPC 2.0 error response (§5.1) to the request
+// id (the raw JSON of its id; nil: null) with code and msg:
+// {"jsonrpc":"2.0","id":ID,"error":{"code":CODE,"message":MSG}}.
+func ErrorResponse(id json.RawMessage, code int, msg string) []byte {
 	if id == nil {
 		id = json.RawMessage("null")
 	}
 	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": msg}})
-	httpguard.Write(w, status, httpguard.JSON, b, httpguard.DefaultWriteTimeout)
+	return b
 }
