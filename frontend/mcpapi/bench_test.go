@@ -59,7 +59,7 @@ func BenchmarkMCP(b *testing.B) {
 // server's tool (examples/mcp-notes' repeat) through one client session
 // of /mcp: "per-client" of a server that gives each client session an
 // upstream session of its own (the default), whose calls are held to the
-// client's own list (clientcalls.go: kept by the session, asked for at
+// client's own list (frontend/mcpapi/clientview: kept by the session, asked for at
 // its first call), and "shared" of the same server declared "sessions":
 // "shared" (no list asked: the floor).
 func BenchmarkOwnListCall(b *testing.B) {

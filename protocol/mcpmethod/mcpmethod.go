@@ -72,7 +72,7 @@ const (
 	Caller
 	// Lists: a server's notification of a change, passed on to the
 	// sessions that may see it (frontend/mcpapi/listviews.go,
-	// subscriptions.go).
+	// frontend/mcpapi/subscriptions).
 	Lists
 	// NotRelayed: a method the SDK knows that the host neither serves
 	// nor passes on; the SDK's own handling is all it gets.

@@ -56,7 +56,7 @@ type Front interface {
 	HasClient(ss *mcp.ServerSession) bool
 	// Subscribe sends p to the plugin serving p.URI with ss's client,
 	// and reports whether the plugin took it on that client's own
-	// upstream session (host.Exchange.MarkOwn); its error is the
+	// upstream session (core.Exchange.MarkOwn); its error is the
 	// JSON-RPC error the client gets.
 	Subscribe(ctx context.Context, ss *mcp.ServerSession, p *mcp.SubscribeParams) (own bool, err error)
 	// Unsubscribe sends p to the plugin serving p.URI: with ss's client
