@@ -58,9 +58,11 @@ type request struct {
 	// mcp is set when the plugin's unary result is an MCP CallToolResult
 	// (exchange.go): result is its JSON or, from a plugin served in the
 	// host's process (supervise.Direct), decoded is the result itself and
-	// result nil (Result.Decoded).
-	mcp     bool
-	decoded *mcp.CallToolResult
+	// result nil (Result.Decoded), decodedSize the length of its
+	// encoding (mcpresult.Size, counted once by supervision).
+	mcp         bool
+	decoded     *mcp.CallToolResult
+	decodedSize int
 	// collect is set on a unary call made through call_tool (builtin.go):
 	// a streaming function's items are then collected into one result,
 	// {"items":[...]}.
@@ -109,7 +111,7 @@ func (r *request) EmitMCP(res *mcp.CallToolResult, size int) {
 		c.Items++
 		c.ResultBytes += int64(size)
 	}
-	r.mcp, r.decoded, r.result = true, res, nil
+	r.mcp, r.decoded, r.decodedSize, r.result = true, res, size, nil
 }
 
 // Fail returns the *Error of kind k for r.

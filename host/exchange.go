@@ -90,7 +90,7 @@ func (h *Host) CallResult(ctx context.Context, x *core.Exchange, fn string, args
 	}
 	res, n := r.result, len(r.result)
 	if r.decoded != nil {
-		n = mcpresult.Size(r.decoded)
+		n = r.decodedSize
 	}
 	if !charge(ctx, n) {
 		core.MemTrim.Note(n)

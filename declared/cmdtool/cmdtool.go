@@ -1,10 +1,10 @@
 // Package cmdtool runs the command-line tools of a NAME.tools.json
 // declaration (protocol/decl.Commands) as the functions of a plugin. The
 // host serves it in its own process (its document through
-// pluginsdk.Local, its calls as a supervise.Direct: a function call on the
-// caller's goroutine): no process runs between a call and its command, which the host starts per call as it
-// starts a plugin (launcher.Starter: environment, sandbox, user,
-// cgroup).
+// pluginsdk.Local, its calls as a supervise.Direct: a function call on
+// the caller's goroutine): no process runs between a call and its
+// command, which the host starts per call as it starts a plugin
+// (launcher.Starter: environment, sandbox, user, cgroup).
 //
 // One call: the host has validated the arguments against the declared
 // parameters → Tool.CallJSON builds the argv from the template (argv.go;

@@ -49,7 +49,7 @@ type Request interface {
 	// is an MCP CallToolResult (its JSON).
 	SetMCP()
 	// EmitMCP takes a Direct plugin's unary MCP result res, decoded, of
-	// about size bytes (mcpresult.Size), in place of Emit.
+	// size bytes encoded (mcpresult.Size), in place of Emit.
 	EmitMCP(res *mcp.CallToolResult, size int)
 }
 

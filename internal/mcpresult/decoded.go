@@ -11,16 +11,21 @@ import (
 // rather than null (MCP requires an array). Errors: json.Marshal's (a
 // structuredContent that does not encode).
 func Encode(res *mcp.CallToolResult) ([]byte, error) {
-	if res.Content == nil {
-		r := *res
-		r.Content = []mcp.Content{}
-		res = &r
-	}
-	b, err := json.Marshal(res)
+	b, err := json.Marshal(withContent(res))
 	if err != nil {
 		return nil, fmt.Errorf("encode MCP result: %w", err)
 	}
 	return b, nil
+}
+
+// withContent is res with content [] in place of null.
+func withContent(res *mcp.CallToolResult) *mcp.CallToolResult {
+	if res.Content != nil {
+		return res
+	}
+	r := *res
+	r.Content = []mcp.Content{}
+	return &r
 }
 
 // ProjectDecoded is Project of res, an MCP CallToolResult already decoded
@@ -34,62 +39,24 @@ func ProjectDecoded(res *mcp.CallToolResult) ([]byte, error) {
 	return Project(b)
 }
 
-// Size is about how many bytes res takes encoded, counted without
-// encoding it: the text, data and URIs of its content blocks, its
-// structuredContent (its bytes when it is raw JSON, else its strings,
-// keys and a few bytes per value) and a few bytes per block. It bounds a
-// decoded result as the host bounds one received as bytes
-// (core.Config.MaxResultBytes, result memory); it is at most a little
-// under the encoded size (base64 data counts as encoded).
+// Size is the length of res's encoding (Encode) in bytes, counted as
+// it is encoded, without keeping it: a decoded result bounded as the host
+// bounds one received as bytes (core.Config.MaxResultBytes, result
+// memory). A result that does not encode counts 0: its encoding fails
+// where it is written.
 func Size(res *mcp.CallToolResult) int {
-	n := 16
-	for _, c := range res.Content {
-		n += 32
-		switch c := c.(type) {
-		case *mcp.TextContent:
-			n += len(c.Text)
-		case *mcp.ImageContent:
-			n += base64Len(len(c.Data)) + len(c.MIMEType)
-		case *mcp.AudioContent:
-			n += base64Len(len(c.Data)) + len(c.MIMEType)
-		case *mcp.ResourceLink:
-			n += len(c.URI) + len(c.Name) + len(c.Description)
-		case *mcp.EmbeddedResource:
-			if r := c.Resource; r != nil {
-				n += len(r.URI) + len(r.Text) + base64Len(len(r.Blob))
-			}
-		}
+	var n counter
+	if json.NewEncoder(&n).Encode(withContent(res)) != nil {
+		return 0
 	}
-	return n + valueSize(res.StructuredContent)
+	return int(n) - 1 // Encode's newline
 }
 
-// base64Len is the length of n bytes in standard base64.
-func base64Len(n int) int { return (n + 2) / 3 * 4 }
+// counter is an io.Writer that counts what it is given, in bytes.
+type counter int
 
-// valueSize is about how many bytes v (a decoded JSON value, or raw
-// JSON) takes encoded.
-func valueSize(v any) int {
-	switch v := v.(type) {
-	case nil:
-		return 0
-	case json.RawMessage:
-		return len(v)
-	case []byte:
-		return len(v)
-	case string:
-		return len(v) + 2
-	case map[string]any:
-		n := 2
-		for k, e := range v {
-			n += len(k) + 4 + valueSize(e)
-		}
-		return n
-	case []any:
-		n := 2
-		for _, e := range v {
-			n += 1 + valueSize(e)
-		}
-		return n
-	}
-	return 8 // a number, a boolean
+// Write implements io.Writer.
+func (c *counter) Write(p []byte) (int, error) {
+	*c += counter(len(p))
+	return len(p), nil
 }
