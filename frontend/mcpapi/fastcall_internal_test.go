@@ -52,10 +52,14 @@ func TestCallRequestAsDecodeMessage(t *testing.T) {
 		`{"jsonrpc":"2.0","id":-0,"method":"tools/call","params":{}}`,
 	} {
 		r := httptest.NewRequest(http.MethodPost, "/mcp", bytes.NewReader([]byte(body)))
-		if _, e := envelope.Check(r, 1<<20, 10); e != nil {
+		m, e := envelope.Check(r, 1<<20, 10)
+		if e != nil {
 			continue // refused before the fast path
 		}
-		got, gotOK := callRequest([]byte(body))
+		if envelope.Checked(r) != m {
+			t.Fatalf("%s: Checked gives another message than Check", body)
+		}
+		got, gotOK := callRequest([]byte(body), m)
 		msg, err := jsonrpc.DecodeMessage([]byte(body))
 		want, wantOK := msg.(*jsonrpc.Request)
 		if err != nil {

@@ -15,7 +15,6 @@ import (
 	"github.com/opentool-host/opentool-host/frontend/route"
 	"github.com/opentool-host/opentool-host/host/access"
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
-	"github.com/opentool-host/opentool-host/internal/strictjson"
 	"github.com/opentool-host/opentool-host/protocol/jsonrpc"
 	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 )
@@ -150,7 +149,7 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		respond.Refuse(w, e.Status, e.Code, e.Message, msg.ID)
 		return
 	}
-	if e := coreOnlyHTTP(r, msg, o.MaxBodyBytes); e != nil {
+	if e := coreOnlyHTTP(r, msg); e != nil {
 		respond.Refuse(w, e.Status, e.Code, e.Message, msg.ID)
 		return
 	}
@@ -179,7 +178,7 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	dw := &respond.Writer{ResponseWriter: w, D: o.WriteTimeout, Call: msg.Call() && !listens(r)}
 	defer s.marks.Release(s.marks.Track(r, dw, msg.Call()))
 	r.Header.Del(tasklayer.ListenHeader) // the host's own
-	markCoreTask(r, msg, o.MaxBodyBytes)
+	markCoreTask(r, msg)
 	if listens(r) && msg != nil && msg.Method == methodListen && s.tasks != nil {
 		if body, complete := envelope.Buffer(r, o.MaxBodyBytes); complete {
 			if tl := s.tasks.OpenListen(w, r, o.WriteTimeout, body); tl != nil {
@@ -227,16 +226,12 @@ func asJSON(r *http.Request) {
 // coreOnlyHTTP is the refusal of tasklayer.CoreOnlyAsked for r, a POST of one
 // request m: HTTP 404 for a request of 2026-07-28 (its -32601), else 200
 // (a JSON-RPC error as the SDK answers one); nil for any other request.
-func coreOnlyHTTP(r *http.Request, m *envelope.Message, maxBody int64) *envelope.Error {
+func coreOnlyHTTP(r *http.Request, m *envelope.Message) *envelope.Error {
 	if !m.Call() {
 		return nil
 	}
-	body, complete := envelope.Buffer(r, maxBody)
-	if !complete {
-		return nil
-	}
 	version := max(r.Header.Get("Mcp-Protocol-Version"), m.Version)
-	je := tasklayer.CoreOnlyAsked(m.Method, version, strictjson.Member(body, "params"))
+	je := tasklayer.CoreOnlyAsked(m.Method, version, m.Params)
 	if je == nil {
 		return nil
 	}
@@ -361,13 +356,9 @@ func checkTaskName(r *http.Request, m *envelope.Message, maxBody int64) *envelop
 // markCoreTask sets tasklayer.CoreTaskHeader on r, a single tools/call
 // POST, when its params.task is an object; it removes a client's own
 // first.
-func markCoreTask(r *http.Request, m *envelope.Message, maxBody int64) {
+func markCoreTask(r *http.Request, m *envelope.Message) {
 	r.Header.Del(tasklayer.CoreTaskHeader)
-	if m == nil || m.Method != mcpmethod.ToolsCall {
-		return
-	}
-	body, complete := envelope.Buffer(r, maxBody)
-	if complete && tasklayer.AsksCoreTask(strictjson.Member(body, "params")) {
+	if m != nil && m.Method == mcpmethod.ToolsCall && tasklayer.IsTask(m.Task) {
 		r.Header.Set(tasklayer.CoreTaskHeader, "1")
 	}
 }
