@@ -100,14 +100,14 @@ func (f *fastCalls) serve(w http.ResponseWriter, r *http.Request) bool {
 	if !ok || !jreq.IsCall() || jreq.Method != mcpmethod.ToolsCall || !quietParams(msg) {
 		return false
 	}
-	sid := r.Header.Get("Mcp-Session-Id")
+	sid := httpguard.Header(r.Header, "Mcp-Session-Id")
 	ss, release, status := f.holder.HoldSession(r, sid)
 	if status != 0 {
 		return false // the SDK answers it (404, 403)
 	}
 	defer release()
 	rh, ok := any(ss).(requestHandler)
-	if !ok || !f.eligibleSession(ss, r.Header.Get("Mcp-Protocol-Version")) {
+	if !ok || !f.eligibleSession(ss, httpguard.Header(r.Header, "Mcp-Protocol-Version")) {
 		return false
 	}
 	// As on the SDK's session, the call does not end with its POST: a
@@ -141,7 +141,7 @@ func (f *fastCalls) serve(w http.ResponseWriter, r *http.Request) bool {
 	} else {
 		h.Set("Mcp-Session-Id", sid)
 	}
-	httpguard.Write(w, http.StatusOK, httpguard.JSON, resp, f.h.o.WriteTimeout)
+	httpguard.WriteTimed(w, http.StatusOK, httpguard.JSON, resp) // w, HTTPHandler's respond.Writer, sets the write deadline
 	return true
 }
 
@@ -271,18 +271,19 @@ func plainID(raw []byte) (id jsonrpc.ID, ok bool) {
 // headers the SDK checks against the body (Mcp-Method, Mcp-Name,
 // Mcp-Param-*).
 func (f *fastCalls) eligibleRequest(r *http.Request) bool {
-	if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") == "" || len(r.Header.Values("Last-Event-ID")) > 0 {
+	h := r.Header // each key canonical: no key made per request
+	if r.Method != http.MethodPost || httpguard.Header(h, "Mcp-Session-Id") == "" || len(h["Last-Event-Id"]) > 0 {
 		return false
 	}
-	v := r.Header.Get("Mcp-Protocol-Version")
+	v := httpguard.Header(h, "Mcp-Protocol-Version")
 	if v == "" || v >= mcpsession.SessionlessRevision {
 		return false
 	}
-	if mt, _, _ := strings.Cut(r.Header.Get("Content-Type"), ";"); !strings.EqualFold(strings.TrimSpace(mt), "application/json") {
+	if mt, _, _ := strings.Cut(httpguard.Header(h, "Content-Type"), ";"); !strings.EqualFold(strings.TrimSpace(mt), "application/json") {
 		return false
 	}
 	jsonOK, streamOK := false, false
-	for _, value := range r.Header.Values("Accept") {
+	for _, value := range h["Accept"] {
 		for raw := range strings.SplitSeq(value, ",") {
 			base, _, _ := strings.Cut(raw, ";")
 			switch strings.ToLower(strings.TrimSpace(base)) {
@@ -296,7 +297,7 @@ func (f *fastCalls) eligibleRequest(r *http.Request) bool {
 	if !jsonOK || !streamOK {
 		return false
 	}
-	for k := range r.Header {
+	for k := range h {
 		if k == "Mcp-Method" || k == "Mcp-Name" || strings.HasPrefix(k, "Mcp-Param-") {
 			return false
 		}

@@ -177,7 +177,7 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	dw := &respond.Writer{ResponseWriter: w, D: o.WriteTimeout, Call: msg.Call() && !listens(r)}
 	defer s.marks.Release(s.marks.Track(r, dw, msg.Call()))
-	r.Header.Del(tasklayer.ListenHeader) // the host's own
+	delete(r.Header, tasklayer.ListenHeader) // the host's own (canonical: Del without canonicalizing)
 	markCoreTask(r, msg)
 	if listens(r) && msg != nil && msg.Method == methodListen && s.tasks != nil {
 		if body, complete := envelope.Buffer(r, o.MaxBodyBytes); complete {
@@ -213,7 +213,7 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // host's request guard accepts, httpguard.RequestGuard) to the SDK as
 // application/json, the one type it reads, its parameters kept.
 func asJSON(r *http.Request) {
-	ct := r.Header.Get("Content-Type")
+	ct := httpguard.Header(r.Header, "Content-Type")
 	if mt, params, ok := strings.Cut(ct, ";"); strings.EqualFold(strings.TrimSpace(mt), "application/json-rpc") {
 		if ok {
 			r.Header.Set("Content-Type", "application/json;"+params)
@@ -230,7 +230,7 @@ func coreOnlyHTTP(r *http.Request, m *envelope.Message) *envelope.Error {
 	if !m.Call() {
 		return nil
 	}
-	version := max(r.Header.Get("Mcp-Protocol-Version"), m.Version)
+	version := max(httpguard.Header(r.Header, "Mcp-Protocol-Version"), m.Version)
 	je := tasklayer.CoreOnlyAsked(m.Method, version, m.Params)
 	if je == nil {
 		return nil
@@ -252,10 +252,10 @@ func coreOnlyHTTP(r *http.Request, m *envelope.Message) *envelope.Error {
 // Every other request (an older client's, and anything with
 // Mcp-Session-Id, GET and DELETE) goes to the sessions.
 func sessionless(r *http.Request, m *envelope.Message) bool {
-	if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
+	if r.Method != http.MethodPost || httpguard.Header(r.Header, "Mcp-Session-Id") != "" {
 		return false
 	}
-	if r.Header.Get("Mcp-Protocol-Version") >= mcpsession.SessionlessRevision {
+	if httpguard.Header(r.Header, "Mcp-Protocol-Version") >= mcpsession.SessionlessRevision {
 		return true
 	}
 	return m != nil && (m.Method == mcpmethod.Discover || m.Version >= mcpsession.SessionlessRevision)
@@ -329,14 +329,14 @@ func (h *HTTPHandler) Meter(r *http.Request) (int, func(http.ResponseWriter, *ht
 // opensSession reports whether r may open a session: a POST without a
 // session id (an initialize).
 func opensSession(r *http.Request) bool {
-	return r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == ""
+	return r.Method == http.MethodPost && httpguard.Header(r.Header, "Mcp-Session-Id") == ""
 }
 
 // listens reports whether r opens a stream that only waits for server
 // messages: a session's GET stream, or a subscriptions/listen POST (the
 // SDK checks that the Mcp-Method header matches the body).
 func listens(r *http.Request) bool {
-	return r.Method == http.MethodGet || r.Header.Get("Mcp-Method") == mcpmethod.SubscriptionsListen
+	return r.Method == http.MethodGet || httpguard.Header(r.Header, "Mcp-Method") == mcpmethod.SubscriptionsListen
 }
 
 // checkTaskName is tasklayer.CheckTaskName of r, a POST of one message
@@ -345,7 +345,7 @@ func checkTaskName(r *http.Request, m *envelope.Message, maxBody int64) *envelop
 	if m == nil {
 		return nil
 	}
-	je := tasklayer.CheckTaskName(m.Method, r.Header.Get("MCP-Protocol-Version"), r.Header.Get("Mcp-Name"),
+	je := tasklayer.CheckTaskName(m.Method, httpguard.Header(r.Header, "Mcp-Protocol-Version"), httpguard.Header(r.Header, "Mcp-Name"),
 		func() ([]byte, bool) { return envelope.Buffer(r, maxBody) })
 	if je == nil {
 		return nil
@@ -357,7 +357,7 @@ func checkTaskName(r *http.Request, m *envelope.Message, maxBody int64) *envelop
 // POST, when its params.task is an object; it removes a client's own
 // first.
 func markCoreTask(r *http.Request, m *envelope.Message) {
-	r.Header.Del(tasklayer.CoreTaskHeader)
+	delete(r.Header, tasklayer.CoreTaskHeader) // canonical: Del without canonicalizing
 	if m != nil && m.Method == mcpmethod.ToolsCall && tasklayer.IsTask(m.Task) {
 		r.Header.Set(tasklayer.CoreTaskHeader, "1")
 	}

@@ -287,12 +287,16 @@ func messageOfTree(tree any, body []byte) *Message {
 }
 
 // JSONString returns the string raw (a JSON value that strictjson.Clean
-// passed) holds, "" when raw is not a string.
+// passed) holds, "" when raw is not a string; a method name of the MCP
+// table (mcpmethod.Name) is the table's string, not a copy.
 func JSONString(raw []byte) string {
 	if len(raw) < 2 || raw[0] != '"' {
 		return ""
 	}
 	if bytes.IndexByte(raw, '\\') < 0 {
+		if name, ok := mcpmethod.Name(raw[1 : len(raw)-1]); ok {
+			return name
+		}
 		return string(raw[1 : len(raw)-1])
 	}
 	var s string
