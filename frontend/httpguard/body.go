@@ -87,6 +87,13 @@ func SetWriteDeadline(w http.ResponseWriter, d time.Duration) {
 // body, with its Content-Length, under a write deadline of d.
 func Write(w http.ResponseWriter, status int, contentType []string, body []byte, d time.Duration) {
 	SetWriteDeadline(w, d)
+	WriteTimed(w, status, contentType, body)
+}
+
+// WriteTimed is Write for a writer that sets the write deadline of each
+// write itself (the MCP endpoint's respond.Writer): the same response,
+// without setting the deadline a second time.
+func WriteTimed(w http.ResponseWriter, status int, contentType []string, body []byte) {
 	h := w.Header()
 	h["Content-Type"] = contentType
 	if len(body) > 2048 {

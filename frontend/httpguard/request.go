@@ -150,3 +150,14 @@ func jsonContentType(ct string) string {
 	}
 	return fmt.Sprintf("Content-Type must be application/json, got %q", ct)
 }
+
+// Header is h.Get(key) for a key in canonical form (textproto's:
+// "Mcp-Session-Id", "Last-Event-Id"): the first value, "" for none, read
+// from the map without canonicalizing key again (which Get does on every
+// call, allocating for a key not in canonical form).
+func Header(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}

@@ -77,3 +77,23 @@ func TestRequestGuardRules(t *testing.T) {
 		t.Error("an --allowed-origin without a scheme was accepted")
 	}
 }
+
+// TestHeaderCanonical: Header reads what Get reads for canonical keys, and
+// allocates nothing.
+func TestHeaderCanonical(t *testing.T) {
+	h := http.Header{}
+	h.Set("mcp-session-id", "s1")
+	h.Add("Last-Event-ID", "7")
+	h.Add("Last-Event-ID", "8")
+	for _, k := range []string{"Mcp-Session-Id", "Last-Event-Id", "Mcp-Protocol-Version"} {
+		if got, want := Header(h, k), h.Get(k); got != want {
+			t.Errorf("Header(%q) = %q, Get says %q", k, got, want)
+		}
+		if k != http.CanonicalHeaderKey(k) {
+			t.Errorf("%q is not canonical", k)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = Header(h, "Last-Event-Id") }); n != 0 {
+		t.Errorf("Header allocates %v times", n)
+	}
+}

@@ -17,7 +17,6 @@ import (
 	"github.com/opentool-host/opentool-host/frontend/mcpapi/envelope"
 	"github.com/opentool-host/opentool-host/frontend/mcpapi/respond"
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
-	"github.com/opentool-host/opentool-host/internal/strictjson"
 	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 )
 
@@ -89,28 +88,32 @@ func (f *fastCalls) serve(w http.ResponseWriter, r *http.Request) bool {
 	if f.holder == nil || !f.eligibleRequest(r) {
 		return false
 	}
-	body, complete := envelope.Buffer(r, f.h.o.MaxBodyBytes)
+	msg := envelope.Checked(r) // the body checked, one message
+	if msg == nil || msg.Method != mcpmethod.ToolsCall {
+		return false
+	}
+	body, complete := envelope.Buffer(r, f.h.o.MaxBodyBytes) // read already: not again
 	if !complete || len(body) == 0 || body[0] != '{' {
 		return false
 	}
-	jreq, ok := callRequest(body)
-	if !ok || !jreq.IsCall() || jreq.Method != mcpmethod.ToolsCall || !quietParams(jreq.Params) {
+	jreq, ok := callRequest(body, msg)
+	if !ok || !jreq.IsCall() || jreq.Method != mcpmethod.ToolsCall || !quietParams(msg) {
 		return false
 	}
-	sid := r.Header.Get("Mcp-Session-Id")
+	sid := httpguard.Header(r.Header, "Mcp-Session-Id")
 	ss, release, status := f.holder.HoldSession(r, sid)
 	if status != 0 {
 		return false // the SDK answers it (404, 403)
 	}
 	defer release()
 	rh, ok := any(ss).(requestHandler)
-	if !ok || !f.eligibleSession(ss, r.Header.Get("Mcp-Protocol-Version")) {
+	if !ok || !f.eligibleSession(ss, httpguard.Header(r.Header, "Mcp-Protocol-Version")) {
 		return false
 	}
 	// As on the SDK's session, the call does not end with its POST: a
 	// notifications/cancelled naming it (inflight), the session's DELETE
 	// (inflight.endSession) or the host's shutdown ends it.
-	id := strictjson.Member(body, "id") // as envelope.Check keys it (Message.ID)
+	id := msg.ID // a call's: not null
 	ctx, done := f.h.s.inflight.call(&fastCallContext{Context: f.h.s.down, post: r.Context()}, id, sid)
 	defer done()
 	c := &fastCall{
@@ -138,7 +141,7 @@ func (f *fastCalls) serve(w http.ResponseWriter, r *http.Request) bool {
 	} else {
 		h.Set("Mcp-Session-Id", sid)
 	}
-	httpguard.Write(w, http.StatusOK, httpguard.JSON, resp, f.h.o.WriteTimeout)
+	httpguard.WriteTimed(w, http.StatusOK, httpguard.JSON, resp) // w, HTTPHandler's respond.Writer, sets the write deadline
 	return true
 }
 
@@ -206,24 +209,22 @@ func (c *callStream) event(data []byte) error {
 
 // callRequest returns the request body holds, as jsonrpc.DecodeMessage
 // decodes it; ok is false when body is not one request. body has passed
-// envelope.Check (valid JSON, no duplicate member). A plain tools/call (no
-// backslash anywhere, so no escaped name or string; "jsonrpc" "2.0",
-// "method" "tools/call", an id of at most 15 digits or a string of
-// printable ASCII, params an object) is read from its members, without
-// decoding it again: envelope.Check has just read them.
-func callRequest(body []byte) (*jsonrpc.Request, bool) {
-	if bytes.IndexByte(body, '\\') < 0 && string(strictjson.Member(body, "jsonrpc")) == `"2.0"` &&
-		string(strictjson.Member(body, "method")) == `"`+mcpmethod.ToolsCall+`"` {
-		params := strictjson.Member(body, "params")
-		if id, ok := plainID(strictjson.Member(body, "id")); ok && len(params) > 0 && params[0] == '{' {
-			return &jsonrpc.Request{ID: id, Method: mcpmethod.ToolsCall, Params: params}, true
+// envelope.Check (valid JSON, no duplicate member), which read msg of it.
+// A plain tools/call (no backslash anywhere, so no escaped name or
+// string; "jsonrpc" "2.0", "method" "tools/call", an id of at most 15
+// digits or a string of printable ASCII, params an object) is made of
+// msg's members, without decoding body again.
+func callRequest(body []byte, msg *envelope.Message) (*jsonrpc.Request, bool) {
+	if msg.Method == mcpmethod.ToolsCall && string(msg.JSONRPC) == `"2.0"` && bytes.IndexByte(body, '\\') < 0 {
+		if id, ok := plainID(msg.ID); ok && len(msg.Params) > 0 && msg.Params[0] == '{' {
+			return &jsonrpc.Request{ID: id, Method: mcpmethod.ToolsCall, Params: msg.Params}, true
 		}
 	}
-	msg, err := jsonrpc.DecodeMessage(body)
+	decoded, err := jsonrpc.DecodeMessage(body)
 	if err != nil {
 		return nil, false
 	}
-	jreq, ok := msg.(*jsonrpc.Request)
+	jreq, ok := decoded.(*jsonrpc.Request)
 	return jreq, ok
 }
 
@@ -270,18 +271,19 @@ func plainID(raw []byte) (id jsonrpc.ID, ok bool) {
 // headers the SDK checks against the body (Mcp-Method, Mcp-Name,
 // Mcp-Param-*).
 func (f *fastCalls) eligibleRequest(r *http.Request) bool {
-	if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") == "" || len(r.Header.Values("Last-Event-ID")) > 0 {
+	h := r.Header // each key canonical: no key made per request
+	if r.Method != http.MethodPost || httpguard.Header(h, "Mcp-Session-Id") == "" || len(h["Last-Event-Id"]) > 0 {
 		return false
 	}
-	v := r.Header.Get("Mcp-Protocol-Version")
+	v := httpguard.Header(h, "Mcp-Protocol-Version")
 	if v == "" || v >= mcpsession.SessionlessRevision {
 		return false
 	}
-	if mt, _, _ := strings.Cut(r.Header.Get("Content-Type"), ";"); !strings.EqualFold(strings.TrimSpace(mt), "application/json") {
+	if mt, _, _ := strings.Cut(httpguard.Header(h, "Content-Type"), ";"); !strings.EqualFold(strings.TrimSpace(mt), "application/json") {
 		return false
 	}
 	jsonOK, streamOK := false, false
-	for _, value := range r.Header.Values("Accept") {
+	for _, value := range h["Accept"] {
 		for raw := range strings.SplitSeq(value, ",") {
 			base, _, _ := strings.Cut(raw, ";")
 			switch strings.ToLower(strings.TrimSpace(base)) {
@@ -295,7 +297,7 @@ func (f *fastCalls) eligibleRequest(r *http.Request) bool {
 	if !jsonOK || !streamOK {
 		return false
 	}
-	for k := range r.Header {
+	for k := range h {
 		if k == "Mcp-Method" || k == "Mcp-Name" || strings.HasPrefix(k, "Mcp-Param-") {
 			return false
 		}
@@ -319,16 +321,16 @@ func (f *fastCalls) eligibleSession(ss *mcp.ServerSession, version string) bool 
 	return c == nil || len(c.Extensions) == 0 && len(c.Experimental) == 0
 }
 
-// quietParams reports whether a tools/call's params are the host's to
-// answer: no task (params.task, answered in the task's terms) and a
-// _meta, if any, of a progress token and trace context only
-// (progressToken, traceparent, tracestate; anything else goes to the
-// SDK).
-func quietParams(params json.RawMessage) bool {
-	if len(params) == 0 || strictjson.Member(params, "task") != nil {
+// quietParams reports whether a tools/call's params (msg's) are the
+// host's to answer: no task (params.task, answered in the
+// task's terms) and a _meta, if any, of a progress token and trace
+// context only (progressToken, traceparent, tracestate; anything else
+// goes to the SDK).
+func quietParams(msg *envelope.Message) bool {
+	if len(msg.Params) == 0 || msg.Task != nil {
 		return false
 	}
-	meta := strictjson.Member(params, "_meta")
+	meta := msg.Meta
 	if meta == nil {
 		return true
 	}

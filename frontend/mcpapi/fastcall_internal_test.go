@@ -5,11 +5,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/opentool-host/opentool-host/frontend/mcpapi/envelope"
+	"github.com/opentool-host/opentool-host/frontend/mcpapi/tasklayer"
 )
 
 // TestCallRequestAsDecodeMessage: callRequest gives every body that
@@ -52,10 +54,14 @@ func TestCallRequestAsDecodeMessage(t *testing.T) {
 		`{"jsonrpc":"2.0","id":-0,"method":"tools/call","params":{}}`,
 	} {
 		r := httptest.NewRequest(http.MethodPost, "/mcp", bytes.NewReader([]byte(body)))
-		if _, e := envelope.Check(r, 1<<20, 10); e != nil {
+		m, e := envelope.Check(r, 1<<20, 10)
+		if e != nil {
 			continue // refused before the fast path
 		}
-		got, gotOK := callRequest([]byte(body))
+		if envelope.Checked(r) != m {
+			t.Fatalf("%s: Checked gives another message than Check", body)
+		}
+		got, gotOK := callRequest([]byte(body), m)
 		msg, err := jsonrpc.DecodeMessage([]byte(body))
 		want, wantOK := msg.(*jsonrpc.Request)
 		if err != nil {
@@ -70,6 +76,24 @@ func TestCallRequestAsDecodeMessage(t *testing.T) {
 		}
 		if got.Method != want.Method || got.ID != want.ID || !reflect.DeepEqual(got.ID.Raw(), want.ID.Raw()) || !bytes.Equal(got.Params, want.Params) {
 			t.Errorf("%s: callRequest %q %#v %s, DecodeMessage %q %#v %s", body, got.Method, got.ID.Raw(), got.Params, want.Method, want.ID.Raw(), want.Params)
+		}
+	}
+}
+
+// TestHostHeadersCanonical: the host's own headers, which ServeHTTP
+// removes by their map key (delete, not Header.Del), are in canonical
+// form: a client's copy is removed whatever its case.
+func TestHostHeadersCanonical(t *testing.T) {
+	for _, k := range []string{tasklayer.ListenHeader, tasklayer.CoreTaskHeader} {
+		if k != http.CanonicalHeaderKey(k) {
+			t.Errorf("%q is not canonical", k)
+		}
+		r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+		r.Header.Set(strings.ToLower(k), "client's")
+		markCoreTask(r, nil)
+		delete(r.Header, tasklayer.ListenHeader)
+		if v := r.Header.Values(k); len(v) != 0 {
+			t.Errorf("%s left: %q", k, v)
 		}
 	}
 }

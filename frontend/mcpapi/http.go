@@ -15,7 +15,6 @@ import (
 	"github.com/opentool-host/opentool-host/frontend/route"
 	"github.com/opentool-host/opentool-host/host/access"
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
-	"github.com/opentool-host/opentool-host/internal/strictjson"
 	"github.com/opentool-host/opentool-host/protocol/jsonrpc"
 	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 )
@@ -150,7 +149,7 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		respond.Refuse(w, e.Status, e.Code, e.Message, msg.ID)
 		return
 	}
-	if e := coreOnlyHTTP(r, msg, o.MaxBodyBytes); e != nil {
+	if e := coreOnlyHTTP(r, msg); e != nil {
 		respond.Refuse(w, e.Status, e.Code, e.Message, msg.ID)
 		return
 	}
@@ -178,8 +177,8 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	dw := &respond.Writer{ResponseWriter: w, D: o.WriteTimeout, Call: msg.Call() && !listens(r)}
 	defer s.marks.Release(s.marks.Track(r, dw, msg.Call()))
-	r.Header.Del(tasklayer.ListenHeader) // the host's own
-	markCoreTask(r, msg, o.MaxBodyBytes)
+	delete(r.Header, tasklayer.ListenHeader) // the host's own (canonical: Del without canonicalizing)
+	markCoreTask(r, msg)
 	if listens(r) && msg != nil && msg.Method == methodListen && s.tasks != nil {
 		if body, complete := envelope.Buffer(r, o.MaxBodyBytes); complete {
 			if tl := s.tasks.OpenListen(w, r, o.WriteTimeout, body); tl != nil {
@@ -214,7 +213,7 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // host's request guard accepts, httpguard.RequestGuard) to the SDK as
 // application/json, the one type it reads, its parameters kept.
 func asJSON(r *http.Request) {
-	ct := r.Header.Get("Content-Type")
+	ct := httpguard.Header(r.Header, "Content-Type")
 	if mt, params, ok := strings.Cut(ct, ";"); strings.EqualFold(strings.TrimSpace(mt), "application/json-rpc") {
 		if ok {
 			r.Header.Set("Content-Type", "application/json;"+params)
@@ -227,16 +226,12 @@ func asJSON(r *http.Request) {
 // coreOnlyHTTP is the refusal of tasklayer.CoreOnlyAsked for r, a POST of one
 // request m: HTTP 404 for a request of 2026-07-28 (its -32601), else 200
 // (a JSON-RPC error as the SDK answers one); nil for any other request.
-func coreOnlyHTTP(r *http.Request, m *envelope.Message, maxBody int64) *envelope.Error {
+func coreOnlyHTTP(r *http.Request, m *envelope.Message) *envelope.Error {
 	if !m.Call() {
 		return nil
 	}
-	body, complete := envelope.Buffer(r, maxBody)
-	if !complete {
-		return nil
-	}
-	version := max(r.Header.Get("Mcp-Protocol-Version"), m.Version)
-	je := tasklayer.CoreOnlyAsked(m.Method, version, strictjson.Member(body, "params"))
+	version := max(httpguard.Header(r.Header, "Mcp-Protocol-Version"), m.Version)
+	je := tasklayer.CoreOnlyAsked(m.Method, version, m.Params)
 	if je == nil {
 		return nil
 	}
@@ -257,10 +252,10 @@ func coreOnlyHTTP(r *http.Request, m *envelope.Message, maxBody int64) *envelope
 // Every other request (an older client's, and anything with
 // Mcp-Session-Id, GET and DELETE) goes to the sessions.
 func sessionless(r *http.Request, m *envelope.Message) bool {
-	if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
+	if r.Method != http.MethodPost || httpguard.Header(r.Header, "Mcp-Session-Id") != "" {
 		return false
 	}
-	if r.Header.Get("Mcp-Protocol-Version") >= mcpsession.SessionlessRevision {
+	if httpguard.Header(r.Header, "Mcp-Protocol-Version") >= mcpsession.SessionlessRevision {
 		return true
 	}
 	return m != nil && (m.Method == mcpmethod.Discover || m.Version >= mcpsession.SessionlessRevision)
@@ -334,14 +329,14 @@ func (h *HTTPHandler) Meter(r *http.Request) (int, func(http.ResponseWriter, *ht
 // opensSession reports whether r may open a session: a POST without a
 // session id (an initialize).
 func opensSession(r *http.Request) bool {
-	return r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == ""
+	return r.Method == http.MethodPost && httpguard.Header(r.Header, "Mcp-Session-Id") == ""
 }
 
 // listens reports whether r opens a stream that only waits for server
 // messages: a session's GET stream, or a subscriptions/listen POST (the
 // SDK checks that the Mcp-Method header matches the body).
 func listens(r *http.Request) bool {
-	return r.Method == http.MethodGet || r.Header.Get("Mcp-Method") == mcpmethod.SubscriptionsListen
+	return r.Method == http.MethodGet || httpguard.Header(r.Header, "Mcp-Method") == mcpmethod.SubscriptionsListen
 }
 
 // checkTaskName is tasklayer.CheckTaskName of r, a POST of one message
@@ -350,7 +345,7 @@ func checkTaskName(r *http.Request, m *envelope.Message, maxBody int64) *envelop
 	if m == nil {
 		return nil
 	}
-	je := tasklayer.CheckTaskName(m.Method, r.Header.Get("MCP-Protocol-Version"), r.Header.Get("Mcp-Name"),
+	je := tasklayer.CheckTaskName(m.Method, httpguard.Header(r.Header, "Mcp-Protocol-Version"), httpguard.Header(r.Header, "Mcp-Name"),
 		func() ([]byte, bool) { return envelope.Buffer(r, maxBody) })
 	if je == nil {
 		return nil
@@ -361,13 +356,9 @@ func checkTaskName(r *http.Request, m *envelope.Message, maxBody int64) *envelop
 // markCoreTask sets tasklayer.CoreTaskHeader on r, a single tools/call
 // POST, when its params.task is an object; it removes a client's own
 // first.
-func markCoreTask(r *http.Request, m *envelope.Message, maxBody int64) {
-	r.Header.Del(tasklayer.CoreTaskHeader)
-	if m == nil || m.Method != mcpmethod.ToolsCall {
-		return
-	}
-	body, complete := envelope.Buffer(r, maxBody)
-	if complete && tasklayer.AsksCoreTask(strictjson.Member(body, "params")) {
+func markCoreTask(r *http.Request, m *envelope.Message) {
+	delete(r.Header, tasklayer.CoreTaskHeader) // canonical: Del without canonicalizing
+	if m != nil && m.Method == mcpmethod.ToolsCall && tasklayer.IsTask(m.Task) {
 		r.Header.Set(tasklayer.CoreTaskHeader, "1")
 	}
 }

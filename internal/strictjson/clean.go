@@ -18,6 +18,49 @@ import "bytes"
 // decodes with Decode and CheckFolded for the answer and the error.
 func Clean(b []byte, nested ...string) bool {
 	c := cleaner{d: decoder{data: b, skip: true}, nested: nested}
+	return c.clean(none)
+}
+
+// Message is what CleanMessage's scan keeps of a top-level object, a
+// JSON-RPC message: the raw JSON value of its members jsonrpc, id, method
+// and params and, when params is an object, of params' members _meta,
+// task and requestId; each nil when absent, and each what Member gives
+// for its path on a body Clean passed (Member(b, "params", "_meta"), ...).
+// The values alias b.
+type Message struct {
+	JSONRPC, ID, Method, Params []byte
+	Meta, Task, RequestID       []byte
+}
+
+// CleanMessage is Clean(b, "params") and, when b is an object that passes,
+// its Message, read by the same scan (nothing allocated, no member read
+// twice). For a batch, or a body that does not pass, the Message is
+// empty.
+func CleanMessage(b []byte) (Message, bool) {
+	c := cleaner{d: decoder{data: b, skip: true}, nested: messageNested}
+	if !c.clean(top) {
+		return Message{}, false
+	}
+	v := func(i member) []byte {
+		if s := c.kept[i]; s.end > s.start {
+			return b[s.start:s.end]
+		}
+		return nil
+	}
+	return Message{
+		JSONRPC: v(jsonrpcMember), ID: v(idMember), Method: v(methodMember), Params: v(paramsMember),
+		Meta: v(metaMember), Task: v(taskMember), RequestID: v(requestIDMember),
+	}, true
+}
+
+// messageNested is the members of a message whose names CleanMessage
+// compares ignoring case too.
+var messageNested = []string{"params"}
+
+// clean is Clean's scan; rec is where a top-level object's members are
+// kept in c.msg (none, or top for CleanMessage).
+func (c *cleaner) clean(rec level) bool {
+	b := c.d.data
 	c.d.skipSpace()
 	if c.d.pos >= len(b) {
 		return false
@@ -25,7 +68,7 @@ func Clean(b []byte, nested ...string) bool {
 	ok := false
 	switch b[c.d.pos] {
 	case '{':
-		ok = c.object(true, true)
+		ok = c.object(true, true, rec)
 	case '[':
 		ok = c.batch()
 	default:
@@ -43,6 +86,11 @@ func Clean(b []byte, nested ...string) bool {
 type cleaner struct {
 	d      decoder
 	nested []string
+	// kept holds the spans of the values CleanMessage keeps (offsets, not
+	// slices: a slice stored through the cleaner's pointer would move
+	// the caller's nested names to the heap), indexed by member; an
+	// empty span is a member absent.
+	kept [members]span
 	// keys holds the member names of the objects open around the scan,
 	// as offsets into d.data, innermost last; each object uses the names
 	// from its own start.
@@ -73,6 +121,61 @@ func (s *keyStack) push(k span) bool {
 	return true
 }
 
+// level is which object's members a scan keeps in cleaner.msg: none, the
+// message's (top) or its params' (params).
+type level int
+
+const (
+	none level = iota
+	top
+	params
+)
+
+// member is a member CleanMessage keeps (its index in cleaner.kept).
+type member int
+
+const (
+	jsonrpcMember member = iota
+	idMember
+	methodMember
+	paramsMember
+	metaMember
+	taskMember
+	requestIDMember
+	members // how many
+)
+
+// keep keeps the span v of the value of member name of an object at level
+// rec, when it is one Message holds.
+func (c *cleaner) keep(rec level, name []byte, v span) {
+	i := member(-1)
+	switch rec {
+	case top:
+		switch string(name) {
+		case "jsonrpc":
+			i = jsonrpcMember
+		case "id":
+			i = idMember
+		case "method":
+			i = methodMember
+		case "params":
+			i = paramsMember
+		}
+	case params:
+		switch string(name) {
+		case "_meta":
+			i = metaMember
+		case "task":
+			i = taskMember
+		case "requestId":
+			i = requestIDMember
+		}
+	}
+	if i >= 0 {
+		c.kept[i] = v
+	}
+}
+
 // span is the content of a string: data[start:end], quotes excluded.
 type span struct{ start, end int }
 
@@ -96,7 +199,7 @@ func (c *cleaner) batch() bool {
 	for {
 		var ok bool
 		if d.data[d.pos] == '{' {
-			ok = c.object(true, true)
+			ok = c.object(true, true, none)
 		} else {
 			ok = c.value()
 		}
@@ -121,7 +224,7 @@ func (c *cleaner) value() bool {
 	}
 	switch d.data[d.pos] {
 	case '{':
-		return c.object(false, false)
+		return c.object(false, false, none)
 	case '[':
 		if d.open() != nil {
 			return false
@@ -150,8 +253,9 @@ func (c *cleaner) value() bool {
 
 // object scans the object at d.pos; folded compares its names ignoring
 // case, and message (a message object) those of its members named in
-// c.nested too.
-func (c *cleaner) object(folded, message bool) bool {
+// c.nested too; the members of an object at level rec are kept in c.msg
+// (keep), and with rec top those of its params too.
+func (c *cleaner) object(folded, message bool, rec level) bool {
 	d := &c.d
 	if d.open() != nil {
 		return false
@@ -206,16 +310,23 @@ func (c *cleaner) object(folded, message bool) bool {
 			return false
 		}
 		d.skipSpace()
-		ok := false
+		ok, start := false, d.pos
 		if message && d.pos < len(d.data) && d.data[d.pos] == '{' && c.isNested(name) {
 			// A nested object compares its own names ignoring case;
 			// below it, names are exact.
-			ok = c.object(true, false)
+			inner := none
+			if rec == top && string(name) == "params" {
+				inner = params
+			}
+			ok = c.object(true, false, inner)
 		} else {
 			ok = c.value()
 		}
 		if !ok {
 			return false
+		}
+		if rec != none {
+			c.keep(rec, name, span{start, d.pos})
 		}
 		end, err := d.next('}', "")
 		if err != nil {

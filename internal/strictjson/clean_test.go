@@ -2,6 +2,7 @@ package strictjson
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -92,6 +93,13 @@ func TestCleanAllocatesNothing(t *testing.T) {
 	}); n != 0 {
 		t.Errorf("Clean allocates %v times per message, want 0", n)
 	}
+	if n := testing.AllocsPerRun(100, func() {
+		if m, ok := CleanMessage(msg); !ok || m.Meta == nil {
+			t.Fatal("CleanMessage = false or no _meta")
+		}
+	}); n != 0 {
+		t.Errorf("CleanMessage allocates %v times per message, want 0", n)
+	}
 }
 
 // FuzzClean: Clean is never true where Decode and CheckFolded fail, and is
@@ -148,4 +156,68 @@ func TestMember(t *testing.T) {
 	if Member([]byte(`[1]`), "a") != nil || Member([]byte(`{}`), "a") != nil {
 		t.Error("Member of an array or an empty object is not nil")
 	}
+}
+
+// memberMessage is the Message of b as Member reads it, member by member.
+func memberMessage(b []byte) Message {
+	return Message{
+		JSONRPC: Member(b, "jsonrpc"), ID: Member(b, "id"), Method: Member(b, "method"), Params: Member(b, "params"),
+		Meta: Member(b, "params", "_meta"), Task: Member(b, "params", "task"), RequestID: Member(b, "params", "requestId"),
+	}
+}
+
+// checkMessage fails t unless CleanMessage(b) answers as Clean(b,
+// "params") does and, when it passes, its Message is Member's member for
+// member (nil for a batch, which Member reads as no object).
+func checkMessage(t *testing.T, b []byte) {
+	t.Helper()
+	got, ok := CleanMessage(b)
+	if ok != Clean(b, "params") {
+		t.Fatalf("CleanMessage(%.80q) = %v, Clean says %v", b, ok, !ok)
+	}
+	if !ok {
+		if !reflect.DeepEqual(got, Message{}) {
+			t.Fatalf("CleanMessage(%.80q) failed with a Message: %+v", b, got)
+		}
+		return
+	}
+	want := memberMessage(b)
+	for _, f := range []struct {
+		name      string
+		got, want []byte
+	}{
+		{"jsonrpc", got.JSONRPC, want.JSONRPC}, {"id", got.ID, want.ID}, {"method", got.Method, want.Method},
+		{"params", got.Params, want.Params}, {"_meta", got.Meta, want.Meta}, {"task", got.Task, want.Task},
+		{"requestId", got.RequestID, want.RequestID},
+	} {
+		if string(f.got) != string(f.want) || (f.got == nil) != (f.want == nil) {
+			t.Errorf("CleanMessage(%.80q): %s = %q, Member gives %q", b, f.name, f.got, f.want)
+		}
+	}
+}
+
+// TestCleanMessage: CleanMessage keeps what Member reads of each message.
+func TestCleanMessage(t *testing.T) {
+	for _, in := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"data":"abc"}}}`,
+		` { "method" : "tools/call" , "id" : "a b" , "params" : { "_meta" : { "progressToken" : 7 } , "task" : {"ttl":1} } , "jsonrpc" : "2.0" } `,
+		`{"method":"notifications/cancelled","params":{"requestId":-12.5e1,"reason":"x"}}`,
+		`{"id":null,"method":"m","params":[1,{"_meta":2}]}`,
+		`{"params":"s","id":{"x":[1,2]}}`,
+		`{"params":{"arguments":{"_meta":1,"task":2,"requestId":3}}}`, // below params: not params' own
+		`{"x":{"params":{"_meta":1},"id":3}}`,                         // nested: not the message's
+		`{"params":{}}`, `{}`, `[{"id":1,"method":"a"}]`, `"s"`, `3`,
+		`{"id":1,"ID":2}`, `{"params":{"task":1,"Task":2}}`, `{"\u0069d":1}`,
+	} {
+		checkMessage(t, []byte(in))
+	}
+}
+
+// FuzzCleanMessage checks CleanMessage against Clean and Member on any
+// input.
+func FuzzCleanMessage(f *testing.F) {
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"e","_meta":{"a":1},"task":{}}}`))
+	f.Add([]byte(`{"method":"notifications/cancelled","params":{"requestId":"x"}}`))
+	f.Add([]byte(`[{"id":1}]`))
+	f.Fuzz(func(t *testing.T, b []byte) { checkMessage(t, b) })
 }

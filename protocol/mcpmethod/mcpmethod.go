@@ -224,6 +224,14 @@ func Lookup(name string) (Method, bool) {
 	return m, ok
 }
 
+// Name returns the table's name of the method named b (its bytes: a
+// JSON string's content), without allocating; false for a name not in
+// the table.
+func Name(b []byte) (string, bool) {
+	m, ok := byName[string(b)]
+	return m.Name, ok
+}
+
 // All returns the table's rows in its order.
 func All() []Method { return slices.Clone(table) }
 

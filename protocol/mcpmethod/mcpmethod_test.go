@@ -193,3 +193,20 @@ func TestNamesOnlyInTheTable(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestName: Name gives the table's name of every method and allocates
+// nothing; false for a name not in the table.
+func TestName(t *testing.T) {
+	for _, m := range mcpmethod.All() {
+		if got, ok := mcpmethod.Name([]byte(m.Name)); !ok || got != m.Name {
+			t.Errorf("Name(%q) = %q, %v", m.Name, got, ok)
+		}
+	}
+	if got, ok := mcpmethod.Name([]byte("tools/calls")); ok || got != "" {
+		t.Errorf("Name(tools/calls) = %q, %v", got, ok)
+	}
+	b := []byte(mcpmethod.ToolsCall)
+	if n := testing.AllocsPerRun(100, func() { _, _ = mcpmethod.Name(b) }); n != 0 {
+		t.Errorf("Name allocates %v times", n)
+	}
+}

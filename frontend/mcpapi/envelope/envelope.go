@@ -42,12 +42,20 @@ type Error struct {
 // choice of handler: its Method, its ID and, for notifications/cancelled,
 // the RequestID it names, each as raw JSON (nil when absent; an id null
 // is none); and the protocol Version its _meta names (MCP 2026-07-28,
-// SEP-2575: MetaProtocolVersion; "" when none, or not a string).
+// SEP-2575: MetaProtocolVersion; "" when none, or not a string). JSONRPC
+// and Params are its members jsonrpc and params, Meta and Task params'
+// _meta and task, as raw JSON (nil when absent or, for Meta and Task,
+// when params is not an object): what strictjson.Member reads of the
+// body, kept by the scan that checked it.
 type Message struct {
 	Method    string
 	ID        []byte
 	RequestID []byte
 	Version   string
+	JSONRPC   []byte
+	Params    []byte
+	Meta      []byte
+	Task      []byte
 }
 
 // MetaProtocolVersion is the _meta member of a request of MCP 2026-07-28
@@ -89,8 +97,8 @@ func Check(r *http.Request, maxBody int64, maxBatch int) (*Message, *Error) {
 	if e := CheckBatch(r, body, maxBatch); e != nil {
 		return nil, e // before decoding: a huge batch costs no memory
 	}
-	if strictjson.Clean(body, "params") {
-		return messageOf(body), nil
+	if sm, ok := strictjson.CleanMessage(body); ok {
+		return keep(r, messageOf(body, &sm)), nil
 	}
 	tree, err := strictjson.Decode(body)
 	if err != nil {
@@ -111,7 +119,25 @@ func Check(r *http.Request, maxBody int64, maxBatch int) (*Message, *Error) {
 			return nil, memberError(fe.Path, err)
 		}
 	}
-	return messageOfTree(tree), nil
+	return keep(r, messageOfTree(tree, body)), nil
+}
+
+// keep records m as the message of r's body (Checked) and returns it.
+func keep(r *http.Request, m *Message) *Message {
+	if br, ok := r.Body.(*bodyReader); ok {
+		br.msg = m
+	}
+	return m
+}
+
+// Checked returns the message Check returned for r's body (nil when
+// Check has not passed it, or it is not one message): what a handler
+// after the front end reads of the POST without scanning it again.
+func Checked(r *http.Request) *Message {
+	if br, ok := r.Body.(*bodyReader); ok {
+		return br.msg
+	}
+	return nil
 }
 
 // readBody reads r up to maxBody+1 bytes, in one buffer of the declared
@@ -205,27 +231,31 @@ func requestID(msg []byte) ([]byte, bool) {
 	return id, true
 }
 
-// bodyReader is a request body read whole (b), put back for the SDK.
+// bodyReader is a request body read whole (b), put back for the SDK,
+// and the message Check found in it (msg, nil before Check or for none).
 type bodyReader struct {
 	bytes.Reader
-	b []byte
+	b   []byte
+	msg *Message
 }
 
 // Close implements io.Closer.
 func (*bodyReader) Close() error { return nil }
 
 // messageOf returns the message of body when it is one object that
-// strictjson.Clean passed (names without escapes), else nil.
-func messageOf(body []byte) *Message {
+// strictjson.CleanMessage passed (names without escapes; sm, what its
+// scan kept), else nil.
+func messageOf(body []byte, sm *strictjson.Message) *Message {
 	trimmed := bytes.TrimLeft(body, " \t\r\n")
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return nil
 	}
-	m := &Message{ID: strictjson.Member(body, "id")}
-	m.Method = JSONString(strictjson.Member(body, "method"))
-	m.Version = JSONString(strictjson.Member(body, "params", "_meta", MetaProtocolVersion))
+	m := &Message{ID: sm.ID, Method: JSONString(sm.Method), JSONRPC: sm.JSONRPC, Params: sm.Params, Meta: sm.Meta, Task: sm.Task}
+	if sm.Meta != nil {
+		m.Version = JSONString(strictjson.Member(sm.Meta, MetaProtocolVersion))
+	}
 	if m.Method == mcpmethod.Cancelled {
-		m.RequestID = strictjson.Member(body, "params", "requestId")
+		m.RequestID = sm.RequestID
 	}
 	if string(m.ID) == "null" {
 		m.ID = nil
@@ -233,14 +263,15 @@ func messageOf(body []byte) *Message {
 	return m
 }
 
-// messageOfTree returns the message of a decoded body when it is one
-// object, else nil.
-func messageOfTree(tree any) *Message {
+// messageOfTree returns the message of body, decoded as tree, when it is
+// one object, else nil; its raw members are strictjson.Member's.
+func messageOfTree(tree any, body []byte) *Message {
 	obj, ok := tree.(map[string]any)
 	if !ok {
 		return nil
 	}
-	m := &Message{}
+	m := &Message{JSONRPC: strictjson.Member(body, "jsonrpc"), Params: strictjson.Member(body, "params")}
+	m.Meta, m.Task = strictjson.Member(m.Params, "_meta"), strictjson.Member(m.Params, "task")
 	m.Method, _ = obj["method"].(string)
 	if id, ok := obj["id"]; ok && id != nil {
 		m.ID, _ = json.Marshal(id)
@@ -256,12 +287,16 @@ func messageOfTree(tree any) *Message {
 }
 
 // JSONString returns the string raw (a JSON value that strictjson.Clean
-// passed) holds, "" when raw is not a string.
+// passed) holds, "" when raw is not a string; a method name of the MCP
+// table (mcpmethod.Name) is the table's string, not a copy.
 func JSONString(raw []byte) string {
 	if len(raw) < 2 || raw[0] != '"' {
 		return ""
 	}
 	if bytes.IndexByte(raw, '\\') < 0 {
+		if name, ok := mcpmethod.Name(raw[1 : len(raw)-1]); ok {
+			return name
+		}
 		return string(raw[1 : len(raw)-1])
 	}
 	var s string

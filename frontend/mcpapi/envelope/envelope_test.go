@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/opentool-host/opentool-host/frontend/mcpapi/envelope"
+	"github.com/opentool-host/opentool-host/internal/strictjson"
 )
 
 // post is a POST to /mcp of body from a client of revision version.
@@ -63,5 +64,53 @@ func TestRequestIDs(t *testing.T) {
 	ids, batch := envelope.RequestIDs([]byte(`[{"jsonrpc":"2.0","id":3,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","method":"tools/list"}]`), 4)
 	if !batch || len(ids) != 2 || string(ids[0]) != "3" || string(ids[1]) != "null" {
 		t.Errorf("ids %q, batch %v", ids, batch)
+	}
+}
+
+// TestCheckKeepsMembers: the message Check returns (and Checked gives for
+// the request after it) holds the raw members strictjson.Member reads of
+// the body, on the one-scan path and on the decoding one (an escaped
+// name), and the id, method, requestId and version as before.
+func TestCheckKeepsMembers(t *testing.T) {
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"e","task":{"ttl":1},"_meta":{"progressToken":1,"` + envelope.MetaProtocolVersion + `":"2026-07-28"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"a"}}`,
+		`{"jsonrpc":"2.0","id":"x","method":"tools/list","params":[1]}`,
+		`{"jsonrpc":"2.0","id":1,"m\u0065thod":"tools/call","params":{"name":"e","_meta":{"k":1},"task":5}}`,
+		`{"jsonrpc":"2.0","id":null,"method":"ping"}`,
+	} {
+		r := post(body, "")
+		m, e := envelope.Check(r, 1<<20, 10)
+		if e != nil || m == nil {
+			t.Fatalf("%s: Check = %v, %v", body, m, e)
+		}
+		if envelope.Checked(r) != m {
+			t.Errorf("%s: Checked is not Check's message", body)
+		}
+		b := []byte(body)
+		for _, f := range []struct {
+			name      string
+			got, want []byte
+		}{
+			{"jsonrpc", m.JSONRPC, strictjson.Member(b, "jsonrpc")},
+			{"params", m.Params, strictjson.Member(b, "params")},
+			{"_meta", m.Meta, strictjson.Member(b, "params", "_meta")},
+			{"task", m.Task, strictjson.Member(b, "params", "task")},
+		} {
+			if string(f.got) != string(f.want) || (f.got == nil) != (f.want == nil) {
+				t.Errorf("%s: %s = %q, Member gives %q", body, f.name, f.got, f.want)
+			}
+		}
+	}
+	m, _ := envelope.Check(post(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"_meta":{"`+envelope.MetaProtocolVersion+`":"2026-07-28"}}}`, ""), 1<<20, 10)
+	if m.Version != "2026-07-28" || string(m.ID) != "7" || m.Method != "tools/call" {
+		t.Errorf("message %+v", m)
+	}
+	m, _ = envelope.Check(post(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"a"}}`, ""), 1<<20, 10)
+	if string(m.RequestID) != `"a"` || m.ID != nil {
+		t.Errorf("cancelled: %+v", m)
+	}
+	if envelope.Checked(post(`{}`, "")) != nil {
+		t.Error("Checked before Check: a message")
 	}
 }

@@ -83,7 +83,12 @@ const coreListPage = 50
 // AsksCoreTask reports whether params, a tools/call's (JSON), has
 // params.task as an object.
 func AsksCoreTask(params []byte) bool {
-	task := strictjson.Member(params, "task")
+	return IsTask(strictjson.Member(params, "task"))
+}
+
+// IsTask reports whether task, the raw params.task of a tools/call (nil
+// when absent), asks for a core task: an object.
+func IsTask(task []byte) bool {
 	return len(task) > 0 && task[0] == '{'
 }
 
