@@ -83,11 +83,13 @@ func resultJSON(res *mcp.CallToolResult) ([]byte, error) {
 }
 
 // textTwin returns the text of res's one text block when it is the JSON
-// of res.StructuredContent (equal once decoded), compacted; else nil.
+// of res.StructuredContent (equal once decoded), compacted; else nil
+// (and at once when res has no structuredContent: nothing to stand in
+// for, and a text such as "null" must not add one).
 // The text keeps the server's member order and exact numbers, which the
 // decoded structuredContent has lost.
 func textTwin(res *mcp.CallToolResult) []byte {
-	if len(res.Content) != 1 {
+	if res.StructuredContent == nil || len(res.Content) != 1 {
 		return nil
 	}
 	tc, ok := res.Content[0].(*mcp.TextContent)

@@ -56,6 +56,35 @@ func TestResultJSON(t *testing.T) {
 	}
 }
 
+// TestCallResultWithoutStructured: a result without structuredContent
+// goes on as the server sent it, whatever its text (a text "null" once
+// gained "structuredContent":null), and costs no JSON scan of the text.
+func TestCallResultWithoutStructured(t *testing.T) {
+	for _, text := range []string{"null", "{}", `{"a":1}`, "plain words"} {
+		wire := `{"content":[{"type":"text","text":` + string(must(json.Marshal(text))) + `}]}`
+		in := wireResult(t, wire)
+		got, err := callResult(in, false)
+		if err != nil || got.StructuredContent != nil {
+			t.Fatalf("text %q: callResult = %+v, %v; want no structuredContent", text, got, err)
+		}
+		if b := must(json.Marshal(got)); string(b) != wire {
+			t.Fatalf("text %q: encoded %s, want %s", text, b, wire)
+		}
+	}
+	res := wireResult(t, `{"content":[{"type":"text","text":"hello, not JSON"}]}`)
+	if n := testing.AllocsPerRun(100, func() { _, _ = callResult(res, false) }); n != 0 {
+		t.Fatalf("callResult of a text result allocates %v times, want 0", n)
+	}
+}
+
+// must is v, failing on err.
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
 func TestResultErrors(t *testing.T) {
 	cases := []struct {
 		name, wire string

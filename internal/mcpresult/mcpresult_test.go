@@ -45,6 +45,84 @@ func TestProjectErrors(t *testing.T) {
 // TestSize: Size is the length of the result's encoding, for text (with
 // characters JSON escapes), image, embedded, annotated and structured
 // results, so that a limit on it holds to the byte.
+// textResults are results of text blocks alone, as the SDK's client
+// decodes them and as built in Go, whose sizes textSize counts.
+func textResults(t testing.TB, texts ...string) map[string]*mcp.CallToolResult {
+	blocks := make([]mcp.Content, len(texts))
+	for i, s := range texts {
+		blocks[i] = &mcp.TextContent{Text: s}
+	}
+	out := map[string]*mcp.CallToolResult{
+		"blocks":        {Content: blocks},
+		"isError":       {Content: blocks, IsError: true},
+		"requestState":  {Content: blocks, RequestState: texts[0]},
+		"no content":    {},
+		"empty content": {Content: []mcp.Content{}},
+	}
+	wire, err := json.Marshal(map[string]any{"content": blocks, "resultType": "complete", "isError": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var decoded mcp.CallToolResult
+	if err := json.Unmarshal(wire, &decoded); err != nil {
+		t.Fatal(err)
+	}
+	out["decoded with resultType"] = &decoded
+	return out
+}
+
+// TestSizeOfText: a result of text blocks is counted exactly, escaping
+// included (quotes, backslashes, control bytes, HTML characters, U+2028,
+// invalid UTF-8), without encoding it: no allocation (the encoder's
+// count took several).
+func TestSizeOfText(t *testing.T) {
+	texts := []string{"plain", "", "a\n\"<>&\\", "\x00\x01\x1f\b\f\r\t\x7f", "é漢字🙂", "\u2028\u2029", "bad \xff\xfe utf8 \xe2\x82", strings.Repeat("x<", 300)}
+	for name, res := range textResults(t, texts...) {
+		enc, err := Encode(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, ok := textSize(res)
+		if !ok || n != len(enc) || Size(res) != len(enc) {
+			t.Errorf("%s: textSize %d (%v), Size %d, encoded %d bytes: %s", name, n, ok, Size(res), len(enc), enc)
+		}
+	}
+	res := textResults(t, "hello <world>")["decoded with resultType"]
+	if a := testing.AllocsPerRun(100, func() { Size(res) }); a != 0 {
+		t.Errorf("Size of a text result allocates %v times, want 0", a)
+	}
+	for name, res := range map[string]*mcp.CallToolResult{
+		"_meta":             {Meta: mcp.Meta{"k": "v"}},
+		"annotations":       {Content: []mcp.Content{&mcp.TextContent{Text: "x", Annotations: &mcp.Annotations{Priority: 1}}}},
+		"block _meta":       {Content: []mcp.Content{&mcp.TextContent{Text: "x", Meta: mcp.Meta{"k": "v"}}}},
+		"structuredContent": {StructuredContent: map[string]any{}},
+		"image":             {Content: []mcp.Content{&mcp.ImageContent{Data: []byte{1}}}},
+		"input requests":    {InputRequests: mcp.InputRequestMap{}},
+	} {
+		if _, ok := textSize(res); ok {
+			t.Errorf("%s: textSize counted a result it does not know", name)
+		}
+	}
+}
+
+// FuzzSize: Size is the length of Encode's output for any text.
+func FuzzSize(f *testing.F) {
+	for _, s := range []string{"", "a", "\"\\/", "<&>", "\u2028", "\xff", "\x00\x1f", "漢"} {
+		f.Add(s, s)
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		for name, res := range textResults(t, a, b) {
+			enc, err := Encode(res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := Size(res); n != len(enc) {
+				t.Fatalf("%s: Size %d, encoded %d bytes: %s", name, n, len(enc), enc)
+			}
+		}
+	})
+}
+
 func TestSize(t *testing.T) {
 	for name, res := range map[string]*mcp.CallToolResult{
 		"empty":   {},
