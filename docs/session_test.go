@@ -23,6 +23,32 @@ import (
 // (ctx.Value(k).(*T)), and on
 // internal/mcpsession putting anything on a context or reading it.
 func TestClientSessionTravelsInTheExchange(t *testing.T) {
+	eachGoFile(t, func(fset *token.FileSet, rel string, f *ast.File) {
+		inSession := filepath.Dir(rel) == "internal/mcpsession"
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.TypeAssertExpr:
+				if isValueCall(n.X) && isSessionType(n.Type, inSession) {
+					t.Errorf("%s: an MCP client's session read from a context value; take it from the call's core.Exchange", fset.Position(n.Pos()))
+				}
+				if isValueCall(n.X) && isExchangeType(n.Type) {
+					t.Errorf("%s: a call's Exchange read from a context value; it is a parameter of the call (host.Host.CallResult, StreamCall, Request; supervise.Direct)", fset.Position(n.Pos()))
+				}
+			case *ast.SelectorExpr:
+				if inSession && (n.Sel.Name == "WithValue" || n.Sel.Name == "Value") {
+					t.Errorf("%s: internal/mcpsession uses a context value (%s); the session travels in core.Exchange", fset.Position(n.Pos()), n.Sel.Name)
+				}
+			}
+			return true
+		})
+	})
+}
+
+// eachGoFile calls fn with every non-test Go file of the module (rel: its
+// path from the root, slashed), parsed; bin, testdata, node_modules and
+// dot folders left out.
+func eachGoFile(t *testing.T, fn func(fset *token.FileSet, rel string, f *ast.File)) {
+	t.Helper()
 	root := testkit.RepoRoot(t)
 	fset := token.NewFileSet()
 	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
@@ -41,23 +67,7 @@ func TestClientSessionTravelsInTheExchange(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		inSession := filepath.Dir(rel) == "internal/mcpsession"
-		ast.Inspect(f, func(n ast.Node) bool {
-			switch n := n.(type) {
-			case *ast.TypeAssertExpr:
-				if isValueCall(n.X) && isSessionType(n.Type, inSession) {
-					t.Errorf("%s: an MCP client's session read from a context value; take it from the call's core.Exchange", fset.Position(n.Pos()))
-				}
-				if isValueCall(n.X) && isExchangeType(n.Type) {
-					t.Errorf("%s: a call's Exchange read from a context value; it is a parameter of the call (host.Host.CallResult, StreamCall, Request; supervise.Direct)", fset.Position(n.Pos()))
-				}
-			case *ast.SelectorExpr:
-				if inSession && (n.Sel.Name == "WithValue" || n.Sel.Name == "Value") {
-					t.Errorf("%s: internal/mcpsession uses a context value (%s); the session travels in core.Exchange", fset.Position(n.Pos()), n.Sel.Name)
-				}
-			}
-			return true
-		})
+		fn(fset, rel, f)
 		return nil
 	})
 	if err != nil {

@@ -58,7 +58,7 @@ func CleanMessage(b []byte) (Message, bool) {
 var messageNested = []string{"params"}
 
 // clean is Clean's scan; rec is where a top-level object's members are
-// kept in c.msg (none, or top for CleanMessage).
+// kept in c.kept (none, or top for CleanMessage).
 func (c *cleaner) clean(rec level) bool {
 	b := c.d.data
 	c.d.skipSpace()
@@ -121,7 +121,7 @@ func (s *keyStack) push(k span) bool {
 	return true
 }
 
-// level is which object's members a scan keeps in cleaner.msg: none, the
+// level is which object's members a scan keeps in cleaner.kept: none, the
 // message's (top) or its params' (params).
 type level int
 
@@ -253,7 +253,7 @@ func (c *cleaner) value() bool {
 
 // object scans the object at d.pos; folded compares its names ignoring
 // case, and message (a message object) those of its members named in
-// c.nested too; the members of an object at level rec are kept in c.msg
+// c.nested too; the members of an object at level rec are kept in c.kept
 // (keep), and with rec top those of its params too.
 func (c *cleaner) object(folded, message bool, rec level) bool {
 	d := &c.d
