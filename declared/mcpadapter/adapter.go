@@ -81,6 +81,15 @@ type Options struct {
 	// key.
 	MaxSessionsPerKey int
 
+	// ReclaimIdle is how long a client's own session must have gone
+	// unused (no request of its client in flight, none ended since)
+	// before its place may be given to another client ("reclaimIdle" in
+	// the declaration, clients.go: reclaimFor), so that a client calling
+	// steadily keeps its session, and what the server keeps for it, while
+	// more clients than places come. 0: DefaultReclaimIdle (5 s);
+	// negative: as soon as nothing of its client is in flight.
+	ReclaimIdle time.Duration
+
 	// SharedIdle is how long the shared session of a per-client command
 	// server may go unused, while client sessions of their own are open,
 	// before its process is stopped ("parked", park.go; "sharedIdle" in
@@ -126,6 +135,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.SharedIdle == 0 {
 		o.SharedIdle = DefaultSharedIdle
+	}
+	if o.ReclaimIdle == 0 {
+		o.ReclaimIdle = DefaultReclaimIdle
 	}
 	return o
 }

@@ -52,8 +52,8 @@ import (
 // its share, or every place is taken, is never refused: the least
 // recently used idle one is reclaimed for it (of its own key when at its
 // share; else of a key over its share first, then of any key; idle: no
-// call, list, read or server request of its client in flight, no
-// resource subscription on it; its client gets a session of its own
+// call, list, read or server request of its client in flight, none for
+// Options.ReclaimIdle, no resource subscription on it; its client gets a session of its own
 // again at its next call, its kept tools dropped:
 // mcpsession.Session.ToolsChanged), or, when none is idle, the client is
 // served by the shared session (placeFor), said once in the log (once
@@ -74,6 +74,9 @@ import (
 // DefaultMaxSessions is the default of Options.MaxSessions.
 const DefaultMaxSessions = 16
 
+// DefaultReclaimIdle is the default of Options.ReclaimIdle.
+const DefaultReclaimIdle = 5 * time.Second
+
 // upstreamInitTimeout bounds starting and initializing one client's
 // upstream session.
 const upstreamInitTimeout = 30 * time.Second
@@ -92,6 +95,7 @@ type upstream struct {
 	// Under clients.mu:
 	reclaim    chan struct{} // closed when its place is reclaimed (placeFor)
 	used       uint64        // clients.uses at its client's last use: least is least recently used
+	usedAt     time.Time     // when its client's last request began or ended (reclaimFor: Options.ReclaimIdle)
 	subscribed bool          // a resources/subscribe went to it: never idle
 }
 
@@ -140,9 +144,14 @@ type clients struct {
 	warned   bool                         // the shared session's serving of a client for want of a place was logged
 	heldKeys map[string]bool              // keys whose holding of their share was logged (heldToShare)
 	reclaims *rate.Limiter                // places reclaimed (placeFor): MaxSessions at once, then reclaimRate a second; made on first use
-	exits    map[*mcpsession.Session]int  // each client's own sessions' consecutive quick ends (ownexit.go: ownExited), until the client ends
-	closed   bool                         // Run ended or Kill: no new ones
-	ended    chan struct{}                // closed with closed set (made by upstreamOf, sessionlessFor)
+	// quietUntil is when a place may first be reclaimed, as reclaimFor's
+	// last scan that found none saw it (a bound: every session then in
+	// use or unused for less than Options.ReclaimIdle; a release only
+	// puts a session's usedAt later); before it reclaimFor does not scan.
+	quietUntil time.Time
+	exits      map[*mcpsession.Session]int // each client's own sessions' consecutive quick ends (ownexit.go: ownExited), until the client ends
+	closed     bool                        // Run ended or Kill: no new ones
+	ended      chan struct{}               // closed with closed set (made by upstreamOf, sessionlessFor)
 
 	sessionless sessionless // the session of SessionlessRevision (sessionless.go)
 }
@@ -274,13 +283,16 @@ func (a *Adapter) holdSession(sess *mcpsession.Session) (release func()) {
 	a.clients.busy[sess]++
 	a.clients.uses++
 	if u := a.clients.by[sess]; u != nil {
-		u.used = a.clients.uses
+		u.used, u.usedAt = a.clients.uses, time.Now()
 	}
 	return func() {
 		a.clients.mu.Lock()
 		defer a.clients.mu.Unlock()
 		if a.clients.busy[sess]--; a.clients.busy[sess] <= 0 {
 			delete(a.clients.busy, sess)
+		}
+		if u := a.clients.by[sess]; u != nil {
+			u.usedAt = time.Now()
 		}
 	}
 }
@@ -341,7 +353,7 @@ func (a *Adapter) newUpstream(sess *mcpsession.Session) (_ *upstream, wasShared 
 		a.clients.by = map[*mcpsession.Session]*upstream{}
 		a.clients.ended = make(chan struct{})
 	}
-	u := &upstream{ready: make(chan struct{}), relay: newRelay(a.launch.Name, a.log), reclaim: make(chan struct{}), used: a.clients.uses, gone: make(chan struct{})}
+	u := &upstream{ready: make(chan struct{}), relay: newRelay(a.launch.Name, a.log), reclaim: make(chan struct{}), used: a.clients.uses, usedAt: time.Now(), gone: make(chan struct{})}
 	u.relay.client, u.relay.own = sess, u
 	u.relay.hold = func() func() { return a.holdSession(sess) }
 	a.clients.by[sess] = u
@@ -365,25 +377,28 @@ const reclaimRate = 1
 // key's least recently used idle session or none (never another key's).
 // Under it, a free place, else the least recently used idle session's
 // place of a key over its share, else of any key. Idle: its client busy
-// with nothing, nothing subscribed on it, connected; reclaims within
-// reclaimRate. Else sess is served by the shared session until a place
+// with nothing for Options.ReclaimIdle, nothing subscribed on it,
+// connected; reclaims within reclaimRate. Else sess is served by the shared session until a place
 // frees (servedShared; logged once per key held to its share and once
 // for every place in use).
 func (a *Adapter) placeFor(sess *mcpsession.Session) bool {
 	share := a.shareOf(sess)
-	held := map[string]int{} // places held by key
-	for s := range a.clients.by {
-		held[s.Key]++
+	var held map[string]int // places held by key; nil: every place is sess's key's share, none is over it
+	if share < a.opts.MaxSessions {
+		held = map[string]int{}
+		for s := range a.clients.by {
+			held[s.Key]++
+		}
 	}
 	switch {
-	case share < a.opts.MaxSessions && held[sess.Key] >= share:
+	case held != nil && held[sess.Key] >= share:
 		if a.reclaimFor(func(s *mcpsession.Session) bool { return s.Key == sess.Key }) {
 			return true
 		}
 		a.heldToShare(sess, share)
 	case len(a.clients.by) < a.opts.MaxSessions:
 		return true
-	case a.reclaimFor(func(s *mcpsession.Session) bool { return held[s.Key] > share }),
+	case held != nil && a.reclaimFor(func(s *mcpsession.Session) bool { return held[s.Key] > share }),
 		a.reclaimFor(func(*mcpsession.Session) bool { return true }):
 		return true
 	case !a.clients.warned:
@@ -408,17 +423,32 @@ func (a *Adapter) shareOf(sess *mcpsession.Session) int {
 
 // reclaimFor reclaims the place of the least recently used idle
 // session whose client pick accepts (under clients.mu), within
-// reclaimRate, and reports whether it did.
+// reclaimRate, and reports whether it did. Idle: nothing of its client
+// in flight for Options.ReclaimIdle at least, nothing subscribed on it,
+// connected.
 func (a *Adapter) reclaimFor(pick func(*mcpsession.Session) bool) bool {
+	now := time.Now()
+	if now.Before(a.clients.quietUntil) {
+		return false
+	}
 	var lru *upstream
 	var owner *mcpsession.Session
+	quiet := now.Add(-a.opts.ReclaimIdle) // used at or before it: idle long enough
+	earliest := now                       // the least usedAt of a session that may come to be idle
 	for s, u := range a.clients.by {
-		if !pick(s) || a.clients.busy[s] > 0 || u.subscribed || !isClosed(u.ready) || lru != nil && u.used >= lru.used {
+		if a.clients.busy[s] > 0 || u.subscribed {
+			continue // its next release sets its usedAt to then, after now
+		}
+		if u.usedAt.Before(earliest) {
+			earliest = u.usedAt
+		}
+		if !pick(s) || !isClosed(u.ready) || u.usedAt.After(quiet) || lru != nil && u.used >= lru.used {
 			continue
 		}
 		lru, owner = u, s
 	}
 	if lru == nil {
+		a.clients.quietUntil = earliest.Add(a.opts.ReclaimIdle)
 		return false
 	}
 	if a.clients.reclaims == nil {

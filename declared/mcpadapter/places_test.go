@@ -85,7 +85,7 @@ func placeClient(t *testing.T, name string) (*mcpsession.Session, *atomic.Int32)
 // refused their calls for the limit.
 func TestEveryClientGetsAPlace(t *testing.T) {
 	entered, release := make(chan string, 4), make(chan struct{})
-	r := start(t, decl.Launch{Name: "places", Server: decl.MCPServer{URL: placesServer(t, entered, release)}}, Options{MaxSessions: 2})
+	r := start(t, decl.Launch{Name: "places", Server: decl.MCPServer{URL: placesServer(t, entered, release)}}, Options{MaxSessions: 2, ReclaimIdle: -1})
 	load(t, r.Adapter)
 	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
@@ -143,6 +143,56 @@ func TestEveryClientGetsAPlace(t *testing.T) {
 	}
 }
 
+// TestSteadyClientKeepsItsPlace: a client that keeps calling keeps its
+// session while another client wants its place (maxSessions 1): the other
+// is served by the shared session until the first has gone unused for
+// ReclaimIdle, then gets the place. Before, a place changed hands
+// whenever nothing of its client was in flight, so that clients calling
+// steadily, more than places, took each other's places (and, for a
+// command server, processes) up to once a second.
+func TestSteadyClientKeepsItsPlace(t *testing.T) {
+	const quiet = 2 * time.Second
+	r := start(t, decl.Launch{Name: "places", Server: decl.MCPServer{URL: placesServer(t, nil, nil)}}, Options{MaxSessions: 1, ReclaimIdle: quiet})
+	load(t, r.Adapter)
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
+	defer cancel()
+	who := func(s *mcpsession.Session) string {
+		t.Helper()
+		out, err := callAs(r.Adapter, ctx, withSession(s), "who", nil)
+		if err != nil {
+			t.Fatalf("who of %s: %v", s.ID, err)
+		}
+		return string(out)
+	}
+	a, _ := placeClient(t, "a")
+	b, _ := placeClient(t, "b")
+	var aChanged atomic.Int32
+	a.ToolsChanged = func() { aChanged.Add(1) }
+	if out := who(a); !strings.Contains(out, `"a"`) {
+		t.Fatalf("who of a = %s, want its own session", out)
+	}
+	began := time.Now()
+	who(a)
+	if out := who(b); !strings.Contains(out, "opentool-host-mcp-adapter") {
+		if time.Since(began) < quiet {
+			t.Fatalf("who of b while a was used %v ago = %s, want the shared session's client", time.Since(began), out)
+		}
+		t.Skipf("the machine took %v for two calls, more than ReclaimIdle", time.Since(began))
+	}
+	if n := aChanged.Load(); n != 0 {
+		t.Fatalf("a's place was reclaimed while a called steadily (%d)", n)
+	}
+	if out := who(a); !strings.Contains(out, `"a"`) {
+		t.Fatalf("who of a after b = %s, want its own session still", out)
+	}
+	testkit.Eventually(t, bound, "b gets a's place once a has gone unused for ReclaimIdle", func() bool {
+		return strings.Contains(who(b), `"b"`)
+	})
+	if aChanged.Load() == 0 {
+		t.Fatal("b got a session of its own without a's place reclaimed")
+	}
+}
+
 // TestKeyShareOfPlaces (issue 43): a key at its share of the places
 // (MaxSessionsPerKey) takes the place of its own least recently used idle
 // session, never another key's; and when every place is taken, a key
@@ -151,7 +201,7 @@ func TestEveryClientGetsAPlace(t *testing.T) {
 // recently used one of any key. Before, the least recently used idle
 // session of any key was reclaimed.
 func TestKeyShareOfPlaces(t *testing.T) {
-	r := start(t, decl.Launch{Name: "places", Server: decl.MCPServer{URL: placesServer(t, nil, nil)}}, Options{MaxSessions: 4})
+	r := start(t, decl.Launch{Name: "places", Server: decl.MCPServer{URL: placesServer(t, nil, nil)}}, Options{MaxSessions: 4, ReclaimIdle: -1})
 	load(t, r.Adapter)
 	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()

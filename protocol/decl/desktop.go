@@ -40,9 +40,10 @@ import (
 //     (MCPServer.Credentials);
 //   - "sessions" ("per-client", the default, or "shared"),
 //     "maxSessions" and "maxSessionsPerKey" (1 to 256), "sharedIdle" (a
-//     duration, or "never"): how MCP client sessions reach the server
+//     duration, or "never"), "reclaimIdle" (a duration): how MCP client sessions reach the server
 //     (MCPServer.Sessions, MCPServer.MaxSessions,
-//     MCPServer.MaxSessionsPerKey, MCPServer.SharedIdle);
+//     MCPServer.MaxSessionsPerKey, MCPServer.SharedIdle,
+//     MCPServer.ReclaimIdle);
 //   - every other member (top-level ones such as VS Code's "inputs" or
 //     Claude Desktop's "globalShortcut", and clients' own settings of an
 //     entry such as "autoApprove", "alwaysAllow", "timeout",
@@ -146,6 +147,21 @@ func sharedIdle(v any) (time.Duration, error) {
 	d, err := time.ParseDuration(s)
 	if !isStr || err != nil || d < MinSharedIdle || d > MaxSharedIdle {
 		return 0, fmt.Errorf(`must be a duration from %v to %v ("30s"), or "never"`, MinSharedIdle, MaxSharedIdle)
+	}
+	return d, nil
+}
+
+// reclaimIdle is the value v of "reclaimIdle": a Go duration string
+// ("5s") from 0s to MaxReclaimIdle, "0s" given as -1 (MCPServer.ReclaimIdle).
+// Errors: anything else.
+func reclaimIdle(v any) (time.Duration, error) {
+	s, isStr := v.(string)
+	d, err := time.ParseDuration(s)
+	if !isStr || err != nil || d < 0 || d > MaxReclaimIdle {
+		return 0, fmt.Errorf(`must be a duration from 0s to %v ("5s")`, MaxReclaimIdle)
+	}
+	if d == 0 {
+		return -1, nil
 	}
 	return d, nil
 }
@@ -378,6 +394,8 @@ func parseEntry(p, key string, v any, ignored *[]string) DesktopEntry {
 			s.MaxSessionsPerKey, err = sessionCount(m[k])
 		case "sharedIdle":
 			s.SharedIdle, err = sharedIdle(m[k])
+		case "reclaimIdle":
+			s.ReclaimIdle, err = reclaimIdle(m[k])
 		case "disabled":
 		default:
 			*ignored = append(*ignored, kp)

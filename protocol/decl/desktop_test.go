@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // entrySummary is what a test compares of an entry (its server only
@@ -82,6 +83,14 @@ func TestParseDesktopClients(t *testing.T) {
 			want: []entrySummary{
 				{Name: "db", Server: MCPServer{Command: "db-mcp", Env: map[string]string{"A": "1"}}, EnvFile: ".env"},
 				{Name: "web", Server: MCPServer{URL: "http://127.0.0.1:1/mcp"}},
+			},
+		},
+		{
+			name: "the host's sessions members: reclaimIdle as a duration, 0s as -1",
+			in:   `{"mcpServers":{"a":{"command":"x","maxSessions":4,"sharedIdle":"never","reclaimIdle":"2s"},"b":{"command":"y","reclaimIdle":"0s"}}}`,
+			want: []entrySummary{
+				{Name: "a", Server: MCPServer{Command: "x", MaxSessions: 4, SharedIdle: -1, ReclaimIdle: 2 * time.Second}},
+				{Name: "b", Server: MCPServer{Command: "y", ReclaimIdle: -1}},
 			},
 		},
 		{
@@ -226,6 +235,9 @@ func TestParseDesktopEntryFaults(t *testing.T) {
 		{`{"command":"x","maxSessionsPerKey":0}`, "$.mcpServers.bad.maxSessionsPerKey: must be an integer from 1 to 256"},
 		{`{"command":"x","maxSessionsPerKey":"4"}`, "$.mcpServers.bad.maxSessionsPerKey: must be an integer from 1 to 256"},
 		{`{"command":"x","maxSessionsPerKey":257}`, "$.mcpServers.bad.maxSessionsPerKey: must be an integer from 1 to 256"},
+		{`{"command":"x","reclaimIdle":"-1s"}`, `$.mcpServers.bad.reclaimIdle: must be a duration from 0s to 24h0m0s ("5s")`},
+		{`{"command":"x","reclaimIdle":5}`, `$.mcpServers.bad.reclaimIdle: must be a duration from 0s to 24h0m0s ("5s")`},
+		{`{"command":"x","reclaimIdle":"25h"}`, `$.mcpServers.bad.reclaimIdle: must be a duration from 0s to 24h0m0s ("5s")`},
 		{`{"command":"x","sharedIdle":"10ms"}`, `$.mcpServers.bad.sharedIdle: must be a duration from 100ms to 24h0m0s ("30s"), or "never"`},
 		{`{"command":"x","sharedIdle":30}`, `$.mcpServers.bad.sharedIdle: must be a duration from 100ms to 24h0m0s ("30s"), or "never"`},
 		{`{"command":"x","sharedIdle":"soon"}`, `$.mcpServers.bad.sharedIdle: must be a duration from 100ms to 24h0m0s ("30s"), or "never"`},

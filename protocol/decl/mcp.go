@@ -96,7 +96,16 @@ type MCPServer struct {
 	// duration from MinSharedIdle to MaxSharedIdle, or "never": -1); 0:
 	// mcpadapter.DefaultSharedIdle (mcpadapter.Options.SharedIdle).
 	SharedIdle time.Duration `json:"sharedIdle,omitempty"`
+	// ReclaimIdle is how long a client's own session must go unused
+	// before its place may be given to another client ("reclaimIdle": a
+	// Go duration from 0s to MaxReclaimIdle; "0s" is -1: as soon as
+	// nothing of its client is in flight); 0: mcpadapter.DefaultReclaimIdle
+	// (mcpadapter.Options.ReclaimIdle).
+	ReclaimIdle time.Duration `json:"reclaimIdle,omitempty"`
 }
+
+// MaxReclaimIdle is the longest "reclaimIdle" a declaration may give.
+const MaxReclaimIdle = 24 * time.Hour
 
 // The bounds of "sharedIdle".
 const (
