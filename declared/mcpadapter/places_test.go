@@ -143,6 +143,16 @@ func TestEveryClientGetsAPlace(t *testing.T) {
 	}
 }
 
+// whoOf is the answer of the places server's "who" called by a for s.
+func whoOf(t *testing.T, ctx context.Context, a *Adapter, s *mcpsession.Session) string {
+	t.Helper()
+	out, err := callAs(a, ctx, withSession(s), "who", nil)
+	if err != nil {
+		t.Fatalf("who of %s: %v", s.ID, err)
+	}
+	return string(out)
+}
+
 // TestSteadyClientKeepsItsPlace: a client that keeps calling keeps its
 // session while another client wants its place (maxSessions 1): the other
 // is served by the shared session until the first has gone unused for
@@ -156,14 +166,7 @@ func TestSteadyClientKeepsItsPlace(t *testing.T) {
 	load(t, r.Adapter)
 	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
-	who := func(s *mcpsession.Session) string {
-		t.Helper()
-		out, err := callAs(r.Adapter, ctx, withSession(s), "who", nil)
-		if err != nil {
-			t.Fatalf("who of %s: %v", s.ID, err)
-		}
-		return string(out)
-	}
+	who := func(s *mcpsession.Session) string { return whoOf(t, ctx, r.Adapter, s) }
 	a, _ := placeClient(t, "a")
 	b, _ := placeClient(t, "b")
 	var aChanged atomic.Int32
@@ -217,14 +220,7 @@ func TestKeyShareOfPlaces(t *testing.T) {
 		}
 		return s
 	}
-	who := func(s *mcpsession.Session) string {
-		t.Helper()
-		out, err := callAs(r.Adapter, ctx, withSession(s), "who", nil)
-		if err != nil {
-			t.Fatalf("who of %s: %v", s.ID, err)
-		}
-		return string(out)
-	}
+	who := func(s *mcpsession.Session) string { return whoOf(t, ctx, r.Adapter, s) }
 	reclaimed := func(name string) bool {
 		mu.Lock()
 		defer mu.Unlock()
