@@ -249,10 +249,6 @@ func IsClientRequest(name string) bool {
 	return ok && m.Dir == ToClient && m.Route == Caller
 }
 
-// KeyOf returns the params member the method named name is routed by,
-// NoKey for a name not in the table.
-func KeyOf(name string) Key { return byName[name].Key }
-
 // Capability returns the capability the method named name needs, "" for
 // one that needs none or a name not in the table.
 func Capability(name string) string { return byName[name].Needs }
