@@ -242,9 +242,7 @@ func (h *Host) invoke(ctx context.Context, r *request) (err error) {
 // send hands r, checked, to rt's plugin within rt's timeout.
 func (h *Host) send(ctx context.Context, rt *route, r *request) error {
 	r.target, r.plugin = rt.target, rt.plugin.Name()
-	ctx, cancel := withTimeout(ctx, rt.timeout)
-	defer cancel()
-	return rt.plugin.Invoke(ctx, r)
+	return rt.plugin.Invoke(ctx, r, rt.timeout)
 }
 
 // collect sends r, a call through call_tool of streaming function rt
@@ -366,13 +364,4 @@ func nearestCallable(ctx context.Context, t *routeTable, fn string) string {
 	}
 	slices.Sort(names)
 	return nearest.Name(fn, slices.Values(names))
-}
-
-// withTimeout applies the function's timeout (its plugin's policy or
-// Config.CallTimeout) when ctx has no earlier deadline.
-func withTimeout(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
-	if d, ok := ctx.Deadline(); ok && time.Until(d) <= timeout {
-		return ctx, func() {}
-	}
-	return context.WithTimeout(ctx, timeout)
 }
