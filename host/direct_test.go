@@ -224,4 +224,4 @@ func TestDirectCallAllocs(t *testing.T) {
 }
 
 // directCallAllocs bounds TestDirectCallAllocs.
-const directCallAllocs = 0
+const directCallAllocs = 15
