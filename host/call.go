@@ -67,6 +67,9 @@ type request struct {
 	// a streaming function's items are then collected into one result,
 	// {"items":[...]}.
 	collect bool
+	// obs is the call's observation (observe): part of the request, not
+	// an allocation of its own.
+	obs observation
 }
 
 // Function returns the name the caller used (supervise.Request).
