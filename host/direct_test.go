@@ -204,7 +204,8 @@ func TestDirectCallContext(t *testing.T) {
 // TestDirectCallAllocs: a Direct plugin's unary call costs the host at
 // most directCallAllocs allocations (one context for its timeout, its
 // caller's end and its plugin's stop: no timeout, cancel and AfterFuncs
-// of their own).
+// of their own; the observation part of the request). 24 before the one
+// context and the observation in the request.
 func TestDirectCallAllocs(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("allocations are counted without -race and -short")
@@ -224,4 +225,25 @@ func TestDirectCallAllocs(t *testing.T) {
 }
 
 // directCallAllocs bounds TestDirectCallAllocs.
-const directCallAllocs = 15
+const directCallAllocs = 14
+
+// TestDirectCallStopped: a Direct plugin's unary call in flight when its
+// plugin is stopped (the host closes, past its drain) has its context
+// ended and fails.
+func TestDirectCallStopped(t *testing.T) {
+	p, h := startDirectProbe(t, func(c *core.Config) { c.DrainTimeout = 50 * time.Millisecond })
+	p.started = make(chan context.Context, 1)
+	errc := make(chan error, 1)
+	go func() { _, err := h.CallResult(context.Background(), nil, "wait", nil); errc <- err }()
+	callCtx := <-p.started
+	closed := make(chan error, 1)
+	go func() { closed <- h.Close(context.Background()) }()
+	<-callCtx.Done()
+	if err := <-errc; err == nil {
+		t.Fatal("a call in flight when its plugin stopped succeeded")
+	}
+	if callCtx.Err() != context.Canceled {
+		t.Fatalf("the call's context ended with %v; want context.Canceled", callCtx.Err())
+	}
+	<-closed
+}
