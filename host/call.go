@@ -4,16 +4,18 @@ package host
 //
 //	Host.Call / Host.StreamCall   (call.go)     a unary call is a stream of one result
 //	  → Host.invoke               route by name, check the call kind, validate args,
-//	                              apply the timeout (the plugin's discover/policy.go or
+//	                              pick the timeout (the plugin's discover/policy.go or
 //	                              Config.CallTimeout)
-//	  → Plugin.Invoke             (supervise/request.go) wait for a ready process;
-//	                              resend a call that was never sent when the
-//	                              process changed
+//	  → Plugin.Invoke             (supervise/request.go) apply the timeout; wait for
+//	                              a ready process; resend a call that was never
+//	                              sent when the process changed
 //	  → instance.invoke           (supervise/send.go) concurrency slot and queue;
 //	                              a call whose caller is gone is not sent
 //	  → instance.send             one Invoke stream (internal/wire); results
 //	                              checked (request.Accept) and handed to Emit;
-//	                              cancel + grace + kill (guard)
+//	                              cancel + grace + kill (guard); a Direct plugin's
+//	                              unary call is a function call under one context
+//	                              (supervise/directcall.go)
 //
 // The request travels as a supervise.Request. Every failure is an *Error
 // (core/errors.go) built by request.Fail or request.CtxError.

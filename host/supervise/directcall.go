@@ -14,7 +14,9 @@ import (
 // the call returns (finish). One timer serves the deadline and then the
 // guard: once the caller's context ended or the deadline passed, a call
 // still running after the cancel grace kills the plugin (as guard does
-// for a plugin process). Its values are its parent's.
+// for a plugin process). Its values are its parent's, and so is
+// context.Cause of it (nil when its own deadline or the stop ended it
+// while its parent runs: Err says why).
 type directCall struct {
 	parent   context.Context
 	inst     *instance
