@@ -4,16 +4,18 @@ package host
 //
 //	Host.Call / Host.StreamCall   (call.go)     a unary call is a stream of one result
 //	  → Host.invoke               route by name, check the call kind, validate args,
-//	                              apply the timeout (the plugin's discover/policy.go or
+//	                              pick the timeout (the plugin's discover/policy.go or
 //	                              Config.CallTimeout)
-//	  → Plugin.Invoke             (supervise/request.go) wait for a ready process;
-//	                              resend a call that was never sent when the
-//	                              process changed
+//	  → Plugin.Invoke             (supervise/request.go) apply the timeout; wait for
+//	                              a ready process; resend a call that was never
+//	                              sent when the process changed
 //	  → instance.invoke           (supervise/send.go) concurrency slot and queue;
 //	                              a call whose caller is gone is not sent
 //	  → instance.send             one Invoke stream (internal/wire); results
 //	                              checked (request.Accept) and handed to Emit;
-//	                              cancel + grace + kill (guard)
+//	                              cancel + grace + kill (guard); a Direct plugin's
+//	                              unary call is a function call under one context
+//	                              (supervise/directcall.go)
 //
 // The request travels as a supervise.Request. Every failure is an *Error
 // (core/errors.go) built by request.Fail or request.CtxError.
@@ -67,6 +69,9 @@ type request struct {
 	// a streaming function's items are then collected into one result,
 	// {"items":[...]}.
 	collect bool
+	// obs is the call's observation (observe): part of the request, not
+	// an allocation of its own.
+	obs observation
 }
 
 // Function returns the name the caller used (supervise.Request).
@@ -242,9 +247,7 @@ func (h *Host) invoke(ctx context.Context, r *request) (err error) {
 // send hands r, checked, to rt's plugin within rt's timeout.
 func (h *Host) send(ctx context.Context, rt *route, r *request) error {
 	r.target, r.plugin = rt.target, rt.plugin.Name()
-	ctx, cancel := withTimeout(ctx, rt.timeout)
-	defer cancel()
-	return rt.plugin.Invoke(ctx, r)
+	return rt.plugin.Invoke(ctx, r, rt.timeout)
 }
 
 // collect sends r, a call through call_tool of streaming function rt
@@ -366,13 +369,4 @@ func nearestCallable(ctx context.Context, t *routeTable, fn string) string {
 	}
 	slices.Sort(names)
 	return nearest.Name(fn, slices.Values(names))
-}
-
-// withTimeout applies the function's timeout (its plugin's policy or
-// Config.CallTimeout) when ctx has no earlier deadline.
-func withTimeout(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
-	if d, ok := ctx.Deadline(); ok && time.Until(d) <= timeout {
-		return ctx, func() {}
-	}
-	return context.WithTimeout(ctx, timeout)
 }

@@ -380,7 +380,7 @@ func (h *Host) Request(ctx context.Context, x *core.Exchange, method string, par
 	if r == nil || !access.AllowedPlugin(ctx, r.plugin.Name()) {
 		return nil, &core.Error{Kind: core.KindNotFound, Message: fmt.Sprintf("%s: %s is not served", method, what)}
 	}
-	ctx, cancel := withTimeout(ctx, h.cfg.CallTimeout)
+	ctx, cancel := supervise.WithTimeout(ctx, h.cfg.CallTimeout)
 	defer cancel()
 	return r.plugin.Request(ctx, &request{fn: method + " " + what, x: x}, method, params)
 }
@@ -407,7 +407,7 @@ func (h *Host) ClientTools(ctx context.Context, x *core.Exchange, fn string) ([]
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := withTimeout(ctx, h.cfg.CallTimeout)
+	ctx, cancel := supervise.WithTimeout(ctx, h.cfg.CallTimeout)
 	defer cancel()
 	return rt.plugin.Request(ctx, r, mcpmethod.ToolsList, nil)
 }

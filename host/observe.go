@@ -34,14 +34,16 @@ func tracing() bool { return otel.GetTracerProvider() != unsetProvider }
 // gen_ai.tool.call.id, error.type), has r's results counted
 // (request.Emit), and returns ctx carrying the span (the plugin gets its
 // trace context, internal/wire) and the observation whose done ends the
-// span and hands the finished call to Config.OnCall. One allocation per
-// call: the observation holds the span, the record and what done needs.
+// span and hands the finished call to Config.OnCall. It allocates
+// nothing of its own: the observation, r.obs, holds the span, the record
+// and what done needs.
 func (h *Host) observe(ctx context.Context, r *request) (context.Context, *observation) {
 	caller := core.CallerFrom(ctx)
 	if g := access.GrantFrom(ctx); g != nil && caller.Key == "" {
 		caller.Key = g.Name()
 	}
-	o := &observation{r: r, traced: tracing(), onCall: h.cfg.OnCall}
+	o := &r.obs
+	*o = observation{r: r, traced: tracing(), onCall: h.cfg.OnCall}
 	if o.traced {
 		ctx, o.span = tracer.Start(ctx, "execute_tool "+r.fn, trace.WithSpanKind(trace.SpanKindInternal),
 			trace.WithAttributes(attribute.String("gen_ai.operation.name", "execute_tool"), attribute.String("gen_ai.tool.name", r.fn),

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -65,25 +66,24 @@ func (i *instance) direct() Direct {
 	return d
 }
 
-// sendDirect runs unary call r on d on this goroutine: the call's
-// context ends with ctx and when the plugin is stopped; the guard kills
-// the plugin when the call outlives ctx by the cancel grace. Its result
-// is checked (Accept, and Config.MaxResultBytes: an MCP result by its
-// size, mcpresult.Size) and handed to r.
-func (i *instance) sendDirect(ctx context.Context, r Request, d Direct) error {
-	g := &guard{inst: i, fn: r.Function()}
-	stop := context.AfterFunc(ctx, g.cancel)
-	defer stop()
-	cctx, cancel := context.WithCancel(ctx)
-	unstop := context.AfterFunc(i.local.done, cancel)
+// sendDirect runs unary call r on d on this goroutine, within timeout
+// when > 0 (0: ctx has the call's deadline). Its one context
+// (directCall) ends with ctx, at the deadline and when the plugin is
+// stopped; its guard kills the plugin when the call outlives ctx or the
+// deadline by the cancel grace. Its result is checked (Accept, and
+// Config.MaxResultBytes: an MCP result by its size, mcpresult.Size) and
+// handed to r.
+func (i *instance) sendDirect(ctx context.Context, r Request, d Direct, timeout time.Duration) error {
+	c := i.beginDirect(ctx, r.Function(), timeout)
 	inv := r.Invocation()
-	res, err := d.CallDirect(cctx, r.Exchange(), strings.TrimPrefix(inv.Name, i.prefix), inv.Args)
-	unstop()
-	cancel()
+	res, err := d.CallDirect(c, r.Exchange(), strings.TrimPrefix(inv.Name, i.prefix), inv.Args)
+	killed, why := c.finish()
 	if i.local.done.Err() != nil {
 		err = errDirectStopped
 	}
-	killed := !g.end()
+	if why == endCaller || why == endDeadline {
+		ctx = c // the call's errors say it timed out or was canceled
+	}
 	switch {
 	case err != nil:
 		return i.endError(ctx, r, err, 0, killed)

@@ -41,6 +41,9 @@ type localPlugin struct {
 	// flight end.
 	done     context.Context
 	endCalls context.CancelFunc
+	// calls are the Direct calls in flight (directCall), ended with
+	// done.
+	calls directCalls
 	// group is the cgroup shared by the commands of command tools, nil
 	// for a server (each server process gets its own) or without cgroups.
 	group *cgroup.Group
@@ -158,6 +161,7 @@ func (lp *localPlugin) exitStatus() string {
 // transport asks). It does not wait.
 func (lp *localPlugin) stop() {
 	lp.endCalls()
+	lp.calls.stopCalls()
 	lp.stopRun()
 	lp.removeGroup()
 }
@@ -165,6 +169,7 @@ func (lp *localPlugin) stop() {
 // kill ends the plugin at once: its program is SIGKILLed.
 func (lp *localPlugin) kill() {
 	lp.endCalls()
+	lp.calls.stopCalls()
 	lp.plugin.Kill()
 	lp.stopRun()
 	lp.removeGroup()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -71,25 +72,45 @@ func unreachableError(r Request, plugin string, v *view) *core.Error {
 	return r.Fail(core.KindTransport, plugin, fmt.Sprintf("the MCP server cannot be reached (%s); the host reconnects by itself, trying at least every %v: try again later", v.lastErr, remoteBackoff*3/2), nil)
 }
 
-// Invoke runs r on the plugin's current process. A call that could not be
-// sent because the process was being replaced or had just died waits for
-// the next view (new process, restart) and is sent there. Errors: an
-// *core.Error (KindFailed, KindStopped, KindTimeout, KindCanceled, KindBusy,
+// Invoke runs r on the plugin's current process within timeout (when
+// ctx has no earlier deadline). A call that could not be sent because the
+// process was being replaced or had just died waits for the next view
+// (new process, restart) and is sent there. A Direct plugin's unary call
+// that finds its plugin ready and a concurrency slot free is sent at
+// once with the timeout in its one context (sendDirect); any other
+// waits and is sent under WithTimeout. Errors: an *core.Error
+// (KindFailed, KindStopped, KindTimeout, KindCanceled, KindBusy,
 // KindTool, KindExited, KindTransport, KindResultRejected), or what
 // r.Emit returned.
-func (p *Plugin) Invoke(ctx context.Context, r Request) error {
+func (p *Plugin) Invoke(ctx context.Context, r Request, timeout time.Duration) error {
+	if v := p.v.Load(); v.state == core.StateReady && v.inst.direct() != nil && !r.Invocation().Stream && timeout > 0 {
+		if err := v.inst.invoke(ctx, r, timeout); !errors.Is(err, errNotSent) {
+			return err
+		}
+	}
+	ctx, cancel := WithTimeout(ctx, timeout)
+	defer cancel()
 	for {
 		v, err := p.ready(ctx, r)
 		if err != nil {
 			return err
 		}
-		if err := v.inst.invoke(ctx, r); !errors.Is(err, errNotSent) {
+		if err := v.inst.invoke(ctx, r, 0); !errors.Is(err, errNotSent) {
 			return err
 		}
 		if err := p.waitChange(ctx, r, v); err != nil {
 			return err
 		}
 	}
+}
+
+// WithTimeout bounds ctx by timeout, a call's (its plugin's policy or
+// Config.CallTimeout), when ctx has no earlier deadline.
+func WithTimeout(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	if d, ok := ctx.Deadline(); ok && time.Until(d) <= timeout {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, timeout)
 }
 
 // ready returns the current view once it is ready, waiting while the

@@ -18,21 +18,30 @@ import (
 // (queueing up to Config.MaxQueue calls), does not send a call whose
 // caller is already gone, and sends it (send). errNotSent means the call
 // never reached this process, which was stopped or has exited: the caller
-// may send it to the plugin's next process.
-func (i *instance) invoke(ctx context.Context, r Request) error {
+// may send it to the plugin's next process. timeout > 0 is the call's
+// timeout, not yet applied to ctx (a Direct plugin's unary call,
+// Plugin.Invoke's first try): the call then takes a free slot or is not
+// sent (errNotSent), never waits.
+func (i *instance) invoke(ctx context.Context, r Request, timeout time.Duration) error {
 	i.calls.Add(1)
 	defer i.calls.Add(-1)
 	if i.stopped.Load() || i.hasExited() {
 		return errNotSent
 	}
-	if err := i.acquire(ctx, r); err != nil {
+	if timeout > 0 {
+		select {
+		case i.sem <- struct{}{}:
+		default:
+			return errNotSent // queued, within its timeout
+		}
+	} else if err := i.acquire(ctx, r); err != nil {
 		return err
 	}
 	defer func() { <-i.sem }()
 	if ctx.Err() != nil {
 		return r.CtxError(ctx, i.name, " before it was sent")
 	}
-	return i.send(ctx, r)
+	return i.send(ctx, r, timeout)
 }
 
 // acquire takes a concurrency slot. When none is free the call queues,
@@ -75,11 +84,11 @@ var errNotSent = errors.New("instance gone before the call was sent")
 // served in the host's process as a Direct (the host's MCP client of a
 // declared server, command tools) is a function call on this goroutine
 // (sendDirect): no stream, goroutine or channel between the caller and
-// the plugin.
-func (i *instance) send(ctx context.Context, r Request) error {
+// the plugin; timeout is then the call's when ctx lacks it (invoke).
+func (i *instance) send(ctx context.Context, r Request, timeout time.Duration) error {
 	inv := r.Invocation()
 	if d := i.direct(); d != nil && !inv.Stream {
-		return i.sendDirect(ctx, r, d)
+		return i.sendDirect(ctx, r, d, timeout)
 	}
 	// The call's events and its guard are one allocation.
 	h := &events{inst: i, ctx: ctx, r: r, g: guard{inst: i, fn: r.Function()}}
@@ -276,9 +285,15 @@ func (g *guard) cancel() {
 // expire kills the process when the call is still running.
 func (g *guard) expire() {
 	if g.state.CompareAndSwap(guardRunning, guardKilled) {
-		g.inst.log.Warn("plugin ignored cancellation; killing it", "plugin", g.inst.name, "function", g.fn, "grace", g.inst.grace)
-		g.inst.kill()
+		g.inst.killIgnoring(g.fn)
 	}
+}
+
+// killIgnoring kills the process whose call of fn ignored cancellation
+// for the cancel grace.
+func (i *instance) killIgnoring(fn string) {
+	i.log.Warn("plugin ignored cancellation; killing it", "plugin", i.name, "function", fn, "grace", i.grace)
+	i.kill()
 }
 
 // end marks the stream ended; false when expire got there first.
