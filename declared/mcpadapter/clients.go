@@ -94,8 +94,7 @@ type upstream struct {
 
 	// Under clients.mu:
 	reclaim    chan struct{} // closed when its place is reclaimed (placeFor)
-	used       uint64        // clients.uses at its client's last use: least is least recently used
-	usedAt     time.Time     // when its client's last request began or ended (reclaimFor: Options.ReclaimIdle)
+	usedAt     time.Time     // when its client's last request began or ended: least is least recently used (reclaimFor)
 	subscribed bool          // a resources/subscribe went to it: never idle
 }
 
@@ -140,18 +139,12 @@ type clients struct {
 	by       map[*mcpsession.Session]*upstream
 	busy     map[*mcpsession.Session]int  // requests of each client in flight (hold)
 	shared   map[*mcpsession.Session]bool // clients once served by the shared session for want of a place, until they end: true since their last own session
-	uses     uint64                       // holds so far (upstream.used)
 	warned   bool                         // the shared session's serving of a client for want of a place was logged
 	heldKeys map[string]bool              // keys whose holding of their share was logged (heldToShare)
 	reclaims *rate.Limiter                // places reclaimed (placeFor): MaxSessions at once, then reclaimRate a second; made on first use
-	// quietUntil is when a place may first be reclaimed, as reclaimFor's
-	// last scan that found none saw it (a bound: every session then in
-	// use or unused for less than Options.ReclaimIdle; a release only
-	// puts a session's usedAt later); before it reclaimFor does not scan.
-	quietUntil time.Time
-	exits      map[*mcpsession.Session]int // each client's own sessions' consecutive quick ends (ownexit.go: ownExited), until the client ends
-	closed     bool                        // Run ended or Kill: no new ones
-	ended      chan struct{}               // closed with closed set (made by upstreamOf, sessionlessFor)
+	exits    map[*mcpsession.Session]int  // each client's own sessions' consecutive quick ends (ownexit.go: ownExited), until the client ends
+	closed   bool                         // Run ended or Kill: no new ones
+	ended    chan struct{}                // closed with closed set (made by upstreamOf, sessionlessFor)
 
 	sessionless sessionless // the session of SessionlessRevision (sessionless.go)
 }
@@ -281,9 +274,8 @@ func (a *Adapter) holdSession(sess *mcpsession.Session) (release func()) {
 		a.clients.busy = map[*mcpsession.Session]int{}
 	}
 	a.clients.busy[sess]++
-	a.clients.uses++
 	if u := a.clients.by[sess]; u != nil {
-		u.used, u.usedAt = a.clients.uses, time.Now()
+		u.usedAt = time.Now()
 	}
 	return func() {
 		a.clients.mu.Lock()
@@ -353,7 +345,7 @@ func (a *Adapter) newUpstream(sess *mcpsession.Session) (_ *upstream, wasShared 
 		a.clients.by = map[*mcpsession.Session]*upstream{}
 		a.clients.ended = make(chan struct{})
 	}
-	u := &upstream{ready: make(chan struct{}), relay: newRelay(a.launch.Name, a.log), reclaim: make(chan struct{}), used: a.clients.uses, usedAt: time.Now(), gone: make(chan struct{})}
+	u := &upstream{ready: make(chan struct{}), relay: newRelay(a.launch.Name, a.log), reclaim: make(chan struct{}), usedAt: time.Now(), gone: make(chan struct{})}
 	u.relay.client, u.relay.own = sess, u
 	u.relay.hold = func() func() { return a.holdSession(sess) }
 	a.clients.by[sess] = u
@@ -427,28 +419,16 @@ func (a *Adapter) shareOf(sess *mcpsession.Session) int {
 // in flight for Options.ReclaimIdle at least, nothing subscribed on it,
 // connected.
 func (a *Adapter) reclaimFor(pick func(*mcpsession.Session) bool) bool {
-	now := time.Now()
-	if now.Before(a.clients.quietUntil) {
-		return false
-	}
 	var lru *upstream
 	var owner *mcpsession.Session
-	quiet := now.Add(-a.opts.ReclaimIdle) // used at or before it: idle long enough
-	earliest := now                       // the least usedAt of a session that may come to be idle
+	quiet := time.Now().Add(-a.opts.ReclaimIdle) // used at or before it: idle long enough
 	for s, u := range a.clients.by {
-		if a.clients.busy[s] > 0 || u.subscribed {
-			continue // its next release sets its usedAt to then, after now
-		}
-		if u.usedAt.Before(earliest) {
-			earliest = u.usedAt
-		}
-		if !pick(s) || !isClosed(u.ready) || u.usedAt.After(quiet) || lru != nil && u.used >= lru.used {
+		if !pick(s) || a.clients.busy[s] > 0 || u.subscribed || !isClosed(u.ready) || u.usedAt.After(quiet) || lru != nil && !u.usedAt.Before(lru.usedAt) {
 			continue
 		}
 		lru, owner = u, s
 	}
 	if lru == nil {
-		a.clients.quietUntil = earliest.Add(a.opts.ReclaimIdle)
 		return false
 	}
 	if a.clients.reclaims == nil {
