@@ -333,8 +333,7 @@ func (c *loginClient) begin(ctx context.Context, principal string) (string, erro
 	var finish func(error)
 	cfg.AuthorizationCodeFetcher = func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
 		u := withConsent(args.URL)
-		urls <- u
-		r, fin, err := c.reg.Await(ctx, c.server, principal, u)
+		r, fin, err := c.reg.Await(ctx, c.server, principal, u, func() { urls <- u }) // u handed out once its login is registered
 		if err != nil {
 			return nil, err
 		}

@@ -87,7 +87,7 @@ func TestCallbackMatchesState(t *testing.T) {
 	defer srv.Close()
 	got := make(chan oauthlogin.Response, 1)
 	go func() {
-		r, finish, err := reg.Await(context.Background(), "crm", "", "https://as/authorize?state=S1")
+		r, finish, err := reg.Await(context.Background(), "crm", "", "https://as/authorize?state=S1", nil)
 		if err != nil {
 			t.Error(err)
 			return

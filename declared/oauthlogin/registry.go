@@ -170,9 +170,12 @@ type openLogin struct {
 // authorization URL the person is sent to (its "state" names the login);
 // Await returns the authorization response the callback received for
 // it, and finish, which the flow calls with the token request's outcome
-// (the callback's page says it). Errors: authURL has no state; ctx ends
-// (LoginWindow) first.
-func (r *Registry) Await(ctx context.Context, server, principal, authURL string) (resp Response, finish func(error), err error) {
+// (the callback's page says it). waiting (nil: none) is called once the
+// login is registered, before Await waits: the flow hands authURL out
+// there, so that a response as quick as the person's browser can be
+// finds its login. Errors: authURL has no state; ctx ends (LoginWindow)
+// first.
+func (r *Registry) Await(ctx context.Context, server, principal, authURL string, waiting func()) (resp Response, finish func(error), err error) {
 	u, err := url.Parse(authURL)
 	if err != nil {
 		return Response{}, nil, err
@@ -191,6 +194,9 @@ func (r *Registry) Await(ctx context.Context, server, principal, authURL string)
 		r.forget(state)
 		r.mu.Unlock()
 	}()
+	if waiting != nil {
+		waiting()
+	}
 	select {
 	case resp = <-p.got:
 		return resp, func(err error) {

@@ -6,12 +6,39 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/opentool-host/opentool-host/declared/oauthlogin"
 )
+
+// TestAwaitRegistersBeforeWaiting: the login is registered when Await
+// calls waiting, where the flow hands its authorization URL out, so that
+// a response arriving at once (here within waiting, an authorization
+// server's refusal, which the callback answers without waiting for the
+// flow) finds its login. Before, the flow handed the URL out and then
+// called Await: a quick enough browser got "No login waits for this
+// response" (TestOAuthLogin failed so under load).
+func TestAwaitRegistersBeforeWaiting(t *testing.T) {
+	reg := oauthlogin.NewRegistry(&oauthlogin.MemoryStore{}, "http://127.0.0.1/oauth/callback", nil)
+	var status int
+	var page string
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // bounds the wait of a login never found
+	defer cancel()
+	resp, _, err := reg.Await(ctx, "crm", "", "https://as/authorize?state=S7", func() {
+		w := httptest.NewRecorder()
+		reg.Callback(w, httptest.NewRequest(http.MethodGet, oauthlogin.CallbackPath+"?state=S7&error=access_denied", nil))
+		status, page = w.Code, w.Body.String()
+	})
+	if status != http.StatusBadRequest || !strings.Contains(page, "Login to crm failed: the authorization server refused: access_denied") {
+		t.Fatalf("the callback within waiting: %d %s; want the login found, refused", status, page)
+	}
+	if err != nil || resp.State != "S7" || resp.Code != "" {
+		t.Fatalf("Await = %+v, %v; want the refusal's response", resp, err)
+	}
+}
 
 // TestBeginHandsOutOneLoginPerPrincipal: the calls of a principal that
 // has not logged in get the one login begun for it (one flow, not one
@@ -25,7 +52,7 @@ func TestBeginHandsOutOneLoginPerPrincipal(t *testing.T) {
 		n := flows.Add(1)
 		u := fmt.Sprintf("https://as/authorize?state=S%d-%s", n, principal)
 		go func() {
-			_, finish, err := reg.Await(context.Background(), "crm", principal, u)
+			_, finish, err := reg.Await(context.Background(), "crm", principal, u, nil)
 			if err == nil {
 				finish(nil)
 			}
