@@ -216,17 +216,17 @@ func TestMCPKeyShareOfPlaces(t *testing.T) {
 	}
 }
 
-// TestMCPOneClientOneProcess (issue 42): MCP clients (the Go SDK's over
-// /mcp) that declare none of roots, sampling or elicitation, and to which
-// the server lists what it lists the shared session, are served by the
-// shared session: with 1, 2 and 16 of them calling a declared per-client
-// server, the host runs one server process (the shared one), and every
-// call is answered. A client that declares roots still gets a session of
-// its own (the server asks it): one process more. Before, each client
-// cost a process of its own besides the shared one (1 client: 2).
+// TestMCPOneClientOneProcess (issue 42): every MCP client (the Go SDK's
+// over /mcp) that calls a declared per-client server has a session of
+// its own, whatever it declares (no capability at all, or the SDK's
+// default roots): the server's answer is its own session's, and once the
+// shared session has parked (declared "sharedIdle": "500ms"), one client
+// costs one server process, two cost two. Before, a client without
+// capabilities was served by the shared session as one of its callers
+// (and shared what the server keeps per session with every other one).
 func TestMCPOneClientOneProcess(t *testing.T) {
 	dir := t.TempDir()
-	sessDeclare(t, dir, "who", nil)
+	sessDeclare(t, dir, "who", map[string]any{"sharedIdle": "500ms"})
 	hp := startHostProc(t, dir)
 	msServerPID(t, hp.url, hp.cmd.Process.Pid, "who")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -238,42 +238,26 @@ func TestMCPOneClientOneProcess(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: connect: %v", name, err)
 		}
+		t.Cleanup(func() { _ = cs.Close() })
 		return cs
 	}
-	whoamiOf := func(cs *mcp.ClientSession) whoami {
-		t.Helper()
+	for n, c := range []struct {
+		name string
+		caps *mcp.ClientCapabilities
+	}{{"plain", &mcp.ClientCapabilities{}}, {"rooted", nil}} { // nil: the SDK's default, roots
+		cs := connect(c.name, c.caps)
 		out, isErr := msCall(t, cs, "whoami", nil)
 		var w whoami
-		if isErr || json.Unmarshal([]byte(out), &w) != nil {
-			t.Fatalf("whoami = %s (isError %v)", out, isErr)
+		if isErr || json.Unmarshal([]byte(out), &w) != nil || w.Client != c.name {
+			t.Fatalf("whoami of %s = %s (isError %v); want its own session's answer", c.name, out, isErr)
 		}
-		return w
-	}
-	opened := 0
-	for _, n := range []int{1, 2, 16} {
-		var sessions []*mcp.ClientSession
-		for ; opened < n; opened++ {
-			sessions = append(sessions, connect(fmt.Sprintf("plain-%d", opened), &mcp.ClientCapabilities{}))
-		}
-		for _, cs := range sessions {
-			defer func() { _ = cs.Close() }()
-			whoamiOf(cs)
-		}
-		// Listing a new client's identity costs a short session, closed
-		// once listed: wait for its process to end.
+		// The listing of a new client's identity costs a short session,
+		// closed once listed, and the shared session parks: wait for both.
 		var kids []int
-		testkit.Eventually(t, 15*time.Second, fmt.Sprintf("one server process with %d plain clients", n), func() bool {
+		testkit.Eventually(t, 15*time.Second, fmt.Sprintf("%d server processes with %d clients", n+1, n+1), func() bool {
 			kids = msChildren(hp.cmd.Process.Pid)
-			return len(kids) == 1
+			return len(kids) == n+1
 		})
-		t.Logf("%d clients without roots, sampling or elicitation: %d server process", n, len(kids))
-	}
-	rooted := connect("rooted", nil) // the SDK's default: roots
-	defer func() { _ = rooted.Close() }()
-	if w := whoamiOf(rooted); w.Client != "rooted" {
-		t.Fatalf("a client with roots: whoami answered by the session of %q, want its own", w.Client)
-	}
-	if n := len(msChildren(hp.cmd.Process.Pid)); n != 2 {
-		t.Errorf("with a client with roots: %d server processes, want 2 (the shared one and its own)", n)
+		t.Logf("%d clients: %d server processes", n+1, len(kids))
 	}
 }

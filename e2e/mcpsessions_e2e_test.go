@@ -284,3 +284,26 @@ func TestMCPPromptsFromTheClientsOwnSession(t *testing.T) {
 		t.Errorf("server processes: %v, want the shared one and client-a's (b's prompt made none)", kids)
 	}
 }
+
+// TestMCPClientStateStaysItsOwn: what a declared server keeps per session
+// (mcp-notes' notes, in its process) is its MCP client's alone, though
+// the clients declare no capability at all: b does not list the note a
+// added. Before, clients without roots, sampling or elicitation were
+// served by the shared session, and b listed a's note.
+func TestMCPClientStateStaysItsOwn(t *testing.T) {
+	dir := t.TempDir()
+	msDeclare(t, dir, "notes")
+	hp := startHostProc(t, dir)
+	plain := &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}
+	a := llConnect(t, &mcp.StreamableClientTransport{Endpoint: hp.url + "/mcp"}, plain)
+	b := llConnect(t, &mcp.StreamableClientTransport{Endpoint: hp.url + "/mcp"}, plain)
+	if out, isErr := msCall(t, a, "add_note", map[string]any{"title": "a's secret", "body": "for a"}); isErr {
+		t.Fatalf("add_note of a: %s", out)
+	}
+	if out, _ := msCall(t, a, "list_notes", nil); !strings.Contains(out, "a's secret") {
+		t.Fatalf("a lists %s; want its note", out)
+	}
+	if out, _ := msCall(t, b, "list_notes", nil); strings.Contains(out, "a's secret") {
+		t.Errorf("b lists a's note: %s", out)
+	}
+}

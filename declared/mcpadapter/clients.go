@@ -1,7 +1,6 @@
 package mcpadapter
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -22,13 +21,12 @@ import (
 // Per-client upstream sessions. A tools/call whose core.Exchange carries a
 // downstream MCP session (core.Exchange.Session: set by the host's MCP front
 // end, never by the client) goes, unless the declaration says "sessions":
-// "shared", to an upstream session of that client's own when the server
-// may see it otherwise than the shared session's client (ownView: it
-// declares roots, sampling, elicitation, extensions or experimental
-// capabilities, speaks an older revision, or the server lists a client
-// like it other tools; else the shared session serves it, as one of its
-// callers, and it costs no process of its own): made at its
-// first call, or at its first tools/list when no client alike was
+// "shared", to an upstream session of that client's own, whatever it
+// declares: what the server keeps per session (a note it was given, a
+// browser it opened, a subscription, a log level, roots) is that
+// client's alone, which the host cannot tell from the capabilities of a
+// client (a client served by the shared session shares all of it with
+// every other of its callers): made at its first call, or at its first tools/list when no client alike was
 // listed before (clientTools, toolLists); for a command server one more
 // server process, started through the same launcher.Starter; initialized with the client's
 // clientInfo and capabilities (extensions included) and its protocol
@@ -159,26 +157,18 @@ const (
 	// servedForPlace: by the shared session because no place is free for
 	// it (placeFor): the server's requests during its call are refused.
 	servedForPlace
-	// servedAsCaller: by the shared session because the server cannot see
-	// it otherwise (ownView): one of the shared session's callers.
-	servedAsCaller
 )
 
 // sessionFor returns the session and relay a call for the caller of x
-// goes to (ctx bounds the wait): the
-// client's own upstream session, made now when it has none and its view
-// can differ (ownView), or the shared one; how says which for a client
-// session. Errors: the adapter stopped, the upstream session's
+// goes to (ctx bounds the wait): the client's own upstream session,
+// made now when it has none and a place is free (placeFor), or the
+// shared one; how says which for a client session. Errors: the adapter stopped, the upstream session's
 // connection failure, ctx's.
 func (a *Adapter) sessionFor(ctx context.Context, x *core.Exchange) (cs *mcp.ClientSession, r *relay, how served, err error) {
 	sess := x.ClientSession()
 	if sess == nil || a.opts.Shared {
 		cs, err := a.sharedSession(ctx)
 		return cs, a.relay, servedOwn, err
-	}
-	if !a.hasOwn(sess) && !a.ownView(ctx, sess) {
-		cs, err := a.sharedSession(ctx)
-		return cs, a.relay, servedAsCaller, err
 	}
 	u, err := a.upstreamOf(sess)
 	if err != nil {
@@ -197,62 +187,6 @@ func (a *Adapter) sessionFor(ctx context.Context, x *core.Exchange) (cs *mcp.Cli
 		return nil, nil, servedOwn, u.err
 	}
 	return u.cs, u.relay, servedOwn, nil
-}
-
-// hasOwn reports whether sess has an upstream session of its own.
-func (a *Adapter) hasOwn(sess *mcpsession.Session) bool {
-	a.clients.mu.Lock()
-	defer a.clients.mu.Unlock()
-	return a.clients.by[sess] != nil
-}
-
-// ownView reports whether the server may see sess's client otherwise
-// than the shared session's, so that it needs a session of its own: it
-// declares roots, sampling or elicitation (the server may ask it),
-// extensions or experimental capabilities, or speaks another revision
-// than ProtocolVersion; or the server lists a client like it
-// (callerTools, once per identity, kept) other tools than the shared
-// session (listsAsShared), or that listing failed. Otherwise the shared
-// session serves it as one of its callers: no process of its own.
-func (a *Adapter) ownView(ctx context.Context, sess *mcpsession.Session) bool {
-	init := sess.Init
-	if c := init.Capabilities; c != nil && (c.RootsV2 != nil || c.Roots.ListChanged || c.Sampling != nil || c.Elicitation != nil || len(c.Extensions) > 0 || len(c.Experimental) > 0) {
-		return true
-	}
-	if clientVersion(init.ProtocolVersion) != ProtocolVersion {
-		return true
-	}
-	id := identityOf(init)
-	if same, known := a.toolLists.asShared(id); known {
-		return !same
-	}
-	tools, err := a.callerTools(ctx, init)
-	if err != nil {
-		return true
-	}
-	same := a.listsAsShared(tools)
-	a.toolLists.markShared(id, same)
-	return !same
-}
-
-// listsAsShared reports whether tools, a tools/list as the server wrote
-// it, is the shared session's: the same tools, each written the same.
-func (a *Adapter) listsAsShared(tools []json.RawMessage) bool {
-	a.mu.RLock()
-	defs := a.conv.defs
-	a.mu.RUnlock()
-	if len(tools) != len(defs) {
-		return false
-	}
-	for _, def := range tools {
-		var t struct {
-			Name string `json:"name"`
-		}
-		if json.Unmarshal(def, &t) != nil || !bytes.Equal(defs[t.Name], def) {
-			return false
-		}
-	}
-	return true
 }
 
 // hold counts a request of x's client session (none: nothing) in
@@ -772,10 +706,9 @@ const maxToolLists = 64
 // that sessions that only list hold no server process. Cleared when the
 // shared session's tools change.
 type toolLists struct {
-	mu   sync.Mutex
-	by   map[string][]json.RawMessage
-	same map[string]bool // by identity: its list is the shared session's (ownView)
-	one  chan struct{}   // held while a caller's identity is listed (turn); made on first use
+	mu  sync.Mutex
+	by  map[string][]json.RawMessage
+	one chan struct{} // held while a caller's identity is listed (turn); made on first use
 }
 
 // turn waits until no other identity is being listed (callerTools) and
@@ -813,30 +746,11 @@ func (l *toolLists) put(id string, tools []json.RawMessage) {
 	l.by[id] = tools
 }
 
-// asShared returns whether identity id's list was found to be the
-// shared session's (markShared), and whether that is known.
-func (l *toolLists) asShared(id string) (same, known bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	same, known = l.same[id]
-	return same, known
-}
-
-// markShared keeps whether identity id's list is the shared session's.
-func (l *toolLists) markShared(id string, same bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.same == nil || len(l.same) >= maxToolLists {
-		l.same = map[string]bool{}
-	}
-	l.same[id] = same
-}
-
 // clear drops every list kept.
 func (l *toolLists) clear() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.by, l.same = nil, nil
+	l.by = nil
 }
 
 // identityOf is what a server knows of the client of init (a client
@@ -891,7 +805,7 @@ func (a *Adapter) clientTools(ctx context.Context, x *core.Exchange) (any, error
 	}
 	cs, _, how, err := a.sessionFor(ctx, x)
 	if err == nil && how != servedOwn {
-		return nil, &pluginsdk.RPCError{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("MCP server %q: this client is served by the shared session (its view cannot differ, or every place of a client session is in use, or its API key holds its share of them) and is listed its tools", a.launch.Name)}
+		return nil, &pluginsdk.RPCError{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("MCP server %q: this client is served by the shared session (every place of a client session is in use, or its API key holds its share of them) and is listed its tools", a.launch.Name)}
 	}
 	if err == nil {
 		var tools []json.RawMessage

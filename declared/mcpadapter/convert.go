@@ -42,10 +42,6 @@ type converted struct {
 	// projection of their schemas leaves out (opentool.Loss); the schemas
 	// are served and checked as declared all the same.
 	partial []fault
-	// defs is every tool's definition as the server wrote it, by MCP name
-	// (serverInfo.defs): what a client is listed is compared with it
-	// (listsAsShared).
-	defs map[string]json.RawMessage
 }
 
 // fault is one tool's conversion problem.
@@ -87,7 +83,7 @@ type serverInfo struct {
 // (taskRefusal). Each function carries its tool's definition as the
 // server wrote it (MCPTool, from info.defs), which /mcp serves.
 func convert(info serverInfo, tools []*mcp.Tool) converted {
-	c := converted{doc: newDocument(info), names: map[string]string{}, tasked: map[string]bool{}, defs: info.defs}
+	c := converted{doc: newDocument(info), names: map[string]string{}, tasked: map[string]bool{}}
 	sorted := slices.Clone(tools)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
 	var ok []*mcp.Tool

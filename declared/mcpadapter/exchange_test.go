@@ -23,6 +23,13 @@ func withSessionless(r *mcpsession.Request) *core.Exchange {
 	return &core.Exchange{Sessionless: r}
 }
 
+// hasOwn reports whether sess has an upstream session of its own.
+func (a *Adapter) hasOwn(sess *mcpsession.Session) bool {
+	a.clients.mu.Lock()
+	defer a.clients.mu.Unlock()
+	return a.clients.by[sess] != nil
+}
+
 // callAs is CallJSON for the caller of x: the Adapter's call as the host
 // makes it (CallDirect), its result projected (resultJSON).
 func callAs(a *Adapter, ctx context.Context, x *core.Exchange, name string, args []byte) ([]byte, error) {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
 	"github.com/opentool-host/opentool-host/protocol/decl"
 	"github.com/opentool-host/opentool-host/testkit"
@@ -251,14 +251,14 @@ func TestKeyShareOfPlaces(t *testing.T) {
 	}
 }
 
-// TestClientWithoutViewIsServedShared (issue 42): a client session that
-// declares none of roots, sampling or elicitation, and to which the
-// server lists what it lists the shared session, is served by the shared
-// session (the server sees the host's clientInfo: no session, no process
-// of its own); when the server lists a client like it other tools (here:
-// tool "sample" only to clients that declare sampling, as the shared
-// session does), it gets a session of its own. Before, both got one.
-func TestClientWithoutViewIsServedShared(t *testing.T) {
+// TestClientStateStaysItsOwn: a client session that declares no
+// capability at all gets a session of its own all the same, so that
+// what the server keeps per session (here: a value a tool stored) is
+// that client's alone: another such client, and a caller of the shared
+// session, do not get it. Before (issue 42's first take), a client
+// without roots, sampling or elicitation was served by the shared
+// session as one of its callers, and the next one read its value.
+func TestClientStateStaysItsOwn(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
 	plain := func(name string) *mcpsession.Session {
@@ -266,40 +266,47 @@ func TestClientWithoutViewIsServedShared(t *testing.T) {
 		s.Init.Capabilities = &mcp.ClientCapabilities{}
 		return s
 	}
-	same := start(t, decl.Launch{Name: "same", Server: decl.MCPServer{URL: placesServer(t, nil, nil)}}, Options{})
-	load(t, same.Adapter)
-	if out, err := callAs(same.Adapter, ctx, withSession(plain("p1")), "who", nil); err != nil || !strings.Contains(string(out), "opentool-host-mcp-adapter") {
-		t.Fatalf("who of a client without a view of its own = %s, %v; want the shared session's answer", out, err)
+	r := start(t, decl.Launch{Name: "kept", Server: decl.MCPServer{URL: keeperServer(t)}}, Options{})
+	load(t, r.Adapter)
+	p1, p2 := plain("p1"), plain("p2")
+	if out, err := callAs(r.Adapter, ctx, withSession(p1), "put", []byte(`{"v":"p1's secret"}`)); err != nil {
+		t.Fatalf("put of p1 = %s, %v", out, err)
 	}
-	differs := start(t, decl.Launch{Name: "differs", Server: decl.MCPServer{URL: samplerServer(t)}}, Options{})
-	load(t, differs.Adapter)
-	if out, err := callAs(differs.Adapter, ctx, withSession(plain("p2")), "who", nil); err != nil || !strings.Contains(string(out), `"p2"`) {
-		t.Fatalf("who of a client listed other tools than the shared session = %s, %v; want its own session's answer", out, err)
+	for what, x := range map[string]*core.Exchange{"p1": withSession(p1), "p2": withSession(p2), "the shared session's caller": nil} {
+		out, err := callAs(r.Adapter, ctx, x, "get", nil)
+		if err != nil {
+			t.Fatalf("get of %s: %v", what, err)
+		}
+		if got := strings.Contains(string(out), "p1's secret"); got != (what == "p1") {
+			t.Errorf("get of %s = %s; want p1's value for p1 alone", what, out)
+		}
+	}
+	if !r.hasOwn(p1) || !r.hasOwn(p2) {
+		t.Errorf("clients without capabilities: own sessions %v, %v; want both", r.hasOwn(p1), r.hasOwn(p2))
 	}
 }
 
-// samplerServer serves over real HTTP on 127.0.0.1 an MCP server whose
-// tool "who" answers the clientInfo.name of its session, and whose tool
-// "sample" is listed only to sessions whose client declares sampling.
-func samplerServer(t *testing.T) string {
+// keeperServer serves over real HTTP on 127.0.0.1 an MCP server that
+// keeps one value per session: tool "put" {"v"} stores it, "get"
+// answers it ("" before any put).
+func keeperServer(t *testing.T) string {
 	t.Helper()
+	var mu sync.Mutex
+	kept := map[*mcp.ServerSession]string{}
 	return testkit.Serve(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server {
-		s := mcp.NewServer(&mcp.Implementation{Name: "sampler", Version: "1"}, nil)
-		mcp.AddTool(s, &mcp.Tool{Name: "who"}, func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: req.Session.InitializeParams().ClientInfo.Name}}}, nil, nil
+		s := mcp.NewServer(&mcp.Implementation{Name: "keeper", Version: "1"}, nil)
+		mcp.AddTool(s, &mcp.Tool{Name: "put"}, func(_ context.Context, req *mcp.CallToolRequest, in struct {
+			V string `json:"v"`
+		}) (*mcp.CallToolResult, any, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			kept[req.Session] = in.V
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "kept"}}}, nil, nil
 		})
-		mcp.AddTool(s, &mcp.Tool{Name: "sample"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
-			return &mcp.CallToolResult{}, nil, nil
-		})
-		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-				res, err := next(ctx, method, req)
-				ss, _ := req.GetSession().(*mcp.ServerSession)
-				if lr, ok := res.(*mcp.ListToolsResult); ok && ss != nil && ss.InitializeParams().Capabilities.Sampling == nil {
-					lr.Tools = slices.DeleteFunc(lr.Tools, func(t *mcp.Tool) bool { return t.Name == "sample" })
-				}
-				return res, err
-			}
+		mcp.AddTool(s, &mcp.Tool{Name: "get"}, func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "kept: " + kept[req.Session]}}}, nil, nil
 		})
 		return s
 	}, nil)) + "/mcp"
