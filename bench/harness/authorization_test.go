@@ -50,8 +50,10 @@ func TestLoadgenSendsAuthorization(t *testing.T) {
 	reqs := []LoadRequest{
 		{URL: srv.URL, Body: body, Clients: 2, N: 4, Contains: "ok", Authorization: "Bearer secret"},
 		{URL: srv.URL, Body: body, Clients: 2, N: 4, Contains: "ok"},
-		{URL: srv.URL, Body: body, Clients: 2, N: 4, Contains: "ok", Authorization: "Bearer secret", MCP: &MCPLoad{Sessions: true}},
-		{URL: srv.URL, Body: body, Clients: 2, N: 4, Contains: "ok", Authorization: "Bearer secret2", MCP: &MCPLoad{Sessions: true}},
+		// Warm: one call per client, so that each opens its session (a
+		// run of N calls may be taken by one client alone).
+		{URL: srv.URL, Body: body, Clients: 2, Warm: true, Contains: "ok", Authorization: "Bearer secret", MCP: &MCPLoad{Sessions: true}},
+		{URL: srv.URL, Body: body, Clients: 2, Warm: true, Contains: "ok", Authorization: "Bearer secret2", MCP: &MCPLoad{Sessions: true}},
 	}
 	var in, out bytes.Buffer
 	enc := json.NewEncoder(&in)
