@@ -219,14 +219,16 @@ func TestMCPKeyShareOfPlaces(t *testing.T) {
 // TestMCPOneClientOneProcess (issue 42): every MCP client (the Go SDK's
 // over /mcp) that calls a declared per-client server has a session of
 // its own, whatever it declares (no capability at all, or the SDK's
-// default roots): the server's answer is its own session's, and once the
-// shared session has parked (declared "sharedIdle": "500ms"), one client
-// costs one server process, two cost two. Before, a client without
-// capabilities was served by the shared session as one of its callers
-// (and shared what the server keeps per session with every other one).
+// default roots): the server's answer is its own session's, and one client
+// costs one server process, two cost two. The shared session, which no
+// caller used, parks as soon as the first client's own session is up,
+// with the default sharedIdle (30 s) as declared here. Before, a client
+// without capabilities was served by the shared session as one of its
+// callers (and shared what the server keeps per session with every
+// other one), and a client with roots cost two processes for 30 s.
 func TestMCPOneClientOneProcess(t *testing.T) {
 	dir := t.TempDir()
-	sessDeclare(t, dir, "who", map[string]any{"sharedIdle": "500ms"})
+	sessDeclare(t, dir, "who", nil)
 	hp := startHostProc(t, dir)
 	msServerPID(t, hp.url, hp.cmd.Process.Pid, "who")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

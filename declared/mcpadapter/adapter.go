@@ -238,6 +238,7 @@ func New(l decl.Launch, log hclog.Logger, opts Options) *Adapter {
 		}
 	}
 	a.park.woke = make(chan struct{}, 1)
+	a.park.now = make(chan struct{}, 1)
 	a.relay.sole = opts.Sole
 	a.abandonCtx, a.abandon = context.WithCancelCause(context.Background())
 	a.setPhase("start")

@@ -451,6 +451,7 @@ func (a *Adapter) openUpstream(sess *mcpsession.Session, u *upstream, ended <-ch
 		a.forget(sess, u)
 		return
 	}
+	a.parkSoon()
 	since, gone := time.Now(), watchOwn(cs)
 	select {
 	case <-gone:

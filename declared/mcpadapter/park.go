@@ -18,7 +18,10 @@ import (
 // catalog request, task, list or wake on it; no call in flight on its
 // relay; no core task awaited) while at least one client session of its
 // own is open, its session is closed and its process stopped (MCP
-// "Lifecycle", stdio shutdown): the shared session is parked. The
+// "Lifecycle", stdio shutdown): the shared session is parked; one that
+// nothing has used since the Adapter began (but its own initialize and
+// lists) parks as soon as a client session of its own is up, so that
+// one MCP client costs one server process at once. The
 // adapter keeps serving as before: the tool list and catalog stay the
 // last ones listed, Ended stays false and Run goes on (a parked session
 // is no exit), PID is 0. Its next use (an OpenTool or OTC call, a client
@@ -42,6 +45,11 @@ type parking struct {
 	waking  chan struct{}      // closed when the wake under way ended; nil: none
 	wakeErr error              // the last wake's error, set before waking closes
 	woke    chan struct{}      // Run's signal of a wake's end (buffer 1)
+	// used: sharedSession served a use since the Adapter began; until
+	// then the session parks as soon as a client session of its own is
+	// up (now: idleOut's signal of that, buffer 1).
+	used bool
+	now  chan struct{}
 }
 
 // sharedSession returns the shared session for a use with ctx, started
@@ -49,7 +57,7 @@ type parking struct {
 // (the server could not be started or initialized), ctx's.
 func (a *Adapter) sharedSession(ctx context.Context) (*mcp.ClientSession, error) {
 	a.park.mu.Lock()
-	a.park.last = time.Now()
+	a.park.last, a.park.used = time.Now(), true
 	if !a.park.parked {
 		a.park.mu.Unlock()
 		return a.cs.Load(), nil
@@ -143,7 +151,8 @@ func (a *Adapter) parks() bool {
 }
 
 // idleOut parks the shared session cs whenever it is idle (parkable),
-// checking every quarter of SharedIdle until ctx ends.
+// checking every quarter of SharedIdle and when a client session of its
+// own is up (parkSoon), until ctx ends.
 func (a *Adapter) idleOut(ctx context.Context) {
 	if !a.parks() {
 		return
@@ -155,6 +164,7 @@ func (a *Adapter) idleOut(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-a.park.now:
 		}
 		if cs := a.parkIfIdle(); cs != nil {
 			a.log.Info("MCP server's shared session idle: its process stops until its next use", "server", a.launch.Name, "idle", a.opts.SharedIdle, "pid", a.PID())
@@ -163,17 +173,30 @@ func (a *Adapter) idleOut(ctx context.Context) {
 	}
 }
 
+// parkSoon has idleOut look at once whether the shared session is idle:
+// a client session of its own is up.
+func (a *Adapter) parkSoon() {
+	select {
+	case a.park.now <- struct{}{}:
+	default:
+	}
+}
+
 // parkIfIdle marks the shared session parked and returns it, to be
-// closed, when it is idle: unused for SharedIdle, no call in flight on
-// it, no core task awaited, and a client session of its own open. nil:
-// not parked.
+// closed, when it is idle: unused for SharedIdle (never used: at once),
+// no call in flight on it, no core task awaited, and a client session of
+// its own open. nil: not parked.
 func (a *Adapter) parkIfIdle() *mcp.ClientSession {
 	if !a.ownOpen() || a.relay.inFlight() || a.watches.any() {
 		return nil
 	}
 	a.park.mu.Lock()
 	defer a.park.mu.Unlock()
-	if a.park.parked || a.park.waking != nil || time.Since(a.park.last) < a.opts.SharedIdle {
+	idle := a.opts.SharedIdle
+	if !a.park.used {
+		idle = 0
+	}
+	if a.park.parked || a.park.waking != nil || time.Since(a.park.last) < idle {
 		return nil
 	}
 	a.park.parked = true
