@@ -120,7 +120,9 @@ func (c *sessClient) received() []string {
 // kill of the plugin's server ends the others.
 func TestMCPClientSessionsOwnUpstream(t *testing.T) {
 	dir := t.TempDir()
-	sessDeclare(t, dir, "who", map[string]any{"maxSessions": 2, "reclaimIdle": "0s"})
+	// sharedIdle never: the shared process, killed below, keeps running
+	// (unused, it would park once a client has its own).
+	sessDeclare(t, dir, "who", map[string]any{"maxSessions": 2, "reclaimIdle": "0s", "sharedIdle": "never"})
 	hp := startHostProc(t, dir)
 	shared := msServerPID(t, hp.url, hp.cmd.Process.Pid, "who")
 
@@ -213,7 +215,9 @@ func TestMCPClientSessionsOwnUpstream(t *testing.T) {
 // its first call (a third one the place of the least recently used).
 func TestMCPListingSessionsHoldNoServer(t *testing.T) {
 	dir := t.TempDir()
-	sessDeclare(t, dir, "who", map[string]any{"maxSessions": 2, "reclaimIdle": "0s"})
+	// sharedIdle never: the shared process is counted below (unused, it
+	// would park once a client has its own).
+	sessDeclare(t, dir, "who", map[string]any{"maxSessions": 2, "reclaimIdle": "0s", "sharedIdle": "never"})
 	hp := startHostProc(t, dir)
 	shared := msServerPID(t, hp.url, hp.cmd.Process.Pid, "who")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
