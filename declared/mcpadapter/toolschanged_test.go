@@ -50,7 +50,7 @@ func TestOwnToolsChangedTellsTheClient(t *testing.T) {
 	t.Cleanup(func() { close(done) })
 	sess := &mcpsession.Session{
 		ID: "client",
-		// Roots: the server may ask it, so it gets a session of its own (ownView).
+		// A client session that calls gets a session of its own (clients.go).
 		Init: &mcp.InitializeParams{ProtocolVersion: ProtocolVersion, ClientInfo: &mcp.Implementation{Name: "client", Version: "1"}, Capabilities: &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{}}},
 		Done: done,
 		Log:  func(context.Context, *mcp.LoggingMessageParams) {},
