@@ -25,15 +25,10 @@ type scaleCase struct {
 }
 
 // scaleDefault names the default mode in the scale cases: a declaration
-// without "sessions" (per-client, the default maxSessions), its
-// "sharedIdle" scaleSharedIdle.
+// with none of the session fields (per-client, the default maxSessions
+// and sharedIdle: a shared session no caller used parks as soon as a
+// client has a session of its own).
 const scaleDefault = "default"
-
-// scaleSharedIdle is the default mode's "sharedIdle" in the scale cases:
-// the shared session of a server whose clients all have sessions of
-// their own parks after it, so that a run (at least -benchtime long)
-// ends in the state the default 30 s reaches after half a minute.
-const scaleSharedIdle = "500ms"
 
 // scaleCases are the cases of the scale row, in the order they run and
 // print: the default mode at 1, 16, 64 and 256 client sessions, then the
@@ -127,9 +122,9 @@ func runScaleCase(b *testing.B, c scaleCase) {
 // startScaleRun starts the host of a run of c for the sub-benchmark b
 // and adds the run to scaleRuns.
 func startScaleRun(b *testing.B, c scaleCase) *scaleRun {
-	d := harness.MCPDeclaration{Sessions: c.sessions}
-	if c.sessions == scaleDefault {
-		d = harness.MCPDeclaration{SharedIdle: scaleSharedIdle}
+	var d harness.MCPDeclaration
+	if c.sessions != scaleDefault {
+		d.Sessions = c.sessions
 	}
 	h := startDeclaredHost(b, d)
 	run := &scaleRun{b: b, h: h, url: h.URL() + mcpapi.Path, r: &scaleResult{c: c}}
@@ -249,7 +244,7 @@ func printScale(w io.Writer, rows []scaleRow) {
 	if len(rows) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "Many clients, one server: one mcp-notes declared in a fresh opentool-host run process per run of each case, in the default mode (no \"sessions\": per-client, maxSessions 16; \"sharedIdle\": \"%s\", so that a run ends parked as the default 30 s does after half a minute) or \"sessions\": \"shared\", its repeat called by N MCP client sessions (Go SDK clients of /mcp, one session per client, in the load generator). calls/s counts successful calls (median of %d run(s)); failed calls: an error or isError, of every call of the case (warm-ups included); server processes: those running mcp-notes in the host's tree at the end of a run, clients connected (the most of any run); host tree RSS: the host, its keeper and the servers, summed (their PSS in brackets: shared pages counted once; medians).\n\n", scaleSharedIdle, rows[0].runs)
+	fmt.Fprintf(w, "Many clients, one server: one mcp-notes declared in a fresh opentool-host run process per run of each case, in the default mode (no \"sessions\": per-client, maxSessions 16, sharedIdle 30 s: a shared session no caller used parks once a client has its own) or \"sessions\": \"shared\", its repeat called by N MCP client sessions (Go SDK clients of /mcp, one session per client, in the load generator). calls/s counts successful calls (median of %d run(s)); failed calls: an error or isError, of every call of the case (warm-ups included); server processes: those running mcp-notes in the host's tree at the end of a run, clients connected (the most of any run); host tree RSS: the host, its keeper and the servers, summed (their PSS in brackets: shared pages counted once; medians).\n\n", rows[0].runs)
 	fmt.Fprintln(w, "| sessions | clients | calls/s | p50 | failed calls / calls | server processes | host tree RSS (PSS) |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
 	for _, r := range rows {

@@ -1,10 +1,12 @@
 package e2e_test
 
 import (
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -62,7 +64,10 @@ func TestListenerAnswersBeforePluginsStart(t *testing.T) {
 func TestSignalWhilePluginsStart(t *testing.T) {
 	dir := t.TempDir()
 	stuck := filepath.Join(dir, "opentool-plugin-stuck")
-	if err := os.WriteFile(stuck, []byte("#!/bin/sh\nexec sleep 600\n"), 0o755); err != nil {
+	// A sleep of its own: other tests (and make test's other legs, at the
+	// same time) run "sleep 600" too.
+	sleep := fmt.Sprintf("sleep 600.%d", os.Getpid())
+	if err := os.WriteFile(stuck, []byte("#!/bin/sh\nexec "+sleep+"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	hp := startHostProcUntil(t, dir, "listening;", "--start-timeout", "60s")
@@ -83,8 +88,8 @@ func TestSignalWhilePluginsStart(t *testing.T) {
 	if log := hp.logs.String(); strings.Contains(log, "failed to start") || strings.Contains(log, "retried when") {
 		t.Errorf("the start the signal cancelled is logged as a failure to retry:\n%s", log)
 	}
-	testkit.Eventually(t, 5*time.Second, "no sleep 600 left", func() bool {
-		out, _ := exec.Command("pgrep", "-f", "^sleep 600$").Output()
+	testkit.Eventually(t, 5*time.Second, "no "+sleep+" left", func() bool {
+		out, _ := exec.Command("pgrep", "-f", "^"+regexp.QuoteMeta(sleep)+"$").Output()
 		return len(strings.TrimSpace(string(out))) == 0
 	})
 }

@@ -75,11 +75,7 @@ func TestAuthLoginThroughOIDCProvider(t *testing.T) {
 	again, _ := auth("status")
 	t.Logf("auth status after the refresh:\n%s", again)
 
-	// The audit log is written behind the calls (one writer goroutine).
-	testkit.Eventually(t, 10*time.Second, "A's audit log names alice", func() bool {
-		audit, err := os.ReadFile(a.audit)
-		return err == nil && strings.Contains(string(audit), "alice")
-	})
+	waitAudit(t, a.audit, "alice")
 	sealed, err := filepath.Glob(filepath.Join(state, "oauth-tokens-*.sealed"))
 	if err != nil || len(sealed) != 1 {
 		t.Fatalf("token files %v (%v), want one", sealed, err)

@@ -103,11 +103,7 @@ func TestAuthLoginWithoutAHost(t *testing.T) {
 	if err != nil || !strings.Contains(string(st), "hosta") || !strings.Contains(string(st), "yes") {
 		t.Fatalf("auth status on B: %v\n%s", err, st)
 	}
-	// The audit log is written behind the calls (one writer goroutine).
-	testkit.Eventually(t, 10*time.Second, "A's audit log names alice", func() bool {
-		audit, err := os.ReadFile(a.audit)
-		return err == nil && strings.Contains(string(audit), "alice")
-	})
+	waitAudit(t, a.audit, "alice")
 	if strings.Contains(strings.Join(out, "\n")+stderr.String()+b.logs.String(), "eyJ") {
 		t.Error("a JWT in the CLI's output or B's log")
 	}

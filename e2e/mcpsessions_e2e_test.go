@@ -307,7 +307,7 @@ func TestMCPClientStateStaysItsOwn(t *testing.T) {
 	if out, _ := msCall(t, a, "list_notes", nil); !strings.Contains(out, "a's secret") {
 		t.Fatalf("a lists %s; want its note", out)
 	}
-	if out, _ := msCall(t, b, "list_notes", nil); strings.Contains(out, "a's secret") {
-		t.Errorf("b lists a's note: %s", out)
+	if out, isErr := msCall(t, b, "list_notes", nil); isErr || !strings.Contains(out, `"notes"`) || strings.Contains(out, "a's secret") {
+		t.Errorf("b lists %s (isError %v); want its own notes, without a's", out, isErr)
 	}
 }

@@ -53,6 +53,16 @@ type oauthHost struct {
 	audit    string // the audit log's path
 }
 
+// waitAudit waits for the audit log at path to name want: the log is
+// written behind the calls (one writer goroutine).
+func waitAudit(t *testing.T, path, want string) {
+	t.Helper()
+	testkit.Eventually(t, 10*time.Second, "the audit log names "+want, func() bool {
+		b, err := os.ReadFile(path)
+		return err == nil && strings.Contains(string(b), want)
+	})
+}
+
 func startOAuthHost(t *testing.T, p *oidcprovider.Provider, extra ...string) *oauthHost {
 	t.Helper()
 	dir := t.TempDir()

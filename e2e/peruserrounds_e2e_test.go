@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -116,11 +115,7 @@ func TestPerUserLoginOverInputRequired(t *testing.T) {
 			t.Errorf("a token in status.json: %v", l)
 		}
 	}
-	// The audit log is written behind the calls (one writer goroutine).
-	testkit.Eventually(t, 10*time.Second, "A's audit log names bob", func() bool {
-		audit, err := os.ReadFile(a.audit)
-		return err == nil && strings.Contains(string(audit), "bob")
-	})
+	waitAudit(t, a.audit, "bob")
 	if strings.Contains(b.logs.String(), "eyJ") {
 		t.Error("host B's log holds a JWT")
 	}

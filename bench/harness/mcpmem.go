@@ -34,10 +34,6 @@ type MCPDeclaration struct {
 	// or "" for none (the default, per-client, with the default
 	// maxSessions).
 	Sessions string
-	// SharedIdle is the "sharedIdle" field (a duration such as "500ms":
-	// how long a per-client server's shared session may go unused before
-	// it parks), "" for none (the default, 30 s).
-	SharedIdle string
 }
 
 // DeclareMCPServers writes n MCP server declarations into the plugins
@@ -49,9 +45,6 @@ func DeclareMCPServers(dir, server string, n int, d MCPDeclaration) error {
 	field := ""
 	if d.Sessions != "" {
 		field += fmt.Sprintf(`,"sessions":%q`, d.Sessions)
-	}
-	if d.SharedIdle != "" {
-		field += fmt.Sprintf(`,"sharedIdle":%q`, d.SharedIdle)
 	}
 	for i := 1; i <= n; i++ {
 		name := MCPServerName(i)

@@ -23,13 +23,14 @@ import (
 // end, never by the client) goes, unless the declaration says "sessions":
 // "shared", to an upstream session of that client's own, whatever it
 // declares: what the server keeps per session (a note it was given, a
-// browser it opened, a subscription, a log level, roots) is that
-// client's alone, which the host cannot tell from the capabilities of a
-// client (a client served by the shared session shares all of it with
-// every other of its callers): made at its first call, or at its first tools/list when no client alike was
-// listed before (clientTools, toolLists); for a command server one more
-// server process, started through the same launcher.Starter; initialized with the client's
-// clientInfo and capabilities (extensions included) and its protocol
+// browser it opened, a subscription, a log level, roots) is then that
+// client's alone, and no capability a client declares says whether the
+// server keeps anything (a client served by the shared session shares
+// all of it with every other of its callers). It is made at its first
+// call, or at its first tools/list when no client alike was listed
+// before (clientTools, toolLists); for a command server one more server
+// process, started through the same launcher.Starter; initialized with
+// the client's clientInfo and capabilities (extensions included) and its protocol
 // version when it is ProtocolVersion or older; its log level set to the
 // client's (logging/setLevel, again at each change); the server's
 // notifications/message and its requests (sampling/createMessage,
@@ -162,8 +163,8 @@ const (
 // sessionFor returns the session and relay a call for the caller of x
 // goes to (ctx bounds the wait): the client's own upstream session,
 // made now when it has none and a place is free (placeFor), or the
-// shared one; how says which for a client session. Errors: the adapter stopped, the upstream session's
-// connection failure, ctx's.
+// shared one; how says which for a client session. Errors: the adapter
+// stopped, the upstream session's connection failure, ctx's.
 func (a *Adapter) sessionFor(ctx context.Context, x *core.Exchange) (cs *mcp.ClientSession, r *relay, how served, err error) {
 	sess := x.ClientSession()
 	if sess == nil || a.opts.Shared {

@@ -172,8 +172,7 @@ type openLogin struct {
 // it, and finish, which the flow calls with the token request's outcome
 // (the callback's page says it). waiting (nil: none) is called once the
 // login is registered, before Await waits: the flow hands authURL out
-// there, so that a response as quick as the person's browser can be
-// finds its login. Errors: authURL has no state; ctx ends (LoginWindow)
+// there, so that a response however quick finds its login. Errors: authURL has no state; ctx ends (LoginWindow)
 // first.
 func (r *Registry) Await(ctx context.Context, server, principal, authURL string, waiting func()) (resp Response, finish func(error), err error) {
 	u, err := url.Parse(authURL)
