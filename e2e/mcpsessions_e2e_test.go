@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -309,5 +310,32 @@ func TestMCPClientStateStaysItsOwn(t *testing.T) {
 	}
 	if out, isErr := msCall(t, b, "list_notes", nil); isErr || !strings.Contains(out, `"notes"`) || strings.Contains(out, "a's secret") {
 		t.Errorf("b lists %s (isError %v); want its own notes, without a's", out, isErr)
+	}
+}
+
+// TestKeyCallersStateStaysTheirOwn: through /opentool/call (no MCP
+// session), what the callers of one API key leave with a per-client
+// server (the default) is not the other key's: each key's callers are
+// served by an upstream session of that key's own (mcpadapter
+// keySession), while two calls of one key share theirs.
+func TestKeyCallersStateStaysTheirOwn(t *testing.T) {
+	dir := t.TempDir()
+	msDeclare(t, dir, "notes")
+	const keyA, keyB = "key-a-0123456789abcdef", "key-b-0123456789abcdef"
+	hp := startHostProc(t, dir, "--api-key", keyA, "--api-key", keyB)
+	call := func(key, fn, params string) string {
+		t.Helper()
+		st, _, body := httpDo(t, http.MethodPost, hp.url+"/opentool/call", key, `{"jsonrpc":"2.0","method":"`+fn+`","params":`+params+`,"id":1}`)
+		if st != http.StatusOK || !strings.Contains(body, `"result"`) {
+			t.Fatalf("%s with key %s: %d %s", fn, key[:5], st, body)
+		}
+		return body
+	}
+	call(keyA, "add_note", `{"title":"a's secret","body":"for a"}`)
+	if out := call(keyA, "list_notes", `{}`); !strings.Contains(out, "a's secret") {
+		t.Fatalf("key a lists %s; want its note", out)
+	}
+	if out := call(keyB, "list_notes", `{}`); !strings.Contains(out, `"notes"`) || strings.Contains(out, "a's secret") {
+		t.Errorf("key b lists %s; want its own notes, without a's", out)
 	}
 }

@@ -419,9 +419,10 @@ func (a *Adapter) callTool(ctx context.Context, x *core.Exchange, name string, a
 	}
 	cs, rel := modern.session()
 	if modern == nil {
-		defer a.hold(x)()
+		sess := a.callerSession(ctx, x)
+		defer a.holdOf(sess)()
 		var how served
-		if cs, rel, how, err = a.sessionFor(ctx, x); err != nil {
+		if cs, rel, how, err = a.sessionOf(ctx, sess); err != nil {
 			return nil, callError(ctx, a.launch.Name, tool, err)
 		}
 		if how == servedForPlace {

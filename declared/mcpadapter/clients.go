@@ -14,6 +14,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
+	"github.com/opentool-host/opentool-host/internal/version"
 	"github.com/opentool-host/opentool-host/pluginsdk"
 	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 )
@@ -62,9 +63,13 @@ import (
 // session's tools, its roots, sampling and elicitation are not asked
 // (a server request during its call is refused with -32603 saying why:
 // it never reaches another client), and its log messages and resource
-// subscriptions are the shared session's. The shared
-// session keeps serving OpenTool and OTC callers, MCP requests without a
-// session id, the catalog's lists (resources, templates, prompts), the
+// subscriptions are the shared session's. With API keys in force, the
+// tools/calls of a key's callers without a client session (OpenTool,
+// OTC, MCP requests without a session id) go to an upstream session of
+// that key's own (keySession), placed like a client's: what the server
+// keeps per session for one key's callers is not another key's. The
+// shared session keeps serving those callers with keys off (every
+// caller one party) and their catalog reads, the catalog's lists (resources, templates, prompts), the
 // reads, gets and completions of client sessions without a session of
 // their own (catalogSession), and the tool list the host routes calls by;
 // a client session's tools/list is its own (clientTools), and a
@@ -136,14 +141,15 @@ func (o *ownTools) changed() {
 type clients struct {
 	mu       sync.Mutex
 	by       map[*mcpsession.Session]*upstream
-	busy     map[*mcpsession.Session]int  // requests of each client in flight (hold)
-	shared   map[*mcpsession.Session]bool // clients once served by the shared session for want of a place, until they end: true since their last own session
-	warned   bool                         // the shared session's serving of a client for want of a place was logged
-	heldKeys map[string]bool              // keys whose holding of their share was logged (heldToShare)
-	reclaims *rate.Limiter                // places reclaimed (placeFor): MaxSessions at once, then reclaimRate a second; made on first use
-	exits    map[*mcpsession.Session]int  // each client's own sessions' consecutive quick ends (ownexit.go: ownExited), until the client ends
-	closed   bool                         // Run ended or Kill: no new ones
-	ended    chan struct{}                // closed with closed set (made by upstreamOf, sessionlessFor)
+	busy     map[*mcpsession.Session]int    // requests of each client in flight (hold)
+	shared   map[*mcpsession.Session]bool   // clients once served by the shared session for want of a place, until they end: true since their last own session
+	warned   bool                           // the shared session's serving of a client for want of a place was logged
+	heldKeys map[string]bool                // keys whose holding of their share was logged (heldToShare)
+	reclaims *rate.Limiter                  // places reclaimed (placeFor): MaxSessions at once, then reclaimRate a second; made on first use
+	exits    map[*mcpsession.Session]int    // each client's own sessions' consecutive quick ends (ownexit.go: ownExited), until the client ends
+	closed   bool                           // Run ended or Kill: no new ones
+	ended    chan struct{}                  // closed with closed set (made by upstreamOf, sessionlessFor)
+	keyed    map[string]*mcpsession.Session // the client session each API key's callers without one are served as (keySession)
 
 	sessionless sessionless // the session of SessionlessRevision (sessionless.go)
 }
@@ -166,7 +172,11 @@ const (
 // shared one; how says which for a client session. Errors: the adapter
 // stopped, the upstream session's connection failure, ctx's.
 func (a *Adapter) sessionFor(ctx context.Context, x *core.Exchange) (cs *mcp.ClientSession, r *relay, how served, err error) {
-	sess := x.ClientSession()
+	return a.sessionOf(ctx, x.ClientSession())
+}
+
+// sessionOf is sessionFor for the client session sess (nil: none).
+func (a *Adapter) sessionOf(ctx context.Context, sess *mcpsession.Session) (cs *mcp.ClientSession, r *relay, how served, err error) {
 	if sess == nil || a.opts.Shared {
 		cs, err := a.sharedSession(ctx)
 		return cs, a.relay, servedOwn, err
@@ -190,11 +200,76 @@ func (a *Adapter) sessionFor(ctx context.Context, x *core.Exchange) (cs *mcp.Cli
 	return u.cs, u.relay, servedOwn, nil
 }
 
+// maxKeyed bounds the keys keySession keeps a session for: past it,
+// those without an upstream session are forgotten (a key's session is
+// an identity: it is made again at its key's next call).
+const maxKeyed = 1024
+
+// keySession returns the client session that stands for the callers of
+// API key key that have none of their own (OpenTool, OTC, MCP requests
+// without a session id): their tools/calls go to an upstream session of
+// that key's own, made, bounded and reclaimed as a client session's
+// (placeFor: it takes one place, within its key's share), so that what
+// the server keeps per session for one key's callers is not another
+// key's. The server knows it as the adapter's client, without
+// capabilities (such a caller cannot be asked for roots, sampling or
+// elicitation; a server request outside a call is refused, -32601; its
+// log messages outside calls are dropped). Nil for key "" (keys off:
+// every caller is one party, served by the shared session) and for a
+// server declared "sessions": "shared".
+func (a *Adapter) keySession(key string) *mcpsession.Session {
+	if key == "" || a.opts.Shared {
+		return nil
+	}
+	a.clients.mu.Lock()
+	defer a.clients.mu.Unlock()
+	if s := a.clients.keyed[key]; s != nil {
+		return s
+	}
+	if a.clients.keyed == nil {
+		a.clients.keyed = map[string]*mcpsession.Session{}
+	}
+	if len(a.clients.keyed) >= maxKeyed {
+		for k, s := range a.clients.keyed {
+			if a.clients.by[s] == nil && a.clients.busy[s] == 0 {
+				delete(a.clients.keyed, k)
+			}
+		}
+	}
+	s := &mcpsession.Session{
+		ID:  "key " + key,
+		Key: key,
+		Init: &mcp.InitializeParams{ProtocolVersion: ProtocolVersion, Capabilities: &mcp.ClientCapabilities{},
+			ClientInfo: &mcp.Implementation{Name: "opentool-host-mcp-adapter", Title: "opentool-host", Version: version.Version}},
+		Ask: func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "no client to ask: the callers of this session (an API key's OpenTool, OTC and sessionless MCP callers) are reached only during their calls"}
+		},
+		Log: func(context.Context, *mcp.LoggingMessageParams) {},
+	}
+	a.clients.keyed[key] = s
+	return s
+}
+
+// callerSession is the client session a call of x's caller is served
+// as: x's own (core.Exchange.Session), else, for a caller with an API
+// key (core.CallerFrom), its key's (keySession); nil: the shared
+// session serves it.
+func (a *Adapter) callerSession(ctx context.Context, x *core.Exchange) *mcpsession.Session {
+	if sess := x.ClientSession(); sess != nil {
+		return sess
+	}
+	return a.keySession(core.CallerFrom(ctx).Key)
+}
+
 // hold counts a request of x's client session (none: nothing) in
 // flight until release, so that its upstream session is not reclaimed
 // under it (placeFor), and marks that session the most recently used.
 func (a *Adapter) hold(x *core.Exchange) (release func()) {
-	sess := x.ClientSession()
+	return a.holdOf(x.ClientSession())
+}
+
+// holdOf is hold for the client session sess (nil: none).
+func (a *Adapter) holdOf(sess *mcpsession.Session) (release func()) {
 	if sess == nil || a.opts.Shared {
 		return func() {}
 	}
