@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -52,6 +53,16 @@ func TestMCPRootedClientOneProcess(t *testing.T) {
 	parked("one server process (the client's own) for one client with roots")
 	if alive(shared) {
 		t.Errorf("the shared session's process %d still runs", shared)
+	}
+	idle := "no line"
+	for l := range strings.Lines(hp.logs.String()) {
+		if strings.Contains(l, "shared session idle") {
+			idle = strings.TrimSpace(l)
+			break
+		}
+	}
+	if want := fmt.Sprintf("pid=%d", shared); !strings.Contains(idle, want) {
+		t.Errorf("the log's line of the parking says %q; want the process that stops (%s)", idle, want)
 	}
 	st, _, body := httpDo(t, http.MethodPost, hp.url+"/opentool/call", "", `{"jsonrpc":"2.0","method":"whoami","params":{},"id":1}`)
 	if st != 200 || !strings.Contains(body, `opentool-host-mcp-adapter`) {

@@ -167,7 +167,8 @@ func (a *Adapter) idleOut(ctx context.Context) {
 		case <-a.park.now:
 		}
 		if cs := a.parkIfIdle(); cs != nil {
-			a.log.Info("MCP server's shared session idle: its process stops until its next use", "server", a.launch.Name, "idle", a.opts.SharedIdle, "pid", a.PID())
+			// PID says 0 once parked: the process stopping is still proc's.
+			a.log.Info("MCP server's shared session idle: its process stops until its next use", "server", a.launch.Name, "idle", a.opts.SharedIdle, "pid", a.proc.Load().pid())
 			_ = cs.Close()
 		}
 	}
