@@ -339,3 +339,53 @@ func TestKeyCallersStateStaysTheirOwn(t *testing.T) {
 		t.Errorf("key b lists %s; want its own notes, without a's", out)
 	}
 }
+
+// TestKeyCallersSessionEndsWithTheKey: the callers of two keys of a keys
+// file without an MCP session (/opentool/call) are served by a server
+// process each, neither the shared session's; the file reloaded with
+// one key's allow changed (its grant revoked), that key's process ends
+// while the other's runs on, and the key's next call is served by a new
+// one.
+func TestKeyCallersSessionEndsWithTheKey(t *testing.T) {
+	dir := t.TempDir()
+	sessDeclare(t, dir, "who", nil)
+	const keyA, keyB = "key-a-0123456789abcdef", "key-b-0123456789abcdef"
+	keys := func(allowA string) string {
+		return `{"keys":[{"name":"a","key":"` + keyA + `","allow":` + allowA + `},{"name":"b","key":"` + keyB + `","allow":["*"]}]}`
+	}
+	keysFile := filepath.Join(t.TempDir(), "keys.json")
+	if err := os.WriteFile(keysFile, []byte(keys(`["*"]`)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	hp := startHostProc(t, dir, "--api-keys-file", keysFile)
+	shared := pluginPIDs(t, hp.url, keyB)["who"]
+	who := func(key string) whoami {
+		t.Helper()
+		st, _, body := httpDo(t, http.MethodPost, hp.url+"/opentool/call", key, `{"jsonrpc":"2.0","method":"whoami","params":{},"id":1}`)
+		var res struct {
+			Result struct {
+				Text string `json:"text"`
+			} `json:"result"`
+		}
+		var w whoami
+		if st != http.StatusOK || json.Unmarshal([]byte(body), &res) != nil || json.Unmarshal([]byte(res.Result.Text), &w) != nil || w.PID == 0 {
+			t.Fatalf("whoami with key %s: %d %s", key[:5], st, body)
+		}
+		return w
+	}
+	a, b := who(keyA), who(keyB)
+	if a.PID == b.PID || a.PID == shared || b.PID == shared {
+		t.Fatalf("key a served by pid %d, key b by %d, the shared session is %d: want a process per key", a.PID, b.PID, shared)
+	}
+	if again := who(keyA); again.PID != a.PID {
+		t.Errorf("key a's second call served by pid %d, its first by %d: want its session kept", again.PID, a.PID)
+	}
+	replaceFile(t, keysFile, keys(`["whoami"]`))
+	testkit.Eventually(t, 15*time.Second, "key a's server process to end with its grant", func() bool { return zombieOrGone(a.PID) })
+	if !alive(b.PID) {
+		t.Errorf("key b's server process %d ended with key a's grant", b.PID)
+	}
+	if next := who(keyA); next.PID == a.PID || next.PID == b.PID {
+		t.Errorf("key a's call after the reload served by pid %d (before %d, key b's %d): want a new process", next.PID, a.PID, b.PID)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/time/rate"
 
+	"github.com/opentool-host/opentool-host/host/access"
 	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
 	"github.com/opentool-host/opentool-host/internal/version"
@@ -141,15 +142,15 @@ func (o *ownTools) changed() {
 type clients struct {
 	mu       sync.Mutex
 	by       map[*mcpsession.Session]*upstream
-	busy     map[*mcpsession.Session]int    // requests of each client in flight (hold)
-	shared   map[*mcpsession.Session]bool   // clients once served by the shared session for want of a place, until they end: true since their last own session
-	warned   bool                           // the shared session's serving of a client for want of a place was logged
-	heldKeys map[string]bool                // keys whose holding of their share was logged (heldToShare)
-	reclaims *rate.Limiter                  // places reclaimed (placeFor): MaxSessions at once, then reclaimRate a second; made on first use
-	exits    map[*mcpsession.Session]int    // each client's own sessions' consecutive quick ends (ownexit.go: ownExited), until the client ends
-	closed   bool                           // Run ended or Kill: no new ones
-	ended    chan struct{}                  // closed with closed set (made by upstreamOf, sessionlessFor)
-	keyed    map[string]*mcpsession.Session // the client session each API key's callers without one are served as (keySession)
+	busy     map[*mcpsession.Session]int           // requests of each client in flight (hold)
+	shared   map[*mcpsession.Session]bool          // clients once served by the shared session for want of a place, until they end: true since their last own session
+	warned   bool                                  // the shared session's serving of a client for want of a place was logged
+	heldKeys map[string]bool                       // keys whose holding of their share was logged (heldToShare)
+	reclaims *rate.Limiter                         // places reclaimed (placeFor): MaxSessions at once, then reclaimRate a second; made on first use
+	exits    map[*mcpsession.Session]int           // each client's own sessions' consecutive quick ends (ownexit.go: ownExited), until the client ends
+	closed   bool                                  // Run ended or Kill: no new ones
+	ended    chan struct{}                         // closed with closed set (endedLocked)
+	keyed    map[*access.Grant]*mcpsession.Session // the client session each grant's callers without one are served as (keySession)
 
 	sessionless sessionless // the session of SessionlessRevision (sessionless.go)
 }
@@ -200,34 +201,41 @@ func (a *Adapter) sessionOf(ctx context.Context, sess *mcpsession.Session) (cs *
 	return u.cs, u.relay, servedOwn, nil
 }
 
-// maxKeyed bounds the keys keySession keeps a session for: past it,
-// those without an upstream session are forgotten (a key's session is
-// an identity: it is made again at its key's next call).
+// maxKeyed bounds the grants keySession keeps a session for: past it,
+// those without an upstream session are forgotten (a grant's session
+// is an identity: it is made again at its grant's next call).
 const maxKeyed = 1024
 
 // keySession returns the client session that stands for the callers of
-// API key key that have none of their own (OpenTool, OTC, MCP requests
-// without a session id): their tools/calls go to an upstream session of
-// that key's own, made, bounded and reclaimed as a client session's
-// (placeFor: it takes one place, within its key's share), so that what
-// the server keeps per session for one key's callers is not another
-// key's. The server knows it as the adapter's client, without
-// capabilities (such a caller cannot be asked for roots, sampling or
-// elicitation; a server request outside a call is refused, -32601; its
-// log messages outside calls are dropped). Nil for key "" (keys off:
-// every caller is one party, served by the shared session) and for a
-// server declared "sessions": "shared".
-func (a *Adapter) keySession(key string) *mcpsession.Session {
-	if key == "" || a.opts.Shared {
+// the API key (or access token) whose grant g is, when they have none
+// of their own (OpenTool, OTC, MCP requests without a session id):
+// their tools/calls go to an upstream session of that grant's own,
+// made, bounded and reclaimed as a client session's (placeFor: it
+// takes one place, within its key's share, with the keys in force:
+// access.Grant.KeysInForce), so that what the server keeps per session
+// for one key's callers is not another key's. It ends with the grant
+// (access.Grant.Revoked: a reload of the keys file dropped or changed
+// the key), its upstream session closed then; the next one of a grant
+// of that name is new. The server knows it as the adapter's client,
+// without capabilities (such a caller cannot be asked for roots,
+// sampling or elicitation; a server request outside a call is refused,
+// -32601; its log messages outside calls are dropped). Nil without a
+// grant (keys off: every caller is one party, served by the shared
+// session) and for a server declared "sessions": "shared".
+func (a *Adapter) keySession(g *access.Grant) *mcpsession.Session {
+	if g == nil || a.opts.Shared {
 		return nil
 	}
 	a.clients.mu.Lock()
 	defer a.clients.mu.Unlock()
-	if s := a.clients.keyed[key]; s != nil {
+	if a.clients.closed {
+		return nil // the shared session answers: stopped
+	}
+	if s := a.clients.keyed[g]; s != nil {
 		return s
 	}
 	if a.clients.keyed == nil {
-		a.clients.keyed = map[string]*mcpsession.Session{}
+		a.clients.keyed = map[*access.Grant]*mcpsession.Session{}
 	}
 	if len(a.clients.keyed) >= maxKeyed {
 		for k, s := range a.clients.keyed {
@@ -237,8 +245,10 @@ func (a *Adapter) keySession(key string) *mcpsession.Session {
 		}
 	}
 	s := &mcpsession.Session{
-		ID:  "key " + key,
-		Key: key,
+		ID:   "key " + g.Name(),
+		Key:  g.Name(),
+		Keys: g.KeysInForce(),
+		Done: g.Revoked(),
 		Init: &mcp.InitializeParams{ProtocolVersion: ProtocolVersion, Capabilities: &mcp.ClientCapabilities{},
 			ClientInfo: &mcp.Implementation{Name: "opentool-host-mcp-adapter", Title: "opentool-host", Version: version.Version}},
 		Ask: func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
@@ -246,19 +256,43 @@ func (a *Adapter) keySession(key string) *mcpsession.Session {
 		},
 		Log: func(context.Context, *mcp.LoggingMessageParams) {},
 	}
-	a.clients.keyed[key] = s
+	a.clients.keyed[g] = s
+	go a.forgetKeyed(g, s, a.endedLocked())
 	return s
+}
+
+// endedLocked returns clients.ended, made on first use (under
+// clients.mu): closed when Run ends or at Kill (endClients).
+func (a *Adapter) endedLocked() chan struct{} {
+	if a.clients.ended == nil {
+		a.clients.ended = make(chan struct{})
+	}
+	return a.clients.ended
+}
+
+// forgetKeyed drops g's session s from keySession's once g is revoked
+// or ended closes (the adapter's Run ended).
+func (a *Adapter) forgetKeyed(g *access.Grant, s *mcpsession.Session, ended <-chan struct{}) {
+	select {
+	case <-s.Done:
+	case <-ended:
+	}
+	a.clients.mu.Lock()
+	defer a.clients.mu.Unlock()
+	if a.clients.keyed[g] == s {
+		delete(a.clients.keyed, g)
+	}
 }
 
 // callerSession is the client session a call of x's caller is served
 // as: x's own (core.Exchange.Session), else, for a caller with an API
-// key (core.CallerFrom), its key's (keySession); nil: the shared
-// session serves it.
+// key or access token (access.GrantFrom), its grant's (keySession);
+// nil: the shared session serves it.
 func (a *Adapter) callerSession(ctx context.Context, x *core.Exchange) *mcpsession.Session {
 	if sess := x.ClientSession(); sess != nil {
 		return sess
 	}
-	return a.keySession(core.CallerFrom(ctx).Key)
+	return a.keySession(access.GrantFrom(ctx))
 }
 
 // hold counts a request of x's client session (none: nothing) in
@@ -353,7 +387,6 @@ func (a *Adapter) newUpstream(sess *mcpsession.Session) (_ *upstream, wasShared 
 	}
 	if a.clients.by == nil {
 		a.clients.by = map[*mcpsession.Session]*upstream{}
-		a.clients.ended = make(chan struct{})
 	}
 	u := &upstream{ready: make(chan struct{}), relay: newRelay(a.launch.Name, a.log), reclaim: make(chan struct{}), usedAt: time.Now(), gone: make(chan struct{})}
 	u.relay.client, u.relay.own = sess, u
@@ -362,7 +395,7 @@ func (a *Adapter) newUpstream(sess *mcpsession.Session) (_ *upstream, wasShared 
 	if wasShared = a.clients.shared[sess]; wasShared {
 		a.clients.shared[sess] = false
 	}
-	go a.openUpstream(sess, u, a.clients.ended, a.restartDelay(sess))
+	go a.openUpstream(sess, u, a.endedLocked(), a.restartDelay(sess))
 	return u, wasShared, nil
 }
 
@@ -472,7 +505,7 @@ func (a *Adapter) servedShared(sess *mcpsession.Session) {
 		a.clients.shared = map[*mcpsession.Session]bool{}
 	}
 	if _, known := a.clients.shared[sess]; !known {
-		go a.forgetShared(sess, a.clients.ended)
+		go a.forgetShared(sess, a.endedLocked())
 	}
 	a.clients.shared[sess] = true
 }

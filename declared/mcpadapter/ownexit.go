@@ -70,7 +70,7 @@ func (a *Adapter) ownExited(sess *mcpsession.Session, u *upstream, since time.Ti
 	}
 	n, known := a.clients.exits[sess]
 	if !known {
-		go a.forgetExits(sess, a.clients.ended)
+		go a.forgetExits(sess, a.endedLocked())
 	}
 	if time.Since(since) >= ownStableRun {
 		n = 0

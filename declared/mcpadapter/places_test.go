@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/opentool-host/opentool-host/host/access"
 	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
 	"github.com/opentool-host/opentool-host/protocol/decl"
@@ -319,5 +321,64 @@ func TestOwnRestartDelay(t *testing.T) {
 		if got := ownRestartDelay(n); got != want {
 			t.Errorf("ownRestartDelay(%d) = %v, want %v", n, got, want)
 		}
+	}
+}
+
+// TestKeyCallersHeldToTheirShare: the callers without a client session
+// of a key (keySession) take one place, within their key's share with
+// the keys in force (two: a quarter of maxSessions 4, one place). With
+// every place taken and their key's client session b holding its share,
+// the key's next call gets b's place, not another key's; the server sees
+// the adapter's client for it. Before, such callers had no count of the
+// keys, so their key's share was every place and the least recently
+// used session of another key (c) gave up its place.
+func TestKeyCallersHeldToTheirShare(t *testing.T) {
+	r := start(t, decl.Launch{Name: "places", Server: decl.MCPServer{URL: placesServer(t, nil, nil)}}, Options{MaxSessions: 4, ReclaimIdle: -1})
+	load(t, r.Adapter)
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
+	defer cancel()
+	guard, err := access.New(access.Config{Keys: []string{"key-b-0123456789", "key-c-0123456789"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var grant *access.Grant // key b's, as the guard hands it to a request
+	guard.Middleware(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { grant = access.GrantFrom(r.Context()) })).
+		ServeHTTP(httptest.NewRecorder(), func() *http.Request {
+			req := httptest.NewRequest(http.MethodPost, "/", nil)
+			req.Header.Set("Authorization", "Bearer key-b-0123456789")
+			return req
+		}())
+	if grant == nil || grant.KeysInForce() != 2 {
+		t.Fatalf("key b's grant %v", grant)
+	}
+	changed := map[string]int{}
+	var mu sync.Mutex
+	client := func(name, key string) *mcpsession.Session {
+		s, _ := placeClient(t, name)
+		s.Key, s.Keys = key, 2
+		s.ToolsChanged = func() {
+			mu.Lock()
+			defer mu.Unlock()
+			changed[name]++
+		}
+		whoOf(t, ctx, r.Adapter, s)
+		return s
+	}
+	reclaimed := func(name string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return changed[name] > 0
+	}
+	client("c", "api-key-2") // the least recently used
+	client("d", "api-key-3")
+	client("e", "api-key-4")
+	client("b", grant.Name()) // key b at its share
+	out, err := callAs(r.Adapter, access.WithGrant(ctx, grant), &core.Exchange{}, "who", nil)
+	if err != nil || !strings.Contains(string(out), "opentool-host-mcp-adapter") {
+		t.Fatalf("who of key b's caller without a session = %s, %v; want the adapter's client on a session of its own", out, err)
+	}
+	testkit.Eventually(t, bound, "b's place reclaimed for its key's callers", func() bool { return reclaimed("b") })
+	if reclaimed("c") || reclaimed("d") || reclaimed("e") {
+		t.Fatalf("another key's place reclaimed for key b's callers: %v", changed)
 	}
 }

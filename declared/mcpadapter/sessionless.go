@@ -89,11 +89,8 @@ func (a *Adapter) sessionlessFor(ctx context.Context, x *core.Exchange) (*upstre
 		return nil, nil
 	}
 	if s.u == nil {
-		if a.clients.ended == nil {
-			a.clients.ended = make(chan struct{})
-		}
 		s.u = &upstream{ready: make(chan struct{}), relay: newRelay(a.launch.Name, a.log)}
-		go a.openSessionless(s.u, a.clients.ended)
+		go a.openSessionless(s.u, a.endedLocked())
 	}
 	u := s.u
 	a.clients.mu.Unlock()

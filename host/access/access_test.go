@@ -373,3 +373,33 @@ func TestKeyNamesUnique(t *testing.T) {
 		t.Errorf("keys in force after the refused reload: %s", got)
 	}
 }
+
+// TestGrantKeysInForce: a grant reports its guard's count of keys, which
+// follows a reload (a key added), and 0 when made by NewGrant.
+func TestGrantKeysInForce(t *testing.T) {
+	path := writeFile(t, `{"keys":[{"name":"f","key":"fk","allow":["*"]}]}`)
+	g, err := access.New(access.Config{Keys: []string{"plain-key"}, File: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, file := grantOf(t, g, "plain-key"), grantOf(t, g, "fk")
+	if plain.KeysInForce() != 2 || file.KeysInForce() != 2 {
+		t.Fatalf("KeysInForce of the --api-key grant %d, of the file's %d: want 2", plain.KeysInForce(), file.KeysInForce())
+	}
+	if err := os.WriteFile(path, []byte(`{"keys":[{"name":"f","key":"fk","allow":["*"]},{"name":"n","key":"nk","allow":[]}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if n := file.KeysInForce(); n != 3 {
+		t.Errorf("KeysInForce after a key was added: %d, want 3", n)
+	}
+	if n := access.NewGrant("x", []string{"*"}).KeysInForce(); n != 0 {
+		t.Errorf("KeysInForce of NewGrant's: %d, want 0", n)
+	}
+	var none *access.Grant
+	if n := none.KeysInForce(); n != 0 {
+		t.Errorf("KeysInForce of nil: %d, want 0", n)
+	}
+}

@@ -53,6 +53,20 @@ type Grant struct {
 	// principal is the token's caller for a grant of an access token
 	// (Guard.token), nil for a key's.
 	principal *Principal
+	// keys is the Count of the Guard that made the grant (nil: NewGrant's).
+	keys func() int
+}
+
+// KeysInForce is how many API keys are in force with the Guard that made
+// g (Guard.Count: at least 2 once OAuth access tokens are accepted), 0
+// for a grant made by NewGrant or nil: a part of the host that divides
+// what it holds among keys (a declared MCP server's places) reads it
+// for callers that carry no count of their own.
+func (g *Grant) KeysInForce() int {
+	if g == nil || g.keys == nil {
+		return 0
+	}
+	return g.keys()
 }
 
 // Revoked returns a channel closed when the grant is no longer in force
@@ -107,7 +121,6 @@ func (g *Grant) Allows(plugin, fn string) bool {
 	return false
 }
 
-// newGrant returns the grant of a key named name allowing patterns.
 // NewGrant returns the grant of a key named name that may see and call
 // what patterns allow (as a keys file's "allow": function globs and
 // "plugin:GLOB"; ["*"] everything), without a rate limit: for callers

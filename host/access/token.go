@@ -72,7 +72,7 @@ func (g *Guard) token(ctx context.Context, set *keySet, token string) (*Grant, e
 	if err != nil {
 		return nil, err
 	}
-	if gr := set.tokenGrant(c); gr != nil {
+	if gr := set.tokenGrant(c, g.Count); gr != nil {
 		return gr, nil
 	}
 	return nil, errNoGrant
@@ -80,8 +80,8 @@ func (g *Guard) token(ctx context.Context, set *keySet, token string) (*Grant, e
 
 // tokenGrant returns the grant of c by the rules of s: the union of the
 // allow lists of the rules c matches, with the most generous rate; nil
-// when it allows nothing.
-func (s *keySet) tokenGrant(c *oauth.Claims) *Grant {
+// when it allows nothing. keys is the Guard's Count (Grant.KeysInForce).
+func (s *keySet) tokenGrant(c *oauth.Claims, keys func() int) *Grant {
 	var matched []int
 	var allow []string
 	key := make([]byte, 0, 128)
@@ -100,6 +100,7 @@ func (s *keySet) tokenGrant(c *oauth.Claims) *Grant {
 	return s.principals.grant(string(key), func() *Grant {
 		gr := newGrantLife(name, allow, s.rateOf(matched), true)
 		gr.principal = &Principal{Issuer: c.Issuer, Subject: c.Subject, ClientID: c.ClientID}
+		gr.keys = keys
 		return gr
 	})
 }
