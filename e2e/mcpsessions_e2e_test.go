@@ -359,20 +359,7 @@ func TestKeyCallersSessionEndsWithTheKey(t *testing.T) {
 	}
 	hp := startHostProc(t, dir, "--api-keys-file", keysFile)
 	shared := pluginPIDs(t, hp.url, keyB)["who"]
-	who := func(key string) whoami {
-		t.Helper()
-		st, _, body := httpDo(t, http.MethodPost, hp.url+"/opentool/call", key, `{"jsonrpc":"2.0","method":"whoami","params":{},"id":1}`)
-		var res struct {
-			Result struct {
-				Text string `json:"text"`
-			} `json:"result"`
-		}
-		var w whoami
-		if st != http.StatusOK || json.Unmarshal([]byte(body), &res) != nil || json.Unmarshal([]byte(res.Result.Text), &w) != nil || w.PID == 0 {
-			t.Fatalf("whoami with key %s: %d %s", key[:5], st, body)
-		}
-		return w
-	}
+	who := func(key string) whoami { t.Helper(); return openToolWhoami(t, hp.url, key) }
 	a, b := who(keyA), who(keyB)
 	if a.PID == b.PID || a.PID == shared || b.PID == shared {
 		t.Fatalf("key a served by pid %d, key b by %d, the shared session is %d: want a process per key", a.PID, b.PID, shared)
@@ -387,5 +374,39 @@ func TestKeyCallersSessionEndsWithTheKey(t *testing.T) {
 	}
 	if next := who(keyA); next.PID == a.PID || next.PID == b.PID {
 		t.Errorf("key a's call after the reload served by pid %d (before %d, key b's %d): want a new process", next.PID, a.PID, b.PID)
+	}
+}
+
+// openToolWhoami calls the whoami tool of testkit/plugins/sessionmcp
+// over /opentool/call with key.
+func openToolWhoami(t *testing.T, url, key string) whoami {
+	t.Helper()
+	st, _, body := httpDo(t, http.MethodPost, url+"/opentool/call", key, `{"jsonrpc":"2.0","method":"whoami","params":{},"id":1}`)
+	var res struct {
+		Result struct {
+			Text string `json:"text"`
+		} `json:"result"`
+	}
+	var w whoami
+	if st != http.StatusOK || json.Unmarshal([]byte(body), &res) != nil || json.Unmarshal([]byte(res.Result.Text), &w) != nil || w.PID == 0 {
+		t.Fatalf("whoami with key %s: %d %s", key[:5], st, body)
+	}
+	return w
+}
+
+// TestOneKeyCallersShareTheSharedSession: with one API key in force,
+// every caller is one party: its callers without an MCP session are
+// served by the shared session, at no server process more.
+func TestOneKeyCallersShareTheSharedSession(t *testing.T) {
+	dir := t.TempDir()
+	sessDeclare(t, dir, "who", nil)
+	const key = "only-key-0123456789abcdef"
+	hp := startHostProc(t, dir, "--api-key", key)
+	shared := pluginPIDs(t, hp.url, key)["who"]
+	if w := openToolWhoami(t, hp.url, key); w.PID != shared {
+		t.Errorf("the one key's /opentool/call served by pid %d; want the shared session's %d", w.PID, shared)
+	}
+	if kids := msChildren(hp.cmd.Process.Pid); len(kids) != 1 {
+		t.Errorf("server processes %v; want the shared session's alone", kids)
 	}
 }

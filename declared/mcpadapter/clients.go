@@ -64,16 +64,17 @@ import (
 // session's tools, its roots, sampling and elicitation are not asked
 // (a server request during its call is refused with -32603 saying why:
 // it never reaches another client), and its log messages and resource
-// subscriptions are the shared session's. With API keys in force, the
-// tools/calls of a key's callers without a client session (OpenTool,
-// OTC, MCP requests without a session id) go to an upstream session of
-// that key's own (keySession), placed like a client's: what the server
-// keeps per session for one key's callers is not another key's. The
-// shared session keeps serving those callers with keys off (every
-// caller one party) and their catalog reads, the catalog's lists (resources, templates, prompts), the
-// reads, gets and completions of client sessions without a session of
-// their own (catalogSession), and the tool list the host routes calls by;
-// a client session's tools/list is its own (clientTools), and a
+// subscriptions are the shared session's. With more than one API key
+// in force, the tools/calls of a key's callers without a client session
+// (OpenTool, OTC, MCP requests without a session id) go to an upstream
+// session of that key's own (keySession), placed like a client's: what
+// the server keeps per session for one key's callers is not another
+// key's. The shared session keeps serving those callers with keys off
+// or one key (every caller one party) and their catalog reads, the
+// catalog's lists (resources, templates, prompts), the reads, gets and
+// completions of client sessions without a session of their own
+// (catalogSession), and the tool list the host routes calls by; a
+// client session's tools/list is its own (clientTools), and a
 // 2026-07-28 caller's that of a client like it (callers.go).
 
 // DefaultMaxSessions is the default of Options.MaxSessions.
@@ -220,10 +221,11 @@ const maxKeyed = 1024
 // without capabilities (such a caller cannot be asked for roots,
 // sampling or elicitation; a server request outside a call is refused,
 // -32601; its log messages outside calls are dropped). Nil without a
-// grant (keys off: every caller is one party, served by the shared
-// session) and for a server declared "sessions": "shared".
+// grant or with one key in force (every caller is then one party,
+// served by the shared session, at no process more) and for a server
+// declared "sessions": "shared".
 func (a *Adapter) keySession(g *access.Grant) *mcpsession.Session {
-	if g == nil || a.opts.Shared {
+	if g == nil || a.opts.Shared || g.KeysInForce() < 2 {
 		return nil
 	}
 	a.clients.mu.Lock()
