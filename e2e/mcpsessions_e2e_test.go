@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -408,5 +409,48 @@ func TestOneKeyCallersShareTheSharedSession(t *testing.T) {
 	}
 	if kids := msChildren(hp.cmd.Process.Pid); len(kids) != 1 {
 		t.Errorf("server processes %v; want the shared session's alone", kids)
+	}
+}
+
+// TestKeyCallersReadWhatTheirCallsLeft: with --mcp-stateless (no MCP
+// session), a key's resources/read goes to the upstream session its
+// calls went to: key a reads the note its add_note stored there (mcp-notes
+// --rich: notes://note/ID), while key b, whose calls made no session,
+// reads from the shared session, where a's note is not. Before, every
+// sessionless read went to the shared session, and a could not read its
+// own note.
+func TestKeyCallersReadWhatTheirCallsLeft(t *testing.T) {
+	dir := t.TempDir()
+	msDeclare(t, dir, "notes", "--rich")
+	const keyA, keyB = "key-a-0123456789abcdef", "key-b-0123456789abcdef"
+	hp := startHostProc(t, dir, "--api-key", keyA, "--api-key", keyB, "--mcp-stateless")
+	a, b := connectMCP(t, hp.url, keyA), connectMCP(t, hp.url, keyB)
+	res, err := mcpCall(t, a, "add_note", map[string]any{"title": "a's secret"})
+	if err != nil || res.IsError {
+		t.Fatalf("add_note: %v %v", res, err)
+	}
+	var note struct {
+		ID int `json:"id"`
+	}
+	raw, _ := json.Marshal(res.StructuredContent)
+	if json.Unmarshal(raw, &note) != nil || note.ID == 0 {
+		t.Fatalf("add_note returned %s", raw)
+	}
+	uri := fmt.Sprintf("notes://note/%d", note.ID)
+	read := func(cs *mcp.ClientSession) (string, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		r, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		if err != nil {
+			return "", err
+		}
+		out, _ := json.Marshal(r)
+		return string(out), nil
+	}
+	if out, err := read(a); err != nil || !strings.Contains(out, "a's secret") {
+		t.Errorf("key a reads %s: %s, %v; want its note", uri, out, err)
+	}
+	if out, _ := read(b); strings.Contains(out, "a's secret") {
+		t.Errorf("key b reads %s: %s; want no note of a's", uri, out)
 	}
 }

@@ -11,7 +11,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/opentool-host/opentool-host/host/access"
 	"github.com/opentool-host/opentool-host/host/core"
+	"github.com/opentool-host/opentool-host/internal/mcpsession"
 	"github.com/opentool-host/opentool-host/internal/wire"
 	"github.com/opentool-host/opentool-host/pluginsdk"
 	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
@@ -129,11 +131,12 @@ func (a *Adapter) handleMCP(ctx context.Context, x *core.Exchange, method string
 		defer release()
 		return u.handleMCP(ctx, x, method, params)
 	}
-	defer a.hold(x)()
+	sess := a.catalogCaller(ctx, x, method)
+	defer a.holdOf(sess)()
 	if method == mcpmethod.ToolsList {
 		return a.clientTools(ctx, x)
 	}
-	cs, err := a.catalogSession(ctx, x, method)
+	cs, err := a.catalogSession(ctx, x, sess, method)
 	if err != nil {
 		return nil, rpcErrorOf(a.launch.Name, method, err)
 	}
@@ -183,21 +186,41 @@ func (a *Adapter) handleMCP(ctx context.Context, x *core.Exchange, method string
 	return res, nil
 }
 
+// catalogCaller is the client session a catalog request method of x's
+// caller is served as: x's own (core.Exchange.Session); for a read, a
+// prompt or a completion of a caller without one, its key's
+// (keySession: where that key's calls went, so that it reads what they
+// left), never for a subscription (such a caller has no stream to be
+// told on: the shared session's) nor tools/list (the shared list);
+// nil: none.
+func (a *Adapter) catalogCaller(ctx context.Context, x *core.Exchange, method string) *mcpsession.Session {
+	if sess := x.ClientSession(); sess != nil {
+		return sess
+	}
+	switch method {
+	case mcpmethod.ResourcesRead, mcpmethod.PromptsGet, mcpmethod.CompletionComplete:
+		return a.keySession(access.GrantFrom(ctx))
+	}
+	return nil
+}
+
 // catalogSession returns the session method goes to: for a caller of
-// 2026-07-28, the session of that revision (sessionless.go); for an MCP
-// client session (core.Exchange.Session) of a per-client server (clients.go):
-// resources/subscribe to its own session, made now if it has none (MCP
-// "Resources", Subscriptions: the server then sends its
+// 2026-07-28, the session of that revision (sessionless.go); for the
+// client session sess (catalogCaller: x's own, or the key's of a caller
+// without one) of a per-client server (clients.go): resources/subscribe
+// to its own session, made now if it has none (MCP "Resources",
+// Subscriptions: the server then sends its
 // notifications/resources/updated on it, which reach that client only),
-// marked on its Exchange (core.Exchange.MarkOwn) unless no place is free for it
-// (placeFor: the shared session then takes it); resources/unsubscribe to its own
-// session, nil when it has none (ended with its server, or never made:
-// nothing is subscribed there); any other (resources/read, prompts/get,
-// completion/complete) to its own session when it has one (the server's
-// state of that client), else the shared session, none being made for
-// it. Everything else: the shared session. Errors: sessionlessFor's and
-// sessionFor's (ctx's, the adapter stopped, the connection's failure).
-func (a *Adapter) catalogSession(ctx context.Context, x *core.Exchange, method string) (*mcp.ClientSession, error) {
+// marked on its Exchange (core.Exchange.MarkOwn) unless no place is free
+// for it (placeFor: the shared session then takes it);
+// resources/unsubscribe to its own session, nil when it has none (ended
+// with its server, or never made: nothing is subscribed there); any
+// other (resources/read, prompts/get, completion/complete) to its own
+// session when it has one (the server's state of that client), else
+// the shared session, none being made for it. Everything else (sess
+// nil): the shared session. Errors: sessionlessFor's and sessionOf's
+// (ctx's, the adapter stopped, the connection's failure).
+func (a *Adapter) catalogSession(ctx context.Context, x *core.Exchange, sess *mcpsession.Session, method string) (*mcp.ClientSession, error) {
 	u, err := a.sessionlessFor(ctx, x)
 	if err != nil {
 		return nil, err
@@ -205,13 +228,12 @@ func (a *Adapter) catalogSession(ctx context.Context, x *core.Exchange, method s
 	if u != nil {
 		return u.cs, nil // a caller of 2026-07-28: its params (_meta, retry) go as they came (sessionless.go)
 	}
-	sess := x.ClientSession()
 	if sess == nil || a.opts.Shared {
 		return a.sharedSession(ctx)
 	}
 	switch method {
 	case mcpmethod.ResourcesSubscribe:
-		cs, _, how, err := a.sessionFor(ctx, x)
+		cs, _, how, err := a.sessionOf(ctx, sess)
 		if err == nil && how == servedOwn {
 			x.MarkOwn()
 			a.subscribed(sess)

@@ -69,13 +69,15 @@ import (
 // (OpenTool, OTC, MCP requests without a session id) go to an upstream
 // session of that key's own (keySession), placed like a client's: what
 // the server keeps per session for one key's callers is not another
-// key's. The shared session keeps serving those callers with keys off
-// or one key (every caller one party) and their catalog reads, the
-// catalog's lists (resources, templates, prompts), the reads, gets and
-// completions of client sessions without a session of their own
-// (catalogSession), and the tool list the host routes calls by; a
-// client session's tools/list is its own (clientTools), and a
-// 2026-07-28 caller's that of a client like it (callers.go).
+// key's; their reads, prompts and completions go there too once it is
+// up (catalogCaller). The shared session keeps serving those callers
+// with keys off or one key (every caller one party), their reads before
+// their key has a session and their subscriptions, the catalog's lists
+// (resources, templates, prompts), the reads, gets and completions of
+// client sessions without a session of their own (catalogSession), and
+// the tool list the host routes calls by; a client session's tools/list
+// is its own (clientTools), and a 2026-07-28 caller's that of a client
+// like it (callers.go).
 
 // DefaultMaxSessions is the default of Options.MaxSessions.
 const DefaultMaxSessions = 16
@@ -143,7 +145,7 @@ func (o *ownTools) changed() {
 type clients struct {
 	mu       sync.Mutex
 	by       map[*mcpsession.Session]*upstream
-	busy     map[*mcpsession.Session]int           // requests of each client in flight (hold)
+	busy     map[*mcpsession.Session]int           // requests of each client in flight (holdOf)
 	shared   map[*mcpsession.Session]bool          // clients once served by the shared session for want of a place, until they end: true since their last own session
 	warned   bool                                  // the shared session's serving of a client for want of a place was logged
 	heldKeys map[string]bool                       // keys whose holding of their share was logged (heldToShare)
@@ -297,14 +299,9 @@ func (a *Adapter) callerSession(ctx context.Context, x *core.Exchange) *mcpsessi
 	return a.keySession(access.GrantFrom(ctx))
 }
 
-// hold counts a request of x's client session (none: nothing) in
+// holdOf counts a request of client session sess (nil: nothing) in
 // flight until release, so that its upstream session is not reclaimed
 // under it (placeFor), and marks that session the most recently used.
-func (a *Adapter) hold(x *core.Exchange) (release func()) {
-	return a.holdOf(x.ClientSession())
-}
-
-// holdOf is hold for the client session sess (nil: none).
 func (a *Adapter) holdOf(sess *mcpsession.Session) (release func()) {
 	if sess == nil || a.opts.Shared {
 		return func() {}
@@ -312,7 +309,7 @@ func (a *Adapter) holdOf(sess *mcpsession.Session) (release func()) {
 	return a.holdSession(sess)
 }
 
-// holdSession is hold for sess.
+// holdSession is holdOf for sess, not nil, of a per-client server.
 func (a *Adapter) holdSession(sess *mcpsession.Session) (release func()) {
 	a.clients.mu.Lock()
 	defer a.clients.mu.Unlock()

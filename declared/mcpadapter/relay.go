@@ -87,7 +87,7 @@ type relay struct {
 	// is no roots fence. nil for the shared session.
 	client *mcpsession.Session
 	// hold, for a client's own upstream session, counts a request of the
-	// server to that client in flight until its release (Adapter.hold).
+	// server to that client in flight until its release (Adapter.holdOf).
 	hold func() (release func())
 	// own, for a client's own upstream session, is that session: a call
 	// whose connection broke when it ended by itself is the plugin's exit
