@@ -145,15 +145,15 @@ func (o *ownTools) changed() {
 type clients struct {
 	mu       sync.Mutex
 	by       map[*mcpsession.Session]*upstream
-	busy     map[*mcpsession.Session]int           // requests of each client in flight (holdOf)
-	shared   map[*mcpsession.Session]bool          // clients once served by the shared session for want of a place, until they end: true since their last own session
-	warned   bool                                  // the shared session's serving of a client for want of a place was logged
-	heldKeys map[string]bool                       // keys whose holding of their share was logged (heldToShare)
-	reclaims *rate.Limiter                         // places reclaimed (placeFor): MaxSessions at once, then reclaimRate a second; made on first use
-	exits    map[*mcpsession.Session]int           // each client's own sessions' consecutive quick ends (ownexit.go: ownExited), until the client ends
-	closed   bool                                  // Run ended or Kill: no new ones
-	ended    chan struct{}                         // closed with closed set (endedLocked)
-	keyed    map[*access.Grant]*mcpsession.Session // the client session each grant's callers without one are served as (keySession)
+	busy     map[*mcpsession.Session]int  // requests of each client in flight (holdOf)
+	shared   map[*mcpsession.Session]bool // clients once served by the shared session for want of a place, until they end: true since their last own session
+	warned   bool                         // the shared session's serving of a client for want of a place was logged
+	heldKeys map[string]bool              // keys whose holding of their share was logged (heldToShare)
+	reclaims *rate.Limiter                // places reclaimed (placeFor): MaxSessions at once, then reclaimRate a second; made on first use
+	exits    map[*mcpsession.Session]int  // each client's own sessions' consecutive quick ends (ownexit.go: ownExited), until the client ends
+	closed   bool                         // Run ended or Kill: no new ones
+	ended    chan struct{}                // closed with closed set (endedLocked)
+	keyed    map[*access.Grant]*keyed     // the client session each grant's callers without one are served as (keySession)
 
 	sessionless sessionless // the session of SessionlessRevision (sessionless.go)
 }
@@ -209,6 +209,15 @@ func (a *Adapter) sessionOf(ctx context.Context, sess *mcpsession.Session) (cs *
 // is an identity: it is made again at its grant's next call).
 const maxKeyed = 1024
 
+// keyed is the client session of one grant's callers without one
+// (keySession); done, its Session.Done, is closed when the grant is
+// revoked or the session is forgotten (maxKeyed), by whoever removes
+// it from clients.keyed.
+type keyed struct {
+	s    *mcpsession.Session
+	done chan struct{}
+}
+
 // keySession returns the client session that stands for the callers of
 // the API key (or access token) whose grant g is, when they have none
 // of their own (OpenTool, OTC, MCP requests without a session id):
@@ -216,10 +225,11 @@ const maxKeyed = 1024
 // made, bounded and reclaimed as a client session's (placeFor: it
 // takes one place, within its key's share, with the keys in force:
 // access.Grant.KeysInForce), so that what the server keeps per session
-// for one key's callers is not another key's. It ends with the grant
-// (access.Grant.Revoked: a reload of the keys file dropped or changed
-// the key), its upstream session closed then; the next one of a grant
-// of that name is new. The server knows it as the adapter's client,
+// for one key's callers is not another key's. It ends (its upstream
+// session closed, what the adapter kept of it dropped) when the grant
+// is revoked (access.Grant.Revoked: a reload of the keys file dropped
+// or changed the key; a key given again has a grant, and a session, of
+// its own) or forgotten. The server knows it as the adapter's client,
 // without capabilities (such a caller cannot be asked for roots,
 // sampling or elicitation; a server request outside a call is refused,
 // -32601; its log messages outside calls are dropped). Nil without a
@@ -235,24 +245,26 @@ func (a *Adapter) keySession(g *access.Grant) *mcpsession.Session {
 	if a.clients.closed {
 		return nil // the shared session answers: stopped
 	}
-	if s := a.clients.keyed[g]; s != nil {
-		return s
+	if k := a.clients.keyed[g]; k != nil {
+		return k.s
 	}
 	if a.clients.keyed == nil {
-		a.clients.keyed = map[*access.Grant]*mcpsession.Session{}
+		a.clients.keyed = map[*access.Grant]*keyed{}
 	}
 	if len(a.clients.keyed) >= maxKeyed {
-		for k, s := range a.clients.keyed {
-			if a.clients.by[s] == nil && a.clients.busy[s] == 0 {
-				delete(a.clients.keyed, k)
+		for gr, k := range a.clients.keyed {
+			if a.clients.by[k.s] == nil && a.clients.busy[k.s] == 0 {
+				delete(a.clients.keyed, gr)
+				close(k.done)
 			}
 		}
 	}
-	s := &mcpsession.Session{
+	k := &keyed{done: make(chan struct{})}
+	k.s = &mcpsession.Session{
 		ID:   "key " + g.Name(),
 		Key:  g.Name(),
 		Keys: g.KeysInForce(),
-		Done: g.Revoked(),
+		Done: k.done,
 		Init: &mcp.InitializeParams{ProtocolVersion: ProtocolVersion, Capabilities: &mcp.ClientCapabilities{},
 			ClientInfo: &mcp.Implementation{Name: "opentool-host-mcp-adapter", Title: "opentool-host", Version: version.Version}},
 		Ask: func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
@@ -260,9 +272,29 @@ func (a *Adapter) keySession(g *access.Grant) *mcpsession.Session {
 		},
 		Log: func(context.Context, *mcp.LoggingMessageParams) {},
 	}
-	a.clients.keyed[g] = s
-	go a.forgetKeyed(g, s, a.endedLocked())
-	return s
+	a.clients.keyed[g] = k
+	if revoked := g.Revoked(); revoked != nil { // nil: a key never revoked (--api-key)
+		go a.endKeyed(g, k, revoked, a.endedLocked())
+	}
+	return k.s
+}
+
+// endKeyed ends g's session k once g is revoked, unless k is forgotten
+// first or ended closes (the adapter's Run ended).
+func (a *Adapter) endKeyed(g *access.Grant, k *keyed, revoked <-chan struct{}, ended <-chan struct{}) {
+	select {
+	case <-revoked:
+	case <-k.done:
+		return
+	case <-ended:
+		return
+	}
+	a.clients.mu.Lock()
+	defer a.clients.mu.Unlock()
+	if a.clients.keyed[g] == k {
+		delete(a.clients.keyed, g)
+		close(k.done)
+	}
 }
 
 // endedLocked returns clients.ended, made on first use (under
@@ -272,20 +304,6 @@ func (a *Adapter) endedLocked() chan struct{} {
 		a.clients.ended = make(chan struct{})
 	}
 	return a.clients.ended
-}
-
-// forgetKeyed drops g's session s from keySession's once g is revoked
-// or ended closes (the adapter's Run ended).
-func (a *Adapter) forgetKeyed(g *access.Grant, s *mcpsession.Session, ended <-chan struct{}) {
-	select {
-	case <-s.Done:
-	case <-ended:
-	}
-	a.clients.mu.Lock()
-	defer a.clients.mu.Unlock()
-	if a.clients.keyed[g] == s {
-		delete(a.clients.keyed, g)
-	}
 }
 
 // callerSession is the client session a call of x's caller is served

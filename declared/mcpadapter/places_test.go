@@ -382,3 +382,49 @@ func TestKeyCallersHeldToTheirShare(t *testing.T) {
 		t.Fatalf("another key's place reclaimed for key b's callers: %v", changed)
 	}
 }
+
+// TestKeyedSessionsBounded: past maxKeyed grants, the sessions of those
+// without an upstream session are forgotten and ended (their Done
+// closed, so that nothing waits on them), and a grant is given a new one
+// at its next call.
+func TestKeyedSessionsBounded(t *testing.T) {
+	r := start(t, decl.Launch{Name: "places", Server: decl.MCPServer{URL: placesServer(t, nil, nil)}}, Options{MaxSessions: 4})
+	load(t, r.Adapter)
+	keys := make([]string, maxKeyed+1)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("key-%04d-0123456789", i)
+	}
+	guard, err := access.New(access.Config{Keys: keys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got *access.Grant // the grant the guard hands the request on
+	h := guard.Middleware(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { got = access.GrantFrom(r.Context()) }))
+	var grants []*access.Grant
+	var sessions []*mcpsession.Session
+	for i, key := range keys {
+		req := httptest.NewRequest(http.MethodPost, "/", nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		h.ServeHTTP(httptest.NewRecorder(), req)
+		grants = append(grants, got)
+		s := r.Adapter.keySession(grants[i])
+		if s == nil {
+			t.Fatalf("no session for key %d", i)
+		}
+		sessions = append(sessions, s)
+	}
+	select {
+	case <-sessions[0].Done:
+	default:
+		t.Fatal("the first grant's session, without an upstream session, still open past maxKeyed grants")
+	}
+	r.Adapter.clients.mu.Lock()
+	n := len(r.Adapter.clients.keyed)
+	r.Adapter.clients.mu.Unlock()
+	if n > maxKeyed {
+		t.Errorf("%d grants' sessions kept; want at most %d", n, maxKeyed)
+	}
+	if s := r.Adapter.keySession(grants[0]); s == sessions[0] {
+		t.Error("a forgotten grant's next call got its ended session again")
+	}
+}
