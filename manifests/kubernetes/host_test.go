@@ -17,6 +17,7 @@ import (
 
 	"github.com/opentool-host/opentool-host/protocol/decl"
 	"github.com/opentool-host/opentool-host/testkit"
+	testbase "github.com/opentool-host/opentool-host/testkit/base"
 )
 
 // TestDeploymentRunsTheHost runs the real host with the Deployment's
@@ -115,13 +116,22 @@ func TestDeploymentRunsTheHost(t *testing.T) {
 	if r, err := get("http://" + addr + "/opentool/version"); err != nil || r.code != http.StatusUnauthorized {
 		t.Errorf("GET /opentool/version without a key: %+v %v, want 401 (the Secret's keys file in force)", r, err)
 	}
-	// What kubelet's probes get: it sends no key.
+	// What kubelet's probes get: it sends no key. Readiness says
+	// "starting" until the host's start of every plugin has returned
+	// (frontdoor.Readiness.SetStarting), a moment after the metrics show
+	// each plugin ready: each probe is given until then.
 	for what, p := range map[string]*corev1.Probe{"readinessProbe": c.ReadinessProbe, "livenessProbe": c.LivenessProbe, "startupProbe": c.StartupProbe} {
 		if p == nil || p.HTTPGet == nil {
 			continue
 		}
-		if r, err := get("http://" + addr + p.HTTPGet.Path); err != nil || r.code != http.StatusOK {
-			t.Errorf("%s: GET %s without a key, every plugin ready: %d %.200s %v, want 200", what, p.HTTPGet.Path, r.code, r.body, err)
+		var last string
+		_, perr := testbase.Poll(10*time.Second, 10*time.Millisecond, func() bool {
+			r, err := get("http://" + addr + p.HTTPGet.Path)
+			last = fmt.Sprintf("%d %.200s %v", r.code, r.body, err)
+			return err == nil && r.code == http.StatusOK
+		})
+		if perr != nil {
+			t.Errorf("%s: GET %s without a key, every plugin ready: %s, want 200 within 10 s", what, p.HTTPGet.Path, last)
 		}
 	}
 
