@@ -360,12 +360,11 @@ func TestKeyCallersSessionEndsWithTheKey(t *testing.T) {
 	}
 	hp := startHostProc(t, dir, "--api-keys-file", keysFile)
 	shared := pluginPIDs(t, hp.url, keyB)["who"]
-	who := func(key string) whoami { t.Helper(); return openToolWhoami(t, hp.url, key) }
-	a, b := who(keyA), who(keyB)
+	a, b := openToolWhoami(t, hp.url, keyA), openToolWhoami(t, hp.url, keyB)
 	if a.PID == b.PID || a.PID == shared || b.PID == shared {
 		t.Fatalf("key a served by pid %d, key b by %d, the shared session is %d: want a process per key", a.PID, b.PID, shared)
 	}
-	if again := who(keyA); again.PID != a.PID {
+	if again := openToolWhoami(t, hp.url, keyA); again.PID != a.PID {
 		t.Errorf("key a's second call served by pid %d, its first by %d: want its session kept", again.PID, a.PID)
 	}
 	replaceFile(t, keysFile, keys(`["whoami"]`))
@@ -373,7 +372,7 @@ func TestKeyCallersSessionEndsWithTheKey(t *testing.T) {
 	if !alive(b.PID) {
 		t.Errorf("key b's server process %d ended with key a's grant", b.PID)
 	}
-	if next := who(keyA); next.PID == a.PID || next.PID == b.PID {
+	if next := openToolWhoami(t, hp.url, keyA); next.PID == a.PID || next.PID == b.PID {
 		t.Errorf("key a's call after the reload served by pid %d (before %d, key b's %d): want a new process", next.PID, a.PID, b.PID)
 	}
 }

@@ -419,7 +419,7 @@ func (a *Adapter) callTool(ctx context.Context, x *core.Exchange, name string, a
 	}
 	cs, rel := modern.session()
 	if modern == nil {
-		sess := a.callerSession(ctx, x)
+		sess := a.callerSession(ctx, x, true)
 		defer a.holdOf(sess)()
 		var how served
 		if cs, rel, how, err = a.sessionOf(ctx, sess); err != nil {

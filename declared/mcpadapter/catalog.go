@@ -11,7 +11,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/opentool-host/opentool-host/host/access"
 	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
 	"github.com/opentool-host/opentool-host/internal/wire"
@@ -188,20 +187,16 @@ func (a *Adapter) handleMCP(ctx context.Context, x *core.Exchange, method string
 
 // catalogCaller is the client session a catalog request method of x's
 // caller is served as: x's own (core.Exchange.Session); for a read, a
-// prompt or a completion of a caller without one, its key's
-// (keySession: where that key's calls went, so that it reads what they
-// left), never for a subscription (such a caller has no stream to be
-// told on: the shared session's) nor tools/list (the shared list);
-// nil: none.
+// prompt or a completion of a caller without one, its key's when its
+// calls made one (callerSession: so that it reads what they left),
+// never for a subscription (such a caller has no stream to be told on:
+// the shared session's) nor tools/list (the shared list); nil: none.
 func (a *Adapter) catalogCaller(ctx context.Context, x *core.Exchange, method string) *mcpsession.Session {
-	if sess := x.ClientSession(); sess != nil {
-		return sess
-	}
 	switch method {
 	case mcpmethod.ResourcesRead, mcpmethod.PromptsGet, mcpmethod.CompletionComplete:
-		return a.keySession(access.GrantFrom(ctx))
+		return a.callerSession(ctx, x, false)
 	}
-	return nil
+	return x.ClientSession()
 }
 
 // catalogSession returns the session method goes to: for a caller of

@@ -170,16 +170,12 @@ const (
 	servedForPlace
 )
 
-// sessionFor returns the session and relay a call for the caller of x
-// goes to (ctx bounds the wait): the client's own upstream session,
-// made now when it has none and a place is free (placeFor), or the
-// shared one; how says which for a client session. Errors: the adapter
-// stopped, the upstream session's connection failure, ctx's.
-func (a *Adapter) sessionFor(ctx context.Context, x *core.Exchange) (cs *mcp.ClientSession, r *relay, how served, err error) {
-	return a.sessionOf(ctx, x.ClientSession())
-}
-
-// sessionOf is sessionFor for the client session sess (nil: none).
+// sessionOf returns the session and relay a call of client session
+// sess (nil: none; callerSession) goes to (ctx bounds the wait): its
+// own upstream session, made now when it has none and a place is free
+// (placeFor), or the shared one; how says which for a client session.
+// Errors: the adapter stopped, the upstream session's connection
+// failure, ctx's.
 func (a *Adapter) sessionOf(ctx context.Context, sess *mcpsession.Session) (cs *mcp.ClientSession, r *relay, how served, err error) {
 	if sess == nil || a.opts.Shared {
 		cs, err := a.sharedSession(ctx)
@@ -220,24 +216,26 @@ type keyed struct {
 
 // keySession returns the client session that stands for the callers of
 // the API key (or access token) whose grant g is, when they have none
-// of their own (OpenTool, OTC, MCP requests without a session id):
-// their tools/calls go to an upstream session of that grant's own,
-// made, bounded and reclaimed as a client session's (placeFor: it
-// takes one place, within its key's share, with the keys in force:
-// access.Grant.KeysInForce), so that what the server keeps per session
-// for one key's callers is not another key's. It ends (its upstream
-// session closed, what the adapter kept of it dropped) when the grant
-// is revoked (access.Grant.Revoked: a reload of the keys file dropped
-// or changed the key; a key given again has a grant, and a session, of
-// its own) or forgotten. The server knows it as the adapter's client,
-// without capabilities (such a caller cannot be asked for roots,
-// sampling or elicitation; a server request outside a call is refused,
-// -32601; its log messages outside calls are dropped). Nil without a
-// grant or with one key in force (every caller is then one party,
-// served by the shared session, at no process more) and for a server
-// declared "sessions": "shared".
-func (a *Adapter) keySession(g *access.Grant) *mcpsession.Session {
-	if g == nil || a.opts.Shared || g.KeysInForce() < 2 {
+// of their own (OpenTool, OTC, MCP requests without a session id),
+// made now when it has none and mk says so (a call; a read finds one
+// or goes to the shared session): their tools/calls go to an upstream
+// session of that grant's own, made, bounded and reclaimed as a client
+// session's (placeFor: it takes one place, within its key's share,
+// with the keys in force: access.Grant.KeysInForce), so that what the
+// server keeps per session for one key's callers is not another key's.
+// It ends (its upstream session closed, what the adapter kept of it
+// dropped) when the grant is revoked (access.Grant.Revoked: a reload
+// of the keys file dropped or changed the key; a key given again has a
+// grant, and a session, of its own) or forgotten. The server knows it
+// as the adapter's client, without capabilities (such a caller cannot
+// be asked for roots, sampling or elicitation; a server request
+// outside a call is refused, -32601; its log messages outside calls
+// are dropped). Nil without a grant or with one key in force (every
+// caller is then one party, served by the shared session, at no
+// process more) and for a server declared "sessions": "shared".
+func (a *Adapter) keySession(g *access.Grant, mk bool) *mcpsession.Session {
+	keys := g.KeysInForce() // 0 for nil
+	if keys < 2 || a.opts.Shared {
 		return nil
 	}
 	a.clients.mu.Lock()
@@ -248,14 +246,16 @@ func (a *Adapter) keySession(g *access.Grant) *mcpsession.Session {
 	if k := a.clients.keyed[g]; k != nil {
 		return k.s
 	}
+	if !mk {
+		return nil
+	}
 	if a.clients.keyed == nil {
 		a.clients.keyed = map[*access.Grant]*keyed{}
 	}
 	if len(a.clients.keyed) >= maxKeyed {
 		for gr, k := range a.clients.keyed {
 			if a.clients.by[k.s] == nil && a.clients.busy[k.s] == 0 {
-				delete(a.clients.keyed, gr)
-				close(k.done)
+				a.forgetKeyed(gr, k)
 			}
 		}
 	}
@@ -263,7 +263,7 @@ func (a *Adapter) keySession(g *access.Grant) *mcpsession.Session {
 	k.s = &mcpsession.Session{
 		ID:   "key " + g.Name(),
 		Key:  g.Name(),
-		Keys: g.KeysInForce(),
+		Keys: keys,
 		Done: k.done,
 		Init: &mcp.InitializeParams{ProtocolVersion: ProtocolVersion, Capabilities: &mcp.ClientCapabilities{},
 			ClientInfo: &mcp.Implementation{Name: "opentool-host-mcp-adapter", Title: "opentool-host", Version: version.Version}},
@@ -279,8 +279,8 @@ func (a *Adapter) keySession(g *access.Grant) *mcpsession.Session {
 	return k.s
 }
 
-// endKeyed ends g's session k once g is revoked, unless k is forgotten
-// first or ended closes (the adapter's Run ended).
+// endKeyed forgets g's session k once g is revoked, unless k is
+// forgotten first or ended closes (the adapter's Run ended).
 func (a *Adapter) endKeyed(g *access.Grant, k *keyed, revoked <-chan struct{}, ended <-chan struct{}) {
 	select {
 	case <-revoked:
@@ -292,9 +292,15 @@ func (a *Adapter) endKeyed(g *access.Grant, k *keyed, revoked <-chan struct{}, e
 	a.clients.mu.Lock()
 	defer a.clients.mu.Unlock()
 	if a.clients.keyed[g] == k {
-		delete(a.clients.keyed, g)
-		close(k.done)
+		a.forgetKeyed(g, k)
 	}
+}
+
+// forgetKeyed drops g's session k, still clients.keyed's, and ends it
+// (under clients.mu).
+func (a *Adapter) forgetKeyed(g *access.Grant, k *keyed) {
+	delete(a.clients.keyed, g)
+	close(k.done)
 }
 
 // endedLocked returns clients.ended, made on first use (under
@@ -308,13 +314,13 @@ func (a *Adapter) endedLocked() chan struct{} {
 
 // callerSession is the client session a call of x's caller is served
 // as: x's own (core.Exchange.Session), else, for a caller with an API
-// key or access token (access.GrantFrom), its grant's (keySession);
-// nil: the shared session serves it.
-func (a *Adapter) callerSession(ctx context.Context, x *core.Exchange) *mcpsession.Session {
+// key or access token (access.GrantFrom), its grant's (keySession, made
+// now when mk says so); nil: the shared session serves it.
+func (a *Adapter) callerSession(ctx context.Context, x *core.Exchange, mk bool) *mcpsession.Session {
 	if sess := x.ClientSession(); sess != nil {
 		return sess
 	}
-	return a.keySession(access.GrantFrom(ctx))
+	return a.keySession(access.GrantFrom(ctx), mk)
 }
 
 // holdOf counts a request of client session sess (nil: nothing) in
@@ -930,7 +936,7 @@ func (a *Adapter) clientTools(ctx context.Context, x *core.Exchange) (any, error
 			return map[string][]json.RawMessage{"tools": kept}, nil
 		}
 	}
-	cs, _, how, err := a.sessionFor(ctx, x)
+	cs, _, how, err := a.sessionOf(ctx, sess)
 	if err == nil && how != servedOwn {
 		return nil, &pluginsdk.RPCError{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("MCP server %q: this client is served by the shared session (every place of a client session is in use, or its API key holds its share of them) and is listed its tools", a.launch.Name)}
 	}

@@ -337,19 +337,9 @@ func TestKeyCallersHeldToTheirShare(t *testing.T) {
 	load(t, r.Adapter)
 	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
-	guard, err := access.New(access.Config{Keys: []string{"key-b-0123456789", "key-c-0123456789"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var grant *access.Grant // key b's, as the guard hands it to a request
-	guard.Middleware(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { grant = access.GrantFrom(r.Context()) })).
-		ServeHTTP(httptest.NewRecorder(), func() *http.Request {
-			req := httptest.NewRequest(http.MethodPost, "/", nil)
-			req.Header.Set("Authorization", "Bearer key-b-0123456789")
-			return req
-		}())
-	if grant == nil || grant.KeysInForce() != 2 {
-		t.Fatalf("key b's grant %v", grant)
+	grant := guardGrants(t, "key-b-0123456789", "key-c-0123456789")[0] // key b's
+	if grant.KeysInForce() != 2 {
+		t.Fatalf("key b's grant counts %d keys", grant.KeysInForce())
 	}
 	changed := map[string]int{}
 	var mu sync.Mutex
@@ -394,20 +384,10 @@ func TestKeyedSessionsBounded(t *testing.T) {
 	for i := range keys {
 		keys[i] = fmt.Sprintf("key-%04d-0123456789", i)
 	}
-	guard, err := access.New(access.Config{Keys: keys})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got *access.Grant // the grant the guard hands the request on
-	h := guard.Middleware(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { got = access.GrantFrom(r.Context()) }))
-	var grants []*access.Grant
+	grants := guardGrants(t, keys...)
 	var sessions []*mcpsession.Session
-	for i, key := range keys {
-		req := httptest.NewRequest(http.MethodPost, "/", nil)
-		req.Header.Set("Authorization", "Bearer "+key)
-		h.ServeHTTP(httptest.NewRecorder(), req)
-		grants = append(grants, got)
-		s := r.Adapter.keySession(grants[i])
+	for i, g := range grants {
+		s := r.Adapter.keySession(g, true)
 		if s == nil {
 			t.Fatalf("no session for key %d", i)
 		}
@@ -424,7 +404,31 @@ func TestKeyedSessionsBounded(t *testing.T) {
 	if n > maxKeyed {
 		t.Errorf("%d grants' sessions kept; want at most %d", n, maxKeyed)
 	}
-	if s := r.Adapter.keySession(grants[0]); s == sessions[0] {
+	if s := r.Adapter.keySession(grants[0], true); s == sessions[0] {
 		t.Error("a forgotten grant's next call got its ended session again")
 	}
+}
+
+// guardGrants returns the grant of each of keys as a guard of those
+// API keys hands it to a request that carries it.
+func guardGrants(t *testing.T, keys ...string) []*access.Grant {
+	t.Helper()
+	guard, err := access.New(access.Config{Keys: keys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got *access.Grant
+	h := guard.Middleware(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { got = access.GrantFrom(r.Context()) }))
+	grants := make([]*access.Grant, len(keys))
+	for i, key := range keys {
+		req := httptest.NewRequest(http.MethodPost, "/", nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		got = nil
+		h.ServeHTTP(httptest.NewRecorder(), req)
+		if got == nil {
+			t.Fatalf("key %d refused", i)
+		}
+		grants[i] = got
+	}
+	return grants
 }

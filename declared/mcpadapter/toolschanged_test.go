@@ -67,7 +67,7 @@ func TestOwnToolsChangedTellsTheClient(t *testing.T) {
 	mu.Lock()
 	before := len(servers)
 	mu.Unlock()
-	if _, _, _, err := r.sessionFor(ctx, x); err != nil { // the client's own upstream session
+	if _, _, _, err := r.sessionOf(ctx, x.ClientSession()); err != nil { // the client's own upstream session
 		t.Fatal(err)
 	}
 	mu.Lock()

@@ -126,16 +126,16 @@ func (g *Grant) Allows(plugin, fn string) bool {
 // "plugin:GLOB"; ["*"] everything), without a rate limit: for callers
 // that authenticate by other means and for tests. Patterns are not
 // checked: a malformed glob matches nothing.
-func NewGrant(name string, patterns []string) *Grant { return newGrant(name, patterns, nil) }
-
-func newGrant(name string, patterns []string, r *Rate) *Grant {
-	return newGrantLife(name, patterns, r, false)
+func NewGrant(name string, patterns []string) *Grant {
+	return newGrant(name, patterns, nil, false, nil)
 }
 
-// newGrantLife is newGrant with a life a reload can end (revocable: a
-// key of the keys file).
-func newGrantLife(name string, patterns []string, r *Rate, revocable bool) *Grant {
-	g := &Grant{name: name, rate: r, allow: append([]string(nil), patterns...), life: context.Background()}
+// newGrant returns the grant of a key named name allowing patterns at
+// rate r (nil: unlimited), with a life a reload can end when revocable
+// (a key of the keys file, a token's), counting the keys in force with
+// keys (Grant.KeysInForce; nil: NewGrant's).
+func newGrant(name string, patterns []string, r *Rate, revocable bool, keys func() int) *Grant {
+	g := &Grant{name: name, rate: r, allow: append([]string(nil), patterns...), life: context.Background(), keys: keys}
 	if revocable {
 		g.life, g.revoke = context.WithCancel(context.Background())
 	}

@@ -91,9 +91,7 @@ func New(cfg Config) (*Guard, error) {
 			continue
 		}
 		n++
-		gr := newGrant("api-key-"+strconv.Itoa(n), []string{"*"}, nil)
-		gr.keys = g.Count
-		g.plain = append(g.plain, entry{sum: sha256.Sum256([]byte(k)), grant: gr})
+		g.plain = append(g.plain, entry{sum: sha256.Sum256([]byte(k)), grant: newGrant("api-key-"+strconv.Itoa(n), []string{"*"}, nil, false, g.Count)})
 	}
 	set := &keySet{entries: g.plain, principals: &principals{}}
 	if cfg.File != "" {
@@ -164,8 +162,7 @@ func (g *Guard) build(data []byte, old *keySet) (*keySet, error) {
 	}
 	for i := range f.Keys {
 		k := &f.Keys[i]
-		e := entry{sum: k.sum(), grant: newGrantLife(k.Name, *k.Allow, k.Rate, true)}
-		e.grant.keys = g.Count
+		e := entry{sum: k.sum(), grant: newGrant(k.Name, *k.Allow, k.Rate, true, g.Count)}
 		for _, p := range g.plain {
 			if p.sum == e.sum {
 				return nil, &Fault{Path: fmt.Sprintf("$.keys[%d]", i), Message: "the same key as --api-key / OPENTOOL_API_KEYS (" + p.grant.name + ")"}

@@ -98,9 +98,8 @@ func (s *keySet) tokenGrant(c *oauth.Claims, keys func() int) *Grant {
 	name := c.Principal()
 	key = append(append(append(append(key, 0), c.Issuer...), 0), name...)
 	return s.principals.grant(string(key), func() *Grant {
-		gr := newGrantLife(name, allow, s.rateOf(matched), true)
+		gr := newGrant(name, allow, s.rateOf(matched), true, keys)
 		gr.principal = &Principal{Issuer: c.Issuer, Subject: c.Subject, ClientID: c.ClientID}
-		gr.keys = keys
 		return gr
 	})
 }
