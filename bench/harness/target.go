@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -67,6 +69,30 @@ type HostOptions struct {
 	Args []string
 }
 
+// HostEnvVar names the variable whose space-separated KEY=VALUE pairs
+// StartHostProcess adds to the environment of every host process it
+// starts, and of no other process of the run (the load generator, the
+// floors, the benchmark process): an A/B of a runtime setting of the host
+// alone, e.g. BENCH_HOST_ENV='GOGC=400 GOMAXPROCS=1' (docs/performance.md).
+const HostEnvVar = "BENCH_HOST_ENV"
+
+// HostEnv returns base with the pairs of extra (KEY=VALUE, separated by
+// white space) appended, a later pair of a key winning over an earlier
+// one as exec.Cmd's Env has it; base itself when extra has none. A word
+// without "=" is dropped.
+func HostEnv(base []string, extra string) []string {
+	var add []string
+	for _, kv := range strings.Fields(extra) {
+		if strings.IndexByte(kv, '=') > 0 {
+			add = append(add, kv)
+		}
+	}
+	if add == nil {
+		return base
+	}
+	return append(slices.Clip(base), add...) // a copy: base stays as it is
+}
+
 // StartHostProcess starts bin ("bin/opentool-host") with "run" and the
 // options. It does not wait for the host to serve; see WaitHealthy.
 func StartHostProcess(bin string, o HostOptions) (*HostProcess, error) {
@@ -79,6 +105,7 @@ func StartHostProcess(bin string, o HostOptions) (*HostProcess, error) {
 	}
 	args := append([]string{"run", "--dir", o.Dir, "--addr", o.Addr, "--state-dir", o.StateDir, "--log-level", "warn", "--drain-delay", "0"}, o.Args...)
 	cmd := exec.Command(bin, args...)
+	cmd.Env = HostEnv(os.Environ(), os.Getenv(HostEnvVar))
 	out := &lockedBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
