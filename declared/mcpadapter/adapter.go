@@ -154,6 +154,7 @@ type Adapter struct {
 	opts    Options
 	started time.Time
 	oauth   oauthClient // the server's "oauth", one for all its sessions
+	conns   sync.Map    // *mcp.ClientSession → its *rawConn, over stdio and HTTP+SSE, until reading it ends (keepConn)
 
 	changed chan struct{} // DocumentChanged's channel (buffer 1)
 	relist  chan struct{} // a list_changed to act on (buffer 1)
@@ -442,7 +443,7 @@ func (a *Adapter) callTool(ctx context.Context, x *core.Exchange, name string, a
 	if asTask {
 		return a.callTasked(withTaskSession(ctx, cs), c, tool, params)
 	}
-	res, err := cs.CallTool(ctx, params)
+	res, err := a.sendCall(ctx, cs, params, args)
 	if err != nil && ctx.Err() == nil && mcptasks.IsMissingCapability(err) {
 		// The server serves this call only as a task (tasks.go).
 		a.log.Debug("MCP tool answered -32021 for the Tasks extension; calling it as a task", "server", a.launch.Name, "tool", tool)

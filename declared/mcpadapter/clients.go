@@ -747,7 +747,11 @@ func (a *Adapter) connectAs(ctx context.Context, u *upstream, c *mcp.Client, ver
 		a.clients.mu.Unlock()
 	}
 	kill := context.AfterFunc(ctx, proc.kill)
-	cs, err := c.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	nctx, note := withConnNote(ctx)
+	cs, err := c.Connect(nctx, t, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err == nil {
+		a.keepConn(cs, note)
+	}
 	if !kill() && err == nil {
 		_ = cs.Close()
 		err = ctx.Err()

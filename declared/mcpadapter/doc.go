@@ -105,9 +105,13 @@
 //
 // # Calls
 //
-// The server's tools/call result is passed on as the SDK's client decoded
-// it, the one decoding on its way (CallDirect: host.Result.Decoded; plugin
-// protocol 3): MCP clients of the host receive every content block with
+// Over stdio and HTTP+SSE, in a revision before 2026-07-28, the adapter
+// sends each tools/call itself on the SDK session's connection and takes
+// its response off it (owncall.go); over streamable HTTP, in 2026-07-28
+// and for a task, the SDK's client session sends it. The server's result
+// is passed on as decoded there, the one decoding on its way
+// (CallDirect: host.Result.Decoded; plugin protocol 3): MCP clients of
+// the host receive every content block with
 // its annotations, structuredContent (as the server wrote it when a text
 // block carries the same JSON), isError and _meta. OpenTool callers
 // receive its projection (CallJSON, the host's internal/mcpresult):

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -71,11 +73,17 @@ func rawSinkOf(ctx context.Context) rawSink {
 }
 
 // rawConn is a connection whose requests sent with a rawSink hand their
-// results to it.
+// results to it, and on which the adapter sends requests of its own
+// beside the SDK's (call, owncall.go).
 type rawConn struct {
 	mcp.Connection
 	mu      sync.Mutex
-	pending map[jsonrpc.ID]pendingRaw // request id → sink, until its response
+	pending map[jsonrpc.ID]pendingRaw             // request id → sink, until its response
+	own     map[jsonrpc.ID]chan *jsonrpc.Response // the adapter's own requests in flight (call), until their responses
+	next    int64                                 // the last id of the adapter's own requests
+	end     chan struct{}                         // closed once reading ended: no response comes any more
+	endErr  error                                 // why, set before end closes
+	forget  func()                                // run once reading ended (Adapter.keepConn); under mu
 }
 
 // pendingRaw is the sink of a request awaiting its response, and how to
@@ -88,7 +96,8 @@ type pendingRaw struct {
 // newRawConn wraps c, the server's requests in flight on it bounded
 // (boundCalls).
 func newRawConn(c mcp.Connection) *rawConn {
-	return &rawConn{Connection: boundCalls(c), pending: map[jsonrpc.ID]pendingRaw{}}
+	return &rawConn{Connection: boundCalls(c), pending: map[jsonrpc.ID]pendingRaw{},
+		own: map[jsonrpc.ID]chan *jsonrpc.Response{}, end: make(chan struct{})}
 }
 
 // Write implements mcp.Connection.
@@ -116,14 +125,155 @@ func (c *rawConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 }
 
 // Read implements mcp.Connection.
+// The response to one of the adapter's own requests (call) goes to it
+// and not to the SDK, which did not send that request.
 func (c *rawConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	msg, err := c.Connection.Read(ctx)
-	if resp, ok := msg.(*jsonrpc.Response); ok {
+	for {
+		msg, err := c.Connection.Read(ctx)
+		if err != nil {
+			c.ended(err) // the SDK reads no more after an error
+			return msg, err
+		}
+		resp, ok := msg.(*jsonrpc.Response)
+		if !ok {
+			return msg, nil
+		}
+		if own(resp.ID) {
+			if ch := c.takeOwn(resp.ID); ch != nil {
+				ch <- resp // buffered: call may have given up meanwhile
+			}
+			continue // answered, or late: the SDK sent no such request
+		}
 		if sink := c.take(resp.ID); sink != nil && resp.Error == nil {
 			sink(bytes.Clone(resp.Result))
 		}
+		return msg, nil
 	}
-	return msg, err
+}
+
+// ownIDPrefix begins the id of each of the adapter's own requests; the
+// SDK's ids are numbers, so the two never meet.
+const ownIDPrefix = "opentool-host/call/"
+
+// own reports whether id is that of one of the adapter's own requests.
+func own(id jsonrpc.ID) bool {
+	s, ok := id.Raw().(string)
+	return ok && strings.HasPrefix(s, ownIDPrefix)
+}
+
+// call sends the request method with params (a JSON object) on the
+// connection as a request of the adapter's own, not the SDK's (no
+// middleware, no decoding: the SDK's client session stays the session,
+// answering the server's requests and notifications, which the relay
+// routes by the calls in flight), and returns its result as the server
+// wrote it. When ctx ends first the server is sent
+// notifications/cancelled for it, off the caller's way, as the SDK's
+// client does (MCP "Cancellation"). Errors: as the SDK's client call
+// gives them: "calling METHOD: ERR" wrapping the server's
+// *jsonrpc.Error; ctx's; mcp.ErrConnectionClosed wrapped when the
+// connection ended before the response came; the write's.
+func (c *rawConn) call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	ch := make(chan *jsonrpc.Response, 1)
+	c.mu.Lock()
+	if c.endErr != nil {
+		err := c.endErr
+		c.mu.Unlock()
+		return nil, fmt.Errorf("%w: calling %q: %v", mcp.ErrConnectionClosed, method, err)
+	}
+	c.next++
+	id, _ := jsonrpc.MakeID(ownIDPrefix + strconv.FormatInt(c.next, 10)) // a string: never fails
+	c.own[id] = ch
+	c.mu.Unlock()
+	if err := c.Connection.Write(ctx, &jsonrpc.Request{ID: id, Method: method, Params: params}); err != nil {
+		c.takeOwn(id)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("calling %q: %w", method, err)
+	}
+	select {
+	case resp := <-ch:
+		if resp.Error != nil {
+			return nil, fmt.Errorf("calling %q: %w", method, resp.Error)
+		}
+		return resp.Result, nil
+	case <-ctx.Done():
+		c.takeOwn(id)
+		go c.cancelled(ctx, id)
+		return nil, ctx.Err()
+	case <-c.end:
+		c.takeOwn(id)
+		select {
+		case resp := <-ch: // answered as the connection ended
+			if resp.Error != nil {
+				return nil, fmt.Errorf("calling %q: %w", method, resp.Error)
+			}
+			return resp.Result, nil
+		default:
+		}
+		return nil, fmt.Errorf("%w: calling %q: %v", mcp.ErrConnectionClosed, method, c.endErr)
+	}
+}
+
+// cancelled tells the server that the request id, given up with ctx, is
+// cancelled (notifications/cancelled with ctx's error as the reason),
+// waiting up to notifyCancellation for the write.
+func (c *rawConn) cancelled(ctx context.Context, id jsonrpc.ID) {
+	nctx, stop := context.WithTimeout(context.WithoutCancel(ctx), notifyCancellation)
+	defer stop()
+	params, err := json.Marshal(&mcp.CancelledParams{RequestID: id.Raw(), Reason: ctx.Err().Error()})
+	if err != nil {
+		return
+	}
+	_ = c.Connection.Write(nctx, &jsonrpc.Request{Method: mcpmethod.Cancelled, Params: params})
+}
+
+// notifyCancellation bounds the write of a notifications/cancelled, as
+// the SDK's client bounds its own (5 s).
+const notifyCancellation = 5 * time.Second
+
+// takeOwn removes and returns the channel of the adapter's own request
+// id (nil when none).
+func (c *rawConn) takeOwn(id jsonrpc.ID) chan *jsonrpc.Response {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ch, ok := c.own[id]
+	if !ok {
+		return nil
+	}
+	delete(c.own, id)
+	return ch
+}
+
+// ended records that reading ended with err, once: the adapter's own
+// requests in flight fail, and the connection's forget runs.
+func (c *rawConn) ended(err error) {
+	c.mu.Lock()
+	if c.endErr != nil {
+		c.mu.Unlock()
+		return
+	}
+	c.endErr = err
+	forget := c.forget
+	c.mu.Unlock()
+	close(c.end)
+	if forget != nil {
+		forget()
+	}
+}
+
+// whenEnded arranges for forget to run once reading ends (at once when
+// it has), reporting whether reading was still on.
+func (c *rawConn) whenEnded(forget func()) bool {
+	c.mu.Lock()
+	if c.endErr == nil {
+		c.forget = forget
+		c.mu.Unlock()
+		return true
+	}
+	c.mu.Unlock()
+	forget()
+	return false
 }
 
 // take removes and returns the sink of request id (nil when none), and

@@ -337,6 +337,7 @@ func (a *Adapter) handshake(ctx context.Context, t mcp.Transport, version string
 	ictx := withRawResult(ctx, func(raw json.RawMessage) {
 		once.Do(func() { first = raw; a.coreTasks.Store(coreTasksDeclared(raw)) })
 	})
+	ictx, note := withConnNote(ictx)
 	cs, err := a.client().Connect(ictx, t, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		if ctx.Err() == nil {
@@ -344,6 +345,7 @@ func (a *Adapter) handshake(ctx context.Context, t mcp.Transport, version string
 		}
 		return nil, nil, err
 	}
+	a.keepConn(cs, note)
 	return cs, first, nil
 }
 

@@ -148,7 +148,7 @@ func (p *process) Connect(ctx context.Context) (mcp.Connection, error) {
 	if p.tap != nil {
 		conn = &tapConn{Connection: conn, tap: p.tap}
 	}
-	return newRawConn(conn), nil
+	return noteConn(ctx, newRawConn(conn)), nil
 }
 
 // serverOutput is a command server's stdout as its connection reads it.
@@ -362,7 +362,7 @@ func (t *sseTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		cancel()
 		return nil, err
 	}
-	return newRawConn(&sseConn{Connection: conn, cancel: cancel}), nil
+	return noteConn(ctx, newRawConn(&sseConn{Connection: conn, cancel: cancel})), nil
 }
 
 // sseConn is a connection of sseTransport: closing it ends its stream.
