@@ -443,7 +443,7 @@ func (a *Adapter) callTool(ctx context.Context, x *core.Exchange, name string, a
 	if asTask {
 		return a.callTasked(withTaskSession(ctx, cs), c, tool, params)
 	}
-	res, err := a.sendCall(ctx, cs, params, args)
+	res, err := a.sendCall(ctx, cs, params)
 	if err != nil && ctx.Err() == nil && mcptasks.IsMissingCapability(err) {
 		// The server serves this call only as a task (tasks.go).
 		a.log.Debug("MCP tool answered -32021 for the Tasks extension; calling it as a task", "server", a.launch.Name, "tool", tool)

@@ -51,28 +51,28 @@ func noteConn(ctx context.Context, c *rawConn) *rawConn {
 }
 
 // keepConn records that cs runs over n's connection, until reading it
-// ends; nothing when none was noted (streamable HTTP).
+// ends, when the adapter sends cs's tools/call itself: a connection was
+// noted (stdio, HTTP+SSE; not streamable HTTP) and cs speaks a revision
+// before SessionlessRevision.
 func (a *Adapter) keepConn(cs *mcp.ClientSession, n *connNote) {
-	if n.c == nil {
+	if ir := cs.InitializeResult(); n.c == nil || ir == nil || ir.ProtocolVersion >= SessionlessRevision {
 		return
 	}
 	a.conns.Store(cs, n.c)
 	n.c.whenEnded(func() { a.conns.Delete(cs) })
 }
 
-// sendCall is tools/call of params, with args the caller's arguments (a
-// JSON object, as rawArgs gives them), on cs: sent by the adapter itself
-// when cs runs over a connection it keeps (keepConn) in a revision before
-// SessionlessRevision, else by the SDK's client session. Errors: the
-// call's (rawConn.call: the server's JSON-RPC error wrapped, ctx's,
-// mcp.ErrConnectionClosed wrapped); a result that does not decode.
-func (a *Adapter) sendCall(ctx context.Context, cs *mcp.ClientSession, params *mcp.CallToolParams, args []byte) (*mcp.CallToolResult, error) {
+// sendCall is tools/call of params on cs: sent by the adapter itself
+// when it keeps cs's connection (keepConn), else by the SDK's client
+// session. Errors: the call's (rawConn.call: the server's JSON-RPC error
+// wrapped, ctx's, mcp.ErrConnectionClosed wrapped); a result that does
+// not decode.
+func (a *Adapter) sendCall(ctx context.Context, cs *mcp.ClientSession, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
 	v, ok := a.conns.Load(cs)
-	ir := cs.InitializeResult()
-	if !ok || ir == nil || ir.ProtocolVersion >= SessionlessRevision {
+	if !ok {
 		return cs.CallTool(ctx, params)
 	}
-	body, err := callParams(params, rawArgs(args))
+	body, err := callParams(params)
 	if err != nil {
 		return nil, err
 	}
@@ -88,11 +88,18 @@ func (a *Adapter) sendCall(ctx context.Context, cs *mcp.ClientSession, params *m
 }
 
 // callParams is the params of tools/call p as the adapter sends them:
-// {"_meta": p.Meta (when it has any), "name": p.Name, "arguments": args}.
-// Errors: a _meta that does not encode.
-func callParams(p *mcp.CallToolParams, args json.RawMessage) (json.RawMessage, error) {
-	name := quoted(p.Name)
-	b := make([]byte, 0, len(name)+len(args)+32)
+// {"_meta": p.Meta (when it has any), "name": p.Name, "arguments":
+// p.Arguments}, the arguments as they are when they are JSON already
+// (callTool's rawArgs). Errors: a _meta or arguments that do not encode.
+func callParams(p *mcp.CallToolParams) (json.RawMessage, error) {
+	args, ok := p.Arguments.(json.RawMessage)
+	if !ok {
+		var err error
+		if args, err = json.Marshal(p.Arguments); err != nil {
+			return nil, fmt.Errorf("tools/call arguments: %w", err)
+		}
+	}
+	b := make([]byte, 0, len(p.Name)+len(args)+32)
 	b = append(b, '{')
 	if len(p.Meta) > 0 {
 		meta, err := json.Marshal(p.Meta)
@@ -101,20 +108,20 @@ func callParams(p *mcp.CallToolParams, args json.RawMessage) (json.RawMessage, e
 		}
 		b = append(append(append(b, `"_meta":`...), meta...), ',')
 	}
-	b = append(append(b, `"name":`...), name...)
+	b = appendQuoted(append(b, `"name":`...), p.Name)
 	b = append(append(append(b, `,"arguments":`...), args...), '}')
 	return b, nil
 }
 
-// quoted is s as a JSON string: as it is between quotes when it is
-// printable ASCII without a quote or a backslash (a tool's name, as good
-// as always), else as json.Marshal writes it.
-func quoted(s string) []byte {
+// appendQuoted appends s as a JSON string to b: as it is between quotes
+// when it is printable ASCII without a quote or a backslash (a tool's
+// name, as good as always), else as json.Marshal writes it.
+func appendQuoted(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
-			b, _ := json.Marshal(s) // a string: never fails
-			return b
+			q, _ := json.Marshal(s) // a string: never fails
+			return append(b, q...)
 		}
 	}
-	return append(append(append(make([]byte, 0, len(s)+2), '"'), s...), '"')
+	return append(append(append(b, '"'), s...), '"')
 }

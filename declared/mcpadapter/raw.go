@@ -193,10 +193,7 @@ func (c *rawConn) call(ctx context.Context, method string, params json.RawMessag
 	}
 	select {
 	case resp := <-ch:
-		if resp.Error != nil {
-			return nil, fmt.Errorf("calling %q: %w", method, resp.Error)
-		}
-		return resp.Result, nil
+		return answer(method, resp)
 	case <-ctx.Done():
 		c.takeOwn(id)
 		go c.cancelled(ctx, id)
@@ -204,15 +201,21 @@ func (c *rawConn) call(ctx context.Context, method string, params json.RawMessag
 	case <-c.end:
 		c.takeOwn(id)
 		select {
-		case resp := <-ch: // answered as the connection ended
-			if resp.Error != nil {
-				return nil, fmt.Errorf("calling %q: %w", method, resp.Error)
-			}
-			return resp.Result, nil
+		case resp := <-ch: // read before reading ended: select chose end
+			return answer(method, resp)
 		default:
 		}
 		return nil, fmt.Errorf("%w: calling %q: %v", mcp.ErrConnectionClosed, method, c.endErr)
 	}
+}
+
+// answer is the result of resp, the response to the adapter's own
+// request method, or the server's error as the SDK's client wraps it.
+func answer(method string, resp *jsonrpc.Response) (json.RawMessage, error) {
+	if resp.Error != nil {
+		return nil, fmt.Errorf("calling %q: %w", method, resp.Error)
+	}
+	return resp.Result, nil
 }
 
 // cancelled tells the server that the request id, given up with ctx, is
@@ -262,18 +265,17 @@ func (c *rawConn) ended(err error) {
 	}
 }
 
-// whenEnded arranges for forget to run once reading ends (at once when
-// it has), reporting whether reading was still on.
-func (c *rawConn) whenEnded(forget func()) bool {
+// whenEnded arranges for forget to run once reading ends, at once when
+// it has.
+func (c *rawConn) whenEnded(forget func()) {
 	c.mu.Lock()
 	if c.endErr == nil {
 		c.forget = forget
 		c.mu.Unlock()
-		return true
+		return
 	}
 	c.mu.Unlock()
 	forget()
-	return false
 }
 
 // take removes and returns the sink of request id (nil when none), and
