@@ -60,13 +60,24 @@ func withToken(h http.Handler) http.Handler {
 }
 
 // grantOf returns the grant of req (nil without one).
-func grantOf(req mcp.Request) *access.Grant {
-	extra := req.GetExtra()
+func grantOf(req mcp.Request) *access.Grant { return grantIn(req.GetExtra()) }
+
+// grantIn returns the grant a request's extra carries (nil without one).
+func grantIn(extra *mcp.RequestExtra) *access.Grant {
 	if extra == nil || extra.TokenInfo == nil {
 		return nil
 	}
 	g, _ := extra.TokenInfo.Extra[grantExtra].(*access.Grant)
 	return g
+}
+
+// withGrant returns ctx with grant g (nil: none, ctx as it is) where the
+// host's call path finds it, and the key's name in core.Caller.
+func withGrant(ctx context.Context, g *access.Grant) context.Context {
+	if g == nil {
+		return ctx
+	}
+	return core.WithCaller(access.WithGrant(ctx, g), core.Caller{Key: g.Name()})
 }
 
 // accessMiddleware puts each request's grant on its context (and the
@@ -84,9 +95,7 @@ func (s *Server) accessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			s.noteLogLevel(req, g)
 			s.noteClientLevel(req)
 		}
-		if g != nil {
-			ctx = core.WithCaller(access.WithGrant(ctx, g), core.Caller{Key: g.Name()})
-		}
+		ctx = withGrant(ctx, g)
 		switch {
 		case method == mcpmethod.ToolsList:
 			// No keys (g nil): the threshold still applies.

@@ -105,14 +105,7 @@ func TestAdvertisePerKey(t *testing.T) {
 		}
 	}, mcpapi.Config{}, "./plugins/calculator")
 	r.s.Sync()
-	file := filepath.Join(t.TempDir(), "keys.json")
-	if err := os.WriteFile(file, []byte(`{"keys":[{"name":"calc","key":"calc-key","allow":["plugin:calculator"]},{"name":"all","key":"all-key","allow":["*"]}]}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	guard, err := access.New(access.Config{File: file})
-	if err != nil {
-		t.Fatal(err)
-	}
+	guard := guardOf(t, calcAndAllKeys)
 	mux := http.NewServeMux()
 	mux.Handle(mcpapi.Path, r.s.Handler(mcpapi.HTTPOptions{Sessions: true}))
 	url := testkit.Serve(t, guard.Middleware(mux))
@@ -131,4 +124,22 @@ func TestAdvertisePerKey(t *testing.T) {
 			}
 		}
 	}
+}
+
+// calcAndAllKeys is a keys file of two keys: calc-key, which may call
+// the calculator only, and all-key, which may call everything.
+const calcAndAllKeys = `{"keys":[{"name":"calc","key":"calc-key","allow":["plugin:calculator"]},{"name":"all","key":"all-key","allow":["*"]}]}`
+
+// guardOf returns the key guard of the keys file body (access.Config.File).
+func guardOf(t *testing.T, body string) *access.Guard {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "keys.json")
+	if err := os.WriteFile(file, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	guard, err := access.New(access.Config{File: file})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return guard
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -17,15 +18,21 @@ import (
 	"github.com/opentool-host/opentool-host/frontend/mcpapi/envelope"
 	"github.com/opentool-host/opentool-host/frontend/mcpapi/respond"
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
+	"github.com/opentool-host/opentool-host/internal/strictjson"
 	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
+	"github.com/opentool-host/opentool-host/protocol/opentool"
 )
 
 // A session's tools/call is answered by the host itself (fastCalls): the
-// one JSON-RPC request read, handled on the session by the SDK's own
-// request handling (mcp.ServerSession.HandleRequestRelated: the
-// initialization gate, the params, every receiving middleware, the tool's
-// handler, the response encoded as the SDK encodes it). A call that sends
-// nothing related to it is answered with one application/json response.
+// one JSON-RPC request read and its params decoded by the host (ownCall:
+// as the SDK decodes them, where the host can tell it does), the work of
+// the host's receiving middleware for a tools/call done as functions
+// (answerCall: the grant, the client's view, the response's mark), and the
+// call handled on the session by the SDK (mcp.ServerSession.HandleCallTool:
+// the initialization gate, the tool's handler by name, the result
+// completed as the SDK completes it), the response encoded as the SDK
+// encodes it. A call that sends nothing related to it is answered with
+// one application/json response.
 // The first message the call sends related to it (a progress or log
 // notification, a roots/list, sampling or elicitation request to the
 // client) switches its POST's response to an event stream, as the SDK's
@@ -35,7 +42,7 @@ import (
 // the waiting request. The SDK's streamable transport (its stream registry,
 // its connection's in-flight requests and hand-offs) is left out of the
 // path. Everything else goes to the SDK: see eligibleRequest,
-// eligibleSession and quietParams.
+// eligibleSession, ownCall and ownsTool.
 
 // sessionHolder is the SDK's streamable handler with sessions as the fast
 // path uses it (mcp.StreamableHTTPHandler.HoldSession: the SDK's patch
@@ -45,13 +52,13 @@ type sessionHolder interface {
 	HoldSession(r *http.Request, sessionID string) (ss *mcp.ServerSession, release func(), status int)
 }
 
-// requestHandler is a session as the fast path calls it
-// (mcp.ServerSession.HandleRequestRelated, patch 0012): the request
-// handled with ctx, each message its handler sends related to it given to
-// related (encoded, one at a time, until it returns), and the response
-// encoded.
-type requestHandler interface {
-	HandleRequestRelated(ctx context.Context, req *jsonrpc.Request, related func(data []byte) error) ([]byte, error)
+// callHandler is a session as the fast path calls it
+// (mcp.ServerSession.HandleCallTool, patch 0014): the call handled with
+// ctx and without the server's receiving middleware, each message its
+// handler sends related to it given to related (encoded, one at a time,
+// until it returns).
+type callHandler interface {
+	HandleCallTool(ctx context.Context, id jsonrpc.ID, params *mcp.CallToolParamsRaw, extra *mcp.RequestExtra, related func(data []byte) error) (*mcp.CallToolResult, error)
 }
 
 // fastCalls is the handler with sessions (HTTPOptions.Sessions): a
@@ -60,7 +67,7 @@ type requestHandler interface {
 type fastCalls struct {
 	h      *HTTPHandler
 	sdk    http.Handler
-	holder sessionHolder // nil: the SDK has no HoldSession or no HandleRequestRelated
+	holder sessionHolder // nil: the SDK has no HoldSession or no HandleCallTool
 	taken  atomic.Int64
 }
 
@@ -68,7 +75,7 @@ type fastCalls struct {
 // sessions.
 func newFastCalls(h *HTTPHandler, sdk *mcp.StreamableHTTPHandler) *fastCalls {
 	f := &fastCalls{h: h, sdk: sdk}
-	if _, ok := any((*mcp.ServerSession)(nil)).(requestHandler); ok {
+	if _, ok := any((*mcp.ServerSession)(nil)).(callHandler); ok {
 		f.holder, _ = any(sdk).(sessionHolder)
 	}
 	return f
@@ -92,12 +99,8 @@ func (f *fastCalls) serve(w http.ResponseWriter, r *http.Request) bool {
 	if msg == nil || msg.Method != mcpmethod.ToolsCall {
 		return false
 	}
-	body, complete := envelope.Buffer(r, f.h.o.MaxBodyBytes) // read already: not again
-	if !complete || len(body) == 0 || body[0] != '{' {
-		return false
-	}
-	jreq, ok := callRequest(body, msg)
-	if !ok || !jreq.IsCall() || jreq.Method != mcpmethod.ToolsCall || !quietParams(msg) {
+	jid, params, ok := ownCall(msg)
+	if !ok || !f.h.s.ownsTool(params.Name) {
 		return false
 	}
 	sid := httpguard.Header(r.Header, "Mcp-Session-Id")
@@ -106,7 +109,7 @@ func (f *fastCalls) serve(w http.ResponseWriter, r *http.Request) bool {
 		return false // the SDK answers it (404, 403)
 	}
 	defer release()
-	rh, ok := any(ss).(requestHandler)
+	ch, ok := any(ss).(callHandler)
 	if !ok || !f.eligibleSession(ss, httpguard.Header(r.Header, "Mcp-Protocol-Version")) {
 		return false
 	}
@@ -124,12 +127,8 @@ func (f *fastCalls) serve(w http.ResponseWriter, r *http.Request) bool {
 		},
 		stream: callStream{w: w},
 	}
-	jreq.Extra = &c.extra
 	f.taken.Add(1)
-	resp, err := rh.HandleRequestRelated(ctx, jreq, c.stream.event)
-	if err != nil { // the call ran: answered, not handed to the SDK
-		resp = respond.ErrorResponse(id, jsonrpc.CodeInternalError, err.Error())
-	}
+	resp := f.h.s.answerCall(ctx, ch, ss, jid, params, &c.extra, c.stream.event)
 	if c.stream.open {
 		_ = c.stream.event(resp) // a client gone: nothing more to tell it
 		return true
@@ -143,6 +142,55 @@ func (f *fastCalls) serve(w http.ResponseWriter, r *http.Request) bool {
 	}
 	httpguard.WriteTimed(w, http.StatusOK, httpguard.JSON, resp) // w, HTTPHandler's respond.Writer, sets the write deadline
 	return true
+}
+
+// answerCall handles tools/call id with params on ss (ch, the same
+// session) and returns its JSON-RPC response, encoded as the SDK's
+// session encodes it: the work the host's receiving middleware does for
+// a tools/call of a session of an earlier revision than 2026-07-28 done
+// in the middleware's order (accessMiddleware's grant and key on ctx,
+// clientview's view of the client; tasks and rounds have nothing to do
+// for such a call: ownsTool), the call handled by the SDK without the
+// middleware (HandleCallTool), the POST's response marked
+// (respond.Marks.Mark), as Marks.Middleware marks it once the handler
+// returned. Messages the call sends related to it go to related.
+func (s *Server) answerCall(ctx context.Context, ch callHandler, ss *mcp.ServerSession, id jsonrpc.ID, params *mcp.CallToolParamsRaw, extra *mcp.RequestExtra, related func([]byte) error) []byte {
+	ctx = withGrant(ctx, grantIn(extra))
+	ctx = s.shown.CallContext(ctx, ss)
+	res, err := ch.HandleCallTool(ctx, id, params, extra, related)
+	s.marks.Mark(extra.Header)
+	return encodeResponse(id, res, err)
+}
+
+// encodeResponse is the JSON-RPC response to request id of result res or
+// error err, as the SDK's session encodes it (ServerSession.HandleRequest):
+// the result's own encoding (CallToolResult.MarshalJSON) or the error
+// with its code (a *jsonrpc.Error's, or one it wraps); a nil result without
+// an error, or one that does not encode, an internal error.
+func encodeResponse(id jsonrpc.ID, res *mcp.CallToolResult, err error) []byte {
+	resp := &jsonrpc.Response{ID: id, Error: err}
+	switch {
+	case err != nil:
+	case res == nil:
+		resp.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: `internal error: a nil result and nil error for "tools/call"`}
+	default:
+		if resp.Result, err = res.MarshalJSON(); err != nil {
+			resp.Result, resp.Error = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: `internal error: a malformed result for "tools/call": ` + err.Error()}
+		}
+	}
+	data, err := jsonrpc.EncodeMessage(resp)
+	if err != nil { // an error's message always encodes: never here
+		return respond.ErrorResponse(nil, jsonrpc.CodeInternalError, err.Error())
+	}
+	return data
+}
+
+// ownsTool reports whether the host answers a session's plain tools/call
+// of tool name itself: every tool but one whose function requires a task
+// when tasks are served (the task middleware answers a call of it without
+// a task with its error).
+func (s *Server) ownsTool(name string) bool {
+	return s.tasks == nil || s.taskSupport(name) != opentool.TaskSupportRequired
 }
 
 // noCacheNoTransform is the Cache-Control of the SDK's responses to calls
@@ -207,25 +255,76 @@ func (c *callStream) event(data []byte) error {
 	return http.NewResponseController(c.w).Flush()
 }
 
-// callRequest returns the request body holds, as jsonrpc.DecodeMessage
-// decodes it; ok is false when body is not one request. body has passed
-// envelope.Check (valid JSON, no duplicate member), which read msg of it.
-// A plain tools/call (no backslash anywhere, so no escaped name or
-// string; "jsonrpc" "2.0", "method" "tools/call", an id of at most 15
-// digits or a string of printable ASCII, params an object) is made of
-// msg's members, without decoding body again.
-func callRequest(body []byte, msg *envelope.Message) (*jsonrpc.Request, bool) {
-	if msg.Method == mcpmethod.ToolsCall && string(msg.JSONRPC) == `"2.0"` && bytes.IndexByte(body, '\\') < 0 {
-		if id, ok := plainID(msg.ID); ok && len(msg.Params) > 0 && msg.Params[0] == '{' {
-			return &jsonrpc.Request{ID: id, Method: mcpmethod.ToolsCall, Params: msg.Params}, true
-		}
+// ownCall returns the id and the params of tools/call msg (a body
+// envelope.Check passed, one message), as jsonrpc.DecodeMessage and the
+// SDK's decoding of the params give them, when the host can tell they
+// are what the SDK would give: "jsonrpc" "2.0", an id of at most 15
+// digits or a string of printable ASCII without escapes (plainID), and
+// params read by ownParams. ok is false for any other message, which the
+// SDK reads.
+func ownCall(msg *envelope.Message) (id jsonrpc.ID, params *mcp.CallToolParamsRaw, ok bool) {
+	if msg.Method != mcpmethod.ToolsCall || string(msg.JSONRPC) != `"2.0"` || bytes.IndexByte(msg.ID, '\\') >= 0 {
+		return id, nil, false
 	}
-	decoded, err := jsonrpc.DecodeMessage(body)
-	if err != nil {
+	if id, ok = plainID(msg.ID); !ok {
+		return id, nil, false
+	}
+	params, ok = ownParams(msg)
+	return id, params, ok
+}
+
+// ownParams returns the params of a tools/call (msg's) as the SDK decodes
+// them (mcp.CallToolParamsRaw, its names matched exactly), when they are
+// the host's to answer and it can read them without a decoder: an object
+// of at most "name" (a string of valid UTF-8 without escapes), "arguments"
+// (an object, kept as written) and "_meta" (an object of a progress token
+// and trace context only: progressToken, traceparent, tracestate),
+// decoded as the SDK decodes it. A task (params.task, answered in the
+// task's terms), any other member or _meta member, or another shape:
+// ok is false, and the SDK reads them.
+func ownParams(msg *envelope.Message) (*mcp.CallToolParamsRaw, bool) {
+	if len(msg.Params) == 0 || msg.Params[0] != '{' || msg.Task != nil {
 		return nil, false
 	}
-	jreq, ok := decoded.(*jsonrpc.Request)
-	return jreq, ok
+	p := new(mcp.CallToolParamsRaw)
+	ok := strictjson.Members(msg.Params, func(name, v []byte) bool {
+		switch string(name) {
+		case "name":
+			if len(v) < 2 || v[0] != '"' || bytes.IndexByte(v, '\\') >= 0 || !utf8.Valid(v) {
+				return false
+			}
+			p.Name = string(v[1 : len(v)-1])
+		case "arguments":
+			if v[0] != '{' {
+				return false
+			}
+			p.Arguments = json.RawMessage(v) // the body's, never written again
+		case "_meta":
+			return v[0] == '{' && quietMeta(v, &p.Meta)
+		default:
+			return false
+		}
+		return true
+	})
+	return p, ok
+}
+
+// quietMeta decodes raw, a tools/call's params._meta, into meta when it
+// holds a progress token and trace context only (progressToken,
+// traceparent, tracestate; anything else goes to the SDK), and reports
+// whether it did.
+func quietMeta(raw []byte, meta *mcp.Meta) bool {
+	var m map[string]any
+	if json.Unmarshal(raw, &m) != nil {
+		return false
+	}
+	for k := range m {
+		if k != "progressToken" && k != "traceparent" && k != "tracestate" {
+			return false
+		}
+	}
+	*meta = m
+	return true
 }
 
 // plainID is the id of raw, a JSON value without a backslash, as
@@ -319,29 +418,4 @@ func (f *fastCalls) eligibleSession(ss *mcp.ServerSession, version string) bool 
 	}
 	c := ip.Capabilities
 	return c == nil || len(c.Extensions) == 0 && len(c.Experimental) == 0
-}
-
-// quietParams reports whether a tools/call's params (msg's) are the
-// host's to answer: no task (params.task, answered in the
-// task's terms) and a _meta, if any, of a progress token and trace
-// context only (progressToken, traceparent, tracestate; anything else
-// goes to the SDK).
-func quietParams(msg *envelope.Message) bool {
-	if len(msg.Params) == 0 || msg.Task != nil {
-		return false
-	}
-	meta := msg.Meta
-	if meta == nil {
-		return true
-	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(meta, &m) != nil {
-		return false
-	}
-	for k := range m {
-		if k != "progressToken" && k != "traceparent" && k != "tracestate" {
-			return false
-		}
-	}
-	return true
 }

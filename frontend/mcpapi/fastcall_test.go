@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/frontend/mcpapi"
+	"github.com/opentool-host/opentool-host/host/tasks"
 	"github.com/opentool-host/opentool-host/testkit"
 )
 
@@ -398,5 +399,59 @@ func checkFastCallEnds(t *testing.T, end func(*rig, *mcp.ClientSession)) {
 	case <-errc:
 	case <-time.After(10 * time.Second):
 		t.Error("the call's POST was not answered after it ended")
+	}
+}
+
+// TestFastCallAsMiddleware: a session call the host answers itself gets
+// what the host's receiving middleware gives the same call through the
+// SDK (a client with an experimental capability): a key sees the tools
+// it may call (the calculator's) and a tool it may not is an unknown tool
+// (-32602); a tool whose function requires a task goes to the SDK, whose
+// task middleware refuses it without a task (-32601) to a key that may
+// call it.
+func TestFastCallAsMiddleware(t *testing.T) {
+	tm, err := tasks.NewManager(tasks.Config{After: taskfnsAfter, PollInterval: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tm.Close)
+	r := newRig(t, nil, mcpapi.Config{Tasks: tm}, "./plugins/calculator", "./testkit/plugins/taskfns")
+	guard := guardOf(t, calcAndAllKeys)
+	h := r.s.Handler(mcpapi.HTTPOptions{Sessions: true})
+	if !mcpapi.FastPath(h) {
+		t.Skip("the SDK as released has no HoldSession (patches/go-sdk 0011, 0014): every call goes to the SDK")
+	}
+	mux := http.NewServeMux()
+	mux.Handle(mcpapi.Path, h)
+	url := testkit.Serve(t, guard.Middleware(mux))
+	session := func(key string, opts *mcp.ClientOptions) *mcp.ClientSession {
+		tr := &mcp.StreamableClientTransport{Endpoint: url + mcpapi.Path, HTTPClient: &http.Client{Transport: bearer(key)}, MaxRetries: -1}
+		return connectWith(t, tr, sessionsV.protocol, opts)
+	}
+	for _, c := range []struct {
+		key, tool string
+		args      any
+		fast      bool   // answered by the host
+		want      string // in the error, "" for none
+	}{
+		{"calc-key", "add", map[string]any{"a": 2, "b": 3}, true, ""},
+		{"calc-key", "never", map[string]any{}, true, `unknown tool "never"`},
+		{"all-key", "never", map[string]any{}, true, ""},
+		{"all-key", "must", map[string]any{}, false, "method not found"}, // -32601
+		{"calc-key", "must", map[string]any{}, false, `unknown tool "must"`},
+	} {
+		fast, slow := session(c.key, quiet), session(c.key, experimental)
+		before := mcpapi.FastCalls(h)
+		got, gerr := fast.CallTool(context.Background(), &mcp.CallToolParams{Name: c.tool, Arguments: c.args})
+		if n := mcpapi.FastCalls(h) - before; n != map[bool]int64{true: 1, false: 0}[c.fast] {
+			t.Errorf("%s by %s: %d calls answered by the host, want answered by the host %v", c.tool, c.key, n, c.fast)
+		}
+		want, werr := slow.CallTool(context.Background(), &mcp.CallToolParams{Name: c.tool, Arguments: c.args})
+		if g, w := errText(gerr), errText(werr); g != w || !strings.Contains(g, c.want) {
+			t.Errorf("%s by %s: error %q, the SDK's %q, want one with %q", c.tool, c.key, g, w, c.want)
+		}
+		if g, w := mustJSON(t, got), mustJSON(t, want); g != w {
+			t.Errorf("%s by %s: result %s, the SDK's %s", c.tool, c.key, g, w)
+		}
 	}
 }

@@ -155,6 +155,11 @@ func New(h *host.Host, cfg Config) *Server {
 		opts.InitializedHandler, opts.RootsListChangedHandler = s.soleInitialized, s.soleRootsChanged
 	}
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: Name, Version: version.Version}, opts)
+	// A session's plain tools/call does not pass through the receiving
+	// middleware below: the host answers it itself (fastcall.go), and
+	// answerCall does their work for it. A middleware that acts on
+	// tools/call acts there too, or makes ownsTool refuse the calls it
+	// must see (as the task middleware's required tasks).
 	s.srv.AddReceivingMiddleware(s.advertiseMiddleware) // first: on the SDK's own result
 	s.rounds = rounds.New(rounds.Config{Functions: s, Client: roundsClient{s}, Down: s.down, ErrorMetaKey: ErrorMetaKey})
 	s.rounds.Install(s.srv) // before tasks: a task's call is held in its task

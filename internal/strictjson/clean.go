@@ -408,3 +408,37 @@ func Member(b []byte, path ...string) []byte {
 	}
 	return b[start:d.pos]
 }
+
+// Members calls f with the name and the raw JSON value of each member of
+// the object b, in order, until f returns false, and reports whether b is
+// an object whose every member f took (true for {}). A name is as
+// written between its quotes, escapes included. b must be valid JSON
+// (Clean reported true); name and value alias b.
+func Members(b []byte, f func(name, value []byte) bool) bool {
+	d := decoder{data: b, skip: true}
+	d.skipSpace()
+	if d.pos >= len(b) || b[d.pos] != '{' || d.open() != nil {
+		return false
+	}
+	if b[d.pos] == '}' {
+		return true
+	}
+	for {
+		start := d.pos + 1
+		if _, err := d.str(); err != nil {
+			return false
+		}
+		name := b[start : d.pos-1]
+		if d.expect(':', "") != nil {
+			return false
+		}
+		d.skipSpace()
+		v := d.pos
+		if _, err := d.value(); err != nil || !f(name, b[v:d.pos]) {
+			return false
+		}
+		if end, err := d.next('}', ""); err != nil || end {
+			return err == nil
+		}
+	}
+}

@@ -158,6 +158,36 @@ func TestMember(t *testing.T) {
 	}
 }
 
+// TestMembers: Members gives each member of an object in order, names as
+// written and values raw, stops at the first f refuses, and reports false
+// for what is not an object.
+func TestMembers(t *testing.T) {
+	b := []byte(` { "name" : "a\"b" ,"arguments":{"x":[1, {"y":null}]}, "n":-1.5e3,"":true}`)
+	var got []string
+	if !Members(b, func(name, value []byte) bool {
+		got = append(got, string(name)+"="+string(value))
+		return true
+	}) {
+		t.Fatal("Members reported false for an object")
+	}
+	want := []string{`name="a\"b"`, `arguments={"x":[1, {"y":null}]}`, `n=-1.5e3`, `=true`}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("members %q, want %q", got, want)
+	}
+	n := 0
+	if Members(b, func(name, _ []byte) bool { n++; return string(name) != "arguments" }) || n != 2 {
+		t.Errorf("f refusing the 2nd member: true or %d calls, want false after 2", n)
+	}
+	if !Members([]byte(" {\n} "), func([]byte, []byte) bool { t.Error("f called for {}"); return true }) {
+		t.Error("Members({}) = false")
+	}
+	for _, s := range []string{`[1]`, `"x"`, `3`, `null`, ``} {
+		if Members([]byte(s), func([]byte, []byte) bool { return true }) {
+			t.Errorf("Members(%q) = true, want false", s)
+		}
+	}
+}
+
 // memberMessage is the Message of b as Member reads it, member by member.
 func memberMessage(b []byte) Message {
 	return Message{

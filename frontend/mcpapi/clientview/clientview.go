@@ -125,11 +125,24 @@ type clientSchemas struct {
 // (which runs first: the grant on ctx).
 func (vs *Views) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if ss, _ := req.GetSession().(*mcp.ServerSession); method == mcpmethod.ToolsCall && ss != nil && (ss.ID() != "" || mcpsession.SpeaksSessionless(ss)) {
-			ctx = host.WithCallView(ctx, vs.View(ss))
+		if ss, _ := req.GetSession().(*mcp.ServerSession); method == mcpmethod.ToolsCall && ss != nil {
+			ctx = vs.CallContext(ctx, ss)
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// CallContext returns ctx with the view of the client of ss for a
+// tools/call (see above), as Middleware puts it on a call's context: a
+// client session's (ss with an id), a 2026-07-28 caller's; any other ss
+// (a stateless session of an earlier revision) has none, and ctx is
+// returned as it is. For a call the front end handles without the SDK's
+// middleware.
+func (vs *Views) CallContext(ctx context.Context, ss *mcp.ServerSession) context.Context {
+	if ss.ID() != "" || mcpsession.SpeaksSessionless(ss) {
+		return host.WithCallView(ctx, vs.View(ss))
+	}
+	return ctx
 }
 
 // View is the host.CallView of the client of ss (a client session,

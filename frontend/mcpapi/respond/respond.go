@@ -164,17 +164,27 @@ func (m *Marks) Release(token string) {
 func (m *Marks) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
-		if extra := req.GetExtra(); extra != nil && extra.Header != nil {
-			if token := extra.Header.Get(MarkHeader); token != "" {
-				m.mu.Lock()
-				w := m.by[token]
-				m.mu.Unlock()
-				if w != nil {
-					w.marked.Store(true)
-				}
-			}
+		if extra := req.GetExtra(); extra != nil {
+			m.Mark(extra.Header)
 		}
 		return res, err
+	}
+}
+
+// Mark marks the Writer of the POST whose request headers are h (its
+// MarkHeader's, from Track), as Middleware does once a request's handler
+// returned: for a request the front end handles without the SDK's
+// middleware. Headers without a tracked token mark nothing.
+func (m *Marks) Mark(h http.Header) {
+	token := h.Get(MarkHeader)
+	if token == "" {
+		return
+	}
+	m.mu.Lock()
+	w := m.by[token]
+	m.mu.Unlock()
+	if w != nil {
+		w.marked.Store(true)
 	}
 }
 
