@@ -78,19 +78,22 @@ const HostEnvVar = "BENCH_HOST_ENV"
 
 // HostEnv returns base with the pairs of extra (KEY=VALUE, separated by
 // white space) appended, a later pair of a key winning over an earlier
-// one as exec.Cmd's Env has it; base itself when extra has none. A word
-// without "=" is dropped.
-func HostEnv(base []string, extra string) []string {
+// one as exec.Cmd's Env has it; base itself when extra has none. Errors:
+// a word that is not KEY=VALUE (no "=", or nothing before it), naming
+// HostEnvVar: the setting would not reach the host, and the run would
+// measure without it.
+func HostEnv(base []string, extra string) ([]string, error) {
 	var add []string
 	for _, kv := range strings.Fields(extra) {
-		if strings.IndexByte(kv, '=') > 0 {
-			add = append(add, kv)
+		if strings.IndexByte(kv, '=') <= 0 {
+			return nil, fmt.Errorf("%s: %q is not KEY=VALUE", HostEnvVar, kv)
 		}
+		add = append(add, kv)
 	}
 	if add == nil {
-		return base
+		return base, nil
 	}
-	return append(slices.Clip(base), add...) // a copy: base stays as it is
+	return append(slices.Clip(base), add...), nil // a copy: base stays as it is
 }
 
 // StartHostProcess starts bin ("bin/opentool-host") with "run" and the
@@ -104,8 +107,12 @@ func StartHostProcess(bin string, o HostOptions) (*HostProcess, error) {
 		o.Addr = a
 	}
 	args := append([]string{"run", "--dir", o.Dir, "--addr", o.Addr, "--state-dir", o.StateDir, "--log-level", "warn", "--drain-delay", "0"}, o.Args...)
+	env, err := HostEnv(os.Environ(), os.Getenv(HostEnvVar))
+	if err != nil {
+		return nil, err
+	}
 	cmd := exec.Command(bin, args...)
-	cmd.Env = HostEnv(os.Environ(), os.Getenv(HostEnvVar))
+	cmd.Env = env
 	out := &lockedBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
