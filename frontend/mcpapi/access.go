@@ -23,7 +23,8 @@ import (
 // the SDK as the request's auth.TokenInfo (UserID = the key's name, so
 // that the SDK also refuses a session's requests made with another key:
 // 403 "session user mismatch"), and the SDK gives it to every method
-// handler in RequestExtra. The receiving middleware (accessMiddleware)
+// handler in RequestExtra. The receiving middleware (accessMiddleware;
+// for a session call the host answers itself, answerCall: withGrant)
 // puts it on the handler's context, where the host's call path finds it:
 // a tools/call of a tool the key may not call is answered by the host as
 // an unknown function, which callError turns into the SDK's own

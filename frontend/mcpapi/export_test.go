@@ -16,5 +16,5 @@ func Changes(s *Server) int {
 func FastCalls(h *HTTPHandler) int64 { return h.fast.taken.Load() }
 
 // FastPath reports whether h can answer session calls itself (the SDK
-// has patch 0011's HoldSession and 0012's HandleRequestRelated).
+// has patch 0011's HoldSession and 0014's HandleCallTool).
 func FastPath(h *HTTPHandler) bool { return h.fast.holder != nil }

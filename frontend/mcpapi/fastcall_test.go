@@ -404,9 +404,11 @@ func checkFastCallEnds(t *testing.T, end func(*rig, *mcp.ClientSession)) {
 
 // TestFastCallAsMiddleware: a session call the host answers itself gets
 // what the host's receiving middleware gives the same call through the
-// SDK (a client with an experimental capability): a key sees the tools
+// SDK (a client with an experimental capability): a key calls the tools
 // it may call (the calculator's) and a tool it may not is an unknown tool
-// (-32602); a tool whose function requires a task goes to the SDK, whose
+// (-32602), the grant reaching the call through the POST's context as
+// through answerCall's withGrant (which adds the key's name for the audit
+// line, which this test does not read); a tool whose function requires a task goes to the SDK, whose
 // task middleware refuses it without a task (-32601) to a key that may
 // call it.
 func TestFastCallAsMiddleware(t *testing.T) {
