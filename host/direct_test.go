@@ -32,7 +32,9 @@ type directProbe struct {
 	wire.Local
 	gotCall atomic.Pointer[core.Exchange]
 	result  *mcp.CallToolResult
-	calls   atomic.Int64
+	// json is what "json" answers: an MCP result's JSON (MCPJSON).
+	json  atomic.Pointer[[]byte]
+	calls atomic.Int64
 	// deadline is the deadline the last call's context had.
 	deadline atomic.Pointer[time.Time]
 	// started gets the context of each "wait" and "ignore" call once it
@@ -50,6 +52,7 @@ func (p *directProbe) Kill() {
 }
 
 // CallDirect implements supervise.Direct: "probe" answers p.result,
+// "json" p.json,
 // "wait" waits for its context's end, "ignore" ignores it until Kill.
 func (p *directProbe) CallDirect(ctx context.Context, x *core.Exchange, name string, _ []byte) (supervise.DirectResult, error) {
 	p.calls.Add(1)
@@ -68,6 +71,8 @@ func (p *directProbe) CallDirect(ctx context.Context, x *core.Exchange, name str
 		p.tell(ctx)
 		<-p.killed
 		return supervise.DirectResult{}, &wire.ToolError{Code: 500, Message: "killed", Exited: true}
+	case "json":
+		return supervise.DirectResult{MCPJSON: *p.json.Load()}, nil
 	}
 	return supervise.DirectResult{MCP: p.result}, nil
 }
@@ -126,6 +131,32 @@ func TestDirectCallTakesTheExchange(t *testing.T) {
 	}
 }
 
+// TestDirectCallTakesMCPJSON: a Direct plugin's MCP result given as JSON
+// (DirectResult.MCPJSON) is taken as a plugin process's MCP result is:
+// the caller of CallResult gets those bytes (Result.JSON, MCP, nothing
+// decoded), OpenTool callers its projection; one that is not a JSON
+// object, or longer than MaxResultBytes, is result_rejected.
+func TestDirectCallTakesMCPJSON(t *testing.T) {
+	p, h := startDirectProbe(t, func(c *core.Config) { c.MaxResultBytes = 100 })
+	set := func(s string) { b := []byte(s); p.json.Store(&b) }
+	const plain = `{"content":[{"type":"text","text":"hi"}]}`
+	set(plain)
+	res, err := h.CallResult(context.Background(), nil, "json", nil)
+	if err != nil || !res.MCP || res.Decoded != nil || string(res.JSON) != plain {
+		t.Fatalf("CallResult = %+v, %v; want the plugin's bytes %s", res, err, plain)
+	}
+	if obj, err := h.Call(context.Background(), "json", nil); err != nil || string(obj) != `{"content":[{"type":"text","text":"hi"}],"text":"hi"}` {
+		t.Fatalf("Call = %s, %v; want the projection", obj, err)
+	}
+	for _, bad := range []string{`[1]`, `{"content":[`, `{"content":[{"type":"text","text":"` + strings.Repeat("x", 100) + `"}]}`} {
+		set(bad)
+		_, err := h.CallResult(context.Background(), nil, "json", nil)
+		if e := core.AsError(err); e == nil || e.Kind != core.KindResultRejected {
+			t.Errorf("CallResult of %.40s = %v; want result_rejected", bad, err)
+		}
+	}
+}
+
 // startDirectProbe starts a host serving a directProbe as declared
 // plugin "probe" (mod changes its Config) and waits for it.
 func startDirectProbe(t *testing.T, mod func(*core.Config)) (*directProbe, *host.Host) {
@@ -138,6 +169,7 @@ func startDirectProbe(t *testing.T, mod func(*core.Config)) (*directProbe, *host
 		pluginsdk.Func("probe", "Probes.", notDirect),
 		pluginsdk.Func("wait", "Waits.", notDirect),
 		pluginsdk.Func("ignore", "Ignores cancellation.", notDirect),
+		pluginsdk.Func("json", "Answers JSON.", notDirect),
 		pluginsdk.StreamFunc("items", "Streams.", func(_ context.Context, _ struct{}, send func(map[string]any) error) error {
 			return send(map[string]any{"i": 1})
 		}),

@@ -334,7 +334,11 @@ func (a *Adapter) Call(ctx context.Context, name string, args map[string]any) (m
 // OpenTool projection). Errors (*pluginsdk.Error): as CallDirect's, and
 // 500 for an isError result (its text).
 func (a *Adapter) CallJSON(ctx context.Context, name string, args []byte) ([]byte, error) {
-	res, err := a.callTool(ctx, nil, name, args)
+	t, err := a.callTool(ctx, nil, name, args)
+	if err != nil {
+		return nil, err
+	}
+	res, err := t.decoded()
 	if err != nil {
 		return nil, err
 	}
@@ -346,10 +350,13 @@ func (a *Adapter) CallJSON(ctx context.Context, name string, args []byte) ([]byt
 // object; empty or null is {}), for the caller of x (its MCP client
 // session or sessionless request picks the upstream session, its _meta
 // goes to the server, the server's messages during the call go to its
-// Notify and Request: relay.go). The server's result, as the SDK's
-// client decoded it (the one decoding on its way to an MCP client of the
-// host), goes on as an MCP result (callResult): every content block with
-// its annotations, structuredContent, isError and _meta. ctx's end
+// Notify and Request: relay.go). The server's result goes on as an MCP
+// result: a plain one (text blocks and isError only, mcpresult.Plain) as
+// the server wrote it (DirectResult.MCPJSON: an MCP client of the host
+// whose call the host answers itself gets those bytes, decoded by no
+// one), any other decoded once (DirectResult.MCP, callResult): every
+// content block with its annotations, structuredContent, isError and
+// _meta. ctx's end
 // reaches the server as notifications/cancelled (MCP "Cancellation").
 // Errors (*wire.ToolError): 404 for a name not served; 400 when the
 // server answered JSON-RPC -32602 (invalid params); 500 for another
@@ -357,7 +364,11 @@ func (a *Adapter) CallJSON(ctx context.Context, name string, args []byte) ([]byt
 // Exited when the server's process exited; Login when the caller must
 // log in first (peruser.go).
 func (a *Adapter) CallDirect(ctx context.Context, x *core.Exchange, name string, args []byte) (supervise.DirectResult, error) {
-	res, err := a.callTool(ctx, x, name, args)
+	t, err := a.callTool(ctx, x, name, args)
+	if err == nil && t.plain != nil {
+		return supervise.DirectResult{MCPJSON: t.plain}, nil // nothing for callResult to do
+	}
+	res := t.res
 	if err == nil {
 		res, err = callResult(res, relayed(x))
 	}
@@ -372,7 +383,11 @@ func (a *Adapter) CallDirect(ctx context.Context, x *core.Exchange, name string,
 // call and result for a caller without an Exchange. Errors: CallJSON's,
 // but an isError result is a result.
 func (a *Adapter) CallResult(ctx context.Context, name string, args []byte) (pluginsdk.Result, error) {
-	res, err := a.callTool(ctx, nil, name, args)
+	t, err := a.callTool(ctx, nil, name, args)
+	var res *mcp.CallToolResult
+	if err == nil {
+		res, err = t.decoded()
+	}
 	if err == nil {
 		res, err = callResult(res, false)
 	}
@@ -390,33 +405,34 @@ func (a *Adapter) toolError(err error) *wire.ToolError {
 }
 
 // callTool sends tools/call of the MCP tool served as name for the
-// caller of x and returns its result. Errors: as CallJSON's.
-func (a *Adapter) callTool(ctx context.Context, x *core.Exchange, name string, args []byte) (*mcp.CallToolResult, error) {
+// caller of x and returns its result (sendCall's: plain or decoded).
+// Errors: as CallJSON's.
+func (a *Adapter) callTool(ctx context.Context, x *core.Exchange, name string, args []byte) (toolResult, error) {
 	if a.perUser() { // the caller's own user, with its own token (peruser.go)
 		u, release, err := a.userFor(ctx, x)
 		if err != nil {
-			return nil, err
+			return toolResult{}, err
 		}
 		defer release()
 		return u.callTool(ctx, x, name, args)
 	}
 	if err := a.connected(ctx); err != nil {
-		return nil, pluginsdk.ToolFailure("%v", err)
+		return toolResult{}, pluginsdk.ToolFailure("%v", err)
 	}
 	a.mu.RLock()
 	tool, ok := a.conv.names[name]
 	asTask := a.conv.tasked[tool]
 	a.mu.RUnlock()
 	if !ok {
-		return nil, pluginsdk.FunctionNotFound(name)
+		return toolResult{}, pluginsdk.FunctionNotFound(name)
 	}
 	r := x.SessionlessRequest()
 	modern, err := a.sessionlessFor(ctx, x)
 	if err != nil {
-		return nil, callError(ctx, a.launch.Name, tool, err)
+		return toolResult{}, callError(ctx, a.launch.Name, tool, err)
 	}
 	if modern == nil && a.refuseRetry(r, tool) {
-		return nil, pluginsdk.InvalidArguments("requestState was not issued by this host")
+		return toolResult{}, pluginsdk.InvalidArguments("requestState was not issued by this host")
 	}
 	cs, rel := modern.session()
 	if modern == nil {
@@ -424,7 +440,7 @@ func (a *Adapter) callTool(ctx context.Context, x *core.Exchange, name string, a
 		defer a.holdOf(sess)()
 		var how served
 		if cs, rel, how, err = a.sessionOf(ctx, sess); err != nil {
-			return nil, callError(ctx, a.launch.Name, tool, err)
+			return toolResult{}, callError(ctx, a.launch.Name, tool, err)
 		}
 		if how == servedForPlace {
 			ctx = withServedShared(ctx)
@@ -432,7 +448,7 @@ func (a *Adapter) callTool(ctx context.Context, x *core.Exchange, name string, a
 	}
 	c, meta, err := rel.begin(ctx, x)
 	if err != nil {
-		return nil, callError(ctx, a.launch.Name, tool, err)
+		return toolResult{}, callError(ctx, a.launch.Name, tool, err)
 	}
 	defer rel.end(c)
 	params := &mcp.CallToolParams{Name: tool, Arguments: rawArgs(args), Meta: meta}
@@ -441,19 +457,19 @@ func (a *Adapter) callTool(ctx context.Context, x *core.Exchange, name string, a
 		relayRetry(r, params)
 	}
 	if asTask {
-		return a.callTasked(withTaskSession(ctx, cs), c, tool, params)
+		return decodedResult(a.callTasked(withTaskSession(ctx, cs), c, tool, params))
 	}
 	res, err := a.sendCall(ctx, cs, params)
 	if err != nil && ctx.Err() == nil && mcptasks.IsMissingCapability(err) {
 		// The server serves this call only as a task (tasks.go).
 		a.log.Debug("MCP tool answered -32021 for the Tasks extension; calling it as a task", "server", a.launch.Name, "tool", tool)
-		return a.callAsTask(withTaskSession(ctx, cs), tool, params)
+		return decodedResult(a.callAsTask(withTaskSession(ctx, cs), tool, params))
 	}
 	if err != nil {
 		if modern != nil {
 			failWith(r, err) // the caller's error as it is (sessionless.go)
 		}
-		return nil, a.callError(ctx, tool, rel, err)
+		return toolResult{}, a.callError(ctx, tool, rel, err)
 	}
 	return res, nil
 }

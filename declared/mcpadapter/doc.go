@@ -108,10 +108,13 @@
 // Over stdio and HTTP+SSE, in a revision before 2026-07-28, the adapter
 // sends each tools/call itself on the SDK session's connection and takes
 // its response off it (owncall.go); over streamable HTTP, in 2026-07-28
-// and for a task, the SDK's client session sends it. The server's result
-// is passed on as decoded there, the one decoding on its way
-// (CallDirect: host.Result.Decoded; plugin protocol 3): MCP clients of
-// the host receive every content block with
+// and for a task, the SDK's client session sends it. A plain result the
+// adapter took off the connection (text blocks and isError only:
+// mcpresult.Plain) is passed on as the server wrote it (CallDirect:
+// host.Result.JSON; a session's call the host answers itself writes those
+// bytes as its result); any other is passed on as decoded there, the one
+// decoding on its way (CallDirect: host.Result.Decoded; plugin protocol
+// 3): MCP clients of the host receive every content block with
 // its annotations, structuredContent (as the server wrote it when a text
 // block carries the same JSON), isError and _meta. OpenTool callers
 // receive its projection (CallJSON, the host's internal/mcpresult):

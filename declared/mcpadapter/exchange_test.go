@@ -33,7 +33,11 @@ func (a *Adapter) hasOwn(sess *mcpsession.Session) bool {
 // callAs is CallJSON for the caller of x: the Adapter's call as the host
 // makes it (CallDirect), its result projected (resultJSON).
 func callAs(a *Adapter, ctx context.Context, x *core.Exchange, name string, args []byte) ([]byte, error) {
-	res, err := a.callTool(ctx, x, name, args)
+	t, err := a.callTool(ctx, x, name, args)
+	if err != nil {
+		return nil, err
+	}
+	res, err := t.decoded()
 	if err != nil {
 		return nil, err
 	}

@@ -55,32 +55,38 @@ func notesHostWith(t testing.TB, mod func(*core.Config), args ...string) *host.H
 	})
 }
 
-// TestDeclaredResultBoundedByMaxResultBytes: a declared server's result,
-// which reaches the host decoded (no bytes: supervise.Direct), is held to
-// core.Config.MaxResultBytes by its size (mcpresult.Size): one over it is
+// TestDeclaredResultBoundedByMaxResultBytes: a declared server's result
+// is held to core.Config.MaxResultBytes, whether it reaches the host as
+// the server wrote it (a plain result: its length) or decoded (one with
+// structuredContent: its size, mcpresult.Size): one over it is
 // result_rejected naming the limit, one under it is the caller's.
 func TestDeclaredResultBoundedByMaxResultBytes(t *testing.T) {
 	h := notesHostWith(t, func(c *core.Config) { c.MaxResultBytes = 4096 })
-	big, _ := json.Marshal(map[string]string{"text": strings.Repeat("x", 8000)})
-	_, err := h.CallResult(context.Background(), nil, "repeat", big)
-	if e := core.AsError(err); e == nil || e.Kind != core.KindResultRejected || !strings.Contains(e.Message, "4096") {
-		t.Fatalf("a result of 8000 bytes under a limit of 4096: %v; want result_rejected naming the limit", err)
+	big := strings.Repeat("x", 8000)
+	for fn, args := range map[string]map[string]string{"repeat": {"text": big}, "add_note": {"title": "t", "body": big}} {
+		b, _ := json.Marshal(args)
+		_, err := h.CallResult(context.Background(), nil, fn, b)
+		if e := core.AsError(err); e == nil || e.Kind != core.KindResultRejected || !strings.Contains(e.Message, "4096") {
+			t.Fatalf("%s: a result of 8000 bytes under a limit of 4096: %v; want result_rejected naming the limit", fn, err)
+		}
 	}
 	if err := callRepeat(h); err != nil {
 		t.Fatal(err)
 	}
+	res, err := h.CallResult(context.Background(), nil, "add_note", []byte(`{"title":"t","body":"small"}`))
+	if err != nil || res.Decoded == nil || res.Decoded.StructuredContent == nil {
+		t.Fatalf("add_note = %+v, %v; want its result decoded, with structuredContent", res, err)
+	}
 }
 
 // callRepeat calls notes' repeat through h as /mcp does
-// (host.CallResult) and checks its MCP result: the result as the SDK's
-// client decoded it (Result.Decoded), with no bytes beside it (JSON).
+// (host.CallResult) and checks its MCP result: a plain one
+// (mcpresult.Plain), as the server wrote it (Result.JSON with MCP), not
+// decoded (Decoded nil).
 func callRepeat(h *host.Host) error {
 	res, err := h.CallResult(context.Background(), nil, "repeat", []byte(`{"text":"hi"}`))
-	if err != nil || !res.MCP || res.Decoded == nil || res.JSON != nil || len(res.Decoded.Content) != 1 {
-		return fmt.Errorf("repeat = %s, %+v (MCP %v), %v; want the decoded result alone", res.JSON, res.Decoded, res.MCP, err)
-	}
-	if tc, ok := res.Decoded.Content[0].(*mcp.TextContent); !ok || !strings.Contains(tc.Text, "hi") {
-		return fmt.Errorf("repeat = %+v; want its text block", res.Decoded.Content[0])
+	if err != nil || !res.MCP || res.Decoded != nil || !strings.Contains(string(res.JSON), `{"type":"text","text":"hi`) {
+		return fmt.Errorf("repeat = %s, %+v (MCP %v), %v; want the server's JSON alone", res.JSON, res.Decoded, res.MCP, err)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/opentool-host/opentool-host/internal/mcpresult"
 	"github.com/opentool-host/opentool-host/protocol/mcpmethod"
 )
 
@@ -64,24 +65,57 @@ func (a *Adapter) keepConn(cs *mcp.ClientSession, n *connNote) {
 
 // sendCall is tools/call of params on cs: sent by the adapter itself
 // when it keeps cs's connection (keepConn), else by the SDK's client
-// session. Errors: the call's (rawConn.call: the server's JSON-RPC error
-// wrapped, ctx's, mcp.ErrConnectionClosed wrapped); a result that does
-// not decode.
-func (a *Adapter) sendCall(ctx context.Context, cs *mcp.ClientSession, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+// session. A result the adapter received itself is kept as the server
+// wrote it when it is plain (mcpresult.Plain: the SDK would decode it and
+// encode it back to the same JSON value), else decoded once
+// (CallToolResult's own decoding, as the SDK's). Errors: the call's
+// (rawConn.call: the server's JSON-RPC error wrapped, ctx's,
+// mcp.ErrConnectionClosed wrapped); a result that does not decode.
+func (a *Adapter) sendCall(ctx context.Context, cs *mcp.ClientSession, params *mcp.CallToolParams) (toolResult, error) {
 	v, ok := a.conns.Load(cs)
 	if !ok {
-		return cs.CallTool(ctx, params)
+		return decodedResult(cs.CallTool(ctx, params))
 	}
 	body, err := callParams(params)
 	if err != nil {
-		return nil, err
+		return toolResult{}, err
 	}
 	raw, err := v.(*rawConn).call(ctx, mcpmethod.ToolsCall, body)
 	if err != nil {
-		return nil, err
+		return toolResult{}, err
+	}
+	if mcpresult.Plain(raw) {
+		return toolResult{plain: raw}, nil
 	}
 	res := new(mcp.CallToolResult)
 	if err := res.UnmarshalJSON(raw); err != nil {
+		return toolResult{}, fmt.Errorf("calling %q: decoding the result: %w", mcpmethod.ToolsCall, err)
+	}
+	return toolResult{res: res}, nil
+}
+
+// toolResult is a tools/call result as the adapter received it: decoded
+// (res), or plain, the server's JSON of a result mcpresult.Plain passed
+// (owned: the response's own bytes), not decoded. One of the two is set.
+type toolResult struct {
+	res   *mcp.CallToolResult
+	plain []byte
+}
+
+// decodedResult is res and err, a call's decoded result, as a toolResult.
+func decodedResult(res *mcp.CallToolResult, err error) (toolResult, error) {
+	return toolResult{res: res}, err
+}
+
+// decoded returns t's result decoded: res, or plain decoded as the SDK's
+// client decodes a result. Errors: plain that does not decode (a plain
+// result always does).
+func (t toolResult) decoded() (*mcp.CallToolResult, error) {
+	if t.plain == nil {
+		return t.res, nil
+	}
+	res := new(mcp.CallToolResult)
+	if err := res.UnmarshalJSON(t.plain); err != nil {
 		return nil, fmt.Errorf("calling %q: decoding the result: %w", mcpmethod.ToolsCall, err)
 	}
 	return res, nil

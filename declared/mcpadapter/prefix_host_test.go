@@ -14,8 +14,11 @@ import (
 func TestRelayErrorNamesTheMethodOnce(t *testing.T) {
 	h := notesHost(t, "--rich")
 	res, err := h.CallResult(context.Background(), nil, "ask", []byte(`{"question":"sure?"}`))
-	b, _ := json.Marshal(res.Decoded)
-	msg := string(b)
+	msg := string(res.JSON) // a plain result: the server's JSON
+	if res.Decoded != nil {
+		b, _ := json.Marshal(res.Decoded)
+		msg = string(b)
+	}
 	if err != nil {
 		msg = err.Error()
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/opentool-host/opentool-host/frontend/httpguard"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/host/core"
+	"github.com/opentool-host/opentool-host/internal/mcpresult"
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
 )
 
@@ -46,10 +47,10 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 		ctx = callContext(ctx, req)
 		server := s.FromMCPServer(name) // not call_tool: a round of its own is the host's
 		id := s.clientOf(req.Session, server)
-		run := func(ctx context.Context) (*mcp.CallToolResult, error) {
-			return s.call(ctx, req, name, id)
-		}
 		if !server {
+			run := func(ctx context.Context) (*mcp.CallToolResult, error) {
+				return s.call(ctx, req, name, id, nil)
+			}
 			return s.rounds.Tool(req, run)(ctx) // a plugin's own rounds (package rounds)
 		}
 		if r := id.req; r != nil {
@@ -57,14 +58,17 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 			// round of the host's never reaches here: rounds.Layer).
 			r.InputResponses, r.RequestState = req.Params.InputResponses, req.Params.RequestState
 		}
-		return run(ctx)
+		// The result goes back as it is: a call the host answers itself
+		// may take a plain one as its JSON (passOf).
+		return s.call(ctx, req, name, id, passOf(ctx))
 	}
 }
 
 // call runs tools/call req of tool name with ctx and answers it; its
 // core.Exchange carries id, the caller's identity to a declared MCP
-// server.
-func (s *Server) call(ctx context.Context, req *mcp.CallToolRequest, name string, id clientID) (*mcp.CallToolResult, error) {
+// server. pass, when not nil, takes a plain MCP result as its JSON
+// (mcpResult).
+func (s *Server) call(ctx context.Context, req *mcp.CallToolRequest, name string, id clientID, pass *passResult) (*mcp.CallToolResult, error) {
 	refused := noRefusal
 	if mcpsession.SpeaksSessionless(req.Session) {
 		// A 2026-07-28 client without a capability the call needs gets
@@ -94,7 +98,7 @@ func (s *Server) call(ctx context.Context, req *mcp.CallToolRequest, name string
 		return nil, je
 	}
 	if err == nil && res.MCP {
-		return s.mcpResult(name, res)
+		return s.mcpResult(name, res, pass)
 	}
 	return s.answer(name, res.JSON, err)
 }
@@ -105,10 +109,15 @@ func (s *Server) call(ctx context.Context, req *mcp.CallToolRequest, name string
 // "Tools", Tool Result), so that the client receives what it would
 // receive from the server directly. An in-process plugin's own decoding
 // of it (host.Result.Decoded: a declared MCP server's, by the SDK's
-// client) is taken as it is; else res.JSON is decoded, and one that does
-// not decode is a result_rejected isError result.
-func (s *Server) mcpResult(name string, res host.Result) (*mcp.CallToolResult, error) {
+// client) is taken as it is; else res.JSON, when pass is not nil and it
+// is plain (mcpresult.Plain), is pass's (passResult.take: not decoded,
+// written as it is); else it is decoded, and one that does not decode is
+// a result_rejected isError result.
+func (s *Server) mcpResult(name string, res host.Result, pass *passResult) (*mcp.CallToolResult, error) {
 	r := res.Decoded
+	if r == nil && pass != nil && mcpresult.Plain(res.JSON) {
+		return pass.take(res.JSON), nil
+	}
 	if r == nil {
 		r = new(mcp.CallToolResult)
 		if err := json.Unmarshal(res.JSON, r); err != nil {

@@ -47,23 +47,23 @@ func TestMCPResultTakesDecoded(t *testing.T) {
 	s := &Server{}
 	s.cfg.Logger = testkit.Logger(t)
 	decoded := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "hi"}}}
-	got, err := s.mcpResult("t", host.Result{JSON: []byte(`not JSON`), MCP: true, Decoded: decoded})
+	got, err := s.mcpResult("t", host.Result{JSON: []byte(`not JSON`), MCP: true, Decoded: decoded}, nil)
 	if err != nil || got != decoded {
 		t.Fatalf("with Decoded: %p, %v; want the decoded result %p itself", got, err, decoded)
 	}
 	res := host.Result{JSON: []byte(`{}`), MCP: true, Decoded: decoded}
-	if n := testing.AllocsPerRun(100, func() { _, _ = s.mcpResult("t", res) }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { _, _ = s.mcpResult("t", res, nil) }); n != 0 {
 		t.Errorf("with Decoded: %v allocations, want 0", n)
 	}
-	empty, err := s.mcpResult("t", host.Result{MCP: true, Decoded: &mcp.CallToolResult{}})
+	empty, err := s.mcpResult("t", host.Result{MCP: true, Decoded: &mcp.CallToolResult{}}, nil)
 	if err != nil || empty.Content == nil {
 		t.Errorf("a decoded result without content: content %#v, %v; want [] (not null)", empty.Content, err)
 	}
-	got, err = s.mcpResult("t", host.Result{JSON: []byte(`{"content":[{"type":"text","text":"from JSON"}]}`), MCP: true})
+	got, err = s.mcpResult("t", host.Result{JSON: []byte(`{"content":[{"type":"text","text":"from JSON"}]}`), MCP: true}, nil)
 	if tc, ok := got.Content[0].(*mcp.TextContent); err != nil || !ok || tc.Text != "from JSON" {
 		t.Errorf("without Decoded: %+v, %v; want the JSON's result", got, err)
 	}
-	bad, err := s.mcpResult("t", host.Result{JSON: []byte(`{"content":7}`), MCP: true})
+	bad, err := s.mcpResult("t", host.Result{JSON: []byte(`{"content":7}`), MCP: true}, nil)
 	if err != nil || !bad.IsError || bad.Meta[ErrorMetaKey].(map[string]any)["kind"] != core.KindResultRejected {
 		t.Errorf("JSON that does not decode: %+v, %v; want a result_rejected isError result", bad, err)
 	}

@@ -117,7 +117,8 @@ func (f *fastCalls) serve(w http.ResponseWriter, r *http.Request) bool {
 	// notifications/cancelled naming it (inflight), the session's DELETE
 	// (inflight.endSession) or the host's shutdown ends it.
 	id := msg.ID // a call's: not null
-	ctx, done := f.h.s.inflight.call(&fastCallContext{Context: f.h.s.down, post: r.Context()}, id, sid)
+	fc := &fastCallContext{Context: f.h.s.down, post: r.Context()}
+	ctx, done := f.h.s.inflight.call(fc, id, sid)
 	defer done()
 	c := &fastCall{
 		extra: mcp.RequestExtra{
@@ -128,7 +129,7 @@ func (f *fastCalls) serve(w http.ResponseWriter, r *http.Request) bool {
 		stream: callStream{w: w},
 	}
 	f.taken.Add(1)
-	resp := f.h.s.answerCall(ctx, ch, ss, jid, params, &c.extra, c.stream.event)
+	resp := f.h.s.answerCall(ctx, ch, ss, jid, params, &c.extra, c.stream.event, &fc.pass)
 	if c.stream.open {
 		_ = c.stream.event(resp) // a client gone: nothing more to tell it
 		return true
@@ -153,24 +154,29 @@ func (f *fastCalls) serve(w http.ResponseWriter, r *http.Request) bool {
 // for such a call: ownsTool), the call handled by the SDK without the
 // middleware (HandleCallTool), the POST's response marked
 // (respond.Marks.Mark), as Marks.Middleware marks it once the handler
-// returned. Messages the call sends related to it go to related.
-func (s *Server) answerCall(ctx context.Context, ch callHandler, ss *mcp.ServerSession, id jsonrpc.ID, params *mcp.CallToolParamsRaw, extra *mcp.RequestExtra, related func([]byte) error) []byte {
+// returned. Messages the call sends related to it go to related. pass,
+// ctx's own (passOf), may take the call's result as its JSON.
+func (s *Server) answerCall(ctx context.Context, ch callHandler, ss *mcp.ServerSession, id jsonrpc.ID, params *mcp.CallToolParamsRaw, extra *mcp.RequestExtra, related func([]byte) error, pass *passResult) []byte {
 	ctx = withGrant(ctx, grantIn(extra))
 	ctx = s.shown.CallContext(ctx, ss)
 	res, err := ch.HandleCallTool(ctx, id, params, extra, related)
 	s.marks.Mark(extra.Header)
-	return encodeResponse(id, res, err)
+	return encodeResponse(id, res, err, pass)
 }
 
 // encodeResponse is the JSON-RPC response to request id of result res or
 // error err, as the SDK's session encodes it (ServerSession.HandleRequest):
-// the result's own encoding (CallToolResult.MarshalJSON) or the error
+// the result's own encoding (CallToolResult.MarshalJSON), or the JSON pass
+// took when res is pass's placeholder (passResult.take), or the error
 // with its code (a *jsonrpc.Error's, or one it wraps); a nil result without
-// an error, or one that does not encode, an internal error.
-func encodeResponse(id jsonrpc.ID, res *mcp.CallToolResult, err error) []byte {
+// an error, or one that does not encode, an internal error. pass may be
+// nil.
+func encodeResponse(id jsonrpc.ID, res *mcp.CallToolResult, err error, pass *passResult) []byte {
 	resp := &jsonrpc.Response{ID: id, Error: err}
 	switch {
 	case err != nil:
+	case pass != nil && res == &pass.res && pass.json != nil:
+		resp.Result = pass.json
 	case res == nil:
 		resp.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: `internal error: a nil result and nil error for "tools/call"`}
 	default:
@@ -204,6 +210,38 @@ type fastCall struct {
 	stream callStream
 }
 
+// passResult is where a call the host answers itself takes a plugin's
+// plain MCP result (mcpresult.Plain) as its JSON, so that it is written
+// as it is, neither decoded nor encoded again: take keeps the JSON and
+// returns res, a placeholder handed to the SDK in the result's place,
+// which encodeResponse knows by its address. The SDK's HandleCallTool
+// returns it as it is: its content is not null (callTool would copy it to
+// set []), it has no input requests, and the session is of a revision
+// before multi-round-trip (eligibleSession: the SDK sets no resultType).
+// A result that is not plain is decoded and encoded as ever.
+type passResult struct {
+	res  mcp.CallToolResult
+	json []byte
+}
+
+// take keeps b, a plain MCP result, as the call's result, and returns the
+// placeholder that stands for it.
+func (p *passResult) take(b []byte) *mcp.CallToolResult {
+	p.json = b
+	p.res = mcp.CallToolResult{Content: []mcp.Content{}}
+	return &p.res
+}
+
+// passKey is the context key of a call's *passResult (fastCallContext).
+type passKey struct{}
+
+// passOf returns the *passResult of ctx, a call the host answers itself,
+// or nil (the SDK's own handling of a call).
+func passOf(ctx context.Context) *passResult {
+	p, _ := ctx.Value(passKey{}).(*passResult)
+	return p
+}
+
 // fastCallContext is the context of a call the host answers itself: the
 // values of its POST's context (post: the grant, the token, the trace)
 // and the cancellation of Context, the host's down (Server.down), not of
@@ -214,10 +252,14 @@ type fastCall struct {
 type fastCallContext struct {
 	context.Context // Server.down
 	post            context.Context
+	pass            passResult // passKey's value
 }
 
 // Value implements context.Context.
 func (c *fastCallContext) Value(key any) any {
+	if _, ok := key.(passKey); ok {
+		return &c.pass
+	}
 	if v := c.Context.Value(key); v != nil {
 		return v
 	}

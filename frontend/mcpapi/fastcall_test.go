@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -13,7 +14,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/opentool-host/opentool-host/declared"
 	"github.com/opentool-host/opentool-host/frontend/mcpapi"
+	"github.com/opentool-host/opentool-host/host/core"
 	"github.com/opentool-host/opentool-host/host/tasks"
 	"github.com/opentool-host/opentool-host/testkit"
 )
@@ -455,5 +458,66 @@ func TestFastCallAsMiddleware(t *testing.T) {
 		if g, w := mustJSON(t, got), mustJSON(t, want); g != w {
 			t.Errorf("%s by %s: result %s, the SDK's %s", c.tool, c.key, g, w)
 		}
+	}
+}
+
+// TestFastCallPassesPlainResult: a declared server's plain result (text
+// blocks and isError only, mcpresult.Plain) reaches a client whose call
+// the host answers itself as the server wrote it, byte for byte (its
+// member order, its escapes, its isError false), neither decoded nor
+// encoded again; the SDK's path gives the same value re-encoded. A
+// result with more than text (structuredContent) is the same value on
+// both paths.
+func TestFastCallPassesPlainResult(t *testing.T) {
+	const plain = `{"content":[{"text":"caf\u00e9 \u003cb\u003e","type":"text"},{"type":"text","text":""}],"isError":false}`
+	bin := testkit.Build(t, "./testkit/plugins/verbatimmcp")
+	for _, c := range []struct {
+		name, result string
+		verbatim     bool
+	}{
+		{"plain", plain, true},
+		{"structured", `{"content":[{"text":"{\"a\":1}","type":"text"}],"structuredContent":{"a":1}}`, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "results.json")
+			writeFile(t, file, `{"tools/list":{"tools":[{"name":"bare","inputSchema":{"type":"object"}}]},"tools/call":`+c.result+`}`)
+			r := newRig(t, func(cfg *core.Config) {
+				cfg.Declared = declared.Serve
+				d, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"vp": map[string]any{"command": bin, "args": []string{file}}}})
+				writeFile(t, filepath.Join(cfg.Dir, "vp.mcp.json"), string(d))
+			}, mcpapi.Config{})
+			if !mcpapi.FastPath(r.sessions) {
+				t.Skip("the SDK as released has no HoldSession (patches/go-sdk 0011, 0014): every call goes to the SDK")
+			}
+			results := map[bool]string{}
+			for _, fast := range []bool{true, false} {
+				caps := `{}`
+				if !fast {
+					caps = `{"experimental":{"x-test":{}}}` // the SDK answers
+				}
+				url, headers := rawSessionWith(t, r, sessionsV, caps)
+				before := mcpapi.FastCalls(r.sessions)
+				results[fast] = string(rawCall(t, url, headers, 7, "tools/call", `{"name":"bare","arguments":{}}`))
+				if n, want := mcpapi.FastCalls(r.sessions)-before, map[bool]int64{true: 1}[fast]; n != want {
+					t.Errorf("fast %v: %d calls answered by the host, want %d", fast, n, want)
+				}
+			}
+			var fromServer, viaSDK mcp.CallToolResult
+			if err := json.Unmarshal([]byte(results[true]), &fromServer); err != nil {
+				t.Fatalf("the host's result %s: %v", results[true], err)
+			}
+			if err := json.Unmarshal([]byte(results[false]), &viaSDK); err != nil {
+				t.Fatalf("the SDK's result %s: %v", results[false], err)
+			}
+			if g, w := mustJSON(t, &fromServer), mustJSON(t, &viaSDK); g != w {
+				t.Errorf("the host's result is %s decoded, the SDK's %s", g, w)
+			}
+			if got := results[true]; c.verbatim && got != c.result {
+				t.Errorf("the host's result %s, want the server's own bytes %s", got, c.result)
+			}
+			if c.verbatim && results[false] == c.result {
+				t.Errorf("the SDK's result is the server's bytes %s: the test cannot tell a result passed on from one encoded again", c.result)
+			}
+		})
 	}
 }

@@ -49,5 +49,5 @@ func (s *Server) loginRound(ctx context.Context, ask func(context.Context, strin
 	if json.Unmarshal(raw, &r) != nil || r.Action != "accept" {
 		return s.callError(name, err)
 	}
-	return s.call(context.WithValue(ctx, loginRoundsKey{}, n+1), req, name, id)
+	return s.call(context.WithValue(ctx, loginRoundsKey{}, n+1), req, name, id, nil)
 }

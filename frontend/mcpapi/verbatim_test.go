@@ -247,6 +247,12 @@ func rawToolsList(t *testing.T, r *rig, m mode) map[string]map[string]any {
 // session's id, initialized first, where the mode has sessions.
 func rawSession(t *testing.T, r *rig, m mode) (string, []string) {
 	t.Helper()
+	return rawSessionWith(t, r, m, `{}`)
+}
+
+// rawSessionWith is rawSession whose client declares caps (JSON).
+func rawSessionWith(t *testing.T, r *rig, m mode, caps string) (string, []string) {
+	t.Helper()
 	protocol := m.protocol
 	if protocol == "" {
 		protocol = "2025-11-25"
@@ -254,7 +260,7 @@ func rawSession(t *testing.T, r *rig, m mode) (string, []string) {
 	url := r.url + m.endpoint
 	headers := []string{"Mcp-Protocol-Version: " + protocol}
 	if strings.HasPrefix(m.endpoint, "/sessions") {
-		resp, err := http.DefaultClient.Do(mcpPost(t, url, apiKey, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"`+protocol+`","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`, headers...))
+		resp, err := http.DefaultClient.Do(mcpPost(t, url, apiKey, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"`+protocol+`","capabilities":`+caps+`,"clientInfo":{"name":"raw","version":"1"}}}`, headers...))
 		if err != nil {
 			t.Fatal(err)
 		}

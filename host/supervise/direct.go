@@ -31,7 +31,8 @@ type Direct interface {
 	// CallDirect runs unary function name (as the plugin declares it)
 	// with args, a JSON object (nil or empty for none), for the caller of
 	// x (nil: none). Its result is an OpenTool result object
-	// (DirectResult.Object) or an MCP CallToolResult (DirectResult.MCP).
+	// (DirectResult.Object) or an MCP CallToolResult, decoded
+	// (DirectResult.MCP) or JSON (DirectResult.MCPJSON).
 	// Errors: a *wire.ToolError (the tool's own code and message, Exited
 	// when the plugin's program ended, Login when its caller must log in
 	// first); any other error is the transport's.
@@ -50,6 +51,10 @@ type DirectResult struct {
 	// MCP is an MCP CallToolResult, decoded: the caller takes it as it
 	// is (host.Result.Decoded) or its projection.
 	MCP *mcp.CallToolResult
+	// MCPJSON is an MCP CallToolResult, JSON (the plugin's own bytes, not
+	// written again): taken as a plugin process's MCP result is (checked
+	// as one JSON object, host.Result.JSON with MCP).
+	MCPJSON []byte
 }
 
 // errDirectStopped ends a Direct call of a plugin stopped while it ran.
@@ -87,7 +92,7 @@ func (i *instance) sendDirect(ctx context.Context, r Request, d Direct, timeout 
 	switch {
 	case err != nil:
 		return i.endError(ctx, r, err, 0, killed)
-	case res.MCP == nil && res.Object == nil:
+	case res.MCP == nil && res.Object == nil && res.MCPJSON == nil:
 		return i.endError(ctx, r, io.EOF, 0, killed)
 	}
 	return i.acceptDirect(ctx, r, res)
@@ -96,7 +101,7 @@ func (i *instance) sendDirect(ctx context.Context, r Request, d Direct, timeout 
 // acceptDirect checks res and hands it to r. Errors: r's (a result
 // rejected, Emit's), a result over Config.MaxResultBytes.
 func (i *instance) acceptDirect(ctx context.Context, r Request, res DirectResult) error {
-	n := len(res.Object)
+	n := len(res.Object) + len(res.MCPJSON)
 	if res.MCP != nil {
 		n = mcpresult.Size(res.MCP)
 	}
@@ -104,12 +109,17 @@ func (i *instance) acceptDirect(ctx context.Context, r Request, res DirectResult
 		return i.endError(ctx, r, fmt.Errorf("%w: %d bytes, limit %d", wire.ErrResultTooLarge, n, i.maxResult), 0, false)
 	}
 	core.MemTrim.Note(n)
-	if res.MCP != nil {
+	item := res.Object
+	switch {
+	case res.MCP != nil:
 		r.EmitMCP(res.MCP, n)
 		return nil
+	case res.MCPJSON != nil:
+		r.SetMCP()
+		item = res.MCPJSON
 	}
-	if err := r.Accept(i.name, res.Object, 1); err != nil {
+	if err := r.Accept(i.name, item, 1); err != nil {
 		return err
 	}
-	return r.Emit(res.Object)
+	return r.Emit(item)
 }

@@ -442,3 +442,27 @@ func Members(b []byte, f func(name, value []byte) bool) bool {
 		}
 	}
 }
+
+// Elements calls f with the raw JSON value of each element of the array
+// b, in order, until f returns false, and reports whether b is an array
+// whose every element f took (true for []). b must be valid JSON (Clean
+// reported true); each value aliases b.
+func Elements(b []byte, f func(value []byte) bool) bool {
+	d := decoder{data: b, skip: true}
+	d.skipSpace()
+	if d.pos >= len(b) || b[d.pos] != '[' || d.open() != nil {
+		return false
+	}
+	if b[d.pos] == ']' {
+		return true
+	}
+	for {
+		v := d.pos
+		if _, err := d.value(); err != nil || !f(b[v:d.pos]) {
+			return false
+		}
+		if end, err := d.next(']', ""); err != nil || end {
+			return err == nil
+		}
+	}
+}

@@ -188,6 +188,32 @@ func TestMembers(t *testing.T) {
 	}
 }
 
+// TestElements: Elements gives each element of an array in order, raw,
+// stops at the first f refuses, and reports false for what is not an
+// array.
+func TestElements(t *testing.T) {
+	b := []byte(` [ 1 , "a\"]" ,{"x":[2]}, [] ,null]`)
+	var got []string
+	if !Elements(b, func(v []byte) bool { got = append(got, string(v)); return true }) {
+		t.Fatal("Elements reported false for an array")
+	}
+	if want := []string{`1`, `"a\"]"`, `{"x":[2]}`, `[]`, `null`}; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("elements %q, want %q", got, want)
+	}
+	n := 0
+	if Elements(b, func([]byte) bool { n++; return n < 3 }) || n != 3 {
+		t.Errorf("f refusing the 3rd element: true or %d calls, want false after 3", n)
+	}
+	if !Elements([]byte(`[ ]`), func([]byte) bool { t.Error("f called for []"); return true }) {
+		t.Error("Elements([]) = false")
+	}
+	for _, s := range []string{`{}`, `"x"`, `3`, `null`, ``} {
+		if Elements([]byte(s), func([]byte) bool { return true }) {
+			t.Errorf("Elements(%q) = true, want false", s)
+		}
+	}
+}
+
 // memberMessage is the Message of b as Member reads it, member by member.
 func memberMessage(b []byte) Message {
 	return Message{
