@@ -265,10 +265,32 @@ func (d *decoder) object() (any, error) {
 	}
 }
 
+// skipElements reads the elements of an array and its ']' (after its '['
+// was read: open), keeping nothing: array's work in skip mode, which
+// would otherwise box an empty slice for every array.
+func (d *decoder) skipElements() error {
+	if d.data[d.pos] == ']' {
+		d.pos++
+		d.depth--
+		return nil
+	}
+	for {
+		if _, err := d.value(); err != nil {
+			return err
+		}
+		if end, err := d.next(']', "after array element"); err != nil || end {
+			return err
+		}
+	}
+}
+
 // array decodes the array whose '[' is at d.pos.
 func (d *decoder) array() (any, error) {
 	if err := d.open(); err != nil {
 		return nil, err
+	}
+	if d.skip {
+		return nil, d.skipElements()
 	}
 	a := []any{}
 	if d.data[d.pos] == ']' {
@@ -281,15 +303,11 @@ func (d *decoder) array() (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if d.skip {
-			v = nil
-		} else if d.dupLevel == d.depth+1 {
+		if d.dupLevel == d.depth+1 {
 			d.dup.segs = append(d.dup.segs, segment{index: len(a), isIndex: true})
 			d.dupLevel--
 		}
-		if !d.skip {
-			a = append(a, v)
-		}
+		a = append(a, v)
 		end, err := d.next(']', "after array element")
 		if err != nil || end {
 			return a, err
