@@ -16,6 +16,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -40,8 +41,13 @@ type Metrics struct {
 	argBytes *prometheus.HistogramVec
 	resBytes *prometheus.HistogramVec
 	events   *prometheus.CounterVec
-	stop     func()
-	done     chan struct{}
+	// series holds each label tuple's series of the call metrics
+	// (seriesKey to *series), looked up once per call instead of four
+	// WithLabelValues: as bounded as the vectors themselves, whose label
+	// values are the host's own (the package comment).
+	series sync.Map
+	stop   func()
+	done   chan struct{}
 }
 
 // New returns the metrics of h: the call metrics (fed by Observe), the
@@ -115,10 +121,35 @@ func (m *Metrics) Observe(_ context.Context, r core.CallRecord) {
 	if r.Kind != "" {
 		outcome = string(r.Kind)
 	}
-	m.calls.WithLabelValues(r.Caller.FrontEnd, fn, r.Plugin, outcome).Inc()
-	m.duration.WithLabelValues(fn, r.Plugin).Observe(r.Duration.Seconds())
-	m.argBytes.WithLabelValues(r.Plugin).Observe(float64(r.ArgBytes))
-	m.resBytes.WithLabelValues(r.Plugin).Observe(float64(r.ResultBytes))
+	ss := m.seriesOf(seriesKey{frontEnd: r.Caller.FrontEnd, fn: fn, plugin: r.Plugin, outcome: outcome})
+	ss.calls.Inc()
+	ss.duration.Observe(r.Duration.Seconds())
+	ss.argBytes.Observe(float64(r.ArgBytes))
+	ss.resBytes.Observe(float64(r.ResultBytes))
+}
+
+// seriesKey is the labels of one call's series: opentool_calls_total's
+// (front_end, function, plugin, outcome), of which the others take some.
+type seriesKey struct{ frontEnd, fn, plugin, outcome string }
+
+// series is the call metrics' series of one seriesKey.
+type series struct {
+	calls                        prometheus.Counter
+	duration, argBytes, resBytes prometheus.Observer
+}
+
+// seriesOf returns k's series, made from the vectors the first time.
+func (m *Metrics) seriesOf(k seriesKey) *series {
+	if v, ok := m.series.Load(k); ok {
+		return v.(*series)
+	}
+	v, _ := m.series.LoadOrStore(k, &series{
+		calls:    m.calls.WithLabelValues(k.frontEnd, k.fn, k.plugin, k.outcome),
+		duration: m.duration.WithLabelValues(k.fn, k.plugin),
+		argBytes: m.argBytes.WithLabelValues(k.plugin),
+		resBytes: m.resBytes.WithLabelValues(k.plugin),
+	})
+	return v.(*series)
 }
 
 // plugins collects each plugin's state at scrape time from Host.Plugins

@@ -16,24 +16,33 @@ import (
 //	"content"   an array of text blocks, each exactly {"type":"text","text":STRING}
 //	"isError"   true or false (optional)
 //
-// with no member given twice anywhere (strictjson.Clean), valid UTF-8, no
-// \u escape of a UTF-16 surrogate (which the SDK's decoding may make
-// U+FFFD), and no line break between tokens (b then goes as one line of
-// an event stream's data). Anything else — _meta, structuredContent,
-// other content, annotations, resultType, input requests, a member of
-// another name — is not plain: decode it (mcp.CallToolResult) and encode
-// the result. The scan allocates nothing.
+// with no member given twice anywhere, valid UTF-8, no \u escape of a
+// UTF-16 surrogate (which the SDK's decoding may make U+FFFD), and no
+// line break between tokens (b then goes as one line of an event
+// stream's data). Anything else — _meta, structuredContent, other
+// content, annotations, resultType, input requests, a member of another
+// name or spelling (escaped, another case) — is not plain: decode it
+// (mcp.CallToolResult) and encode the result. One pass of the syntax
+// (strictjson.Members, which reads every member; a name seen twice is
+// refused here), allocating nothing.
 func Plain(b []byte) bool {
-	if len(b) == 0 || b[0] != '{' || bytes.IndexAny(b, "\r\n") >= 0 || !utf8.Valid(b) || surrogateEscape(b) || !strictjson.Clean(b) {
+	if len(b) == 0 || b[0] != '{' || bytes.IndexAny(b, "\r\n") >= 0 || !utf8.Valid(b) || surrogateEscape(b) {
 		return false
 	}
-	content := false
+	content, isError := false, false
 	return strictjson.Members(b, func(name, v []byte) bool {
 		switch string(name) {
 		case "content":
+			if content {
+				return false
+			}
 			content = v[0] == '[' && textBlocks(v)
 			return content
 		case "isError":
+			if isError {
+				return false
+			}
+			isError = true
 			return string(v) == "true" || string(v) == "false"
 		}
 		return false
@@ -48,9 +57,15 @@ func textBlocks(v []byte) bool {
 		return e[0] == '{' && strictjson.Members(e, func(name, v []byte) bool {
 			switch string(name) {
 			case "type":
+				if typ {
+					return false
+				}
 				typ = string(v) == `"text"`
 				return typ
 			case "text":
+				if text {
+					return false
+				}
 				text = v[0] == '"'
 				return text
 			}

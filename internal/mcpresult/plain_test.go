@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/opentool-host/opentool-host/internal/strictjson"
 )
 
 // plainSeeds are results Plain passes (true) or refuses (false).
@@ -24,6 +26,16 @@ var plainSeeds = []struct {
 	{"{\"content\":[{\"type\":\"text\",\n\"text\":\"a\"}]}", false},
 	{`{"content":[{"type":"text","text":"a","text":"b"}]}`, false},
 	{`{"content":[],"content":[]}`, false},
+	{`{"content":[],"isError":true,"isError":false}`, false},
+	{`{"content":[{"type":"text","type":"text","text":"a"}]}`, false},
+	{`{"content":[],"Content":[]}`, false},
+	{`{"cont\u0065nt":[]}`, false},
+	{`{"content":[]} {}`, false},
+	{`{"content":[]}x`, false},
+	{`{"content":[] `, false},
+	{`{content:[]}`, false},
+	{`{"content":[{"type":"text","text":"a"},]}`, false},
+	{`{"content":[{"type":"text","text":"a"}]} `, true},
 	{`{"isError":true}`, false},
 	{`{"content":null}`, false},
 	{`{"content":{}}`, false},
@@ -71,6 +83,9 @@ func FuzzPlainSameAsSDK(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if !Plain(b) {
 			return
+		}
+		if !strictjson.Clean(b) {
+			t.Fatalf("Plain(%q), but it is not clean JSON (a member given twice, or another spelling of one)", b)
 		}
 		res := new(mcp.CallToolResult)
 		if err := res.UnmarshalJSON(b); err != nil {

@@ -411,9 +411,10 @@ func Member(b []byte, path ...string) []byte {
 
 // Members calls f with the name and the raw JSON value of each member of
 // the object b, in order, until f returns false, and reports whether b is
-// an object whose every member f took (true for {}). A name is as
-// written between its quotes, escapes included. b must be valid JSON
-// (Clean reported true); name and value alias b.
+// exactly one object, of valid JSON syntax, whose every member f took
+// (true for {}). A name is as written between its quotes, escapes
+// included. Members looks for no duplicate member (Clean does): f sees
+// each as it comes. name and value alias b.
 func Members(b []byte, f func(name, value []byte) bool) bool {
 	d := decoder{data: b, skip: true}
 	d.skipSpace()
@@ -421,9 +422,13 @@ func Members(b []byte, f func(name, value []byte) bool) bool {
 		return false
 	}
 	if b[d.pos] == '}' {
-		return true
+		d.pos++
+		return d.atEnd()
 	}
 	for {
+		if b[d.pos] != '"' {
+			return false
+		}
 		start := d.pos + 1
 		if _, err := d.str(); err != nil {
 			return false
@@ -438,15 +443,15 @@ func Members(b []byte, f func(name, value []byte) bool) bool {
 			return false
 		}
 		if end, err := d.next('}', ""); err != nil || end {
-			return err == nil
+			return err == nil && d.atEnd()
 		}
 	}
 }
 
 // Elements calls f with the raw JSON value of each element of the array
-// b, in order, until f returns false, and reports whether b is an array
-// whose every element f took (true for []). b must be valid JSON (Clean
-// reported true); each value aliases b.
+// b, in order, until f returns false, and reports whether b is exactly
+// one array, of valid JSON syntax, whose every element f took (true for
+// []). Each value aliases b.
 func Elements(b []byte, f func(value []byte) bool) bool {
 	d := decoder{data: b, skip: true}
 	d.skipSpace()
@@ -454,7 +459,8 @@ func Elements(b []byte, f func(value []byte) bool) bool {
 		return false
 	}
 	if b[d.pos] == ']' {
-		return true
+		d.pos++
+		return d.atEnd()
 	}
 	for {
 		v := d.pos
@@ -462,7 +468,13 @@ func Elements(b []byte, f func(value []byte) bool) bool {
 			return false
 		}
 		if end, err := d.next(']', ""); err != nil || end {
-			return err == nil
+			return err == nil && d.atEnd()
 		}
 	}
+}
+
+// atEnd reports whether only whitespace follows d.pos.
+func (d *decoder) atEnd() bool {
+	d.skipSpace()
+	return d.pos == len(d.data)
 }

@@ -160,7 +160,7 @@ func TestMember(t *testing.T) {
 
 // TestMembers: Members gives each member of an object in order, names as
 // written and values raw, stops at the first f refuses, and reports false
-// for what is not an object.
+// for what is not one object of valid syntax (trailing data included).
 func TestMembers(t *testing.T) {
 	b := []byte(` { "name" : "a\"b" ,"arguments":{"x":[1, {"y":null}]}, "n":-1.5e3,"":true}`)
 	var got []string
@@ -181,7 +181,7 @@ func TestMembers(t *testing.T) {
 	if !Members([]byte(" {\n} "), func([]byte, []byte) bool { t.Error("f called for {}"); return true }) {
 		t.Error("Members({}) = false")
 	}
-	for _, s := range []string{`[1]`, `"x"`, `3`, `null`, ``} {
+	for _, s := range []string{`[1]`, `"x"`, `3`, `null`, ``, `{} {}`, `{"a":1}x`, `{"a":1`, `{a:1}`, `{"a":1,}`, `{"a" 1}`, `{"a":tru}`, `{"a":"\x"}`} {
 		if Members([]byte(s), func([]byte, []byte) bool { return true }) {
 			t.Errorf("Members(%q) = true, want false", s)
 		}
@@ -189,8 +189,8 @@ func TestMembers(t *testing.T) {
 }
 
 // TestElements: Elements gives each element of an array in order, raw,
-// stops at the first f refuses, and reports false for what is not an
-// array.
+// stops at the first f refuses, and reports false for what is not one
+// array of valid syntax (trailing data included).
 func TestElements(t *testing.T) {
 	b := []byte(` [ 1 , "a\"]" ,{"x":[2]}, [] ,null]`)
 	var got []string
@@ -207,7 +207,7 @@ func TestElements(t *testing.T) {
 	if !Elements([]byte(`[ ]`), func([]byte) bool { t.Error("f called for []"); return true }) {
 		t.Error("Elements([]) = false")
 	}
-	for _, s := range []string{`{}`, `"x"`, `3`, `null`, ``} {
+	for _, s := range []string{`{}`, `"x"`, `3`, `null`, ``, `[] []`, `[1]x`, `[1`, `[1,]`, `[1 2]`, `[nul]`} {
 		if Elements([]byte(s), func([]byte) bool { return true }) {
 			t.Errorf("Elements(%q) = true, want false", s)
 		}
