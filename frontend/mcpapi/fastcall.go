@@ -117,7 +117,7 @@ func (f *fastCalls) serve(w http.ResponseWriter, r *http.Request) bool {
 	// notifications/cancelled naming it (inflight), the session's DELETE
 	// (inflight.endSession) or the host's shutdown ends it.
 	id := msg.ID // a call's: not null
-	fc := &fastCallContext{Context: f.h.s.down, post: r.Context()}
+	fc := &fastCallContext{Context: f.h.s.down, post: r.Context(), pass: passResult{id: id}}
 	ctx, done := f.h.s.inflight.call(fc, id, sid)
 	defer done()
 	c := &fastCall{
@@ -167,7 +167,8 @@ func (s *Server) answerCall(ctx context.Context, ch callHandler, ss *mcp.ServerS
 // encodeResponse is the JSON-RPC response to request id of result res or
 // error err, as the SDK's session encodes it (ServerSession.HandleRequest):
 // the result's own encoding (CallToolResult.MarshalJSON), or the JSON pass
-// took when res is pass's placeholder (passResult.take), or the error
+// took when res is pass's placeholder (passResult.take), written with the
+// request's id as it came (passResult.response), or the error
 // with its code (a *jsonrpc.Error's, or one it wraps); a nil result without
 // an error, or one that does not encode, an internal error. pass may be
 // nil.
@@ -176,7 +177,7 @@ func encodeResponse(id jsonrpc.ID, res *mcp.CallToolResult, err error, pass *pas
 	switch {
 	case err != nil:
 	case pass != nil && res == &pass.res && pass.json != nil:
-		resp.Result = pass.json
+		return pass.response()
 	case res == nil:
 		resp.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: `internal error: a nil result and nil error for "tools/call"`}
 	default:
@@ -222,6 +223,20 @@ type fastCall struct {
 type passResult struct {
 	res  mcp.CallToolResult
 	json []byte
+	// id is the request's id as written, one ownCall read (plainID: an
+	// integer, or a string of printable ASCII without an escape).
+	id []byte
+}
+
+// response is the JSON-RPC response of the call's id with the JSON taken
+// as its result, written as it is: the same value as jsonrpc.EncodeMessage
+// gives (which writes the same members in the same order, and would only
+// compact the result and escape an id's <, > and &), in one line (a plain
+// result has no line break, mcpresult.Plain).
+func (p *passResult) response() []byte {
+	b := make([]byte, 0, len(`{"jsonrpc":"2.0","id":,"result":}`)+len(p.id)+len(p.json))
+	b = append(append(append(b, `{"jsonrpc":"2.0","id":`...), p.id...), `,"result":`...)
+	return append(append(b, p.json...), '}')
 }
 
 // take keeps b, a plain MCP result, as the call's result, and returns the

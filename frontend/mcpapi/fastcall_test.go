@@ -501,6 +501,17 @@ func TestFastCallPassesPlainResult(t *testing.T) {
 				if n, want := mcpapi.FastCalls(r.sessions)-before, map[bool]int64{true: 1}[fast]; n != want {
 					t.Errorf("fast %v: %d calls answered by the host, want %d", fast, n, want)
 				}
+				// A string id, with characters the SDK's encoding escapes,
+				// comes back as the same value.
+				_, _, raw := mcpRaw(t, url, apiKey, `{"jsonrpc":"2.0","id":"a<b&c","method":"tools/call","params":{"name":"bare","arguments":{}}}`, headers...)
+				var resp struct {
+					JSONRPC string          `json:"jsonrpc"`
+					ID      any             `json:"id"`
+					Result  json.RawMessage `json:"result"`
+				}
+				if err := json.Unmarshal([]byte(raw), &resp); err != nil || resp.JSONRPC != "2.0" || resp.ID != "a<b&c" || string(resp.Result) != results[fast] {
+					t.Errorf("fast %v: the call of id \"a<b&c\" answered %s (%v); want that id and the result %s", fast, raw, err, results[fast])
+				}
 			}
 			var fromServer, viaSDK mcp.CallToolResult
 			if err := json.Unmarshal([]byte(results[true]), &fromServer); err != nil {
