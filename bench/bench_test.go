@@ -358,8 +358,8 @@ type result struct {
 	nsPerOp   float64 // wall time per call
 	callsPerS float64
 	p50, p99  time.Duration
-	alloc     float64 // allocations per call in this process: the HTTP server and host, or the gRPC client
-	allocB    float64 // bytes allocated per call in this process
+	alloc     float64 // allocations per call in this process: the HTTP server and host, or the gRPC client; mcp-server: the host process's (harness.HeapMeter)
+	allocB    float64 // bytes allocated per call in this process (mcp-server: the host process's)
 	cpuSelf   float64 // CPU ns per call of this process (the HTTP server and host, or the gRPC client)
 	cpuPlugin float64 // CPU ns per call of the plugin process (mcp-server: of the host process's tree)
 	cpuClient float64 // CPU ns per call of the load generator (HTTP clients)
@@ -507,6 +507,15 @@ func runCase(b *testing.B, size string, nbytes, clients int, path string) {
 	}
 	runtime.GC()
 	var m0, m1 runtime.MemStats
+	var heap *harness.HeapMeter // mcp-server: the host process's allocations, from its /metrics
+	if path == pathMCPServer {
+		c := harness.NewHTTPClient(1, 5*time.Second)
+		defer c.CloseIdleConnections()
+		var err error
+		if heap, err = harness.StartHeapMeter(c, env.mcpHost.URL()); err != nil {
+			b.Fatal(err)
+		}
+	}
 	runtime.ReadMemStats(&m0)
 	self0, plug0 := harness.SelfCPUTime(), outside()
 	b.ReportAllocs()
@@ -532,6 +541,14 @@ func runCase(b *testing.B, size string, nbytes, clients int, path string) {
 	}
 	if path != pathGRPC && path != pathUnix && path != pathDirect {
 		r.cpuClient = float64(res.CPU) / n
+	}
+	if heap != nil {
+		hc, err := heap.PerCall(b.N)
+		if err != nil {
+			b.Fatal(err)
+		}
+		r.alloc, r.allocB = hc.Mallocs, hc.Bytes
+		b.ReportMetric(hc.Mallocs, "host-allocs/op")
 	}
 	b.ReportMetric(r.callsPerS, "calls/s")
 	b.ReportMetric(float64(r.p50.Nanoseconds())/1e3, "p50-µs")
@@ -707,7 +724,7 @@ func printCallTables(w io.Writer, get getAgg) {
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s → %s → %s |\n", sz.name, tput(g), tput(h), tput(st), tput(l), tput(o), us(h.cpu), us(st.cpu), us(o.cpu))
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "MCP and the plugin hop, 16B: /opentool/call (host) against /mcp tools/call of the same echo plugin with one MCP session per client (mcp) and with --mcp-stateless; mcp-notes' repeat through the /mcp (sessions) of a real opentool-host run process (mcp-server), through a bare gateway (floor-mcp-gateway: a net/http handler forwarding each request on one stdio pipe, no host, no SDK) and from a Go SDK client calling it directly over stdio (floor-mcp-stdio); host.Call in process (no HTTP) against a raw unix-socket round trip between two processes. allocs and bytes per call: this process, the in-process host (– for mcp-server and the stdio floor, served by other processes). CPU of mcp-server: the host process and every process it runs, the server included.")
+	fmt.Fprintln(w, "MCP and the plugin hop, 16B: /opentool/call (host) against /mcp tools/call of the same echo plugin with one MCP session per client (mcp) and with --mcp-stateless; mcp-notes' repeat through the /mcp (sessions) of a real opentool-host run process (mcp-server), through a bare gateway (floor-mcp-gateway: a net/http handler forwarding each request on one stdio pipe, no host, no SDK) and from a Go SDK client calling it directly over stdio (floor-mcp-stdio); host.Call in process (no HTTP) against a raw unix-socket round trip between two processes. allocs and bytes per call: this process, the in-process host; for mcp-server the host process's, from its /metrics (go_memstats_mallocs_total and go_memstats_alloc_bytes_total, one scrape's own taken off: harness.HeapMeter); – for the gateway and the stdio floor, served by other processes. CPU of mcp-server: the host process and every process it runs, the server included.")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| path | p50, 1 client | calls/s, 64 clients (p99) | allocs/call | bytes/call | CPU µs/call, 64 clients |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|")
@@ -719,7 +736,7 @@ func printCallTables(w io.Writer, get getAgg) {
 		p50, tp, al, ab, cpu := "–", "–", "–", "–", "–"
 		if one != nil {
 			p50 = cell(one)
-			if p != pathMCPServer && p != pathMCPGateway && p != pathMCPStdio {
+			if p != pathMCPGateway && p != pathMCPStdio {
 				al = fmt.Sprintf("%.0f", one.alloc)
 				ab = kb(one.allocB)
 			}
