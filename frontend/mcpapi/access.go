@@ -46,7 +46,7 @@ func withToken(h http.Handler) http.Handler {
 		if g == nil {
 			return nil, auth.ErrInvalidToken
 		}
-		return &auth.TokenInfo{UserID: g.Name(), Extra: map[string]any{grantExtra: g}}, nil
+		return tokenInfo(g), nil
 	}
 	// The token was checked by access.Guard.Middleware; verify only reads
 	// the grant it left, which has no expiration of its own.
@@ -58,6 +58,15 @@ func withToken(h http.Handler) http.Handler {
 		}
 		tokened.ServeHTTP(w, r)
 	})
+}
+
+// tokenInfo is the SDK's token of grant g (not nil): its name the user,
+// the grant itself under grantExtra; made once per grant (Grant.Memo) and
+// only read after (by the SDK: the user a session is bound to).
+func tokenInfo(g *access.Grant) *auth.TokenInfo {
+	return g.Memo(func(g *access.Grant) any {
+		return &auth.TokenInfo{UserID: g.Name(), Extra: map[string]any{grantExtra: g}}
+	}).(*auth.TokenInfo)
 }
 
 // grantOf returns the grant of req (nil without one).

@@ -29,6 +29,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -55,6 +56,26 @@ type Grant struct {
 	principal *Principal
 	// keys is the Count of the Guard that made the grant (nil: NewGrant's).
 	keys func() int
+	// memo is Memo's value, once made.
+	memo atomic.Pointer[any]
+}
+
+// Memo returns what make returned for g the first time Memo was called
+// on g: a form of the grant its one user (the MCP front end: the
+// auth.TokenInfo of the grant) makes once rather than per request, kept
+// as long as the grant. Concurrent first calls may each run make; one
+// value is kept and returned to all. make must not call Memo. nil g: make's
+// value, not kept.
+func (g *Grant) Memo(make func(*Grant) any) any {
+	if g == nil {
+		return make(nil)
+	}
+	if p := g.memo.Load(); p != nil {
+		return *p
+	}
+	v := make(g)
+	g.memo.CompareAndSwap(nil, &v)
+	return *g.memo.Load()
 }
 
 // KeysInForce is how many API keys are in force with the Guard that made
