@@ -117,10 +117,8 @@ func (f *fastCalls) serve(w http.ResponseWriter, r *http.Request) bool {
 	// notifications/cancelled naming it (inflight), the session's DELETE
 	// (inflight.endSession) or the host's shutdown ends it.
 	id := msg.ID // a call's: not null
-	fc := &fastCallContext{Context: f.h.s.down, post: r.Context(), pass: passResult{id: id}}
-	ctx, done := f.h.s.inflight.call(fc, id, sid)
-	defer done()
 	c := &fastCall{
+		ctx: fastCallContext{Context: f.h.s.down, post: r.Context(), pass: passResult{id: id}},
 		extra: mcp.RequestExtra{
 			TokenInfo:      auth.TokenInfoFromContext(r.Context()),
 			Header:         r.Header,
@@ -128,8 +126,10 @@ func (f *fastCalls) serve(w http.ResponseWriter, r *http.Request) bool {
 		},
 		stream: callStream{w: w},
 	}
+	ctx, done := f.h.s.inflight.call(&c.ctx, id, sid)
+	defer done()
 	f.taken.Add(1)
-	resp := f.h.s.answerCall(ctx, ch, ss, jid, params, &c.extra, c.stream.event, &fc.pass)
+	resp := f.h.s.answerCall(ctx, ch, ss, jid, params, &c.extra, c.stream.event, &c.ctx.pass)
 	if c.stream.open {
 		_ = c.stream.event(resp) // a client gone: nothing more to tell it
 		return true
@@ -204,9 +204,11 @@ func (s *Server) ownsTool(name string) bool {
 // (shared: never modified).
 var noCacheNoTransform = []string{"no-cache, no-transform"}
 
-// fastCall is what the SDK keeps of one call the host answers itself, in
-// one allocation: the request's extra (mcp.RequestExtra) and its stream.
+// fastCall is what one call the host answers itself keeps, in one
+// allocation: its context, the request's extra (mcp.RequestExtra) and its
+// stream.
 type fastCall struct {
+	ctx    fastCallContext
 	extra  mcp.RequestExtra
 	stream callStream
 }
