@@ -173,7 +173,7 @@ func own(id jsonrpc.ID) bool {
 // *jsonrpc.Error; ctx's; mcp.ErrConnectionClosed wrapped when the
 // connection ended before the response came; the write's.
 func (c *rawConn) call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	ch := make(chan *jsonrpc.Response, 1)
+	ch := responseChans.Get().(chan *jsonrpc.Response)
 	c.mu.Lock()
 	if c.endErr != nil {
 		err := c.endErr
@@ -193,6 +193,7 @@ func (c *rawConn) call(ctx context.Context, method string, params json.RawMessag
 	}
 	select {
 	case resp := <-ch:
+		responseChans.Put(ch) // its one send received: see responseChans
 		return answer(method, resp)
 	case <-ctx.Done():
 		c.takeOwn(id)
@@ -202,12 +203,20 @@ func (c *rawConn) call(ctx context.Context, method string, params json.RawMessag
 		c.takeOwn(id)
 		select {
 		case resp := <-ch: // read before reading ended: select chose end
+			responseChans.Put(ch)
 			return answer(method, resp)
 		default:
 		}
 		return nil, fmt.Errorf("%w: calling %q: %v", mcp.ErrConnectionClosed, method, c.endErr)
 	}
 }
+
+// responseChans holds the channels of the adapter's own requests (each
+// buffered for one response), reused: a channel goes back only once its
+// request received the one response Read sends it (Read takes the request
+// off c.own, under c.mu, before it sends; nothing else sends), never from
+// a request that gave up, whose response may still be on its way.
+var responseChans = sync.Pool{New: func() any { return make(chan *jsonrpc.Response, 1) }}
 
 // answer is the result of resp, the response to the adapter's own
 // request method, or the server's error as the SDK's client wraps it.
