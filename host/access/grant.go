@@ -35,7 +35,8 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// Grant is what one key may do. Grants are immutable; a reload of the
+// Grant is what one key may do. Grants are immutable (but for the value
+// Memo makes once); a reload of the
 // keys file makes new ones (keeping the rate limiters of keys whose name
 // and rate did not change).
 type Grant struct {
@@ -60,20 +61,20 @@ type Grant struct {
 	memo atomic.Pointer[any]
 }
 
-// Memo returns what make returned for g the first time Memo was called
+// Memo returns what build returned for g the first time Memo was called
 // on g: a form of the grant its one user (the MCP front end: the
 // auth.TokenInfo of the grant) makes once rather than per request, kept
-// as long as the grant. Concurrent first calls may each run make; one
-// value is kept and returned to all. make must not call Memo. nil g: make's
+// as long as the grant. Concurrent first calls may each run build; one
+// value is kept and returned to all. build must not call Memo. nil g: build's
 // value, not kept.
-func (g *Grant) Memo(make func(*Grant) any) any {
+func (g *Grant) Memo(build func(*Grant) any) any {
 	if g == nil {
-		return make(nil)
+		return build(nil)
 	}
 	if p := g.memo.Load(); p != nil {
 		return *p
 	}
-	v := make(g)
+	v := build(g)
 	g.memo.CompareAndSwap(nil, &v)
 	return *g.memo.Load()
 }
