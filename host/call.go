@@ -63,6 +63,7 @@ type request struct {
 	// result nil (Result.Decoded), decodedSize the length of its
 	// encoding (mcpresult.Size, counted once by supervision).
 	mcp         bool
+	plain       bool // with mcp: result is plain (mcpresult.Plain), as its Direct plugin checked
 	decoded     *mcp.CallToolResult
 	decodedSize int
 	// collect is set on a unary call made through call_tool (builtin.go):
@@ -105,9 +106,9 @@ func (r *request) Emit(item []byte) error {
 	return r.emit(item)
 }
 
-// SetMCP records that the plugin's unary result is an MCP CallToolResult
-// (supervise.Request).
-func (r *request) SetMCP() { r.mcp = true }
+// SetMCP records that the plugin's unary result is an MCP CallToolResult,
+// plain or not (supervise.Request).
+func (r *request) SetMCP(plain bool) { r.mcp, r.plain = true, plain }
 
 // EmitMCP takes the unary MCP result res of a plugin served in the
 // host's process, of about size bytes (supervise.Request).

@@ -142,7 +142,7 @@ func TestDirectCallTakesMCPJSON(t *testing.T) {
 	const plain = `{"content":[{"type":"text","text":"hi"}]}`
 	set(plain)
 	res, err := h.CallResult(context.Background(), nil, "json", nil)
-	if err != nil || !res.MCP || res.Decoded != nil || string(res.JSON) != plain {
+	if err != nil || !res.MCP || !res.Plain || res.Decoded != nil || string(res.JSON) != plain {
 		t.Fatalf("CallResult = %+v, %v; want the plugin's bytes %s", res, err, plain)
 	}
 	if obj, err := h.Call(context.Background(), "json", nil); err != nil || string(obj) != `{"content":[{"type":"text","text":"hi"}],"text":"hi"}` {

@@ -71,6 +71,12 @@ type Result struct {
 	// MCP reports that the result is an MCP CallToolResult (a plugin of
 	// protocol 3 returned content blocks, structuredContent, isError).
 	MCP bool
+	// Plain, with MCP and JSON, reports that JSON is a plain result
+	// (mcpresult.Plain: text blocks and isError only), as the plugin
+	// served in the host's process that returned it checked
+	// (supervise.DirectResult.MCPJSON): it may go to an MCP client as it
+	// is. A plugin process's result is not looked at: false.
+	Plain bool
 	// Decoded, with MCP, is the result itself from a plugin served in
 	// the host's process (supervise.Direct: a declared MCP server's, as
 	// the MCP SDK's client decoded the server's answer, the one decoding
@@ -96,7 +102,7 @@ func (h *Host) CallResult(ctx context.Context, x *core.Exchange, fn string, args
 		core.MemTrim.Note(n)
 		return Result{}, h.errResultMemory(fn, n)
 	}
-	return Result{JSON: res, MCP: r.mcp, Decoded: r.decoded}, nil
+	return Result{JSON: res, MCP: r.mcp, Plain: r.plain, Decoded: r.decoded}, nil
 }
 
 // project is the OpenTool result object of r's MCP result (its JSON, or

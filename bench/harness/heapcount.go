@@ -1,13 +1,13 @@
 package harness
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 // HeapCount is what a Go process has allocated since it started, as its
@@ -24,8 +24,9 @@ func (c HeapCount) Sub(o HeapCount) HeapCount {
 
 // ScrapeHeap reads the HeapCount of the host at url (its /metrics, in the
 // Prometheus text format) with c, within 5 s. The scrape itself allocates
-// in the host: CallHeap takes that off. Errors: the request's, a status
-// other than 200, either metric missing or not a number.
+// in the host: HeapMeter takes that off. Errors: the request's, a status
+// other than 200, a body the Prometheus text parser refuses, either
+// counter missing.
 func ScrapeHeap(c *http.Client, url string) (HeapCount, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -41,34 +42,18 @@ func ScrapeHeap(c *http.Client, url string) (HeapCount, error) {
 	if resp.StatusCode != http.StatusOK {
 		return HeapCount{}, fmt.Errorf("GET %s/metrics: %s", url, resp.Status)
 	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		return HeapCount{}, fmt.Errorf("GET %s/metrics: %w", url, err)
+	}
 	var h HeapCount
-	found := 0
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		name, value, ok := strings.Cut(sc.Text(), " ")
-		var into *float64
-		switch name {
-		case "go_memstats_mallocs_total":
-			into = &h.Mallocs
-		case "go_memstats_alloc_bytes_total":
-			into = &h.Bytes
+	for name, into := range map[string]*float64{"go_memstats_mallocs_total": &h.Mallocs, "go_memstats_alloc_bytes_total": &h.Bytes} {
+		f := fams[name]
+		if f == nil || len(f.Metric) != 1 || f.Metric[0].Counter == nil {
+			return HeapCount{}, fmt.Errorf("GET %s/metrics: no counter %s", url, name)
 		}
-		if !ok || into == nil {
-			continue
-		}
-		v, err := strconv.ParseFloat(value, 64)
-		if err != nil {
-			return HeapCount{}, fmt.Errorf("GET %s/metrics: %s: %w", url, name, err)
-		}
-		*into = v
-		found++
-	}
-	if err := sc.Err(); err != nil {
-		return HeapCount{}, err
-	}
-	if found != 2 {
-		return HeapCount{}, fmt.Errorf("GET %s/metrics: go_memstats_mallocs_total or go_memstats_alloc_bytes_total missing", url)
+		*into = f.Metric[0].Counter.GetValue()
 	}
 	return h, nil
 }

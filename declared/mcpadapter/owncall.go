@@ -87,11 +87,18 @@ func (a *Adapter) sendCall(ctx context.Context, cs *mcp.ClientSession, params *m
 	if mcpresult.Plain(raw) {
 		return toolResult{plain: raw}, nil
 	}
+	return decodedResult(decodeResult(raw))
+}
+
+// decodeResult is raw, a tools/call result, decoded as the SDK's client
+// decodes one (CallToolResult's own decoding). Errors: raw does not
+// decode.
+func decodeResult(raw []byte) (*mcp.CallToolResult, error) {
 	res := new(mcp.CallToolResult)
 	if err := res.UnmarshalJSON(raw); err != nil {
-		return toolResult{}, fmt.Errorf("calling %q: decoding the result: %w", mcpmethod.ToolsCall, err)
+		return nil, fmt.Errorf("calling %q: decoding the result: %w", mcpmethod.ToolsCall, err)
 	}
-	return toolResult{res: res}, nil
+	return res, nil
 }
 
 // toolResult is a tools/call result as the adapter received it: decoded
@@ -114,11 +121,7 @@ func (t toolResult) decoded() (*mcp.CallToolResult, error) {
 	if t.plain == nil {
 		return t.res, nil
 	}
-	res := new(mcp.CallToolResult)
-	if err := res.UnmarshalJSON(t.plain); err != nil {
-		return nil, fmt.Errorf("calling %q: decoding the result: %w", mcpmethod.ToolsCall, err)
-	}
-	return res, nil
+	return decodeResult(t.plain)
 }
 
 // callParams is the params of tools/call p as the adapter sends them:

@@ -17,7 +17,6 @@ import (
 	"github.com/opentool-host/opentool-host/frontend/httpguard"
 	"github.com/opentool-host/opentool-host/host"
 	"github.com/opentool-host/opentool-host/host/core"
-	"github.com/opentool-host/opentool-host/internal/mcpresult"
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
 )
 
@@ -110,12 +109,12 @@ func (s *Server) call(ctx context.Context, req *mcp.CallToolRequest, name string
 // receive from the server directly. An in-process plugin's own decoding
 // of it (host.Result.Decoded: a declared MCP server's, by the SDK's
 // client) is taken as it is; else res.JSON, when pass is not nil and it
-// is plain (mcpresult.Plain), is pass's (passResult.take: not decoded,
-// written as it is); else it is decoded, and one that does not decode is
-// a result_rejected isError result.
+// is plain (host.Result.Plain: its plugin checked it), is pass's
+// (passResult.take: not decoded, written as it is); else it is decoded,
+// and one that does not decode is a result_rejected isError result.
 func (s *Server) mcpResult(name string, res host.Result, pass *passResult) (*mcp.CallToolResult, error) {
 	r := res.Decoded
-	if r == nil && pass != nil && mcpresult.Plain(res.JSON) {
+	if r == nil && pass != nil && res.Plain {
 		return pass.take(res.JSON), nil
 	}
 	if r == nil {

@@ -176,7 +176,7 @@ func encodeResponse(id jsonrpc.ID, res *mcp.CallToolResult, err error, pass *pas
 	resp := &jsonrpc.Response{ID: id, Error: err}
 	switch {
 	case err != nil:
-	case pass != nil && res == &pass.res && pass.json != nil:
+	case pass != nil && res == &pass.res: // take was called: pass.json is set
 		return pass.response()
 	case res == nil:
 		resp.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: `internal error: a nil result and nil error for "tools/call"`}

@@ -51,9 +51,10 @@ type DirectResult struct {
 	// MCP is an MCP CallToolResult, decoded: the caller takes it as it
 	// is (host.Result.Decoded) or its projection.
 	MCP *mcp.CallToolResult
-	// MCPJSON is an MCP CallToolResult, JSON (the plugin's own bytes, not
-	// written again): taken as a plugin process's MCP result is (checked
-	// as one JSON object, host.Result.JSON with MCP).
+	// MCPJSON is a plain MCP CallToolResult (mcpresult.Plain passed it),
+	// JSON (the plugin's own bytes, not written again): taken as a plugin
+	// process's MCP result is (checked as one JSON object, host.Result.JSON
+	// with MCP), and marked plain (host.Result.Plain).
 	MCPJSON []byte
 }
 
@@ -115,7 +116,7 @@ func (i *instance) acceptDirect(ctx context.Context, r Request, res DirectResult
 		r.EmitMCP(res.MCP, n)
 		return nil
 	case res.MCPJSON != nil:
-		r.SetMCP()
+		r.SetMCP(true)
 		item = res.MCPJSON
 	}
 	if err := r.Accept(i.name, item, 1); err != nil {

@@ -47,8 +47,10 @@ type Request interface {
 	// call c (protocol 3); it must not block on a request's answer.
 	Message(ctx context.Context, c *wire.Call, m *wire.Message)
 	// SetMCP records that the plugin's unary result, which Emit takes,
-	// is an MCP CallToolResult (its JSON).
-	SetMCP()
+	// is an MCP CallToolResult (its JSON); plain, that it is one
+	// mcpresult.Plain passed (a Direct plugin's DirectResult.MCPJSON), to
+	// be passed on as it is.
+	SetMCP(plain bool)
 	// EmitMCP takes a Direct plugin's unary MCP result res, decoded, of
 	// size bytes encoded (mcpresult.Size), in place of Emit.
 	EmitMCP(res *mcp.CallToolResult, size int)

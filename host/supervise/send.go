@@ -148,7 +148,7 @@ func (h *events) event(ev wire.Event) {
 			h.first = h.r.Fail(core.KindResultRejected, h.inst.name, "the plugin sent an MCP result for a streaming call", nil)
 			h.g.cancel()
 		}
-		h.r.SetMCP()
+		h.r.SetMCP(false) // a plugin process's: not looked at
 	}
 	h.n++
 	core.MemTrim.Note(len(item))
