@@ -363,6 +363,13 @@ type result struct {
 	cpuSelf   float64 // CPU ns per call of this process (the HTTP server and host, or the gRPC client)
 	cpuPlugin float64 // CPU ns per call of the plugin process (mcp-server: of the host process's tree)
 	cpuClient float64 // CPU ns per call of the load generator (HTTP clients)
+	// cpuFront and cpuServer split a call's CPU of the two MCP gateway
+	// paths by process (ns per call; 0 on every other path): the process
+	// answering the HTTP request (mcp-server: the host process alone;
+	// floor-mcp-gateway: this one, where the bare gateway runs) and the
+	// MCP server behind it (mcp-server: the rest of the host's tree, its
+	// idle keeper included).
+	cpuFront, cpuServer float64
 }
 
 var (
@@ -398,6 +405,9 @@ func runCase(b *testing.B, size string, nbytes, clients int, path string) {
 	// outside is the CPU time used so far by the processes outside this
 	// one that serve the path: the plugin's, or a host process's tree.
 	outside := func() time.Duration { return harness.CPUTime(pluginPID) }
+	// front is the CPU time used so far by the process answering the
+	// HTTP requests of an MCP gateway path (nil on the others).
+	var front func() time.Duration
 	switch path {
 	case pathGRPC:
 		pluginPID = env.grpc.PID()
@@ -482,6 +492,7 @@ func runCase(b *testing.B, size string, nbytes, clients int, path string) {
 		}
 	case pathMCPServer:
 		outside = func() time.Duration { return harness.TreeCPU(env.mcpHost.PID()) }
+		front = func() time.Duration { return harness.CPUTime(env.mcpHost.PID()) }
 		call := harness.MCPCallBody(harness.MCPServerName(1)+"_"+harness.MCPServerTool, []byte(`{"text":"`+mcpText+`"}`), 1)
 		run = func(n int, warm bool) (harness.LoadResult, error) {
 			return env.lg.Run(harness.LoadRequest{URL: env.mcpHost.URL() + mcpapi.Path, Body: call, Clients: clients, N: n, Warm: warm,
@@ -489,6 +500,7 @@ func runCase(b *testing.B, size string, nbytes, clients int, path string) {
 		}
 	case pathMCPGateway:
 		pluginPID = env.gateway.PID()
+		front = harness.SelfCPUTime
 		call := harness.MCPCallBody(harness.MCPServerTool, []byte(`{"text":"`+mcpText+`"}`), 1)
 		run = func(n int, warm bool) (harness.LoadResult, error) {
 			return env.lg.Run(harness.LoadRequest{URL: "http://" + env.gateAddr + "/mcp", Body: call, Clients: clients, N: n, Warm: warm,
@@ -517,12 +529,19 @@ func runCase(b *testing.B, size string, nbytes, clients int, path string) {
 		}
 	}
 	runtime.ReadMemStats(&m0)
+	var front0, front1 time.Duration
+	if front != nil {
+		front0 = front()
+	}
 	self0, plug0 := harness.SelfCPUTime(), outside()
 	b.ReportAllocs()
 	b.ResetTimer()
 	res, err := run(b.N, false)
 	b.StopTimer()
 	self1, plug1 := harness.SelfCPUTime(), outside()
+	if front != nil {
+		front1 = front()
+	}
 	runtime.ReadMemStats(&m1)
 	if err != nil {
 		b.Fatal(err)
@@ -541,6 +560,17 @@ func runCase(b *testing.B, size string, nbytes, clients int, path string) {
 	}
 	if path != pathGRPC && path != pathUnix && path != pathDirect {
 		r.cpuClient = float64(res.CPU) / n
+	}
+	switch path {
+	case pathMCPServer:
+		r.cpuFront = float64(front1-front0) / n
+		r.cpuServer = r.cpuPlugin - r.cpuFront
+	case pathMCPGateway:
+		r.cpuFront = float64(front1-front0) / n
+		r.cpuServer = r.cpuPlugin
+	}
+	if front != nil {
+		b.ReportMetric(r.cpuFront/1e3, "front-cpu-µs/op")
 	}
 	if heap != nil {
 		hc, err := heap.PerCall(b.N)
@@ -595,6 +625,7 @@ func TestMain(m *testing.M) {
 type agg struct {
 	nsPerOp, callsPerS, alloc, allocB float64
 	cpu                               float64 // CPU ns per call: this process and the plugin's
+	cpuFront, cpuServer, cpuClient    float64 // result's, ns per call
 	p50, p99                          time.Duration
 	runs                              int
 }
@@ -615,6 +646,9 @@ func aggregate() map[[3]string]*agg {
 			alloc:     f(func(r *result) float64 { return r.alloc }),
 			allocB:    f(func(r *result) float64 { return r.allocB }),
 			cpu:       f(func(r *result) float64 { return r.cpuSelf + r.cpuPlugin }),
+			cpuFront:  f(func(r *result) float64 { return r.cpuFront }),
+			cpuServer: f(func(r *result) float64 { return r.cpuServer }),
+			cpuClient: f(func(r *result) float64 { return r.cpuClient }),
 			p50:       time.Duration(f(func(r *result) float64 { return float64(r.p50) })),
 			p99:       time.Duration(f(func(r *result) float64 { return float64(r.p99) })),
 			runs:      len(rs),
@@ -791,6 +825,40 @@ func printMCPTargets(w io.Writer, get getAgg) {
 	}
 	printGatewayBound(w, get("16B", 1, pathMCPServer), get("16B", 1, pathMCPGateway), get("16B", 1, pathMCPStdio),
 		get("16B", conc, pathMCPServer), get("16B", conc, pathMCPGateway), get("16B", conc, pathMCPStdio))
+	printGatewayCPU(w, get)
+}
+
+// printGatewayCPU prints, after the targets table, where a call's CPU
+// goes on the two MCP gateway paths, by process: the process answering
+// the HTTP request (the host process alone, or the bare gateway), the
+// MCP server behind it, and the load generator; one row for 1 client and
+// one for the most clients, each when both paths ran. On 2 cores the
+// three share the CPU, so calls/s at 64 clients follows their sum, and a
+// server or load generator serving fewer calls a second batches less and
+// costs more per call.
+func printGatewayCPU(w io.Writer, get getAgg) {
+	us := func(ns float64) string { return fmt.Sprintf("%.0f µs", ns/1e3) }
+	head := false
+	for _, c := range []int{1, benchClients[len(benchClients)-1]} {
+		s, g := get("16B", c, pathMCPServer), get("16B", c, pathMCPGateway)
+		if s == nil || g == nil {
+			continue
+		}
+		if !head {
+			head = true
+			fmt.Fprintln(w)
+			fmt.Fprintln(w, "CPU per call of an MCP server's tools/call, 16B, by process: behind the host (mcp-server) / behind the bare gateway (floor-mcp-gateway); medians:")
+			fmt.Fprintln(w)
+			fmt.Fprintln(w, "| clients | answering HTTP: the host process / the bare gateway | the MCP server (mcp-notes) | the load generator | all three |")
+			fmt.Fprintln(w, "|---|---|---|---|---|")
+		}
+		fmt.Fprintf(w, "| %d | %s / %s | %s / %s | %s / %s | %s / %s |\n", c,
+			us(s.cpuFront), us(g.cpuFront), us(s.cpuServer), us(g.cpuServer), us(s.cpuClient), us(g.cpuClient),
+			us(s.cpuFront+s.cpuServer+s.cpuClient), us(g.cpuFront+g.cpuServer+g.cpuClient))
+	}
+	if head {
+		fmt.Fprintln(w)
+	}
 }
 
 // printHostTargets prints the rows of the targets table of the plugin
