@@ -70,6 +70,10 @@ type scaleResult struct {
 	// which counts the pages its processes share (the host's and the
 	// keeper's program) once.
 	treeRSSKiB, treePSSKiB int64
+	// cpuHost, cpuServers and cpuClient are CPU ns per successful call of
+	// the run's final b.N: the host process alone, the rest of its tree
+	// (the servers, and the idle keeper), and the load generator.
+	cpuHost, cpuServers, cpuClient float64
 }
 
 // scaleRuns holds every run of every case, in run order.
@@ -112,10 +116,12 @@ func runScaleCase(b *testing.B, c scaleCase) {
 			run = startScaleRun(b, c)
 		}
 		run.load(b, 0, true) // every client connects and calls once before the clock starts
+		host0, tree0 := harness.CPUTime(run.h.PID()), harness.TreeCPU(run.h.PID())
 		b.ResetTimer()
 		res := run.load(b, b.N, false)
 		b.StopTimer()
-		run.measure(b, res)
+		host1, tree1 := harness.CPUTime(run.h.PID()), harness.TreeCPU(run.h.PID())
+		run.measure(b, res, host1-host0, (tree1-tree0)-(host1-host0))
 	})
 }
 
@@ -150,9 +156,10 @@ func (run *scaleRun) load(b *testing.B, n int, warm bool) harness.LoadResult {
 	return res
 }
 
-// measure records res (the measured calls) and the host's tree, clients
-// still connected, and reports them on b.
-func (run *scaleRun) measure(b *testing.B, res harness.LoadResult) {
+// measure records res (the measured calls), the CPU time the host
+// process and the rest of its tree used meanwhile (host, servers), and
+// the host's tree, clients still connected, and reports them on b.
+func (run *scaleRun) measure(b *testing.B, res harness.LoadResult, host, servers time.Duration) {
 	t, err := harness.TreePSS(run.h.PID(), run.h.prog)
 	if err != nil {
 		b.Fatal(err)
@@ -163,6 +170,11 @@ func (run *scaleRun) measure(b *testing.B, res harness.LoadResult) {
 	r.servers = t.Programs
 	r.treeRSSKiB = t.OwnRSSKiB + t.ProgramRSSKiB
 	r.treePSSKiB = t.OwnKiB + t.ProgramKiB
+	if ok := float64(res.Calls - res.Failed); ok > 0 {
+		r.cpuHost, r.cpuServers, r.cpuClient = float64(host)/ok, float64(servers)/ok, float64(res.CPU)/ok
+	}
+	b.ReportMetric(r.cpuHost/1e3, "host-cpu-µs/op")
+	b.ReportMetric(r.cpuServers/1e3, "servers-cpu-µs/op")
 	b.ReportMetric(r.callsPerS, "calls/s")
 	b.ReportMetric(float64(res.P50.Nanoseconds())/1e3, "p50-µs")
 	b.ReportMetric(float64(r.failed), "failed-calls")
@@ -216,6 +228,9 @@ func scaleRows(runs []*scaleResult) []scaleRow {
 		row.p50 = time.Duration(med(func(r *scaleResult) float64 { return float64(r.p50) }))
 		row.treeRSSKiB = int64(med(func(r *scaleResult) float64 { return float64(r.treeRSSKiB) }))
 		row.treePSSKiB = int64(med(func(r *scaleResult) float64 { return float64(r.treePSSKiB) }))
+		row.cpuHost = med(func(r *scaleResult) float64 { return r.cpuHost })
+		row.cpuServers = med(func(r *scaleResult) float64 { return r.cpuServers })
+		row.cpuClient = med(func(r *scaleResult) float64 { return r.cpuClient })
 		for _, r := range rs {
 			row.calls += r.calls
 			row.failed += r.failed
@@ -244,12 +259,12 @@ func printScale(w io.Writer, rows []scaleRow) {
 	if len(rows) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "Many clients, one server: one mcp-notes declared in a fresh opentool-host run process per run of each case, in the default mode (no \"sessions\": per-client, maxSessions 16, sharedIdle 30 s: a shared session no caller used parks once a client has its own) or \"sessions\": \"shared\", its repeat called by N MCP client sessions (Go SDK clients of /mcp, one session per client, in the load generator). calls/s counts successful calls (median of %d run(s)); failed calls: an error or isError, of every call of the case (warm-ups included); server processes: those running mcp-notes in the host's tree at the end of a run, clients connected (the most of any run); host tree RSS: the host, its keeper and the servers, summed (their PSS in brackets: shared pages counted once; medians).\n\n", rows[0].runs)
-	fmt.Fprintln(w, "| sessions | clients | calls/s | p50 | failed calls / calls | server processes | host tree RSS (PSS) |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
+	fmt.Fprintf(w, "Many clients, one server: one mcp-notes declared in a fresh opentool-host run process per run of each case, in the default mode (no \"sessions\": per-client, maxSessions 16, sharedIdle 30 s: a shared session no caller used parks once a client has its own) or \"sessions\": \"shared\", its repeat called by N MCP client sessions (Go SDK clients of /mcp, one session per client, in the load generator). calls/s counts successful calls (median of %d run(s)); failed calls: an error or isError, of every call of the case (warm-ups included); server processes: those running mcp-notes in the host's tree at the end of a run, clients connected (the most of any run); host tree RSS: the host, its keeper and the servers, summed (their PSS in brackets: shared pages counted once; medians); CPU per call: of the host process, of the rest of its tree (the servers; the keeper is idle) and of the load generator, per successful call (medians; on 2 cores the three share the CPU, so calls/s follows their sum).\n\n", rows[0].runs)
+	fmt.Fprintln(w, "| sessions | clients | calls/s | p50 | failed calls / calls | server processes | host tree RSS (PSS) | CPU per call: host / servers / load generator |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
 	for _, r := range rows {
-		fmt.Fprintf(w, "| %s | %d | %.0f | %s | %d / %d | %d | %s (%s) |\n", r.c.sessions, r.c.clients, r.callsPerS, fmtDur(r.p50), r.failed, r.calls, r.servers,
-			mib(float64(r.treeRSSKiB)), mib(float64(r.treePSSKiB)))
+		fmt.Fprintf(w, "| %s | %d | %.0f | %s | %d / %d | %d | %s (%s) | %.0f / %.0f / %.0f µs |\n", r.c.sessions, r.c.clients, r.callsPerS, fmtDur(r.p50), r.failed, r.calls, r.servers,
+			mib(float64(r.treeRSSKiB)), mib(float64(r.treePSSKiB)), r.cpuHost/1e3, r.cpuServers/1e3, r.cpuClient/1e3)
 	}
 	for _, r := range rows {
 		if r.failure != "" {
