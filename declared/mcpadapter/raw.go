@@ -181,7 +181,10 @@ func (c *rawConn) call(ctx context.Context, method string, params json.RawMessag
 		return nil, fmt.Errorf("%w: calling %q: %v", mcp.ErrConnectionClosed, method, err)
 	}
 	c.next++
-	id, _ := jsonrpc.MakeID(ownIDPrefix + strconv.FormatInt(c.next, 10)) // a string: never fails
+	// The id, made in one buffer (the prefix and an int64's digits): a
+	// string, which MakeID never refuses.
+	var b [len(ownIDPrefix) + 20]byte
+	id, _ := jsonrpc.MakeID(string(strconv.AppendInt(append(b[:0], ownIDPrefix...), c.next, 10)))
 	c.own[id] = ch
 	c.mu.Unlock()
 	if err := c.Connection.Write(ctx, &jsonrpc.Request{ID: id, Method: method, Params: params}); err != nil {

@@ -3,6 +3,7 @@ package supervise
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -28,10 +29,10 @@ type directCall struct {
 	done     chan struct{} // made by Done, or closedChan when it ended first
 	err      error
 	why      endReason
-	timer    *time.Timer // the deadline, then the kill
-	killAt   time.Time   // zero until the guard is armed
-	killed   bool        // the guard killed the plugin
-	finished bool        // finish ran
+	timer    *callTimer // the deadline, then the kill; nil until armed
+	killAt   time.Time  // zero until the guard is armed
+	killed   bool       // the guard killed the plugin
+	finished bool       // finish ran
 	afters   []*afterFunc
 
 	prev, next *directCall // the localPlugin's calls in flight
@@ -48,6 +49,51 @@ const (
 	endFinished           // the call returned
 )
 
+// callTimer is the timer of a directCall (its deadline, then its
+// guard), reused from call to call (callTimers): its function fires the
+// call it serves (c), so that a call arms a timer without making one,
+// and its function, each time.
+type callTimer struct {
+	t *time.Timer
+	c atomic.Pointer[directCall] // the call it serves; nil in the pool
+}
+
+// callTimers holds the stopped callTimers no call holds. A timer goes back
+// only when its Stop reported it stopped before it fired: its function
+// never runs again for the call that held it.
+var callTimers sync.Pool
+
+// armTimer arms a callTimer, from callTimers or new, to fire c after d
+// and returns it. c.mu is held: c.timer is set before the timer can fire
+// c.
+func armTimer(c *directCall, d time.Duration) *callTimer {
+	ct, _ := callTimers.Get().(*callTimer)
+	if ct == nil {
+		ct = new(callTimer)
+		ct.t = time.AfterFunc(time.Hour, ct.fire)
+		ct.t.Stop()
+	}
+	ct.c.Store(c)
+	ct.t.Reset(d)
+	return ct
+}
+
+// fire fires the call the timer serves.
+func (ct *callTimer) fire() {
+	if c := ct.c.Load(); c != nil {
+		c.fire()
+	}
+}
+
+// release stops the timer; one stopped before it fired goes back to
+// callTimers.
+func (ct *callTimer) release() {
+	if ct.t.Stop() {
+		ct.c.Store(nil)
+		callTimers.Put(ct)
+	}
+}
+
 // afterFunc is one function registered by directCall.AfterFunc.
 type afterFunc struct{ f func() }
 
@@ -62,7 +108,9 @@ func (i *instance) beginDirect(parent context.Context, fn string, timeout time.D
 	if timeout > 0 {
 		if d, ok := parent.Deadline(); !ok || time.Until(d) > timeout {
 			c.deadline = time.Now().Add(timeout)
-			c.timer = time.AfterFunc(timeout, c.fire)
+			c.mu.Lock()
+			c.timer = armTimer(c, timeout)
+			c.mu.Unlock()
 		}
 	}
 	if parent.Done() != nil {
@@ -163,9 +211,9 @@ func (c *directCall) cancelLocked(err error, why endReason) []*afterFunc {
 		grace := c.inst.grace
 		c.killAt = time.Now().Add(grace)
 		if c.timer == nil {
-			c.timer = time.AfterFunc(grace, c.fire)
+			c.timer = armTimer(c, grace)
 		} else {
-			c.timer.Reset(grace)
+			c.timer.t.Reset(grace)
 		}
 	}
 	return fs
@@ -217,7 +265,7 @@ func (c *directCall) finish() (killed bool, why endReason) {
 	c.mu.Lock()
 	c.finished = true
 	if c.timer != nil {
-		c.timer.Stop()
+		c.timer.release()
 	}
 	why = c.why
 	fs := c.endLocked(context.Canceled, endFinished)
