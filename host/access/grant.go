@@ -36,9 +36,8 @@ import (
 )
 
 // Grant is what one key may do. Grants are immutable (but for the value
-// Memo makes once); a reload of the
-// keys file makes new ones (keeping the rate limiters of keys whose name
-// and rate did not change).
+// Memo makes once); a reload of the keys file makes new ones (keeping the
+// rate limiters of keys whose name and rate did not change).
 type Grant struct {
 	name    string
 	all     bool     // "*" in allow: everything

@@ -8,16 +8,16 @@ import (
 
 // TestGrantMemo: Memo makes its value once per grant and gives every
 // caller, concurrent ones included, the one value kept; another grant
-// has its own; a nil grant gets make's value, not kept.
+// has its own; a nil grant gets build's value, not kept.
 func TestGrantMemo(t *testing.T) {
 	g, other := NewGrant("k", []string{"*"}), NewGrant("o", []string{"*"})
 	var made atomic.Int32
-	mk := func(g *Grant) any { made.Add(1); return &struct{ name string }{g.Name()} }
+	build := func(g *Grant) any { made.Add(1); return &struct{ name string }{g.Name()} }
 	var wg sync.WaitGroup
 	got := make([]any, 8)
 	for i := range got {
 		wg.Add(1)
-		go func() { defer wg.Done(); got[i] = g.Memo(mk) }()
+		go func() { defer wg.Done(); got[i] = g.Memo(build) }()
 	}
 	wg.Wait()
 	for _, v := range got {
@@ -26,14 +26,14 @@ func TestGrantMemo(t *testing.T) {
 		}
 	}
 	before := made.Load()
-	if v := g.Memo(mk); v != got[0] || made.Load() != before {
+	if v := g.Memo(build); v != got[0] || made.Load() != before {
 		t.Errorf("a later Memo made a value again or gave another")
 	}
-	if v := other.Memo(mk); v == got[0] || v.(*struct{ name string }).name != "o" {
+	if v := other.Memo(build); v == got[0] || v.(*struct{ name string }).name != "o" {
 		t.Errorf("another grant's Memo = %v, want its own", v)
 	}
 	var none *Grant
-	if a, b := none.Memo(mk), none.Memo(mk); a == b {
+	if a, b := none.Memo(build), none.Memo(build); a == b {
 		t.Error("a nil grant's Memo kept its value")
 	}
 }

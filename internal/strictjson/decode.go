@@ -265,34 +265,15 @@ func (d *decoder) object() (any, error) {
 	}
 }
 
-// skipElements reads the elements of an array and its ']' (after its '['
-// was read: open), keeping nothing: array's work in skip mode, which
-// would otherwise box an empty slice for every array.
-func (d *decoder) skipElements() error {
-	if d.data[d.pos] == ']' {
-		d.pos++
-		d.depth--
-		return nil
-	}
-	for {
-		if _, err := d.value(); err != nil {
-			return err
-		}
-		if end, err := d.next(']', "after array element"); err != nil || end {
-			return err
-		}
-	}
-}
-
 // array decodes the array whose '[' is at d.pos.
 func (d *decoder) array() (any, error) {
 	if err := d.open(); err != nil {
 		return nil, err
 	}
-	if d.skip {
-		return nil, d.skipElements()
+	var a []any // nil in skip mode, as object's map: boxed, it allocates nothing
+	if !d.skip {
+		a = []any{}
 	}
-	a := []any{}
 	if d.data[d.pos] == ']' {
 		d.pos++
 		d.depth--
@@ -303,11 +284,13 @@ func (d *decoder) array() (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if d.dupLevel == d.depth+1 {
-			d.dup.segs = append(d.dup.segs, segment{index: len(a), isIndex: true})
-			d.dupLevel--
+		if !d.skip {
+			if d.dupLevel == d.depth+1 {
+				d.dup.segs = append(d.dup.segs, segment{index: len(a), isIndex: true})
+				d.dupLevel--
+			}
+			a = append(a, v)
 		}
-		a = append(a, v)
 		end, err := d.next(']', "after array element")
 		if err != nil || end {
 			return a, err
