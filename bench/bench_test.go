@@ -697,6 +697,7 @@ func printSummary(w io.Writer) {
 	printHostTargets(w, get)
 	printAuthTargets(w)
 	printCodeTargets(w)
+	printGatewayCPU(w, get)
 	if len(a) == 0 {
 		return
 	}
@@ -825,7 +826,6 @@ func printMCPTargets(w io.Writer, get getAgg) {
 	}
 	printGatewayBound(w, get("16B", 1, pathMCPServer), get("16B", 1, pathMCPGateway), get("16B", 1, pathMCPStdio),
 		get("16B", conc, pathMCPServer), get("16B", conc, pathMCPGateway), get("16B", conc, pathMCPStdio))
-	printGatewayCPU(w, get)
 }
 
 // printGatewayCPU prints, after the targets table, where a call's CPU

@@ -113,3 +113,51 @@ func TestSummaryPrintsTheCodeModeRow(t *testing.T) {
 		"run_code's start (a program of 1, p50): warm runner 5.00 ms, cold runner 170.00 ms.",
 		"| 50 dependent calls: bytes to the client, one run_code / 50 tools/call | 400 / 30000 = 0.013× | ≤ 0.1× | met |")
 }
+
+// TestSummaryKeepsTheTargetsTableWhole gives the summary both MCP gateway
+// paths at 1 and 64 clients and the scale row's cases: every target row
+// must be in the one targets table (no blank line or other table between
+// its header and its last row, which a renderer would cut), and the CPU
+// split by process must come after it, whole.
+func TestSummaryKeepsTheTargetsTableWhole(t *testing.T) {
+	savedRes, savedOrder, savedScale := results, order, scaleRuns
+	defer func() { results, order, scaleRuns = savedRes, savedOrder, savedScale }()
+	results, order = map[*testing.B]*result{}, nil
+	for _, c := range []int{1, 64} {
+		for _, p := range []string{pathMCPServer, pathMCPGateway} {
+			b := &testing.B{}
+			results[b] = &result{size: "16B", clients: c, path: p, callsPerS: 1000, p50: time.Millisecond, cpuFront: 100e3, cpuServer: 50e3, cpuClient: 40e3}
+			order = append(order, b)
+		}
+	}
+	scaleRuns = []*scaleResult{
+		{c: scaleCase{scaleDefault, 64}, callsPerS: 2000, calls: 10},
+		{c: scaleCase{"shared", scaleCompared}, callsPerS: 3000, calls: 10},
+	}
+	var buf bytes.Buffer
+	printSummary(&buf)
+	lines := strings.Split(buf.String(), "\n")
+	head := -1
+	for i, l := range lines {
+		if l == "| target | measured | goal | |" {
+			head = i
+		}
+	}
+	if head < 0 {
+		t.Fatalf("no targets table:\n%s", buf.String())
+	}
+	end := head
+	for end < len(lines) && strings.HasPrefix(lines[end], "|") {
+		end++
+	}
+	table := strings.Join(lines[head:end], "\n")
+	for _, want := range []string{"bare gateway: the host's own share", `/ "sessions": "shared" | 2000 / 3000`} {
+		if !strings.Contains(table, want) {
+			t.Errorf("the targets table (lines %d to %d) lacks a row with %q:\n%s", head, end, want, buf.String())
+		}
+	}
+	rest := strings.Join(lines[end:], "\n")
+	if !strings.Contains(rest, "| clients | answering HTTP: the host process / the bare gateway |") || !strings.Contains(rest, "| 64 | 100 µs / 100 µs | 50 µs / 50 µs | 40 µs / 40 µs | 190 µs / 190 µs |") {
+		t.Errorf("the CPU split by process is not whole after the targets table:\n%s", buf.String())
+	}
+}
