@@ -266,12 +266,32 @@ func printScale(w io.Writer, rows []scaleRow) {
 		fmt.Fprintf(w, "| %s | %d | %.0f | %s | %d / %d | %d | %s (%s) | %.0f / %.0f / %.0f µs |\n", r.c.sessions, r.c.clients, r.callsPerS, fmtDur(r.p50), r.failed, r.calls, r.servers,
 			mib(float64(r.treeRSSKiB)), mib(float64(r.treePSSKiB)), r.cpuHost/1e3, r.cpuServers/1e3, r.cpuClient/1e3)
 	}
+	printScaleCeiling(w, rows)
 	for _, r := range rows {
 		if r.failure != "" {
 			fmt.Fprintf(w, "\nFirst failed call, %s: %.300s\n", scaleName(r.c), r.failure)
 		}
 	}
 	fmt.Fprintln(w)
+}
+
+// printScaleCeiling prints, when both cases of the default-against-shared
+// target ran and measured their CPU, how far the host alone could move
+// that ratio: with the host process costing a call in the default mode
+// what it costs in the shared mode, and the servers and the load generator
+// what they cost in the default mode, the default mode's calls/s would be
+// at most the shared mode's CPU per call (all three) over that sum, on
+// 2 cores where calls/s follows the sum.
+func printScaleCeiling(w io.Writer, rows []scaleRow) {
+	def, shared := findScale(rows, scaleCase{scaleDefault, scaleCompared}), findScale(rows, scaleCase{"shared", scaleCompared})
+	if def == nil || shared == nil || def.cpuServers == 0 || shared.cpuHost == 0 {
+		return
+	}
+	sharedSum := shared.cpuHost + shared.cpuServers + shared.cpuClient
+	best := shared.cpuHost + def.cpuServers + def.cpuClient
+	fmt.Fprintf(w, "\nThe host's own share at %d client sessions: the default mode's servers and load generator cost %.0f + %.0f µs a call, against the shared mode's %.0f µs for all three; "+
+		"with the host process costing %.0f µs a call in the default mode as in the shared mode (not %.0f), the default mode's calls/s would be at most %.0f / %.0f = %.2f× the shared mode's.\n",
+		scaleCompared, def.cpuServers/1e3, def.cpuClient/1e3, sharedSum/1e3, shared.cpuHost/1e3, def.cpuHost/1e3, sharedSum/1e3, best/1e3, sharedSum/best)
 }
 
 // printScaleTargets prints the scale row's rows of the targets table; a
