@@ -128,14 +128,8 @@ func (ch *Channel) SetV3() { ch.v3 = true }
 // socket's write error.
 func (ch *Channel) invoke(ctx context.Context, inv Invocation) (*frameStream, error) {
 	name, args, stream := inv.Name, inv.Args, inv.Stream
-	n := 2
-	if stream {
-		n = StreamWindow + 2
-	}
-	if ch.v3 {
-		n += MessageWindow
-	}
-	fs := &frameStream{ch: ch, stream: stream, events: make(chan frameEvent, n)}
+	fs := &frameStream{ch: ch, stream: stream}
+	fs.events.init()
 	fs.credit.Store(StreamWindow)
 	ch.mu.Lock()
 	if ch.err != nil {
@@ -273,6 +267,49 @@ type frameEvent struct {
 	err  error
 }
 
+// eventQueue is one call's frameEvents from readLoop to its one consumer,
+// first in first out: push never blocks (what a call can have waiting is
+// bounded by its credit, MessageWindow and its ends, not by the queue),
+// pop waits for the next. The first two events (a unary call's result and
+// its end) take no allocation beyond the call's own; more grow a slice,
+// which a stream reuses once it has been emptied.
+type eventQueue struct {
+	mu     sync.Mutex
+	ready  sync.Cond    // signalled on each push; L is &mu
+	q      []frameEvent // waiting: q[head:]
+	head   int
+	inline [2]frameEvent
+}
+
+// init readies an eventQueue in place, before its first use.
+func (e *eventQueue) init() {
+	e.ready.L = &e.mu
+	e.q = e.inline[:0]
+}
+
+// push adds ev at the end of the queue.
+func (e *eventQueue) push(ev frameEvent) {
+	e.mu.Lock()
+	e.q = append(e.q, ev)
+	e.mu.Unlock()
+	e.ready.Signal()
+}
+
+// pop removes and returns the first event, waiting for one.
+func (e *eventQueue) pop() frameEvent {
+	e.mu.Lock()
+	for e.head == len(e.q) {
+		e.ready.Wait()
+	}
+	ev := e.q[e.head]
+	e.q[e.head] = frameEvent{} // the consumer's now: not kept alive here
+	if e.head++; e.head == len(e.q) {
+		e.q, e.head = e.q[:0], 0
+	}
+	e.mu.Unlock()
+	return ev
+}
+
 // frameStream is one call on a Channel. readLoop delivers; one consumer
 // calls Recv; Cancel may run concurrently with Recv.
 type frameStream struct {
@@ -280,9 +317,10 @@ type frameStream struct {
 	id     uint64
 	stream bool
 	prefix [128]byte // the call frame's prefix, built without allocating
-	// events holds at most StreamWindow items and one end (credit
-	// enforces it), so readLoop never blocks on a slow consumer.
-	events chan frameEvent
+	// events holds at most StreamWindow items (credit enforces it),
+	// MessageWindow messages (queued) and the call's ends, so that
+	// readLoop never blocks on a slow consumer.
+	events eventQueue
 	credit atomic.Int64 // items the plugin may still send
 	taken  int          // items consumed and not yet granted back (consumer only)
 	// queued counts the messages in events, at most MessageWindow.
@@ -297,7 +335,7 @@ func (fs *frameStream) deliver(data []byte, mcp bool) {
 	if fs.abandoned.Load() {
 		return
 	}
-	fs.events <- frameEvent{data: data, mcp: mcp}
+	fs.events.push(frameEvent{data: data, mcp: mcp})
 }
 
 // message hands one message to the consumer (readLoop only), unless
@@ -317,18 +355,18 @@ func (fs *frameStream) message(m *Message) {
 		}
 		return
 	}
-	fs.events <- frameEvent{msg: m}
+	fs.events.push(frameEvent{msg: m})
 }
 
-// end hands the call's end to the consumer unless it already has one.
+// end hands the call's end to the consumer; one that already took an
+// end has stopped reading, and the events after it are dropped with the
+// call. At most three ends come (a result's or error frame's, abandon's
+// and close's), each once.
 func (fs *frameStream) end(ev frameEvent) {
 	if fs.abandoned.Load() {
 		return
 	}
-	select {
-	case fs.events <- ev:
-	default: // a consumer that already ended has stopped reading
-	}
+	fs.events.push(ev)
 }
 
 // abandon ends the call for its consumer with err and asks the plugin to
@@ -344,7 +382,7 @@ func (fs *frameStream) abandon(err error) {
 
 // Next implements callStream.
 func (fs *frameStream) Next() (Event, error) {
-	ev := <-fs.events
+	ev := fs.events.pop()
 	if ev.err != nil {
 		return Event{}, ev.err
 	}

@@ -482,3 +482,58 @@ func (fs *frameStream) recv() ([]byte, error) {
 	ev, err := fs.Next()
 	return ev.Data, err
 }
+
+// TestEventQueue: a call's events come out in the order they went in,
+// across the inline start, a grown slice and its reuse once emptied; a
+// unary call's two (result, end) take no allocation; pop waits for a
+// push from another goroutine.
+func TestEventQueue(t *testing.T) {
+	var e eventQueue
+	e.init()
+	ev := func(i int) frameEvent { return frameEvent{data: []byte(strconv.Itoa(i))} }
+	next, want := 0, 0
+	push := func(n int) {
+		for range n {
+			e.push(ev(next))
+			next++
+		}
+	}
+	pop := func(n int) {
+		t.Helper()
+		for range n {
+			if got := string(e.pop().data); got != strconv.Itoa(want) {
+				t.Fatalf("popped %s, want %d", got, want)
+			}
+			want++
+		}
+	}
+	push(2)
+	pop(1)
+	push(3*StreamWindow + MessageWindow) // past the inline start
+	pop(3*StreamWindow + MessageWindow + 1)
+	grown := cap(e.q)
+	push(StreamWindow)
+	pop(StreamWindow)
+	if cap(e.q) != grown || e.head != 0 {
+		t.Fatalf("an emptied queue was not reused: cap %d (was %d), head %d", cap(e.q), grown, e.head)
+	}
+
+	var u eventQueue
+	if n := testing.AllocsPerRun(100, func() {
+		u.init()
+		u.push(frameEvent{data: nil})
+		u.push(frameEvent{err: io.EOF})
+		u.pop()
+		u.pop()
+	}); n != 0 {
+		t.Fatalf("a unary call's result and end took %v allocations, want 0", n)
+	}
+
+	const n = 1000
+	go func() {
+		for i := range n {
+			e.push(ev(next + i))
+		}
+	}()
+	pop(n)
+}
