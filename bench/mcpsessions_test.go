@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opentool-host/opentool-host/bench/harness"
+	"github.com/opentool-host/opentool-host/testkit/base"
 )
 
 // sessionClients is how many MCP client sessions
@@ -109,20 +110,20 @@ const sessionTreeWait = 10 * time.Second
 // running prog) once it runs one server process per client session,
 // sessions of them, and no other: the shared session's server, which no
 // caller used, parks once the first client's own session is up, and
-// sessionTree waits for its exit up to sessionTreeWait. Errors: fewer
-// processes, or more at the deadline; the tree cannot be read.
+// sessionTree waits for its exit (base.Poll) up to sessionTreeWait.
+// Errors: fewer processes, or more at the deadline; the tree cannot be
+// read.
 func sessionTree(root int, prog *harness.Program, sessions int) (harness.TreeMemory, error) {
-	deadline := time.Now().Add(sessionTreeWait)
-	for {
-		t, err := harness.TreePSS(root, prog)
-		if err != nil || t.Programs == sessions {
-			return t, err
-		}
-		if t.Programs < sessions || time.Now().After(deadline) {
-			return t, fmt.Errorf("%d mcp-notes processes after %d client sessions, want one per session", t.Programs, sessions)
-		}
-		time.Sleep(20 * time.Millisecond)
+	var t harness.TreeMemory
+	var err error
+	_, waited := base.Poll(sessionTreeWait, 20*time.Millisecond, func() bool {
+		t, err = harness.TreePSS(root, prog)
+		return err != nil || t.Programs <= sessions
+	})
+	if err == nil && (waited != nil || t.Programs != sessions) {
+		err = fmt.Errorf("%d mcp-notes processes after %d client sessions, want one per session", t.Programs, sessions)
 	}
+	return t, err
 }
 
 // p50ms is the median of d in milliseconds.

@@ -311,7 +311,7 @@ func (e *eventQueue) pop() frameEvent {
 }
 
 // frameStream is one call on a Channel. readLoop delivers; one consumer
-// calls Recv; Cancel may run concurrently with Recv.
+// calls Next; Cancel may run concurrently with Next.
 type frameStream struct {
 	ch     *Channel
 	id     uint64
