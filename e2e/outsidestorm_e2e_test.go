@@ -22,6 +22,9 @@ const (
 	stormRun      = 10 * time.Second
 	// stormRSSBound is how much the host's RSS may grow over the run.
 	stormRSSBound = 64 << 10 // KiB
+	// stormProbeTimeout bounds the ping that reads the server's counts,
+	// in the host (--call-timeout) and in the client.
+	stormProbeTimeout = 2 * time.Minute
 )
 
 // TestOutsideCallStormIsBounded: a declared MCP server (a real process,
@@ -39,7 +42,10 @@ func TestOutsideCallStormIsBounded(t *testing.T) {
 	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"outside": map[string]any{"command": bin, "args": []string{"outside"}}}})
 	writeTestFile(t, filepath.Join(dir, "outside.mcp.json"), string(b))
 	writeTestFile(t, filepath.Join(dir, "outside.policy.json"), `{"prefix":"outside_"}`)
-	hp := startHostProc(t, dir, "--api-key", "storm-key")
+	// The ping below may wait behind the flood for longer than the
+	// default call timeout (60 s) on a loaded machine: the host's limit
+	// is the probe client's (stormProbeTimeout), so that neither cuts it.
+	hp := startHostProc(t, dir, "--api-key", "storm-key", "--call-timeout", stormProbeTimeout.String())
 	pid := hp.cmd.Process.Pid
 
 	var clients []*mtClient
@@ -87,7 +93,7 @@ func TestOutsideCallStormIsBounded(t *testing.T) {
 	// answer comes after what the flood put before it in the server's
 	// stdout, which a loaded machine (make test's legs under -race) may
 	// take longer than mtHTTP's 30 s to read; how long is no claim here.
-	probe := &http.Client{Timeout: 2 * time.Minute}
+	probe := &http.Client{Timeout: stormProbeTimeout}
 	for i, c := range clients {
 		c.hc = probe
 		_, out, raw := c.post(t, "tools/call", "", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"outside_ping","arguments":{}}}`)
