@@ -12,16 +12,36 @@ import (
 
 // The scale row: many MCP clients of one declared server. One mcp-notes
 // declared in the plugins folder of a fresh "opentool-host run" process
-// per case, its repeat called by N MCP client sessions, each a Go SDK
-// client of the host's /mcp in the load generator.
+// per case, its repeat (or, in one case, its add_note) called by N MCP
+// client sessions, each a Go SDK client of the host's /mcp in the load
+// generator.
 
-// scaleCase is one case of the scale row: how the server is declared
-// and how many MCP client sessions call it.
+// scaleCase is one case of the scale row: how the server is declared,
+// how many MCP client sessions call it, and which of its tools.
 type scaleCase struct {
 	// sessions is the declaration's "sessions": scaleDefault (the field
 	// left out: per-client, maxSessions 16) or "shared".
 	sessions string
 	clients  int
+	// tool is the mcp-notes tool called: "" for harness.MCPServerTool
+	// (repeat, annotated readOnlyHint: a client without a session of
+	// its own is lent the shared session), scaleWrite for add_note (not
+	// annotated: each client its own session, as many as there are
+	// places).
+	tool string
+}
+
+// scaleWrite is the tool of the scale row's writing case: add_note,
+// which changes what the server keeps.
+const scaleWrite = "add_note"
+
+// label is c's "sessions" column: the mode, and the tool when it is not
+// repeat.
+func (c scaleCase) label() string {
+	if c.tool == "" {
+		return c.sessions
+	}
+	return c.sessions + ", " + c.tool
 }
 
 // scaleDefault names the default mode in the scale cases: a declaration
@@ -31,11 +51,13 @@ type scaleCase struct {
 const scaleDefault = "default"
 
 // scaleCases are the cases of the scale row, in the order they run and
-// print: the default mode at 1, 16, 64 and 256 client sessions, then the
-// same server declared shared at scaleCompared.
+// print: the default mode at 1, 16, 64 and 256 client sessions, the same
+// server declared shared at scaleCompared, and the default mode at
+// scaleCompared calling scaleWrite (a process per client up to
+// maxSessions).
 var scaleCases = []scaleCase{
-	{scaleDefault, 1}, {scaleDefault, 16}, {scaleDefault, scaleCompared}, {scaleDefault, 256},
-	{"shared", scaleCompared},
+	{scaleDefault, 1, ""}, {scaleDefault, 16, ""}, {scaleDefault, scaleCompared, ""}, {scaleDefault, 256, ""},
+	{"shared", scaleCompared, ""}, {scaleDefault, scaleCompared, scaleWrite},
 }
 
 // scaleCompared is the number of client sessions at which the default
@@ -143,8 +165,12 @@ func startScaleRun(b *testing.B, c scaleCase) *scaleRun {
 // generator gone) fails b.
 func (run *scaleRun) load(b *testing.B, n int, warm bool) harness.LoadResult {
 	r := run.r
+	tool, args := harness.MCPServerTool, `{"text":"`+mcpText+`"}`
+	if r.c.tool == scaleWrite {
+		tool, args = scaleWrite, `{"title":"`+mcpText+`"}`
+	}
 	res, err := env.lg.Run(harness.LoadRequest{URL: run.url, Clients: r.c.clients, N: n, Warm: warm, Contains: mcpText,
-		MCP: &harness.MCPLoad{SDK: true, Tool: harness.MCPServerName(1) + "_" + harness.MCPServerTool, Args: []byte(`{"text":"` + mcpText + `"}`)}})
+		MCP: &harness.MCPLoad{SDK: true, Tool: harness.MCPServerName(1) + "_" + tool, Args: []byte(args)}})
 	if err != nil {
 		b.Fatalf("%v\n%s", err, run.h.Output())
 	}
@@ -197,6 +223,9 @@ func (run *scaleRun) end(b *testing.B) {
 
 // scaleName is the sub-benchmark name of c.
 func scaleName(c scaleCase) string {
+	if c.tool != "" {
+		return fmt.Sprintf("sessions=%s/clients=%d/tool=%s", c.sessions, c.clients, c.tool)
+	}
 	return fmt.Sprintf("sessions=%s/clients=%d", c.sessions, c.clients)
 }
 
@@ -259,11 +288,11 @@ func printScale(w io.Writer, rows []scaleRow) {
 	if len(rows) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "Many clients, one server: one mcp-notes declared in a fresh opentool-host run process per run of each case, in the default mode (no \"sessions\": per-client, maxSessions 16, sharedIdle 30 s: a shared session no caller used parks once a client has its own) or \"sessions\": \"shared\", its repeat called by N MCP client sessions (Go SDK clients of /mcp, one session per client, in the load generator). calls/s counts successful calls (median of %d run(s)); failed calls: an error or isError, of every call of the case (warm-ups included); server processes: those running mcp-notes in the host's tree at the end of a run, clients connected (the most of any run); host tree RSS: the host, its keeper and the servers, summed (their PSS in brackets: shared pages counted once; medians); CPU per call: of the host process, of the rest of its tree (the servers; the keeper is idle) and of the load generator, per successful call (medians; on 2 cores the three share the CPU, so calls/s follows their sum).\n\n", rows[0].runs)
+	fmt.Fprintf(w, "Many clients, one server: one mcp-notes declared in a fresh opentool-host run process per run of each case, in the default mode (no \"sessions\": per-client, maxSessions 16, sharedIdle 30 s: a shared session no caller used parks once a client has its own) or \"sessions\": \"shared\", its repeat (annotated readOnlyHint: in the default mode a client without a session of its own is lent the shared session) called by N MCP client sessions (Go SDK clients of /mcp, one session per client, in the load generator), or its add_note (\"default, add_note\": a session of its own per client, as many as there are places, the rest served by the shared session). calls/s counts successful calls (median of %d run(s)); failed calls: an error or isError, of every call of the case (warm-ups included); server processes: those running mcp-notes in the host's tree at the end of a run, clients connected (the most of any run); host tree RSS: the host, its keeper and the servers, summed (their PSS in brackets: shared pages counted once; medians); CPU per call: of the host process, of the rest of its tree (the servers; the keeper is idle) and of the load generator, per successful call (medians; on 2 cores the three share the CPU, so calls/s follows their sum).\n\n", rows[0].runs)
 	fmt.Fprintln(w, "| sessions | clients | calls/s | p50 | failed calls / calls | server processes | host tree RSS (PSS) | CPU per call: host / servers / load generator |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
 	for _, r := range rows {
-		fmt.Fprintf(w, "| %s | %d | %.0f | %s | %d / %d | %d | %s (%s) | %.0f / %.0f / %.0f µs |\n", r.c.sessions, r.c.clients, r.callsPerS, fmtDur(r.p50), r.failed, r.calls, r.servers,
+		fmt.Fprintf(w, "| %s | %d | %.0f | %s | %d / %d | %d | %s (%s) | %.0f / %.0f / %.0f µs |\n", r.c.label(), r.c.clients, r.callsPerS, fmtDur(r.p50), r.failed, r.calls, r.servers,
 			mib(float64(r.treeRSSKiB)), mib(float64(r.treePSSKiB)), r.cpuHost/1e3, r.cpuServers/1e3, r.cpuClient/1e3)
 	}
 	printScaleCeiling(w, rows)
@@ -283,7 +312,7 @@ func printScale(w io.Writer, rows []scaleRow) {
 // at most the shared mode's CPU per call (all three) over that sum, on
 // 2 cores where calls/s follows the sum.
 func printScaleCeiling(w io.Writer, rows []scaleRow) {
-	def, shared := findScale(rows, scaleCase{scaleDefault, scaleCompared}), findScale(rows, scaleCase{"shared", scaleCompared})
+	def, shared := findScale(rows, scaleCase{scaleDefault, scaleCompared, ""}), findScale(rows, scaleCase{"shared", scaleCompared, ""})
 	if def == nil || shared == nil || def.cpuServers == 0 || shared.cpuHost == 0 {
 		return
 	}
@@ -297,18 +326,18 @@ func printScaleCeiling(w io.Writer, rows []scaleRow) {
 // printScaleTargets prints the scale row's rows of the targets table; a
 // row whose cases did not run is left out.
 func printScaleTargets(w io.Writer, rows []scaleRow) {
-	def, shared := findScale(rows, scaleCase{scaleDefault, scaleCompared}), findScale(rows, scaleCase{"shared", scaleCompared})
+	def, shared := findScale(rows, scaleCase{scaleDefault, scaleCompared, ""}), findScale(rows, scaleCase{"shared", scaleCompared, ""})
 	if def != nil && shared != nil {
 		r := def.callsPerS / shared.callsPerS
 		fmt.Fprintf(w, "| %d client sessions, one declared server: calls/s default mode (per-client) / \"sessions\": \"shared\" | %.0f / %.0f = %.2f× | ≥ %.1f× | %s |\n",
 			scaleCompared, def.callsPerS, shared.callsPerS, r, targetScaleShared, mark(r >= targetScaleShared))
 	}
 	for _, n := range []int{scaleCompared, 256} {
-		if d := findScale(rows, scaleCase{scaleDefault, n}); d != nil {
+		if d := findScale(rows, scaleCase{scaleDefault, n, ""}); d != nil {
 			fmt.Fprintf(w, "| %d client sessions, one declared server, default mode: failed calls | %d of %d | 0 | %s |\n", n, d.failed, d.calls, mark(d.failed == 0))
 		}
 	}
-	if d := findScale(rows, scaleCase{scaleDefault, 1}); d != nil {
+	if d := findScale(rows, scaleCase{scaleDefault, 1, ""}); d != nil {
 		fmt.Fprintf(w, "| 1 client session, one declared server, default mode: server processes | %d | %d | %s |\n", d.servers, targetScaleServers, mark(d.servers <= targetScaleServers))
 		fmt.Fprintf(w, "| 1 client session, one declared server, default mode: host tree RSS (host, keeper, servers; PSS in brackets) | %s (%s) | ≤ %s | %s |\n",
 			mib(float64(d.treeRSSKiB)), mib(float64(d.treePSSKiB)), mib(targetScaleRSS), mark(d.treeRSSKiB <= targetScaleRSS))

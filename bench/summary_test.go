@@ -18,13 +18,14 @@ func TestSummaryPrintsTheScaleRow(t *testing.T) {
 		return &scaleResult{c: c, callsPerS: callsPerS, p50: 700 * time.Microsecond, calls: 1000, failed: failed, servers: servers,
 			treeRSSKiB: rssMiB << 10, treePSSKiB: rssMiB << 9, cpuHost: 80e3, cpuServers: 40e3, cpuClient: 70e3}
 	}
-	def := func(n int) scaleCase { return scaleCase{scaleDefault, n} }
-	shared := scaleCase{"shared", scaleCompared}
+	def := func(n int) scaleCase { return scaleCase{scaleDefault, n, ""} }
+	shared := scaleCase{"shared", scaleCompared, ""}
 	saved := scaleRuns
 	defer func() { scaleRuns = saved }()
 	scaleRuns = []*scaleResult{
 		run(def(1), 1500, 0, 2, 60), run(def(16), 3000, 0, 17, 200), run(def(64), 2000, 7, 17, 210), run(def(256), 1900, 0, 17, 230), run(shared, 4000, 0, 1, 40),
 		run(def(1), 1300, 0, 1, 58), run(def(16), 3200, 0, 17, 200), run(def(64), 2200, 0, 17, 220), run(def(256), 2100, 0, 17, 240), run(shared, 4200, 0, 1, 42),
+		run(scaleCase{scaleDefault, scaleCompared, scaleWrite}, 1800, 0, 17, 250),
 	}
 	for _, r := range scaleRuns {
 		if r.c == def(64) {
@@ -41,6 +42,7 @@ func TestSummaryPrintsTheScaleRow(t *testing.T) {
 		"| default | 64 | 2200 | 700 µs | 7 / 2000 | 17 | 220.0 MiB (110.0 MiB) |",
 		"| default | 256 | 2100 | 700 µs | 0 / 2000 | 17 | 240.0 MiB (120.0 MiB) |",
 		"| shared | 64 | 4200 | 700 µs | 0 / 2000 | 1 | 42.0 MiB (21.0 MiB) |",
+		"| default, add_note | 64 | 1800 | 700 µs | 0 / 1000 | 17 | 250.0 MiB (125.0 MiB) |",
 		`| 64 client sessions, one declared server: calls/s default mode (per-client) / "sessions": "shared" | 2200 / 4200 = 0.52× | ≥ 0.8× | NOT met |`,
 		"| 64 client sessions, one declared server, default mode: failed calls | 7 of 2000 | 0 | NOT met |",
 		"| 256 client sessions, one declared server, default mode: failed calls | 0 of 2000 | 0 | met |",
@@ -138,8 +140,8 @@ func TestSummaryKeepsTheTargetsTableWhole(t *testing.T) {
 		}
 	}
 	scaleRuns = []*scaleResult{
-		{c: scaleCase{scaleDefault, 64}, callsPerS: 2000, calls: 10},
-		{c: scaleCase{"shared", scaleCompared}, callsPerS: 3000, calls: 10},
+		{c: scaleCase{scaleDefault, 64, ""}, callsPerS: 2000, calls: 10},
+		{c: scaleCase{"shared", scaleCompared, ""}, callsPerS: 3000, calls: 10},
 	}
 	var buf bytes.Buffer
 	printSummary(&buf)

@@ -86,7 +86,7 @@ func ServeWith(o Options) func(decl.Launch, *launcher.Starter, hclog.Logger) wir
 			t := cmdtool.New(l, s)
 			return direct{pluginsdk.Local(t), t}
 		}
-		a := mcpadapter.New(l, log, mcpadapter.Options{Starter: s, Shared: l.Server.Sessions == decl.SessionsShared, MaxSessions: l.Server.MaxSessions, MaxSessionsPerKey: l.Server.MaxSessionsPerKey, SharedIdle: l.Server.SharedIdle, ReclaimIdle: l.Server.ReclaimIdle, Sole: sole, Tokens: o.Tokens, Logins: o.Logins, Registry: o.Registry})
+		a := mcpadapter.New(l, log, mcpadapter.Options{Starter: s, Shared: l.Server.Sessions == decl.SessionsShared, MaxSessions: l.Server.MaxSessions, MaxSessionsPerKey: l.Server.MaxSessionsPerKey, NoLending: l.Server.LendReads != nil && !*l.Server.LendReads, SharedIdle: l.Server.SharedIdle, ReclaimIdle: l.Server.ReclaimIdle, Sole: sole, Tokens: o.Tokens, Logins: o.Logins, Registry: o.Registry})
 		return direct{pluginsdk.Local(a), a}
 	}
 }

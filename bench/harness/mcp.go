@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -205,8 +206,8 @@ func runMCPStdio(req *LoadRequest) LoadResult {
 }
 
 // callTool calls req.MCP.Tool with req.MCP.Args on cs and checks the
-// result: no isError, a first content block of text req.Contains (any
-// text when "").
+// result: no isError, a first content block of text that contains
+// req.Contains (any text when "").
 func callTool(ctx context.Context, cs *mcp.ClientSession, req *LoadRequest) error {
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: req.MCP.Tool, Arguments: req.MCP.Args})
 	if err != nil {
@@ -220,7 +221,7 @@ func callTool(ctx context.Context, cs *mcp.ClientSession, req *LoadRequest) erro
 		}
 		return errors.New("tools/call: an error result or no content")
 	}
-	if t, ok := res.Content[0].(*mcp.TextContent); !ok || req.Contains != "" && t.Text != req.Contains {
+	if t, ok := res.Content[0].(*mcp.TextContent); !ok || !strings.Contains(t.Text, req.Contains) {
 		return fmt.Errorf("tools/call: content %v, want the text %q", res.Content[0], req.Contains)
 	}
 	return nil

@@ -65,6 +65,14 @@ type Options struct {
 	// its own (clients.go).
 	Shared bool
 
+	// NoLending, when true ("lendReads": false in the declaration), gives
+	// every call of a client session an upstream session of its own,
+	// read-only ones too; false, the default: a client session without
+	// one is lent the shared session for a call of a tool the server
+	// annotates readOnlyHint while no other call changed it (borrow.go).
+	// Ignored with Shared.
+	NoLending bool
+
 	// MaxSessions bounds the client sessions with an upstream session of
 	// their own at once ("maxSessions"; for a command server, the server
 	// processes besides the shared one); a client session beyond takes an
@@ -194,6 +202,7 @@ type Adapter struct {
 	// themselves (ownexit.go: ClientRestarts).
 	ownRestarts atomic.Int64
 	toolLists   toolLists   // the tools new upstream sessions were listed, by client (clients.go)
+	lending     lending     // the shared session's lending of read-only calls (borrow.go)
 	coreTasks   atomic.Bool // initialize declared core tasks for tools/call (coretasks.go)
 	watches     taskWatches // the core tasks awaited, for the server's status notifications (coretasks.go)
 	users       *users      // each principal's own Adapter, for a per-user server (peruser.go); nil otherwise
@@ -229,6 +238,7 @@ func New(l decl.Launch, log hclog.Logger, opts Options) *Adapter {
 		relay:      newRelay(l.Name, log),
 		oauth:      newOAuthClient(l.Name, l.Server, opts.Registry),
 	}
+	a.relay.lendingEnds = a.endLending
 	if l.Server.PerUser() {
 		a.opts.Shared = true // the listing session serves no caller's session (peruser.go)
 		a.users = &users{m: map[string]*user{}}
@@ -434,18 +444,52 @@ func (a *Adapter) callTool(ctx context.Context, x *core.Exchange, name string, a
 	if modern == nil && a.refuseRetry(r, tool) {
 		return toolResult{}, pluginsdk.InvalidArguments("requestState was not issued by this host")
 	}
-	cs, rel := modern.session()
-	if modern == nil {
-		sess := a.callerSession(ctx, x, true)
-		defer a.holdOf(sess)()
-		var how served
-		if cs, rel, how, err = a.sessionOf(ctx, sess); err != nil {
+	if modern != nil {
+		cs, rel := modern.session()
+		return a.callOn(ctx, x, cs, rel, modern, tool, asTask, args)
+	}
+	sess := a.callerSession(ctx, x, true)
+	defer a.holdOf(sess)()
+	if lctx, loan, ok := a.lendFor(ctx, sess, tool, asTask); ok {
+		res, err := a.callLent(lctx, loan, x, tool, args)
+		if !loan.madeAgain() || ctx.Err() != nil {
+			return res, err
+		}
+		// The server asked or logged during it: made again on the
+		// client's own session (borrow.go).
+	}
+	cs, rel, how, err := a.sessionOf(ctx, sess)
+	if err != nil {
+		return toolResult{}, callError(ctx, a.launch.Name, tool, err)
+	}
+	if how == servedForPlace {
+		ctx = withServedShared(ctx)
+	}
+	if rel == a.relay {
+		if err := a.spoilShared(ctx, tool, asTask); err != nil {
 			return toolResult{}, callError(ctx, a.launch.Name, tool, err)
 		}
-		if how == servedForPlace {
-			ctx = withServedShared(ctx)
-		}
 	}
+	return a.callOn(ctx, x, cs, rel, nil, tool, asTask, args)
+}
+
+// callLent is the call of tool with args for the caller of x on the
+// shared session lent (borrow.go: lendFor), the loan ended when it
+// returns. Errors: as callOn's, or the shared session's wake.
+func (a *Adapter) callLent(ctx context.Context, loan *lent, x *core.Exchange, tool string, args []byte) (toolResult, error) {
+	defer loan.release()
+	cs, err := a.sharedSession(ctx)
+	if err != nil {
+		return toolResult{}, callError(ctx, a.launch.Name, tool, err)
+	}
+	return a.callOn(ctx, x, cs, a.relay, nil, tool, false, args)
+}
+
+// callOn sends tools/call of MCP tool tool with args for the caller of x
+// on session cs, whose messages relay rel takes; modern: the session of
+// SessionlessRevision it is (nil: none). Errors: as CallJSON's.
+func (a *Adapter) callOn(ctx context.Context, x *core.Exchange, cs *mcp.ClientSession, rel *relay, modern *upstream, tool string, asTask bool, args []byte) (toolResult, error) {
+	r := x.SessionlessRequest()
 	c, meta, err := rel.begin(ctx, x)
 	if err != nil {
 		return toolResult{}, callError(ctx, a.launch.Name, tool, err)
@@ -460,6 +504,10 @@ func (a *Adapter) callTool(ctx context.Context, x *core.Exchange, name string, a
 		return decodedResult(a.callTasked(withTaskSession(ctx, cs), c, tool, params))
 	}
 	res, err := a.sendCall(ctx, cs, params)
+	if loan := lentOf(ctx); loan != nil && err != nil && ctx.Err() == nil && mcptasks.IsMissingCapability(err) {
+		loan.redo() // a task is kept by the server: the client's own session's
+		return toolResult{}, err
+	}
 	if err != nil && ctx.Err() == nil && mcptasks.IsMissingCapability(err) {
 		// The server serves this call only as a task (tasks.go).
 		a.log.Debug("MCP tool answered -32021 for the Tasks extension; calling it as a task", "server", a.launch.Name, "tool", tool)

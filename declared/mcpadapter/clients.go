@@ -28,9 +28,13 @@ import (
 // browser it opened, a subscription, a log level, roots) is then that
 // client's alone, and no capability a client declares says whether the
 // server keeps anything (a client served by the shared session shares
-// all of it with every other of its callers). It is made at its first
-// call, or at its first tools/list when no client alike was listed
-// before (clientTools, toolLists); for a command server one more server
+// all of it with every other of its callers), but for a call of a tool
+// the server annotates readOnlyHint while the shared session is as a
+// new one would be, which the shared session is lent for (borrow.go).
+// It is made at its first such call, or at its first tools/list when no
+// client alike was listed before (clientTools, toolLists; of clients
+// alike that list at once, the first, the others waiting for its list:
+// toolLists.first); for a command server one more server
 // process, started through the same launcher.Starter; initialized with
 // the client's clientInfo and capabilities (extensions included) and its protocol
 // version when it is ProtocolVersion or older; its log level set to the
@@ -145,15 +149,16 @@ func (o *ownTools) changed() {
 type clients struct {
 	mu       sync.Mutex
 	by       map[*mcpsession.Session]*upstream
-	busy     map[*mcpsession.Session]int  // requests of each client in flight (holdOf)
-	shared   map[*mcpsession.Session]bool // clients once served by the shared session for want of a place, until they end: true since their last own session
-	warned   bool                         // the shared session's serving of a client for want of a place was logged
-	heldKeys map[string]bool              // keys whose holding of their share was logged (heldToShare)
-	reclaims *rate.Limiter                // places reclaimed (placeFor): MaxSessions at once, then reclaimRate a second; made on first use
-	exits    map[*mcpsession.Session]int  // each client's own sessions' consecutive quick ends (ownexit.go: ownExited), until the client ends
-	closed   bool                         // Run ended or Kill: no new ones
-	ended    chan struct{}                // closed with closed set (endedLocked)
-	keyed    map[*access.Grant]*keyed     // the client session each grant's callers without one are served as (keySession)
+	busy     map[*mcpsession.Session]int    // requests of each client in flight (holdOf)
+	shared   map[*mcpsession.Session]bool   // clients once served by the shared session for want of a place, until they end: true since their last own session
+	warned   bool                           // the shared session's serving of a client for want of a place was logged
+	heldKeys map[string]bool                // keys whose holding of their share was logged (heldToShare)
+	reclaims *rate.Limiter                  // places reclaimed (placeFor): MaxSessions at once, then reclaimRate a second; made on first use
+	exits    map[*mcpsession.Session]int    // each client's own sessions' consecutive quick ends (ownexit.go: ownExited), until the client ends
+	closed   bool                           // Run ended or Kill: no new ones
+	ended    chan struct{}                  // closed with closed set (endedLocked)
+	keyed    map[*access.Grant]*keyed       // the client session each grant's callers without one are served as (keySession)
+	idents   map[*mcpsession.Session]string // each client's identityOf, until it ends (identityFor)
 
 	sessionless sessionless // the session of SessionlessRevision (sessionless.go)
 }
@@ -528,21 +533,42 @@ func (a *Adapter) servedShared(sess *mcpsession.Session) {
 		a.clients.shared = map[*mcpsession.Session]bool{}
 	}
 	if _, known := a.clients.shared[sess]; !known {
-		go a.forgetShared(sess, a.endedLocked())
+		go a.forgetWhenEnded(sess, a.endedLocked(), func() { delete(a.clients.shared, sess) })
 	}
 	a.clients.shared[sess] = true
 }
 
-// forgetShared drops sess from the clients served by the shared
-// session once it ends or ended closes.
-func (a *Adapter) forgetShared(sess *mcpsession.Session, ended <-chan struct{}) {
+// identityFor is identityOf(sess.Init), made once per client session
+// and kept until it ends (a call of a client without a session of its
+// own asks it: borrow.go).
+func (a *Adapter) identityFor(sess *mcpsession.Session) string {
+	a.clients.mu.Lock()
+	defer a.clients.mu.Unlock()
+	if id, ok := a.clients.idents[sess]; ok {
+		return id
+	}
+	id := identityOf(sess.Init)
+	if sess.Done == nil || a.clients.closed {
+		return id
+	}
+	if a.clients.idents == nil {
+		a.clients.idents = map[*mcpsession.Session]string{}
+	}
+	a.clients.idents[sess] = id
+	go a.forgetWhenEnded(sess, a.endedLocked(), func() { delete(a.clients.idents, sess) })
+	return id
+}
+
+// forgetWhenEnded calls forget under clients.mu once sess ends or ended
+// closes (what the adapter kept of sess: servedShared, identityFor).
+func (a *Adapter) forgetWhenEnded(sess *mcpsession.Session, ended <-chan struct{}, forget func()) {
 	select {
 	case <-sess.Done:
 	case <-ended:
 	}
 	a.clients.mu.Lock()
 	defer a.clients.mu.Unlock()
-	delete(a.clients.shared, sess)
+	forget()
 }
 
 // isClosed reports whether c is closed.
@@ -843,9 +869,61 @@ const maxToolLists = 64
 // that sessions that only list hold no server process. Cleared when the
 // shared session's tools change.
 type toolLists struct {
-	mu  sync.Mutex
-	by  map[string][]json.RawMessage
-	one chan struct{} // held while a caller's identity is listed (turn); made on first use
+	mu   sync.Mutex
+	by   map[string][]json.RawMessage
+	same map[string]bool // by identity: its list is the shared session's (listsLikeShared)
+	one  chan struct{}   // held while a caller's identity is listed (turn); made on first use
+	// listing holds, by identity, a client session's first listing under
+	// way (first): closed when it ended.
+	listing map[string]chan struct{}
+}
+
+// first waits while another client session of identity id is listed
+// for the first time (so that clients alike that connect at once cost
+// one upstream session, not one each) and reports whether this one is
+// the first: then done must follow its listing. Errors: ctx's.
+func (l *toolLists) first(ctx context.Context, id string) (done func(), first bool, err error) {
+	l.mu.Lock()
+	if ch, ok := l.listing[id]; ok {
+		l.mu.Unlock()
+		select {
+		case <-ch:
+			return nil, false, nil
+		case <-ctx.Done():
+			return nil, false, ctx.Err()
+		}
+	}
+	if l.listing == nil {
+		l.listing = map[string]chan struct{}{}
+	}
+	ch := make(chan struct{})
+	l.listing[id] = ch
+	l.mu.Unlock()
+	return func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		delete(l.listing, id)
+		close(ch)
+	}, true, nil
+}
+
+// asShared returns whether identity id's list was found to be the
+// shared session's (markShared), and whether that is known.
+func (l *toolLists) asShared(id string) (same, known bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	same, known = l.same[id]
+	return same, known
+}
+
+// markShared keeps whether identity id's list is the shared session's.
+func (l *toolLists) markShared(id string, same bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.same == nil || len(l.same) >= maxToolLists {
+		l.same = map[string]bool{}
+	}
+	l.same[id] = same
 }
 
 // turn waits until no other identity is being listed (callerTools) and
@@ -887,7 +965,7 @@ func (l *toolLists) put(id string, tools []json.RawMessage) {
 func (l *toolLists) clear() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.by = nil
+	l.by, l.same = nil, nil
 }
 
 // identityOf is what a server knows of the client of init (a client
@@ -932,6 +1010,17 @@ func (a *Adapter) clientTools(ctx context.Context, x *core.Exchange) (any, error
 	if u == nil {
 		id = identityOf(sess.Init)
 		if tools, ok := a.toolLists.get(id); ok {
+			return map[string][]json.RawMessage{"tools": tools}, nil
+		}
+		done, first, err := a.toolLists.first(ctx, id)
+		if err != nil {
+			return nil, rpcErrorOf(a.launch.Name, mcpmethod.ToolsList, err)
+		}
+		if !first {
+			return a.clientTools(ctx, x) // listed meanwhile, or that listing failed: again
+		}
+		defer done()
+		if tools, ok := a.toolLists.get(id); ok { // listed just before
 			return map[string][]json.RawMessage{"tools": tools}, nil
 		}
 	} else {

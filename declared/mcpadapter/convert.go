@@ -35,6 +35,13 @@ type converted struct {
 	// tasked holds the MCP names of the served tools that are called as
 	// tasks (execution.taskSupport "required", tasks.go).
 	tasked map[string]bool
+	// readOnly holds the MCP names of the served tools the server
+	// annotates readOnlyHint and does not call as tasks: those the shared
+	// session may be lent for (borrow.go).
+	readOnly map[string]bool
+	// defs is each tool's definition as the server wrote it, by MCP name
+	// (serverInfo.defs).
+	defs map[string]json.RawMessage
 	// dropped lists the tools that are not served and why, in MCP name
 	// order.
 	dropped []fault
@@ -83,7 +90,7 @@ type serverInfo struct {
 // (taskRefusal). Each function carries its tool's definition as the
 // server wrote it (MCPTool, from info.defs), which /mcp serves.
 func convert(info serverInfo, tools []*mcp.Tool) converted {
-	c := converted{doc: newDocument(info), names: map[string]string{}, tasked: map[string]bool{}}
+	c := converted{doc: newDocument(info), names: map[string]string{}, tasked: map[string]bool{}, readOnly: map[string]bool{}, defs: info.defs}
 	sorted := slices.Clone(tools)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
 	var ok []*mcp.Tool
@@ -105,6 +112,8 @@ func convert(info serverInfo, tools []*mcp.Tool) converted {
 		ok, fns = append(ok, t), append(fns, f)
 		if info.taskSupport[t.Name] == mcptasks.TaskSupportRequired {
 			c.tasked[t.Name] = true
+		} else if t.Annotations != nil && t.Annotations.ReadOnlyHint {
+			c.readOnly[t.Name] = true
 		}
 	}
 	served := assignNames(ok)

@@ -99,6 +99,11 @@ type relay struct {
 	// outside calls, and no roots fence. nil otherwise.
 	sole *mcpsession.Sole
 
+	// lendingEnds, for the shared session of a per-client server, ends
+	// its lending of read-only calls (Adapter.endLending, borrow.go),
+	// saying why; nil otherwise.
+	lendingEnds func(why string)
+
 	// rootsChanged sends the server notifications/roots/list_changed
 	// and ping a ping (both set once connected, session.go).
 	rootsChanged func()
@@ -157,6 +162,10 @@ type relayCall struct {
 	// want of a place of its own (placeFor): the server's requests during
 	// it are refused, never relayed to another caller.
 	shared bool
+	// lent: a client session's call lent the shared session (borrow.go):
+	// the server's requests and log messages during it are not relayed,
+	// and the call is made again on the client's own session.
+	lent *lent
 }
 
 // rootsResyncWait is the longest the roots fence waits for the server to
@@ -204,7 +213,7 @@ func (r *relay) begin(ctx context.Context, x *core.Exchange) (*relayCall, mcp.Me
 	for _, k := range callerSessionMeta {
 		delete(meta, k)
 	}
-	c := &relayCall{ctx: ctx, x: x, shared: servedShared(ctx)}
+	c := &relayCall{ctx: ctx, x: x, shared: servedShared(ctx), lent: lentOf(ctx)}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for r.fence != nil {
@@ -343,6 +352,32 @@ func (r *relay) tap(msg jsonrpc.Message) bool {
 	return false
 }
 
+// talked is told that the server sent what (a request, a log message) on
+// the session: every call in flight that was lent the shared session
+// (borrow.go) is to be made again on its client's own session, and
+// lending ends. It reports whether any was.
+func (r *relay) talked(what string) bool {
+	if r.lendingEnds == nil {
+		return false
+	}
+	var lent []*relayCall
+	r.mu.Lock()
+	for c := range r.calls {
+		if c.lent != nil {
+			lent = append(lent, c)
+		}
+	}
+	r.mu.Unlock()
+	redone := false
+	for _, c := range lent {
+		redone = c.lent.redo() || redone
+	}
+	if redone {
+		r.lendingEnds("the server sent " + what + " during a call lent the shared session")
+	}
+	return redone
+}
+
 // progress forwards the server's notifications/progress to its call.
 func (r *relay) progress(p *mcp.ProgressNotificationParams) {
 	own, _ := p.ProgressToken.(string)
@@ -352,6 +387,9 @@ func (r *relay) progress(p *mcp.ProgressNotificationParams) {
 	if c == nil {
 		r.log.Debug("MCP server progress for no call in flight dropped", "server", r.server, "token", p.ProgressToken)
 		return
+	}
+	if c.lent != nil && c.lent.madeAgain() {
+		return // the call made again on its client's own session reports its own
 	}
 	q := *p
 	q.ProgressToken = c.token
@@ -363,6 +401,13 @@ func (r *relay) progress(p *mcp.ProgressNotificationParams) {
 // log messages (Adapter.LogMessages) and logs it, both at most logRate a
 // second.
 func (r *relay) message(p *mcp.LoggingMessageParams) {
+	if r.talked("a log message") {
+		// Whose it is MCP does not say; a lent call's is its client's
+		// alone, and that call is made again on the client's own session.
+		data, _ := json.Marshal(p.Data)
+		r.log.Debug("MCP server log message during a call lent the shared session dropped", "server", r.server, "level", p.Level, "logger", p.Logger, "data", string(data))
+		return
+	}
 	if c, _ := r.only(); c != nil {
 		c.notify(mcpmethod.LoggingMessage, p)
 		return
@@ -392,6 +437,12 @@ func (r *relay) message(p *mcp.LoggingMessageParams) {
 // caller's roots (see the roots fence above). Errors: the caller's
 // *wire.RPCError; -32603 when no single call is in flight.
 func (r *relay) request(method string, params any) (json.RawMessage, error) {
+	if method == mcpmethod.RootsList && r.lendingEnds != nil {
+		r.lendingEnds("the server asked the shared session for roots")
+	}
+	if r.talked("a request (" + method + ")") {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "cannot be relayed to an MCP client: a call in flight was lent this server's shared session, and is made again on its client's own session"}
+	}
 	c, why := r.only()
 	if to := r.outsideClient(); to != nil && c == nil {
 		return r.askOutside(to, method, params)

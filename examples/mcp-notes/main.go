@@ -301,10 +301,10 @@ func main() {
 	}
 	mcp.AddTool(s, &mcp.Tool{Name: "add_note", Description: "Stores a note and returns it with its id."}, n.add)
 	mcp.AddTool(s, &mcp.Tool{Name: "list_notes", Description: "Lists the notes.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, n.list)
-	mcp.AddTool(s, &mcp.Tool{Name: "get_note", Description: "Returns one note by id."}, n.get)
+	mcp.AddTool(s, &mcp.Tool{Name: "get_note", Description: "Returns one note by id.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, n.get)
 	mcp.AddTool(s, &mcp.Tool{Name: "slow", Description: "Sleeps ms milliseconds, honouring cancellation."}, n.slow)
 	mcp.AddTool(s, &mcp.Tool{Name: "stats", Description: "Sleeps in flight and cancelled."}, n.stats)
-	mcp.AddTool(s, &mcp.Tool{Name: "repeat", Description: "Returns its text as a text block."}, repeat)
+	mcp.AddTool(s, &mcp.Tool{Name: "repeat", Description: "Returns its text as a text block.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, repeat)
 	if f.envTool {
 		mcp.AddTool(s, &mcp.Tool{Name: "getenv", Description: "Returns an environment variable and the working directory."}, getenv)
 	}

@@ -125,12 +125,17 @@ type touchIn struct {
 	URI string `json:"uri" jsonschema:"the resource that changed"`
 }
 
+// readOnly annotates the tools that change nothing the server keeps
+// (MCP "ToolAnnotations": readOnlyHint): a host may serve them to a
+// client from a session another client uses.
+var readOnly = &mcp.ToolAnnotations{ReadOnlyHint: true}
+
 // add adds the tools, resources and prompt.
 func (r *rich) add(s *mcp.Server) {
 	r.srv = s
-	mcp.AddTool(s, &mcp.Tool{Name: "snapshot", Description: "Returns one content block of every kind."}, r.snapshot)
-	mcp.AddTool(s, &mcp.Tool{Name: "steps", Description: "Reports progress and logs while it works."}, r.steps)
-	mcp.AddTool(s, &mcp.Tool{Name: "ask", Description: "Asks the client: elicitation, sampling, roots."}, r.ask)
+	mcp.AddTool(s, &mcp.Tool{Name: "snapshot", Description: "Returns one content block of every kind.", Annotations: readOnly}, r.snapshot)
+	mcp.AddTool(s, &mcp.Tool{Name: "steps", Description: "Reports progress and logs while it works.", Annotations: readOnly}, r.steps)
+	mcp.AddTool(s, &mcp.Tool{Name: "ask", Description: "Asks the client: elicitation, sampling, roots.", Annotations: readOnly}, r.ask)
 	mcp.AddTool(s, &mcp.Tool{Name: "touch", Description: "Says a resource changed."}, r.touch)
 	mcp.AddTool(s, &mcp.Tool{Name: "log_later", Description: "Logs n messages at level info after the call, delay_ms apart, then \"later done\" at level error."}, r.logLater)
 	mcp.AddTool(s, &mcp.Tool{Name: "roots", Description: "Returns the client's roots, kept from the last roots/list."}, r.keptRoots)

@@ -39,11 +39,12 @@ import (
 //     and "oauth"): whose login the host's calls carry
 //     (MCPServer.Credentials);
 //   - "sessions" ("per-client", the default, or "shared"),
-//     "maxSessions" and "maxSessionsPerKey" (1 to 256), "sharedIdle" (a
-//     duration, or "never"), "reclaimIdle" (a duration): how MCP client sessions reach the server
+//     "maxSessions" and "maxSessionsPerKey" (1 to 256), "lendReads" (a
+//     boolean), "sharedIdle" (a duration, or "never"), "reclaimIdle" (a
+//     duration): how MCP client sessions reach the server
 //     (MCPServer.Sessions, MCPServer.MaxSessions,
-//     MCPServer.MaxSessionsPerKey, MCPServer.SharedIdle,
-//     MCPServer.ReclaimIdle);
+//     MCPServer.MaxSessionsPerKey, MCPServer.LendReads,
+//     MCPServer.SharedIdle, MCPServer.ReclaimIdle);
 //   - every other member (top-level ones such as VS Code's "inputs" or
 //     Claude Desktop's "globalShortcut", and clients' own settings of an
 //     entry such as "autoApprove", "alwaysAllow", "timeout",
@@ -392,6 +393,12 @@ func parseEntry(p, key string, v any, ignored *[]string) DesktopEntry {
 			s.MaxSessions, err = sessionCount(m[k])
 		case "maxSessionsPerKey":
 			s.MaxSessionsPerKey, err = sessionCount(m[k])
+		case "lendReads":
+			if b, isBool := m[k].(bool); isBool {
+				s.LendReads = &b
+			} else {
+				err = errors.New("must be true or false")
+			}
 		case "sharedIdle":
 			s.SharedIdle, err = sharedIdle(m[k])
 		case "reclaimIdle":

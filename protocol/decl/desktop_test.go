@@ -31,6 +31,7 @@ func summarize(es []DesktopEntry) []entrySummary {
 }
 
 func TestParseDesktopClients(t *testing.T) {
+	yes, no := true, false
 	for _, tc := range []struct {
 		name    string
 		in      string
@@ -87,10 +88,10 @@ func TestParseDesktopClients(t *testing.T) {
 		},
 		{
 			name: "the host's sessions members: reclaimIdle as a duration, 0s as -1",
-			in:   `{"mcpServers":{"a":{"command":"x","maxSessions":4,"sharedIdle":"never","reclaimIdle":"2s"},"b":{"command":"y","reclaimIdle":"0s"}}}`,
+			in:   `{"mcpServers":{"a":{"command":"x","maxSessions":4,"sharedIdle":"never","reclaimIdle":"2s","lendReads":false},"b":{"command":"y","reclaimIdle":"0s","lendReads":true}}}`,
 			want: []entrySummary{
-				{Name: "a", Server: MCPServer{Command: "x", MaxSessions: 4, SharedIdle: -1, ReclaimIdle: 2 * time.Second}},
-				{Name: "b", Server: MCPServer{Command: "y", ReclaimIdle: -1}},
+				{Name: "a", Server: MCPServer{Command: "x", MaxSessions: 4, SharedIdle: -1, ReclaimIdle: 2 * time.Second, LendReads: &no}},
+				{Name: "b", Server: MCPServer{Command: "y", ReclaimIdle: -1, LendReads: &yes}},
 			},
 		},
 		{
@@ -229,6 +230,7 @@ func TestParseDesktopEntryFaults(t *testing.T) {
 		{`{"command":"x","credentials":"per-user"}`, `$.mcpServers.bad.credentials: "per-user" needs "url" and "oauth": each caller logs in for itself`},
 		{`{"url":"http://h/","credentials":"per-user","oauth":{"clientId":"c","clientSecret":"s","grant":"client_credentials"}}`, `$.mcpServers.bad.credentials: "per-user" needs a person's login ("grant": "authorization_code"), not "client_credentials", a machine account shared by every caller`},
 		{`{"command":"x","sessions":"per-call"}`, `$.mcpServers.bad.sessions: must be "per-client" or "shared"`},
+		{`{"command":"x","lendReads":"no"}`, "$.mcpServers.bad.lendReads: must be true or false"},
 		{`{"command":"x","maxSessions":0}`, "$.mcpServers.bad.maxSessions: must be an integer from 1 to 256"},
 		{`{"command":"x","maxSessions":1.5}`, "$.mcpServers.bad.maxSessions: must be an integer from 1 to 256"},
 		{`{"command":"x","maxSessions":1000}`, "$.mcpServers.bad.maxSessions: must be an integer from 1 to 256"},

@@ -90,6 +90,13 @@ type MCPServer struct {
 	// MaxSessions (at least 1) when more than one key is in force, else
 	// every place (mcpadapter.Options.MaxSessionsPerKey).
 	MaxSessionsPerKey int `json:"maxSessionsPerKey,omitempty"`
+	// LendReads, false ("lendReads": false), gives each client session of
+	// a per-client server an upstream session of its own for every call;
+	// nil or true, the default: a client session without one is lent the
+	// shared session for a call of a tool the server annotates
+	// readOnlyHint while no other call changed it
+	// (mcpadapter.Options.NoLending).
+	LendReads *bool `json:"lendReads,omitempty"`
 	// SharedIdle is how long the shared session of a per-client command
 	// server may go unused, while client sessions of their own are open,
 	// before its process stops until its next use ("sharedIdle": a Go

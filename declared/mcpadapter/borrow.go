@@ -1,0 +1,268 @@
+package mcpadapter
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"sync"
+
+	"github.com/opentool-host/opentool-host/internal/mcpsession"
+)
+
+// Reads lent by the shared session. A per-client server gives each
+// client session an upstream session of its own (clients.go) so that
+// what the server keeps per session is that client's alone. A client
+// that has not changed anything yet has nothing of its own there: a new
+// session would be what the shared session is as long as no call that
+// may change what the server keeps went to it (it is pristine). So a
+// client session without an upstream session of its own is lent the
+// shared session for a call (lendFor) when:
+//
+//   - the tool is one the server annotates readOnlyHint (MCP
+//     "ToolAnnotations": it does not modify its environment) and not
+//     called as a task (a task is state the server keeps: tasks/list);
+//   - the server lists the client's identity (clientInfo, capabilities,
+//     protocol version: identityOf) the tools it lists the shared
+//     session, each written the same, and the client speaks
+//     ProtocolVersion (no other view of the tool);
+//   - the shared session is pristine: no tools/call of a tool that is
+//     not lent went to it (spoilShared, before that call is sent, once
+//     every lent call in flight ended, so that no lent call sees what
+//     that one changes);
+//   - the server never asked the shared session for roots (roots/list:
+//     a server that reads roots may see a client otherwise than the
+//     shared session), nor asked anything (sampling, elicitation, roots)
+//     or sent a log message during a lent call.
+//
+// A lent call during which the server asks or logs is answered from the
+// client's own session instead: the server's requests during it are
+// refused (-32603), its log messages and progress dropped (logged by the
+// host at debug level, never handed to a client), the result of the lent
+// call discarded once it came, and the call made again on an upstream
+// session of the client's own (placed as any: placeFor), where the
+// server's requests go to that client (a tool that changes nothing runs
+// twice, one after the other).
+// Lending then ends for the server until its plugin restarts, as it does
+// once the shared session is spoiled: from then on every client's calls
+// go to its own session, as without lending. The readOnlyHint is the
+// server's word about its own state: a server that annotates a tool that
+// changes what it keeps readOnlyHint shares it between the clients
+// lent its shared session, as it could between its own processes; the
+// declaration's "lendReads": false turns lending off (Options.NoLending).
+
+// lending is the shared session's lending of reads (see above).
+type lending struct {
+	mu       sync.Mutex
+	off      bool          // lending ended: spoiled, or the server asked or logged during a lent call
+	why      string        // why it ended, logged once
+	inFlight int           // lent calls in flight
+	drained  chan struct{} // closed when inFlight falls to 0 after off; nil: nobody waits
+}
+
+// lent is one call lent the shared session; its again is set when the
+// call must be made again on the client's own session.
+type lent struct {
+	l     *lending
+	mu    sync.Mutex
+	again bool
+	done  bool
+}
+
+// lentKey is the context key of a call's *lent.
+type lentKey struct{}
+
+// lentOf is ctx's *lent, nil for a call not lent.
+func lentOf(ctx context.Context) *lent {
+	c, _ := ctx.Value(lentKey{}).(*lent)
+	return c
+}
+
+// lend lends the shared session for one call, unless lending is off.
+func (l *lending) lend() (*lent, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.off {
+		return nil, false
+	}
+	l.inFlight++
+	return &lent{l: l}, true
+}
+
+// release ends c's loan; the call made again (again) is not lent.
+func (c *lent) release() {
+	c.mu.Lock()
+	if c.done {
+		c.mu.Unlock()
+		return
+	}
+	c.done = true
+	c.mu.Unlock()
+	l := c.l
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.inFlight--; l.inFlight == 0 && l.drained != nil {
+		close(l.drained)
+		l.drained = nil
+	}
+}
+
+// redo marks c to be made again on the client's own session once it
+// ended; it reports whether c was still in flight. (The lent call runs
+// on: cancelled, what the server still sent for it would come when no
+// call is in flight, which the relay takes for the shared session's own
+// and hands to every client that asked for its log messages.)
+func (c *lent) redo() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done {
+		return false
+	}
+	c.again = true
+	return true
+}
+
+// madeAgain reports whether c is to be made again (redo).
+func (c *lent) madeAgain() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.again
+}
+
+// end turns lending off for why and reports whether this call did.
+func (l *lending) end(why string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.off {
+		return false
+	}
+	l.off, l.why = true, why
+	return true
+}
+
+// spoil turns lending off for why (a call that may change what the
+// server keeps is about to go to the shared session) and waits until no
+// lent call is in flight, so that none of them sees that change; first
+// reports whether this call turned it off. Errors: ctx's.
+func (l *lending) spoil(ctx context.Context, why string) (first bool, err error) {
+	l.mu.Lock()
+	if !l.off {
+		l.off, l.why, first = true, why, true
+	}
+	if l.inFlight == 0 {
+		l.mu.Unlock()
+		return first, nil
+	}
+	if l.drained == nil {
+		l.drained = make(chan struct{})
+	}
+	drained := l.drained
+	l.mu.Unlock()
+	select {
+	case <-drained:
+		return first, nil
+	case <-ctx.Done():
+		return first, ctx.Err()
+	}
+}
+
+// isOff reports whether lending ended.
+func (l *lending) isOff() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.off
+}
+
+// lendFor lends the shared session to client session sess for a call
+// of MCP tool tool (see above) and returns ctx marked with the loan
+// (relayCall.lent); ok false: the call goes where sessionOf sends it.
+func (a *Adapter) lendFor(ctx context.Context, sess *mcpsession.Session, tool string, asTask bool) (_ context.Context, _ *lent, ok bool) {
+	if sess == nil || a.opts.Shared || a.opts.NoLending || asTask || a.lending.isOff() {
+		return ctx, nil, false
+	}
+	a.mu.RLock()
+	readOnly := a.conv.readOnly[tool]
+	a.mu.RUnlock()
+	if !readOnly || clientVersion(sess.Init.ProtocolVersion) != ProtocolVersion || !a.listsLikeShared(sess) {
+		return ctx, nil, false
+	}
+	a.clients.mu.Lock()
+	own := a.clients.by[sess] != nil
+	a.clients.mu.Unlock()
+	if own {
+		return ctx, nil, false
+	}
+	c, ok := a.lending.lend()
+	if !ok {
+		return ctx, nil, false
+	}
+	return context.WithValue(ctx, lentKey{}, c), c, true
+}
+
+// listsLikeShared reports whether the server lists a new session of
+// sess's client (toolLists, by identityOf; unknown: false) the tools it
+// lists the shared session, each written the same.
+func (a *Adapter) listsLikeShared(sess *mcpsession.Session) bool {
+	id := a.identityFor(sess)
+	if same, known := a.toolLists.asShared(id); known {
+		return same
+	}
+	tools, ok := a.toolLists.get(id)
+	if !ok {
+		return false
+	}
+	a.mu.RLock()
+	defs := a.conv.defs
+	a.mu.RUnlock()
+	same := len(tools) == len(defs)
+	for _, def := range tools {
+		if !same {
+			break
+		}
+		var t struct {
+			Name string `json:"name"`
+		}
+		same = json.Unmarshal(def, &t) == nil && bytes.Equal(defs[t.Name], def)
+	}
+	a.toolLists.markShared(id, same)
+	return same
+}
+
+// spoilShared is called before a tools/call of MCP tool tool goes to the
+// shared session other than lent: unless the tool is one lent (read
+// only, not a task), lending ends (spoil), logged once. Errors: ctx's,
+// while lent calls in flight end.
+func (a *Adapter) spoilShared(ctx context.Context, tool string, asTask bool) error {
+	if a.opts.Shared || a.opts.NoLending {
+		return nil
+	}
+	a.mu.RLock()
+	readOnly := a.conv.readOnly[tool]
+	a.mu.RUnlock()
+	if readOnly && !asTask {
+		return nil
+	}
+	first, err := a.lending.spoil(ctx, "tool "+tool+", which is not annotated readOnlyHint, was called on the shared session")
+	if first {
+		a.logLendingEnded()
+	}
+	return err
+}
+
+// endLending ends lending for why (the server asked or logged during a
+// lent call, or asked the shared session for roots), logged once.
+func (a *Adapter) endLending(why string) {
+	if a.opts.Shared || a.opts.NoLending {
+		return
+	}
+	if a.lending.end(why) {
+		a.logLendingEnded()
+	}
+}
+
+// logLendingEnded logs that lending ended, and why.
+func (a *Adapter) logLendingEnded() {
+	a.lending.mu.Lock()
+	why := a.lending.why
+	a.lending.mu.Unlock()
+	a.log.Info("MCP server: read-only calls of client sessions without a session of their own now go to sessions of their own", "server", a.launch.Name, "why", why)
+}
