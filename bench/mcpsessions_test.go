@@ -24,8 +24,10 @@ const laterCalls = 5
 // BenchmarkMCPServerSessions measures the cost of per-client upstream
 // sessions in a real "opentool-host run" process with one
 // mcp-notes server declared per-client: sessionClients MCP client
-// sessions (Go SDK, /mcp, 2025-11-25) each call notes1_repeat once (their
-// first call starts their own server process) and laterCalls times more;
+// sessions (Go SDK, /mcp, 2025-11-25) each call notes1_add_note (scaleWrite:
+// not annotated readOnlyHint, so never lent the shared session) once
+// (their first call starts their own server process) and laterCalls
+// times more;
 // after each session's calls the host runs one server process per session
 // and no other (sessionTree).
 // It reports the PSS in MiB of the host's tree that each client session
@@ -75,7 +77,7 @@ func measureSessions(b *testing.B) sessionsRound {
 		defer cs.Close()
 		for j := 0; j <= laterCalls; j++ {
 			start := time.Now()
-			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: harness.MCPServerName(1) + "_" + harness.MCPServerTool, Arguments: map[string]any{"text": "session"}})
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: harness.MCPServerName(1) + "_" + scaleWrite, Arguments: map[string]any{"title": "session"}})
 			took := time.Since(start)
 			if err != nil || res.IsError {
 				b.Fatalf("session %d call %d: %v %+v\n%s", i, j, err, res, p.Output())
