@@ -167,7 +167,6 @@ func TestMCPLentCallAskedIsMadeAgain(t *testing.T) {
 	dir := t.TempDir()
 	msDeclare(t, dir, "notes", "--rich")
 	hp := startHostProc(t, dir)
-	lendClients(t, hp.url, 1) // the first of its identity: a session of its own, made to list
 	opts := &mcp.ClientOptions{
 		Capabilities: &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{}, Sampling: &mcp.SamplingCapabilities{},
 			Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}},
@@ -187,8 +186,8 @@ func TestMCPLentCallAskedIsMadeAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	// b's identity differs (its capabilities): list it once, by a client
-	// alike, so that b itself has no session of its own before its call.
+	// A client alike lists first (a session of its own, made to list b's
+	// identity), so that b has none of its own before its call.
 	lister, err := mcp.NewClient(&mcp.Implementation{Name: "lending", Version: "1"}, opts).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: hp.url + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)

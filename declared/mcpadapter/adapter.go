@@ -238,7 +238,6 @@ func New(l decl.Launch, log hclog.Logger, opts Options) *Adapter {
 		relay:      newRelay(l.Name, log),
 		oauth:      newOAuthClient(l.Name, l.Server, opts.Registry),
 	}
-	a.relay.lendingEnds = a.endLending
 	if l.Server.PerUser() {
 		a.opts.Shared = true // the listing session serves no caller's session (peruser.go)
 		a.users = &users{m: map[string]*user{}}
@@ -251,6 +250,9 @@ func New(l decl.Launch, log hclog.Logger, opts Options) *Adapter {
 	a.park.woke = make(chan struct{}, 1)
 	a.park.now = make(chan struct{}, 1)
 	a.relay.sole = opts.Sole
+	if a.lends() {
+		a.relay.lendingEnds = a.endLending
+	}
 	a.abandonCtx, a.abandon = context.WithCancelCause(context.Background())
 	a.setPhase("start")
 	return a
@@ -450,9 +452,9 @@ func (a *Adapter) callTool(ctx context.Context, x *core.Exchange, name string, a
 	}
 	sess := a.callerSession(ctx, x, true)
 	defer a.holdOf(sess)()
-	if lctx, loan, ok := a.lendFor(ctx, sess, tool, asTask); ok {
+	if lctx, loan, ok := a.lendFor(ctx, sess, tool); ok {
 		res, err := a.callLent(lctx, loan, x, tool, args)
-		if !loan.madeAgain() || ctx.Err() != nil {
+		if !loan.again.Load() || ctx.Err() != nil {
 			return res, err
 		}
 		// The server asked or logged during it: made again on the
@@ -466,7 +468,7 @@ func (a *Adapter) callTool(ctx context.Context, x *core.Exchange, name string, a
 		ctx = withServedShared(ctx)
 	}
 	if rel == a.relay {
-		if err := a.spoilShared(ctx, tool, asTask); err != nil {
+		if err := a.spoilShared(ctx, tool); err != nil {
 			return toolResult{}, callError(ctx, a.launch.Name, tool, err)
 		}
 	}
@@ -505,7 +507,7 @@ func (a *Adapter) callOn(ctx context.Context, x *core.Exchange, cs *mcp.ClientSe
 	}
 	res, err := a.sendCall(ctx, cs, params)
 	if loan := lentOf(ctx); loan != nil && err != nil && ctx.Err() == nil && mcptasks.IsMissingCapability(err) {
-		loan.redo() // a task is kept by the server: the client's own session's
+		loan.again.Store(true) // a task is kept by the server: the client's own session's
 		return toolResult{}, err
 	}
 	if err != nil && ctx.Err() == nil && mcptasks.IsMissingCapability(err) {

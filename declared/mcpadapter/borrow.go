@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/opentool-host/opentool-host/internal/mcpsession"
 )
@@ -54,18 +56,16 @@ import (
 type lending struct {
 	mu       sync.Mutex
 	off      bool          // lending ended: spoiled, or the server asked or logged during a lent call
-	why      string        // why it ended, logged once
 	inFlight int           // lent calls in flight
 	drained  chan struct{} // closed when inFlight falls to 0 after off; nil: nobody waits
 }
 
-// lent is one call lent the shared session; its again is set when the
+// lent is one call lent the shared session. again is set (relay.talked,
+// under the relay's lock, while the call is in flight there) when the
 // call must be made again on the client's own session.
 type lent struct {
 	l     *lending
-	mu    sync.Mutex
-	again bool
-	done  bool
+	again atomic.Bool
 }
 
 // lentKey is the context key of a call's *lent.
@@ -77,7 +77,8 @@ func lentOf(ctx context.Context) *lent {
 	return c
 }
 
-// lend lends the shared session for one call, unless lending is off.
+// lend lends the shared session for one call, unless lending is off;
+// release must follow, once.
 func (l *lending) lend() (*lent, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -88,15 +89,8 @@ func (l *lending) lend() (*lent, bool) {
 	return &lent{l: l}, true
 }
 
-// release ends c's loan; the call made again (again) is not lent.
+// release ends c's loan.
 func (c *lent) release() {
-	c.mu.Lock()
-	if c.done {
-		c.mu.Unlock()
-		return
-	}
-	c.done = true
-	c.mu.Unlock()
 	l := c.l
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -106,48 +100,24 @@ func (c *lent) release() {
 	}
 }
 
-// redo marks c to be made again on the client's own session once it
-// ended; it reports whether c was still in flight. (The lent call runs
-// on: cancelled, what the server still sent for it would come when no
-// call is in flight, which the relay takes for the shared session's own
-// and hands to every client that asked for its log messages.)
-func (c *lent) redo() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.done {
-		return false
-	}
-	c.again = true
-	return true
-}
-
-// madeAgain reports whether c is to be made again (redo).
-func (c *lent) madeAgain() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.again
-}
-
-// end turns lending off for why and reports whether this call did.
-func (l *lending) end(why string) bool {
+// end turns lending off and reports whether this call did.
+func (l *lending) end() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.off {
 		return false
 	}
-	l.off, l.why = true, why
+	l.off = true
 	return true
 }
 
-// spoil turns lending off for why (a call that may change what the
-// server keeps is about to go to the shared session) and waits until no
-// lent call is in flight, so that none of them sees that change; first
-// reports whether this call turned it off. Errors: ctx's.
-func (l *lending) spoil(ctx context.Context, why string) (first bool, err error) {
+// spoil turns lending off (a call that may change what the server keeps
+// is about to go to the shared session) and waits until no lent call is
+// in flight, so that none of them sees that change; first reports
+// whether this call turned it off. Errors: ctx's.
+func (l *lending) spoil(ctx context.Context) (first bool, err error) {
 	l.mu.Lock()
-	if !l.off {
-		l.off, l.why, first = true, why, true
-	}
+	first, l.off = !l.off, true
 	if l.inFlight == 0 {
 		l.mu.Unlock()
 		return first, nil
@@ -172,23 +142,24 @@ func (l *lending) isOff() bool {
 	return l.off
 }
 
+// lends reports whether the adapter may lend its shared session: a
+// per-client server (not "sessions": "shared") without "lendReads": false.
+func (a *Adapter) lends() bool { return !a.opts.Shared && !a.opts.NoLending }
+
 // lendFor lends the shared session to client session sess for a call
 // of MCP tool tool (see above) and returns ctx marked with the loan
 // (relayCall.lent); ok false: the call goes where sessionOf sends it.
-func (a *Adapter) lendFor(ctx context.Context, sess *mcpsession.Session, tool string, asTask bool) (_ context.Context, _ *lent, ok bool) {
-	if sess == nil || a.opts.Shared || a.opts.NoLending || asTask || a.lending.isOff() {
+func (a *Adapter) lendFor(ctx context.Context, sess *mcpsession.Session, tool string) (_ context.Context, _ *lent, ok bool) {
+	if sess == nil || !a.lends() || a.lending.isOff() {
 		return ctx, nil, false
 	}
 	a.mu.RLock()
-	readOnly := a.conv.readOnly[tool]
+	readOnly := a.conv.readOnly[tool] // tools called as tasks are not in it
 	a.mu.RUnlock()
-	if !readOnly || clientVersion(sess.Init.ProtocolVersion) != ProtocolVersion || !a.listsLikeShared(sess) {
-		return ctx, nil, false
-	}
 	a.clients.mu.Lock()
 	own := a.clients.by[sess] != nil
 	a.clients.mu.Unlock()
-	if own {
+	if !readOnly || own || clientVersion(sess.Init.ProtocolVersion) != ProtocolVersion || !a.listsLikeShared(sess) {
 		return ctx, nil, false
 	}
 	c, ok := a.lending.lend()
@@ -213,56 +184,47 @@ func (a *Adapter) listsLikeShared(sess *mcpsession.Session) bool {
 	a.mu.RLock()
 	defs := a.conv.defs
 	a.mu.RUnlock()
-	same := len(tools) == len(defs)
-	for _, def := range tools {
-		if !same {
-			break
-		}
+	same := len(tools) == len(defs) && !slices.ContainsFunc(tools, func(def json.RawMessage) bool {
 		var t struct {
 			Name string `json:"name"`
 		}
-		same = json.Unmarshal(def, &t) == nil && bytes.Equal(defs[t.Name], def)
-	}
+		return json.Unmarshal(def, &t) != nil || !bytes.Equal(defs[t.Name], def)
+	})
 	a.toolLists.markShared(id, same)
 	return same
 }
 
 // spoilShared is called before a tools/call of MCP tool tool goes to the
 // shared session other than lent: unless the tool is one lent (read
-// only, not a task), lending ends (spoil), logged once. Errors: ctx's,
-// while lent calls in flight end.
-func (a *Adapter) spoilShared(ctx context.Context, tool string, asTask bool) error {
-	if a.opts.Shared || a.opts.NoLending {
+// only, not a task: conv.readOnly), lending ends (spoil), logged once.
+// Errors: ctx's, while lent calls in flight end.
+func (a *Adapter) spoilShared(ctx context.Context, tool string) error {
+	if !a.lends() {
 		return nil
 	}
 	a.mu.RLock()
 	readOnly := a.conv.readOnly[tool]
 	a.mu.RUnlock()
-	if readOnly && !asTask {
+	if readOnly {
 		return nil
 	}
-	first, err := a.lending.spoil(ctx, "tool "+tool+", which is not annotated readOnlyHint, was called on the shared session")
+	first, err := a.lending.spoil(ctx)
 	if first {
-		a.logLendingEnded()
+		a.logLendingEnded("tool " + tool + ", which is not annotated readOnlyHint, was called on the shared session")
 	}
 	return err
 }
 
 // endLending ends lending for why (the server asked or logged during a
-// lent call, or asked the shared session for roots), logged once.
+// lent call, or asked the shared session for roots), logged once; the
+// shared relay's lendingEnds when the adapter lends.
 func (a *Adapter) endLending(why string) {
-	if a.opts.Shared || a.opts.NoLending {
-		return
-	}
-	if a.lending.end(why) {
-		a.logLendingEnded()
+	if a.lending.end() {
+		a.logLendingEnded(why)
 	}
 }
 
 // logLendingEnded logs that lending ended, and why.
-func (a *Adapter) logLendingEnded() {
-	a.lending.mu.Lock()
-	why := a.lending.why
-	a.lending.mu.Unlock()
+func (a *Adapter) logLendingEnded(why string) {
 	a.log.Info("MCP server: read-only calls of client sessions without a session of their own now go to sessions of their own", "server", a.launch.Name, "why", why)
 }

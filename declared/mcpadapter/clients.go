@@ -1008,7 +1008,7 @@ func (a *Adapter) clientTools(ctx context.Context, x *core.Exchange) (any, error
 	var id string // the client's identity, for a client without an upstream session
 	var gen int
 	if u == nil {
-		id = identityOf(sess.Init)
+		id = a.identityFor(sess)
 		if tools, ok := a.toolLists.get(id); ok {
 			return map[string][]json.RawMessage{"tools": tools}, nil
 		}

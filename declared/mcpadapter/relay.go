@@ -360,18 +360,15 @@ func (r *relay) talked(what string) bool {
 	if r.lendingEnds == nil {
 		return false
 	}
-	var lent []*relayCall
 	r.mu.Lock()
+	redone := false
 	for c := range r.calls {
 		if c.lent != nil {
-			lent = append(lent, c)
+			c.lent.again.Store(true)
+			redone = true
 		}
 	}
 	r.mu.Unlock()
-	redone := false
-	for _, c := range lent {
-		redone = c.lent.redo() || redone
-	}
 	if redone {
 		r.lendingEnds("the server sent " + what + " during a call lent the shared session")
 	}
@@ -388,7 +385,7 @@ func (r *relay) progress(p *mcp.ProgressNotificationParams) {
 		r.log.Debug("MCP server progress for no call in flight dropped", "server", r.server, "token", p.ProgressToken)
 		return
 	}
-	if c.lent != nil && c.lent.madeAgain() {
+	if c.lent != nil && c.lent.again.Load() {
 		return // the call made again on its client's own session reports its own
 	}
 	q := *p
@@ -437,7 +434,7 @@ func (r *relay) message(p *mcp.LoggingMessageParams) {
 // caller's roots (see the roots fence above). Errors: the caller's
 // *wire.RPCError; -32603 when no single call is in flight.
 func (r *relay) request(method string, params any) (json.RawMessage, error) {
-	if method == mcpmethod.RootsList && r.lendingEnds != nil {
+	if r.lendingEnds != nil && method == mcpmethod.RootsList {
 		r.lendingEnds("the server asked the shared session for roots")
 	}
 	if r.talked("a request (" + method + ")") {
