@@ -89,13 +89,15 @@ func TestOutsideCallStormIsBounded(t *testing.T) {
 		time.Sleep(200 * time.Millisecond) // a sampling interval, not a wait for an event
 	}
 	pong := regexp.MustCompile(`pong answered=(\d+) refused=(\d+)`)
-	// The ping reads the server's counts while its flood goes on: its
-	// answer comes after what the flood put before it in the server's
-	// stdout, which a loaded machine (make test's legs under -race) may
-	// take longer than mtHTTP's 30 s to read; how long is no claim here.
+	// The ping ends the server's flood and reads its counts: its answer
+	// comes after what the flood had written before it (no more than
+	// the pipe and the server's buffer hold), which a loaded machine
+	// (make test's legs under -race) may still take a while to read;
+	// how long is no claim here.
 	probe := &http.Client{Timeout: stormProbeTimeout}
 	for i, c := range clients {
 		c.hc = probe
+		pinged := time.Now()
 		_, out, raw := c.post(t, "tools/call", "", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"outside_ping","arguments":{}}}`)
 		m := pong.FindStringSubmatch(raw)
 		if out.Error != nil || m == nil {
@@ -103,7 +105,7 @@ func TestOutsideCallStormIsBounded(t *testing.T) {
 		}
 		answered, _ := strconv.Atoi(m[1])
 		refused, _ := strconv.Atoi(m[2])
-		t.Logf("session %d: %d requests relayed to the client, %d answered, %d refused", i, relayed[i].Load(), answered, refused)
+		t.Logf("session %d: %d requests relayed to the client, %d answered, %d refused; ping answered in %v", i, relayed[i].Load(), answered, refused, time.Since(pinged).Round(time.Millisecond))
 		if refused == 0 {
 			t.Errorf("session %d: no request of the storm was refused", i)
 		}

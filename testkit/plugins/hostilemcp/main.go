@@ -15,7 +15,9 @@
 //	garbage   writes 100,000 lines that are not JSON
 //	outside   answers, then sends 200,000 requests outside any call
 //	          (roots/list, elicitation/create, sampling/createMessage in
-//	          turn) as fast as its client reads them
+//	          turn) as fast as its client reads them, until the next
+//	          ping (which ends the flood, so that its answer waits
+//	          behind no more than the flood has already written)
 //	manytools lists 10,001 tools
 //	biginit   answers initialize with a line of 100 MiB
 //	exit      exits with status 3 during the call
@@ -69,6 +71,9 @@ const tools = `{"tools":[` +
 // notified the notifications of the storm sent so far.
 var answered, refused, notified atomic.Int64
 
+// pinged is set by the first ping: the outside flood stops at it.
+var pinged atomic.Bool
+
 func main() {
 	mode := ""
 	if len(os.Args) > 1 {
@@ -106,6 +111,7 @@ func main() {
 		case msg.Method == "tools/list":
 			reply(msg.ID, tools)
 		case msg.Method == "tools/call" && msg.Params.Name == "ping":
+			pinged.Store(true)
 			reply(msg.ID, text(fmt.Sprintf("pong answered=%d refused=%d notified=%d", answered.Load(), refused.Load(), notified.Load())))
 		case msg.Method == "tools/call" && msg.Params.Name == "attack":
 			go attack(mode, msg.ID)
@@ -168,6 +174,9 @@ func attack(mode string, id json.RawMessage) {
 			`"method":"sampling/createMessage","params":{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":1}`,
 		}
 		for i := range 200_000 {
+			if pinged.Load() {
+				break
+			}
 			send(fmt.Sprintf(`{"jsonrpc":"2.0","id":"o%d",%s}`, i, methods[i%len(methods)]))
 		}
 	case "garbage":
