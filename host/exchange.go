@@ -117,14 +117,13 @@ func (r *request) project() ([]byte, error) {
 	} else {
 		obj, err = mcpresult.Project(r.result)
 	}
-	var te *mcpresult.ToolError
-	switch {
-	case errors.As(err, &te):
-		return nil, &core.Error{Kind: core.KindTool, Function: r.fn, Plugin: r.plugin, Code: 500, Message: te.Message}
-	case err != nil:
-		return nil, r.Fail(core.KindResultRejected, r.plugin, "the plugin's MCP result is "+err.Error(), err)
+	if err == nil {
+		return obj, nil
 	}
-	return obj, nil
+	if te, ok := errors.AsType[*mcpresult.ToolError](err); ok {
+		return nil, &core.Error{Kind: core.KindTool, Function: r.fn, Plugin: r.plugin, Code: 500, Message: te.Message}
+	}
+	return nil, r.Fail(core.KindResultRejected, r.plugin, "the plugin's MCP result is "+err.Error(), err)
 }
 
 // Message handles message m the plugin sent on call c of r: a

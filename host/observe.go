@@ -81,15 +81,17 @@ func (o *observation) done(err error) {
 	rec := o.rec
 	rec.Duration = time.Since(rec.Start)
 	rec.Plugin = o.r.plugin
-	var he *core.Error
-	switch {
-	case errors.As(err, &he):
-		rec.Kind = he.Kind
-		if rec.Plugin == "" {
-			rec.Plugin = he.Plugin
+	if err != nil {
+		// errors.AsType, not errors.As: no *core.Error kept on the heap
+		// for every call, the ones without an error included.
+		if he, ok := errors.AsType[*core.Error](err); ok {
+			rec.Kind = he.Kind
+			if rec.Plugin == "" {
+				rec.Plugin = he.Plugin
+			}
+		} else {
+			rec.Kind = core.KindCanceled // the caller's own emit failed: it went away
 		}
-	case err != nil:
-		rec.Kind = core.KindCanceled // the caller's own emit failed: it went away
 	}
 	o.onCall(o.ctx, rec)
 }

@@ -448,12 +448,12 @@ func (a *Adapter) callTool(ctx context.Context, x *core.Exchange, name string, a
 	}
 	if modern != nil {
 		cs, rel := modern.session()
-		return a.callOn(ctx, x, cs, rel, modern, tool, asTask, args)
+		return a.callOn(ctx, x, route{cs: cs, rel: rel, modern: modern}, tool, asTask, args)
 	}
 	sess := a.callerSession(ctx, x, true)
 	defer a.holdOf(sess)()
-	if lctx, loan, ok := a.lendFor(ctx, sess, tool); ok {
-		res, err := a.callLent(lctx, loan, x, tool, args)
+	if loan, ok := a.lendFor(sess, tool); ok {
+		res, err := a.callLent(ctx, loan, x, tool, args)
 		if !loan.again.Load() || ctx.Err() != nil {
 			return res, err
 		}
@@ -464,15 +464,25 @@ func (a *Adapter) callTool(ctx context.Context, x *core.Exchange, name string, a
 	if err != nil {
 		return toolResult{}, callError(ctx, a.launch.Name, tool, err)
 	}
-	if how == servedForPlace {
-		ctx = withServedShared(ctx)
-	}
 	if rel == a.relay {
 		if err := a.spoilShared(ctx, tool); err != nil {
 			return toolResult{}, callError(ctx, a.launch.Name, tool, err)
 		}
 	}
-	return a.callOn(ctx, x, cs, rel, nil, tool, asTask, args)
+	return a.callOn(ctx, x, route{cs: cs, rel: rel, shared: how == servedForPlace}, tool, asTask, args)
+}
+
+// route is where callTool sends one call: session cs, whose messages
+// relay rel takes; modern, the session of SessionlessRevision it is (nil:
+// none); shared, a client session served by the shared session for want
+// of a place (relayCall.shared); lent, the loan of the shared session
+// the call is made on (borrow.go; nil: none).
+type route struct {
+	cs     *mcp.ClientSession
+	rel    *relay
+	modern *upstream
+	shared bool
+	lent   *lent
 }
 
 // callLent is the call of tool with args for the caller of x on the
@@ -484,15 +494,15 @@ func (a *Adapter) callLent(ctx context.Context, loan *lent, x *core.Exchange, to
 	if err != nil {
 		return toolResult{}, callError(ctx, a.launch.Name, tool, err)
 	}
-	return a.callOn(ctx, x, cs, a.relay, nil, tool, false, args)
+	return a.callOn(ctx, x, route{cs: cs, rel: a.relay, lent: loan}, tool, false, args)
 }
 
 // callOn sends tools/call of MCP tool tool with args for the caller of x
-// on session cs, whose messages relay rel takes; modern: the session of
-// SessionlessRevision it is (nil: none). Errors: as CallJSON's.
-func (a *Adapter) callOn(ctx context.Context, x *core.Exchange, cs *mcp.ClientSession, rel *relay, modern *upstream, tool string, asTask bool, args []byte) (toolResult, error) {
+// on the route rt. Errors: as CallJSON's.
+func (a *Adapter) callOn(ctx context.Context, x *core.Exchange, rt route, tool string, asTask bool, args []byte) (toolResult, error) {
 	r := x.SessionlessRequest()
-	c, meta, err := rel.begin(ctx, x)
+	cs, rel, modern := rt.cs, rt.rel, rt.modern
+	c, meta, err := rel.begin(ctx, x, rt.shared, rt.lent)
 	if err != nil {
 		return toolResult{}, callError(ctx, a.launch.Name, tool, err)
 	}
@@ -506,8 +516,8 @@ func (a *Adapter) callOn(ctx context.Context, x *core.Exchange, cs *mcp.ClientSe
 		return decodedResult(a.callTasked(withTaskSession(ctx, cs), c, tool, params))
 	}
 	res, err := a.sendCall(ctx, cs, params)
-	if loan := lentOf(ctx); loan != nil && err != nil && ctx.Err() == nil && mcptasks.IsMissingCapability(err) {
-		loan.again.Store(true) // a task is kept by the server: the client's own session's
+	if rt.lent != nil && err != nil && ctx.Err() == nil && mcptasks.IsMissingCapability(err) {
+		rt.lent.again.Store(true) // a task is kept by the server: the client's own session's
 		return toolResult{}, err
 	}
 	if err != nil && ctx.Err() == nil && mcptasks.IsMissingCapability(err) {

@@ -68,15 +68,6 @@ type lent struct {
 	again atomic.Bool
 }
 
-// lentKey is the context key of a call's *lent.
-type lentKey struct{}
-
-// lentOf is ctx's *lent, nil for a call not lent.
-func lentOf(ctx context.Context) *lent {
-	c, _ := ctx.Value(lentKey{}).(*lent)
-	return c
-}
-
 // lend lends the shared session for one call, unless lending is off;
 // release must follow, once.
 func (l *lending) lend() (*lent, bool) {
@@ -147,11 +138,11 @@ func (l *lending) isOff() bool {
 func (a *Adapter) lends() bool { return !a.opts.Shared && !a.opts.NoLending }
 
 // lendFor lends the shared session to client session sess for a call
-// of MCP tool tool (see above) and returns ctx marked with the loan
-// (relayCall.lent); ok false: the call goes where sessionOf sends it.
-func (a *Adapter) lendFor(ctx context.Context, sess *mcpsession.Session, tool string) (_ context.Context, _ *lent, ok bool) {
+// of MCP tool tool (see above) and returns the loan (route.lent); ok
+// false: the call goes where sessionOf sends it.
+func (a *Adapter) lendFor(sess *mcpsession.Session, tool string) (_ *lent, ok bool) {
 	if sess == nil || !a.lends() || a.lending.isOff() {
-		return ctx, nil, false
+		return nil, false
 	}
 	a.mu.RLock()
 	readOnly := a.conv.readOnly[tool] // tools called as tasks are not in it
@@ -160,13 +151,9 @@ func (a *Adapter) lendFor(ctx context.Context, sess *mcpsession.Session, tool st
 	own := a.clients.by[sess] != nil
 	a.clients.mu.Unlock()
 	if !readOnly || own || clientVersion(sess.Init.ProtocolVersion) != ProtocolVersion || !a.listsLikeShared(sess) {
-		return ctx, nil, false
+		return nil, false
 	}
-	c, ok := a.lending.lend()
-	if !ok {
-		return ctx, nil, false
-	}
-	return context.WithValue(ctx, lentKey{}, c), c, true
+	return a.lending.lend()
 }
 
 // listsLikeShared reports whether the server lists a new session of

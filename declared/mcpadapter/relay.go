@@ -177,21 +177,6 @@ func newRelay(server string, log hclog.Logger) *relay {
 		asking: make(chan struct{}, maxAsking), logs: rate.NewLimiter(logRate, logBurst), outside: make(chan json.RawMessage, logBurst)}
 }
 
-// sharedKey is the context key of a call's servedShared mark.
-type sharedKey struct{}
-
-// withServedShared marks ctx's call as that of a client session served
-// by the shared session for want of a place (relayCall.shared).
-func withServedShared(ctx context.Context) context.Context {
-	return context.WithValue(ctx, sharedKey{}, true)
-}
-
-// servedShared reports whether ctx carries withServedShared's mark.
-func servedShared(ctx context.Context) bool {
-	b, _ := ctx.Value(sharedKey{}).(bool)
-	return b
-}
-
 // callerSessionMeta are the _meta keys that carry a request's own
 // protocol context (SEP-2575, MCP 2026-07-28: the revision, client,
 // per-request capabilities and log level of the host's client). The
@@ -202,18 +187,18 @@ func servedShared(ctx context.Context) bool {
 // caller's opt-in to the Tasks extension (tasks.go).
 var callerSessionMeta = []string{mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientInfo, mcptasks.MetaClientCapabilities, mcp.MetaKeyLogLevel}
 
-// begin registers a call made with ctx for the caller of x, once no
-// roots fence holds it back, and returns it with the _meta to send the
-// server: the caller's (x.Meta),
+// begin registers a call made with ctx for the caller of x (shared and
+// loan: route's), once no roots fence holds it back, and returns it with
+// the _meta to send the server: the caller's (x.Meta),
 // with a progress token of the adapter's in place of the caller's,
 // without callerSessionMeta. end must follow. Errors: ctx's, when it ends
 // behind the fence.
-func (r *relay) begin(ctx context.Context, x *core.Exchange) (*relayCall, mcp.Meta, error) {
+func (r *relay) begin(ctx context.Context, x *core.Exchange, shared bool, loan *lent) (*relayCall, mcp.Meta, error) {
 	meta := mcp.Meta(callerMeta(x))
 	for _, k := range callerSessionMeta {
 		delete(meta, k)
 	}
-	c := &relayCall{ctx: ctx, x: x, shared: servedShared(ctx), lent: lentOf(ctx)}
+	c := &relayCall{ctx: ctx, x: x, shared: shared, lent: loan}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for r.fence != nil {

@@ -168,12 +168,13 @@ func (p *Plugin) Request(ctx context.Context, r Request, method string, params [
 	} else {
 		res, err = inst.tool.Request(ctx, method, params)
 	}
-	var re *wire.RPCError
-	switch {
-	case err == nil:
+	if err == nil {
 		return res, nil
-	case errors.As(err, &re):
+	}
+	if re, ok := errors.AsType[*wire.RPCError](err); ok {
 		return nil, &core.Error{Kind: core.KindTool, Plugin: p.name, Code: re.Code, Message: re.Message, Err: re}
+	}
+	switch {
 	case ctx.Err() != nil:
 		return nil, r.CtxError(ctx, p.name, "")
 	case inst.exitedSoon():
