@@ -241,3 +241,48 @@ func TestMCPLentCallThatLogsIsMadeAgain(t *testing.T) {
 	}
 	lendLogged(t, hp, "the server sent a log message during a call lent the shared session")
 }
+
+// TestMCPLendingResumesOnceParked: lending ended by a write to the shared
+// session (add_note through /opentool/call) begins again once that
+// session parks ("sharedIdle"): its next process is as a new session
+// would be. Two clients alike connected after the park read on it (3
+// server processes: the first client's, the one made while lending was
+// off, and the shared one woken), and neither lists the note written on
+// the process that parked. Without the renewal each had a session of its
+// own (4 processes).
+func TestMCPLendingResumesOnceParked(t *testing.T) {
+	dir := t.TempDir()
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"notes": map[string]any{
+		"command": testkit.Build(t, "./examples/mcp-notes"), "sharedIdle": "500ms"}}})
+	if err := os.WriteFile(filepath.Join(dir, "notes.mcp.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hp := startHostProc(t, dir)
+	lendClients(t, hp.url, 2)
+	waitServers(t, hp, 2, "2 clients that read: the shared session and the first client's")
+
+	st, _, body := httpDo(t, http.MethodPost, hp.url+"/opentool/call", "", `{"jsonrpc":"2.0","method":"add_note","params":{"title":"the parked process's note"},"id":1}`)
+	if st != http.StatusOK || !strings.Contains(body, `"result"`) {
+		t.Fatalf("add_note over /opentool/call: %d %s", st, body)
+	}
+	lendLogged(t, hp, "now go to sessions of their own")
+	plain := &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}
+	if out, isErr := msCall(t, lendConnect(t, hp.url, plain), "list_notes", nil); isErr || out != `{"notes":[]}` {
+		t.Fatalf("a reader while lending is off lists %s (isError %v); want its own session's, no notes", out, isErr)
+	}
+	waitServers(t, hp, 3, "the reader while lending is off has a session of its own")
+
+	lendLogged(t, hp, "the shared session parked; read-only calls")
+	waitServers(t, hp, 2, "the shared session parked")
+	for i := range 2 {
+		if out, isErr := msCall(t, lendConnect(t, hp.url, plain), "list_notes", nil); isErr || out != `{"notes":[]}` {
+			t.Fatalf("reader %d after the park lists %s (isError %v); want no notes", i, out, isErr)
+		}
+	}
+	// Each call returned: a session of its own, had either been given
+	// one, would run by now.
+	if kids := msChildren(hp.cmd.Process.Pid); len(kids) != 3 {
+		t.Errorf("%d server processes after two reads once parked; want 3 (the shared session woken, lent to both)", len(kids))
+	}
+	lendLogged(t, hp, "MCP server's shared session started again")
+}

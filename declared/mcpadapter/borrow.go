@@ -44,9 +44,11 @@ import (
 // session of the client's own (placed as any: placeFor), where the
 // server's requests go to that client (a tool that changes nothing runs
 // twice, one after the other).
-// Lending then ends for the server until its plugin restarts, as it does
-// once the shared session is spoiled: from then on every client's calls
-// go to its own session, as without lending. The readOnlyHint is the
+// Lending then ends, as it does once the shared session is spoiled: from
+// then on every client's calls go to its own session, as without
+// lending, until the shared session parks (park.go). Its next use starts
+// a new process, which is what a new session is: lending begins again
+// (renew), and ends again as above. The readOnlyHint is the
 // server's word about its own state: a server that annotates a tool that
 // changes what it keeps readOnlyHint shares it between the clients
 // lent its shared session, as it could between its own processes; the
@@ -89,6 +91,20 @@ func (c *lent) release() {
 		close(l.drained)
 		l.drained = nil
 	}
+}
+
+// renew turns lending on again and reports whether it was off: the
+// shared session was parked, and its next use starts a new process.
+// Lending stays as it is while a lent call is still in flight (one that
+// took the session just before it parked, and fails with it).
+func (l *lending) renew() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.off || l.inFlight > 0 {
+		return false
+	}
+	l.off = false
+	return true
 }
 
 // end turns lending off and reports whether this call did.
@@ -208,6 +224,14 @@ func (a *Adapter) spoilShared(ctx context.Context, tool string) error {
 func (a *Adapter) endLending(why string) {
 	if a.lending.end() {
 		a.logLendingEnded(why)
+	}
+}
+
+// renewLending turns lending on again once the shared session parked
+// (idleOut), logged when it had ended.
+func (a *Adapter) renewLending() {
+	if a.lends() && a.lending.renew() {
+		a.log.Info("MCP server: the shared session parked; read-only calls of client sessions without a session of their own are lent its next process", "server", a.launch.Name)
 	}
 }
 

@@ -11,7 +11,8 @@ import (
 // TestLending: spoil turns lending off at once (no loan after it) and
 // returns only when every loan in flight ended, so that no lent call
 // sees the write that follows, or with ctx's error; a second spoil, or
-// end, finds lending off already.
+// end, finds lending off already; renew turns it on again, but not
+// while a loan is in flight, and not when it is on.
 func TestLending(t *testing.T) {
 	var l lending
 	a, ok := l.lend()
@@ -51,6 +52,15 @@ func TestLending(t *testing.T) {
 	if l.end() {
 		t.Fatal("end turned off lending that spoil had turned off")
 	}
+	if !l.renew() || l.isOff() {
+		t.Fatal("renew left lending off with no loan in flight")
+	}
+	if l.renew() {
+		t.Fatal("renew reported lending off while it was on")
+	}
+	if _, ok := l.lend(); !ok {
+		t.Fatal("lend refused once renewed")
+	}
 
 	var m lending
 	c, _ := m.lend()
@@ -58,6 +68,9 @@ func TestLending(t *testing.T) {
 	cancel()
 	if first, err := m.spoil(ctx); !first || err == nil {
 		t.Fatalf("spoil with an ended ctx and a loan in flight = %v, %v; want first, ctx's error", first, err)
+	}
+	if m.renew() || !m.isOff() {
+		t.Fatal("renew turned lending on with a loan in flight")
 	}
 	c.release()
 }

@@ -170,6 +170,7 @@ func (a *Adapter) idleOut(ctx context.Context) {
 			// PID says 0 once parked: the process stopping is still proc's.
 			a.log.Info("MCP server's shared session idle: its process stops until its next use", "server", a.launch.Name, "idle", a.opts.SharedIdle, "pid", a.proc.Load().pid())
 			_ = cs.Close()
+			a.renewLending() // its next process is a new session's: pristine (borrow.go)
 		}
 	}
 }
