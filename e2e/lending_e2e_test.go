@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -52,6 +54,18 @@ func lendClients(t *testing.T, url string, n int) []*mcp.ClientSession {
 		t.Error("repeat of", e)
 	}
 	return clients
+}
+
+// lendDeclare declares mcp-notes as "notes" in dir, per client, with the
+// members of extra ("sharedIdle", "reclaimIdle", "lendReads").
+func lendDeclare(t *testing.T, dir string, extra map[string]any) {
+	t.Helper()
+	srv := map[string]any{"command": testkit.Build(t, "./examples/mcp-notes")}
+	maps.Copy(srv, extra)
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"notes": srv}})
+	if err := os.WriteFile(filepath.Join(dir, "notes.mcp.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // lendConnect connects one MCP client named "lending" with opts.
@@ -104,7 +118,7 @@ func lendLogged(t *testing.T, hp *hostProc, what string) {
 // the note the OpenTool caller added.
 func TestMCPReadOnlyCallsAreLent(t *testing.T) {
 	dir := t.TempDir()
-	msDeclare(t, dir, "notes")
+	lendDeclare(t, dir, map[string]any{"reclaimIdle": "24h"}) // no retirement (TestMCPReadersRetireTheirSessions)
 	hp := startHostProc(t, dir)
 	clients := lendClients(t, hp.url, 8)
 	waitServers(t, hp, 2, "8 clients that read: the shared session and the first client's")
@@ -147,11 +161,7 @@ func TestMCPReadOnlyCallsAreLent(t *testing.T) {
 // shared session, which no caller used, parks ("sharedIdle").
 func TestMCPLendReadsFalse(t *testing.T) {
 	dir := t.TempDir()
-	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"notes": map[string]any{
-		"command": testkit.Build(t, "./examples/mcp-notes"), "lendReads": false, "sharedIdle": "500ms"}}})
-	if err := os.WriteFile(filepath.Join(dir, "notes.mcp.json"), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	lendDeclare(t, dir, map[string]any{"lendReads": false, "sharedIdle": "500ms"})
 	hp := startHostProc(t, dir)
 	lendClients(t, hp.url, 4)
 	waitServers(t, hp, 4, `4 clients with "lendReads": false: one each, the shared session parked`)
@@ -252,11 +262,7 @@ func TestMCPLentCallThatLogsIsMadeAgain(t *testing.T) {
 // own (4 processes).
 func TestMCPLendingResumesOnceParked(t *testing.T) {
 	dir := t.TempDir()
-	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"notes": map[string]any{
-		"command": testkit.Build(t, "./examples/mcp-notes"), "sharedIdle": "500ms"}}})
-	if err := os.WriteFile(filepath.Join(dir, "notes.mcp.json"), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	lendDeclare(t, dir, map[string]any{"sharedIdle": "500ms", "reclaimIdle": "24h"}) // no retirement (TestMCPReadersRetireTheirSessions)
 	hp := startHostProc(t, dir)
 	lendClients(t, hp.url, 2)
 	waitServers(t, hp, 2, "2 clients that read: the shared session and the first client's")
@@ -285,4 +291,57 @@ func TestMCPLendingResumesOnceParked(t *testing.T) {
 		t.Errorf("%d server processes after two reads once parked; want 3 (the shared session woken, lent to both)", len(kids))
 	}
 	lendLogged(t, hp, "MCP server's shared session started again")
+}
+
+// TestMCPReadersRetireTheirSessions: the first client of an identity,
+// given a session of its own at its first listing, closes it once it
+// has only read and gone unused for "reclaimIdle", the shared session's
+// process running: two readers then cost one server process, and the
+// first one's next read is lent the shared session. A client that wrote
+// keeps its session, and its note, however long it idles: checked once
+// a later reader of another identity retired, which the same checks
+// found idle after it.
+func TestMCPReadersRetireTheirSessions(t *testing.T) {
+	dir := t.TempDir()
+	lendDeclare(t, dir, map[string]any{"reclaimIdle": "1s", "sharedIdle": "2s"})
+	hp := startHostProc(t, dir)
+	const retired = "pristine and idle, closed"
+	clients := lendClients(t, hp.url, 2)
+	testkit.Eventually(t, 15*time.Second, "the first reader's session retires", func() bool { return strings.Count(hp.logs.String(), retired) >= 1 })
+	waitServers(t, hp, 1, "two readers: the shared session alone")
+	for i, cs := range clients {
+		if out, isErr := msCall(t, cs, "list_notes", nil); isErr || out != `{"notes":[]}` {
+			t.Fatalf("reader %d lists %s (isError %v); want no notes", i, out, isErr)
+		}
+	}
+	if kids := msChildren(hp.cmd.Process.Pid); len(kids) != 1 {
+		t.Errorf("%d server processes after the readers read again; want 1 (both lent the shared session)", len(kids))
+	}
+
+	plain := &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}
+	writer := lendConnect(t, hp.url, plain)
+	if out, isErr := msCall(t, writer, "add_note", map[string]any{"title": "the writer's"}); isErr {
+		t.Fatalf("add_note: %s", out)
+	}
+	kids := waitServers(t, hp, 2, "the writer has a session of its own")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	other, err := mcp.NewClient(&mcp.Implementation{Name: "another reader", Version: "1"}, plain).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: hp.url + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = other.Close() })
+	if out, isErr := msCall(t, other, "list_notes", nil); isErr || out != `{"notes":[]}` {
+		t.Fatalf("another identity's reader lists %s (isError %v); want no notes", out, isErr)
+	}
+	testkit.Eventually(t, 15*time.Second, "the other identity's reader's session retires", func() bool { return strings.Count(hp.logs.String(), retired) >= 2 })
+	if out, _ := msCall(t, writer, "list_notes", nil); !strings.Contains(out, "the writer's") {
+		t.Errorf("the writer lists %s after idling; want its note, on its own session", out)
+	}
+	now := msChildren(hp.cmd.Process.Pid)
+	slices.Sort(now)
+	slices.Sort(kids)
+	if !slices.Equal(now, kids) {
+		t.Errorf("server processes %v; want %v (the shared one and the writer's)", now, kids)
+	}
 }

@@ -94,8 +94,10 @@ type Options struct {
 	// before its place may be given to another client ("reclaimIdle" in
 	// the declaration, clients.go: reclaimFor), so that a client calling
 	// steadily keeps its session, and what the server keeps for it, while
-	// more clients than places come. 0: DefaultReclaimIdle (5 s);
-	// negative: as soon as nothing of its client is in flight.
+	// more clients than places come; and how long a pristine one must
+	// have gone unused before it retires (retire.go). 0:
+	// DefaultReclaimIdle (5 s); negative: as soon as nothing of its
+	// client is in flight.
 	ReclaimIdle time.Duration
 
 	// SharedIdle is how long the shared session of a per-client command
@@ -468,6 +470,8 @@ func (a *Adapter) callTool(ctx context.Context, x *core.Exchange, name string, a
 		if err := a.spoilShared(ctx, tool); err != nil {
 			return toolResult{}, callError(ctx, a.launch.Name, tool, err)
 		}
+	} else {
+		a.spoilOwn(sess, tool, asTask) // retire.go
 	}
 	return a.callOn(ctx, x, route{cs: cs, rel: rel, shared: how == servedForPlace}, tool, asTask, args)
 }

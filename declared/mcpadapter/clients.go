@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -104,8 +105,13 @@ type upstream struct {
 	tools ownTools      // the server's tools/list to this client, kept
 	gone  chan struct{} // closed once it ended by itself and was forgotten (ownexit.go)
 
+	// spoiled: something beyond listing and read-only calls reached it
+	// (retire.go): it may hold what its client gave the server.
+	spoiled atomic.Bool
+
 	// Under clients.mu:
-	reclaim    chan struct{} // closed when its place is reclaimed (placeFor)
+	reclaim    chan struct{} // closed when its place is reclaimed (placeFor), or it is retired (retire.go)
+	retired    bool          // closed pristine and idle for its client to be lent the shared session (retire.go)
 	usedAt     time.Time     // when its client's last request began or ended: least is least recently used (reclaimFor)
 	subscribed bool          // a resources/subscribe went to it: never idle
 }
@@ -625,6 +631,12 @@ func (a *Adapter) openUpstream(sess *mcpsession.Session, u *upstream, ended <-ch
 	case <-sess.Done:
 	case <-ended:
 	case <-u.reclaim:
+		if a.isRetired(u) {
+			// Its client's list is its identity's, as this session's was:
+			// nothing changed for it (retire.go).
+			a.log.Debug("MCP server: a client's own session, pristine and idle, closed: its client is lent the shared session", "server", a.launch.Name, "session", sess.ID)
+			break
+		}
 		a.log.Debug("MCP server: a client's own session reclaimed for another client (maxSessions)", "server", a.launch.Name, "session", sess.ID)
 		u.tools.changed()
 		toolsChanged(sess)
@@ -675,6 +687,7 @@ func (a *Adapter) clientOf(sess *mcpsession.Session, u *upstream) *mcp.Client {
 			}
 		},
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			u.spoiled.Store(true) // its list may differ from its identity's now (retire.go)
 			u.tools.changed()
 			toolsChanged(sess)
 		},

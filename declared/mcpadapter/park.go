@@ -152,7 +152,8 @@ func (a *Adapter) parks() bool {
 
 // idleOut parks the shared session cs whenever it is idle (parkable),
 // checking every quarter of SharedIdle and when a client session of its
-// own is up (parkSoon), until ctx ends.
+// own is up (parkSoon), until ctx ends; and retires the pristine own
+// sessions that may retire (retire.go) as often.
 func (a *Adapter) idleOut(ctx context.Context) {
 	if !a.parks() {
 		return
@@ -166,6 +167,7 @@ func (a *Adapter) idleOut(ctx context.Context) {
 		case <-t.C:
 		case <-a.park.now:
 		}
+		a.retirePristine() // retire.go
 		if cs := a.parkIfIdle(); cs != nil {
 			// PID says 0 once parked: the process stopping is still proc's.
 			a.log.Info("MCP server's shared session idle: its process stops until its next use", "server", a.launch.Name, "idle", a.opts.SharedIdle, "pid", a.proc.Load().pid())

@@ -419,6 +419,9 @@ func (r *relay) message(p *mcp.LoggingMessageParams) {
 // caller's roots (see the roots fence above). Errors: the caller's
 // *wire.RPCError; -32603 when no single call is in flight.
 func (r *relay) request(method string, params any) (json.RawMessage, error) {
+	if r.own != nil {
+		r.own.spoiled.Store(true) // the client's answer is state its session holds (retire.go)
+	}
 	if r.lendingEnds != nil && method == mcpmethod.RootsList {
 		r.lendingEnds("the server asked the shared session for roots")
 	}

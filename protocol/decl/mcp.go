@@ -104,7 +104,9 @@ type MCPServer struct {
 	// mcpadapter.DefaultSharedIdle (mcpadapter.Options.SharedIdle).
 	SharedIdle time.Duration `json:"sharedIdle,omitempty"`
 	// ReclaimIdle is how long a client's own session must go unused
-	// before its place may be given to another client ("reclaimIdle": a
+	// before its place may be given to another client, or, when only
+	// lists and reads went to it, before it is closed for its client's
+	// reads to be lent the shared session ("reclaimIdle": a
 	// Go duration from 0s to MaxReclaimIdle; "0s" is -1: as soon as
 	// nothing of its client is in flight); 0: mcpadapter.DefaultReclaimIdle
 	// (mcpadapter.Options.ReclaimIdle).
