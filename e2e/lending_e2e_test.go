@@ -262,10 +262,12 @@ func TestMCPLentCallThatLogsIsMadeAgain(t *testing.T) {
 // own (4 processes).
 func TestMCPLendingResumesOnceParked(t *testing.T) {
 	dir := t.TempDir()
-	lendDeclare(t, dir, map[string]any{"sharedIdle": "500ms", "reclaimIdle": "24h"}) // no retirement (TestMCPReadersRetireTheirSessions)
+	// No retirement (TestMCPReadersRetireTheirSessions); the shared
+	// session parks 2 s after its last use, longer than the counts below
+	// take once a call used it.
+	lendDeclare(t, dir, map[string]any{"sharedIdle": "2s", "reclaimIdle": "24h"})
 	hp := startHostProc(t, dir)
 	lendClients(t, hp.url, 2)
-	waitServers(t, hp, 2, "2 clients that read: the shared session and the first client's")
 
 	st, _, body := httpDo(t, http.MethodPost, hp.url+"/opentool/call", "", `{"jsonrpc":"2.0","method":"add_note","params":{"title":"the parked process's note"},"id":1}`)
 	if st != http.StatusOK || !strings.Contains(body, `"result"`) {
@@ -276,10 +278,9 @@ func TestMCPLendingResumesOnceParked(t *testing.T) {
 	if out, isErr := msCall(t, lendConnect(t, hp.url, plain), "list_notes", nil); isErr || out != `{"notes":[]}` {
 		t.Fatalf("a reader while lending is off lists %s (isError %v); want its own session's, no notes", out, isErr)
 	}
-	waitServers(t, hp, 3, "the reader while lending is off has a session of its own")
 
 	lendLogged(t, hp, "the shared session parked; read-only calls")
-	waitServers(t, hp, 2, "the shared session parked")
+	waitServers(t, hp, 2, "the shared session parked: the first client's and the last reader's own")
 	for i := range 2 {
 		if out, isErr := msCall(t, lendConnect(t, hp.url, plain), "list_notes", nil); isErr || out != `{"notes":[]}` {
 			t.Fatalf("reader %d after the park lists %s (isError %v); want no notes", i, out, isErr)
@@ -303,11 +304,14 @@ func TestMCPLendingResumesOnceParked(t *testing.T) {
 // found idle after it.
 func TestMCPReadersRetireTheirSessions(t *testing.T) {
 	dir := t.TempDir()
-	lendDeclare(t, dir, map[string]any{"reclaimIdle": "1s", "sharedIdle": "2s"})
+	// Sessions retire at the parking checks, every quarter of
+	// sharedIdle; the shared session, unused for all of it, would park
+	// and stop the retiring: 10 s is past anything the test waits for.
+	lendDeclare(t, dir, map[string]any{"reclaimIdle": "1s", "sharedIdle": "10s"})
 	hp := startHostProc(t, dir)
 	const retired = "pristine and idle, closed"
 	clients := lendClients(t, hp.url, 2)
-	testkit.Eventually(t, 15*time.Second, "the first reader's session retires", func() bool { return strings.Count(hp.logs.String(), retired) >= 1 })
+	testkit.Eventually(t, 30*time.Second, "the first reader's session retires", func() bool { return strings.Count(hp.logs.String(), retired) >= 1 })
 	waitServers(t, hp, 1, "two readers: the shared session alone")
 	for i, cs := range clients {
 		if out, isErr := msCall(t, cs, "list_notes", nil); isErr || out != `{"notes":[]}` {
@@ -334,7 +338,7 @@ func TestMCPReadersRetireTheirSessions(t *testing.T) {
 	if out, isErr := msCall(t, other, "list_notes", nil); isErr || out != `{"notes":[]}` {
 		t.Fatalf("another identity's reader lists %s (isError %v); want no notes", out, isErr)
 	}
-	testkit.Eventually(t, 15*time.Second, "the other identity's reader's session retires", func() bool { return strings.Count(hp.logs.String(), retired) >= 2 })
+	testkit.Eventually(t, 30*time.Second, "the other identity's reader's session retires", func() bool { return strings.Count(hp.logs.String(), retired) >= 2 })
 	if out, _ := msCall(t, writer, "list_notes", nil); !strings.Contains(out, "the writer's") {
 		t.Errorf("the writer lists %s after idling; want its note, on its own session", out)
 	}
