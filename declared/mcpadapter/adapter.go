@@ -435,7 +435,7 @@ func (a *Adapter) callTool(ctx context.Context, x *core.Exchange, name string, a
 	}
 	a.mu.RLock()
 	tool, ok := a.conv.names[name]
-	asTask := a.conv.tasked[tool]
+	asTask, readOnly := a.conv.tasked[tool], a.conv.readOnly[tool] // never both (convert)
 	a.mu.RUnlock()
 	if !ok {
 		return toolResult{}, pluginsdk.FunctionNotFound(name)
@@ -454,7 +454,7 @@ func (a *Adapter) callTool(ctx context.Context, x *core.Exchange, name string, a
 	}
 	sess := a.callerSession(ctx, x, true)
 	defer a.holdOf(sess)()
-	if loan, ok := a.lendFor(sess, tool); ok {
+	if loan, ok := a.lendFor(sess, readOnly); ok {
 		res, err := a.callLent(ctx, loan, x, tool, args)
 		if !loan.again.Load() || ctx.Err() != nil {
 			return res, err
@@ -466,12 +466,14 @@ func (a *Adapter) callTool(ctx context.Context, x *core.Exchange, name string, a
 	if err != nil {
 		return toolResult{}, callError(ctx, a.launch.Name, tool, err)
 	}
-	if rel == a.relay {
+	switch {
+	case readOnly:
+	case rel == a.relay:
 		if err := a.spoilShared(ctx, tool); err != nil {
 			return toolResult{}, callError(ctx, a.launch.Name, tool, err)
 		}
-	} else {
-		a.spoilOwn(sess, tool, asTask) // retire.go
+	case rel.own != nil:
+		rel.own.spoiled.Store(true) // never retired (retire.go)
 	}
 	return a.callOn(ctx, x, route{cs: cs, rel: rel, shared: how == servedForPlace}, tool, asTask, args)
 }
@@ -520,11 +522,11 @@ func (a *Adapter) callOn(ctx context.Context, x *core.Exchange, rt route, tool s
 		return decodedResult(a.callTasked(withTaskSession(ctx, cs), c, tool, params))
 	}
 	res, err := a.sendCall(ctx, cs, params)
-	if rt.lent != nil && err != nil && ctx.Err() == nil && mcptasks.IsMissingCapability(err) {
-		rt.lent.again.Store(true) // a task is kept by the server: the client's own session's
-		return toolResult{}, err
-	}
 	if err != nil && ctx.Err() == nil && mcptasks.IsMissingCapability(err) {
+		if rt.lent != nil {
+			rt.lent.again.Store(true) // a task is kept by the server: the client's own session's
+			return toolResult{}, err
+		}
 		// The server serves this call only as a task (tasks.go).
 		a.log.Debug("MCP tool answered -32021 for the Tasks extension; calling it as a task", "server", a.launch.Name, "tool", tool)
 		return decodedResult(a.callAsTask(withTaskSession(ctx, cs), tool, params))

@@ -154,22 +154,27 @@ func (l *lending) isOff() bool {
 func (a *Adapter) lends() bool { return !a.opts.Shared && !a.opts.NoLending }
 
 // lendFor lends the shared session to client session sess for a call
-// of MCP tool tool (see above) and returns the loan (route.lent); ok
-// false: the call goes where sessionOf sends it.
-func (a *Adapter) lendFor(sess *mcpsession.Session, tool string) (_ *lent, ok bool) {
-	if sess == nil || !a.lends() || a.lending.isOff() {
+// of a tool the shared session may be lent for (readOnly: conv.readOnly;
+// see above) and returns the loan (route.lent); ok false: the call goes
+// where sessionOf sends it.
+func (a *Adapter) lendFor(sess *mcpsession.Session, readOnly bool) (_ *lent, ok bool) {
+	if !readOnly || sess == nil || !a.lends() || a.lending.isOff() {
 		return nil, false
 	}
-	a.mu.RLock()
-	readOnly := a.conv.readOnly[tool] // tools called as tasks are not in it
-	a.mu.RUnlock()
 	a.clients.mu.Lock()
 	own := a.clients.by[sess] != nil
 	a.clients.mu.Unlock()
-	if !readOnly || own || clientVersion(sess.Init.ProtocolVersion) != ProtocolVersion || !a.listsLikeShared(sess) {
+	if own || !a.lendable(sess) {
 		return nil, false
 	}
 	return a.lending.lend()
+}
+
+// lendable reports whether sess's client may be lent the shared session
+// when it has no session of its own: it speaks ProtocolVersion, and the
+// server lists it the shared session's tools (listsLikeShared).
+func (a *Adapter) lendable(sess *mcpsession.Session) bool {
+	return clientVersion(sess.Init.ProtocolVersion) == ProtocolVersion && a.listsLikeShared(sess)
 }
 
 // listsLikeShared reports whether the server lists a new session of
@@ -197,18 +202,11 @@ func (a *Adapter) listsLikeShared(sess *mcpsession.Session) bool {
 	return same
 }
 
-// spoilShared is called before a tools/call of MCP tool tool goes to the
-// shared session other than lent: unless the tool is one lent (read
-// only, not a task: conv.readOnly), lending ends (spoil), logged once.
-// Errors: ctx's, while lent calls in flight end.
+// spoilShared is called before a tools/call of MCP tool tool, not one
+// lent (conv.readOnly), goes to the shared session: lending ends
+// (spoil), logged once. Errors: ctx's, while lent calls in flight end.
 func (a *Adapter) spoilShared(ctx context.Context, tool string) error {
 	if !a.lends() {
-		return nil
-	}
-	a.mu.RLock()
-	readOnly := a.conv.readOnly[tool]
-	a.mu.RUnlock()
-	if readOnly {
 		return nil
 	}
 	first, err := a.lending.spoil(ctx)

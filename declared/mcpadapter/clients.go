@@ -111,7 +111,7 @@ type upstream struct {
 
 	// Under clients.mu:
 	reclaim    chan struct{} // closed when its place is reclaimed (placeFor), or it is retired (retire.go)
-	retired    bool          // closed pristine and idle for its client to be lent the shared session (retire.go)
+	retired    bool          // closed pristine and idle for its client to be lent the shared session (retire.go); set before reclaim closes
 	usedAt     time.Time     // when its client's last request began or ended: least is least recently used (reclaimFor)
 	subscribed bool          // a resources/subscribe went to it: never idle
 }
@@ -498,9 +498,9 @@ func (a *Adapter) shareOf(sess *mcpsession.Session) int {
 func (a *Adapter) reclaimFor(pick func(*mcpsession.Session) bool) bool {
 	var lru *upstream
 	var owner *mcpsession.Session
-	quiet := time.Now().Add(-a.opts.ReclaimIdle) // used at or before it: idle long enough
+	quiet := a.quietSince()
 	for s, u := range a.clients.by {
-		if !pick(s) || a.clients.busy[s] > 0 || u.subscribed || !isClosed(u.ready) || u.usedAt.After(quiet) || lru != nil && !u.usedAt.Before(lru.usedAt) {
+		if !pick(s) || !a.idleLocked(s, u, quiet) || lru != nil && !u.usedAt.Before(lru.usedAt) {
 			continue
 		}
 		lru, owner = u, s
@@ -517,6 +517,17 @@ func (a *Adapter) reclaimFor(pick func(*mcpsession.Session) bool) bool {
 	delete(a.clients.by, owner)
 	close(lru.reclaim)
 	return true
+}
+
+// quietSince is the time a client's own session last used at or before
+// is idle long enough (Options.ReclaimIdle) to be reclaimed or retired.
+func (a *Adapter) quietSince() time.Time { return time.Now().Add(-a.opts.ReclaimIdle) }
+
+// idleLocked reports whether sess's own session u is idle since quiet
+// (quietSince): connected, nothing subscribed on it, no request of its
+// client in flight, none since quiet (under clients.mu).
+func (a *Adapter) idleLocked(sess *mcpsession.Session, u *upstream, quiet time.Time) bool {
+	return a.clients.busy[sess] == 0 && !u.subscribed && isClosed(u.ready) && !u.usedAt.After(quiet)
 }
 
 // heldToShare logs, once per key, that sess's key holds its share of
@@ -631,7 +642,7 @@ func (a *Adapter) openUpstream(sess *mcpsession.Session, u *upstream, ended <-ch
 	case <-sess.Done:
 	case <-ended:
 	case <-u.reclaim:
-		if a.isRetired(u) {
+		if u.retired { // set before reclaim closed (retire.go)
 			// Its client's list is its identity's, as this session's was:
 			// nothing changed for it (retire.go).
 			a.log.Debug("MCP server: a client's own session, pristine and idle, closed: its client is lent the shared session", "server", a.launch.Name, "session", sess.ID)
